@@ -1,0 +1,28 @@
+"""The pi-harness hook catalogue: the public contract between the core and its plugins.
+
+Every decision point of the harness is one hook below. Each spec's docstring says when
+it fires, what it receives, what its result means and its dispatch kind:
+
+- **notify**: every handler is called in load order; results are ignored.
+- **decide**: handlers in load order; ``None`` means no opinion; a later result replaces
+  an earlier one (last result wins); a result whose ``cancel`` or ``block`` is true stops
+  dispatch at once.
+- **chain**: each handler receives the value the previous one returned (middleware);
+  returning ``None`` keeps the value; a result whose ``handled`` is true stops the chain.
+- **collect**: results from all handlers are gathered; an item registered later under the
+  same name replaces the earlier one (a user's ``read`` tool replaces the built-in).
+
+Handlers may be plain functions or ``async def``; the dispatcher awaits them. Every hook
+receives ``ctx``, the plugin's view of the running harness (cwd, ui, event bus, abort…),
+and may leave out any argument it does not need, as pluggy allows.
+
+Plugin authors import the marker from the core: ``from pi_core import hookimpl``.
+"""
+
+from hookspecs.markers import PROJECT, hookimpl, hookspec
+from hookspecs import cli, loop, providers, session, tools
+
+#: The spec modules, in the order the plugin manager adds them.
+SPEC_MODULES = (loop, tools, session, providers, cli)
+
+__all__ = ["PROJECT", "SPEC_MODULES", "hookimpl", "hookspec"]

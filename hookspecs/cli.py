@@ -1,0 +1,19 @@
+"""Hooks of the command line and its user interface."""
+
+from hookspecs.markers import hookspec
+
+
+@hookspec
+def register_commands(ctx):
+    """Kind: collect (by command name). Return slash commands (``name``,
+    ``description``, ``handler``); a later one replaces an earlier one of the same name."""
+
+
+@hookspec
+def register_flags(ctx):
+    """Kind: collect (by flag name). Return extra command-line flags the plugin reads."""
+
+
+@hookspec
+def register_message_renderers(ctx):
+    """Kind: collect (by ``custom_type``). Return renderers for custom message kinds."""

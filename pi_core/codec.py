@@ -1,0 +1,207 @@
+"""One cattrs converter between the protocol's attrs classes and pi's JSON shapes.
+
+Every attrs class of the protocol is mapped the same way: attribute ``tool_call_id`` is
+key ``toolCallId``; an optional attribute (default ``None``) is left out while it is
+``None``, as pi leaves out undefined fields; keys the class does not know are kept in its
+``extra`` dict and written back after the known ones. Unions are told apart by ``role``
+(messages) or ``type`` (content blocks, session lines); a role or type this version does
+not know becomes an ``Unknown*`` object that writes back exactly what was read.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import attrs
+import cattrs
+from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
+
+from pi_core import entries as e
+from pi_core import messages as m
+
+
+class DecodeError(ValueError):
+    """A JSON value that cannot be read as the protocol type it should be."""
+
+
+def camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+converter = cattrs.Converter()
+
+# JSON scalars and free-form values pass through untouched: fidelity over coercion
+# (cattrs would turn a None into the string "None" for a ``str`` field).
+for _scalar in (str, int, float, bool, dict, Any):
+    converter.register_structure_hook(_scalar, lambda v, _t: v)
+converter.register_unstructure_hook(dict, lambda v: v)
+
+
+def _field_overrides(cls: type) -> dict:
+    overrides = {}
+    for a in attrs.fields(cls):
+        if a.name == "extra":
+            overrides[a.name] = override(omit=True)
+        else:
+            optional = a.default is None and not a.metadata.get("always_written")
+            overrides[a.name] = override(rename=camel(a.name), omit_if_default=optional)
+    return overrides
+
+
+def _unstructure_factory(cls: type):
+    base = make_dict_unstructure_fn(
+        cls, converter, _cattrs_include_init_false=True, **_field_overrides(cls)
+    )
+    if not any(a.name == "extra" for a in attrs.fields(cls)):
+        return base
+
+    def unstructure(obj):
+        d = base(obj)
+        if obj.extra:
+            for key, value in obj.extra.items():
+                d.setdefault(key, value)
+        return d
+
+    return unstructure
+
+
+def _structure_factory(cls: type):
+    base = make_dict_structure_fn(cls, converter, **_field_overrides(cls))
+    known = frozenset(camel(a.name) for a in attrs.fields(cls) if a.name != "extra")
+    if "extra" not in attrs.fields_dict(cls):
+        return base
+
+    def structure(d, _type):
+        obj = base(d, cls)
+        unknown = d.keys() - known
+        if unknown:
+            obj.extra = {k: d[k] for k in d if k in unknown}
+        return obj
+
+    return structure
+
+
+converter.register_unstructure_hook_factory(attrs.has, _unstructure_factory)
+converter.register_structure_hook_factory(attrs.has, _structure_factory)
+
+for _unknown in (m.UnknownContent, m.UnknownMessage, e.UnknownEntry):
+    converter.register_unstructure_hook(_unknown, lambda obj: obj.data)
+
+
+def _dispatcher(key: str, table: dict[str, type], unknown: type, what: str):
+    """A structure hook that picks the class by ``d[key]``."""
+    hooks: dict[str, Any] = {}
+
+    def structure(d, _type=None):
+        if not isinstance(d, dict):
+            raise DecodeError(f"expected a JSON object for a {what}, got {type(d).__name__}")
+        tag = d.get(key)
+        cls = table.get(tag)
+        if cls is None:
+            return unknown(d)
+        hook = hooks.get(tag)
+        if hook is None:
+            hook = hooks[tag] = converter.get_structure_hook(cls)
+        return hook(d, cls)
+
+    return structure
+
+
+structure_content = _dispatcher(
+    "type",
+    {"text": m.TextContent, "image": m.ImageContent, "thinking": m.ThinkingContent,
+     "toolCall": m.ToolCall},
+    m.UnknownContent,
+    "content block",
+)
+structure_message = _dispatcher(
+    "role",
+    {"user": m.UserMessage, "assistant": m.AssistantMessage, "toolResult": m.ToolResultMessage,
+     "bashExecution": m.BashExecutionMessage, "custom": m.CustomMessage,
+     "branchSummary": m.BranchSummaryMessage, "compactionSummary": m.CompactionSummaryMessage},
+    m.UnknownMessage,
+    "message",
+)
+structure_line = _dispatcher(
+    "type",
+    {"session": e.SessionHeader, "message": e.MessageEntry, "model_change": e.ModelChangeEntry,
+     "thinking_level_change": e.ThinkingLevelChangeEntry, "compaction": e.CompactionEntry,
+     "branch_summary": e.BranchSummaryEntry, "custom": e.CustomEntry,
+     "custom_message": e.CustomMessageEntry, "label": e.LabelEntry,
+     "session_info": e.SessionInfoEntry},
+    e.UnknownEntry,
+    "session line",
+)
+
+
+def _structure_user_content(value, _type=None):
+    if isinstance(value, str):
+        return value
+    if not isinstance(value, list):
+        raise DecodeError(f"content must be a string or a list, got {type(value).__name__}")
+    return [structure_content(block) for block in value]
+
+
+def _structure_content_list(value, _type=None):
+    if not isinstance(value, list):
+        raise DecodeError(f"content must be a list, got {type(value).__name__}")
+    return [structure_content(block) for block in value]
+
+
+converter.register_structure_hook(m.Content, structure_content)
+converter.register_structure_hook(m.UserContent, structure_content)
+converter.register_structure_hook(m.AgentMessage, structure_message)
+converter.register_structure_hook(m.Message, structure_message)
+converter.register_structure_hook(e.Entry, structure_line)
+converter.register_structure_hook(str | list[m.UserContent], _structure_user_content)
+converter.register_structure_hook_func(
+    lambda t: t in (list[m.Content], list[m.UserContent]), _structure_content_list
+)
+
+
+# ---------------------------------------------------------------- public helpers
+
+
+def to_json(obj: Any) -> Any:
+    """The pi JSON value (dicts, lists, scalars) of a protocol object."""
+    return converter.unstructure(obj)
+
+
+def from_json(value: Any, cls: Any) -> Any:
+    """Read a JSON value as ``cls``; raises :class:`DecodeError` with the reason."""
+    try:
+        return converter.structure(value, cls)
+    except DecodeError:
+        raise
+    except Exception as exc:  # cattrs wraps field errors in groups; flatten to one line
+        raise DecodeError(_describe(exc)) from exc
+
+
+def message_from_json(value: dict) -> m.AgentMessage:
+    return from_json(value, m.AgentMessage)
+
+
+def line_from_json(value: dict) -> e.SessionHeader | e.Entry:
+    """A session file line (header or entry) from its JSON value."""
+    return from_json(value, e.Entry)
+
+
+def dumps(obj: Any) -> str:
+    """One compact JSON line, non-ASCII kept as is (as pi writes it)."""
+    return json.dumps(to_json(obj), ensure_ascii=False, separators=(",", ":"))
+
+
+def loads_line(line: str) -> e.SessionHeader | e.Entry:
+    try:
+        value = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise DecodeError(f"invalid JSON: {exc}") from exc
+    return line_from_json(value)
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, cattrs.BaseValidationError):
+        return "; ".join(cattrs.transform_error(exc))
+    return f"{type(exc).__name__}: {exc}"

@@ -1,0 +1,83 @@
+"""``ctx``: what every hook receives, the plugin's handle on the running harness.
+
+The core's context covers the agent loop (cwd, ui, event bus, model, tools, abort,
+idle state, sending messages). The harness extends it with the session.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any, Literal
+
+from pi_core.bus import EventBus
+
+if TYPE_CHECKING:
+    from pi_core.loop import Agent
+    from pi_core.plugins import Plugins
+
+log = logging.getLogger("pi.ui")
+
+
+class NullUI:
+    """The UI where there is none (print mode, tests): notifications go to the log,
+    dialogs answer with their defaults (confirm: no; select and input: nothing)."""
+
+    has_ui = False
+
+    def notify(self, message: str, level: str = "info") -> None:
+        log.log(logging.WARNING if level in ("warning", "error") else logging.INFO, "%s", message)
+
+    async def confirm(self, title: str, message: str = "") -> bool:
+        return False
+
+    async def select(self, title: str, options: list[str]) -> str | None:
+        return None
+
+    async def input(self, title: str, placeholder: str = "") -> str | None:
+        return None
+
+
+class PluginContext:
+    def __init__(
+        self,
+        *,
+        cwd: str,
+        plugins: "Plugins",
+        agent: "Agent | None" = None,
+        ui: Any = None,
+        events: EventBus | None = None,
+    ) -> None:
+        self.cwd = cwd
+        self.plugins = plugins
+        self.agent = agent
+        self.ui = ui or NullUI()
+        self.events = events or EventBus()
+
+    @property
+    def model(self):
+        return self.agent.model if self.agent else None
+
+    def is_idle(self) -> bool:
+        return self.agent is None or not self.agent.is_running
+
+    def abort(self) -> None:
+        if self.agent is not None:
+            self.agent.abort()
+
+    def send_user_message(
+        self, content: Any, deliver_as: Literal["steer", "follow_up"] = "steer"
+    ) -> None:
+        """Queue a user message: ``steer`` reaches the model before its next request,
+        ``follow_up`` after the run would otherwise end."""
+        if deliver_as == "steer":
+            self.agent.steer(content)
+        else:
+            self.agent.follow_up(content)
+
+    send_message = send_user_message
+
+    def get_active_tools(self) -> list[str]:
+        return [t.name for t in self.agent.active_tools()] if self.agent else []
+
+    def set_active_tools(self, names: list[str]) -> None:
+        self.agent.set_active_tools(names)

@@ -1,0 +1,211 @@
+"""Session file lines (format version 3): the header and the entry types, as pi writes them.
+
+Every entry has ``type``, ``id`` (8 hex characters), ``parent_id`` (``None`` for the first)
+and ``timestamp`` (ISO 8601 with milliseconds and ``Z``). Attributes are declared in pi's
+key order; unknown keys are kept in ``extra`` and unknown entry types as
+:class:`UnknownEntry`, so a file from a newer pi survives a load and append untouched.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from datetime import datetime, timezone
+from typing import Any, Literal
+
+from attrs import define, field
+
+from pi_core.messages import AgentMessage, UserContent, _extra
+
+SESSION_VERSION = 3
+
+
+def iso_now() -> str:
+    """The current UTC time as pi writes it: ``2026-11-30T04:04:52.055Z``."""
+    now = datetime.now(timezone.utc)
+    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
+
+
+def new_entry_id() -> str:
+    """Eight hex characters: the start of a random UUID, as pi's entry ids are."""
+    return os.urandom(4).hex()
+
+
+def new_session_id() -> str:
+    """A UUIDv7 (time-ordered, random below), as pi's session ids are."""
+    ms = time.time_ns() // 1_000_000
+    rand = int.from_bytes(os.urandom(10), "big")
+    rand_a, rand_b = rand >> 68, rand & ((1 << 62) - 1)
+    value = (ms & ((1 << 48) - 1)) << 80 | 0x7 << 76 | rand_a << 64 | 0b10 << 62 | rand_b
+    return str(uuid.UUID(int=value))
+
+
+@define
+class SessionHeader:
+    type: Literal["session"] = field(default="session", init=False)
+    version: int = SESSION_VERSION
+    id: str = field(factory=new_session_id)
+    timestamp: str = field(factory=iso_now)
+    cwd: str = ""
+    parent_session: str | None = None
+    extra: dict = _extra()
+
+
+def _id() -> Any:
+    return field(factory=new_entry_id, kw_only=True)
+
+
+def _parent() -> Any:
+    # Written even when None: pi's first entry says "parentId": null.
+    return field(default=None, kw_only=True, metadata={"always_written": True})
+
+
+def _stamp() -> Any:
+    return field(factory=iso_now, kw_only=True)
+
+
+@define
+class MessageEntry:
+    type: Literal["message"] = field(default="message", init=False)
+    id: str = _id()
+    parent_id: str | None = _parent()
+    timestamp: str = _stamp()
+    message: AgentMessage = None
+    extra: dict = _extra()
+
+
+@define
+class ModelChangeEntry:
+    type: Literal["model_change"] = field(default="model_change", init=False)
+    id: str = _id()
+    parent_id: str | None = _parent()
+    timestamp: str = _stamp()
+    provider: str = ""
+    model_id: str = ""
+    extra: dict = _extra()
+
+
+@define
+class ThinkingLevelChangeEntry:
+    type: Literal["thinking_level_change"] = field(default="thinking_level_change", init=False)
+    id: str = _id()
+    parent_id: str | None = _parent()
+    timestamp: str = _stamp()
+    thinking_level: str = "off"
+    extra: dict = _extra()
+
+
+@define
+class CompactionEntry:
+    """Everything before ``first_kept_entry_id`` reaches the model as ``summary``."""
+
+    type: Literal["compaction"] = field(default="compaction", init=False)
+    id: str = _id()
+    parent_id: str | None = _parent()
+    timestamp: str = _stamp()
+    summary: str = ""
+    first_kept_entry_id: str = ""
+    tokens_before: int = 0
+    details: Any = None
+    from_hook: bool | None = None
+    extra: dict = _extra()
+
+
+@define
+class BranchSummaryEntry:
+    """A summary of the branch that was left, hung where the new branch starts."""
+
+    type: Literal["branch_summary"] = field(default="branch_summary", init=False)
+    id: str = _id()
+    parent_id: str | None = _parent()
+    timestamp: str = _stamp()
+    from_id: str = ""
+    summary: str = ""
+    details: Any = None
+    from_hook: bool | None = None
+    extra: dict = _extra()
+
+
+@define
+class CustomEntry:
+    """Plugin state kept in the session; never sent to the model."""
+
+    type: Literal["custom"] = field(default="custom", init=False)
+    id: str = _id()
+    parent_id: str | None = _parent()
+    timestamp: str = _stamp()
+    custom_type: str = ""
+    data: Any = None
+    extra: dict = _extra()
+
+
+@define
+class CustomMessageEntry:
+    """A plugin's message that takes part in the context."""
+
+    type: Literal["custom_message"] = field(default="custom_message", init=False)
+    id: str = _id()
+    parent_id: str | None = _parent()
+    timestamp: str = _stamp()
+    custom_type: str = ""
+    content: str | list[UserContent] = ""
+    display: bool = True
+    details: Any = None
+    extra: dict = _extra()
+
+
+@define
+class LabelEntry:
+    """Sets (or, with ``label`` None, clears) the label of ``target_id``."""
+
+    type: Literal["label"] = field(default="label", init=False)
+    id: str = _id()
+    parent_id: str | None = _parent()
+    timestamp: str = _stamp()
+    target_id: str = ""
+    label: str | None = None
+    extra: dict = _extra()
+
+
+@define
+class SessionInfoEntry:
+    type: Literal["session_info"] = field(default="session_info", init=False)
+    id: str = _id()
+    parent_id: str | None = _parent()
+    timestamp: str = _stamp()
+    name: str | None = None
+    extra: dict = _extra()
+
+
+@define
+class UnknownEntry:
+    """An entry of a type this version does not know, kept as read."""
+
+    data: dict
+
+    @property
+    def type(self) -> str:
+        return self.data.get("type", "")
+
+    @property
+    def id(self) -> str | None:
+        return self.data.get("id")
+
+    @property
+    def parent_id(self) -> str | None:
+        return self.data.get("parentId")
+
+
+Entry = (
+    MessageEntry
+    | ModelChangeEntry
+    | ThinkingLevelChangeEntry
+    | CompactionEntry
+    | BranchSummaryEntry
+    | CustomEntry
+    | CustomMessageEntry
+    | LabelEntry
+    | SessionInfoEntry
+    | UnknownEntry
+)

@@ -1,0 +1,566 @@
+"""The agent loop: turns while tools are owed or steering is queued, follow-ups after.
+
+::
+
+    while True:                                   # outer: follow-ups
+        while tools_owed or pending:              # inner: turns
+            deliver pending (steering) messages
+            prepare_request → context → convert_to_llm → provider stream
+            error / aborted → end the run
+            run the tool calls (parallel, or sequential if any tool asks)
+            pending = steering queue
+        pending = follow-up queue
+        if not pending: break
+
+The loop never persists, renders or compacts by itself: it emits events (to the notify
+hooks of the same name, then to subscribers) and calls hooks. Abort cancels the stream or
+the running tools; the partial assistant message is kept with stop reason ``aborted``,
+every tool call still gets a result, and queued messages stay queued.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import inspect
+import json
+from typing import Any, Callable, Iterable, Literal
+
+from attrs import define
+
+from pi_core.context import PluginContext
+from pi_core.events import (
+    AgentEnd,
+    AgentStart,
+    MessageEnd,
+    MessageStart,
+    MessageUpdate,
+    ToolCallDecision,
+    ToolCallEvent,
+    ToolExecutionEnd,
+    ToolExecutionStart,
+    ToolExecutionUpdate,
+    TurnEnd,
+    TurnStart,
+)
+from pi_core.messages import (
+    LLM_MESSAGE_TYPES,
+    AgentMessage,
+    AssistantMessage,
+    ImageContent,
+    TextContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+from pi_core.model import Model
+from pi_core.plugins import Plugins
+from pi_core.provider import LlmContext, RequestContext, StreamOptions, ToolSpec
+from pi_core.schema import ArgumentsError
+from pi_core.signal import AbortSignal
+from pi_core.tools import Tool, ToolResult, ToolRun, as_result
+
+QueueMode = Literal["all", "one-at-a-time"]
+ABORTED_TOOL_TEXT = "Tool execution was aborted"
+
+
+class AgentBusyError(RuntimeError):
+    """A run is already going; queue with steer() or follow_up(), or wait for it."""
+
+
+class MessageQueue:
+    """Steering or follow-up messages waiting for the loop; ``one-at-a-time`` hands
+    them out singly, ``all`` together."""
+
+    def __init__(self, mode: QueueMode = "one-at-a-time"):
+        self.mode = mode
+        self.messages: list[AgentMessage] = []
+
+    def push(self, message: AgentMessage) -> None:
+        self.messages.append(message)
+
+    def drain(self) -> list[AgentMessage]:
+        if self.mode == "all":
+            drained, self.messages = self.messages, []
+            return drained
+        return [self.messages.pop(0)] if self.messages else []
+
+    def clear(self) -> list[AgentMessage]:
+        cleared, self.messages = self.messages, []
+        return cleared
+
+    def __len__(self) -> int:
+        return len(self.messages)
+
+
+def user_message(content: str | AgentMessage, images: Iterable[ImageContent] = ()) -> AgentMessage:
+    """A user message from text (stored as a list of blocks, as pi does), or the message."""
+    if not isinstance(content, str):
+        return content
+    return UserMessage(content=[TextContent(content), *images])
+
+
+@define
+class _Prepared:
+    """A tool call ready to run, or (``immediate``) one already answered."""
+
+    call: ToolCall
+    tool: Tool | None = None
+    args: Any = None
+    immediate: ToolResult | None = None
+
+
+class Agent:
+    """A conversation with a model and its tools, driven by the loop above.
+
+    ``tools`` and ``providers`` default to what the plugins register (``register_tools``,
+    ``register_providers``), collected on the first run. Subscribers (``subscribe``)
+    receive every :mod:`pi_core.events` event after the plugins' notify hooks.
+    """
+
+    def __init__(
+        self,
+        *,
+        model: Model,
+        plugins: Plugins | None = None,
+        system_prompt: str = "",
+        thinking_level: str = "off",
+        tools: list[Tool] | None = None,
+        providers: Iterable[Any] | None = None,
+        messages: list[AgentMessage] | None = None,
+        steering_mode: QueueMode = "one-at-a-time",
+        follow_up_mode: QueueMode = "one-at-a-time",
+        tool_execution: Literal["parallel", "sequential"] = "parallel",
+        get_api_key: Callable[[Model], Any] | None = None,
+        cwd: str = ".",
+        ctx: PluginContext | None = None,
+    ) -> None:
+        self.plugins = plugins or Plugins()
+        self.model = model
+        self.system_prompt = system_prompt
+        self.thinking_level = thinking_level
+        self.messages: list[AgentMessage] = list(messages or [])
+        self.steering = MessageQueue(steering_mode)
+        self.follow_up_queue = MessageQueue(follow_up_mode)
+        self.tool_execution = tool_execution
+        self.get_api_key = get_api_key
+        self.ctx = ctx or PluginContext(cwd=cwd, plugins=self.plugins)
+        self.ctx.agent = self
+        self.tools = tools
+        self.providers = {p.api: p for p in providers} if providers is not None else None
+        self.streaming_message: AssistantMessage | None = None
+        self.pending_tool_calls: set[str] = set()
+        self._active: set[str] | None = None
+        self._listeners: list[Callable[[Any], Any]] = []
+        self._task: asyncio.Task | None = None
+        self._signal: AbortSignal | None = None
+        self._closing = False
+
+    # ------------------------------------------------------------ public API
+
+    @property
+    def is_running(self) -> bool:
+        return self._task is not None
+
+    def subscribe(self, listener: Callable[[Any], Any]) -> Callable[[], None]:
+        """Receive every agent event (plain or async callable); returns an unsubscribe."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener)
+
+    async def setup(self) -> None:
+        """Collect tools and providers from the plugins, unless they were given."""
+        if self.tools is None:
+            self.tools = await self.plugins.collect("register_tools", key="name", ctx=self.ctx)
+        if self.providers is None:
+            found = await self.plugins.collect("register_providers", key="api", ctx=self.ctx)
+            self.providers = {p.api: p for p in found}
+
+    def active_tools(self) -> list[Tool]:
+        tools = self.tools or []
+        return tools if self._active is None else [t for t in tools if t.name in self._active]
+
+    def set_active_tools(self, names: Iterable[str] | None) -> None:
+        """Limit the tools the model sees to ``names`` (``None``: all of them)."""
+        self._active = None if names is None else set(names)
+
+    def steer(self, message: str | AgentMessage) -> None:
+        """Queue a message for the model's next request, after the running tools finish."""
+        self.steering.push(user_message(message))
+
+    def follow_up(self, message: str | AgentMessage) -> None:
+        """Queue a message for when the run would otherwise end."""
+        self.follow_up_queue.push(user_message(message))
+
+    def clear_queues(self) -> tuple[list[AgentMessage], list[AgentMessage]]:
+        """Take every queued (steering, follow-up) message out, e.g. back into an editor."""
+        return self.steering.clear(), self.follow_up_queue.clear()
+
+    def abort(self) -> None:
+        """Stop the current run: the stream or the running tools are cancelled."""
+        if self._task is None or self._closing or self._signal is None or self._signal.aborted:
+            return
+        self._signal.abort()
+        self._task.cancel()
+
+    async def wait_for_idle(self) -> None:
+        task = self._task
+        if task is not None:
+            await asyncio.shield(task)
+
+    async def prompt(
+        self, message: str | AgentMessage | list[AgentMessage], images: Iterable[ImageContent] = ()
+    ) -> list[AgentMessage]:
+        """Run the loop on a new prompt; returns the messages the run produced."""
+        prompts = message if isinstance(message, list) else [user_message(message, images)]
+        return await self._start(prompts)
+
+    async def continue_(self) -> list[AgentMessage]:
+        """Run the loop from the current transcript, e.g. to deliver queued messages or
+        retry after an error."""
+        last = self.messages[-1] if self.messages else None
+        if last is None:
+            raise ValueError("no messages to continue from")
+        if last.role == "assistant":
+            queued = self.steering.drain() or self.follow_up_queue.drain()
+            if not queued:
+                raise ValueError("cannot continue from an assistant message with nothing queued")
+            return await self._start(queued)
+        return await self._start([])
+
+    # ------------------------------------------------------------ the run
+
+    async def _start(self, prompts: list[AgentMessage]) -> list[AgentMessage]:
+        if self._task is not None:
+            raise AgentBusyError("the agent is already running: use steer() or follow_up()")
+        await self.setup()
+        self._signal, self._closing = AbortSignal(), False
+        task = self._task = asyncio.ensure_future(self._run(prompts, self._signal))
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            # The caller was cancelled (Ctrl+C, a timeout): abort the run cleanly first.
+            self.abort()
+            await asyncio.shield(task)
+            raise
+        finally:
+            if task.done() and self._task is task:
+                self._task = None
+
+    async def _run(self, prompts: list[AgentMessage], signal: AbortSignal) -> list[AgentMessage]:
+        produced: list[AgentMessage] = []
+        try:
+            await self._emit(AgentStart())
+            await self._emit(TurnStart())
+            for message in prompts:
+                await self._deliver(message, produced)
+            await self._turns(produced, signal)
+        except asyncio.CancelledError:
+            if not signal.aborted:
+                raise
+            asyncio.current_task().uncancel()
+        except Exception as exc:  # a bug below the providers' contract; keep the session usable
+            self.plugins.report("agent loop", "run", exc)
+            failure = self._failure(None, f"{type(exc).__name__}: {exc}", aborted=signal.aborted)
+            await self._deliver(failure, produced)
+        finally:
+            self.streaming_message = None
+            self.pending_tool_calls = set()
+            self._closing = True
+        await self._emit(AgentEnd(messages=produced))
+        self._task = None
+        return produced
+
+    async def _turns(self, produced: list[AgentMessage], signal: AbortSignal) -> None:
+        pending = self.steering.drain()
+        first = True
+        while True:
+            tools_owed = True
+            while tools_owed or pending:
+                if not first:
+                    await self._emit(TurnStart())
+                first = False
+                for message in pending:
+                    await self._deliver(message, produced)
+                pending = []
+                message = await self._respond(signal, produced)
+                if message.stop_reason in ("error", "aborted"):
+                    await self._emit(TurnEnd(message=message))
+                    return
+                results: list[ToolResultMessage] = []
+                calls = message.tool_calls
+                terminate = False
+                if calls:
+                    results, terminate = await self._run_tools(message, calls, signal, produced)
+                tools_owed = bool(calls) and not terminate
+                await self._emit(TurnEnd(message=message, tool_results=results))
+                if signal.aborted or terminate:
+                    return
+                pending = self.steering.drain()
+            pending = self.follow_up_queue.drain()
+            if not pending:
+                return
+
+    async def _deliver(self, message: AgentMessage, produced: list) -> None:
+        """A complete message: message_start, the message_end chain, then into the transcript."""
+        await self._emit(MessageStart(message=message))
+        await self._finish_message(message, produced)
+
+    async def _finish_message(self, message: AgentMessage, produced: list) -> AgentMessage:
+        message = await self.plugins.chain("message_end", "message", message, ctx=self.ctx)
+        self.messages.append(message)
+        produced.append(message)
+        await self._emit(MessageEnd(message=message))
+        return message
+
+    # ------------------------------------------------------------ one response
+
+    async def _request(self) -> tuple[RequestContext, LlmContext]:
+        ctx = self.ctx
+        request = RequestContext(
+            system_prompt=self.system_prompt,
+            messages=list(self.messages),
+            tools=self.active_tools(),
+            model=self.model,
+            thinking_level=self.thinking_level,
+        )
+        request = await self.plugins.chain("prepare_request", "request", request, ctx=ctx)
+        messages = await self.plugins.chain("context", "messages", list(request.messages), ctx=ctx)
+        messages = await self.plugins.chain("convert_to_llm", "messages", messages, ctx=ctx)
+        llm = LlmContext(
+            system_prompt=request.system_prompt,
+            messages=[m for m in messages if isinstance(m, LLM_MESSAGE_TYPES)],
+            tools=[ToolSpec(t.name, t.description, t.schema) for t in request.tools],
+        )
+        return request, llm
+
+    async def _respond(self, signal: AbortSignal, produced: list) -> AssistantMessage:
+        """Stream one assistant message; never raises for provider trouble."""
+        partial: AssistantMessage | None = None
+        final: AssistantMessage | None = None
+        request = None
+        try:
+            request, llm = await self._request()
+            model = request.model
+            provider = (self.providers or {}).get(model.api)
+            if provider is None:
+                raise LookupError(f"no provider for api {model.api!r} (model {model.key})")
+            options = StreamOptions(
+                signal=signal,
+                api_key=await self._api_key(model),
+                thinking_level=request.thinking_level,
+                session_id=getattr(self.ctx, "session_id", None),
+                on_payload=self._on_payload(model),
+                on_response=self._on_response,
+            )
+            async for event in provider.stream(model, llm, options):
+                kind = event.type
+                if kind == "start":
+                    partial = self.streaming_message = event.partial
+                    await self._emit(MessageStart(message=partial))
+                elif kind == "done":
+                    final = event.message
+                    break
+                elif kind == "error":
+                    final = event.error
+                    break
+                else:
+                    if partial is None:  # a provider that skipped "start"
+                        partial = self.streaming_message = event.partial
+                        await self._emit(MessageStart(message=partial))
+                    await self._emit(MessageUpdate(message=partial, assistant_message_event=event))
+            if final is None:
+                raise RuntimeError("the provider's stream ended without done or error")
+        except asyncio.CancelledError:
+            if not signal.aborted:
+                raise
+            asyncio.current_task().uncancel()
+            final = self._failure(partial, "Request was aborted", aborted=True, request=request)
+        except Exception as exc:
+            final = self._failure(partial, f"{type(exc).__name__}: {exc}", request=request)
+        self.streaming_message = None
+        if partial is None:
+            await self._emit(MessageStart(message=final))
+        return await self._finish_message(final, produced)
+
+    def _failure(self, partial, text: str, *, aborted: bool = False, request=None) -> AssistantMessage:
+        model = request.model if request is not None else self.model
+        message = partial or AssistantMessage(api=model.api, provider=model.provider, model=model.id)
+        message.stop_reason = "aborted" if aborted else "error"
+        message.error_message = text
+        return message
+
+    async def _api_key(self, model: Model) -> str | None:
+        if self.get_api_key is None:
+            return None
+        key = self.get_api_key(model)
+        return await key if inspect.isawaitable(key) else key
+
+    def _on_payload(self, model: Model):
+        if not self.plugins.has("before_provider_request"):
+            return None
+
+        async def on_payload(payload: dict) -> dict:
+            return await self.plugins.chain(
+                "before_provider_request", "payload", payload, model=model, ctx=self.ctx
+            )
+
+        return on_payload
+
+    async def _on_response(self, status: int, headers: dict) -> None:
+        if self.plugins.has("after_provider_response"):
+            from pi_core.events import ProviderResponseEvent
+
+            event = ProviderResponseEvent(status=status, headers=dict(headers))
+            await self.plugins.notify("after_provider_response", event=event, ctx=self.ctx)
+
+    # ------------------------------------------------------------ tools
+
+    async def _run_tools(self, message, calls, signal, produced) -> tuple[list[ToolResultMessage], bool]:
+        """Run one batch of tool calls; results come back in the assistant's call order."""
+        by_name = {t.name: t for t in self.active_tools()}
+        sequential = self.tool_execution == "sequential" or any(
+            by_name[c.name].execution_mode == "sequential" for c in calls if c.name in by_name
+        )
+        finished: dict[str, ToolResult] = {}
+        results: list[ToolResultMessage] = []
+        tasks: list[asyncio.Future] = []
+
+        async def finish(prepared: _Prepared) -> None:
+            result = prepared.immediate
+            if result is None:
+                result = await self._execute(prepared, signal, message)
+            finished[prepared.call.id] = result
+            self.pending_tool_calls.discard(prepared.call.id)
+            await self._emit(ToolExecutionEnd(
+                tool_call_id=prepared.call.id, tool_name=prepared.call.name,
+                result=result, is_error=result.is_error,
+            ))
+
+        async def record(call: ToolCall) -> None:
+            result = finished[call.id]
+            result_message = ToolResultMessage(
+                tool_call_id=call.id, tool_name=call.name, content=result.content,
+                details=result.details, is_error=result.is_error,
+            )
+            await self._deliver(result_message, produced)
+            results.append(self.messages[-1])
+
+        try:
+            if sequential:
+                for call in calls:
+                    await finish(await self._prepare(call, by_name, message))
+                    await record(call)
+            else:
+                for call in calls:
+                    prepared = await self._prepare(call, by_name, message)
+                    if prepared.immediate is not None:
+                        await finish(prepared)
+                    else:
+                        tasks.append(asyncio.ensure_future(finish(prepared)))
+                if tasks:
+                    await asyncio.gather(*tasks)
+                for call in calls:
+                    await record(call)
+        except asyncio.CancelledError:
+            if not signal.aborted:
+                raise
+            asyncio.current_task().uncancel()
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            for call in calls:
+                if call.id not in finished:
+                    finished[call.id] = ToolResult.error(ABORTED_TOOL_TEXT)
+                    self.pending_tool_calls.discard(call.id)
+                    await self._emit(ToolExecutionEnd(
+                        tool_call_id=call.id, tool_name=call.name,
+                        result=finished[call.id], is_error=True,
+                    ))
+            recorded = {r.tool_call_id for r in results}
+            for call in calls:
+                if call.id not in recorded:
+                    await record(call)
+        results = [r for r in results if isinstance(r, ToolResultMessage)]
+        terminate = bool(finished) and all(r.terminate for r in finished.values())
+        return results, terminate
+
+    async def _prepare(self, call: ToolCall, by_name: dict[str, Tool], message) -> _Prepared:
+        """Announce the call, find the tool, validate the arguments, ask before_tool_call."""
+        self.pending_tool_calls.add(call.id)
+        await self._emit(ToolExecutionStart(
+            tool_call_id=call.id, tool_name=call.name, args=call.arguments
+        ))
+        tool = by_name.get(call.name)
+        if tool is None:
+            return _Prepared(call, immediate=ToolResult.error(f"Tool {call.name} not found"))
+        try:
+            args = tool.validate(call.arguments)
+        except ArgumentsError as exc:
+            return _Prepared(call, immediate=ToolResult.error(_invalid(call, exc)))
+        if self.plugins.has("before_tool_call"):
+            raw = _as_dict(args, call.arguments)
+            event = ToolCallEvent(call.id, call.name, copy.deepcopy(raw), message)
+            decision = await self.plugins.decide("before_tool_call", event=event, ctx=self.ctx)
+            if isinstance(decision, dict):
+                decision = ToolCallDecision(**decision)
+            if decision is not None and decision.block:
+                reason = decision.reason or "Tool execution was blocked"
+                return _Prepared(call, immediate=ToolResult.error(reason))
+            changed = decision.arguments if decision is not None and decision.arguments is not None else event.arguments
+            if changed != raw:
+                try:
+                    args = tool.validate(changed)
+                except ArgumentsError as exc:
+                    return _Prepared(call, immediate=ToolResult.error(_invalid(call, exc)))
+        return _Prepared(call, tool=tool, args=args)
+
+    async def _execute(self, prepared: _Prepared, signal: AbortSignal, message) -> ToolResult:
+        call = prepared.call
+        updates: list[asyncio.Future] = []
+
+        def on_update(partial: ToolResult) -> None:
+            updates.append(asyncio.ensure_future(self._emit(ToolExecutionUpdate(
+                tool_call_id=call.id, tool_name=call.name, args=call.arguments,
+                partial_result=partial,
+            ))))
+
+        run = ToolRun(tool_call_id=call.id, signal=signal, ctx=self.ctx, on_update=on_update)
+        try:
+            result = as_result(await prepared.tool.execute(prepared.args, run))
+        except Exception as exc:
+            result = ToolResult.error(str(exc) or type(exc).__name__)
+        finally:
+            if updates:
+                await asyncio.gather(*updates, return_exceptions=True)
+        if self.plugins.has("after_tool_call"):
+            event = ToolCallEvent(call.id, call.name, _as_dict(prepared.args, call.arguments), message)
+            patched = await self.plugins.chain("after_tool_call", "result", result, event=event, ctx=self.ctx)
+            result = as_result(patched)
+        return result
+
+    # ------------------------------------------------------------ events
+
+    async def _emit(self, event: Any) -> None:
+        """An agent event reaches the notify hook of its name, then the subscribers."""
+        if event.type != "message_end":
+            await self.plugins.notify(event.type, event=event, ctx=self.ctx)
+        for listener in self._listeners:
+            try:
+                result = listener(event)
+                if result is not None and inspect.isawaitable(result):
+                    await result
+            except Exception as exc:
+                self.plugins.report(f"subscriber {listener!r}", event.type, exc)
+
+
+def _as_dict(args: Any, fallback: dict) -> dict:
+    if isinstance(args, dict):
+        return args
+    import attrs
+
+    return attrs.asdict(args) if attrs.has(type(args)) else dict(fallback)
+
+
+def _invalid(call: ToolCall, exc: ArgumentsError) -> str:
+    received = json.dumps(call.arguments, indent=2, ensure_ascii=False, default=str)
+    return f'Validation failed for tool "{call.name}":\n{exc}\n\nReceived arguments:\n{received}'

@@ -1,0 +1,234 @@
+"""The unified message protocol: content blocks and messages, as pi shapes them.
+
+Attribute names are Python's (``tool_call_id``); :mod:`pi_core.codec` maps them to pi's
+camelCase JSON keys. Attributes are declared in pi's key order so that new lines are
+written the way pi writes them. Keys this module does not know are kept in ``extra`` and
+written back, so a message from a newer pi survives a load and save untouched.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Literal
+
+from attrs import define, field
+
+
+def now_ms() -> int:
+    """The current time as Unix milliseconds, pi's message timestamp."""
+    return time.time_ns() // 1_000_000
+
+
+def _extra() -> Any:
+    return field(factory=dict, kw_only=True, repr=False, eq=False)
+
+
+# ---------------------------------------------------------------- content blocks
+
+
+@define
+class TextContent:
+    type: Literal["text"] = field(default="text", init=False)
+    text: str = ""
+    text_signature: str | None = None
+    extra: dict = _extra()
+
+
+@define
+class ImageContent:
+    type: Literal["image"] = field(default="image", init=False)
+    data: str
+    mime_type: str
+    extra: dict = _extra()
+
+
+@define
+class ThinkingContent:
+    type: Literal["thinking"] = field(default="thinking", init=False)
+    thinking: str = ""
+    thinking_signature: str | None = None
+    redacted: bool | None = None
+    extra: dict = _extra()
+
+
+@define
+class ToolCall:
+    type: Literal["toolCall"] = field(default="toolCall", init=False)
+    id: str
+    name: str
+    arguments: dict = field(factory=dict)
+    thought_signature: str | None = None
+    extra: dict = _extra()
+
+
+@define
+class UnknownContent:
+    """A content block of a type this version does not know, kept as read."""
+
+    data: dict
+
+    @property
+    def type(self) -> str:
+        return self.data.get("type", "")
+
+
+Content = TextContent | ImageContent | ThinkingContent | ToolCall | UnknownContent
+UserContent = TextContent | ImageContent | UnknownContent
+
+
+# ---------------------------------------------------------------- usage
+
+
+@define
+class Cost:
+    """Dollars spent on one response, by token kind."""
+
+    input: float = 0
+    output: float = 0
+    cache_read: float = 0
+    cache_write: float = 0
+    total: float = 0
+    extra: dict = _extra()
+
+
+@define
+class Usage:
+    input: int = 0
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    total_tokens: int = 0
+    cost: Cost = field(factory=Cost)
+    extra: dict = _extra()
+
+
+StopReason = Literal["stop", "length", "toolUse", "error", "aborted"]
+
+
+# ---------------------------------------------------------------- LLM messages
+
+
+@define
+class UserMessage:
+    role: Literal["user"] = field(default="user", init=False)
+    content: str | list[UserContent]
+    timestamp: int = field(factory=now_ms)
+    extra: dict = _extra()
+
+
+@define
+class AssistantMessage:
+    role: Literal["assistant"] = field(default="assistant", init=False)
+    content: list[Content] = field(factory=list)
+    api: str = ""
+    provider: str = ""
+    model: str = ""
+    usage: Usage = field(factory=Usage)
+    stop_reason: StopReason = "stop"
+    timestamp: int = field(factory=now_ms)
+    response_id: str | None = None
+    error_message: str | None = None
+    extra: dict = _extra()
+
+    @property
+    def text(self) -> str:
+        """All text blocks joined, what a print-mode user sees."""
+        return "".join(c.text for c in self.content if isinstance(c, TextContent))
+
+    @property
+    def tool_calls(self) -> list[ToolCall]:
+        return [c for c in self.content if isinstance(c, ToolCall)]
+
+
+@define
+class ToolResultMessage:
+    role: Literal["toolResult"] = field(default="toolResult", init=False)
+    tool_call_id: str
+    tool_name: str
+    content: list[UserContent] = field(factory=list)
+    details: Any = None
+    is_error: bool = False
+    timestamp: int = field(factory=now_ms)
+    extra: dict = _extra()
+
+
+# ---------------------------------------------------------------- app messages
+
+
+@define
+class BashExecutionMessage:
+    """A shell command the user ran with ``!cmd`` (``!!cmd`` excludes it from context)."""
+
+    role: Literal["bashExecution"] = field(default="bashExecution", init=False)
+    command: str
+    output: str = ""
+    exit_code: int | None = None
+    cancelled: bool = False
+    truncated: bool = False
+    full_output_path: str | None = None
+    timestamp: int = field(factory=now_ms)
+    exclude_from_context: bool | None = None
+    extra: dict = _extra()
+
+
+@define
+class CustomMessage:
+    """A message a plugin put into the conversation; the model sees its content."""
+
+    role: Literal["custom"] = field(default="custom", init=False)
+    custom_type: str
+    content: str | list[UserContent]
+    display: bool = True
+    details: Any = None
+    timestamp: int = field(factory=now_ms)
+    extra: dict = _extra()
+
+
+@define
+class BranchSummaryMessage:
+    role: Literal["branchSummary"] = field(default="branchSummary", init=False)
+    summary: str
+    from_id: str
+    timestamp: int = field(factory=now_ms)
+    extra: dict = _extra()
+
+
+@define
+class CompactionSummaryMessage:
+    role: Literal["compactionSummary"] = field(default="compactionSummary", init=False)
+    summary: str
+    tokens_before: int
+    timestamp: int = field(factory=now_ms)
+    extra: dict = _extra()
+
+
+@define
+class UnknownMessage:
+    """A message of a role this version does not know, kept as read."""
+
+    data: dict
+
+    @property
+    def role(self) -> str:
+        return self.data.get("role", "")
+
+
+Message = UserMessage | AssistantMessage | ToolResultMessage
+AgentMessage = (
+    UserMessage
+    | AssistantMessage
+    | ToolResultMessage
+    | BashExecutionMessage
+    | CustomMessage
+    | BranchSummaryMessage
+    | CompactionSummaryMessage
+    | UnknownMessage
+)
+LLM_MESSAGE_TYPES = (UserMessage, AssistantMessage, ToolResultMessage)
+
+
+def text_of(content: str | list) -> str:
+    """The text of user or tool-result content, blocks joined by newlines."""
+    if isinstance(content, str):
+        return content
+    return "\n".join(c.text for c in content if isinstance(c, TextContent))

@@ -1,0 +1,55 @@
+"""Models: what a provider serves, what it costs, how much context it holds."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from attrs import define, field
+
+from pi_core.messages import Usage
+
+
+@define
+class ModelCost:
+    """Dollars per million tokens."""
+
+    input: float = 0
+    output: float = 0
+    cache_read: float = 0
+    cache_write: float = 0
+
+
+@define
+class Model:
+    id: str
+    provider: str
+    api: str
+    name: str = ""
+    base_url: str = ""
+    reasoning: bool = False
+    input: list[str] = field(factory=lambda: ["text"])
+    cost: ModelCost = field(factory=ModelCost)
+    context_window: int = 128_000
+    max_tokens: int = 16_384
+    headers: dict[str, str] | None = None
+    compat: dict[str, Any] | None = None
+
+    @property
+    def key(self) -> str:
+        """``provider/id``, how the CLI and settings name a model."""
+        return f"{self.provider}/{self.id}"
+
+    @property
+    def accepts_images(self) -> bool:
+        return "image" in self.input
+
+
+def calculate_cost(model: Model, usage: Usage) -> Usage:
+    """Fill ``usage.cost`` (dollars) from the model's per-million prices."""
+    c = usage.cost
+    c.input = model.cost.input * usage.input / 1e6
+    c.output = model.cost.output * usage.output / 1e6
+    c.cache_read = model.cost.cache_read * usage.cache_read / 1e6
+    c.cache_write = model.cost.cache_write * usage.cache_write / 1e6
+    c.total = c.input + c.output + c.cache_read + c.cache_write
+    return usage

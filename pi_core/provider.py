@@ -1,0 +1,79 @@
+"""The provider contract: one plugin per wire API turns a unified request into a native
+one and the native stream back into :mod:`pi_core.stream` events."""
+
+from __future__ import annotations
+
+from typing import Any, AsyncIterator, Awaitable, Callable, Literal, Protocol
+
+from attrs import define, field
+
+from pi_core.messages import AgentMessage, Message
+from pi_core.model import Model
+from pi_core.signal import AbortSignal
+from pi_core.stream import AssistantMessageEvent
+
+ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh"]
+THINKING_LEVELS: tuple[str, ...] = ("off", "minimal", "low", "medium", "high", "xhigh")
+
+
+@define
+class ToolSpec:
+    """A tool as the model sees it."""
+
+    name: str
+    description: str
+    parameters: dict
+
+
+@define
+class LlmContext:
+    """What one request sends: the system prompt, LLM messages and tool specs."""
+
+    system_prompt: str = ""
+    messages: list[Message] = field(factory=list)
+    tools: list[ToolSpec] = field(factory=list)
+
+
+@define
+class RequestContext:
+    """What ``prepare_request`` handlers see and may change before each request."""
+
+    system_prompt: str
+    messages: list[AgentMessage]
+    tools: list[Any]
+    model: Model
+    thinking_level: str = "off"
+
+
+@define
+class StreamOptions:
+    signal: AbortSignal = field(factory=AbortSignal)
+    api_key: str | None = None
+    thinking_level: str = "off"
+    max_tokens: int | None = None
+    temperature: float | None = None
+    session_id: str | None = None
+    headers: dict[str, str] = field(factory=dict)
+    #: Providers pass their native payload through this before sending it (the
+    #: ``before_provider_request`` hook); it returns the payload to send.
+    on_payload: Callable[[dict], Awaitable[dict]] | None = None
+    #: Providers report the response status and headers here (``after_provider_response``).
+    on_response: Callable[[int, dict], Awaitable[None]] | None = None
+
+    async def prepare_payload(self, payload: dict) -> dict:
+        return await self.on_payload(payload) if self.on_payload else payload
+
+    async def response(self, status: int, headers: dict) -> None:
+        if self.on_response:
+            await self.on_response(status, headers)
+
+
+class Provider(Protocol):
+    """A wire API. ``stream`` never raises for request or model failures: it ends with
+    an ``error`` event whose message carries ``error_message``."""
+
+    api: str
+
+    def stream(
+        self, model: Model, context: LlmContext, options: StreamOptions
+    ) -> AsyncIterator[AssistantMessageEvent]: ...

@@ -1,0 +1,123 @@
+"""Tools: what the model can call. A tool declares its parameters once (see
+:mod:`pi_core.schema`), whether it may run beside others, and how it executes."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable, Literal
+
+from attrs import define, field
+
+from pi_core.messages import ImageContent, TextContent, UserContent
+from pi_core.schema import Parameters
+from pi_core.signal import AbortSignal
+
+ExecutionMode = Literal["parallel", "sequential"]
+
+
+@define
+class ToolResult:
+    """What a tool returns. ``details`` is for programs (UI, session), never the model.
+    ``terminate`` set on every result of a batch ends the run after that batch."""
+
+    content: list[UserContent] = field(factory=list)
+    details: Any = None
+    is_error: bool = False
+    terminate: bool = False
+
+    @classmethod
+    def text(cls, text: str, details: Any = None, *, is_error: bool = False) -> "ToolResult":
+        return cls(content=[TextContent(text)], details=details, is_error=is_error)
+
+    @classmethod
+    def error(cls, message: str) -> "ToolResult":
+        return cls.text(message, {}, is_error=True)
+
+
+@define
+class ToolRun:
+    """What a running tool may use besides its arguments."""
+
+    tool_call_id: str
+    signal: AbortSignal
+    ctx: Any = None
+    on_update: Callable[[ToolResult], None] | None = field(default=None, repr=False)
+
+    def update(self, partial: ToolResult | str) -> None:
+        """Report progress; it reaches ``tool_execution_update`` hooks and the UI."""
+        if self.on_update is not None:
+            self.on_update(as_result(partial))
+
+
+def as_result(value: Any) -> ToolResult:
+    """Accept what a tool function may return: a ToolResult, a string, or content blocks."""
+    if isinstance(value, ToolResult):
+        return value
+    if value is None:
+        return ToolResult()
+    if isinstance(value, str):
+        return ToolResult.text(value)
+    if isinstance(value, (TextContent, ImageContent)):
+        return ToolResult(content=[value])
+    if isinstance(value, list):
+        return ToolResult(content=value)
+    raise TypeError(f"a tool returned {type(value).__name__}; return a ToolResult or a string")
+
+
+@define(eq=False)
+class Tool:
+    """A tool. Give ``function`` (``async def f(args, run)``) or subclass and override
+    :meth:`execute`. ``parameters`` is a JSON Schema dict or an attrs class."""
+
+    name: str
+    description: str = ""
+    parameters: Any = field(factory=lambda: {"type": "object", "properties": {}})
+    function: Callable[..., Any] | None = field(default=None, repr=False)
+    label: str = ""
+    execution_mode: ExecutionMode = "parallel"
+    _compiled: Parameters | None = field(default=None, init=False, repr=False)
+
+    @property
+    def compiled(self) -> Parameters:
+        if self._compiled is None:
+            self._compiled = Parameters(self.parameters)
+        return self._compiled
+
+    @property
+    def schema(self) -> dict:
+        """The JSON Schema of the parameters, as sent to the model."""
+        return self.compiled.schema
+
+    def validate(self, arguments: Any) -> Any:
+        return self.compiled.validate(arguments)
+
+    async def execute(self, args: Any, run: ToolRun) -> ToolResult | str:
+        if self.function is None:
+            raise NotImplementedError(f"tool {self.name!r} has no function; override execute()")
+        result = self.function(args, run)
+        if inspect.isawaitable(result):
+            result = await result
+        return result
+
+
+def tool(
+    name: str | None = None,
+    *,
+    description: str | None = None,
+    parameters: Any = None,
+    label: str = "",
+    execution_mode: ExecutionMode = "parallel",
+) -> Callable[[Callable[..., Any]], Tool]:
+    """Make a :class:`Tool` from a function; the docstring is the default description."""
+
+    def wrap(function: Callable[..., Any]) -> Tool:
+        return Tool(
+            name=name or function.__name__,
+            description=description or inspect.getdoc(function) or "",
+            parameters=parameters if parameters is not None else {"type": "object", "properties": {}},
+            function=function,
+            label=label,
+            execution_mode=execution_mode,
+        )
+
+    return wrap

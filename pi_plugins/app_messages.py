@@ -1,0 +1,65 @@
+"""How pi's app messages reach the model: as user messages (``convert_to_llm``).
+
+``bashExecution`` becomes the command and its output (left out entirely for ``!!cmd``);
+``custom`` becomes its content; compaction and branch summaries become the summary inside
+a short framing sentence.
+"""
+
+from __future__ import annotations
+
+from pi_core import hookimpl
+from pi_core.messages import (
+    BashExecutionMessage,
+    BranchSummaryMessage,
+    CompactionSummaryMessage,
+    CustomMessage,
+    TextContent,
+    UserMessage,
+)
+
+COMPACTION_FRAME = (
+    "Earlier parts of this conversation were condensed into the summary below.\n\n"
+    "<summary>\n{summary}\n</summary>"
+)
+BRANCH_FRAME = (
+    "The conversation explored another branch before returning here; "
+    "this summarises that branch.\n\n<summary>\n{summary}\n</summary>"
+)
+
+
+def bash_text(message: BashExecutionMessage) -> str:
+    """The user's shell command and what it printed, worded for the model."""
+    lines = [f"The user ran a shell command: `{message.command}`"]
+    if message.cancelled:
+        lines.append("It was cancelled before it finished.")
+    elif message.exit_code not in (0, None):
+        lines.append(f"It exited with code {message.exit_code}.")
+    lines += ["Output:", "```", message.output.rstrip("\n") or "(no output)", "```"]
+    if message.truncated and message.full_output_path:
+        lines.append(f"(Output shortened; the whole of it is in {message.full_output_path})")
+    return "\n".join(lines)
+
+
+def to_llm(message):
+    """The LLM message for one app message, ``None`` to leave it out, or itself."""
+    if isinstance(message, BashExecutionMessage):
+        if message.exclude_from_context:
+            return None
+        text = bash_text(message)
+    elif isinstance(message, CustomMessage):
+        if not isinstance(message.content, str):
+            return UserMessage(content=list(message.content), timestamp=message.timestamp)
+        text = message.content
+    elif isinstance(message, CompactionSummaryMessage):
+        text = COMPACTION_FRAME.format(summary=message.summary)
+    elif isinstance(message, BranchSummaryMessage):
+        text = BRANCH_FRAME.format(summary=message.summary)
+    else:
+        return message
+    return UserMessage(content=[TextContent(text)], timestamp=message.timestamp)
+
+
+@hookimpl
+def convert_to_llm(messages):
+    converted = (to_llm(m) for m in messages)
+    return [m for m in converted if m is not None]

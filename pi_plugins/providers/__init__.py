@@ -1,0 +1,1 @@
+"""LLM provider plugins, one per wire API."""
