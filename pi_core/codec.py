@@ -42,7 +42,7 @@ converter.register_unstructure_hook(dict, lambda v: v)
 def _field_overrides(cls: type) -> dict:
     overrides = {}
     for a in attrs.fields(cls):
-        if a.name == "extra":
+        if a.name == "extra" or a.metadata.get("transient"):
             overrides[a.name] = override(omit=True)
         else:
             optional = a.default is None and not a.metadata.get("always_written")
@@ -69,7 +69,10 @@ def _unstructure_factory(cls: type):
 
 def _structure_factory(cls: type):
     base = make_dict_structure_fn(cls, converter, **_field_overrides(cls))
-    known = frozenset(camel(a.name) for a in attrs.fields(cls) if a.name != "extra")
+    known = frozenset(
+        camel(a.name) for a in attrs.fields(cls)
+        if a.name != "extra" and not a.metadata.get("transient")
+    )
     if "extra" not in attrs.fields_dict(cls):
         return base
 

@@ -105,6 +105,16 @@ class Usage:
 StopReason = Literal["stop", "length", "toolUse", "error", "aborted"]
 
 
+@define
+class Failure:
+    """Why a request failed, as the provider classified it, for the harness's retry and
+    overflow handling. Held in memory only: never written to a session file."""
+
+    kind: Literal["retryable", "overflow", "other"] = "other"
+    status: int | None = None
+    retry_after_ms: int | None = None
+
+
 # ---------------------------------------------------------------- LLM messages
 
 
@@ -128,6 +138,7 @@ class AssistantMessage:
     timestamp: int = field(factory=now_ms)
     response_id: str | None = None
     error_message: str | None = None
+    failure: Failure | None = field(default=None, kw_only=True, eq=False, metadata={"transient": True})
     extra: dict = _extra()
 
     @property

@@ -20,6 +20,7 @@ from attrs import define, field
 
 from pi_core.messages import (
     AssistantMessage,
+    Failure,
     StopReason,
     TextContent,
     ThinkingContent,
@@ -162,12 +163,17 @@ class MessageBuilder:
         self.message.stop_reason = reason
         return DoneEvent(reason=reason, message=self.message)
 
-    def error(self, message: str, *, aborted: bool = False) -> ErrorEvent:
-        """Finish with an error; what streamed so far stays in the message."""
-        self.close()
+    def error(
+        self, message: str, *, aborted: bool = False, failure: Failure | None = None
+    ) -> ErrorEvent:
+        """Finish with an error; what streamed so far stays in the message. ``failure``
+        tells the harness whether a retry or a compaction may help."""
+        if self._open is not None:
+            self.close()
         reason = "aborted" if aborted else "error"
         self.message.stop_reason = reason
         self.message.error_message = message
+        self.message.failure = failure
         return ErrorEvent(reason=reason, error=self.message)
 
     # -- blocks
