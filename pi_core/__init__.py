@@ -3,23 +3,34 @@
 Plugin authors need little more than::
 
     from pi_core import hookimpl, tool, ToolResult
+
+Names other than ``hookimpl`` are imported on first use, so loading a plugin (or
+running ``pi --help``) does not pay for the loop.
 """
 
 from hookspecs.markers import hookimpl
-from pi_core.loop import Agent, AgentBusyError
-from pi_core.plugins import Plugins
-from pi_core.tools import Tool, ToolResult, ToolRun, tool
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "Agent",
-    "AgentBusyError",
-    "Plugins",
-    "Tool",
-    "ToolResult",
-    "ToolRun",
-    "__version__",
-    "hookimpl",
-    "tool",
-]
+_LAZY = {
+    "Agent": "pi_core.loop",
+    "AgentBusyError": "pi_core.loop",
+    "Plugins": "pi_core.plugins",
+    "Tool": "pi_core.tools",
+    "ToolResult": "pi_core.tools",
+    "ToolRun": "pi_core.tools",
+    "tool": "pi_core.tools",
+}
+
+__all__ = ["__version__", "hookimpl", *_LAZY]
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pi_core' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

@@ -51,15 +51,23 @@ def _field_overrides(cls: type) -> dict:
 
 
 def _unstructure_factory(cls: type):
-    base = make_dict_unstructure_fn(
-        cls, converter, _cattrs_include_init_false=True, **_field_overrides(cls)
-    )
-    if not any(a.name == "extra" for a in attrs.fields(cls)):
+    overrides = _field_overrides(cls)
+    base = make_dict_unstructure_fn(cls, converter, _cattrs_include_init_false=True, **overrides)
+    # cattrs writes omittable fields last; where one sits before a required field in pi's
+    # order (a tool result's ``details``), put the keys back in declaration order.
+    written = [a for a in attrs.fields(cls) if not overrides[a.name].omit]
+    optional = [overrides[a.name].omit_if_default for a in written]
+    order = tuple(camel(a.name) for a in written)
+    misplaced = any(opt and not later for i, opt in enumerate(optional) for later in optional[i + 1:])
+    has_extra = "extra" in attrs.fields_dict(cls)
+    if not (misplaced or has_extra):
         return base
 
     def unstructure(obj):
         d = base(obj)
-        if obj.extra:
+        if misplaced:
+            d = {k: d[k] for k in order if k in d}
+        if has_extra and obj.extra:
             for key, value in obj.extra.items():
                 d.setdefault(key, value)
         return d
@@ -158,7 +166,9 @@ converter.register_structure_hook(m.UserContent, structure_content)
 converter.register_structure_hook(m.AgentMessage, structure_message)
 converter.register_structure_hook(m.Message, structure_message)
 converter.register_structure_hook(e.Entry, structure_line)
-converter.register_structure_hook(str | list[m.UserContent], _structure_user_content)
+converter.register_structure_hook_func(
+    lambda t: t == str | list[m.UserContent], _structure_user_content
+)
 converter.register_structure_hook_func(
     lambda t: t in (list[m.Content], list[m.UserContent]), _structure_content_list
 )
@@ -206,5 +216,14 @@ def loads_line(line: str) -> e.SessionHeader | e.Entry:
 
 def _describe(exc: BaseException) -> str:
     if isinstance(exc, cattrs.BaseValidationError):
-        return "; ".join(cattrs.transform_error(exc))
+        from cattrs.v import format_exception
+
+        def fmt(error: BaseException, type_: Any) -> str:
+            if isinstance(error, DecodeError):
+                return str(error)
+            if isinstance(error, (AttributeError, TypeError)) and type_ is not None:
+                return f"expected {getattr(type_, '__name__', type_)}, got something else"
+            return format_exception(error, type_)
+
+        return "; ".join(cattrs.transform_error(exc, format_exception=fmt))
     return f"{type(exc).__name__}: {exc}"

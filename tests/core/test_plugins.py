@@ -1,0 +1,255 @@
+"""The plugin manager: load order, the four dispatch kinds, isolation, discovery."""
+
+import asyncio
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from pi_core import Plugins, hookimpl
+from pi_core.discovery import load_plugins
+from pi_core.events import ToolCallDecision, ToolCallEvent
+from pi_core.tools import Tool
+
+from support.agents import run
+from support.wheels import build_wheel, make_venv, pip_install
+
+
+def plugin(name, **hooks):
+    """A plugin object named ``name`` whose hooks are the given functions."""
+    return type(name, (), {k: hookimpl(v) for k, v in hooks.items()})()
+
+
+def test_handlers_run_in_load_order_with_tryfirst_and_trylast_moving_to_the_ends():
+    calls = []
+    plugins = Plugins()
+    plugins.register(plugin("A", turn_start=lambda self: calls.append("A")))
+
+    class Early:
+        @hookimpl(tryfirst=True)
+        def turn_start(self):
+            calls.append("early")
+
+    class Late:
+        @hookimpl(trylast=True)
+        def turn_start(self):
+            calls.append("late")
+
+    plugins.register(Late())
+    plugins.register(plugin("B", turn_start=lambda self: calls.append("B")))
+    plugins.register(Early())
+    run(plugins.notify("turn_start", event=None, ctx=None))
+    assert calls == ["early", "A", "B", "late"]
+
+
+def test_decide_last_result_wins():
+    plugins = Plugins()
+    plugins.register(plugin("A", before_tool_call=lambda self: ToolCallDecision(reason="A")))
+    plugins.register(plugin("B", before_tool_call=lambda self: None))
+    plugins.register(plugin("C", before_tool_call=lambda self: ToolCallDecision(reason="C")))
+    decision = run(plugins.decide("before_tool_call", event=None, ctx=None))
+    assert decision.reason == "C"
+
+
+def test_decide_a_cancel_or_block_result_stops_later_handlers():
+    later = []
+    plugins = Plugins()
+    plugins.register(plugin("Blocker", before_tool_call=lambda self: {"block": True, "reason": "no"}))
+    plugins.register(plugin("Later", before_tool_call=lambda self: later.append(1)))
+    assert run(plugins.decide("before_tool_call", event=None, ctx=None)) == {"block": True, "reason": "no"}
+    plugins2 = Plugins()
+    plugins2.register(plugin("Canceller", session_before_fork=lambda self: {"cancel": True}))
+    plugins2.register(plugin("Later", session_before_fork=lambda self: later.append(2)))
+    assert run(plugins2.decide("session_before_fork", event=None, ctx=None)) == {"cancel": True}
+    assert later == []
+
+
+def test_chain_passes_each_result_to_the_next_handler_and_none_keeps_the_value():
+    plugins = Plugins()
+    plugins.register(plugin("Double", context=lambda self, messages: messages * 2))
+    plugins.register(plugin("Keep", context=lambda self, messages: None))
+    plugins.register(plugin("Append", context=lambda self, messages: messages + ["!"]))
+    assert run(plugins.chain("context", "messages", ["x"], ctx=None)) == ["x", "x", "!"]
+
+
+def test_chain_stops_when_a_result_is_handled():
+    from pi_core.events import InputEvent
+
+    import attrs
+
+    plugins = Plugins()
+    plugins.register(plugin("Handle", input=lambda self, event: attrs.evolve(event, handled=True)))
+    plugins.register(plugin("Never", input=lambda self, event: attrs.evolve(event, text="changed")))
+    result = run(plugins.chain("input", "event", InputEvent("hi"), ctx=None))
+    assert result.handled and result.text == "hi"
+
+
+def test_collect_gathers_everything_and_a_later_same_name_overrides():
+    plugins = Plugins()
+    builtin_read = Tool(name="read", description="built-in")
+    plugins.register(plugin("Builtins", register_tools=lambda self: [builtin_read, Tool(name="bash")]))
+    plugins.register(plugin("User", register_tools=lambda self: Tool(name="read", description="user's")))
+    plugins.register(plugin("Nothing", register_tools=lambda self: None))
+    tools = run(plugins.collect("register_tools", key="name", ctx=None))
+    assert [(t.name, t.description) for t in tools] == [("read", "user's"), ("bash", "")]
+    paths = run(plugins.collect("resources_discover", event=None, ctx=None))
+    assert paths == []
+
+
+def test_async_handlers_are_awaited_in_order():
+    calls = []
+
+    class Slow:
+        @hookimpl
+        async def turn_end(self, event):
+            await asyncio.sleep(0.02)
+            calls.append("slow")
+
+    class Fast:
+        @hookimpl
+        def turn_end(self, event):
+            calls.append("fast")
+
+    class AsyncChain:
+        @hookimpl
+        async def context(self, messages):
+            await asyncio.sleep(0)
+            return messages + ["async"]
+
+    plugins = Plugins()
+    for p in (Slow(), Fast(), AsyncChain()):
+        plugins.register(p)
+    run(plugins.notify("turn_end", event=None, ctx=None))
+    assert calls == ["slow", "fast"]
+    assert run(plugins.chain("context", "messages", [], ctx=None)) == ["async"]
+
+
+def test_a_raising_handler_is_reported_with_plugin_and_hook_and_skipped(caplog):
+    reported = []
+    plugins = Plugins()
+    plugins.error_listeners.append(reported.append)
+    plugins.register(plugin("Broken", context=lambda self, messages: 1 / 0))
+    plugins.register(plugin("Fine", context=lambda self, messages: messages + ["fine"]))
+    assert run(plugins.chain("context", "messages", [], ctx=None)) == ["fine"]
+    assert [(e.plugin, e.hook) for e in reported] == [("Broken", "context")]
+    assert "plugin 'Broken' failed in context: ZeroDivisionError" in caplog.text
+
+
+def test_a_misspelled_hook_is_reported_and_a_mismatched_one_refused():
+    plugins = Plugins()
+    plugins.register(plugin("Typo", turn_strat=lambda self, event: None))
+    assert plugins.errors[-1].hook == "turn_strat" and "misspelled" in str(plugins.errors[-1])
+    assert plugins.register(plugin("BadArgs", turn_start=lambda self, nonsense: None)) is None
+    assert "BadArgs" not in [i.name for i in plugins.infos]
+
+
+def test_a_hook_nobody_implements_has_no_handlers_and_costs_no_call():
+    plugins = Plugins()
+    assert not plugins.has("message_update")
+    assert run(plugins.notify("message_update", event=None, ctx=None)) is None
+    assert run(plugins.chain("context", "messages", ["same"], ctx=None)) == ["same"]
+
+
+def write_plugin(path, body):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("from pi_core import hookimpl\n" + textwrap.dedent(body))
+    return path
+
+
+def test_load_order_is_builtins_then_user_then_project_then_command_line(tmp_path):
+    agent_dir, project = tmp_path / "agent", tmp_path / "project"
+    write_plugin(agent_dir / "extensions" / "b_user.py", "@hookimpl\ndef turn_start(): pass\n")
+    write_plugin(agent_dir / "extensions" / "a_user.py", "@hookimpl\ndef turn_start(): pass\n")
+    write_plugin(project / ".pi" / "extensions" / "proj.py", "@hookimpl\ndef turn_start(): pass\n")
+    cli = write_plugin(tmp_path / "cli_plugin.py", "@hookimpl\ndef turn_start(): pass\n")
+    plugins = load_plugins(cwd=project, agent_dir=agent_dir, extension_paths=[cli])
+    names = [(i.name, i.source) for i in plugins.infos]
+    builtins = [n for n, s in names if s == "builtin"]
+    assert builtins and names[: len(builtins)] == [(n, "builtin") for n in builtins]
+    assert [n for n, s in names if s in ("file", "cli")] == ["a_user", "b_user", "proj", "cli_plugin"]
+    assert names[-1] == ("cli_plugin", "cli")
+
+
+def test_no_extensions_skips_discovered_plugins_but_explicit_paths_still_load(tmp_path):
+    agent_dir = tmp_path / "agent"
+    write_plugin(agent_dir / "extensions" / "user.py", "@hookimpl\ndef turn_start(): pass\n")
+    cli = write_plugin(tmp_path / "explicit.py", "@hookimpl\ndef turn_start(): pass\n")
+    plugins = load_plugins(cwd=tmp_path, agent_dir=agent_dir, extension_paths=[cli], discover=False)
+    names = [i.name for i in plugins.infos]
+    assert "user" not in names and "explicit" in names
+
+
+def test_a_plugin_file_that_fails_to_import_is_reported_and_others_load(tmp_path):
+    agent_dir = tmp_path / "agent"
+    write_plugin(agent_dir / "extensions" / "broken.py", "raise ImportError('needs foo')\n")
+    write_plugin(agent_dir / "extensions" / "good.py", "@hookimpl\ndef turn_start(): pass\n")
+    plugins = load_plugins(cwd=tmp_path, agent_dir=agent_dir)
+    assert "good" in [i.name for i in plugins.infos]
+    assert any(e.plugin == "broken" and "needs foo" in str(e) for e in plugins.errors)
+
+
+THIRD_PARTY = """
+from pi_core import hookimpl, tool
+
+@tool(parameters={"type": "object", "properties": {}})
+def {name}_tool(args, run):
+    return "hello from {name}"
+
+@hookimpl
+def register_tools():
+    return [{name}_tool]
+"""
+
+
+def test_a_third_party_wheel_installed_into_a_venv_is_discovered_through_its_entry_point(tmp_path):
+    wheels = []
+    for dist in ("pi-zeta", "pi-alpha"):  # installed zeta first; load order is by name
+        mod = dist.replace("-", "_")
+        wheels.append(build_wheel(
+            tmp_path, dist, "1.2.3", {f"{mod}.py": THIRD_PARTY.replace("{name}", mod)},
+            {"pi.plugins": {mod.split("_")[1]: mod}},
+        ))
+    python = make_venv(tmp_path / "venv")
+    for wheel in wheels:
+        pip_install(python, wheel)
+    out = subprocess.run(
+        [python, "-m", "pi_core.cli", "plugins", "--json"], cwd=tmp_path, capture_output=True,
+        text=True, env={"PI_CODING_AGENT_DIR": str(tmp_path / "agent"), "PATH": "/usr/bin:/bin"},
+    )
+    assert out.returncode == 0, out.stderr
+    listed = json.loads(out.stdout)["plugins"]
+    third = [p for p in listed if p["source"] == "entry point"]
+    assert [(p["name"], p["distribution"], p["version"], p["hooks"]) for p in third] == [
+        ("alpha", "pi-alpha", "1.2.3", ["register_tools"]),
+        ("zeta", "pi-zeta", "1.2.3", ["register_tools"]),
+    ]
+    assert [p["source"] for p in listed].index("entry point") > 0  # after the built-ins
+    # And the discovered tool really reaches an agent in that environment.
+    script = (
+        "import asyncio\n"
+        "from pi_core.discovery import load_plugins\n"
+        "from pi_core import Agent\n"
+        "from pi_plugins.providers.scripted import scripted_model\n"
+        "agent = Agent(model=scripted_model(), plugins=load_plugins(), providers=[])\n"
+        "asyncio.run(agent.setup())\n"
+        "print(sorted(t.name for t in agent.tools))\n"
+    )
+    out = subprocess.run([python, "-c", script], cwd=tmp_path, capture_output=True, text=True,
+                         env={"PI_CODING_AGENT_DIR": str(tmp_path / "agent"), "PATH": "/usr/bin:/bin"})
+    assert out.returncode == 0, out.stderr
+    assert "pi_alpha_tool" in out.stdout and "pi_zeta_tool" in out.stdout
+
+
+def test_pi_plugins_lists_builtins_with_their_hooks_and_a_cli_plugin(tmp_path):
+    extra = write_plugin(tmp_path / "mine.py", "@hookimpl\ndef turn_end(event): pass\n")
+    out = subprocess.run(
+        [sys.executable, "-m", "pi_core.cli", "plugins", "-e", str(extra)], cwd=tmp_path,
+        capture_output=True, text=True, env={"PI_CODING_AGENT_DIR": str(tmp_path / "agent"),
+                                             "PATH": "/usr/bin:/bin"},
+    )
+    assert out.returncode == 0, out.stderr
+    assert "app_messages  (builtin, pi-harness" in out.stdout
+    assert "hooks: convert_to_llm" in out.stdout
+    assert f"mine  (cli)  {extra}" in out.stdout and "hooks: turn_end" in out.stdout

@@ -1,0 +1,57 @@
+"""Build real wheels and temp venvs for plugin-discovery tests, without network or build
+backends: a wheel is a zip with dist-info, which pip installs like any other."""
+
+import base64
+import hashlib
+import site
+import subprocess
+import sys
+import textwrap
+import venv
+import zipfile
+from pathlib import Path
+
+
+def build_wheel(dest: Path, name: str, version: str, files: dict[str, str],
+                entry_points: dict[str, dict[str, str]]) -> Path:
+    """Write ``<name>-<version>-py3-none-any.whl`` holding ``files`` (path → source)."""
+    stem = name.replace("-", "_")
+    info = f"{stem}-{version}.dist-info"
+    contents = {path: textwrap.dedent(src) for path, src in files.items()}
+    contents[f"{info}/METADATA"] = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
+    contents[f"{info}/WHEEL"] = (
+        "Wheel-Version: 1.0\nGenerator: pi-harness-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+    )
+    contents[f"{info}/entry_points.txt"] = "".join(
+        f"[{group}]\n" + "".join(f"{k} = {v}\n" for k, v in eps.items()) for group, eps in entry_points.items()
+    )
+    record = []
+    for path, text in contents.items():
+        data = text.encode()
+        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        record.append(f"{path},sha256={digest},{len(data)}")
+    record.append(f"{info}/RECORD,,")
+    contents[f"{info}/RECORD"] = "\n".join(record) + "\n"
+    wheel = dest / f"{stem}-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as zf:
+        for path, text in contents.items():
+            zf.writestr(path, text)
+    return wheel
+
+
+def make_venv(path: Path) -> Path:
+    """A new venv that also sees this interpreter's packages (pi-harness, pip), added
+    after its own, so what is installed into it comes first. Returns its python."""
+    venv.EnvBuilder(with_pip=False).create(path)
+    python = path / "bin" / "python"
+    own = subprocess.run([python, "-c", "import site; print(site.getsitepackages()[0])"],
+                         capture_output=True, text=True, check=True).stdout.strip()
+    outer = [p for p in site.getsitepackages() if Path(p).is_dir()]
+    lines = "".join(f"import site; site.addsitedir({p!r})\n" for p in outer)
+    (Path(own) / "_outer_env.pth").write_text(lines)
+    return python
+
+
+def pip_install(python: Path, wheel: Path) -> None:
+    subprocess.run([python, "-m", "pip", "install", "-q", "--no-index", "--no-deps", str(wheel)],
+                   check=True, capture_output=True, text=True)
