@@ -46,7 +46,7 @@ def _field_overrides(cls: type) -> dict:
             overrides[a.name] = override(omit=True)
         else:
             optional = a.default is None and not a.metadata.get("always_written")
-            overrides[a.name] = override(rename=camel(a.name), omit_if_default=optional)
+            overrides[a.name] = override(rename=camel(a.alias), omit_if_default=optional)
     return overrides
 
 
@@ -57,13 +57,16 @@ def _unstructure_factory(cls: type):
     # order (a tool result's ``details``), put the keys back in declaration order.
     written = [a for a in attrs.fields(cls) if not overrides[a.name].omit]
     optional = [overrides[a.name].omit_if_default for a in written]
-    order = tuple(camel(a.name) for a in written)
+    order = tuple(camel(a.alias) for a in written)
     misplaced = any(opt and not later for i, opt in enumerate(optional) for later in optional[i + 1:])
     has_extra = "extra" in attrs.fields_dict(cls)
-    if not (misplaced or has_extra):
+    streamed = hasattr(cls, "_flush")  # join a streaming block's pending deltas first
+    if not (misplaced or has_extra or streamed):
         return base
 
     def unstructure(obj):
+        if streamed:
+            obj._flush()
         d = base(obj)
         if misplaced:
             d = {k: d[k] for k in order if k in d}
@@ -78,7 +81,7 @@ def _unstructure_factory(cls: type):
 def _structure_factory(cls: type):
     base = make_dict_structure_fn(cls, converter, **_field_overrides(cls))
     known = frozenset(
-        camel(a.name) for a in attrs.fields(cls)
+        camel(a.alias) for a in attrs.fields(cls)
         if a.name != "extra" and not a.metadata.get("transient")
     )
     if "extra" not in attrs.fields_dict(cls):

@@ -26,12 +26,46 @@ def _extra() -> Any:
 # ---------------------------------------------------------------- content blocks
 
 
+def _pending() -> Any:
+    return field(default=None, init=False, repr=False, eq=False, metadata={"transient": True})
+
+
+class _Streamed:
+    """Text that grows delta by delta while a block streams, in linear time: deltas are
+    kept as parts and joined only when the text is read, so a consumer pays for what it
+    reads and a 100,000-delta answer never costs quadratic time."""
+
+    __slots__ = ()
+
+    def append(self, delta: str) -> None:
+        if self._pending is None:
+            self._pending = [delta]
+        else:
+            self._pending.append(delta)
+
+    def _flush(self) -> str:
+        if self._pending:
+            setattr(self, self._body, getattr(self, self._body) + "".join(self._pending))
+            self._pending = None
+        return getattr(self, self._body)
+
+
 @define
-class TextContent:
+class TextContent(_Streamed):
     type: Literal["text"] = field(default="text", init=False)
-    text: str = ""
+    _text: str = field(default="", alias="text")
     text_signature: str | None = None
     extra: dict = _extra()
+    _pending: list[str] | None = _pending()
+    _body = "_text"
+
+    @property
+    def text(self) -> str:
+        return self._flush()
+
+    @text.setter
+    def text(self, value: str) -> None:
+        self._text, self._pending = value, None
 
 
 @define
@@ -43,12 +77,22 @@ class ImageContent:
 
 
 @define
-class ThinkingContent:
+class ThinkingContent(_Streamed):
     type: Literal["thinking"] = field(default="thinking", init=False)
-    thinking: str = ""
+    _thinking: str = field(default="", alias="thinking")
     thinking_signature: str | None = None
     redacted: bool | None = None
     extra: dict = _extra()
+    _pending: list[str] | None = _pending()
+    _body = "_thinking"
+
+    @property
+    def thinking(self) -> str:
+        return self._flush()
+
+    @thinking.setter
+    def thinking(self, value: str) -> None:
+        self._thinking, self._pending = value, None
 
 
 @define

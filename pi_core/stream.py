@@ -136,8 +136,8 @@ AssistantMessageEvent = (
 class MessageBuilder:
     """Builds one assistant message from streamed pieces and returns the matching events.
 
-    Text and thinking deltas are added to the open block at once, so ``partial`` always
-    shows what has streamed. Tool-call arguments are collected as raw JSON pieces and
+    Text and thinking deltas are appended to the open block (joined when read, see
+    :class:`pi_core.messages._Streamed`), so ``partial`` always shows what has streamed. Tool-call arguments are collected as raw JSON pieces and
     parsed once when the call ends (linear time, whatever their size); malformed JSON
     leaves ``{}`` and keeps the raw text in ``extra["partialArgs"]`` so nothing the model
     wrote is lost.
@@ -183,7 +183,7 @@ class MessageBuilder:
         return TextStartEvent(content_index=index, partial=self.message)
 
     def text_delta(self, delta: str) -> TextDeltaEvent:
-        self._block.text += delta
+        self._block.append(delta)
         return TextDeltaEvent(content_index=self._open, delta=delta, partial=self.message)
 
     def thinking_start(self, signature: str | None = None) -> ThinkingStartEvent:
@@ -191,7 +191,7 @@ class MessageBuilder:
         return ThinkingStartEvent(content_index=index, partial=self.message)
 
     def thinking_delta(self, delta: str) -> ThinkingDeltaEvent:
-        self._block.thinking += delta
+        self._block.append(delta)
         return ThinkingDeltaEvent(content_index=self._open, delta=delta, partial=self.message)
 
     def toolcall_start(self, id: str, name: str) -> ToolCallStartEvent:

@@ -5,6 +5,7 @@ import json
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -253,3 +254,12 @@ def test_pi_plugins_lists_builtins_with_their_hooks_and_a_cli_plugin(tmp_path):
     assert "app_messages  (builtin, pi-harness" in out.stdout
     assert "hooks: convert_to_llm" in out.stdout
     assert f"mine  (cli)  {extra}" in out.stdout and "hooks: turn_end" in out.stdout
+
+
+def test_the_installed_pi_script_lists_the_builtin_plugins(tmp_path):
+    script = Path(sys.executable).parent / "pi"
+    assert script.exists(), "pi-harness is not installed in this environment (README install command)"
+    out = subprocess.run([script, "plugins"], cwd=tmp_path, capture_output=True, text=True,
+                         env={"PI_CODING_AGENT_DIR": str(tmp_path / "agent"), "PATH": "/usr/bin:/bin"})
+    assert out.returncode == 0, out.stderr
+    assert "app_messages  (builtin" in out.stdout
