@@ -1,0 +1,106 @@
+"""settings.json: global (``<agent dir>/settings.json``) and project (``.pi/settings.json``),
+merged key by key with the project winning (nested objects merge too).
+
+Keys are pi's (``defaultModel``, ``compaction.reserveTokens``…). Unknown keys are kept.
+A file that is not valid JSON is reported in ``problems`` and ignored, never fatal.
+Resource lists (``skills``, ``prompts``, ``extensions``) resolve relative to the folder
+of the file that names them.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pi_core.paths import agent_dir as default_agent_dir
+from pi_core.paths import project_dir
+
+DEFAULTS: dict[str, Any] = {
+    "compaction": {"enabled": True, "reserveTokens": 16384, "keepRecentTokens": 20000},
+    "branchSummary": {"reserveTokens": 16384},
+    "retry": {"enabled": True, "maxRetries": 3, "baseDelayMs": 2000},
+    "steeringMode": "one-at-a-time",
+    "followUpMode": "one-at-a-time",
+    "enableSkillCommands": True,
+}
+
+
+def _merge(base: dict, over: dict) -> dict:
+    merged = dict(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+class Settings:
+    def __init__(
+        self,
+        global_data: dict | None = None,
+        project_data: dict | None = None,
+        *,
+        global_dir: Path | None = None,
+        project_dir: Path | None = None,
+        problems: list[str] | None = None,
+    ) -> None:
+        self.global_data = global_data or {}
+        self.project_data = project_data or {}
+        self.global_dir = global_dir
+        self.project_dir = project_dir
+        self.problems = problems or []
+        self.data = _merge(_merge(DEFAULTS, self.global_data), self.project_data)
+
+    @classmethod
+    def load(cls, cwd: str | Path = ".", agent_dir: str | Path | None = None) -> "Settings":
+        home = Path(agent_dir) if agent_dir is not None else default_agent_dir()
+        project = project_dir(cwd)
+        problems: list[str] = []
+        return cls(
+            _read(home / "settings.json", problems),
+            _read(project / "settings.json", problems),
+            global_dir=home,
+            project_dir=project,
+            problems=problems,
+        )
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """A setting by dotted key (``"compaction.reserveTokens"``)."""
+        value: Any = self.data
+        for part in key.split("."):
+            if not isinstance(value, dict) or part not in value:
+                return default
+            value = value[part]
+        return value
+
+    def paths(self, key: str) -> list[Path]:
+        """A resource list (``skills``, ``prompts``…): global entries, then project ones,
+        each resolved against its own file's folder; ``~`` expands."""
+        found = []
+        for data, base in ((self.global_data, self.global_dir), (self.project_data, self.project_dir)):
+            for entry in data.get(key, []) or []:
+                if isinstance(entry, str):
+                    path = Path(entry).expanduser()
+                    found.append(path if path.is_absolute() or base is None else base / path)
+        return found
+
+
+def _read(path: Path, problems: list[str]) -> dict:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        problems.append(f"{path}: cannot read: {exc}")
+        return {}
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        problems.append(f"{path}: invalid JSON ({exc}); its settings are ignored")
+        return {}
+    if not isinstance(data, dict):
+        problems.append(f"{path}: expected a JSON object; its settings are ignored")
+        return {}
+    return data
