@@ -1,19 +1,23 @@
 """``ctx``: what every hook receives, the plugin's handle on the running harness.
 
-The core's context covers the agent loop (cwd, ui, event bus, model, tools, abort,
-idle state, sending messages). The harness extends it with the session.
+The core's context covers the agent loop (cwd, agent dir, settings, this run's resource
+options, ui, event bus, model, tools, abort, idle state, sending messages). The harness
+extends it with the session.
 """
 
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from pi_core.bus import EventBus
 
 if TYPE_CHECKING:
     from pi_core.loop import Agent
+    from pi_core.options import ResourceOptions
     from pi_core.plugins import Plugins
+    from pi_core.settings import Settings
 
 log = logging.getLogger("pi.ui")
 
@@ -46,12 +50,22 @@ class PluginContext:
         agent: "Agent | None" = None,
         ui: Any = None,
         events: EventBus | None = None,
+        settings: "Settings | None" = None,
+        options: "ResourceOptions | None" = None,
+        agent_dir: Path | None = None,
     ) -> None:
+        from pi_core.options import ResourceOptions
+        from pi_core.paths import agent_dir as default_agent_dir
+        from pi_core.settings import Settings
+
         self.cwd = cwd
         self.plugins = plugins
         self.agent = agent
         self.ui = ui or NullUI()
         self.events = events or EventBus()
+        self.agent_dir = Path(agent_dir) if agent_dir is not None else default_agent_dir()
+        self.settings = settings or Settings.load(cwd, self.agent_dir)
+        self.options = options or ResourceOptions()
 
     @property
     def model(self):
