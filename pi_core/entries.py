@@ -209,3 +209,35 @@ Entry = (
     | SessionInfoEntry
     | UnknownEntry
 )
+
+
+def iso_to_ms(stamp: str) -> int:
+    """Unix milliseconds of an entry timestamp (0 when it cannot be read)."""
+    try:
+        return int(datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp() * 1000)
+    except (ValueError, AttributeError):
+        return 0
+
+
+def message_of(entry: Any) -> AgentMessage | None:
+    """The agent message an entry contributes to the context, if any: messages as they
+    are, plugin messages, branch summaries and compaction summaries."""
+    from pi_core import messages as m
+
+    if isinstance(entry, MessageEntry):
+        return entry.message
+    if isinstance(entry, CustomMessageEntry):
+        return m.CustomMessage(
+            custom_type=entry.custom_type, content=entry.content, display=entry.display,
+            details=entry.details, timestamp=iso_to_ms(entry.timestamp),
+        )
+    if isinstance(entry, BranchSummaryEntry):
+        return m.BranchSummaryMessage(
+            summary=entry.summary, from_id=entry.from_id, timestamp=iso_to_ms(entry.timestamp)
+        )
+    if isinstance(entry, CompactionEntry):
+        return m.CompactionSummaryMessage(
+            summary=entry.summary, tokens_before=entry.tokens_before,
+            timestamp=iso_to_ms(entry.timestamp),
+        )
+    return None

@@ -77,3 +77,24 @@ class Provider(Protocol):
     def stream(
         self, model: Model, context: LlmContext, options: StreamOptions
     ) -> AsyncIterator[AssistantMessageEvent]: ...
+
+
+async def complete(provider: Provider, model: Model, context: LlmContext, options: StreamOptions):
+    """Run one request to its end and return the final assistant message (a summary,
+    a title…). Failures come back as a message with stop reason ``error``."""
+    from pi_core.messages import AssistantMessage
+
+    final = None
+    try:
+        async for event in provider.stream(model, context, options):
+            if event.type == "done":
+                final = event.message
+            elif event.type == "error":
+                final = event.error
+    except Exception as exc:  # a provider that broke its contract
+        final = AssistantMessage(api=model.api, provider=model.provider, model=model.id,
+                                 stop_reason="error", error_message=f"{type(exc).__name__}: {exc}")
+    if final is None:
+        final = AssistantMessage(api=model.api, provider=model.provider, model=model.id,
+                                 stop_reason="error", error_message="the stream ended without a result")
+    return final

@@ -1,0 +1,111 @@
+"""Token counts for compaction decisions: what the provider reported for the last
+assistant message, plus an estimate for what came after it.
+
+The estimate uses tiktoken when its encoding is already on this machine (tiktoken would
+otherwise download it on first use, which must never happen at run time); else a
+characters / 4 heuristic, as pi uses. Neither touches the network.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Callable
+
+from pi_core.messages import (
+    AssistantMessage,
+    ImageContent,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    Usage,
+)
+
+IMAGE_CHARS = 4800  # an image counts as about 1,200 tokens
+ENCODING = "cl100k_base"
+_ENCODING_URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
+
+
+def _tiktoken_cache_file() -> Path:
+    folder = os.environ.get("TIKTOKEN_CACHE_DIR") or os.environ.get("DATA_GYM_CACHE_DIR")
+    folder = folder or os.path.join(tempfile.gettempdir(), "data-gym-cache")
+    return Path(folder) / hashlib.sha1(_ENCODING_URL.encode()).hexdigest()
+
+
+@functools.lru_cache(maxsize=1)
+def _counter() -> tuple[str, Callable[[str], int]]:
+    """tiktoken's count when its encoding file is cached locally, else chars / 4."""
+    if _tiktoken_cache_file().is_file():
+        try:
+            import tiktoken
+
+            encoding = tiktoken.get_encoding(ENCODING)
+            return "tiktoken", lambda text: len(encoding.encode_ordinary(text))
+        except Exception:
+            pass
+    return "chars/4", lambda text: -(-len(text) // 4)
+
+
+def estimate_method() -> str:
+    """Which estimate is in use: ``tiktoken`` or ``chars/4``."""
+    return _counter()[0]
+
+
+def _content_chars(content: Any) -> tuple[str, int]:
+    if isinstance(content, str):
+        return content, 0
+    text, extra = [], 0
+    for block in content or ():
+        if isinstance(block, TextContent):
+            text.append(block.text)
+        elif isinstance(block, ImageContent):
+            extra += IMAGE_CHARS
+    return "".join(text), extra
+
+
+def estimate_tokens(message: Any) -> int:
+    """A conservative token estimate for one agent message."""
+    role = getattr(message, "role", "")
+    extra = 0
+    if role in ("user", "custom", "toolResult"):
+        text, extra = _content_chars(message.content)
+    elif role == "assistant":
+        parts = []
+        for block in message.content:
+            if isinstance(block, TextContent):
+                parts.append(block.text)
+            elif isinstance(block, ThinkingContent):
+                parts.append(block.thinking)
+            elif isinstance(block, ToolCall):
+                parts.append(block.name + json.dumps(block.arguments, ensure_ascii=False))
+        text = "".join(parts)
+    elif role == "bashExecution":
+        text = message.command + message.output
+    elif role in ("branchSummary", "compactionSummary"):
+        text = message.summary
+    else:
+        return 0
+    return _counter()[1](text) + -(-extra // 4)
+
+
+def usage_tokens(usage: Usage) -> int:
+    return usage.total_tokens or usage.input + usage.output + usage.cache_read + usage.cache_write
+
+
+def _reported(message: Any) -> Usage | None:
+    if isinstance(message, AssistantMessage) and message.stop_reason not in ("error", "aborted"):
+        return message.usage
+    return None
+
+
+def context_tokens(messages: list) -> int:
+    """Tokens of a context: the last reported usage plus estimates for what follows."""
+    for index in range(len(messages) - 1, -1, -1):
+        usage = _reported(messages[index])
+        if usage is not None and usage_tokens(usage):
+            return usage_tokens(usage) + sum(estimate_tokens(m) for m in messages[index + 1 :])
+    return sum(estimate_tokens(m) for m in messages)
