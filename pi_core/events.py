@@ -155,3 +155,141 @@ class ToolCallDecision:
 class ProviderResponseEvent:
     status: int
     headers: dict[str, str] = field(factory=dict)
+
+
+# ---------------------------------------------------------------- harness events
+
+
+@define
+class CompactionResult:
+    """A summary and where the kept part of the branch starts."""
+
+    summary: str
+    first_kept_entry_id: str
+    tokens_before: int
+    details: Any = None
+
+
+@define
+class CompactionStart:
+    type: Literal["compaction_start"] = field(default="compaction_start", init=False)
+    reason: Literal["manual", "threshold", "overflow"] = "manual"
+
+
+@define
+class CompactionEnd:
+    type: Literal["compaction_end"] = field(default="compaction_end", init=False)
+    reason: Literal["manual", "threshold", "overflow"] = "manual"
+    result: CompactionResult | None = None
+    aborted: bool = False
+    will_retry: bool = False
+    error_message: str | None = None
+
+
+@define
+class AutoRetryStart:
+    type: Literal["auto_retry_start"] = field(default="auto_retry_start", init=False)
+    attempt: int = 1
+    max_attempts: int = 3
+    delay_ms: int = 0
+    error_message: str = ""
+
+
+@define
+class AutoRetryEnd:
+    type: Literal["auto_retry_end"] = field(default="auto_retry_end", init=False)
+    success: bool = False
+    attempt: int = 0
+    final_error: str | None = None
+
+
+@define
+class SessionStart:
+    type: Literal["session_start"] = field(default="session_start", init=False)
+    reason: Literal["startup", "new", "resume", "fork"] = "startup"
+    previous_session_file: str | None = None
+
+
+@define
+class SessionShutdown:
+    type: Literal["session_shutdown"] = field(default="session_shutdown", init=False)
+
+
+@define
+class ModelSelect:
+    type: Literal["model_select"] = field(default="model_select", init=False)
+    model: Any = None
+    previous_model: Any = None
+    source: Literal["set", "cycle", "restore"] = "set"
+
+
+@define
+class ThinkingLevelSelect:
+    type: Literal["thinking_level_select"] = field(default="thinking_level_select", init=False)
+    level: str = "off"
+    previous_level: str | None = None
+
+
+# ---------------------------------------------------------------- session decisions
+
+
+@define
+class BeforeCompactEvent:
+    """``session_before_compact``: ``entries`` is the branch (root → leaf) to compact."""
+
+    reason: Literal["manual", "threshold", "overflow"]
+    entries: list
+    instructions: str | None = None
+    reserve_tokens: int = 16384
+    keep_recent_tokens: int = 20000
+
+
+@define
+class CompactionDecision:
+    """A ``session_before_compact`` result: ``cancel``; or a ready ``result``; or
+    ``generate``, an async function producing the result, called only if this decision
+    wins (so a plugin later in load order can replace the built-in summariser for free)."""
+
+    cancel: bool = False
+    result: CompactionResult | None = None
+    generate: Any = None
+    from_hook: bool = True
+
+
+@define
+class BeforeTreeEvent:
+    """``session_before_tree``: moving the leaf from ``old_leaf_id`` to ``target_id``;
+    ``entries`` is the branch being left, down to the common ancestor."""
+
+    target_id: str | None
+    old_leaf_id: str | None
+    entries: list
+    summarize: bool = False
+    instructions: str | None = None
+
+
+@define
+class TreeDecision:
+    """A ``session_before_tree`` result: ``cancel``, or the branch summary (ready as
+    ``summary``/``details`` or deferred as ``generate``)."""
+
+    cancel: bool = False
+    summary: str | None = None
+    details: Any = None
+    generate: Any = None
+    from_hook: bool = True
+
+
+@define
+class SessionTreeEvent:
+    type: Literal["session_tree"] = field(default="session_tree", init=False)
+    old_leaf_id: str | None = None
+    new_leaf_id: str | None = None
+    summary_entry: Any = None
+
+
+@define
+class SessionCompactEvent:
+    type: Literal["session_compact"] = field(default="session_compact", init=False)
+    entry: Any = None
+    from_hook: bool = False

@@ -249,8 +249,8 @@ class Agent:
     async def _run(self, prompts: list[AgentMessage], signal: AbortSignal) -> list[AgentMessage]:
         produced: list[AgentMessage] = []
         try:
-            await self._emit(AgentStart())
-            await self._emit(TurnStart())
+            await self.emit(AgentStart())
+            await self.emit(TurnStart())
             for message in prompts:
                 await self._deliver(message, produced)
             await self._turns(produced, signal)
@@ -266,7 +266,7 @@ class Agent:
             self.streaming_message = None
             self.pending_tool_calls = set()
             self._closing = True
-        await self._emit(AgentEnd(messages=produced))
+        await self.emit(AgentEnd(messages=produced))
         self._task = None
         return produced
 
@@ -277,14 +277,14 @@ class Agent:
             tools_owed = True
             while tools_owed or pending:
                 if not first:
-                    await self._emit(TurnStart())
+                    await self.emit(TurnStart())
                 first = False
                 for message in pending:
                     await self._deliver(message, produced)
                 pending = []
                 message = await self._respond(signal, produced)
                 if message.stop_reason in ("error", "aborted"):
-                    await self._emit(TurnEnd(message=message))
+                    await self.emit(TurnEnd(message=message))
                     return
                 results: list[ToolResultMessage] = []
                 calls = message.tool_calls
@@ -292,7 +292,7 @@ class Agent:
                 if calls:
                     results, terminate = await self._run_tools(message, calls, signal, produced)
                 tools_owed = bool(calls) and not terminate
-                await self._emit(TurnEnd(message=message, tool_results=results))
+                await self.emit(TurnEnd(message=message, tool_results=results))
                 if signal.aborted or terminate:
                     return
                 pending = self.steering.drain()
@@ -302,14 +302,14 @@ class Agent:
 
     async def _deliver(self, message: AgentMessage, produced: list) -> None:
         """A complete message: message_start, the message_end chain, then into the transcript."""
-        await self._emit(MessageStart(message=message))
+        await self.emit(MessageStart(message=message))
         await self._finish_message(message, produced)
 
     async def _finish_message(self, message: AgentMessage, produced: list) -> AgentMessage:
         message = await self.plugins.chain("message_end", "message", message, ctx=self.ctx)
         self.messages.append(message)
         produced.append(message)
-        await self._emit(MessageEnd(message=message))
+        await self.emit(MessageEnd(message=message))
         return message
 
     # ------------------------------------------------------------ one response
@@ -356,7 +356,7 @@ class Agent:
                 kind = event.type
                 if kind == "start":
                     partial = self.streaming_message = event.partial
-                    await self._emit(MessageStart(message=partial))
+                    await self.emit(MessageStart(message=partial))
                 elif kind == "done":
                     final = event.message
                     break
@@ -366,8 +366,8 @@ class Agent:
                 else:
                     if partial is None:  # a provider that skipped "start"
                         partial = self.streaming_message = event.partial
-                        await self._emit(MessageStart(message=partial))
-                    await self._emit(MessageUpdate(message=partial, assistant_message_event=event))
+                        await self.emit(MessageStart(message=partial))
+                    await self.emit(MessageUpdate(message=partial, assistant_message_event=event))
             if final is None:
                 raise RuntimeError("the provider's stream ended without done or error")
         except asyncio.CancelledError:
@@ -379,7 +379,7 @@ class Agent:
             final = self._failure(partial, f"{type(exc).__name__}: {exc}", request=request)
         self.streaming_message = None
         if partial is None:
-            await self._emit(MessageStart(message=final))
+            await self.emit(MessageStart(message=final))
         return await self._finish_message(final, produced)
 
     def _failure(self, partial, text: str, *, aborted: bool = False, request=None) -> AssistantMessage:
@@ -431,7 +431,7 @@ class Agent:
                 result = await self._execute(prepared, signal, message)
             finished[prepared.call.id] = result
             self.pending_tool_calls.discard(prepared.call.id)
-            await self._emit(ToolExecutionEnd(
+            await self.emit(ToolExecutionEnd(
                 tool_call_id=prepared.call.id, tool_name=prepared.call.name,
                 result=result, is_error=result.is_error,
             ))
@@ -472,7 +472,7 @@ class Agent:
                 if call.id not in finished:
                     finished[call.id] = ToolResult.error(ABORTED_TOOL_TEXT)
                     self.pending_tool_calls.discard(call.id)
-                    await self._emit(ToolExecutionEnd(
+                    await self.emit(ToolExecutionEnd(
                         tool_call_id=call.id, tool_name=call.name,
                         result=finished[call.id], is_error=True,
                     ))
@@ -487,7 +487,7 @@ class Agent:
     async def _prepare(self, call: ToolCall, by_name: dict[str, Tool], message) -> _Prepared:
         """Announce the call, find the tool, validate the arguments, ask before_tool_call."""
         self.pending_tool_calls.add(call.id)
-        await self._emit(ToolExecutionStart(
+        await self.emit(ToolExecutionStart(
             tool_call_id=call.id, tool_name=call.name, args=call.arguments
         ))
         tool = by_name.get(call.name)
@@ -519,7 +519,7 @@ class Agent:
         updates: list[asyncio.Future] = []
 
         def on_update(partial: ToolResult) -> None:
-            updates.append(asyncio.ensure_future(self._emit(ToolExecutionUpdate(
+            updates.append(asyncio.ensure_future(self.emit(ToolExecutionUpdate(
                 tool_call_id=call.id, tool_name=call.name, args=call.arguments,
                 partial_result=partial,
             ))))
@@ -540,7 +540,7 @@ class Agent:
 
     # ------------------------------------------------------------ events
 
-    async def _emit(self, event: Any) -> None:
+    async def emit(self, event: Any) -> None:
         """An agent event reaches the notify hook of its name, then the subscribers."""
         if event.type != "message_end":
             await self.plugins.notify(event.type, event=event, ctx=self.ctx)

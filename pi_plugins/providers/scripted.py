@@ -15,7 +15,7 @@ from typing import Any, Callable
 from attrs import define, field
 
 from pi_core import hookimpl
-from pi_core.messages import Usage
+from pi_core.messages import Failure, Usage
 from pi_core.model import Model
 from pi_core.provider import LlmContext, StreamOptions
 from pi_core.stream import MessageBuilder
@@ -33,8 +33,10 @@ class Reply:
     thinking: str | None = None
     #: (name, arguments) pairs; arguments may be a dict or raw JSON text.
     tool_calls: list[tuple[str, Any]] = field(factory=list)
-    #: End with an ``error`` event carrying this message instead of ``done``.
+    #: End with an ``error`` event carrying this message instead of ``done``…
     error: str | None = None
+    #: …classified like this (retryable, overflow), as a real provider would.
+    failure: Failure | None = None
     usage: Usage | None = None
     chunk: int = 4
     delay: float = 0.0
@@ -46,8 +48,12 @@ Script = Reply | Callable[[LlmContext], Reply]
 class ScriptedProvider:
     api = API
 
-    def __init__(self, script: list[Script] | None = None, *, api: str = API):
+    def __init__(self, script: list[Script] | None = None, *, api: str = API,
+                 router: Callable[[LlmContext], Reply | None] | None = None):
+        """``router`` sees each request first; a Reply it returns answers that request
+        without using up the script (e.g. every summarisation request)."""
         self.api = api
+        self.router = router
         self.script: list[Script] = list(script or [])
         self.requests: list[LlmContext] = []
         self.payloads: list[dict] = []
@@ -69,10 +75,12 @@ class ScriptedProvider:
         self.payloads.append(payload)
         await options.response(200, {"content-type": "text/event-stream"})
         yield builder.start()
-        if not self.script:
-            yield builder.error("scripted provider: the script has no reply left")
-            return
-        reply = self.script.pop(0)
+        reply = self.router(context) if self.router is not None else None
+        if reply is None:
+            if not self.script:
+                yield builder.error("scripted provider: the script has no reply left")
+                return
+            reply = self.script.pop(0)
         if callable(reply):
             reply = reply(context)
         signal = options.signal
@@ -109,7 +117,7 @@ class ScriptedProvider:
         if reply.usage is not None:
             builder.message.usage = reply.usage
         if reply.error is not None:
-            yield builder.error(reply.error)
+            yield builder.error(reply.error, failure=reply.failure)
         else:
             yield builder.done()
 

@@ -1,0 +1,512 @@
+"""The harness (pi's AgentSession): the agent loop joined to a session and the plugins.
+
+It takes a prompt through the ``input`` chain (where skills and templates expand), then
+``before_agent_start`` (which builds the system prompt), then the loop; it stores every
+finished message in the session and restores model, thinking level and context from it;
+it retries retryable provider failures with backoff, compacts on context overflow and
+retries once; it runs compaction and tree navigation through their decide hooks, so a
+plugin can cancel them or supply the summary. Plugins reach all of it through ``ctx``
+(:class:`HarnessContext`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal as signals
+from typing import Any, Callable, Iterable
+
+import attrs
+
+from pi_core.context import PluginContext
+from pi_core.events import (
+    AutoRetryEnd,
+    AutoRetryStart,
+    BeforeAgentStartEvent,
+    BeforeCompactEvent,
+    BeforeTreeEvent,
+    CompactionEnd,
+    CompactionResult,
+    CompactionStart,
+    InputEvent,
+    ModelSelect,
+    QueueUpdate,
+    SessionCompactEvent,
+    SessionShutdown,
+    SessionStart,
+    SessionTreeEvent,
+    ThinkingLevelSelect,
+)
+from pi_core.loop import Agent, AgentBusyError, user_message
+from pi_core.messages import (
+    AgentMessage,
+    AssistantMessage,
+    BranchSummaryMessage,
+    CompactionSummaryMessage,
+    CustomMessage,
+    ImageContent,
+    TextContent,
+    UserMessage,
+    text_of,
+)
+from pi_core.model import Model
+from pi_core.provider import LlmContext, StreamOptions, complete
+from pi_core.signal import AbortSignal
+
+log = logging.getLogger("pi.harness")
+
+
+class SummaryError(RuntimeError):
+    """The model could not write a summary (its error is in the message)."""
+
+
+@attrs.define
+class ExecResult:
+    stdout: str
+    stderr: str
+    code: int | None
+    killed: bool = False
+
+
+class HarnessContext(PluginContext):
+    """``ctx`` once a harness runs: the core's context plus the session and the
+    harness's operations (compact, model and thinking level, entries, names, labels)."""
+
+    harness: "Harness"
+
+    @property
+    def session(self):
+        return self.harness.session
+
+    @property
+    def session_id(self) -> str | None:
+        return self.harness.session.id if self.harness.session is not None else None
+
+    def append_entry(self, custom_type: str, data: Any = None):
+        """Keep plugin state in the session (a ``custom`` entry, never sent to the model)."""
+        return self.harness.session.append_custom(custom_type, data)
+
+    def send_message(self, message: Any, deliver_as: str = "steer") -> None:
+        """Queue a message for the model: text or a :class:`CustomMessage`."""
+        self.send_user_message(message, deliver_as)
+
+    def set_session_name(self, name: str) -> None:
+        self.harness.session.append_session_info(name)
+
+    def set_label(self, entry_id: str, label: str | None) -> None:
+        self.harness.session.append_label(entry_id, label)
+
+    async def set_model(self, model: Model) -> None:
+        await self.harness.set_model(model)
+
+    async def set_thinking_level(self, level: str) -> None:
+        await self.harness.set_thinking_level(level)
+
+    async def compact(self, instructions: str | None = None, *, reason: str = "manual"):
+        return await self.harness.compact(instructions, reason=reason)
+
+    async def summarize(self, system_prompt: str, text: str, max_tokens: int) -> str:
+        return await self.harness.summarize(system_prompt, text, max_tokens)
+
+    async def exec(self, command: list[str] | str, *, timeout: float | None = None,
+                   cwd: str | None = None) -> ExecResult:
+        return await run_command(command, cwd=cwd or self.cwd, timeout=timeout)
+
+
+async def run_command(command: list[str] | str, *, cwd: str, timeout: float | None = None) -> ExecResult:
+    """Run a command in its own process group; on timeout or cancellation the whole
+    group is killed, so nothing it started outlives it."""
+    if isinstance(command, str):
+        process = await asyncio.create_subprocess_shell(
+            command, cwd=cwd, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            start_new_session=True)
+    else:
+        process = await asyncio.create_subprocess_exec(
+            *command, cwd=cwd, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            start_new_session=True)
+    try:
+        out, err = await asyncio.wait_for(process.communicate(), timeout)
+        killed = False
+    except (asyncio.TimeoutError, asyncio.CancelledError) as exc:
+        try:
+            os.killpg(process.pid, signals.SIGKILL)
+        except ProcessLookupError:
+            pass
+        out, err = await process.communicate()
+        if isinstance(exc, asyncio.CancelledError):
+            raise
+        killed = True
+    return ExecResult(out.decode(errors="replace"), err.decode(errors="replace"),
+                      process.returncode, killed)
+
+
+class Harness:
+    """An agent, a session and the plugins, joined.
+
+    ``resolve_model(provider, model_id)`` finds a model by name (for restoring a
+    session's model); ``get_api_key(model)`` gives its key. ``model_is_explicit`` says the
+    caller chose ``model`` (the CLI's ``--model``), so a resumed session's own model does
+    not replace it.
+    """
+
+    def __init__(
+        self,
+        *,
+        plugins,
+        session,
+        model: Model,
+        thinking_level: str | None = None,
+        model_is_explicit: bool = False,
+        cwd: str | None = None,
+        settings=None,
+        options=None,
+        ui: Any = None,
+        agent_dir=None,
+        tools: list | None = None,
+        get_api_key: Callable[[Model], Any] | None = None,
+        resolve_model: Callable[[str, str], Model | None] | None = None,
+    ) -> None:
+        self.plugins = plugins
+        self.session = session
+        self.resolve_model = resolve_model
+        self.ctx = HarnessContext(cwd=cwd or session.cwd, plugins=plugins, ui=ui,
+                                  settings=settings, options=options, agent_dir=agent_dir)
+        self.ctx.harness = self
+        settings = self.ctx.settings
+        self.agent = Agent(
+            model=model, plugins=plugins, ctx=self.ctx, tools=tools, get_api_key=get_api_key,
+            thinking_level=thinking_level or settings.get("defaultThinkingLevel") or "off",
+            steering_mode=settings.get("steeringMode", "one-at-a-time"),
+            follow_up_mode=settings.get("followUpMode", "one-at-a-time"),
+        )
+        self._explicit_model = model_is_explicit
+        self._explicit_thinking = thinking_level is not None
+        self.auto_compaction = bool(settings.get("compaction.enabled", True))
+        self.auto_retry = bool(settings.get("retry.enabled", True))
+        self.max_retries = int(settings.get("retry.maxRetries", 3))
+        self.base_delay_ms = int(settings.get("retry.baseDelayMs", 2000))
+        self.max_retry_delay_ms = int(settings.get("retry.provider.maxRetryDelayMs", 60000))
+        self._retry_cancel: asyncio.Event | None = None
+        self._summary_signal: AbortSignal | None = None
+        self._started = False
+        self.agent.subscribe(self._persist)
+
+    # ------------------------------------------------------------ state
+
+    @property
+    def model(self) -> Model:
+        return self.agent.model
+
+    @property
+    def thinking_level(self) -> str:
+        return self.agent.thinking_level
+
+    @property
+    def messages(self) -> list[AgentMessage]:
+        return self.agent.messages
+
+    @property
+    def is_running(self) -> bool:
+        return self.agent.is_running
+
+    def subscribe(self, listener: Callable[[Any], Any]) -> Callable[[], None]:
+        """Every agent event and every harness event (compaction, retries, queue…)."""
+        return self.agent.subscribe(listener)
+
+    async def emit(self, event: Any) -> None:
+        await self.agent.emit(event)
+
+    # ------------------------------------------------------------ lifecycle
+
+    async def start(self, reason: str = "startup", previous_session_file: str | None = None) -> None:
+        """Load the session's context, model and thinking level; write the opening
+        entries of a new session; tell the plugins (``session_start``)."""
+        await self.agent.setup()
+        fresh = not len(self.session)
+        restored = self.session.build_context()
+        self.agent.messages = list(restored.messages)
+        if restored.model is not None and not self._explicit_model and self.resolve_model:
+            found = self.resolve_model(restored.model.provider, restored.model.model_id)
+            if found is not None and found.key != self.agent.model.key:
+                previous, self.agent.model = self.agent.model, found
+                await self.emit(ModelSelect(model=found, previous_model=previous, source="restore"))
+        if not fresh and not self._explicit_thinking:
+            self.agent.thinking_level = restored.thinking_level
+        ref = restored.model
+        if ref is None or (ref.provider, ref.model_id) != (self.model.provider, self.model.id):
+            self.session.append_model_change(self.model.provider, self.model.id)
+        if fresh or restored.thinking_level != self.thinking_level:
+            self.session.append_thinking_level_change(self.thinking_level)
+        self._started = True
+        await self.emit(SessionStart(reason=reason, previous_session_file=previous_session_file))
+
+    async def close(self) -> None:
+        """Tell the plugins the session is being left, then release its file."""
+        await self.emit(SessionShutdown())
+        self.session.close()
+
+    # ------------------------------------------------------------ prompting
+
+    async def prompt(
+        self,
+        text: str,
+        images: Iterable[ImageContent] = (),
+        *,
+        source: str = "interactive",
+        streaming_behavior: str | None = None,
+    ) -> list[AgentMessage]:
+        """Run a prompt to its end (retries and overflow recovery included). While the
+        agent runs, ``streaming_behavior`` "steer" or "followUp" queues it instead."""
+        if not self._started:
+            await self.start()
+        if self.agent.is_running:
+            if streaming_behavior == "steer":
+                self.steer(text)
+                return []
+            if streaming_behavior in ("followUp", "follow_up"):
+                self.follow_up(text)
+                return []
+            raise AgentBusyError("the agent is running: steer or queue a follow-up instead")
+        event = await self.plugins.chain(
+            "input", "event", InputEvent(text, list(images), source), ctx=self.ctx)
+        if event.handled:
+            return []
+        start = await self.plugins.chain(
+            "before_agent_start", "event",
+            BeforeAgentStartEvent(prompt=event.text, images=list(event.images),
+                                  system_prompt=self.agent.system_prompt),
+            ctx=self.ctx,
+        )
+        self.agent.system_prompt = start.system_prompt
+        prompts = [user_message(start.prompt, start.images), *start.messages]
+        return await self._with_recovery(self.agent.prompt(prompts))
+
+    async def continue_(self) -> list[AgentMessage]:
+        return await self._with_recovery(self.agent.continue_())
+
+    def steer(self, message: str | AgentMessage) -> None:
+        self.agent.steer(message)
+        self._queue_changed()
+
+    def follow_up(self, message: str | AgentMessage) -> None:
+        self.agent.follow_up(message)
+        self._queue_changed()
+
+    def clear_queues(self) -> tuple[list, list]:
+        cleared = self.agent.clear_queues()
+        self._queue_changed()
+        return cleared
+
+    def abort(self) -> None:
+        """Stop whatever runs: the stream, the tools, a retry wait, a summary."""
+        self.abort_retry()
+        if self._summary_signal is not None:
+            self._summary_signal.abort()
+        self.agent.abort()
+
+    def abort_retry(self) -> None:
+        if self._retry_cancel is not None:
+            self._retry_cancel.set()
+
+    async def wait_for_idle(self) -> None:
+        await self.agent.wait_for_idle()
+
+    def _queue_changed(self) -> None:
+        event = QueueUpdate(
+            steering=[_text(m) for m in self.agent.steering.messages],
+            follow_up=[_text(m) for m in self.agent.follow_up_queue.messages],
+        )
+        task = asyncio.get_running_loop().create_task(self.emit(event))
+        task.add_done_callback(lambda t: t.exception())
+
+    # ------------------------------------------------------------ persistence
+
+    def _persist(self, event: Any) -> None:
+        if event.type != "message_end":
+            return
+        message = event.message
+        if isinstance(message, (CompactionSummaryMessage, BranchSummaryMessage)):
+            return
+        if isinstance(message, CustomMessage):
+            self.session.append_custom_message(message.custom_type, message.content,
+                                               message.display, message.details)
+        else:
+            self.session.append_message(message)
+
+    # ------------------------------------------------------------ retries
+
+    async def _with_recovery(self, run) -> list[AgentMessage]:
+        """Await a run; then retry retryable failures with exponential backoff (honouring
+        retry-after), and compact-then-retry once on a context overflow."""
+        produced = list(await run)
+        attempt, overflow_tried = 0, False
+        while True:
+            failed = self._failed()
+            if failed is None:
+                break
+            kind = failed.failure.kind
+            if kind == "overflow" and not overflow_tried and self.auto_compaction:
+                overflow_tried = True
+                self.agent.messages.pop()  # the failure stays in the file, not the context
+                if await self.compact(reason="overflow", will_retry=True) is None:
+                    break
+                produced += await self.agent.continue_()
+                continue
+            if kind != "retryable" or not self.auto_retry or attempt >= self.max_retries:
+                break
+            attempt += 1
+            delay = failed.failure.retry_after_ms or self.base_delay_ms * 2 ** (attempt - 1)
+            if self.max_retry_delay_ms and delay > self.max_retry_delay_ms:
+                failed.error_message = (f"{failed.error_message} (the server asked to wait "
+                                        f"{delay / 1000:.0f} s, more than the {self.max_retry_delay_ms / 1000:.0f} s allowed)")
+                break
+            await self.emit(AutoRetryStart(attempt=attempt, max_attempts=self.max_retries,
+                                           delay_ms=delay, error_message=failed.error_message or ""))
+            self.agent.messages.pop()
+            if not await self._wait(delay / 1000):
+                await self.emit(AutoRetryEnd(success=False, attempt=attempt, final_error="retry cancelled"))
+                return produced
+            produced += await self.agent.continue_()
+        if attempt:
+            failed = self._failed()
+            await self.emit(AutoRetryEnd(success=failed is None, attempt=attempt,
+                                         final_error=failed.error_message if failed else None))
+        return produced
+
+    def _failed(self) -> AssistantMessage | None:
+        last = self.agent.messages[-1] if self.agent.messages else None
+        if isinstance(last, AssistantMessage) and last.stop_reason == "error" and last.failure:
+            return last
+        return None
+
+    async def _wait(self, seconds: float) -> bool:
+        """Sleep unless cancelled by abort_retry(); True when the wait ran out."""
+        self._retry_cancel = asyncio.Event()
+        try:
+            await asyncio.wait_for(self._retry_cancel.wait(), seconds)
+            return False
+        except asyncio.TimeoutError:
+            return True
+        finally:
+            self._retry_cancel = None
+
+    # ------------------------------------------------------------ model and thinking
+
+    async def set_model(self, model: Model, source: str = "set") -> None:
+        previous, self.agent.model = self.agent.model, model
+        if previous.key != model.key:
+            self.session.append_model_change(model.provider, model.id)
+        await self.emit(ModelSelect(model=model, previous_model=previous, source=source))
+
+    async def set_thinking_level(self, level: str) -> None:
+        previous, self.agent.thinking_level = self.agent.thinking_level, level
+        if previous != level:
+            self.session.append_thinking_level_change(level)
+        await self.emit(ThinkingLevelSelect(level=level, previous_level=previous))
+
+    # ------------------------------------------------------------ summaries
+
+    async def summarize(self, system_prompt: str, text: str, max_tokens: int) -> str:
+        """One request to the current model for a summary; raises :class:`SummaryError`."""
+        model = self.agent.model
+        provider = (self.agent.providers or {}).get(model.api)
+        if provider is None:
+            raise SummaryError(f"no provider for api {model.api!r}")
+        signal = self._summary_signal or AbortSignal()
+        context = LlmContext(system_prompt=system_prompt,
+                             messages=[UserMessage(content=[TextContent(text)])])
+        options = StreamOptions(signal=signal, api_key=await self.agent._api_key(model),
+                                max_tokens=max_tokens,
+                                thinking_level=self.thinking_level if model.reasoning else "off")
+        message = await complete(provider, model, context, options)
+        if message.stop_reason in ("error", "aborted"):
+            raise SummaryError(message.error_message or "the summary request failed")
+        return message.text
+
+    async def compact(self, instructions: str | None = None, *, reason: str = "manual",
+                      will_retry: bool = False) -> CompactionResult | None:
+        """Compact the branch: ``session_before_compact`` decides (cancel, a plugin's own
+        summary, or the built-in summariser's); the entry is appended and the context
+        rebuilt. Returns the result, or None when cancelled, failed or nothing to do."""
+        await self.emit(CompactionStart(reason=reason))
+        settings = self.ctx.settings
+        event = BeforeCompactEvent(
+            reason=reason, entries=self.session.path(), instructions=instructions,
+            reserve_tokens=int(settings.get("compaction.reserveTokens", 16384)),
+            keep_recent_tokens=int(settings.get("compaction.keepRecentTokens", 20000)),
+        )
+        self._summary_signal = AbortSignal()
+        result, error = None, None
+        try:
+            decision = await self.plugins.decide("session_before_compact", event=event, ctx=self.ctx)
+            if decision is None:
+                error = "no compaction plugin is loaded"
+            elif getattr(decision, "cancel", False):
+                await self.emit(CompactionEnd(reason=reason, aborted=True))
+                return None
+            else:
+                result = decision.result or (await decision.generate() if decision.generate else None)
+            if result is not None:
+                entry = self.session.append_compaction(
+                    result.summary, result.first_kept_entry_id, result.tokens_before,
+                    result.details, from_hook=bool(getattr(decision, "from_hook", True)))
+                self.agent.messages = list(self.session.build_context().messages)
+                await self.emit(SessionCompactEvent(entry=entry, from_hook=bool(entry.from_hook)))
+        except Exception as exc:
+            error = str(exc) or type(exc).__name__
+            log.warning("compaction failed: %s", error)
+            result = None
+        aborted = self._summary_signal.aborted
+        self._summary_signal = None
+        await self.emit(CompactionEnd(reason=reason, result=result, aborted=aborted,
+                                      will_retry=will_retry and result is not None, error_message=error))
+        return result
+
+    # ------------------------------------------------------------ the tree
+
+    async def navigate_tree(self, target_id: str | None, *, summarize: bool = False,
+                            instructions: str | None = None) -> bool:
+        """Move the leaf to ``target_id``; with ``summarize``, hang a summary of the
+        branch left behind where the new branch starts. False when a plugin cancelled."""
+        if self.agent.is_running:
+            raise AgentBusyError("wait for the agent to finish before moving in the tree")
+        old_leaf = self.session.leaf_id
+        target_path = {e.id for e in self.session.path(target_id)} if target_id else set()
+        left = []
+        for entry in reversed(self.session.path(old_leaf) if old_leaf else []):
+            if entry.id in target_path:
+                break
+            left.append(entry)
+        left.reverse()
+        event = BeforeTreeEvent(target_id=target_id, old_leaf_id=old_leaf, entries=left,
+                                summarize=summarize, instructions=instructions)
+        decision = await self.plugins.decide("session_before_tree", event=event, ctx=self.ctx)
+        if getattr(decision, "cancel", False):
+            return False
+        summary_entry = None
+        if summarize and left and decision is not None:
+            summary, details = decision.summary, decision.details
+            if summary is None and decision.generate is not None:
+                self._summary_signal = AbortSignal()
+                try:
+                    summary, details = await decision.generate()
+                finally:
+                    self._summary_signal = None
+            if summary:
+                summary_entry = self.session.branch_with_summary(
+                    target_id, summary, details, from_hook=bool(decision.from_hook))
+        if summary_entry is None:
+            if target_id is None:
+                self.session.reset_leaf()
+            else:
+                self.session.branch(target_id)
+        self.agent.messages = list(self.session.build_context().messages)
+        await self.emit(SessionTreeEvent(old_leaf_id=old_leaf, new_leaf_id=self.session.leaf_id,
+                                         summary_entry=summary_entry))
+        return True
+
+
+def _text(message: Any) -> str:
+    content = getattr(message, "content", "")
+    return text_of(content) if isinstance(content, (str, list)) else str(content)

@@ -1,0 +1,67 @@
+"""Compaction, as a plugin: when the context nears the model's window, summarise the
+older part of the branch and keep going.
+
+- ``prepare_request``: before every request (so a long tool run compacts mid-run and
+  goes on), compact when the context's tokens exceed ``window - reserveTokens``;
+- ``session_before_compact``: offers the built-in summariser as a deferred decision, so a
+  plugin later in load order that supplies its own summary (or cancels) costs nothing;
+- ``session_before_tree``: the same for branch summaries when moving in the tree.
+
+The harness runs manual (``/compact``) and overflow compactions through the same hook.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from pi_core import hookimpl
+from pi_core.events import CompactionDecision, CompactionResult, TreeDecision
+
+from pi_plugins.compaction.prepare import branch_messages, prepare_compaction
+from pi_plugins.compaction.summary import summarize_branch, summarize_compaction
+from pi_plugins.compaction.tokens import context_tokens
+
+
+def _harness(ctx):
+    return getattr(ctx, "harness", None)
+
+
+@hookimpl
+async def prepare_request(request, ctx):
+    harness = _harness(ctx)
+    if harness is None or not harness.auto_compaction:
+        return None
+    reserve = int(ctx.settings.get("compaction.reserveTokens", 16384))
+    if context_tokens(request.messages) <= request.model.context_window - reserve:
+        return None
+    if await harness.compact(reason="threshold") is None:
+        return None
+    return attrs.evolve(request, messages=list(harness.agent.messages))
+
+
+@hookimpl
+def session_before_compact(event, ctx):
+    async def generate():
+        plan = prepare_compaction(event.entries, event.keep_recent_tokens, context=list(ctx.agent.messages))
+        if plan is None:
+            return None
+        summary, details = await summarize_compaction(plan, ctx.summarize, event.reserve_tokens,
+                                                      event.instructions)
+        return CompactionResult(summary=summary, first_kept_entry_id=plan.first_kept_entry_id,
+                                tokens_before=plan.tokens_before, details=details)
+
+    return CompactionDecision(generate=generate, from_hook=False)
+
+
+@hookimpl
+def session_before_tree(event, ctx):
+    if not event.summarize or not event.entries:
+        return None
+    reserve = int(ctx.settings.get("branchSummary.reserveTokens", 16384))
+
+    async def generate():
+        budget = max(ctx.agent.model.context_window - reserve, 0)
+        messages, file_ops = branch_messages(event.entries, budget)
+        return await summarize_branch(messages, file_ops, ctx.summarize, reserve, event.instructions)
+
+    return TreeDecision(generate=generate, from_hook=False)

@@ -1,0 +1,239 @@
+"""The harness: a long scripted conversation through sessions, retries, compaction and
+the tree, written to real session files."""
+
+import asyncio
+import json
+
+import attrs
+import pytest
+
+from pi_core import Plugins, hookimpl, tool
+from pi_core.events import CompactionDecision, CompactionResult, TreeDecision
+from pi_core.harness import Harness
+from pi_core.messages import Failure, ToolResultMessage, text_of
+from pi_core.session import Session
+from pi_core.settings import Settings
+from pi_plugins import app_messages, compaction
+from pi_plugins.providers.scripted import Reply, ScriptedProvider, scripted_model
+
+from support.agents import Recorder, run
+
+SUMMARY = "## Goal\nKeep going.\n\n## Progress\n### Done\n- [x] earlier steps"
+BIG = "line of tool output\n" * 100  # about 500 tokens
+
+
+def summarise_requests(context):
+    """Answer every summarisation request with a fixed summary (not from the script)."""
+    last = context.messages[-1] if context.messages else None
+    if last is not None and "<conversation>" in text_of(last.content):
+        return Reply(text=SUMMARY)
+    return None
+
+
+@tool(parameters={"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]})
+def dump(args, run):
+    """Print a lot."""
+    return f"dump {args['n']}\n{BIG}"
+
+
+def make(tmp_path, script, *plugins, settings=None, window=128_000, session=None, router=summarise_requests):
+    registry = Plugins()
+    provider = ScriptedProvider(script, router=router)
+    registry.register(provider, "scripted")
+    registry.register(app_messages, "app_messages")
+    registry.register(compaction, "compaction")
+    for plugin in plugins:
+        registry.register(plugin)
+    session = session or Session.create(tmp_path / "work", tmp_path / "sessions")
+    data = {"retry": {"baseDelayMs": 5}, **(settings or {})}
+    harness = Harness(plugins=registry, session=session, model=scripted_model(context_window=window),
+                      cwd=str(tmp_path), settings=Settings(data), tools=[dump])
+    events = Recorder()
+    harness.subscribe(events)
+    return harness, provider, events
+
+
+def lines(session):
+    return [json.loads(line) for line in session.file.read_text().splitlines()]
+
+
+def test_a_new_session_file_appears_with_the_first_answer_in_the_fixtures_shape(tmp_path):
+    harness, provider, events = make(tmp_path, [Reply(text="hello")])
+    run(harness.start())
+    assert not harness.session.file.exists()
+    run(harness.prompt("hi"))
+    written = lines(harness.session)
+    assert [l["type"] for l in written] == ["session", "model_change", "thinking_level_change", "message", "message"]
+    assert written[0]["version"] == 3 and written[0]["cwd"].endswith("work")
+    assert written[3]["message"] == {"role": "user", "content": [{"type": "text", "text": "hi"}],
+                                     "timestamp": written[3]["message"]["timestamp"]}
+    assert written[4]["message"]["role"] == "assistant" and written[4]["parentId"] == written[3]["id"]
+    assert events.types("session_start") == ["session_start"]
+
+
+def test_threshold_compaction_mid_tool_run_then_the_run_goes_on(tmp_path):
+    script = [Reply(text=f"step {i}", tool_calls=[("dump", {"n": i})]) for i in range(6)] + [Reply(text="all done")]
+    harness, provider, events = make(
+        tmp_path, script, window=2500,
+        settings={"compaction": {"reserveTokens": 500, "keepRecentTokens": 600}})
+    run(harness.prompt("dump six times"))
+    assert harness.messages[-1].text == "all done"
+    assert events.types("compaction_start", "compaction_end")[:2] == ["compaction_start", "compaction_end"]
+    assert events.of("compaction_start")[0].reason == "threshold"
+    end = events.of("compaction_end")[0]
+    assert end.result is not None and end.result.summary.startswith(SUMMARY) and not end.aborted
+    assert "agent_end" not in events.types()[: events.types().index("compaction_end")]  # mid-run
+    kinds = [l["type"] for l in lines(harness.session)]
+    assert "compaction" in kinds and kinds[-1] == "message"
+    # The request after the compaction starts with the summary, not the first prompt.
+    after = provider.requests[-1].messages
+    assert "condensed into the summary below" in text_of(after[0].content)
+    assert all(text_of(m.content) != "dump six times" for m in after if m.role == "user")
+    assert sum(isinstance(m, ToolResultMessage) for m in harness.messages) < 6
+
+
+def test_a_429_is_retried_and_the_failure_stays_in_the_file_not_the_context(tmp_path):
+    script = [Reply(error="429 rate limited", failure=Failure("retryable", 429, retry_after_ms=10)),
+              Reply(text="worked the second time")]
+    harness, provider, events = make(tmp_path, script)
+    run(harness.prompt("hi"))
+    assert harness.messages[-1].text == "worked the second time"
+    assert [m.role for m in harness.messages] == ["user", "assistant"]
+    start = events.of("auto_retry_start")[0]
+    assert (start.attempt, start.max_attempts, start.delay_ms) == (1, 3, 10)
+    assert events.of("auto_retry_end")[0].success
+    stored = [l["message"] for l in lines(harness.session) if l["type"] == "message"]
+    assert [m.get("stopReason") for m in stored] == [None, "error", "stop"]
+
+
+def test_a_500_that_outlasts_the_retries_ends_with_the_error(tmp_path):
+    fail = Reply(error="500 internal error", failure=Failure("retryable", 500))
+    harness, provider, events = make(tmp_path, [fail, fail, fail, fail, Reply(text="unused")])
+    run(harness.prompt("hi"))
+    assert harness.messages[-1].stop_reason == "error"
+    assert [e.attempt for e in events.of("auto_retry_start")] == [1, 2, 3]
+    assert [e.delay_ms for e in events.of("auto_retry_start")] == [5, 10, 20]  # exponential
+    end = events.of("auto_retry_end")[0]
+    assert not end.success and end.final_error == "500 internal error"
+    assert len(provider.requests) == 4
+
+
+def test_retry_can_be_turned_off(tmp_path):
+    fail = Reply(error="overloaded", failure=Failure("retryable", 529))
+    harness, provider, events = make(tmp_path, [fail, Reply(text="x")], settings={"retry": {"enabled": False}})
+    run(harness.prompt("hi"))
+    assert harness.messages[-1].stop_reason == "error" and not events.of("auto_retry_start")
+
+
+def test_an_overflow_compacts_and_retries_once(tmp_path):
+    script = [Reply(text="first answer " * 50), Reply(text="second answer " * 50),
+              Reply(error="prompt is too long", failure=Failure("overflow", 400)),
+              Reply(text="fits now")]
+    harness, provider, events = make(tmp_path, script, settings={"compaction": {"keepRecentTokens": 10}})
+    run(harness.prompt("one"))
+    run(harness.prompt("two"))
+    run(harness.prompt("three"))
+    assert harness.messages[-1].text == "fits now"
+    end = events.of("compaction_end")[0]
+    assert end.reason == "overflow" and end.will_retry and end.result is not None
+    assert "condensed into the summary below" in text_of(provider.requests[-1].messages[0].content)
+
+
+def test_manual_compaction_passes_the_instructions_to_the_summary(tmp_path):
+    seen = []
+
+    def router(context):
+        text = text_of(context.messages[-1].content)
+        if "<conversation>" in text:
+            seen.append(text)
+            return Reply(text=SUMMARY)
+        return None
+
+    harness, provider, events = make(tmp_path, [Reply(text="a"), Reply(text="b")], router=router,
+                                     settings={"compaction": {"keepRecentTokens": 1}})
+    run(harness.prompt("first"))
+    run(harness.prompt("second"))
+    result = run(harness.compact("focus on the file names"))
+    assert result.summary.startswith(SUMMARY)
+    assert "Pay particular attention to: focus on the file names" in seen[0]
+    entry = [l for l in lines(harness.session) if l["type"] == "compaction"][0]
+    assert entry["fromHook"] is False and entry["firstKeptEntryId"] and entry["tokensBefore"] > 0
+    assert events.of("compaction_start")[0].reason == "manual"
+
+
+def test_a_plugin_can_supply_its_own_summary_or_cancel(tmp_path):
+    class OwnSummary:
+        @hookimpl
+        def session_before_compact(self, event):
+            kept = event.entries[-1].id
+            return CompactionDecision(result=CompactionResult("my own notes", kept, 42, {"by": "plugin"}))
+
+    harness, provider, _ = make(tmp_path / "a", [Reply(text="a")], OwnSummary(), router=None)
+    run(harness.prompt("x"))
+    result = run(harness.compact())
+    assert result.summary == "my own notes" and len(provider.requests) == 1  # no LLM summary call
+    entry = [l for l in lines(harness.session) if l["type"] == "compaction"][0]
+    assert entry["fromHook"] is True and entry["details"] == {"by": "plugin"}
+
+    class Veto:
+        @hookimpl
+        def session_before_compact(self, event):
+            return {"cancel": True}
+
+    harness, provider, events = make(tmp_path / "b", [Reply(text="a")], Veto(), router=None)
+    run(harness.prompt("x"))
+    assert run(harness.compact()) is None
+    assert events.of("compaction_end")[0].aborted
+    assert "compaction" not in [l["type"] for l in lines(harness.session)]
+
+
+def test_tree_navigation_with_and_without_a_summary(tmp_path):
+    harness, provider, events = make(tmp_path, [Reply(text="answer one"), Reply(text="approach A done"),
+                                                Reply(text="approach B done"), Reply(text="C")])
+    run(harness.prompt("question one"))
+    fork_point = harness.session.leaf_id
+    run(harness.prompt("try approach A"))
+    a_leaf = harness.session.leaf_id
+    assert run(harness.navigate_tree(fork_point, summarize=True))
+    summary = [l for l in lines(harness.session) if l["type"] == "branch_summary"][0]
+    assert summary["parentId"] == fork_point and summary["fromId"] == fork_point
+    assert summary["summary"].startswith("The user explored a different conversation branch")
+    assert [text_of(m.content) if m.role == "user" else m.role for m in harness.messages][-1] == "branchSummary"
+    run(harness.prompt("try approach B"))
+    sent = provider.requests[-1].messages
+    assert any("this summarises that branch" in text_of(m.content) for m in sent if m.role == "user")
+    assert not any("try approach A" == text_of(m.content) for m in sent if m.role == "user")
+    # Back to A without a summary: the leaf moves, nothing is appended.
+    count = len(lines(harness.session))
+    assert run(harness.navigate_tree(a_leaf))
+    assert len(lines(harness.session)) == count
+    assert [m.text for m in harness.messages if m.role == "assistant"] == ["answer one", "approach A done"]
+    assert events.of("session_tree")[-1].new_leaf_id == a_leaf
+
+
+def test_a_plugin_can_cancel_tree_navigation(tmp_path):
+    class Stay:
+        @hookimpl
+        def session_before_tree(self, event):
+            return TreeDecision(cancel=True)
+
+    harness, *_ = make(tmp_path, [Reply(text="a"), Reply(text="b")], Stay())
+    run(harness.prompt("one"))
+    first = harness.session.leaf_id
+    run(harness.prompt("two"))
+    leaf = harness.session.leaf_id
+    assert not run(harness.navigate_tree(first))
+    assert harness.session.leaf_id == leaf
+
+
+def test_resuming_a_session_restores_context_model_and_thinking_level(tmp_path):
+    harness, *_ = make(tmp_path, [Reply(text="remember 42")])
+    run(harness.set_thinking_level("high"))
+    run(harness.prompt("the number is 42"))
+    path = harness.session.file
+    run(harness.close())
+    resumed, provider, _ = make(tmp_path, [Reply(text="it was 42")], session=Session.open(path))
+    run(resumed.prompt("what was it?"))
+    assert resumed.thinking_level == "high"
+    assert [text_of(m.content) for m in provider.requests[0].messages if m.role == "user"] == [
+        "the number is 42", "what was it?"]
