@@ -26,6 +26,7 @@ from pi_core.events import (
     BeforeAgentStartEvent,
     BeforeCompactEvent,
     BeforeTreeEvent,
+    CompactionDecision,
     CompactionEnd,
     CompactionResult,
     CompactionStart,
@@ -37,6 +38,7 @@ from pi_core.events import (
     SessionStart,
     SessionTreeEvent,
     ThinkingLevelSelect,
+    TreeDecision,
 )
 from pi_core.loop import Agent, AgentBusyError, user_message
 from pi_core.messages import (
@@ -351,6 +353,8 @@ class Harness:
                 self.agent.messages.pop()  # the failure stays in the file, not the context
                 if await self.compact(reason="overflow", will_retry=True) is None:
                     break
+                if self._failed() is not None:  # the rebuilt context ends in the failure
+                    self.agent.messages.pop()
                 produced += await self.agent.continue_()
                 continue
             if kind != "retryable" or not self.auto_retry or attempt >= self.max_retries:
@@ -440,9 +444,11 @@ class Harness:
         result, error = None, None
         try:
             decision = await self.plugins.decide("session_before_compact", event=event, ctx=self.ctx)
+            if isinstance(decision, dict):
+                decision = CompactionDecision(**decision)
             if decision is None:
                 error = "no compaction plugin is loaded"
-            elif getattr(decision, "cancel", False):
+            elif decision.cancel:
                 await self.emit(CompactionEnd(reason=reason, aborted=True))
                 return None
             else:
@@ -450,7 +456,7 @@ class Harness:
             if result is not None:
                 entry = self.session.append_compaction(
                     result.summary, result.first_kept_entry_id, result.tokens_before,
-                    result.details, from_hook=bool(getattr(decision, "from_hook", True)))
+                    result.details, from_hook=decision.from_hook)
                 self.agent.messages = list(self.session.build_context().messages)
                 await self.emit(SessionCompactEvent(entry=entry, from_hook=bool(entry.from_hook)))
         except Exception as exc:
@@ -482,7 +488,9 @@ class Harness:
         event = BeforeTreeEvent(target_id=target_id, old_leaf_id=old_leaf, entries=left,
                                 summarize=summarize, instructions=instructions)
         decision = await self.plugins.decide("session_before_tree", event=event, ctx=self.ctx)
-        if getattr(decision, "cancel", False):
+        if isinstance(decision, dict):
+            decision = TreeDecision(**decision)
+        if decision is not None and decision.cancel:
             return False
         summary_entry = None
         if summarize and left and decision is not None:
