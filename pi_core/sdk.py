@@ -1,0 +1,53 @@
+"""Compose an agent in Python, without the CLI and without plugin discovery (pi's SDK).
+
+    harness = await create_harness(my_provider, my_tools, model=model)
+    harness.subscribe(print)
+    await harness.prompt("hello")
+
+Plugins are modules or objects with ``@hookimpl`` functions, registered in the order
+given (after pi-harness's built-ins when ``builtins=True``). The session is in memory
+unless one is given (``Session.create(cwd)`` for a file, ``Session.open(path)`` to resume).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Callable
+
+from pi_core.harness import Harness
+from pi_core.model import Model
+from pi_core.plugins import Plugins
+
+
+async def create_harness(
+    *plugins: Any,
+    model: Model,
+    session: Any = None,
+    cwd: str | None = None,
+    builtins: bool = False,
+    thinking_level: str | None = None,
+    settings: Any = None,
+    options: Any = None,
+    tools: list | None = None,
+    active_tools: list[str] | None = None,
+    ui: Any = None,
+    get_api_key: Callable[[Model], Any] | None = None,
+    resolve_model: Callable[[str, str], Model | None] | None = None,
+) -> Harness:
+    """A started harness over the given plugins (see the module docstring)."""
+    from pi_core.discovery import load_plugins
+    from pi_core.session import Session
+
+    cwd = cwd or os.getcwd()
+    registry = load_plugins(cwd=cwd, discover=False) if builtins else Plugins()
+    for plugin in plugins:
+        registry.register(plugin)
+    harness = Harness(
+        plugins=registry, session=session or Session.in_memory(cwd), model=model,
+        model_is_explicit=True, thinking_level=thinking_level, cwd=cwd, settings=settings,
+        options=options, ui=ui, tools=tools, get_api_key=get_api_key, resolve_model=resolve_model,
+    )
+    await harness.start()
+    if active_tools is not None:
+        harness.agent.set_active_tools(active_tools)
+    return harness

@@ -1,0 +1,37 @@
+"""The composition API and its documented example."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+from pi_core.sdk import create_harness
+from pi_plugins.providers.scripted import Reply, ScriptedProvider, scripted_model
+
+from support.agents import run
+
+ROOT = Path(__file__).parents[2]
+
+
+def test_the_documented_composition_example_runs_and_answers():
+    out = subprocess.run([sys.executable, str(ROOT / "docs" / "examples" / "compose.py")],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["[weather] It is sunny in Lisbon.",
+                                       "Good news: it is sunny in Lisbon today."]
+
+
+def test_a_composed_agent_keeps_its_session_in_memory_and_can_steer(tmp_path):
+    provider = ScriptedProvider([Reply(text="one"), Reply(text="two")])
+
+    async def scenario():
+        harness = await create_harness(provider, model=scripted_model(), cwd=str(tmp_path))
+        steered = []
+        harness.subscribe(lambda e: e.type == "message_update" and not steered and (
+            steered.append(1) or harness.steer("and more")))
+        await harness.prompt("hi")
+        return harness
+
+    harness = run(scenario())
+    assert [m.role for m in harness.messages] == ["user", "assistant", "user", "assistant"]
+    assert harness.session.file is None and len(harness.session.path()) >= 4
+    assert list(tmp_path.iterdir()) == []
