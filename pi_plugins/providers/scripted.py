@@ -69,6 +69,7 @@ class ScriptedProvider:
     async def stream(self, model: Model, context: LlmContext, options: StreamOptions):
         self.requests.append(context)
         builder = MessageBuilder(api=model.api, provider=model.provider, model=model.id)
+        builder.message.response_id = f"scripted-{len(self.requests):04d}"
         payload = await options.prepare_payload(
             {"model": model.id, "messages": len(context.messages), "tools": [t.name for t in context.tools]}
         )

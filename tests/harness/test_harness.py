@@ -3,6 +3,7 @@ the tree, written to real session files."""
 
 import asyncio
 import json
+from pathlib import Path
 
 import attrs
 import pytest
@@ -239,3 +240,41 @@ def test_resuming_a_session_restores_context_model_and_thinking_level(tmp_path):
     assert resumed.thinking_level == "high"
     assert [text_of(m.content) for m in provider.requests[0].messages if m.role == "user"] == [
         "the number is 42", "what was it?"]
+
+
+FIXTURES = Path(__file__).parents[3] / "shared" / "fixtures" / "sessions"
+
+
+def shape(line):
+    """The keys of a line (and of its message), in order: what pi reads."""
+    keys = list(line)
+    if line["type"] == "message":
+        keys += [f"message.{k}" for k in line["message"]]
+    return keys
+
+
+def test_every_line_kind_written_has_the_shape_of_the_same_kind_in_the_fixtures(tmp_path):
+    fixture_shapes = {}
+    for path in FIXTURES.glob("*.jsonl"):
+        for text in path.read_text().splitlines():
+            line = json.loads(text)
+            kind = (line["type"], line.get("message", {}).get("role"))
+            fixture_shapes.setdefault(kind, set()).add(tuple(shape(line)))
+    script = [Reply(text="looking", tool_calls=[("dump", {"n": 1})]), Reply(text="done"), Reply(text="more")]
+    harness, *_ = make(tmp_path, script, settings={"compaction": {"keepRecentTokens": 1}})
+    run(harness.prompt("go"))
+    fork_point = harness.session.leaf_id
+    harness.ctx.set_session_name("demo")
+    harness.ctx.set_label(fork_point, "here")
+    run(harness.compact())
+    run(harness.prompt("again"))
+    run(harness.navigate_tree(fork_point, summarize=True))
+    checked = set()
+    for line in lines(harness.session):
+        kind = (line["type"], line.get("message", {}).get("role"))
+        if kind in fixture_shapes:
+            assert tuple(shape(line)) in fixture_shapes[kind], kind
+            checked.add(kind)
+    assert {("session", None), ("model_change", None), ("thinking_level_change", None), ("message", "user"),
+            ("message", "assistant"), ("message", "toolResult"), ("compaction", None), ("branch_summary", None),
+            ("label", None), ("session_info", None)} <= checked
