@@ -176,11 +176,15 @@ class Agent:
             self.providers = {p.api: p for p in found}
 
     def active_tools(self) -> list[Tool]:
+        """The tools the model is offered: those named by :meth:`set_active_tools`, or
+        by default every tool marked ``default_active``."""
         tools = self.tools or []
-        return tools if self._active is None else [t for t in tools if t.name in self._active]
+        if self._active is None:
+            return [t for t in tools if t.default_active]
+        return [t for t in tools if t.name in self._active]
 
     def set_active_tools(self, names: Iterable[str] | None) -> None:
-        """Limit the tools the model sees to ``names`` (``None``: all of them)."""
+        """Offer the model exactly the tools ``names`` (``None``: back to the defaults)."""
         self._active = None if names is None else set(names)
 
     def steer(self, message: str | AgentMessage) -> None:

@@ -458,3 +458,15 @@ def test_app_messages_reach_the_model_as_user_text_and_excluded_ones_do_not(make
     assert not any("s3cret" in t for t in sent)
     assert all(isinstance(m, (UserMessage, AssistantMessage, ToolResultMessage))
                for m in provider.requests[0].messages)
+
+
+def test_the_model_is_offered_default_tools_unless_an_allow_list_says_otherwise(make_agent):
+    on = tool(name="on")(lambda args, run: "x")
+    off = tool(name="off", default_active=False)(lambda args, run: "x")
+    agent, provider, _ = make_agent([Reply(text="a"), Reply(text="b"), Reply(text="c")], tools=[on, off])
+    run(agent.prompt("1"))
+    agent.set_active_tools(["off"])
+    run(agent.prompt("2"))
+    agent.set_active_tools([])
+    run(agent.prompt("3"))
+    assert [[t.name for t in r.tools] for r in provider.requests] == [["on"], ["off"], []]
