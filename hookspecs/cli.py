@@ -17,3 +17,13 @@ def register_flags(ctx):
 @hookspec
 def register_message_renderers(ctx):
     """Kind: collect (by ``custom_type``). Return renderers for custom message kinds."""
+
+
+@hookspec
+def register_modes(ctx):
+    """Kind: collect (by mode name).
+
+    Return :class:`pi_core.app.Mode` objects (``name``, async ``run(app)`` returning the
+    exit code). ``pi`` runs the mode named by ``--mode`` (``text`` with ``-p`` is
+    ``text``, without it ``interactive``); a later plugin's mode replaces an earlier one.
+    """

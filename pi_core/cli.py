@@ -1,19 +1,163 @@
-"""The ``pi`` command line (click). Kept light at import: ``pi --help`` must be quick."""
+"""The ``pi`` command line (click). Kept light at import: ``pi --help`` must be quick.
+
+``pi [options] [@files...] [messages...]`` runs the agent; ``pi plugins`` (and the
+other subcommands) manage plugins. Anything that is not a subcommand goes to the agent.
+"""
 
 from __future__ import annotations
 
-import json
 import os
+import sys
 
 import click
 
 from pi_core import __version__
 
+MODES_HELP = "text (default: interactive, or print with -p), json, or rpc"
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, "-v", "--version", prog_name="pi")
+
+class RunCommand(click.Command):
+    """The agent command: its usage line reads like pi's."""
+
+    def format_usage(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        formatter.write_usage("pi", "[OPTIONS] [@FILES...] [MESSAGES...]")
+
+
+class PiGroup(click.Group):
+    """Subcommands by name; everything else is ``pi [options] [messages...]``."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args or args[0] not in self.commands:
+            args = ["run", *args]
+        return super().parse_args(ctx, args)
+
+
+
+@click.group(cls=PiGroup, context_settings={"help_option_names": ["-h", "--help"]})
 def main() -> None:
     """pi: a minimal, self-extensible coding-agent harness."""
+
+
+def _flag(*names: str, **kwargs):
+    return click.option(*names, is_flag=True, default=False, **kwargs)
+
+
+@main.command("run", cls=RunCommand, hidden=True, context_settings={"help_option_names": ["-h", "--help"]},
+              epilog="Subcommands: pi plugins (list loaded plugins); pi <subcommand> --help.")
+@click.argument("messages", nargs=-1)
+@click.option("--provider", help="Provider name.")
+@click.option("--model", help='Model pattern or id ("provider/id", optional ":<thinking>").')
+@click.option("--api-key", help="API key (else auth.json, the environment, models.json).")
+@click.option("--system-prompt", help="Replace the base system prompt (text or a file).")
+@click.option("--append-system-prompt", multiple=True, help="Append text or a file to the system prompt (repeatable).")
+@click.option("--mode", type=click.Choice(["text", "json", "rpc"]), default="text", help=MODES_HELP)
+@_flag("-p", "--print", "print_", help="Process the prompt, print the answer and exit.")
+@click.option("--events", type=click.Choice(["lean", "full"]), default="lean",
+              help="JSON mode: lean message_update lines (delta only) or pi's full snapshots.")
+@_flag("-c", "--continue", "continue_session", help="Continue the most recent session.")
+@_flag("-r", "--resume", help="Choose a session to resume.")
+@click.option("--session", help="Use a session file or a session id prefix.")
+@click.option("--fork", help="Fork a session file or id prefix into a new session.")
+@click.option("--session-dir", help="Folder for session files.")
+@_flag("--no-session", help="Do not save the session.")
+@click.option("--models", help="Comma-separated model patterns for cycling.")
+@_flag("-nt", "--no-tools", help="Start with no tools enabled.")
+@click.option("-t", "--tools", help="Comma-separated allow-list of tool names.")
+@click.option("--thinking", type=click.Choice(["off", "minimal", "low", "medium", "high", "xhigh"]),
+              help="Thinking level.")
+@click.option("-e", "--extension", "extensions", multiple=True, help="Load a plugin file or package directory (repeatable).")
+@_flag("-ne", "--no-extensions", help="Skip plugin discovery (explicit -e still loads).")
+@click.option("--skill", "skills", multiple=True, help="Load a skill file or folder (repeatable).")
+@_flag("-ns", "--no-skills", help="Do not discover skills.")
+@click.option("--prompt-template", "prompt_templates", multiple=True, help="Load a prompt template file or folder (repeatable).")
+@_flag("-np", "--no-prompt-templates", help="Do not discover prompt templates.")
+@_flag("-nc", "--no-context-files", help="Do not load AGENTS.md / CLAUDE.md.")
+@click.option("--export", help="Export a session file to HTML and exit (pi --export FILE [OUT]).")
+@click.option("--list-models", is_flag=False, flag_value="", default=None, metavar="[SEARCH]",
+              help="List available models (optionally matching SEARCH) and exit.")
+@_flag("--verbose", help="Verbose start-up.")
+@_flag("--offline", help="No start-up network use (pi-harness never makes any).")
+@click.version_option(__version__, "-v", "--version", prog_name="pi")
+def run_command(messages, print_, **flags) -> None:
+    """pi: a minimal, self-extensible coding agent. Chats in the terminal, or answers
+    once with -p; --mode json and --mode rpc serve programs."""
+    from pi_core.app import RunArgs
+
+    import asyncio
+
+    args = RunArgs(messages=list(messages), print=print_, **flags)
+    if args.export:
+        export_output = args.messages[0] if args.messages else None
+        sys.exit(_export(args.export, export_output))
+    if args.list_models is not None:
+        sys.exit(asyncio.run(_list_models(args)))
+    sys.exit(asyncio.run(_run(args)))
+
+
+async def _run(args) -> int:
+    from pi_core.app import UsageError, build_app
+
+    try:
+        app = await build_app(args)
+    except UsageError as exc:
+        click.echo(f"error: {exc}", err=True)
+        return 2
+    name = args.mode if args.mode != "text" else ("text" if args.print else "interactive")
+    modes = await app.plugins.collect("register_modes", key="name", ctx=app.harness.ctx)
+    mode = next((m for m in modes if m.name == name), None)
+    try:
+        if mode is None:
+            click.echo(f"error: no plugin provides the {name!r} mode (loaded: "
+                       f"{', '.join(m.name for m in modes) or 'none'})", err=True)
+            return 2
+        try:
+            return await mode.run(app)
+        except UsageError as exc:
+            click.echo(f"error: {exc}", err=True)
+            return 2
+    finally:
+        await app.harness.close()
+
+
+async def _list_models(args) -> int:
+    from pi_core.discovery import load_plugins
+    from pi_core.registry import ModelRegistry
+
+    plugins = load_plugins(cwd=os.getcwd(), extension_paths=args.extensions,
+                           discover=not args.no_extensions)
+    registry = await ModelRegistry.from_plugins(plugins)
+    models = registry.search(args.list_models or "")
+    if not models:
+        click.echo("No models match." if args.list_models else
+                   "No models available: set an API key or add models to models.json.")
+        return 0
+    rows = [("provider", "model", "context", "max-out", "thinking", "images")]
+    for m in models:
+        rows.append((m.provider, m.id, _short(m.context_window), _short(m.max_tokens),
+                     "yes" if m.reasoning else "no", "yes" if m.accepts_images else "no"))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        click.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
+    return 0
+
+
+def _short(n: int) -> str:
+    return f"{n // 1000}K" if n >= 1000 and n % 1000 == 0 else (f"{n / 1000:.1f}K" if n >= 1000 else str(n))
+
+
+def _export(source: str, output: str | None) -> int:
+    try:
+        from pi_core.export import export_html
+    except ImportError:
+        click.echo("error: HTML export is not available in this build", err=True)
+        return 2
+    try:
+        written = export_html(source, output)
+    except (OSError, ValueError) as exc:
+        click.echo(f"error: {exc}", err=True)
+        return 1
+    click.echo(f"Exported to {written}")
+    return 0
 
 
 @main.command("plugins")
@@ -42,6 +186,8 @@ def plugins_command(extensions: tuple[str, ...], no_extensions: bool, as_json: b
     ]
     errors = [str(e) for e in plugins.errors]
     if as_json:
+        import json
+
         click.echo(json.dumps({"plugins": rows, "errors": errors}, indent=2))
         return
     for row in rows:

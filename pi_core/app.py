@@ -1,0 +1,260 @@
+"""What ``pi`` does between parsing its flags and running a mode: load plugins and
+settings, pick the model and the session, build the harness.
+
+Modes (print, json, rpc, interactive) are plugins: they register a :class:`Mode` through
+the ``register_modes`` hook and receive the :class:`App`.
+"""
+
+from __future__ import annotations
+
+import base64
+import mimetypes
+import os
+import sys
+from pathlib import Path
+from typing import Any, Awaitable, Callable
+
+from attrs import define, field
+
+from pi_core.options import ResourceOptions
+
+
+class UsageError(Exception):
+    """A problem with what the user asked for; printed without a traceback."""
+
+
+@define
+class RunArgs:
+    """The flags of ``pi`` (pi's names, Python's spelling)."""
+
+    messages: list[str] = field(factory=list)
+    provider: str | None = None
+    model: str | None = None
+    api_key: str | None = None
+    system_prompt: str | None = None
+    append_system_prompt: list[str] = field(factory=list)
+    mode: str = "text"
+    print: bool = False
+    events: str = "lean"
+    continue_session: bool = False
+    resume: bool = False
+    session: str | None = None
+    fork: str | None = None
+    session_dir: str | None = None
+    no_session: bool = False
+    models: str | None = None
+    no_tools: bool = False
+    tools: str | None = None
+    thinking: str | None = None
+    extensions: list[str] = field(factory=list)
+    no_extensions: bool = False
+    skills: list[str] = field(factory=list)
+    no_skills: bool = False
+    prompt_templates: list[str] = field(factory=list)
+    no_prompt_templates: bool = False
+    no_context_files: bool = False
+    export: str | None = None
+    export_output: str | None = None
+    list_models: str | None = None
+    verbose: bool = False
+    offline: bool = False
+
+
+@define
+class Mode:
+    """An output mode: ``run(app)`` returns the process exit code."""
+
+    name: str
+    run: Callable[["App"], Awaitable[int]]
+    description: str = ""
+
+
+@define
+class Prompt:
+    text: str | None
+    images: list = field(factory=list)
+
+
+class App:
+    """Everything a mode needs: the harness, the model registry, the flags, the output."""
+
+    def __init__(self, args: RunArgs, harness: Any, registry: Any, plugins: Any,
+                 stdout=None, stderr=None, stdin=None) -> None:
+        self.args = args
+        self.harness = harness
+        self.registry = registry
+        self.plugins = plugins
+        self.stdout = stdout or sys.stdout
+        self.stderr = stderr or sys.stderr
+        self.stdin = stdin or sys.stdin
+
+    def initial_prompt(self, read_stdin: bool = True) -> Prompt:
+        """Piped stdin, then the ``@file`` contents, then the first message, joined into
+        one prompt (pi's order); the other messages follow one by one."""
+        parts, images = [], []
+        if read_stdin and not self.stdin.isatty():
+            piped = self.stdin.read()
+            if piped.strip():
+                parts.append(piped)
+        files = [m[1:] for m in self.args.messages if m.startswith("@") and len(m) > 1]
+        for name in files:
+            text, image = read_file_argument(name, self.harness.ctx.cwd)
+            parts.append(text)
+            if image is not None:
+                images.append(image)
+        rest = self.rest_messages()
+        if rest:
+            parts.append(rest[0])
+        return Prompt("".join(parts) if parts else None, images)
+
+    def rest_messages(self) -> list[str]:
+        return [m for m in self.args.messages if not (m.startswith("@") and len(m) > 1)]
+
+    def write(self, text: str) -> None:
+        self.stdout.write(text)
+        self.stdout.flush()
+
+
+def read_file_argument(name: str, cwd: str):
+    """An ``@file`` argument as prompt text (and image content for pictures)."""
+    from pi_core.messages import ImageContent
+
+    path = Path(os.path.expanduser(name))
+    path = path if path.is_absolute() else Path(cwd) / path
+    if not path.is_file():
+        raise UsageError(f"@{name}: no such file ({path})")
+    mime = mimetypes.guess_type(path.name)[0] or ""
+    if mime.startswith("image/"):
+        data = base64.b64encode(path.read_bytes()).decode()
+        return f'<file name="{path}"></file>\n', ImageContent(data=data, mime_type=mime)
+    content = path.read_text(encoding="utf-8", errors="replace")
+    return f'<file name="{path}">\n{content}\n</file>\n', None
+
+
+# ---------------------------------------------------------------- building the app
+
+
+def sessions_dir(args: RunArgs, settings) -> Path | None:
+    """``--session-dir``, then ``PI_CODING_AGENT_SESSION_DIR``, then ``sessionDir``."""
+    chosen = args.session_dir or os.environ.get("PI_CODING_AGENT_SESSION_DIR")
+    if chosen:
+        return Path(chosen).expanduser()
+    setting = settings.get("sessionDir")
+    if setting:
+        path = Path(setting).expanduser()
+        return path if path.is_absolute() else Path(os.getcwd()) / path
+    return None
+
+
+def open_session(args: RunArgs, cwd: str, directory: Path | None):
+    from pi_core.session import Session
+    from pi_core.session.listing import find_session
+    from pi_core.session.locations import session_dir_for
+
+    if args.no_session:
+        return Session.in_memory(cwd), "startup"
+    folder = directory or session_dir_for(cwd)
+    if args.fork:
+        found = find_session(args.fork, cwd, folder)
+        if found is None:
+            raise UsageError(f"--fork {args.fork}: no such session")
+        return Session.fork_from(found.path, cwd, folder), "fork"
+    if args.session:
+        found = find_session(args.session, cwd, folder)
+        if found is None:
+            raise UsageError(f"--session {args.session}: no such session (give a file or an id prefix)")
+        if found.scope == "global":
+            return Session.fork_from(found.path, cwd, folder), "fork"
+        return Session.open(found.path, folder, cwd=cwd), "resume"
+    if args.continue_session:
+        return Session.continue_recent(cwd, folder), "resume"
+    return Session.create(cwd, folder), "startup"
+
+
+def choose_model(args: RunArgs, registry, settings):
+    """(model, thinking level or None, explicit?) from the flags, then settings, then the
+    first model with a key."""
+    from pi_core.registry import ModelNotFoundError
+
+    try:
+        if args.model:
+            found = registry.resolve(args.model, args.provider)
+            return found.model, found.thinking_level, True, found.warning
+        default = settings.get("defaultModel")
+        if default:
+            found = registry.resolve(default, args.provider or settings.get("defaultProvider"))
+            return found.model, found.thinking_level, False, found.warning
+    except ModelNotFoundError as exc:
+        raise UsageError(str(exc)) from exc
+    candidates = registry.available()
+    if args.provider:
+        candidates = [m for m in candidates if m.provider == args.provider]
+    if not candidates:
+        raise UsageError(
+            "No model available: set a provider's API key (for example OPENAI_API_KEY), "
+            "add a model to models.json, or pass --model. `pi --list-models` lists models.")
+    return candidates[0], None, False, None
+
+
+async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None) -> App:
+    from pi_core.discovery import load_plugins
+    from pi_core.harness import Harness
+    from pi_core.paths import agent_dir
+    from pi_core.registry import ModelRegistry
+    from pi_core.settings import Settings
+
+    cwd = cwd or os.getcwd()
+    home = agent_dir()
+    settings = Settings.load(cwd, home)
+    for problem in settings.problems:
+        print(f"warning: {problem}", file=sys.stderr)
+    extension_paths = [*settings.paths("extensions"), *args.extensions]
+    plugins = load_plugins(cwd=cwd, agent_dir=home, extension_paths=extension_paths,
+                           discover=not args.no_extensions)
+    registry = await ModelRegistry.from_plugins(plugins, agent_dir=home)
+    for problem in registry.errors:
+        print(f"warning: {problem}", file=sys.stderr)
+    model, level, explicit, warning = choose_model(args, registry, settings)
+    if warning:
+        print(f"warning: {warning}", file=sys.stderr)
+    if args.api_key:
+        registry.set_runtime_key(model.provider, args.api_key)
+    session, reason = open_session(args, cwd, sessions_dir(args, settings))
+    options = ResourceOptions(
+        system_prompt=_text_or_file(args.system_prompt),
+        append_system_prompt=[_text_or_file(t) for t in args.append_system_prompt],
+        context_files=not args.no_context_files,
+        skills=not args.no_skills,
+        skill_paths=[Path(p) for p in args.skills],
+        prompt_templates=not args.no_prompt_templates,
+        prompt_template_paths=[Path(p) for p in args.prompt_templates],
+    )
+    harness = Harness(
+        plugins=plugins, session=session, model=model, thinking_level=args.thinking or level,
+        model_is_explicit=explicit, cwd=cwd, settings=settings, options=options, ui=ui,
+        agent_dir=home, get_api_key=registry.api_key, resolve_model=registry.find,
+    )
+    await harness.start(reason=reason)
+    _apply_tool_flags(args, harness)
+    return App(args, harness, registry, plugins)
+
+
+def _text_or_file(value: str | None) -> str | None:
+    """pi reads ``--system-prompt`` / ``--append-system-prompt`` from a file when the
+    value names one."""
+    if value and len(value) < 4096 and os.path.isfile(os.path.expanduser(value)):
+        return Path(os.path.expanduser(value)).read_text(encoding="utf-8")
+    return value
+
+
+def _apply_tool_flags(args: RunArgs, harness) -> None:
+    agent = harness.agent
+    tools = agent.tools or []
+    if args.tools is not None:
+        wanted = [n.strip() for n in args.tools.split(",") if n.strip()]
+        unknown = sorted(set(wanted) - {t.name for t in tools})
+        if unknown:
+            print(f"warning: --tools names unknown tools: {', '.join(unknown)}", file=sys.stderr)
+        agent.set_active_tools(wanted)
+    elif args.no_tools:
+        agent.set_active_tools([])

@@ -1,0 +1,82 @@
+"""Print and JSON modes: run the prompt(s) once and exit.
+
+``pi -p`` prints the final assistant message's text (or, on failure, its error on
+stderr with exit code 1). ``pi --mode json`` prints the session header, then one line per
+event. Its ``message_update`` lines carry the streamed delta only, so the output grows
+linearly with the answer; ``--events full`` adds pi's message snapshot to every update,
+for clients that read it.
+"""
+
+from __future__ import annotations
+
+import json
+
+from pi_core import hookimpl
+from pi_core.app import Mode
+from pi_core.codec import to_json
+
+
+def event_line(event, full: bool = False) -> str:
+    """One JSON line for an event, in pi's shape (lean ``message_update`` by default)."""
+    if event.type == "message_update":
+        value = {"type": "message_update", "assistantMessageEvent": stream_event_json(
+            event.assistant_message_event, full)}
+        if full:
+            value["message"] = to_json(event.message)
+    else:
+        value = to_json(event)
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def stream_event_json(event, full: bool = False) -> dict:
+    """A provider stream event without its ``partial`` snapshot (unless ``full``)."""
+    value = {"type": event.type}
+    for name, key in (("content_index", "contentIndex"), ("delta", "delta"), ("content", "content"),
+                      ("reason", "reason")):
+        if hasattr(event, name):
+            value[key] = getattr(event, name)
+    if getattr(event, "tool_call", None) is not None:
+        value["toolCall"] = to_json(event.tool_call)
+    for name in ("message", "error"):
+        if getattr(event, name, None) is not None:
+            value[name] = to_json(getattr(event, name))
+    if full and getattr(event, "partial", None) is not None:
+        value["partial"] = to_json(event.partial)
+    return value
+
+
+async def _prompts(app) -> None:
+    first = app.initial_prompt()
+    if first.text is not None or first.images:
+        await app.harness.prompt(first.text or "", first.images, source="print")
+    for message in app.rest_messages()[1:]:
+        await app.harness.prompt(message, source="print")
+
+
+async def run_print(app) -> int:
+    await _prompts(app)
+    last = app.harness.messages[-1] if app.harness.messages else None
+    if last is None or last.role != "assistant":
+        return 0
+    if last.stop_reason in ("error", "aborted"):
+        app.stderr.write((last.error_message or f"Request {last.stop_reason}") + "\n")
+        return 1
+    for block in last.content:
+        if block.type == "text":
+            app.write(block.text + "\n")
+    return 0
+
+
+async def run_json(app) -> int:
+    full = app.args.events == "full"
+    app.write(json.dumps(to_json(app.harness.session.header), ensure_ascii=False,
+                         separators=(",", ":")) + "\n")
+    app.harness.subscribe(lambda event: app.write(event_line(event, full) + "\n"))
+    await _prompts(app)
+    return 0
+
+
+@hookimpl
+def register_modes():
+    return [Mode("text", run_print, "print the answer and exit (-p)"),
+            Mode("json", run_json, "one JSON event per line")]
