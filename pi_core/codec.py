@@ -13,6 +13,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+try:  # three times faster than the standard library on session files (see loads_json)
+    import orjson
+except ImportError:  # pragma: no cover - orjson is a dependency; keep working without it
+    orjson = None
+
 import attrs
 import cattrs
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
@@ -51,15 +56,26 @@ def _field_overrides(cls: type) -> dict:
 
 
 def _unstructure_factory(cls: type):
+    overrides = _field_overrides(cls)
     base = make_dict_unstructure_fn(
-        cls, converter, _cattrs_include_init_false=True, **_field_overrides(cls)
+        cls, converter, _cattrs_include_init_false=True, **overrides
     )
-    if not any(a.name == "extra" for a in attrs.fields(cls)):
+    # cattrs writes the optional (omit-if-None) keys after all the others; pi writes them
+    # where they are declared (a tool result's ``details`` before ``isError``).
+    written = [a for a in attrs.fields(cls) if not overrides[a.name].omit]
+    order = [camel(a.name) for a in written]
+    optional = [i for i, a in enumerate(written) if overrides[a.name].omit_if_default]
+    misplaced = frozenset(order[i] for i in optional if any(
+        j > i and j not in optional for j in range(len(order))))
+    has_extra = any(a.name == "extra" for a in attrs.fields(cls))
+    if not misplaced and not has_extra:
         return base
 
     def unstructure(obj):
         d = base(obj)
-        if obj.extra:
+        if misplaced and not misplaced.isdisjoint(d):
+            d = {key: d[key] for key in order if key in d}
+        if has_extra and obj.extra:
             for key, value in obj.extra.items():
                 d.setdefault(key, value)
         return d
@@ -196,12 +212,29 @@ def dumps(obj: Any) -> str:
     return json.dumps(to_json(obj), ensure_ascii=False, separators=(",", ":"))
 
 
-def loads_line(line: str) -> e.SessionHeader | e.Entry:
+def loads_json(data: bytes | bytearray | memoryview | str) -> Any:
+    """Parse one JSON text; raises :class:`DecodeError` with the reason.
+
+    orjson reads a large session file about three times faster than :mod:`json`. It
+    refuses a few texts the standard library (and JavaScript) accept, such as an escaped
+    lone surrogate (``"\\ud800"``, which ``JSON.stringify`` writes for a half emoji);
+    those fall back to :mod:`json`, so the two never disagree on what is valid.
+    """
+    if orjson is not None:
+        try:
+            return orjson.loads(data)
+        except orjson.JSONDecodeError:
+            pass
     try:
-        value = json.loads(line)
-    except json.JSONDecodeError as exc:
+        if not isinstance(data, str):
+            data = bytes(data).decode("utf-8")
+        return json.loads(data)
+    except (ValueError, UnicodeDecodeError) as exc:
         raise DecodeError(f"invalid JSON: {exc}") from exc
-    return line_from_json(value)
+
+
+def loads_line(line: str | bytes) -> e.SessionHeader | e.Entry:
+    return line_from_json(loads_json(line))
 
 
 def _describe(exc: BaseException) -> str:
