@@ -1,5 +1,6 @@
 // Opens session files with the real pi's SessionManager and prints what it sees, so the
-// tests can compare it with ours. Usage: node pi_probe.mjs context FILE | list DIR | append FILE
+// tests can compare it with ours.
+// Usage: node pi_probe.mjs context FILE | contexts FILE | list DIR | append FILE
 const base = process.env.PI_PACKAGE ?? "/tmp/pi/node_modules/@mariozechner/pi-coding-agent";
 const { SessionManager } = await import(`${base}/dist/core/session-manager.js`);
 const [command, target] = process.argv.slice(2);
@@ -21,6 +22,15 @@ if (command === "context") {
     labels,
     context,
   }));
+} else if (command === "contexts") {
+  // The context pi builds with each entry of the file as the leaf.
+  const session = SessionManager.open(target);
+  const out = {};
+  for (const entry of session.getEntries()) {
+    session.branch(entry.id);
+    out[entry.id] = session.buildSessionContext();
+  }
+  console.log(JSON.stringify(out));
 } else if (command === "list") {
   const infos = await SessionManager.list(process.cwd(), target);
   console.log(JSON.stringify(infos.map((i) => ({
