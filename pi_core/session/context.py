@@ -1,0 +1,125 @@
+"""What the model sees of a session: the messages on the path from the root to the leaf.
+
+As pi builds it: the model and thinking level are the last ones set on the path (a
+``model_change`` or an assistant message's provider and model); if a compaction is on the
+path, its summary comes first, then the messages it kept (from ``firstKeptEntryId`` up to
+the compaction), then everything after it. Branch summaries and custom messages take part
+as their message forms; ``custom``, ``label`` and ``session_info`` entries never do.
+
+One guard pi lacks: a tool result whose call is not just before it (a compaction or a
+damaged file can cut a call from its result) is left out, since every provider refuses
+such a request.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Sequence
+
+from attrs import define, field
+
+from pi_core.entries import (
+    BranchSummaryEntry,
+    CompactionEntry,
+    CustomMessageEntry,
+    Entry,
+    MessageEntry,
+    ModelChangeEntry,
+    ThinkingLevelChangeEntry,
+)
+from pi_core.messages import (
+    AgentMessage,
+    AssistantMessage,
+    BranchSummaryMessage,
+    CompactionSummaryMessage,
+    CustomMessage,
+    ToolResultMessage,
+)
+
+
+@define(frozen=True)
+class ModelRef:
+    provider: str
+    model_id: str
+
+
+@define
+class SessionContext:
+    messages: list[AgentMessage] = field(factory=list)
+    thinking_level: str = "off"
+    model: ModelRef | None = None
+
+
+def build_session_context(path: Sequence[Entry]) -> SessionContext:
+    """The context for the path root → leaf (see the module docstring)."""
+    thinking_level = "off"
+    model = None
+    compaction_at = -1
+    for index, entry in enumerate(path):
+        if isinstance(entry, ThinkingLevelChangeEntry):
+            thinking_level = entry.thinking_level
+        elif isinstance(entry, ModelChangeEntry):
+            model = ModelRef(entry.provider, entry.model_id)
+        elif isinstance(entry, MessageEntry) and isinstance(entry.message, AssistantMessage):
+            model = ModelRef(entry.message.provider, entry.message.model)
+        elif isinstance(entry, CompactionEntry):
+            compaction_at = index
+
+    messages: list[AgentMessage] = []
+    if compaction_at >= 0:
+        compaction = path[compaction_at]
+        messages.append(CompactionSummaryMessage(
+            summary=compaction.summary, tokens_before=compaction.tokens_before,
+            timestamp=iso_to_ms(compaction.timestamp),
+        ))
+        kept = False
+        for entry in path[:compaction_at]:
+            kept = kept or entry.id == compaction.first_kept_entry_id
+            if kept:
+                _add(messages, entry)
+        for entry in path[compaction_at + 1:]:
+            _add(messages, entry)
+    else:
+        for entry in path:
+            _add(messages, entry)
+    return SessionContext(_without_orphan_results(messages), thinking_level, model)
+
+
+def _add(messages: list[AgentMessage], entry: Entry) -> None:
+    if isinstance(entry, MessageEntry):
+        messages.append(entry.message)
+    elif isinstance(entry, CustomMessageEntry):
+        messages.append(CustomMessage(
+            custom_type=entry.custom_type, content=entry.content, display=entry.display,
+            details=entry.details, timestamp=iso_to_ms(entry.timestamp),
+        ))
+    elif isinstance(entry, BranchSummaryEntry) and entry.summary:
+        messages.append(BranchSummaryMessage(
+            summary=entry.summary, from_id=entry.from_id, timestamp=iso_to_ms(entry.timestamp),
+        ))
+
+
+def _without_orphan_results(messages: list[AgentMessage]) -> list[AgentMessage]:
+    owed: set[str] = set()  # calls of the latest assistant message still without a result
+    kept = []
+    for message in messages:
+        if isinstance(message, ToolResultMessage):
+            if message.tool_call_id not in owed:
+                continue
+            owed.discard(message.tool_call_id)
+        elif isinstance(message, AssistantMessage):
+            owed = {call.id for call in message.tool_calls}
+        else:
+            owed = set()
+        kept.append(message)
+    return kept
+
+
+def iso_to_ms(stamp: str) -> int:
+    """``2026-11-30T04:04:55.206Z`` → Unix milliseconds (0 when unreadable), as pi's
+    ``new Date(timestamp).getTime()``."""
+    try:
+        moment = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except (AttributeError, ValueError):
+        return 0
+    return round(moment.timestamp() * 1000)

@@ -1,0 +1,472 @@
+"""A session: its tree of entries, its file, and every operation the harness needs.
+
+Files are pi's version 3 JSONL (see ``design.md`` §6), interchangeable with pi's own:
+
+- a new session's file appears when the first assistant message is appended; the header
+  and every entry before it are written then, in one write;
+- after that each append is one line, written at once (one ``write`` call);
+- opening a file for writing takes its lock, sets aside an incomplete last line and
+  migrates versions 1 and 2; damaged lines are reported in :attr:`Session.problems` (and
+  logged) while the rest of the session opens.
+
+An in-memory session (:meth:`Session.in_memory`) has the same API and never touches disk.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import uuid
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from pi_core.codec import dumps
+from pi_core.entries import (
+    BranchSummaryEntry,
+    CompactionEntry,
+    CustomEntry,
+    CustomMessageEntry,
+    Entry,
+    LabelEntry,
+    MessageEntry,
+    ModelChangeEntry,
+    SessionHeader,
+    SessionInfoEntry,
+    ThinkingLevelChangeEntry,
+    UnknownEntry,
+    new_entry_id,
+)
+from pi_core.messages import (
+    AgentMessage,
+    AssistantMessage,
+    BranchSummaryMessage,
+    CompactionSummaryMessage,
+)
+from pi_core.session.context import SessionContext, build_session_context
+from pi_core.session.locations import session_dir_for, session_file_name
+from pi_core.session.migrate import migrate_lines
+from pi_core.session.reader import (
+    SESSION_VERSION,
+    FileContents,
+    Problem,
+    SessionError,
+    read_session_file,
+    read_session_lines,
+)
+from pi_core.session.store import SessionFile, write_new_file
+from pi_core.session.tree import SessionTree, TreeNode
+
+log = logging.getLogger("pi.session")
+
+
+class Session:
+    """Use the constructors: :meth:`create`, :meth:`open`, :meth:`continue_recent`,
+    :meth:`in_memory`, :meth:`fork_from`, and :meth:`fork` / :meth:`clone` on a session."""
+
+    def __init__(
+        self,
+        header: SessionHeader,
+        tree: SessionTree,
+        *,
+        cwd: str,
+        file: Path | None,
+        sessions_dir: Path | None,
+        handle: SessionFile | None = None,
+        on_disk: bool = False,
+        read_only: bool = False,
+        problems: list[Problem] | None = None,
+    ) -> None:
+        self.header = header
+        self.cwd = cwd
+        self.file = file
+        self.sessions_dir = sessions_dir
+        self.read_only = read_only
+        self.problems: list[Problem] = problems or []
+        self._tree = tree
+        self._handle = handle
+        self._on_disk = on_disk
+        self._closed = False
+
+    # ------------------------------------------------------------ constructors
+
+    @classmethod
+    def create(
+        cls,
+        cwd: str | os.PathLike,
+        sessions_dir: str | os.PathLike | None = None,
+        *,
+        parent_session: str | None = None,
+    ) -> "Session":
+        """A new session for ``cwd``; its file (in ``sessions_dir``, by default the
+        project's folder under ``<agent dir>/sessions``) appears with the first
+        assistant message."""
+        cwd = os.fspath(cwd)
+        directory = Path(sessions_dir) if sessions_dir is not None else session_dir_for(cwd)
+        header = SessionHeader(cwd=cwd, parent_session=parent_session)
+        return cls(header, SessionTree(), cwd=cwd, file=directory / session_file_name(header),
+                   sessions_dir=directory)
+
+    @classmethod
+    def open(
+        cls,
+        path: str | os.PathLike,
+        sessions_dir: str | os.PathLike | None = None,
+        *,
+        cwd: str | None = None,
+        read_only: bool = False,
+    ) -> "Session":
+        """Open a session file; for writing (the default) this takes its lock, sets aside
+        an incomplete last line and migrates an old version. A path that does not exist
+        (or an empty file) starts a new session to be written there, as pi's
+        ``--session`` does. ``cwd`` overrides the header's."""
+        path = Path(os.path.abspath(path))
+        directory = Path(sessions_dir) if sessions_dir is not None else path.parent
+        if not path.exists():
+            if read_only:
+                raise SessionError(f"{path}: no such session file")
+            return cls._new_at(path, directory, cwd)
+        handle = None if read_only else SessionFile.open(path)
+        try:
+            return cls._load(path, directory, cwd, handle, read_only)
+        except BaseException:
+            if handle is not None:
+                handle.close()
+            raise
+
+    @classmethod
+    def continue_recent(
+        cls, cwd: str | os.PathLike, sessions_dir: str | os.PathLike | None = None
+    ) -> "Session":
+        """The most recently modified session of ``cwd`` (``pi -c``), or a new one."""
+        from pi_core.session.listing import most_recent_session
+
+        cwd = os.fspath(cwd)
+        directory = Path(sessions_dir) if sessions_dir is not None else session_dir_for(cwd)
+        recent = most_recent_session(directory)
+        if recent is None:
+            return cls.create(cwd, directory)
+        return cls.open(recent, directory, cwd=cwd)
+
+    @classmethod
+    def in_memory(cls, cwd: str | os.PathLike | None = None) -> "Session":
+        """A session that is never written (``--no-session``)."""
+        cwd = os.fspath(cwd) if cwd is not None else os.getcwd()
+        return cls(SessionHeader(cwd=cwd), SessionTree(), cwd=cwd, file=None, sessions_dir=None)
+
+    @classmethod
+    def fork_from(
+        cls,
+        source: str | os.PathLike,
+        target_cwd: str | os.PathLike,
+        sessions_dir: str | os.PathLike | None = None,
+    ) -> "Session":
+        """A new session of ``target_cwd`` holding every entry of ``source`` (``--fork``,
+        or resuming another project's session here); written at once, as pi does."""
+        source = Path(os.path.abspath(source))
+        original = cls.open(source, read_only=True)
+        if not original.on_disk:
+            raise SessionError(f"cannot fork {source}: the file holds no session")
+        forked = cls.create(target_cwd, sessions_dir, parent_session=str(source))
+        entries = list(original._tree)
+        forked._tree, _ = SessionTree.from_entries(entries, range(2, len(entries) + 2))
+        forked._write_everything()
+        return forked
+
+    def fork(self, leaf_id: str | None) -> "Session":
+        """A new session (file) holding the path from the root to ``leaf_id`` and the
+        labels on it, its header naming this session as parent (``/fork``; pi's
+        ``createBranchedSession``). ``None`` gives an empty session with that parent.
+        Written at once if the path holds an assistant message, else with the first one."""
+        path = self._tree.path(leaf_id)
+        if leaf_id is not None and not path:
+            raise SessionError(f"entry {leaf_id!r} is not in the session")
+        parent = str(self.file) if self.file is not None else None
+        if self.file is None:
+            forked = Session.in_memory(self.cwd)
+        else:
+            forked = Session.create(self.cwd, self.sessions_dir, parent_session=parent)
+        on_path = set()
+        for entry in path:
+            if not isinstance(entry, LabelEntry):
+                # Labels are re-created below, so whatever hung under one is re-parented
+                # (pi keeps the old parent id, which leaves that entry an orphan).
+                forked._tree.add(_with_parent(entry, forked._tree.leaf_id))
+                on_path.add(entry.id)
+        for target, (label, stamp) in self._tree._labels.items():
+            if target in on_path:
+                forked._tree.add(LabelEntry(
+                    id=forked._unique_id(), parent_id=forked._tree.leaf_id, timestamp=stamp,
+                    target_id=target, label=label,
+                ))
+        if forked.file is not None and any(_is_assistant(e) for e in forked._tree):
+            forked._write_everything()
+        return forked
+
+    def clone(self) -> "Session":
+        """``/clone``: a new session holding the current branch (root to leaf)."""
+        return self.fork(self._tree.leaf_id)
+
+    # ------------------------------------------------------------ facts
+
+    @property
+    def id(self) -> str:
+        return self.header.id
+
+    @property
+    def persisted(self) -> bool:
+        """True unless the session is in memory only."""
+        return self.file is not None
+
+    @property
+    def on_disk(self) -> bool:
+        """True once the file holds the header and every entry."""
+        return self._on_disk
+
+    @property
+    def name(self) -> str | None:
+        """The display name from the latest ``session_info`` entry."""
+        return self._tree.name
+
+    @property
+    def leaf_id(self) -> str | None:
+        return self._tree.leaf_id
+
+    @property
+    def leaf(self) -> Entry | None:
+        return self._tree.get(self._tree.leaf_id)
+
+    @property
+    def entries(self) -> list[Entry]:
+        """Every entry in file order (a new list)."""
+        return list(self._tree)
+
+    @property
+    def labels(self) -> dict[str, str]:
+        """Entry id → label, for every labelled entry."""
+        return self._tree.labels
+
+    def __len__(self) -> int:
+        return len(self._tree)
+
+    def entry(self, entry_id: str) -> Entry | None:
+        return self._tree.get(entry_id)
+
+    def children(self, entry_id: str | None) -> list[Entry]:
+        """The entries directly under ``entry_id`` (``None``: the roots), in file order."""
+        return self._tree.children(entry_id)
+
+    def path(self, to_id: str | None = None) -> list[Entry]:
+        """The entries from the root to ``to_id`` (None: the leaf), as pi's ``getBranch``."""
+        return self._tree.path(to_id if to_id is not None else self._tree.leaf_id)
+
+    def tree(self) -> list[TreeNode]:
+        """The whole tree from its roots, labels resolved, children oldest first."""
+        return self._tree.nodes()
+
+    def label(self, entry_id: str) -> str | None:
+        return self._tree.label(entry_id)
+
+    def build_context(self) -> SessionContext:
+        """The messages, model and thinking level for the model, from the leaf."""
+        return build_session_context(self._tree.path(self._tree.leaf_id))
+
+    # ------------------------------------------------------------ moving the leaf
+
+    def branch(self, entry_id: str) -> None:
+        """Move the leaf to ``entry_id``: the next entry starts a new branch there."""
+        if entry_id not in self._tree:
+            raise SessionError(f"entry {entry_id!r} is not in the session")
+        self._tree.leaf_id = entry_id
+
+    def reset_leaf(self) -> None:
+        """Move the leaf before the first entry: the next entry is a new root."""
+        self._tree.leaf_id = None
+
+    def branch_with_summary(
+        self, entry_id: str | None, summary: str, details: Any = None, from_hook: bool | None = None
+    ) -> BranchSummaryEntry:
+        """Move the leaf to ``entry_id`` and hang there a summary of the branch left."""
+        if entry_id is not None and entry_id not in self._tree:
+            raise SessionError(f"entry {entry_id!r} is not in the session")
+        self._check_writable()
+        self._tree.leaf_id = entry_id
+        return self.append(BranchSummaryEntry(from_id=entry_id or "root", summary=summary,
+                                              details=details, from_hook=from_hook))
+
+    # ------------------------------------------------------------ appending
+
+    def append(self, entry: Entry) -> Entry:
+        """Append ``entry`` under the leaf (its id made unique, its parent set) and make it
+        the leaf. The line is on disk when this returns (once the file exists)."""
+        self._check_writable()
+        if isinstance(entry, (SessionHeader, UnknownEntry)):
+            raise TypeError(f"cannot append a {type(entry).__name__}; append an entry type")
+        if not entry.id or entry.id in self._tree:
+            entry.id = self._unique_id()
+        entry.parent_id = self._tree.leaf_id
+        line = dumps(entry) + "\n"  # fails before anything changes if it cannot be written
+        if self._on_disk:
+            self._handle.write_lines([line])
+        elif self.file is not None and _is_assistant(entry):
+            self._write_everything(extra_line=line)
+        self._tree.add(entry)
+        return entry
+
+    def append_message(self, message: AgentMessage) -> MessageEntry:
+        if isinstance(message, (CompactionSummaryMessage, BranchSummaryMessage)):
+            raise ValueError("summaries are entries of their own: use append_compaction() "
+                             "or branch_with_summary()")
+        return self.append(MessageEntry(message=message))
+
+    def append_model_change(self, provider: str, model_id: str) -> ModelChangeEntry:
+        return self.append(ModelChangeEntry(provider=provider, model_id=model_id))
+
+    def append_thinking_level_change(self, thinking_level: str) -> ThinkingLevelChangeEntry:
+        return self.append(ThinkingLevelChangeEntry(thinking_level=thinking_level))
+
+    def append_compaction(
+        self,
+        summary: str,
+        first_kept_entry_id: str,
+        tokens_before: int,
+        details: Any = None,
+        from_hook: bool | None = None,
+    ) -> CompactionEntry:
+        return self.append(CompactionEntry(
+            summary=summary, first_kept_entry_id=first_kept_entry_id,
+            tokens_before=tokens_before, details=details, from_hook=from_hook,
+        ))
+
+    def append_custom(self, custom_type: str, data: Any = None) -> CustomEntry:
+        """Plugin state kept in the session; never sent to the model."""
+        return self.append(CustomEntry(custom_type=custom_type, data=data))
+
+    def append_custom_message(
+        self, custom_type: str, content: Any, display: bool = True, details: Any = None
+    ) -> CustomMessageEntry:
+        """A plugin's message that is part of the context."""
+        return self.append(CustomMessageEntry(custom_type=custom_type, content=content,
+                                              display=display, details=details))
+
+    def append_label(self, target_id: str, label: str | None) -> LabelEntry:
+        """Set the label of ``target_id``; an empty or None label clears it."""
+        if target_id not in self._tree:
+            raise SessionError(f"entry {target_id!r} is not in the session")
+        return self.append(LabelEntry(target_id=target_id, label=label or None))
+
+    def append_session_info(self, name: str) -> SessionInfoEntry:
+        """Set the session's display name (an empty name clears it)."""
+        return self.append(SessionInfoEntry(name=name.strip()))
+
+    # ------------------------------------------------------------ closing
+
+    def close(self) -> None:
+        """Release the file (and its lock). Entries not yet written (no assistant message
+        so far) are dropped, as in pi."""
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
+        self._closed = True
+
+    def __enter__(self) -> "Session":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        where = self.file or "in memory"
+        return f"<Session {self.id} {where} entries={len(self._tree)} leaf={self.leaf_id}>"
+
+    # ------------------------------------------------------------ internals
+
+    @classmethod
+    def _new_at(cls, path: Path, directory: Path, cwd: str | None) -> "Session":
+        cwd = cwd or os.getcwd()
+        return cls(SessionHeader(cwd=cwd), SessionTree(), cwd=cwd, file=path,
+                   sessions_dir=directory)
+
+    @classmethod
+    def _load(cls, path: Path, directory: Path, cwd: str | None, handle, read_only) -> "Session":
+        contents = read_session_file(path)
+        problems = list(contents.problems)
+        if contents.torn and handle is not None:
+            side = handle.set_aside_tail(contents.complete_length, contents.torn)
+            problems = [_moved_to(p, contents.torn_line, side) for p in problems]
+        if contents.missing_newline and handle is not None:
+            handle.expect_missing_newline()
+        if contents.header is not None and contents.version < SESSION_VERSION:
+            torn = [p for p in problems if contents.torn and p.line == contents.torn_line]
+            contents = cls._migrate(path, contents, handle)
+            problems = torn + contents.problems
+        if contents.header is None:
+            session = cls._new_at(path, directory, cwd)
+            session._handle = handle
+            session.read_only = read_only
+            session.problems = problems
+            _report(path, problems)
+            return session
+        tree, tree_problems = SessionTree.from_entries(contents.entries, contents.line_numbers)
+        problems = sorted(problems + tree_problems, key=lambda p: p.line)
+        _report(path, problems)
+        header = contents.header
+        return cls(header, tree, cwd=cwd or header.cwd or os.getcwd(), file=path,
+                   sessions_dir=directory, handle=handle, on_disk=True,
+                   read_only=read_only, problems=problems)
+
+    @staticmethod
+    def _migrate(path: Path, contents: FileContents, handle: SessionFile | None) -> FileContents:
+        lines = migrate_lines(contents)
+        if handle is not None:
+            handle.replace_with(lines)
+            log.info("%s: migrated from version %d to %d", path, contents.version, SESSION_VERSION)
+        return read_session_lines(lines, str(path))
+
+    def _unique_id(self) -> str:
+        for _ in range(100):
+            entry_id = new_entry_id()
+            if entry_id not in self._tree:
+                return entry_id
+        return str(uuid.uuid4())
+
+    def _check_writable(self) -> None:
+        if self.read_only or self._closed:
+            state = "closed" if self._closed else "open read-only"
+            raise SessionError(f"session {self.file or self.id} is {state}; it cannot change")
+
+    def _write_everything(self, extra_line: str | None = None) -> None:
+        """The first write of a file: header and every entry so far, in one write."""
+        lines = [dumps(self.header) + "\n", *(dumps(e) + "\n" for e in self._tree)]
+        if extra_line is not None:
+            lines.append(extra_line)
+        if self._handle is None:
+            self._handle = write_new_file(self.file, lines)
+        else:
+            self._handle.write_lines(lines)
+        self._on_disk = True
+
+
+def _is_assistant(entry: Entry) -> bool:
+    return isinstance(entry, MessageEntry) and isinstance(entry.message, AssistantMessage)
+
+
+def _with_parent(entry: Entry, parent_id: str | None) -> Entry:
+    """``entry`` itself, or a shallow copy hung under ``parent_id``."""
+    if entry.parent_id == parent_id:
+        return entry
+    if isinstance(entry, UnknownEntry):
+        return UnknownEntry({**entry.data, "parentId": parent_id})
+    return attrs.evolve(entry, parent_id=parent_id)
+
+
+def _moved_to(problem: Problem, line: int, side: Path) -> Problem:
+    if problem.line != line:
+        return problem
+    return Problem(line, f"{problem.message}; its bytes were moved to {side}")
+
+
+def _report(path: Path, problems: list[Problem]) -> None:
+    for problem in problems:
+        log.warning("%s: %s", path, problem)

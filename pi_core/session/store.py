@@ -1,0 +1,181 @@
+"""The session file on disk: one writer at a time, one line per write, nothing lost.
+
+- Appends go through one file descriptor opened with ``O_APPEND``: each line is a single
+  ``write`` (looped only if the kernel takes part of it) straight to the kernel, so a
+  process killed the next instant loses nothing it was told was written.
+- The writer holds an exclusive ``flock`` on the file for as long as it is open; a second
+  process that tries to write the same session is refused with :class:`SessionLockedError`
+  (readers need no lock: the file only grows).
+- An incomplete last line (a crash mid-write) is moved to a side file ``<name>.torn``
+  before anything is appended, so the next line never joins it.
+- Whole-file rewrites (migration) go to a new file that is renamed over the old one.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
+from typing import Iterable
+
+from pi_core.session.reader import SessionError
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: no advisory locks, a single writer is assumed
+    fcntl = None
+
+
+class SessionLockedError(SessionError):
+    """Another process has the session open for writing."""
+
+
+class SessionFile:
+    """The locked, append-only handle on one session file."""
+
+    def __init__(self, path: Path, fd: int) -> None:
+        self.path = path
+        self._fd: int | None = fd
+        self._needs_newline = False
+
+    # ------------------------------------------------------------ opening
+
+    @classmethod
+    def open(cls, path: str | os.PathLike, *, create: bool = False) -> "SessionFile":
+        """Open ``path`` for appending and take its lock (creating it, empty, if
+        ``create``); raises :class:`SessionLockedError` if another process holds it."""
+        path = Path(path)
+        flags = os.O_RDWR | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
+        if create:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            flags |= os.O_CREAT
+        fd = os.open(path, flags, 0o666)
+        try:
+            _lock(fd, path)
+        except BaseException:
+            os.close(fd)
+            raise
+        return cls(path, fd)
+
+    @property
+    def closed(self) -> bool:
+        return self._fd is None
+
+    def size(self) -> int:
+        return os.fstat(self._checked_fd()).st_size
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # closing the descriptor releases the lock
+            self._fd = None
+
+    def __del__(self) -> None:
+        self.close()
+
+    # ------------------------------------------------------------ writing
+
+    def write_lines(self, lines: Iterable[bytes | str]) -> None:
+        """Write whole lines (each ending in a newline) in one write call."""
+        data = b"".join(line.encode("utf-8") if isinstance(line, str) else line for line in lines)
+        if self._needs_newline:
+            data = b"\n" + data
+        _write_all(self._checked_fd(), data)
+        self._needs_newline = False
+
+    def expect_missing_newline(self) -> None:
+        """The file's last complete line lacks its newline; the next write adds it first."""
+        self._needs_newline = True
+
+    def set_aside_tail(self, keep_length: int, tail: bytes) -> Path:
+        """Move the incomplete tail after ``keep_length`` bytes into a side file (which
+        is flushed to disk first) and cut it from the session file. Returns the side file."""
+        side = _free_name(self.path.with_name(self.path.name + ".torn"))
+        fd = os.open(side, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        try:
+            _write_all(fd, tail)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.ftruncate(self._checked_fd(), keep_length)
+        return side
+
+    def replace_with(self, lines: Iterable[bytes]) -> None:
+        """Replace the whole file: the new content goes to a temporary file beside it,
+        reaches the disk, takes the lock and is renamed over the old one."""
+        temp = _free_name(self.path.with_name(self.path.name + ".new"))
+        fd = os.open(temp, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_EXCL | getattr(
+            os, "O_CLOEXEC", 0), 0o666)
+        try:
+            _lock(fd, temp)
+            _write_all(fd, b"".join(lines))
+            os.fsync(fd)
+            os.replace(temp, self.path)
+        except BaseException:
+            os.close(fd)
+            temp.unlink(missing_ok=True)
+            raise
+        old, self._fd = self._fd, fd
+        if old is not None:
+            os.close(old)
+        _fsync_dir(self.path.parent)
+        self._needs_newline = False
+
+    def _checked_fd(self) -> int:
+        if self._fd is None:
+            raise SessionError(f"{self.path}: the session file is closed")
+        return self._fd
+
+
+def write_new_file(path: Path, lines: Iterable[bytes | str]) -> SessionFile:
+    """Create ``path`` (it must not exist) holding ``lines``, locked for appending."""
+    handle = SessionFile.open(path, create=True)
+    try:
+        if handle.size():
+            raise SessionError(f"{path}: a session file of that name already has content")
+        handle.write_lines(lines)
+    except BaseException:
+        handle.close()
+        raise
+    return handle
+
+
+def _lock(fd: int, path: Path) -> None:
+    if fcntl is None:
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+            raise SessionLockedError(
+                f"{path} is open for writing in another pi process; close that session "
+                "first, or open this one read-only or fork it"
+            ) from None
+        raise
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def _free_name(path: Path) -> Path:
+    candidate, n = path, 1
+    while candidate.exists():
+        n += 1
+        candidate = path.with_name(f"{path.name}.{n}")
+    return candidate
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

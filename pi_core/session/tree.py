@@ -1,0 +1,185 @@
+"""The entries of one session as a tree: who is whose parent, where the leaf is, labels.
+
+Entries keep the ``parent_id`` they were written with; the tree keeps its own view of
+each entry's parent, which differs only where the file is damaged: an entry whose parent
+is missing, or that closes a parent cycle, is treated as a root (and reported), so every
+walk towards the root ends. The leaf is the current position: appending hangs the new
+entry under it; branching moves it.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Iterable, Iterator
+
+from attrs import define, field
+
+from pi_core.entries import Entry, LabelEntry, SessionInfoEntry, UnknownEntry
+from pi_core.session.reader import Problem
+
+
+@define
+class TreeNode:
+    """One entry in :meth:`SessionTree.nodes`, its children oldest first."""
+
+    entry: Entry
+    children: list["TreeNode"] = field(factory=list)
+    label: str | None = None
+    label_timestamp: str | None = None
+
+
+class SessionTree:
+    def __init__(self) -> None:
+        self._entries: list[Entry] = []
+        self._by_id: dict[str, Entry] = {}
+        self._parent: dict[str, str | None] = {}
+        self._children: dict[str | None, list[str]] = {}
+        self._labels: dict[str, tuple[str, str]] = {}
+        self._name: str | None = None
+        self.leaf_id: str | None = None
+
+    # ------------------------------------------------------------ building
+
+    @classmethod
+    def from_entries(
+        cls, entries: Iterable[Entry], line_numbers: Iterable[int]
+    ) -> tuple["SessionTree", list[Problem]]:
+        """A tree from a file's entries, with the problems found: duplicate ids, missing
+        parents and parent cycles, each named by its line."""
+        tree = cls()
+        problems: list[Problem] = []
+        line_of: dict[str, int] = {}
+        for entry, number in zip(entries, line_numbers):
+            if entry.id in tree._by_id:
+                problems.append(Problem(number, f"duplicate entry id {entry.id!r} (first on line "
+                                                f"{line_of[entry.id]}); this line is ignored"))
+                continue
+            line_of[entry.id] = number
+            tree._entries.append(entry)
+            tree._by_id[entry.id] = entry
+        for entry in tree._entries:
+            parent = entry.parent_id
+            if parent is not None and parent not in tree._by_id:
+                problems.append(Problem(line_of[entry.id], f"entry {entry.id!r} names parent "
+                                        f"{parent!r}, which is not in the file; it is treated "
+                                        "as a root"))
+                parent = None
+            tree._parent[entry.id] = parent
+        problems.extend(tree._break_cycles(line_of))
+        for entry in tree._entries:
+            tree._children.setdefault(tree._parent[entry.id], []).append(entry.id)
+            tree._note(entry)
+        if tree._entries:
+            tree.leaf_id = tree._entries[-1].id
+        problems.sort(key=lambda p: p.line)
+        return tree, problems
+
+    def _break_cycles(self, line_of: dict[str, int]) -> list[Problem]:
+        problems = []
+        state: dict[str, int] = {}  # 1: on the walk now, 2: known to reach a root
+        for entry in self._entries:
+            walk = []
+            current = entry.id
+            while current is not None and current not in state:
+                state[current] = 1
+                walk.append(current)
+                current = self._parent[current]
+            if current is not None and state[current] == 1:
+                cycle = walk[walk.index(current):]
+                breaker = max(cycle, key=line_of.__getitem__)
+                self._parent[breaker] = None
+                problems.append(Problem(line_of[breaker], f"entry {breaker!r} closes a parent "
+                                        f"cycle ({' → '.join(cycle)}); it is treated as a root"))
+            for entry_id in walk:
+                state[entry_id] = 2
+        return problems
+
+    def add(self, entry: Entry) -> None:
+        """Append ``entry`` (its id new, its parent in the tree or None) and make it the leaf."""
+        if entry.id in self._by_id:
+            raise ValueError(f"entry id {entry.id!r} is already in the session")
+        if entry.parent_id is not None and entry.parent_id not in self._by_id:
+            raise ValueError(f"parent {entry.parent_id!r} is not in the session")
+        self._entries.append(entry)
+        self._by_id[entry.id] = entry
+        self._parent[entry.id] = entry.parent_id
+        self._children.setdefault(entry.parent_id, []).append(entry.id)
+        self._note(entry)
+        self.leaf_id = entry.id
+
+    def _note(self, entry: Entry) -> None:
+        if isinstance(entry, LabelEntry):
+            if entry.label:
+                self._labels[entry.target_id] = (entry.label, entry.timestamp)
+            else:
+                self._labels.pop(entry.target_id, None)
+        elif isinstance(entry, SessionInfoEntry):
+            self._name = (entry.name or "").strip() or None
+
+    # ------------------------------------------------------------ reading
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __contains__(self, entry_id: object) -> bool:
+        return entry_id in self._by_id
+
+    def __iter__(self) -> Iterator[Entry]:
+        return iter(self._entries)
+
+    def get(self, entry_id: str | None) -> Entry | None:
+        return self._by_id.get(entry_id) if entry_id is not None else None
+
+    def parent_of(self, entry_id: str) -> str | None:
+        """The parent the tree uses (None for a root, also for a repaired one)."""
+        return self._parent[entry_id]
+
+    def path(self, to_id: str | None) -> list[Entry]:
+        """The entries from the root down to ``to_id`` (empty for None or an unknown id)."""
+        path = []
+        current = to_id if to_id in self._by_id else None
+        while current is not None:
+            path.append(self._by_id[current])
+            current = self._parent[current]
+        path.reverse()
+        return path
+
+    def children(self, parent_id: str | None) -> list[Entry]:
+        """Direct children in file order; ``None`` gives the roots."""
+        return [self._by_id[i] for i in self._children.get(parent_id, ())]
+
+    @property
+    def labels(self) -> dict[str, str]:
+        return {target: label for target, (label, _) in self._labels.items()}
+
+    def label(self, entry_id: str) -> str | None:
+        found = self._labels.get(entry_id)
+        return found[0] if found else None
+
+    @property
+    def name(self) -> str | None:
+        return self._name
+
+    def nodes(self) -> list[TreeNode]:
+        """The whole tree: its roots, each child list sorted by timestamp (oldest first)."""
+        made: dict[str, TreeNode] = {}
+        for entry in self._entries:
+            label = self._labels.get(entry.id)
+            made[entry.id] = TreeNode(entry, [], label[0] if label else None,
+                                      label[1] if label else None)
+        roots = []
+        for entry in self._entries:
+            parent = self._parent[entry.id]
+            (made[parent].children if parent is not None else roots).append(made[entry.id])
+        for node in made.values():
+            if len(node.children) > 1:
+                node.children.sort(key=lambda n: _sort_time(n.entry))
+        return roots
+
+
+def _sort_time(entry: Entry) -> float:
+    stamp = entry.data.get("timestamp") if isinstance(entry, UnknownEntry) else entry.timestamp
+    try:
+        return datetime.fromisoformat(str(stamp).replace("Z", "+00:00")).timestamp()
+    except (TypeError, ValueError):
+        return 0.0

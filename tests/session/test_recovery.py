@@ -1,0 +1,181 @@
+"""Damaged files: a torn last line is set aside, bad lines are named, the rest opens."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pi_core.session import Session, SessionError
+from support.sessions import assistant, copy_fixture, user
+
+HEADER = ('{"type":"session","version":3,"id":"01a22aa0-0000-7000-8000-000000000000",'
+          '"timestamp":"2026-11-30T04:04:46.971Z","cwd":"/w"}')
+
+
+def entry(entry_id: str, parent: str | None, text: str = "hi", role: str = "user") -> str:
+    return json.dumps({
+        "type": "message", "id": entry_id, "parentId": parent,
+        "timestamp": "2026-11-30T04:04:47.013Z",
+        "message": {"role": role, "content": [{"type": "text", "text": text}], "timestamp": 1},
+    }, separators=(",", ":"))
+
+
+def write(path, *lines: str, end: str = "\n") -> None:
+    path.write_text("\n".join(lines) + end)
+
+
+def test_torn_last_line_is_set_aside_and_reported(tmp_path):
+    path = copy_fixture("chat-openai.jsonl", tmp_path)
+    original = path.read_bytes()
+    torn = b'{"type":"message","id":"abcd1234","parentId":"c56f71c7","timesta'
+    path.write_bytes(original + torn)
+
+    with Session.open(path) as session:
+        assert len(session) == 4 and session.leaf_id == "c56f71c7"
+        (problem,) = session.problems
+        assert problem.line == 6
+        assert "incomplete last line" in problem.message and ".torn" in problem.message
+        assert path.read_bytes() == original
+        side = tmp_path / "chat-openai.jsonl.torn"
+        assert side.read_bytes() == torn
+        added = session.append_message(user("after the crash"))
+    lines = path.read_text().splitlines()
+    assert len(lines) == 6 and json.loads(lines[-1])["id"] == added.id
+
+
+def test_torn_line_is_only_reported_when_opened_read_only(tmp_path):
+    path = copy_fixture("chat-openai.jsonl", tmp_path)
+    damaged = path.read_bytes() + b'{"type":"mess'
+    path.write_bytes(damaged)
+    session = Session.open(path, read_only=True)
+    assert [p.line for p in session.problems] == [6]
+    assert path.read_bytes() == damaged
+    assert not (tmp_path / "chat-openai.jsonl.torn").exists()
+
+
+def test_second_torn_tail_gets_its_own_side_file(tmp_path):
+    path = copy_fixture("chat-openai.jsonl", tmp_path)
+    for tail in (b'{"one', b'{"two'):
+        path.write_bytes(path.read_bytes() + tail)
+        Session.open(path).close()
+    assert (tmp_path / "chat-openai.jsonl.torn").read_bytes() == b'{"one'
+    assert (tmp_path / "chat-openai.jsonl.torn.2").read_bytes() == b'{"two'
+
+
+def test_complete_last_line_without_newline_is_kept_and_the_next_line_is_separate(tmp_path):
+    path = tmp_path / "s.jsonl"
+    write(path, HEADER, entry("aaaaaaaa", None), end="")
+    with Session.open(path) as session:
+        assert session.problems == [] and session.leaf_id == "aaaaaaaa"
+        added = session.append_message(user("next"))
+    lines = path.read_text().splitlines()
+    assert [json.loads(line)["id"] for line in lines[1:]] == ["aaaaaaaa", added.id]
+
+
+def test_invalid_json_in_the_middle_is_named_and_the_rest_opens(tmp_path):
+    path = tmp_path / "s.jsonl"
+    write(path, HEADER, entry("aaaaaaaa", None), '{"type":"message","id":"bbbb', entry(
+        "cccccccc", "aaaaaaaa"), entry("dddddddd", "cccccccc"))
+    session = Session.open(path)
+    (problem,) = session.problems
+    assert problem.line == 3
+    assert str(problem).startswith("line 3: invalid JSON") and "skipped" in str(problem)
+    assert [e.id for e in session.path()] == ["aaaaaaaa", "cccccccc", "dddddddd"]
+    session.append_message(user("still works"))
+    session.close()
+    assert path.read_text().splitlines()[2] == '{"type":"message","id":"bbbb'  # kept, not lost
+
+
+def test_missing_parent_is_named_and_the_entry_becomes_a_root(tmp_path):
+    path = tmp_path / "s.jsonl"
+    write(path, HEADER, entry("aaaaaaaa", None), entry("cccccccc", "bbbbbbbb", "orphan"),
+          entry("dddddddd", "cccccccc"))
+    session = Session.open(path, read_only=True)
+    (problem,) = session.problems
+    assert problem.line == 3 and "'bbbbbbbb'" in problem.message and "root" in problem.message
+    assert [e.id for e in session.path()] == ["cccccccc", "dddddddd"]
+    assert [n.entry.id for n in session.tree()] == ["aaaaaaaa", "cccccccc"]
+    assert session.entry("cccccccc").parent_id == "bbbbbbbb"  # as written
+
+
+def test_parent_cycle_is_named_and_broken(tmp_path):
+    path = tmp_path / "s.jsonl"
+    write(path, HEADER, entry("aaaaaaaa", None), entry("bbbbbbbb", "dddddddd"),
+          entry("cccccccc", "bbbbbbbb"), entry("dddddddd", "cccccccc"), entry("eeeeeeee", "dddddddd"))
+    session = Session.open(path, read_only=True)
+    (problem,) = session.problems
+    assert problem.line == 5 and "cycle" in problem.message
+    assert [e.id for e in session.path()] == ["dddddddd", "eeeeeeee"]
+    for e in session.entries:
+        path_ids = [p.id for p in session.path(e.id)]
+        assert len(path_ids) == len(set(path_ids)) and path_ids[-1] == e.id
+
+
+def test_self_parent_is_a_cycle_too(tmp_path):
+    path = tmp_path / "s.jsonl"
+    write(path, HEADER, entry("aaaaaaaa", "aaaaaaaa"))
+    session = Session.open(path, read_only=True)
+    assert [p.line for p in session.problems] == [2]
+    assert [e.id for e in session.path()] == ["aaaaaaaa"]
+
+
+def test_duplicate_id_keeps_the_first_and_names_the_second(tmp_path):
+    path = tmp_path / "s.jsonl"
+    write(path, HEADER, entry("aaaaaaaa", None, "first"), entry("aaaaaaaa", None, "second"))
+    session = Session.open(path, read_only=True)
+    assert [(p.line, "duplicate" in p.message) for p in session.problems] == [(3, True)]
+    assert session.entry("aaaaaaaa").message.content[0].text == "first"
+
+
+def test_unreadable_entry_shape_stays_in_the_tree_but_not_in_the_context(tmp_path):
+    path = tmp_path / "s.jsonl"
+    bad = ('{"type":"message","id":"bbbbbbbb","parentId":"aaaaaaaa",'
+           '"timestamp":"2026-11-30T04:04:47.013Z","message":{"role":"user","content":5}}')
+    write(path, HEADER, entry("aaaaaaaa", None), bad, entry("cccccccc", "bbbbbbbb"))
+    session = Session.open(path, read_only=True)
+    assert [p.line for p in session.problems] == [3]
+    assert [e.id for e in session.path()] == ["aaaaaaaa", "bbbbbbbb", "cccccccc"]
+    assert len(session.build_context().messages) == 2
+
+
+def test_second_header_in_the_middle_is_ignored_with_a_note(tmp_path):
+    path = tmp_path / "s.jsonl"
+    write(path, HEADER, entry("aaaaaaaa", None), HEADER, entry("bbbbbbbb", "aaaaaaaa"))
+    session = Session.open(path, read_only=True)
+    assert [p.line for p in session.problems] == [3]
+    assert [e.id for e in session.path()] == ["aaaaaaaa", "bbbbbbbb"]
+
+
+def test_problems_are_logged_with_file_and_line(tmp_path, caplog):
+    path = tmp_path / "s.jsonl"
+    write(path, HEADER, "not json", entry("aaaaaaaa", None))
+    Session.open(path, read_only=True)
+    assert any(str(path) in r.getMessage() and "line 2:" in r.getMessage() for r in caplog.records)
+
+
+def test_a_file_that_is_no_session_is_refused_and_left_alone(tmp_path):
+    path = tmp_path / "notes.jsonl"
+    path.write_text('{"hello":"world"}\n')
+    with pytest.raises(SessionError, match="line 1 is not a session header"):
+        Session.open(path)
+    assert path.read_text() == '{"hello":"world"}\n'
+
+
+def test_empty_file_becomes_a_new_session_written_in_place(tmp_path):
+    path = tmp_path / "empty.jsonl"
+    path.write_bytes(b"")
+    session = Session.open(path, cwd="/w")
+    session.append_message(user("q"))
+    assert path.read_bytes() == b""
+    session.append_message(assistant("a"))
+    assert [json.loads(line)["type"] for line in path.read_text().splitlines()] == [
+        "session", "message", "message"]
+
+
+def test_only_a_torn_header_leaves_an_empty_file_and_the_bytes_aside(tmp_path):
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(HEADER.encode()[:30])
+    session = Session.open(path, cwd="/w")
+    assert path.read_bytes() == b"" and len(session) == 0
+    assert (tmp_path / "s.jsonl.torn").read_bytes() == HEADER.encode()[:30]
