@@ -8,7 +8,6 @@ each provider's own wording) or ``other`` (a retry would fail the same way).
 
 from __future__ import annotations
 
-import email.utils
 import json
 import re
 import time
@@ -86,7 +85,12 @@ def retry_after_ms(headers: Any, body: Any = None, text: str = "") -> int | None
         try:
             return max(0, int(float(value) * 1000))
         except ValueError:
-            parsed = email.utils.parsedate_to_datetime(value) if value.strip() else None
+            import email.utils  # rare: an HTTP date instead of seconds
+
+            try:
+                parsed = email.utils.parsedate_to_datetime(value)
+            except (TypeError, ValueError):
+                parsed = None
             if parsed is not None:
                 return max(0, int((parsed.timestamp() - time.time()) * 1000))
     for detail in _details(body):

@@ -137,7 +137,8 @@ class LlmServer:
         handler = type("Handler", (_Handler,), {"owner": self})
         self._http = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._http.daemon_threads = True
-        self._thread = threading.Thread(target=self._http.serve_forever, name="llm-server", daemon=True)
+        self._thread = threading.Thread(target=self._http.serve_forever, args=(0.01,), name="llm-server",
+                                        daemon=True)
         self._thread.start()
         return self
 
@@ -281,6 +282,7 @@ def _completions(reply: Reply, model: str, number: int) -> list[str]:
 
 def _responses(reply: Reply, model: str, number: int) -> list[str]:
     rid = reply.response_id or f"resp_test{number:04d}"
+    tag = rid.removeprefix("resp_")
     events = [_sse({"type": "response.created", "response": {"id": rid, "status": "in_progress", "model": model}},
                    "response.created")]
 
@@ -289,7 +291,7 @@ def _responses(reply: Reply, model: str, number: int) -> list[str]:
 
     out = 0
     if reply.thinking is not None:
-        item_id = f"rs_{number:04d}"
+        item_id = f"rs_{tag}"
         ev({"type": "response.output_item.added", "output_index": out,
             "item": {"type": "reasoning", "id": item_id, "summary": []}})
         ev({"type": "response.reasoning_summary_part.added", "item_id": item_id, "output_index": out,
@@ -307,7 +309,7 @@ def _responses(reply: Reply, model: str, number: int) -> list[str]:
                      "encrypted_content": reply.thinking_signature}})
         out += 1
     if reply.text is not None:
-        item_id = f"msg_{number:04d}"
+        item_id = f"msg_{tag}"
         full = "".join(_deltas(reply.text, reply.delta_size))
         ev({"type": "response.output_item.added", "output_index": out,
             "item": {"type": "message", "id": item_id, "status": "in_progress", "role": "assistant", "content": []}})
@@ -325,7 +327,7 @@ def _responses(reply: Reply, model: str, number: int) -> list[str]:
                      "content": [{"type": "output_text", "text": full, "annotations": []}]}})
         out += 1
     for n, (name, raw, call_id) in enumerate(_calls(reply, "call_"), start=1):
-        item_id = f"fc_{number:04d}_{n}"
+        item_id = f"fc_{tag}_{n}"
         ev({"type": "response.output_item.added", "output_index": out,
             "item": {"type": "function_call", "id": item_id, "call_id": call_id, "name": name,
                      "arguments": "", "status": "in_progress"}})
@@ -552,3 +554,17 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             with self.owner._lock:
                 self.owner.disconnects.append((number, time.monotonic() - arrived))
+
+
+try:  # the fixture, for conftest files: ``from support.llm_server import llm_server``
+    import pytest
+except ImportError:  # pragma: no cover - the server is usable without pytest (bench/)
+    pytest = None
+
+if pytest is not None:
+
+    @pytest.fixture
+    def llm_server():
+        """A started :class:`LlmServer`, stopped after the test."""
+        with LlmServer() as server:
+            yield server
