@@ -67,7 +67,7 @@ def detect_compat(model: Model) -> dict[str, Any]:
     mistral = provider == "mistral" or "api.mistral.ai" in url
     non_standard = (
         provider == "cerebras" or "cerebras.ai" in url or grok or "chutes.ai" in url
-        or deepseek or zai or moonshot or provider == "opencode" or "opencode.ai" in url
+        or "deepseek.com" in url or zai or moonshot or provider == "opencode" or "opencode.ai" in url
         or cf_workers or cf_gateway or mistral
     )
     openrouter = provider == "openrouter" or "openrouter.ai" in url

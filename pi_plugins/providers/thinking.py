@@ -43,7 +43,9 @@ def clamp_level(model: Model, level: str | None) -> str:
 
 
 def reasoning_level(model: Model, options: StreamOptions) -> str | None:
-    """The level to request, or ``None`` when thinking is off."""
+    """The level to request (clamped to the model's), or ``None`` when thinking is off."""
+    if options.thinking_level in (None, "off"):
+        return None
     level = clamp_level(model, options.thinking_level)
     return None if level == "off" else level
 
