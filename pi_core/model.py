@@ -32,7 +32,13 @@ class Model:
     context_window: int = 128_000
     max_tokens: int = 16_384
     headers: dict[str, str] | None = None
+    #: Wire-format differences of this model's server (pi's ``compat`` in models.json).
     compat: dict[str, Any] | None = None
+    #: Provider values per thinking level; a ``None`` value marks a level as unsupported
+    #: (pi's ``thinkingLevelMap``).
+    thinking_level_map: dict[str, str | None] | None = None
+    #: The environment variable holding the key (default ``<PROVIDER>_API_KEY``).
+    api_key_env: str | None = None
 
     @property
     def key(self) -> str:

@@ -13,7 +13,6 @@ message and returns the event for each step.
 
 from __future__ import annotations
 
-import json
 from typing import Any, Literal
 
 from attrs import define, field
@@ -26,6 +25,7 @@ from pi_core.messages import (
     ThinkingContent,
     ToolCall,
 )
+from pi_core.partial_json import PartialJson, parse_complete
 
 
 @define
@@ -136,18 +136,23 @@ AssistantMessageEvent = (
 class MessageBuilder:
     """Builds one assistant message from streamed pieces and returns the matching events.
 
-    Text and thinking deltas are appended to the open block (joined when read, see
-    :class:`pi_core.messages._Streamed`), so ``partial`` always shows what has streamed. Tool-call arguments are collected as raw JSON pieces and
-    parsed once when the call ends (linear time, whatever their size); malformed JSON
-    leaves ``{}`` and keeps the raw text in ``extra["partialArgs"]`` so nothing the model
-    wrote is lost.
+    Text and thinking deltas are appended to their block (joined when read, see
+    :class:`pi_core.messages._Streamed`), so ``partial`` always shows what has streamed
+    and a long answer costs linear time. Tool-call arguments are read incrementally as they stream
+    (:class:`~pi_core.partial_json.PartialJson`, linear time whatever their size), so a
+    partial tool call shows its partial arguments; when the call ends its complete text
+    is parsed once. Malformed JSON leaves ``{}`` and keeps the raw text in
+    ``extra["partialArgs"]`` so nothing the model wrote is lost.
+
+    Several blocks may be open at once (a wire format may interleave them, e.g. parallel
+    tool calls by index); a delta or ``close`` without ``index`` goes to the block opened
+    last that is still open.
     """
 
     def __init__(self, *, api: str, provider: str, model: str):
         self.message = AssistantMessage(api=api, provider=provider, model=model)
-        self._parts: list[str] = []
-        self._open: int | None = None
-        self._block: Any = None
+        #: content index -> state of each open block, in the order they were opened
+        self._open: dict[int, _OpenBlock] = {}
 
     # -- lifecycle
 
@@ -155,9 +160,10 @@ class MessageBuilder:
         return StartEvent(partial=self.message)
 
     def done(self, reason: StopReason | None = None) -> DoneEvent:
-        """Close any open block and finish; ``reason`` defaults to toolUse when the
-        message holds tool calls, else stop."""
-        self.close()
+        """Close any open blocks (yield :meth:`close_all` first to emit their end events)
+        and finish; ``reason`` defaults to toolUse when the message holds tool calls,
+        else stop."""
+        self.close_all()
         if reason is None:
             reason = "toolUse" if self.message.tool_calls else "stop"
         self.message.stop_reason = reason
@@ -168,8 +174,7 @@ class MessageBuilder:
     ) -> ErrorEvent:
         """Finish with an error; what streamed so far stays in the message. ``failure``
         tells the harness whether a retry or a compaction may help."""
-        if self._open is not None:
-            self.close()
+        self.close_all()
         reason = "aborted" if aborted else "error"
         self.message.stop_reason = reason
         self.message.error_message = message
@@ -178,51 +183,92 @@ class MessageBuilder:
 
     # -- blocks
 
-    def text_start(self) -> TextStartEvent:
-        index = self._open_block(TextContent())
+    @property
+    def is_open(self) -> bool:
+        return bool(self._open)
+
+    def block(self, index: int | None = None) -> Any:
+        """The open content block at ``index`` (default: the one opened last)."""
+        return self._state(index).block
+
+    def text_start(self, signature: str | None = None) -> TextStartEvent:
+        index = self._open_block(TextContent(text_signature=signature))
         return TextStartEvent(content_index=index, partial=self.message)
 
-    def text_delta(self, delta: str) -> TextDeltaEvent:
-        self._block.append(delta)
-        return TextDeltaEvent(content_index=self._open, delta=delta, partial=self.message)
+    def text_delta(self, delta: str, index: int | None = None) -> TextDeltaEvent:
+        state = self._state(index)
+        state.block.append(delta)
+        return TextDeltaEvent(content_index=state.index, delta=delta, partial=self.message)
 
-    def thinking_start(self, signature: str | None = None) -> ThinkingStartEvent:
-        index = self._open_block(ThinkingContent(thinking_signature=signature))
+    def thinking_start(
+        self, signature: str | None = None, *, text: str = "", redacted: bool | None = None
+    ) -> ThinkingStartEvent:
+        block = ThinkingContent(thinking=text, thinking_signature=signature, redacted=redacted)
+        index = self._open_block(block)
         return ThinkingStartEvent(content_index=index, partial=self.message)
 
-    def thinking_delta(self, delta: str) -> ThinkingDeltaEvent:
-        self._block.append(delta)
-        return ThinkingDeltaEvent(content_index=self._open, delta=delta, partial=self.message)
+    def thinking_delta(self, delta: str, index: int | None = None) -> ThinkingDeltaEvent:
+        state = self._state(index)
+        state.block.append(delta)
+        return ThinkingDeltaEvent(content_index=state.index, delta=delta, partial=self.message)
 
-    def toolcall_start(self, id: str, name: str) -> ToolCallStartEvent:
-        index = self._open_block(ToolCall(id=id, name=name))
+    def toolcall_start(self, id: str, name: str, **fields: Any) -> ToolCallStartEvent:
+        """Open a tool call; ``fields`` are further :class:`ToolCall` attributes
+        (``thought_signature``)."""
+        index = self._open_block(ToolCall(id=id, name=name, **fields))
+        self._open[index].parser = PartialJson()
         return ToolCallStartEvent(content_index=index, partial=self.message)
 
-    def toolcall_delta(self, delta: str) -> ToolCallDeltaEvent:
-        self._parts.append(delta)
-        return ToolCallDeltaEvent(content_index=self._open, delta=delta, partial=self.message)
+    def toolcall_delta(self, delta: str, index: int | None = None) -> ToolCallDeltaEvent:
+        state = self._state(index)
+        state.parts.append(delta)
+        value = state.parser.feed(delta)
+        if isinstance(value, dict):
+            state.block.arguments = value
+        return ToolCallDeltaEvent(content_index=state.index, delta=delta, partial=self.message)
 
-    def close(self) -> TextEndEvent | ThinkingEndEvent | ToolCallEndEvent | None:
-        """End the open block (if any) and return its end event."""
-        index = self._open
-        if index is None:
+    def close(self, index: int | None = None) -> TextEndEvent | ThinkingEndEvent | ToolCallEndEvent | None:
+        """End an open block (default: the one opened last) and return its end event;
+        ``None`` when no block is open."""
+        if not self._open:
             return None
-        block, self._open, self._block = self._block, None, None
+        state = self._open.pop(self._state(index).index)
+        block = state.block
         if isinstance(block, TextContent):
-            return TextEndEvent(content_index=index, content=block.text, partial=self.message)
+            return TextEndEvent(content_index=state.index, content=block.text, partial=self.message)
         if isinstance(block, ThinkingContent):
-            return ThinkingEndEvent(content_index=index, content=block.thinking, partial=self.message)
-        block.arguments = parse_arguments("".join(self._parts), block)
-        self._parts = []
-        return ToolCallEndEvent(content_index=index, tool_call=block, partial=self.message)
+            return ThinkingEndEvent(content_index=state.index, content=block.thinking, partial=self.message)
+        block.arguments = parse_arguments("".join(state.parts), block)
+        return ToolCallEndEvent(content_index=state.index, tool_call=block, partial=self.message)
+
+    def close_all(self) -> list[TextEndEvent | ThinkingEndEvent | ToolCallEndEvent]:
+        """End every open block, in content order; returns their end events."""
+        return [self.close(index) for index in sorted(self._open)]
+
+    def _state(self, index: int | None) -> "_OpenBlock":
+        try:
+            return self._open[next(reversed(self._open)) if index is None else index]
+        except (KeyError, StopIteration):
+            what = "no content block is open" if index is None else f"content block {index} is not open"
+            raise RuntimeError(f"{what}: start one first") from None
 
     def _open_block(self, block: Any) -> int:
-        if self._open is not None:
-            raise RuntimeError("close() the open content block before starting another")
         self.message.content.append(block)
-        self._block = block
-        self._open = len(self.message.content) - 1
-        return self._open
+        index = len(self.message.content) - 1
+        self._open[index] = _OpenBlock(index, block)
+        return index
+
+
+class _OpenBlock:
+    """A block still streaming; tool calls also keep their raw argument text."""
+
+    __slots__ = ("index", "block", "parts", "parser")
+
+    def __init__(self, index: int, block: Any):
+        self.index = index
+        self.block = block
+        self.parts: list[str] = []
+        self.parser: PartialJson | None = None
 
 
 def parse_arguments(raw: str, call: ToolCall | None = None) -> dict:
@@ -230,8 +276,8 @@ def parse_arguments(raw: str, call: ToolCall | None = None) -> dict:
     if not raw.strip():
         return {}
     try:
-        value = json.loads(raw)
-    except json.JSONDecodeError:
+        value = parse_complete(raw)
+    except ValueError:
         value = None
     if isinstance(value, dict):
         return value

@@ -1,0 +1,345 @@
+"""Anthropic Messages (``anthropic-messages``): Claude, and servers that speak its API.
+
+Thinking is budget-based (``budget_tokens``) for older models and adaptive (an effort
+level) for Opus 4.6+ and Sonnet 4.6; signatures stream as ``signature_delta`` and are
+sent back with the thinking they sign; redacted thinking travels as opaque data. Prompt
+caching marks the system prompt, the last tool and the last user message. ``compat``:
+``supportsEagerToolInputStreaming`` (false: no per-tool ``eager_input_streaming``, the
+fine-grained streaming beta header instead) and ``supportsLongCacheRetention``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Iterable
+
+from pi_core import hookimpl
+from pi_core.messages import (
+    AssistantMessage,
+    ImageContent,
+    TextContent,
+    ThinkingContent,
+    ToolResultMessage,
+    UserMessage,
+)
+from pi_core.model import Model, calculate_cost
+from pi_core.provider import LlmContext, StreamOptions
+from pi_plugins.providers.failures import classify
+from pi_plugins.providers.http import (
+    HttpRequest,
+    SseProvider,
+    StreamError,
+    StreamReader,
+    join_url,
+    json_data,
+    truncated,
+)
+from pi_plugins.providers.thinking import budget_for, max_tokens
+from pi_plugins.providers.transform import keep_id_chars, transform_messages
+
+API = "anthropic-messages"
+VERSION = "2023-06-01"
+FINE_GRAINED_TOOL_STREAMING_BETA = "fine-grained-tool-streaming-2025-05-14"
+INTERLEAVED_THINKING_BETA = "interleaved-thinking-2025-05-14"
+IMAGE_ONLY_RESULT = "(see attached image)"
+REDACTED_THINKING = "[Reasoning redacted]"
+
+STOP_REASONS = {
+    "end_turn": "stop", "max_tokens": "length", "tool_use": "toolUse", "refusal": "error",
+    "pause_turn": "stop", "stop_sequence": "stop", "sensitive": "error",
+    "model_context_window_exceeded": "length",
+}
+#: Anthropic's error types and the HTTP status they stand for (for classification).
+ERROR_STATUS = {
+    "invalid_request_error": 400, "authentication_error": 401, "permission_error": 403,
+    "not_found_error": 404, "request_too_large": 413, "rate_limit_error": 429,
+    "api_error": 500, "overloaded_error": 529,
+}
+
+
+def adaptive_thinking(model_id: str) -> bool:
+    """Opus 4.6+ and Sonnet 4.6 decide how much to think (an effort, not a budget)."""
+    return any(tag in model_id for tag in ("opus-4-6", "opus-4.6", "opus-4-7", "opus-4.7", "sonnet-4-6", "sonnet-4.6"))
+
+
+def _compat(model: Model, key: str) -> bool:
+    value = (model.compat or {}).get(key)
+    return True if value is None else bool(value)
+
+
+def cache_control(model: Model) -> dict | None:
+    retention = os.environ.get("PI_CACHE_RETENTION", "short")
+    if retention == "none":
+        return None
+    if retention == "long" and _compat(model, "supportsLongCacheRetention"):
+        return {"type": "ephemeral", "ttl": "1h"}
+    return {"type": "ephemeral"}
+
+
+def effort(model: Model, level: str) -> str:
+    mapped = (model.thinking_level_map or {}).get(level)
+    if isinstance(mapped, str):
+        return mapped
+    return {"minimal": "low", "low": "low", "medium": "medium", "high": "high"}.get(level, "high")
+
+
+# ---------------------------------------------------------------- request
+
+
+def _image(block: ImageContent) -> dict:
+    return {"type": "image", "source": {"type": "base64", "media_type": block.mime_type, "data": block.data}}
+
+
+def _result_content(content: list) -> str | list:
+    if not any(isinstance(b, ImageContent) for b in content):
+        return "\n".join(b.text for b in content if isinstance(b, TextContent))
+    blocks = [
+        {"type": "text", "text": b.text} if isinstance(b, TextContent) else _image(b)
+        for b in content if isinstance(b, (TextContent, ImageContent))
+    ]
+    if not any(b["type"] == "text" for b in blocks):
+        blocks.insert(0, {"type": "text", "text": IMAGE_ONLY_RESULT})
+    return blocks
+
+
+def _assistant_blocks(message: AssistantMessage) -> list[dict]:
+    blocks: list[dict] = []
+    for block in message.content:
+        if isinstance(block, TextContent):
+            if block.text.strip():
+                blocks.append({"type": "text", "text": block.text})
+        elif isinstance(block, ThinkingContent):
+            if block.redacted:
+                blocks.append({"type": "redacted_thinking", "data": block.thinking_signature})
+            elif not block.thinking.strip():
+                continue
+            elif not (block.thinking_signature or "").strip():
+                blocks.append({"type": "text", "text": block.thinking})  # unsigned (aborted)
+            else:
+                blocks.append({"type": "thinking", "thinking": block.thinking, "signature": block.thinking_signature})
+        elif getattr(block, "type", None) == "toolCall":
+            blocks.append({"type": "tool_use", "id": block.id, "name": block.name, "input": block.arguments or {}})
+    return blocks
+
+
+def convert_messages(model: Model, messages: list, cache: dict | None) -> list[dict]:
+    messages = transform_messages(messages, model, lambda id, *_: keep_id_chars(id, 64))
+    params: list[dict] = []
+    i = 0
+    while i < len(messages):
+        message = messages[i]
+        if isinstance(message, UserMessage):
+            if isinstance(message.content, str):
+                if message.content.strip():
+                    params.append({"role": "user", "content": message.content})
+            else:
+                blocks = [
+                    {"type": "text", "text": b.text} if isinstance(b, TextContent) else _image(b)
+                    for b in message.content
+                    if isinstance(b, ImageContent) or (isinstance(b, TextContent) and b.text.strip())
+                ]
+                if blocks:
+                    params.append({"role": "user", "content": blocks})
+        elif isinstance(message, AssistantMessage):
+            blocks = _assistant_blocks(message)
+            if blocks:
+                params.append({"role": "assistant", "content": blocks})
+        elif isinstance(message, ToolResultMessage):
+            results = []
+            while i < len(messages) and isinstance(messages[i], ToolResultMessage):
+                result = messages[i]
+                results.append({"type": "tool_result", "tool_use_id": result.tool_call_id,
+                                "content": _result_content(result.content), "is_error": result.is_error})
+                i += 1
+            params.append({"role": "user", "content": results})
+            continue
+        i += 1
+    if cache and params and params[-1]["role"] == "user":
+        last = params[-1]
+        if isinstance(last["content"], str):
+            last["content"] = [{"type": "text", "text": last["content"], "cache_control": cache}]
+        elif last["content"] and last["content"][-1]["type"] in ("text", "image", "tool_result"):
+            last["content"][-1]["cache_control"] = cache
+    return params
+
+
+def build_body(model: Model, context: LlmContext, options: StreamOptions) -> dict:
+    cache = cache_control(model)
+    level = options.thinking_level if options.thinking_level not in (None, "off") else None
+    thinking_on = bool(model.reasoning and level)
+    limit = max_tokens(model, options) or 0
+    budget = None
+    if thinking_on and not adaptive_thinking(model.id):
+        limit, budget = budget_for(level, limit, model.max_tokens)
+    body: dict[str, Any] = {
+        "model": model.id,
+        "messages": convert_messages(model, context.messages, cache),
+        "max_tokens": limit or model.max_tokens // 3,
+        "stream": True,
+    }
+    if context.system_prompt:
+        body["system"] = [{"type": "text", "text": context.system_prompt, **({"cache_control": cache} if cache else {})}]
+    if options.temperature is not None and not thinking_on:
+        body["temperature"] = options.temperature
+    if context.tools:
+        eager = _compat(model, "supportsEagerToolInputStreaming")
+        tools = []
+        for n, tool in enumerate(context.tools):
+            schema = tool.parameters or {}
+            item: dict[str, Any] = {"name": tool.name, "description": tool.description}
+            if eager:
+                item["eager_input_streaming"] = True
+            item["input_schema"] = {"type": "object", "properties": schema.get("properties") or {},
+                                    "required": schema.get("required") or []}
+            if cache and n == len(context.tools) - 1:
+                item["cache_control"] = cache
+            tools.append(item)
+        body["tools"] = tools
+    if model.reasoning:
+        if thinking_on and adaptive_thinking(model.id):
+            body["thinking"] = {"type": "adaptive", "display": "summarized"}
+            body["output_config"] = {"effort": effort(model, level)}
+        elif thinking_on:
+            body["thinking"] = {"type": "enabled", "budget_tokens": budget or 1024, "display": "summarized"}
+        else:
+            body["thinking"] = {"type": "disabled"}
+    return body
+
+
+# ---------------------------------------------------------------- response
+
+
+class MessagesReader(StreamReader):
+    def __init__(self, builder, model, context):
+        super().__init__(builder, model, context)
+        self.blocks: dict[int, int] = {}  # Anthropic's block index -> our content index
+        self.started = False
+        self.stopped = False
+
+    def _usage(self, raw: dict) -> None:
+        usage = self.builder.message.usage
+        for field, key in (("input", "input_tokens"), ("output", "output_tokens"),
+                           ("cache_read", "cache_read_input_tokens"), ("cache_write", "cache_creation_input_tokens")):
+            if raw.get(key) is not None:
+                setattr(usage, field, raw[key])
+        usage.total_tokens = usage.input + usage.output + usage.cache_read + usage.cache_write
+        calculate_cost(self.model, usage)
+
+    def on_event(self, event) -> Iterable:
+        if event.event == "error":
+            raise _stream_error(event.data)
+        if event.event == "ping" or not event.data:
+            return ()
+        data = json_data(event)
+        kind = data.get("type") if isinstance(data, dict) else None
+        if kind == "error":
+            raise _stream_error(event.data)
+        builder = self.builder
+        if kind == "message_start":
+            self.started = True
+            message = data.get("message") or {}
+            builder.message.response_id = message.get("id")
+            self._usage(message.get("usage") or {})
+        elif kind == "content_block_start":
+            block = data.get("content_block") or {}
+            btype = block.get("type")
+            if btype == "text":
+                event_out = builder.text_start()
+            elif btype == "thinking":
+                event_out = builder.thinking_start(signature="")
+            elif btype == "redacted_thinking":
+                event_out = builder.thinking_start(signature=block.get("data"), text=REDACTED_THINKING, redacted=True)
+            elif btype in ("tool_use", "server_tool_use"):
+                event_out = builder.toolcall_start(block.get("id", ""), block.get("name", ""))
+                self.blocks[data.get("index")] = len(builder.message.content) - 1
+                initial = block.get("input")
+                if isinstance(initial, dict) and initial:
+                    return [event_out, builder.toolcall_delta(json.dumps(initial, ensure_ascii=False))]
+                return [event_out]
+            else:
+                return ()
+            self.blocks[data.get("index")] = len(builder.message.content) - 1
+            return [event_out]
+        elif kind == "content_block_delta":
+            index = self.blocks.get(data.get("index"))
+            delta = data.get("delta") or {}
+            dtype = delta.get("type")
+            if index is None:
+                return ()
+            block = builder.message.content[index]
+            if dtype == "text_delta" and isinstance(block, TextContent):
+                return [builder.text_delta(delta.get("text", ""), index)]
+            if dtype == "thinking_delta" and isinstance(block, ThinkingContent):
+                return [builder.thinking_delta(delta.get("thinking", ""), index)]
+            if dtype == "input_json_delta" and getattr(block, "type", None) == "toolCall":
+                piece = delta.get("partial_json", "")
+                return [builder.toolcall_delta(piece, index)] if piece else ()
+            if dtype == "signature_delta" and isinstance(block, ThinkingContent):
+                block.thinking_signature = (block.thinking_signature or "") + delta.get("signature", "")
+        elif kind == "content_block_stop":
+            index = self.blocks.pop(data.get("index"), None)
+            if index is not None:
+                end = builder.close(index)
+                return [end] if end is not None else ()
+        elif kind == "message_delta":
+            reason = (data.get("delta") or {}).get("stop_reason")
+            if reason:
+                if reason not in STOP_REASONS:
+                    raise StreamError(f"Unhandled stop reason: {reason}")
+                self.stop_reason = STOP_REASONS[reason]
+                self.raw_stop = reason
+            self._usage(data.get("usage") or {})
+        elif kind == "message_stop":
+            self.stopped = True
+        return ()
+
+    def end(self) -> Iterable:
+        if not self.stopped:
+            raise truncated("message_stop")
+        events = self.builder.close_all()
+        if self.stop_reason == "error":
+            raise StreamError(f"The model stopped with stop reason {getattr(self, 'raw_stop', 'error')!r}")
+        return events
+
+
+def _stream_error(data: str) -> StreamError:
+    try:
+        parsed = json.loads(data)
+    except ValueError:
+        return StreamError(data or "error event without details", classify(None, data))
+    error = parsed.get("error", parsed) if isinstance(parsed, dict) else {}
+    error = error if isinstance(error, dict) else {"message": str(error)}
+    message = error.get("message") or data
+    etype = error.get("type") or ""
+    text = f"{message} ({etype})" if etype and etype not in message else message
+    failure = classify(ERROR_STATUS.get(etype), text)
+    return StreamError(text, failure)
+
+
+class AnthropicProvider(SseProvider):
+    api = API
+
+    def build_request(self, model: Model, context: LlmContext, options: StreamOptions) -> HttpRequest:
+        betas = []
+        if context.tools and not _compat(model, "supportsEagerToolInputStreaming"):
+            betas.append(FINE_GRAINED_TOOL_STREAMING_BETA)
+        if not adaptive_thinking(model.id):
+            betas.append(INTERLEAVED_THINKING_BETA)
+        headers = {"anthropic-version": VERSION, "accept": "application/json", "content-type": "application/json"}
+        if options.api_key:
+            headers["x-api-key"] = options.api_key
+        if betas:
+            headers["anthropic-beta"] = ",".join(betas)
+        headers.update(model.headers or {})
+        headers.update(options.headers or {})
+        return HttpRequest(join_url(model.base_url, "/v1/messages"), headers, build_body(model, context, options))
+
+    def reader(self, builder, model, context) -> StreamReader:
+        return MessagesReader(builder, model, context)
+
+
+@hookimpl
+def register_providers():
+    return [AnthropicProvider()]
+

@@ -1,0 +1,473 @@
+"""OpenAI Chat Completions (``openai-completions``), and every server that speaks it:
+Ollama, vLLM, llama.cpp's server, LM Studio, OpenRouter, Groq, DeepSeek, Mistral, xAI…
+
+Such servers differ in small ways. The differences are settings (``compat``), detected
+from the provider and base URL and overridable per provider or model in models.json
+(pi's names, plus two of ours):
+
+``supportsStore``, ``supportsDeveloperRole``, ``supportsReasoningEffort``,
+``supportsUsageInStreaming``, ``maxTokensField`` (``max_completion_tokens`` or
+``max_tokens``), ``requiresToolResultName``, ``requiresAssistantAfterToolResult``,
+``requiresThinkingAsText``, ``requiresReasoningContentOnAssistantMessages``,
+``thinkingFormat`` (openai, openrouter, deepseek, zai, qwen, qwen-chat-template),
+``cacheControlFormat`` (anthropic), ``supportsStrictMode``, ``openRouterRouting``,
+``vercelGatewayRouting``, ``sendSessionAffinityHeaders``;
+ours: ``supportsNullAssistantContent`` (false: send ``""`` instead of ``null`` beside
+tool calls, which llama.cpp's server needs) and ``toolCallIdFormat`` (``mistral``: nine
+letters and digits).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Iterable
+
+from pi_core import hookimpl
+from pi_core.messages import (
+    AssistantMessage,
+    ImageContent,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
+from pi_core.model import Model, calculate_cost
+from pi_core.provider import LlmContext, StreamOptions
+from pi_plugins.providers.failures import classify
+from pi_plugins.providers.http import (
+    HttpRequest,
+    SseProvider,
+    StreamError,
+    StreamReader,
+    join_url,
+    json_data,
+    truncated,
+)
+from pi_plugins.providers.thinking import level_value, max_tokens, reasoning_level
+from pi_plugins.providers.transform import keep_id_chars, short_hash, transform_messages
+
+API = "openai-completions"
+TOOL_RESULT_BRIDGE = "I have processed the tool results."
+TOOL_IMAGES_INTRO = "Attached image(s) from tool result:"
+IMAGE_ONLY_RESULT = "(see attached image)"
+REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
+
+
+def detect_compat(model: Model) -> dict[str, Any]:
+    """The settings for known providers and servers, by provider name or base URL."""
+    provider, url = model.provider, model.base_url
+    zai = provider == "zai" or "api.z.ai" in url
+    moonshot = provider in ("moonshotai", "moonshotai-cn") or "api.moonshot." in url
+    cf_workers = provider == "cloudflare-workers-ai" or "api.cloudflare.com" in url
+    cf_gateway = provider == "cloudflare-ai-gateway" or "gateway.ai.cloudflare.com" in url
+    grok = provider == "xai" or "api.x.ai" in url
+    deepseek = provider == "deepseek" or "deepseek.com" in url
+    mistral = provider == "mistral" or "api.mistral.ai" in url
+    non_standard = (
+        provider == "cerebras" or "cerebras.ai" in url or grok or "chutes.ai" in url
+        or "deepseek.com" in url or zai or moonshot or provider == "opencode" or "opencode.ai" in url
+        or cf_workers or cf_gateway or mistral
+    )
+    openrouter = provider == "openrouter" or "openrouter.ai" in url
+    return {
+        "supportsStore": not non_standard,
+        "supportsDeveloperRole": not non_standard,
+        "supportsReasoningEffort": not (grok or zai or moonshot or cf_gateway or mistral),
+        "supportsUsageInStreaming": not mistral,
+        "maxTokensField": "max_tokens" if ("chutes.ai" in url or moonshot or cf_gateway or mistral)
+        else "max_completion_tokens",
+        "requiresToolResultName": False,
+        "requiresAssistantAfterToolResult": False,
+        "requiresThinkingAsText": False,
+        "requiresReasoningContentOnAssistantMessages": deepseek,
+        "thinkingFormat": "deepseek" if deepseek else "zai" if zai else "openrouter" if openrouter else "openai",
+        "openRouterRouting": {},
+        "vercelGatewayRouting": {},
+        "supportsStrictMode": not (moonshot or cf_gateway or mistral),
+        "cacheControlFormat": "anthropic" if provider == "openrouter" and model.id.startswith("anthropic/") else None,
+        "sendSessionAffinityHeaders": False,
+        "supportsNullAssistantContent": True,
+        "toolCallIdFormat": "mistral" if mistral else None,
+    }
+
+
+def resolve_compat(model: Model) -> dict[str, Any]:
+    compat = detect_compat(model)
+    for key, value in (model.compat or {}).items():
+        if value is not None:
+            compat[key] = value
+    return compat
+
+
+# ---------------------------------------------------------------- request
+
+
+def _tool_id_normalizer(model: Model, compat: dict):
+    if compat.get("toolCallIdFormat") == "mistral":
+        taken: dict[str, str] = {}
+        owners: dict[str, str] = {}
+
+        def mistral(id: str, *_: Any) -> str:
+            if id in taken:
+                return taken[id]
+            attempt = 0
+            while True:
+                plain = "".join(c for c in id if c.isascii() and c.isalnum())
+                if attempt == 0 and len(plain) == 9:
+                    candidate = plain
+                else:
+                    seed = (plain or id) if attempt == 0 else f"{plain or id}:{attempt}"
+                    candidate = short_hash(seed)[:9]
+                if owners.get(candidate, id) == id:
+                    taken[id], owners[candidate] = candidate, id
+                    return candidate
+                attempt += 1
+
+        return mistral
+
+    def normalize(id: str, *_: Any) -> str:
+        if "|" in id:  # an OpenAI Responses id: "call_id|item_id"
+            return keep_id_chars(id.split("|")[0], 40)
+        if model.provider == "openai" and len(id) > 40:
+            return id[:40]
+        return id
+
+    return normalize
+
+
+def _image_url(block: ImageContent) -> dict:
+    return {"type": "image_url", "image_url": {"url": f"data:{block.mime_type};base64,{block.data}"}}
+
+
+def convert_messages(model: Model, context: LlmContext, compat: dict) -> list[dict]:
+    messages = transform_messages(context.messages, model, _tool_id_normalizer(model, compat))
+    params: list[dict] = []
+    if context.system_prompt:
+        role = "developer" if model.reasoning and compat["supportsDeveloperRole"] else "system"
+        params.append({"role": role, "content": context.system_prompt})
+    bridge = compat["requiresAssistantAfterToolResult"]
+    last_role = None
+    i = 0
+    while i < len(messages):
+        message = messages[i]
+        if bridge and last_role == "toolResult" and isinstance(message, UserMessage):
+            params.append({"role": "assistant", "content": TOOL_RESULT_BRIDGE})
+        if isinstance(message, UserMessage):
+            if isinstance(message.content, str):
+                params.append({"role": "user", "content": message.content})
+            else:
+                parts = [
+                    {"type": "text", "text": b.text} if isinstance(b, TextContent) else _image_url(b)
+                    for b in message.content if isinstance(b, (TextContent, ImageContent))
+                ]
+                if parts:
+                    params.append({"role": "user", "content": parts})
+        elif isinstance(message, AssistantMessage):
+            converted = _assistant(model, message, compat)
+            if converted is not None:
+                params.append(converted)
+        elif isinstance(message, ToolResultMessage):
+            images: list[dict] = []
+            while i < len(messages) and isinstance(messages[i], ToolResultMessage):
+                result = messages[i]
+                text = "\n".join(b.text for b in result.content if isinstance(b, TextContent))
+                item = {"role": "tool", "content": text or IMAGE_ONLY_RESULT, "tool_call_id": result.tool_call_id}
+                if compat["requiresToolResultName"] and result.tool_name:
+                    item["name"] = result.tool_name
+                params.append(item)
+                if model.accepts_images:
+                    images += [_image_url(b) for b in result.content if isinstance(b, ImageContent)]
+                i += 1
+            if images:
+                if bridge:
+                    params.append({"role": "assistant", "content": TOOL_RESULT_BRIDGE})
+                params.append({"role": "user", "content": [{"type": "text", "text": TOOL_IMAGES_INTRO}, *images]})
+                last_role = "user"
+            else:
+                last_role = "toolResult"
+            continue
+        last_role = message.role
+        i += 1
+    return params
+
+
+def _assistant(model: Model, message: AssistantMessage, compat: dict) -> dict | None:
+    empty = None if compat["supportsNullAssistantContent"] and not compat["requiresAssistantAfterToolResult"] else ""
+    converted: dict[str, Any] = {"role": "assistant", "content": empty}
+    texts = [b.text for b in message.content if isinstance(b, TextContent) and b.text.strip()]
+    thinking = [b for b in message.content if isinstance(b, ThinkingContent) and b.thinking.strip()]
+    text = "".join(texts)
+    if thinking and compat["requiresThinkingAsText"]:
+        converted["content"] = [{"type": "text", "text": "\n\n".join(b.thinking for b in thinking)},
+                                *({"type": "text", "text": t} for t in texts)]
+    else:
+        if text:
+            converted["content"] = text
+        signature = thinking[0].thinking_signature if thinking else None
+        if signature:
+            converted[signature] = "\n".join(b.thinking for b in thinking)
+    calls = message.tool_calls
+    if calls:
+        converted["tool_calls"] = [
+            {"id": c.id, "type": "function",
+             "function": {"name": c.name, "arguments": json.dumps(c.arguments, ensure_ascii=False, separators=(",", ":"))}}
+            for c in calls
+        ]
+        details = []
+        for call in calls:
+            if call.thought_signature:
+                try:
+                    details.append(json.loads(call.thought_signature))
+                except ValueError:
+                    pass
+        if details:
+            converted["reasoning_details"] = details
+    if compat["requiresReasoningContentOnAssistantMessages"] and model.reasoning and "reasoning_content" not in converted:
+        converted["reasoning_content"] = ""
+    if not converted["content"] and not calls:
+        return None
+    return converted
+
+
+def _has_tool_history(context: LlmContext) -> bool:
+    return any(
+        isinstance(m, ToolResultMessage) or (isinstance(m, AssistantMessage) and m.tool_calls)
+        for m in context.messages
+    )
+
+
+def build_body(model: Model, context: LlmContext, options: StreamOptions, compat: dict) -> dict:
+    body: dict[str, Any] = {"model": model.id, "messages": convert_messages(model, context, compat), "stream": True}
+    if "api.openai.com" in model.base_url and options.session_id:
+        body["prompt_cache_key"] = options.session_id
+    if compat["supportsUsageInStreaming"] is not False:
+        body["stream_options"] = {"include_usage": True}
+    if compat["supportsStore"]:
+        body["store"] = False
+    limit = max_tokens(model, options)
+    if limit:
+        body[compat["maxTokensField"]] = limit
+    if options.temperature is not None:
+        body["temperature"] = options.temperature
+    if context.tools:
+        body["tools"] = [
+            {"type": "function", "function": {
+                "name": t.name, "description": t.description, "parameters": t.parameters,
+                **({"strict": False} if compat["supportsStrictMode"] is not False else {}),
+            }}
+            for t in context.tools
+        ]
+    elif _has_tool_history(context):
+        body["tools"] = []  # proxies in front of Anthropic need it when history has tools
+    if compat.get("cacheControlFormat") == "anthropic":
+        _add_cache_control(body)
+    level = reasoning_level(model, options)
+    fmt = compat["thinkingFormat"]
+    if model.reasoning and fmt in ("zai", "qwen"):
+        body["enable_thinking"] = level is not None
+    elif model.reasoning and fmt == "qwen-chat-template":
+        body["chat_template_kwargs"] = {"enable_thinking": level is not None, "preserve_thinking": True}
+    elif model.reasoning and fmt == "deepseek":
+        body["thinking"] = {"type": "enabled" if level else "disabled"}
+        if level:
+            body["reasoning_effort"] = level_value(model, level)
+    elif model.reasoning and fmt == "openrouter":
+        if level:
+            body["reasoning"] = {"effort": level_value(model, level)}
+        elif (model.thinking_level_map or {}).get("off", "none") is not None:
+            body["reasoning"] = {"effort": (model.thinking_level_map or {}).get("off") or "none"}
+    elif model.reasoning and compat["supportsReasoningEffort"]:
+        if level:
+            body["reasoning_effort"] = level_value(model, level)
+        elif isinstance((model.thinking_level_map or {}).get("off"), str):
+            body["reasoning_effort"] = model.thinking_level_map["off"]
+    routing = (model.compat or {}).get("openRouterRouting")
+    if "openrouter.ai" in model.base_url and routing:
+        body["provider"] = routing
+    gateway = (model.compat or {}).get("vercelGatewayRouting") or {}
+    if "ai-gateway.vercel.sh" in model.base_url and (gateway.get("only") or gateway.get("order")):
+        body["providerOptions"] = {"gateway": {k: gateway[k] for k in ("only", "order") if gateway.get(k)}}
+    return body
+
+
+def _add_cache_control(body: dict) -> None:
+    """Anthropic-style cache markers (OpenRouter's Anthropic models): on the system
+    prompt, the last tool and the last user or assistant text."""
+    marker = {"type": "ephemeral"}
+
+    def mark(message: dict) -> bool:
+        content = message.get("content")
+        if isinstance(content, str) and content:
+            message["content"] = [{"type": "text", "text": content, "cache_control": marker}]
+            return True
+        if isinstance(content, list):
+            for part in reversed(content):
+                if part.get("type") == "text":
+                    part["cache_control"] = marker
+                    return True
+        return False
+
+    for message in body["messages"]:
+        if message["role"] in ("system", "developer"):
+            mark(message)
+            break
+    if body.get("tools"):
+        body["tools"][-1]["cache_control"] = marker
+    for message in reversed(body["messages"]):
+        if message["role"] in ("user", "assistant") and mark(message):
+            break
+
+
+# ---------------------------------------------------------------- response
+
+
+def parse_usage(raw: dict, model: Model) -> Usage:
+    prompt = raw.get("prompt_tokens") or 0
+    details = raw.get("prompt_tokens_details") or {}
+    cached = details.get("cached_tokens")
+    if cached is None:
+        cached = raw.get("prompt_cache_hit_tokens") or 0
+    written = details.get("cache_write_tokens") or 0
+    cache_read = max(0, cached - written) if written > 0 else cached
+    input_tokens = max(0, prompt - cache_read - written)
+    output = raw.get("completion_tokens") or 0
+    usage = Usage(input=input_tokens, output=output, cache_read=cache_read, cache_write=written,
+                  total_tokens=input_tokens + output + cache_read + written)
+    return calculate_cost(model, usage)
+
+
+def map_finish_reason(reason: str | None) -> tuple[str, str | None]:
+    if reason in (None, "stop", "end"):
+        return "stop", None
+    if reason == "length":
+        return "length", None
+    if reason in ("function_call", "tool_calls"):
+        return "toolUse", None
+    return "error", f"Provider finish_reason: {reason}"
+
+
+class CompletionsReader(StreamReader):
+    def __init__(self, builder, model, context):
+        super().__init__(builder, model, context)
+        self.text_index: int | None = None
+        self.thinking_index: int | None = None
+        self.calls_by_index: dict[int, int] = {}
+        self.calls_by_id: dict[str, int] = {}
+        self.finished = False
+        self.error_message: str | None = None
+
+    def on_event(self, event) -> Iterable:
+        if event.data.strip() == "[DONE]":
+            self.finished = True
+            return ()
+        chunk = json_data(event)
+        if not isinstance(chunk, dict):
+            return ()
+        if "error" in chunk and not chunk.get("choices"):
+            error = chunk["error"]
+            message = error.get("message", json.dumps(error)) if isinstance(error, dict) else str(error)
+            code = error.get("code") if isinstance(error, dict) else None
+            raise StreamError(message, classify(code if isinstance(code, int) else None, message))
+        builder = self.builder
+        message = builder.message
+        if not message.response_id and chunk.get("id"):
+            message.response_id = chunk["id"]
+        if chunk.get("usage"):
+            message.usage = parse_usage(chunk["usage"], self.model)
+        choices = chunk.get("choices")
+        choice = choices[0] if isinstance(choices, list) and choices else None
+        if not isinstance(choice, dict):
+            return ()
+        if not chunk.get("usage") and choice.get("usage"):
+            message.usage = parse_usage(choice["usage"], self.model)
+        events = []
+        if choice.get("finish_reason"):
+            self.finished = True
+            self.stop_reason, self.error_message = map_finish_reason(choice["finish_reason"])
+        delta = choice.get("delta") or {}
+        content = delta.get("content")
+        if isinstance(content, str) and content:
+            if self.text_index is None:
+                events.append(builder.text_start())
+                self.text_index = len(message.content) - 1
+            events.append(builder.text_delta(content, self.text_index))
+        for field in REASONING_FIELDS:
+            value = delta.get(field)
+            if isinstance(value, str) and value:
+                if self.thinking_index is None:
+                    events.append(builder.thinking_start(signature=field))
+                    self.thinking_index = len(message.content) - 1
+                events.append(builder.thinking_delta(value, self.thinking_index))
+                break
+        for call in delta.get("tool_calls") or ():
+            events.extend(self._tool_call(call))
+        for detail in delta.get("reasoning_details") or ():
+            if isinstance(detail, dict) and detail.get("type") == "reasoning.encrypted" and detail.get("id") and detail.get("data"):
+                for block in message.content:
+                    if isinstance(block, ToolCall) and block.id == detail["id"]:
+                        block.thought_signature = json.dumps(detail, separators=(",", ":"))
+        return events
+
+    def _tool_call(self, call: dict) -> list:
+        builder = self.builder
+        events = []
+        position = call.get("index")
+        function = call.get("function") or {}
+        index = self.calls_by_index.get(position) if isinstance(position, int) else None
+        if index is None and call.get("id"):
+            index = self.calls_by_id.get(call["id"])
+        if index is None:
+            events.append(builder.toolcall_start(call.get("id") or "", function.get("name") or ""))
+            index = len(builder.message.content) - 1
+            if isinstance(position, int):
+                self.calls_by_index[position] = index
+        block = builder.message.content[index]
+        if call.get("id"):
+            self.calls_by_id[call["id"]] = index
+            if not block.id:
+                block.id = call["id"]
+        if not block.name and function.get("name"):
+            block.name = function["name"]
+        arguments = function.get("arguments")
+        if isinstance(arguments, str) and arguments:
+            events.append(builder.toolcall_delta(arguments, index))
+        elif isinstance(arguments, dict):  # a few servers send an object
+            events.append(builder.toolcall_delta(json.dumps(arguments), index))
+        return events
+
+    def end(self) -> Iterable:
+        if not self.finished:
+            raise truncated("the response was complete")
+        events = self.builder.close_all()
+        if self.stop_reason == "error":
+            raise StreamError(self.error_message or "Provider returned an error stop reason")
+        if self.stop_reason in (None, "stop") and self.builder.message.tool_calls:
+            self.stop_reason = "toolUse"
+        return events
+
+
+class OpenAICompletionsProvider(SseProvider):
+    api = API
+
+    def build_request(self, model: Model, context: LlmContext, options: StreamOptions) -> HttpRequest:
+        compat = resolve_compat(model)
+        headers = {"accept": "application/json", "content-type": "application/json"}
+        if options.api_key:
+            headers["authorization"] = f"Bearer {options.api_key}"
+        headers.update(model.headers or {})
+        if options.session_id and compat["sendSessionAffinityHeaders"]:
+            headers.update({"session_id": options.session_id, "x-client-request-id": options.session_id,
+                            "x-session-affinity": options.session_id})
+        headers.update(options.headers or {})
+        body = build_body(model, context, options, compat)
+        return HttpRequest(join_url(model.base_url, "/chat/completions"), headers, body)
+
+    def reader(self, builder, model, context) -> StreamReader:
+        return CompletionsReader(builder, model, context)
+
+
+@hookimpl
+def register_providers():
+    return [OpenAICompletionsProvider()]

@@ -1,0 +1,325 @@
+"""OpenAI Responses (``openai-responses``): GPT-5 and o-series models.
+
+Reasoning arrives as summaries and is kept with its whole encrypted reasoning item as the
+thinking signature (requests ask for ``reasoning.encrypted_content`` and ``store: false``),
+so it can be sent back unchanged. Text keeps its message id (``textSignature``) and tool
+calls are ``call_id|item_id``. ``compat``: ``sendSessionIdHeader``,
+``supportsLongCacheRetention``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Iterable
+
+from pi_core import hookimpl
+from pi_core.messages import (
+    AssistantMessage,
+    ImageContent,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
+from pi_core.model import Model, calculate_cost
+from pi_core.provider import LlmContext, StreamOptions
+from pi_core.stream import parse_arguments
+from pi_plugins.providers.failures import classify
+from pi_plugins.providers.http import (
+    HttpRequest,
+    SseProvider,
+    StreamError,
+    StreamReader,
+    join_url,
+    json_data,
+    truncated,
+)
+from pi_plugins.providers.thinking import level_value, max_tokens, reasoning_level
+from pi_plugins.providers.transform import short_hash, transform_messages
+
+API = "openai-responses"
+#: Providers whose tool-call ids carry a Responses item id worth keeping.
+ITEM_ID_PROVIDERS = frozenset({"openai", "openai-codex", "opencode"})
+IMAGE_ONLY_RESULT = "(see attached image)"
+STATUS_STOP = {"completed": "stop", "incomplete": "length", "failed": "error", "cancelled": "error",
+               "in_progress": "stop", "queued": "stop"}
+
+
+def _id_part(part: str) -> str:
+    clean = "".join(c if c.isascii() and (c.isalnum() or c in "_-") else "_" for c in part)[:64]
+    return clean.rstrip("_")
+
+
+def _id_normalizer(model: Model):
+    def normalize(id: str, _target: Model, source: AssistantMessage) -> str:
+        if model.provider not in ITEM_ID_PROVIDERS or "|" not in id:
+            return _id_part(id)
+        call_id, item_id = id.split("|", 1)
+        foreign = source.provider != model.provider or source.api != model.api
+        item = f"fc_{short_hash(item_id)}"[:64] if foreign else _id_part(item_id)
+        if not item.startswith("fc_"):
+            item = _id_part(f"fc_{item}")
+        return f"{_id_part(call_id)}|{item}"
+
+    return normalize
+
+
+def _text_signature(signature: str | None) -> tuple[str | None, str | None]:
+    """(message id, phase) from a text block's signature (JSON v1, or a plain id)."""
+    if not signature:
+        return None, None
+    if signature.startswith("{"):
+        try:
+            parsed = json.loads(signature)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, dict) and parsed.get("v") == 1 and isinstance(parsed.get("id"), str):
+            phase = parsed.get("phase")
+            return parsed["id"], phase if phase in ("commentary", "final_answer") else None
+    return signature, None
+
+
+def _input_image(block: ImageContent) -> dict:
+    return {"type": "input_image", "detail": "auto", "image_url": f"data:{block.mime_type};base64,{block.data}"}
+
+
+def convert_input(model: Model, context: LlmContext) -> list[dict]:
+    messages = transform_messages(context.messages, model, _id_normalizer(model))
+    items: list[dict] = []
+    if context.system_prompt:
+        items.append({"role": "developer" if model.reasoning else "system", "content": context.system_prompt})
+    for index, message in enumerate(messages):
+        if isinstance(message, UserMessage):
+            if isinstance(message.content, str):
+                items.append({"role": "user", "content": [{"type": "input_text", "text": message.content}]})
+            else:
+                parts = [
+                    {"type": "input_text", "text": b.text} if isinstance(b, TextContent) else _input_image(b)
+                    for b in message.content if isinstance(b, (TextContent, ImageContent))
+                ]
+                if parts:
+                    items.append({"role": "user", "content": parts})
+        elif isinstance(message, AssistantMessage):
+            different_model = (message.model != model.id and message.provider == model.provider
+                               and message.api == model.api)
+            for block in message.content:
+                if isinstance(block, ThinkingContent):
+                    if block.thinking_signature:
+                        try:
+                            items.append(json.loads(block.thinking_signature))
+                        except ValueError:
+                            pass
+                elif isinstance(block, TextContent):
+                    msg_id, phase = _text_signature(block.text_signature)
+                    if not msg_id:
+                        msg_id = f"msg_{index}"
+                    elif len(msg_id) > 64:
+                        msg_id = f"msg_{short_hash(msg_id)}"
+                    item = {"type": "message", "role": "assistant",
+                            "content": [{"type": "output_text", "text": block.text, "annotations": []}],
+                            "status": "completed", "id": msg_id}
+                    if phase:
+                        item["phase"] = phase
+                    items.append(item)
+                elif isinstance(block, ToolCall):
+                    call_id, _, item_id = block.id.partition("|")
+                    item = {"type": "function_call"}
+                    if item_id and not (different_model and item_id.startswith("fc_")):
+                        item["id"] = item_id
+                    item.update({"call_id": call_id, "name": block.name,
+                                 "arguments": json.dumps(block.arguments, ensure_ascii=False, separators=(",", ":"))})
+                    items.append(item)
+        elif isinstance(message, ToolResultMessage):
+            text = "\n".join(b.text for b in message.content if isinstance(b, TextContent))
+            images = [b for b in message.content if isinstance(b, ImageContent)]
+            if images and model.accepts_images:
+                output: Any = ([{"type": "input_text", "text": text}] if text else []) + [_input_image(b) for b in images]
+            else:
+                output = text or IMAGE_ONLY_RESULT
+            items.append({"type": "function_call_output", "call_id": message.tool_call_id.split("|")[0],
+                          "output": output})
+    return items
+
+
+def build_body(model: Model, context: LlmContext, options: StreamOptions) -> dict:
+    retention = os.environ.get("PI_CACHE_RETENTION", "short")
+    body: dict[str, Any] = {"model": model.id, "input": convert_input(model, context), "stream": True}
+    if retention != "none" and options.session_id:
+        body["prompt_cache_key"] = options.session_id
+    if retention == "long" and (model.compat or {}).get("supportsLongCacheRetention", True) is not False:
+        body["prompt_cache_retention"] = "24h"
+    body["store"] = False
+    limit = max_tokens(model, options)
+    if limit:
+        body["max_output_tokens"] = limit
+    if options.temperature is not None:
+        body["temperature"] = options.temperature
+    if context.tools:
+        body["tools"] = [{"type": "function", "name": t.name, "description": t.description,
+                          "parameters": t.parameters, "strict": False} for t in context.tools]
+    if model.reasoning:
+        level = reasoning_level(model, options)
+        off = (model.thinking_level_map or {}).get("off", "none")
+        if level:
+            body["reasoning"] = {"effort": level_value(model, level), "summary": "auto"}
+            body["include"] = ["reasoning.encrypted_content"]
+        elif model.provider != "github-copilot" and off is not None:
+            body["reasoning"] = {"effort": off or "none"}
+    return body
+
+
+# ---------------------------------------------------------------- response
+
+
+class ResponsesReader(StreamReader):
+    def __init__(self, builder, model, context):
+        super().__init__(builder, model, context)
+        self.current: tuple[str, int] | None = None  # (item type, content index)
+        self.final_arguments: str | None = None
+        self.completed = False
+
+    def on_event(self, event) -> Iterable:
+        data = json_data(event)
+        if not isinstance(data, dict):
+            return ()
+        kind = data.get("type") or event.event
+        builder = self.builder
+        current = self.current
+        if kind == "response.created":
+            builder.message.response_id = (data.get("response") or {}).get("id")
+        elif kind == "response.output_item.added":
+            item = data.get("item") or {}
+            itype = item.get("type")
+            if itype == "reasoning":
+                event_out = [builder.thinking_start()]
+            elif itype == "message":
+                event_out = [builder.text_start()]
+            elif itype == "function_call":
+                event_out = [builder.toolcall_start(f"{item.get('call_id')}|{item.get('id')}", item.get("name", ""))]
+                self.final_arguments = None
+                if item.get("arguments"):
+                    event_out.append(builder.toolcall_delta(item["arguments"]))
+            else:
+                return ()
+            self.current = (itype, len(builder.message.content) - 1)
+            return event_out
+        elif current is None:
+            pass
+        elif kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
+            if current[0] == "reasoning":
+                return [builder.thinking_delta(data.get("delta", ""), current[1])]
+        elif kind == "response.reasoning_summary_part.done":
+            if current[0] == "reasoning":
+                return [builder.thinking_delta("\n\n", current[1])]
+        elif kind in ("response.output_text.delta", "response.refusal.delta"):
+            if current[0] == "message":
+                return [builder.text_delta(data.get("delta", ""), current[1])]
+        elif kind == "response.function_call_arguments.delta":
+            if current[0] == "function_call":
+                return [builder.toolcall_delta(data.get("delta", ""), current[1])]
+        elif kind == "response.function_call_arguments.done":
+            if current[0] == "function_call" and isinstance(data.get("arguments"), str):
+                self.final_arguments = data["arguments"]
+        elif kind == "response.output_item.done":
+            return self._item_done(data.get("item") or {}, current)
+        if kind in ("response.completed", "response.incomplete", "response.failed"):
+            response = data.get("response") or {}
+            if kind == "response.failed" or response.get("status") == "failed":
+                error = response.get("error") or {}
+                details = response.get("incomplete_details") or {}
+                if error:
+                    message = f"{error.get('code') or 'unknown'}: {error.get('message') or 'no message'}"
+                elif details.get("reason"):
+                    message = f"incomplete: {details['reason']}"
+                else:
+                    message = "Unknown error (no error details in response)"
+                raise StreamError(message, classify(None, message))
+            self._complete(response)
+        elif kind == "error":
+            message = f"Error Code {data.get('code')}: {data.get('message')}"
+            raise StreamError(message, classify(None, message))
+        return ()
+
+    def _item_done(self, item: dict, current: tuple[str, int] | None) -> list:
+        builder = self.builder
+        itype = item.get("type")
+        if current is None or current[0] != itype:
+            return []
+        index = current[1]
+        block = builder.message.content[index]
+        self.current = None
+        if itype == "reasoning":
+            summary = "\n\n".join(s.get("text", "") for s in item.get("summary") or [])
+            content = "\n\n".join(c.get("text", "") for c in item.get("content") or [])
+            block.thinking = summary or content or block.thinking
+            block.thinking_signature = json.dumps(item, ensure_ascii=False, separators=(",", ":"))
+        elif itype == "message":
+            parts = item.get("content") or []
+            block.text = "".join(
+                (p.get("text") if p.get("type") == "output_text" else p.get("refusal")) or "" for p in parts
+            )
+            signature = {"v": 1, "id": item.get("id")}
+            if item.get("phase"):
+                signature["phase"] = item["phase"]
+            block.text_signature = json.dumps(signature, separators=(",", ":"))
+        end = builder.close(index)
+        if itype == "function_call":
+            final = self.final_arguments if self.final_arguments is not None else item.get("arguments")
+            if isinstance(final, str) and final.strip():
+                block.arguments = parse_arguments(final, block)
+        return [end]
+
+    def _complete(self, response: dict) -> None:
+        self.completed = True
+        message = self.builder.message
+        if response.get("id"):
+            message.response_id = response["id"]
+        usage = response.get("usage")
+        if usage:
+            cached = (usage.get("input_tokens_details") or {}).get("cached_tokens") or 0
+            message.usage = Usage(
+                input=(usage.get("input_tokens") or 0) - cached,
+                output=usage.get("output_tokens") or 0,
+                cache_read=cached,
+                total_tokens=usage.get("total_tokens") or 0,
+            )
+        calculate_cost(self.model, message.usage)
+        status = response.get("status")
+        self.stop_reason = STATUS_STOP.get(status, "stop") if status else "stop"
+
+    def end(self) -> Iterable:
+        if not self.completed:
+            raise truncated("response.completed")
+        events = self.builder.close_all()
+        if self.stop_reason == "error":
+            raise StreamError("The response ended with status failed")
+        if self.stop_reason == "stop" and self.builder.message.tool_calls:
+            self.stop_reason = "toolUse"
+        return events
+
+
+class OpenAIResponsesProvider(SseProvider):
+    api = API
+
+    def build_request(self, model: Model, context: LlmContext, options: StreamOptions) -> HttpRequest:
+        headers = {"accept": "application/json", "content-type": "application/json"}
+        if options.api_key:
+            headers["authorization"] = f"Bearer {options.api_key}"
+        headers.update(model.headers or {})
+        if options.session_id and os.environ.get("PI_CACHE_RETENTION") != "none":
+            if (model.compat or {}).get("sendSessionIdHeader", True) is not False:
+                headers["session_id"] = options.session_id
+            headers["x-client-request-id"] = options.session_id
+        headers.update(options.headers or {})
+        return HttpRequest(join_url(model.base_url, "/responses"), headers, build_body(model, context, options))
+
+    def reader(self, builder, model, context) -> StreamReader:
+        return ResponsesReader(builder, model, context)
+
+
+@hookimpl
+def register_providers():
+    return [OpenAIResponsesProvider()]

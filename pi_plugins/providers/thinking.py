@@ -1,0 +1,73 @@
+"""Thinking levels and output budgets, the same for every wire API (pi's simple options)."""
+
+from __future__ import annotations
+
+from pi_core.model import Model
+from pi_core.provider import THINKING_LEVELS, StreamOptions
+
+#: Thinking-token budgets of budget-based APIs (Anthropic before 4.6, Gemini 2.5).
+DEFAULT_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}
+#: Output tokens asked for when the caller gives no limit (capped, as pi does).
+MAX_TOKENS_CAP = 32000
+
+
+def supported_levels(model: Model) -> list[str]:
+    """The levels this model offers: ``off`` only for models without reasoning; ``xhigh``
+    only where the model's level map names it; levels mapped to ``None`` are unsupported."""
+    if not model.reasoning:
+        return ["off"]
+    level_map = model.thinking_level_map or {}
+    levels = []
+    for level in THINKING_LEVELS:
+        if level in level_map and level_map[level] is None:
+            continue
+        if level == "xhigh" and level not in level_map:
+            continue
+        levels.append(level)
+    return levels
+
+
+def clamp_level(model: Model, level: str | None) -> str:
+    """The nearest supported level: the requested one, else the next higher, else lower."""
+    level = level or "off"
+    available = supported_levels(model)
+    if level in available:
+        return level
+    if level not in THINKING_LEVELS:
+        return available[0] if available else "off"
+    at = THINKING_LEVELS.index(level)
+    for candidate in THINKING_LEVELS[at:] + tuple(reversed(THINKING_LEVELS[:at])):
+        if candidate in available:
+            return candidate
+    return available[0] if available else "off"
+
+
+def reasoning_level(model: Model, options: StreamOptions) -> str | None:
+    """The level to request (clamped to the model's), or ``None`` when thinking is off."""
+    if options.thinking_level in (None, "off"):
+        return None
+    level = clamp_level(model, options.thinking_level)
+    return None if level == "off" else level
+
+
+def level_value(model: Model, level: str) -> str:
+    """What to send for ``level``: the model's own value if its map names one."""
+    mapped = (model.thinking_level_map or {}).get(level)
+    return mapped if isinstance(mapped, str) else level
+
+
+def max_tokens(model: Model, options: StreamOptions) -> int | None:
+    if options.max_tokens:
+        return options.max_tokens
+    return min(model.max_tokens, MAX_TOKENS_CAP) if model.max_tokens > 0 else None
+
+
+def budget_for(level: str, base_max_tokens: int, model_max_tokens: int) -> tuple[int, int]:
+    """(max tokens, thinking budget) for a budget-based API: the budget is added to the
+    output limit, within the model's maximum, leaving at least 1024 tokens to answer."""
+    level = "high" if level == "xhigh" else level
+    budget = DEFAULT_BUDGETS[level]
+    total = min(base_max_tokens + budget, model_max_tokens)
+    if total <= budget:
+        budget = max(0, total - 1024)
+    return total, budget
