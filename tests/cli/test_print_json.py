@@ -1,0 +1,96 @@
+"""pi -p and pi --mode json, as subprocesses against the scripted LLM server."""
+
+import json
+
+from support.llm_server import Reply
+
+
+def test_print_mode_prints_the_final_answer_and_saves_the_session(pi, server):
+    server.push(Reply(text="Hello from the model."))
+    out = pi.run("-p", "Say hello")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "Hello from the model.\n"
+    body = server.requests[0].body
+    assert body["messages"][-1]["content"] in ("Say hello", [{"type": "text", "text": "Say hello"}])
+    [session] = pi.sessions()
+    kinds = [json.loads(l)["type"] for l in session.read_text().splitlines()]
+    assert kinds == ["session", "model_change", "thinking_level_change", "message", "message"]
+
+
+def test_print_mode_runs_tools_and_prints_only_the_last_answer(pi, server):
+    (pi.cwd / "notes.txt").write_text("status: draft\n")
+    server.push(Reply(text="Reading.", tool_calls=[("read", {"path": "notes.txt"})]),
+                Reply(text="It says draft."))
+    out = pi.run("-p", "What does notes.txt say?")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "It says draft.\n"
+    tool_message = server.requests[1].body["messages"][-1]
+    assert tool_message["role"] == "tool" and "status: draft" in json.dumps(tool_message)
+
+
+def test_print_mode_reports_a_failure_on_stderr_with_a_non_zero_exit(pi, server):
+    server.push(Reply(status=401, error="invalid api key"))
+    out = pi.run("-p", "hi")
+    assert out.returncode == 1
+    assert out.stdout == "" and "invalid api key" in out.stderr
+
+
+def test_piped_stdin_and_file_arguments_become_part_of_the_prompt(pi, server):
+    (pi.cwd / "spec.md").write_text("# Spec\nBe brief.\n")
+    server.push(Reply(text="ok"))
+    out = pi.run("-p", "@spec.md", "Summarise", input="piped context\n")
+    assert out.returncode == 0, out.stderr
+    sent = json.dumps(server.requests[0].body["messages"][-1])
+    assert sent.index("piped context") < sent.index("# Spec") < sent.index("Summarise")
+    assert 'file name=\\"' in sent
+
+
+def test_continue_resumes_the_latest_session(pi, server):
+    server.push(Reply(text="The number is 42."), Reply(text="You said 42."))
+    assert pi.run("-p", "Remember 42").returncode == 0
+    out = pi.run("-c", "-p", "What number?")
+    assert out.returncode == 0, out.stderr
+    texts = json.dumps(server.requests[1].body["messages"])
+    assert "Remember 42" in texts and "The number is 42." in texts
+    assert len(pi.sessions()) == 1
+
+
+def test_json_mode_prints_the_header_then_one_event_per_line(pi, server):
+    server.push(Reply(text="Hello there, friend.", delta_size=3))
+    out = pi.run("--mode", "json", "hi")
+    assert out.returncode == 0, out.stderr
+    lines = [json.loads(l) for l in out.stdout.splitlines()]
+    assert lines[0]["type"] == "session" and lines[0]["version"] == 3
+    kinds = [l["type"] for l in lines[1:]]
+    assert kinds[:2] == ["agent_start", "turn_start"] and kinds[-1] == "agent_end"
+    updates = [l for l in lines if l["type"] == "message_update"]
+    deltas = [u["assistantMessageEvent"]["delta"] for u in updates
+              if u["assistantMessageEvent"]["type"] == "text_delta"]
+    assert "".join(deltas) == "Hello there, friend."
+    assert all("message" not in u and "partial" not in u["assistantMessageEvent"] for u in updates)
+    end = [l for l in lines if l["type"] == "message_end"][-1]["message"]
+    assert end["role"] == "assistant" and end["content"] == [{"type": "text", "text": "Hello there, friend."}]
+
+
+def test_json_output_grows_linearly_and_full_events_give_pis_snapshots(pi, server):
+    answer = "word " * 2000
+    server.push(Reply(text=answer, delta_size=5), Reply(text=answer, delta_size=5))
+    lean = pi.run("--mode", "json", "--no-session", "talk")
+    full = pi.run("--mode", "json", "--events", "full", "--no-session", "talk")
+    assert lean.returncode == 0 and full.returncode == 0, lean.stderr + full.stderr
+    assert len(lean.stdout) < 40 * len(answer)  # linear: about one line per delta
+    assert len(full.stdout) > 100 * len(answer)  # pi's shape: a snapshot in every update
+    update = next(json.loads(l) for l in full.stdout.splitlines()[1:]
+                  if json.loads(l)["type"] == "message_update")
+    assert update["message"]["role"] == "assistant" and "partial" in update["assistantMessageEvent"]
+
+
+def test_unknown_model_is_a_clear_usage_error(pi, server):
+    out = pi.run("-p", "--model", "nonexistent-provider/nothing", "hi")
+    assert out.returncode == 2 and "error:" in out.stderr
+
+
+def test_help_and_version(pi):
+    out = pi.run("--help")
+    assert out.returncode == 0 and "Usage: pi [OPTIONS] [@FILES...] [MESSAGES...]" in out.stdout
+    assert "--no-session" in out.stdout and "--mode" in out.stdout

@@ -1,0 +1,40 @@
+"""Run the real ``pi`` in a subprocess against the scripted LLM server."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+
+class PiRunner:
+    """A home for one test: an agent dir whose models.json points at the server, a
+    project folder, and a way to run ``pi`` there."""
+
+    def __init__(self, tmp_path: Path, server, api: str = "openai-completions"):
+        self.server = server
+        self.agent_dir = tmp_path / "agent"
+        self.cwd = tmp_path / "project"
+        self.agent_dir.mkdir(parents=True)
+        self.cwd.mkdir(parents=True)
+        (self.agent_dir / "models.json").write_text(json.dumps(server.models_json("local", api)))
+        self.env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(tmp_path / "home"),
+            "PI_CODING_AGENT_DIR": str(self.agent_dir),
+            "PYTHONUNBUFFERED": "1",
+        }
+
+    def command(self, *args: str) -> list[str]:
+        return [sys.executable, "-m", "pi_core.cli", "--model", "local/test-model", *args]
+
+    def run(self, *args: str, input: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
+        return subprocess.run(self.command(*args), cwd=self.cwd, env=self.env, input=input,
+                              capture_output=True, text=True, timeout=timeout)
+
+    def popen(self, *args: str) -> subprocess.Popen:
+        return subprocess.Popen(self.command(*args), cwd=self.cwd, env=self.env, text=True,
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+    def sessions(self) -> list[Path]:
+        return sorted((self.agent_dir / "sessions").rglob("*.jsonl"))
