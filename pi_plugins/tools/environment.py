@@ -220,18 +220,7 @@ class LocalEnvironment(ExecutionEnvironment):
         env: dict[str, str] | None = None,
         merge_stderr: bool = True,
     ) -> Process:
-        import asyncio.subprocess as aio
-
-        proc = await asyncio.create_subprocess_exec(
-            *argv,
-            cwd=cwd or self.cwd,
-            env=env,
-            stdin=aio.DEVNULL,
-            stdout=aio.PIPE,
-            stderr=aio.STDOUT if merge_stderr else aio.PIPE,
-            start_new_session=True,  # its own session and process group: killable as one
-        )
-        return LocalProcess(proc)
+        return await LocalProcess.start(argv, cwd or self.cwd, env, merge_stderr)
 
     async def open_output_file(self, prefix: str) -> OutputSink:
         return LocalOutputFile(prefix)
@@ -252,31 +241,118 @@ class LocalOutputFile(OutputSink):
 
 
 class LocalProcess(Process):
-    def __init__(self, proc: asyncio.subprocess.Process):
-        self._proc = proc
-        self.pid = proc.pid
+    """A child process of this one, in a new session (so a new process group).
+
+    Its exit is watched apart from its pipes: a background job the command left behind
+    may hold the output pipe open long after the command itself has ended (asyncio's own
+    ``Process.wait`` would wait for the pipe too).
+    """
+
+    def __init__(self, popen: Any):
+        self._popen = popen
+        self.pid: int = popen.pid
+        self._exit: asyncio.Future = asyncio.get_running_loop().create_future()
+        self._transports: list[asyncio.BaseTransport] = []
+        self._output: asyncio.StreamReader | None = None
         self._errors: asyncio.Task | None = None
-        if proc.stderr is not None:
-            self._errors = asyncio.ensure_future(proc.stderr.read())
+        self._pidfd: int | None = None
+
+    @classmethod
+    async def start(cls, argv: list[str], cwd: str, env: dict[str, str] | None, merge_stderr: bool) -> "LocalProcess":
+        import subprocess
+
+        popen = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE,
+            start_new_session=True,  # its own session and process group: killable as one
+        )
+        self = cls(popen)
+        try:
+            self._output = await self._reader(popen.stdout)
+            if popen.stderr is not None:
+                self._errors = asyncio.ensure_future((await self._reader(popen.stderr)).read())
+            self._watch_exit()
+        except BaseException:
+            self.kill()
+            self.close()
+            raise
+        return self
+
+    async def _reader(self, pipe: Any) -> asyncio.StreamReader:
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(limit=1 << 20)
+        transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), pipe)
+        self._transports.append(transport)
+        return reader
+
+    def _watch_exit(self) -> None:
+        loop = asyncio.get_running_loop()
+
+        def exited(code: int) -> None:
+            if not self._exit.done():
+                self._exit.set_result(code)
+
+        try:
+            self._pidfd = os.pidfd_open(self.pid)
+        except (AttributeError, OSError):  # no pidfd (not Linux, old kernel): a waiting thread
+            import threading
+
+            def wait() -> None:
+                code = self._popen.wait()
+                try:
+                    loop.call_soon_threadsafe(exited, code)
+                except RuntimeError:  # the loop is gone; the child is reaped all the same
+                    pass
+
+            threading.Thread(target=wait, name=f"wait-{self.pid}", daemon=True).start()
+            return
+
+        def ready() -> None:
+            self._stop_watching()
+            exited(self._popen.wait())
+
+        loop.add_reader(self._pidfd, ready)
+
+    def _stop_watching(self) -> None:
+        if self._pidfd is not None:
+            asyncio.get_running_loop().remove_reader(self._pidfd)
+            os.close(self._pidfd)
+            self._pidfd = None
 
     async def read(self, size: int = 65536) -> bytes:
-        return await self._proc.stdout.read(size)
+        return await self._output.read(size)
 
     async def errors(self) -> bytes:
         return await self._errors if self._errors is not None else b""
 
     async def wait(self) -> int:
-        return await self._proc.wait()
+        return await asyncio.shield(self._exit)
 
     def kill(self) -> None:
+        if self._exit.done() and self._popen.returncode is not None:
+            # The leader is reaped, so its pid may be reused: only its group, which
+            # a background job may still be in, is a safe target.
+            try:
+                os.killpg(self.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            return
         kill_process_tree(self.pid)
 
     def close(self) -> None:
         if self._errors is not None and not self._errors.done():
             self._errors.cancel()
-        transport = getattr(self._proc, "_transport", None)
-        if transport is not None:
+        for transport in self._transports:
             transport.close()
+        self._transports = []
+        if not self._exit.done() and self._popen.poll() is not None:
+            self._stop_watching()
+            self._exit.set_result(self._popen.returncode)
+        # A process still running keeps its exit watcher, which reaps it when it ends.
 
 
 def _processes() -> list[tuple[int, int, int]]:

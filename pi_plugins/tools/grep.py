@@ -1,5 +1,6 @@
 """``grep``: search file contents, with ripgrep when the environment has it and a
-Python search otherwise. Both respect .gitignore (in or out of a git repository), search
+Python search otherwise. Both respect .gitignore (in or out of a git repository; a file the
+model's ``glob`` names explicitly is searched even if ignored, as ripgrep does), search
 hidden files, skip ``.git`` and binary files, and format results alike:
 ``path:line: text`` for a match and ``path-line- text`` for a context line.
 """
@@ -229,8 +230,9 @@ async def _python(
         await _search_file(env, root, os.path.basename(root), regex, context, results)
         return
     wanted = glob_matcher(args["glob"]) if args.get("glob") else None
+    rescue = wanted if wanted is not None and not args["glob"].startswith("!") else None
     skipped = 0
-    async for found in walk(env, root):
+    async for found in walk(env, root, wanted=rescue):
         if run.signal.aborted:
             raise ToolError("Operation aborted")
         if found.is_dir or found.is_link or (wanted is not None and not wanted(found.path)):

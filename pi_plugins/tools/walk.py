@@ -103,15 +103,23 @@ async def _exclude_file(env: ExecutionEnvironment, top: str) -> list[str]:
     return data.decode("utf-8", "replace").splitlines()
 
 
-async def walk(env: ExecutionEnvironment, root: str, ignores: Ignores | None = None) -> AsyncIterator[Found]:
-    """Every entry under ``root`` (a directory), depth first, names in sorted order."""
-    if ignores is None:
-        ignores = await ignores_above(env, root)
-    async for found in _visit(env, root, "", ignores, top=True):
+async def walk(
+    env: ExecutionEnvironment, root: str, *, wanted: Callable[[str], bool] | None = None
+) -> AsyncIterator[Found]:
+    """Every entry under ``root`` (a directory), depth first, names in sorted order.
+
+    A file the ignore rules exclude is still found when ``wanted`` (the model's glob)
+    matches its path, as ripgrep lets a ``--glob`` override them; an ignored directory
+    is never entered."""
+    ignores = await ignores_above(env, root)
+    async for found in _visit(env, root, "", ignores, wanted, top=True):
         yield found
 
 
-async def _visit(env: ExecutionEnvironment, directory: str, prefix: str, ignores: Ignores, top: bool = False) -> AsyncIterator[Found]:
+async def _visit(
+    env: ExecutionEnvironment, directory: str, prefix: str, ignores: Ignores,
+    wanted: Callable[[str], bool] | None, top: bool = False,
+) -> AsyncIterator[Found]:
     try:
         entries = await env.list_dir(directory)
     except OSError:
@@ -126,12 +134,13 @@ async def _visit(env: ExecutionEnvironment, directory: str, prefix: str, ignores
             continue
         full = os.path.join(directory, entry.name)
         is_dir = entry.kind == "directory"
-        if ignores.ignored(full, is_dir):
+        path = prefix + entry.name
+        if ignores.ignored(full, is_dir) and (is_dir or wanted is None or not wanted(path)):
             continue
-        found = Found(prefix + entry.name, full, is_dir, entry.is_link)
+        found = Found(path, full, is_dir, entry.is_link)
         yield found
         if is_dir and not entry.is_link:
-            async for inner in _visit(env, full, found.path + "/", ignores):
+            async for inner in _visit(env, full, path + "/", ignores, wanted):
                 yield inner
 
 
