@@ -99,6 +99,8 @@ async def execute(args: dict, run: ToolRun) -> ToolResult:
             f"Cannot run commands: the working directory {env.cwd} does not exist "
             f"(or {shell} is missing)."
         ) from None
+    except OSError as exc:
+        raise ToolError(f"Could not start the command: {exc.strerror or exc}.") from None
     loop = asyncio.get_running_loop()
     last_update, timer, dirty = 0.0, None, False
 

@@ -202,6 +202,8 @@ async def execute(args: dict, run: ToolRun) -> ToolResult:
             info = await env.stat(full)
             if info.kind == "directory":
                 raise IsADirectoryError(full)
+            if info.kind != "file":
+                raise ToolError(f"{path} is not a regular file (a device, socket or pipe); edit changes files.")
             raw = await env.read_bytes(full)
         except OSError as exc:
             raise os_error(exc, path, "reading") from None

@@ -65,6 +65,8 @@ async def execute(args: dict, run: ToolRun) -> ToolResult:
         info = await env.stat(full)
         if info.kind == "directory":
             raise IsADirectoryError(full)
+        if info.kind != "file":
+            raise ToolError(f"{path} is not a regular file (a device, socket or pipe), so read cannot show it.")
         first = await env.read_bytes(full, 0, BLOCK)
     except OSError as exc:
         raise os_error(exc, path, "reading") from None

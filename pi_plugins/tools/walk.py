@@ -79,6 +79,8 @@ async def ignores_above(env: ExecutionEnvironment, root: str) -> Ignores:
     """The rules from the directories above ``root``, up to the repository's top (the
     first directory holding ``.git``) or the file system's root. None of them apply
     when they ignore ``root`` itself: the model asked to look there."""
+    if ".git" in await _names(env, root):
+        return Ignores()  # root is a repository's top: nothing above it applies
     chain = []
     current = os.path.dirname(root)
     while True:

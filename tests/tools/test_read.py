@@ -152,3 +152,11 @@ def test_bad_arguments_are_refused_before_running(args):
 
     with pytest.raises(ArgumentsError):
         TOOLS["read"].validate(args)
+
+
+def test_a_named_pipe_is_refused_instead_of_blocking(ws):
+    import os
+
+    os.mkfifo(ws / "pipe")
+    result = call("read", {"path": "pipe"}, ws)
+    assert result.is_error and "not a regular file" in text_of(result)

@@ -176,3 +176,20 @@ def test_ls_limit_empty_and_errors(ws):
     assert text_of(call("ls", {"path": "empty"}, ws)) == "(empty directory)"
     assert "does not exist" in text_of(call("ls", {"path": "gone"}, ws))
     assert "not a directory" in text_of(call("ls", {"path": "f0"}, ws))
+
+
+def test_rules_above_a_repository_top_do_not_apply_inside_it(grep, ws):
+    (ws / ".gitignore").write_text("*.py\n")  # outside the repository below
+    repo = ws / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "app.py").write_text("needle\n")
+    assert text_of(grep({"pattern": "needle"}, cwd=repo)) == "app.py:1: needle"
+    assert text_of(call("find", {"pattern": "*.py"}, repo)) == "app.py"
+
+
+def test_rules_of_a_parent_directory_apply_below_it(grep, ws):
+    (ws / ".gitignore").write_text("*.gen\n")
+    (ws / "sub").mkdir()
+    (ws / "sub" / "a.gen").write_text("needle\n")
+    (ws / "sub" / "b.txt").write_text("needle\n")
+    assert text_of(grep({"pattern": "needle"}, cwd=ws / "sub")) == "b.txt:1: needle"
