@@ -67,7 +67,8 @@ def as_result(value: Any) -> ToolResult:
 @define(eq=False)
 class Tool:
     """A tool. Give ``function`` (``async def f(args, run)``) or subclass and override
-    :meth:`execute`. ``parameters`` is a JSON Schema dict or an attrs class."""
+    :meth:`execute`. ``parameters`` is a JSON Schema dict or an attrs class.
+    ``default_active`` False keeps the tool off unless asked for (``--tools grep``)."""
 
     name: str
     description: str = ""
@@ -75,6 +76,7 @@ class Tool:
     function: Callable[..., Any] | None = field(default=None, repr=False)
     label: str = ""
     execution_mode: ExecutionMode = "parallel"
+    default_active: bool = True
     _compiled: Parameters | None = field(default=None, init=False, repr=False)
 
     @property
@@ -107,6 +109,7 @@ def tool(
     parameters: Any = None,
     label: str = "",
     execution_mode: ExecutionMode = "parallel",
+    default_active: bool = True,
 ) -> Callable[[Callable[..., Any]], Tool]:
     """Make a :class:`Tool` from a function; the docstring is the default description."""
 
@@ -118,6 +121,7 @@ def tool(
             function=function,
             label=label,
             execution_mode=execution_mode,
+            default_active=default_active,
         )
 
     return wrap

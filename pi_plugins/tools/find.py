@@ -78,4 +78,5 @@ find_tool = Tool(
     parameters=PARAMETERS,
     function=execute,
     execution_mode="parallel",
+    default_active=False,  # offered when asked for (--tools), as in pi
 )

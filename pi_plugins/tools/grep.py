@@ -280,4 +280,5 @@ grep_tool = Tool(
     parameters=PARAMETERS,
     function=execute,
     execution_mode="parallel",
+    default_active=False,  # offered when asked for (--tools), as in pi
 )

@@ -61,4 +61,5 @@ ls_tool = Tool(
     parameters=PARAMETERS,
     function=execute,
     execution_mode="parallel",
+    default_active=False,  # offered when asked for (--tools), as in pi
 )

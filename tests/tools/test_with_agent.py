@@ -38,6 +38,7 @@ def test_the_plugin_registers_all_seven_tools_and_names_the_default_four(ws):
     asyncio.run(agent.setup())
     assert [t.name for t in agent.tools] == list(ALL_TOOLS)
     assert DEFAULT_ACTIVE_TOOLS == ("read", "bash", "edit", "write")
+    assert tuple(t.name for t in agent.tools if t.default_active) == DEFAULT_ACTIVE_TOOLS
 
 
 def test_every_tool_declares_its_parameters_once_and_its_execution_mode():

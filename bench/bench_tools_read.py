@@ -4,7 +4,7 @@ Prints the time and output size of reading from the start, from an offset near t
 end, and of a file that is one 50 MB line. Exits non-zero when a read is over 1 s or
 its text over the 50 KB budget (plus the notice).
 
-    python bench/tools_read_large.py
+    python bench/bench_tools_read.py
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ grow with the output. Checks that the model sees at most the 50 KB budget and th
 temp file holds every byte. Exits non-zero when peak memory grows by more than 32 MB
 or an output check fails.
 
-    python bench/tools_bash_stream.py
+    python bench/bench_tools_bash.py
 """
 
 from __future__ import annotations
