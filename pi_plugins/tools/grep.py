@@ -60,7 +60,6 @@ class _Results:
 async def execute(args: dict, run: ToolRun) -> ToolResult:
     if run.signal.aborted:
         raise ToolError("Operation aborted")
-    pattern = args["pattern"]
     where = args.get("path") or "."
     env = await environment_for(run)
     root = env.resolve(where)
@@ -76,7 +75,7 @@ async def execute(args: dict, run: ToolRun) -> ToolResult:
         await _ripgrep(env, rg, root, is_dir, args, context, results, run)
     else:
         await _python(env, root, is_dir, args, context, results, run)
-    return _report(results, pattern)
+    return _report(results)
 
 
 def _show_path(root: str, is_dir: bool, path: str) -> str:
@@ -87,7 +86,7 @@ def _show_path(root: str, is_dir: bool, path: str) -> str:
     return os.path.basename(path)
 
 
-def _report(results: _Results, pattern: str) -> ToolResult:
+def _report(results: _Results) -> ToolResult:
     if not results.rows:
         text = "No matches found"
         if results.notes:

@@ -8,7 +8,7 @@ import zlib
 
 import pytest
 
-from support.tool_helpers import as_unprivileged, call, invoke, text_of
+from support.tool_helpers import as_unprivileged, call, text_of
 from pi_core.messages import ImageContent
 
 

@@ -193,3 +193,14 @@ def test_rules_of_a_parent_directory_apply_below_it(grep, ws):
     (ws / "sub" / "a.gen").write_text("needle\n")
     (ws / "sub" / "b.txt").write_text("needle\n")
     assert text_of(grep({"pattern": "needle"}, cwd=ws / "sub")) == "b.txt:1: needle"
+
+
+def test_grep_limit_keeps_the_last_match_context_and_stops(grep, ws):
+    (ws / "f.txt").write_text("hit 1\nplain 2\nhit 3\nplain 4\nhit 5\nplain 6\n")
+    result = grep({"pattern": "hit", "limit": 2, "context": 1})
+    assert text_of(result).split("\n\n")[0].splitlines() == [
+        "f.txt:1: hit 1",
+        "f.txt-2- plain 2",
+        "f.txt:3: hit 3",
+        "f.txt-4- plain 4",
+    ]

@@ -7,7 +7,6 @@ import sys
 import time
 from importlib import metadata
 
-import pytest
 
 import pi_plugins.tools
 from support.tool_helpers import text_of, wait_dead
