@@ -160,3 +160,24 @@ def test_a_named_pipe_is_refused_instead_of_blocking(ws):
     os.mkfifo(ws / "pipe")
     result = call("read", {"path": "pipe"}, ws)
     assert result.is_error and "not a regular file" in text_of(result)
+
+
+def test_block_boundaries_never_change_what_is_read(ws, monkeypatch):
+    import random
+
+    from pi_plugins.tools import read as read_module
+
+    rng = random.Random(7)
+    lines = [("x" * rng.randrange(0, 12)) for _ in range(60)]
+    text = "\n".join(lines) + rng.choice(["", "\n"])
+    (ws / "f.txt").write_text(text)
+    everything = text.split("\n")
+    for block in (3, 16, 64):
+        monkeypatch.setattr(read_module, "BLOCK", block)
+        for _ in range(15):
+            offset = rng.randrange(1, len(everything) + 1)
+            limit = rng.choice([None, 1, 3, 100])
+            args = {"path": "f.txt", "offset": offset, **({"limit": limit} if limit else {})}
+            got = text_of(call("read", args, ws)).split("\n\n[")[0]
+            end = None if limit is None else offset - 1 + limit
+            assert got == "\n".join(everything[offset - 1 : end]), (block, offset, limit)
