@@ -57,3 +57,16 @@ def user_bash(event, ctx):
     The user ran ``!cmd`` (``event.exclude_from_context`` is true for ``!!cmd``). Return a
     result to supply the output yourself or ``cancel`` to stop it; ``None`` runs it.
     """
+
+
+@hookspec
+def execution_environment(ctx):
+    """Kind: decide (the last plugin's environment wins).
+
+    Each time a built-in tool (read, write, edit, bash, grep, find, ls) starts running,
+    before it touches a file or starts a process. Return a
+    :class:`pi_plugins.tools.environment.ExecutionEnvironment` to have the tools read,
+    write, list and run commands through it (a container, a remote host, a sandbox that
+    vets or records every call); ``None`` keeps the default, the local machine in
+    ``ctx.cwd``.
+    """

@@ -217,7 +217,13 @@ class Harness:
         return self.agent.subscribe(listener)
 
     async def emit(self, event: Any) -> None:
+        """A session event (queue, compaction, retry): the plugins' hook, then subscribers."""
         await self.agent.emit(event)
+
+    async def notify(self, event: Any) -> None:
+        """A lifecycle event (session start and shutdown, model and thinking changes, tree
+        moves): for the plugins' hooks only, as pi keeps them out of its event stream."""
+        await self.plugins.notify(event.type, event=event, ctx=self.ctx)
 
     # ------------------------------------------------------------ lifecycle
 
@@ -232,7 +238,7 @@ class Harness:
             found = self.resolve_model(restored.model.provider, restored.model.model_id)
             if found is not None and found.key != self.agent.model.key:
                 previous, self.agent.model = self.agent.model, found
-                await self.emit(ModelSelect(model=found, previous_model=previous, source="restore"))
+                await self.notify(ModelSelect(model=found, previous_model=previous, source="restore"))
         if not fresh and not self._explicit_thinking:
             self.agent.thinking_level = restored.thinking_level
         ref = restored.model
@@ -241,11 +247,11 @@ class Harness:
         if fresh or restored.thinking_level != self.thinking_level:
             self.session.append_thinking_level_change(self.thinking_level)
         self._started = True
-        await self.emit(SessionStart(reason=reason, previous_session_file=previous_session_file))
+        await self.notify(SessionStart(reason=reason, previous_session_file=previous_session_file))
 
     async def close(self) -> None:
         """Tell the plugins the session is being left, then release its file."""
-        await self.emit(SessionShutdown())
+        await self.notify(SessionShutdown())
         self.session.close()
 
     # ------------------------------------------------------------ prompting
@@ -401,13 +407,13 @@ class Harness:
         previous, self.agent.model = self.agent.model, model
         if previous.key != model.key:
             self.session.append_model_change(model.provider, model.id)
-        await self.emit(ModelSelect(model=model, previous_model=previous, source=source))
+        await self.notify(ModelSelect(model=model, previous_model=previous, source=source))
 
     async def set_thinking_level(self, level: str) -> None:
         previous, self.agent.thinking_level = self.agent.thinking_level, level
         if previous != level:
             self.session.append_thinking_level_change(level)
-        await self.emit(ThinkingLevelSelect(level=level, previous_level=previous))
+        await self.notify(ThinkingLevelSelect(level=level, previous_level=previous))
 
     # ------------------------------------------------------------ summaries
 
@@ -458,7 +464,7 @@ class Harness:
                     result.summary, result.first_kept_entry_id, result.tokens_before,
                     result.details, from_hook=decision.from_hook)
                 self.agent.messages = list(self.session.build_context().messages)
-                await self.emit(SessionCompactEvent(entry=entry, from_hook=bool(entry.from_hook)))
+                await self.notify(SessionCompactEvent(entry=entry, from_hook=bool(entry.from_hook)))
         except Exception as exc:
             error = str(exc) or type(exc).__name__
             log.warning("compaction failed: %s", error)
@@ -510,7 +516,7 @@ class Harness:
             else:
                 self.session.branch(target_id)
         self.agent.messages = list(self.session.build_context().messages)
-        await self.emit(SessionTreeEvent(old_leaf_id=old_leaf, new_leaf_id=self.session.leaf_id,
+        await self.notify(SessionTreeEvent(old_leaf_id=old_leaf, new_leaf_id=self.session.leaf_id,
                                          summary_entry=summary_entry))
         return True
 

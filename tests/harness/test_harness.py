@@ -37,6 +37,21 @@ def dump(args, run):
     return f"dump {args['n']}\n{BIG}"
 
 
+class Lifecycle:
+    """Records the lifecycle events only plugins see (not the event stream)."""
+
+    def __init__(self):
+        self.seen = []
+
+    @hookimpl
+    def session_start(self, event):
+        self.seen.append(event)
+
+    @hookimpl
+    def session_tree(self, event):
+        self.seen.append(event)
+
+
 def make(tmp_path, script, *plugins, settings=None, window=128_000, session=None, router=summarise_requests):
     registry = Plugins()
     provider = ScriptedProvider(script, router=router)
@@ -59,7 +74,8 @@ def lines(session):
 
 
 def test_a_new_session_file_appears_with_the_first_answer_in_the_fixtures_shape(tmp_path):
-    harness, provider, events = make(tmp_path, [Reply(text="hello")])
+    lifecycle = Lifecycle()
+    harness, provider, events = make(tmp_path, [Reply(text="hello")], lifecycle)
     run(harness.start())
     assert not harness.session.file.exists()
     run(harness.prompt("hi"))
@@ -69,7 +85,8 @@ def test_a_new_session_file_appears_with_the_first_answer_in_the_fixtures_shape(
     assert written[3]["message"] == {"role": "user", "content": [{"type": "text", "text": "hi"}],
                                      "timestamp": written[3]["message"]["timestamp"]}
     assert written[4]["message"]["role"] == "assistant" and written[4]["parentId"] == written[3]["id"]
-    assert events.types("session_start") == ["session_start"]
+    assert [e.type for e in lifecycle.seen] == ["session_start"] and lifecycle.seen[0].reason == "startup"
+    assert "session_start" not in events.types()  # lifecycle events stay out of the stream
 
 
 def test_threshold_compaction_mid_tool_run_then_the_run_goes_on(tmp_path):
@@ -191,8 +208,9 @@ def test_a_plugin_can_supply_its_own_summary_or_cancel(tmp_path):
 
 
 def test_tree_navigation_with_and_without_a_summary(tmp_path):
+    lifecycle = Lifecycle()
     harness, provider, events = make(tmp_path, [Reply(text="answer one"), Reply(text="approach A done"),
-                                                Reply(text="approach B done"), Reply(text="C")])
+                                                Reply(text="approach B done"), Reply(text="C")], lifecycle)
     run(harness.prompt("question one"))
     fork_point = harness.session.leaf_id
     run(harness.prompt("try approach A"))
@@ -211,7 +229,7 @@ def test_tree_navigation_with_and_without_a_summary(tmp_path):
     assert run(harness.navigate_tree(a_leaf))
     assert len(lines(harness.session)) == count
     assert [m.text for m in harness.messages if m.role == "assistant"] == ["answer one", "approach A done"]
-    assert events.of("session_tree")[-1].new_leaf_id == a_leaf
+    assert lifecycle.seen[-1].type == "session_tree" and lifecycle.seen[-1].new_leaf_id == a_leaf
 
 
 def test_a_plugin_can_cancel_tree_navigation(tmp_path):

@@ -1,0 +1,40 @@
+"""The built-in coding tools: ``read``, ``bash``, ``edit``, ``write`` (active by default)
+and ``grep``, ``find``, ``ls`` (available, e.g. with ``--tools read,grep,find,ls``).
+
+Every tool reaches files and processes only through an execution environment
+(:mod:`pi_plugins.tools.environment`), which a plugin may replace through the
+``execution_environment`` hook. A plugin that registers a tool under one of these names
+(say its own ``read``) replaces the built-in, as ``register_tools`` collects by name.
+
+Importing this package is cheap: the tool modules load when the tools are registered.
+"""
+
+from __future__ import annotations
+
+from pi_core import hookimpl
+
+#: Every built-in tool, in the order they are offered to the model.
+ALL_TOOLS = ("read", "bash", "edit", "write", "grep", "find", "ls")
+#: What the model gets when the user does not choose (the CLI's ``--tools`` default).
+DEFAULT_ACTIVE_TOOLS = ("read", "bash", "edit", "write")
+
+
+def builtin_tools() -> list:
+    """The seven built-in :class:`pi_core.tools.Tool` objects, in ``ALL_TOOLS`` order."""
+    from pi_plugins.tools.bash import bash_tool
+    from pi_plugins.tools.edit import edit_tool
+    from pi_plugins.tools.find import find_tool
+    from pi_plugins.tools.grep import grep_tool
+    from pi_plugins.tools.ls import ls_tool
+    from pi_plugins.tools.read import read_tool
+    from pi_plugins.tools.write import write_tool
+
+    return [read_tool, bash_tool, edit_tool, write_tool, grep_tool, find_tool, ls_tool]
+
+
+@hookimpl
+def register_tools():
+    return builtin_tools()
+
+
+__all__ = ["ALL_TOOLS", "DEFAULT_ACTIVE_TOOLS", "builtin_tools", "register_tools"]

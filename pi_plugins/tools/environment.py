@@ -1,0 +1,418 @@
+"""The execution environment: the one door through which the tools reach files and
+processes.
+
+The built-in tools never open a file or start a process themselves; they ask an
+:class:`ExecutionEnvironment`. :class:`LocalEnvironment` (this machine, the harness's
+working directory) is the default. A plugin swaps in another one, for example a
+container, a remote host or a sandbox that records or vets every call, by implementing
+the ``execution_environment`` hook. :func:`environment_for` asks that hook once per tool
+run.
+
+Errors are the ordinary :class:`OSError` family (``FileNotFoundError``,
+``PermissionError``, ``IsADirectoryError``…), whatever the environment, so every tool
+turns them into the same advice for the model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import signal
+import stat as stat_mode
+from typing import TYPE_CHECKING, Any, Literal
+
+from attrs import define
+
+if TYPE_CHECKING:
+    from pi_core.tools import ToolRun
+
+Kind = Literal["file", "directory", "other"]
+
+
+@define(frozen=True)
+class FileInfo:
+    """What ``stat`` tells about a path (symbolic links followed)."""
+
+    path: str
+    kind: Kind
+    size: int
+
+
+@define(frozen=True)
+class DirEntry:
+    """One name in a directory. ``kind`` is what it is (a symbolic link is followed;
+    ``None`` when it cannot be inspected, a dangling link say), ``is_link`` whether it
+    is a symbolic link."""
+
+    name: str
+    kind: Kind | None
+    is_link: bool = False
+
+
+class Process:
+    """A running command. Output arrives in chunks from :meth:`read` (``b""`` at the
+    end); :meth:`kill` stops the command and everything it started."""
+
+    pid: int
+
+    async def read(self, size: int = 65536) -> bytes:
+        raise NotImplementedError
+
+    async def errors(self) -> bytes:
+        """Everything written to stderr, when it was not merged into the output."""
+        raise NotImplementedError
+
+    async def wait(self) -> int:
+        """Wait for the command to exit; its exit code (negative: killed by that signal)."""
+        raise NotImplementedError
+
+    def kill(self) -> None:
+        """Stop the command and every process it started, now. Safe to call twice, and
+        from an abort callback (it does not block)."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Let go of the output pipes (another process may still hold them open)."""
+
+
+class OutputSink:
+    """A file being written in pieces: the full output of a long command."""
+
+    path: str
+
+    def write(self, data: bytes) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+
+class ExecutionEnvironment:
+    """Files and processes for the tools. Paths given to the methods are absolute: the
+    tools turn the model's paths into them with :meth:`resolve`."""
+
+    cwd: str = "/"
+    home: str | None = None
+
+    def resolve(self, path: str) -> str:
+        """The absolute path the model means: relative to ``cwd``, ``~`` for the home
+        directory, and a leading ``@`` (copied from an @file mention) dropped."""
+        if path.startswith("@"):
+            path = path[1:]
+        if self.home and (path == "~" or path.startswith("~/")):
+            path = self.home + path[1:]
+        return os.path.normpath(os.path.join(self.cwd, path))
+
+    async def stat(self, path: str) -> FileInfo:
+        raise NotImplementedError
+
+    async def read_bytes(self, path: str, offset: int = 0, size: int | None = None) -> bytes:
+        """``size`` bytes from ``offset`` (the rest of the file when ``size`` is None)."""
+        raise NotImplementedError
+
+    async def write_bytes(self, path: str, data: bytes) -> None:
+        """Create or replace the file's content (the directory must exist)."""
+        raise NotImplementedError
+
+    async def make_dirs(self, path: str) -> None:
+        """Create the directory and its missing parents; an existing one is fine."""
+        raise NotImplementedError
+
+    async def list_dir(self, path: str) -> list[DirEntry]:
+        raise NotImplementedError
+
+    async def which(self, program: str) -> str | None:
+        """The path of ``program`` if it is installed, else None."""
+        raise NotImplementedError
+
+    async def spawn(
+        self,
+        argv: list[str],
+        *,
+        cwd: str | None = None,
+        env: dict[str, str] | None = None,
+        merge_stderr: bool = True,
+    ) -> Process:
+        """Start ``argv`` (stdin empty) in its own process group, so that
+        :meth:`Process.kill` reaches every process it starts."""
+        raise NotImplementedError
+
+    async def open_output_file(self, prefix: str) -> OutputSink:
+        """A new temporary file for output too long for the model, readable later with
+        the ``read`` tool."""
+        raise NotImplementedError
+
+
+# ---------------------------------------------------------------- the local machine
+
+
+def _kind(st: os.stat_result) -> Kind:
+    if stat_mode.S_ISREG(st.st_mode):
+        return "file"
+    if stat_mode.S_ISDIR(st.st_mode):
+        return "directory"
+    return "other"
+
+
+def _read(path: str, offset: int, size: int | None) -> bytes:
+    with open(path, "rb") as f:
+        if offset:
+            f.seek(offset)
+        return f.read(-1 if size is None else size)
+
+
+def _write(path: str, data: bytes) -> None:
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+def _list(path: str) -> list[DirEntry]:
+    entries = []
+    with os.scandir(path) as it:
+        for entry in it:
+            link = entry.is_symlink()
+            try:
+                kind: Kind | None = _kind(entry.stat()) if link else (
+                    "directory" if entry.is_dir() else "file" if entry.is_file() else "other"
+                )
+            except OSError:
+                kind = None
+            entries.append(DirEntry(entry.name, kind, link))
+    return entries
+
+
+class LocalEnvironment(ExecutionEnvironment):
+    """This machine. File work runs in a worker thread so a large read never stalls
+    the event loop (and the streaming UI with it)."""
+
+    def __init__(self, cwd: str | None = None):
+        self.cwd = os.path.abspath(cwd or os.getcwd())
+        self.home = os.path.expanduser("~")
+
+    def __repr__(self) -> str:
+        return f"LocalEnvironment(cwd={self.cwd!r})"
+
+    async def stat(self, path: str) -> FileInfo:
+        st = await asyncio.to_thread(os.stat, path)
+        return FileInfo(path, _kind(st), st.st_size)
+
+    async def read_bytes(self, path: str, offset: int = 0, size: int | None = None) -> bytes:
+        return await asyncio.to_thread(_read, path, offset, size)
+
+    async def write_bytes(self, path: str, data: bytes) -> None:
+        await asyncio.to_thread(_write, path, data)
+
+    async def make_dirs(self, path: str) -> None:
+        await asyncio.to_thread(os.makedirs, path, exist_ok=True)
+
+    async def list_dir(self, path: str) -> list[DirEntry]:
+        return await asyncio.to_thread(_list, path)
+
+    async def which(self, program: str) -> str | None:
+        return shutil.which(program)
+
+    async def spawn(
+        self,
+        argv: list[str],
+        *,
+        cwd: str | None = None,
+        env: dict[str, str] | None = None,
+        merge_stderr: bool = True,
+    ) -> Process:
+        return await LocalProcess.start(argv, cwd or self.cwd, env, merge_stderr)
+
+    async def open_output_file(self, prefix: str) -> OutputSink:
+        return LocalOutputFile(prefix)
+
+
+class LocalOutputFile(OutputSink):
+    def __init__(self, prefix: str):
+        import tempfile
+
+        fd, self.path = tempfile.mkstemp(prefix=f"{prefix}-", suffix=".log")
+        self._file = os.fdopen(fd, "wb")
+
+    def write(self, data: bytes) -> None:
+        self._file.write(data)
+
+    def close(self) -> None:
+        self._file.close()
+
+
+class LocalProcess(Process):
+    """A child process of this one, in a new session (so a new process group).
+
+    Its exit is watched apart from its pipes: a background job the command left behind
+    may hold the output pipe open long after the command itself has ended (asyncio's own
+    ``Process.wait`` would wait for the pipe too).
+    """
+
+    def __init__(self, popen: Any):
+        self._popen = popen
+        self.pid: int = popen.pid
+        self._exit: asyncio.Future = asyncio.get_running_loop().create_future()
+        self._transports: list[asyncio.BaseTransport] = []
+        self._output: asyncio.StreamReader | None = None
+        self._errors: asyncio.Task | None = None
+        self._pidfd: int | None = None
+
+    @classmethod
+    async def start(cls, argv: list[str], cwd: str, env: dict[str, str] | None, merge_stderr: bool) -> "LocalProcess":
+        import subprocess
+
+        popen = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE,
+            start_new_session=True,  # its own session and process group: killable as one
+        )
+        self = cls(popen)
+        try:
+            self._output = await self._reader(popen.stdout)
+            if popen.stderr is not None:
+                self._errors = asyncio.ensure_future((await self._reader(popen.stderr)).read())
+            self._watch_exit()
+        except BaseException:
+            self.kill()
+            self.close()
+            raise
+        return self
+
+    async def _reader(self, pipe: Any) -> asyncio.StreamReader:
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(limit=1 << 20)
+        transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), pipe)
+        self._transports.append(transport)
+        return reader
+
+    def _watch_exit(self) -> None:
+        loop = asyncio.get_running_loop()
+
+        def exited(code: int) -> None:
+            if not self._exit.done():
+                self._exit.set_result(code)
+
+        try:
+            self._pidfd = os.pidfd_open(self.pid)
+        except (AttributeError, OSError):  # no pidfd (not Linux, old kernel): a waiting thread
+            import threading
+
+            def wait() -> None:
+                code = self._popen.wait()
+                try:
+                    loop.call_soon_threadsafe(exited, code)
+                except RuntimeError:  # the loop is gone; the child is reaped all the same
+                    pass
+
+            threading.Thread(target=wait, name=f"wait-{self.pid}", daemon=True).start()
+            return
+
+        def ready() -> None:
+            self._stop_watching()
+            exited(self._popen.wait())
+
+        loop.add_reader(self._pidfd, ready)
+
+    def _stop_watching(self) -> None:
+        if self._pidfd is not None:
+            asyncio.get_running_loop().remove_reader(self._pidfd)
+            os.close(self._pidfd)
+            self._pidfd = None
+
+    async def read(self, size: int = 65536) -> bytes:
+        return await self._output.read(size)
+
+    async def errors(self) -> bytes:
+        return await self._errors if self._errors is not None else b""
+
+    async def wait(self) -> int:
+        return await asyncio.shield(self._exit)
+
+    def kill(self) -> None:
+        if self._exit.done() and self._popen.returncode is not None:
+            # The leader is reaped, so its pid may be reused: only its group, which
+            # a background job may still be in, is a safe target.
+            try:
+                os.killpg(self.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            return
+        kill_process_tree(self.pid)
+
+    def close(self) -> None:
+        if self._errors is not None and not self._errors.done():
+            self._errors.cancel()
+        for transport in self._transports:
+            transport.close()
+        self._transports = []
+        if not self._exit.done() and self._popen.poll() is not None:
+            self._stop_watching()
+            self._exit.set_result(self._popen.returncode)
+        # A process still running keeps its exit watcher, which reaps it when it ends.
+
+
+def _processes() -> list[tuple[int, int, int]]:
+    """(pid, parent pid, session id) of every process, from /proc (Linux)."""
+    found = []
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return found
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        found.append((int(name), int(fields[1]), int(fields[3])))
+    return found
+
+
+def process_tree(pid: int) -> set[int]:
+    """``pid``'s descendants and the members of the session it leads, where /proc tells."""
+    table = _processes()
+    children: dict[int, list[int]] = {}
+    tree = set()
+    for p, parent, session in table:
+        children.setdefault(parent, []).append(p)
+        if session == pid and p != pid:
+            tree.add(p)
+    stack = [pid]
+    while stack:
+        for child in children.get(stack.pop(), ()):
+            if child not in tree:
+                tree.add(child)
+                stack.append(child)
+    return tree
+
+
+def kill_process_tree(pid: int) -> None:
+    """SIGKILL ``pid``'s process group, then every descendant and session member that
+    left the group (``setsid``, job control), so nothing a command started survives."""
+    others = process_tree(pid)  # before the kill: orphans are re-parented and lost
+    for target, kill in ((pid, os.killpg), *((p, os.kill) for p in others)):
+        try:
+            kill(target, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+# ---------------------------------------------------------------- the lookup
+
+
+async def environment_for(run: "ToolRun | None") -> ExecutionEnvironment:
+    """The environment for one tool run: the ``execution_environment`` hook's answer
+    (the last plugin's wins), else the local machine in the harness's cwd."""
+    ctx: Any = getattr(run, "ctx", None)
+    plugins = getattr(ctx, "plugins", None)
+    if plugins is not None and plugins.has("execution_environment"):
+        found = await plugins.decide("execution_environment", ctx=ctx)
+        if found is not None:
+            return found
+    return LocalEnvironment(getattr(ctx, "cwd", None))
