@@ -155,3 +155,12 @@ class ToolCallDecision:
 class ProviderResponseEvent:
     status: int
     headers: dict[str, str] = field(factory=dict)
+
+
+@define
+class ResourcesDiscoverEvent:
+    """Asks plugins for extra skill and prompt-template paths (``resources_discover``);
+    ``reason`` is ``startup`` the first time a run loads its resources, ``reload`` after."""
+
+    cwd: str
+    reason: Literal["startup", "reload"] = "startup"
