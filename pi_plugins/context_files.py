@@ -93,8 +93,10 @@ def format_context(files: list[ContextFile]) -> str:
     return "\n\n".join(parts)
 
 
+@per_run
 async def section(ctx: Any) -> str:
-    """This run's section of the system prompt (empty without context files)."""
+    """This run's section of the system prompt (empty without context files), formatted
+    once per run."""
     return format_context((await load(ctx)).files)
 
 

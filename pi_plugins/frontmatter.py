@@ -38,8 +38,9 @@ def parse_frontmatter(text: str) -> tuple[dict[str, Any], str]:
         return {}, body
     import yaml
 
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when PyYAML has it
     try:
-        data = yaml.safe_load(yaml_text)
+        data = yaml.load(yaml_text, Loader=loader)
     except yaml.YAMLError as exc:
         raise FrontmatterError(f"invalid YAML frontmatter: {_describe(exc)}") from None
     if data is None:

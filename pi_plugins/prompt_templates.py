@@ -70,9 +70,10 @@ class Templates:
 
     templates: list[Template] = field(factory=list)
     problems: list[Problem] = field(factory=list)
+    by_name: dict[str, Template] = field(factory=dict, repr=False)
 
     def get(self, name: str) -> Template | None:
-        return next((t for t in self.templates if t.name == name), None)
+        return self.by_name.get(name)
 
 
 # ---------------------------------------------------------------- arguments
@@ -168,7 +169,7 @@ class _Gatherer:
     def __init__(self) -> None:
         self.result = Templates()
         self._files: set[str] = set()
-        self._names: dict[str, Template] = {}
+        self._names = self.result.by_name
 
     def add_file(self, path: Path, source: str) -> None:
         key = same_file_key(path)

@@ -82,9 +82,10 @@ class Skills:
 
     skills: list[Skill] = field(factory=list)
     problems: list[Problem] = field(factory=list)
+    by_name: dict[str, Skill] = field(factory=dict, repr=False)
 
     def get(self, name: str) -> Skill | None:
-        return next((s for s in self.skills if s.name == name), None)
+        return self.by_name.get(name)
 
     @property
     def visible(self) -> list[Skill]:
@@ -178,7 +179,7 @@ class _Gatherer:
     def __init__(self) -> None:
         self.result = Skills()
         self._files: set[str] = set()
-        self._names: dict[str, Skill] = {}
+        self._names = self.result.by_name
 
     def add_file(self, path: Path, source: str) -> None:
         key = same_file_key(path)
@@ -341,8 +342,14 @@ async def section(ctx: Any) -> str:
     from pi_plugins.system_prompt import active_tools
 
     tools = active_tools(ctx)
-    if tools is not None and "read" not in {t.name for t in tools}:
+    if tools is not None and not any(t.name == "read" for t in tools):
         return ""
+    return await listing(ctx)
+
+
+@per_run
+async def listing(ctx: Any) -> str:
+    """The skills section, formatted once per run."""
     return format_skills((await load(ctx)).visible)
 
 

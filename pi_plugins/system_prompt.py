@@ -31,7 +31,6 @@ and ``.pi/APPEND_SYSTEM.md`` (else the agent dir's) is appended.
 
 from __future__ import annotations
 
-import datetime
 import re
 import sys
 from pathlib import Path
@@ -57,6 +56,8 @@ INTRO = (
 
 
 def today() -> str:
+    import datetime
+
     return datetime.date.today().isoformat()
 
 

@@ -26,9 +26,9 @@ def test_a_closing_line_must_be_exactly_three_dashes():
 
 
 @pytest.mark.parametrize("text, message", [
-    ("---\nname: [x\n---\n", "invalid YAML frontmatter: expected ',' or ']'"),
-    ("---\n- a\n- b\n---\n", "frontmatter must be a mapping of keys to values, not list"),
+    ("---\nname: x\n  bad: : y\n---\n", r"^invalid YAML frontmatter: .+ \(line 3, column \d+\)$"),
+    ("---\n- a\n- b\n---\n", "^frontmatter must be a mapping of keys to values, not list$"),
 ])
-def test_bad_frontmatter_raises_a_clear_error(text, message):
-    with pytest.raises(FrontmatterError, match=message.replace("[", r"\[").replace("]", r"\]")):
+def test_bad_frontmatter_raises_a_clear_error_saying_where(text, message):
+    with pytest.raises(FrontmatterError, match=message):
         parse_frontmatter(text)
