@@ -168,7 +168,7 @@ def template_files(folder: Path, deep: bool) -> list[Path]:
 class _Gatherer:
     def __init__(self) -> None:
         self.result = Templates()
-        self._files: set[str] = set()
+        self._files: set = set()
         self._names = self.result.by_name
 
     def add_file(self, path: Path, source: str) -> None:

@@ -113,12 +113,14 @@ def resolve_path(entry: str | os.PathLike, base: Path) -> Path:
     return path if path.is_absolute() else Path(os.path.abspath(base / path))
 
 
-def same_file_key(path: Path) -> str:
-    """What identifies a file however it is reached (through symlinks or not)."""
+def same_file_key(path: Path) -> tuple[int, int] | str:
+    """What identifies a file or folder however it is reached (symlinks, other spellings):
+    its device and inode, one ``stat`` call."""
     try:
-        return os.path.realpath(path)
+        st = os.stat(path)
     except OSError:
         return str(path)
+    return (st.st_dev, st.st_ino)
 
 
 @per_run

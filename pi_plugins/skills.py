@@ -152,7 +152,7 @@ def read_skill(path: Path, source: str) -> tuple[Skill | None, list[Problem]]:
 # ---------------------------------------------------------------- finding skill files
 
 
-def skill_files(folder: Path, root_files: bool, _seen: set[str] | None = None) -> list[Path]:
+def skill_files(folder: Path, root_files: bool, _seen: set | None = None) -> list[Path]:
     """The skill files under ``folder``: a ``SKILL.md`` ends the search of its branch;
     top-level ``.md`` files count when ``root_files``."""
     seen = _seen if _seen is not None else set()
@@ -178,7 +178,7 @@ class _Gatherer:
 
     def __init__(self) -> None:
         self.result = Skills()
-        self._files: set[str] = set()
+        self._files: set = set()
         self._names = self.result.by_name
 
     def add_file(self, path: Path, source: str) -> None:
