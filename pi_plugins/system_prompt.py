@@ -138,7 +138,8 @@ def base_prompt(tools: list | None) -> str:
     parts = [INTRO]
     if tools is not None:
         if tools:
-            lines = [f"- {t.name}: {_summary(t.description)}".rstrip(": ") for t in tools]
+            lines = [f"- {t.name}: {_summary(t.description)}" if _summary(t.description)
+                     else f"- {t.name}" for t in tools]
             parts.append("Tools you can call:\n" + "\n".join(lines))
         else:
             parts.append("You have no tools in this session: answer from the conversation alone.")
