@@ -38,9 +38,10 @@ class Problem:
 def report(ctx: Any, what: str, problems: Iterable[Problem]) -> None:
     """Tell the user about each problem, once, through the UI (the log where there is none)."""
     ui = getattr(ctx, "ui", None)
+    if ui is None:
+        return
     for problem in problems:
-        if ui is not None:
-            ui.notify(f"{what}: {problem}", "warning")
+        ui.notify(f"{what}: {problem}", "warning")
 
 
 # ---------------------------------------------------------------- per-run cache

@@ -231,20 +231,22 @@ async def find_skills(ctx: Any) -> Skills:
     cwd, home = cwd_of(ctx), agent_dir_of(ctx)
     user_agents = Path.home() / ".agents" / "skills"
     gather = _Gatherer()
+
+    def add_settings(scope: str) -> None:
+        paths, problems = settings_entries(ctx, "skills", scope)
+        gather.result.problems += problems
+        for path in paths:
+            gather.add_path(path, "settings")
+
     if options.skills:
-        for scope, auto in (("project", True), ("user", True)):
-            paths, problems = settings_entries(ctx, "skills", scope)
-            gather.result.problems += problems
-            for path in paths:
-                gather.add_path(path, "settings")
-            if scope == "project":
-                gather.add_folder(cwd / ".pi" / "skills", "project", True)
-                for folder in agents_skill_dirs(cwd):
-                    if folder != user_agents:
-                        gather.add_folder(folder, "project", False)
-            else:
-                gather.add_folder(home / "skills", "user", True)
-                gather.add_folder(user_agents, "user", False)
+        add_settings("project")
+        gather.add_folder(cwd / ".pi" / "skills", "project", True)
+        for folder in agents_skill_dirs(cwd):
+            if folder != user_agents:
+                gather.add_folder(folder, "project", False)
+        add_settings("user")
+        gather.add_folder(home / "skills", "user", True)
+        gather.add_folder(user_agents, "user", False)
     for path in options.skill_paths:
         gather.add_path(resolve_path(path, cwd), "cli")
     for path in (await discovered_paths(ctx))["skill"]:
