@@ -221,8 +221,8 @@ async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None) ->
         registry.set_runtime_key(model.provider, args.api_key)
     session, reason = open_session(args, cwd, sessions_dir(args, settings))
     options = ResourceOptions(
-        system_prompt=_text_or_file(args.system_prompt),
-        append_system_prompt=[_text_or_file(t) for t in args.append_system_prompt],
+        system_prompt=args.system_prompt,  # the system-prompt plugin reads files it names
+        append_system_prompt=list(args.append_system_prompt),
         context_files=not args.no_context_files,
         skills=not args.no_skills,
         skill_paths=[Path(p) for p in args.skills],
@@ -237,14 +237,6 @@ async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None) ->
     await harness.start(reason=reason)
     _apply_tool_flags(args, harness)
     return App(args, harness, registry, plugins)
-
-
-def _text_or_file(value: str | None) -> str | None:
-    """pi reads ``--system-prompt`` / ``--append-system-prompt`` from a file when the
-    value names one."""
-    if value and len(value) < 4096 and os.path.isfile(os.path.expanduser(value)):
-        return Path(os.path.expanduser(value)).read_text(encoding="utf-8")
-    return value
 
 
 def _apply_tool_flags(args: RunArgs, harness) -> None:

@@ -1,6 +1,7 @@
 """Finding and loading plugins, in load order.
 
-1. built-ins: the ``pi.plugins`` entry points of pi-harness itself, in declared order;
+1. built-ins: the ``pi.plugins`` entry points of pi-harness itself, in the order
+   ``pi_plugins.LOAD_ORDER`` declares (installed metadata sorts them by name);
 2. installed packages' ``pi.plugins`` entry points, by distribution name, then entry-point
    name, so the order is stable from run to run;
 3. single-file plugins: ``<agent dir>/extensions/*.py``, then ``<cwd>/.pi/extensions/*.py``;
@@ -46,7 +47,15 @@ def _entry_points() -> tuple[list[metadata.EntryPoint], list[metadata.EntryPoint
         seen.add((dist, ep.name))
         (builtin if _normalise(dist) == OWN_DISTRIBUTION else others).append(ep)
     others.sort(key=lambda ep: (_normalise(_dist_name(ep)), ep.name))
-    return builtin, others
+    return sorted(builtin, key=_builtin_position), others
+
+
+def _builtin_position(ep: metadata.EntryPoint) -> tuple[int, str]:
+    try:
+        from pi_plugins import LOAD_ORDER
+    except ImportError:
+        LOAD_ORDER = ()
+    return (LOAD_ORDER.index(ep.name) if ep.name in LOAD_ORDER else len(LOAD_ORDER), ep.name)
 
 
 def _load_entry_point(plugins: Plugins, ep: metadata.EntryPoint, source: str) -> None:

@@ -157,6 +157,15 @@ class ProviderResponseEvent:
     headers: dict[str, str] = field(factory=dict)
 
 
+@define
+class ResourcesDiscoverEvent:
+    """Asks plugins for extra skill and prompt-template paths (``resources_discover``);
+    ``reason`` is ``startup`` the first time a run loads its resources, ``reload`` after."""
+
+    cwd: str
+    reason: Literal["startup", "reload"] = "startup"
+
+
 # ---------------------------------------------------------------- harness events
 
 

@@ -168,8 +168,12 @@ class Harness:
         tools: list | None = None,
         get_api_key: Callable[[Model], Any] | None = None,
         resolve_model: Callable[[str, str], Model | None] | None = None,
+        system_prompt: str = "",
     ) -> None:
         self.plugins = plugins
+        #: What ``before_agent_start`` starts from on every prompt (the system-prompt
+        #: plugin builds the whole prompt; without it, this is the prompt).
+        self.base_system_prompt = system_prompt
         self.session = session
         self.resolve_model = resolve_model
         self.ctx = HarnessContext(cwd=cwd or session.cwd, plugins=plugins, ui=ui,
@@ -283,7 +287,7 @@ class Harness:
         start = await self.plugins.chain(
             "before_agent_start", "event",
             BeforeAgentStartEvent(prompt=event.text, images=list(event.images),
-                                  system_prompt=self.agent.system_prompt),
+                                  system_prompt=self.base_system_prompt),
             ctx=self.ctx,
         )
         self.agent.system_prompt = start.system_prompt

@@ -33,6 +33,7 @@ async def create_harness(
     ui: Any = None,
     get_api_key: Callable[[Model], Any] | None = None,
     resolve_model: Callable[[str, str], Model | None] | None = None,
+    system_prompt: str = "",
 ) -> Harness:
     """A started harness over the given plugins (see the module docstring)."""
     from pi_core.discovery import load_plugins
@@ -46,6 +47,7 @@ async def create_harness(
         plugins=registry, session=session or Session.in_memory(cwd), model=model,
         model_is_explicit=True, thinking_level=thinking_level, cwd=cwd, settings=settings,
         options=options, ui=ui, tools=tools, get_api_key=get_api_key, resolve_model=resolve_model,
+        system_prompt=system_prompt,
     )
     await harness.start()
     if active_tools is not None:

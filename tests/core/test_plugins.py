@@ -263,3 +263,15 @@ def test_the_installed_pi_script_lists_the_builtin_plugins(tmp_path):
                          env={"PI_CODING_AGENT_DIR": str(tmp_path / "agent"), "PATH": "/usr/bin:/bin"})
     assert out.returncode == 0, out.stderr
     assert "app_messages  (builtin" in out.stdout
+
+
+def test_builtins_load_in_their_declared_order_whatever_the_metadata_sorting():
+    import tomllib
+
+    from pi_plugins import LOAD_ORDER
+
+    root = Path(__file__).parents[2]
+    declared = tomllib.loads((root / "pyproject.toml").read_text())["project"]["entry-points"]["pi.plugins"]
+    assert set(declared) == set(LOAD_ORDER)
+    loaded = [i.name for i in load_plugins(discover=False).infos if i.source == "builtin"]
+    assert loaded == list(LOAD_ORDER)

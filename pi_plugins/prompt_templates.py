@@ -1,0 +1,264 @@
+"""Prompt templates: Markdown files that ``/name args`` expands into a full prompt.
+
+The file name without ``.md`` is the command name. Where templates come from, first
+found wins a name (later ones are reported as collisions):
+
+1. ``prompts`` paths in the project's ``.pi/settings.json`` (folders searched deeply);
+2. ``.pi/prompts/*.md``;
+3. ``prompts`` paths in the agent dir's ``settings.json``;
+4. ``<agent dir>/prompts/*.md``;
+5. ``--prompt-template`` paths (``ctx.options.prompt_template_paths``), loaded even with
+   ``--no-prompt-templates``, which turns 1-4 off;
+6. paths other plugins return from ``resources_discover`` as ``("prompt", path)``.
+
+Frontmatter (optional): ``description`` (else the body's first non-empty line, cut to
+60 characters) and ``argument-hint`` (shown when completing). Arguments follow the
+command, split at spaces and tabs, quotes grouping words: ``$1``, ``$2``… are single
+arguments (empty when missing), ``$@`` and ``$ARGUMENTS`` all of them joined by spaces,
+``${@:N}`` those from the Nth on, ``${@:N:L}`` L of them from the Nth. Substitution is
+one pass: an argument that itself contains ``$1`` stays as typed.
+
+Expansion runs in the ``input`` chain, ``trylast``, so the user's own input hooks see
+the raw text first. An unknown ``/name`` is left as it is, and ``/skill:…`` is left to
+the skills plugin whichever of the two runs first.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import attrs
+from attrs import define, field
+
+from pi_core import hookimpl
+from pi_plugins.resources import (
+    SKILL_COMMAND_PREFIX,
+    Problem,
+    agent_dir_of,
+    cwd_of,
+    discovered_paths,
+    is_dir,
+    is_file,
+    per_run,
+    report,
+    resolve_path,
+    same_file_key,
+    settings_entries,
+    split_command,
+    visible_entries,
+)
+
+DESCRIPTION_FROM_BODY_MAX = 60
+_PLACEHOLDER = re.compile(r"\$\{@:(\d+)(?::(\d+))?\}|\$(\d+)|\$ARGUMENTS|\$@")
+
+
+@define(frozen=True)
+class Template:
+    name: str
+    description: str
+    content: str
+    path: Path
+    argument_hint: str | None = None
+    source: str = "user"  # project, user, settings, cli, plugin
+
+
+@define
+class Templates:
+    """The templates of a run, in precedence order, and what was wrong on the way."""
+
+    templates: list[Template] = field(factory=list)
+    problems: list[Problem] = field(factory=list)
+    by_name: dict[str, Template] = field(factory=dict, repr=False)
+
+    def get(self, name: str) -> Template | None:
+        return self.by_name.get(name)
+
+
+# ---------------------------------------------------------------- arguments
+
+
+def parse_args(text: str) -> list[str]:
+    """Split at spaces and tabs; single or double quotes group words (and are dropped)."""
+    args: list[str] = []
+    current, quote = "", None
+    for char in text:
+        if quote:
+            if char == quote:
+                quote = None
+            else:
+                current += char
+        elif char in "\"'":
+            quote = char
+        elif char in " \t":
+            if current:
+                args.append(current)
+                current = ""
+        else:
+            current += char
+    if current:
+        args.append(current)
+    return args
+
+
+def substitute(content: str, args: list[str]) -> str:
+    """Fill ``$1``, ``$@``, ``$ARGUMENTS``, ``${@:N}`` and ``${@:N:L}`` in one pass."""
+    joined = " ".join(args)
+
+    def fill(match: re.Match) -> str:
+        start, length, position = match.groups()
+        if position is not None:
+            index = int(position) - 1
+            return args[index] if 0 <= index < len(args) else ""
+        if start is not None:
+            first = max(int(start) - 1, 0)
+            chosen = args[first:] if length is None else args[first : first + int(length)]
+            return " ".join(chosen)
+        return joined
+
+    return _PLACEHOLDER.sub(fill, content)
+
+
+# ---------------------------------------------------------------- reading templates
+
+
+def read_template(path: Path, source: str) -> tuple[Template | None, list[Problem]]:
+    from pi_plugins.frontmatter import FrontmatterError, parse_frontmatter
+
+    where = str(path)
+    try:
+        meta, body = parse_frontmatter(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        return None, [Problem(where, f"cannot be read ({exc}); template not loaded", "error")]
+    except FrontmatterError as exc:
+        return None, [Problem(where, f"{exc}; template not loaded", "error")]
+    problems = []
+    description = meta.get("description")
+    if description is not None and not isinstance(description, str):
+        problems.append(Problem(where, "description must be text; using the first line instead"))
+        description = None
+    if not description:
+        first = next((line.strip() for line in body.splitlines() if line.strip()), "")
+        description = first[:DESCRIPTION_FROM_BODY_MAX] + ("..." if len(first) > DESCRIPTION_FROM_BODY_MAX else "")
+    hint = meta.get("argument-hint")
+    template = Template(
+        name=path.name[: -len(".md")],
+        description=description.strip(),
+        content=body,
+        path=path,
+        argument_hint=str(hint) if hint not in (None, "") else None,
+        source=source,
+    )
+    return template, problems
+
+
+def template_files(folder: Path, deep: bool) -> list[Path]:
+    """The ``.md`` files in ``folder`` (and below it when ``deep``), in name order."""
+    found = []
+    for entry in visible_entries(folder):
+        if is_dir(entry):
+            if deep:
+                found += template_files(Path(entry.path), True)
+        elif entry.name.endswith(".md") and is_file(entry):
+            found.append(Path(entry.path))
+    return found
+
+
+class _Gatherer:
+    def __init__(self) -> None:
+        self.result = Templates()
+        self._files: set = set()
+        self._names = self.result.by_name
+
+    def add_file(self, path: Path, source: str) -> None:
+        key = same_file_key(path)
+        if key in self._files:
+            return
+        self._files.add(key)
+        template, problems = read_template(path, source)
+        self.result.problems += problems
+        if template is None:
+            return
+        winner = self._names.get(template.name)
+        if winner is not None:
+            self.result.problems.append(Problem(
+                str(path), f'template name "/{template.name}" is taken by {winner.path}; this one is ignored',
+                "collision",
+            ))
+            return
+        self._names[template.name] = template
+        self.result.templates.append(template)
+
+    def add_folder(self, folder: Path, source: str, deep: bool = False) -> None:
+        for path in template_files(folder, deep):
+            self.add_file(path, source)
+
+    def add_path(self, path: Path, source: str, deep: bool = False) -> None:
+        """An explicitly named file or folder (settings, ``--prompt-template``, a plugin)."""
+        if is_dir(path):
+            self.add_folder(path, source, deep)
+        elif is_file(path) and path.name.endswith(".md"):
+            self.add_file(path, source)
+        elif path.exists():
+            self.result.problems.append(Problem(str(path), "a prompt template path must be a folder or a .md file", "error"))
+        else:
+            self.result.problems.append(Problem(str(path), "prompt template path does not exist", "error"))
+
+
+async def find_templates(ctx: Any) -> Templates:
+    """Every template of this run, in precedence order (see the module docstring)."""
+    options = ctx.options
+    cwd, home = cwd_of(ctx), agent_dir_of(ctx)
+    gather = _Gatherer()
+    if options.prompt_templates:
+        for scope, folder in (("project", cwd / ".pi" / "prompts"), ("user", home / "prompts")):
+            paths, problems = settings_entries(ctx, "prompts", scope)
+            gather.result.problems += problems
+            for path in paths:
+                gather.add_path(path, "settings", deep=True)
+            gather.add_folder(folder, scope)
+    for path in options.prompt_template_paths:
+        gather.add_path(resolve_path(path, cwd), "cli")
+    for path in (await discovered_paths(ctx))["prompt"]:
+        gather.add_path(path, "plugin")
+    return gather.result
+
+
+@per_run
+async def load(ctx: Any) -> Templates:
+    """This run's prompt templates (found once per run; problems reported then)."""
+    templates = await find_templates(ctx)
+    report(ctx, "prompt templates", templates.problems)
+    return templates
+
+
+async def expand(text: str, ctx: Any) -> str | None:
+    """The expansion of ``/name args``, or ``None`` when no template has that name."""
+    command = None if text.startswith(SKILL_COMMAND_PREFIX) else split_command(text, "/")
+    if command is None:
+        return None
+    name, args = command
+    template = (await load(ctx)).get(name)
+    if template is None:
+        return None
+    return substitute(template.content, parse_args(args))
+
+
+# ---------------------------------------------------------------- hooks
+
+
+@hookimpl(trylast=True)
+async def input(event, ctx):
+    expanded = await expand(event.text, ctx)
+    return None if expanded is None else attrs.evolve(event, text=expanded)
+
+
+@hookimpl
+async def register_commands(ctx):
+    from pi_core.commands import Command
+
+    return [
+        Command(name=t.name, description=t.description, argument_hint=t.argument_hint, source="prompt")
+        for t in (await load(ctx)).templates
+    ]

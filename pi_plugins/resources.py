@@ -1,0 +1,207 @@
+"""What the resource plugins (context files, skills, prompt templates, system prompt) share:
+problems and how they are reported, a per-run cache of what was found on disk, the
+extra paths other plugins offer through ``resources_discover``, and the ``skills`` /
+``prompts`` entries of settings.json.
+
+Discovery reads the disk once per run: each loader is memoised per ``ctx`` (one harness
+run) and stamped with the cwd and agent dir it was made for. :func:`reload` forgets it
+all, for pi's ``/reload``; the next use scans again and asks ``resources_discover``
+again with reason ``reload``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import weakref
+from pathlib import Path
+from typing import Any, Awaitable, Callable, Iterable
+
+from attrs import define
+
+RESOURCE_KINDS = ("skill", "prompt")
+SKILL_COMMAND_PREFIX = "/skill:"
+
+
+@define(frozen=True)
+class Problem:
+    """Something wrong with a resource file; it was skipped or loaded with a warning."""
+
+    path: str
+    message: str
+    kind: str = "warning"  # warning (loaded anyway or skipped), collision, error
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}"
+
+
+def report(ctx: Any, what: str, problems: Iterable[Problem]) -> None:
+    """Tell the user about each problem, once, through the UI (the log where there is none)."""
+    ui = getattr(ctx, "ui", None)
+    if ui is None:
+        return
+    for problem in problems:
+        ui.notify(f"{what}: {problem}", "warning")
+
+
+# ---------------------------------------------------------------- per-run cache
+
+_caches: list["PerRun"] = []
+_reloaded: "weakref.WeakKeyDictionary[Any, bool]" = weakref.WeakKeyDictionary()
+
+
+class PerRun:
+    """An async loader of ``ctx`` memoised per ctx, for as long as the ctx lives and
+    its cwd and agent dir stay the same."""
+
+    def __init__(self, loader: Callable[[Any], Awaitable[Any]]):
+        self.loader = loader
+        self._memo: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self.__doc__ = loader.__doc__
+        _caches.append(self)
+
+    async def __call__(self, ctx: Any) -> Any:
+        stamp = (str(ctx.cwd), str(ctx.agent_dir))
+        hit = self._memo.get(ctx)
+        if hit is not None and hit[0] == stamp:
+            return hit[1]
+        value = await self.loader(ctx)
+        self._memo[ctx] = (stamp, value)
+        return value
+
+    def forget(self, ctx: Any) -> None:
+        self._memo.pop(ctx, None)
+
+
+def per_run(loader: Callable[[Any], Awaitable[Any]]) -> PerRun:
+    return PerRun(loader)
+
+
+def reload(ctx: Any) -> None:
+    """Forget what every resource plugin found for this run; the next use looks again."""
+    for cache in _caches:
+        cache.forget(ctx)
+    _reloaded[ctx] = True
+
+
+# ---------------------------------------------------------------- commands
+
+
+def split_command(text: str, prefix: str) -> tuple[str, str] | None:
+    """``(name, arguments)`` of ``prefix + name [arguments]``, or ``None``."""
+    if not text.startswith(prefix):
+        return None
+    rest = text[len(prefix):]
+    parts = re.split(r"\s", rest, maxsplit=1)
+    return parts[0], parts[1] if len(parts) > 1 else ""
+
+
+# ---------------------------------------------------------------- paths
+
+
+def cwd_of(ctx: Any) -> Path:
+    """The run's working directory as an absolute path (symlinks left as they are)."""
+    return Path(os.path.abspath(os.path.expanduser(str(ctx.cwd))))
+
+
+def agent_dir_of(ctx: Any) -> Path:
+    return Path(os.path.abspath(os.path.expanduser(str(ctx.agent_dir))))
+
+
+def resolve_path(entry: str | os.PathLike, base: Path) -> Path:
+    """``~`` expanded; a relative path taken from ``base``."""
+    path = Path(os.path.expanduser(str(entry).strip()))
+    return path if path.is_absolute() else Path(os.path.abspath(base / path))
+
+
+def same_file_key(path: Path) -> tuple[int, int] | str:
+    """What identifies a file or folder however it is reached (symlinks, other spellings):
+    its device and inode, one ``stat`` call."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return str(path)
+    return (st.st_dev, st.st_ino)
+
+
+@per_run
+async def discovered_paths(ctx: Any) -> dict[str, list[Path]]:
+    """Extra resource paths from the ``resources_discover`` hook, by kind (skill, prompt).
+
+    Handlers return ``(kind, path)`` pairs; relative paths are taken from the cwd.
+    A malformed pair is reported and skipped.
+    """
+    from pi_core.events import ResourcesDiscoverEvent
+
+    found: dict[str, list[Path]] = {kind: [] for kind in RESOURCE_KINDS}
+    plugins = getattr(ctx, "plugins", None)
+    if plugins is None or not plugins.has("resources_discover"):
+        return found
+    reason = "reload" if _reloaded.get(ctx) else "startup"
+    event = ResourcesDiscoverEvent(cwd=str(ctx.cwd), reason=reason)
+    items = await plugins.collect("resources_discover", event=event, ctx=ctx)
+    problems = []
+    for item in items:
+        try:
+            kind, path = item
+            if kind not in RESOURCE_KINDS:
+                raise ValueError(f"kind must be one of {', '.join(RESOURCE_KINDS)}, not {kind!r}")
+            found[kind].append(resolve_path(path, cwd_of(ctx)))
+        except (TypeError, ValueError) as exc:
+            problems.append(Problem("resources_discover", f"ignored {item!r}: {exc}"))
+    report(ctx, "resources", problems)
+    return found
+
+
+def settings_entries(ctx: Any, key: str, scope: str) -> tuple[list[Path], list[Problem]]:
+    """The paths a settings.json lists under ``key`` (``skills``, ``prompts``), for
+    ``scope`` project (``.pi/settings.json``) or user (the agent dir's), each taken from
+    the folder of the file that names it."""
+    settings = getattr(ctx, "settings", None)
+    if settings is None:
+        return [], []
+    data, base = (
+        (settings.project_data, settings.project_dir)
+        if scope == "project"
+        else (settings.global_data, settings.global_dir)
+    )
+    entries = data.get(key) or []
+    where = f"{Path(base or '.') / 'settings.json'}"
+    if not isinstance(entries, list):
+        return [], [Problem(where, f"{key!r} must be a list of paths; it is ignored")]
+    paths, problems = [], []
+    for entry in entries:
+        if not isinstance(entry, str) or not entry.strip():
+            problems.append(Problem(where, f"{key}: {entry!r} is not a path; ignored"))
+        elif entry[0] in "!+-" or "*" in entry or "?" in entry:
+            problems.append(
+                Problem(where, f"{key}: patterns such as {entry!r} are not supported yet; ignored")
+            )
+        else:
+            paths.append(resolve_path(entry, Path(base) if base else cwd_of(ctx)))
+    return paths, problems
+
+
+def visible_entries(folder: Path) -> list[os.DirEntry]:
+    """A folder's entries in name order, without hidden ones and ``node_modules``;
+    an unreadable folder has none."""
+    try:
+        with os.scandir(folder) as it:
+            entries = [e for e in it if not e.name.startswith(".") and e.name != "node_modules"]
+    except OSError:
+        return []
+    return sorted(entries, key=lambda e: e.name)
+
+
+def is_dir(entry: os.DirEntry | Path) -> bool:
+    try:
+        return entry.is_dir()  # follows symlinks; a broken link is neither
+    except OSError:
+        return False
+
+
+def is_file(entry: os.DirEntry | Path) -> bool:
+    try:
+        return entry.is_file()
+    except OSError:
+        return False

@@ -1,0 +1,64 @@
+"""Helpers for the resource-plugin tests (tests/resources): files, a recording UI, and
+running the hook chains the way the harness will."""
+
+import textwrap
+from pathlib import Path
+
+from pi_core.events import BeforeAgentStartEvent, InputEvent
+from pi_core.tools import Tool
+from pi_plugins import context_files, prompt_templates, skills, system_prompt
+
+from support.agents import run
+
+#: The resource plugins in their declared (logical) order.
+RESOURCE_PLUGINS = (system_prompt, context_files, skills, prompt_templates)
+
+
+class RecordingUI:
+    """A UI that keeps every notification."""
+
+    has_ui = False
+
+    def __init__(self):
+        self.notes = []
+
+    def notify(self, message, level="info"):
+        self.notes.append((level, message))
+
+    def warnings(self):
+        return [m for level, m in self.notes if level == "warning"]
+
+
+def write(path: Path, text: str = "") -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+    return path
+
+
+def write_skill(folder: Path, name: str | None = None, description: str = "Does a thing.",
+                body: str = "Do the thing.", extra: str = "") -> Path:
+    """``folder/SKILL.md`` with frontmatter (``name`` defaults to the folder's name)."""
+    name = folder.name if name is None else name
+    lines = ["---", f"name: {name}", f"description: {description}"]
+    lines += [extra] if extra else []
+    lines += ["---", "", body, ""]
+    return write(folder / "SKILL.md", "\n".join(lines))
+
+
+def tool(name: str, description: str = "") -> Tool:
+    return Tool(name=name, description=description or f"The {name} tool.", function=lambda args, run: "")
+
+
+def system_prompt_of(ctx, given: str = "") -> str:
+    """The system prompt the ``before_agent_start`` chain makes from ``given``."""
+    event = BeforeAgentStartEvent(prompt="hello", system_prompt=given)
+    return run(ctx.plugins.chain("before_agent_start", "event", event, ctx=ctx)).system_prompt
+
+
+def expand(ctx, text: str) -> str:
+    """What the ``input`` chain makes of ``text``."""
+    return run(ctx.plugins.chain("input", "event", InputEvent(text=text), ctx=ctx)).text
+
+
+def commands_of(ctx):
+    return run(ctx.plugins.collect("register_commands", key="name", ctx=ctx))
