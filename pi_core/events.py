@@ -302,3 +302,28 @@ class SessionCompactEvent:
     type: Literal["session_compact"] = field(default="session_compact", init=False)
     entry: Any = None
     from_hook: bool = False
+
+
+@define
+class SwitchEvent:
+    """``session_before_switch``: ``reason`` new or resume, ``target`` the file to resume."""
+
+    reason: Literal["new", "resume"]
+    target: str | None = None
+
+
+@define
+class ForkEvent:
+    """``session_before_fork``: fork (or clone) at ``entry_id``."""
+
+    entry_id: str | None
+
+
+@define
+class UserBashEvent:
+    """``user_bash``: the user's ``!cmd``; a handler may return ``cancel`` or the
+    :class:`pi_core.messages.BashExecutionMessage` itself."""
+
+    command: str
+    exclude_from_context: bool = False
+    cwd: str = "."

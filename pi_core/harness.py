@@ -36,14 +36,18 @@ from pi_core.events import (
     SessionCompactEvent,
     SessionShutdown,
     SessionStart,
+    ForkEvent,
     SessionTreeEvent,
+    SwitchEvent,
     ThinkingLevelSelect,
     TreeDecision,
+    UserBashEvent,
 )
 from pi_core.loop import Agent, AgentBusyError, user_message
 from pi_core.messages import (
     AgentMessage,
     AssistantMessage,
+    BashExecutionMessage,
     BranchSummaryMessage,
     CompactionSummaryMessage,
     CustomMessage,
@@ -54,7 +58,9 @@ from pi_core.messages import (
 )
 from pi_core.model import Model
 from pi_core.provider import LlmContext, StreamOptions, complete
+from pi_core.plugins import flag
 from pi_core.signal import AbortSignal
+from pi_core.user_bash import run_user_bash
 
 log = logging.getLogger("pi.harness")
 
@@ -169,8 +175,14 @@ class Harness:
         get_api_key: Callable[[Model], Any] | None = None,
         resolve_model: Callable[[str, str], Model | None] | None = None,
         system_prompt: str = "",
+        available_models: Callable[[], list[Model]] | None = None,
+        scoped_models: list[tuple[Model, str | None]] | None = None,
     ) -> None:
         self.plugins = plugins
+        #: All models the user could switch to (the registry's, with keys).
+        self.available_models = available_models or (lambda: [self.agent.model])
+        #: ``--models`` / ``enabledModels``: what cycling goes through, with thinking levels.
+        self.scoped_models = list(scoped_models or [])
         #: What ``before_agent_start`` starts from on every prompt (the system-prompt
         #: plugin builds the whole prompt; without it, this is the prompt).
         self.base_system_prompt = system_prompt
@@ -195,6 +207,9 @@ class Harness:
         self.max_retry_delay_ms = int(settings.get("retry.provider.maxRetryDelayMs", 60000))
         self._retry_cancel: asyncio.Event | None = None
         self._summary_signal: AbortSignal | None = None
+        self._bash_task: asyncio.Task | None = None
+        self._pending_bash: list = []
+        self.is_compacting = False
         self._started = False
         self.agent.subscribe(self._persist)
 
@@ -386,6 +401,7 @@ class Harness:
             failed = self._failed()
             await self.emit(AutoRetryEnd(success=failed is None, attempt=attempt,
                                          final_error=failed.error_message if failed else None))
+        self._flush_bash()
         return produced
 
     def _failed(self) -> AssistantMessage | None:
@@ -444,6 +460,7 @@ class Harness:
         summary, or the built-in summariser's); the entry is appended and the context
         rebuilt. Returns the result, or None when cancelled, failed or nothing to do."""
         await self.emit(CompactionStart(reason=reason))
+        self.is_compacting = True
         settings = self.ctx.settings
         event = BeforeCompactEvent(
             reason=reason, entries=self.session.path(), instructions=instructions,
@@ -459,6 +476,7 @@ class Harness:
             if decision is None:
                 error = "no compaction plugin is loaded"
             elif decision.cancel:
+                self.is_compacting = False
                 await self.emit(CompactionEnd(reason=reason, aborted=True))
                 return None
             else:
@@ -475,6 +493,7 @@ class Harness:
             result = None
         aborted = self._summary_signal.aborted
         self._summary_signal = None
+        self.is_compacting = False
         await self.emit(CompactionEnd(reason=reason, result=result, aborted=aborted,
                                       will_retry=will_retry and result is not None, error_message=error))
         return result
@@ -523,6 +542,187 @@ class Harness:
         await self.notify(SessionTreeEvent(old_leaf_id=old_leaf, new_leaf_id=self.session.leaf_id,
                                          summary_entry=summary_entry))
         return True
+
+
+    # ------------------------------------------------------------ switching sessions
+
+    async def new_session(self, parent_session: str | None = None) -> bool:
+        """Leave this session for a new, empty one (False when a plugin said no)."""
+        if await self._vetoed("session_before_switch", SwitchEvent("new", None)):
+            return False
+        from pi_core.session import Session
+
+        if self.session.file is None:
+            fresh = Session.in_memory(self.ctx.cwd)
+        else:
+            fresh = Session.create(self.ctx.cwd, self.session.sessions_dir, parent_session=parent_session)
+        await self._replace_session(fresh, "new")
+        return True
+
+    async def switch_session(self, path: str) -> bool:
+        """Resume another session file (False when a plugin said no)."""
+        if await self._vetoed("session_before_switch", SwitchEvent("resume", str(path))):
+            return False
+        from pi_core.session import Session
+
+        opened = Session.open(path, self.session.sessions_dir, cwd=self.ctx.cwd)
+        await self._replace_session(opened, "resume")
+        return True
+
+    def fork_messages(self) -> list[tuple[str, str]]:
+        """(entry id, text) of the user messages on the current branch: the fork points."""
+        from pi_core.entries import MessageEntry
+
+        return [(e.id, text_of(e.message.content)) for e in self.session.path()
+                if isinstance(e, MessageEntry) and e.message.role == "user"]
+
+    async def fork(self, entry_id: str) -> tuple[str, bool]:
+        """A new session holding the branch up to (not including) the user message
+        ``entry_id``. Returns that message's text (for the editor) and whether a plugin
+        cancelled."""
+        entry = self.session.entry(entry_id)
+        message = getattr(entry, "message", None)
+        if message is None or message.role != "user":
+            raise ValueError(f"{entry_id!r} is not a user message of this session")
+        text = text_of(message.content)
+        if await self._vetoed("session_before_fork", ForkEvent(entry_id)):
+            return text, True
+        await self._replace_session(self.session.fork(entry.parent_id), "fork")
+        return text, False
+
+    async def clone(self) -> bool:
+        """A new session holding the current branch, to go on from its leaf."""
+        if await self._vetoed("session_before_fork", ForkEvent(self.session.leaf_id)):
+            return False
+        await self._replace_session(self.session.clone(), "fork")
+        return True
+
+    async def _vetoed(self, hook: str, event: Any) -> bool:
+        if self.agent.is_running:
+            raise AgentBusyError("wait for the agent to finish (or abort it) first")
+        decision = await self.plugins.decide(hook, event=event, ctx=self.ctx)
+        return flag(decision, "cancel")
+
+    async def _replace_session(self, session, reason: str) -> None:
+        previous = self.session.file
+        await self.close()
+        self.session = session
+        self.agent.messages = []
+        self.agent.clear_queues()
+        await self.start(reason, previous_session_file=str(previous) if previous else None)
+
+    # ------------------------------------------------------------ the user's shell
+
+    async def run_bash(self, command: str, *, exclude_from_context: bool = False):
+        """Run the user's ``!cmd`` (``!!cmd`` keeps it out of the context). ``user_bash``
+        may cancel it or return the result itself. The message joins the conversation
+        now, or when the current run ends; ``abort_bash()`` stops the command."""
+        event = UserBashEvent(command=command, exclude_from_context=exclude_from_context,
+                              cwd=self.ctx.cwd)
+        decision = await self.plugins.decide("user_bash", event=event, ctx=self.ctx)
+        if flag(decision, "cancel"):
+            return None
+        if isinstance(decision, BashExecutionMessage):
+            message = decision
+        else:
+            self._bash_task = asyncio.ensure_future(run_user_bash(
+                command, self.ctx.cwd, exclude_from_context=exclude_from_context,
+                shell=self.ctx.settings.get("shellPath")))
+            try:
+                message = await asyncio.shield(self._bash_task)
+            finally:
+                self._bash_task = None
+        self._pending_bash.append(message)
+        if not self.agent.is_running:
+            self._flush_bash()
+        return message
+
+    def abort_bash(self) -> None:
+        if self._bash_task is not None:
+            self._bash_task.cancel()
+
+    def _flush_bash(self) -> None:
+        pending, self._pending_bash = self._pending_bash, []
+        for message in pending:
+            self.agent.messages.append(message)
+            self.session.append_message(message)
+
+    # ------------------------------------------------------------ cycling and stats
+
+    async def cycle_model(self, step: int = 1) -> tuple[Model, str, bool] | None:
+        """Switch to the next model (of ``--models`` when given, else of every available
+        one); returns (model, thinking level, scoped?), or None when there is only one."""
+        scoped = bool(self.scoped_models)
+        choices = self.scoped_models or [(m, None) for m in self.available_models()]
+        if len(choices) < 2:
+            return None
+        keys = [m.key for m, _ in choices]
+        current = keys.index(self.model.key) if self.model.key in keys else -1
+        model, level = choices[(current + step) % len(choices)]
+        await self.set_model(model, source="cycle")
+        if level is not None:
+            await self.set_thinking_level(level)
+        return model, self.thinking_level, scoped
+
+    def thinking_levels(self) -> list[str]:
+        """The levels this model takes (only "off" for a model without reasoning)."""
+        if not self.model.reasoning:
+            return ["off"]
+        levels = ["off", "minimal", "low", "medium", "high"]
+        if (self.model.compat or {}).get("supportsXhigh"):
+            levels.append("xhigh")
+        return levels
+
+    async def cycle_thinking_level(self) -> str | None:
+        levels = self.thinking_levels()
+        if len(levels) < 2:
+            return None
+        current = levels.index(self.thinking_level) if self.thinking_level in levels else -1
+        await self.set_thinking_level(levels[(current + 1) % len(levels)])
+        return self.thinking_level
+
+    def stats(self) -> dict:
+        """Message counts, token totals and cost of the branch, and the context's use of
+        the window (pi's ``get_session_stats`` shape)."""
+        from pi_core.tokens import context_tokens
+
+        counts = {"user": 0, "assistant": 0, "toolResult": 0}
+        tokens = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
+        tool_calls, cost, total = 0, 0.0, 0
+        for entry in self.session.path():
+            message = getattr(entry, "message", None)
+            if message is None:
+                continue
+            total += 1
+            counts[message.role] = counts.get(message.role, 0) + 1
+            if isinstance(message, AssistantMessage):
+                tool_calls += len(message.tool_calls)
+                usage = message.usage
+                tokens["input"] += usage.input
+                tokens["output"] += usage.output
+                tokens["cacheRead"] += usage.cache_read
+                tokens["cacheWrite"] += usage.cache_write
+                tokens["total"] += usage.total_tokens
+                cost += usage.cost.total
+        window = self.model.context_window
+        used = context_tokens(self.agent.messages)
+        return {
+            "sessionFile": str(self.session.file) if self.session.file else None,
+            "sessionId": self.session.id,
+            "userMessages": counts["user"],
+            "assistantMessages": counts["assistant"],
+            "toolCalls": tool_calls,
+            "toolResults": counts["toolResult"],
+            "totalMessages": total,
+            "tokens": tokens,
+            "cost": cost,
+            "contextUsage": {"tokens": used, "contextWindow": window,
+                             "percent": round(100 * used / window, 1) if window else None},
+        }
+
+    async def commands(self) -> list:
+        """Slash commands from the plugins (``register_commands``)."""
+        return await self.plugins.collect("register_commands", key="name", ctx=self.ctx)
 
 
 def _text(message: Any) -> str:

@@ -64,7 +64,7 @@ class _Impl:
         self.is_async = inspect.iscoroutinefunction(impl.function)
 
 
-def _flag(result: Any, name: str) -> bool:
+def flag(result: Any, name: str) -> bool:
     """True when a hook result sets ``name`` (an attribute, or a key of a dict result)."""
     if isinstance(result, dict):
         return bool(result.get(name))
@@ -191,7 +191,7 @@ class Plugins:
             ok, result = await self._call(impl, hook, kwargs)
             if ok and result is not None:
                 decision = result
-                if _flag(result, "cancel") or _flag(result, "block"):
+                if flag(result, "cancel") or flag(result, "block"):
                     break
         return decision
 
@@ -203,7 +203,7 @@ class Plugins:
             ok, result = await self._call(impl, hook, kwargs)
             if ok and result is not None:
                 value = result
-                if _flag(result, "handled"):
+                if flag(result, "handled"):
                     break
         return value
 

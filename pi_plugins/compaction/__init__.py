@@ -19,7 +19,7 @@ from pi_core.events import CompactionDecision, CompactionResult, TreeDecision
 
 from pi_plugins.compaction.prepare import branch_messages, prepare_compaction
 from pi_plugins.compaction.summary import summarize_branch, summarize_compaction
-from pi_plugins.compaction.tokens import context_tokens
+from pi_core.tokens import context_tokens
 
 
 def _harness(ctx):

@@ -22,7 +22,7 @@ from pi_core.entries import (
 )
 from pi_core.messages import AssistantMessage, ToolCall
 
-from pi_plugins.compaction.tokens import context_tokens, estimate_tokens
+from pi_core.tokens import context_tokens, estimate_tokens
 
 CUT_ROLES = frozenset({"user", "assistant", "bashExecution", "custom", "branchSummary", "compactionSummary"})
 TURN_START_ROLES = frozenset({"user", "bashExecution"})

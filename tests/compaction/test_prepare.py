@@ -6,7 +6,7 @@ from pi_core.entries import CompactionEntry, MessageEntry, ModelChangeEntry
 from pi_core.messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
 from pi_plugins.compaction.prepare import branch_messages, find_cut, prepare_compaction
 from pi_plugins.compaction.summary import serialize, summarize_compaction
-from pi_plugins.compaction.tokens import context_tokens, estimate_method, estimate_tokens
+from pi_core.tokens import context_tokens, estimate_method, estimate_tokens
 
 
 def chain(*items):

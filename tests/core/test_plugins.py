@@ -7,11 +7,10 @@ import sys
 import textwrap
 from pathlib import Path
 
-import pytest
 
 from pi_core import Plugins, hookimpl
 from pi_core.discovery import load_plugins
-from pi_core.events import ToolCallDecision, ToolCallEvent
+from pi_core.events import ToolCallDecision
 from pi_core.tools import Tool
 
 from support.agents import run

@@ -1,76 +1,18 @@
 """The harness: a long scripted conversation through sessions, retries, compaction and
 the tree, written to real session files."""
 
-import asyncio
 import json
 from pathlib import Path
 
-import attrs
-import pytest
 
-from pi_core import Plugins, hookimpl, tool
+from pi_core import hookimpl
 from pi_core.events import CompactionDecision, CompactionResult, TreeDecision
-from pi_core.harness import Harness
 from pi_core.messages import Failure, ToolResultMessage, text_of
 from pi_core.session import Session
-from pi_core.settings import Settings
-from pi_plugins import app_messages, compaction
-from pi_plugins.providers.scripted import Reply, ScriptedProvider, scripted_model
+from pi_plugins.providers.scripted import Reply
 
-from support.agents import Recorder, run
-
-SUMMARY = "## Goal\nKeep going.\n\n## Progress\n### Done\n- [x] earlier steps"
-BIG = "line of tool output\n" * 100  # about 500 tokens
-
-
-def summarise_requests(context):
-    """Answer every summarisation request with a fixed summary (not from the script)."""
-    last = context.messages[-1] if context.messages else None
-    if last is not None and "<conversation>" in text_of(last.content):
-        return Reply(text=SUMMARY)
-    return None
-
-
-@tool(parameters={"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]})
-def dump(args, run):
-    """Print a lot."""
-    return f"dump {args['n']}\n{BIG}"
-
-
-class Lifecycle:
-    """Records the lifecycle events only plugins see (not the event stream)."""
-
-    def __init__(self):
-        self.seen = []
-
-    @hookimpl
-    def session_start(self, event):
-        self.seen.append(event)
-
-    @hookimpl
-    def session_tree(self, event):
-        self.seen.append(event)
-
-
-def make(tmp_path, script, *plugins, settings=None, window=128_000, session=None, router=summarise_requests):
-    registry = Plugins()
-    provider = ScriptedProvider(script, router=router)
-    registry.register(provider, "scripted")
-    registry.register(app_messages, "app_messages")
-    registry.register(compaction, "compaction")
-    for plugin in plugins:
-        registry.register(plugin)
-    session = session or Session.create(tmp_path / "work", tmp_path / "sessions")
-    data = {"retry": {"baseDelayMs": 5}, **(settings or {})}
-    harness = Harness(plugins=registry, session=session, model=scripted_model(context_window=window),
-                      cwd=str(tmp_path), settings=Settings(data), tools=[dump])
-    events = Recorder()
-    harness.subscribe(events)
-    return harness, provider, events
-
-
-def lines(session):
-    return [json.loads(line) for line in session.file.read_text().splitlines()]
+from support.agents import run
+from support.harnesses import SUMMARY, Lifecycle, lines, make
 
 
 def test_a_new_session_file_appears_with_the_first_answer_in_the_fixtures_shape(tmp_path):

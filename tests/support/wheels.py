@@ -5,7 +5,6 @@ import base64
 import hashlib
 import site
 import subprocess
-import sys
 import textwrap
 import venv
 import zipfile

@@ -1,5 +1,5 @@
-"""Token counts for compaction decisions: what the provider reported for the last
-assistant message, plus an estimate for what came after it.
+"""Token counts for compaction, the footer and session stats: what the provider reported
+for the last assistant message, plus an estimate for what came after it.
 
 The estimate uses tiktoken when its encoding is already on this machine (tiktoken would
 otherwise download it on first use, which must never happen at run time); else a
