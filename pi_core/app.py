@@ -233,10 +233,41 @@ async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None) ->
         plugins=plugins, session=session, model=model, thinking_level=args.thinking or level,
         model_is_explicit=explicit, cwd=cwd, settings=settings, options=options, ui=ui,
         agent_dir=home, get_api_key=registry.api_key, resolve_model=registry.find,
+        available_models=registry.available,
+        scoped_models=scoped_models(args.models or settings.get("enabledModels"), registry),
     )
     await harness.start(reason=reason)
     _apply_tool_flags(args, harness)
     return App(args, harness, registry, plugins)
+
+
+def scoped_models(patterns, registry) -> list:
+    """``--models`` (comma-separated) or ``enabledModels`` (a list): patterns with globs
+    (``anthropic/*``, ``*sonnet*``) or model names, each with an optional ``:thinking``."""
+    import fnmatch
+
+    from pi_core.registry import ModelNotFoundError
+
+    if isinstance(patterns, str):
+        patterns = patterns.split(",")
+    chosen, seen = [], set()
+    for pattern in [p.strip() for p in patterns or [] if p.strip()]:
+        if any(ch in pattern for ch in "*?["):
+            glob, _, level = pattern.partition(":")
+            found = [(m, level or None) for m in registry.available()
+                     if fnmatch.fnmatch(m.key, glob) or fnmatch.fnmatch(m.id, glob)]
+        else:
+            try:
+                resolution = registry.resolve(pattern)
+            except ModelNotFoundError as exc:
+                print(f"warning: --models: {exc}", file=sys.stderr)
+                continue
+            found = [(resolution.model, resolution.thinking_level)]
+        for model, level in found:
+            if model.key not in seen:
+                seen.add(model.key)
+                chosen.append((model, level))
+    return chosen
 
 
 def _apply_tool_flags(args: RunArgs, harness) -> None:
