@@ -356,22 +356,27 @@ class Agent:
                 on_payload=self._on_payload(model),
                 on_response=self._on_response,
             )
-            async for event in provider.stream(model, llm, options):
-                kind = event.type
-                if kind == "start":
-                    partial = self.streaming_message = event.partial
-                    await self.emit(MessageStart(message=partial))
-                elif kind == "done":
-                    final = event.message
-                    break
-                elif kind == "error":
-                    final = event.error
-                    break
-                else:
-                    if partial is None:  # a provider that skipped "start"
+            stream = provider.stream(model, llm, options)
+            try:
+                async for event in stream:
+                    kind = event.type
+                    if kind == "start":
                         partial = self.streaming_message = event.partial
                         await self.emit(MessageStart(message=partial))
-                    await self.emit(MessageUpdate(message=partial, assistant_message_event=event))
+                    elif kind == "done":
+                        final = event.message
+                        break
+                    elif kind == "error":
+                        final = event.error
+                        break
+                    else:
+                        if partial is None:  # a provider that skipped "start"
+                            partial = self.streaming_message = event.partial
+                            await self.emit(MessageStart(message=partial))
+                        await self.emit(MessageUpdate(message=partial, assistant_message_event=event))
+            finally:  # release the provider's connection now, not when collected
+                if hasattr(stream, "aclose"):
+                    await stream.aclose()
             if final is None:
                 raise RuntimeError("the provider's stream ended without done or error")
         except asyncio.CancelledError:
