@@ -189,11 +189,13 @@ class SseProvider:
             client = http_client(request.url)
             watch = _AbortWatch(signal)
             watch.reading = True
-            async with client.stream(
-                "POST", request.url, content=encode_json(body), headers=request.headers
-            ) as response:
-                watch.reading = False
-                watch.response = response
+            response = await client.send(
+                client.build_request("POST", request.url, content=encode_json(body), headers=request.headers),
+                stream=True,
+            )
+            watch.reading = False
+            watch.response = response
+            try:
                 await options.response(response.status_code, dict(response.headers))
                 if response.status_code >= 400:
                     watch.reading = True
@@ -230,6 +232,8 @@ class SseProvider:
                     for event in reader.end():
                         yield event
                     final = builder.done(reader.stop_reason)
+            finally:
+                await _release(response)
         except asyncio.CancelledError:
             if not signal.aborted:
                 raise
@@ -252,6 +256,15 @@ class SseProvider:
             if watch is not None:
                 watch.close()
         yield final
+
+
+async def _release(response: Any) -> None:
+    """Close the response (and so, unless it was read to the end, the connection). The
+    close runs in its own task: a cancellation arriving now (an abort) must not leave the
+    connection open."""
+    if response.is_closed:
+        return
+    await asyncio.shield(asyncio.ensure_future(response.aclose()))
 
 
 async def _read_error_body(response: Any) -> str:
