@@ -113,23 +113,36 @@ def encode_json(body: Any) -> bytes:
 _clients: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict]" = weakref.WeakKeyDictionary()
 
 
-def http_client(url: str):
+async def http_client(url: str):
     """A pooled client for this event loop; plain-http URLs (local servers) get one that
-    skips loading the CA bundle, which costs a noticeable part of a one-shot run."""
+    skips loading the CA bundle, which costs a noticeable part of a one-shot run.
+
+    The client is closed when the loop shuts down (``asyncio.run`` closes the async
+    generators it knows, and one of them holds the client), so no connection is left open."""
     import httpx
 
     loop = asyncio.get_running_loop()
     per_loop = _clients.setdefault(loop, {})
     secure = url.startswith("https:")
-    client = per_loop.get(secure)
-    if client is None or client.is_closed:
+    held = per_loop.get(secure)
+    if held is None or held[0].is_closed:
         client = httpx.AsyncClient(
             timeout=httpx.Timeout(READ_TIMEOUT, connect=CONNECT_TIMEOUT),
             verify=True if secure else False,
             follow_redirects=True,
         )
-        per_loop[secure] = client
-    return client
+        keeper = _keep_until_shutdown(client)
+        await keeper.__anext__()
+        held = per_loop[secure] = (client, keeper)
+    return held[0]
+
+
+async def _keep_until_shutdown(client: Any):
+    try:
+        yield
+        await asyncio.Event().wait()  # resumed only by the loop's shutdown (aclose)
+    finally:
+        await client.aclose()
 
 
 class _AbortWatch:
@@ -197,7 +210,7 @@ class SseProvider:
             body = await options.prepare_payload(request.body)
             if signal.aborted:
                 raise asyncio.CancelledError
-            client = http_client(request.url)
+            client = await http_client(request.url)
             watch = _AbortWatch(signal)
             watch.reading = True
             response = await client.send(
