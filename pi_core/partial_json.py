@@ -64,6 +64,14 @@ class PartialJson:
         """Read the next piece of text; returns the value so far."""
         if self.failed or not text:
             return self.value
+        if (self._mode == _STRING and not self._escape and not self._surrogate
+                and '"' not in text and "\\" not in text):
+            # The common case while a long string streams: the piece is all content.
+            self._parts.append(text)
+            self._length += len(text)
+            if not self._is_key and self._slot is not None:
+                self._refresh(final=False)
+            return self.value
         try:
             self._scan(text)
         except _NotJson:

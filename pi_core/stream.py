@@ -220,7 +220,9 @@ class MessageBuilder:
         return ToolCallStartEvent(content_index=index, partial=self.message)
 
     def toolcall_delta(self, delta: str, index: int | None = None) -> ToolCallDeltaEvent:
-        state = self._state(index)
+        state = self._open.get(index) if index is not None else None
+        if state is None:
+            state = self._state(index)
         state.parts.append(delta)
         value = state.parser.feed(delta)
         if isinstance(value, dict):

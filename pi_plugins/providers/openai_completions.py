@@ -412,10 +412,13 @@ class CompletionsReader(StreamReader):
 
     def _tool_call(self, call: dict) -> list:
         builder = self.builder
-        events = []
         position = call.get("index")
         function = call.get("function") or {}
         index = self.calls_by_index.get(position) if isinstance(position, int) else None
+        if index is not None and len(call) <= 2 and len(function) == 1:  # the hot path: more arguments
+            arguments = function.get("arguments")
+            return [builder.toolcall_delta(arguments, index)] if isinstance(arguments, str) and arguments else []
+        events = []
         if index is None and call.get("id"):
             index = self.calls_by_id.get(call["id"])
         if index is None:

@@ -188,6 +188,10 @@ class ResponsesReader(StreamReader):
         kind = data.get("type") or event.event
         builder = self.builder
         current = self.current
+        if kind == "response.function_call_arguments.delta":  # the hot path for big calls
+            if current is not None and current[0] == "function_call":
+                return [builder.toolcall_delta(data.get("delta", ""), current[1])]
+            return ()
         if kind == "response.created":
             builder.message.response_id = (data.get("response") or {}).get("id")
         elif kind == "response.output_item.added":
@@ -217,9 +221,6 @@ class ResponsesReader(StreamReader):
         elif kind in ("response.output_text.delta", "response.refusal.delta"):
             if current[0] == "message":
                 return [builder.text_delta(data.get("delta", ""), current[1])]
-        elif kind == "response.function_call_arguments.delta":
-            if current[0] == "function_call":
-                return [builder.toolcall_delta(data.get("delta", ""), current[1])]
         elif kind == "response.function_call_arguments.done":
             if current[0] == "function_call" and isinstance(data.get("arguments"), str):
                 self.final_arguments = data["arguments"]

@@ -62,29 +62,41 @@ class SseDecoder:
         hold = ""
         if text.endswith("\r"):  # maybe the first half of "\r\n": decide with the next piece
             text, hold = text[:-1], "\r"
-        lines = _LINE_BREAK.split(text)
+        lines = _LINE_BREAK.split(text) if "\r" in text else text.split("\n")
         rest = lines.pop() + hold
         if rest:
             self._partial.append(rest)
-        for line in lines:
-            self._line(line, events)
+        data = self._data
+        for line in lines:  # the hot loop: one pass, no call per line
+            if not line:
+                if data or self._event is not None:
+                    events.append(SseEvent(self._event, "\n".join(data), self._id))
+                    data = self._data = []
+                    self._event = None
+            elif line.startswith("data:"):
+                data.append(line[6:] if line.startswith("data: ") else line[5:])
+            elif line.startswith("event: "):
+                self._event = line[7:]
+            elif line[0] != ":":
+                self._field(line)
         return events
 
-    def _line(self, line: str, events: list[SseEvent]) -> None:
-        if not line:
-            self._dispatch(events)
-            return
-        if line[0] == ":":
-            return
+    def _field(self, line: str) -> None:
         name, colon, value = line.partition(":")
         if colon and value[:1] == " ":
             value = value[1:]
-        if name == "data":
+        if name == "data":  # "data" without a colon: an empty data line
             self._data.append(value)
         elif name == "event":
             self._event = value
         elif name == "id":
             self._id = value
+
+    def _line(self, line: str, events: list[SseEvent]) -> None:
+        if not line:
+            self._dispatch(events)
+        elif line[0] != ":":
+            self._field(line)
 
     def _dispatch(self, events: list[SseEvent]) -> None:
         if self._data or self._event is not None:
