@@ -232,7 +232,8 @@ async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None) ->
     harness = Harness(
         plugins=plugins, session=session, model=model, thinking_level=args.thinking or level,
         model_is_explicit=explicit, cwd=cwd, settings=settings, options=options, ui=ui,
-        agent_dir=home, get_api_key=registry.api_key, resolve_model=registry.find,
+        agent_dir=home, get_api_key=registry.api_key, get_headers=registry.request_headers,
+        resolve_model=registry.find,
         available_models=registry.available,
         scoped_models=scoped_models(args.models or settings.get("enabledModels"), registry),
     )

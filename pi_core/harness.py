@@ -173,6 +173,7 @@ class Harness:
         agent_dir=None,
         tools: list | None = None,
         get_api_key: Callable[[Model], Any] | None = None,
+        get_headers: Callable[[Model], dict] | None = None,
         resolve_model: Callable[[str, str], Model | None] | None = None,
         system_prompt: str = "",
         available_models: Callable[[], list[Model]] | None = None,
@@ -194,6 +195,7 @@ class Harness:
         settings = self.ctx.settings
         self.agent = Agent(
             model=model, plugins=plugins, ctx=self.ctx, tools=tools, get_api_key=get_api_key,
+            get_headers=get_headers,
             thinking_level=thinking_level or settings.get("defaultThinkingLevel") or "off",
             steering_mode=settings.get("steeringMode", "one-at-a-time"),
             follow_up_mode=settings.get("followUpMode", "one-at-a-time"),

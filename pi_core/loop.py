@@ -132,6 +132,7 @@ class Agent:
         follow_up_mode: QueueMode = "one-at-a-time",
         tool_execution: Literal["parallel", "sequential"] = "parallel",
         get_api_key: Callable[[Model], Any] | None = None,
+        get_headers: Callable[[Model], dict] | None = None,
         cwd: str = ".",
         ctx: PluginContext | None = None,
     ) -> None:
@@ -144,6 +145,7 @@ class Agent:
         self.follow_up_queue = MessageQueue(follow_up_mode)
         self.tool_execution = tool_execution
         self.get_api_key = get_api_key
+        self.get_headers = get_headers
         self.ctx = ctx or PluginContext(cwd=cwd, plugins=self.plugins)
         self.ctx.agent = self
         self.tools = tools
@@ -353,6 +355,7 @@ class Agent:
                 api_key=await self._api_key(model),
                 thinking_level=request.thinking_level,
                 session_id=getattr(self.ctx, "session_id", None),
+                headers=dict(self.get_headers(model)) if self.get_headers else {},
                 on_payload=self._on_payload(model),
                 on_response=self._on_response,
             )

@@ -94,3 +94,14 @@ def test_help_and_version(pi):
     out = pi.run("--help")
     assert out.returncode == 0 and "Usage: pi [OPTIONS] [@FILES...] [MESSAGES...]" in out.stdout
     assert "--no-session" in out.stdout and "--mode" in out.stdout
+
+
+def test_models_json_auth_header_reaches_the_server(pi, server):
+    doc = server.models_json("local", apiKey="sk-local-secret", authHeader=True)
+    (pi.agent_dir / "models.json").write_text(json.dumps(doc))
+    server.push(Reply(text="ok"))
+    out = pi.run("-p", "hi")
+    assert out.returncode == 0, out.stderr
+    assert server.requests[0].headers.get("authorization") == "Bearer sk-local-secret"
+    for path in pi.sessions():
+        assert "sk-local-secret" not in path.read_text()
