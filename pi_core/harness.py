@@ -406,10 +406,9 @@ class Harness:
         task.add_done_callback(lambda t: t.exception())
 
     async def _queue_drained(self, event: Any) -> None:
-        """The loop took queued messages (a turn starts, a queued user message goes in):
-        tell subscribers the queues' new state, as pi does."""
-        if event.type == "turn_start" or (event.type == "message_start"
-                                          and getattr(event.message, "role", None) == "user"):
+        """The loop took queued messages (one goes in as a user message): tell
+        subscribers the queues' new state, as pi does."""
+        if event.type == "message_start" and getattr(event.message, "role", None) == "user":
             await self._publish_queue()
 
     async def _publish_queue(self) -> None:

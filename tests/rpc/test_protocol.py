@@ -56,7 +56,6 @@ def test_stdin_eof_aborts_the_running_prompt_and_closes_the_session(rpc, server,
     rpc.ok("prompt", message="talk for a long time")
     rpc.event("message_update")
     assert rpc.close(timeout=10) == 0
-    end = rpc.event("message_end", after=0, timeout=1)
     end = [l for l in rpc.events("message_end") if l["message"]["role"] == "assistant"][-1]
     assert end["message"]["stopReason"] == "aborted"
     assert rpc.events("agent_end")
