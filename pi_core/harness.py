@@ -698,11 +698,18 @@ class Harness:
         if isinstance(decision, BashExecutionMessage):
             message = decision
         else:
-            self._bash_task = asyncio.ensure_future(run_user_bash(
+            task = self._bash_task = asyncio.ensure_future(run_user_bash(
                 command, self.ctx.cwd, exclude_from_context=exclude_from_context,
                 shell=self.ctx.settings.get("shellPath")))
             try:
-                message = await asyncio.shield(self._bash_task)
+                message = await asyncio.shield(task)
+            except asyncio.CancelledError:
+                if not task.cancelled():  # our caller was cancelled, not the command
+                    task.cancel()
+                    raise
+                # abort_bash() came while the shell was still starting
+                message = BashExecutionMessage(command=command, cancelled=True,
+                                               exclude_from_context=exclude_from_context or None)
             finally:
                 self._bash_task = None
         self._pending_bash.append(message)

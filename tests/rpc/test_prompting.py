@@ -164,3 +164,20 @@ def test_abort_mid_stream_keeps_the_partial_message_as_aborted(rpc, server):
     server.push(Reply(text="Fresh start."))
     rpc.ok("prompt", message="again")
     assert rpc.event("agent_end", after=rpc.position(end) + 1)["messages"][-1]["content"][0]["text"] == "Fresh start."
+
+
+def test_queued_messages_expand_prompt_templates_like_prompts(start_rpc, server, pi):
+    prompts = pi.cwd / ".pi" / "prompts"
+    prompts.mkdir(parents=True)
+    (prompts / "review.md").write_text("Review $1 carefully.\n")
+    rpc = start_rpc()
+    server.push(Reply(text="Running it.", tool_calls=[SLOW_TOOL]), Reply(text="Reviewed."),
+                Reply(text="Followed."))
+    rpc.ok("prompt", message="/review setup.py")
+    rpc.event("tool_execution_start")
+    rpc.ok("steer", message="/review main.py")
+    rpc.ok("follow_up", message="/review tests.py")
+    rpc.event("agent_end")
+    assert user_texts(server.requests[0]) == ["Review setup.py carefully."]
+    assert user_texts(server.requests[1])[-1] == "Review main.py carefully."
+    assert user_texts(server.requests[2])[-1] == "Review tests.py carefully."
