@@ -14,6 +14,11 @@ import os
 import threading
 from typing import Any, BinaryIO, Callable, Iterator
 
+try:
+    import orjson
+except ImportError:  # pragma: no cover - orjson is a dependency
+    orjson = None
+
 #: ``data`` left out of a response (pi leaves out ``undefined``; ``None`` is JSON null).
 NO_DATA = object()
 
@@ -22,8 +27,15 @@ class CommandError(Exception):
     """A command that cannot be carried out; its text is the response's ``error``."""
 
 
-def dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+def dumps(value: Any) -> bytes:
+    """Compact UTF-8 JSON (orjson when it can: full ``message_update`` lines repeat the
+    whole message, and the standard library is several times slower at that)."""
+    if orjson is not None:
+        try:
+            return orjson.dumps(value)
+        except TypeError:  # e.g. an integer beyond 64 bits: let json say what it can
+            pass
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
 
 
 def success(command: dict, data: Any = NO_DATA) -> dict:
@@ -58,13 +70,10 @@ class Output:
         self.closed = False
 
     def send(self, value: dict) -> None:
-        self.line(dumps(value))
-
-    def line(self, text: str) -> None:
         if self.closed:
             return
         try:
-            self._stream.write(text.encode("utf-8", errors="surrogatepass") + b"\n")
+            self._stream.write(dumps(value) + b"\n")
             self._stream.flush()
         except (OSError, ValueError):  # EPIPE, or the stream was closed
             self.closed = True

@@ -11,7 +11,7 @@ import logging
 import signal
 import sys
 
-from pi_plugins.print_mode import event_line
+from pi_plugins.print_mode import event_json
 from pi_plugins.rpc.commands import Commands
 from pi_plugins.rpc.protocol import CommandError, LineReader, Output, failure, parse_line
 from pi_plugins.rpc.ui import RpcUI
@@ -76,7 +76,7 @@ class RpcServer:
     # ------------------------------------------------------------ output
 
     def _event(self, event) -> None:
-        self.output.line(event_line(event, self.full_events))
+        self.output.send(event_json(event, self.full_events))
 
     def _plugin_error(self, error) -> None:
         info = next((i for i in self.app.plugins.infos if i.name == error.plugin), None)

@@ -32,6 +32,7 @@ class RpcClient:
         self.lines: list[dict] = []
         self.stderr_lines: list[str] = []
         self.eof = False
+        self.bytes_read = 0
         self._changed = threading.Condition()
         self._ids = itertools.count(1)
         threading.Thread(target=self._read_stdout, daemon=True).start()
@@ -42,6 +43,7 @@ class RpcClient:
     def _read_stdout(self) -> None:
         stream = getattr(self.process.stdout, "buffer", self.process.stdout)
         for raw in iter(stream.readline, b""):  # split on LF only, as the protocol says
+            self.bytes_read += len(raw)
             try:
                 line = json.loads(raw.decode("utf-8"))
             except ValueError:
