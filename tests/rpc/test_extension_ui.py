@@ -164,3 +164,14 @@ def test_get_commands_lists_plugin_commands_prompt_templates_and_skills(start_rp
     assert commands["review"] == {"name": "review", "description": "Review the code", "source": "prompt"}
     assert commands["skill:tidy"] == {"name": "skill:tidy", "description": "Tidy the workspace",
                                       "source": "skill"}
+
+
+def test_stdin_eof_while_a_dialog_waits_ends_the_process_cleanly(ui_rpc, server, pi):
+    rpc = ui_rpc
+    server.push(Reply(text="Listing.", tool_calls=[("bash", {"command": "echo x"})]))
+    rpc.ok("prompt", message="list")
+    ui_request(rpc, "confirm")
+    assert rpc.close(timeout=10) == 0
+    assert rpc.events("agent_end")
+    [session] = pi.sessions()
+    assert "echo x" in session.read_text()
