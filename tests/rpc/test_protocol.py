@@ -69,3 +69,12 @@ def test_sigterm_ends_the_process_like_eof_with_exit_code_143(rpc):
     rpc.ok("get_state")
     rpc.process.send_signal(signal.SIGTERM)
     assert rpc.process.wait(10) == 143
+
+
+def test_a_line_longer_than_one_read_arrives_whole(rpc, server):
+    server.push(Reply(text="got it"))
+    text = "".join(f"{n:07d} " for n in range(40_000))  # 320 KB, several reads of stdin
+    rpc.ok("prompt", message=text)
+    rpc.event("agent_end")
+    [user] = [m for m in rpc.ok("get_messages")["messages"] if m["role"] == "user"]
+    assert user["content"][0]["text"] == text
