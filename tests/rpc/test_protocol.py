@@ -62,7 +62,6 @@ def test_stdin_eof_aborts_the_running_prompt_and_closes_the_session(rpc, server,
     [session] = pi.sessions()
     lines = [json.loads(l) for l in session.read_text().splitlines()]
     assert lines[-1]["type"] == "message" and lines[-1]["message"]["stopReason"] == "aborted"
-    assert not list(session.parent.glob("*.lock")), "the session file's lock was released"
 
 
 def test_sigterm_ends_the_process_like_eof_with_exit_code_143(rpc):
