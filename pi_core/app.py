@@ -35,7 +35,8 @@ class RunArgs:
     append_system_prompt: list[str] = field(factory=list)
     mode: str = "text"
     print: bool = False
-    events: str = "lean"
+    #: message_update shape, "lean" or "full"; None: the mode's default (JSON lean, RPC full).
+    events: str | None = None
     continue_session: bool = False
     resume: bool = False
     session: str | None = None

@@ -52,8 +52,9 @@ def _flag(*names: str, **kwargs):
 @click.option("--append-system-prompt", multiple=True, help="Append text or a file to the system prompt (repeatable).")
 @click.option("--mode", type=click.Choice(["text", "json", "rpc"]), default="text", help=MODES_HELP)
 @_flag("-p", "--print", "print_", help="Process the prompt, print the answer and exit.")
-@click.option("--events", type=click.Choice(["lean", "full"]), default="lean",
-              help="JSON mode: lean message_update lines (delta only) or pi's full snapshots.")
+@click.option("--events", type=click.Choice(["lean", "full"]), default=None,
+              help="message_update lines: lean (the delta only; JSON mode's default) or full "
+                   "(pi's message snapshots; RPC mode's default).")
 @_flag("-c", "--continue", "continue_session", help="Continue the most recent session.")
 @_flag("-r", "--resume", help="Choose a session to resume.")
 @click.option("--session", help="Use a session file or a session id prefix.")

@@ -12,6 +12,7 @@ plugin can cancel them or supply the summary. Plugins reach all of it through ``
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import os
 import signal as signals
@@ -127,12 +128,12 @@ async def run_command(command: list[str] | str, *, cwd: str, timeout: float | No
     group is killed, so nothing it started outlives it."""
     if isinstance(command, str):
         process = await asyncio.create_subprocess_shell(
-            command, cwd=cwd, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-            start_new_session=True)
+            command, cwd=cwd, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE, start_new_session=True)
     else:
         process = await asyncio.create_subprocess_exec(
-            *command, cwd=cwd, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-            start_new_session=True)
+            *command, cwd=cwd, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE, start_new_session=True)
     try:
         out, err = await asyncio.wait_for(process.communicate(), timeout)
         killed = False
@@ -213,7 +214,10 @@ class Harness:
         self._pending_bash: list = []
         self.is_compacting = False
         self._started = False
+        self._prompting = False
+        self._published_queue: tuple[list[str], list[str]] = ([], [])
         self.agent.subscribe(self._persist)
+        self.agent.subscribe(self._queue_drained)
 
     # ------------------------------------------------------------ state
 
@@ -231,7 +235,8 @@ class Harness:
 
     @property
     def is_running(self) -> bool:
-        return self.agent.is_running
+        """A prompt is under way: the loop runs, or a retry waits, or it is starting."""
+        return self._prompting or self.agent.is_running
 
     def subscribe(self, listener: Callable[[Any], Any]) -> Callable[[], None]:
         """Every agent event and every harness event (compaction, retries, queue…)."""
@@ -284,32 +289,89 @@ class Harness:
         *,
         source: str = "interactive",
         streaming_behavior: str | None = None,
+        on_accepted: Callable[[], Any] | None = None,
     ) -> list[AgentMessage]:
-        """Run a prompt to its end (retries and overflow recovery included). While the
-        agent runs, ``streaming_behavior`` "steer" or "followUp" queues it instead."""
+        """Run a prompt to its end (retries and overflow recovery included).
+
+        As pi does: a ``/command`` with a handler runs at once (even while the agent
+        runs); then the ``input`` chain (where skills and templates expand); while the
+        agent runs, ``streaming_behavior`` "steer" or "followUp" queues the result, and
+        without one the prompt is refused. ``on_accepted`` is called once the prompt is
+        accepted (handled, queued, or about to start the run), so a caller such as the
+        RPC mode can answer before the run's first event.
+        """
         if not self._started:
             await self.start()
-        if self.agent.is_running:
-            if streaming_behavior == "steer":
-                self.steer(text)
-                return []
-            if streaming_behavior in ("followUp", "follow_up"):
-                self.follow_up(text)
-                return []
-            raise AgentBusyError("the agent is running: steer or queue a follow-up instead")
+        if text.startswith("/") and await self.run_extension_command(text):
+            _call(on_accepted)
+            return []
         event = await self.plugins.chain(
             "input", "event", InputEvent(text, list(images), source), ctx=self.ctx)
         if event.handled:
+            _call(on_accepted)
             return []
-        start = await self.plugins.chain(
-            "before_agent_start", "event",
-            BeforeAgentStartEvent(prompt=event.text, images=list(event.images),
-                                  system_prompt=self.base_system_prompt),
-            ctx=self.ctx,
-        )
-        self.agent.system_prompt = start.system_prompt
-        prompts = [user_message(start.prompt, start.images), *start.messages]
-        return await self._with_recovery(self.agent.prompt(prompts))
+        if self.is_running:
+            if streaming_behavior not in ("steer", "followUp", "follow_up"):
+                raise AgentBusyError("Agent is already processing. Specify streamingBehavior "
+                                     "('steer' or 'followUp') to queue the message.")
+            self._enqueue(user_message(event.text, event.images), streaming_behavior)
+            _call(on_accepted)
+            return []
+        self._prompting = True
+        try:
+            start = await self.plugins.chain(
+                "before_agent_start", "event",
+                BeforeAgentStartEvent(prompt=event.text, images=list(event.images),
+                                      system_prompt=self.base_system_prompt),
+                ctx=self.ctx,
+            )
+            self.agent.system_prompt = start.system_prompt
+            prompts = [user_message(start.prompt, start.images), *start.messages]
+            _call(on_accepted)
+            return await self._with_recovery(self.agent.prompt(prompts))
+        finally:
+            self._prompting = False
+
+    async def queue(self, text: str, images: Iterable[ImageContent] = (), *,
+                    behavior: str = "steer", source: str = "interactive") -> None:
+        """Queue a message as steering or a follow-up (RPC ``steer`` / ``follow_up``),
+        expanded by the ``input`` chain; a ``/command`` with a handler cannot be queued."""
+        if text.startswith("/"):
+            name = text[1:].split(" ", 1)[0]
+            if await self._command_handler(name) is not None:
+                raise ValueError(f'Extension command "/{name}" cannot be queued. Use prompt '
+                                 "or run the command when the agent is not streaming.")
+        event = await self.plugins.chain(
+            "input", "event", InputEvent(text, list(images), source), ctx=self.ctx)
+        if not event.handled:
+            self._enqueue(user_message(event.text, event.images), behavior)
+
+    def _enqueue(self, message: AgentMessage, behavior: str) -> None:
+        if behavior == "steer":
+            self.steer(message)
+        else:
+            self.follow_up(message)
+
+    async def run_extension_command(self, text: str) -> bool:
+        """Run ``/name args`` if a plugin's command ``name`` has a handler (True), as
+        pi runs extension commands; a handler that raises is reported, not raised."""
+        name, _, args = text[1:].partition(" ")
+        handler = await self._command_handler(name)
+        if handler is None:
+            return False
+        try:
+            result = handler(args, self.ctx)
+            if inspect.isawaitable(result):
+                await result
+        except Exception as exc:
+            self.plugins.report(f"command:{name}", "command", exc)
+        return True
+
+    async def _command_handler(self, name: str):
+        for command in await self.commands():
+            if command.name == name and command.handler is not None:
+                return command.handler
+        return None
 
     async def continue_(self) -> list[AgentMessage]:
         return await self._with_recovery(self.agent.continue_())
@@ -342,12 +404,23 @@ class Harness:
         await self.agent.wait_for_idle()
 
     def _queue_changed(self) -> None:
-        event = QueueUpdate(
-            steering=[_text(m) for m in self.agent.steering.messages],
-            follow_up=[_text(m) for m in self.agent.follow_up_queue.messages],
-        )
-        task = asyncio.get_running_loop().create_task(self.emit(event))
+        task = asyncio.get_running_loop().create_task(self._publish_queue())
         task.add_done_callback(lambda t: t.exception())
+
+    async def _queue_drained(self, event: Any) -> None:
+        """The loop took queued messages (one goes in as a user message): tell
+        subscribers the queues' new state, as pi does."""
+        if event.type == "message_start" and getattr(event.message, "role", None) == "user":
+            await self._publish_queue()
+
+    async def _publish_queue(self) -> None:
+        """A ``queue_update`` when the queues differ from the last one sent."""
+        state = ([_text(m) for m in self.agent.steering.messages],
+                 [_text(m) for m in self.agent.follow_up_queue.messages])
+        if state == self._published_queue:
+            return
+        self._published_queue = state
+        await self.emit(QueueUpdate(steering=state[0], follow_up=state[1]))
 
     # ------------------------------------------------------------ persistence
 
@@ -600,7 +673,7 @@ class Harness:
         return True
 
     async def _vetoed(self, hook: str, event: Any) -> bool:
-        if self.agent.is_running:
+        if self.is_running:
             raise AgentBusyError("wait for the agent to finish (or abort it) first")
         decision = await self.plugins.decide(hook, event=event, ctx=self.ctx)
         return flag(decision, "cancel")
@@ -627,11 +700,18 @@ class Harness:
         if isinstance(decision, BashExecutionMessage):
             message = decision
         else:
-            self._bash_task = asyncio.ensure_future(run_user_bash(
+            task = self._bash_task = asyncio.ensure_future(run_user_bash(
                 command, self.ctx.cwd, exclude_from_context=exclude_from_context,
                 shell=self.ctx.settings.get("shellPath")))
             try:
-                message = await asyncio.shield(self._bash_task)
+                message = await asyncio.shield(task)
+            except asyncio.CancelledError:
+                if not task.cancelled():  # our caller was cancelled, not the command
+                    task.cancel()
+                    raise
+                # abort_bash() came while the shell was still starting
+                message = BashExecutionMessage(command=command, cancelled=True,
+                                               exclude_from_context=exclude_from_context or None)
             finally:
                 self._bash_task = None
         self._pending_bash.append(message)
@@ -725,6 +805,11 @@ class Harness:
     async def commands(self) -> list:
         """Slash commands from the plugins (``register_commands``)."""
         return await self.plugins.collect("register_commands", key="name", ctx=self.ctx)
+
+
+def _call(callback: Callable[[], Any] | None) -> None:
+    if callback is not None:
+        callback()
 
 
 def _text(message: Any) -> str:

@@ -18,14 +18,22 @@ from pi_core.codec import to_json
 
 def event_line(event, full: bool = False) -> str:
     """One JSON line for an event, in pi's shape (lean ``message_update`` by default)."""
-    if event.type == "message_update":
-        value = {"type": "message_update", "assistantMessageEvent": stream_event_json(
-            event.assistant_message_event, full)}
-        if full:
-            value["message"] = to_json(event.message)
-    else:
-        value = to_json(event)
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return json.dumps(event_json(event, full), ensure_ascii=False, separators=(",", ":"))
+
+
+def event_json(event, full: bool = False) -> dict:
+    """The JSON value of an event, in pi's shape (lean ``message_update`` by default)."""
+    if event.type != "message_update":
+        return to_json(event)
+    value = {"type": "message_update", "assistantMessageEvent": stream_event_json(
+        event.assistant_message_event, full)}
+    if full:
+        partial = getattr(event.assistant_message_event, "partial", None)
+        snapshot = value["assistantMessageEvent"].get("partial")
+        # The partial usually is the message: convert it once.
+        value["message"] = snapshot if partial is event.message and snapshot is not None \
+            else to_json(event.message)
+    return value
 
 
 def stream_event_json(event, full: bool = False) -> dict:

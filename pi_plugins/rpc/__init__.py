@@ -1,0 +1,21 @@
+"""RPC mode (``pi --mode rpc``): pi's JSONL command protocol on stdin and stdout.
+
+- ``protocol``: framing (LF-only lines), responses, the stdin reader;
+- ``commands``: every command pi's RPC mode takes, with pi's response shapes;
+- ``ui``: ``ctx.ui`` as pi's extension-UI sub-protocol (dialogs answered by the client);
+- ``server``: reading, dispatching each command as a task, events out, shutdown.
+
+Events are written as pi writes them: ``message_update`` carries the current message
+snapshot (pi's RPC clients read it) unless ``--events lean`` asks for JSON mode's lean
+lines (the delta only).
+"""
+
+from pi_core import hookimpl
+from pi_core.app import Mode
+
+
+@hookimpl
+def register_modes():
+    from pi_plugins.rpc.server import run_rpc
+
+    return [Mode("rpc", run_rpc, "pi's JSONL command protocol on stdin/stdout")]
