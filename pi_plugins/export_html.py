@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from html import escape as _html_escape
 from pathlib import Path
 from typing import Any
@@ -56,6 +57,7 @@ APP_NAME = "pi"
 PREVIEW_LINES = 12  # longer tool output and arguments show this many lines, then fold
 SUMMARY_CHARS = 90  # one line of the sidebar tree
 MAX_INDENT = 12  # deeper forks are drawn at this depth (the page stays readable)
+_IMAGE_TYPE = re.compile(r"image/[A-Za-z0-9.+-]+")  # what may follow "data:" in an <img>
 
 
 class ExportError(ValueError):
@@ -146,7 +148,7 @@ def _write(target: Path, page: str) -> None:
         raise ExportError(f"{target}: is a directory; give a file name for the page")
     temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     try:
-        # A lone surrogate (possible in JSON text) cannot be UTF-8: it becomes U+FFFD.
+        # A lone surrogate (a live session may hold one) cannot be UTF-8: it becomes '?'.
         with open(temporary, "w", encoding="utf-8", errors="replace") as f:
             f.write(page)
         os.replace(temporary, target)
@@ -558,7 +560,7 @@ def _content(content: Any, fold: bool = False) -> str:
 
 def _image(block: ImageContent) -> str:
     mime = block.mime_type if isinstance(block.mime_type, str) else ""
-    if not mime.startswith("image/"):
+    if not _IMAGE_TYPE.fullmatch(mime):
         return f'<div class="meta-text">[image of type {escape(mime or "?")}, not shown]</div>'
     return (f'<img class="image" alt="image ({escape(mime)})" '
             f'src="data:{escape(mime)};base64,{escape(block.data)}">')
