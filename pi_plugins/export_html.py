@@ -57,6 +57,7 @@ APP_NAME = "pi"
 PREVIEW_LINES = 12  # longer tool output and arguments show this many lines, then fold
 SUMMARY_CHARS = 90  # one line of the sidebar tree
 MAX_INDENT = 12  # deeper forks are drawn at this depth (the page stays readable)
+_MARKUP = re.compile(r"[&<>\"']")
 _IMAGE_TYPE = re.compile(r"image/[A-Za-z0-9.+-]+")  # what may follow "data:" in an <img>
 
 
@@ -66,7 +67,17 @@ class ExportError(ValueError):
 
 def escape(value: Any) -> str:
     """Text for HTML content and attribute values: ``& < > " '`` escaped."""
-    return _html_escape(value if isinstance(value, str) else str(value), quote=True)
+    if not isinstance(value, str):
+        value = str(value)
+    if _MARKUP.search(value) is None:  # most ids, names and stamps: one scan, no copies
+        return value
+    return _html_escape(value, quote=True)
+
+
+def escape_text(text: str) -> str:
+    """Text for element content only (never an attribute): there only ``&`` and ``<``
+    can start markup. Two passes instead of five, on the bulk of a large page."""
+    return text.replace("&", "&amp;").replace("<", "&lt;")
 
 
 # ---------------------------------------------------------------- public API
@@ -96,7 +107,7 @@ def export_html(source: str | os.PathLike | Session, output: str | os.PathLike |
         if session.file is not None and _same_file(target, session.file):
             raise ExportError(f"{target}: this is the session file itself; "
                               "choose another output file")
-        page = render_page(session)
+        page = _Page(session).chunks()
     finally:
         if session is not source:
             session.close()
@@ -106,7 +117,7 @@ def export_html(source: str | os.PathLike | Session, output: str | os.PathLike |
 
 def render_page(session: Session) -> str:
     """The whole HTML page of ``session``, as a string."""
-    return _Page(session).render()
+    return "".join(_Page(session).chunks())
 
 
 # ---------------------------------------------------------------- files
@@ -142,7 +153,7 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
-def _write(target: Path, page: str) -> None:
+def _write(target: Path, page: list[str]) -> None:
     """Write the page whole or not at all: to a temporary file beside it, then renamed."""
     if target.is_dir():
         raise ExportError(f"{target}: is a directory; give a file name for the page")
@@ -150,7 +161,7 @@ def _write(target: Path, page: str) -> None:
     try:
         # A lone surrogate (a live session may hold one) cannot be UTF-8: it becomes '?'.
         with open(temporary, "w", encoding="utf-8", errors="replace") as f:
-            f.write(page)
+            f.writelines(page)
         os.replace(temporary, target)
     except OSError as exc:
         try:
@@ -174,15 +185,16 @@ class _Page:
         self.entries_html: list[str] = []
         self.tree_html: list[str] = []
 
-    def render(self) -> str:
+    def chunks(self) -> list[str]:
+        """The page in pieces, in order (a large page is written without joining it)."""
         roots = self.session.tree()
         self._walk(roots)
         session = self.session
         title = f"{APP_NAME} session: {session.name or session.id}"
         csp = ("default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
                f"script-src {script_hash()}; base-uri 'none'; form-action 'none'")
-        entries = "".join(self.entries_html) or '<p class="empty">This session has no entries.</p>'
-        return "".join((
+        entries = self.entries_html or ['<p class="empty">This session has no entries.</p>']
+        return [
             '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n',
             '<meta name="viewport" content="width=device-width, initial-scale=1">\n',
             f'<meta http-equiv="Content-Security-Policy" content="{escape(csp)}">\n',
@@ -199,9 +211,9 @@ class _Page:
             '(T)">Thinking</button>'
             '<button type="button" data-action="output" title="Open or close all long '
             'output (O)">Full output</button></nav>\n',
-            f'<div id="entries">\n{entries}</div>\n</main>\n',
+            '<div id="entries">\n', *entries, '</div>\n</main>\n',
             f"<script>{page_js()}</script>\n</body>\n</html>\n",
-        ))
+        ]
 
     # ------------------------------------------------------------ the tree walk
 
@@ -287,13 +299,13 @@ class _Page:
         kind, title, body = _render(entry)
         label = f'<span class="label">{escape(node.label)}</span>' if node.label else ""
         stamp = _timestamp(entry)
-        self.entries_html.append(
+        self.entries_html += (  # the body apart: no copy of a large one
             f'<article class="entry {kind}" id="e-{entry_id}" data-id="{entry_id}" '
             f'data-parent="{escape(parent_id)}" style="--d:{min(depth, MAX_INDENT)}">'
             f'<header class="entry-head"><span class="role">{title}</span>{label}'
             f'<a class="stamp" href="#e-{entry_id}" title="entry {entry_id}">'
-            f'<time datetime="{escape(stamp)}">{escape(_short_time(stamp))}</time></a></header>'
-            f"{body}</article>\n"
+            f'<time datetime="{escape(stamp)}">{escape(_short_time(stamp))}</time></a></header>',
+            body, "</article>\n",
         )
         tree_kind, summary = _summary(entry)
         leaf = ' <span class="leaf-mark" title="the session\'s current position">●</span>' if (
@@ -567,7 +579,7 @@ def _image(block: ImageContent) -> str:
 
 
 def _text(text: str) -> str:
-    return f'<div class="text">{escape(text)}</div>'
+    return f'<div class="text">{escape_text(text)}</div>'
 
 
 def _folded_pre(text: str, what: str, css: str = "") -> str:
@@ -575,18 +587,18 @@ def _folded_pre(text: str, what: str, css: str = "") -> str:
     cls = f' class="{css}"' if css else ""
     lines = text.split("\n", PREVIEW_LINES)
     if len(lines) <= PREVIEW_LINES:
-        return f"<pre{cls}>{escape(text)}</pre>"
+        return f"<pre{cls}>{escape_text(text)}</pre>"
     head = "\n".join(lines[:PREVIEW_LINES])
     rest = lines[PREVIEW_LINES]
     more = rest.count("\n") + 1
-    return (f'<div class="folded"><pre{cls}>{escape(head)}</pre><details class="more">'
+    return (f'<div class="folded"><pre{cls}>{escape_text(head)}</pre><details class="more">'
             f"<summary>{more} more line{'s' if more != 1 else ''} of {escape(what)}</summary>"
-            f"<pre{cls}>{escape(rest)}</pre></details></div>")
+            f"<pre{cls}>{escape_text(rest)}</pre></details></div>")
 
 
 def _folded_json(value: Any, what: str) -> str:
     text = json.dumps(value, indent=2, ensure_ascii=False, default=str)
-    return f'<details class="json"><summary>{escape(what)}</summary><pre>{escape(text)}</pre></details>'
+    return f'<details class="json"><summary>{escape(what)}</summary><pre>{escape_text(text)}</pre></details>'
 
 
 def _inline_json(value: Any) -> str:
