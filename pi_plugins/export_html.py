@@ -198,9 +198,14 @@ class _Page:
             '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n',
             '<meta name="viewport" content="width=device-width, initial-scale=1">\n',
             f'<meta http-equiv="Content-Security-Policy" content="{escape(csp)}">\n',
-            f"<title>{escape(title)}</title>\n<style>\n{page_css()}</style>\n</head>\n",
+            f"<title>{escape(title)}</title>\n<style>\n{page_css()}</style>\n",
+            # Sidebar and entries stay hidden while a large page loads (laying them out
+            # again and again as they arrive takes minutes for 20,000 entries); the
+            # script shows them once it has picked the branch, or this does, without it.
+            "<noscript><style>#sidebar[hidden], #entries[hidden] { display: block !important; }"
+            "</style></noscript>\n</head>\n",
             f'<body data-leaf="{escape(self.leaf_id or "")}">\n',
-            '<aside id="sidebar"><h2>Session tree</h2>',
+            '<aside id="sidebar" hidden><h2>Session tree</h2>',
             f'<ol id="tree">{"".join(self.tree_html)}</ol></aside>\n',
             '<main id="content">\n',
             self._header(),
@@ -211,7 +216,7 @@ class _Page:
             '(T)">Thinking</button>'
             '<button type="button" data-action="output" title="Open or close all long '
             'output (O)">Full output</button></nav>\n',
-            '<div id="entries">\n', *entries, '</div>\n</main>\n',
+            '<div id="entries" hidden>\n', *entries, '</div>\n</main>\n',
             f"<script>{page_js()}</script>\n</body>\n</html>\n",
         ]
 

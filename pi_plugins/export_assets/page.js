@@ -114,7 +114,10 @@
   }
   showAll = params.get('view') === 'all';
   show(start);
+  // Shown only now, so that a large page is laid out once, not as it arrives.
   doc.getElementById('toolbar').hidden = false;
+  doc.getElementById('sidebar').hidden = false;
+  doc.getElementById('entries').hidden = false;
   if (entryById.has(target)) {
     reveal(target);
   } else if (window.location.hash.indexOf('#e-') === 0) {
