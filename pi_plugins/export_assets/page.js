@@ -45,23 +45,48 @@
     return on;
   }
 
+  var shownPath = null; // the ids marked as the shown branch, from the last show()
+  var shownAll = null;
+
+  function setShown(id, shown) {
+    var el = entryById.get(id);
+    if (el && el.hidden === shown) { el.hidden = !shown; }
+  }
+
+  function markInTree(id, onPath) {
+    var li = treeItems.get(id);
+    if (li) { li.classList.toggle('on-path', onPath); }
+  }
+
+  // Show the branch from the root to newLeaf (or every branch, when showAll). Only
+  // what changes is touched: on a 20,000-entry page, switching stays quick.
   function show(newLeaf) {
+    var previousLeaf = leaf;
     leaf = entryById.has(newLeaf) ? newLeaf : newestLeaf('');
     var on = pathTo(leaf);
     body.classList.toggle('all-branches', showAll);
     body.classList.toggle('one-branch', !showAll);
-    entries.forEach(function (el) { el.hidden = !showAll && !on.has(el.getAttribute('data-id')); });
-    heads.forEach(function (el) { el.hidden = !showAll; });
+    if (showAll !== shownAll || shownPath === null) {
+      entries.forEach(function (el) { el.hidden = !showAll && !on.has(el.getAttribute('data-id')); });
+      heads.forEach(function (el) { el.hidden = !showAll; });
+    } else if (!showAll) {
+      shownPath.forEach(function (id) { if (!on.has(id)) { setShown(id, false); } });
+      on.forEach(function (id) { if (!shownPath.has(id)) { setShown(id, true); } });
+    }
     forks.forEach(function (nav) {
       nav.hidden = !showAll && !on.has(nav.getAttribute('data-fork'));
       nav.querySelectorAll('a[data-branch]').forEach(function (a) {
         a.classList.toggle('selected', on.has(a.getAttribute('data-branch')));
       });
     });
-    treeItems.forEach(function (li, id) {
-      li.classList.toggle('on-path', on.has(id));
-      li.classList.toggle('selected', id === leaf);
-    });
+    if (shownPath) { shownPath.forEach(function (id) { if (!on.has(id)) { markInTree(id, false); } }); }
+    on.forEach(function (id) { markInTree(id, true); });
+    var before = treeItems.get(previousLeaf);
+    if (before) { before.classList.remove('selected'); }
+    var now = treeItems.get(leaf);
+    if (now) { now.classList.add('selected'); }
+    shownPath = on;
+    shownAll = showAll;
     var button = doc.querySelector('button[data-action="branches"]');
     if (button) { button.textContent = showAll ? 'One branch' : 'All branches'; }
   }
