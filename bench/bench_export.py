@@ -86,18 +86,19 @@ def main() -> int:
         session.close()
 
         out = Path(folder) / "big.html"
-        best = float("inf")
+        best = best_cpu = float("inf")
         for _ in range(3):
-            begin = time.perf_counter()
+            begin, begin_cpu = time.perf_counter(), time.process_time()
             export_html(source, out)
             best = min(best, time.perf_counter() - begin)
+            best_cpu = min(best_cpu, time.process_time() - begin_cpu)
         peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
         print(f"session: {len(session)} entries, {size_mb:.1f} MB")
         print(f"open {opened - start:.2f} s, render {rendered - opened:.2f} s "
               f"(page {len(page) / 1e6:.1f} MB)")
         print(f"export_html (open + render + write), best of 3: {best:.2f} s "
-              f"(budget {BUDGET_S:.1f} s); peak memory {peak_mb:.0f} MB")
+              f"(budget {BUDGET_S:.1f} s; CPU {best_cpu:.2f} s); peak memory {peak_mb:.0f} MB")
         if best > BUDGET_S:
             print("OVER BUDGET", file=sys.stderr)
             return 1

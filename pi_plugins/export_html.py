@@ -22,6 +22,7 @@ from html import escape as _html_escape
 from pathlib import Path
 from typing import Any
 
+from pi_core.codec import to_json
 from pi_core.entries import (
     BranchSummaryEntry,
     CompactionEntry,
@@ -281,6 +282,12 @@ class _Page:
     def _branch_title(self, node: TreeNode) -> str:
         """A branch is named by its first label, else its first user message (looking a
         few entries down its first stretch), else its first entry."""
+        try:
+            return self._find_branch_title(node)
+        except Exception:  # an entry with values of unexpected types
+            return escape(node.entry.id or "?")
+
+    def _find_branch_title(self, node: TreeNode) -> str:
         label = None
         current: TreeNode | None = node
         for _ in range(8):
@@ -301,7 +308,12 @@ class _Page:
     def _entry(self, node: TreeNode, parent_id: str, depth: int, lead: str) -> None:
         entry = node.entry
         entry_id = escape(entry.id or "")
-        kind, title, body = _render(entry)
+        try:
+            kind, title, body = _render(entry)
+            tree_kind, summary = _summary(entry)
+        except Exception as exc:  # a value of an unexpected type: show it as stored
+            kind, title, body = _unreadable(entry, exc)
+            tree_kind, summary = "t-meta", f"entry: {entry.type or '?'} (not readable)"
         label = f'<span class="label">{escape(node.label)}</span>' if node.label else ""
         stamp = _timestamp(entry)
         self.entries_html += (  # the body apart: no copy of a large one
@@ -312,7 +324,6 @@ class _Page:
             f'<time datetime="{escape(stamp)}">{escape(_short_time(stamp))}</time></a></header>',
             body, "</article>\n",
         )
-        tree_kind, summary = _summary(entry)
         leaf = ' <span class="leaf-mark" title="the session\'s current position">●</span>' if (
             entry.id == self.leaf_id) else ""
         rails = f'<span class="rails">{lead}</span>' if lead else ""
@@ -362,26 +373,33 @@ class _Stats:
         seen_models: set[str] = set()
         children: set[str | None] = set()
         for entry in entries:
-            children.add(entry.parent_id)
-            model = None
-            if isinstance(entry, ModelChangeEntry):
-                model = f"{entry.provider}/{entry.model_id}"
-            elif isinstance(entry, (CompactionEntry, BranchSummaryEntry, CustomMessageEntry)):
-                self._count(entry.type)
-            elif isinstance(entry, MessageEntry):
-                message = entry.message
-                self._count(getattr(message, "role", "unknown"))
-                if isinstance(message, AssistantMessage):
-                    model = f"{message.provider}/{message.model}"
-                    self.tool_calls += sum(isinstance(c, ToolCall) for c in message.content)
-                    usage = message.usage
-                    for key in self.tokens:
-                        self.tokens[key] += _number(getattr(usage, key, 0))
-                    self.cost += _number(getattr(usage.cost, "total", 0))
+            try:
+                children.add(entry.parent_id)
+                model = self._add(entry)
+            except Exception:  # values of unexpected types: the entry shows as stored
+                continue
             if model and model not in seen_models:
                 seen_models.add(model)
                 self.models.append(model)
         self.leaves = sum(1 for e in entries if e.id not in children)
+
+    def _add(self, entry: Entry) -> str | None:
+        """Count ``entry``; the model it names, if any."""
+        if isinstance(entry, ModelChangeEntry):
+            return f"{entry.provider}/{entry.model_id}"
+        if isinstance(entry, (CompactionEntry, BranchSummaryEntry, CustomMessageEntry)):
+            self._count(entry.type)
+        elif isinstance(entry, MessageEntry):
+            message = entry.message
+            self._count(getattr(message, "role", "unknown"))
+            if isinstance(message, AssistantMessage):
+                self.tool_calls += sum(isinstance(c, ToolCall) for c in message.content)
+                usage = message.usage
+                for key in self.tokens:
+                    self.tokens[key] += _number(getattr(usage, key, 0))
+                self.cost += _number(getattr(getattr(usage, "cost", None), "total", 0))
+                return f"{message.provider}/{message.model}"
+        return None
 
     def _count(self, kind: str) -> None:
         self.counts[kind] = self.counts.get(kind, 0) + 1
@@ -435,6 +453,17 @@ def _render(entry: Entry) -> tuple[str, str, str]:
         return ("meta unknown", "Entry", f'<span class="meta-text">of type {escape(entry.type or "?")}'
                                          "</span>" + _folded_json(entry.data, "as stored"))
     return ("meta unknown", "Entry", "")
+
+
+def _unreadable(entry: Entry, error: Exception) -> tuple[str, str, str]:
+    """An entry holding values of types nobody expects (a hand-edited or damaged file)."""
+    try:
+        stored: Any = entry.data if isinstance(entry, UnknownEntry) else to_json(entry)
+    except Exception:
+        stored = repr(entry)
+    return ("meta unknown", "Entry", f'<span class="meta-text">of type {escape(entry.type or "?")}, '
+            f"not readable here ({escape(type(error).__name__)}: {escape(error)})</span>"
+            + _folded_json(stored, "as stored"))
 
 
 def _render_message(message: Any) -> tuple[str, str, str]:

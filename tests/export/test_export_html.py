@@ -327,6 +327,33 @@ def test_a_damaged_line_is_skipped_and_listed_on_the_page(tmp_path):
     assert len(page.by_class("entry")) == len(lines) - 1
 
 
+ODD_LINES = [  # values of types nobody writes, as a hand-edited file may hold them
+    {"type": "message", "id": "0dd00001", "parentId": "3805ce1c", "timestamp": "2026-11-30T04:04:56.564Z",
+     "message": {"role": "assistant", "content": [{"type": "text", "text": None},
+                 {"type": "toolCall", "id": "x", "name": None, "arguments": "not a dict"}],
+                 "api": "a", "provider": None, "model": 7, "usage": {"input": "x", "cost": {"total": "a"}},
+                 "stopReason": "stop", "timestamp": 1}},
+    {"type": "compaction", "id": "0dd00002", "parentId": "0dd00001", "timestamp": None,
+     "summary": None, "firstKeptEntryId": None, "tokensBefore": "many"},
+    {"type": "label", "id": "0dd00003", "parentId": "0dd00002", "timestamp": "x",
+     "targetId": "0dd00001", "label": 5},
+    {"type": "message", "id": "0dd00004", "parentId": "0dd00003", "timestamp": "2026-11-30T04:04:57.000Z",
+     "message": {"role": "user", "content": "still readable after them", "timestamp": 2}},
+]
+
+
+def test_entries_with_values_of_unexpected_types_show_as_stored(tmp_path):
+    source = tmp_path / "odd.jsonl"
+    lines = fixture("chat-openai.jsonl").read_text().splitlines()[:4]
+    source.write_text("\n".join(lines + [json.dumps(line) for line in ODD_LINES]) + "\n")
+    page = Page(export_html(source, tmp_path / "odd.html").read_text())
+
+    assert len(page.by_class("entry")) == 3 + len(ODD_LINES)
+    assert page.text.count("not readable here") == 2  # the assistant message, the compaction
+    assert '"text": null' in page.text and '"summary": null' in page.text
+    assert "still readable after them" in page.text
+
+
 def test_exporting_onto_the_session_file_itself_is_refused(tmp_path):
     source = tmp_path / "s.jsonl"
     source.write_bytes(fixture("chat-openai.jsonl").read_bytes())
