@@ -148,7 +148,7 @@ def _short(n: int) -> str:
 
 def _export(source: str, output: str | None) -> int:
     try:
-        from pi_core.export import export_html
+        from pi_plugins.export_html import export_html
     except ImportError:
         click.echo("error: HTML export is not available in this build", err=True)
         return 2
@@ -157,7 +157,7 @@ def _export(source: str, output: str | None) -> int:
     except (OSError, ValueError) as exc:
         click.echo(f"error: {exc}", err=True)
         return 1
-    click.echo(f"Exported to {written}")
+    click.echo(f"Exported to: {written}")  # pi's wording, which scripts may read
     return 0
 
 

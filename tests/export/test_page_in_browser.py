@@ -1,0 +1,144 @@
+"""Exported pages in a real headless Chromium: what a reader sees, and what clicking does.
+
+Visibility is the browser's own (``checkVisibility()``: not hidden, not in a closed
+``<details>``), so these tests see what a person would, not just what the HTML holds.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pi_plugins.export_html import export_html
+from support.export_sessions import EVIL, hostile_session
+from support.sessions import fixture
+
+SHOWN_ENTRIES = """Array.from(document.querySelectorAll('#entries > .entry'))
+    .filter(e => e.checkVisibility()).map(e => e.dataset.id)"""
+# The text of the shown entries (not innerText: it leaves out entries the browser has
+# not laid out yet, as those far below the screen are skipped until scrolled to).
+SHOWN_TEXT = """Array.from(document.querySelectorAll('#entries > .entry, #entries > .fork'))
+    .filter(e => e.checkVisibility()).map(e => e.textContent).join('\\n')"""
+THINKING_SHOWN = """Array.from(document.querySelectorAll('details.thinking .text'))
+    .filter(e => e.checkVisibility()).length"""
+
+BRANCH_A = ["7abf0cd7", "6585ccae", "c00fda60", "d4f8a7bf", "8e47f7a3", "23d502f3"]
+BRANCH_B = ["89f45951", "37d4d7aa", "51c78225", "26cd89cd", "cd401ed1", "814cde99"]
+TRUNK = ["2e28a669", "c3d5d6f4", "0030208a", "b12946ee"]
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("pages")
+    return {
+        "tree": export_html(fixture("tree-branch.jsonl"), folder / "tree.html").resolve().as_uri(),
+        "thinking": export_html(fixture("tools-anthropic-thinking.jsonl"),
+                                folder / "thinking.html").resolve().as_uri(),
+        "evil": export_html(hostile_session(folder / "s"), folder / "evil.html").resolve().as_uri(),
+    }
+
+
+@pytest.fixture
+def page(browser, pages):
+    """Open a page by name (with an optional query) and check it ran without errors."""
+    opened = []
+
+    def open_page(name: str, query: str = "") -> None:
+        browser.open(pages[name] + query)
+        opened.append(name)
+        assert browser.evaluate("document.documentElement.className") == "js"  # script ran
+
+    yield open_page
+    assert browser.page_errors() == []
+
+
+def test_branched_session_opens_on_its_current_branch_and_switches_at_the_fork(browser, page):
+    page("tree")
+    assert browser.evaluate(SHOWN_ENTRIES) == TRUNK + BRANCH_A
+    text = browser.evaluate(SHOWN_TEXT)
+    assert "Continuing on branch A." in text and "Approach B done" not in text
+    assert "Try approach A: create a.txt" in text  # the fork's list names both branches
+    assert "Try approach B instead: create b.txt" in text
+
+    browser.evaluate("document.querySelector('.fork a[data-branch=\"89f45951\"]').click()")
+    assert browser.evaluate(SHOWN_ENTRIES) == TRUNK + BRANCH_B
+    text = browser.evaluate(SHOWN_TEXT)
+    assert "Approach B done: created b.txt." in text and "Continuing on branch A." not in text
+    assert "approach-b" in text and "Abandoned in favour of approach B." in text  # label, summary
+    assert browser.evaluate("document.querySelector('.fork a.selected').dataset.branch") == "89f45951"
+
+
+def test_all_branches_show_together_on_request(browser, page):
+    page("tree", "?view=all")
+    assert browser.evaluate(SHOWN_ENTRIES) == TRUNK + BRANCH_A + BRANCH_B
+    heads = browser.evaluate("Array.from(document.querySelectorAll('.branch-head'))"
+                             ".filter(h => h.checkVisibility()).map(h => h.innerText)")
+    assert heads == ["Branch 1 of 2: Try approach A: create a.txt",
+                     "Branch 2 of 2: approach-b Try approach B instead: create b.txt"]
+
+    browser.evaluate("document.querySelector('button[data-action=branches]').click()")
+    assert browser.evaluate(SHOWN_ENTRIES) == TRUNK + BRANCH_A
+    browser.evaluate("document.querySelector('button[data-action=branches]').click()")
+    assert browser.evaluate(SHOWN_ENTRIES) == TRUNK + BRANCH_A + BRANCH_B
+
+
+def test_a_link_may_name_the_branch_to_show(browser, page):
+    page("tree", "?leafId=814cde99")
+    assert browser.evaluate(SHOWN_ENTRIES) == TRUNK + BRANCH_B
+    page("tree", "?targetId=c00fda60")
+    assert browser.evaluate(SHOWN_ENTRIES) == TRUNK + BRANCH_A
+
+
+def test_the_sidebar_tree_lists_every_entry_and_opens_its_branch(browser, page):
+    page("tree")
+    listed = browser.evaluate("Array.from(document.querySelectorAll('#tree a')).map(a => a.dataset.id)")
+    assert listed == TRUNK + BRANCH_A + BRANCH_B
+    lines = browser.evaluate("Array.from(document.querySelectorAll('#tree a')).map(a => a.innerText)")
+    assert lines[4].startswith("├─ user: Try approach A") and lines[10].startswith("└─ approach-b")
+    assert browser.evaluate("document.querySelector('#tree li.selected a').dataset.id") == "23d502f3"
+
+    browser.evaluate("document.querySelector('#tree a[data-id=\"51c78225\"]').click()")
+    assert browser.evaluate(SHOWN_ENTRIES) == TRUNK + BRANCH_B
+    on_path = browser.evaluate("Array.from(document.querySelectorAll('#tree li.on-path a'))"
+                               ".map(a => a.dataset.id)")
+    assert on_path == TRUNK + BRANCH_B
+
+
+def test_thinking_is_collapsed_until_asked_for(browser, page):
+    page("thinking")
+    thinking = fixture("tools-anthropic-thinking.jsonl").read_text()
+    first = next(b["thinking"] for line in thinking.splitlines()
+                 for b in (json.loads(line).get("message") or {}).get("content", [])
+                 if isinstance(b, dict) and b.get("type") == "thinking")
+    assert browser.evaluate("document.querySelectorAll('details.thinking').length") == 3
+    assert browser.evaluate("document.querySelectorAll('details.thinking[open]').length") == 0
+    assert browser.evaluate(THINKING_SHOWN) == 0
+    assert first.strip() in browser.evaluate(SHOWN_TEXT)  # in the page, folded away
+
+    browser.evaluate("document.querySelector('button[data-action=thinking]').click()")
+    assert browser.evaluate("document.querySelectorAll('details.thinking[open]').length") == 3
+    assert browser.evaluate(THINKING_SHOWN) == 3
+
+
+def test_hostile_text_shows_as_text_and_runs_nothing(browser, page):
+    page("evil")
+    assert browser.evaluate("document.body.dataset.pwned === undefined")
+    assert browser.evaluate("document.scripts.length") == 1
+    assert browser.evaluate("document.querySelectorAll('#entries b, #entries textarea').length") == 0
+    assert browser.evaluate("document.images.length") == 1
+    assert browser.evaluate("document.title") == f"pi session: name{EVIL}"
+    text = browser.evaluate("document.getElementById('entries').textContent")
+    for prefix in ("user says ", "assistant says ", "result ", "custom says ", "boom "):
+        assert prefix + EVIL in text
+
+
+def test_without_scripts_every_branch_is_readable(browser, pages):
+    browser.send("Emulation.setScriptExecutionDisabled", {"value": True}, session=browser.session)
+    try:
+        browser.open(pages["tree"])
+        assert browser.evaluate("document.documentElement.className") == ""
+        assert browser.evaluate(SHOWN_ENTRIES) == TRUNK + BRANCH_A + BRANCH_B
+        assert browser.evaluate("document.getElementById('toolbar').checkVisibility()") is False
+    finally:
+        browser.send("Emulation.setScriptExecutionDisabled", {"value": False}, session=browser.session)
