@@ -100,7 +100,7 @@ def main() -> int:
         print(f"export_html (open + render + write), best of 3: {best:.2f} s "
               f"(budget {BUDGET_S:.1f} s; CPU {best_cpu:.2f} s); peak memory {peak_mb:.0f} MB")
         if best > BUDGET_S:
-            print("OVER BUDGET", file=sys.stderr)
+            print("OVER BUDGET")
             return 1
     return 0
 

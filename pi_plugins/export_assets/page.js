@@ -127,7 +127,7 @@
 
   doc.addEventListener('keydown', function (event) {
     if (event.ctrlKey || event.metaKey || event.altKey) { return; }
-    var key = { b: 'branches', t: 'thinking', o: 'output' }[event.key.toLowerCase()];
+    var key = { b: 'branches', t: 'thinking', o: 'output' }[(event.key || '').toLowerCase()];
     if (key) { actions[key](); }
   });
 
