@@ -84,17 +84,27 @@ def _origin(dist: metadata.Distribution) -> tuple[str, bool]:
     return url, bool((direct.get("dir_info") or {}).get("editable"))
 
 
-def installed() -> dict[str, tuple[metadata.Distribution, list[str]]]:
+@define
+class Installed:
+    """A visible distribution, read at once (its files may be gone after a pip run)."""
+
+    name: str
+    version: str
+    plugins: list[str]
+    dist: metadata.Distribution = field(repr=False, eq=False)
+
+
+def installed() -> dict[str, Installed]:
     """Every visible distribution by normalised name (the first on ``sys.path`` wins, as
     for imports), with the names of its ``pi.plugins`` entry points."""
     importlib.invalidate_caches()
-    found: dict[str, tuple[metadata.Distribution, list[str]]] = {}
+    found: dict[str, Installed] = {}
     for dist in metadata.distributions():
         name = dist.metadata["Name"]
         if not name or normalise(name) in found:
             continue
         plugins = sorted(ep.name for ep in dist.entry_points if ep.group == GROUP)
-        found[normalise(name)] = (dist, plugins)
+        found[normalise(name)] = Installed(name, dist.version, plugins, dist)
     return found
 
 
@@ -102,11 +112,11 @@ def plugin_packages() -> list[PluginPackage]:
     """The installed packages that provide pi plugins (pi-harness's built-ins aside),
     by name."""
     packages = []
-    for key, (dist, plugins) in sorted(installed().items()):
-        if not plugins or key == OWN_DISTRIBUTION:
+    for key, found in sorted(installed().items()):
+        if not found.plugins or key == OWN_DISTRIBUTION:
             continue
-        origin, editable = _origin(dist)
-        packages.append(PluginPackage(dist.metadata["Name"], dist.version, plugins, origin, editable))
+        origin, editable = _origin(found.dist)
+        packages.append(PluginPackage(found.name, found.version, found.plugins, origin, editable))
     return packages
 
 
@@ -211,12 +221,12 @@ def changes(before: dict, after: dict) -> list[Change]:
     """Distributions that are new or changed (version or plugins) from ``before`` to
     ``after`` (both from :func:`installed`)."""
     found = []
-    for key, (dist, plugins) in sorted(after.items()):
+    for key, now in sorted(after.items()):
         old = before.get(key)
-        if old is not None and old[0].version == dist.version and old[1] == plugins:
+        if old is not None and (old.version, old.plugins) == (now.version, now.plugins):
             continue
-        found.append(Change(dist.metadata["Name"], dist.version, plugins,
-                            old[0].version if old else None, old[1] if old else []))
+        found.append(Change(now.name, now.version, now.plugins,
+                            old.version if old else None, old.plugins if old else []))
     return found
 
 
@@ -236,7 +246,7 @@ def remove_package(package: PluginPackage, pip_args: list[str]) -> None:
         raise _pip_failed(f"remove {package.name}", proc)
     left = installed().get(normalise(package.name))
     if left is not None:
-        where = getattr(left[0], "_path", "another environment")
+        where = getattr(left.dist, "_path", "another environment")
         raise PackageError(
             f"{package.name} is still installed ({where}): it lives outside the environment "
             f"pi runs in ({sys.prefix}), so pip left it alone")
