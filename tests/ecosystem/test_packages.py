@@ -1,46 +1,19 @@
 """pi install / pi remove / pi list, run as the real CLI in a fresh venv with real pip."""
 
 import json
+import shutil
 import subprocess
-import textwrap
 from pathlib import Path
 
 import pytest
 
-HELLO_INIT = '''
-from pi_core import hookimpl, tool
+ROOT = Path(__file__).parents[2]
+#: The plugin package docs/plugins.md shows, installed here as a user would.
+HELLO = ROOT / "docs" / "examples" / "hello-plugin"
 
 
-@tool(parameters={"type": "object", "properties": {"name": {"type": "string"}}})
-def greet(args, run):
-    """Greet someone by name."""
-    return f"Hello, {args.get('name', 'world')}!"
-
-
-@hookimpl
-def register_tools():
-    return [greet]
-'''
-
-HELLO_PYPROJECT = '''
-[build-system]
-requires = ["setuptools>=70.1"]
-build-backend = "setuptools.build_meta"
-
-[project]
-name = "pi-hello"
-version = "0.1.0"
-description = "A greeting tool for pi"
-
-[project.entry-points."pi.plugins"]
-hello = "pi_hello"
-'''
-
-
-def write_project(folder, pyproject=HELLO_PYPROJECT, init=HELLO_INIT):
-    (folder / "pi_hello").mkdir(parents=True)
-    (folder / "pyproject.toml").write_text(textwrap.dedent(pyproject))
-    (folder / "pi_hello" / "__init__.py").write_text(textwrap.dedent(init))
+def write_project(folder):
+    shutil.copytree(HELLO, folder, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
     return folder
 
 
@@ -95,8 +68,8 @@ def test_an_editable_install_is_listed_as_editable_and_sees_source_changes(plugi
     assert out.returncode == 0, out.stderr
     assert "Installed pi-hello 0.1.0: plugins hello" in out.stdout
     assert f"    from: {project} (editable)" in plugin_env.pi("list").stdout
-    (project / "pi_hello" / "__init__.py").write_text(
-        HELLO_INIT.replace("def greet", "def salute").replace("[greet]", "[salute]"))
+    init = project / "pi_hello" / "__init__.py"
+    init.write_text(init.read_text().replace("def greet", "def salute").replace("[greet]", "[salute]"))
     assert "salute" in plugin_env.tools()
 
 
