@@ -424,7 +424,10 @@ def run_install(source: str, pip_args: list[str], *, local: bool = False, cwd: s
 def _requirement_name(requirement: str) -> str | None:
     """The distribution a requirement or project path names, when it can be told."""
     if requirement.startswith("/"):
-        return _project_name(Path(requirement)) if Path(requirement).is_dir() else None
+        path = Path(requirement)
+        if path.name.endswith(".whl"):  # name-version-tags.whl
+            return path.name.split("-")[0]
+        return _project_name(path) if path.is_dir() else None
     match = re.match(r"^([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[|[<>=!~;@ ]|$)", requirement)
     return match.group(1) if match and "://" not in requirement else None
 

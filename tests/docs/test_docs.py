@@ -92,10 +92,13 @@ def test_every_hook_has_an_example():
 
 
 def _help(*subcommand: str) -> str:
-    out = subprocess.run([sys.executable, "-m", "pi_core.cli", *subcommand, "--help"],
-                         capture_output=True, text=True, timeout=60)
-    assert out.returncode == 0, out.stderr
-    return out.stdout
+    from click.testing import CliRunner
+
+    from pi_core.cli import main
+
+    out = CliRunner().invoke(main, [*subcommand, "--help"], terminal_width=200)
+    assert out.exit_code == 0, out.output
+    return out.output
 
 
 def test_the_options_of_every_pi_command_in_the_docs_exist():
