@@ -4,15 +4,14 @@ Plugin authors need little more than::
 
     from pi_core import hookimpl, tool, ToolResult
 
-Names other than ``hookimpl`` are imported on first use, so loading a plugin (or
-running ``pi --help``) does not pay for the loop.
+Every name is imported on first use, so loading a plugin does not pay for the loop and
+``pi --help`` (which imports this package for ``__version__``) does not pay for pluggy.
 """
-
-from hookspecs.markers import hookimpl
 
 __version__ = "0.1.0"
 
 _LAZY = {
+    "hookimpl": "hookspecs.markers",
     "Agent": "pi_core.loop",
     "AgentBusyError": "pi_core.loop",
     "Plugins": "pi_core.plugins",
@@ -22,7 +21,7 @@ _LAZY = {
     "tool": "pi_core.tools",
 }
 
-__all__ = ["__version__", "hookimpl", *_LAZY]
+__all__ = ["__version__", *_LAZY]
 
 
 def __getattr__(name: str):

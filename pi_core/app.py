@@ -211,7 +211,7 @@ async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None) ->
         print(f"warning: {problem}", file=sys.stderr)
     extension_paths = [*settings.paths("extensions"), *args.extensions]
     plugins = load_plugins(cwd=cwd, agent_dir=home, extension_paths=extension_paths,
-                           discover=not args.no_extensions)
+                           discover=not args.no_extensions, settings=settings)
     registry = await ModelRegistry.from_plugins(plugins, agent_dir=home)
     for problem in registry.errors:
         print(f"warning: {problem}", file=sys.stderr)

@@ -43,7 +43,7 @@ def _flag(*names: str, **kwargs):
 
 
 @main.command("run", cls=RunCommand, hidden=True, context_settings={"help_option_names": ["-h", "--help"]},
-              epilog="Subcommands: pi plugins (list loaded plugins); pi <subcommand> --help.")
+              epilog="Subcommands: pi install|remove|list (plugin packages), pi plugins (loaded plugins); pi <subcommand> --help.")
 @click.argument("messages", nargs=-1)
 @click.option("--provider", help="Provider name.")
 @click.option("--model", help='Model pattern or id ("provider/id", optional ":<thinking>").')
@@ -168,12 +168,16 @@ def _export(source: str, output: str | None) -> int:
               help="Skip installed and user/project plugins; built-ins and -e still load.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 def plugins_command(extensions: tuple[str, ...], no_extensions: bool, as_json: bool) -> None:
-    """List the loaded plugins in load order, where each came from and its hooks."""
-    from pi_core.discovery import load_plugins
+    """List the plugins in load order: where each came from, its distribution and
+    version, the hooks it implements; plugins disabled by settings are shown as such."""
+    from pi_core.discovery import PluginPolicy, load_plugins
+    from pi_core.paths import agent_dir
+    from pi_core.settings import Settings
 
-    plugins = load_plugins(
-        cwd=os.getcwd(), extension_paths=extensions, discover=not no_extensions
-    )
+    cwd, home = os.getcwd(), agent_dir()
+    settings = Settings.load(cwd, home)
+    plugins = load_plugins(cwd=cwd, agent_dir=home, settings=settings,
+                           discover=not no_extensions, extension_paths=extensions)
     rows = [
         {
             "name": info.name,
@@ -182,10 +186,28 @@ def plugins_command(extensions: tuple[str, ...], no_extensions: bool, as_json: b
             "distribution": info.distribution,
             "version": info.version,
             "hooks": plugins.hooks_of(info.name),
+            "enabled": True,
         }
         for info in plugins.infos
     ]
-    errors = [str(e) for e in plugins.errors]
+    rows += [
+        {
+            "name": skip.name,
+            "source": skip.source,
+            "location": skip.location,
+            "distribution": skip.distribution,
+            "version": skip.version,
+            "hooks": None,
+            "enabled": False,
+            "reason": skip.reason,
+        }
+        for skip in plugins.skipped
+    ]
+    errors = [str(e) for e in plugins.errors] + [f"warning: {p}" for p in settings.problems]
+    if not no_extensions:
+        known = [r["name"] for r in rows] + [r["distribution"] for r in rows if r["distribution"]]
+        for name in PluginPolicy.from_settings(settings).unmatched(known):
+            errors.append(f"warning: settings name a plugin that is not installed: {name}")
     if as_json:
         import json
 
@@ -195,10 +217,72 @@ def plugins_command(extensions: tuple[str, ...], no_extensions: bool, as_json: b
         origin = row["source"]
         if row["distribution"]:
             origin += f", {row['distribution']} {row['version']}"
-        click.echo(f"{row['name']}  ({origin})  {row['location']}")
-        click.echo(f"    hooks: {', '.join(row['hooks']) or '(none)'}")
+        state = "" if row["enabled"] else f"  [{row['reason']}]"
+        click.echo(f"{row['name']}  ({origin})  {row['location']}{state}")
+        hooks = "(not loaded)" if row["hooks"] is None else ", ".join(row["hooks"]) or "(none)"
+        click.echo(f"    hooks: {hooks}")
     for error in errors:
-        click.echo(f"error: {error}", err=True)
+        click.echo(error if error.startswith("warning:") else f"error: {error}", err=True)
+
+
+_PIP_ARGS = {"ignore_unknown_options": True, "allow_interspersed_args": False,
+             "help_option_names": ["-h", "--help"]}
+_LOCAL_HELP = "Use the project's .pi/settings.json (plugin files only; packages share the environment)."
+
+
+@main.command("install", context_settings=_PIP_ARGS)
+@click.option("-l", "--local", is_flag=True, help=_LOCAL_HELP)
+@click.option("--editable", is_flag=True, help="Install a project folder in editable mode (pip -e).")
+@click.argument("source")
+@click.argument("pip_args", nargs=-1, type=click.UNPROCESSED)
+def install_command(source: str, pip_args: tuple[str, ...], local: bool, editable: bool) -> None:
+    """Install a plugin package and report the plugins it adds.
+
+    SOURCE is a PyPI requirement (pi-todo, "pi-todo>=1.2"), a path to a Python project
+    or wheel, or a git URL (git+https://..., or pi's git:host/user/repo[@ref]). It is
+    installed with pip into the environment pi runs in; options after SOURCE go to pip
+    (pi install ./my-plugin --no-build-isolation). Its plugins load on the next run.
+
+    A .py file or a plugin folder without a pyproject.toml is not copied: its path is
+    added to "extensions" in settings.json (global, or the project's with -l).
+    """
+    from pi_core.packages import run_install
+
+    sys.exit(run_install(source, list(pip_args), local=local, cwd=os.getcwd(), editable=editable))
+
+
+def _remove(source: str, pip_args: tuple[str, ...], local: bool) -> None:
+    from pi_core.packages import run_remove
+
+    sys.exit(run_remove(source, list(pip_args), local=local, cwd=os.getcwd()))
+
+
+@main.command("remove", context_settings=_PIP_ARGS)
+@click.option("-l", "--local", is_flag=True, help=_LOCAL_HELP)
+@click.argument("source")
+@click.argument("pip_args", nargs=-1, type=click.UNPROCESSED)
+def remove_command(source: str, pip_args: tuple[str, ...], local: bool) -> None:
+    """Uninstall a plugin package (by distribution name, plugin name or project path),
+    or take a plugin file out of settings.json."""
+    _remove(source, pip_args, local)
+
+
+@main.command("uninstall", context_settings=_PIP_ARGS, hidden=True)
+@click.option("-l", "--local", is_flag=True, help=_LOCAL_HELP)
+@click.argument("source")
+@click.argument("pip_args", nargs=-1, type=click.UNPROCESSED)
+def uninstall_command(source: str, pip_args: tuple[str, ...], local: bool) -> None:
+    """Alias for remove."""
+    _remove(source, pip_args, local)
+
+
+@main.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+def list_command(as_json: bool) -> None:
+    """List the installed packages that provide pi plugins, and plugin files in settings."""
+    from pi_core.packages import run_list
+
+    sys.exit(run_list(cwd=os.getcwd(), as_json=as_json))
 
 
 if __name__ == "__main__":

@@ -4,11 +4,18 @@
    ``pi_plugins.LOAD_ORDER`` declares (installed metadata sorts them by name);
 2. installed packages' ``pi.plugins`` entry points, by distribution name, then entry-point
    name, so the order is stable from run to run;
-3. single-file plugins: ``<agent dir>/extensions/*.py``, then ``<cwd>/.pi/extensions/*.py``;
+3. single-file plugins: ``<agent dir>/extensions/*.py``, then ``<cwd>/.pi/extensions/*.py``,
+   then the files and folders settings.json lists under ``extensions`` (global, then project);
 4. ``-e PATH`` from the command line (a ``.py`` file or a package directory).
 
 ``discover=False`` (the CLI's ``--no-extensions``) skips 2 and 3; explicit paths still load.
 A plugin that fails to import is reported and skipped.
+
+Settings choose which discovered plugins load, before anything is imported:
+``plugins.disabled`` (names of plugins or of their distributions) leaves those out, built-ins
+included; ``plugins.enabled``, when set, is an allow-list for 2 and 3 (built-ins load unless
+disabled). Paths named explicitly (``-e``, settings ``extensions``) always load. What was
+left out is in ``plugins.skipped``, so ``pi plugins`` can show it.
 """
 
 from __future__ import annotations
@@ -18,7 +25,9 @@ import importlib.util
 import sys
 from importlib import metadata
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable
+
+from attrs import define
 
 from pi_core.paths import agent_dir as default_agent_dir
 from pi_core.paths import project_dir
@@ -26,6 +35,59 @@ from pi_core.plugins import Plugins
 
 GROUP = "pi.plugins"
 OWN_DISTRIBUTION = "pi-harness"
+
+
+@define
+class SkippedPlugin:
+    """A discovered plugin the settings left out; it was never imported."""
+
+    name: str
+    source: str
+    location: str
+    reason: str
+    distribution: str | None = None
+    version: str | None = None
+
+
+class PluginPolicy:
+    """``plugins.enabled`` / ``plugins.disabled`` from settings: which plugins may load.
+
+    Names match a plugin's name or its distribution's (``pi-todo`` covers all its plugins).
+    Settings merge as usual: a project's list replaces the global one.
+    """
+
+    def __init__(self, enabled: Iterable[str] | None = None, disabled: Iterable[str] = ()) -> None:
+        self.enabled = None if enabled is None else {_normalise(n) for n in enabled}
+        self.disabled = {_normalise(n) for n in disabled}
+
+    @classmethod
+    def from_settings(cls, settings: Any, problems: list[str] | None = None) -> "PluginPolicy":
+        """The policy in ``settings``; a malformed list is ignored and described in ``problems``."""
+        lists = {}
+        for key in ("enabled", "disabled"):
+            value = settings.get(f"plugins.{key}") if settings is not None else None
+            if value is None:
+                continue
+            if not isinstance(value, list) or not all(isinstance(n, str) for n in value):
+                if problems is not None:
+                    problems.append(f"settings plugins.{key} must be a list of plugin names; ignored")
+                continue
+            lists[key] = value
+        return cls(lists.get("enabled"), lists.get("disabled", ()))
+
+    def reason(self, name: str, distribution: str | None, builtin: bool) -> str | None:
+        """Why the plugin must not load, or ``None`` when it may."""
+        names = {_normalise(name)} | ({_normalise(distribution)} if distribution else set())
+        if names & self.disabled:
+            return "disabled (plugins.disabled)"
+        if not builtin and self.enabled is not None and not names & self.enabled:
+            return "not in plugins.enabled"
+        return None
+
+    def unmatched(self, known: Iterable[str]) -> list[str]:
+        """Names in either list that match no known plugin or distribution (likely typos)."""
+        known = {_normalise(k) for k in known}
+        return sorted((self.disabled | (self.enabled or set())) - known)
 
 
 def _dist_name(ep: metadata.EntryPoint) -> str:
@@ -58,8 +120,17 @@ def _builtin_position(ep: metadata.EntryPoint) -> tuple[int, str]:
     return (LOAD_ORDER.index(ep.name) if ep.name in LOAD_ORDER else len(LOAD_ORDER), ep.name)
 
 
-def _load_entry_point(plugins: Plugins, ep: metadata.EntryPoint, source: str) -> None:
+def _load_entry_point(plugins: Plugins, ep: metadata.EntryPoint, source: str,
+                      policy: PluginPolicy) -> None:
     dist = getattr(ep, "dist", None)
+    reason = policy.reason(ep.name, _dist_name(ep), builtin=source == "builtin")
+    if reason is not None:
+        plugins.skipped.append(SkippedPlugin(
+            ep.name, source, ep.value, reason,
+            distribution=dist.metadata["Name"] if dist else None,
+            version=dist.version if dist else None,
+        ))
+        return
     try:
         plugin = ep.load()
         if isinstance(plugin, type):
@@ -111,20 +182,46 @@ def load_plugins(
     extension_paths: Iterable[str | Path] = (),
     builtins: bool = True,
     discover: bool = True,
+    settings: Any = None,
 ) -> Plugins:
-    """Load every plugin in load order into ``plugins`` (a new manager by default)."""
+    """Load every plugin in load order into ``plugins`` (a new manager by default).
+
+    ``settings`` (a :class:`pi_core.settings.Settings`, read from ``cwd`` and
+    ``agent_dir`` when not given) decides which discovered plugins may load."""
     plugins = plugins or Plugins()
+    home = Path(agent_dir) if agent_dir is not None else default_agent_dir()
+    if settings is None:
+        from pi_core.settings import Settings
+
+        settings = Settings.load(cwd, home)
+    problems: list[str] = []
+    policy = PluginPolicy.from_settings(settings, problems)
+    for problem in problems:
+        plugins.report("settings", "plugins", ValueError(problem))
     builtin_eps, other_eps = _entry_points()
     if builtins:
         for ep in builtin_eps:
-            _load_entry_point(plugins, ep, "builtin")
+            _load_entry_point(plugins, ep, "builtin", policy)
+    seen: set[Path] = set()
+
+    def load_once(path: Path, source: str) -> None:
+        path = Path(path).expanduser().resolve()
+        if path not in seen:  # the same file named twice (global and project settings, -e)
+            seen.add(path)
+            load_file(plugins, path, source=source)
+
     if discover:
         for ep in other_eps:
-            _load_entry_point(plugins, ep, "entry point")
-        home = Path(agent_dir) if agent_dir is not None else default_agent_dir()
+            _load_entry_point(plugins, ep, "entry point", policy)
         for folder in (home / "extensions", project_dir(cwd) / "extensions"):
             for path in _plugin_files(folder):
-                load_file(plugins, path)
+                reason = policy.reason(path.stem, None, builtin=False)
+                if reason is None:
+                    load_once(path, "file")
+                else:
+                    plugins.skipped.append(SkippedPlugin(path.stem, "file", str(path), reason))
+        for path in settings.paths("extensions"):
+            load_once(path, "settings")
     for path in extension_paths:
-        load_file(plugins, path, source="cli")
+        load_once(path, "cli")
     return plugins

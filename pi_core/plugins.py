@@ -81,6 +81,8 @@ class Plugins:
         self._infos: dict[str, PluginInfo] = {}
         self._cache: dict[str, tuple[_Impl, ...]] = {}
         self.errors: deque[PluginError] = deque(maxlen=200)
+        #: Plugins discovery found but settings left out (:class:`pi_core.discovery.SkippedPlugin`).
+        self.skipped: list = []
         self.error_listeners: list[Callable[[PluginError], None]] = []
 
     # ------------------------------------------------------------ registry

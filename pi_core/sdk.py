@@ -40,7 +40,7 @@ async def create_harness(
     from pi_core.session import Session
 
     cwd = cwd or os.getcwd()
-    registry = load_plugins(cwd=cwd, discover=False) if builtins else Plugins()
+    registry = load_plugins(cwd=cwd, discover=False, settings=settings) if builtins else Plugins()
     for plugin in plugins:
         registry.register(plugin)
     harness = Harness(

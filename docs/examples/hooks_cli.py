@@ -1,0 +1,120 @@
+"""Hooks of the command line and its user interface: slash commands, flags, message
+renderers, output modes, and the decisions around switching, forking and the user's
+own shell commands.
+
+This file is a plugin and a script. As a plugin it replaces the print mode (-p):
+
+    pi -e docs/examples/hooks_cli.py -e docs/examples/offline_model.py \\
+       --model scripted/scripted-model -p "hi"
+
+Run as a script (python docs/examples/hooks_cli.py), it fires the other hooks the way
+the interactive and RPC modes do, and then runs that pi command.
+"""
+
+import asyncio
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+from pi_core import hookimpl
+from pi_core.app import Mode
+from pi_core.commands import Command
+
+
+async def boxed_print(app):
+    """A replacement for the print mode: the answer in a box."""
+    prompt = app.initial_prompt()
+    await app.harness.prompt(prompt.text or "", prompt.images, source="print")
+    answer = app.harness.messages[-1].text
+    app.write(f"+{'-' * (len(answer) + 2)}+\n| {answer} |\n+{'-' * (len(answer) + 2)}+\n")
+    return 0
+
+
+async def stats(args, ctx):
+    """/stats: a slash command's handler gets the text after the name and ctx."""
+    ctx.ui.notify(f"stats for {args or 'this session'}")
+    return f"{len(ctx.session.entries)} entries"
+
+
+@hookimpl
+def register_modes(ctx):
+    return [Mode("text", boxed_print, "print the answer in a box")]  # replaces -p
+
+
+@hookimpl
+def register_commands(ctx):
+    return [Command("stats", "Show session statistics", handler=stats, argument_hint="[scope]")]
+
+
+@hookimpl
+def register_flags(ctx):
+    # Reserved: no built-in mode reads extra flags yet.
+    return [SimpleNamespace(name="plan", description="Start in plan mode", type="boolean")]
+
+
+@hookimpl
+def register_message_renderers(ctx):
+    # Reserved: the interactive UI will draw custom messages of this type with it.
+    return [SimpleNamespace(custom_type="note", render=lambda message: f"📝 {message.content}")]
+
+
+@hookimpl
+def session_before_switch(event, ctx):
+    if event.reason == "new" and ctx.settings.get("keepSession"):
+        return {"cancel": True}  # a dict works as a result, too
+
+
+@hookimpl
+def session_before_fork(event, ctx):
+    print(f"session_before_fork: at {event.entry_id}")
+
+
+@hookimpl
+def user_bash(event, ctx):
+    if event.command.startswith("sudo "):
+        return {"cancel": True}
+    return None  # run it as usual
+
+
+async def fire_by_hand() -> None:
+    """What the interactive and RPC modes do with these hooks."""
+    from pi_core.discovery import load_file
+    from pi_core.plugins import Plugins
+    from pi_core.sdk import create_harness
+    from pi_core.settings import Settings
+    from pi_plugins.providers.scripted import Reply, ScriptedProvider, scripted_model
+
+    plugins = Plugins()
+    load_file(plugins, __file__)
+    harness = await create_harness(ScriptedProvider([Reply(text="ok")]), *[i.plugin for i in plugins.infos],
+                                   model=scripted_model(), settings=Settings({"keepSession": True}))
+    await harness.prompt("hi")
+    ctx, hooks = harness.ctx, harness.plugins
+
+    commands = await hooks.collect("register_commands", key="name", ctx=ctx)
+    print("commands:", [f"/{c.name} {c.argument_hint}" for c in commands])
+    print("/stats ->", await commands[0].handler("", ctx))
+    flags = await hooks.collect("register_flags", key="name", ctx=ctx)
+    print("flags:", [f"--{f.name}" for f in flags])
+    renderers = await hooks.collect("register_message_renderers", key="custom_type", ctx=ctx)
+    print("renderer for 'note':", renderers[0].render(SimpleNamespace(content="remember")))
+
+    switch = await hooks.decide("session_before_switch", ctx=ctx,
+                                event=SimpleNamespace(reason="new", target=None))
+    print("session_before_switch: cancel =", switch["cancel"])
+    await hooks.decide("session_before_fork", ctx=ctx, event=SimpleNamespace(entry_id="abcd1234"))
+    for command in ("sudo rm -rf /", "ls"):
+        decision = await hooks.decide("user_bash", ctx=ctx, event=SimpleNamespace(
+            command=command, exclude_from_context=False, cwd=ctx.cwd))
+        print(f"user_bash {command!r}: {'cancelled' if decision else 'runs'}")
+
+
+if __name__ == "__main__":
+    asyncio.run(fire_by_hand())
+    here = Path(__file__).parent
+    out = subprocess.run([sys.executable, "-m", "pi_core.cli", "--no-session",
+                          "-e", str(here / "hooks_cli.py"), "-e", str(here / "offline_model.py"),
+                          "--model", "scripted/scripted-model", "-p", "hi"],
+                         capture_output=True, text=True)
+    print(out.stdout, end="")

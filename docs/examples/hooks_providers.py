@@ -1,0 +1,71 @@
+"""Hooks of providers and models: bring your own wire API and models, and see or change
+each native request and response.
+
+Run it: python docs/examples/hooks_providers.py
+(The "echo" provider below answers in-process, so this runs offline.)
+"""
+
+import asyncio
+
+from pi_core import hookimpl
+from pi_core.model import Model, ModelCost
+from pi_core.sdk import create_harness
+from pi_core.stream import MessageBuilder
+
+
+class EchoProvider:
+    """A provider for the wire API "echo": it repeats the last user message. A real one
+    builds its native payload, sends it with httpx and translates the stream."""
+
+    api = "echo"
+
+    async def stream(self, model, context, options):
+        builder = MessageBuilder(api=model.api, provider=model.provider, model=model.id)
+        last = context.messages[-1].content[0].text
+        payload = await options.prepare_payload({"model": model.id, "input": last, "shout": False})
+        await options.response(200, {"x-echo-version": "1"})
+        yield builder.start()
+        yield builder.text_start()
+        text = payload["input"].upper() if payload["shout"] else payload["input"]
+        yield builder.text_delta(f"You said: {text}")
+        yield builder.close()
+        yield builder.done()  # failures end with builder.error(...), never an exception
+
+
+class ProviderTour:
+    @hookimpl
+    def register_providers(self, ctx):
+        return [EchoProvider()]  # collected by api: a later "echo" provider replaces it
+
+    @hookimpl
+    def register_models(self, ctx):
+        return [Model(id="echo-1", provider="local-echo", api="echo", name="Echo 1",
+                      context_window=8192, max_tokens=1024, cost=ModelCost(input=0, output=0))]
+
+    @hookimpl
+    def before_provider_request(self, payload, model, ctx):
+        print(f"before_provider_request: {model.key} {payload}")
+        return {**payload, "shout": True}  # the payload actually sent
+
+    @hookimpl
+    def after_provider_response(self, event, ctx):
+        print(f"after_provider_response: {event.status} {event.headers}")
+
+
+async def main() -> None:
+    from pi_core import Plugins
+    from pi_core.registry import ModelRegistry
+
+    plugins = Plugins()
+    plugins.register(ProviderTour())
+    # The registry pi builds at start-up: every plugin's models, then models.json.
+    registry = await ModelRegistry.from_plugins(plugins, models_json=False)
+    model = registry.find("local-echo", "echo-1")
+    print("registered:", model.key, model.name, model.context_window)
+    harness = await create_harness(ProviderTour(), model=model)
+    await harness.prompt("hello there")
+    print("answer:", harness.messages[-1].text)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,512 @@
+"""Plugin packages: ``pi install``, ``pi remove`` and ``pi list``.
+
+pi (TypeScript) keeps npm and git packages in settings.json. A pi-harness plugin is a
+Python package with ``pi.plugins`` entry points, so installing one is pip's job: pip runs
+as ``sys.executable -m pip``, into the environment pi itself runs in, and that
+environment's package metadata is the record (nothing is written to settings). What a
+package added is the difference between the entry points before and after the install.
+
+A plugin *file* (a ``.py`` file, or a folder with ``__init__.py`` and no project file) is
+not a package: as pi does with local paths, its path goes into ``extensions`` in
+settings.json without copying, the global file by default, the project's with ``-l``.
+``-l`` means nothing for packages (every project shares the environment), and says so.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import re
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from attrs import define, field
+
+from pi_core.discovery import GROUP, OWN_DISTRIBUTION, PluginPolicy
+from pi_core.paths import agent_dir, project_dir
+
+LOCAL_PACKAGE_MESSAGE = (
+    "-l applies to plugin files only. Packages are installed with pip into the Python "
+    "environment pi runs in, which every project shares: for project-only packages run pi "
+    "from a project virtualenv; to turn a plugin off in one project, list it under "
+    '"plugins.disabled" in .pi/settings.json.'
+)
+
+
+class PackageError(Exception):
+    """A request ``pi install`` / ``pi remove`` cannot carry out; ``code`` is the exit code."""
+
+    def __init__(self, message: str, code: int = 1) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@define
+class PluginPackage:
+    """An installed distribution that provides ``pi.plugins`` entry points."""
+
+    name: str
+    version: str
+    plugins: list[str] = field(factory=list)
+    origin: str = "index"  # a path, a URL, or "index" (PyPI or another package index)
+    editable: bool = False
+
+
+def normalise(name: str) -> str:
+    """A distribution name as pip compares it (PEP 503)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+# ---------------------------------------------------------------- what is installed
+
+
+def _origin(dist: metadata.Distribution) -> tuple[str, bool]:
+    """Where a distribution was installed from (PEP 610 ``direct_url.json``)."""
+    try:
+        direct = json.loads(dist.read_text("direct_url.json") or "null")
+    except (OSError, ValueError):
+        direct = None
+    if not isinstance(direct, dict) or "url" not in direct:
+        return "index", False
+    url = direct["url"]
+    vcs = direct.get("vcs_info")
+    if vcs:
+        ref = vcs.get("requested_revision") or vcs.get("commit_id", "")[:12]
+        return f"{vcs.get('vcs', 'git')}+{url}" + (f"@{ref}" if ref else ""), False
+    if url.startswith("file://"):
+        from urllib.parse import unquote, urlparse
+
+        url = unquote(urlparse(url).path)
+    return url, bool((direct.get("dir_info") or {}).get("editable"))
+
+
+@define
+class Installed:
+    """A visible distribution, read at once (its files may be gone after a pip run)."""
+
+    name: str
+    version: str
+    plugins: list[str]
+    dist: metadata.Distribution = field(repr=False, eq=False)
+
+
+def installed() -> dict[str, Installed]:
+    """Every visible distribution by normalised name (the first on ``sys.path`` wins, as
+    for imports), with the names of its ``pi.plugins`` entry points."""
+    importlib.invalidate_caches()
+    found: dict[str, Installed] = {}
+    for dist in metadata.distributions():
+        name = dist.metadata["Name"]
+        if not name or normalise(name) in found:
+            continue
+        plugins = sorted(ep.name for ep in dist.entry_points if ep.group == GROUP)
+        found[normalise(name)] = Installed(name, dist.version, plugins, dist)
+    return found
+
+
+def plugin_packages() -> list[PluginPackage]:
+    """The installed packages that provide pi plugins (pi-harness's built-ins aside),
+    by name."""
+    packages = []
+    for key, found in sorted(installed().items()):
+        if not found.plugins or key == OWN_DISTRIBUTION:
+            continue
+        origin, editable = _origin(found.dist)
+        packages.append(PluginPackage(found.name, found.version, found.plugins, origin, editable))
+    return packages
+
+
+# ---------------------------------------------------------------- sources
+
+
+@define
+class Source:
+    """What ``pi install SOURCE`` names: a pip requirement, or a plugin file."""
+
+    kind: str  # "pip" or "file"
+    value: str  # the requirement pip gets, or the file's absolute path
+
+
+def _looks_like_path(source: str) -> bool:
+    return source.startswith((".", "/", "~"))
+
+
+def _is_project(path: Path) -> bool:
+    return (path / "pyproject.toml").is_file() or (path / "setup.py").is_file()
+
+
+def classify(source: str, cwd: str | Path) -> Source:
+    """Read SOURCE as pi would: a path (project, wheel, file), ``git:`` shorthand, or a
+    requirement for pip (a name, ``git+URL``, an archive URL)."""
+    if source.startswith("npm:"):
+        raise PackageError(
+            f"{source}: npm packages are extensions for pi itself (TypeScript); pi-harness "
+            "plugins are Python packages: give a PyPI name, a path or a git+URL", 2)
+    if source.startswith("git:"):
+        return Source("pip", _git_shorthand(source[4:]))
+    candidate = Path(os.path.expanduser(source))
+    candidate = candidate if candidate.is_absolute() else Path(cwd) / candidate
+    if not (_looks_like_path(source) or candidate.exists()):
+        return Source("pip", source)
+    if not candidate.exists():
+        raise PackageError(f"{source}: no such file or directory ({candidate})", 2)
+    candidate = candidate.resolve()
+    if candidate.is_dir():
+        if _is_project(candidate):
+            return Source("pip", str(candidate))
+        if (candidate / "__init__.py").is_file():
+            return Source("file", str(candidate))
+        raise PackageError(
+            f"{source}: not a plugin: a folder needs a pyproject.toml (a package) or an "
+            "__init__.py (a plugin folder)", 2)
+    if candidate.suffix == ".py":
+        return Source("file", str(candidate))
+    if candidate.name.endswith((".whl", ".tar.gz", ".zip")):
+        return Source("pip", str(candidate))
+    raise PackageError(f"{source}: not a plugin: expected a .py file, a project folder or a wheel", 2)
+
+
+def _git_shorthand(rest: str) -> str:
+    """pi's ``git:host/user/repo[@ref]`` and ``git:git@host:user/repo[@ref]`` as pip URLs."""
+    if rest.startswith("git@"):
+        host, _, path = rest[4:].partition(":")
+        return f"git+ssh://git@{host}/{path}"
+    if re.match(r"^[a-z]+://", rest):
+        return f"git+{rest}"
+    return f"git+https://{rest}"
+
+
+def _project_name(path: Path) -> str | None:
+    """The distribution name a project folder declares in its pyproject.toml."""
+    import tomllib
+
+    try:
+        data = tomllib.loads((path / "pyproject.toml").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    name = data.get("project", {}).get("name")
+    return name if isinstance(name, str) else None
+
+
+# ---------------------------------------------------------------- pip
+
+
+def pip(*args: str) -> subprocess.CompletedProcess:
+    """Run pip of this interpreter (the environment pi runs in), output captured."""
+    return subprocess.run([sys.executable, "-m", "pip", *args, "--disable-pip-version-check"],
+                          capture_output=True, text=True)
+
+
+def _pip_failed(what: str, proc: subprocess.CompletedProcess) -> PackageError:
+    output = (proc.stdout + proc.stderr).strip()
+    return PackageError(f"pip could not {what} (exit {proc.returncode}):\n{output}")
+
+
+@define
+class Change:
+    """One distribution an install added or changed, with its plugins."""
+
+    name: str
+    version: str
+    plugins: list[str]
+    previous_version: str | None = None
+    previous_plugins: list[str] = field(factory=list)
+
+
+def changes(before: dict, after: dict) -> list[Change]:
+    """Distributions that are new or changed (version or plugins) from ``before`` to
+    ``after`` (both from :func:`installed`)."""
+    found = []
+    for key, now in sorted(after.items()):
+        old = before.get(key)
+        if old is not None and (old.version, old.plugins) == (now.version, now.plugins):
+            continue
+        found.append(Change(now.name, now.version, now.plugins,
+                            old.version if old else None, old.plugins if old else []))
+    return found
+
+
+def install_package(requirement: str, pip_args: list[str], editable: bool = False) -> list[Change]:
+    """``pip install`` the requirement; returns what changed in the environment."""
+    before = installed()
+    proc = pip("install", *pip_args, *(["-e"] if editable else []), requirement)
+    if proc.returncode != 0:
+        raise _pip_failed(f"install {requirement}", proc)
+    return changes(before, installed())
+
+
+def remove_package(package: PluginPackage, pip_args: list[str]) -> None:
+    """``pip uninstall`` a plugin package (see :func:`find_package`)."""
+    proc = pip("uninstall", "-y", *pip_args, package.name)
+    if proc.returncode != 0:
+        raise _pip_failed(f"remove {package.name}", proc)
+    left = installed().get(normalise(package.name))
+    if left is not None:
+        where = getattr(left.dist, "_path", "another environment")
+        raise PackageError(
+            f"{package.name} is still installed ({where}): it lives outside the environment "
+            f"pi runs in ({sys.prefix}), so pip left it alone")
+
+
+def find_package(name: str) -> PluginPackage:
+    """The plugin package called ``name``, or the one providing the plugin ``name``."""
+    packages = plugin_packages()
+    for package in packages:
+        if normalise(package.name) == normalise(name):
+            return package
+    providers = [p for p in packages if name in p.plugins]
+    if len(providers) == 1:
+        return providers[0]
+    if len(providers) > 1:
+        names = ", ".join(p.name for p in providers)
+        raise PackageError(f"{name}: several packages provide a plugin of that name ({names}); "
+                           "give the package name", 2)
+    if normalise(name) == OWN_DISTRIBUTION:
+        raise PackageError("pi-harness is pi itself; uninstall it with pip if you mean to", 2)
+    if normalise(name) in installed():
+        raise PackageError(f"{name} is installed but provides no pi plugins; pi remove only "
+                           "removes plugin packages (use pip uninstall)", 2)
+    raise PackageError(f"No installed plugin package matches {name} (see pi list)")
+
+
+# ---------------------------------------------------------------- plugin files in settings
+
+
+def settings_file(local: bool, cwd: str | Path) -> Path:
+    return (project_dir(cwd) if local else agent_dir()) / "settings.json"
+
+
+def _read_settings(path: Path) -> dict:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise PackageError(f"{path} is not valid JSON ({exc}); fix it first, it was left as is")
+    if not isinstance(data, dict):
+        raise PackageError(f"{path}: expected a JSON object; fix it first, it was left as is")
+    return data
+
+
+def _write_settings(path: Path, data: dict) -> None:
+    """Write settings.json whole, through a temp file renamed over the old one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(temp, path)
+
+
+def _entry_path(entry: Any, base: Path) -> Path | None:
+    if not isinstance(entry, str):
+        return None
+    path = Path(entry).expanduser()
+    return (path if path.is_absolute() else base / path).resolve()
+
+
+def add_plugin_file(path: Path, local: bool, cwd: str | Path) -> tuple[Path, bool]:
+    """Record a plugin file in settings.json ``extensions``: relative to ``.pi`` in a
+    project (so the project can share it), absolute in the global file. Returns the
+    settings file and whether it changed."""
+    target = settings_file(local, cwd)
+    data = _read_settings(target)
+    entries = data.get("extensions")
+    if entries is not None and not isinstance(entries, list):
+        raise PackageError(f"{target}: \"extensions\" is not a list; fix it first")
+    entries = list(entries or [])
+    if any(_entry_path(e, target.parent) == path for e in entries):
+        return target, False
+    entries.append(os.path.relpath(path, target.parent) if local else str(path))
+    data["extensions"] = entries
+    _write_settings(target, data)
+    return target, True
+
+
+def remove_plugin_file(path: Path, local: bool, cwd: str | Path) -> Path | None:
+    """Take a plugin file out of settings.json ``extensions``; the settings file it was
+    in, or ``None`` when it was not there."""
+    target = settings_file(local, cwd)
+    data = _read_settings(target)
+    entries = data.get("extensions")
+    if not isinstance(entries, list):
+        return None
+    kept = [e for e in entries if _entry_path(e, target.parent) != path]
+    if len(kept) == len(entries):
+        return None
+    data["extensions"] = kept
+    _write_settings(target, data)
+    return target
+
+
+def _check_plugin_file(path: Path) -> str:
+    """Import a plugin file as pi will, so a broken one is refused before it is recorded."""
+    from pi_core.discovery import load_file
+    from pi_core.plugins import Plugins
+
+    plugins = Plugins()
+    name = load_file(plugins, path)
+    if name is None or plugins.errors:
+        raise PackageError("\n".join(str(e) for e in plugins.errors) or f"{path} did not load")
+    return name
+
+
+# ---------------------------------------------------------------- the commands
+
+
+def _say(text: str = "", err: bool = False) -> None:
+    print(text, file=sys.stderr if err else sys.stdout, flush=True)
+
+
+def _policy_notes(names: list[str], distribution: str, cwd: str | Path) -> None:
+    from pi_core.settings import Settings
+
+    policy = PluginPolicy.from_settings(Settings.load(cwd, agent_dir()))
+    for name in names:
+        reason = policy.reason(name, distribution, builtin=False)
+        if reason is not None:
+            _say(f"note: plugin {name} will not load: {reason}")
+
+
+def run_install(source: str, pip_args: list[str], *, local: bool = False, cwd: str = ".",
+                editable: bool = False) -> int:
+    """``pi install``: the exit code; reports what was added."""
+    try:
+        if source.startswith("-"):
+            raise PackageError(f"give SOURCE first; options after it go to pip "
+                               f"(pi install ./my-plugin {source})", 2)
+        found = classify(source, cwd)
+        if found.kind == "file":
+            name = _check_plugin_file(Path(found.value))
+            target, changed = add_plugin_file(Path(found.value), local, cwd)
+            verb = "Added" if changed else "Already listed:"
+            _say(f"{verb} plugin file {found.value} (plugin {name}) in {target}")
+            _policy_notes([name], "", cwd)
+            return 0
+        if local:
+            raise PackageError(LOCAL_PACKAGE_MESSAGE, 2)
+        _say(f"Installing {source}...")
+        added = install_package(found.value, pip_args, editable)
+    except PackageError as exc:
+        _say(f"error: {exc}", err=True)
+        return exc.code
+    with_plugins = [c for c in added if c.plugins or c.previous_plugins]
+    for change in with_plugins:
+        plugins = ", ".join(change.plugins) or "none"
+        if change.previous_version is None:
+            _say(f"Installed {change.name} {change.version}: plugins {plugins}")
+        else:
+            _say(f"Updated {change.name} {change.previous_version} -> {change.version}: plugins {plugins}")
+            gone = sorted(set(change.previous_plugins) - set(change.plugins))
+            if gone:
+                _say(f"  no longer provides: {', '.join(gone)}")
+        _policy_notes(change.plugins, change.name, cwd)
+    if with_plugins:
+        _say("The plugins load the next time pi starts.")
+    elif added:
+        names = ", ".join(f"{c.name} {c.version}" for c in added)
+        _say(f"warning: installed {names}, but none of it provides pi plugins "
+             f"(entry points in group {GROUP!r})", err=True)
+    else:
+        name = _requirement_name(found.value)
+        current = next((p for p in plugin_packages() if name and normalise(p.name) == normalise(name)), None)
+        if current is not None:
+            _say(f"{current.name} {current.version} is installed: plugins {', '.join(current.plugins)}")
+        _say(f"Nothing new: {source} was already installed (pip options such as --upgrade "
+             "go after SOURCE).")
+    return 0
+
+
+def _requirement_name(requirement: str) -> str | None:
+    """The distribution a requirement or project path names, when it can be told."""
+    if requirement.startswith("/"):
+        path = Path(requirement)
+        if path.name.endswith(".whl"):  # name-version-tags.whl
+            return path.name.split("-")[0]
+        return _project_name(path) if path.is_dir() else None
+    match = re.match(r"^([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[|[<>=!~;@ ]|$)", requirement)
+    return match.group(1) if match and "://" not in requirement else None
+
+
+def run_remove(source: str, pip_args: list[str], *, local: bool = False, cwd: str = ".") -> int:
+    """``pi remove``: the exit code."""
+    try:
+        name = source
+        candidate = Path(os.path.expanduser(source))
+        candidate = (candidate if candidate.is_absolute() else Path(cwd) / candidate).resolve()
+        if _looks_like_path(source) or candidate.exists():
+            if candidate.suffix == ".py" or (candidate / "__init__.py").is_file() and not _is_project(candidate):
+                target = remove_plugin_file(candidate, local, cwd)
+                if target is None:
+                    where = settings_file(local, cwd)
+                    other = "" if local else " (a project's entry needs -l)"
+                    raise PackageError(f"{source} is not listed in {where}{other}")
+                _say(f"Removed plugin file {candidate} from {target}")
+                return 0
+            name = _project_name(candidate) if candidate.is_dir() else None
+            if name is None:
+                raise PackageError(f"{source}: cannot tell which package this is; give its name "
+                                   "(see pi list)", 2)
+        if local:
+            raise PackageError(LOCAL_PACKAGE_MESSAGE, 2)
+        package = find_package(name)
+        _say(f"Removing {package.name}...")
+        remove_package(package, pip_args)
+    except PackageError as exc:
+        _say(f"error: {exc}", err=True)
+        return exc.code
+    _say(f"Removed {package.name} {package.version}: plugins {', '.join(package.plugins)}")
+    return 0
+
+
+def plugin_files(cwd: str | Path) -> list[dict]:
+    """The plugin files settings.json lists (global, then the project's)."""
+    from pi_core.settings import Settings
+
+    settings = Settings.load(cwd, agent_dir())
+    found = []
+    for scope, data, base in (("global", settings.global_data, settings.global_dir),
+                              ("project", settings.project_data, settings.project_dir)):
+        entries = data.get("extensions")
+        for entry in entries if isinstance(entries, list) else []:
+            path = _entry_path(entry, base)
+            if path is not None:
+                found.append({"path": str(path), "scope": scope, "exists": path.exists()})
+    return found
+
+
+def run_list(*, cwd: str = ".", as_json: bool = False) -> int:
+    """``pi list``: installed plugin packages and plugin files from settings."""
+    from pi_core.settings import Settings
+
+    packages = plugin_packages()
+    files = plugin_files(cwd)
+    policy = PluginPolicy.from_settings(Settings.load(cwd, agent_dir()))
+    if as_json:
+        rows = []
+        for p in packages:
+            rows.append({"name": p.name, "version": p.version, "plugins": p.plugins,
+                         "origin": p.origin, "editable": p.editable,
+                         "disabled": [n for n in p.plugins if policy.reason(n, p.name, False)]})
+        _say(json.dumps({"environment": sys.prefix, "packages": rows, "files": files}, indent=2))
+        return 0
+    if not packages and not files:
+        _say("No plugin packages installed. Add one with: pi install PKG|PATH|git+URL")
+        return 0
+    if packages:
+        _say(f"Plugin packages (in {sys.prefix}):")
+    for p in packages:
+        _say(f"  {p.name} {p.version}")
+        names = [n + (" (disabled)" if policy.reason(n, p.name, False) else "") for n in p.plugins]
+        _say(f"    plugins: {', '.join(names)}")
+        if p.origin != "index":
+            _say(f"    from: {p.origin}" + (" (editable)" if p.editable else ""))
+    if files:
+        _say('Plugin files (settings.json "extensions"):')
+    for f in files:
+        _say(f"  {f['path']}  ({f['scope']}{'' if f['exists'] else ', missing'})")
+    return 0

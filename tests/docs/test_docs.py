@@ -1,0 +1,132 @@
+"""The documentation's examples run and say what the docs say they do.
+
+Rules the docs keep (docs/index.md says so too):
+- every runnable example is ``docs/examples/NAME.py`` with its expected output in
+  ``docs/examples/NAME.out``; it is run here and its output compared;
+- every ```python block in ``docs/*.md`` is a doctest (``>>>``, run here), or starts with
+  ``# docs/examples/...`` and is a verbatim excerpt of that file, or runs on its own
+  (definitions and imports: it is executed here);
+- every hook in ``hookspecs`` is implemented by at least one example;
+- every option a ``pi`` command line in the docs uses exists.
+"""
+
+import ast
+import doctest
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import hookspecs
+
+ROOT = Path(__file__).parents[2]
+DOCS = ROOT / "docs"
+EXAMPLES = DOCS / "examples"
+PAGES = sorted(DOCS.glob("*.md"))
+RUNNABLE = sorted(p for p in EXAMPLES.glob("*.py") if "__main__" in p.read_text())
+
+
+def blocks(page: Path, language: str) -> list[str]:
+    return re.findall(rf"^```{language}\n(.*?)^```", page.read_text(), re.S | re.M)
+
+
+def env(tmp_path: Path) -> dict:
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path / "home"),
+            "PI_CODING_AGENT_DIR": str(tmp_path / "agent"), "PYTHONUNBUFFERED": "1"}
+
+
+def test_the_docs_have_their_pages():
+    names = {p.name for p in PAGES}
+    assert {"index.md", "getting-started.md", "configuration.md", "sessions.md", "plugins.md",
+            "packages.md", "json.md", "rpc-protocol.md"} <= names
+
+
+@pytest.mark.parametrize("example", RUNNABLE, ids=lambda p: p.name)
+def test_every_example_prints_what_its_out_file_says(example, tmp_path):
+    expected = example.with_suffix(".out")
+    assert expected.exists(), f"{example.name} needs {expected.name} with its expected output"
+    out = subprocess.run([sys.executable, str(example)], cwd=tmp_path, env=env(tmp_path),
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == expected.read_text()
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_python_blocks_are_doctests_excerpts_of_tested_examples_or_run(page):
+    for block in blocks(page, "python"):
+        if ">>>" in block:
+            continue  # test_doctests_in_the_docs_pass runs it
+        first, _, rest = block.partition("\n")
+        match = re.fullmatch(r"# (docs/examples/\S+)", first.strip())
+        if match is None:  # a self-contained snippet: it must run
+            try:
+                exec(compile(block, f"{page.name} block", "exec"), {"__name__": "docs_snippet"})
+            except Exception as exc:
+                pytest.fail(f"{page.name}: a python block that is not from docs/examples fails: "
+                            f"{type(exc).__name__}: {exc}\n{block[:300]}")
+            continue
+        source = ROOT / match.group(1)
+        assert source.exists(), f"{page.name} quotes {match.group(1)}, which does not exist"
+        assert rest.strip() in source.read_text(), (
+            f"{page.name}: the block quoting {match.group(1)} differs from the file:\n{rest[:300]}")
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_doctests_in_the_docs_pass(page, tmp_path, monkeypatch):
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
+    monkeypatch.chdir(tmp_path)
+    result = doctest.testfile(str(page), module_relative=False, verbose=False,
+                              optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0
+
+
+def test_every_hook_has_an_example():
+    implemented = set()
+    for example in EXAMPLES.rglob("*.py"):
+        for node in ast.walk(ast.parse(example.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+                    "hookimpl" in ast.unparse(d) for d in node.decorator_list):
+                implemented.add(node.name)
+    hooks = {name for module in hookspecs.SPEC_MODULES for name in dir(module)
+             if hasattr(getattr(module, name), "pi_spec")}
+    assert hooks, "no hook specs found"
+    assert sorted(hooks - implemented) == []
+    plugins_page = (DOCS / "plugins.md").read_text()
+    assert sorted(h for h in hooks if f"`{h}`" not in plugins_page) == []
+
+
+def _help(*subcommand: str) -> str:
+    from click.testing import CliRunner
+
+    from pi_core.cli import main
+
+    out = CliRunner().invoke(main, [*subcommand, "--help"], terminal_width=200)
+    assert out.exit_code == 0, out.output
+    return out.output
+
+
+def test_the_options_of_every_pi_command_in_the_docs_exist():
+    subcommands = {"install", "remove", "uninstall", "list", "plugins"}
+    helps: dict[str, str] = {}
+    checked = 0
+    for page in PAGES:
+        for block in blocks(page, "bash"):
+            for line in block.splitlines():
+                words = line.split("#")[0].split()
+                if not words or words[0] != "pi":
+                    continue
+                sub = words[1] if len(words) > 1 and words[1] in subcommands else ""
+                if sub in ("install", "remove", "uninstall"):
+                    # pip's options follow SOURCE
+                    words = words[:3] + [w for w in words[3:] if not w.startswith("-")]
+                text = helps.setdefault(sub, _help(sub) if sub else _help())
+                for word in words[1:]:
+                    option = word.split("=")[0]
+                    if re.fullmatch(r"--?[a-z][a-z-]*", option):
+                        assert re.search(rf"(^|[\s,/]){re.escape(option)}\b", text, re.M), (
+                            f"{page.name}: `{line.strip()}` uses {option}, which `pi {sub} --help` lacks")
+                        checked += 1
+    assert checked > 20

@@ -1,0 +1,86 @@
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from support.wheels import build_wheel, make_venv
+
+TOOL_PLUGIN = """
+from pi_core import hookimpl, tool
+
+
+@tool(parameters={{"type": "object", "properties": {{}}}})
+def {tool}(args, run):
+    \"\"\"A tool from {dist}.\"\"\"
+    return "{tool} says hi"
+
+
+@hookimpl
+def register_tools():
+    return [{tool}]
+"""
+
+
+class PluginEnv:
+    """A fresh venv that sees this environment's packages, a home with an agent dir and a
+    project folder; runs ``pi`` (``python -m pi_core.cli``) there."""
+
+    def __init__(self, base: Path):
+        self.base = base
+        self.python = make_venv(base / "venv")
+        self.agent_dir = base / "agent"
+        self.cwd = base / "project"
+        self.wheels = base / "wheels"
+        for folder in (self.agent_dir, self.cwd, self.wheels):
+            folder.mkdir(parents=True, exist_ok=True)
+        self.env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(base / "home"),
+                    "PI_CODING_AGENT_DIR": str(self.agent_dir), "PIP_NO_INDEX": "1"}
+
+    def pi(self, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+        return subprocess.run([self.python, "-m", "pi_core.cli", *args], cwd=cwd or self.cwd,
+                              env=self.env, capture_output=True, text=True, timeout=120)
+
+    def python_run(self, code: str) -> subprocess.CompletedProcess:
+        return subprocess.run([self.python, "-c", code], cwd=self.cwd, env=self.env,
+                              capture_output=True, text=True, timeout=60)
+
+    def wheel(self, dist: str, version: str = "1.0.0", tools: dict[str, str] | None = None) -> Path:
+        """A wheel of ``dist`` whose plugins (name → tool name) each register one tool."""
+        module = dist.replace("-", "_")
+        tools = tools if tools is not None else {dist.split("-")[-1]: f"{module}_tool"}
+        files = {f"{module}/__init__.py": ""}
+        for plugin, tool in tools.items():
+            files[f"{module}/{plugin}.py"] = TOOL_PLUGIN.format(tool=tool, dist=dist)
+        entry_points = {"pi.plugins": {p: f"{module}.{p}" for p in tools}} if tools else {}
+        return build_wheel(self.wheels, dist, version, files, entry_points)
+
+    def settings(self, data: dict, project: bool = False) -> Path:
+        path = (self.cwd / ".pi" if project else self.agent_dir) / "settings.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(data))
+        return path
+
+    def plugins_json(self, *args: str) -> dict:
+        out = self.pi("plugins", "--json", *args)
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stdout)
+
+    def tools(self) -> list[str]:
+        """The tools an agent built by plugin discovery gets in this environment."""
+        out = self.python_run(
+            "import asyncio\n"
+            "from pi_core import Agent\n"
+            "from pi_core.discovery import load_plugins\n"
+            "from pi_plugins.providers.scripted import scripted_model\n"
+            "agent = Agent(model=scripted_model(), plugins=load_plugins(), providers=[])\n"
+            "asyncio.run(agent.setup())\n"
+            "print(' '.join(sorted(t.name for t in agent.tools)))\n")
+        assert out.returncode == 0, out.stderr
+        return out.stdout.split()
+
+
+@pytest.fixture
+def plugin_env(tmp_path):
+    return PluginEnv(tmp_path)
