@@ -16,19 +16,21 @@ Settings (``settings.json``)::
 from __future__ import annotations
 
 from pi_core import hookimpl
-from pi_core.entries import CompactionEntry
-from pi_core.events import CompactionDecision, CompactionResult
-
-from pi_compact_notes.notes import GENERATOR, Limits, Notes
 
 SETTINGS_KEY = "compactNotes"
+GENERATOR = "pi-compact-notes"
 
 
 def compact_to_notes(entries: list, keep_recent_tokens: int, *, context: list | None = None,
-                     instructions: str | None = None, limits: Limits | None = None) -> CompactionResult | None:
-    """The compaction of the branch ``entries`` (root → leaf) into notes, or None when
-    there is nothing to compact (no message before the part to keep)."""
+                     instructions: str | None = None, limits=None):
+    """The compaction (a ``CompactionResult``) of the branch ``entries`` (root → leaf)
+    into notes, or None when there is nothing to compact (no message before the part to
+    keep). ``limits`` is a :class:`pi_compact_notes.notes.Limits`."""
+    from pi_core.entries import CompactionEntry
+    from pi_core.events import CompactionResult
     from pi_plugins.compaction.prepare import prepare_compaction
+
+    from pi_compact_notes.notes import Limits, Notes
 
     plan = prepare_compaction(entries, keep_recent_tokens, context=context)
     if plan is None or not (plan.messages_to_summarize or plan.turn_prefix_messages):
@@ -49,6 +51,10 @@ def compact_to_notes(entries: list, keep_recent_tokens: int, *, context: list | 
 
 @hookimpl
 def session_before_compact(event, ctx):
+    from pi_core.events import CompactionDecision
+
+    from pi_compact_notes.notes import Limits
+
     section = ctx.settings.get(SETTINGS_KEY) or {}
     if isinstance(section, dict) and section.get("enabled") is False:
         return None
@@ -62,4 +68,4 @@ def session_before_compact(event, ctx):
     return CompactionDecision(generate=generate)
 
 
-__all__ = ["compact_to_notes", "Limits", "Notes", "GENERATOR"]
+__all__ = ["compact_to_notes", "GENERATOR", "SETTINGS_KEY"]

@@ -19,7 +19,7 @@ from pi_core.messages import (
     text_of,
 )
 
-GENERATOR = "pi-compact-notes"
+from pi_compact_notes import GENERATOR
 
 
 @define

@@ -9,22 +9,20 @@ server's JSON Schema as its parameters; results map to text and image content
 the log, and the others still work; a server that breaks later gives the model an error
 result, not a crash. ``/mcp`` lists the servers and their tools.
 
-Nothing of the ``mcp`` SDK is imported unless a server is configured.
+Nothing of the ``mcp`` SDK (nor asyncio or the tool machinery) is imported unless a
+server is configured, so loading the plugin costs next to nothing.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import weakref
 from typing import Any
 
 from pi_core import hookimpl
 from pi_core.commands import Command
-from pi_core.tools import Tool, ToolResult
 
 from pi_mcp.config import ServerConfig, load_config
-from pi_mcp.results import to_tool_result, tool_name
 
 log = logging.getLogger("pi.mcp")
 EMPTY_SCHEMA = {"type": "object", "properties": {}}
@@ -36,9 +34,11 @@ class Servers:
     def __init__(self) -> None:
         self.connections: dict[str, Any] = {}
         self.failures: dict[str, str] = {}
-        self.tools: list[Tool] = []
+        self.tools: list = []
 
     async def start(self, configs: list[ServerConfig], ctx) -> None:
+        import asyncio
+
         from pi_mcp.connection import Connection, ServerError
 
         connections = [Connection(c) for c in configs]
@@ -62,9 +62,13 @@ class Servers:
                 self.tools.append(tool)
 
     async def stop(self) -> None:
+        import asyncio
+
         await asyncio.gather(*(c.stop() for c in self.connections.values()), return_exceptions=True)
 
     def describe(self) -> str:
+        from pi_mcp.results import tool_name
+
         if not self.connections and not self.failures:
             return "No MCP servers are configured (.pi/mcp.json)."
         lines = []
@@ -96,13 +100,17 @@ def _schema(spec: dict, server: str, ctx) -> dict:
     return {"type": "object", **schema}
 
 
-def make_tool(connection, spec: dict, ctx) -> Tool:
+def make_tool(connection, spec: dict, ctx):
+    """The pi ``Tool`` for one tool (``spec``, as listed) of a connected server."""
+    from pi_core.tools import Tool, ToolResult
+
     from pi_mcp.connection import ServerError
+    from pi_mcp.results import to_tool_result, tool_name
 
     server, remote = connection.name, spec["name"]
     description = spec.get("description") or spec.get("title") or remote
 
-    async def execute(args: dict, run) -> ToolResult:
+    async def execute(args: dict, run):
         try:
             if not connection.running and connection.error is None:  # stopped with its session
                 await connection.ensure_running()

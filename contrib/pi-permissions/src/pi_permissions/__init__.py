@@ -26,7 +26,6 @@ from attrs import define, field
 
 from pi_core import hookimpl
 from pi_core.commands import Command
-from pi_core.events import ToolCallDecision
 
 from pi_permissions.rules import Policy, Rule, Verdict, load_policy
 
@@ -116,6 +115,8 @@ async def ask_user(ctx, tool_name: str, arguments: dict, verdict: Verdict) -> tu
 
 @hookimpl
 async def before_tool_call(event, ctx):
+    from pi_core.events import ToolCallDecision
+
     current = state(ctx)
     tool, args = event.tool_name, event.arguments
     verdict = current.policy.verdict(tool, args, ctx.cwd)

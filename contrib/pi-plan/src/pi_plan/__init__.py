@@ -26,8 +26,6 @@ from attrs import define, field
 
 from pi_core import hookimpl
 from pi_core.commands import Command
-from pi_core.events import ToolCallDecision
-from pi_core.messages import AssistantMessage, CustomMessage
 
 from pi_plan.readonly import is_read_only_command
 
@@ -147,6 +145,8 @@ def leave(ctx, *, approved: bool) -> PlanState:
     left = PlanState(False, None, state.steps)
     _record(ctx, left)
     if approved:
+        from pi_core.messages import CustomMessage
+
         text = "The user approved the plan. Plan mode is over: all your tools are available again."
         if state.steps:
             text += " Carry out the plan:\n" + "\n".join(f"{i}. {s}" for i, s in enumerate(state.steps, 1))
@@ -225,6 +225,8 @@ def before_tool_call(event, ctx):
     """The second guard: whatever tools are active, plan mode runs only read-only calls."""
     if not current(ctx).planning:
         return None
+    from pi_core.events import ToolCallDecision
+
     name = event.tool_name
     if name not in plan_tools(ctx):
         return ToolCallDecision(block=True, reason=(
@@ -244,7 +246,7 @@ async def agent_end(event, ctx):
     state = current(ctx)
     if not state.planning:
         return
-    last = next((m for m in reversed(event.messages) if isinstance(m, AssistantMessage)), None)
+    last = next((m for m in reversed(event.messages) if getattr(m, "role", None) == "assistant"), None)
     steps = extract_steps(last.text) if last is not None else []
     if not steps:
         return

@@ -17,7 +17,9 @@ from attrs import asdict, define, field
 
 from pi_core import hookimpl
 from pi_core.commands import Command
-from pi_core.tools import Tool, ToolResult
+
+# pi_core.tools (and the loop behind it) is imported on first use: loading this plugin at
+# start-up stays nearly free.
 
 CUSTOM_TYPE = "pi-todo"
 ACTIONS = ("list", "add", "complete", "reopen", "remove", "clear")
@@ -138,7 +140,9 @@ def apply(todos: TodoList, action: str, text: str | None, item_id: int | None) -
     return TodoList(changed, todos.next_id), f"{'Completed' if done else 'Reopened'} #{item_id}."
 
 
-async def _run_todo(args: dict, run) -> ToolResult:
+async def _run_todo(args: dict, run):
+    from pi_core.tools import ToolResult
+
     ctx = run.ctx
     todos = current(ctx)
     try:
@@ -151,8 +155,10 @@ async def _run_todo(args: dict, run) -> ToolResult:
     return ToolResult.text(f"{message}\n{changed.render()}", changed.to_data())
 
 
-TODO_TOOL = Tool(name="todo", label="Todo", description=DESCRIPTION, parameters=PARAMETERS,
-                 function=_run_todo)
+def todo_tool():
+    from pi_core.tools import Tool
+
+    return Tool(name="todo", label="Todo", description=DESCRIPTION, parameters=PARAMETERS, function=_run_todo)
 
 
 async def _todos_command(args: str, ctx) -> str:
@@ -171,7 +177,7 @@ async def _todos_command(args: str, ctx) -> str:
 
 @hookimpl
 def register_tools(ctx):
-    return [TODO_TOOL]
+    return [todo_tool()]
 
 
 @hookimpl
