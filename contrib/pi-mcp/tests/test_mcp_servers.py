@@ -216,3 +216,22 @@ def pi_mcp_shutdown():
     from pi_core.events import SessionShutdown
 
     return SessionShutdown()
+
+
+def test_a_server_that_never_answers_is_given_up_after_its_startup_timeout(project):
+    sleeper = f"import os, pathlib, time; pathlib.Path({str(project.parent / 'demo.pid')!r}).write_text(str(os.getpid())); time.sleep(60)"
+    write_config(project, {"slow": {"command": sys.executable, "args": ["-c", sleeper], "startupTimeout": 1}})
+
+    async def scenario():
+        started = time.monotonic()
+        harness, provider, ui = await make(project, [Reply(text="no tools, still fine")])
+        waited = time.monotonic() - started
+        await harness.prompt("hello")
+        await harness.close()
+        return harness, provider, ui, waited
+
+    harness, provider, ui, waited = run(scenario())
+    assert ui.notes == [("warning", "pi-mcp: server 'slow' failed to start: did not start within 1 s")]
+    assert provider.requests[0].tools == [] and harness.messages[-1].text == "no tools, still fine"
+    assert waited < 12  # the SDK's import takes seconds on a busy machine; the server's wait takes 1 s
+    assert gone(pid_of(project)), "the server that never answered is not left running"

@@ -73,6 +73,8 @@ class Connection:
     async def start(self) -> None:
         """Start the server and list its tools; raises :class:`ServerError` saying why
         it failed (with the end of what the server wrote to stderr)."""
+        import mcp.client.stdio  # noqa: F401 - seconds on first use; not part of the server's time
+
         self.error = None
         self._stop = asyncio.Event()
         self._stderr = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
@@ -86,6 +88,8 @@ class Connection:
         except Exception as exc:
             reason = describe(exc)
         await self.stop(keep_stderr=True)  # the process ends, so its last words are in the file
+        if ready.done() and not ready.cancelled():
+            ready.exception()  # seen: a late failure is part of the reason already
         raise ServerError(self._explain(reason))
 
     async def _run(self, ready: asyncio.Future, stop: asyncio.Event, stderr) -> None:
@@ -170,6 +174,8 @@ class Connection:
         task = self._task
         if task is not None and not task.done():
             try:
+                if self._session is None:  # still starting: nothing to wind down gently
+                    raise asyncio.TimeoutError
                 await asyncio.wait_for(asyncio.shield(task), 10)
             except (asyncio.TimeoutError, Exception):
                 task.cancel()
