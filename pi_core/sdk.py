@@ -44,7 +44,9 @@ async def create_harness(
     for plugin in plugins:
         registry.register(plugin)
     harness = Harness(
-        plugins=registry, session=session or Session.in_memory(cwd), model=model,
+        plugins=registry, model=model,
+        # ``is None``: a new session is empty, and an empty Session is falsy.
+        session=session if session is not None else Session.in_memory(cwd),
         model_is_explicit=True, thinking_level=thinking_level, cwd=cwd, settings=settings,
         options=options, ui=ui, tools=tools, get_api_key=get_api_key, resolve_model=resolve_model,
         system_prompt=system_prompt,

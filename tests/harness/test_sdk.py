@@ -5,6 +5,7 @@ import sys
 from pathlib import Path
 
 from pi_core.sdk import create_harness
+from pi_core.session import Session
 from pi_plugins.providers.scripted import Reply, ScriptedProvider, scripted_model
 
 from support.agents import run
@@ -35,3 +36,16 @@ def test_a_composed_agent_keeps_its_session_in_memory_and_can_steer(tmp_path):
     assert [m.role for m in harness.messages] == ["user", "assistant", "user", "assistant"]
     assert harness.session.file is None and len(harness.session.path()) >= 4
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_new_file_session_given_to_create_harness_is_the_one_it_uses(tmp_path):
+    session = Session.create(tmp_path / "work", tmp_path / "sessions")  # empty, so falsy
+
+    async def scenario():
+        harness = await create_harness(ScriptedProvider([Reply(text="hi")]), model=scripted_model(),
+                                       session=session, cwd=str(tmp_path))
+        await harness.prompt("hello")
+        return harness
+
+    harness = run(scenario())
+    assert harness.session is session and session.file.exists()
