@@ -220,7 +220,7 @@ def test_a_third_party_wheel_installed_into_a_venv_is_discovered_through_its_ent
     )
     assert out.returncode == 0, out.stderr
     listed = json.loads(out.stdout)["plugins"]
-    third = [p for p in listed if p["source"] == "entry point"]
+    third = [p for p in listed if p["source"] == "entry point" and p["distribution"] in ("pi-alpha", "pi-zeta")]
     assert [(p["name"], p["distribution"], p["version"], p["hooks"]) for p in third] == [
         ("alpha", "pi-alpha", "1.2.3", ["register_tools"]),
         ("zeta", "pi-zeta", "1.2.3", ["register_tools"]),
