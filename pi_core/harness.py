@@ -96,9 +96,16 @@ class HarnessContext(PluginContext):
         """Keep plugin state in the session (a ``custom`` entry, never sent to the model)."""
         return self.harness.session.append_custom(custom_type, data)
 
-    def send_message(self, message: Any, deliver_as: str = "steer") -> None:
-        """Queue a message for the model: text or a :class:`CustomMessage`."""
-        self.send_user_message(message, deliver_as)
+    def send_user_message(self, content: Any, deliver_as: str = "steer") -> None:
+        """Queue a message for the model (text or a :class:`CustomMessage`): ``steer``
+        before its next request, ``follow_up`` when the run would otherwise end. Goes
+        through the harness, so subscribers see the ``queue_update``."""
+        if deliver_as == "steer":
+            self.harness.steer(content)
+        else:
+            self.harness.follow_up(content)
+
+    send_message = send_user_message
 
     def set_session_name(self, name: str) -> None:
         self.harness.session.append_session_info(name)
