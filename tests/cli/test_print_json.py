@@ -105,3 +105,23 @@ def test_models_json_auth_header_reaches_the_server(pi, server):
     assert server.requests[0].headers.get("authorization") == "Bearer sk-local-secret"
     for path in pi.sessions():
         assert "sk-local-secret" not in path.read_text()
+
+
+def test_context_files_skills_and_templates_reach_the_model_through_pi(pi, server):
+    (pi.cwd / "AGENTS.md").write_text("Always run make test before you finish.\n")
+    skill = pi.agent_dir / "skills" / "release" / "SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text("---\nname: release\ndescription: Cut a release of this project.\n---\nTag, build, publish.\n")
+    template = pi.cwd / ".pi" / "prompts" / "fix.md"
+    template.parent.mkdir(parents=True)
+    template.write_text("---\ndescription: Fix an issue\n---\nFix issue #$1 in $2.\n")
+    server.push(Reply(text="fixing"), Reply(text="releasing"))
+    assert pi.run("-p", "/fix 42 parser.py").returncode == 0
+    assert pi.run("-c", "-p", "/skill:release v1.2").returncode == 0
+    first, second = (r.body["messages"] for r in server.requests)
+    system = first[0]["content"] if isinstance(first[0]["content"], str) else json.dumps(first[0]["content"])
+    assert first[0]["role"] in ("system", "developer")
+    assert "Always run make test before you finish." in system
+    assert "<name>release</name>" in system and "Cut a release of this project." in system
+    assert "Fix issue #42 in parser.py." in json.dumps(first[-1])
+    assert "Tag, build, publish." in json.dumps(second[-1]) and "v1.2" in json.dumps(second[-1])
