@@ -90,9 +90,25 @@ class PluginPolicy:
         return sorted((self.disabled | (self.enabled or set())) - known)
 
 
-def _dist_name(ep: metadata.EntryPoint) -> str:
+_DIST_FACTS: dict[str, tuple[str, str | None]] = {}
+
+
+def _dist_facts(ep: metadata.EntryPoint) -> tuple[str, str | None]:
+    """(name, version) of an entry point's distribution. Reading METADATA parses the
+    whole file (a long README included), so it is read once per distribution."""
     dist = getattr(ep, "dist", None)
-    return dist.metadata["Name"] if dist is not None else ""
+    if dist is None:
+        return "", None
+    key = str(getattr(dist, "_path", id(dist)))
+    facts = _DIST_FACTS.get(key)
+    if facts is None:
+        meta = dist.metadata
+        facts = _DIST_FACTS[key] = (meta["Name"] or "", meta["Version"])
+    return facts
+
+
+def _dist_name(ep: metadata.EntryPoint) -> str:
+    return _dist_facts(ep)[0]
 
 
 def _normalise(name: str) -> str:
@@ -122,14 +138,11 @@ def _builtin_position(ep: metadata.EntryPoint) -> tuple[int, str]:
 
 def _load_entry_point(plugins: Plugins, ep: metadata.EntryPoint, source: str,
                       policy: PluginPolicy) -> None:
-    dist = getattr(ep, "dist", None)
-    reason = policy.reason(ep.name, _dist_name(ep), builtin=source == "builtin")
+    name, version = _dist_facts(ep)
+    reason = policy.reason(ep.name, name, builtin=source == "builtin")
     if reason is not None:
         plugins.skipped.append(SkippedPlugin(
-            ep.name, source, ep.value, reason,
-            distribution=dist.metadata["Name"] if dist else None,
-            version=dist.version if dist else None,
-        ))
+            ep.name, source, ep.value, reason, distribution=name or None, version=version))
         return
     try:
         plugin = ep.load()
@@ -138,11 +151,8 @@ def _load_entry_point(plugins: Plugins, ep: metadata.EntryPoint, source: str,
     except Exception as exc:
         plugins.report(ep.name, "load", exc)
         return
-    plugins.register(
-        plugin, ep.name, source=source, location=ep.value,
-        distribution=dist.metadata["Name"] if dist else None,
-        version=dist.version if dist else None,
-    )
+    plugins.register(plugin, ep.name, source=source, location=ep.value,
+                     distribution=name or None, version=version)
 
 
 def load_file(plugins: Plugins, path: str | Path, source: str = "file") -> str | None:
