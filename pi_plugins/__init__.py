@@ -19,4 +19,5 @@ LOAD_ORDER = (
     "prompt_templates",
     "compaction",
     "print_mode",
+    "interactive",
 )
