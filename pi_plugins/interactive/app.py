@@ -514,8 +514,7 @@ class InteractiveApp:
         if not text:
             return
         if self.run_task is not None and not text.startswith("/"):
-            self.editor.buffer.append_to_history()
-            self.set_editor_text("")
+            self.take_editor_text()
             self.harness.follow_up(text)
             self.invalidate()
             return
@@ -558,6 +557,11 @@ class InteractiveApp:
         buffer.cancel_completion()
         self.set_editor_text("")
 
+    def take_editor_text(self, remember: bool = True) -> None:
+        """Empty the editor after sending its text, keeping it in the prompt history."""
+        self.editor.buffer.reset(append_to_history=remember)
+        self.invalidate()
+
     def set_editor_text(self, text: str) -> None:
         buffer = self.editor.buffer
         buffer.cancel_completion()
@@ -587,12 +591,14 @@ class InteractiveApp:
         self.invalidate()
 
     def _populate_history(self) -> None:
-        history = self.editor.buffer.history
+        """Up recalls this session's prompts, as in pi."""
+        buffer = self.editor.buffer
         for message in self.harness.messages:
             if getattr(message, "role", None) == "user":
                 text = user_text(message).strip()
                 if text:
-                    history.append_string(text)
+                    buffer.history.append_string(text)
+        buffer.reset(document=buffer.document)  # the buffer re-reads its history
 
     def _is_command(self, name: str) -> bool:
         return name in builtin.COMMANDS or name in self.plugin_commands
@@ -611,8 +617,7 @@ class InteractiveApp:
                 return
             command = self.plugin_commands.get(name)
             if command is not None and command.handler is not None:
-                buffer.append_to_history()
-                self.set_editor_text("")
+                self.take_editor_text()
                 self.spawn(self._call(command.handler, args.strip(), self.harness.ctx))
                 return
         if stripped.startswith("!") and len(stripped) > 1:
@@ -622,15 +627,13 @@ class InteractiveApp:
                 if self.busy == "bash":
                     self.add_text("A shell command is already running; press Esc to stop it first.", "warning")
                     return
-                buffer.append_to_history()
-                self.set_editor_text("")
+                self.take_editor_text()
                 self.spawn(self.run_bash(command_line, excluded))
                 return
         if self.busy and self.busy != "bash":
             self.add_text(f"Wait for the {self.busy} to finish (esc cancels it).", "warning")
             return
-        buffer.append_to_history()
-        self.set_editor_text("")
+        self.take_editor_text()
         if self.run_task is not None:
             self.harness.steer(stripped)
             self.invalidate()

@@ -45,13 +45,15 @@ class Terminal:
         exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
         program = shlex.join(argv)
         # after the program: its status and the tty's modes, then stay open to be read
-        script = (f"cd {shlex.quote(str(cwd))} && env -i {exports} {program}; "
-                  f"status=$?; echo; echo '{EXIT_MARK} '$status']]'; stty -a | tr '\\n' ' '; echo; "
+        # (a stray Ctrl+C after the program ended must not take the report with it)
+        script = (f"trap true INT; cd {shlex.quote(str(cwd))} && env -i {exports} {program}; "
+                  f"status=$?; echo; echo \"{EXIT_MARK} $status]] [[tty $(stty -a | tr '\\n' ' ')]]\"; "
                   f"exec sleep 600")
         self._env = {**os.environ, "LANG": "C.UTF-8"}
         self._tmux("-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", str(width), "-y", str(height),
                    "sh", "-c", script)
         self._tmux("set-option", "-t", "t", "history-limit", "10000")
+        self._tmux("set-option", "-t", "t", "remain-on-exit", "on")
 
     # ------------------------------------------------------------ plumbing
 
@@ -120,8 +122,13 @@ class Terminal:
 
     def wait_for_exit(self, timeout: float = 10.0) -> tuple[int, str]:
         """(exit status, the ``stty -a`` report) once the program has ended."""
-        self.wait_for(EXIT_MARK, timeout, history=True)
-        joined = self._tmux("capture-pane", "-t", "t", "-p", "-J", "-S", "-")  # -J: wrapped lines joined
-        match = re.search(re.escape(EXIT_MARK) + r" (\d+)\]\]\s*\n(.*)", joined)
-        assert match, joined
-        return int(match.group(1)), match.group(2)
+        pattern = re.compile(re.escape(EXIT_MARK) + r" (\d+)\]\] \[\[tty (.*?)\]\]", re.S)
+        deadline = time.monotonic() + timeout
+        joined = ""
+        while time.monotonic() < deadline:
+            joined = self._tmux("capture-pane", "-t", "t", "-p", "-J", "-S", "-")  # -J: wrapped lines joined
+            match = pattern.search(joined)
+            if match:
+                return int(match.group(1)), match.group(2)
+            time.sleep(0.05)
+        raise TerminalTimeout(f"the program did not exit within {timeout} s; the screen shows:\n{joined}")

@@ -1,0 +1,95 @@
+"""What plugins bring to the interactive mode: commands, dialogs through ctx.ui,
+shortcuts and renderers for their own messages."""
+
+from support.llm_server import Reply
+
+DEPLOY_PLUGIN = '''
+from pi_core import hookimpl
+from pi_core.commands import Command, MessageRenderer, Shortcut
+from pi_core.messages import CustomMessage
+
+
+async def deploy(args, ctx):
+    if await ctx.ui.confirm("Deploy to production?", "target: " + (args or "default")):
+        ctx.ui.notify("Deployed " + (args or "default"))
+    else:
+        ctx.ui.notify("Deployment cancelled", "warning")
+
+
+async def choose_colour(ctx):
+    colour = await ctx.ui.select("Pick a colour", ["red", "green", "blue"])
+    name = await ctx.ui.input("Name it", "a short name")
+    ctx.send_message(CustomMessage(custom_type="palette", content=f"{colour} is called {name}"),
+                     deliver_as="steer")
+    ctx.ui.notify(f"picked {colour} as {name}")
+
+
+@hookimpl
+def register_commands():
+    return [Command("deploy", "Deploy the app", deploy, argument_hint="<target>")]
+
+
+@hookimpl
+def register_shortcuts():
+    return [Shortcut("alt+k", choose_colour, "pick a colour")]
+
+
+@hookimpl
+def register_message_renderers():
+    return [MessageRenderer("palette", lambda message, expanded: "PALETTE >> " + message.content)]
+
+
+@hookimpl
+def before_tool_call(event, ctx):
+    async def ask():
+        if not await ctx.ui.confirm("Allow bash?", event.arguments.get("command", "")):
+            return {"block": True, "reason": "the user said no"}
+    return ask()
+'''
+
+
+def test_a_plugin_command_asks_through_a_confirm_dialog(pi_tui, server):
+    term = pi_tui(plugin=DEPLOY_PLUGIN)
+    term.type("/dep")
+    term.wait_for("Deploy the app")  # plugin commands complete like built-in ones
+    term.press("C-c")
+    term.submit("/deploy staging")
+    dialog = term.wait_for("Deploy to production?")
+    assert "target: staging" in dialog and "→ Yes" in dialog and "  No" in dialog
+    term.press("Down")
+    term.wait_for("→ No")
+    term.press("Enter")
+    screen = term.wait_for("Warning: Deployment cancelled")
+    assert "Deploy to production?" not in screen  # the editor is back
+    term.submit("/deploy staging")
+    term.wait_for("→ Yes")
+    term.press("Enter")
+    term.wait_for("Deployed staging")
+
+
+def test_a_plugin_can_ask_before_a_tool_runs(pi_tui, server):
+    server.push(Reply(text="Removing.", tool_calls=[("bash", {"command": "echo removed-$((1+1))"})]),
+                Reply(text="It was blocked."))
+    term = pi_tui(plugin=DEPLOY_PLUGIN)
+    term.submit("clean up")
+    dialog = term.wait_for("Allow bash?")
+    assert "echo removed-$((1+1))" in dialog
+    term.press("Down", "Enter")
+    screen = term.wait_for("It was blocked.")
+    assert "the user said no" in screen and "removed-2" not in screen
+
+
+def test_a_plugin_shortcut_opens_select_and_input_and_its_renderer_shows_the_message(pi_tui, server):
+    server.push(Reply(text="Nice palette."))
+    term = pi_tui(plugin=DEPLOY_PLUGIN)
+    term.press("M-k")
+    term.wait_for("Pick a colour")
+    term.press("Down")
+    term.press("Enter")
+    term.wait_for("Name it")
+    term.type("leaf")
+    term.press("Enter")
+    term.wait_for("picked green as leaf")
+    term.submit("what do you think?")
+    screen = term.wait_for("Nice palette.")
+    assert "PALETTE >> green is called leaf" in screen

@@ -1,0 +1,86 @@
+"""Moving around the session: /tree with a branch summary, /compact, /model."""
+
+import json
+
+from support.llm_server import Reply
+
+
+def _context_text(request) -> str:
+    return json.dumps(request.body["messages"], ensure_ascii=False)
+
+
+def test_tree_moves_to_an_earlier_message_and_leaves_a_summary_of_the_branch(pi_tui, server):
+    server.push(Reply(text="First answer."), Reply(text="Second answer."),
+                Reply(text="The user asked a second question; it was answered."),
+                Reply(text="Answer on the new branch."))
+    term = pi_tui()
+    term.submit("first question")
+    term.wait_for("First answer.")
+    term.submit("second question")
+    term.wait_for("Second answer.")
+    term.wait_idle()
+    term.submit("/tree")
+    tree = term.wait_for("Session tree")
+    assert "→ • assistant: Second answer.  ← active" in tree
+    assert "  • user: first question" in tree and "  • user: second question" in tree
+    term.press("Up")
+    term.wait_for("→ • user: second question")
+    term.press("Enter")
+    term.wait_for("Summarize the branch you leave?")
+    term.press("Down")
+    term.wait_for("→ Summarize")
+    term.press("Enter")
+    screen = term.wait_for(lambda s: "Navigated to the selected point" in s  # and the text back in the editor:
+                           and "second question" in s.split("Navigated to the selected point")[1])
+    assert "[branch]" in screen and "Branch summary" in screen
+    assert "Second answer." not in screen
+    assert "second question" in _context_text(server.requests[2])  # what was summarised
+    term.press("C-c")
+    term.wait_for(lambda s: "second question" not in s.split("Navigated to the selected point")[1])
+    term.submit("a new direction")
+    term.wait_for("Answer on the new branch.")
+    sent = _context_text(server.requests[3])
+    assert "The user asked a second question; it was answered." in sent
+    assert "first question" in sent and "Second answer." not in sent
+    [summary] = [e for e in term.entries() if e["type"] == "branch_summary"]
+    assert "The user asked a second question; it was answered." in summary["summary"]
+
+
+def test_compact_summarises_older_messages(pi_tui, server):
+    server.push(Reply(text="Answer one. " * 20), Reply(text="Two."),
+                Reply(text="## Goal\nKeep the answers short."), Reply(text="Short answer."))
+    # keep only the last turn ("question two" and its short answer): one summary request
+    term = pi_tui(settings={"compaction": {"keepRecentTokens": 3}})
+    term.submit("question one")
+    term.wait_for("Answer one.")
+    term.submit("question two")
+    term.wait_for("Two.")
+    term.wait_idle()
+    term.submit("/compact keep it short")
+    screen = term.wait_for("Compacted the context")
+    assert "[compaction]" in screen and "Compacted from" in screen
+    summary_request = _context_text(server.requests[2])
+    assert "question one" in summary_request and "keep it short" in summary_request
+    [entry] = [e for e in term.entries() if e["type"] == "compaction"]
+    assert entry["summary"].startswith("## Goal")
+    term.submit("question three")
+    term.wait_for("Short answer.")
+    sent = _context_text(server.requests[3])
+    assert "Keep the answers short." in sent and "question one" not in sent
+
+
+def test_model_selector_switches_the_model_for_the_next_prompt(pi_tui, server):
+    server.push(Reply(text="Answered by the other model."))
+    term = pi_tui()
+    term.submit("/model")
+    dialog = term.wait_for("Select a model")
+    assert "→ test-model [local] ✓" in dialog and "other-model [local]" in dialog
+    term.type("other")
+    term.wait_for(lambda s: "test-model [local]" not in s and "→ other-model [local]" in s)
+    term.press("Enter")
+    screen = term.wait_for("Model: local/other-model")
+    assert screen.rstrip().endswith("other-model")  # the footer names it
+    term.submit("hello")
+    term.wait_for("Answered by the other model.")
+    assert server.requests[0].body["model"] == "other-model"
+    assert any(e["type"] == "model_change" and e["modelId"] == "other-model" for e in term.entries())
