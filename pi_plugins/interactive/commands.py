@@ -71,7 +71,7 @@ async def tree(tui: "InteractiveApp", args: str, selected: str | None = None) ->
         calls = tree_view._tool_calls(roots)
 
         def items(mode: str) -> list[Item]:
-            return [Item(tree_view.row_label(row, calls, leaf), row.entry.id,
+            return [Item(tree_view.row_label(row, calls), row.entry.id,
                          search_text=tree_view.searchable(row.node, calls))
                     for row in tree_view.rows(roots, leaf, mode)]
 

@@ -39,7 +39,8 @@ _BOOKKEEPING = (LabelEntry, CustomEntry, ModelChangeEntry, ThinkingLevelChangeEn
 class Row:
     node: TreeNode
     prefix: str
-    active: bool
+    active: bool  # on the path from the root to the leaf
+    here: bool = False  # the leaf, or its nearest shown ancestor (labels and such are hidden)
 
     @property
     def entry(self):
@@ -100,6 +101,7 @@ def rows(roots: list[TreeNode], leaf_id: str | None, mode: str = "default", quer
         found.sort(key=lambda n: n.entry.id not in active)  # the active branch first
         return found
 
+    here = _nearest_shown(roots, leaf_id, visible)
     out: list[Row] = []
     tops = visible_children(roots)
     stack: list[tuple[TreeNode, str, str]] = []
@@ -110,7 +112,7 @@ def rows(roots: list[TreeNode], leaf_id: str | None, mode: str = "default", quer
             stack.append((tops[index], "", ""))
     while stack:
         node, lead, rest = stack.pop()
-        out.append(Row(node, lead, node.entry.id in active))
+        out.append(Row(node, lead, node.entry.id in active, node.entry.id == here))
         children = visible_children(node.children)
         if len(children) == 1:
             stack.append((children[0], rest, rest))
@@ -121,20 +123,29 @@ def rows(roots: list[TreeNode], leaf_id: str | None, mode: str = "default", quer
     return out
 
 
-def _active_path(roots: list[TreeNode], leaf_id: str | None) -> set[str]:
+def _ancestry(roots: list[TreeNode], leaf_id: str | None) -> list[TreeNode]:
+    """The nodes from ``leaf_id`` up to its root."""
     if leaf_id is None:
-        return set()
-    parent: dict[str, str | None] = {}
+        return []
+    parent: dict[str, tuple[TreeNode, str | None]] = {}
     stack = [(r, None) for r in roots]
     while stack:
         node, up = stack.pop()
-        parent[node.entry.id] = up
+        parent[node.entry.id] = (node, up)
         stack.extend((c, node.entry.id) for c in node.children)
-    path, current = set(), leaf_id
+    path, current = [], leaf_id
     while current is not None and current in parent:
-        path.add(current)
-        current = parent[current]
+        node, current = parent[current]
+        path.append(node)
     return path
+
+
+def _active_path(roots: list[TreeNode], leaf_id: str | None) -> set[str]:
+    return {node.entry.id for node in _ancestry(roots, leaf_id)}
+
+
+def _nearest_shown(roots: list[TreeNode], leaf_id: str | None, visible) -> str | None:
+    return next((node.entry.id for node in _ancestry(roots, leaf_id) if visible(node)), None)
 
 
 def _tool_calls(roots: list[TreeNode]) -> dict[str, ToolCall]:
@@ -219,14 +230,14 @@ def searchable(node: TreeNode, tool_calls: dict[str, ToolCall]) -> str:
     return f"{node.label or ''} {entry_text(node, tool_calls).plain}"
 
 
-def row_label(row: Row, tool_calls: dict[str, ToolCall], leaf_id: str | None) -> Text:
+def row_label(row: Row, tool_calls: dict[str, ToolCall]) -> Text:
     label = Text(row.prefix, style="dim")
     if row.active:
         label.append("• ", style="accent")
     if row.node.label:
         label.append(f"[{row.node.label}] ", style="label")
     label.append_text(entry_text(row.node, tool_calls))
-    if row.entry.id == leaf_id:
+    if row.here:
         label.append("  ← active", style="muted")
     return label
 

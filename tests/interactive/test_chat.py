@@ -55,3 +55,20 @@ def test_a_tool_using_answer_shows_the_diff_the_output_tail_and_the_footer(pi_tu
     assert footer[1].startswith("↑2.7k ↓360 ") and "%/128k (auto)" in footer[1]
     assert footer[1].endswith("test-model • thinking off")
     assert (term.cwd / "greeting.txt").read_text() == "first line\ngoodbye world\nlast line\n"
+    term.press("C-o")  # expand tool output: the whole bash output is repainted
+    expanded = term.wait_for(lambda s: "earlier lines" not in s and "\n 1\n 2\n 3\n" in s)
+    assert "Done: the greeting now says goodbye." in expanded
+
+
+def test_thinking_is_shown_dimmed_and_ctrl_t_collapses_it(pi_tui, server):
+    server.push(Reply(thinking="Weighing the two options carefully.", text="Option B."))
+    term = pi_tui()
+    term.submit("A or B?")
+    screen = term.wait_for("Option B.")
+    assert "Weighing the two options carefully." in screen
+    coloured = term.screen(ansi=True)
+    thinking_line = next(l for l in coloured.splitlines() if "Weighing" in l)
+    assert "\x1b[3" in thinking_line  # italic, in the muted colour
+    term.press("C-t")
+    collapsed = term.wait_for(lambda s: "Weighing" not in s and "Thinking..." in s)
+    assert "Option B." in collapsed
