@@ -105,6 +105,7 @@ class InteractiveApp:
         self.files = FileIndex(self.harness.ctx.cwd)
         self.branch = git_branch(self.harness.ctx.cwd)
         self._tasks: set[asyncio.Task] = set()
+        self._spinner: asyncio.Task | None = None
         self._last_ctrl_c = 0.0
         self._last_escape = 0.0
         self._printed_width: int | None = None
@@ -129,7 +130,7 @@ class InteractiveApp:
         self._start_over()
         self._populate_history()
         self._flush_now()  # the header and any history, before the editor appears
-        harness.subscribe(self._on_event)
+        unsubscribe = harness.subscribe(self._on_event)
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGHUP):
             try:
@@ -153,6 +154,7 @@ class InteractiveApp:
             await self.app.run_async(pre_run=started, set_exception_handler=False)
         finally:
             self.running = False
+            unsubscribe()
             for signum in (signal.SIGTERM, signal.SIGHUP):
                 try:
                     loop.remove_signal_handler(signum)
@@ -167,18 +169,14 @@ class InteractiveApp:
         if self.run_task is not None or self.busy:
             self.harness.abort()
             self.harness.abort_bash()
-        pending = [t for t in self._tasks if not t.done()]
         if self.run_task is not None:
             try:
                 await asyncio.wait_for(asyncio.shield(self.run_task), 5)
-            except BaseException:
+            except asyncio.TimeoutError:
                 pass
-        for task in pending:
-            if task is not self.run_task:
-                task.cancel()
-        for block in self.transcript.live:
-            block.final = True if not isinstance(block, ToolBlock) else block.final
-        remaining = [b for b in self.transcript.live]
+        for task in list(self._tasks):
+            task.cancel()
+        remaining = self.transcript.live
         self.transcript.committed = len(self.transcript.blocks)
         lines = [line for block in remaining for line in self._paint(block, self.width)]
         if lines:
@@ -645,13 +643,19 @@ class InteractiveApp:
 
     async def _run_prompt(self, text: str, images: list) -> None:
         try:
-            self.working = "Working... (esc to interrupt)"
-            self.spawn(self._spin())
+            self.set_working("Working... (esc to interrupt)")
             await self.harness.prompt(text, images, source="interactive")
         finally:
             self.run_task = None
-            self.working = None
+            self.set_working(None)
             self._settle()
+
+    def set_working(self, label: str | None) -> None:
+        """The line under the chat that says what is going on, with a spinner."""
+        self.working = label
+        if label and (self._spinner is None or self._spinner.done()):
+            self._spinner = self.spawn(self._spin())
+        self.invalidate()
 
     async def _spin(self) -> None:
         while self.working:
@@ -674,13 +678,13 @@ class InteractiveApp:
             self.add_text(f"Wait for the agent to finish (or press esc) before the {what}.", "warning")
             coroutine.close()
             return None
-        self.busy, self.working, self.busy_aborted = what, label, False
-        self.spawn(self._spin())
+        self.busy, self.busy_aborted = what, False
+        self.set_working(label)
         try:
             return await coroutine
         finally:
-            self.busy, self.working = None, None
-            self.invalidate()
+            self.busy = None
+            self.set_working(None)
 
     async def cycle_model(self) -> None:
         result = await self.harness.cycle_model()
@@ -800,11 +804,9 @@ class InteractiveApp:
             label = ("Compacting context..." if event.reason == "manual" else
                      ("Context overflow detected, auto-compacting..." if event.reason == "overflow"
                       else "Auto-compacting...")) + " (esc to cancel)"
-            self.working = label
-            self.spawn(self._spin())
-            self.invalidate()
+            self.set_working(label)
         elif kind == "compaction_end":
-            self.working = "Working... (esc to interrupt)" if self.run_task is not None else None
+            self.set_working("Working... (esc to interrupt)" if self.run_task is not None else None)
             if event.aborted:
                 self.add_text("Compaction cancelled" if event.reason == "manual" else
                               "Auto-compaction cancelled", "error" if event.reason == "manual" else "dim")
@@ -816,11 +818,10 @@ class InteractiveApp:
             elif event.reason == "manual":
                 self.add_text("Nothing to compact", "dim")
         elif kind == "auto_retry_start":
-            self.working = (f"Retrying ({event.attempt}/{event.max_attempts}) in "
-                            f"{max(1, round(event.delay_ms / 1000))}s... (esc to cancel)")
-            self.invalidate()
+            self.set_working(f"Retrying ({event.attempt}/{event.max_attempts}) in "
+                             f"{max(1, round(event.delay_ms / 1000))}s... (esc to cancel)")
         elif kind == "auto_retry_end":
-            self.working = "Working... (esc to interrupt)" if self.run_task is not None else None
+            self.set_working("Working... (esc to interrupt)" if self.run_task is not None else None)
             if not event.success:
                 self.add_text(f"Retry failed after {event.attempt} attempts: {event.final_error or 'unknown error'}",
                               "error")

@@ -17,7 +17,7 @@ from prompt_toolkit.document import Document
 
 MAX_FILES = 20_000
 MAX_SHOWN = 20
-STALE_AFTER = 15.0
+STALE_AFTER = 3.0  # seconds: typing @ after this re-lists the files (in the background)
 
 
 def fuzzy_score(query: str, candidate: str) -> float | None:

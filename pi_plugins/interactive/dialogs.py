@@ -81,18 +81,19 @@ class ListDialog(Dialog):
         if search:
             self.search.text = query
             self.focus_target = Window(BufferControl(self.search, key_bindings=kb,
-                                                     input_processors=[BeforeInput("> ", style="class:search")]),
+                                                     input_processors=[BeforeInput("> ", style="class:dialog-prompt")]),
                                        height=1)
-            list_window = Window(LinesControl(self._list_lines))
+            list_window = Window(LinesControl(self._list_lines), dont_extend_height=True)
         else:
-            list_window = Window(LinesControl(self._list_lines, focusable=True, key_bindings=kb))
+            list_window = Window(LinesControl(self._list_lines, focusable=True, key_bindings=kb),
+                                 dont_extend_height=True)
             self.focus_target = list_window
         self.refilter(keep=selected)
         self.container = HSplit([
-            Window(LinesControl(self._head_lines)),
+            Window(LinesControl(self._head_lines), dont_extend_height=True),
             ConditionalContainer(self.focus_target, filter=Condition(lambda: search)),
             list_window,
-            Window(LinesControl(self._foot_lines)),
+            Window(LinesControl(self._foot_lines), dont_extend_height=True),
         ])
 
     # ------------------------------------------------------------ behaviour
@@ -169,7 +170,7 @@ class ListDialog(Dialog):
         return self.painter.lines(_indented(rows), width)
 
     def _foot_lines(self, width: int) -> list[str]:
-        return self.painter.lines(_indented([Text(""), Text(self.hint, style="dim"), Text(""), _border(width - 1)]),
+        return self.painter.lines(_indented([Text(""), Text(self.hint, style="dim"), Text(""), _border(width)]),
                                   width)
 
 
@@ -200,12 +201,12 @@ class InputDialog(Dialog):
         kb.add("escape")(lambda e: self.done(None))
         kb.add("c-c")(lambda e: self.done(None))
         self.focus_target = Window(BufferControl(self.buffer, key_bindings=kb,
-                                                 input_processors=[BeforeInput("> ", style="class:search")]),
+                                                 input_processors=[BeforeInput("> ", style="class:dialog-prompt")]),
                                    height=1)
         self.container = HSplit([
-            Window(LinesControl(self._head_lines)),
+            Window(LinesControl(self._head_lines), dont_extend_height=True),
             self.focus_target,
-            Window(LinesControl(self._foot_lines)),
+            Window(LinesControl(self._foot_lines), dont_extend_height=True),
         ])
 
     def _head_lines(self, width: int) -> list[str]:
@@ -216,7 +217,7 @@ class InputDialog(Dialog):
         return self.painter.lines(_indented(parts), width)
 
     def _foot_lines(self, width: int) -> list[str]:
-        return self.painter.lines(_indented([Text(""), Text(self.hint, style="dim"), _border(width - 1)]), width)
+        return self.painter.lines(_indented([Text(""), Text(self.hint, style="dim"), _border(width)]), width)
 
 
 @define

@@ -83,5 +83,5 @@ PROMPT_STYLE = {
     "completion-menu.completion.current": f"bg:#3a3a4a {ACCENT} bold",
     "completion-menu.meta.completion": f"bg:#262626 {MUTED}",
     "completion-menu.meta.completion.current": f"bg:#3a3a4a {MUTED}",
-    "search": "",
+    "dialog-prompt": ACCENT,
 }

@@ -1,6 +1,6 @@
 """The interactive mode in a real terminal (tmux) against the scripted LLM server.
 
-``pi_tui(*args, settings=..., plugin=...)`` starts ``pi`` in a 100×40 tmux pane, in a
+``pi_tui(*args, settings=..., plugin=..., files=...)`` starts ``pi`` in a 100×40 tmux pane, in a
 project folder under a HOME of its own (so the footer reads ``~/project``), with a
 models.json naming two local models served by the scripted server.
 """
@@ -67,7 +67,10 @@ def pi_tui(tmp_path, server):
     (agent_dir / "models.json").write_text(json.dumps(models))
 
     def start(*args: str, settings: dict | None = None, plugin: str | None = None,
-              width: int = 100, height: int = 40) -> PiTerminal:
+              files: dict[str, str] | None = None, width: int = 100, height: int = 40) -> PiTerminal:
+        for name, text in (files or {}).items():
+            (cwd / name).parent.mkdir(parents=True, exist_ok=True)
+            (cwd / name).write_text(text)
         if settings is not None:
             (agent_dir / "settings.json").write_text(json.dumps(settings))
         extra = []

@@ -32,8 +32,7 @@ def test_a_tool_using_answer_shows_the_diff_the_output_tail_and_the_footer(pi_tu
         ], usage={"input": 1200, "output": 340}),
         Reply(text="Done: the greeting now says **goodbye**.", usage={"input": 1500, "output": 20}),
     )
-    term = pi_tui()
-    (term.cwd / "greeting.txt").write_text("first line\nhello world\nlast line\n")
+    term = pi_tui(files={"greeting.txt": "first line\nhello world\nlast line\n"})
     term.submit("Change the greeting")
     screen = term.wait_for("Done: the greeting now says goodbye.")
     screen = term.wait_idle()

@@ -24,9 +24,7 @@ def test_bang_runs_a_shell_command_whose_output_joins_the_context(pi_tui, server
 
 def test_slash_and_at_complete_and_up_recalls_earlier_prompts(pi_tui, server):
     server.push(Reply(text="Noted."))
-    term = pi_tui()
-    (term.cwd / "src").mkdir()
-    (term.cwd / "src" / "parser_module.py").write_text("x = 1\n")
+    term = pi_tui(files={"src/parser_module.py": "x = 1\n", "src/other.py": ""})
     term.type("/tr")
     menu = term.wait_for("Move to any point of the session tree")
     assert "/tree" in menu

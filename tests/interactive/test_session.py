@@ -84,3 +84,45 @@ def test_model_selector_switches_the_model_for_the_next_prompt(pi_tui, server):
     term.wait_for("Answered by the other model.")
     assert server.requests[0].body["model"] == "other-model"
     assert any(e["type"] == "model_change" and e["modelId"] == "other-model" for e in term.entries())
+
+
+def test_name_new_and_resume_move_between_sessions(pi_tui, server):
+    server.push(Reply(text="Answer in the first session."), Reply(text="Answer in the second session."))
+    term = pi_tui()
+    term.submit("first session question")
+    term.wait_for("Answer in the first session.")
+    term.submit("/name auth work")
+    term.wait_for(lambda s: "Session name set: auth work" in s and "~/project • auth work" in s)
+    term.submit("/new")
+    fresh = term.wait_for("New session started")
+    assert "Answer in the first session." not in fresh and "auth work" not in fresh
+    term.submit("second session question")
+    term.wait_for("Answer in the second session.")
+    term.submit("/resume")
+    picker = term.wait_for("Resume a session")
+    assert "→ auth work" in picker and "2 messages" in picker
+    term.press("Enter")
+    back = term.wait_for("Resumed ")
+    assert "Answer in the first session." in back and "second session question" not in back
+    assert "~/project • auth work" in back
+    term.press("Up")  # the resumed session's prompts are in the history
+    term.wait_for(lambda s: s.rstrip().split("\n")[-4].strip() == "first session question")
+    assert len(term.sessions()) == 2
+
+
+def test_fork_starts_a_new_session_before_an_earlier_prompt(pi_tui, server):
+    server.push(Reply(text="One."), Reply(text="Two."))
+    term = pi_tui()
+    term.submit("step one")
+    term.wait_for("One.")
+    term.submit("step two")
+    term.wait_for("Two.")
+    term.wait_idle()
+    term.submit("/fork")
+    picker = term.wait_for("Fork from which message?").split("Fork from which message?")[1]
+    assert picker.index("→ step two") < picker.index("step one")  # the latest first
+    term.press("Enter")
+    screen = term.wait_for(lambda s: "Forked to a new session" in s
+                           and "step two" in s.split("Forked to a new session")[1])
+    assert "One." in screen and "Two." not in screen
+    assert len(term.sessions()) == 2
