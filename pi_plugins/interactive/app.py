@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import shutil
 import signal
 import sys
@@ -21,7 +20,6 @@ import time
 from typing import Any
 
 from prompt_toolkit.application import Application, run_in_terminal
-from prompt_toolkit.data_structures import Point
 from prompt_toolkit.filters import Condition, has_completions
 from prompt_toolkit.history import InMemoryHistory
 from prompt_toolkit.input.ansi_escape_sequences import ANSI_SEQUENCES
@@ -38,6 +36,7 @@ from rich.text import Text
 from pi_core import __version__
 from pi_core.app import UsageError
 from pi_core.loop import AgentBusyError
+from pi_core.messages import TextContent
 from pi_plugins.interactive import commands as builtin
 from pi_plugins.interactive.blocks import (
     AssistantBlock,
@@ -115,6 +114,8 @@ class InteractiveApp:
         self._exit_code = 0
         self.editor = self._make_editor()
         self.app: Application | None = None
+        self._bottom: HSplit | None = None
+        self._finished = False
 
     # ================================================================ running
 
@@ -181,6 +182,7 @@ class InteractiveApp:
         lines = [line for block in remaining for line in self._paint(block, self.width)]
         if lines:
             self._write(lines)
+        self._finished = True
 
     def exit(self, code: int = 0) -> None:
         self._exit_code = code
@@ -238,6 +240,9 @@ class InteractiveApp:
 
     def changed(self) -> None:
         """The chat changed: print what became final, redraw the rest."""
+        if self._finished:  # e.g. a plugin's goodbye at session shutdown
+            self._flush_now()
+            return
         self._flush_wanted.set()
         self.invalidate()
 
@@ -311,9 +316,10 @@ class InteractiveApp:
         return lines[-room:]
 
     def _bottom_height(self) -> int:
-        editor = min(self.editor.document.line_count, 12) + 2
-        menu = 8 if self.editor.buffer.complete_state else 0
-        return editor + menu + len(self._footer_lines(self.width)) + 1
+        """Rows under the live chat: the editor (or dialog), completions, the footer."""
+        if self._bottom is None:
+            return 8
+        return self._bottom.preferred_height(self.width, self.rows).preferred
 
     def _queue_lines(self, width: int) -> list[str]:
         agent = self.harness.agent
@@ -367,13 +373,13 @@ class InteractiveApp:
             Window(height=1, char="─", style=self._border_style),
         ])
         has_dialog = Condition(lambda: self.dialogs.current is not None)
-        root = HSplit([
-            Window(LinesControl(self._live_lines), dont_extend_height=True),
+        self._bottom = HSplit([
             DynamicContainer(lambda: self.dialogs.current.container if self.dialogs.current else editor_area),
             ConditionalContainer(CompletionsMenu(max_height=8, scroll_offset=1),
                                  filter=has_completions & ~has_dialog),
             Window(LinesControl(self._footer_lines), dont_extend_height=True),
         ])
+        root = HSplit([Window(LinesControl(self._live_lines), dont_extend_height=True), self._bottom])
         app = Application(
             layout=Layout(root, focused_element=self.editor),
             key_bindings=self._key_bindings(),
@@ -606,11 +612,10 @@ class InteractiveApp:
     def submit(self, text: str) -> None:
         """What Enter does with the editor's text."""
         stripped = text.strip()
-        buffer = self.editor.buffer
         if stripped.startswith("/"):
             name, _, args = stripped[1:].partition(" ")
             if name in builtin.COMMANDS:
-                self.set_editor_text("")
+                self.take_editor_text(remember=False)
                 self.spawn(builtin.COMMANDS[name](self, args.strip()))
                 return
             command = self.plugin_commands.get(name)
@@ -743,15 +748,14 @@ class InteractiveApp:
             if block is not None:
                 block.message = event.message
                 block.changed()
-                for call in event.message.tool_calls:
-                    tool = self.tools.get(call.id)
-                    if tool is None:
-                        self.tools[call.id] = self.add(ToolBlock(ToolState(call.id, call.name, call.arguments)))
-                    elif tool.state.args is not call.arguments:
-                        tool.state.args = call.arguments
-                        tool.changed()
-                    else:
-                        tool.changed()
+                if event.assistant_message_event.type.startswith("toolcall"):
+                    for call in event.message.tool_calls:  # a call shows while its arguments stream
+                        tool = self.tools.get(call.id)
+                        if tool is None:
+                            self.tools[call.id] = self.add(ToolBlock(ToolState(call.id, call.name, call.arguments)))
+                        else:
+                            tool.state.args = call.arguments
+                            tool.changed()
                 self.invalidate()
         elif kind == "message_end":
             message = event.message
@@ -765,8 +769,6 @@ class InteractiveApp:
                         tool = self.tools[call.id] = self.add(ToolBlock(ToolState(call.id, call.name, call.arguments)))
                     tool.state.args = call.arguments
                     if message.stop_reason in ("aborted", "error"):
-                        from pi_core.messages import TextContent
-
                         tool.state.content = [TextContent(text=message.error_message or "Operation aborted")]
                         tool.state.is_error = tool.state.finished = True
                     tool.changed()

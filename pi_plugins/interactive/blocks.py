@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from attrs import define, field, frozen
+from attrs import frozen
 from rich.console import Group, RenderableType
 from rich.padding import Padding
 from rich.text import Text
@@ -20,7 +20,6 @@ from rich.text import Text
 from pi_core.messages import (
     AssistantMessage,
     BashExecutionMessage,
-    BranchSummaryMessage,
     CompactionSummaryMessage,
     CustomMessage,
     TextContent,

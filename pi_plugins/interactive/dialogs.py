@@ -81,7 +81,7 @@ class ListDialog(Dialog):
         if search:
             self.search.text = query
             self.focus_target = Window(BufferControl(self.search, key_bindings=kb,
-                                                     input_processors=[BeforeInput("> ", style="class:dialog-prompt")]),
+                                                     input_processors=[BeforeInput(" > ", style="class:dialog-prompt")]),
                                        height=1)
             list_window = Window(LinesControl(self._list_lines), dont_extend_height=True)
         else:
@@ -201,7 +201,7 @@ class InputDialog(Dialog):
         kb.add("escape")(lambda e: self.done(None))
         kb.add("c-c")(lambda e: self.done(None))
         self.focus_target = Window(BufferControl(self.buffer, key_bindings=kb,
-                                                 input_processors=[BeforeInput("> ", style="class:dialog-prompt")]),
+                                                 input_processors=[BeforeInput(" > ", style="class:dialog-prompt")]),
                                    height=1)
         self.container = HSplit([
             Window(LinesControl(self._head_lines), dont_extend_height=True),

@@ -40,6 +40,21 @@ class PiTerminal(Terminal):
         [session] = self.sessions()
         return [json.loads(line) for line in session.read_text().splitlines()[1:]]
 
+    def wait_drawn(self, check, timeout: float = 10.0) -> str:
+        """Like ``wait_for``, on a screen where the editor and footer are drawn (printing
+        into the scrollback hides them for a moment)."""
+        test = (lambda s: check in s) if isinstance(check, str) else check
+        return self.wait_for(lambda s: "(auto)" in s.rstrip().rsplit("\n", 1)[-1] and test(s), timeout)
+
+    def editor(self, screen: str) -> str:
+        """The editor's text on a drawn screen: what stands between its two borders."""
+        lines = screen.rstrip().split("\n")
+        borders = [i for i, line in enumerate(lines) if line and set(line) == {"─"}]
+        if len(borders) < 2:
+            return ""
+        top, bottom = borders[-2], borders[-1]
+        return "\n".join(line.strip() for line in lines[top + 1:bottom]).strip()
+
     def wait_idle(self, timeout: float = 10.0) -> str:
         """The screen once the agent is done (no working line) and the editor is back."""
         return self.wait_for(lambda s: "Working..." not in s and "esc to cancel" not in s

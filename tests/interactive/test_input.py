@@ -29,14 +29,14 @@ def test_slash_and_at_complete_and_up_recalls_earlier_prompts(pi_tui, server):
     menu = term.wait_for("Move to any point of the session tree")
     assert "/tree" in menu
     term.press("C-c")
-    term.wait_for(lambda s: "/tree" not in s)
+    term.wait_drawn(lambda s: "/tree" not in s)
     term.type("look at @parsmod")
     term.wait_for("src/parser_module.py")
     term.press("Tab")
-    term.wait_for("look at @src/parser_module.py")
+    term.wait_drawn(lambda s: term.editor(s) == "look at @src/parser_module.py")
     term.press("Enter")  # takes the completion
     term.press("Enter")  # sends
     term.wait_for("Noted.")
     assert "look at @src/parser_module.py" in json.dumps(server.requests[0].body["messages"])
     term.press("Up")
-    term.wait_for(lambda s: s.rstrip().split("\n")[-4].strip() == "look at @src/parser_module.py")
+    term.wait_drawn(lambda s: term.editor(s) == "look at @src/parser_module.py")

@@ -53,6 +53,7 @@ def test_a_plugin_command_asks_through_a_confirm_dialog(pi_tui, server):
     term.type("/dep")
     term.wait_for("Deploy the app")  # plugin commands complete like built-in ones
     term.press("C-c")
+    term.wait_drawn(lambda s: term.editor(s) == "")
     term.submit("/deploy staging")
     dialog = term.wait_for("Deploy to production?")
     assert "target: staging" in dialog and "→ Yes" in dialog and "  No" in dialog

@@ -30,13 +30,13 @@ def test_tree_moves_to_an_earlier_message_and_leaves_a_summary_of_the_branch(pi_
     term.press("Down")
     term.wait_for("→ Summarize")
     term.press("Enter")
-    screen = term.wait_for(lambda s: "Navigated to the selected point" in s  # and the text back in the editor:
-                           and "second question" in s.split("Navigated to the selected point")[1])
+    screen = term.wait_drawn(lambda s: "Navigated to the selected point" in s
+                             and term.editor(s) == "second question")  # its text is back in the editor
     assert "[branch]" in screen and "Branch summary" in screen
     assert "Second answer." not in screen
     assert "second question" in _context_text(server.requests[2])  # what was summarised
     term.press("C-c")
-    term.wait_for(lambda s: "second question" not in s.split("Navigated to the selected point")[1])
+    term.wait_drawn(lambda s: term.editor(s) == "")
     term.submit("a new direction")
     term.wait_for("Answer on the new branch.")
     sent = _context_text(server.requests[3])
@@ -78,7 +78,7 @@ def test_model_selector_switches_the_model_for_the_next_prompt(pi_tui, server):
     term.type("other")
     term.wait_for(lambda s: "test-model [local]" not in s and "→ other-model [local]" in s)
     term.press("Enter")
-    screen = term.wait_for("Model: local/other-model")
+    screen = term.wait_drawn("Model: local/other-model")
     assert screen.rstrip().endswith("other-model")  # the footer names it
     term.submit("hello")
     term.wait_for("Answered by the other model.")
@@ -102,11 +102,11 @@ def test_name_new_and_resume_move_between_sessions(pi_tui, server):
     picker = term.wait_for("Resume a session")
     assert "→ auth work" in picker and "2 messages" in picker
     term.press("Enter")
-    back = term.wait_for("Resumed ")
+    back = term.wait_drawn("Resumed ")
     assert "Answer in the first session." in back and "second session question" not in back
     assert "~/project • auth work" in back
     term.press("Up")  # the resumed session's prompts are in the history
-    term.wait_for(lambda s: s.rstrip().split("\n")[-4].strip() == "first session question")
+    term.wait_drawn(lambda s: term.editor(s) == "first session question")
     assert len(term.sessions()) == 2
 
 
@@ -122,7 +122,6 @@ def test_fork_starts_a_new_session_before_an_earlier_prompt(pi_tui, server):
     picker = term.wait_for("Fork from which message?").split("Fork from which message?")[1]
     assert picker.index("→ step two") < picker.index("step one")  # the latest first
     term.press("Enter")
-    screen = term.wait_for(lambda s: "Forked to a new session" in s
-                           and "step two" in s.split("Forked to a new session")[1])
+    screen = term.wait_drawn(lambda s: "Forked to a new session" in s and term.editor(s) == "step two")
     assert "One." in screen and "Two." not in screen
     assert len(term.sessions()) == 2

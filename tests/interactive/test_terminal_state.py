@@ -31,8 +31,9 @@ def test_ctrl_c_twice_exits_and_leaves_the_terminal_clean(pi_tui, server):
     term.submit("hi")
     term.wait_for("Hello there.")
     term.type("half-typed")
+    term.wait_drawn(lambda s: term.editor(s) == "half-typed")
     term.press("C-c")
-    screen = term.wait_for(lambda s: "half-typed" not in s)  # one Ctrl+C clears the editor
+    screen = term.wait_drawn(lambda s: term.editor(s) == "")  # one Ctrl+C clears the editor
     assert "Hello there." in screen
     time.sleep(0.6)  # past the double-press window, so the next two count as a pair
     term.press("C-c", "C-c")
