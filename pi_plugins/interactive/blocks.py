@@ -10,6 +10,7 @@ terminal's scrollback.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Callable
 
 from attrs import frozen
@@ -28,13 +29,15 @@ from pi_core.messages import (
     UserMessage,
 )
 from pi_plugins.interactive.markdown import PiMarkdown
-from pi_plugins.interactive.paint import Painter
+from pi_plugins.interactive.paint import Painter, strip_ansi
 from pi_plugins.interactive.tool_views import BASH_PREVIEW_LINES, ToolState, call_title, result_body
 
-#: Beyond this many characters a streaming text is painted from a late paragraph on:
-#: only its end is on screen, and painting all of it on every delta would cost
-#: quadratic time over a long answer.
-STREAM_TAIL_CHARS = 6000
+#: A streaming text is painted from a paragraph break near its end: only its end fits in
+#: the live area, and painting all of it on every delta would cost quadratic time over a
+#: long answer. The tail holds at least this many characters or source lines (a screen's
+#: worth); the whole text is painted once, when it is final.
+STREAM_TAIL_CHARS = 2500
+STREAM_TAIL_LINES = 60
 
 
 @frozen
@@ -68,29 +71,50 @@ class Block:
         return lines
 
 
-def _markdown(text: str, style: str = "none", live: bool = False) -> RenderableType:
-    return Padding(PiMarkdown(stream_tail(text) if live else text, style=style), (0, 1))
+def _markdown(text: str, style: str = "none") -> RenderableType:
+    return Padding(PiMarkdown(text, style=style), (0, 1))
 
 
-def stream_tail(text: str, budget: int = STREAM_TAIL_CHARS) -> str:
-    """The end of a Markdown text, cut at a paragraph break at least ``budget``
-    characters from its end, with a code fence re-opened if the cut falls inside one."""
-    if len(text) <= budget:
+_FENCE = re.compile(r"^[ \t]*(```|~~~)(.*)$", re.M)
+_BREAK = re.compile(r"^[ \t]*$|^[ \t]*(```|~~~)", re.M)
+
+
+class FenceState:
+    """Whether a growing text is inside a code fence at some point, found by scanning
+    only what was added since the last question (streamed text only grows)."""
+
+    def __init__(self) -> None:
+        self.position, self.open = 0, None
+
+    def at(self, text: str, position: int) -> str | None:
+        if position < self.position or len(text) < self.position:
+            self.position, self.open = 0, None
+        for match in _FENCE.finditer(text, self.position, position):
+            self.open = None if self.open is not None else "".join(match.groups()).strip()
+        self.position = position
+        return self.open
+
+
+def stream_tail(text: str, budget: int = STREAM_TAIL_CHARS, max_lines: int = STREAM_TAIL_LINES,
+                fences: FenceState | None = None) -> str:
+    """The end of a Markdown text from the first paragraph break that leaves at most about
+    ``budget`` characters or ``max_lines`` lines after it, with a code fence re-opened if
+    the cut falls inside one. With a :class:`FenceState` kept between calls on a growing
+    text, each call costs the tail and what was added, not the whole text."""
+    if len(text) <= budget and text.count("\n") < max_lines:
         return text
-    lines = text.split("\n")
-    start_of_tail = len(text) - budget
-    position, fence, cut, cut_fence = 0, None, None, None
-    for index, line in enumerate(lines):
-        if position >= start_of_tail and cut is None and (fence is not None or not line.strip()):
-            cut, cut_fence = index, fence
-        stripped = line.lstrip()
-        if stripped.startswith("```") or stripped.startswith("~~~"):
-            fence = None if fence is not None else stripped
-        position += len(line) + 1
-    if cut is None:
-        return text
-    tail = "\n".join(lines[cut:])
-    return f"{cut_fence}\n{tail}" if cut_fence is not None else tail
+    start, lines = len(text), 0  # walk back over whole lines until the tail is big enough
+    while start > 0 and len(text) - start < budget and lines < max_lines:
+        start = text.rfind("\n", 0, start - 1) + 1 if start > 1 else 0
+        lines += 1
+    fence = (fences or FenceState()).at(text, start)
+    if fence is not None:  # inside a code block: cut right here, re-opening it
+        return f"{fence}\n{text[start:]}"
+    # outside one: cut at the next blank line (or fence) so a paragraph stays whole
+    match = _BREAK.search(text, start)
+    if match is None or match.start() >= len(text):
+        return text[start:]
+    return text[match.start():].lstrip("\n")
 
 
 class TextBlock(Block):
@@ -130,44 +154,113 @@ class UserBlock(Block):
         return Padding(PiMarkdown(self.text.strip()), (1, 1), style="user.box", expand=True)
 
 
+def split_paragraphs(text: str) -> list[str]:
+    """Top-level Markdown blocks: the text split at blank lines outside code fences."""
+    chunks, current, fence = [], [], None
+    for line in text.split("\n"):
+        stripped = line.lstrip()
+        if stripped.startswith("```") or stripped.startswith("~~~"):
+            fence = None if fence is not None else stripped
+        if fence is None and not line.strip():
+            if current:
+                chunks.append("\n".join(current))
+                current = []
+            continue
+        current.append(line)
+    if current:
+        chunks.append("\n".join(current))
+    return chunks
+
+
+def _trimmed(lines: list[str]) -> list[str]:
+    start, end = 0, len(lines)
+    while start < end and not strip_ansi(lines[start]).strip():
+        start += 1
+    while end > start and not strip_ansi(lines[end - 1]).strip():
+        end -= 1
+    return lines[start:end]
+
+
 class AssistantBlock(Block):
     """An assistant message, streaming until ``final``. Its tool calls are blocks of
     their own; this one shows text, thinking (dimmed, or one line when hidden) and how
-    the message ended if it ended badly."""
+    the message ended if it ended badly.
+
+    While it streams, only the end of each text is painted, paragraph by paragraph, and
+    a paragraph already painted is not painted again: a frame costs about one paragraph,
+    however long the answer. The finished message is painted whole, once."""
 
     def __init__(self, message: AssistantMessage, final: bool = False) -> None:
         super().__init__()
         self.message = message
         self.final = final
+        self._paragraphs: dict[tuple[str, str, int], list[str]] = {}
+        self._fences: dict[int, FenceState] = {}
+
+    def _visible(self) -> list:
+        return [c for c in self.message.content
+                if (isinstance(c, TextContent) and c.text.strip())
+                or (isinstance(c, ThinkingContent) and c.thinking.strip())]
+
+    def _ending(self) -> Text | None:
+        message = self.message
+        if any(isinstance(c, ToolCall) for c in message.content):
+            return None
+        if message.stop_reason == "aborted":
+            return Text(message.error_message if message.error_message
+                        and message.error_message != "Request was aborted" else "Operation aborted", style="error")
+        if message.stop_reason == "error":
+            return Text(f"Error: {message.error_message or 'Unknown error'}", style="error")
+        return None
 
     def renderable(self, view: View, live: bool = False) -> RenderableType | None:
-        message = self.message
         parts: list[RenderableType] = []
-        visible = [c for c in message.content
-                   if (isinstance(c, TextContent) and c.text.strip())
-                   or (isinstance(c, ThinkingContent) and c.thinking.strip())]
-        for index, content in enumerate(visible):
+        for index, content in enumerate(self._visible()):
             if index:
                 parts.append(Text(""))
             if isinstance(content, ThinkingContent):
                 if view.hide_thinking:
                     parts.append(Padding(Text("Thinking...", style="thinking"), (0, 1)))
                 else:
-                    parts.append(_markdown(content.thinking.strip(), "thinking", live))
+                    parts.append(_markdown(content.thinking.strip(), "thinking"))
             else:
-                parts.append(_markdown(content.text.strip(), live=live))
-        if not any(isinstance(c, ToolCall) for c in message.content):
-            ending = None
-            if message.stop_reason == "aborted":
-                ending = (message.error_message if message.error_message
-                          and message.error_message != "Request was aborted" else "Operation aborted")
-            elif message.stop_reason == "error":
-                ending = f"Error: {message.error_message or 'Unknown error'}"
-            if ending:
-                if parts:
-                    parts.append(Text(""))
-                parts.append(Padding(Text(ending, style="error"), (0, 1)))
+                parts.append(_markdown(content.text.strip()))
+        ending = self._ending()
+        if ending is not None:
+            if parts:
+                parts.append(Text(""))
+            parts.append(Padding(ending, (0, 1)))
         return Group(*parts) if parts else None
+
+    def lines(self, painter: Painter, width: int, view: View, live: bool = False) -> list[str]:
+        if not live:
+            return super().lines(painter, width, view)
+        out: list[str] = []
+        used: dict[tuple[str, str, int], list[str]] = {}
+        for index, content in enumerate(self.message.content):
+            thinking = isinstance(content, ThinkingContent)
+            if not (thinking or isinstance(content, TextContent)):
+                continue
+            text = content.thinking if thinking else content.text
+            if not text.strip():
+                continue
+            if thinking and view.hide_thinking:
+                out += ["", *painter.lines(Padding(Text("Thinking...", style="thinking"), (0, 1)), width)]
+                continue
+            style = "thinking" if thinking else "none"
+            tail = stream_tail(text, fences=self._fences.setdefault(index, FenceState()))
+            for chunk in split_paragraphs(tail.strip()):
+                key = (chunk, style, width)
+                painted = self._paragraphs.get(key)
+                if painted is None:
+                    painted = _trimmed(painter.lines(Padding(PiMarkdown(chunk, style=style), (0, 1)), width))
+                used[key] = painted
+                out += ["", *painted]
+        self._paragraphs = used
+        ending = self._ending()
+        if ending is not None:
+            out += ["", *painter.lines(Padding(ending, (0, 1)), width)]
+        return out
 
 
 class ToolBlock(Block):

@@ -65,30 +65,40 @@ def test_a_block_change_lists_removed_lines_then_added_ones_without_word_marks()
 def test_streaming_paints_only_the_end_of_a_long_answer_and_keeps_fences_open():
     head = "\n\n".join(f"Paragraph {i} " + "word " * 40 for i in range(200))
     code = "```python\n" + "\n".join(f"x{i} = {i}" for i in range(300)) + "\n"
-    tail = stream_tail(head + "\n\n" + code, budget=2000)
+    tail = stream_tail(head + "\n\n" + code, budget=2000, max_lines=60)
     assert tail.startswith("```python\n") and tail.endswith("x299 = 299\n")
-    assert len(tail) < 2100
+    assert 40 < tail.count("\n") <= 62
+    prose = stream_tail(head + "\n\nlast words", budget=2000)
+    assert prose.startswith("Paragraph 19") and prose.endswith("last words") and len(prose) < 2300
     short = "# Title\n\nshort answer"
     assert stream_tail(short, budget=2000) == short
 
 
+def test_a_streaming_answer_is_painted_like_the_finished_one(painter):
+    text = "# Title\n\nA paragraph with **bold**.\n\n- one\n- two\n\n```python\nx = 1\n\ny = 2\n```\n\nThe end."
+    block = AssistantBlock(AssistantMessage(content=[TextContent(text=text)]))
+    live = block.lines(painter, 60, View(), live=True)
+    block.final = True
+    block.changed()
+    assert live == block.lines(painter, 60, View())
+
+
 def test_painting_a_streaming_answer_costs_the_same_however_long_it_grew(painter):
-    message = AssistantMessage(content=[TextContent(text="")])
-    block = AssistantBlock(message)
-
-    def paint(size: int) -> float:
-        message.content[0].text = ("Some *text* here. " * 10 + "\n\n") * (size // 190)
-        best = float("inf")
-        for _ in range(3):
+    def frames(size: int) -> float:
+        """Seconds for 20 frames, each after one more streamed word."""
+        message = AssistantMessage(content=[TextContent(text=("Some *text* here. " * 10 + "\n\n") * (size // 190))])
+        block = AssistantBlock(message)
+        block.lines(painter, 100, View(), live=True)
+        start = time.perf_counter()
+        for _ in range(20):
+            message.content[0].append(" word")
             block.changed()
-            start = time.perf_counter()
             block.lines(painter, 100, View(), live=True)
-            best = min(best, time.perf_counter() - start)
-        return best
+        return time.perf_counter() - start
 
-    paint(1000)  # warm up
-    small, large = paint(20_000), paint(400_000)
-    assert large < small * 3  # bounded by the tail painted, not by the whole text (20 times longer)
+    frames(1000)  # warm up
+    small, large = min(frames(20_000) for _ in range(3)), min(frames(2_000_000) for _ in range(3))
+    assert large < small * 10  # bounded by the last paragraph painted, not by the text (100 times longer)
 
 
 def test_an_aborted_or_failed_answer_says_so(painter):
