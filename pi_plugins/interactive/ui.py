@@ -44,14 +44,6 @@ class InteractiveUI:
             return await self._fallback.input(title, placeholder)
         return await self.tui.show_dialog(InputDialog(self.tui.painter, title, placeholder))
 
-    # pi's extra UI calls that cost nothing to offer
-
     def set_status(self, key: str, text: str | None) -> None:
         """A line of plugin status in the footer (None removes it)."""
         self.tui.set_status(key, text)
-
-    def set_editor_text(self, text: str) -> None:
-        self.tui.set_editor_text(text)
-
-    def get_editor_text(self) -> str:
-        return self.tui.editor.text

@@ -44,7 +44,7 @@ class PiTerminal(Terminal):
         """Like ``wait_for``, on a screen where the editor and footer are drawn (printing
         into the scrollback hides them for a moment)."""
         test = (lambda s: check in s) if isinstance(check, str) else check
-        return self.wait_for(lambda s: "(auto)" in s.rstrip().rsplit("\n", 1)[-1] and test(s), timeout)
+        return self.wait_for(lambda s: "(auto)" in "".join(s.rstrip().split("\n")[-3:]) and test(s), timeout)
 
     def editor(self, screen: str) -> str:
         """The editor's text on a drawn screen: what stands between its two borders."""

@@ -22,6 +22,7 @@ async def choose_colour(ctx):
     ctx.send_message(CustomMessage(custom_type="palette", content=f"{colour} is called {name}"),
                      deliver_as="steer")
     ctx.ui.notify(f"picked {colour} as {name}")
+    ctx.ui.set_status("palette", f"palette: {colour}")
 
 
 @hookimpl
@@ -90,7 +91,8 @@ def test_a_plugin_shortcut_opens_select_and_input_and_its_renderer_shows_the_mes
     term.wait_for("Name it")
     term.type("leaf")
     term.press("Enter")
-    term.wait_for("picked green as leaf")
+    screen = term.wait_drawn("picked green as leaf")
+    assert screen.rstrip().split("\n")[-1] == "palette: green"  # a status line under the footer
     term.submit("what do you think?")
     screen = term.wait_for("Nice palette.")
     assert "PALETTE >> green is called leaf" in screen
