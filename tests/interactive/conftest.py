@@ -76,7 +76,8 @@ def pi_tui(tmp_path, server):
     cwd.mkdir()
     agent_dir.mkdir()
     models = server.models_json("local", models=[
-        {"id": "test-model", "name": "Test Model", "contextWindow": 128000, "reasoning": True},
+        {"id": "test-model", "name": "Test Model", "contextWindow": 128000, "reasoning": True,
+         "cost": {"input": 3, "output": 15, "cacheRead": 0.3, "cacheWrite": 3.75}},
         {"id": "other-model", "name": "Other Model", "contextWindow": 64000},
     ])
     (agent_dir / "models.json").write_text(json.dumps(models))

@@ -51,7 +51,7 @@ def test_a_tool_using_answer_shows_the_diff_the_output_tail_and_the_footer(pi_tu
     # the footer: where, tokens spent, context use, model and thinking level
     footer = lines[-2:]
     assert footer[0].strip() == "~/project"
-    assert footer[1].startswith("↑2.7k ↓360 ") and "%/128k (auto)" in footer[1]
+    assert footer[1].startswith("↑2.7k ↓360 $0.013 ") and "%/128k (auto)" in footer[1]
     assert footer[1].endswith("test-model • thinking off")
     assert (term.cwd / "greeting.txt").read_text() == "first line\ngoodbye world\nlast line\n"
     term.press("C-o")  # expand tool output: the whole bash output is repainted

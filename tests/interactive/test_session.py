@@ -46,6 +46,28 @@ def test_tree_moves_to_an_earlier_message_and_leaves_a_summary_of_the_branch(pi_
     assert "The user asked a second question; it was answered." in summary["summary"]
 
 
+def test_tree_labels_an_entry(pi_tui, server):
+    server.push(Reply(text="Answer."))
+    term = pi_tui()
+    term.submit("a question worth marking")
+    term.wait_for("Answer.")
+    term.wait_idle()
+    term.submit("/tree")
+    term.wait_for("→ • assistant: Answer.")
+    term.press("Up")
+    term.wait_for("→ • user: a question worth marking")
+    term.type("L")  # Shift+L
+    term.wait_for("empty clears the label")
+    term.type("checkpoint")
+    term.press("Enter")
+    tree = term.wait_for("[checkpoint] user: a question worth marking")
+    assert "→ • [checkpoint] user:" in tree  # the tree is back, on the same entry
+    term.press("Escape")
+    term.wait_drawn(lambda s: "Session tree" not in s)
+    [label] = [e for e in term.entries() if e["type"] == "label"]
+    assert label["label"] == "checkpoint"
+
+
 def test_compact_summarises_older_messages(pi_tui, server):
     server.push(Reply(text="Answer one. " * 20), Reply(text="Two."),
                 Reply(text="## Goal\nKeep the answers short."), Reply(text="Short answer."))
