@@ -40,9 +40,6 @@ class NullUI:
     async def input(self, title: str, placeholder: str = "") -> str | None:
         return None
 
-    def set_status(self, key: str, text: str | None) -> None:
-        """A plugin's status line (the interactive mode's footer shows it)."""
-
 
 class PluginContext:
     def __init__(

@@ -31,6 +31,7 @@ from prompt_toolkit.layout.menus import CompletionsMenu
 from prompt_toolkit.output.color_depth import ColorDepth
 from prompt_toolkit.styles import Style
 from prompt_toolkit.widgets import TextArea
+from rich.padding import Padding
 from rich.text import Text
 
 from pi_core import __version__
@@ -98,6 +99,7 @@ class InteractiveApp:
         self.busy_aborted = False
         self.working: str | None = None
         self.statuses: dict[str, str] = {}
+        self.widgets: dict[str, tuple[list[str], str]] = {}
         self.plugin_commands: dict[str, Any] = {}
         self.renderers: dict[str, Any] = {}
         self.shortcuts: list = []
@@ -308,6 +310,9 @@ class InteractiveApp:
         for block in self.transcript.live:
             lines += self._paint(block, width, live=not block.final)
         lines += self._queue_lines(width)
+        above = self._widget_lines(width, "aboveEditor")
+        if above:
+            lines += ["", *above]
         if self.working:
             frame = SPINNER[int(time.monotonic() * 10) % len(SPINNER)]
             text = Text(f" {frame} ", style="accent") + Text(self.working, style="muted")
@@ -377,6 +382,7 @@ class InteractiveApp:
             DynamicContainer(lambda: self.dialogs.current.container if self.dialogs.current else editor_area),
             ConditionalContainer(CompletionsMenu(max_height=8, scroll_offset=1),
                                  filter=has_completions & ~has_dialog),
+            Window(LinesControl(lambda width: self._widget_lines(width, "belowEditor")), dont_extend_height=True),
             Window(LinesControl(self._footer_lines), dont_extend_height=True),
         ])
         root = HSplit([Window(LinesControl(self._live_lines), dont_extend_height=True), self._bottom])
@@ -593,6 +599,25 @@ class InteractiveApp:
         else:
             self.statuses.pop(key, None)
         self.invalidate()
+
+    def set_widget(self, key: str, lines: list[str] | None, placement: str) -> None:
+        self.widgets.pop(key, None)
+        if lines:
+            self.widgets[key] = ([str(line) for line in lines], placement)
+        self.invalidate()
+
+    def set_title(self, title: str) -> None:
+        if self.app is not None and self.running:
+            self.app.output.set_title(title)
+            self.app.output.flush()
+
+    def _widget_lines(self, width: int, placement: str) -> list[str]:
+        lines: list[str] = []
+        for shown, where in self.widgets.values():
+            if where == placement:
+                text = Text("\n").join(Text.from_ansi(line, no_wrap=True, overflow="ellipsis") for line in shown)
+                lines += self.painter.lines(Padding(text, (0, 1)), width)
+        return lines
 
     def _populate_history(self) -> None:
         """Up recalls this session's prompts, as in pi."""

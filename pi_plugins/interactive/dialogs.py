@@ -12,6 +12,7 @@ from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.layout import ConditionalContainer, HSplit, Window
 from prompt_toolkit.layout.controls import BufferControl
+from prompt_toolkit.layout.dimension import Dimension
 from prompt_toolkit.layout.processors import BeforeInput
 from prompt_toolkit.filters import Condition
 from rich.text import Text
@@ -188,21 +189,25 @@ def _indented(parts: list[Text]) -> Any:
 
 
 class InputDialog(Dialog):
-    """A line of text (Enter answers, Esc cancels)."""
+    """Text to type (Enter answers, Esc cancels); ``multiline`` takes new lines with
+    Ctrl+J (or Shift+Enter)."""
 
     def __init__(self, painter: Painter, title: str, placeholder: str = "", text: str = "",
-                 hint: str = "enter submit  esc cancel") -> None:
+                 hint: str = "enter submit  esc cancel", multiline: bool = False) -> None:
         super().__init__()
         self.painter, self.title, self.placeholder, self.hint = painter, title, placeholder, hint
-        self.buffer = Buffer(multiline=False)
+        self.buffer = Buffer(multiline=multiline)
         self.buffer.text = text
+        self.buffer.cursor_position = len(text)
         kb = KeyBindings()
         kb.add("enter")(lambda e: self.done(self.buffer.text))
+        kb.add("c-j")(lambda e: self.buffer.insert_text("\n"))
         kb.add("escape")(lambda e: self.done(None))
         kb.add("c-c")(lambda e: self.done(None))
         self.focus_target = Window(BufferControl(self.buffer, key_bindings=kb,
                                                  input_processors=[BeforeInput(" > ", style="class:dialog-prompt")]),
-                                   height=1)
+                                   height=Dimension(min=1, max=10) if multiline else 1,
+                                   dont_extend_height=True, wrap_lines=True)
         self.container = HSplit([
             Window(LinesControl(self._head_lines), dont_extend_height=True),
             self.focus_target,

@@ -25,9 +25,18 @@ async def choose_colour(ctx):
     ctx.ui.set_status("palette", f"palette: {colour}")
 
 
+async def notes(args, ctx):
+    text = await ctx.ui.editor("Release notes", "- fixed the parser")
+    ctx.ui.set_widget("notes", (text or "").split("\\n"))
+    ctx.ui.set_widget("hint", ["(notes saved)"], placement="belowEditor")
+    answered = await ctx.ui.confirm("Publish now?", "nobody will answer", timeout=0.5)
+    ctx.ui.notify(f"publish answer: {answered}")
+
+
 @hookimpl
 def register_commands():
-    return [Command("deploy", "Deploy the app", deploy, argument_hint="<target>")]
+    return [Command("deploy", "Deploy the app", deploy, argument_hint="<target>"),
+            Command("notes", "Write release notes", notes)]
 
 
 @hookimpl
@@ -96,3 +105,20 @@ def test_a_plugin_shortcut_opens_select_and_input_and_its_renderer_shows_the_mes
     term.submit("what do you think?")
     screen = term.wait_for("Nice palette.")
     assert "PALETTE >> green is called leaf" in screen
+
+
+def test_plugin_widgets_a_multi_line_editor_and_a_dialog_that_times_out(pi_tui, server):
+    term = pi_tui(plugin=DEPLOY_PLUGIN)
+    term.submit("/notes")
+    term.wait_for("Release notes")
+    term.press("C-j")
+    term.type("- faster start-up")
+    term.wait_for("- faster start-up")
+    term.press("Enter")
+    term.wait_for("Publish now?")
+    screen = term.wait_drawn("publish answer: False", timeout=5)  # nobody answered in 0.5 s
+    assert "Publish now?" not in screen
+    lines = screen.rstrip().split("\n")
+    editor_top = max(i for i, line in enumerate(lines[:-3]) if set(line) == {"─"}) - 2
+    assert lines.index(" - fixed the parser") < lines.index(" - faster start-up") < editor_top
+    assert lines[-3] == " (notes saved)"  # below the editor, above the footer

@@ -77,7 +77,7 @@ class Terminal:
 
     def type(self, text: str) -> None:
         """Literal text, as if typed."""
-        self._tmux("send-keys", "-t", "t", "-l", text)
+        self._tmux("send-keys", "-t", "t", "-l", "--", text)
 
     def press(self, *keys: str) -> None:
         """Named keys in tmux's spelling: Enter, Escape, C-c, M-Enter, Up, BTab…"""
