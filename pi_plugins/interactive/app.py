@@ -148,6 +148,8 @@ class InteractiveApp:
             if self.pi.args.resume:
                 self.spawn(builtin.resume(self, ""))
             if initial.text is not None or initial.images:
+                if initial.text:
+                    self.editor.buffer.history.append_string(initial.text)
                 self.start_prompt(initial.text or "", list(initial.images))
                 rest = self.pi.rest_messages()[1:]
                 for message in rest:
@@ -234,7 +236,11 @@ class InteractiveApp:
         return shutil.get_terminal_size((100, 40)).lines
 
     def _paint(self, block: Block, width: int, live: bool = False) -> list[str]:
-        return block.lines(self.painter, width, self.view, live=live)
+        try:
+            return block.lines(self.painter, width, self.view, live=live)
+        except Exception as exc:  # one unpaintable message must not stop the chat
+            log.debug("painting %r failed", block, exc_info=True)
+            return ["", f" [this message could not be shown: {type(exc).__name__}: {exc}]"]
 
     def invalidate(self) -> None:
         if self.app is not None and self.running:

@@ -71,3 +71,13 @@ def test_thinking_is_shown_dimmed_and_ctrl_t_collapses_it(pi_tui, server):
     term.press("C-t")
     collapsed = term.wait_for(lambda s: "Weighing" not in s and "Thinking..." in s)
     assert "Option B." in collapsed
+
+
+def test_a_message_on_the_command_line_starts_the_chat(pi_tui, server):
+    server.push(Reply(text="Started with your question."))
+    term = pi_tui("What is in here?")
+    screen = term.wait_for("Started with your question.")
+    assert "What is in here?" in screen
+    term.wait_idle()
+    term.press("Up")
+    term.wait_drawn(lambda s: term.editor(s) == "What is in here?")
