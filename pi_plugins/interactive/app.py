@@ -323,7 +323,9 @@ class InteractiveApp:
             frame = SPINNER[int(time.monotonic() * 10) % len(SPINNER)]
             text = Text(f" {frame} ", style="accent") + Text(self.working, style="muted")
             lines += [""] + self.painter.lines(text, width)
-        room = max(self.rows - self._bottom_height(), 3)
+        # one row to spare: an application exactly as tall as the terminal makes it scroll
+        # while redrawing, and the old frame would stay in the scrollback
+        room = max(self.rows - self._bottom_height() - 1, 3)
         return lines[-room:]
 
     def _bottom_height(self) -> int:

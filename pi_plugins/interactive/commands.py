@@ -68,7 +68,7 @@ async def tree(tui: "InteractiveApp", args: str, selected: str | None = None) ->
     while True:
         roots = session.tree()
         leaf = session.leaf_id
-        calls = tree_view._tool_calls(roots)
+        calls = tree_view.tool_calls_by_id(roots)
 
         def items(mode: str) -> list[Item]:
             return [Item(tree_view.row_label(row, calls), row.entry.id,
@@ -97,8 +97,8 @@ async def tree(tui: "InteractiveApp", args: str, selected: str | None = None) ->
             hint="↑↓ move  ←→ page  enter go there  shift+l label  ctrl+o filter  esc cancel",
             keys={"c-o": cycle, "c-u": toggle("user-only"), "c-t": toggle("no-tools"),
                   "c-l": toggle("labeled-only"), "c-a": toggle("all"), "c-d": toggle("default"),
-                  "L": label, "left": lambda d: d.move(-d.max_visible, wrap=False),
-                  "right": lambda d: d.move(d.max_visible, wrap=False)})
+                  "L": label, "left": lambda d: d.move(-d.visible, wrap=False),
+                  "right": lambda d: d.move(d.visible, wrap=False)})
         dialog.select_value(selected or leaf)
         chosen = await tui.show_dialog(dialog)
         if chosen is None:

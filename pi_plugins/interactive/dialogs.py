@@ -8,6 +8,7 @@ import asyncio
 from typing import Any, Callable
 
 from attrs import define, field
+from prompt_toolkit.application import get_app
 from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.layout import ConditionalContainer, HSplit, Window
@@ -15,6 +16,8 @@ from prompt_toolkit.layout.controls import BufferControl
 from prompt_toolkit.layout.dimension import Dimension
 from prompt_toolkit.layout.processors import BeforeInput
 from prompt_toolkit.filters import Condition
+from rich.console import Group
+from rich.padding import Padding
 from rich.text import Text
 
 from pi_plugins.interactive.controls import LinesControl
@@ -72,8 +75,8 @@ class ListDialog(Dialog):
         kb = KeyBindings()
         kb.add("up")(lambda e: self.move(-1))
         kb.add("down")(lambda e: self.move(1))
-        kb.add("pageup")(lambda e: self.move(-self.max_visible, wrap=False))
-        kb.add("pagedown")(lambda e: self.move(self.max_visible, wrap=False))
+        kb.add("pageup")(lambda e: self.move(-self.visible, wrap=False))
+        kb.add("pagedown")(lambda e: self.move(self.visible, wrap=False))
         kb.add("enter")(lambda e: self.choose())
         kb.add("escape")(lambda e: self.done(None))
         kb.add("c-c")(lambda e: self.done(None))
@@ -147,13 +150,23 @@ class ListDialog(Dialog):
             parts.append(Text(self.subtitle, style="muted"))
         return self.painter.lines(_indented(parts), width)
 
+    @property
+    def visible(self) -> int:
+        """How many items fit: ``max_visible``, fewer in a short terminal."""
+        try:
+            rows = get_app().output.get_size().rows
+        except Exception:
+            return self.max_visible
+        return max(3, min(self.max_visible, rows - 17))
+
     def _list_lines(self, width: int) -> list[str]:
         rows: list[Text] = [Text("")]
+        shown = self.visible
         if not self.items:
             rows.append(Text("  No matches", style="muted"))
         else:
-            start = max(0, min(self.selected - self.max_visible // 2, len(self.items) - self.max_visible))
-            for index in range(start, min(start + self.max_visible, len(self.items))):
+            start = max(0, min(self.selected - shown // 2, len(self.items) - shown))
+            for index in range(start, min(start + shown, len(self.items))):
                 item = self.items[index]
                 label = item.label if isinstance(item.label, Text) else Text(item.label)
                 chosen = index == self.selected
@@ -163,7 +176,7 @@ class ListDialog(Dialog):
                     row.append("  " + item.description, style="muted")
                 row.truncate(max(width - 2, 1), overflow="ellipsis")
                 rows.append(row)
-            if len(self.items) > self.max_visible:
+            if len(self.items) > shown:
                 rows.append(Text(f"  ({self.selected + 1}/{len(self.items)})", style="muted"))
             detail = self.detail(self.current) if self.detail and self.current else None
             if detail:
@@ -181,10 +194,8 @@ def _emphasised(label: Text) -> Text:
     return shown
 
 
-def _indented(parts: list[Text]) -> Any:
-    from rich.console import Group
-    from rich.padding import Padding
-
+def _indented(parts: list[Text]) -> Group:
+    """One column in from the left, as the chat is; border lines stay full width."""
     return Group(*[p if p.plain.startswith("─") else Padding(p, (0, 0, 0, 1)) for p in parts])
 
 

@@ -82,7 +82,7 @@ def rows(roots: list[TreeNode], leaf_id: str | None, mode: str = "default", quer
     """The rows to list, top to bottom (iterative: a session may be 20,000 entries deep)."""
     active = _active_path(roots, leaf_id)
     words = query.lower().split()
-    tool_calls = _tool_calls(roots)
+    tool_calls = tool_calls_by_id(roots)
 
     def visible(node: TreeNode) -> bool:
         if not shown(node, mode, leaf_id):
@@ -148,7 +148,7 @@ def _nearest_shown(roots: list[TreeNode], leaf_id: str | None, visible) -> str |
     return next((node.entry.id for node in _ancestry(roots, leaf_id) if visible(node)), None)
 
 
-def _tool_calls(roots: list[TreeNode]) -> dict[str, ToolCall]:
+def tool_calls_by_id(roots: list[TreeNode]) -> dict[str, ToolCall]:
     calls: dict[str, ToolCall] = {}
     stack = list(roots)
     while stack:

@@ -81,3 +81,17 @@ def test_a_message_on_the_command_line_starts_the_chat(pi_tui, server):
     term.wait_idle()
     term.press("Up")
     term.wait_drawn(lambda s: term.editor(s) == "What is in here?")
+
+
+def test_an_answer_taller_than_the_screen_streams_above_the_editor_and_lands_whole(pi_tui, server):
+    text = "\n\n".join(f"Paragraph number {i}." for i in range(60))
+    server.push(Reply(text=text, delta_size=12, delay=0.01))
+    term = pi_tui(height=20)
+    term.submit("Write a lot")
+    streaming = term.wait_drawn("Paragraph number 30.")
+    assert "Working..." in streaming  # the end of the answer shows while it streams, above the editor
+    assert "Paragraph number 0." not in streaming  # its start has scrolled away
+    term.wait_idle()
+    history = term.screen(history=True)
+    for i in range(60):
+        assert history.count(f"Paragraph number {i}.") == 1

@@ -210,7 +210,7 @@ def _branched_session(tmp_path):
 
 def _plain_rows(session, mode="default", query=""):
     roots = session.tree()
-    calls = tree_view._tool_calls(roots)
+    calls = tree_view.tool_calls_by_id(roots)
     return [tree_view.row_label(r, calls).plain
             for r in tree_view.rows(roots, session.leaf_id, mode, query)]
 
