@@ -16,7 +16,15 @@ def register_flags(ctx):
 
 @hookspec
 def register_message_renderers(ctx):
-    """Kind: collect (by ``custom_type``). Return renderers for custom message kinds."""
+    """Kind: collect (by ``custom_type``). Return :class:`pi_core.commands.MessageRenderer`
+    objects: how the interactive mode shows ``custom`` messages of that kind."""
+
+
+@hookspec
+def register_shortcuts(ctx):
+    """Kind: collect (by ``key``). Return :class:`pi_core.commands.Shortcut` objects: keys
+    the interactive mode binds to the plugin's handler (``handler(ctx)``); a later
+    plugin's shortcut for the same key replaces an earlier one."""
 
 
 @hookspec

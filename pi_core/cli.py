@@ -103,7 +103,9 @@ async def _run(args) -> int:
     except UsageError as exc:
         click.echo(f"error: {exc}", err=True)
         return 2
-    name = args.mode if args.mode != "text" else ("text" if args.print else "interactive")
+    # as in pi: without -p the chat runs, unless stdin is not a terminal (then print mode)
+    interactive = not args.print and sys.stdin.isatty()
+    name = args.mode if args.mode != "text" else ("interactive" if interactive else "text")
     modes = await app.plugins.collect("register_modes", key="name", ctx=app.harness.ctx)
     mode = next((m for m in modes if m.name == name), None)
     try:

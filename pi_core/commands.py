@@ -1,4 +1,5 @@
-"""Slash commands: what ``register_commands`` returns and the interactive UI completes.
+"""What plugins give the interactive UI: slash commands (``register_commands``, which
+the UI also completes), key shortcuts and renderers for their own messages.
 
 A command with a ``handler`` runs it when the user types ``/name args``. A command
 without one only names text the ``input`` chain understands (a prompt template, a
@@ -23,3 +24,24 @@ class Command:
     argument_hint: str | None = None
     #: Where it comes from: extension, prompt (a template) or skill.
     source: str = "extension"
+
+
+@define(frozen=True)
+class Shortcut:
+    """A key a plugin binds in the interactive mode (``register_shortcuts``)."""
+
+    key: str  # pi's spelling: "ctrl+x", "alt+s", "shift+tab", "f5"
+    #: ``handler(ctx)``, plain or async.
+    handler: Callable[[Any], Any]
+    description: str = ""
+
+
+@define(frozen=True)
+class MessageRenderer:
+    """How the interactive mode shows a plugin's ``custom`` messages of one kind
+    (``register_message_renderers``)."""
+
+    custom_type: str
+    #: ``render(message, expanded)`` returns text (ANSI colours allowed), a rich
+    #: renderable, or None for the default look.
+    render: Callable[[Any, bool], Any]

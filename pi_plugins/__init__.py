@@ -20,4 +20,5 @@ LOAD_ORDER = (
     "compaction",
     "print_mode",
     "rpc_mode",
+    "interactive",
 )

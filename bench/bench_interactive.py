@@ -1,0 +1,95 @@
+"""Interactive-mode budgets (painting the chat, without a terminal):
+
+- one live frame of a streaming answer (what the screen redraws up to 30 times a second)
+  costs the same however long the answer grew: < 50 ms at 10 KB, 100 KB and 1 MB;
+- the whole of a finished 100 KB answer is painted once, for the scrollback: < 3 s;
+- the chat's handling of one streamed delta (before any painting): < 20 µs;
+- importing the mode (prompt_toolkit, rich and the mode's modules): < 1.5 s.
+
+Run: python bench/bench_interactive.py   (exits 1 when a budget is missed)
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+from pi_core.messages import AssistantMessage, TextContent
+from pi_plugins.interactive.blocks import AssistantBlock, View
+from pi_plugins.interactive.paint import Painter
+
+PARAGRAPH = ("Some **bold** words, `code`, and a [link](http://x). " * 4).strip() + "\n\n"
+CODE = "```python\n" + "def f(x):\n    return x * 2\n" * 10 + "```\n\n"
+
+
+def answer(size: int) -> str:
+    unit = PARAGRAPH * 5 + CODE + "- one\n- two\n\n"
+    return (unit * (size // len(unit) + 1))[:size]
+
+
+def best_of(runs: int, work) -> float:
+    best = float("inf")
+    for _ in range(runs):
+        start = time.perf_counter()
+        work()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def main() -> int:
+    failures = []
+    painter = Painter("truecolor")
+    message = AssistantMessage(content=[TextContent(text="warm up")])
+    block = AssistantBlock(message)
+    block.lines(painter, 100, View(), live=True)
+
+    for size in (10_000, 100_000, 1_000_000):
+        message.content[0].text = answer(size)
+        block.lines(painter, 100, View(), live=True)
+
+        def frame():  # one more word streamed, then the repaint
+            message.content[0].append(" word")
+            block.changed()
+            block.lines(painter, 100, View(), live=True)
+
+        seconds = sum(best_of(3, frame) for _ in range(10)) / 10
+        print(f"live frame, {size // 1000:>5} KB answer: {seconds * 1000:6.1f} ms (budget 50 ms)")
+        if seconds > 0.05:
+            failures.append(f"live frame at {size} bytes")
+
+    message.content[0].text = answer(100_000)
+    final = AssistantBlock(message, final=True)
+    seconds = best_of(1, lambda: final.lines(painter, 100, View()))
+    print(f"whole 100 KB answer painted once: {seconds:.2f} s (budget 3 s)")
+    if seconds > 3:
+        failures.append("whole answer")
+
+    # what _on_event does per text delta: update the streaming block, ask for a redraw
+    deltas = 100_000
+    streaming = AssistantBlock(AssistantMessage(content=[TextContent(text="")]))
+    text = streaming.message.content[0]
+    start = time.perf_counter()
+    for _ in range(deltas):
+        text.append("word ")
+        streaming.changed()
+    per_delta = (time.perf_counter() - start) / deltas
+    print(f"handling one streamed delta: {per_delta * 1e6:.2f} µs (budget 20 µs)")
+    if per_delta > 20e-6:
+        failures.append("delta handling")
+
+    code = "import time; t = time.perf_counter(); import pi_plugins.interactive.app; print(time.perf_counter() - t)"
+    seconds = min(float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                       check=True).stdout) for _ in range(3))
+    print(f"importing the interactive mode: {seconds:.2f} s (budget 1.5 s)")
+    if seconds > 1.5:
+        failures.append("import")
+
+    if failures:
+        print("over budget: " + ", ".join(failures))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

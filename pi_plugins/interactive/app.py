@@ -1,0 +1,868 @@
+"""The interactive mode: a chat in the terminal (prompt_toolkit, drawn inline as pi does).
+
+Screen, top to bottom: the chat (finished messages live in the terminal's scrollback, the
+streaming message and running tools are drawn live), the queued messages and a working
+line, the editor (or a dialog in its place), completions, and the footer.
+
+While the agent works the editor stays live: Enter steers, Alt+Enter queues a follow-up,
+Esc aborts (and puts queued messages back in the editor), Ctrl+C clears the editor and
+twice quits, Ctrl+D on an empty editor quits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import shutil
+import signal
+import sys
+import time
+from typing import Any
+
+from prompt_toolkit.application import Application, run_in_terminal
+from prompt_toolkit.filters import Condition, has_completions
+from prompt_toolkit.history import InMemoryHistory
+from prompt_toolkit.input.ansi_escape_sequences import ANSI_SEQUENCES
+from prompt_toolkit.key_binding import KeyBindings
+from prompt_toolkit.keys import Keys
+from prompt_toolkit.layout import ConditionalContainer, DynamicContainer, HSplit, Layout, Window
+from prompt_toolkit.layout.dimension import Dimension
+from prompt_toolkit.layout.menus import CompletionsMenu
+from prompt_toolkit.output.color_depth import ColorDepth
+from prompt_toolkit.styles import Style
+from prompt_toolkit.widgets import TextArea
+from rich.padding import Padding
+from rich.text import Text
+
+from pi_core import __version__
+from pi_core.app import UsageError
+from pi_core.loop import AgentBusyError
+from pi_core.messages import TextContent
+from pi_plugins.interactive import commands as builtin
+from pi_plugins.interactive.blocks import (
+    AssistantBlock,
+    BashBlock,
+    Block,
+    CustomBlock,
+    HeaderBlock,
+    TextBlock,
+    ToolBlock,
+    UserBlock,
+    View,
+    blocks_for_messages,
+    user_text,
+)
+from pi_plugins.interactive.completion import EditorCompleter, FileIndex
+from pi_plugins.interactive.controls import LinesControl
+from pi_plugins.interactive.dialogs import Dialog, DialogHost
+from pi_plugins.interactive.footer import footer, git_branch
+from pi_plugins.interactive.keys import UnbindableKey, parse_key
+from pi_plugins.interactive.paint import Painter, detect_color_system
+from pi_plugins.interactive.theme import BASH_BORDER, PROMPT_STYLE, THINKING_BORDER
+from pi_plugins.interactive.tool_views import ToolState
+from pi_plugins.interactive.transcript import Transcript
+from pi_plugins.interactive.ui import InteractiveUI
+
+log = logging.getLogger("pi.interactive")
+
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+DOUBLE_PRESS = 0.5  # seconds: Ctrl+C twice quits, Esc twice opens the tree
+ESCAPE_WAIT = 0.05  # how long a lone Esc byte waits to become Alt+something
+KEY_WAIT = 0.15  # how long Esc waits for a key completing a binding (Alt+Enter)
+_COLOR_DEPTHS = {"truecolor": ColorDepth.TRUE_COLOR, "256": ColorDepth.DEPTH_8_BIT,
+                 "standard": ColorDepth.DEPTH_4_BIT, "windows": ColorDepth.DEPTH_4_BIT,
+                 None: ColorDepth.MONOCHROME}
+
+# Shift+Enter as terminals with modified-key reporting send it (xterm, kitty, tmux's
+# extended keys): a new line, like Ctrl+J.
+for _sequence in ("\x1b[13;2u", "\x1b[27;2;13~"):
+    ANSI_SEQUENCES.setdefault(_sequence, Keys.ControlJ)
+
+HINTS = [("escape", "interrupt"), ("ctrl+c/ctrl+d", "clear/exit"), ("/", "commands"),
+         ("!", "bash"), ("ctrl+o", "more")]
+
+
+class InteractiveApp:
+    def __init__(self, pi_app) -> None:
+        self.pi = pi_app
+        self.harness = pi_app.harness
+        self.painter = Painter(detect_color_system())
+        self.view = View()
+        self.transcript = Transcript()
+        self.ui = InteractiveUI(self)
+        self.dialogs = DialogHost(on_change=self._dialog_changed)
+        self.running = False
+        self.streaming: AssistantBlock | None = None
+        self.tools: dict[str, ToolBlock] = {}
+        self.run_task: asyncio.Task | None = None  # a prompt run
+        self.busy: str | None = None  # a compaction, branch summary or shell command Esc can stop
+        self.busy_aborted = False
+        self.working: str | None = None
+        self.statuses: dict[str, str] = {}
+        self.widgets: dict[str, tuple[list[str], str]] = {}
+        self.plugin_commands: dict[str, Any] = {}
+        self.renderers: dict[str, Any] = {}
+        self.shortcuts: list = []
+        self.files = FileIndex(self.harness.ctx.cwd)
+        self.branch = git_branch(self.harness.ctx.cwd)
+        self._tasks: set[asyncio.Task] = set()
+        self._spinner: asyncio.Task | None = None
+        self._last_ctrl_c = 0.0
+        self._last_escape = 0.0
+        self._printed_width: int | None = None
+        self._clear_screen = False
+        self._flush_wanted = asyncio.Event()
+        self._footer_cache: tuple[Any, list[str]] | None = None
+        self._exit_code = 0
+        self.editor = self._make_editor()
+        self.app: Application | None = None
+        self._bottom: HSplit | None = None
+        self._finished = False
+
+    # ================================================================ running
+
+    async def run(self) -> int:
+        if not (sys.stdin.isatty() and sys.stdout.isatty()):
+            raise UsageError("the interactive mode needs a terminal; use -p (print mode) or "
+                             "--mode json|rpc for programs")
+        harness = self.harness
+        harness.ctx.ui = self.ui
+        await self._load_plugin_parts()
+        initial = self.pi.initial_prompt(read_stdin=False)
+        self.app = self._make_application()
+        self._start_over()
+        self._populate_history()
+        self._flush_now()  # the header and any history, before the editor appears
+        unsubscribe = harness.subscribe(self._on_event)
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            try:
+                loop.add_signal_handler(signum, self.exit)
+            except (NotImplementedError, RuntimeError):
+                pass
+
+        def started() -> None:
+            self.running = True
+            self.files.refresh()
+            self.spawn(self._flusher())
+            if self.pi.args.resume:
+                self.spawn(builtin.resume(self, ""))
+            if initial.text is not None or initial.images:
+                if initial.text:
+                    self.editor.buffer.history.append_string(initial.text)
+                self.start_prompt(initial.text or "", list(initial.images))
+                rest = self.pi.rest_messages()[1:]
+                for message in rest:
+                    self.harness.follow_up(message)
+
+        try:
+            await self.app.run_async(pre_run=started, set_exception_handler=False)
+        finally:
+            self.running = False
+            unsubscribe()
+            for signum in (signal.SIGTERM, signal.SIGHUP):
+                try:
+                    loop.remove_signal_handler(signum)
+                except (NotImplementedError, RuntimeError):
+                    pass
+            await self._shut_down()
+        return self._exit_code
+
+    async def _shut_down(self) -> None:
+        """Stop what runs, then print what the scrollback does not have yet."""
+        self.dialogs.cancel_all()
+        if self.run_task is not None or self.busy:
+            self.harness.abort()
+            self.harness.abort_bash()
+        if self.run_task is not None:
+            try:
+                await asyncio.wait_for(asyncio.shield(self.run_task), 5)
+            except asyncio.TimeoutError:
+                pass
+        for task in list(self._tasks):
+            task.cancel()
+        remaining = self.transcript.live
+        self.transcript.committed = len(self.transcript.blocks)
+        lines = [line for block in remaining for line in self._paint(block, self.width)]
+        if lines:
+            self._write(lines)
+        self._finished = True
+
+    def exit(self, code: int = 0) -> None:
+        self._exit_code = code
+        self.dialogs.cancel_all()
+        if self.run_task is not None:
+            self.harness.abort()
+        if self.app is not None and self.app.is_running and not self.app.is_done:
+            self.app.exit()
+
+    def spawn(self, coroutine) -> asyncio.Task:
+        """Run something beside the UI; a failure shows as an error in the chat."""
+        task = asyncio.get_running_loop().create_task(self._guarded(coroutine))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    async def _guarded(self, coroutine) -> Any:
+        try:
+            return await coroutine
+        except asyncio.CancelledError:
+            raise
+        except AgentBusyError as exc:
+            self.add_text(str(exc), "warning")
+        except Exception as exc:
+            log.debug("interactive task failed", exc_info=True)
+            self.add_text(f"Error: {exc}", "error")
+
+    async def _load_plugin_parts(self) -> None:
+        plugins, ctx = self.harness.plugins, self.harness.ctx
+        self.plugin_commands = {c.name: c for c in await self.harness.commands()}
+        renderers = await plugins.collect("register_message_renderers", key="custom_type", ctx=ctx)
+        self.renderers = {r.custom_type: r.render for r in renderers}
+        self.shortcuts = await plugins.collect("register_shortcuts", key="key", ctx=ctx)
+
+    # ================================================================ screen
+
+    @property
+    def width(self) -> int:
+        if self.app is not None and self.running:
+            return max(self.app.output.get_size().columns, 20)
+        return max(shutil.get_terminal_size((100, 40)).columns, 20)
+
+    @property
+    def rows(self) -> int:
+        if self.app is not None and self.running:
+            return self.app.output.get_size().rows
+        return shutil.get_terminal_size((100, 40)).lines
+
+    def _paint(self, block: Block, width: int, live: bool = False) -> list[str]:
+        try:
+            return block.lines(self.painter, width, self.view, live=live)
+        except Exception as exc:  # one unpaintable message must not stop the chat
+            log.debug("painting %r failed", block, exc_info=True)
+            return ["", f" [this message could not be shown: {type(exc).__name__}: {exc}]"]
+
+    def invalidate(self) -> None:
+        if self.app is not None and self.running:
+            self.app.invalidate()
+
+    def changed(self) -> None:
+        """The chat changed: print what became final, redraw the rest."""
+        if self._finished:  # e.g. a plugin's goodbye at session shutdown
+            self._flush_now()
+            return
+        self._flush_wanted.set()
+        self.invalidate()
+
+    def _write(self, lines: list[str], clear: bool = False) -> None:
+        out = sys.stdout
+        if clear:
+            out.write("\x1b[2J\x1b[H\x1b[3J")  # screen, home, scrollback
+        if lines:
+            out.write("\n".join(lines) + "\n")
+        out.flush()
+
+    def _flush_now(self) -> None:
+        """Print the committed blocks while the application is not drawing."""
+        clear, self._clear_screen = self._clear_screen, False
+        ready = self.transcript.take_ready()
+        width = self.width
+        self._printed_width = width
+        lines = [line for block in ready for line in self._paint(block, width)]
+        if lines or clear:
+            self._write(lines, clear)
+
+    async def _flusher(self) -> None:
+        """Prints blocks into the scrollback as they become final (one at a time, above
+        the live area), and reprints everything after a reset."""
+        while True:
+            await self._flush_wanted.wait()
+            self._flush_wanted.clear()
+            if self._clear_screen or (self.transcript.live and self.transcript.live[0].final):
+                await run_in_terminal(self._flush_now, in_executor=False)
+
+    def _before_render(self, _app) -> None:
+        width = self.width
+        if self._printed_width is not None and width != self._printed_width:
+            self._printed_width = width
+            self._start_over(reprint_only=True)
+
+    def _start_over(self, reprint_only: bool = False) -> None:
+        """Rebuild the chat from the conversation (new session, tree move, compaction),
+        or only reprint it (resize, view change); either way the screen is redrawn."""
+        if not reprint_only:
+            blocks = [self._header(), *blocks_for_messages(self.harness.messages, self.renderers)]
+            live = [b for b in self.transcript.live if not b.final]
+            self.streaming = None if self.streaming not in live else self.streaming
+            self.transcript.reset(blocks + live)
+        else:
+            self.transcript.reset()
+        self._clear_screen = True
+        self.changed()
+
+    def _header(self) -> HeaderBlock:
+        notes = []
+        problems = getattr(self.harness.session, "problems", None) or []
+        if problems:
+            notes.append(f"{len(problems)} damaged line(s) in the session file were set aside")
+        for error in getattr(self.harness.plugins, "errors", []) or []:
+            notes.append(f"plugin error: {error}")
+        return HeaderBlock(f"pi-harness v{__version__}", HINTS, notes)
+
+    # ---------------------------------------------------------------- live area
+
+    def _live_lines(self, width: int) -> list[str]:
+        lines: list[str] = []
+        for block in self.transcript.live:
+            lines += self._paint(block, width, live=not block.final)
+        lines += self._queue_lines(width)
+        above = self._widget_lines(width, "aboveEditor")
+        if above:
+            lines += ["", *above]
+        if self.working:
+            frame = SPINNER[int(time.monotonic() * 10) % len(SPINNER)]
+            text = Text(f" {frame} ", style="accent") + Text(self.working, style="muted")
+            lines += [""] + self.painter.lines(text, width)
+        # one row to spare: an application exactly as tall as the terminal makes it scroll
+        # while redrawing, and the old frame would stay in the scrollback
+        room = max(self.rows - self._bottom_height() - 1, 3)
+        return lines[-room:]
+
+    def _bottom_height(self) -> int:
+        """Rows under the live chat: the editor (or dialog), completions, the footer."""
+        if self._bottom is None:
+            return 8
+        return self._bottom.preferred_height(self.width, self.rows).preferred
+
+    def _queue_lines(self, width: int) -> list[str]:
+        agent = self.harness.agent
+        steering = [user_text(m) for m in agent.steering.messages]
+        follow = [user_text(m) for m in agent.follow_up_queue.messages]
+        if not steering and not follow:
+            return []
+        parts = [Text("")]
+        parts += [Text(f" Steering: {' '.join(t.split())}", style="dim", no_wrap=True, overflow="ellipsis")
+                  for t in steering]
+        parts += [Text(f" Follow-up: {' '.join(t.split())}", style="dim", no_wrap=True, overflow="ellipsis")
+                  for t in follow]
+        parts.append(Text(" ↳ alt+up to edit all queued messages", style="dim"))
+        return [line for part in parts for line in self.painter.lines(part, width)]
+
+    def _footer_lines(self, width: int) -> list[str]:
+        harness = self.harness
+        key = (width, len(harness.session), harness.session.leaf_id, harness.model.key,
+               harness.thinking_level, harness.session.name, tuple(sorted(self.statuses.items())),
+               self.branch, len(harness.agent.messages))
+        if self._footer_cache is None or self._footer_cache[0] != key:
+            providers = len({m.provider for m in harness.available_models()})
+            lines = self.painter.lines(footer(harness, width, self.branch, self.statuses, providers), width)
+            self._footer_cache = (key, lines)
+        return self._footer_cache[1]
+
+    def _border_style(self) -> str:
+        if self.editor.text.lstrip().startswith("!"):
+            return f"fg:{BASH_BORDER}"
+        return f"fg:{THINKING_BORDER.get(self.harness.thinking_level, THINKING_BORDER['off'])}"
+
+    # ---------------------------------------------------------------- layout
+
+    def _make_editor(self) -> TextArea:
+        def commands():
+            found = [(name, description) for name, description, _ in builtin.BUILTINS]
+            taken = {name for name, _ in found}
+            found += [(c.name, c.description) for c in self.plugin_commands.values() if c.name not in taken]
+            return found
+
+        return TextArea(multiline=True, wrap_lines=True, scrollbar=False, focus_on_click=False,
+                        completer=EditorCompleter(commands, self.files), complete_while_typing=True,
+                        history=InMemoryHistory(), height=Dimension(min=1, max=12), dont_extend_height=True,
+                        style="class:editor")
+
+    def _make_application(self) -> Application:
+        editor_area = HSplit([
+            Window(height=1),
+            Window(height=1, char="─", style=self._border_style),
+            self.editor,
+            Window(height=1, char="─", style=self._border_style),
+        ])
+        has_dialog = Condition(lambda: self.dialogs.current is not None)
+        self._bottom = HSplit([
+            DynamicContainer(lambda: self.dialogs.current.container if self.dialogs.current else editor_area),
+            ConditionalContainer(CompletionsMenu(max_height=8, scroll_offset=1),
+                                 filter=has_completions & ~has_dialog),
+            Window(LinesControl(lambda width: self._widget_lines(width, "belowEditor")), dont_extend_height=True),
+            Window(LinesControl(self._footer_lines), dont_extend_height=True),
+        ])
+        root = HSplit([Window(LinesControl(self._live_lines), dont_extend_height=True), self._bottom])
+        app = Application(
+            layout=Layout(root, focused_element=self.editor),
+            key_bindings=self._key_bindings(),
+            style=Style.from_dict(PROMPT_STYLE),
+            full_screen=False,
+            mouse_support=False,
+            erase_when_done=True,
+            color_depth=_COLOR_DEPTHS.get(self.painter.color_system, ColorDepth.DEPTH_8_BIT),
+            min_redraw_interval=0.03,
+            max_render_postpone_time=0.1,
+            before_render=self._before_render,
+        )
+        app.ttimeoutlen = ESCAPE_WAIT
+        app.timeoutlen = KEY_WAIT
+        return app
+
+    def _dialog_changed(self, dialog: Dialog | None) -> None:
+        if self.app is None:
+            return
+        try:
+            self.app.layout.focus(dialog.focus_target if dialog is not None else self.editor)
+        except ValueError:
+            pass
+        self.invalidate()
+
+    async def show_dialog(self, dialog: Dialog) -> Any:
+        return await self.dialogs.show(dialog)
+
+    # ================================================================ keys
+
+    def _key_bindings(self) -> KeyBindings:
+        kb = KeyBindings()
+        editing = Condition(lambda: self.dialogs.current is None)
+
+        @kb.add("enter", filter=editing)
+        def _(event):
+            self.on_enter()
+
+        @kb.add("escape", "enter", filter=editing)
+        def _(event):
+            self.on_follow_up()
+
+        @kb.add("c-j", filter=editing)
+        def _(event):
+            self.editor.buffer.insert_text("\n")
+
+        @kb.add("escape", filter=editing)
+        def _(event):
+            self.on_escape()
+
+        @kb.add("c-c", filter=editing)
+        @kb.add(Keys.SIGINT)
+        def _(event):
+            self.on_ctrl_c()
+
+        @kb.add("c-d", filter=editing)
+        def _(event):
+            if not self.editor.text:
+                self.exit()
+            else:
+                self.editor.buffer.delete()
+
+        @kb.add("c-o", filter=editing)
+        def _(event):
+            self.set_view(expand_tools=not self.view.expand_tools)
+
+        @kb.add("c-t", filter=editing)
+        def _(event):
+            self.set_view(hide_thinking=not self.view.hide_thinking)
+
+        @kb.add("c-l", filter=editing)
+        def _(event):
+            self.spawn(builtin.model(self, ""))
+
+        @kb.add("c-p", filter=editing)
+        def _(event):
+            self.spawn(self.cycle_model())
+
+        @kb.add("s-tab", filter=editing)
+        def _(event):
+            self.spawn(self.cycle_thinking())
+
+        @kb.add("escape", "up", filter=editing)
+        def _(event):
+            count = self.restore_queue()
+            self.add_text(f"Restored {count} queued message{'s' if count != 1 else ''} to the editor"
+                          if count else "No queued messages to restore", "dim")
+
+        @kb.add("c-g", filter=editing)
+        def _(event):
+            self.editor.buffer.open_in_editor(validate_and_handle=False)
+
+        @kb.add("c-z", filter=editing)
+        def _(event):
+            event.app.suspend_to_background()
+
+        for shortcut in self.shortcuts:
+            try:
+                keys = parse_key(shortcut.key)
+            except UnbindableKey as exc:
+                self.add_text(f"Shortcut not bound: {exc}", "warning")
+                continue
+            kb.add(*keys, filter=editing)(lambda event, s=shortcut: self.spawn(self._call(s.handler, self.harness.ctx)))
+        return kb
+
+    async def _call(self, handler, *args) -> Any:
+        result = handler(*args)
+        if asyncio.iscoroutine(result) or isinstance(result, asyncio.Future):
+            result = await result
+        return result
+
+    # ---------------------------------------------------------------- editor actions
+
+    def on_enter(self) -> None:
+        buffer = self.editor.buffer
+        state = buffer.complete_state
+        if state is not None:
+            completion = state.current_completion
+            typed = buffer.text
+            if completion is None and typed.startswith("/") and " " not in typed and state.completions \
+                    and not self._is_command(typed[1:]):
+                completion = state.completions[0]
+            if completion is not None:
+                buffer.apply_completion(completion)
+                if not buffer.text.startswith("/") or " " in buffer.text.strip():
+                    return
+            else:
+                buffer.cancel_completion()
+        text = buffer.text
+        if not text.strip():
+            return
+        self.submit(text)
+
+    def on_follow_up(self) -> None:
+        text = self.editor.text.strip()
+        if not text:
+            return
+        if self.run_task is not None and not text.startswith("/"):
+            self.take_editor_text()
+            self.spawn(self.harness.queue(text, behavior="followUp"))  # templates expand
+            self.invalidate()
+            return
+        self.submit(self.editor.text)
+
+    def on_escape(self) -> None:
+        buffer = self.editor.buffer
+        if buffer.complete_state is not None:
+            buffer.cancel_completion()
+            return
+        if self.run_task is not None:
+            self.restore_queue()
+            self.harness.abort()
+            return
+        if self.busy == "bash":
+            self.harness.abort_bash()
+            return
+        if self.busy:
+            self.busy_aborted = True
+            self.harness.abort()
+            return
+        if self.editor.text.lstrip().startswith("!"):
+            self.set_editor_text("")
+            return
+        if not self.editor.text.strip():
+            now = time.monotonic()
+            if now - self._last_escape < DOUBLE_PRESS:
+                self._last_escape = 0.0
+                self.spawn(builtin.tree(self, ""))
+            else:
+                self._last_escape = now
+
+    def on_ctrl_c(self) -> None:
+        now = time.monotonic()
+        if now - self._last_ctrl_c < DOUBLE_PRESS:
+            self.exit()
+            return
+        self._last_ctrl_c = now
+        buffer = self.editor.buffer
+        buffer.cancel_completion()
+        self.set_editor_text("")
+
+    def take_editor_text(self, remember: bool = True) -> None:
+        """Empty the editor after sending its text, keeping it in the prompt history."""
+        self.editor.buffer.reset(append_to_history=remember)
+        self.invalidate()
+
+    def set_editor_text(self, text: str) -> None:
+        buffer = self.editor.buffer
+        buffer.cancel_completion()
+        buffer.set_document(buffer.document.__class__(text, len(text)), bypass_readonly=True)
+        self.invalidate()
+
+    def restore_queue(self) -> int:
+        steering, follow = self.harness.clear_queues()
+        texts = [user_text(m) for m in [*steering, *follow]]
+        if texts:
+            combined = [t for t in ["\n\n".join(texts), self.editor.text] if t.strip()]
+            self.set_editor_text("\n\n".join(combined))
+        self.invalidate()
+        return len(texts)
+
+    def set_view(self, **changes: bool) -> None:
+        from attrs import evolve
+
+        self.view = evolve(self.view, **changes)
+        self._start_over(reprint_only=True)
+
+    def set_status(self, key: str, text: str | None) -> None:
+        if text:
+            self.statuses[key] = text
+        else:
+            self.statuses.pop(key, None)
+        self.invalidate()
+
+    def set_widget(self, key: str, lines: list[str] | None, placement: str) -> None:
+        self.widgets.pop(key, None)
+        if lines:
+            self.widgets[key] = ([str(line) for line in lines], placement)
+        self.invalidate()
+
+    def set_title(self, title: str) -> None:
+        if self.app is not None and self.running:
+            self.app.output.set_title(title)
+            self.app.output.flush()
+
+    def _widget_lines(self, width: int, placement: str) -> list[str]:
+        lines: list[str] = []
+        for shown, where in self.widgets.values():
+            if where == placement:
+                text = Text("\n").join(Text.from_ansi(line, no_wrap=True, overflow="ellipsis") for line in shown)
+                lines += self.painter.lines(Padding(text, (0, 1)), width)
+        return lines
+
+    def _populate_history(self) -> None:
+        """Up recalls this session's prompts, as in pi."""
+        buffer = self.editor.buffer
+        for message in self.harness.messages:
+            if getattr(message, "role", None) == "user":
+                text = user_text(message).strip()
+                if text:
+                    buffer.history.append_string(text)
+        buffer.reset(document=buffer.document)  # the buffer re-reads its history
+
+    def _is_command(self, name: str) -> bool:
+        return name in builtin.COMMANDS or name in self.plugin_commands
+
+    # ---------------------------------------------------------------- submitting
+
+    def submit(self, text: str) -> None:
+        """What Enter does with the editor's text."""
+        stripped = text.strip()
+        if stripped.startswith("/"):
+            name, _, args = stripped[1:].partition(" ")
+            if name in builtin.COMMANDS:
+                self.take_editor_text(remember=False)
+                self.spawn(builtin.COMMANDS[name](self, args.strip()))
+                return
+            command = self.plugin_commands.get(name)
+            if command is not None and command.handler is not None:
+                self.take_editor_text()
+                self.spawn(self._call(command.handler, args.strip(), self.harness.ctx))
+                return
+        if stripped.startswith("!") and len(stripped) > 1:
+            excluded = stripped.startswith("!!")
+            command_line = stripped[2:].strip() if excluded else stripped[1:].strip()
+            if command_line:
+                if self.busy == "bash":
+                    self.add_text("A shell command is already running; press Esc to stop it first.", "warning")
+                    return
+                self.take_editor_text()
+                self.spawn(self.run_bash(command_line, excluded))
+                return
+        if self.busy and self.busy != "bash":
+            self.add_text(f"Wait for the {self.busy} to finish (esc cancels it).", "warning")
+            return
+        self.take_editor_text()
+        if self.run_task is not None:
+            self.spawn(self.harness.queue(stripped, behavior="steer"))  # templates expand
+            self.invalidate()
+            return
+        self.start_prompt(stripped)
+
+    def start_prompt(self, text: str, images: list | None = None) -> None:
+        self.run_task = self.spawn(self._run_prompt(text, images or []))
+
+    async def _run_prompt(self, text: str, images: list) -> None:
+        try:
+            self.set_working("Working... (esc to interrupt)")
+            await self.harness.prompt(text, images, source="interactive")
+        finally:
+            self.run_task = None
+            self.set_working(None)
+            self._settle()
+
+    def set_working(self, label: str | None) -> None:
+        """The line under the chat that says what is going on, with a spinner."""
+        self.working = label
+        if label and (self._spinner is None or self._spinner.done()):
+            self._spinner = self.spawn(self._spin())
+        self.invalidate()
+
+    async def _spin(self) -> None:
+        while self.working:
+            self.invalidate()
+            await asyncio.sleep(0.1)
+
+    async def run_bash(self, command: str, excluded: bool) -> None:
+        block = self.add(BashBlock(command, excluded))
+        self.busy = "bash"
+        try:
+            message = await self.harness.run_bash(command, exclude_from_context=excluded)
+        finally:
+            self.busy = None
+        block.finish(message)
+        self.changed()
+
+    async def busy_with(self, what: str, label: str, coroutine) -> Any:
+        """Run a compaction or branch summary; Esc aborts it."""
+        if self.run_task is not None:
+            self.add_text(f"Wait for the agent to finish (or press esc) before the {what}.", "warning")
+            coroutine.close()
+            return None
+        self.busy, self.busy_aborted = what, False
+        self.set_working(label)
+        try:
+            return await coroutine
+        finally:
+            self.busy = None
+            self.set_working(None)
+
+    async def cycle_model(self) -> None:
+        result = await self.harness.cycle_model()
+        if result is None:
+            self.add_text("Only one model is available", "dim")
+            return
+        model, level, _ = result
+        suffix = f" • {level}" if model.reasoning else ""
+        self.add_text(f"Model: {model.provider}/{model.id}{suffix}", "dim")
+
+    async def cycle_thinking(self) -> None:
+        level = await self.harness.cycle_thinking_level()
+        if level is None:
+            self.add_text("This model does not support thinking levels", "dim")
+        else:
+            self.add_text(f"Thinking level: {level}", "dim")
+
+    # ================================================================ the chat
+
+    def add(self, block: Block) -> Block:
+        self.transcript.add(block)
+        self.changed()
+        return block
+
+    def add_text(self, text: str, style: str = "dim") -> None:
+        self.add(TextBlock(text, style))
+
+    def _settle(self) -> None:
+        """After a run: nothing is streaming any more."""
+        if self.streaming is not None:
+            self.streaming.final = True
+            self.streaming.changed()
+            self.streaming = None
+        for block in self.tools.values():
+            if not block.state.finished:
+                block.state.finished = True
+                block.changed()
+        self.tools.clear()
+        self.branch = git_branch(self.harness.ctx.cwd)
+        self.changed()
+
+    def _on_event(self, event) -> None:
+        kind = event.type
+        if kind == "message_start":
+            message = event.message
+            if message.role == "user":
+                text = user_text(message)
+                if text.strip():
+                    self.add(UserBlock(text))
+            elif message.role == "assistant":
+                self.streaming = self.add(AssistantBlock(message))
+            elif message.role == "custom" and message.display:
+                self.add(CustomBlock(message, self.renderers.get(message.custom_type)))
+        elif kind == "message_update":
+            block = self.streaming
+            if block is not None:
+                block.message = event.message
+                block.changed()
+                if event.assistant_message_event.type.startswith("toolcall"):
+                    for call in event.message.tool_calls:  # a call shows while its arguments stream
+                        tool = self.tools.get(call.id)
+                        if tool is None:
+                            self.tools[call.id] = self.add(ToolBlock(ToolState(call.id, call.name, call.arguments)))
+                        else:
+                            tool.state.args = call.arguments
+                            tool.changed()
+                self.invalidate()
+        elif kind == "message_end":
+            message = event.message
+            if message.role == "assistant" and self.streaming is not None:
+                block, self.streaming = self.streaming, None
+                block.message, block.final = message, True
+                block.changed()
+                for call in message.tool_calls:
+                    tool = self.tools.get(call.id)
+                    if tool is None:
+                        tool = self.tools[call.id] = self.add(ToolBlock(ToolState(call.id, call.name, call.arguments)))
+                    tool.state.args = call.arguments
+                    if message.stop_reason in ("aborted", "error"):
+                        tool.state.content = [TextContent(text=message.error_message or "Operation aborted")]
+                        tool.state.is_error = tool.state.finished = True
+                    tool.changed()
+                self.changed()
+        elif kind == "tool_execution_start":
+            tool = self.tools.get(event.tool_call_id)
+            if tool is None:
+                tool = self.tools[event.tool_call_id] = self.add(
+                    ToolBlock(ToolState(event.tool_call_id, event.tool_name, event.args)))
+            tool.state.started = True
+            tool.changed()
+            self.invalidate()
+        elif kind == "tool_execution_update":
+            tool = self.tools.get(event.tool_call_id)
+            partial = event.partial_result
+            if tool is not None and partial is not None:
+                tool.state.content, tool.state.details = partial.content, partial.details
+                tool.changed()
+                self.invalidate()
+        elif kind == "tool_execution_end":
+            tool = self.tools.pop(event.tool_call_id, None)
+            if tool is not None:
+                result = event.result
+                tool.state.content = getattr(result, "content", None) or []
+                tool.state.details = getattr(result, "details", None)
+                tool.state.is_error = event.is_error
+                tool.state.finished = True
+                tool.changed()
+                self.changed()
+        elif kind == "agent_end":
+            self._settle()
+        elif kind == "queue_update":
+            self.invalidate()
+        elif kind == "compaction_start":
+            label = ("Compacting context..." if event.reason == "manual" else
+                     ("Context overflow detected, auto-compacting..." if event.reason == "overflow"
+                      else "Auto-compacting...")) + " (esc to cancel)"
+            self.set_working(label)
+        elif kind == "compaction_end":
+            self.set_working("Working... (esc to interrupt)" if self.run_task is not None else None)
+            if event.aborted:
+                self.add_text("Compaction cancelled" if event.reason == "manual" else
+                              "Auto-compaction cancelled", "error" if event.reason == "manual" else "dim")
+            elif event.result is not None:
+                self._start_over()
+                self.add_text(f"Compacted the context ({event.result.tokens_before:,} tokens before)", "dim")
+            elif event.error_message:
+                self.add_text(f"Compaction failed: {event.error_message}", "error")
+            elif event.reason == "manual":
+                self.add_text("Nothing to compact", "dim")
+        elif kind == "auto_retry_start":
+            self.set_working(f"Retrying ({event.attempt}/{event.max_attempts}) in "
+                             f"{max(1, round(event.delay_ms / 1000))}s... (esc to cancel)")
+        elif kind == "auto_retry_end":
+            self.set_working("Working... (esc to interrupt)" if self.run_task is not None else None)
+            if not event.success:
+                self.add_text(f"Retry failed after {event.attempt} attempts: {event.final_error or 'unknown error'}",
+                              "error")
+            self.invalidate()
+
+    def start_over(self) -> None:
+        """The conversation changed under the chat (tree move, new or other session)."""
+        self._start_over()
+        self._populate_history()

@@ -1,0 +1,427 @@
+"""The pieces of the chat: a user message, an assistant message, a tool call, the user's
+shell command, a plugin's message, a summary, a status line.
+
+A block paints itself at a width (as ANSI lines, see :mod:`paint`), starting with the
+blank line that separates it from the one above; painting is cached until the block
+changes or the view does (tool output expanded, thinking hidden). A block is ``final``
+once nothing about it will change; final blocks at the head of the chat go to the
+terminal's scrollback.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Callable
+
+from attrs import frozen
+from rich.console import Group, RenderableType
+from rich.padding import Padding
+from rich.text import Text
+
+from pi_core.messages import (
+    AssistantMessage,
+    BashExecutionMessage,
+    CompactionSummaryMessage,
+    CustomMessage,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    UserMessage,
+)
+from pi_plugins.interactive.markdown import PiMarkdown
+from pi_plugins.interactive.paint import Painter, strip_ansi
+from pi_plugins.interactive.tool_views import BASH_PREVIEW_LINES, ToolState, call_title, result_body
+
+#: A streaming text is painted from a paragraph break near its end: only its end fits in
+#: the live area, and painting all of it on every delta would cost quadratic time over a
+#: long answer. The tail holds at least this many characters or source lines (a screen's
+#: worth); the whole text is painted once, when it is final.
+STREAM_TAIL_CHARS = 2500
+STREAM_TAIL_LINES = 60
+
+
+@frozen
+class View:
+    """Display switches that change how blocks look (Ctrl+O and Ctrl+T)."""
+
+    expand_tools: bool = False
+    hide_thinking: bool = False
+
+
+class Block:
+    final: bool = True
+
+    def __init__(self) -> None:
+        self.version = 0
+        self._cache: tuple | None = None
+
+    def changed(self) -> None:
+        self.version += 1
+
+    def renderable(self, view: View, live: bool = False) -> RenderableType | None:
+        raise NotImplementedError
+
+    def lines(self, painter: Painter, width: int, view: View, live: bool = False) -> list[str]:
+        key = (self.version, width, view, live)
+        if self._cache is not None and self._cache[0] == key:
+            return self._cache[1]
+        renderable = self.renderable(view, live)
+        lines = [""] + painter.lines(renderable, width) if renderable is not None else []
+        self._cache = (key, lines)
+        return lines
+
+
+def _markdown(text: str, style: str = "none") -> RenderableType:
+    return Padding(PiMarkdown(text, style=style), (0, 1))
+
+
+_FENCE = re.compile(r"^[ \t]*(```|~~~)(.*)$", re.M)
+_BREAK = re.compile(r"^[ \t]*$|^[ \t]*(```|~~~)", re.M)
+
+
+class FenceState:
+    """Whether a growing text is inside a code fence at some point, found by scanning
+    only what was added since the last question (streamed text only grows)."""
+
+    def __init__(self) -> None:
+        self.position, self.open = 0, None
+
+    def at(self, text: str, position: int) -> str | None:
+        if position < self.position or len(text) < self.position:
+            self.position, self.open = 0, None
+        for match in _FENCE.finditer(text, self.position, position):
+            self.open = None if self.open is not None else "".join(match.groups()).strip()
+        self.position = position
+        return self.open
+
+
+def stream_tail(text: str, budget: int = STREAM_TAIL_CHARS, max_lines: int = STREAM_TAIL_LINES,
+                fences: FenceState | None = None) -> str:
+    """The end of a Markdown text from the first paragraph break that leaves at most about
+    ``budget`` characters or ``max_lines`` lines after it, with a code fence re-opened if
+    the cut falls inside one. With a :class:`FenceState` kept between calls on a growing
+    text, each call costs the tail and what was added, not the whole text."""
+    if len(text) <= budget and text.count("\n") < max_lines:
+        return text
+    start, lines = len(text), 0  # walk back over whole lines until the tail is big enough
+    while start > 0 and len(text) - start < budget and lines < max_lines:
+        start = text.rfind("\n", 0, start - 1) + 1 if start > 1 else 0
+        lines += 1
+    fence = (fences or FenceState()).at(text, start)
+    if fence is not None:  # inside a code block: cut right here, re-opening it
+        return f"{fence}\n{text[start:]}"
+    # outside one: cut at the next blank line (or fence) so a paragraph stays whole
+    match = _BREAK.search(text, start)
+    if match is None or match.start() >= len(text):
+        return text[start:]
+    return text[match.start():].lstrip("\n")
+
+
+class TextBlock(Block):
+    """A line or two of status, information, a warning or an error."""
+
+    def __init__(self, text: str, style: str = "dim") -> None:
+        super().__init__()
+        self.text, self.style = text, style
+
+    def renderable(self, view: View, live: bool = False) -> RenderableType:
+        return Padding(Text(self.text, style=self.style), (0, 1))
+
+
+class HeaderBlock(Block):
+    def __init__(self, title: str, hints: list[tuple[str, str]], notes: list[str] = ()) -> None:
+        super().__init__()
+        self.title, self.hints, self.notes = title, hints, list(notes)
+
+    def renderable(self, view: View, live: bool = False) -> RenderableType:
+        hint = Text()
+        for index, (key, what) in enumerate(self.hints):
+            if index:
+                hint.append(" · ", style="muted")
+            hint.append(key, style="dim")
+            hint.append(f" {what}", style="muted")
+        parts = [Text(self.title, style="bold accent"), hint]
+        parts += [Text(note, style="warning") for note in self.notes]
+        return Padding(Group(*parts), (0, 1))
+
+
+class UserBlock(Block):
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+    def renderable(self, view: View, live: bool = False) -> RenderableType:
+        return Padding(PiMarkdown(self.text.strip()), (1, 1), style="user.box", expand=True)
+
+
+def split_paragraphs(text: str) -> list[str]:
+    """Top-level Markdown blocks: the text split at blank lines outside code fences."""
+    chunks, current, fence = [], [], None
+    for line in text.split("\n"):
+        stripped = line.lstrip()
+        if stripped.startswith("```") or stripped.startswith("~~~"):
+            fence = None if fence is not None else stripped
+        if fence is None and not line.strip():
+            if current:
+                chunks.append("\n".join(current))
+                current = []
+            continue
+        current.append(line)
+    if current:
+        chunks.append("\n".join(current))
+    return chunks
+
+
+def _trimmed(lines: list[str]) -> list[str]:
+    start, end = 0, len(lines)
+    while start < end and not strip_ansi(lines[start]).strip():
+        start += 1
+    while end > start and not strip_ansi(lines[end - 1]).strip():
+        end -= 1
+    return lines[start:end]
+
+
+class AssistantBlock(Block):
+    """An assistant message, streaming until ``final``. Its tool calls are blocks of
+    their own; this one shows text, thinking (dimmed, or one line when hidden) and how
+    the message ended if it ended badly.
+
+    While it streams, only the end of each text is painted, paragraph by paragraph, and
+    a paragraph already painted is not painted again: a frame costs about one paragraph,
+    however long the answer. The finished message is painted whole, once."""
+
+    def __init__(self, message: AssistantMessage, final: bool = False) -> None:
+        super().__init__()
+        self.message = message
+        self.final = final
+        self._paragraphs: dict[tuple[str, str, int], list[str]] = {}
+        self._fences: dict[int, FenceState] = {}
+
+    def _visible(self) -> list:
+        return [c for c in self.message.content
+                if (isinstance(c, TextContent) and c.text.strip())
+                or (isinstance(c, ThinkingContent) and c.thinking.strip())]
+
+    def _ending(self) -> Text | None:
+        message = self.message
+        if any(isinstance(c, ToolCall) for c in message.content):
+            return None
+        if message.stop_reason == "aborted":
+            return Text(message.error_message if message.error_message
+                        and message.error_message != "Request was aborted" else "Operation aborted", style="error")
+        if message.stop_reason == "error":
+            return Text(f"Error: {message.error_message or 'Unknown error'}", style="error")
+        return None
+
+    def renderable(self, view: View, live: bool = False) -> RenderableType | None:
+        parts: list[RenderableType] = []
+        for index, content in enumerate(self._visible()):
+            if index:
+                parts.append(Text(""))
+            if isinstance(content, ThinkingContent):
+                if view.hide_thinking:
+                    parts.append(Padding(Text("Thinking...", style="thinking"), (0, 1)))
+                else:
+                    parts.append(_markdown(content.thinking.strip(), "thinking"))
+            else:
+                parts.append(_markdown(content.text.strip()))
+        ending = self._ending()
+        if ending is not None:
+            if parts:
+                parts.append(Text(""))
+            parts.append(Padding(ending, (0, 1)))
+        return Group(*parts) if parts else None
+
+    def lines(self, painter: Painter, width: int, view: View, live: bool = False) -> list[str]:
+        if not live:
+            return super().lines(painter, width, view)
+        out: list[str] = []
+        used: dict[tuple[str, str, int], list[str]] = {}
+        for index, content in enumerate(self.message.content):
+            thinking = isinstance(content, ThinkingContent)
+            if not (thinking or isinstance(content, TextContent)):
+                continue
+            text = content.thinking if thinking else content.text
+            if not text.strip():
+                continue
+            if thinking and view.hide_thinking:
+                out += ["", *painter.lines(Padding(Text("Thinking...", style="thinking"), (0, 1)), width)]
+                continue
+            style = "thinking" if thinking else "none"
+            tail = stream_tail(text, fences=self._fences.setdefault(index, FenceState()))
+            for chunk in split_paragraphs(tail.strip()):
+                key = (chunk, style, width)
+                painted = self._paragraphs.get(key)
+                if painted is None:
+                    painted = _trimmed(painter.lines(Padding(PiMarkdown(chunk, style=style), (0, 1)), width))
+                used[key] = painted
+                out += ["", *painted]
+        self._paragraphs = used
+        ending = self._ending()
+        if ending is not None:
+            out += ["", *painter.lines(Padding(ending, (0, 1)), width)]
+        return out
+
+
+class ToolBlock(Block):
+    """A tool call: its title while the arguments stream, then its (partial) result."""
+
+    def __init__(self, state: ToolState) -> None:
+        super().__init__()
+        self.state = state
+
+    @property
+    def final(self) -> bool:  # type: ignore[override]
+        return self.state.finished
+
+    def renderable(self, view: View, live: bool = False) -> RenderableType:
+        state = self.state
+        box = ("tool.error" if state.is_error else "tool.success") if state.finished else "tool.pending"
+        body = result_body(state, view.expand_tools)
+        inner = Group(call_title(state), Text(""), body) if body is not None else call_title(state)
+        return Padding(inner, (1, 1), style=box, expand=True)
+
+
+class BashBlock(Block):
+    """The user's own ``!cmd`` (``!!cmd`` is marked as kept out of the context)."""
+
+    def __init__(self, command: str, excluded: bool = False) -> None:
+        super().__init__()
+        self.command, self.excluded = command, excluded
+        self.message: BashExecutionMessage | None = None
+        self.final = False
+
+    def finish(self, message: BashExecutionMessage | None) -> None:
+        self.message, self.final = message, True
+        self.changed()
+
+    def renderable(self, view: View, live: bool = False) -> RenderableType:
+        title = Text(f"$ {self.command}", style="bold success")
+        if self.excluded:
+            title.append("  (not sent to the model)", style="muted")
+        parts: list[RenderableType] = [title]
+        message = self.message
+        if message is None:
+            if not self.final:
+                parts.append(Text("Running... (esc to cancel)", style="muted"))
+            else:
+                parts.append(Text("Cancelled", style="warning"))
+            return Padding(Group(*parts), (0, 1))
+        output = message.output.rstrip("\n")
+        if output:
+            lines = output.split("\n")
+            parts.append(Text(""))
+            if not view.expand_tools and len(lines) > BASH_PREVIEW_LINES * 4:
+                hidden = len(lines) - BASH_PREVIEW_LINES * 4
+                parts.append(Text(f"... ({hidden} earlier lines, ctrl+o to expand)", style="muted"))
+                lines = lines[-BASH_PREVIEW_LINES * 4:]
+            parts.append(Text("\n".join(lines), style="tool.output"))
+        status = None
+        if message.cancelled:
+            status = Text("(cancelled)", style="warning")
+        elif message.exit_code not in (0, None):
+            status = Text(f"(exit {message.exit_code})", style="error")
+        if message.truncated and message.full_output_path:
+            parts.append(Text(f"Output truncated; full output: {message.full_output_path}", style="warning"))
+        if status is not None:
+            parts.append(status)
+        return Padding(Group(*parts), (0, 1))
+
+
+#: A plugin's renderer: ``render(message, expanded) -> str | rich renderable | None``.
+Renderer = Callable[[CustomMessage, bool], Any]
+
+
+class CustomBlock(Block):
+    """A plugin's message: its own renderer when it registered one, else its type as a
+    label and its content as Markdown."""
+
+    def __init__(self, message: CustomMessage, renderer: Renderer | None = None) -> None:
+        super().__init__()
+        self.message, self.renderer = message, renderer
+
+    def renderable(self, view: View, live: bool = False) -> RenderableType:
+        message = self.message
+        if self.renderer is not None:
+            try:
+                shown = self.renderer(message, view.expand_tools)
+            except Exception as exc:  # a broken renderer must not take the chat down
+                shown = Text(f"[{message.custom_type}] renderer failed: {exc}", style="error")
+            if shown is not None:
+                if isinstance(shown, str):
+                    shown = Text.from_ansi(shown)
+                return Padding(shown, (1, 1), style="custom.box", expand=True)
+        content = message.content if isinstance(message.content, str) else "\n".join(
+            c.text for c in message.content if isinstance(c, TextContent))
+        label = Text(f"[{message.custom_type}]", style="custom.label")
+        return Padding(Group(label, Text(""), PiMarkdown(content)), (1, 1), style="custom.box", expand=True)
+
+
+class SummaryBlock(Block):
+    """A compaction or branch summary: a label, and the summary itself when expanded."""
+
+    def __init__(self, label: str, note: str, summary: str) -> None:
+        super().__init__()
+        self.label, self.note, self.summary = label, note, summary
+
+    def renderable(self, view: View, live: bool = False) -> RenderableType:
+        parts: list[RenderableType] = [Text(self.label, style="summary.label")]
+        if view.expand_tools:
+            parts += [Text(""), PiMarkdown(self.summary)]
+        else:
+            parts.append(Text(f"{self.note} (ctrl+o to expand)", style="muted"))
+        return Padding(Group(*parts), (1, 1), style="custom.box", expand=True)
+
+
+def user_text(message: UserMessage) -> str:
+    content = message.content
+    if isinstance(content, str):
+        return content
+    parts = []
+    for block in content:
+        if isinstance(block, TextContent):
+            parts.append(block.text)
+        elif getattr(block, "type", None) == "image":
+            parts.append("[image]")
+    return "\n".join(parts)
+
+
+def blocks_for_messages(messages: list, renderers: dict[str, Renderer] | None = None) -> list[Block]:
+    """The chat for a conversation that already happened (a resumed session, the branch
+    after /tree, the context after a compaction)."""
+    renderers = renderers or {}
+    results = {m.tool_call_id: m for m in messages if getattr(m, "role", None) == "toolResult"}
+    blocks: list[Block] = []
+    for message in messages:
+        role = getattr(message, "role", None)
+        if role == "user":
+            text = user_text(message)
+            if text.strip():
+                blocks.append(UserBlock(text))
+        elif role == "assistant":
+            blocks.append(AssistantBlock(message, final=True))
+            for call in message.tool_calls:
+                state = ToolState(call.id, call.name, call.arguments, started=True, finished=True)
+                result = results.get(call.id)
+                if result is not None:
+                    state.content, state.details, state.is_error = result.content, result.details, result.is_error
+                elif message.stop_reason in ("aborted", "error"):
+                    state.content = [TextContent(text=message.error_message or "Operation aborted")]
+                    state.is_error = True
+                blocks.append(ToolBlock(state))
+        elif role == "bashExecution":
+            block = BashBlock(message.command, bool(message.exclude_from_context))
+            block.finish(message)
+            blocks.append(block)
+        elif role == "custom":
+            if message.display:
+                blocks.append(CustomBlock(message, renderers.get(message.custom_type)))
+        elif role == "compactionSummary":
+            blocks.append(compaction_block(message))
+        elif role == "branchSummary":
+            blocks.append(SummaryBlock("[branch]", "Branch summary", message.summary))
+    return blocks
+
+
+def compaction_block(message: CompactionSummaryMessage) -> SummaryBlock:
+    return SummaryBlock("[compaction]", f"Compacted from {message.tokens_before:,} tokens", message.summary)

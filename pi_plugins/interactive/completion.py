@@ -1,0 +1,135 @@
+"""Completion in the editor: ``/`` lists the slash commands (built-in, plugin commands,
+prompt templates, skills); ``@`` fuzzy-finds project files; Tab completes a path.
+
+The project's files are listed in the background (the walk ``find`` uses, so
+``.gitignore`` is respected) and re-listed when ``@`` is typed after a while.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from typing import Callable, Iterable
+
+from prompt_toolkit.completion import Completer, Completion
+from prompt_toolkit.document import Document
+
+MAX_FILES = 20_000
+MAX_SHOWN = 20
+STALE_AFTER = 3.0  # seconds: typing @ after this re-lists the files (in the background)
+
+
+def fuzzy_score(query: str, candidate: str) -> float | None:
+    """How well ``query`` matches ``candidate`` as a subsequence (higher is better), or
+    None when it does not. Matches in the file name, at word starts and in runs count
+    more; shorter candidates win ties."""
+    if not query:
+        return 0.0 - len(candidate) / 1000
+    q, c = query.lower(), candidate.lower()
+    name_start = c.rfind("/") + 1
+    score, position, run = 0.0, 0, 0
+    for ch in q:
+        found = c.find(ch, position)
+        if found < 0:
+            return None
+        if found == position and position > 0:
+            run += 1
+            score += 2 + run
+        else:
+            run = 0
+        if found == 0 or c[found - 1] in "/_-. ":
+            score += 3
+        if found >= name_start:
+            score += 1
+        position = found + 1
+    if q in c[name_start:]:
+        score += 10
+    return score - len(candidate) / 100
+
+
+class FileIndex:
+    """The project's files and folders, relative to ``cwd``, listed in the background."""
+
+    def __init__(self, cwd: str) -> None:
+        self.cwd = cwd
+        self.paths: list[str] = []
+        self.listed_at = 0.0
+        self._task: asyncio.Task | None = None
+
+    def refresh(self) -> None:
+        if self._task is not None and not self._task.done():
+            return
+        if time.monotonic() - self.listed_at < STALE_AFTER and self.paths:
+            return
+        self._task = asyncio.get_running_loop().create_task(self._list())
+
+    async def _list(self) -> None:
+        from pi_plugins.tools.environment import LocalEnvironment
+        from pi_plugins.tools.walk import walk
+
+        found: list[str] = []
+        try:
+            async for entry in walk(LocalEnvironment(self.cwd), self.cwd):
+                found.append(entry.path + ("/" if entry.is_dir else ""))
+                if len(found) >= MAX_FILES:
+                    break
+        except OSError:
+            pass
+        self.paths = found
+        self.listed_at = time.monotonic()
+
+    def search(self, query: str) -> list[str]:
+        scored = [(s, p) for p in self.paths if (s := fuzzy_score(query, p)) is not None]
+        scored.sort(key=lambda sp: (-sp[0], sp[1]))
+        return [p for _, p in scored[:MAX_SHOWN]]
+
+
+def _quote(path: str) -> str:
+    return f'"{path}"' if " " in path else path
+
+
+class EditorCompleter(Completer):
+    """``commands()`` gives (name, description) pairs, names without the slash."""
+
+    def __init__(self, commands: Callable[[], Iterable[tuple[str, str]]], files: FileIndex) -> None:
+        self.commands = commands
+        self.files = files
+
+    def get_completions(self, document: Document, complete_event) -> Iterable[Completion]:
+        before = document.text_before_cursor
+        if before.startswith("/") and " " not in before and "\n" not in before:
+            yield from self._commands(before[1:])
+            return
+        word = before.split()[-1] if before and not before[-1].isspace() else ""
+        if word.startswith("@"):
+            self.files.refresh()
+            for path in self.files.search(word[1:]):
+                yield Completion("@" + _quote(path), start_position=-len(word), display=path)
+            return
+        if complete_event.completion_requested and word:
+            yield from self._paths(word)
+
+    def _commands(self, typed: str) -> Iterable[Completion]:
+        typed = typed.lower()
+        found = [(n, d) for n, d in self.commands() if n.lower().startswith(typed)]
+        found += [(n, d) for n, d in self.commands()
+                  if typed and typed in n.lower() and not n.lower().startswith(typed)]
+        for name, description in found:
+            yield Completion("/" + name, start_position=-len(typed) - 1, display="/" + name,
+                             display_meta=description or "")
+
+    def _paths(self, word: str) -> Iterable[Completion]:
+        expanded = os.path.expanduser(word)
+        base = expanded if os.path.isabs(expanded) else os.path.join(self.files.cwd, expanded)
+        folder, prefix = os.path.split(base)
+        try:
+            names = sorted(os.listdir(folder or "."))
+        except OSError:
+            return
+        typed_folder = word[: len(word) - len(prefix)]
+        for name in names:
+            if name.startswith(prefix) and (prefix.startswith(".") or not name.startswith(".")):
+                full = os.path.join(folder, name)
+                shown = typed_folder + name + ("/" if os.path.isdir(full) else "")
+                yield Completion(shown, start_position=-len(word), display=name)

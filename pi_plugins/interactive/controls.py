@@ -1,0 +1,59 @@
+"""prompt_toolkit controls that show painted lines (ANSI text) at the window's width."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from prompt_toolkit.formatted_text import ANSI, StyleAndTextTuples, to_formatted_text
+from prompt_toolkit.key_binding import KeyBindingsBase
+from prompt_toolkit.layout.controls import UIContent, UIControl
+
+_FRAGMENTS: dict[str, StyleAndTextTuples] = {}
+
+
+def fragments(line: str) -> StyleAndTextTuples:
+    """One painted line as prompt_toolkit fragments (memoised: the same lines are drawn
+    again and again while the screen redraws)."""
+    found = _FRAGMENTS.get(line)
+    if found is None:
+        if len(_FRAGMENTS) > 20000:
+            _FRAGMENTS.clear()
+        found = to_formatted_text(ANSI(line)) if "\x1b" in line else [("", line)]
+        _FRAGMENTS[line] = found
+    return found
+
+
+class LinesControl(UIControl):
+    """Shows ``get_lines(width)``; the window is as tall as the lines (no wrapping: the
+    lines were painted for this width)."""
+
+    def __init__(self, get_lines: Callable[[int], list[str]], *, focusable: bool = False,
+                 key_bindings: KeyBindingsBase | None = None) -> None:
+        self.get_lines = get_lines
+        self.focusable = focusable
+        self.key_bindings = key_bindings
+        self._last: tuple[int, list[str]] | None = None
+
+    def _lines(self, width: int) -> list[str]:
+        lines = self.get_lines(width)
+        self._last = (width, lines)
+        return lines
+
+    def is_focusable(self) -> bool:
+        return self.focusable
+
+    def preferred_width(self, max_available_width: int) -> int | None:
+        return None
+
+    def preferred_height(self, width, max_available_height, wrap_lines, get_line_prefix) -> int | None:
+        return len(self._lines(width))
+
+    def create_content(self, width: int, height: int | None) -> UIContent:
+        lines = self._last[1] if self._last and self._last[0] == width else self._lines(width)
+        self._last = None
+        painted = [fragments(line) for line in lines]
+        return UIContent(get_line=lambda i: painted[i] if i < len(painted) else [],
+                         line_count=len(painted), show_cursor=False)
+
+    def get_key_bindings(self) -> KeyBindingsBase | None:
+        return self.key_bindings

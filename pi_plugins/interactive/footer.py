@@ -1,0 +1,112 @@
+"""The footer under the editor: where you are, what it cost, how full the context is,
+and which model thinks how hard (pi's layout)::
+
+    ~/src/app (main) • refactor auth
+    ↑1.2k ↓340 R12k $0.014 3.1%/200k (auto)              (anthropic) claude-x • high
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from rich.console import Group
+from rich.text import Text
+
+
+def format_tokens(count: float) -> str:
+    if count < 1000:
+        return str(int(count))
+    if count < 10_000:
+        return f"{count / 1000:.1f}k"
+    if count < 1_000_000:
+        return f"{round(count / 1000)}k"
+    if count < 10_000_000:
+        return f"{count / 1_000_000:.1f}M"
+    return f"{round(count / 1_000_000)}M"
+
+
+def git_branch(cwd: str) -> str | None:
+    """The checked-out branch (or short commit) of the repository holding ``cwd``."""
+    folder = Path(cwd).resolve()
+    for candidate in (folder, *folder.parents):
+        git = candidate / ".git"
+        if git.is_file():  # a worktree or submodule: "gitdir: <path>"
+            try:
+                pointer = git.read_text().strip()
+            except OSError:
+                return None
+            if pointer.startswith("gitdir:"):
+                git = (candidate / pointer[7:].strip()).resolve()
+        if (git / "HEAD").is_file():
+            try:
+                head = (git / "HEAD").read_text().strip()
+            except OSError:
+                return None
+            if head.startswith("ref: refs/heads/"):
+                return head[len("ref: refs/heads/"):]
+            return head[:7] or None
+    return None
+
+
+def usage_totals(entries) -> dict[str, float]:
+    """Tokens and cost of every assistant message in the session file, all branches
+    (what was spent, not what is in context)."""
+    totals = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "cost": 0.0}
+    for entry in entries:
+        message = getattr(entry, "message", None)
+        if message is None or getattr(message, "role", None) != "assistant":
+            continue
+        usage = message.usage
+        totals["input"] += usage.input
+        totals["output"] += usage.output
+        totals["cacheRead"] += usage.cache_read
+        totals["cacheWrite"] += usage.cache_write
+        totals["cost"] += usage.cost.total
+    return totals
+
+
+def footer(harness, width: int, branch: str | None = None, statuses: dict[str, str] | None = None,
+           providers: int = 1) -> Group:
+    """The footer for this harness state, fitted to ``width``."""
+    cwd = harness.ctx.cwd
+    home = os.path.expanduser("~")
+    if home not in ("", "/") and (cwd == home or cwd.startswith(home + os.sep)):
+        cwd = "~" + cwd[len(home):]
+    where = cwd + (f" ({branch})" if branch else "")
+    if harness.session.name:
+        where += f" • {harness.session.name}"
+    totals = usage_totals(harness.session.entries)
+    parts = []
+    for key, mark in (("input", "↑"), ("output", "↓"), ("cacheRead", "R"), ("cacheWrite", "W")):
+        if totals[key]:
+            parts.append(f"{mark}{format_tokens(totals[key])}")
+    if totals["cost"]:
+        parts.append(f"${totals['cost']:.3f}")
+    context = harness.stats()["contextUsage"]
+    window = context["contextWindow"] or harness.model.context_window or 0
+    percent = context["percent"]
+    auto = " (auto)" if harness.auto_compaction else ""
+    context_text = f"{'?' if percent is None else f'{percent:.1f}'}%/{format_tokens(window)}{auto}"
+    context_style = "error" if (percent or 0) > 90 else "warning" if (percent or 0) > 70 else "dim"
+    left = Text(" ".join(parts) + (" " if parts else ""), style="dim")
+    left.append(context_text, style=context_style)
+    model = harness.model
+    right = model.id
+    if model.reasoning:
+        level = harness.thinking_level
+        right += " • thinking off" if level == "off" else f" • {level}"
+    if providers > 1 and len(left) + 2 + len(f"({model.provider}) {right}") <= width:
+        right = f"({model.provider}) {right}"
+    if len(left) > width:
+        left.truncate(width, overflow="ellipsis")
+    room = width - len(left)
+    if room >= len(right) + 2:
+        left.append(" " * (room - len(right)) + right, style="dim")
+    elif room > 2:
+        left.append("  " + right[: room - 2], style="dim")
+    lines = [Text(where, style="dim", overflow="ellipsis", no_wrap=True), left]
+    if statuses:
+        shown = " ".join(" ".join(text.split()) for _, text in sorted(statuses.items()))
+        lines.append(Text(shown, overflow="ellipsis", no_wrap=True))
+    return Group(*lines)

@@ -1,0 +1,61 @@
+"""Painting: any rich renderable becomes lines of ANSI text at a given width.
+
+The interactive mode draws everything this way, like pi's components that render to
+lines: the same lines go to the terminal's scrollback when a message is done and into
+prompt_toolkit's live area (through its ANSI parser) while it streams. One colour system
+is chosen for both, from the environment (``COLORTERM``, ``TERM``, ``NO_COLOR``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from rich.console import Console
+from rich.theme import Theme
+
+from pi_plugins.interactive.theme import STYLES
+
+_ANSI = re.compile(r"\x1b\[[0-9;:?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
+_TRAILING_SPACES = re.compile(r" +$")
+
+
+def strip_ansi(text: str) -> str:
+    return _ANSI.sub("", text)
+
+
+def detect_color_system() -> str | None:
+    """rich's choice for this terminal: truecolor, 256, standard or None (no colour)."""
+    console = Console(force_terminal=True)
+    return None if console.no_color else console.color_system
+
+
+class Painter:
+    """Paints renderables with the interactive theme; one console per width, reused."""
+
+    def __init__(self, color_system: str | None = "truecolor") -> None:
+        self.color_system = color_system
+        self.theme = Theme(STYLES)
+        self._consoles: dict[int, Console] = {}
+
+    def console(self, width: int) -> Console:
+        console = self._consoles.get(width)
+        if console is None:
+            console = Console(
+                width=max(width, 1), color_system=self.color_system, force_terminal=True,
+                no_color=self.color_system is None, theme=self.theme, highlight=False,
+                markup=False, emoji=False, legacy_windows=False, soft_wrap=False,
+                force_jupyter=False, force_interactive=False,
+            )
+            self._consoles[width] = console
+        return console
+
+    def lines(self, renderable, width: int) -> list[str]:
+        """The renderable as lines (no trailing empty line), each at most ``width`` wide."""
+        console = self.console(width)
+        with console.capture() as capture:
+            console.print(renderable)
+        text = capture.get()
+        if text.endswith("\n"):
+            text = text[:-1]
+        # rich pads every line to the width; unstyled padding only makes copies messy
+        return [_TRAILING_SPACES.sub("", line) for line in text.split("\n")] if text else []

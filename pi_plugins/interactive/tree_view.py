@@ -1,0 +1,255 @@
+"""The session tree as ``/tree`` lists it: one row per entry, drawn with branch lines.
+
+A chain of single children stays in one column; where an entry has several children,
+each child's subtree hangs off ``├─`` / ``└─`` one column further in, with ``│`` running
+down past the branches still to come. The branch holding the current leaf is listed
+first and its entries are marked ``•``. Filters (pi's: default, no-tools, user-only,
+labeled-only, all) hide entries; a hidden entry's children hang from its nearest shown
+ancestor, so the drawing stays a tree.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from attrs import define
+from rich.text import Text
+
+from pi_core.entries import (
+    BranchSummaryEntry,
+    CompactionEntry,
+    CustomEntry,
+    CustomMessageEntry,
+    LabelEntry,
+    MessageEntry,
+    ModelChangeEntry,
+    SessionInfoEntry,
+    ThinkingLevelChangeEntry,
+)
+from pi_core.messages import TextContent, ToolCall
+from pi_core.session.tree import TreeNode
+
+FILTERS = ("default", "no-tools", "user-only", "labeled-only", "all")
+_BOOKKEEPING = (LabelEntry, CustomEntry, ModelChangeEntry, ThinkingLevelChangeEntry, SessionInfoEntry)
+
+
+@define
+class Row:
+    node: TreeNode
+    prefix: str
+    active: bool  # on the path from the root to the leaf
+    here: bool = False  # the leaf, or its nearest shown ancestor (labels and such are hidden)
+
+    @property
+    def entry(self):
+        return self.node.entry
+
+
+def _message(entry):
+    return entry.message if isinstance(entry, MessageEntry) else None
+
+
+def _text(content: Any, limit: int = 200) -> str:
+    if isinstance(content, str):
+        text = content
+    else:
+        text = "".join(c.text for c in content or [] if isinstance(c, TextContent))
+    return " ".join(text.split())[:limit]
+
+
+def shown(node: TreeNode, mode: str, leaf_id: str | None) -> bool:
+    entry = node.entry
+    message = _message(entry)
+    if message is not None and message.role == "assistant" and entry.id != leaf_id:
+        if not _text(message.content) and message.stop_reason not in ("error", "aborted", "length"):
+            return False  # only tool calls: the tool rows stand for it
+    if mode == "all":
+        return True
+    if mode == "user-only":
+        return message is not None and message.role == "user"
+    if mode == "labeled-only":
+        return node.label is not None
+    if isinstance(entry, _BOOKKEEPING) or not hasattr(entry, "id"):
+        return False
+    if mode == "no-tools":
+        return not (message is not None and message.role == "toolResult")
+    return True
+
+
+def rows(roots: list[TreeNode], leaf_id: str | None, mode: str = "default", query: str = "") -> list[Row]:
+    """The rows to list, top to bottom (iterative: a session may be 20,000 entries deep)."""
+    active = _active_path(roots, leaf_id)
+    words = query.lower().split()
+    tool_calls = tool_calls_by_id(roots)
+
+    def visible(node: TreeNode) -> bool:
+        if not shown(node, mode, leaf_id):
+            return False
+        return not words or all(w in searchable(node, tool_calls).lower() for w in words)
+
+    def visible_children(node_children: list[TreeNode]) -> list[TreeNode]:
+        """Children as they appear: a hidden child is replaced by its own visible ones."""
+        found, stack = [], list(reversed(node_children))
+        while stack:
+            child = stack.pop()
+            if visible(child):
+                found.append(child)
+            else:
+                stack.extend(reversed(child.children))
+        found.sort(key=lambda n: n.entry.id not in active)  # the active branch first
+        return found
+
+    here = _nearest_shown(roots, leaf_id, visible)
+    out: list[Row] = []
+    tops = visible_children(roots)
+    stack: list[tuple[TreeNode, str, str]] = []
+    if len(tops) == 1:
+        stack.append((tops[0], "", ""))
+    else:
+        for index in reversed(range(len(tops))):
+            stack.append((tops[index], "", ""))
+    while stack:
+        node, lead, rest = stack.pop()
+        out.append(Row(node, lead, node.entry.id in active, node.entry.id == here))
+        children = visible_children(node.children)
+        if len(children) == 1:
+            stack.append((children[0], rest, rest))
+            continue
+        for index in reversed(range(len(children))):
+            last = index == len(children) - 1
+            stack.append((children[index], rest + ("└─ " if last else "├─ "), rest + ("   " if last else "│  ")))
+    return out
+
+
+def _ancestry(roots: list[TreeNode], leaf_id: str | None) -> list[TreeNode]:
+    """The nodes from ``leaf_id`` up to its root."""
+    if leaf_id is None:
+        return []
+    parent: dict[str, tuple[TreeNode, str | None]] = {}
+    stack = [(r, None) for r in roots]
+    while stack:
+        node, up = stack.pop()
+        parent[node.entry.id] = (node, up)
+        stack.extend((c, node.entry.id) for c in node.children)
+    path, current = [], leaf_id
+    while current is not None and current in parent:
+        node, current = parent[current]
+        path.append(node)
+    return path
+
+
+def _active_path(roots: list[TreeNode], leaf_id: str | None) -> set[str]:
+    return {node.entry.id for node in _ancestry(roots, leaf_id)}
+
+
+def _nearest_shown(roots: list[TreeNode], leaf_id: str | None, visible) -> str | None:
+    return next((node.entry.id for node in _ancestry(roots, leaf_id) if visible(node)), None)
+
+
+def tool_calls_by_id(roots: list[TreeNode]) -> dict[str, ToolCall]:
+    calls: dict[str, ToolCall] = {}
+    stack = list(roots)
+    while stack:
+        node = stack.pop()
+        message = _message(node.entry)
+        if message is not None and message.role == "assistant":
+            for call in message.tool_calls:
+                calls[call.id] = call
+        stack.extend(node.children)
+    return calls
+
+
+def _short(path: str) -> str:
+    home = os.path.expanduser("~")
+    return "~" + path[len(home):] if home not in ("", "/") and path.startswith(home) else path
+
+
+def tool_call_text(name: str, args: dict) -> str:
+    args = args if isinstance(args, dict) else {}
+    if name in ("read", "write", "edit"):
+        return f"[{name}: {_short(str(args.get('path') or args.get('file_path') or ''))}]"
+    if name == "bash":
+        command = " ".join(str(args.get("command", "")).split())
+        return f"[bash: {command[:50]}{'...' if len(command) > 50 else ''}]"
+    if name == "grep":
+        return f"[grep: /{args.get('pattern', '')}/ in {_short(str(args.get('path') or '.'))}]"
+    if name == "find":
+        return f"[find: {args.get('pattern', '')} in {_short(str(args.get('path') or '.'))}]"
+    if name == "ls":
+        return f"[ls: {_short(str(args.get('path') or '.'))}]"
+    shown_args = json.dumps(args, ensure_ascii=False)
+    return f"[{name}: {shown_args[:40]}{'...' if len(shown_args) > 40 else ''}]"
+
+
+def entry_text(node: TreeNode, tool_calls: dict[str, ToolCall]) -> Text:
+    """How one entry reads in the list."""
+    entry = node.entry
+    message = _message(entry)
+    if message is not None:
+        role = message.role
+        if role == "user":
+            return Text.assemble(("user: ", "accent"), _text(message.content))
+        if role == "assistant":
+            text = _text(message.content)
+            if text:
+                return Text.assemble(("assistant: ", "success"), text)
+            if message.stop_reason == "aborted":
+                return Text.assemble(("assistant: ", "success"), ("(aborted)", "muted"))
+            if message.error_message:
+                return Text.assemble(("assistant: ", "success"), (" ".join(message.error_message.split())[:80], "error"))
+            return Text.assemble(("assistant: ", "success"), ("(no content)", "muted"))
+        if role == "toolResult":
+            call = tool_calls.get(message.tool_call_id)
+            return Text(tool_call_text(call.name, call.arguments) if call else f"[{message.tool_name or 'tool'}]",
+                        style="muted")
+        if role == "bashExecution":
+            return Text(f"[bash]: {' '.join(message.command.split())}", style="dim")
+        return Text(f"[{role}]", style="dim")
+    if isinstance(entry, CustomMessageEntry):
+        return Text.assemble((f"[{entry.custom_type}]: ", "custom.label"), _text(entry.content))
+    if isinstance(entry, CompactionEntry):
+        return Text(f"[compaction: {round(entry.tokens_before / 1000)}k tokens]", style="border.accent")
+    if isinstance(entry, BranchSummaryEntry):
+        return Text.assemble(("[branch summary]: ", "warning"), " ".join(entry.summary.split())[:200])
+    if isinstance(entry, ModelChangeEntry):
+        return Text(f"[model: {entry.model_id}]", style="dim")
+    if isinstance(entry, ThinkingLevelChangeEntry):
+        return Text(f"[thinking: {entry.thinking_level}]", style="dim")
+    if isinstance(entry, CustomEntry):
+        return Text(f"[custom: {entry.custom_type}]", style="dim")
+    if isinstance(entry, LabelEntry):
+        return Text(f"[label: {entry.label or '(cleared)'}]", style="dim")
+    if isinstance(entry, SessionInfoEntry):
+        return Text(f"[title: {entry.name or 'empty'}]", style="dim")
+    return Text(f"[{getattr(entry, 'type', 'entry')}]", style="dim")
+
+
+def searchable(node: TreeNode, tool_calls: dict[str, ToolCall]) -> str:
+    return f"{node.label or ''} {entry_text(node, tool_calls).plain}"
+
+
+def row_label(row: Row, tool_calls: dict[str, ToolCall]) -> Text:
+    label = Text(row.prefix, style="dim")
+    if row.active:
+        label.append("• ", style="accent")
+    if row.node.label:
+        label.append(f"[{row.node.label}] ", style="label")
+    label.append_text(entry_text(row.node, tool_calls))
+    if row.here:
+        label.append("  ← active", style="muted")
+    return label
+
+
+def editor_text_for(entry) -> str | None:
+    """Selecting a user (or plugin) message goes to its parent and offers its text again."""
+    message = _message(entry)
+    if message is not None and message.role == "user":
+        content = message.content
+        if isinstance(content, str):
+            return content
+        return "\n".join(c.text for c in content if isinstance(c, TextContent))
+    if isinstance(entry, CustomMessageEntry):
+        return entry.content if isinstance(entry.content, str) else _text(entry.content, 10_000)
+    return None

@@ -1,0 +1,60 @@
+"""Typing while the agent works: Enter steers, Alt+Enter queues a follow-up, Esc aborts."""
+
+import json
+
+from support.llm_server import Reply
+
+
+def _last_user_text(request) -> str:
+    message = [m for m in request.body["messages"] if m["role"] == "user"][-1]
+    content = message["content"]
+    return content if isinstance(content, str) else "".join(c.get("text", "") for c in content)
+
+
+def test_enter_while_a_tool_runs_steers_the_next_request(pi_tui, server):
+    server.push(Reply(text="Running it.", tool_calls=[("bash", {"command": "sleep 1.5; echo $((40 + 2))"})]),
+                Reply(text="Switched to python as you asked."))
+    term = pi_tui()
+    term.submit("Run the slow script")
+    term.wait_for("$ sleep 1.5; echo $((40 + 2))")
+    term.submit("use python instead")
+    queued = term.wait_for("Steering: use python instead")
+    assert " 42\n" not in queued  # the tool was still running
+    screen = term.wait_for("Switched to python as you asked.")
+    assert "Steering:" not in term.wait_idle()
+    second = server.requests[1].body["messages"]
+    assert [m["role"] for m in second[-2:]] == ["tool", "user"]
+    assert "42" in json.dumps(second[-2]) and _last_user_text(server.requests[1]) == "use python instead"
+    assert screen.index(" 42\n") < screen.index("use python instead") < screen.index("Switched to python")
+
+
+def test_alt_enter_queues_a_follow_up_for_when_the_run_ends(pi_tui, server):
+    server.push(Reply(text="A long answer. " * 20, delta_size=4, delay=0.03),
+                Reply(text="Here is the follow-up answer."))
+    term = pi_tui()
+    term.submit("Tell me a story")
+    term.wait_for("A long answer.")
+    term.type("and then?")
+    term.press("M-Enter")  # Alt+Enter: Esc then Enter, in one write
+    term.wait_for("Follow-up: and then?")
+    assert len(server.requests) == 1
+    term.wait_for("Here is the follow-up answer.")
+    assert len(server.requests) == 2 and _last_user_text(server.requests[1]) == "and then?"
+    assert "Follow-up:" not in term.wait_idle()
+
+
+def test_escape_aborts_the_answer_and_returns_queued_messages_to_the_editor(pi_tui, server):
+    server.push(Reply(text="word " * 400, delta_size=5, delay=0.03))
+    term = pi_tui()
+    term.submit("Talk for a long time")
+    term.wait_for("word word word")
+    term.submit("actually, stop")
+    term.wait_for("Steering: actually, stop")
+    term.press("Escape")
+    screen = term.wait_drawn("Operation aborted")
+    assert server.wait_for_disconnect()
+    assert "Steering:" not in screen
+    assert term.editor(screen) == "actually, stop"  # back in the editor, not sent
+    assert len(server.requests) == 1
+    [assistant] = [e["message"] for e in term.entries() if e.get("message", {}).get("role") == "assistant"]
+    assert assistant["stopReason"] == "aborted"

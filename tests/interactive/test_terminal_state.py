@@ -1,0 +1,95 @@
+"""Leaving and resizing: the terminal is left as it was found, however pi ends."""
+
+import re
+import time
+
+from support.llm_server import Reply
+
+CRASHING_PLUGIN = '''
+from pi_core import hookimpl
+from pi_core.commands import Command
+
+
+def crash(args, ctx):
+    raise KeyboardInterrupt  # escapes every handler, like a real crash
+
+
+@hookimpl
+def register_commands():
+    return [Command("crash", "Crash on purpose", crash)]
+'''
+
+
+def _sane(stty: str) -> bool:
+    modes = set(stty.split())
+    return {"icanon", "echo", "isig"} <= modes and not {"-icanon", "-echo", "-isig"} & modes
+
+
+def test_ctrl_c_twice_exits_and_leaves_the_terminal_clean(pi_tui, server):
+    server.push(Reply(text="Hello there."))
+    term = pi_tui()
+    term.submit("hi")
+    term.wait_for("Hello there.")
+    term.type("half-typed")
+    term.wait_drawn(lambda s: term.editor(s) == "half-typed")
+    term.press("C-c")
+    screen = term.wait_drawn(lambda s: term.editor(s) == "")  # one Ctrl+C clears the editor
+    assert "Hello there." in screen
+    time.sleep(0.6)  # past the double-press window, so the next two count as a pair
+    term.press("C-c", "C-c")
+    status, stty = term.wait_for_exit()
+    assert status == 0 and _sane(stty)
+    assert term.cursor_visible()
+    after = term.screen(history=True)
+    assert "Hello there." in after  # the chat stays in the scrollback
+    assert "(auto)" not in after  # the editor and footer are gone
+
+
+def test_ctrl_d_on_an_empty_editor_and_quit_exit(pi_tui):
+    term = pi_tui()
+    term.press("C-d")
+    status, stty = term.wait_for_exit()
+    assert status == 0 and _sane(stty)
+
+
+def test_a_crash_still_restores_the_terminal(pi_tui):
+    term = pi_tui(plugin=CRASHING_PLUGIN)
+    term.submit("/crash")
+    status, stty = term.wait_for_exit()
+    assert status != 0 and _sane(stty)
+    assert term.cursor_visible()
+
+
+def test_sigterm_exits_cleanly(pi_tui):
+    term = pi_tui()
+    pid = int(term._tmux("display-message", "-t", "t", "-p", "#{pane_pid}").strip())
+    import os
+    import signal
+    import subprocess
+
+    children = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
+    os.kill(int(children[0]), signal.SIGTERM)
+    status, stty = term.wait_for_exit()
+    assert status == 0 and _sane(stty)
+
+
+def test_a_resize_repaints_the_chat_at_the_new_width(pi_tui, server):
+    sentence = "The quick brown fox jumps over the lazy dog again and again. " * 3
+    server.push(Reply(text=sentence))
+    term = pi_tui()
+    term.submit("tell me")
+    wide = term.wait_for("and again.")
+    wide_lines = [l for l in wide.splitlines() if "fox" in l or "again" in l]
+    term.resize(60, 40)
+
+    def repainted(screen: str) -> bool:
+        lines = screen.splitlines()
+        answer = " ".join(l.strip() for l in screen.split("tell me")[-1].splitlines() if l.strip())
+        return (screen.count("pi-harness") == 1 and max(len(l) for l in lines) <= 60
+                and re.sub(r"\s+", " ", sentence.strip()) in answer and "thinking off" in lines[-1])
+
+    narrow = term.wait_for(repainted)
+    narrow_lines = [l for l in narrow.splitlines() if "fox" in l or "again" in l]
+    assert len(narrow_lines) > len(wide_lines)
+    history = term.screen(history=True)
+    assert history.count("The quick brown fox") == 3  # the scrollback was repainted, not added to
