@@ -19,7 +19,7 @@ from types import SimpleNamespace
 
 from pi_core import hookimpl
 from pi_core.app import Mode
-from pi_core.commands import Command
+from pi_core.commands import Command, MessageRenderer, Shortcut
 
 
 async def boxed_print(app):
@@ -55,8 +55,14 @@ def register_flags(ctx):
 
 @hookimpl
 def register_message_renderers(ctx):
-    # Reserved: the interactive UI will draw custom messages of this type with it.
-    return [SimpleNamespace(custom_type="note", render=lambda message: f"📝 {message.content}")]
+    # The interactive mode draws this plugin's "note" messages with it.
+    return [MessageRenderer("note", lambda message, expanded: f"📝 {message.content}")]
+
+
+@hookimpl
+def register_shortcuts(ctx):
+    # The interactive mode binds alt+s to this handler.
+    return [Shortcut("alt+s", lambda ctx: ctx.ui.notify("saved"), "Save a note")]
 
 
 @hookimpl
@@ -98,7 +104,9 @@ async def fire_by_hand() -> None:
     flags = await hooks.collect("register_flags", key="name", ctx=ctx)
     print("flags:", [f"--{f.name}" for f in flags])
     renderers = await hooks.collect("register_message_renderers", key="custom_type", ctx=ctx)
-    print("renderer for 'note':", renderers[0].render(SimpleNamespace(content="remember")))
+    print("renderer for 'note':", renderers[0].render(SimpleNamespace(content="remember"), False))
+    shortcuts = await hooks.collect("register_shortcuts", key="key", ctx=ctx)
+    print("shortcuts:", [f"{s.key}: {s.description}" for s in shortcuts])
 
     switch = await hooks.decide("session_before_switch", ctx=ctx,
                                 event=SimpleNamespace(reason="new", target=None))
