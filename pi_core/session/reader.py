@@ -15,12 +15,15 @@ from __future__ import annotations
 import gc
 import os
 from contextlib import contextmanager
-from typing import Any, Iterable, Iterator
+from typing import Any, BinaryIO, Iterable, Iterator
 
 from attrs import define, field
 
 from pi_core.codec import DecodeError, line_from_json, loads_json
 from pi_core.entries import SESSION_VERSION, Entry, SessionHeader, UnknownEntry
+
+
+_SPACE = b" \t\r\n"
 
 
 class SessionError(Exception):
@@ -76,26 +79,61 @@ def gc_paused() -> Iterator[None]:
 def read_session_file(path: str | os.PathLike) -> FileContents:
     """Read ``path``; raises :class:`SessionError` when it is not a session file at all
     (its first line is not a session header). An empty file gives no header."""
-    with open(path, "rb") as f:
-        return read_session_lines(f, os.fspath(path))
+    with open(path, "rb", buffering=0) as f:
+        return _read(_split_lines(f), os.fspath(path))
 
 
 def read_session_lines(lines: Iterable[bytes], name: str = "session") -> FileContents:
-    """Read the lines of a session file (each with its newline; only the last may lack it)."""
+    """Read a session file given as lines (each with its newline; the last may lack it)."""
+    return _read(((line[:-1], True) if line.endswith(b"\n") else (line, False)
+                  for line in lines), name)
+
+
+def _split_lines(f: BinaryIO, size: int = 1 << 22) -> Iterator[tuple[memoryview, bool]]:
+    """The lines of ``f`` without their newline, and whether each had one.
+
+    Lines are views into one reused buffer, valid until the next line is asked for: no
+    bytes object per line, so the heap holds little besides what the session keeps.
+    """
+    buffer = bytearray(size)
+    view = memoryview(buffer)
+    start = end = 0
+    while True:
+        newline = buffer.find(b"\n", start, end)
+        if newline >= 0:
+            yield view[start:newline], True
+            start = newline + 1
+            continue
+        if start:
+            buffer[: end - start] = buffer[start:end]
+            end, start = end - start, 0
+        if end == len(buffer):  # a line longer than the buffer: move to a bigger one
+            bigger = bytearray(2 * len(buffer))
+            bigger[:end] = buffer[:end]
+            buffer, view = bigger, memoryview(bigger)
+        read = f.readinto(view[end:])
+        if not read:
+            if end > start:
+                yield view[start:end], False
+            return
+        end += read
+
+
+def _read(lines: Iterable[tuple[memoryview | bytes, bool]], name: str) -> FileContents:
     out = FileContents()
     number = 0
     offset = 0
     header_seen = False
     with gc_paused():
-        for raw in lines:
+        for raw, terminated in lines:
             number += 1
-            if not raw.endswith(b"\n"):
+            if not terminated:
                 _last_line_without_newline(out, raw, number, offset)
                 if out.torn:
                     break
-            offset += len(raw)
-            if raw.isspace():
-                continue
+            offset += len(raw) + terminated
+            if not raw or raw[0] in _SPACE and bytes(raw).isspace():
+                continue  # blank lines are skipped, as pi does
             if not header_seen:
                 out.header, out.version = _read_header(name, raw, number)
                 header_seen = True
@@ -107,11 +145,11 @@ def read_session_lines(lines: Iterable[bytes], name: str = "session") -> FileCon
     return out
 
 
-def _last_line_without_newline(out, raw: bytes, number: int, offset: int) -> None:
+def _last_line_without_newline(out, raw, number: int, offset: int) -> None:
     try:
         loads_json(raw)
     except DecodeError:
-        out.torn = raw
+        out.torn = bytes(raw)
         out.torn_line = number
         out.complete_length = offset
         out.problems.append(
@@ -184,6 +222,6 @@ def _keep_raw(out: FileContents, raw: bytes, number: int) -> None:
         value = loads_json(raw)
     except DecodeError as exc:
         out.problems.append(Problem(number, f"{exc}; the line is skipped"))
-        out.raw_lines.append(RawLine(number, None, raw))
+        out.raw_lines.append(RawLine(number, None, bytes(raw)))
         return
-    out.raw_lines.append(RawLine(number, value, raw))
+    out.raw_lines.append(RawLine(number, value, bytes(raw)))

@@ -14,6 +14,7 @@ An in-memory session (:meth:`Session.in_memory`) has the same API and never touc
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import uuid
@@ -52,6 +53,7 @@ from pi_core.session.reader import (
     FileContents,
     Problem,
     SessionError,
+    gc_paused,
     read_session_file,
     read_session_lines,
 )
@@ -59,6 +61,8 @@ from pi_core.session.store import SessionFile, write_new_file
 from pi_core.session.tree import SessionTree, TreeNode
 
 log = logging.getLogger("pi.session")
+
+FREEZE_AT = 5_000  # entries: from here on a loaded session's objects are frozen (gc.freeze)
 
 
 class Session:
@@ -408,7 +412,14 @@ class Session:
             session.problems = problems
             _report(path, problems)
             return session
-        tree, tree_problems = SessionTree.from_entries(contents.entries, contents.line_numbers)
+        with gc_paused():
+            tree, tree_problems = SessionTree.from_entries(contents.entries, contents.line_numbers)
+            if len(tree) >= FREEZE_AT:
+                # The entries live as long as the session; without this the collector
+                # would rescan them all a few times as the process goes on (0.3 s at
+                # 20,000 entries). They hold no reference cycles, so dropping the
+                # session still frees them.
+                gc.freeze()
         problems = sorted(problems + tree_problems, key=lambda p: p.line)
         _report(path, problems)
         header = contents.header

@@ -49,26 +49,41 @@ class SessionTree:
         tree = cls()
         problems: list[Problem] = []
         line_of: dict[str, int] = {}
+        by_id = tree._by_id
         for entry, number in zip(entries, line_numbers):
-            if entry.id in tree._by_id:
+            if entry.id in by_id:
                 problems.append(Problem(number, f"duplicate entry id {entry.id!r} (first on line "
                                                 f"{line_of[entry.id]}); this line is ignored"))
                 continue
             line_of[entry.id] = number
             tree._entries.append(entry)
-            tree._by_id[entry.id] = entry
+            by_id[entry.id] = entry
+        parents = tree._parent
+        seen: set[str] = set()
+        forward = False  # a parent on a later line: the only way a cycle can form
         for entry in tree._entries:
             parent = entry.parent_id
-            if parent is not None and parent not in tree._by_id:
-                problems.append(Problem(line_of[entry.id], f"entry {entry.id!r} names parent "
-                                        f"{parent!r}, which is not in the file; it is treated "
-                                        "as a root"))
-                parent = None
-            tree._parent[entry.id] = parent
-        problems.extend(tree._break_cycles(line_of))
+            if parent is not None and parent not in seen:
+                if parent in by_id:
+                    forward = True
+                else:
+                    problems.append(Problem(line_of[entry.id], f"entry {entry.id!r} names parent "
+                                            f"{parent!r}, which is not in the file; it is "
+                                            "treated as a root"))
+                    parent = None
+            parents[entry.id] = parent
+            seen.add(entry.id)
+        if forward:
+            problems.extend(tree._break_cycles(line_of))
+        children = tree._children
         for entry in tree._entries:
-            tree._children.setdefault(tree._parent[entry.id], []).append(entry.id)
-            tree._note(entry)
+            parent = parents[entry.id]
+            if parent in children:
+                children[parent].append(entry.id)
+            else:
+                children[parent] = [entry.id]
+            if isinstance(entry, (LabelEntry, SessionInfoEntry)):
+                tree._note(entry)
         if tree._entries:
             tree.leaf_id = tree._entries[-1].id
         problems.sort(key=lambda p: p.line)
