@@ -37,6 +37,7 @@ from pi_core.entries import (
     SessionInfoEntry,
     ThinkingLevelChangeEntry,
     UnknownEntry,
+    SESSION_VERSION,
     new_entry_id,
 )
 from pi_core.messages import (
@@ -49,7 +50,6 @@ from pi_core.session.context import SessionContext, build_session_context
 from pi_core.session.locations import session_dir_for, session_file_name
 from pi_core.session.migrate import migrate_lines
 from pi_core.session.reader import (
-    SESSION_VERSION,
     FileContents,
     Problem,
     SessionError,
@@ -198,7 +198,7 @@ class Session:
                 # (pi keeps the old parent id, which leaves that entry an orphan).
                 forked._tree.add(_with_parent(entry, forked._tree.leaf_id))
                 on_path.add(entry.id)
-        for target, (label, stamp) in self._tree._labels.items():
+        for target, (label, stamp) in self._tree.labels_with_timestamps().items():
             if target in on_path:
                 forked._tree.add(LabelEntry(
                     id=forked._unique_id(), parent_id=forked._tree.leaf_id, timestamp=stamp,

@@ -167,6 +167,10 @@ class SessionTree:
     def labels(self) -> dict[str, str]:
         return {target: label for target, (label, _) in self._labels.items()}
 
+    def labels_with_timestamps(self) -> dict[str, tuple[str, str]]:
+        """Entry id → (label, when it was set)."""
+        return dict(self._labels)
+
     def label(self, entry_id: str) -> str | None:
         found = self._labels.get(entry_id)
         return found[0] if found else None
