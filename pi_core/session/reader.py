@@ -5,9 +5,11 @@ entries with their line numbers, the problems (unreadable lines, a second header
 whether the file ends in an incomplete line (a crash mid-write) that the writer must set
 aside before appending. Tree-level problems (missing parent, cycles) are the tree's.
 
-Speed: a 50 MB file is parsed with orjson line by line and structured at once, with the
-cyclic garbage collector paused: the collector would otherwise rescan the growing heap
-of new objects over and over, which more than doubles the load time.
+Speed: a 50 MB file is parsed with orjson line by line, with the cyclic garbage
+collector paused (it would otherwise rescan the growing heap of new objects over and
+over, which more than doubles the load time). Entries stay parsed JSON
+(:class:`UnreadEntry`) until someone asks for them; labels and session names, which the
+tree indexes, are made into objects at once.
 """
 
 from __future__ import annotations
@@ -205,16 +207,56 @@ def _read_entry(out: FileContents, raw: bytes, number: int) -> None:
     if not isinstance(value.get("id"), str):
         out.problems.append(Problem(number, "entry without an id; the line is skipped"))
         return
-    try:
-        entry = line_from_json(value)
-    except DecodeError as exc:
-        out.problems.append(
-            Problem(number, f"{value.get('type')} entry {value['id']!r} cannot be read ({exc}); "
-                            "it stays in the tree but is left out of the context")
-        )
-        entry = UnknownEntry(value)
+    if value.get("type") in _INDEXED:
+        entry, problem = read_entry(value, number)
+        if problem is not None:
+            out.problems.append(problem)
+    else:
+        entry = UnreadEntry(value, number)
     out.entries.append(entry)
     out.line_numbers.append(number)
+
+
+_INDEXED = frozenset({"label", "session_info"})  # the tree indexes these: read them at once
+
+
+class UnreadEntry:
+    """An entry parsed from its line but not yet made into objects.
+
+    The tree turns it into its entry class the first time anyone asks for it (see
+    :meth:`SessionTree.get`), so opening a long session builds only what is used: the
+    path from the leaf, usually shortened by a compaction.
+    """
+
+    __slots__ = ("value", "line", "id", "parent_id", "type", "position")
+
+    def __init__(self, value: dict, line: int) -> None:
+        self.value = value
+        self.line = line
+        self.id: str = value["id"]
+        self.parent_id = value.get("parentId")
+        self.type = value.get("type")
+        self.position = -1  # index in the tree's entry list, set by the tree
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, UnreadEntry) and (self.value, self.line) == (
+            other.value, other.line)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"UnreadEntry(line={self.line}, id={self.id!r})"
+
+
+def read_entry(value: dict, line: int) -> tuple[Entry, Problem | None]:
+    """The entry of a parsed line; one that does not have its type's shape is kept as an
+    :class:`UnknownEntry` (it stays in the tree, out of the context) with a problem."""
+    try:
+        return line_from_json(value), None
+    except DecodeError as exc:
+        return UnknownEntry(value), Problem(
+            line, f"{value.get('type')} entry {value['id']!r} cannot be read ({exc}); "
+                  "it stays in the tree but is left out of the context")
 
 
 def _keep_raw(out: FileContents, raw: bytes, number: int) -> None:

@@ -7,7 +7,9 @@ Files are pi's version 3 JSONL (see ``design.md`` §6), interchangeable with pi'
 - after that each append is one line, written at once (one ``write`` call);
 - opening a file for writing takes its lock, sets aside an incomplete last line and
   migrates versions 1 and 2; damaged lines are reported in :attr:`Session.problems` (and
-  logged) while the rest of the session opens.
+  logged) while the rest of the session opens;
+- entries are made into objects when first used (the context needs only the path from
+  the leaf), so opening a long session costs little more than parsing its JSON.
 
 An in-memory session (:meth:`Session.in_memory`) has the same API and never touches disk.
 """
@@ -87,8 +89,9 @@ class Session:
         self.file = file
         self.sessions_dir = sessions_dir
         self.read_only = read_only
-        self.problems: list[Problem] = problems or []
         self._tree = tree
+        if problems:
+            tree.problems = problems
         self._handle = handle
         self._on_disk = on_disk
         self._closed = False
@@ -133,7 +136,8 @@ class Session:
             return cls._new_at(path, directory, cwd)
         handle = None if read_only else SessionFile.open(path)
         try:
-            return cls._load(path, directory, cwd, handle, read_only)
+            with gc_paused():  # see the reader: a load makes many objects at once
+                return cls._load(path, directory, cwd, handle, read_only)
         except BaseException:
             if handle is not None:
                 handle.close()
@@ -219,6 +223,12 @@ class Session:
         return self.header.id
 
     @property
+    def problems(self) -> list[Problem]:
+        """What is wrong in the file, by line: unreadable lines and tree damage found on
+        open, and entries found not to have their type's shape when first read."""
+        return self._tree.problems
+
+    @property
     def persisted(self) -> bool:
         """True unless the session is in memory only."""
         return self.file is not None
@@ -274,7 +284,14 @@ class Session:
 
     def build_context(self) -> SessionContext:
         """The messages, model and thinking level for the model, from the leaf."""
-        return build_session_context(self._tree.path(self._tree.leaf_id))
+        tree = self._tree
+        path = tree.path(tree.leaf_id, read=False)
+        unread = tree.unread
+        with gc_paused():
+            context = build_session_context(path, tree.read)
+            if unread - tree.unread >= FREEZE_AT:
+                gc.freeze()  # as on open: these entries now live as long as the session
+        return context
 
     # ------------------------------------------------------------ moving the leaf
 
@@ -409,18 +426,18 @@ class Session:
             session = cls._new_at(path, directory, cwd)
             session._handle = handle
             session.read_only = read_only
-            session.problems = problems
+            session._tree.problems = problems
             _report(path, problems)
             return session
-        with gc_paused():
-            tree, tree_problems = SessionTree.from_entries(contents.entries, contents.line_numbers)
-            if len(tree) >= FREEZE_AT:
-                # The entries live as long as the session; without this the collector
-                # would rescan them all a few times as the process goes on (0.3 s at
-                # 20,000 entries). They hold no reference cycles, so dropping the
-                # session still frees them.
-                gc.freeze()
+        tree, tree_problems = SessionTree.from_entries(contents.entries, contents.line_numbers)
+        if len(tree) >= FREEZE_AT:
+            # The entries live as long as the session; without this the collector would
+            # rescan them all a few times as the process goes on (0.3 s at 20,000
+            # entries). They hold no reference cycles, so dropping the session still
+            # frees them.
+            gc.freeze()
         problems = sorted(problems + tree_problems, key=lambda p: p.line)
+        tree.source = str(path)
         _report(path, problems)
         header = contents.header
         return cls(header, tree, cwd=cwd or header.cwd or os.getcwd(), file=path,

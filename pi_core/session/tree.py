@@ -9,13 +9,16 @@ entry under it; branching moves it.
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime
 from typing import Iterable, Iterator
 
 from attrs import define, field
 
 from pi_core.entries import Entry, LabelEntry, SessionInfoEntry, UnknownEntry
-from pi_core.session.reader import Problem
+from pi_core.session.reader import Problem, UnreadEntry, read_entry
+
+log = logging.getLogger("pi.session")
 
 
 @define
@@ -29,8 +32,14 @@ class TreeNode:
 
 
 class SessionTree:
-    def __init__(self) -> None:
-        self._entries: list[Entry] = []
+    """Entries read from a file may still be :class:`UnreadEntry` inside; every method
+    that hands out entries reads them first, so callers only ever see entry classes."""
+
+    def __init__(self, source: str = "session") -> None:
+        self.source = source  # for log messages
+        self.problems: list[Problem] = []  # where entries that cannot be read are reported
+        self.unread = 0  # entries not yet made into objects
+        self._entries: list[Entry | UnreadEntry] = []
         self._by_id: dict[str, Entry] = {}
         self._parent: dict[str, str | None] = {}
         self._children: dict[str | None, list[str]] = {}
@@ -56,6 +65,9 @@ class SessionTree:
                                                 f"{line_of[entry.id]}); this line is ignored"))
                 continue
             line_of[entry.id] = number
+            if type(entry) is UnreadEntry:
+                entry.position = len(tree._entries)
+                tree.unread += 1
             tree._entries.append(entry)
             by_id[entry.id] = entry
         parents = tree._parent
@@ -140,28 +152,53 @@ class SessionTree:
         return entry_id in self._by_id
 
     def __iter__(self) -> Iterator[Entry]:
-        return iter(self._entries)
+        for entry in self._entries:
+            yield self._read(entry) if type(entry) is UnreadEntry else entry
 
     def get(self, entry_id: str | None) -> Entry | None:
-        return self._by_id.get(entry_id) if entry_id is not None else None
+        entry = self._by_id.get(entry_id) if entry_id is not None else None
+        return self._read(entry) if type(entry) is UnreadEntry else entry
+
+    def read(self, entry: Entry | UnreadEntry) -> Entry:
+        """``entry`` made into its entry class (for items of ``path(..., read=False)``)."""
+        return self._read(entry) if type(entry) is UnreadEntry else entry
+
+    def _read(self, unread: UnreadEntry) -> Entry:
+        done = self._by_id[unread.id]
+        if done is not unread:  # read already, through another reference
+            return done
+        entry, problem = read_entry(unread.value, unread.line)
+        if problem is not None:
+            self.problems.append(problem)
+            log.warning("%s: %s", self.source, problem)
+        self._by_id[unread.id] = entry
+        self._entries[unread.position] = entry
+        self.unread -= 1
+        unread.value = None  # let its JSON go now, though a caller's path still holds it
+        return entry
 
     def parent_of(self, entry_id: str) -> str | None:
         """The parent the tree uses (None for a root, also for a repaired one)."""
         return self._parent[entry_id]
 
-    def path(self, to_id: str | None) -> list[Entry]:
-        """The entries from the root down to ``to_id`` (empty for None or an unknown id)."""
+    def path(self, to_id: str | None, read: bool = True) -> list[Entry]:
+        """The entries from the root down to ``to_id`` (empty for None or an unknown id).
+        With ``read=False`` some may still be unread (each has ``id``, ``parent_id`` and
+        ``type``; :meth:`read` makes one into its entry)."""
         path = []
-        current = to_id if to_id in self._by_id else None
+        by_id, parents = self._by_id, self._parent
+        current = to_id if to_id in by_id else None
         while current is not None:
-            path.append(self._by_id[current])
-            current = self._parent[current]
+            path.append(by_id[current])
+            current = parents[current]
         path.reverse()
+        if read:
+            path = [self._read(e) if type(e) is UnreadEntry else e for e in path]
         return path
 
     def children(self, parent_id: str | None) -> list[Entry]:
         """Direct children in file order; ``None`` gives the roots."""
-        return [self._by_id[i] for i in self._children.get(parent_id, ())]
+        return [self.get(i) for i in self._children.get(parent_id, ())]
 
     @property
     def labels(self) -> dict[str, str]:
@@ -182,7 +219,7 @@ class SessionTree:
     def nodes(self) -> list[TreeNode]:
         """The whole tree: its roots, each child list sorted by timestamp (oldest first)."""
         made: dict[str, TreeNode] = {}
-        for entry in self._entries:
+        for entry in self:
             label = self._labels.get(entry.id)
             made[entry.id] = TreeNode(entry, [], label[0] if label else None,
                                       label[1] if label else None)
