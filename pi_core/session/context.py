@@ -14,7 +14,7 @@ such a request.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Sequence
+from typing import Any, Callable, Sequence
 
 from attrs import define, field
 
@@ -50,39 +50,52 @@ class SessionContext:
     model: ModelRef | None = None
 
 
-def build_session_context(path: Sequence[Entry]) -> SessionContext:
-    """The context for the path root → leaf (see the module docstring)."""
-    thinking_level = "off"
-    model = None
+def build_session_context(
+    path: Sequence[Entry], read: Callable[[Any], Entry] = lambda entry: entry
+) -> SessionContext:
+    """The context for the path root → leaf (see the module docstring).
+
+    ``read`` makes a path item into its entry; it is called only for the items the
+    context needs (the path may hold entries not yet made into objects, whose ``type``
+    is known): what a compaction summarised is never built.
+    """
+    thinking_level = model = None
     compaction_at = -1
-    for index, entry in enumerate(path):
-        if isinstance(entry, ThinkingLevelChangeEntry):
-            thinking_level = entry.thinking_level
-        elif isinstance(entry, ModelChangeEntry):
-            model = ModelRef(entry.provider, entry.model_id)
-        elif isinstance(entry, MessageEntry) and isinstance(entry.message, AssistantMessage):
-            model = ModelRef(entry.message.provider, entry.message.model)
-        elif isinstance(entry, CompactionEntry):
+    for index in range(len(path) - 1, -1, -1):  # the last of each on the path counts
+        kind = path[index].type
+        if kind == "thinking_level_change" and thinking_level is None:
+            entry = read(path[index])
+            if isinstance(entry, ThinkingLevelChangeEntry):
+                thinking_level = entry.thinking_level
+        elif kind == "model_change" and model is None:
+            entry = read(path[index])
+            if isinstance(entry, ModelChangeEntry):
+                model = ModelRef(entry.provider, entry.model_id)
+        elif kind == "message" and model is None:
+            entry = read(path[index])
+            if isinstance(entry, MessageEntry) and isinstance(entry.message, AssistantMessage):
+                model = ModelRef(entry.message.provider, entry.message.model)
+        elif kind == "compaction" and compaction_at < 0:
             compaction_at = index
+        if thinking_level is not None and model is not None and compaction_at >= 0:
+            break
 
     messages: list[AgentMessage] = []
-    if compaction_at >= 0:
-        compaction = path[compaction_at]
+    start = 0
+    if compaction_at >= 0 and isinstance(compaction := read(path[compaction_at]),
+                                         CompactionEntry):
         messages.append(CompactionSummaryMessage(
             summary=compaction.summary, tokens_before=compaction.tokens_before,
             timestamp=iso_to_ms(compaction.timestamp),
         ))
-        kept = False
-        for entry in path[:compaction_at]:
-            kept = kept or entry.id == compaction.first_kept_entry_id
-            if kept:
-                _add(messages, entry)
-        for entry in path[compaction_at + 1:]:
-            _add(messages, entry)
-    else:
-        for entry in path:
-            _add(messages, entry)
-    return SessionContext(_without_orphan_results(messages), thinking_level, model)
+        kept = next((i for i in range(compaction_at)
+                     if path[i].id == compaction.first_kept_entry_id), compaction_at)
+        for entry in path[kept:compaction_at]:
+            _add(messages, read(entry))
+        start = compaction_at + 1
+    for entry in path[start:]:
+        _add(messages, read(entry))
+    return SessionContext(_without_orphan_results(messages), thinking_level or "off", model)
 
 
 def _add(messages: list[AgentMessage], entry: Entry) -> None:

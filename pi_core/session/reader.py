@@ -5,9 +5,11 @@ entries with their line numbers, the problems (unreadable lines, a second header
 whether the file ends in an incomplete line (a crash mid-write) that the writer must set
 aside before appending. Tree-level problems (missing parent, cycles) are the tree's.
 
-Speed: a 50 MB file is parsed with orjson line by line and structured at once, with the
-cyclic garbage collector paused: the collector would otherwise rescan the growing heap
-of new objects over and over, which more than doubles the load time.
+Speed: a 50 MB file is parsed with orjson line by line, with the cyclic garbage
+collector paused (it would otherwise rescan the growing heap of new objects over and
+over, which more than doubles the load time). Entries stay parsed JSON
+(:class:`UnreadEntry`) until someone asks for them; labels and session names, which the
+tree indexes, are made into objects at once.
 """
 
 from __future__ import annotations
@@ -15,12 +17,15 @@ from __future__ import annotations
 import gc
 import os
 from contextlib import contextmanager
-from typing import Any, Iterable, Iterator
+from typing import Any, BinaryIO, Iterable, Iterator
 
 from attrs import define, field
 
 from pi_core.codec import DecodeError, line_from_json, loads_json
 from pi_core.entries import SESSION_VERSION, Entry, SessionHeader, UnknownEntry
+
+
+_SPACE = b" \t\r\n"
 
 
 class SessionError(Exception):
@@ -76,26 +81,61 @@ def gc_paused() -> Iterator[None]:
 def read_session_file(path: str | os.PathLike) -> FileContents:
     """Read ``path``; raises :class:`SessionError` when it is not a session file at all
     (its first line is not a session header). An empty file gives no header."""
-    with open(path, "rb") as f:
-        return read_session_lines(f, os.fspath(path))
+    with open(path, "rb", buffering=0) as f:
+        return _read(_split_lines(f), os.fspath(path))
 
 
 def read_session_lines(lines: Iterable[bytes], name: str = "session") -> FileContents:
-    """Read the lines of a session file (each with its newline; only the last may lack it)."""
+    """Read a session file given as lines (each with its newline; the last may lack it)."""
+    return _read(((line[:-1], True) if line.endswith(b"\n") else (line, False)
+                  for line in lines), name)
+
+
+def _split_lines(f: BinaryIO, size: int = 1 << 22) -> Iterator[tuple[memoryview, bool]]:
+    """The lines of ``f`` without their newline, and whether each had one.
+
+    Lines are views into one reused buffer, valid until the next line is asked for: no
+    bytes object per line, so the heap holds little besides what the session keeps.
+    """
+    buffer = bytearray(size)
+    view = memoryview(buffer)
+    start = end = 0
+    while True:
+        newline = buffer.find(b"\n", start, end)
+        if newline >= 0:
+            yield view[start:newline], True
+            start = newline + 1
+            continue
+        if start:
+            buffer[: end - start] = buffer[start:end]
+            end, start = end - start, 0
+        if end == len(buffer):  # a line longer than the buffer: move to a bigger one
+            bigger = bytearray(2 * len(buffer))
+            bigger[:end] = buffer[:end]
+            buffer, view = bigger, memoryview(bigger)
+        read = f.readinto(view[end:])
+        if not read:
+            if end > start:
+                yield view[start:end], False
+            return
+        end += read
+
+
+def _read(lines: Iterable[tuple[memoryview | bytes, bool]], name: str) -> FileContents:
     out = FileContents()
     number = 0
     offset = 0
     header_seen = False
     with gc_paused():
-        for raw in lines:
+        for raw, terminated in lines:
             number += 1
-            if not raw.endswith(b"\n"):
+            if not terminated:
                 _last_line_without_newline(out, raw, number, offset)
                 if out.torn:
                     break
-            offset += len(raw)
-            if raw.isspace():
-                continue
+            offset += len(raw) + terminated
+            if not raw or raw[0] in _SPACE and bytes(raw).isspace():
+                continue  # blank lines are skipped, as pi does
             if not header_seen:
                 out.header, out.version = _read_header(name, raw, number)
                 header_seen = True
@@ -107,11 +147,11 @@ def read_session_lines(lines: Iterable[bytes], name: str = "session") -> FileCon
     return out
 
 
-def _last_line_without_newline(out, raw: bytes, number: int, offset: int) -> None:
+def _last_line_without_newline(out, raw, number: int, offset: int) -> None:
     try:
         loads_json(raw)
     except DecodeError:
-        out.torn = raw
+        out.torn = bytes(raw)
         out.torn_line = number
         out.complete_length = offset
         out.problems.append(
@@ -167,16 +207,56 @@ def _read_entry(out: FileContents, raw: bytes, number: int) -> None:
     if not isinstance(value.get("id"), str):
         out.problems.append(Problem(number, "entry without an id; the line is skipped"))
         return
-    try:
-        entry = line_from_json(value)
-    except DecodeError as exc:
-        out.problems.append(
-            Problem(number, f"{value.get('type')} entry {value['id']!r} cannot be read ({exc}); "
-                            "it stays in the tree but is left out of the context")
-        )
-        entry = UnknownEntry(value)
+    if value.get("type") in _INDEXED:
+        entry, problem = read_entry(value, number)
+        if problem is not None:
+            out.problems.append(problem)
+    else:
+        entry = UnreadEntry(value, number)
     out.entries.append(entry)
     out.line_numbers.append(number)
+
+
+_INDEXED = frozenset({"label", "session_info"})  # the tree indexes these: read them at once
+
+
+class UnreadEntry:
+    """An entry parsed from its line but not yet made into objects.
+
+    The tree turns it into its entry class the first time anyone asks for it (see
+    :meth:`SessionTree.get`), so opening a long session builds only what is used: the
+    path from the leaf, usually shortened by a compaction.
+    """
+
+    __slots__ = ("value", "line", "id", "parent_id", "type", "position")
+
+    def __init__(self, value: dict, line: int) -> None:
+        self.value = value
+        self.line = line
+        self.id: str = value["id"]
+        self.parent_id = value.get("parentId")
+        self.type = value.get("type")
+        self.position = -1  # index in the tree's entry list, set by the tree
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, UnreadEntry) and (self.value, self.line) == (
+            other.value, other.line)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"UnreadEntry(line={self.line}, id={self.id!r})"
+
+
+def read_entry(value: dict, line: int) -> tuple[Entry, Problem | None]:
+    """The entry of a parsed line; one that does not have its type's shape is kept as an
+    :class:`UnknownEntry` (it stays in the tree, out of the context) with a problem."""
+    try:
+        return line_from_json(value), None
+    except DecodeError as exc:
+        return UnknownEntry(value), Problem(
+            line, f"{value.get('type')} entry {value['id']!r} cannot be read ({exc}); "
+                  "it stays in the tree but is left out of the context")
 
 
 def _keep_raw(out: FileContents, raw: bytes, number: int) -> None:
@@ -184,6 +264,6 @@ def _keep_raw(out: FileContents, raw: bytes, number: int) -> None:
         value = loads_json(raw)
     except DecodeError as exc:
         out.problems.append(Problem(number, f"{exc}; the line is skipped"))
-        out.raw_lines.append(RawLine(number, None, raw))
+        out.raw_lines.append(RawLine(number, None, bytes(raw)))
         return
-    out.raw_lines.append(RawLine(number, value, raw))
+    out.raw_lines.append(RawLine(number, value, bytes(raw)))

@@ -70,7 +70,10 @@ class SessionFile:
             self._fd = None
 
     def __del__(self) -> None:
-        self.close()
+        try:
+            self.close()
+        except Exception:  # interpreter shutdown: the kernel releases it anyway
+            pass
 
     # ------------------------------------------------------------ writing
 

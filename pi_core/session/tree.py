@@ -9,13 +9,16 @@ entry under it; branching moves it.
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime
 from typing import Iterable, Iterator
 
 from attrs import define, field
 
 from pi_core.entries import Entry, LabelEntry, SessionInfoEntry, UnknownEntry
-from pi_core.session.reader import Problem
+from pi_core.session.reader import Problem, UnreadEntry, read_entry
+
+log = logging.getLogger("pi.session")
 
 
 @define
@@ -29,8 +32,14 @@ class TreeNode:
 
 
 class SessionTree:
-    def __init__(self) -> None:
-        self._entries: list[Entry] = []
+    """Entries read from a file may still be :class:`UnreadEntry` inside; every method
+    that hands out entries reads them first, so callers only ever see entry classes."""
+
+    def __init__(self, source: str = "session") -> None:
+        self.source = source  # for log messages
+        self.problems: list[Problem] = []  # where entries that cannot be read are reported
+        self.unread = 0  # entries not yet made into objects
+        self._entries: list[Entry | UnreadEntry] = []
         self._by_id: dict[str, Entry] = {}
         self._parent: dict[str, str | None] = {}
         self._children: dict[str | None, list[str]] = {}
@@ -49,26 +58,44 @@ class SessionTree:
         tree = cls()
         problems: list[Problem] = []
         line_of: dict[str, int] = {}
+        by_id = tree._by_id
         for entry, number in zip(entries, line_numbers):
-            if entry.id in tree._by_id:
+            if entry.id in by_id:
                 problems.append(Problem(number, f"duplicate entry id {entry.id!r} (first on line "
                                                 f"{line_of[entry.id]}); this line is ignored"))
                 continue
             line_of[entry.id] = number
+            if type(entry) is UnreadEntry:
+                entry.position = len(tree._entries)
+                tree.unread += 1
             tree._entries.append(entry)
-            tree._by_id[entry.id] = entry
+            by_id[entry.id] = entry
+        parents = tree._parent
+        seen: set[str] = set()
+        forward = False  # a parent on a later line: the only way a cycle can form
         for entry in tree._entries:
             parent = entry.parent_id
-            if parent is not None and parent not in tree._by_id:
-                problems.append(Problem(line_of[entry.id], f"entry {entry.id!r} names parent "
-                                        f"{parent!r}, which is not in the file; it is treated "
-                                        "as a root"))
-                parent = None
-            tree._parent[entry.id] = parent
-        problems.extend(tree._break_cycles(line_of))
+            if parent is not None and parent not in seen:
+                if parent in by_id:
+                    forward = True
+                else:
+                    problems.append(Problem(line_of[entry.id], f"entry {entry.id!r} names parent "
+                                            f"{parent!r}, which is not in the file; it is "
+                                            "treated as a root"))
+                    parent = None
+            parents[entry.id] = parent
+            seen.add(entry.id)
+        if forward:
+            problems.extend(tree._break_cycles(line_of))
+        children = tree._children
         for entry in tree._entries:
-            tree._children.setdefault(tree._parent[entry.id], []).append(entry.id)
-            tree._note(entry)
+            parent = parents[entry.id]
+            if parent in children:
+                children[parent].append(entry.id)
+            else:
+                children[parent] = [entry.id]
+            if isinstance(entry, (LabelEntry, SessionInfoEntry)):
+                tree._note(entry)
         if tree._entries:
             tree.leaf_id = tree._entries[-1].id
         problems.sort(key=lambda p: p.line)
@@ -125,32 +152,61 @@ class SessionTree:
         return entry_id in self._by_id
 
     def __iter__(self) -> Iterator[Entry]:
-        return iter(self._entries)
+        for entry in self._entries:
+            yield self._read(entry) if type(entry) is UnreadEntry else entry
 
     def get(self, entry_id: str | None) -> Entry | None:
-        return self._by_id.get(entry_id) if entry_id is not None else None
+        entry = self._by_id.get(entry_id) if entry_id is not None else None
+        return self._read(entry) if type(entry) is UnreadEntry else entry
+
+    def read(self, entry: Entry | UnreadEntry) -> Entry:
+        """``entry`` made into its entry class (for items of ``path(..., read=False)``)."""
+        return self._read(entry) if type(entry) is UnreadEntry else entry
+
+    def _read(self, unread: UnreadEntry) -> Entry:
+        done = self._by_id[unread.id]
+        if done is not unread:  # read already, through another reference
+            return done
+        entry, problem = read_entry(unread.value, unread.line)
+        if problem is not None:
+            self.problems.append(problem)
+            log.warning("%s: %s", self.source, problem)
+        self._by_id[unread.id] = entry
+        self._entries[unread.position] = entry
+        self.unread -= 1
+        unread.value = None  # let its JSON go now, though a caller's path still holds it
+        return entry
 
     def parent_of(self, entry_id: str) -> str | None:
         """The parent the tree uses (None for a root, also for a repaired one)."""
         return self._parent[entry_id]
 
-    def path(self, to_id: str | None) -> list[Entry]:
-        """The entries from the root down to ``to_id`` (empty for None or an unknown id)."""
+    def path(self, to_id: str | None, read: bool = True) -> list[Entry]:
+        """The entries from the root down to ``to_id`` (empty for None or an unknown id).
+        With ``read=False`` some may still be unread (each has ``id``, ``parent_id`` and
+        ``type``; :meth:`read` makes one into its entry)."""
         path = []
-        current = to_id if to_id in self._by_id else None
+        by_id, parents = self._by_id, self._parent
+        current = to_id if to_id in by_id else None
         while current is not None:
-            path.append(self._by_id[current])
-            current = self._parent[current]
+            path.append(by_id[current])
+            current = parents[current]
         path.reverse()
+        if read:
+            path = [self._read(e) if type(e) is UnreadEntry else e for e in path]
         return path
 
     def children(self, parent_id: str | None) -> list[Entry]:
         """Direct children in file order; ``None`` gives the roots."""
-        return [self._by_id[i] for i in self._children.get(parent_id, ())]
+        return [self.get(i) for i in self._children.get(parent_id, ())]
 
     @property
     def labels(self) -> dict[str, str]:
         return {target: label for target, (label, _) in self._labels.items()}
+
+    def labels_with_timestamps(self) -> dict[str, tuple[str, str]]:
+        """Entry id → (label, when it was set)."""
+        return dict(self._labels)
 
     def label(self, entry_id: str) -> str | None:
         found = self._labels.get(entry_id)
@@ -163,7 +219,7 @@ class SessionTree:
     def nodes(self) -> list[TreeNode]:
         """The whole tree: its roots, each child list sorted by timestamp (oldest first)."""
         made: dict[str, TreeNode] = {}
-        for entry in self._entries:
+        for entry in self:
             label = self._labels.get(entry.id)
             made[entry.id] = TreeNode(entry, [], label[0] if label else None,
                                       label[1] if label else None)

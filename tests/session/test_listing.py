@@ -17,6 +17,7 @@ from pi_core.session import (
     most_recent_session,
     session_dir_for,
 )
+from pi_core.session.index import INDEX_NAME
 from pi_core.session.listing import read_session_info
 from support.sessions import FIXTURES, assistant, pi_probe, real_pi_available, user
 
@@ -124,3 +125,72 @@ def test_listing_matches_pi_on_its_own_files_and_ours(tmp_path):
         assert mine.first_message == pis["firstMessage"]
         assert round(mine.modified.timestamp() * 1000) == pis["modified"]
         assert round(mine.created.timestamp() * 1000) == pis["created"]
+
+
+# ---------------------------------------------------------------- the index beside the files
+
+
+def test_listing_keeps_an_index_and_rereads_nothing_unchanged(tmp_path):
+    session = make(tmp_path, texts=("alpha question", "answer"))
+    list_sessions(tmp_path)
+    assert (tmp_path / INDEX_NAME).exists()
+    # Same size, same mtime, same inode: the listing trusts the index and reads nothing.
+    stat = session.file.stat()
+    session.file.write_bytes(session.file.read_bytes().replace(b"alpha", b"omega"))
+    os.utime(session.file, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert list_sessions(tmp_path)[0].first_message == "alpha question"
+
+
+def test_a_grown_file_is_read_only_from_where_the_last_listing_stopped(tmp_path):
+    session = make(tmp_path, texts=("alpha question", "answer"), stamp=1_000)
+    assert list_sessions(tmp_path)[0].message_count == 2
+    data = session.file.read_bytes()
+    session.file.write_bytes(data.replace(b"alpha", b"omega"))  # earlier bytes: not reread
+    with open(session.file, "ab") as f:
+        f.write(data.splitlines(keepends=True)[-1].replace(b"answer", b"later!"))
+    (info,) = list_sessions(tmp_path)
+    assert info.message_count == 3 and info.first_message == "alpha question"
+    fresh = read_session_info(session.file)  # without the index: everything reread
+    assert fresh.message_count == 3 and fresh.first_message == "omega question"
+
+
+def test_index_follows_appends_names_and_deletions(tmp_path):
+    keep = make(tmp_path, texts=("first", "a"), stamp=1_000)
+    gone = make(tmp_path, texts=("second", "b"), stamp=2_000)
+    list_sessions(tmp_path)
+    with Session.open(keep.file) as session:
+        session.append_session_info("renamed")
+        session.append_message(user("third"))
+    gone.file.unlink()
+    (info,) = list_sessions(tmp_path)
+    assert (info.name, info.message_count) == ("renamed", 3)
+    assert info == read_session_info(keep.file)
+    assert list(json.loads((tmp_path / INDEX_NAME).read_text())["files"]) == [keep.file.name]
+
+
+def test_a_rewritten_file_is_read_again_whole(tmp_path):
+    path = tmp_path / "old.jsonl"
+    path.write_text('{"type":"session","id":"v1","timestamp":"2025-01-01T00:00:00.000Z",'
+                    '"cwd":"/w"}\n{"type":"message","timestamp":"2025-01-01T00:00:01.000Z",'
+                    '"message":{"role":"user","content":"old","timestamp":5}}\n')
+    assert list_sessions(tmp_path)[0].message_count == 1
+    Session.open(path).close()  # migration: a new file renamed over the old one
+    (info,) = list_sessions(tmp_path)
+    assert info == read_session_info(path) and info.message_count == 1
+
+
+def test_a_damaged_index_is_rebuilt(tmp_path):
+    make(tmp_path, texts=("q", "a"))
+    (tmp_path / INDEX_NAME).write_text("{not json")
+    assert list_sessions(tmp_path)[0].first_message == "q"
+    assert json.loads((tmp_path / INDEX_NAME).read_text())["version"] == 1
+
+
+def test_a_read_only_folder_is_listed_without_writing_an_index(tmp_path):
+    make(tmp_path, texts=("q", "a"))
+    tmp_path.chmod(0o555)
+    try:
+        assert list_sessions(tmp_path)[0].first_message == "q"
+        assert not (tmp_path / INDEX_NAME).exists()
+    finally:
+        tmp_path.chmod(0o755)

@@ -12,7 +12,15 @@ import pytest
 from pi_core.codec import to_json
 from pi_core.messages import BashExecutionMessage
 from pi_core.session import Session
-from support.sessions import FIXTURES, assistant, copy_fixture, pi_probe, real_pi_available, tool_result, user
+from support.sessions import (
+    FIXTURES,
+    assistant,
+    copy_fixture,
+    pi_probe,
+    real_pi_available,
+    tool_result,
+    user,
+)
 
 pytestmark = pytest.mark.skipif(not real_pi_available(), reason="needs node and pi in /tmp/pi")
 
@@ -110,3 +118,50 @@ def test_pi_continues_its_own_fixture_after_we_appended(tmp_path):
     assert [line["message"]["role"] for line in lines[-4:]] == [
         "user", "assistant", "user", "assistant"]
     assert Session.open(path, read_only=True).problems == []
+
+
+def test_real_pi_cli_resumes_a_session_we_wrote(tmp_path):
+    """``pi --session OUR_FILE -p ...`` against a local server: pi sends our conversation
+    and appends its turn to our file, which we then open and continue."""
+    import os
+    import subprocess
+
+    from support.fake_openai import FakeOpenAI
+    from support.sessions import PI_PACKAGE
+
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    session = Session.create(str(tmp_path), tmp_path / "sessions")
+    session.append_model_change("fake-openai", "fake-model")
+    session.append_thinking_level_change("off")
+    session.append_message(user("What is the capital of France?"))
+    session.append_message(assistant("Paris."))
+    session.close()
+    ours = session.file.read_bytes()
+
+    with FakeOpenAI("Rome, said pi.") as server:
+        (agent / "models.json").write_text(json.dumps({"providers": {"fake-openai": {
+            "baseUrl": server.base_url, "api": "openai-completions", "apiKey": "unused",
+            "models": [{"id": "fake-model"}]}}}))
+        done = subprocess.run(
+            ["node", str(PI_PACKAGE / "dist" / "cli.js"), "--session", str(session.file),
+             "-p", "And of Italy?", "--no-tools"],
+            cwd=tmp_path, env={**os.environ, "PI_CODING_AGENT_DIR": str(agent)},
+            capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "Rome, said pi."
+    (request,) = server.requests
+    assert request["model"] == "fake-model"
+    assert [(m["role"], m["content"]) for m in request["messages"][1:]] == [
+        ("user", [{"type": "text", "text": "What is the capital of France?"}]),
+        ("assistant", "Paris."),
+        ("user", [{"type": "text", "text": "And of Italy?"}]),
+    ]
+    assert session.file.read_bytes().startswith(ours)
+    with Session.open(session.file) as again:
+        assert again.problems == []
+        texts = [m.text if m.role == "assistant" else m.content[0].text
+                 for m in again.build_context().messages]
+        assert texts == ["What is the capital of France?", "Paris.", "And of Italy?",
+                         "Rome, said pi."]
+        again.append_message(user("thanks"))

@@ -128,15 +128,22 @@ def test_duplicate_id_keeps_the_first_and_names_the_second(tmp_path):
     assert session.entry("aaaaaaaa").message.content[0].text == "first"
 
 
-def test_unreadable_entry_shape_stays_in_the_tree_but_not_in_the_context(tmp_path):
+def test_entry_of_the_wrong_shape_is_named_when_read_and_stays_out_of_the_context(
+        tmp_path, caplog):
     path = tmp_path / "s.jsonl"
     bad = ('{"type":"message","id":"bbbbbbbb","parentId":"aaaaaaaa",'
            '"timestamp":"2026-11-30T04:04:47.013Z","message":{"role":"user","content":5}}')
     write(path, HEADER, entry("aaaaaaaa", None), bad, entry("cccccccc", "bbbbbbbb"))
     session = Session.open(path, read_only=True)
-    assert [p.line for p in session.problems] == [3]
-    assert [e.id for e in session.path()] == ["aaaaaaaa", "bbbbbbbb", "cccccccc"]
+    assert session.problems == []  # valid JSON: entries are made into objects when used
     assert len(session.build_context().messages) == 2
+    (problem,) = session.problems
+    assert problem.line == 3 and "'bbbbbbbb' cannot be read" in problem.message
+    assert any("line 3:" in r.getMessage() and str(path) in r.getMessage()
+               for r in caplog.records)
+    assert [e.id for e in session.path()] == ["aaaaaaaa", "bbbbbbbb", "cccccccc"]
+    assert session.entry("bbbbbbbb").type == "message"  # kept as read
+    assert len(session.problems) == 1  # reported once
 
 
 def test_second_header_in_the_middle_is_ignored_with_a_note(tmp_path):
