@@ -220,7 +220,12 @@ async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None) ->
         print(f"warning: {warning}", file=sys.stderr)
     if args.api_key:
         registry.set_runtime_key(model.provider, args.api_key)
-    session, reason = open_session(args, cwd, sessions_dir(args, settings))
+    from pi_core.session.reader import SessionError
+
+    try:
+        session, reason = open_session(args, cwd, sessions_dir(args, settings))
+    except SessionError as exc:  # locked by another pi, not a session file…
+        raise UsageError(str(exc)) from exc
     options = ResourceOptions(
         system_prompt=args.system_prompt,  # the system-prompt plugin reads files it names
         append_system_prompt=list(args.append_system_prompt),

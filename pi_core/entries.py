@@ -212,11 +212,13 @@ Entry = (
 
 
 def iso_to_ms(stamp: str) -> int:
-    """Unix milliseconds of an entry timestamp (0 when it cannot be read)."""
+    """``2026-11-30T04:04:55.206Z`` → Unix milliseconds (0 when unreadable), as pi's
+    ``new Date(timestamp).getTime()``."""
     try:
-        return int(datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp() * 1000)
-    except (ValueError, AttributeError):
+        moment = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except (AttributeError, ValueError):
         return 0
+    return round(moment.timestamp() * 1000)
 
 
 def message_of(entry: Any) -> AgentMessage | None:
@@ -232,6 +234,8 @@ def message_of(entry: Any) -> AgentMessage | None:
             details=entry.details, timestamp=iso_to_ms(entry.timestamp),
         )
     if isinstance(entry, BranchSummaryEntry):
+        if not entry.summary:
+            return None
         return m.BranchSummaryMessage(
             summary=entry.summary, from_id=entry.from_id, timestamp=iso_to_ms(entry.timestamp)
         )

@@ -13,26 +13,23 @@ such a request.
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any, Callable, Sequence
 
 from attrs import define, field
 
 from pi_core.entries import (
-    BranchSummaryEntry,
     CompactionEntry,
-    CustomMessageEntry,
     Entry,
     MessageEntry,
     ModelChangeEntry,
     ThinkingLevelChangeEntry,
+    iso_to_ms,
+    message_of,
 )
 from pi_core.messages import (
     AgentMessage,
     AssistantMessage,
-    BranchSummaryMessage,
     CompactionSummaryMessage,
-    CustomMessage,
     ToolResultMessage,
 )
 
@@ -99,17 +96,11 @@ def build_session_context(
 
 
 def _add(messages: list[AgentMessage], entry: Entry) -> None:
-    if isinstance(entry, MessageEntry):
-        messages.append(entry.message)
-    elif isinstance(entry, CustomMessageEntry):
-        messages.append(CustomMessage(
-            custom_type=entry.custom_type, content=entry.content, display=entry.display,
-            details=entry.details, timestamp=iso_to_ms(entry.timestamp),
-        ))
-    elif isinstance(entry, BranchSummaryEntry) and entry.summary:
-        messages.append(BranchSummaryMessage(
-            summary=entry.summary, from_id=entry.from_id, timestamp=iso_to_ms(entry.timestamp),
-        ))
+    """Earlier compactions on the path are left out: only the latest one's summary counts."""
+    if not isinstance(entry, CompactionEntry):
+        message = message_of(entry)
+        if message is not None:
+            messages.append(message)
 
 
 def _without_orphan_results(messages: list[AgentMessage]) -> list[AgentMessage]:
@@ -126,13 +117,3 @@ def _without_orphan_results(messages: list[AgentMessage]) -> list[AgentMessage]:
             owed = set()
         kept.append(message)
     return kept
-
-
-def iso_to_ms(stamp: str) -> int:
-    """``2026-11-30T04:04:55.206Z`` → Unix milliseconds (0 when unreadable), as pi's
-    ``new Date(timestamp).getTime()``."""
-    try:
-        moment = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-    except (AttributeError, ValueError):
-        return 0
-    return round(moment.timestamp() * 1000)

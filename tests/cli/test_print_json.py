@@ -125,3 +125,18 @@ def test_context_files_skills_and_templates_reach_the_model_through_pi(pi, serve
     assert "<name>release</name>" in system and "Cut a release of this project." in system
     assert "Fix issue #42 in parser.py." in json.dumps(first[-1])
     assert "Tag, build, publish." in json.dumps(second[-1]) and "v1.2" in json.dumps(second[-1])
+
+
+def test_a_session_another_pi_is_writing_is_refused_clearly(pi, server):
+    server.push(Reply(text="first"), Reply(text="never"))
+    assert pi.run("-p", "hello").returncode == 0
+    [path] = pi.sessions()
+    from pi_core.session import Session
+
+    holder = Session.open(path)  # this process now writes it
+    try:
+        out = pi.run("--session", str(path), "-p", "again")
+    finally:
+        holder.close()
+    assert out.returncode == 2 and "error:" in out.stderr
+    assert "lock" in out.stderr.lower() or "another" in out.stderr.lower()
