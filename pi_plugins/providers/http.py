@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import sys
 import weakref
 from typing import Any, AsyncIterator, Iterable
 
@@ -113,14 +114,25 @@ def encode_json(body: Any) -> bytes:
 _clients: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict]" = weakref.WeakKeyDictionary()
 
 
+def _httpx():
+    """httpx, without its own command line: when rich and click are installed (they are,
+    for the interactive mode) ``import httpx`` also loads ``httpx._main`` and through it
+    rich and pygments, about 0.1 s of every ``pi -p`` for a tool we never run. httpx
+    supports that module being unavailable (it then provides a stub ``main``)."""
+    if "httpx" not in sys.modules:
+        sys.modules.setdefault("httpx._main", None)
+    import httpx
+
+    return httpx
+
+
 async def http_client(url: str):
     """A pooled client for this event loop; plain-http URLs (local servers) get one that
     skips loading the CA bundle, which costs a noticeable part of a one-shot run.
 
     The client is closed when the loop shuts down (``asyncio.run`` closes the async
     generators it knows, and one of them holds the client), so no connection is left open."""
-    import httpx
-
+    httpx = _httpx()
     loop = asyncio.get_running_loop()
     per_loop = _clients.setdefault(loop, {})
     secure = url.startswith("https:")
@@ -302,7 +314,7 @@ async def _read_error_body(response: Any) -> str:
 
 def describe_exception(exc: BaseException) -> tuple[str, Failure]:
     """A message and classification for an exception raised while talking to a server."""
-    import httpx
+    httpx = _httpx()
 
     detail = str(exc) or type(exc).__name__
     if isinstance(exc, httpx.TimeoutException):
