@@ -17,9 +17,10 @@ import attrs
 from pi_core import hookimpl
 from pi_core.events import CompactionDecision, CompactionResult, TreeDecision
 
-from pi_plugins.compaction.prepare import branch_messages, prepare_compaction
-from pi_plugins.compaction.summary import summarize_branch, summarize_compaction
 from pi_core.tokens import context_tokens
+
+# The planning and summary modules load when a compaction or a branch summary runs, not
+# with every pi start.
 
 
 def _harness(ctx):
@@ -42,6 +43,9 @@ async def prepare_request(request, ctx):
 @hookimpl
 def session_before_compact(event, ctx):
     async def generate():
+        from pi_plugins.compaction.prepare import prepare_compaction
+        from pi_plugins.compaction.summary import summarize_compaction
+
         plan = prepare_compaction(event.entries, event.keep_recent_tokens, context=list(ctx.agent.messages))
         if plan is None:
             return None
@@ -60,6 +64,9 @@ def session_before_tree(event, ctx):
     reserve = int(ctx.settings.get("branchSummary.reserveTokens", 16384))
 
     async def generate():
+        from pi_plugins.compaction.prepare import branch_messages
+        from pi_plugins.compaction.summary import summarize_branch
+
         budget = max(ctx.agent.model.context_window - reserve, 0)
         messages, file_ops = branch_messages(event.entries, budget)
         return await summarize_branch(messages, file_ops, ctx.summarize, reserve, event.instructions)

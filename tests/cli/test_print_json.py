@@ -140,3 +140,14 @@ def test_a_session_another_pi_is_writing_is_refused_clearly(pi, server):
         holder.close()
     assert out.returncode == 2 and "error:" in out.stderr
     assert "lock" in out.stderr.lower() or "another" in out.stderr.lower()
+
+
+def test_the_sessions_folder_comes_from_the_flag_then_the_environment_then_settings(pi, server):
+    server.default = Reply(text="ok")
+    (pi.agent_dir / "settings.json").write_text(json.dumps({"sessionDir": str(pi.cwd / "from-settings")}))
+    assert pi.run("-p", "a").returncode == 0
+    pi.env["PI_CODING_AGENT_SESSION_DIR"] = str(pi.cwd / "from-env")
+    assert pi.run("-p", "b").returncode == 0
+    assert pi.run("--session-dir", str(pi.cwd / "from-flag"), "-p", "c").returncode == 0
+    for folder in ("from-settings", "from-env", "from-flag"):
+        assert len(list((pi.cwd / folder).glob("*.jsonl"))) == 1, folder
