@@ -124,7 +124,7 @@ async def _run(args) -> int:
 
 async def _list_models(args) -> int:
     from pi_core.discovery import load_plugins
-    from pi_core.registry import ModelRegistry
+    from pi_core.registry import ModelRegistry, model_table
 
     plugins = load_plugins(cwd=os.getcwd(), extension_paths=args.extensions,
                            discover=not args.no_extensions)
@@ -134,18 +134,8 @@ async def _list_models(args) -> int:
         click.echo("No models match." if args.list_models else
                    "No models available: set an API key or add models to models.json.")
         return 0
-    rows = [("provider", "model", "context", "max-out", "thinking", "images")]
-    for m in models:
-        rows.append((m.provider, m.id, _short(m.context_window), _short(m.max_tokens),
-                     "yes" if m.reasoning else "no", "yes" if m.accepts_images else "no"))
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    for row in rows:
-        click.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
+    click.echo(model_table(models))
     return 0
-
-
-def _short(n: int) -> str:
-    return f"{n // 1000}K" if n >= 1000 and n % 1000 == 0 else (f"{n / 1000:.1f}K" if n >= 1000 else str(n))
 
 
 def _export(source: str, output: str | None) -> int:

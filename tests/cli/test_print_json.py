@@ -151,3 +151,11 @@ def test_the_sessions_folder_comes_from_the_flag_then_the_environment_then_setti
     assert pi.run("--session-dir", str(pi.cwd / "from-flag"), "-p", "c").returncode == 0
     for folder in ("from-settings", "from-env", "from-flag"):
         assert len(list((pi.cwd / folder).glob("*.jsonl"))) == 1, folder
+
+
+def test_list_models_shows_a_searchable_table(pi, server):
+    out = pi.run("--list-models", "test")
+    assert out.returncode == 0, out.stderr
+    header, *rows = out.stdout.splitlines()
+    assert header.split() == ["provider", "model", "context", "max-out", "thinking", "images"]
+    assert rows and rows[0].split()[:2] == ["local", "test-model"]
