@@ -411,7 +411,11 @@ class Harness:
         await self.agent.wait_for_idle()
 
     def _queue_changed(self) -> None:
-        task = asyncio.get_running_loop().create_task(self._publish_queue())
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # queued from outside the event loop: the next drain tells
+            return
+        task = loop.create_task(self._publish_queue())
         task.add_done_callback(lambda t: t.exception())
 
     async def _queue_drained(self, event: Any) -> None:
