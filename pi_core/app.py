@@ -209,7 +209,7 @@ async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None) ->
     settings = Settings.load(cwd, home)
     for problem in settings.problems:
         print(f"warning: {problem}", file=sys.stderr)
-    extension_paths = [*settings.paths("extensions"), *args.extensions]
+    extension_paths = list(args.extensions)  # settings `extensions` load with discovery
     plugins = load_plugins(cwd=cwd, agent_dir=home, extension_paths=extension_paths,
                            discover=not args.no_extensions, settings=settings)
     registry = await ModelRegistry.from_plugins(plugins, agent_dir=home)
