@@ -34,6 +34,7 @@ from attrs import define, field
 
 from pi_core import hookimpl
 from pi_plugins.resources import (
+    Gatherer,
     SKILL_COMMAND_PREFIX,
     Problem,
     agent_dir_of,
@@ -44,7 +45,6 @@ from pi_plugins.resources import (
     per_run,
     report,
     resolve_path,
-    same_file_key,
     settings_entries,
     split_command,
     visible_entries,
@@ -165,64 +165,26 @@ def template_files(folder: Path, deep: bool) -> list[Path]:
     return found
 
 
-class _Gatherer:
-    def __init__(self) -> None:
-        self.result = Templates()
-        self._files: set = set()
-        self._names = self.result.by_name
-
-    def add_file(self, path: Path, source: str) -> None:
-        key = same_file_key(path)
-        if key in self._files:
-            return
-        self._files.add(key)
-        template, problems = read_template(path, source)
-        self.result.problems += problems
-        if template is None:
-            return
-        winner = self._names.get(template.name)
-        if winner is not None:
-            self.result.problems.append(Problem(
-                str(path), f'template name "/{template.name}" is taken by {winner.path}; this one is ignored',
-                "collision",
-            ))
-            return
-        self._names[template.name] = template
-        self.result.templates.append(template)
-
-    def add_folder(self, folder: Path, source: str, deep: bool = False) -> None:
-        for path in template_files(folder, deep):
-            self.add_file(path, source)
-
-    def add_path(self, path: Path, source: str, deep: bool = False) -> None:
-        """An explicitly named file or folder (settings, ``--prompt-template``, a plugin)."""
-        if is_dir(path):
-            self.add_folder(path, source, deep)
-        elif is_file(path) and path.name.endswith(".md"):
-            self.add_file(path, source)
-        elif path.exists():
-            self.result.problems.append(Problem(str(path), "a prompt template path must be a folder or a .md file", "error"))
-        else:
-            self.result.problems.append(Problem(str(path), "prompt template path does not exist", "error"))
-
-
 async def find_templates(ctx: Any) -> Templates:
     """Every template of this run, in precedence order (see the module docstring)."""
     options = ctx.options
     cwd, home = cwd_of(ctx), agent_dir_of(ctx)
-    gather = _Gatherer()
+    found = Templates()
+    # The option says whether a folder's subfolders count (settings folders: yes).
+    gather = Gatherer("prompt template", read_template, template_files, found, found.templates,
+                      shown=lambda name: "/" + name, noun="template")
     if options.prompt_templates:
         for scope, folder in (("project", cwd / ".pi" / "prompts"), ("user", home / "prompts")):
             paths, problems = settings_entries(ctx, "prompts", scope)
-            gather.result.problems += problems
+            found.problems += problems
             for path in paths:
-                gather.add_path(path, "settings", deep=True)
-            gather.add_folder(folder, scope)
+                gather.add_path(path, "settings", True)
+            gather.add_folder(folder, scope, False)
     for path in options.prompt_template_paths:
-        gather.add_path(resolve_path(path, cwd), "cli")
+        gather.add_path(resolve_path(path, cwd), "cli", False)
     for path in (await discovered_paths(ctx))["prompt"]:
-        gather.add_path(path, "plugin")
-    return gather.result
+        gather.add_path(path, "plugin", False)
+    return found
 
 
 @per_run

@@ -205,3 +205,54 @@ def is_file(entry: os.DirEntry | Path) -> bool:
         return entry.is_file()
     except OSError:
         return False
+
+
+class Gatherer:
+    """Collects resources of one kind (skills, prompt templates) in precedence order: the
+    same file met twice is skipped quietly; a second resource of a taken name is reported
+    as a collision and ignored, so the first one wins, as in pi.
+
+    ``read(path, source)`` gives ``(resource or None, problems)``; ``list_files(folder,
+    option)`` the candidate files of a folder; ``result`` has ``by_name`` and ``problems``
+    and ``items`` is the list to fill; ``shown`` spells a name in messages, which call a
+    name ``noun`` (``kind`` by default)."""
+
+    def __init__(self, kind: str, read: Callable, list_files: Callable, result: Any,
+                 items: list, shown: Callable[[str], str] = str, noun: str | None = None) -> None:
+        self.kind, self.read, self.list_files, self.shown = kind, read, list_files, shown
+        self.noun = noun or kind
+        self.result, self.items = result, items
+        self._files: set = set()
+
+    def add_file(self, path: Path, source: str) -> None:
+        key = same_file_key(path)
+        if key in self._files:
+            return
+        self._files.add(key)
+        item, problems = self.read(path, source)
+        self.result.problems += problems
+        if item is None:
+            return
+        winner = self.result.by_name.get(item.name)
+        if winner is not None:
+            self.result.problems.append(Problem(
+                str(path), f'{self.noun} name "{self.shown(item.name)}" is taken by {winner.path}; '
+                "this one is ignored", "collision"))
+            return
+        self.result.by_name[item.name] = item
+        self.items.append(item)
+
+    def add_folder(self, folder: Path, source: str, option: bool) -> None:
+        for path in self.list_files(folder, option):
+            self.add_file(path, source)
+
+    def add_path(self, path: Path, source: str, option: bool) -> None:
+        """An explicitly named file or folder (settings, the command line, a plugin)."""
+        if is_dir(path):
+            self.add_folder(path, source, option)
+        elif is_file(path) and path.suffix == ".md":
+            self.add_file(path, source)
+        elif path.exists():
+            self.result.problems.append(Problem(str(path), f"a {self.kind} path must be a folder or a .md file", "error"))
+        else:
+            self.result.problems.append(Problem(str(path), f"{self.kind} path does not exist", "error"))

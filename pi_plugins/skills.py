@@ -43,6 +43,7 @@ from attrs import define, field
 
 from pi_core import hookimpl
 from pi_plugins.resources import (
+    Gatherer,
     SKILL_COMMAND_PREFIX,
     Problem,
     agent_dir_of,
@@ -172,49 +173,6 @@ def skill_files(folder: Path, root_files: bool, _seen: set | None = None) -> lis
     return found
 
 
-class _Gatherer:
-    """Adds skills in precedence order: the same file twice is skipped quietly, a second
-    skill of a taken name is reported as a collision."""
-
-    def __init__(self) -> None:
-        self.result = Skills()
-        self._files: set = set()
-        self._names = self.result.by_name
-
-    def add_file(self, path: Path, source: str) -> None:
-        key = same_file_key(path)
-        if key in self._files:
-            return
-        skill, problems = read_skill(path, source)
-        self.result.problems += problems
-        if skill is None:
-            return
-        winner = self._names.get(skill.name)
-        if winner is not None:
-            self.result.problems.append(Problem(
-                str(path), f'skill name "{skill.name}" is taken by {winner.path}; this one is ignored', "collision",
-            ))
-            return
-        self._files.add(key)
-        self._names[skill.name] = skill
-        self.result.skills.append(skill)
-
-    def add_folder(self, folder: Path, source: str, root_files: bool) -> None:
-        for path in skill_files(folder, root_files):
-            self.add_file(path, source)
-
-    def add_path(self, path: Path, source: str) -> None:
-        """An explicitly named file or folder (settings, ``--skill``, a plugin)."""
-        if is_dir(path):
-            self.add_folder(path, source, True)
-        elif is_file(path) and path.suffix == ".md":
-            self.add_file(path, source)
-        elif path.exists():
-            self.result.problems.append(Problem(str(path), "a skill path must be a folder or a .md file", "error"))
-        else:
-            self.result.problems.append(Problem(str(path), "skill path does not exist", "error"))
-
-
 def agents_skill_dirs(cwd: Path) -> list[Path]:
     """``.agents/skills`` in the cwd and each parent up to the git root (or ``/``)."""
     dirs = []
@@ -230,13 +188,15 @@ async def find_skills(ctx: Any) -> Skills:
     options = ctx.options
     cwd, home = cwd_of(ctx), agent_dir_of(ctx)
     user_agents = Path.home() / ".agents" / "skills"
-    gather = _Gatherer()
+    found = Skills()
+    # The option says whether .md files at a folder's top are skills too (pi's own folders).
+    gather = Gatherer("skill", read_skill, skill_files, found, found.skills)
 
     def add_settings(scope: str) -> None:
         paths, problems = settings_entries(ctx, "skills", scope)
-        gather.result.problems += problems
+        found.problems += problems
         for path in paths:
-            gather.add_path(path, "settings")
+            gather.add_path(path, "settings", True)
 
     if options.skills:
         add_settings("project")
@@ -248,10 +208,10 @@ async def find_skills(ctx: Any) -> Skills:
         gather.add_folder(home / "skills", "user", True)
         gather.add_folder(user_agents, "user", False)
     for path in options.skill_paths:
-        gather.add_path(resolve_path(path, cwd), "cli")
+        gather.add_path(resolve_path(path, cwd), "cli", True)
     for path in (await discovered_paths(ctx))["skill"]:
-        gather.add_path(path, "plugin")
-    return gather.result
+        gather.add_path(path, "plugin", True)
+    return found
 
 
 @per_run
