@@ -30,24 +30,27 @@ def tail_within_budget(text: str) -> tuple[str, bool]:
 
 async def run_user_bash(command: str, cwd: str, *, exclude_from_context: bool = False,
                         shell: str | None = None) -> BashExecutionMessage:
-    """Run ``command`` with the user's shell; cancelling the task kills the whole group."""
+    """Run ``command`` with the user's shell; cancelling the task kills the whole group
+    and keeps the output printed so far, as pi does."""
     process = await asyncio.create_subprocess_exec(
         shell or os.environ.get("SHELL") or "/bin/bash", "-c", command, cwd=cwd,
         stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT, start_new_session=True,
     )
     cancelled = False
+    chunks: list[bytes] = []  # read as it comes, so an abort keeps what was printed
     try:
-        raw, _ = await process.communicate()
+        while chunk := await process.stdout.read(65536):
+            chunks.append(chunk)
+        await process.wait()
     except asyncio.CancelledError:
         cancelled = True
         try:
             os.killpg(process.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
-        raw = b""
         await process.wait()
-    output = raw.decode("utf-8", errors="replace")
+    output = b"".join(chunks).decode("utf-8", errors="replace")
     shown, truncated = tail_within_budget(output)
     full_path = None
     if truncated:

@@ -103,6 +103,7 @@ def test_user_bash_can_be_aborted_and_keeps_long_output_in_a_file(tmp_path):
 
     message = run(scenario())
     assert message.cancelled and message.exit_code is None
+    assert message.output == "started\n"  # what it printed before the abort is kept
     long = run(harness.run_bash("seq 1 5000"))
     assert long.truncated and long.output.endswith("5000\n") and len(long.output.splitlines()) == 2000
     with open(long.full_output_path) as full:
