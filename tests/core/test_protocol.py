@@ -1,9 +1,9 @@
 """The message protocol and its codec: pi's JSON shapes, read and written faithfully."""
 
 import json
-from pathlib import Path
 
 import pytest
+from support.fixtures import SESSION_FIXTURES
 
 from pi_core import codec
 from pi_core.entries import CompactionEntry, MessageEntry, SessionHeader, UnknownEntry, iso_now, new_entry_id, new_session_id
@@ -19,10 +19,9 @@ from pi_core.messages import (
 )
 from pi_core.stream import MessageBuilder
 
-FIXTURES = Path(__file__).parents[3] / "shared" / "fixtures" / "sessions"
 LINES = [
     pytest.param(line, id=f"{path.stem}:{n}")
-    for path in sorted(FIXTURES.glob("*.jsonl"))
+    for path in sorted(SESSION_FIXTURES.glob("*.jsonl"))
     for n, line in enumerate(path.read_text().splitlines(), 1)
 ]
 

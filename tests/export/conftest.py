@@ -1,8 +1,7 @@
 """Fixtures for the export tests: pi's session fixtures, and a real headless Chromium.
 
-The browser is Debian's ``chromium`` (CI's ``.ci/run`` installs it). When it is missing
-the fixture installs it with apt-get (as root); the browser tests skip only when that
-is impossible. One browser serves all tests; it is driven over the DevTools protocol
+The browser is Debian's ``chromium`` (CI's ``.ci/run`` installs it); where it is missing
+the browser tests skip, except under CI. One browser serves all tests; it is driven over the DevTools protocol
 on a pipe (``--remote-debugging-pipe``: JSON messages ending in NUL on fds 3 and 4), so
 the tests load pages, click and read what is shown, with no network and no extra library.
 """
@@ -13,34 +12,20 @@ import fcntl
 import json
 import os
 import select
-import shutil
 import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
-from support.sessions import FIXTURES
+from support.fixtures import SESSION_FIXTURES as FIXTURES
+from support.programs import require_program
 
 
 @pytest.fixture(params=sorted(p.name for p in FIXTURES.glob("*.jsonl")))
 def fixture_session(request) -> Path:
     """Each session file recorded from the real pi."""
     return FIXTURES / request.param
-
-
-def find_or_install_chromium() -> str | None:
-    found = shutil.which("chromium")
-    if found or os.geteuid() != 0 or not shutil.which("apt-get"):
-        return found
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    try:
-        subprocess.run(["apt-get", "update", "-qq"], env=env, capture_output=True, timeout=600)
-        subprocess.run(["apt-get", "install", "-y", "-qq", "chromium"], env=env,
-                       capture_output=True, timeout=1200)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return shutil.which("chromium")
 
 
 CHROMIUM_FLAGS = (
@@ -161,10 +146,7 @@ class Browser:
 
 @pytest.fixture(scope="session")
 def chromium() -> str:
-    binary = find_or_install_chromium()
-    if binary is None:
-        pytest.skip("Debian's chromium is not installed and cannot be installed here")
-    return binary
+    return require_program("chromium", "Debian's chromium; .ci/run installs it")
 
 
 @pytest.fixture(scope="session")

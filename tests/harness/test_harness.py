@@ -2,8 +2,6 @@
 the tree, written to real session files."""
 
 import json
-from pathlib import Path
-
 
 from pi_core import hookimpl
 from pi_core.events import CompactionDecision, CompactionResult, TreeDecision
@@ -12,6 +10,7 @@ from pi_core.session import Session
 from pi_plugins.providers.scripted import Reply
 
 from support.agents import run
+from support.fixtures import SESSION_FIXTURES
 from support.harnesses import SUMMARY, Lifecycle, lines, make
 
 
@@ -202,9 +201,6 @@ def test_resuming_a_session_restores_context_model_and_thinking_level(tmp_path):
         "the number is 42", "what was it?"]
 
 
-FIXTURES = Path(__file__).parents[3] / "shared" / "fixtures" / "sessions"
-
-
 def shape(line):
     """The keys of a line (and of its message), in order: what pi reads."""
     keys = list(line)
@@ -215,7 +211,7 @@ def shape(line):
 
 def test_every_line_kind_written_has_the_shape_of_the_same_kind_in_the_fixtures(tmp_path):
     fixture_shapes = {}
-    for path in FIXTURES.glob("*.jsonl"):
+    for path in SESSION_FIXTURES.glob("*.jsonl"):
         for text in path.read_text().splitlines():
             line = json.loads(text)
             kind = (line["type"], line.get("message", {}).get("role"))

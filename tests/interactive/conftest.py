@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from support.llm_server import LlmServer
-from support.terminal import Terminal, tmux_available
+from support.programs import require_program
+from support.terminal import Terminal
 
 
 
@@ -67,8 +68,7 @@ class PiTerminal(Terminal):
 
 @pytest.fixture
 def pi_tui(tmp_path, server):
-    if not tmux_available():
-        pytest.skip("tmux is not installed (.ci/run installs it)")
+    require_program("tmux", ".ci/run installs it")
     started: list[PiTerminal] = []
     home = tmp_path
     cwd = home / "project"

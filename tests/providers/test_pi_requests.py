@@ -1,6 +1,6 @@
 """The request bodies are the ones the real pi sends, for the same conversation.
 
-Two sources: the fixtures recorded from pi 0.73.1 sessions (``shared/fixtures``), and
+Two sources: the fixtures recorded from pi 0.73.1 sessions (``tests/fixtures``), and
 ``data/pi_requests.json``, bodies pi-ai 0.73.1 built for a conversation that switches
 model and provider mid-session (Anthropic with thinking, then OpenAI, then Google),
 for every API, thinking level and kind of model.
@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
+from support.fixtures import REQUEST_FIXTURES, SESSION_FIXTURES
 from support.llm_server import Reply
 from support.provider_streams import collect, run
 
@@ -19,18 +20,17 @@ from pi_core.model import Model, ModelCost
 from pi_core.provider import LlmContext, StreamOptions, ToolSpec
 
 HERE = Path(__file__).parent
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
 PI_REQUESTS = json.loads((HERE / "data" / "pi_requests.json").read_text(encoding="utf-8"))
 
 
 def session_messages(name: str) -> list:
-    lines = (SHARED / "sessions" / name).read_text(encoding="utf-8").splitlines()
+    lines = (SESSION_FIXTURES / name).read_text(encoding="utf-8").splitlines()
     entries = [loads_line(line) for line in lines if line.strip()]
     return [e.message for e in entries if isinstance(e, MessageEntry)]
 
 
 def recorded_requests(name: str) -> list[dict]:
-    return [json.loads(line) for line in (SHARED / "requests" / name).read_text(encoding="utf-8").splitlines()]
+    return [json.loads(line) for line in (REQUEST_FIXTURES / name).read_text(encoding="utf-8").splitlines()]
 
 
 def contexts_before_each_answer(messages: list) -> list[list]:

@@ -19,7 +19,7 @@ from pi_core.session import (
 )
 from pi_core.session.index import INDEX_NAME
 from pi_core.session.listing import read_session_info
-from support.sessions import FIXTURES, assistant, pi_probe, real_pi_available, user
+from support.sessions import FIXTURES, assistant, pi_probe, user
 
 
 def make(directory, cwd="/w", texts=("q", "a"), name=None, stamp=None):
@@ -111,7 +111,7 @@ def test_find_session_by_path_or_id_prefix(tmp_path):
     assert find_session("ffffffff", "/p/here", root=tmp_path) is None
 
 
-@pytest.mark.skipif(not real_pi_available(), reason="needs node and pi in /tmp/pi")
+@pytest.mark.requires("pi")
 def test_listing_matches_pi_on_its_own_files_and_ours(tmp_path):
     for source in FIXTURES.glob("*.jsonl"):
         shutil.copyfile(source, tmp_path / source.name)

@@ -9,7 +9,7 @@ import pytest
 
 from pi_core.messages import CustomMessage
 from pi_core.session import Session
-from support.sessions import pi_probe, real_pi_available
+from support.sessions import pi_probe
 
 V1 = [
     {"type": "session", "id": "sess-v1", "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/old"},
@@ -101,7 +101,7 @@ def test_unreadable_lines_are_carried_over_unchanged(tmp_path):
     assert path.read_text().splitlines()[2] == '{"type":"message", broken'
 
 
-@pytest.mark.skipif(not real_pi_available(), reason="needs node and pi in /tmp/pi")
+@pytest.mark.requires("pi")
 def test_pi_migrates_version_1_to_the_same_context(tmp_path):
     ours, theirs = tmp_path / "ours.jsonl", tmp_path / "theirs.jsonl"
     write_lines(ours, V1)

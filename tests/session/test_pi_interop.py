@@ -17,12 +17,11 @@ from support.sessions import (
     assistant,
     copy_fixture,
     pi_probe,
-    real_pi_available,
     tool_result,
     user,
 )
 
-pytestmark = pytest.mark.skipif(not real_pi_available(), reason="needs node and pi in /tmp/pi")
+pytestmark = pytest.mark.requires("pi")
 
 
 def our_context(session: Session) -> dict:

@@ -8,6 +8,9 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from support.fixtures import SESSION_FIXTURES
+from support.programs import REAL_PI
+
 from pi_core.messages import (
     AssistantMessage,
     TextContent,
@@ -17,10 +20,8 @@ from pi_core.messages import (
     UserMessage,
 )
 
-FIXTURES = Path(os.environ.get("PI_FIXTURES", Path(__file__).resolve().parents[2].parent
-                               / "shared" / "fixtures")) / "sessions"
-PI_PACKAGE = Path(os.environ.get("PI_PACKAGE",
-                                 "/tmp/pi/node_modules/@mariozechner/pi-coding-agent"))
+FIXTURES = SESSION_FIXTURES
+PI_PACKAGE = REAL_PI
 PI_PROBE = Path(__file__).resolve().parents[1] / "session" / "pi_probe.mjs"
 
 
@@ -51,9 +52,6 @@ def assistant(text: str = "", calls: list[tuple[str, str]] = (), model: str = "f
 def tool_result(call_id: str, text: str = "ok", name: str = "bash") -> ToolResultMessage:
     return ToolResultMessage(tool_call_id=call_id, tool_name=name, content=[TextContent(text)])
 
-
-def real_pi_available() -> bool:
-    return shutil.which("node") is not None and (PI_PACKAGE / "dist" / "cli.js").exists()
 
 
 def pi_probe(*args: str) -> dict | list:

@@ -20,7 +20,6 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -31,10 +30,6 @@ EXIT_MARK = "[[exited"
 
 class TerminalTimeout(AssertionError):
     pass
-
-
-def tmux_available() -> bool:
-    return shutil.which("tmux") is not None
 
 
 class Terminal:

@@ -1,7 +1,6 @@
 """grep, find and ls. grep runs both ways, with ripgrep and with its Python search;
 both must give the same answers, .gitignore respected."""
 
-import shutil
 
 import pytest
 
@@ -14,7 +13,7 @@ ENGINES = [
     pytest.param(
         "ripgrep",
         id="ripgrep",
-        marks=pytest.mark.skipif(shutil.which("rg") is None, reason="ripgrep (rg) is not installed here"),
+        marks=pytest.mark.requires("rg"),
     ),
 ]
 

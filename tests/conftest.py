@@ -1,0 +1,35 @@
+"""Root of the test suite: pi's recorded fixtures, and programs some tests need.
+
+``@pytest.mark.requires("tmux")`` names programs a test needs: it skips where one is
+absent and fails under CI, which installs them all. ``"pi"`` is the real pi (node and its
+npm package, see ``support.programs.REAL_PI``).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from support.fixtures import FIXTURES
+from support.programs import require_program, require_real
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "requires(*programs): skip where a program is absent (an error under CI=true)")
+    config.addinivalue_line(
+        "markers", "process: slow tests that start real processes; `-m 'not process'` leaves them out")
+
+
+def pytest_runtest_setup(item):
+    for mark in item.iter_markers("requires"):
+        for name in mark.args:
+            if name in ("pi", "pi-acp"):
+                require_real(name)
+            else:
+                require_program(name)
+
+
+@pytest.fixture(scope="session")
+def pi_fixtures():
+    """The folder of files recorded from the real pi 0.73.1 (``sessions/``, ``requests/``)."""
+    return FIXTURES
