@@ -130,3 +130,41 @@ def test_the_options_of_every_pi_command_in_the_docs_exist():
                             f"{page.name}: `{line.strip()}` uses {option}, which `pi {sub} --help` lacks")
                         checked += 1
     assert checked > 20
+
+
+def readme_command(line_start: str) -> str:
+    """The README's indented command line that starts with ``line_start``."""
+    lines = [line.strip() for line in (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+             if line.startswith("    ") and line.strip().startswith(line_start)]
+    assert len(lines) == 1, lines
+    return lines[0]
+
+
+@pytest.mark.process
+def test_the_readme_main_command_runs_a_tool_with_no_key_and_no_network(tmp_path):
+    command = readme_command("python3 -m venv .venv && .venv/bin/pip install -e . &&")
+    pi_part = command.split("&& .venv/bin/pi ", 1)[1]
+    args = [a.strip('"') for a in re.findall(r'"[^"]*"|\S+', pi_part)]
+    args = [str(ROOT / a) if a.startswith("docs/") else a for a in args]
+    (tmp_path / "notes.txt").write_text("x")
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "PI_CODING_AGENT_DIR": str(tmp_path / "agent")}
+    done = subprocess.run([sys.executable, "-m", "pi_core.cli", *args], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == "This folder holds:"
+    assert "notes.txt" in done.stdout.splitlines()
+
+
+def test_ci_runs_the_readme_test_command_exactly():
+    command = readme_command("python3 -m venv .venv && .venv/bin/pip install -e '.[test]'")
+    assert command in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+
+
+@pytest.mark.process
+def test_the_hello_plugin_tests_pass_with_only_the_test_kit(tmp_path):
+    project = DOCS / "examples" / "hello-plugin"
+    env = {**os.environ, "PYTHONPATH": str(project)}
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
+                          cwd=project, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "2 passed" in done.stdout
