@@ -1,8 +1,10 @@
+import os
+
 import pytest
 
 from support.cli import PiRunner
 from support.llm_server import LlmServer
-from support.rpc import RpcClient
+from support.rpc import InProcessPi, RpcClient
 
 
 @pytest.fixture
@@ -16,18 +18,20 @@ def pi(tmp_path, server):
     return PiRunner(tmp_path, server)
 
 
-@pytest.fixture
-def start_rpc(pi):
-    """Start ``pi --mode rpc`` (extra flags as arguments); every client is ended after
-    the test, and a test may close one itself to look at the exit."""
+def _rpc_starter(launch):
+    """``start(*flags)`` starts ``pi --mode rpc`` through ``launch``; every client is
+    ended after the test (a test may close one itself to look at the exit)."""
     clients = []
 
     def start(*flags: str) -> RpcClient:
-        client = RpcClient(pi.popen("--mode", "rpc", *flags))
+        client = RpcClient(launch("--mode", "rpc", *flags))
         clients.append(client)
         return client
 
-    yield start
+    return start, clients
+
+
+def _end(clients) -> None:
     for client in clients:
         try:
             client.close(timeout=10)
@@ -36,6 +40,34 @@ def start_rpc(pi):
 
 
 @pytest.fixture
+def start_rpc(pi, monkeypatch):
+    """``pi --mode rpc`` in this process (see :class:`support.rpc.InProcessPi`), in the
+    environment and folder a subprocess of ``pi`` would get."""
+    for name in list(os.environ):
+        if name not in pi.env and not name.startswith("PYTEST_"):
+            monkeypatch.delenv(name)
+    for name, value in pi.env.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.chdir(pi.cwd)
+    start, clients = _rpc_starter(lambda *args: InProcessPi(*pi.flags(*args)))
+    yield start
+    _end(clients)
+
+
+@pytest.fixture
+def start_rpc_process(pi):
+    """``pi --mode rpc`` as a real subprocess: for what only a process has (EOF of a real
+    stdin, signals, a reader that goes away). Tests using it are ``process`` tests."""
+    start, clients = _rpc_starter(pi.popen)
+    yield start
+    _end(clients)
+
+
+@pytest.fixture
 def rpc(start_rpc):
     return start_rpc()
 
+
+@pytest.fixture
+def rpc_process(start_rpc_process):
+    return start_rpc_process()

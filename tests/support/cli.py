@@ -25,8 +25,12 @@ class PiRunner:
             "PYTHONUNBUFFERED": "1",
         }
 
+    def flags(self, *args: str) -> list[str]:
+        """pi's arguments for a run on the test model."""
+        return ["--model", "local/test-model", *args]
+
     def command(self, *args: str) -> list[str]:
-        return [sys.executable, "-m", "pi_core.cli", "--model", "local/test-model", *args]
+        return [sys.executable, "-m", "pi_core.cli", *self.flags(*args)]
 
     def run(self, *args: str, input: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
         return subprocess.run(self.command(*args), cwd=self.cwd, env=self.env, input=input,
