@@ -7,6 +7,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
 
 from pi_core import Plugins, hookimpl
 from pi_core.discovery import load_plugins
@@ -203,6 +204,7 @@ def register_tools():
 """
 
 
+@pytest.mark.process
 def test_a_third_party_wheel_installed_into_a_venv_is_discovered_through_its_entry_point(tmp_path):
     wheels = []
     for dist in ("pi-zeta", "pi-alpha"):  # installed zeta first; load order is by name
@@ -242,6 +244,7 @@ def test_a_third_party_wheel_installed_into_a_venv_is_discovered_through_its_ent
     assert "pi_alpha_tool" in out.stdout and "pi_zeta_tool" in out.stdout
 
 
+@pytest.mark.process
 def test_pi_plugins_lists_builtins_with_their_hooks_and_a_cli_plugin(tmp_path):
     extra = write_plugin(tmp_path / "mine.py", "@hookimpl\ndef turn_end(event): pass\n")
     out = subprocess.run(
@@ -255,6 +258,7 @@ def test_pi_plugins_lists_builtins_with_their_hooks_and_a_cli_plugin(tmp_path):
     assert f"mine  (cli)  {extra}" in out.stdout and "hooks: turn_end" in out.stdout
 
 
+@pytest.mark.process
 def test_the_installed_pi_script_lists_the_builtin_plugins(tmp_path):
     script = Path(sys.executable).parent / "pi"
     assert script.exists(), "pi-harness is not installed in this environment (README install command)"

@@ -4,6 +4,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from pi_core.discovery import PluginPolicy, load_plugins
 from pi_core.settings import Settings
 
@@ -141,6 +143,7 @@ def pi(tmp_path, *args):
                                "HOME": str(tmp_path / "home")})
 
 
+@pytest.mark.process
 def test_pi_plugins_shows_disabled_plugins_as_disabled(tmp_path):
     agent, _ = home(tmp_path, {"plugins": {"disabled": ["compaction", "mine", "typo"]}})
     write(agent / "extensions" / "mine.py", EXPLODES)
@@ -155,6 +158,7 @@ def test_pi_plugins_shows_disabled_plugins_as_disabled(tmp_path):
     assert (rows["tools"]["enabled"], rows["tools"]["hooks"]) == (True, ["register_tools"])
 
 
+@pytest.mark.process
 def test_pi_plugins_still_works_with_every_plugin_disabled(tmp_path):
     home(tmp_path, {"plugins": {"disabled": ["pi-harness"]}})
     out = pi(tmp_path, "plugins", "--json")
@@ -164,6 +168,7 @@ def test_pi_plugins_still_works_with_every_plugin_disabled(tmp_path):
     assert pi(tmp_path, "--help").returncode == 0
 
 
+@pytest.mark.process
 def test_disabling_by_distribution_covers_all_its_plugins_in_a_venv(plugin_env):
     wheel = plugin_env.wheel("pi-pair", tools={"left": "left_tool", "right": "right_tool"})
     pip_install(plugin_env.python, wheel)

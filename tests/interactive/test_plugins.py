@@ -1,7 +1,11 @@
 """What plugins bring to the interactive mode: commands, dialogs through ctx.ui,
 shortcuts and renderers for their own messages."""
 
+import pytest
+
 from support.llm_server import Reply
+
+pytestmark = pytest.mark.process  # starts real processes (see tests/conftest.py)
 
 DEPLOY_PLUGIN = '''
 from pi_core import hookimpl

@@ -7,6 +7,8 @@ import sys
 import time
 from importlib import metadata
 
+import pytest
+
 
 import pi_plugins.tools
 from support.tool_helpers import text_of, wait_dead
@@ -162,6 +164,7 @@ def test_the_plugin_is_an_entry_point_of_the_distribution():
     assert points.get("tools") == "pi_plugins.tools"
 
 
+@pytest.mark.process
 def test_importing_the_plugin_loads_no_tool_module_or_heavy_library():
     probe = (
         "import sys, pi_plugins.tools; "
