@@ -3,6 +3,7 @@ import os
 import pytest
 
 from support.cli import PiRunner
+from support.gates import Gate
 from support.llm_server import LlmServer
 from support.rpc import InProcessPi, RpcClient
 
@@ -71,3 +72,11 @@ def rpc(start_rpc):
 @pytest.fixture
 def rpc_process(start_rpc_process):
     return start_rpc_process()
+
+
+@pytest.fixture
+def gate(pi):
+    """A :class:`support.gates.Gate` in the project folder (for the tools' commands)."""
+    opened = Gate(pi.cwd / "gate")
+    yield opened
+    opened.close()
