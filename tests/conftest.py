@@ -16,6 +16,7 @@ import pytest
 from support.fixtures import FIXTURES
 from support.process_guard import forbid_slow_programs
 from support.programs import require_program, require_real
+from support.wheels import sample_venv as make_sample_venv
 
 
 def pytest_configure(config):
@@ -38,6 +39,13 @@ def pytest_runtest_setup(item):
 def _process_marker_is_honest(request, monkeypatch):
     if request.node.get_closest_marker("process") is None:
         forbid_slow_programs(monkeypatch)
+
+
+@pytest.fixture(scope="session")
+def sample_venv(tmp_path_factory):
+    """The python of a venv holding the sample plugin wheels (``support.wheels.SAMPLES``),
+    built and installed once per run. Only ``process`` tests use it."""
+    return make_sample_venv(tmp_path_factory.mktemp("sample-plugins"))
 
 
 @pytest.fixture(scope="session")

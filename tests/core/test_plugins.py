@@ -15,7 +15,6 @@ from pi_core.events import ToolCallDecision
 from pi_core.tools import Tool
 
 from support.agents import run
-from support.wheels import build_wheel, make_venv, pip_install
 
 
 def plugin(name, **hooks):
@@ -191,31 +190,9 @@ def test_a_plugin_file_that_fails_to_import_is_reported_and_others_load(tmp_path
     assert any(e.plugin == "broken" and "needs foo" in str(e) for e in plugins.errors)
 
 
-THIRD_PARTY = """
-from pi_core import hookimpl, tool
-
-@tool(parameters={"type": "object", "properties": {}})
-def {name}_tool(args, run):
-    return "hello from {name}"
-
-@hookimpl
-def register_tools():
-    return [{name}_tool]
-"""
-
-
 @pytest.mark.process
-def test_a_third_party_wheel_installed_into_a_venv_is_discovered_through_its_entry_point(tmp_path):
-    wheels = []
-    for dist in ("pi-zeta", "pi-alpha"):  # installed zeta first; load order is by name
-        mod = dist.replace("-", "_")
-        wheels.append(build_wheel(
-            tmp_path, dist, "1.2.3", {f"{mod}.py": THIRD_PARTY.replace("{name}", mod)},
-            {"pi.plugins": {mod.split("_")[1]: mod}},
-        ))
-    python = make_venv(tmp_path / "venv")
-    for wheel in wheels:
-        pip_install(python, wheel)
+def test_a_third_party_wheel_installed_into_a_venv_is_discovered_through_its_entry_point(tmp_path, sample_venv):
+    python = sample_venv  # pi-zeta and pi-alpha 1.2.3 (given in that order) are installed there
     out = subprocess.run(
         [python, "-m", "pi_core.cli", "plugins", "--json"], cwd=tmp_path, capture_output=True,
         text=True, env={"PI_CODING_AGENT_DIR": str(tmp_path / "agent"), "PATH": "/usr/bin:/bin"},

@@ -9,8 +9,6 @@ import pytest
 from pi_core.discovery import PluginPolicy, load_plugins
 from pi_core.settings import Settings
 
-from support.wheels import pip_install
-
 
 def write(path, text):
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -169,9 +167,8 @@ def test_pi_plugins_still_works_with_every_plugin_disabled(tmp_path):
 
 
 @pytest.mark.process
-def test_disabling_by_distribution_covers_all_its_plugins_in_a_venv(plugin_env):
-    wheel = plugin_env.wheel("pi-pair", tools={"left": "left_tool", "right": "right_tool"})
-    pip_install(plugin_env.python, wheel)
+def test_disabling_by_distribution_covers_all_its_plugins_in_a_venv(sample_plugin_env):
+    plugin_env = sample_plugin_env  # pi-pair is installed there, with plugins left and right
     assert {"left_tool", "right_tool"} <= set(plugin_env.tools())
     plugin_env.settings({"plugins": {"disabled": ["pi-pair"]}})
     assert not {"left_tool", "right_tool"} & set(plugin_env.tools())
