@@ -1,8 +1,6 @@
-import os
-
 import pytest
 
-from support.cli import PiRunner
+from support.cli import PiRunner, use_environment
 from support.gates import Gate
 from support.llm_server import LlmServer
 from support.rpc import InProcessPi, RpcClient
@@ -44,12 +42,7 @@ def _end(clients) -> None:
 def start_rpc(pi, monkeypatch):
     """``pi --mode rpc`` in this process (see :class:`support.rpc.InProcessPi`), in the
     environment and folder a subprocess of ``pi`` would get."""
-    for name in list(os.environ):
-        if name not in pi.env and not name.startswith("PYTEST_"):
-            monkeypatch.delenv(name)
-    for name, value in pi.env.items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.chdir(pi.cwd)
+    use_environment(monkeypatch, pi.env, pi.cwd)
     start, clients = _rpc_starter(lambda *args: InProcessPi(*pi.flags(*args)))
     yield start
     _end(clients)

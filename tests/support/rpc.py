@@ -174,11 +174,9 @@ class InProcessPi:
     """
 
     def __init__(self, *flags: str) -> None:
-        from pi_core.app import RunArgs
-        from pi_core.cli import run_command
+        from support.cli import parse_run_args
 
-        params = run_command.make_context("pi", list(flags)).params
-        args = RunArgs(messages=list(params.pop("messages")), print=params.pop("print_"), **params)
+        args = parse_run_args(*flags)
         in_r, in_w = os.pipe()
         out_r, out_w = os.pipe()
         self.stdin = open(in_w, "wb")
