@@ -95,7 +95,9 @@ def run_command(messages, print_, **flags) -> None:
     sys.exit(asyncio.run(_run(args)))
 
 
-async def _run(args) -> int:
+async def _run(args, stdin=None, stdout=None) -> int:
+    """Build the app and run its mode; ``stdin``/``stdout`` (default: the process's)
+    let a caller drive a mode in-process, as the RPC tests do."""
     from pi_core.app import UsageError, build_app
 
     try:
@@ -103,8 +105,10 @@ async def _run(args) -> int:
     except UsageError as exc:
         click.echo(f"error: {exc}", err=True)
         return 2
+    app.stdin = stdin or app.stdin
+    app.stdout = stdout or app.stdout
     # as in pi: without -p the chat runs, unless stdin is not a terminal (then print mode)
-    interactive = not args.print and sys.stdin.isatty()
+    interactive = not args.print and app.stdin.isatty()
     name = args.mode if args.mode != "text" else ("interactive" if interactive else "text")
     modes = await app.plugins.collect("register_modes", key="name", ctx=app.harness.ctx)
     mode = next((m for m in modes if m.name == name), None)

@@ -3,6 +3,10 @@
 ``@pytest.mark.requires("tmux")`` names programs a test needs: it skips where one is
 absent and fails under CI, which installs them all. ``"pi"`` is the real pi (node and its
 npm package, see ``support.programs.REAL_PI``).
+
+``@pytest.mark.process`` marks a test that starts a real interpreter, node, tmux, a
+browser or pip; ``pytest -m "not process"`` is the quick inner loop. A test without the
+mark that starts one fails (``support.process_guard``).
 """
 
 from __future__ import annotations
@@ -10,7 +14,9 @@ from __future__ import annotations
 import pytest
 
 from support.fixtures import FIXTURES
+from support.process_guard import forbid_slow_programs
 from support.programs import require_program, require_real
+from support.wheels import sample_venv as make_sample_venv
 
 
 def pytest_configure(config):
@@ -27,6 +33,19 @@ def pytest_runtest_setup(item):
                 require_real(name)
             else:
                 require_program(name)
+
+
+@pytest.fixture(autouse=True)
+def _process_marker_is_honest(request, monkeypatch):
+    if request.node.get_closest_marker("process") is None:
+        forbid_slow_programs(monkeypatch)
+
+
+@pytest.fixture(scope="session")
+def sample_venv(tmp_path_factory):
+    """The python of a venv holding the sample plugin wheels (``support.wheels.SAMPLES``),
+    built and installed once per run. Only ``process`` tests use it."""
+    return make_sample_venv(tmp_path_factory.mktemp("sample-plugins"))
 
 
 @pytest.fixture(scope="session")

@@ -83,8 +83,12 @@ HINTS = [("escape", "interrupt"), ("ctrl+c/ctrl+d", "clear/exit"), ("/", "comman
 
 
 class InteractiveApp:
-    def __init__(self, pi_app) -> None:
+    """``input``/``output`` (prompt_toolkit's; default: the terminal) let a caller run the
+    chat on other streams, as the dialog tests do with a pipe and an emulated screen."""
+
+    def __init__(self, pi_app, *, input=None, output=None) -> None:
         self.pi = pi_app
+        self._input, self._output = input, output
         self.harness = pi_app.harness
         self.painter = Painter(detect_color_system())
         self.view = View()
@@ -122,7 +126,7 @@ class InteractiveApp:
     # ================================================================ running
 
     async def run(self) -> int:
-        if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        if self._input is None and not (sys.stdin.isatty() and sys.stdout.isatty()):
             raise UsageError("the interactive mode needs a terminal; use -p (print mode) or "
                              "--mode json|rpc for programs")
         harness = self.harness
@@ -227,12 +231,16 @@ class InteractiveApp:
     def width(self) -> int:
         if self.app is not None and self.running:
             return max(self.app.output.get_size().columns, 20)
+        if self._output is not None:
+            return max(self._output.get_size().columns, 20)
         return max(shutil.get_terminal_size((100, 40)).columns, 20)
 
     @property
     def rows(self) -> int:
         if self.app is not None and self.running:
             return self.app.output.get_size().rows
+        if self._output is not None:
+            return self._output.get_size().rows
         return shutil.get_terminal_size((100, 40)).lines
 
     def _paint(self, block: Block, width: int, live: bool = False) -> list[str]:
@@ -255,7 +263,7 @@ class InteractiveApp:
         self.invalidate()
 
     def _write(self, lines: list[str], clear: bool = False) -> None:
-        out = sys.stdout
+        out = self._output.stdout if self._output is not None else sys.stdout
         if clear:
             out.write("\x1b[2J\x1b[H\x1b[3J")  # screen, home, scrollback
         if lines:
@@ -396,6 +404,8 @@ class InteractiveApp:
         root = HSplit([Window(LinesControl(self._live_lines), dont_extend_height=True), self._bottom])
         app = Application(
             layout=Layout(root, focused_element=self.editor),
+            input=self._input,
+            output=self._output,
             key_bindings=self._key_bindings(),
             style=Style.from_dict(PROMPT_STYLE),
             full_screen=False,

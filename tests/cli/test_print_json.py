@@ -2,7 +2,11 @@
 
 import json
 
+import pytest
+
 from support.llm_server import Reply
+
+pytestmark = pytest.mark.process  # starts real processes (see tests/conftest.py)
 
 
 def test_print_mode_prints_the_final_answer_and_saves_the_session(pi, server):

@@ -7,6 +7,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
 
 from pi_core import Plugins, hookimpl
 from pi_core.discovery import load_plugins
@@ -14,7 +15,6 @@ from pi_core.events import ToolCallDecision
 from pi_core.tools import Tool
 
 from support.agents import run
-from support.wheels import build_wheel, make_venv, pip_install
 
 
 def plugin(name, **hooks):
@@ -190,30 +190,9 @@ def test_a_plugin_file_that_fails_to_import_is_reported_and_others_load(tmp_path
     assert any(e.plugin == "broken" and "needs foo" in str(e) for e in plugins.errors)
 
 
-THIRD_PARTY = """
-from pi_core import hookimpl, tool
-
-@tool(parameters={"type": "object", "properties": {}})
-def {name}_tool(args, run):
-    return "hello from {name}"
-
-@hookimpl
-def register_tools():
-    return [{name}_tool]
-"""
-
-
-def test_a_third_party_wheel_installed_into_a_venv_is_discovered_through_its_entry_point(tmp_path):
-    wheels = []
-    for dist in ("pi-zeta", "pi-alpha"):  # installed zeta first; load order is by name
-        mod = dist.replace("-", "_")
-        wheels.append(build_wheel(
-            tmp_path, dist, "1.2.3", {f"{mod}.py": THIRD_PARTY.replace("{name}", mod)},
-            {"pi.plugins": {mod.split("_")[1]: mod}},
-        ))
-    python = make_venv(tmp_path / "venv")
-    for wheel in wheels:
-        pip_install(python, wheel)
+@pytest.mark.process
+def test_a_third_party_wheel_installed_into_a_venv_is_discovered_through_its_entry_point(tmp_path, sample_venv):
+    python = sample_venv  # pi-zeta and pi-alpha 1.2.3 (given in that order) are installed there
     out = subprocess.run(
         [python, "-m", "pi_core.cli", "plugins", "--json"], cwd=tmp_path, capture_output=True,
         text=True, env={"PI_CODING_AGENT_DIR": str(tmp_path / "agent"), "PATH": "/usr/bin:/bin"},
@@ -242,6 +221,7 @@ def test_a_third_party_wheel_installed_into_a_venv_is_discovered_through_its_ent
     assert "pi_alpha_tool" in out.stdout and "pi_zeta_tool" in out.stdout
 
 
+@pytest.mark.process
 def test_pi_plugins_lists_builtins_with_their_hooks_and_a_cli_plugin(tmp_path):
     extra = write_plugin(tmp_path / "mine.py", "@hookimpl\ndef turn_end(event): pass\n")
     out = subprocess.run(
@@ -255,6 +235,7 @@ def test_pi_plugins_lists_builtins_with_their_hooks_and_a_cli_plugin(tmp_path):
     assert f"mine  (cli)  {extra}" in out.stdout and "hooks: turn_end" in out.stdout
 
 
+@pytest.mark.process
 def test_the_installed_pi_script_lists_the_builtin_plugins(tmp_path):
     script = Path(sys.executable).parent / "pi"
     assert script.exists(), "pi-harness is not installed in this environment (README install command)"

@@ -44,6 +44,7 @@ def test_the_docs_have_their_pages():
             "packages.md", "json.md", "rpc-protocol.md"} <= names
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("example", RUNNABLE, ids=lambda p: p.name)
 def test_every_example_prints_what_its_out_file_says(example, tmp_path):
     expected = example.with_suffix(".out")

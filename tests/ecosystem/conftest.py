@@ -5,31 +5,16 @@ from pathlib import Path
 
 import pytest
 
-from support.wheels import build_wheel, make_venv
-
-TOOL_PLUGIN = """
-from pi_core import hookimpl, tool
-
-
-@tool(parameters={{"type": "object", "properties": {{}}}})
-def {tool}(args, run):
-    \"\"\"A tool from {dist}.\"\"\"
-    return "{tool} says hi"
-
-
-@hookimpl
-def register_tools():
-    return [{tool}]
-"""
+from support.wheels import make_venv, tool_wheel
 
 
 class PluginEnv:
-    """A fresh venv that sees this environment's packages, a home with an agent dir and a
-    project folder; runs ``pi`` (``python -m pi_core.cli``) there."""
+    """A venv that sees this environment's packages (a fresh one, or ``python``'s), a home
+    with an agent dir and a project folder; runs ``pi`` (``python -m pi_core.cli``) there."""
 
-    def __init__(self, base: Path):
+    def __init__(self, base: Path, python: Path | None = None):
         self.base = base
-        self.python = make_venv(base / "venv")
+        self.python = python or make_venv(base / "venv")
         self.agent_dir = base / "agent"
         self.cwd = base / "project"
         self.wheels = base / "wheels"
@@ -48,13 +33,7 @@ class PluginEnv:
 
     def wheel(self, dist: str, version: str = "1.0.0", tools: dict[str, str] | None = None) -> Path:
         """A wheel of ``dist`` whose plugins (name → tool name) each register one tool."""
-        module = dist.replace("-", "_")
-        tools = tools if tools is not None else {dist.split("-")[-1]: f"{module}_tool"}
-        files = {f"{module}/__init__.py": ""}
-        for plugin, tool in tools.items():
-            files[f"{module}/{plugin}.py"] = TOOL_PLUGIN.format(tool=tool, dist=dist)
-        entry_points = {"pi.plugins": {p: f"{module}.{p}" for p in tools}} if tools else {}
-        return build_wheel(self.wheels, dist, version, files, entry_points)
+        return tool_wheel(self.wheels, dist, version, tools)
 
     def settings(self, data: dict, project: bool = False) -> Path:
         path = (self.cwd / ".pi" if project else self.agent_dir) / "settings.json"
@@ -84,3 +63,10 @@ class PluginEnv:
 @pytest.fixture
 def plugin_env(tmp_path):
     return PluginEnv(tmp_path)
+
+
+@pytest.fixture
+def sample_plugin_env(tmp_path, sample_venv):
+    """A :class:`PluginEnv` in the shared venv of sample plugins (``support.wheels.SAMPLES``):
+    for tests that only look; they must not install or remove anything."""
+    return PluginEnv(tmp_path, python=sample_venv)

@@ -5,7 +5,11 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+
 from support.llm_server import LlmServer, Reply
+
+pytestmark = pytest.mark.process  # starts real processes (see tests/conftest.py)
 
 ROOT = Path(__file__).parents[2]
 

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.process  # starts real processes (see tests/conftest.py)
+
 ROOT = Path(__file__).parents[2]
 #: The plugin package docs/plugins.md shows, installed here as a user would.
 HELLO = ROOT / "docs" / "examples" / "hello-plugin"

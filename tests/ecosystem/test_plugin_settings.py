@@ -4,10 +4,10 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from pi_core.discovery import PluginPolicy, load_plugins
 from pi_core.settings import Settings
-
-from support.wheels import pip_install
 
 
 def write(path, text):
@@ -141,6 +141,7 @@ def pi(tmp_path, *args):
                                "HOME": str(tmp_path / "home")})
 
 
+@pytest.mark.process
 def test_pi_plugins_shows_disabled_plugins_as_disabled(tmp_path):
     agent, _ = home(tmp_path, {"plugins": {"disabled": ["compaction", "mine", "typo"]}})
     write(agent / "extensions" / "mine.py", EXPLODES)
@@ -155,6 +156,7 @@ def test_pi_plugins_shows_disabled_plugins_as_disabled(tmp_path):
     assert (rows["tools"]["enabled"], rows["tools"]["hooks"]) == (True, ["register_tools"])
 
 
+@pytest.mark.process
 def test_pi_plugins_still_works_with_every_plugin_disabled(tmp_path):
     home(tmp_path, {"plugins": {"disabled": ["pi-harness"]}})
     out = pi(tmp_path, "plugins", "--json")
@@ -164,9 +166,9 @@ def test_pi_plugins_still_works_with_every_plugin_disabled(tmp_path):
     assert pi(tmp_path, "--help").returncode == 0
 
 
-def test_disabling_by_distribution_covers_all_its_plugins_in_a_venv(plugin_env):
-    wheel = plugin_env.wheel("pi-pair", tools={"left": "left_tool", "right": "right_tool"})
-    pip_install(plugin_env.python, wheel)
+@pytest.mark.process
+def test_disabling_by_distribution_covers_all_its_plugins_in_a_venv(sample_plugin_env):
+    plugin_env = sample_plugin_env  # pi-pair is installed there, with plugins left and right
     assert {"left_tool", "right_tool"} <= set(plugin_env.tools())
     plugin_env.settings({"plugins": {"disabled": ["pi-pair"]}})
     assert not {"left_tool", "right_tool"} & set(plugin_env.tools())

@@ -262,6 +262,7 @@ def test_an_existing_page_is_replaced_whole_and_no_temporary_file_stays(tmp_path
     assert sorted(p.name for p in tmp_path.iterdir()) == ["page.html"]
 
 
+@pytest.mark.process
 def test_cli_exports_and_says_where(tmp_path):
     done = run_pi_export(str(fixture("tree-branch.jsonl")), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
@@ -302,6 +303,7 @@ def test_missing_or_corrupt_file_is_a_clear_error(tmp_path, case):
     assert not (tmp_path / "out.html").exists()
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("case", ["missing", "not json"])
 def test_cli_exits_1_with_the_error_on_stderr(tmp_path, case):
     content, message = BAD_FILES[case]

@@ -14,6 +14,8 @@ from pi_plugins.export_html import export_html
 from support.export_sessions import EVIL, hostile_session
 from support.sessions import fixture
 
+pytestmark = pytest.mark.process  # starts real processes (see tests/conftest.py)
+
 SHOWN_ENTRIES = """Array.from(document.querySelectorAll('#entries > .entry'))
     .filter(e => e.checkVisibility()).map(e => e.dataset.id)"""
 # The text of the shown entries (not innerText: it leaves out entries the browser has

@@ -4,6 +4,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from pi_core.sdk import create_harness
 from pi_core.session import Session
 from pi_plugins.providers.scripted import Reply, ScriptedProvider, scripted_model
@@ -13,6 +15,7 @@ from support.agents import run
 ROOT = Path(__file__).parents[2]
 
 
+@pytest.mark.process
 def test_the_documented_composition_example_runs_and_answers():
     out = subprocess.run([sys.executable, str(ROOT / "docs" / "examples" / "compose.py")],
                          capture_output=True, text=True, timeout=60)

@@ -10,6 +10,7 @@ from pi_core.messages import BashExecutionMessage, text_of
 from pi_plugins.providers.scripted import Reply, scripted_model
 
 from support.agents import run
+from support.gates import Gate
 
 from support.harnesses import lines, make
 
@@ -94,10 +95,11 @@ def test_user_bash_joins_the_context_unless_excluded_and_plugins_can_answer(tmp_
 
 def test_user_bash_can_be_aborted_and_keeps_long_output_in_a_file(tmp_path):
     harness, *_ = make(tmp_path, [])
+    started = Gate(tmp_path / "started")
 
     async def scenario():
-        task = asyncio.create_task(harness.run_bash("echo started; sleep 30"))
-        await asyncio.sleep(0.3)
+        task = asyncio.create_task(harness.run_bash("echo started; " + started.tells("sleep 30")))
+        await asyncio.to_thread(started.wait)
         harness.abort_bash()
         return await asyncio.wait_for(task, 5)
 

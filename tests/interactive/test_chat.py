@@ -4,6 +4,10 @@ from support.llm_server import Reply
 
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.process  # starts real processes (see tests/conftest.py)
+
 ARTIFACTS = Path(__file__).parent / "artifacts"
 
 

@@ -1,7 +1,11 @@
 """How ``pi`` picks the interactive mode."""
 
+import pytest
+
 from support.cli import PiRunner
 from support.llm_server import Reply
+
+pytestmark = pytest.mark.process  # starts real processes (see tests/conftest.py)
 
 
 def test_without_a_terminal_on_stdin_pi_answers_once_as_print_mode_does(tmp_path, server):

@@ -2,7 +2,11 @@
 
 import json
 
+import pytest
+
 from support.llm_server import Reply
+
+pytestmark = pytest.mark.process  # starts real processes (see tests/conftest.py)
 
 
 def test_bang_runs_a_shell_command_whose_output_joins_the_context(pi_tui, server):

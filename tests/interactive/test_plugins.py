@@ -1,5 +1,5 @@
 """What plugins bring to the interactive mode: commands, dialogs through ctx.ui,
-shortcuts and renderers for their own messages."""
+shortcuts and renderers for their own messages (in-process, on an emulated screen)."""
 
 from support.llm_server import Reply
 
@@ -58,8 +58,8 @@ def before_tool_call(event, ctx):
 '''
 
 
-def test_a_plugin_command_asks_through_a_confirm_dialog(pi_tui, server):
-    term = pi_tui(plugin=DEPLOY_PLUGIN)
+def test_a_plugin_command_asks_through_a_confirm_dialog(pi_screen, server):
+    term = pi_screen(plugin=DEPLOY_PLUGIN)
     term.type("/dep")
     term.wait_for("Deploy the app")  # plugin commands complete like built-in ones
     term.press("C-c")
@@ -78,10 +78,10 @@ def test_a_plugin_command_asks_through_a_confirm_dialog(pi_tui, server):
     term.wait_for("Deployed staging")
 
 
-def test_a_plugin_can_ask_before_a_tool_runs(pi_tui, server):
+def test_a_plugin_can_ask_before_a_tool_runs(pi_screen, server):
     server.push(Reply(text="Removing.", tool_calls=[("bash", {"command": "echo removed-$((1+1))"})]),
                 Reply(text="It was blocked."))
-    term = pi_tui(plugin=DEPLOY_PLUGIN)
+    term = pi_screen(plugin=DEPLOY_PLUGIN)
     term.submit("clean up")
     dialog = term.wait_for("Allow bash?")
     assert "echo removed-$((1+1))" in dialog
@@ -90,9 +90,9 @@ def test_a_plugin_can_ask_before_a_tool_runs(pi_tui, server):
     assert "the user said no" in screen and "removed-2" not in screen
 
 
-def test_a_plugin_shortcut_opens_select_and_input_and_its_renderer_shows_the_message(pi_tui, server):
+def test_a_plugin_shortcut_opens_select_and_input_and_its_renderer_shows_the_message(pi_screen, server):
     server.push(Reply(text="Nice palette."))
-    term = pi_tui(plugin=DEPLOY_PLUGIN)
+    term = pi_screen(plugin=DEPLOY_PLUGIN)
     term.press("M-k")
     term.wait_for("Pick a colour")
     term.press("Down")
@@ -107,8 +107,8 @@ def test_a_plugin_shortcut_opens_select_and_input_and_its_renderer_shows_the_mes
     assert "PALETTE >> green is called leaf" in screen
 
 
-def test_plugin_widgets_a_multi_line_editor_and_a_dialog_that_times_out(pi_tui, server):
-    term = pi_tui(plugin=DEPLOY_PLUGIN)
+def test_plugin_widgets_a_multi_line_editor_and_a_dialog_that_times_out(pi_screen, server):
+    term = pi_screen(plugin=DEPLOY_PLUGIN)
     term.submit("/notes")
     term.wait_for("Release notes")
     term.press("C-j")

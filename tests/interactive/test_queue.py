@@ -2,7 +2,11 @@
 
 import json
 
+import pytest
+
 from support.llm_server import Reply
+
+pytestmark = pytest.mark.process  # starts real processes (see tests/conftest.py)
 
 
 def _last_user_text(request) -> str:

@@ -3,7 +3,11 @@
 import re
 import time
 
+import pytest
+
 from support.llm_server import Reply
+
+pytestmark = pytest.mark.process  # starts real processes (see tests/conftest.py)
 
 CRASHING_PLUGIN = '''
 from pi_core import hookimpl

@@ -158,6 +158,7 @@ def test_add_section_goes_before_the_date_and_cwd_footer():
     assert add_section("Base.\n\nSection.", "Section.") == "Base.\n\nSection."
 
 
+@pytest.mark.process
 def test_the_plugin_module_stays_light_to_import():
     import subprocess
     import sys

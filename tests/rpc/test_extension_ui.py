@@ -1,5 +1,6 @@
 """The extension-UI sub-protocol: plugin dialogs answered by the client, fire-and-forget
-requests, plugin commands, and plugin errors, through a real ``pi --mode rpc``."""
+requests, plugin commands, and plugin errors, through ``pi --mode rpc`` (in-process; the
+end of stdin while a dialog waits, in a real process)."""
 
 import json
 import textwrap
@@ -52,11 +53,20 @@ PLUGIN = textwrap.dedent('''
 ''')
 
 
-@pytest.fixture
-def ui_rpc(start_rpc, pi):
+def _with_ui_plugin(start, pi):
     plugin = pi.cwd / "ui_plugin.py"
     plugin.write_text(PLUGIN)
-    return start_rpc("-e", str(plugin))
+    return start("-e", str(plugin))
+
+
+@pytest.fixture
+def ui_rpc(start_rpc, pi):
+    return _with_ui_plugin(start_rpc, pi)
+
+
+@pytest.fixture
+def ui_rpc_process(start_rpc_process, pi):
+    return _with_ui_plugin(start_rpc_process, pi)
 
 
 def ui_request(rpc, method: str, after: int = 0) -> dict:
@@ -166,8 +176,9 @@ def test_get_commands_lists_plugin_commands_prompt_templates_and_skills(start_rp
                                       "source": "skill"}
 
 
-def test_stdin_eof_while_a_dialog_waits_ends_the_process_cleanly(ui_rpc, server, pi):
-    rpc = ui_rpc
+@pytest.mark.process
+def test_stdin_eof_while_a_dialog_waits_ends_the_process_cleanly(ui_rpc_process, server, pi):
+    rpc = ui_rpc_process
     server.push(Reply(text="Listing.", tool_calls=[("bash", {"command": "echo x"})]))
     rpc.ok("prompt", message="list")
     ui_request(rpc, "confirm")

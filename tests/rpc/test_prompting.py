@@ -1,10 +1,13 @@
 """prompt, steer, follow_up and abort, with the events a client sees."""
 
 import json
+import threading
 
 from support.llm_server import Reply
 
-SLOW_TOOL = ("bash", {"command": "sleep 0.6; echo tool-done"})
+def held_tool(gate):
+    """A bash call that runs until the test opens ``gate``."""
+    return ("bash", {"command": gate.holds("echo tool-done")})
 
 
 def user_texts(request) -> list[str]:
@@ -53,7 +56,8 @@ def test_events_lean_gives_json_modes_updates_with_the_delta_only(start_rpc, ser
 
 
 def test_a_prompt_while_busy_needs_a_streaming_behavior(rpc, server):
-    server.push(Reply(text="slow " * 50, delta_size=5, delay=0.02), Reply(text="Queued answer."))
+    streaming = threading.Event()
+    server.push(Reply(text="slow " * 50, delta_size=5, hold=streaming), Reply(text="Queued answer."))
     rpc.ok("prompt", message="first")
     rpc.event("message_update")
     refused = rpc.request("prompt", message="second")
@@ -64,6 +68,7 @@ def test_a_prompt_while_busy_needs_a_streaming_behavior(rpc, server):
     queued = rpc.event("queue_update", followUp=["queued for later"])
     assert queued["steering"] == []
     assert rpc.ok("get_state")["pendingMessageCount"] == 1
+    streaming.set()
     end = rpc.event("agent_end")
     assert [m["role"] for m in end["messages"]] == ["user", "assistant", "user", "assistant"]
     assert user_texts(server.requests[1])[-1] == "queued for later"
@@ -71,14 +76,15 @@ def test_a_prompt_while_busy_needs_a_streaming_behavior(rpc, server):
     assert rpc.ok("get_state")["pendingMessageCount"] == 0
 
 
-def test_a_steer_while_tools_run_arrives_before_the_next_request(rpc, server):
-    server.push(Reply(text="Running it.", tool_calls=[SLOW_TOOL]), Reply(text="Steered."))
+def test_a_steer_while_tools_run_arrives_before_the_next_request(rpc, server, gate):
+    server.push(Reply(text="Running it.", tool_calls=[held_tool(gate)]), Reply(text="Steered."))
     rpc.ok("prompt", message="run the slow command")
     rpc.event("tool_execution_start", toolName="bash")
     steer = rpc.send("steer", message="also say hello")
     assert rpc.response_to(steer)["success"] is True
     assert rpc.event("queue_update", steering=["also say hello"])
     assert len(server.requests) == 1, "the steer waits for the running tool"
+    gate.open()
     tool_end = rpc.event("tool_execution_end")
     assert "tool-done" in json.dumps(tool_end["result"])
     steered = rpc.wait_for(lambda l: l.get("type") == "message_start" and l["message"]["role"] == "user",
@@ -92,21 +98,23 @@ def test_a_steer_while_tools_run_arrives_before_the_next_request(rpc, server):
     assert "tool-done" in json.dumps(second[-2]) and user_texts(server.requests[1])[-1] == "also say hello"
 
 
-def test_prompt_with_streaming_behavior_steer_is_queued_like_steer(rpc, server):
-    server.push(Reply(text="Running it.", tool_calls=[SLOW_TOOL]), Reply(text="Done."))
+def test_prompt_with_streaming_behavior_steer_is_queued_like_steer(rpc, server, gate):
+    server.push(Reply(text="Running it.", tool_calls=[held_tool(gate)]), Reply(text="Done."))
     rpc.ok("prompt", message="run the slow command")
     rpc.event("tool_execution_start")
     rpc.ok("prompt", message="steered by prompt", streamingBehavior="steer")
+    gate.open()
     rpc.event("agent_end")
     assert user_texts(server.requests[1])[-1] == "steered by prompt"
 
 
-def test_a_follow_up_waits_until_the_agent_would_stop(rpc, server):
-    server.push(Reply(text="Running it.", tool_calls=[SLOW_TOOL]), Reply(text="All done."),
+def test_a_follow_up_waits_until_the_agent_would_stop(rpc, server, gate):
+    server.push(Reply(text="Running it.", tool_calls=[held_tool(gate)]), Reply(text="All done."),
                 Reply(text="Following up."))
     rpc.ok("prompt", message="run the slow command")
     rpc.event("tool_execution_start")
     rpc.ok("follow_up", message="and then summarise")
+    gate.open()
     end = rpc.event("agent_end")
     roles = [m["role"] for m in end["messages"]]
     assert roles == ["user", "assistant", "toolResult", "assistant", "user", "assistant"]
@@ -114,8 +122,8 @@ def test_a_follow_up_waits_until_the_agent_would_stop(rpc, server):
     assert user_texts(server.requests[2])[-1] == "and then summarise"
 
 
-def test_steering_mode_all_delivers_every_queued_message_at_once(rpc, server):
-    server.push(Reply(text="Running.", tool_calls=[SLOW_TOOL]), Reply(text="Both read."))
+def test_steering_mode_all_delivers_every_queued_message_at_once(rpc, server, gate):
+    server.push(Reply(text="Running.", tool_calls=[held_tool(gate)]), Reply(text="Both read."))
     rpc.ok("set_steering_mode", mode="all")
     rpc.ok("set_follow_up_mode", mode="all")
     assert rpc.ok("get_state")["steeringMode"] == "all"
@@ -124,19 +132,21 @@ def test_steering_mode_all_delivers_every_queued_message_at_once(rpc, server):
     rpc.event("tool_execution_start")
     rpc.ok("steer", message="first note")
     rpc.ok("steer", message="second note")
+    gate.open()
     rpc.event("agent_end")
     assert len(server.requests) == 2
     assert user_texts(server.requests[1])[-2:] == ["first note", "second note"]
 
 
-def test_steering_mode_one_at_a_time_delivers_one_message_per_turn(rpc, server):
-    server.push(Reply(text="Running.", tool_calls=[SLOW_TOOL]), Reply(text="Read one."),
+def test_steering_mode_one_at_a_time_delivers_one_message_per_turn(rpc, server, gate):
+    server.push(Reply(text="Running.", tool_calls=[held_tool(gate)]), Reply(text="Read one."),
                 Reply(text="Read two."))
     rpc.ok("set_steering_mode", mode="one-at-a-time")
     rpc.ok("prompt", message="go")
     rpc.event("tool_execution_start")
     rpc.ok("steer", message="first note")
     rpc.ok("steer", message="second note")
+    gate.open()
     rpc.event("agent_end")
     assert len(server.requests) == 3
     assert user_texts(server.requests[1])[-1] == "first note"
@@ -166,17 +176,18 @@ def test_abort_mid_stream_keeps_the_partial_message_as_aborted(rpc, server):
     assert rpc.event("agent_end", after=rpc.position(end) + 1)["messages"][-1]["content"][0]["text"] == "Fresh start."
 
 
-def test_queued_messages_expand_prompt_templates_like_prompts(start_rpc, server, pi):
+def test_queued_messages_expand_prompt_templates_like_prompts(start_rpc, server, pi, gate):
     prompts = pi.cwd / ".pi" / "prompts"
     prompts.mkdir(parents=True)
     (prompts / "review.md").write_text("Review $1 carefully.\n")
     rpc = start_rpc()
-    server.push(Reply(text="Running it.", tool_calls=[SLOW_TOOL]), Reply(text="Reviewed."),
+    server.push(Reply(text="Running it.", tool_calls=[held_tool(gate)]), Reply(text="Reviewed."),
                 Reply(text="Followed."))
     rpc.ok("prompt", message="/review setup.py")
     rpc.event("tool_execution_start")
     rpc.ok("steer", message="/review main.py")
     rpc.ok("follow_up", message="/review tests.py")
+    gate.open()
     rpc.event("agent_end")
     assert user_texts(server.requests[0]) == ["Review setup.py carefully."]
     assert user_texts(server.requests[1])[-1] == "Review main.py carefully."

@@ -3,6 +3,8 @@
 import json
 import signal
 
+import pytest
+
 from support.llm_server import Reply
 
 
@@ -51,7 +53,9 @@ def test_lines_split_on_lf_only_and_a_trailing_cr_is_dropped(rpc, server):
     assert user["content"][0]["text"] == text
 
 
-def test_stdin_eof_aborts_the_running_prompt_and_closes_the_session(rpc, server, pi):
+@pytest.mark.process
+def test_stdin_eof_aborts_the_running_prompt_and_closes_the_session(rpc_process, server, pi):
+    rpc = rpc_process
     server.push(Reply(text="word " * 400, delta_size=5, delay=0.02))
     rpc.ok("prompt", message="talk for a long time")
     rpc.event("message_update")
@@ -64,7 +68,9 @@ def test_stdin_eof_aborts_the_running_prompt_and_closes_the_session(rpc, server,
     assert lines[-1]["type"] == "message" and lines[-1]["message"]["stopReason"] == "aborted"
 
 
-def test_sigterm_ends_the_process_like_eof_with_exit_code_143(rpc):
+@pytest.mark.process
+def test_sigterm_ends_the_process_like_eof_with_exit_code_143(rpc_process):
+    rpc = rpc_process
     rpc.ok("get_state")
     rpc.process.send_signal(signal.SIGTERM)
     assert rpc.process.wait(10) == 143
@@ -77,3 +83,27 @@ def test_a_line_longer_than_one_read_arrives_whole(rpc, server):
     rpc.event("agent_end")
     [user] = [m for m in rpc.ok("get_messages")["messages"] if m["role"] == "user"]
     assert user["content"][0]["text"] == text
+
+
+@pytest.mark.process
+def test_a_client_that_stops_reading_ends_the_process_like_eof(pi, server):
+    """stdout closed by the reader: nobody hears what pi says, so it aborts the run,
+    saves the session and exits 0, without waiting for stdin to end."""
+    server.push(Reply(text="word " * 400, delta_size=5, delay=0.02))
+    process = pi.popen("--mode", "rpc")
+    try:
+        process.stdin.write(json.dumps({"id": "1", "type": "prompt", "message": "talk"}) + "\n")
+        process.stdin.flush()
+        for line in process.stdout:
+            if json.loads(line).get("type") == "message_update":
+                break
+        process.stdout.close()
+        assert process.wait(10) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.stdin.close()
+        process.stderr.close()
+    [session] = pi.sessions()
+    last = json.loads(session.read_text().splitlines()[-1])
+    assert last["type"] == "message" and last["message"]["stopReason"] == "aborted"

@@ -28,10 +28,10 @@ def test_long_output_is_cut_to_its_tail_and_kept_whole_in_a_file(rpc):
     assert Path(result["fullOutputPath"]).read_text().splitlines() == [str(n) for n in range(1, 3001)]
 
 
-def test_abort_bash_stops_the_running_command(rpc):
+def test_abort_bash_stops_the_running_command(rpc, gate):
     started = time.monotonic()
-    command = rpc.send("bash", command="echo started; sleep 30")
-    time.sleep(0.3)
+    command = rpc.send("bash", command=gate.tells("sleep 30"))
+    gate.wait()
     assert rpc.ok("abort_bash") is None
     result = rpc.response_to(command)["data"]
     assert result["cancelled"] is True and "exitCode" not in result

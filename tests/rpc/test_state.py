@@ -1,6 +1,8 @@
 """get_state and get_messages; models and thinking levels; automatic compaction and
 retries, as a client switches them."""
 
+import threading
+
 from support.llm_server import Reply
 from support.rpc import write_models, write_settings
 
@@ -22,10 +24,12 @@ def test_get_state_and_get_messages_describe_the_session(rpc, server, pi):
     assert "sessionName" not in state
     assert rpc.ok("get_messages") == {"messages": []}
 
-    server.push(Reply(text="slow " * 40, delta_size=5, delay=0.02))
+    streaming = threading.Event()
+    server.push(Reply(text="slow " * 40, delta_size=5, hold=streaming))
     rpc.ok("prompt", message="hello")
     rpc.event("message_update")
     assert rpc.ok("get_state")["isStreaming"] is True
+    streaming.set()
     rpc.event("agent_end")
     state = rpc.ok("get_state")
     assert state["isStreaming"] is False and state["messageCount"] == 2

@@ -111,6 +111,7 @@ def test_find_session_by_path_or_id_prefix(tmp_path):
     assert find_session("ffffffff", "/p/here", root=tmp_path) is None
 
 
+@pytest.mark.process
 @pytest.mark.requires("pi")
 def test_listing_matches_pi_on_its_own_files_and_ours(tmp_path):
     for source in FIXTURES.glob("*.jsonl"):

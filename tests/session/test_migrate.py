@@ -101,6 +101,7 @@ def test_unreadable_lines_are_carried_over_unchanged(tmp_path):
     assert path.read_text().splitlines()[2] == '{"type":"message", broken'
 
 
+@pytest.mark.process
 @pytest.mark.requires("pi")
 def test_pi_migrates_version_1_to_the_same_context(tmp_path):
     ours, theirs = tmp_path / "ours.jsonl", tmp_path / "theirs.jsonl"

@@ -21,7 +21,7 @@ from support.sessions import (
     user,
 )
 
-pytestmark = pytest.mark.requires("pi")
+pytestmark = [pytest.mark.requires("pi"), pytest.mark.process]
 
 
 def our_context(session: Session) -> dict:

@@ -16,7 +16,7 @@ from support.sessions import assistant, user
 
 WRITER = Path(__file__).with_name("session_writer.py")
 
-pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX locks and signals")
+pytestmark = [pytest.mark.skipif(sys.platform == "win32", reason="POSIX locks and signals"), pytest.mark.process]
 
 
 def writer(path: Path, *args: str) -> subprocess.Popen:

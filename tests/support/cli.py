@@ -1,10 +1,32 @@
-"""Run the real ``pi`` in a subprocess against the scripted LLM server."""
+"""Run the real ``pi`` in a subprocess against the scripted LLM server (or set up this
+process as one would be, for running pi in-process)."""
 
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+
+
+def parse_run_args(*flags: str):
+    """``pi``'s flags as the :class:`pi_core.app.RunArgs` its command line makes of them."""
+    from pi_core.app import RunArgs
+    from pi_core.cli import run_command
+
+    params = run_command.make_context("pi", list(flags)).params
+    return RunArgs(messages=list(params.pop("messages")), print=params.pop("print_"), **params)
+
+
+def use_environment(monkeypatch, env: dict[str, str], cwd: Path) -> None:
+    """This process's environment becomes ``env`` alone (pytest's own variables kept) and
+    its working directory ``cwd``, as for a subprocess started with them; undone after
+    the test."""
+    for name in list(os.environ):
+        if name not in env and not name.startswith("PYTEST_"):
+            monkeypatch.delenv(name)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.chdir(cwd)
 
 
 class PiRunner:
@@ -25,8 +47,12 @@ class PiRunner:
             "PYTHONUNBUFFERED": "1",
         }
 
+    def flags(self, *args: str) -> list[str]:
+        """pi's arguments for a run on the test model."""
+        return ["--model", "local/test-model", *args]
+
     def command(self, *args: str) -> list[str]:
-        return [sys.executable, "-m", "pi_core.cli", "--model", "local/test-model", *args]
+        return [sys.executable, "-m", "pi_core.cli", *self.flags(*args)]
 
     def run(self, *args: str, input: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
         return subprocess.run(self.command(*args), cwd=self.cwd, env=self.env, input=input,

@@ -25,7 +25,9 @@ stream (``error`` with status 200), a connection dropped after some events
 (``disconnect_after``), a stream that ends early (``truncate_after``), or garbage bytes.
 The bytes can be written in pieces (``chunk_size``, or ``random_chunks=seed`` for random
 sizes down to one byte) with a ``delay`` between writes; a client that goes away is
-noticed and recorded in ``disconnects``.
+noticed and recorded in ``disconnects``. A reply can also stop after ``hold_after``
+writes until the test sets its ``hold`` event, so "while the answer streams" is a state
+the test controls rather than a race against a timed stream.
 """
 
 from __future__ import annotations
@@ -83,6 +85,9 @@ class Reply:
     chunk_size: int | None = None
     random_chunks: int | None = None
     delay: float = 0.0
+    #: Stop after ``hold_after`` writes until this is set (the server's stop sets it too).
+    hold: threading.Event | None = None
+    hold_after: int = 2
 
 
 @dataclass
@@ -127,6 +132,9 @@ class LlmServer:
         #: while a reply was still being written.
         self.disconnects: list[tuple[int, float]] = []
         self._lock = threading.Lock()
+        #: Notified when a request or a disconnect is recorded.
+        self._changed = threading.Condition(self._lock)
+        self._holds: list[threading.Event] = []
         self._counter = 0
         self._http: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -143,6 +151,9 @@ class LlmServer:
         return self
 
     def stop(self) -> None:
+        with self._lock:
+            for hold in self._holds:  # no handler thread is left waiting
+                hold.set()
         if self._http is not None:
             self._http.shutdown()
             self._http.server_close()
@@ -168,18 +179,16 @@ class LlmServer:
     def push(self, *replies: Script) -> None:
         with self._lock:
             self.replies.extend(replies)
+            self._holds.extend(r.hold for r in replies if isinstance(r, Reply) and r.hold is not None)
 
     def wait_for_requests(self, count: int, timeout: float = 5.0) -> list[Request]:
-        deadline = time.monotonic() + timeout
-        while len(self.requests) < count and time.monotonic() < deadline:
-            time.sleep(0.005)
+        with self._changed:
+            self._changed.wait_for(lambda: len(self.requests) >= count, timeout)
         return self.requests
 
     def wait_for_disconnect(self, timeout: float = 5.0) -> bool:
-        deadline = time.monotonic() + timeout
-        while not self.disconnects and time.monotonic() < deadline:
-            time.sleep(0.005)
-        return bool(self.disconnects)
+        with self._changed:
+            return self._changed.wait_for(lambda: bool(self.disconnects), timeout)
 
     def _next(self, request: Request) -> Reply | None:
         with self._lock:
@@ -481,10 +490,11 @@ class _Handler(BaseHTTPRequestHandler):
         request = Request("POST", parts.path, parse_qs(parts.query),
                           {k.lower(): v for k, v in self.headers.items()}, body, raw, api)
         owner = self.owner
-        with owner._lock:
+        with owner._changed:
             owner.requests.append(request)
             owner._counter += 1
             number = owner._counter
+            owner._changed.notify_all()
         if api is None:
             self._json(404, {"error": {"message": f"no such endpoint: POST {parts.path}"}})
             return
@@ -538,7 +548,9 @@ class _Handler(BaseHTTPRequestHandler):
                 self.send_header(name, value)
             self.end_headers()
             self.wfile.flush()
-            for data in writes:
+            for written, data in enumerate(writes):
+                if reply.hold is not None and written == reply.hold_after:
+                    reply.hold.wait(30)
                 if reply.delay:
                     time.sleep(reply.delay)
                 if data:
@@ -552,8 +564,9 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError):
             self.close_connection = True
-            with self.owner._lock:
+            with self.owner._changed:
                 self.owner.disconnects.append((number, time.monotonic() - arrived))
+                self.owner._changed.notify_all()
 
 
 try:  # the fixture, for conftest files: ``from support.llm_server import llm_server``

@@ -1,8 +1,9 @@
-"""A small client for ``pi --mode rpc`` running as a subprocess.
+"""A small client for ``pi --mode rpc``, run in-process (:class:`InProcessPi`, the
+default: no interpreter to start) or as a subprocess (for EOF, signals, a closed stdout).
 
 ::
 
-    client = RpcClient(pi.popen("--mode", "rpc"))
+    client = RpcClient(InProcessPi(pi, "--mode", "rpc"))   # or RpcClient(pi.popen("--mode", "rpc"))
     state = client.ok("get_state")                    # send, wait for the response, assert success
     client.send("prompt", message="hi")               # send only (returns the command with its id)
     end = client.event("agent_end")                   # wait for an event
@@ -15,11 +16,16 @@ next agent_end" without being fooled by an earlier one.
 
 from __future__ import annotations
 
+import asyncio
+import io
 import itertools
 import json
+import os
 import subprocess
+import sys
 import threading
 import time
+import traceback
 from typing import Any, Callable
 
 DEFAULT_TIMEOUT = 15.0
@@ -36,7 +42,10 @@ class RpcClient:
         self._changed = threading.Condition()
         self._ids = itertools.count(1)
         threading.Thread(target=self._read_stdout, daemon=True).start()
-        threading.Thread(target=self._read_stderr, daemon=True).start()
+        if isinstance(process, InProcessPi):
+            self.stderr_lines = process.stderr_lines
+        else:
+            threading.Thread(target=self._read_stderr, daemon=True).start()
 
     # ------------------------------------------------------------ reading
 
@@ -145,9 +154,102 @@ class RpcClient:
         return code
 
     def kill(self) -> None:
-        if self.process.poll() is None:
+        if self.process.poll() is None:  # (in-process: ends stdin and waits)
             self.process.kill()
             self.process.wait(5)
+
+
+# ---------------------------------------------------------------- pi on a thread
+
+
+class InProcessPi:
+    """``pi <flags>`` run by this interpreter on a thread, looking like a
+    :class:`subprocess.Popen` to :class:`RpcClient`: ``stdin`` and ``stdout`` are real
+    pipes handed to the app (the RPC server reads and writes them as it would the
+    process's), ``wait`` joins the thread and returns the mode's exit code.
+
+    The environment and working directory are the process's, so the caller sets them
+    (the ``start_rpc`` fixture does, from the :class:`support.cli.PiRunner`). There are
+    no signals to send: tests of SIGTERM start a real process.
+    """
+
+    def __init__(self, *flags: str) -> None:
+        from support.cli import parse_run_args
+
+        args = parse_run_args(*flags)
+        in_r, in_w = os.pipe()
+        out_r, out_w = os.pipe()
+        self.stdin = open(in_w, "wb")
+        self.stdout = open(out_r, "rb")
+        self._app_stdin = open(in_r, "rb")
+        self._app_stdout = open(out_w, "wb")
+        self._stderr = _StderrTee()
+        self.stderr_lines = self._stderr.lines  # RpcClient reads these instead of a pipe
+        self.returncode: int | None = None
+        self._thread = threading.Thread(target=self._main, args=(args,), name="pi-in-process", daemon=True)
+        self._thread.start()
+
+    def _main(self, args) -> None:
+        from pi_core.cli import _run
+
+        code = 1
+        try:
+            with self._stderr:
+                code = asyncio.run(_run(args, stdin=self._app_stdin, stdout=self._app_stdout))
+        except BaseException:  # what a crashed process would print
+            self._stderr.write(traceback.format_exc())
+        finally:
+            self.returncode = code
+            _close_quietly(self._app_stdout)  # the client sees EOF, as when a process exits
+
+    def poll(self) -> int | None:
+        return None if self._thread.is_alive() else self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        self._thread.join(timeout)
+        if self._thread.is_alive():
+            raise subprocess.TimeoutExpired("pi (in-process)", timeout)
+        _close_quietly(self._app_stdin)  # only now: its reader thread has seen EOF or gone
+        return self.returncode
+
+    def kill(self) -> None:
+        """No process to kill: end stdin (the server shuts down on EOF) and wait."""
+        _close_quietly(self.stdin)
+        self.wait(10)
+
+
+def _close_quietly(stream) -> None:
+    try:
+        stream.close()
+    except OSError:
+        pass
+
+
+class _StderrTee(io.TextIOBase):
+    """sys.stderr while the app runs: what it says goes to the real stderr and to
+    ``lines`` (what :attr:`RpcClient.stderr` shows when a wait fails)."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self._saved = None
+
+    def __enter__(self):
+        self._saved, sys.stderr = sys.stderr, self
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if sys.stderr is self:
+            sys.stderr = self._saved
+
+    def write(self, text: str) -> int:
+        self.lines.append(text)
+        if self._saved is not None:
+            self._saved.write(text)
+        return len(text)
+
+    def flush(self) -> None:
+        if self._saved is not None:
+            self._saved.flush()
 
 
 # ---------------------------------------------------------------- setting up a PiRunner

@@ -80,6 +80,19 @@ def alive(pid: int) -> bool:
     return state not in (b"Z", b"X")
 
 
+class Updates(list):
+    """The updates a tool streams (pass as ``updates=``), calling ``when(update)`` on each
+    as it arrives: a test acts on what the tool said, not after a guessed delay."""
+
+    def __init__(self, when: Callable[[ToolResult], Any]) -> None:
+        super().__init__()
+        self.when = when
+
+    def append(self, update: ToolResult) -> None:
+        super().append(update)
+        self.when(update)
+
+
 def wait_dead(pids: list[int], within: float = 3.0) -> list[int]:
     """The pids still alive after ``within`` seconds."""
     deadline = time.monotonic() + within

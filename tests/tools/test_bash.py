@@ -5,7 +5,8 @@ import asyncio
 import time
 from pathlib import Path
 
-from support.tool_helpers import call, invoke, text_of, wait_dead
+from support.gates import Gate
+from support.tool_helpers import Updates, call, invoke, text_of, wait_dead
 from pi_core.signal import AbortSignal
 
 
@@ -40,10 +41,14 @@ def test_death_by_signal_is_an_error_naming_it(ws):
 
 
 def test_output_streams_as_updates_before_the_command_ends(ws):
-    updates = []
-    result = call("bash", {"command": "echo one; sleep 0.5; echo two"}, ws, updates=updates)
+    gate = Gate(ws.parent / "gate")  # "two" is written only once "one" came as an update
+    updates = Updates(lambda u: text_of(u).strip() == "one" and gate.open())
+    try:
+        result = call("bash", {"command": "echo one; " + gate.holds("echo two")}, ws, updates=updates)
+    finally:
+        gate.close()
     texts = [text_of(u) for u in updates]
-    assert any(t.strip() == "one" for t in texts), texts  # seen while "two" was not written yet
+    assert any(t.strip() == "one" for t in texts), texts
     assert text_of(result) == "one\ntwo\n"
 
 
@@ -118,14 +123,10 @@ def test_abort_signal_stops_the_command_with_an_error(ws):
     pids = ws / "pids"
     signal = AbortSignal()
 
-    async def scenario():
-        async def abort_soon():
-            while not pids.exists():
-                await asyncio.sleep(0.02)
-            signal.abort()
-
-        asyncio.ensure_future(abort_soon())
-        return await invoke("bash", {"command": f"echo $$ > {pids}; echo working; sleep 300"}, ws, signal=signal)
+    async def scenario():  # aborted once "working" came out (its pid was written first)
+        updates = Updates(lambda u: "working" in text_of(u) and signal.abort())
+        return await invoke("bash", {"command": f"echo $$ > {pids}; echo working; sleep 300"}, ws,
+                            signal=signal, updates=updates)
 
     result = asyncio.run(asyncio.wait_for(scenario(), 10))
     assert result.is_error and text_of(result).endswith("Command aborted")
