@@ -2,8 +2,14 @@
 
 The reader never changes the file. It tells the caller what it found: the header, the
 entries with their line numbers, the problems (unreadable lines, a second header), and
-whether the file ends in an incomplete line (a crash mid-write) that the writer must set
-aside before appending. Tree-level problems (missing parent, cycles) are the tree's.
+whether the file ends without a newline (a crash mid-write, or a complete line), so the
+writer starts the next entry on a line of its own. Tree-level problems (missing parent,
+cycles) are the tree's.
+
+What pi reads, we read: invalid UTF-8 is decoded with U+FFFD in place of the bad bytes;
+a line that cannot be used at all costs only itself, and where its id and parent can still
+be made out (:data:`_TREE_KEYS`) the tree mends the chain past it. Lines before the header
+that are not JSON (a torn fragment the header was written after) are skipped, as pi does.
 
 Speed: a 50 MB file is parsed with orjson line by line, with the cyclic garbage
 collector paused (it would otherwise rescan the growing heap of new objects over and
@@ -16,6 +22,7 @@ from __future__ import annotations
 
 import gc
 import os
+import re
 from contextlib import contextmanager
 from typing import Any, BinaryIO, Iterable, Iterator
 
@@ -61,10 +68,10 @@ class FileContents:
     line_numbers: list[int] = field(factory=list)
     raw_lines: list[RawLine] = field(factory=list)  # only for files older than version 3
     problems: list[Problem] = field(factory=list)
-    complete_length: int = 0  # bytes up to and including the last complete line
-    torn: bytes = b""  # an incomplete last line, to be set aside
-    torn_line: int = 0
-    missing_newline: bool = False  # the last line is complete but has no newline
+    length: int = 0  # bytes read
+    torn_line: int = 0  # the number of an incomplete last line (skipped), else 0
+    missing_newline: bool = False  # the file does not end in a newline
+    bridges: dict = field(factory=dict)  # id -> (parent id, line) of unusable lines
 
 
 @contextmanager
@@ -126,40 +133,48 @@ def _read(lines: Iterable[tuple[memoryview | bytes, bool]], name: str) -> FileCo
     number = 0
     offset = 0
     header_seen = False
+    skipped_before_header = 0
     with gc_paused():
         for raw, terminated in lines:
             number += 1
-            if not terminated:
-                _last_line_without_newline(out, raw, number, offset)
-                if out.torn:
-                    break
             offset += len(raw) + terminated
             if not raw or raw[0] in _SPACE and bytes(raw).isspace():
                 continue  # blank lines are skipped, as pi does
+            if not terminated:
+                out.missing_newline = True
+                if _is_torn(raw):
+                    out.torn_line = number
+                    out.problems.append(Problem(
+                        number, f"incomplete last line ({len(raw)} bytes), the end of an "
+                                "interrupted write; it is skipped and stays in the file"))
+                    if header_seen and out.version < SESSION_VERSION:
+                        out.raw_lines.append(RawLine(number, None, bytes(raw)))
+                    continue
             if not header_seen:
+                if _is_torn(raw):  # a fragment the header was written after, as pi skips
+                    skipped_before_header += 1
+                    out.problems.append(Problem(number, "not valid JSON before the session "
+                                                        "header; the line is skipped"))
+                    continue
                 out.header, out.version = _read_header(name, raw, number)
                 header_seen = True
             elif out.version < SESSION_VERSION:
                 _keep_raw(out, raw, number)
             else:
                 _read_entry(out, raw, number)
-    out.complete_length = offset
+    if not header_seen and skipped_before_header:
+        raise SessionError(f"{name}: no session header, only lines that are not JSON; "
+                           "this is not a pi session file")
+    out.length = offset
     return out
 
 
-def _last_line_without_newline(out, raw, number: int, offset: int) -> None:
+def _is_torn(raw) -> bool:
     try:
         loads_json(raw)
     except DecodeError:
-        out.torn = bytes(raw)
-        out.torn_line = number
-        out.complete_length = offset
-        out.problems.append(
-            Problem(number, f"incomplete last line ({len(raw)} bytes), the end of an "
-                            "interrupted write; it is not part of the session")
-        )
-        return
-    out.missing_newline = True
+        return True
+    return False
 
 
 def _read_header(name: str, raw: bytes, number: int) -> tuple[SessionHeader, int]:
@@ -185,11 +200,26 @@ def _read_header(name: str, raw: bytes, number: int) -> tuple[SessionHeader, int
     return header, version
 
 
+# The start of a line as pi (and we) write it: enough to see where an unusable line sat.
+_TREE_KEYS = re.compile(
+    rb'\{"type":"[^"\\]*","id":"([^"\\]+)","parentId":(?:"([^"\\]+)"|null)[,}]')
+
+
+def _salvage(out: FileContents, raw, number: int) -> None:
+    """Note the id and parent of an unusable line, so the chain can be mended past it."""
+    found = _TREE_KEYS.match(raw)
+    if found is not None:
+        parent = found.group(2)
+        out.bridges.setdefault(found.group(1).decode("utf-8", "replace"), (
+            parent.decode("utf-8", "replace") if parent is not None else None, number))
+
+
 def _parse(out: FileContents, raw: bytes, number: int) -> dict | None:
     try:
         value = loads_json(raw)
     except DecodeError as exc:
         out.problems.append(Problem(number, f"{exc}; the line is skipped"))
+        _salvage(out, raw, number)
         return None
     if not isinstance(value, dict):
         out.problems.append(Problem(number, "not a JSON object; the line is skipped"))

@@ -51,10 +51,15 @@ class SessionTree:
 
     @classmethod
     def from_entries(
-        cls, entries: Iterable[Entry], line_numbers: Iterable[int]
+        cls, entries: Iterable[Entry], line_numbers: Iterable[int],
+        bridges: dict[str, tuple[str | None, int]] | None = None,
     ) -> tuple["SessionTree", list[Problem]]:
         """A tree from a file's entries, with the problems found: duplicate ids, missing
-        parents and parent cycles, each named by its line."""
+        parents and parent cycles, each named by its line.
+
+        ``bridges`` gives the id → (parent id, line) of lines that could not be used: an
+        entry whose parent was such a line hangs under that line's parent (or the first
+        one up that exists), so one bad line costs only itself."""
         tree = cls()
         problems: list[Problem] = []
         line_of: dict[str, int] = {}
@@ -79,10 +84,20 @@ class SessionTree:
                 if parent in by_id:
                     forward = True
                 else:
-                    problems.append(Problem(line_of[entry.id], f"entry {entry.id!r} names parent "
-                                            f"{parent!r}, which is not in the file; it is "
-                                            "treated as a root"))
-                    parent = None
+                    mended = _mend(parent, by_id, bridges or {})
+                    if mended is not _UNMENDED:
+                        lost, line = (bridges or {})[parent]
+                        where = f"{mended!r}" if mended is not None else "the root"
+                        problems.append(Problem(line_of[entry.id], (
+                            f"entry {entry.id!r} names parent {parent!r}, whose line "
+                            f"{line} could not be read; it now hangs under {where}")))
+                        if mended is not None and mended not in seen:
+                            forward = True
+                    else:
+                        problems.append(Problem(line_of[entry.id], (
+                            f"entry {entry.id!r} names parent {parent!r}, which is not in "
+                            "the file; it is treated as a root")))
+                    parent = None if mended is _UNMENDED else mended
             parents[entry.id] = parent
             seen.add(entry.id)
         if forward:
@@ -231,6 +246,23 @@ class SessionTree:
             if len(node.children) > 1:
                 node.children.sort(key=lambda n: _sort_time(n.entry))
         return roots
+
+
+_UNMENDED = object()
+
+
+def _mend(parent: str, by_id: dict, bridges: dict) -> object:
+    """The nearest ancestor of missing ``parent`` that is in the tree, going up through
+    unusable lines whose ids were made out; ``None`` when the chain reached a root,
+    :data:`_UNMENDED` when it cannot be followed."""
+    current: str | None = parent
+    for _ in range(len(bridges) + 1):
+        if current is None or current in by_id:
+            return current
+        if current not in bridges:
+            return _UNMENDED
+        current = bridges[current][0]
+    return _UNMENDED  # the unusable lines name each other in a ring
 
 
 def _sort_time(entry: Entry) -> float:
