@@ -185,6 +185,7 @@ class Session:
             raise SessionError(f"cannot fork {source}: the file holds no session")
         forked = cls.create(target_cwd, sessions_dir, parent_session=str(source))
         entries = list(original._tree)
+        original.close()
         forked._tree, _ = SessionTree.from_entries(entries, range(2, len(entries) + 2))
         forked._write_everything()
         return forked
@@ -400,6 +401,9 @@ class Session:
         if self._handle is not None:
             self._handle.close()
             self._handle = None
+        if self._tree.lines is not None:
+            self._tree.lines.close()  # entries never read are not read now
+            self._tree.lines = None
         self._closed = True
 
     def __enter__(self) -> "Session":
@@ -431,9 +435,13 @@ class Session:
         if contents.missing_newline and handle is not None:
             handle.expect_missing_newline()
         if contents.header is not None and contents.version < SESSION_VERSION:
+            old = contents
             contents = cls._migrate(path, contents, handle)
+            old.source.close()
         problems = list(contents.problems)
         if contents.header is None:
+            if contents.source is not None:
+                contents.source.close()
             session = cls._new_at(path, directory, cwd)
             session._handle = handle
             session.read_only = read_only
@@ -450,6 +458,7 @@ class Session:
             gc.freeze()
         problems = sorted(problems + tree_problems, key=lambda p: p.line)
         tree.source = str(path)
+        tree.lines = contents.source
         _report(path, problems)
         header = contents.header
         return cls(header, tree, cwd=cwd or header.cwd or os.getcwd(), file=path,

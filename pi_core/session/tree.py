@@ -16,7 +16,7 @@ from typing import Iterable, Iterator
 from attrs import define, field
 
 from pi_core.entries import Entry, LabelEntry, SessionInfoEntry, UnknownEntry
-from pi_core.session.reader import Problem, UnreadEntry, read_entry
+from pi_core.session.reader import Problem, UnreadEntry, read_unread
 
 log = logging.getLogger("pi.session")
 
@@ -37,6 +37,7 @@ class SessionTree:
 
     def __init__(self, source: str = "session") -> None:
         self.source = source  # for log messages
+        self.lines = None  # the LineSource unread entries are read back from
         self.problems: list[Problem] = []  # where entries that cannot be read are reported
         self.unread = 0  # entries not yet made into objects
         self._entries: list[Entry | UnreadEntry] = []
@@ -182,14 +183,13 @@ class SessionTree:
         done = self._by_id[unread.id]
         if done is not unread:  # read already, through another reference
             return done
-        entry, problem = read_entry(unread.value, unread.line)
+        entry, problem = read_unread(unread)
         if problem is not None:
             self.problems.append(problem)
             log.warning("%s: %s", self.source, problem)
         self._by_id[unread.id] = entry
         self._entries[unread.position] = entry
         self.unread -= 1
-        unread.value = None  # let its JSON go now, though a caller's path still holds it
         return entry
 
     def parent_of(self, entry_id: str) -> str | None:
