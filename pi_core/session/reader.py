@@ -199,6 +199,7 @@ def _read(lines: Iterable[tuple[memoryview | bytes, bool]], name: str, out: File
     skipped_before_header = 0
     start = offset
     match = _TREE_KEYS.match
+    types = _TYPES
     with gc_paused():
         for raw, terminated in lines:
             number += 1
@@ -231,10 +232,12 @@ def _read(lines: Iterable[tuple[memoryview | bytes, bool]], name: str, out: File
                 if (found is not None and raw[-1] == 125  # "}": a whole line, as written
                         and found.group(1) not in _INDEXED_TYPES):
                     parent = found.group(3)
+                    kind = found.group(1)
                     entry = UnreadEntry(
-                        found.group(2).decode(), None if parent is None else parent.decode(),
-                        found.group(1).decode(), number, at, len(raw),
-                        source, None if source is not None else bytes(raw))
+                        found.group(2).decode("utf-8", "replace"),
+                        None if parent is None else parent.decode("utf-8", "replace"),
+                        types.get(kind) or kind.decode("utf-8", "replace"), number, at,
+                        len(raw), source, None if source is not None else bytes(raw))
                     out.entries.append(entry)
                     out.line_numbers.append(number)
                     out.spans.append((at, len(raw)))
@@ -283,6 +286,8 @@ def _read_header(name: str, raw: bytes, number: int) -> tuple[SessionHeader, int
 _TREE_KEYS = re.compile(
     rb'\{"type":"([^"\\]*)","id":"([^"\\]+)","parentId":(?:"([^"\\]+)"|null)[,}]')
 _INDEXED_TYPES = frozenset({b"label", b"session_info"})
+_TYPES = {t.encode(): t for t in ("message", "model_change", "thinking_level_change",
+                                  "compaction", "branch_summary", "custom", "custom_message")}
 
 
 def _salvage(out: FileContents, raw, number: int) -> None:

@@ -129,3 +129,30 @@ def test_a_torn_tail_after_the_indexed_part_is_still_skipped_and_kept(tmp_path):
     state = snapshot(path)
     assert state == fresh(path)
     assert state["context"][-1]["content"][0]["text"] == "after the crash"
+
+
+def test_resuming_after_a_compaction_reads_only_the_lines_it_keeps(tmp_path):
+    session = long_session(tmp_path)
+    read_session_file(session.file).source.close()  # the index is written
+    with Session.open(session.file, read_only=True) as s:
+        total = len(s)
+        context = s.build_context()
+        assert context.messages[0].role == "compactionSummary"
+        kept = len(context.messages)
+        assert s._tree.unread >= total - kept - 5  # what the compaction summarised: unread
+    assert kept < total / 2
+
+
+def test_an_id_that_is_not_utf8_reads_as_pi_reads_it(tmp_path):
+    header = ('{"type":"session","version":3,"id":"01a22aa0-0000-7000-8000-000000000000",'
+              '"timestamp":"2026-11-30T04:04:46.971Z","cwd":"/w"}')
+    first = ('{"type":"message","id":"aaaa\xffaaa","parentId":null,"timestamp":"2026-11-30T04:04:47.013Z",'
+             '"message":{"role":"user","content":"one","timestamp":1}}')
+    second = ('{"type":"message","id":"bbbbbbbb","parentId":"aaaa\xffaaa","timestamp":"2026-11-30T04:04:47.013Z",'
+              '"message":{"role":"user","content":"two","timestamp":1}}')
+    path = tmp_path / "s.jsonl"
+    path.write_bytes("\n".join([header, first, second]).encode("latin-1") + b"\n")
+    with Session.open(path, read_only=True) as s:
+        assert s.problems == []
+        assert [m.content for m in s.build_context().messages] == ["one", "two"]
+        assert s.path()[0].id == "aaaa\ufffdaaa"
