@@ -43,7 +43,7 @@ class SessionTree:
         self._entries: list[Entry | UnreadEntry] = []
         self._by_id: dict[str, Entry] = {}
         self._parent: dict[str, str | None] = {}
-        self._children: dict[str | None, list[str]] = {}
+        self._children: dict[str | None, list[str]] | None = {}
         self._labels: dict[str, tuple[str, str]] = {}
         self._name: str | None = None
         self.leaf_id: str | None = None
@@ -103,14 +103,10 @@ class SessionTree:
             seen.add(entry.id)
         if forward:
             problems.extend(tree._break_cycles(line_of))
-        children = tree._children
+        tree._children = None  # built when first asked for: a resume never needs them
+        noted = (LabelEntry, SessionInfoEntry)
         for entry in tree._entries:
-            parent = parents[entry.id]
-            if parent in children:
-                children[parent].append(entry.id)
-            else:
-                children[parent] = [entry.id]
-            if isinstance(entry, (LabelEntry, SessionInfoEntry)):
+            if type(entry) is not UnreadEntry and isinstance(entry, noted):
                 tree._note(entry)
         if tree._entries:
             tree.leaf_id = tree._entries[-1].id
@@ -146,7 +142,8 @@ class SessionTree:
         self._entries.append(entry)
         self._by_id[entry.id] = entry
         self._parent[entry.id] = entry.parent_id
-        self._children.setdefault(entry.parent_id, []).append(entry.id)
+        if self._children is not None:
+            self._children.setdefault(entry.parent_id, []).append(entry.id)
         self._note(entry)
         self.leaf_id = entry.id
 
@@ -213,7 +210,18 @@ class SessionTree:
 
     def children(self, parent_id: str | None) -> list[Entry]:
         """Direct children in file order; ``None`` gives the roots."""
-        return [self.get(i) for i in self._children.get(parent_id, ())]
+        return [self.get(i) for i in self._children_map().get(parent_id, ())]
+
+    def _children_map(self) -> dict[str | None, list[str]]:
+        if self._children is None:
+            children: dict[str | None, list[str]] = {}
+            for entry_id, parent in self._parent.items():  # in file order, as added
+                if parent in children:
+                    children[parent].append(entry_id)
+                else:
+                    children[parent] = [entry_id]
+            self._children = children
+        return self._children
 
     @property
     def labels(self) -> dict[str, str]:
