@@ -227,7 +227,9 @@ def loads_json(data: bytes | bytearray | memoryview | str) -> Any:
     orjson reads a large session file about three times faster than :mod:`json`. It
     refuses a few texts the standard library (and JavaScript) accept, such as an escaped
     lone surrogate (``"\\ud800"``, which ``JSON.stringify`` writes for a half emoji);
-    those fall back to :mod:`json`, so the two never disagree on what is valid.
+    those fall back to :mod:`json`, so the two never disagree on what is valid. Invalid
+    UTF-8 is read with U+FFFD in place of each bad sequence, as JavaScript (pi) reads it:
+    one bad byte never costs a whole line.
     """
     if orjson is not None:
         try:
@@ -236,9 +238,9 @@ def loads_json(data: bytes | bytearray | memoryview | str) -> Any:
             pass
     try:
         if not isinstance(data, str):
-            data = bytes(data).decode("utf-8")
+            data = bytes(data).decode("utf-8", "replace")  # U+FFFD for a bad byte, as pi
         return json.loads(data)
-    except (ValueError, UnicodeDecodeError) as exc:
+    except ValueError as exc:
         raise DecodeError(f"invalid JSON: {exc}") from exc
 
 

@@ -312,7 +312,7 @@ class InteractiveApp:
         notes = []
         problems = getattr(self.harness.session, "problems", None) or []
         if problems:
-            notes.append(f"{len(problems)} damaged line(s) in the session file were set aside")
+            notes.append(f"{len(problems)} damaged line(s) in the session file were skipped")
         for error in getattr(self.harness.plugins, "errors", []) or []:
             notes.append(f"plugin error: {error}")
         return HeaderBlock(f"pi-harness v{__version__}", HINTS, notes)

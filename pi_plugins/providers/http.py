@@ -19,6 +19,11 @@ import sys
 import weakref
 from typing import Any, AsyncIterator, Iterable
 
+try:
+    import orjson
+except ImportError:  # pragma: no cover - a dependency; the standard library still works
+    orjson = None
+
 from pi_core.messages import Failure
 from pi_core.model import Model
 from pi_core.provider import LlmContext, StreamOptions
@@ -102,13 +107,83 @@ def join_url(base: str, path: str) -> str:
 
 
 def encode_json(body: Any) -> bytes:
-    """The request body as UTF-8 JSON; lone surrogates (invalid in UTF-8, rejected by
-    every API) are dropped."""
+    """The request body as UTF-8 JSON, with orjson (ten times the standard library on a
+    long conversation); lone surrogates (invalid in UTF-8, rejected by every API) are
+    dropped, and what orjson cannot write (an integer over 64 bits) goes through
+    :mod:`json`."""
+    if orjson is not None:
+        try:
+            return orjson.dumps(body)
+        except TypeError:  # orjson.JSONEncodeError is one
+            pass
     text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:
         return _LONE_SURROGATE.sub("", text).encode("utf-8")
+
+
+def json_text(value: Any) -> str:
+    """Compact JSON text of ``value`` (tool-call arguments inside a body), through orjson."""
+    return encode_json(value).decode("utf-8")
+
+
+#: A body larger than this is sent in pieces, never held whole: a resumed long session
+#: would otherwise hold its conversation twice more (the encoded text and its bytes).
+STREAM_BODY_AT = 1 << 20
+_BATCH = 64  # list items encoded at a time
+
+
+class JsonBody:
+    """A request body encoded piece by piece: each top-level key, and the items of its
+    lists ``_BATCH`` at a time. Small bodies are encoded once and kept (:attr:`data`);
+    a large one is measured in a first pass (for its ``content-length``: no chunked
+    upload, which some local servers refuse) and encoded again while it is sent."""
+
+    def __init__(self, body: Any) -> None:
+        self.body = body
+        self.data: bytes | None = None
+        self.length = 0
+        kept: list[bytes] | None = []
+        for piece in self._pieces():
+            self.length += len(piece)
+            if kept is not None:
+                kept.append(piece)
+                if self.length > STREAM_BODY_AT:
+                    kept = None
+        if kept is not None:
+            self.data = b"".join(kept)
+
+    def _pieces(self):
+        body = self.body
+        if not isinstance(body, dict):
+            yield encode_json(body)
+            return
+        separator = b"{"
+        for key, value in body.items():
+            yield separator + encode_json(key) + b":"
+            separator = b","
+            if isinstance(value, list) and len(value) > _BATCH:
+                yield b"["
+                for start in range(0, len(value), _BATCH):
+                    piece = encode_json(value[start:start + _BATCH])[1:-1]
+                    yield piece if start == 0 else b"," + piece
+                yield b"]"
+            else:
+                yield encode_json(value)
+        yield b"}" if separator == b"," else b"{}"
+
+    async def stream(self):
+        for piece in self._pieces():
+            yield piece
+
+
+def request_content(body: Any, headers: dict[str, str]) -> tuple[Any, dict[str, str]]:
+    """What to hand httpx as the content of a JSON request, and the headers to send."""
+    encoded = JsonBody(body)
+    if encoded.data is not None:
+        return encoded.data, headers
+    return encoded.stream(), {**headers, "content-length": str(encoded.length)}
 
 
 _clients: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict]" = weakref.WeakKeyDictionary()
@@ -225,8 +300,9 @@ class SseProvider:
             client = await http_client(request.url)
             watch = _AbortWatch(signal)
             watch.reading = True
+            content, headers = request_content(body, request.headers)
             response = await client.send(
-                client.build_request("POST", request.url, content=encode_json(body), headers=request.headers),
+                client.build_request("POST", request.url, content=content, headers=headers),
                 stream=True,
             )
             watch.reading = False

@@ -38,6 +38,7 @@ from pi_core.provider import LlmContext, StreamOptions
 from pi_plugins.providers.failures import classify
 from pi_plugins.providers.http import (
     HttpRequest,
+    json_text,
     SseProvider,
     StreamError,
     StreamReader,
@@ -212,7 +213,7 @@ def _assistant(model: Model, message: AssistantMessage, compat: dict) -> dict | 
     if calls:
         converted["tool_calls"] = [
             {"id": c.id, "type": "function",
-             "function": {"name": c.name, "arguments": json.dumps(c.arguments, ensure_ascii=False, separators=(",", ":"))}}
+             "function": {"name": c.name, "arguments": json_text(c.arguments)}}
             for c in calls
         ]
         details = []

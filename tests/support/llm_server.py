@@ -99,6 +99,8 @@ class Request:
     body: Any
     raw: bytes
     api: str | None
+    #: time.monotonic() when the whole body had arrived
+    received: float = 0.0
 
     @property
     def model(self) -> str | None:
@@ -125,6 +127,8 @@ def api_of(path: str) -> str | None:
 class LlmServer:
     def __init__(self) -> None:
         self.replies: deque[Script] = deque()
+        #: False: keep only the raw body (a benchmark's huge bodies need no parsing).
+        self.parse_bodies = True
         #: Used when the script is empty (``None``: answer 500 "no scripted reply left").
         self.default: Script | None = None
         self.requests: list[Request] = []
@@ -481,14 +485,16 @@ class _Handler(BaseHTTPRequestHandler):
         arrived = time.monotonic()
         length = int(self.headers.get("content-length") or 0)
         raw = self.rfile.read(length) if length else b""
+        received = time.monotonic()
         parts = urlsplit(self.path)
         try:
-            body = json.loads(raw) if raw else None
+            body = json.loads(raw) if raw and self.owner.parse_bodies else None
         except ValueError:
             body = None
         api = api_of(parts.path)
         request = Request("POST", parts.path, parse_qs(parts.query),
-                          {k.lower(): v for k, v in self.headers.items()}, body, raw, api)
+                          {k.lower(): v for k, v in self.headers.items()}, body, raw, api,
+                          received)
         owner = self.owner
         with owner._changed:
             owner.requests.append(request)
