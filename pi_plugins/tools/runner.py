@@ -32,6 +32,23 @@ EXIT_GRACE = 0.1
 KILL_GRACE = 1.0
 
 
+_draining: set[asyncio.Task] = set()
+
+
+def _drain(process, readers: list[asyncio.Future]) -> None:
+    """Let ``readers`` read the pipes to their end in the background, then close them."""
+
+    async def finish() -> None:
+        try:
+            await asyncio.gather(*readers, return_exceptions=True)
+        finally:
+            process.close()
+
+    task = asyncio.ensure_future(finish())
+    _draining.add(task)
+    task.add_done_callback(_draining.discard)
+
+
 @define
 class CommandResult:
     """How a command ended and what it printed (its tail within budget)."""
@@ -78,8 +95,12 @@ async def run_command(
         return CommandResult("", output.snapshot(), None, None, aborted=True)
     process = await env.spawn(argv, cwd=cwd, merge_stderr=merge_stderr)
 
+    draining = False  # the call has returned: what a background job prints is dropped
+
     async def pump() -> None:
         while chunk := await process.read():
+            if draining:
+                continue
             await output.add(chunk)
             if on_output is not None:
                 on_output(output)
@@ -87,7 +108,8 @@ async def run_command(
     async def pump_errors() -> None:
         if errors is not None:
             while chunk := await process.read_errors():
-                await errors.add(chunk)
+                if not draining:
+                    await errors.add(chunk)
 
     stop_on_abort = signal.on_abort(process.kill) if signal is not None else (lambda: None)
     readers = [asyncio.ensure_future(pump()), asyncio.ensure_future(pump_errors())]
@@ -109,9 +131,16 @@ async def run_command(
         stop_on_abort()
         if not exited.done():  # cancelled: nothing may outlive the command
             process.kill()
-        for task in (*readers, exited):
-            task.cancel()
-        process.close()
+        draining = True
+        if exited.done() and not all(r.done() for r in readers):
+            # A background job holds the pipe (``server &``): keep reading it, so the job
+            # never dies of a closed pipe, until it ends (or the session stops it).
+            _drain(process, readers)
+        else:
+            for reader in readers:
+                reader.cancel()
+            process.close()
+        exited.cancel()
         output.close()
         if errors is not None:
             errors.close()
