@@ -81,16 +81,37 @@ def _table() -> list[tuple[int, int, int, str]]:
 
 def _has_marker(pid: int, entry: bytes) -> bool:
     try:
-        with open(f"/proc/{pid}/environ", "rb") as f:
-            return entry in f.read().split(b"\0")
+        fd = os.open(f"/proc/{pid}/environ", os.O_RDONLY)
     except OSError:
         return False
+    try:
+        data = b""
+        while chunk := os.read(fd, 65536):
+            data += chunk
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return data.startswith(entry + b"\0") or (b"\0" + entry + b"\0") in data or data.endswith(b"\0" + entry)
+
+
+def _descendants(roots: set[int], children: dict[int, list[int]]) -> set[int]:
+    found, stack = set(), list(roots)
+    while stack:
+        pid = stack.pop()
+        if pid not in found:
+            found.add(pid)
+            stack.extend(children.get(pid, ()))
+    return found
 
 
 def command_processes(leader: int | None, marker: str | None) -> set[int]:
     """Every live process of one command: those carrying its marker, the leader's
     descendants and session members (while the leader lives), and the descendants of all
-    of them. Zombies and this process are left out."""
+    of them. Zombies and this process are left out.
+
+    As a subreaper this process is an ancestor of everything its commands started (an
+    orphan comes back to it), so only its own descendants are searched for the marker."""
     table = _table()
     me = os.getpid()
     alive = {pid for pid, _, _, state in table if state != "Z" and pid != me}
@@ -103,15 +124,9 @@ def command_processes(leader: int | None, marker: str | None) -> set[int]:
         roots.update(pid for pid, _, session, _ in table if session == leader)
     if marker:
         entry = f"{MARKER}={marker}".encode()
-        roots.update(pid for pid in alive if _has_marker(pid, entry))
-    found, stack = set(), list(roots)
-    while stack:
-        pid = stack.pop()
-        if pid in found:
-            continue
-        found.add(pid)
-        stack.extend(children.get(pid, ()))
-    return found & alive
+        candidates = _descendants({me}, children) & alive if _subreaper else alive
+        roots.update(pid for pid in candidates if _has_marker(pid, entry))
+    return _descendants(roots, children) & alive
 
 
 def process_tree(pid: int) -> set[int]:
