@@ -157,6 +157,19 @@ def test_workspace_edits_and_reads_pass(workspace):
     assert "notes/" in text(results[4]) and "out.txt" in text(results[4])
 
 
+@needs_bwrap
+def test_the_full_output_of_a_long_command_stays_readable(workspace):
+    harness, provider = harness_for(workspace, [Reply(tool_calls=[bash("seq 1 5000")]), Reply(text="long")])
+    run(harness.prompt("count"))
+    [shell] = tool_results(harness)
+    path = shell.details["fullOutputPath"]
+    assert not path.startswith(str(workspace))  # pi keeps it in its own temp folder
+    provider.script += [Reply(tool_calls=[("read", {"path": path, "limit": 3})]), Reply(text="read")]
+    run(harness.prompt("read all of it"))
+    read = tool_results(harness)[-1]
+    assert not read.is_error and text(read).startswith("1\n2\n3"), text(read)
+
+
 def test_the_file_tools_refuse_paths_outside_the_workspace_symlinks_included(workspace):
     secret = workspace.parent / "outside" / "secret.txt"
     (workspace / "link.txt").symlink_to(secret)

@@ -60,6 +60,10 @@ class SandboxEnvironment(LocalEnvironment):
     """:class:`LocalEnvironment` with every command in bubblewrap and every file path
     checked against the workspace."""
 
+    #: The full-output files of long commands (pi writes them, outside the workspace):
+    #: the model may read them. Kept across environments, as one is made per tool run.
+    output_files: set[str] = set()
+
     def __init__(self, workspace: str, *, network: bool = False, writable: list[str] = (),
                  bwrap: str | None = None, owner: Any = None):
         super().__init__(workspace, owner=owner)
@@ -68,7 +72,6 @@ class SandboxEnvironment(LocalEnvironment):
         self.writable = [os.path.realpath(os.path.join(self.workspace, os.path.expanduser(p)))
                          for p in writable]
         self.bwrap = bwrap if bwrap is not None else shutil.which("bwrap")
-        self._own_files: set[str] = set()  # full-output files: readable by the model
 
     def __repr__(self) -> str:
         return f"SandboxEnvironment(workspace={self.workspace!r}, network={self.network})"
@@ -79,7 +82,7 @@ class SandboxEnvironment(LocalEnvironment):
         for root in (self.workspace, *self.writable):
             if real == root or real.startswith(root.rstrip("/") + "/"):
                 return True
-        return real in self._own_files
+        return real in self.output_files
 
     def check(self, path: str) -> str:
         """``path`` if it resolves inside the workspace (symbolic links followed), else
@@ -106,7 +109,7 @@ class SandboxEnvironment(LocalEnvironment):
 
     async def open_output_file(self, prefix: str) -> OutputSink:
         sink = await super().open_output_file(prefix)
-        self._own_files.add(os.path.realpath(sink.path))
+        self.output_files.add(os.path.realpath(sink.path))
         return sink
 
     # ------------------------------------------------------------ commands
