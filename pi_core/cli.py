@@ -98,6 +98,8 @@ def run_command(messages, print_, **flags) -> None:
 async def _run(args, stdin=None, stdout=None) -> int:
     """Build the app and run its mode; ``stdin``/``stdout`` (default: the process's)
     let a caller drive a mode in-process, as the RPC tests do."""
+    import asyncio
+
     from pi_core.app import UsageError, build_app
 
     try:
@@ -112,6 +114,7 @@ async def _run(args, stdin=None, stdout=None) -> int:
     name = args.mode if args.mode != "text" else ("interactive" if interactive else "text")
     modes = await app.plugins.collect("register_modes", key="name", ctx=app.harness.ctx)
     mode = next((m for m in modes if m.name == name), None)
+    stop = _StopOnSignal(app.harness, interrupt=name != "interactive")
     try:
         if mode is None:
             click.echo(f"error: no plugin provides the {name!r} mode (loaded: "
@@ -122,8 +125,55 @@ async def _run(args, stdin=None, stdout=None) -> int:
         except UsageError as exc:
             click.echo(f"error: {exc}", err=True)
             return 2
+        except asyncio.CancelledError:
+            if stop.received is None:
+                raise
+            asyncio.current_task().uncancel()
     finally:
+        stop.remove()
+        # session_shutdown stops every command and what it left running; then the
+        # session file is released (every entry is already written, line by line)
         await app.harness.close()
+    return 128 + stop.received
+
+
+class _StopOnSignal:
+    """SIGTERM and SIGHUP (and SIGINT outside the chat, where Ctrl+C is a key) stop the
+    run: abort it, cancel the mode, so that the caller runs ``session_shutdown``, stops
+    every child and exits with 128 + the signal's number. (A mode may catch them
+    itself, as the RPC mode does, by installing its own handlers.)"""
+
+    def __init__(self, harness, interrupt: bool) -> None:
+        import asyncio
+        import signal
+
+        self.harness, self.received, self.installed = harness, None, []
+        self.task = asyncio.current_task()
+        loop = asyncio.get_running_loop()
+        wanted = [signal.SIGTERM, getattr(signal, "SIGHUP", None)]
+        if interrupt:
+            wanted.append(signal.SIGINT)
+        for signum in filter(None, wanted):
+            try:
+                loop.add_signal_handler(signum, self._stop, int(signum))
+                self.installed.append(signum)
+            except (NotImplementedError, RuntimeError, ValueError):
+                pass
+
+    def _stop(self, signum: int) -> None:
+        if self.received is not None:
+            return
+        self.received = signum
+        self.harness.abort()
+        self.harness.abort_bash()
+        self.task.cancel()
+
+    def remove(self) -> None:
+        import asyncio
+
+        loop = asyncio.get_running_loop()
+        for signum in self.installed:
+            loop.remove_signal_handler(signum)
 
 
 async def _list_models(args) -> int:

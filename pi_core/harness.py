@@ -14,8 +14,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-import os
-import signal as signals
 from typing import Any, Callable, Iterable
 
 import attrs
@@ -61,7 +59,6 @@ from pi_core.model import Model
 from pi_core.provider import LlmContext, StreamOptions, complete
 from pi_core.plugins import flag
 from pi_core.signal import AbortSignal
-from pi_core.user_bash import run_user_bash
 
 log = logging.getLogger("pi.harness")
 
@@ -72,10 +69,16 @@ class SummaryError(RuntimeError):
 
 @attrs.define
 class ExecResult:
+    """What ``ctx.exec`` gives: stdout and stderr (each its tail within 2,000 lines or
+    50 KB; the whole stdout in ``full_output_path`` when cut), the exit code (None when
+    killed on timeout or abort)."""
+
     stdout: str
     stderr: str
     code: int | None
     killed: bool = False
+    truncated: bool = False
+    full_output_path: str | None = None
 
 
 class HarnessContext(PluginContext):
@@ -125,36 +128,25 @@ class HarnessContext(PluginContext):
     async def summarize(self, system_prompt: str, text: str, max_tokens: int) -> str:
         return await self.harness.summarize(system_prompt, text, max_tokens)
 
+    async def environment(self):
+        """The execution environment commands run in (the ``execution_environment``
+        hook's answer: the local machine, unless a plugin supplies a sandbox or such)."""
+        env = await self.plugins.decide("execution_environment", ctx=self)
+        if env is None:
+            raise RuntimeError("no plugin provides an execution environment to run commands "
+                               "in (the built-in local_environment plugin does)")
+        return env
+
     async def exec(self, command: list[str] | str, *, timeout: float | None = None,
-                   cwd: str | None = None) -> ExecResult:
-        return await run_command(command, cwd=cwd or self.cwd, timeout=timeout)
-
-
-async def run_command(command: list[str] | str, *, cwd: str, timeout: float | None = None) -> ExecResult:
-    """Run a command in its own process group; on timeout or cancellation the whole
-    group is killed, so nothing it started outlives it."""
-    if isinstance(command, str):
-        process = await asyncio.create_subprocess_shell(
-            command, cwd=cwd, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, start_new_session=True)
-    else:
-        process = await asyncio.create_subprocess_exec(
-            *command, cwd=cwd, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, start_new_session=True)
-    try:
-        out, err = await asyncio.wait_for(process.communicate(), timeout)
-        killed = False
-    except (asyncio.TimeoutError, asyncio.CancelledError) as exc:
-        try:
-            os.killpg(process.pid, signals.SIGKILL)
-        except ProcessLookupError:
-            pass
-        out, err = await process.communicate()
-        if isinstance(exc, asyncio.CancelledError):
-            raise
-        killed = True
-    return ExecResult(out.decode(errors="replace"), err.decode(errors="replace"),
-                      process.returncode, killed)
+                   cwd: str | None = None, signal: AbortSignal | None = None) -> ExecResult:
+        """Run a command through the execution environment (the one runner the bash
+        tool uses): a list runs as is, a string with the shell. On timeout, abort or
+        cancellation the command and everything it started are killed."""
+        env = await self.environment()
+        result = await env.run(command, cwd=cwd or self.cwd, timeout=timeout, signal=signal,
+                               merge_stderr=False, prefix="pi-exec")
+        return ExecResult(result.output, result.stderr, result.exit_code, result.killed,
+                          result.truncated, result.full_output_path)
 
 
 class Harness:
@@ -217,7 +209,7 @@ class Harness:
         self.max_retry_delay_ms = int(settings.get("retry.provider.maxRetryDelayMs", 60000))
         self._retry_cancel: asyncio.Event | None = None
         self._summary_signal: AbortSignal | None = None
-        self._bash_task: asyncio.Task | None = None
+        self._bash_signal: AbortSignal | None = None
         self._pending_bash: list = []
         self.is_compacting = False
         self._started = False
@@ -711,28 +703,28 @@ class Harness:
         if isinstance(decision, BashExecutionMessage):
             message = decision
         else:
-            task = self._bash_task = asyncio.ensure_future(run_user_bash(
-                command, self.ctx.cwd, exclude_from_context=exclude_from_context,
-                shell=self.ctx.settings.get("shellPath")))
+            signal = self._bash_signal = AbortSignal()
             try:
-                message = await asyncio.shield(task)
-            except asyncio.CancelledError:
-                if not task.cancelled():  # our caller was cancelled, not the command
-                    task.cancel()
-                    raise
-                # abort_bash() came while the shell was still starting
-                message = BashExecutionMessage(command=command, cancelled=True,
-                                               exclude_from_context=exclude_from_context or None)
+                env = await self.ctx.environment()
+                result = await env.run(command, shell=self.ctx.settings.get("shellPath"),
+                                       signal=signal, prefix="pi-bash")
             finally:
-                self._bash_task = None
+                self._bash_signal = None
+            message = BashExecutionMessage(
+                command=command, output=result.output, exit_code=result.exit_code,
+                cancelled=result.killed, truncated=result.truncated,
+                full_output_path=result.full_output_path,
+                exclude_from_context=exclude_from_context or None,
+            )
         self._pending_bash.append(message)
         if not self.agent.is_running:
             self._flush_bash()
         return message
 
     def abort_bash(self) -> None:
-        if self._bash_task is not None:
-            self._bash_task.cancel()
+        """Stop the user's running command and everything it started."""
+        if self._bash_signal is not None:
+            self._bash_signal.abort()
 
     def _flush_bash(self) -> None:
         pending, self._pending_bash = self._pending_bash, []

@@ -7,6 +7,10 @@ failures (a handler that raises is reported with its plugin and hook, then skipp
 gives each hook kind its meaning: :meth:`Plugins.notify`, :meth:`Plugins.decide`,
 :meth:`Plugins.chain`, :meth:`Plugins.collect`.
 
+Guards fail closed: a decide hook that guards an action (``before_tool_call``,
+``user_bash``, ``session_before_*``) and raises blocks the action instead of letting it
+through (:class:`GuardFailure`); a permission plugin with a bug must not open the door.
+
 The implementation list of each hook is cached, so firing a hook nobody implements costs
 a dict lookup: ``message_update`` fires for every streamed token.
 """
@@ -62,6 +66,36 @@ class _Impl:
         self.function = impl.function
         self.argnames = tuple(impl.argnames) + tuple(impl.kwargnames)
         self.is_async = inspect.iscoroutinefunction(impl.function)
+
+
+#: Decide hooks that guard an action: a handler that raises blocks it (fails closed).
+GUARD_HOOKS = frozenset({"before_tool_call", "user_bash"})
+GUARD_PREFIX = "session_before_"
+
+
+def is_guard(hook: str) -> bool:
+    """Whether ``hook`` guards an action, so that a handler's failure blocks it."""
+    return hook in GUARD_HOOKS or hook.startswith(GUARD_PREFIX)
+
+
+@define
+class GuardFailure:
+    """The decision of a guard whose handler raised: the action is blocked (``block``
+    for a tool call, ``cancel`` for the user's shell and session changes), with a
+    ``reason`` the model or the user reads."""
+
+    plugin: str
+    hook: str
+    error: BaseException
+    block: bool = True
+    cancel: bool = True
+    arguments: None = None
+    result: None = None
+
+    @property
+    def reason(self) -> str:
+        return (f"Plugin {self.plugin!r} failed in {self.hook}, so the permission check failed "
+                f"and the action was blocked ({type(self.error).__name__}: {self.error})")
 
 
 def flag(result: Any, name: str) -> bool:
@@ -172,7 +206,7 @@ class Plugins:
             return True, result
         except Exception as exc:
             self.report(impl.plugin, hook, exc)
-            return False, None
+            return False, exc
 
     # ------------------------------------------------------------ dispatch kinds
 
@@ -187,10 +221,14 @@ class Plugins:
                 self.report(impl.plugin, hook, exc)
 
     async def decide(self, hook: str, /, **kwargs: Any) -> Any:
-        """Last non-``None`` result wins; one with ``cancel`` or ``block`` set wins at once."""
+        """Last non-``None`` result wins; one with ``cancel`` or ``block`` set wins at once.
+        In a guard hook (:func:`is_guard`) a handler that raises is reported and its
+        :class:`GuardFailure` blocks the action."""
         decision = None
         for impl in self.impls(hook):
             ok, result = await self._call(impl, hook, kwargs)
+            if not ok and is_guard(hook):
+                return GuardFailure(impl.plugin, hook, result)
             if ok and result is not None:
                 decision = result
                 if flag(result, "cancel") or flag(result, "block"):

@@ -7,6 +7,7 @@ listed come after, by name).
 
 LOAD_ORDER = (
     "app_messages",
+    "local_environment",
     "tools",
     "openai_completions",
     "openai_responses",

@@ -10,6 +10,8 @@
   mid-write) stays where it is and the next write starts with a newline, so the new line
   never joins it. No byte is ever truncated, moved or rewritten, and no side file made.
 - Whole-file rewrites (migration) go to a new file that is renamed over the old one.
+- Session files hold code, command output and sometimes secrets: they are created 0600,
+  in folders created 0700 (pi creates them 0644 in 0755 folders).
 """
 
 from __future__ import annotations
@@ -48,9 +50,9 @@ class SessionFile:
         path = Path(path)
         flags = os.O_RDWR | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
         if create:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            make_private_dirs(path.parent)
             flags |= os.O_CREAT
-        fd = os.open(path, flags, 0o666)
+        fd = os.open(path, flags, 0o600)
         try:
             _lock(fd, path)
         except BaseException:
@@ -101,7 +103,7 @@ class SessionFile:
         reaches the disk, takes the lock and is renamed over the old one."""
         temp = _free_name(self.path.with_name(self.path.name + ".new"))
         fd = os.open(temp, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_EXCL | getattr(
-            os, "O_CLOEXEC", 0), 0o666)
+            os, "O_CLOEXEC", 0), 0o600)
         try:
             _lock(fd, temp)
             _write_all(fd, b"".join(lines))
@@ -121,6 +123,20 @@ class SessionFile:
         if self._fd is None:
             raise SessionError(f"{self.path}: the session file is closed")
         return self._fd
+
+
+def make_private_dirs(directory: Path) -> None:
+    """Create ``directory`` and its missing parents, readable by the owner only (0700):
+    session files hold code, command output and sometimes secrets."""
+    missing = []
+    while not directory.exists() and directory != directory.parent:
+        missing.append(directory)
+        directory = directory.parent
+    for folder in reversed(missing):
+        try:
+            folder.mkdir(mode=0o700)
+        except FileExistsError:
+            pass
 
 
 def write_new_file(path: Path, lines: Iterable[bytes | str]) -> SessionFile:

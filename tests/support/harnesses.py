@@ -8,7 +8,7 @@ from pi_core.harness import Harness
 from pi_core.messages import text_of
 from pi_core.session import Session
 from pi_core.settings import Settings
-from pi_plugins import app_messages, compaction
+from pi_plugins import app_messages, compaction, local_environment
 from pi_plugins.providers.scripted import Reply, ScriptedProvider, scripted_model
 
 from support.agents import Recorder
@@ -51,6 +51,7 @@ def make(tmp_path, script, *plugins, settings=None, window=128_000, session=None
     provider = ScriptedProvider(script, router=router)
     registry.register(provider, "scripted")
     registry.register(app_messages, "app_messages")
+    registry.register(local_environment, "local_environment")
     registry.register(compaction, "compaction")
     for plugin in plugins:
         registry.register(plugin)
