@@ -453,12 +453,16 @@ class Harness:
         """Await a run; then retry retryable failures with exponential backoff (honouring
         retry-after), and compact-then-retry once on a context overflow."""
         produced = list(await run)
-        attempt, overflow_tried = 0, False
+        attempt, overflow_tried, previous = 0, False, None
         while True:
             failed = self._failed()
             if failed is None:
                 break
             kind = failed.failure.kind
+            if kind == "retryable" and _deterministic(failed, previous):
+                failed.error_message = f"{failed.error_message} (the same answer twice: not retried again)"
+                break
+            previous = failed.error_message
             if kind == "overflow" and not overflow_tried and self.auto_compaction:
                 overflow_tried = True
                 self.agent.messages.pop()  # the failure stays in the file, not the context
@@ -826,3 +830,16 @@ def _call(callback: Callable[[], Any] | None) -> None:
 def _text(message: Any) -> str:
     content = getattr(message, "content", "")
     return text_of(content) if isinstance(content, (str, list)) else str(content)
+
+
+#: Statuses that mean "later", whatever the body says: the same body twice proves nothing.
+_TRANSIENT_STATUS = frozenset({408, 425, 429, 503, 529})
+
+
+def _deterministic(failed: AssistantMessage, previous: str | None) -> bool:
+    """An HTTP error answered with the same body as the attempt before: a third try
+    would get it again (a server that cannot take the request), so stop retrying."""
+    failure = failed.failure
+    return (previous is not None and failed.error_message == previous and failure.status is not None
+            and failure.status >= 400 and failure.status not in _TRANSIENT_STATUS
+            and failure.retry_after_ms is None)
