@@ -83,6 +83,12 @@ class LocalServer(LlmServer):
 class _LocalHandler(_Handler):
     owner: LocalServer
 
+    def _json(self, status: int, body: dict, headers: dict | None = None) -> None:
+        try:
+            super()._json(status, body, headers)
+        except (BrokenPipeError, ConnectionResetError):  # the probe had what it needed
+            self.close_connection = True
+
     def do_GET(self) -> None:
         self.owner.gets.append(self.path)
         found = self.owner.answer("GET", self.path, None)
