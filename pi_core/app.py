@@ -245,9 +245,9 @@ async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None) ->
     if warning:
         print(f"warning: {warning}", file=sys.stderr)
     if model.key in registry.local:
+        why = "" if settings.get("defaultModel") else "no model or API key is configured; "
         print(f"Using {model.key}, found on a local server at {model.base_url} "
-              f"(no model or API key is configured; `pi --list-models` lists what was found)",
-              file=sys.stderr)
+              f"({why}`pi --list-models` lists what was found)", file=sys.stderr)
     if args.api_key:
         registry.set_runtime_key(model.provider, args.api_key)
     from pi_core.session.reader import SessionError
