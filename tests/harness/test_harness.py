@@ -261,3 +261,16 @@ def test_every_line_kind_written_has_the_shape_of_the_same_kind_in_the_fixtures(
     assert {("session", None), ("model_change", None), ("thinking_level_change", None), ("message", "user"),
             ("message", "assistant"), ("message", "toolResult"), ("compaction", None), ("branch_summary", None),
             ("label", None), ("session_info", None)} <= checked
+
+
+def test_a_server_that_went_away_keeps_the_first_failure_in_the_final_error(tmp_path):
+    lost = Reply(error="local/m: Connection lost: the stream ended (POST http://127.0.0.1:8080/v1/chat/completions)",
+                 failure=Failure("retryable"))
+    gone = Reply(error="local/m: Connection error: All connection attempts failed", failure=Failure("retryable"))
+    harness, provider, events = make(tmp_path, [lost, gone, gone, gone, Reply(text="unused")])
+    run(harness.prompt("hi"))
+    assert len(provider.requests) == 4
+    assert harness.messages[-1].error_message == (
+        "local/m: Connection error: All connection attempts failed; the first attempt ended: "
+        "local/m: Connection lost: the stream ended (POST http://127.0.0.1:8080/v1/chat/completions)")
+    assert events.of("auto_retry_end")[0].final_error == harness.messages[-1].error_message
