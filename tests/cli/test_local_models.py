@@ -77,6 +77,7 @@ def test_pi_print_answers_through_a_local_server(tmp_path, stub):
     notice = [line for line in done.stderr.splitlines() if line.startswith("Using ")]
     assert notice == [f"Using {stub.kind}/{EXPECTED_ID[stub.kind]}, found on a local server at {stub.url}/v1 "
                       "(no model or API key is configured; `pi --list-models` lists what was found)"]
+    assert len(stub.requests) == 1  # one answer, one request
     body = stub.requests[-1].body
     assert stub.requests[-1].path == "/v1/chat/completions" and body["model"] == EXPECTED_ID[stub.kind]
     # the shape local chat templates accept: the user's text as one string, max_tokens
