@@ -23,6 +23,20 @@ def register_models(ctx):
 
 
 @hookspec
+def discover_models(settings, ctx):
+    """Kind: collect (by ``provider/id``).
+
+    At start-up, only when no model is configured (no ``--model``, no usable
+    ``defaultModel``) and no provider has a key, or the setting ``localModels.enabled`` is
+    true; never with ``--offline`` or ``PI_OFFLINE``. Return the
+    :class:`pi_core.model.Model` s found, for example on servers of this machine, the one
+    to use by default first; keep to a fraction of a second, pi is starting. ``settings``
+    are the merged settings (:class:`pi_core.settings.Settings`). The models are listed as
+    local and need no key.
+    """
+
+
+@hookspec
 def before_provider_request(payload, model, ctx):
     """Kind: chain.
 

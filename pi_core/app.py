@@ -197,6 +197,30 @@ def choose_model(args: RunArgs, registry, settings):
     return candidates[0], None, False, None
 
 
+def wants_local_models(args: RunArgs, registry, settings, env=None) -> bool:
+    """Whether to look for models on local servers (``discover_models``): never offline
+    (``--offline``, ``PI_OFFLINE``), with ``localModels.enabled`` false or a model
+    configured (``--model``, a ``defaultModel`` that resolves); otherwise when no model is
+    usable yet (no key), or always with ``localModels.enabled`` true (a key still wins)."""
+    from pi_core.registry import ModelNotFoundError
+
+    env = os.environ if env is None else env
+    if args.offline or env.get("PI_OFFLINE", "").strip().lower() not in ("", "0", "false", "no"):
+        return False
+    config = settings.get("localModels")
+    enabled = config.get("enabled") if isinstance(config, dict) else None
+    if enabled is False or args.model:
+        return False
+    default = settings.get("defaultModel")
+    if default:
+        try:
+            if not registry.resolve(default, args.provider or settings.get("defaultProvider")).warning:
+                return False
+        except ModelNotFoundError:
+            pass  # a local model chosen in an earlier run: look for its server
+    return enabled is True or not (args.api_key or registry.available())
+
+
 async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None) -> App:
     from pi_core.discovery import load_plugins
     from pi_core.harness import Harness
@@ -215,9 +239,15 @@ async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None) ->
     registry = await ModelRegistry.from_plugins(plugins, agent_dir=home)
     for problem in registry.errors:
         print(f"warning: {problem}", file=sys.stderr)
+    if wants_local_models(args, registry, settings):
+        await registry.discover(plugins, settings)
     model, level, explicit, warning = choose_model(args, registry, settings)
     if warning:
         print(f"warning: {warning}", file=sys.stderr)
+    if model.key in registry.local:
+        why = "" if settings.get("defaultModel") else "no model or API key is configured; "
+        print(f"Using {model.key}, found on a local server at {model.base_url} "
+              f"({why}`pi --list-models` lists what was found)", file=sys.stderr)
     if args.api_key:
         registry.set_runtime_key(model.provider, args.api_key)
     from pi_core.session.reader import SessionError

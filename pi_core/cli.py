@@ -177,18 +177,25 @@ class _StopOnSignal:
 
 
 async def _list_models(args) -> int:
+    from pi_core.app import wants_local_models
     from pi_core.discovery import load_plugins
+    from pi_core.paths import agent_dir
     from pi_core.registry import ModelRegistry, model_table
+    from pi_core.settings import Settings
 
-    plugins = load_plugins(cwd=os.getcwd(), extension_paths=args.extensions,
-                           discover=not args.no_extensions)
-    registry = await ModelRegistry.from_plugins(plugins)
+    cwd, home = os.getcwd(), agent_dir()
+    settings = Settings.load(cwd, home)
+    plugins = load_plugins(cwd=cwd, agent_dir=home, extension_paths=args.extensions,
+                           discover=not args.no_extensions, settings=settings)
+    registry = await ModelRegistry.from_plugins(plugins, agent_dir=home)
+    if wants_local_models(args, registry, settings):
+        await registry.discover(plugins, settings)
     models = registry.search(args.list_models or "")
     if not models:
         click.echo("No models match." if args.list_models else
                    "No models available: set an API key or add models to models.json.")
         return 0
-    click.echo(model_table(models))
+    click.echo(model_table(models, registry.local))
     return 0
 
 

@@ -445,12 +445,17 @@ class Harness:
         """Await a run; then retry retryable failures with exponential backoff (honouring
         retry-after), and compact-then-retry once on a context overflow."""
         produced = list(await run)
-        attempt, overflow_tried = 0, False
+        attempt, overflow_tried, previous, first = 0, False, None, None
         while True:
             failed = self._failed()
             if failed is None:
                 break
             kind = failed.failure.kind
+            if kind == "retryable" and _deterministic(failed, previous):
+                failed.error_message = f"{failed.error_message} (the same answer twice: not retried again)"
+                break
+            previous = failed.error_message
+            first = first or failed
             if kind == "overflow" and not overflow_tried and self.auto_compaction:
                 overflow_tried = True
                 self.agent.messages.pop()  # the failure stays in the file, not the context
@@ -477,6 +482,8 @@ class Harness:
             produced += await self.agent.continue_()
         if attempt:
             failed = self._failed()
+            if failed is not None and _went_away(failed, first):
+                failed.error_message = f"{failed.error_message}; the first attempt ended: {first.error_message}"
             await self.emit(AutoRetryEnd(success=failed is None, attempt=attempt,
                                          final_error=failed.error_message if failed else None))
         self._flush_bash()
@@ -818,3 +825,24 @@ def _call(callback: Callable[[], Any] | None) -> None:
 def _text(message: Any) -> str:
     content = getattr(message, "content", "")
     return text_of(content) if isinstance(content, (str, list)) else str(content)
+
+
+#: Statuses that mean "later", whatever the body says: the same body twice proves nothing.
+_TRANSIENT_STATUS = frozenset({408, 425, 429, 503, 529})
+
+
+def _deterministic(failed: AssistantMessage, previous: str | None) -> bool:
+    """An HTTP error answered with the same body as the attempt before: a third try
+    would get it again (a server that cannot take the request), so stop retrying."""
+    failure = failed.failure
+    return (previous is not None and failed.error_message == previous and failure.status is not None
+            and failure.status >= 400 and failure.status not in _TRANSIENT_STATUS
+            and failure.retry_after_ms is None)
+
+
+def _went_away(last: AssistantMessage, first: AssistantMessage | None) -> bool:
+    """The retries ended on a server that no longer answers, after a first attempt that
+    failed another way (a server that crashed on the request): the first failure is the
+    one that says why, so it must not be lost."""
+    return (first is not None and first is not last and first.error_message != last.error_message
+            and last.failure.status is None and first.failure.status is None)

@@ -14,6 +14,7 @@ LOAD_ORDER = (
     "anthropic_messages",
     "google_generative_ai",
     "model_catalogue",
+    "local_models",
     "system_prompt",
     "context_files",
     "skills",

@@ -292,6 +292,7 @@ class SseProvider:
             return
         watch: _AbortWatch | None = None
         final = None  # the done or error event, sent once the connection is released
+        request, sent = None, 0
         try:
             request = self.build_request(model, context, options)
             body = await options.prepare_payload(request.body)
@@ -301,6 +302,7 @@ class SseProvider:
             watch = _AbortWatch(signal)
             watch.reading = True
             content, headers = request_content(body, request.headers)
+            sent = int(headers.get("content-length") or len(content))
             response = await client.send(
                 client.build_request("POST", request.url, content=content, headers=headers),
                 stream=True,
@@ -357,12 +359,14 @@ class SseProvider:
             if signal.aborted:
                 final = builder.error(ABORTED, aborted=True)
             else:
-                final = builder.error(redact(f"{where}: {exc.message}", key), failure=exc.failure)
+                message = exc.message + broken_stream_note(exc.message, request, sent)
+                final = builder.error(redact(f"{where}: {message}", key), failure=exc.failure)
         except Exception as exc:  # network trouble, or a bug: never out of the provider
             if signal.aborted:
                 final = builder.error(ABORTED, aborted=True)
             else:
                 message, failure = describe_exception(exc)
+                message += broken_stream_note(message, request, sent)
                 final = builder.error(redact(f"{where}: {message}", key), failure=failure)
         finally:
             if watch is not None:
@@ -386,6 +390,21 @@ async def _read_error_body(response: Any) -> str:
         if len(data) >= _MAX_ERROR_BODY:
             break
     return data.decode("utf-8", "replace")
+
+
+def broken_stream_note(message: str, request: HttpRequest | None, sent: int) -> str:
+    """For a stream that broke off: which request to which server, and where to look.
+    A server that drops the connection mid-answer says why only in its own log."""
+    if request is None or not sent or not message.startswith("Connection lost"):
+        return ""
+    body = request.body if isinstance(request.body, dict) else {}
+    count = len(body.get("messages") or body.get("contents") or body.get("input") or ())
+    note = (f" (POST {request.url}: {count} messages, {sent:,} bytes; the server stopped "
+            f"answering mid-stream, its own log or console says why")
+    if re.match(r"^https?://(localhost|127\.|\[::1\]|0\.0\.0\.0)", request.url):
+        note += ("; a local server whose chat template cannot read the request is a common "
+                 "cause: see compat in docs/providers.md")
+    return note + ")"
 
 
 def describe_exception(exc: BaseException) -> tuple[str, Failure]:
