@@ -8,6 +8,7 @@ listed come after, by name).
 LOAD_ORDER = (
     "app_messages",
     "tools",
+    "subagents",
     "openai_completions",
     "openai_responses",
     "anthropic_messages",
