@@ -156,6 +156,7 @@ class BatchEnvironment:
     sessions_dir: Path | None = None
     host: str = field(factory=socket.gethostname)
     _settings: dict = field(factory=dict)
+    _models: dict = field(factory=dict)
 
     @classmethod
     async def load(cls, *, cwd: str | None = None, agent_dir: str | os.PathLike | None = None,
@@ -183,6 +184,22 @@ class BatchEnvironment:
             found = self._settings[cwd] = Settings.load(cwd, self.agent_dir)
         return found
 
+    def model_for(self, pattern: str | None, settings) -> tuple[Any, str | None]:
+        """(model, thinking level) of a task's ``model``, else the settings' default or
+        the first available model; chosen once per pattern and settings (choosing the
+        default scans the whole catalogue)."""
+        from pi_core.app import RunArgs, UsageError, choose_model
+
+        key = (pattern, id(settings))
+        found = self._models.get(key)
+        if found is None:
+            try:
+                model, level, _, _ = choose_model(RunArgs(model=pattern), self.registry, settings)
+            except UsageError as exc:
+                raise BatchError(str(exc)) from None
+            found = self._models[key] = (model, level)
+        return found
+
     def session_folder(self, cwd: str, settings) -> Path:
         """``sessions_dir`` when given, else ``PI_CODING_AGENT_SESSION_DIR`` or the
         ``sessionDir`` setting, else the project's folder under the agent dir."""
@@ -196,7 +213,6 @@ class BatchEnvironment:
 async def run_task(env: BatchEnvironment, task: BatchTask, *, cwd: str | None = None) -> dict:
     """Run one task to its end in its own harness and session; never raises for the
     task's own failure (it is the result's ``error``)."""
-    from pi_core.app import RunArgs, UsageError, choose_model
     from pi_core.codec import to_json
     from pi_core.harness import Harness
     from pi_core.options import ResourceOptions
@@ -212,10 +228,7 @@ async def run_task(env: BatchEnvironment, task: BatchTask, *, cwd: str | None = 
         if not os.path.isdir(where):
             raise BatchError(f"cwd {where} is not a folder")
         settings = env.settings_for(where)
-        try:
-            model, level, _, _ = choose_model(RunArgs(model=task.model), env.registry, settings)
-        except UsageError as exc:
-            raise BatchError(str(exc)) from None
+        model, level = env.model_for(task.model, settings)
         session = Session.create(where, env.session_folder(where, settings))
         harness = Harness(
             plugins=env.plugins, session=session, model=model, thinking_level=level,

@@ -16,13 +16,13 @@ import asyncio
 import json
 import re
 import sys
-import weakref
 from typing import Any, AsyncIterator, Iterable
 
 from pi_core.messages import Failure
 from pi_core.model import Model
 from pi_core.provider import LlmContext, StreamOptions
 from pi_core.stream import AssistantMessageEvent, MessageBuilder
+from pi_plugins.providers.pool import ClientPool, pool_for
 from pi_plugins.providers.failures import classify, redact, retry_after_ms, server_message
 from pi_plugins.providers.sse import SseDecoder, SseEvent
 
@@ -111,9 +111,6 @@ def encode_json(body: Any) -> bytes:
         return _LONE_SURROGATE.sub("", text).encode("utf-8")
 
 
-_clients: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict]" = weakref.WeakKeyDictionary()
-
-
 def _httpx():
     """httpx, without its own command line: when rich and click are installed (they are,
     for the interactive mode) ``import httpx`` also loads ``httpx._main`` and through it
@@ -126,35 +123,27 @@ def _httpx():
     return httpx
 
 
-async def http_client(url: str):
-    """A pooled client for this event loop; plain-http URLs (local servers) get one that
-    skips loading the CA bundle, which costs a noticeable part of a one-shot run.
-
-    The client is closed when the loop shuts down (``asyncio.run`` closes the async
-    generators it knows, and one of them holds the client), so no connection is left open."""
-    httpx = _httpx()
-    loop = asyncio.get_running_loop()
-    per_loop = _clients.setdefault(loop, {})
+def _pool(url: str) -> ClientPool:
+    """The pooled clients of this event loop (see :mod:`pi_plugins.providers.pool`);
+    plain-http URLs (local servers) get clients that skip loading the CA bundle, which
+    costs a noticeable part of a one-shot run."""
     secure = url.startswith("https:")
-    held = per_loop.get(secure)
-    if held is None or held[0].is_closed:
-        client = httpx.AsyncClient(
+
+    def make_client(connections: int):
+        httpx = _httpx()
+        return httpx.AsyncClient(
             timeout=httpx.Timeout(READ_TIMEOUT, connect=CONNECT_TIMEOUT),
+            limits=httpx.Limits(max_connections=connections, max_keepalive_connections=connections),
             verify=True if secure else False,
             follow_redirects=True,
         )
-        keeper = _keep_until_shutdown(client)
-        await keeper.__anext__()
-        held = per_loop[secure] = (client, keeper)
-    return held[0]
+
+    return pool_for(secure, make_client)
 
 
-async def _keep_until_shutdown(client: Any):
-    try:
-        yield
-        await asyncio.Event().wait()  # resumed only by the loop's shutdown (aclose)
-    finally:
-        await client.aclose()
+async def http_client(url: str):
+    """A pooled client for this event loop, closed when the loop shuts down."""
+    return await _pool(url).first_client()
 
 
 class _AbortWatch:
@@ -216,13 +205,16 @@ class SseProvider:
             yield builder.error(ABORTED, aborted=True)
             return
         watch: _AbortWatch | None = None
+        pool = shard = None
         final = None  # the done or error event, sent once the connection is released
         try:
             request = self.build_request(model, context, options)
             body = await options.prepare_payload(request.body)
             if signal.aborted:
                 raise asyncio.CancelledError
-            client = await http_client(request.url)
+            pool = _pool(request.url)
+            shard = await pool.acquire()
+            client = shard.client
             watch = _AbortWatch(signal)
             watch.reading = True
             response = await client.send(
@@ -291,6 +283,8 @@ class SseProvider:
         finally:
             if watch is not None:
                 watch.close()
+            if shard is not None:
+                pool.release(shard)
         yield final
 
 
