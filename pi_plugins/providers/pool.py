@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 #: Connections per shard: small, because httpcore scans its connections (some scans
 #: nested) on every request and close.
-SHARD_CONNECTIONS = 16
+SHARD_CONNECTIONS = 8
 
 
 class Shard:
