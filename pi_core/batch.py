@@ -318,7 +318,8 @@ async def run_batch(
     the results of those that ran, in the order they ended. With ``out``, each result is
     appended there as it ends and ids already finished there are skipped. ``on_event``
     receives ``{"type": "task_start", "id"}`` and ``{"type": "task_end", **result}``.
-    ``executor="ray"`` runs them on Ray (``ray_address``, or a local Ray)."""
+    ``executor="ray"`` runs them on Ray (``ray_address``, or a local Ray), where each
+    worker uses its own machine's agent dir (``agent_dir`` and ``plugins`` are ignored)."""
     if concurrency < 1:
         raise BatchError("concurrency must be at least 1")
     if executor not in ("local", "ray"):
@@ -345,7 +346,8 @@ async def run_batch(
 
             await run_on_ray(todo, concurrency=concurrency, address=ray_address, on_result=on_result,
                              on_event=on_event, cwd=cwd or os.getcwd(), discover=discover,
-                             extension_paths=list(extension_paths))
+                             extension_paths=list(extension_paths),
+                             sessions_dir=str(sessions_dir) if sessions_dir is not None else None)
         else:
             env = await BatchEnvironment.load(cwd=cwd, agent_dir=agent_dir, sessions_dir=sessions_dir,
                                               discover=discover, extension_paths=extension_paths,
