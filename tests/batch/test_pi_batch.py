@@ -68,3 +68,33 @@ def test_pi_batch_applies_model_to_tasks_without_one_and_prints_nothing_without_
     assert done.stdout == "" and done.stderr == ""  # stderr is not a terminal: no progress bar
     assert read_jsonl(tmp_path / "r.jsonl")[0]["text"] == "hello saw: (empty directory)"
     assert server.requests[0].body["model"] == "test-model"
+
+
+def test_pi_batch_draws_a_progress_bar_on_a_terminal_stderr(tmp_path, server, home):
+    import pty
+
+    server.default = lister
+    write_jsonl(tmp_path / "tasks.jsonl", tasks(3, tmp_path / "project"))
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path / "home"),
+           "PI_CODING_AGENT_DIR": str(home)}
+    master, slave = pty.openpty()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pi_core.cli", "batch", str(tmp_path / "tasks.jsonl"), "--out",
+         str(tmp_path / "r.jsonl")], cwd=tmp_path / "project", env=env, stdout=subprocess.PIPE,
+        stderr=slave, stdin=subprocess.DEVNULL)
+    os.close(slave)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # the terminal closed: the process ended
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(master)
+    assert process.wait(timeout=60) == 0
+    assert process.stdout.read() == b""
+    text = seen.decode()
+    assert "\r[" in text and "] 0/3" in text
+    assert "[" + "#" * 30 + "] 3/3" in text

@@ -7,6 +7,7 @@ import threading
 from pi_core.sdk import create_harness
 from pi_core.session import Session
 from pi_core.settings import Settings
+from pi_plugins.providers.pool import _pools
 
 from support.llm_server import Reply
 from support.routing import Router, first_user_text, header, tool_names
@@ -34,10 +35,13 @@ def test_a_parent_fans_out_to_three_children_in_parallel_each_with_its_own_linke
         harness, events = await parent_harness(tmp_path, server)
         await harness.prompt("PARENT")
         await harness.close()
-        return harness, events
+        shards = _pools[asyncio.get_running_loop()][False].shards
+        return harness, events, shards
 
-    harness, events = asyncio.run(scenario())
+    harness, events, shards = asyncio.run(scenario())
     assert harness.messages[-1].text == "parent done"
+    # parent and children went through one pool: the parent's, with the same provider objects
+    assert len(shards) == 1 and len(server.requests) == 5
     result = next(m for m in harness.messages if m.role == "toolResult")
     assert not result.is_error
     for n, task in enumerate(TASKS, 1):
