@@ -177,10 +177,15 @@ def batch_command(tasks_file, out, concurrency, mode, model, executor, ray_addre
 
     from pi_core.batch_cli import run_batch_command
 
-    sys.exit(asyncio.run(run_batch_command(
-        tasks_file, out, concurrency=concurrency, mode=mode, model=model, executor=executor,
-        ray_address=ray_address, session_dir=session_dir, extensions=list(extensions),
-        no_extensions=no_extensions)))
+    try:
+        sys.exit(asyncio.run(run_batch_command(
+            tasks_file, out, concurrency=concurrency, mode=mode, model=model, executor=executor,
+            ray_address=ray_address, session_dir=session_dir, extensions=list(extensions),
+            no_extensions=no_extensions)))
+    except KeyboardInterrupt:  # the running agents were aborted; finished results are kept
+        click.echo(f"\ninterrupted: the results of finished tasks are in {out}; "
+                   "run again to do the rest", err=True)
+        sys.exit(130)
 
 
 @main.command("plugins")

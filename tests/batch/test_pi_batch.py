@@ -98,3 +98,49 @@ def test_pi_batch_draws_a_progress_bar_on_a_terminal_stderr(tmp_path, server, ho
     text = seen.decode()
     assert "\r[" in text and "] 0/3" in text
     assert "[" + "#" * 30 + "] 3/3" in text
+
+
+def test_interrupting_pi_batch_keeps_finished_results_and_a_rerun_does_the_rest(tmp_path, server, home):
+    import signal
+    import threading
+    import time
+
+    from support.llm_server import Reply
+
+    release = threading.Event()
+
+    def route(request):
+        if "slow" in json.dumps(request.body):
+            release.wait(timeout=30)
+            return Reply(text="late")
+        return lister(request)
+
+    server.default = route
+    batch = tasks(4, tmp_path / "project")
+    batch[2]["prompt"] = batch[3]["prompt"] = "slow one"
+    write_jsonl(tmp_path / "tasks.jsonl", batch)
+    out = tmp_path / "results.jsonl"
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path / "home"),
+           "PI_CODING_AGENT_DIR": str(home)}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pi_core.cli", "batch", str(tmp_path / "tasks.jsonl"), "--out", str(out),
+         "--concurrency", "4"], cwd=tmp_path / "project", env=env, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not (
+                out.exists() and len(out.read_text().splitlines()) == 2
+                and sum("slow" in json.dumps(r.body) for r in server.requests) == 2):
+            time.sleep(0.02)
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=30)
+    finally:
+        release.set()
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130, stderr
+    assert "interrupted" in stderr and "Traceback" not in stderr
+    assert sorted(r["id"] for r in read_jsonl(out)) == ["task-0000", "task-0001"]
+    again = pi_batch(tmp_path, home, str(tmp_path / "tasks.jsonl"), "--out", str(out))
+    assert again.returncode == 0, again.stderr
+    assert sorted(r["id"] for r in read_jsonl(out)) == [t["id"] for t in batch]

@@ -202,3 +202,24 @@ def test_a_failing_child_is_reported_and_the_others_still_answer(tmp_path, serve
     assert failed["status"] == "failed" and "bad request for this child" in failed["error"]
     assert fine["text"] == "answer: fine"
     assert not result.is_error  # one child answered
+
+
+def test_a_definition_naming_a_model_that_is_not_available_fails_that_child_clearly(
+        tmp_path, server, agent_home):
+    folder = tmp_path / "work" / ".pi" / "agents"
+    folder.mkdir(parents=True)
+    (folder / "big.md").write_text("---\nname: big\ndescription: needs a big model\nmodel: acme/huge\n---\nThink.\n")
+    router = Router({"tasks": [{"task": "think hard", "agent": "big"}, {"task": "easy"}]})
+    server.default = router
+
+    async def scenario():
+        harness, _ = await parent_harness(tmp_path, server)
+        await harness.prompt("PARENT")
+        return harness
+
+    harness = asyncio.run(scenario())
+    result = next(m for m in harness.messages if m.role == "toolResult")
+    big, easy = result.details["results"]
+    assert big["status"] == "failed" and "model 'acme/huge' is not among the available models" in big["error"]
+    assert easy["text"] == "answer: easy"
+    assert [first_user_text(r) for r in router.child_requests] == ["easy"]
