@@ -22,8 +22,8 @@ from pi_core.messages import Failure
 from pi_core.model import Model
 from pi_core.provider import LlmContext, StreamOptions
 from pi_core.stream import AssistantMessageEvent, MessageBuilder
-from pi_plugins.providers.pool import ClientPool, pool_for
 from pi_plugins.providers.failures import classify, redact, retry_after_ms, server_message
+from pi_plugins.providers.pool import ClientPool, pool_for
 from pi_plugins.providers.sse import SseDecoder, SseEvent
 
 ABORTED = "Request was aborted"
