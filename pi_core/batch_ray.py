@@ -59,9 +59,11 @@ async def run_on_ray(tasks: list[BatchTask], *, concurrency: int, address: str |
                      sessions_dir: str | None = None) -> None:
     ray = _ray()
     started_here = not ray.is_initialized()
-    if started_here:
-        ray.init(address=address, include_dashboard=False, log_to_driver=False) if address else ray.init(
-            include_dashboard=False, log_to_driver=False)
+    if started_here:  # workers' output is not forwarded: --mode json owns stdout
+        if address:
+            ray.init(address=address, log_to_driver=False)
+        else:
+            ray.init(include_dashboard=False, log_to_driver=False)
     workers: list = []
     try:
         cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
