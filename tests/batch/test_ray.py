@@ -44,3 +44,42 @@ def test_a_batch_on_a_local_ray_gives_the_results_of_a_local_run(tmp_path, serve
     before = len(server.requests)
     again = asyncio.run(run_batch(batch, out=tmp_path / "ray.jsonl", concurrency=4, executor="ray"))
     assert [r["id"] for r in again] == ["task-0005"] and len(server.requests) == before + 1
+
+
+def test_pi_batch_on_ray_starts_a_local_ray_and_leaves_nothing_running(tmp_path, server, home):
+    import json
+    import os
+    import shutil
+    import subprocess
+    import sys
+    import tempfile
+
+    from support.batches import write_jsonl
+
+    server.default = lister
+    write_jsonl(tmp_path / "tasks.jsonl", tasks(3, tmp_path / "project"))
+    ray_tmp = tempfile.mkdtemp(prefix="pr", dir="/tmp")  # short: Ray's socket paths live in it
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path / "home"),
+           "PI_CODING_AGENT_DIR": str(home), "RAY_TMPDIR": ray_tmp}
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "pi_core.cli", "batch", str(tmp_path / "tasks.jsonl"), "--out",
+             str(tmp_path / "r.jsonl"), "--executor", "ray", "--concurrency", "2", "--mode", "json"],
+            cwd=tmp_path / "project", env=env, capture_output=True, text=True, timeout=180)
+        assert done.returncode == 0, done.stderr
+        events = [json.loads(line) for line in done.stdout.splitlines()]  # nothing but events
+        assert sorted(e["type"] for e in events) == ["task_end"] * 3 + ["task_start"] * 3
+        results = read_jsonl(tmp_path / "r.jsonl")
+        assert sorted(r["text"] for r in results) == [f"task number {n} saw: (empty directory)" for n in range(3)]
+        left = [pid for pid in os.listdir("/proc") if pid.isdigit() and _cmdline(pid).find(ray_tmp) >= 0]
+        assert left == []
+    finally:
+        shutil.rmtree(ray_tmp, ignore_errors=True)
+
+
+def _cmdline(pid: str) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
