@@ -9,6 +9,7 @@ LOAD_ORDER = (
     "app_messages",
     "local_environment",
     "tools",
+    "subagents",
     "openai_completions",
     "openai_responses",
     "anthropic_messages",

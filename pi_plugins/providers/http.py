@@ -16,7 +16,6 @@ import asyncio
 import json
 import re
 import sys
-import weakref
 from typing import Any, AsyncIterator, Iterable
 
 try:
@@ -29,6 +28,7 @@ from pi_core.model import Model
 from pi_core.provider import LlmContext, StreamOptions
 from pi_core.stream import AssistantMessageEvent, MessageBuilder
 from pi_plugins.providers.failures import classify, redact, retry_after_ms, server_message
+from pi_plugins.providers.pool import ClientPool, pool_for
 from pi_plugins.providers.sse import SseDecoder, SseEvent
 
 ABORTED = "Request was aborted"
@@ -186,9 +186,6 @@ def request_content(body: Any, headers: dict[str, str]) -> tuple[Any, dict[str, 
     return encoded.stream(), {**headers, "content-length": str(encoded.length)}
 
 
-_clients: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict]" = weakref.WeakKeyDictionary()
-
-
 def _httpx():
     """httpx, without its own command line: when rich and click are installed (they are,
     for the interactive mode) ``import httpx`` also loads ``httpx._main`` and through it
@@ -201,35 +198,44 @@ def _httpx():
     return httpx
 
 
-async def http_client(url: str):
-    """A pooled client for this event loop; plain-http URLs (local servers) get one that
-    skips loading the CA bundle, which costs a noticeable part of a one-shot run.
+def _no_cookies():
+    """A cookie jar that keeps nothing. pi keeps no cookies (Node's fetch has no jar), and
+    httpx's jar parses every response's headers through http.cookiejar, a third of a
+    millisecond per request."""
+    from http.cookiejar import CookieJar
 
-    The client is closed when the loop shuts down (``asyncio.run`` closes the async
-    generators it knows, and one of them holds the client), so no connection is left open."""
-    httpx = _httpx()
-    loop = asyncio.get_running_loop()
-    per_loop = _clients.setdefault(loop, {})
+    class NoCookies(CookieJar):
+        def extract_cookies(self, response, request) -> None:
+            pass
+
+        def add_cookie_header(self, request) -> None:
+            pass
+
+    return NoCookies()
+
+
+def _pool(url: str) -> ClientPool:
+    """The pooled clients of this event loop (see :mod:`pi_plugins.providers.pool`);
+    plain-http URLs (local servers) get clients that skip loading the CA bundle, which
+    costs a noticeable part of a one-shot run."""
     secure = url.startswith("https:")
-    held = per_loop.get(secure)
-    if held is None or held[0].is_closed:
-        client = httpx.AsyncClient(
+
+    def make_client(connections: int):
+        httpx = _httpx()
+        return httpx.AsyncClient(
             timeout=httpx.Timeout(READ_TIMEOUT, connect=CONNECT_TIMEOUT),
+            limits=httpx.Limits(max_connections=connections, max_keepalive_connections=connections),
             verify=True if secure else False,
             follow_redirects=True,
+            cookies=_no_cookies(),
         )
-        keeper = _keep_until_shutdown(client)
-        await keeper.__anext__()
-        held = per_loop[secure] = (client, keeper)
-    return held[0]
+
+    return pool_for(secure, make_client)
 
 
-async def _keep_until_shutdown(client: Any):
-    try:
-        yield
-        await asyncio.Event().wait()  # resumed only by the loop's shutdown (aclose)
-    finally:
-        await client.aclose()
+async def http_client(url: str):
+    """A pooled client for this event loop, closed when the loop shuts down."""
+    return await _pool(url).first_client()
 
 
 class _AbortWatch:
@@ -291,6 +297,7 @@ class SseProvider:
             yield builder.error(ABORTED, aborted=True)
             return
         watch: _AbortWatch | None = None
+        pool = shard = None
         final = None  # the done or error event, sent once the connection is released
         request, sent = None, 0
         try:
@@ -298,7 +305,9 @@ class SseProvider:
             body = await options.prepare_payload(request.body)
             if signal.aborted:
                 raise asyncio.CancelledError
-            client = await http_client(request.url)
+            pool = _pool(request.url)
+            shard = await pool.acquire()
+            client = shard.client
             watch = _AbortWatch(signal)
             watch.reading = True
             content, headers = request_content(body, request.headers)
@@ -371,6 +380,8 @@ class SseProvider:
         finally:
             if watch is not None:
                 watch.close()
+            if shard is not None:
+                pool.release(shard)
         yield final
 
 

@@ -147,7 +147,7 @@ class LlmServer:
 
     def start(self) -> "LlmServer":
         handler = type("Handler", (_Handler,), {"owner": self})
-        self._http = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._http = _Server(("127.0.0.1", 0), handler)
         self._http.daemon_threads = True
         self._thread = threading.Thread(target=self._http.serve_forever, args=(0.01,), name="llm-server",
                                         daemon=True)
@@ -465,6 +465,13 @@ def error_body(api: str | None, reply: Reply) -> dict:
 
 
 # ---------------------------------------------------------------- HTTP
+
+
+class _Server(ThreadingHTTPServer):
+    # socketserver's default backlog of 5 overflows when hundreds of agents connect at
+    # once (batches, benchmarks): the kernel then drops connections the client thinks it
+    # has, and they fail with "Connection lost".
+    request_queue_size = 1024
 
 
 class _Handler(BaseHTTPRequestHandler):
