@@ -1,0 +1,176 @@
+"""Checkpoints of one harness: snapshots recorded as ``custom`` entries of its session,
+listed, and restored.
+
+A checkpoint is a ``custom`` entry (``customType`` ``checkpoint``; the real pi keeps it
+and never sends it to the model) whose ``data`` holds the snapshot id and the paths that
+changed since the previous checkpoint on its path. The workspace at any entry is the
+snapshot of the nearest checkpoint at or before it on its path, which holds because a
+checkpoint is recorded before each prompt (when the workspace differs from the branch's
+last one) and after each tool batch that changed it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from attrs import define, field
+
+from pi_core.entries import CustomEntry
+
+from pi_plugins.checkpoints.store import GitStore, StoreError
+
+CUSTOM_TYPE = "checkpoint"
+
+
+class CheckpointError(RuntimeError):
+    """A checkpoint cannot be listed or restored; the text says why."""
+
+
+@define
+class Checkpoint:
+    """A checkpoint entry of the session."""
+
+    entry_id: str
+    timestamp: str
+    files: list[str]
+    snapshot: str
+    #: Why it was recorded: ``prompt`` (before a prompt), ``tools`` (after a tool batch),
+    #: ``restore`` (the state a restore replaced).
+    reason: str = ""
+    #: The number of user messages on its path (the turn it belongs to).
+    turn: int = 0
+
+    def to_json(self) -> dict:
+        return {"entryId": self.entry_id, "timestamp": self.timestamp, "files": list(self.files)}
+
+
+@define
+class RestoreResult:
+    """What a restore did: the files it changed, the checkpoint recorded first (restore to
+    it to undo), and the files it left alone with the reason."""
+
+    files: list[str]
+    undo_entry_id: str
+    target_entry_id: str
+    skipped: dict[str, str] = field(factory=dict)
+
+    def to_json(self) -> dict:
+        data: dict[str, Any] = {"files": list(self.files), "undoEntryId": self.undo_entry_id,
+                                "checkpointEntryId": self.target_entry_id}
+        if self.skipped:
+            data["skipped"] = dict(self.skipped)
+        return data
+
+
+def is_checkpoint(entry: Any) -> bool:
+    return (isinstance(entry, CustomEntry) and entry.custom_type == CUSTOM_TYPE
+            and isinstance(entry.data, dict) and isinstance(entry.data.get("snapshot"), str))
+
+
+class Checkpointer:
+    """Records and restores the workspace of ``harness`` (one per harness)."""
+
+    def __init__(self, harness: Any, store: GitStore) -> None:
+        self.harness = harness
+        self.store = store
+        self._lock = asyncio.Lock()
+
+    @property
+    def session(self):
+        return self.harness.session
+
+    # ------------------------------------------------------------ reading the session
+
+    def latest(self, entry_id: str | None = None) -> CustomEntry | None:
+        """The nearest checkpoint at or before ``entry_id`` (None: the leaf) on its path."""
+        if entry_id is None and self.session.leaf_id is None:
+            return None
+        for entry in reversed(self.session.path(entry_id)):
+            if is_checkpoint(entry):
+                return entry
+        return None
+
+    def list(self) -> list[Checkpoint]:
+        """Every checkpoint of the session, in the order they were recorded."""
+        found, turns = [], {}
+        for entry in self.session.entries:
+            parent_turn = turns.get(entry.parent_id, 0)
+            message = getattr(entry, "message", None)
+            turns[entry.id] = parent_turn + (1 if getattr(message, "role", None) == "user" else 0)
+            if is_checkpoint(entry):
+                data = entry.data
+                found.append(Checkpoint(
+                    entry_id=entry.id, timestamp=entry.timestamp,
+                    files=[f for f in data.get("files") or [] if isinstance(f, str)],
+                    snapshot=data["snapshot"], reason=str(data.get("reason") or ""),
+                    turn=turns[entry.id]))
+        return found
+
+    # ------------------------------------------------------------ recording
+
+    async def record(self, reason: str, *, force: bool = False, extra: dict | None = None):
+        """Snapshot the workspace; append a checkpoint when it differs from the branch's
+        last one (always with ``force``). Returns (entry or None, snapshot id)."""
+        async with self._lock:
+            return await asyncio.to_thread(self._record, reason, force, extra)
+
+    def _record(self, reason: str, force: bool, extra: dict | None):
+        tree = self.store.snapshot()
+        last = self.latest()
+        previous = last.data["snapshot"] if last is not None else None
+        if previous == tree and not force:
+            return None, tree
+        files = [c.path for c in self.store.diff(previous, tree)] if previous else []
+        data = {"snapshot": tree, "files": files, "reason": reason, **(extra or {})}
+        return self.session.append_custom(CUSTOM_TYPE, data), tree
+
+    # ------------------------------------------------------------ restoring
+
+    def target(self, entry_id: str) -> CustomEntry:
+        if self.session.entry(entry_id) is None:
+            raise CheckpointError(f"no entry {entry_id!r} in this session")
+        found = self.latest(entry_id)
+        if found is None:
+            raise CheckpointError(f"no checkpoint at or before entry {entry_id!r}")
+        if not self.store.has(found.data["snapshot"]):
+            raise CheckpointError(f"the snapshot of checkpoint {found.id} is missing from "
+                                  f"{self.store.git_dir}")
+        return found
+
+    async def plan(self, entry_id: str) -> list[str]:
+        """The files a restore to ``entry_id`` would change (nothing is written)."""
+        target = self.target(entry_id)
+        async with self._lock:
+            def changed() -> list[str]:
+                now = self.store.snapshot()
+                return [c.path for c in self.store.diff(now, target.data["snapshot"])]
+            return await asyncio.to_thread(changed)
+
+    async def restore(self, entry_id: str) -> RestoreResult:
+        """Restore the workspace to its state at ``entry_id``, first recording the current
+        state as a checkpoint (restoring to that one undoes this)."""
+        if self.harness.is_running:
+            raise CheckpointError("wait for the agent to finish (or abort it) before restoring files")
+        target = self.target(entry_id)
+        undo, current = await self.record("restore", force=True,
+                                          extra={"restoreTarget": target.id})
+        async with self._lock:
+            done = await asyncio.to_thread(self.store.restore, current, target.data["snapshot"])
+        return RestoreResult(files=done.files, undo_entry_id=undo.id, target_entry_id=target.id,
+                             skipped=done.skipped)
+
+
+def open_checkpointer(harness: Any) -> Checkpointer:
+    """A checkpointer for ``harness`` over the store of its cwd's work tree."""
+    ctx = harness.ctx
+    try:
+        limit = int(ctx.settings.get("checkpoints.maxFileBytes", 1 << 20))
+    except (TypeError, ValueError):
+        limit = 1 << 20
+    store = GitStore(ctx.cwd, ctx.agent_dir, max_file_bytes=limit)
+    try:
+        store.open()
+    except (StoreError, OSError) as exc:
+        raise CheckpointError(f"cannot open the checkpoint store: {exc}") from exc
+    return Checkpointer(harness, store)
