@@ -186,14 +186,17 @@ class GitStore:
         untracked = self._start(*untracked_args)
         listed = self._wait(changed, changed_args) + b"\0" + self._wait(untracked, untracked_args)
         add, drop = [], []
+        linked: dict[str, bool] = {}
         for raw in set(listed.split(b"\0")):
             if not raw or raw.endswith(b"/"):  # a nested repository: not ours to copy
                 continue
             path = os.fsdecode(raw)
             try:
+                if self._behind_link(os.path.dirname(path), linked):
+                    raise FileNotFoundError(path)
                 info = os.lstat(self.cwd / path)
             except FileNotFoundError:
-                add.append(raw)  # --remove takes a missing file out of the index
+                drop.append(raw)  # gone (or now behind a link): out of the index
                 continue
             except OSError:
                 continue
@@ -201,16 +204,25 @@ class GitStore:
                 drop.append(raw)  # too large: left out (and out of the index if it was in)
             elif stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode):
                 add.append(raw)
-        if add:
-            self.git("update-index", "-z", "--add", "--remove", "--stdin", input=b"\0".join(add) + b"\0")
-        if drop:
-            # --force-remove of a path that is not in the index is a no-op.
+        if drop:  # first, so a file may take a folder's place (--force-remove of a path
+            # that is not in the index does nothing)
             self.git("update-index", "-z", "--force-remove", "--stdin", input=b"\0".join(drop) + b"\0")
+        if add:
+            self.git("update-index", "-z", "--add", "--replace", "--stdin", input=b"\0".join(add) + b"\0")
         if not add and not drop and self._last is not None and self._last[0] == self._index_identity():
             return self._last[1]
         tree = self.git("write-tree").decode().strip()
         self._last = (self._index_identity(), tree)
         return tree
+
+    def _behind_link(self, folder: str, seen: dict[str, bool]) -> bool:
+        """Whether a folder of a listed path is, or lies under, a symbolic link."""
+        if not folder:
+            return False
+        if folder not in seen:
+            # self.cwd is resolved, so any difference is a link on the way.
+            seen[folder] = os.path.realpath(self.cwd / folder) != os.path.join(str(self.cwd), folder)
+        return seen[folder]
 
     def diff(self, old: str | None, new: str) -> list[Change]:
         """The paths (relative to the cwd) that differ from ``old`` to ``new``."""
