@@ -4,7 +4,8 @@ workspace, bash side effects included, and the files can go back to it.
 - ``agent_start``: before a prompt, record a checkpoint when the workspace differs from
   the branch's last one (or the branch has none yet);
 - ``turn_end``: after a tool batch, record one when the batch changed the workspace
-  (edit, write, or anything bash did: ``rm``, ``sed -i``, ``mv``, generated files);
+  (edit, write, or anything bash did: ``rm``, ``sed -i``, ``mv``, generated files); a
+  batch of only read, grep, find and ls is not looked at;
 - ``workspace_checkpoints``: the :class:`Checkpointer` behind ``harness.checkpoints()``,
   ``harness.restore_checkpoint()``, the RPC commands and the chat's offers;
 - ``register_commands``: ``/rewind`` lists the checkpoints and restores one.
@@ -90,9 +91,14 @@ async def agent_start(event, ctx):
     await _record(ctx, "prompt")
 
 
+#: Built-in tools that only look: a batch of nothing else needs no snapshot.
+READ_ONLY_TOOLS = frozenset({"read", "grep", "find", "ls"})
+
+
 @hookimpl
 async def turn_end(event, ctx):
-    if getattr(event, "tool_results", None):
+    results = getattr(event, "tool_results", None) or []
+    if any(getattr(r, "tool_name", None) not in READ_ONLY_TOOLS for r in results):
         await _record(ctx, "tools")
 
 

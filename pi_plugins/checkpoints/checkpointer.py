@@ -111,19 +111,19 @@ class Checkpointer:
 
     async def record(self, reason: str, *, force: bool = False, extra: dict | None = None):
         """Snapshot the workspace; append a checkpoint when it differs from the branch's
-        last one (always with ``force``). Returns (entry or None, snapshot id)."""
+        last one (always with ``force``). Returns (entry or None, snapshot id). git runs
+        in a worker thread; the session is only touched from the event loop's."""
         async with self._lock:
-            return await asyncio.to_thread(self._record, reason, force, extra)
-
-    def _record(self, reason: str, force: bool, extra: dict | None):
-        tree = self.store.snapshot()
-        last = self.latest()
-        previous = last.data["snapshot"] if last is not None else None
-        if previous == tree and not force:
-            return None, tree
-        files = [c.path for c in self.store.diff(previous, tree)] if previous else []
-        data = {"snapshot": tree, "files": files, "reason": reason, **(extra or {})}
-        return self.session.append_custom(CUSTOM_TYPE, data), tree
+            tree = await asyncio.to_thread(self.store.snapshot)
+            last = self.latest()
+            previous = last.data["snapshot"] if last is not None else None
+            if previous == tree and not force:
+                return None, tree
+            files = []
+            if previous is not None:
+                files = [c.path for c in await asyncio.to_thread(self.store.diff, previous, tree)]
+            data = {"snapshot": tree, "files": files, "reason": reason, **(extra or {})}
+            return self.session.append_custom(CUSTOM_TYPE, data), tree
 
     # ------------------------------------------------------------ restoring
 

@@ -27,10 +27,11 @@ from attrs import define, field
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 #: git settings that keep a command from reaching outside our store (fsmonitor daemons),
-#: changing file contents on the way in (line endings) or pruning our objects (gc).
+#: changing file contents on the way in (line endings) or pruning our objects (gc); and
+#: a split, version-4 index, so a snapshot rewrites a small file, not all of a large one.
 CONFIG = ("core.fsmonitor=false", "core.autocrlf=false", "core.safecrlf=false",
           "core.quotePath=false", "gc.auto=0", "core.untrackedCache=false",
-          "core.splitIndex=false")
+          "core.splitIndex=true", "index.version=4")
 
 
 class StoreError(RuntimeError):
