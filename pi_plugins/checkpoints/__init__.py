@@ -124,7 +124,8 @@ def describe(checkpoint: Checkpoint) -> str:
         shown = what or "no changes"
     elif what:
         shown = f"{shown} · {what}"
-    return f"turn {checkpoint.turn} · {clock} · {shown} [{checkpoint.entry_id}]"
+    turn = f"turn {checkpoint.turn}" if checkpoint.turn else "start"
+    return f"{turn} · {clock} · {shown} [{checkpoint.entry_id}]"
 
 
 async def rewind(args: str, ctx) -> None:

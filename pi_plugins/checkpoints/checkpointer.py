@@ -38,7 +38,8 @@ class Checkpoint:
     #: Why it was recorded: ``prompt`` (before a prompt), ``tools`` (after a tool batch),
     #: ``restore`` (the state a restore replaced).
     reason: str = ""
-    #: The number of user messages on its path (the turn it belongs to).
+    #: The turn it belongs to: the number of user messages on its path (one more for a
+    #: checkpoint recorded before a prompt).
     turn: int = 0
 
     def to_json(self) -> dict:
@@ -100,11 +101,13 @@ class Checkpointer:
             turns[entry.id] = parent_turn + (1 if getattr(message, "role", None) == "user" else 0)
             if is_checkpoint(entry):
                 data = entry.data
+                # A checkpoint before a prompt belongs to the turn that prompt starts.
+                turn = turns[entry.id] + (1 if data.get("reason") == "prompt" else 0)
                 found.append(Checkpoint(
                     entry_id=entry.id, timestamp=entry.timestamp,
                     files=[f for f in data.get("files") or [] if isinstance(f, str)],
                     snapshot=data["snapshot"], reason=str(data.get("reason") or ""),
-                    turn=turns[entry.id]))
+                    turn=turn))
         return found
 
     # ------------------------------------------------------------ recording

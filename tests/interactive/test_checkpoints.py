@@ -44,7 +44,12 @@ def test_tree_offers_to_restore_the_files_and_rewind_undoes_it(pi_tui, server):
     term.wait_drawn(lambda s: term.editor(s) == "")
     term.submit("/rewind")
     picker = term.wait_for("Restore the files to which checkpoint?")
-    assert "before a restore" in picker and "a.txt, b.txt" in picker
+    rows = [line for line in picker.split("Restore the files to which checkpoint?")[1].splitlines()
+            if line.rstrip().endswith("]")]
+    # The latest first: the restore made at the start of the session (before turn 1).
+    assert "→ start · " in rows[0] and "a.txt, b.txt · before a restore" in rows[0]
+    assert any("turn 1 · " in row and " · a.txt, b.txt [" in row for row in rows[1:])
+    assert any("turn 1 · " in row and "before the prompt" in row for row in rows[1:])
     term.press("Enter")  # the latest: the state the restore replaced
     term.wait_drawn("Restored 2 files: a.txt, b.txt")
     assert (term.cwd / "a.txt").read_text() == "changed\n" and (term.cwd / "b.txt").read_text() == "new\n"
