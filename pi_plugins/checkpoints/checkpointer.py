@@ -6,7 +6,8 @@ and never sends it to the model) whose ``data`` holds the snapshot id and the pa
 changed since the previous checkpoint on its path. The workspace at any entry is the
 snapshot of the nearest checkpoint at or before it on its path, which holds because a
 checkpoint is recorded before each prompt (when the workspace differs from the branch's
-last one) and after each tool batch that changed it.
+last one) and after each tool batch that changed it. A tool result is the exception:
+the workspace at it is the one after its batch (the checkpoint that follows it).
 """
 
 from __future__ import annotations
@@ -62,6 +63,10 @@ class RestoreResult:
         if self.skipped:
             data["skipped"] = dict(self.skipped)
         return data
+
+
+def _is_tool_result(entry: Any) -> bool:
+    return getattr(getattr(entry, "message", None), "role", None) == "toolResult"
 
 
 def is_checkpoint(entry: Any) -> bool:
@@ -130,10 +135,24 @@ class Checkpointer:
 
     # ------------------------------------------------------------ restoring
 
+    def after_batch(self, entry: Any) -> CustomEntry | None:
+        """For a tool result, the checkpoint recorded right after its batch, if the batch
+        changed the workspace: a batch's results are stored once all of its tools ran
+        (in a parallel batch), so that is the workspace at each of them."""
+        node = entry
+        while _is_tool_result(node):
+            children = self.session.children(node.id)
+            node = children[0] if children else None  # the first: what followed then
+        if is_checkpoint(node) and node.data.get("reason") == "tools":
+            return node
+        return None
+
     def target(self, entry_id: str) -> CustomEntry:
-        if self.session.entry(entry_id) is None:
+        """The checkpoint holding the workspace at ``entry_id``."""
+        entry = self.session.entry(entry_id)
+        if entry is None:
             raise CheckpointError(f"no entry {entry_id!r} in this session")
-        found = self.latest(entry_id)
+        found = self.after_batch(entry) or self.latest(entry_id)
         if found is None:
             raise CheckpointError(f"no checkpoint at or before entry {entry_id!r}")
         if not self.store.has(found.data["snapshot"]):

@@ -45,8 +45,9 @@ SCRIPT = [
 
 
 def scenario(repo, tmp_path, script=SCRIPT, prompts=("one", "two", "three"), settings=None):
-    """Run the prompts; return the harness and the workspace hash at each settled entry
-    (user and assistant messages, checkpoints, the last entry of each turn)."""
+    """Run the prompts; return the harness and the workspace hash at each entry but the
+    opening model and thinking-level entries (user and assistant messages, tool results,
+    checkpoints)."""
     states: dict[str, str] = {}
 
     async def go():
@@ -58,9 +59,14 @@ def scenario(repo, tmp_path, script=SCRIPT, prompts=("one", "two", "three"), set
         def settle(event):
             if event.type in ("agent_start", "turn_end", "agent_end") or (
                     event.type == "message_end" and event.message.role in ("user", "assistant")):
-                leaf = harness.session.leaf_id
-                if leaf is not None and leaf not in states:
-                    states[leaf] = workspace_hash(repo)
+                now = workspace_hash(repo)
+                # The leaf, and at the end of a turn the batch's tool results, stored once
+                # all of its (parallel) tools had run.
+                for entry in reversed(harness.session.path()):
+                    states.setdefault(entry.id, now)
+                    if event.type != "turn_end" or not (
+                            entry.type == "custom" or entry.message.role == "toolResult"):
+                        break
 
         harness.subscribe(settle)
         for text in prompts:
@@ -91,6 +97,8 @@ def test_every_point_restores_to_exactly_its_workspace_and_an_undo_brings_back_t
     assert len(set(states.values())) >= 6
 
     entry_ids = [e.id for e in harness.session.entries if e.id in states]
+    assert entry_ids == [e.id for e in harness.session.entries
+                         if e.type not in ("model_change", "thinking_level_change")]
     first_undo = None
     for entry_id in reversed(entry_ids):
         result = run(harness.restore_checkpoint(entry_id))
