@@ -122,14 +122,11 @@ class Checkpointer:
         last one (always with ``force``). Returns (entry or None, snapshot id). git runs
         in a worker thread; the session is only touched from the event loop's."""
         async with self._lock:
-            tree = await asyncio.to_thread(self.store.snapshot)
             last = self.latest()
             previous = last.data["snapshot"] if last is not None else None
+            tree, files = await asyncio.to_thread(self.store.checkpoint, previous)
             if previous == tree and not force:
                 return None, tree
-            files = []
-            if previous is not None:
-                files = [c.path for c in await asyncio.to_thread(self.store.diff, previous, tree)]
             data = {"snapshot": tree, "files": files, "reason": reason, **(extra or {})}
             return self.session.append_custom(CUSTOM_TYPE, data), tree
 

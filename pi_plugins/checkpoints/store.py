@@ -176,45 +176,59 @@ class GitStore:
 
     def snapshot(self) -> str:
         """The tree id of the workspace as it is now (under the cwd, not ignored, small)."""
-        with self.locked():
-            return self._snapshot()
+        return self.checkpoint(None)[0]
 
-    def _snapshot(self) -> str:
+    def checkpoint(self, since: str | None) -> tuple[str, list[str]]:
+        """A snapshot, and the paths (relative to the cwd) that differ from the snapshot
+        ``since`` (none when ``since`` is None): what a checkpoint records."""
+        with self.locked():
+            return self._checkpoint(since)
+
+    def _checkpoint(self, since: str | None) -> tuple[str, list[str]]:
         # Changed and deleted tracked files, and untracked ones: two walks, run at once.
         changed_args = ("diff-files", "--name-only", "-z", "--relative", "--ignore-submodules")
         untracked_args = ("ls-files", "-z", "-o", "--exclude-standard", "--", ".")
         changed = self._start(*changed_args)
         untracked = self._start(*untracked_args)
         listed = self._wait(changed, changed_args) + b"\0" + self._wait(untracked, untracked_args)
-        add, drop = [], []
+        update, drop = [], []
         linked: dict[str, bool] = {}
         for raw in set(listed.split(b"\0")):
             if not raw or raw.endswith(b"/"):  # a nested repository: not ours to copy
                 continue
             path = os.fsdecode(raw)
+            if self._behind_link(os.path.dirname(path), linked):
+                drop.append(raw)  # now behind a link: out of the index
+                continue
             try:
-                if self._behind_link(os.path.dirname(path), linked):
-                    raise FileNotFoundError(path)
                 info = os.lstat(self.cwd / path)
             except FileNotFoundError:
-                drop.append(raw)  # gone (or now behind a link): out of the index
+                update.append(raw)  # gone: --remove takes it out of the index
                 continue
             except OSError:
                 continue
             if stat.S_ISREG(info.st_mode) and info.st_size > self.max_file_bytes:
                 drop.append(raw)  # too large: left out (and out of the index if it was in)
             elif stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode):
-                add.append(raw)
-        if drop:  # first, so a file may take a folder's place (--force-remove of a path
-            # that is not in the index does nothing)
+                update.append(raw)
+        if drop:  # --force-remove of a path that is not in the index does nothing
             self.git("update-index", "-z", "--force-remove", "--stdin", input=b"\0".join(drop) + b"\0")
-        if add:
-            self.git("update-index", "-z", "--add", "--replace", "--stdin", input=b"\0".join(add) + b"\0")
-        if not add and not drop and self._last is not None and self._last[0] == self._index_identity():
-            return self._last[1]
+        if update:  # --replace: a file may take a folder's place, and back
+            self.git("update-index", "-z", "--add", "--remove", "--replace", "--stdin",
+                     input=b"\0".join(sorted(update)) + b"\0")
+        if not update and not drop and self._last is not None and self._last[0] == self._index_identity():
+            tree = self._last[1]
+            return tree, [c.path for c in self.diff(since, tree)] if since else []
+        # The tree, and what changed since ``since`` (index against that tree), at once.
+        compare_args = ("diff-index", "--cached", "--name-only", "-z", "--relative",
+                        "--no-renames", since or EMPTY_TREE, "--")
+        compare = self._start(*compare_args) if since else None
         tree = self.git("write-tree").decode().strip()
         self._last = (self._index_identity(), tree)
-        return tree
+        if compare is None:
+            return tree, []
+        paths = self._wait(compare, compare_args).split(b"\0")
+        return tree, sorted(os.fsdecode(p) for p in paths if p)
 
     def _behind_link(self, folder: str, seen: dict[str, bool]) -> bool:
         """Whether a folder of a listed path is, or lies under, a symbolic link."""
