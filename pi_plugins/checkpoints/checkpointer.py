@@ -124,7 +124,17 @@ class Checkpointer:
         async with self._lock:
             last = self.latest()
             previous = last.data["snapshot"] if last is not None else None
-            tree, files = await asyncio.to_thread(self.store.checkpoint, previous)
+            try:
+                tree, files = await asyncio.to_thread(self.store.checkpoint, previous)
+            except StoreError:
+                if previous is None:
+                    raise
+                # The branch's last snapshot was missing from the store (a new agent dir,
+                # a session from elsewhere): compare with it if this snapshot made it
+                # again, else start afresh, rather than fail at every turn.
+                if not await asyncio.to_thread(self.store.has, previous):
+                    previous = None
+                tree, files = await asyncio.to_thread(self.store.checkpoint, previous)
             if previous == tree and not force:
                 return None, tree
             data = {"snapshot": tree, "files": files, "reason": reason, **(extra or {})}

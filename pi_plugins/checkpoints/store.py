@@ -157,7 +157,11 @@ class GitStore:
 
     @contextmanager
     def locked(self):
-        """One pi at a time in this store (its sessions share the index)."""
+        """One pi at a time in this store (its sessions share the index). A store that
+        was deleted meanwhile is made again."""
+        if not (self.git_dir / "HEAD").exists():
+            self._last = None
+            self.open()
         with open(self.dir / "pi.lock", "a") as handle:
             fcntl.flock(handle, fcntl.LOCK_EX)
             try:

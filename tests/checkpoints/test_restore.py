@@ -187,3 +187,21 @@ def test_a_repository_can_turn_checkpoints_off(repo, tmp_path):
     with pytest.raises(LookupError, match="checkpoints.enabled is false"):
         run(harness.checkpoints())
     assert not any(e.type == "custom" for e in harness.session.entries)
+
+
+def test_a_store_that_went_missing_starts_afresh_instead_of_failing_every_turn(repo, tmp_path):
+    import shutil
+
+    script = [Reply(tool_calls=[bash("echo 1 > one.txt")]), Reply(text="ok"),
+              Reply(tool_calls=[bash("echo 2 > two.txt")]), Reply(text="ok")]
+    harness, _ = scenario(repo, tmp_path, script=script, prompts=("one",))
+    shutil.rmtree(tmp_path / "agent" / "checkpoints")
+    run(harness.prompt("two"))
+    assert list(harness.plugins.errors) == []
+    made = run(harness.checkpoints())
+    # The new store's first snapshot is the branch's last one again: no new checkpoint.
+    assert [c.files for c in made] == [[], ["one.txt"], ["two.txt"]]
+    run(harness.restore_checkpoint(made[1].entry_id))
+    assert (repo / "one.txt").exists() and not (repo / "two.txt").exists()
+    with pytest.raises(Exception, match="missing from"):
+        run(harness.restore_checkpoint(made[0].entry_id))
