@@ -21,21 +21,32 @@ import logging
 import shutil
 import weakref
 from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from pi_core import hookimpl
 from pi_core.commands import Command
 
-from pi_plugins.checkpoints.checkpointer import (
-    CUSTOM_TYPE,
-    Checkpoint,
-    CheckpointError,
-    Checkpointer,
-    RestoreResult,
-    open_checkpointer,
-)
-from pi_plugins.checkpoints.store import StoreError, find_work_tree
+if TYPE_CHECKING:
+    from pi_plugins.checkpoints.checkpointer import Checkpoint, Checkpointer, RestoreResult
 
+# The checkpointer and the store load on first use, not with every pi start.
 __all__ = ["CUSTOM_TYPE", "Checkpoint", "CheckpointError", "Checkpointer", "RestoreResult"]
+CUSTOM_TYPE = "checkpoint"
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("Checkpoint", "CheckpointError", "Checkpointer", "RestoreResult"):
+        from pi_plugins.checkpoints import checkpointer
+
+        return getattr(checkpointer, name)
+    raise AttributeError(name)
+
+
+def _in_git_work_tree(cwd: str) -> bool:
+    """A ``.git`` in the cwd or a folder above it (looked for, git is not run)."""
+    path = Path(cwd).resolve()
+    return any((folder / ".git").exists() for folder in (path, *path.parents))
 
 log = logging.getLogger("pi.checkpoints")
 
@@ -50,13 +61,13 @@ def enabled(ctx) -> tuple[bool, str]:
         return False, "checkpoints are off (settings checkpoints.enabled is false)"
     if shutil.which("git") is None:
         return False, "checkpoints need git, which is not installed"
-    if setting is None and find_work_tree(ctx.cwd) is None:
+    if setting is None and not _in_git_work_tree(ctx.cwd):
         return False, ("checkpoints are off outside a git work tree "
                        "(set checkpoints.enabled to true to use them here)")
     return True, ""
 
 
-def checkpointer_for(ctx) -> Checkpointer | str:
+def checkpointer_for(ctx) -> "Checkpointer | str":
     """The harness's checkpointer, made on first use, or why there is none."""
     harness = getattr(ctx, "harness", None)
     if harness is None:
@@ -65,6 +76,8 @@ def checkpointer_for(ctx) -> Checkpointer | str:
     if state is None:
         on, why = enabled(ctx)
         if on:
+            from pi_plugins.checkpoints.checkpointer import CheckpointError, open_checkpointer
+
             try:
                 state = open_checkpointer(harness)
             except CheckpointError as exc:
@@ -80,6 +93,8 @@ async def _record(ctx, reason: str) -> None:
     checkpointer = checkpointer_for(ctx)
     if isinstance(checkpointer, str):
         return
+    from pi_plugins.checkpoints.store import StoreError
+
     try:
         await checkpointer.record(reason)
     except (StoreError, OSError) as exc:  # a snapshot that fails must not stop the agent
@@ -110,7 +125,7 @@ def workspace_checkpoints(ctx):
 # ------------------------------------------------------------ /rewind
 
 
-def describe(checkpoint: Checkpoint) -> str:
+def describe(checkpoint: "Checkpoint") -> str:
     """One line of the ``/rewind`` list: turn, time, changed files."""
     try:
         when = datetime.fromisoformat(checkpoint.timestamp.replace("Z", "+00:00")).astimezone()
@@ -145,6 +160,9 @@ async def rewind(args: str, ctx) -> None:
         if chosen is None:
             return
         entry_id = options[chosen]
+    from pi_plugins.checkpoints.checkpointer import CheckpointError
+    from pi_plugins.checkpoints.store import StoreError
+
     try:
         result = await checkpointer.restore(entry_id)
     except (CheckpointError, StoreError, OSError) as exc:
@@ -153,7 +171,7 @@ async def rewind(args: str, ctx) -> None:
     ctx.ui.notify(restored_message(result), "info")
 
 
-def restored_message(result: RestoreResult) -> str:
+def restored_message(result: "RestoreResult") -> str:
     count = len(result.files)
     text = (f"Restored {count} file{'s' if count != 1 else ''}"
             + (f": {', '.join(result.files[:5])}" + (" …" if count > 5 else "") if count else "")

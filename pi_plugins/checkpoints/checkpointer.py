@@ -19,9 +19,8 @@ from attrs import define, field
 
 from pi_core.entries import CustomEntry
 
+from pi_plugins.checkpoints import CUSTOM_TYPE
 from pi_plugins.checkpoints.store import GitStore, StoreError
-
-CUSTOM_TYPE = "checkpoint"
 
 
 class CheckpointError(RuntimeError):

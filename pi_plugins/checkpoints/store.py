@@ -15,7 +15,6 @@ and ``git ls-files -o`` for new ones, run side by side) and hashes only those fi
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import os
 import stat
@@ -24,6 +23,11 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from attrs import define, field
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not on Windows: one pi at a time is up to you
+    fcntl = None
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 #: git settings that keep a command from reaching outside our store (fsmonitor daemons),
@@ -163,11 +167,13 @@ class GitStore:
             self._last = None
             self.open()
         with open(self.dir / "pi.lock", "a") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
+            if fcntl is not None:
+                fcntl.flock(handle, fcntl.LOCK_EX)
             try:
                 yield
             finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+                if fcntl is not None:
+                    fcntl.flock(handle, fcntl.LOCK_UN)
 
     def _index_identity(self) -> tuple | None:
         try:
