@@ -205,3 +205,23 @@ def test_a_store_that_went_missing_starts_afresh_instead_of_failing_every_turn(r
     assert (repo / "one.txt").exists() and not (repo / "two.txt").exists()
     with pytest.raises(Exception, match="missing from"):
         run(harness.restore_checkpoint(made[0].entry_id))
+
+
+def test_the_size_limit_comes_from_the_settings(repo, tmp_path):
+    script = [Reply(tool_calls=[bash("echo tiny > small.txt && seq 1 100 > long.txt")]), Reply(text="ok")]
+    harness, _ = scenario(repo, tmp_path, script=script, prompts=("one",),
+                          settings={"checkpoints": {"maxFileBytes": 64}})
+    made = run(harness.checkpoints())
+    assert made[-1].files == ["small.txt"]
+    result = run(harness.restore_checkpoint(made[0].entry_id))
+    assert result.files == ["small.txt"] and (repo / "long.txt").exists()
+
+
+def test_without_git_checkpoints_say_so(repo, tmp_path, monkeypatch):
+    from pi_core.context import PluginContext
+    from pi_core.plugins import Plugins
+
+    ctx = PluginContext(cwd=str(repo), plugins=Plugins(), settings=Settings({}))
+    assert checkpoints.enabled(ctx) == (True, "")
+    monkeypatch.setenv("PATH", str(tmp_path / "no-programs-here"))
+    assert checkpoints.enabled(ctx) == (False, "checkpoints need git, which is not installed")
