@@ -6,6 +6,7 @@ workspace, bash side effects included, and the files can go back to it.
 - ``turn_end``: after a tool batch, record one when the batch changed the workspace
   (edit, write, or anything bash did: ``rm``, ``sed -i``, ``mv``, generated files); a
   batch of only read, grep, find and ls is not looked at;
+- ``tool_execution_start``: in a batch run one tool after another, also between tools;
 - ``workspace_checkpoints``: the :class:`Checkpointer` behind ``harness.checkpoints()``,
   ``harness.restore_checkpoint()``, the RPC commands and the chat's offers;
 - ``register_commands``: ``/rewind`` lists the checkpoints and restores one.
@@ -108,6 +109,16 @@ async def agent_start(event, ctx):
 
 #: Built-in tools that only look: a batch of nothing else needs no snapshot.
 READ_ONLY_TOOLS = frozenset({"read", "grep", "find", "ls"})
+
+
+@hookimpl
+async def tool_execution_start(event, ctx):
+    # A batch run one tool after another stores each result before the next tool starts
+    # (a parallel batch stores them all at its end): record the workspace at each.
+    harness = getattr(ctx, "harness", None)
+    message = getattr(harness.session.leaf, "message", None) if harness is not None else None
+    if getattr(message, "role", None) == "toolResult" and message.tool_name not in READ_ONLY_TOOLS:
+        await _record(ctx, "tools")
 
 
 @hookimpl

@@ -7,7 +7,8 @@ changed since the previous checkpoint on its path. The workspace at any entry is
 snapshot of the nearest checkpoint at or before it on its path, which holds because a
 checkpoint is recorded before each prompt (when the workspace differs from the branch's
 last one) and after each tool batch that changed it. A tool result is the exception:
-the workspace at it is the one after its batch (the checkpoint that follows it).
+the workspace at it is the one its batch left (the checkpoint that follows it names it in
+``after``).
 """
 
 from __future__ import annotations
@@ -80,6 +81,8 @@ class Checkpointer:
         self.harness = harness
         self.store = store
         self._lock = asyncio.Lock()
+        #: The leaf when the workspace was last snapshotted.
+        self._looked_at: str | None = None
 
     @property
     def session(self):
@@ -123,6 +126,7 @@ class Checkpointer:
         async with self._lock:
             last = self.latest()
             previous = last.data["snapshot"] if last is not None else None
+            results = self._unlooked_results()
             try:
                 tree, files = await asyncio.to_thread(self.store.checkpoint, previous)
             except StoreError:
@@ -135,21 +139,39 @@ class Checkpointer:
                     previous = None
                 tree, files = await asyncio.to_thread(self.store.checkpoint, previous)
             if previous == tree and not force:
+                self._looked_at = self.session.leaf_id
                 return None, tree
             data = {"snapshot": tree, "files": files, "reason": reason, **(extra or {})}
-            return self.session.append_custom(CUSTOM_TYPE, data), tree
+            if results:
+                data["after"] = results
+            entry = self.session.append_custom(CUSTOM_TYPE, data)
+            self._looked_at = entry.id
+            return entry, tree
+
+    def _unlooked_results(self) -> list[str]:
+        """The tool results stored since the workspace was last looked at: the workspace
+        is now what it was at each of them (a parallel batch stores its results once all
+        its tools ran, a sequential one each before the next tool starts)."""
+        found = []
+        for entry in reversed(self.session.path()):
+            if entry.id == self._looked_at or not _is_tool_result(entry):
+                break
+            found.append(entry.id)
+        return found[::-1]
 
     # ------------------------------------------------------------ restoring
 
     def after_batch(self, entry: Any) -> CustomEntry | None:
-        """For a tool result, the checkpoint recorded right after its batch, if the batch
-        changed the workspace: a batch's results are stored once all of its tools ran
-        (in a parallel batch), so that is the workspace at each of them."""
+        """For a tool result, the checkpoint of the workspace as its tool left it: the
+        first checkpoint after it and the results stored with it, when that one names it
+        (in ``after``); None when the tool changed nothing."""
+        if not _is_tool_result(entry):
+            return None
         node = entry
         while _is_tool_result(node):
             children = self.session.children(node.id)
             node = children[0] if children else None  # the first: what followed then
-        if is_checkpoint(node) and node.data.get("reason") == "tools":
+        if is_checkpoint(node) and entry.id in (node.data.get("after") or ()):
             return node
         return None
 

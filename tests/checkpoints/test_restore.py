@@ -44,7 +44,8 @@ SCRIPT = [
 ]
 
 
-def scenario(repo, tmp_path, script=SCRIPT, prompts=("one", "two", "three"), settings=None):
+def scenario(repo, tmp_path, script=SCRIPT, prompts=("one", "two", "three"), settings=None,
+             tool_execution="parallel"):
     """Run the prompts; return the harness and the workspace hash at each entry but the
     opening model and thinking-level entries (user and assistant messages, tool results,
     checkpoints)."""
@@ -57,17 +58,18 @@ def scenario(repo, tmp_path, script=SCRIPT, prompts=("one", "two", "three"), set
             settings=Settings(settings or {}))
 
         def settle(event):
-            if event.type in ("agent_start", "turn_end", "agent_end") or (
+            # Whenever no tool runs, the entries stored since the last look hold the
+            # workspace as it is now (a parallel batch stores its tool results after all
+            # its tools ran; a sequential one each before the next tool starts).
+            if event.type in ("agent_start", "turn_end", "agent_end", "tool_execution_start") or (
                     event.type == "message_end" and event.message.role in ("user", "assistant")):
                 now = workspace_hash(repo)
-                # The leaf, and at the end of a turn the batch's tool results, stored once
-                # all of its (parallel) tools had run.
                 for entry in reversed(harness.session.path()):
-                    states.setdefault(entry.id, now)
-                    if event.type != "turn_end" or not (
-                            entry.type == "custom" or entry.message.role == "toolResult"):
+                    if entry.id in states:
                         break
+                    states[entry.id] = now
 
+        harness.agent.tool_execution = tool_execution
         harness.subscribe(settle)
         for text in prompts:
             await harness.prompt(text)
@@ -96,9 +98,9 @@ def test_every_point_restores_to_exactly_its_workspace_and_an_undo_brings_back_t
     ]
     assert len(set(states.values())) >= 6
 
-    entry_ids = [e.id for e in harness.session.entries if e.id in states]
-    assert entry_ids == [e.id for e in harness.session.entries
-                         if e.type not in ("model_change", "thinking_level_change")]
+    entry_ids = [e.id for e in harness.session.entries
+                 if e.type not in ("model_change", "thinking_level_change")]  # before any
+    assert set(entry_ids) <= set(states)
     first_undo = None
     for entry_id in reversed(entry_ids):
         result = run(harness.restore_checkpoint(entry_id))
@@ -225,3 +227,17 @@ def test_without_git_checkpoints_say_so(repo, tmp_path, monkeypatch):
     assert checkpoints.enabled(ctx) == (True, "")
     monkeypatch.setenv("PATH", str(tmp_path / "no-programs-here"))
     assert checkpoints.enabled(ctx) == (False, "checkpoints need git, which is not installed")
+
+
+def test_a_batch_run_one_tool_after_another_restores_to_each_tool_result(repo, tmp_path):
+    script = [Reply(tool_calls=[bash("echo 1 > one.txt"), bash("cat one.txt"),
+                                ("write", {"path": "two.txt", "content": "2"}), bash("rm one.txt")]),
+              Reply(text="ok")]
+    harness, states = scenario(repo, tmp_path, script=script, prompts=("one",),
+                               tool_execution="sequential")
+    results = [e.id for e in harness.session.entries
+               if e.type == "message" and e.message.role == "toolResult"]
+    assert len(results) == 4 and len({states[r] for r in results}) == 3
+    for entry_id in results + [results[0]]:
+        run(harness.restore_checkpoint(entry_id))
+        assert workspace_hash(repo) == states[entry_id]
