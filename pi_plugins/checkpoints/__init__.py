@@ -117,8 +117,14 @@ async def tool_execution_start(event, ctx):
     # (a parallel batch stores them all at its end): record the workspace at each.
     harness = getattr(ctx, "harness", None)
     message = getattr(harness.session.leaf, "message", None) if harness is not None else None
-    if getattr(message, "role", None) == "toolResult" and message.tool_name not in READ_ONLY_TOOLS:
+    if getattr(message, "role", None) != "toolResult":
+        return
+    if message.tool_name not in READ_ONLY_TOOLS:
         await _record(ctx, "tools")
+        return
+    checkpointer = checkpointer_for(ctx)
+    if not isinstance(checkpointer, str):
+        checkpointer.unchanged()  # a look-only tool: the workspace at it is the one before
 
 
 @hookimpl

@@ -148,6 +148,11 @@ class Checkpointer:
             self._looked_at = entry.id
             return entry, tree
 
+    def unchanged(self) -> None:
+        """The entries stored so far hold the workspace of the branch's last checkpoint
+        (a tool that only reads ran): the next checkpoint does not stand for them."""
+        self._looked_at = self.session.leaf_id
+
     def _unlooked_results(self) -> list[str]:
         """The tool results stored since the workspace was last looked at: the workspace
         is now what it was at each of them (a parallel batch stores its results once all

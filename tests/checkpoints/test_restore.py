@@ -230,14 +230,14 @@ def test_without_git_checkpoints_say_so(repo, tmp_path, monkeypatch):
 
 
 def test_a_batch_run_one_tool_after_another_restores_to_each_tool_result(repo, tmp_path):
-    script = [Reply(tool_calls=[bash("echo 1 > one.txt"), bash("cat one.txt"),
+    script = [Reply(tool_calls=[bash("echo 1 > one.txt"), bash("cat one.txt"), ("read", {"path": "one.txt"}),
                                 ("write", {"path": "two.txt", "content": "2"}), bash("rm one.txt")]),
               Reply(text="ok")]
     harness, states = scenario(repo, tmp_path, script=script, prompts=("one",),
                                tool_execution="sequential")
     results = [e.id for e in harness.session.entries
                if e.type == "message" and e.message.role == "toolResult"]
-    assert len(results) == 4 and len({states[r] for r in results}) == 3
+    assert len(results) == 5 and len({states[r] for r in results}) == 3
     for entry_id in results + [results[0]]:
         run(harness.restore_checkpoint(entry_id))
         assert workspace_hash(repo) == states[entry_id]
