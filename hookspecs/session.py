@@ -91,3 +91,15 @@ def resources_discover(event, ctx):
     At start-up and reload. Return extra resource paths as a list of
     ``(kind, path)`` pairs, kind being ``skill`` or ``prompt``.
     """
+
+
+@hookspec
+def workspace_checkpoints(ctx):
+    """Kind: decide (the last plugin's answer wins).
+
+    When ``harness.checkpoints()``, ``harness.restore_checkpoint()`` or a mode (RPC
+    ``get_checkpoints`` / ``restore_checkpoint``, the chat's ``/tree`` and ``/fork``) needs
+    the workspace's checkpoints. Return the object that keeps them (the built-in
+    :class:`pi_plugins.checkpoints.Checkpointer`: ``list()``, ``plan(entry_id)``,
+    ``restore(entry_id)``), or a string saying why there are none here.
+    """

@@ -629,6 +629,25 @@ class Harness:
         return True
 
 
+    # ------------------------------------------------------------ workspace checkpoints
+
+    async def checkpointer(self):
+        """The plugin that keeps workspace checkpoints (``workspace_checkpoints``);
+        raises :class:`LookupError` saying why there is none."""
+        found = await self.plugins.decide("workspace_checkpoints", ctx=self.ctx)
+        if found is None or isinstance(found, str):
+            raise LookupError(found or "no checkpoints plugin is loaded")
+        return found
+
+    async def checkpoints(self) -> list:
+        """The session's checkpoints (entry id, timestamp, changed files), oldest first."""
+        return (await self.checkpointer()).list()
+
+    async def restore_checkpoint(self, entry_id: str):
+        """Put the workspace back as it was at ``entry_id`` (the nearest checkpoint at or
+        before it); the state replaced is recorded first, as a checkpoint to undo to."""
+        return await (await self.checkpointer()).restore(entry_id)
+
     # ------------------------------------------------------------ switching sessions
 
     async def new_session(self, parent_session: str | None = None) -> bool:

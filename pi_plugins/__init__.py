@@ -21,6 +21,7 @@ LOAD_ORDER = (
     "skills",
     "prompt_templates",
     "compaction",
+    "checkpoints",
     "print_mode",
     "rpc_mode",
     "interactive",

@@ -141,6 +141,9 @@ async def _go_to(tui: "InteractiveApp", entry_id: str) -> bool:
             if instructions is None:
                 continue
         break
+    restore = await _offer_restore(tui, entry_id)
+    if restore is None:
+        return False
     summarize = choice != "none"
     try:
         if summarize:
@@ -163,7 +166,36 @@ async def _go_to(tui: "InteractiveApp", entry_id: str) -> bool:
     if editor_text is not None and not tui.editor.text.strip():
         tui.set_editor_text(editor_text)
     tui.add_text("Navigated to the selected point", "dim")
+    if restore:
+        await _restore_files(tui, entry_id)
     return True
+
+
+async def _offer_restore(tui: "InteractiveApp", entry_id: str) -> bool | None:
+    """Where checkpoints are on and the files at ``entry_id`` differ from the workspace,
+    ask whether to restore them too: True, False, or None when the user backed out."""
+    try:
+        files = await (await tui.harness.checkpointer()).plan(entry_id)
+    except Exception:  # checkpoints off, or none at or before that point
+        return False
+    if not files:
+        return False
+    shown = ", ".join(files[:4]) + (f" and {len(files) - 4} more" if len(files) > 4 else "")
+    choice = await tui.show_dialog(ListDialog(tui.painter, "Restore the files to that point too?", [
+        Item("Keep the files as they are", "keep"),
+        Item(f"Restore {len(files)} file{'s' if len(files) != 1 else ''}", "restore")],
+        subtitle=f"changed since then: {shown}"))
+    return None if choice is None else choice == "restore"
+
+
+async def _restore_files(tui: "InteractiveApp", entry_id: str) -> None:
+    try:
+        result = await tui.harness.restore_checkpoint(entry_id)
+    except Exception as exc:
+        tui.add_text(f"Restoring the files failed: {exc}", "error")
+        return
+    count = len(result.files)
+    tui.add_text(f"Restored {count} file{'s' if count != 1 else ''}; /rewind {result.undo_entry_id} undoes it", "dim")
 
 
 async def fork(tui: "InteractiveApp", args: str) -> None:
@@ -177,6 +209,10 @@ async def fork(tui: "InteractiveApp", args: str) -> None:
                                               subtitle="the new session ends before it; its text returns to the editor"))
     if chosen is None:
         return
+    restore = await _offer_restore(tui, chosen)
+    if restore is None:
+        return
+    before = tui.harness.session.entry(chosen).parent_id
     text, cancelled = await tui.harness.fork(chosen)
     if cancelled:
         tui.add_text("Fork cancelled by a plugin", "dim")
@@ -184,6 +220,8 @@ async def fork(tui: "InteractiveApp", args: str) -> None:
     tui.start_over()
     tui.set_editor_text(text)
     tui.add_text("Forked to a new session", "dim")
+    if restore and before is not None:
+        await _restore_files(tui, before)
 
 
 async def clone(tui: "InteractiveApp", args: str) -> None:

@@ -278,6 +278,14 @@ class Commands:
         return {"messages": [{"entryId": entry_id, "text": text}
                              for entry_id, text in self.harness.fork_messages() if text]}
 
+    # Workspace checkpoints (our addition; pi has none): the checkpoints plugin's.
+
+    async def cmd_get_checkpoints(self, c: dict) -> Any:
+        return [checkpoint.to_json() for checkpoint in await self.harness.checkpoints()]
+
+    async def cmd_restore_checkpoint(self, c: dict) -> Any:
+        return (await self.harness.restore_checkpoint(_string(c, "entryId"))).to_json()
+
     async def cmd_get_last_assistant_text(self, c: dict) -> Any:
         for message in reversed(self.harness.messages):
             if not isinstance(message, AssistantMessage):
