@@ -118,9 +118,10 @@ def test_models_and_thinking_levels_cycle(tmp_path):
     assert run(harness.cycle_model())[0] == b
     harness.scoped_models = []
     assert run(harness.cycle_model()) is None  # only the current model is available
-    run(harness.set_model(a))
+    run(harness.set_model(a))  # from a model without reasoning: pi's default level, medium
+    assert harness.thinking_level == "medium"
     levels = [run(harness.cycle_thinking_level()) for _ in range(3)]
-    assert levels == ["off", "minimal", "low"]
+    assert levels == ["high", "off", "minimal"]
     run(harness.set_model(b))
     assert run(harness.cycle_thinking_level()) is None
 
