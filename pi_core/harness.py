@@ -215,10 +215,12 @@ class Harness:
         self.agent = Agent(
             model=model, plugins=plugins, ctx=self.ctx, tools=tools, get_api_key=get_api_key,
             get_headers=get_headers,
-            thinking_level=thinking_level or settings.get("defaultThinkingLevel") or "off",
+            thinking_level=thinking_level or settings.get("defaultThinkingLevel") or "medium",
             steering_mode=settings.get("steeringMode", "one-at-a-time"),
             follow_up_mode=settings.get("followUpMode", "one-at-a-time"),
         )
+        # pi's default level is medium, clamped to what the model takes (off without reasoning)
+        self.agent.thinking_level = self.clamp_thinking_level(self.agent.thinking_level)
         self._explicit_model = model_is_explicit
         self._explicit_thinking = thinking_level is not None
         self.auto_compaction = bool(settings.get("compaction.enabled", True))
@@ -536,6 +538,8 @@ class Harness:
         self.agent.model = model
         if previous.key != model.key:
             self.session.append_model_change(model.provider, model.id)
+        self.ctx.settings.remember("defaultProvider", model.provider)
+        self.ctx.settings.remember("defaultModel", model.id)
         await self.set_thinking_level(level)
         await self.notify(ModelSelect(model=model, previous_model=previous, source=source))
 
@@ -548,6 +552,8 @@ class Harness:
         if previous == level:
             return
         self.session.append_thinking_level_change(level)
+        if self.model.reasoning or level != "off":  # as pi: kept as the next run's default
+            self.ctx.settings.remember("defaultThinkingLevel", level)
         await self.emit(ThinkingLevelChanged(level=level))
         await self.notify(ThinkingLevelSelect(level=level, previous_level=previous))
 
