@@ -38,6 +38,16 @@ def main() -> None:
     """pi: a minimal, self-extensible coding-agent harness."""
 
 
+def _print_version(ctx: click.Context) -> None:
+    """The bare version, as pi prints it: on stdout when run from a terminal, else on
+    stderr (pi keeps stdout for the protocol whenever stdin is not a terminal, and pi-acp
+    counts on it: what it reads on stdout it compares with the npm release of pi)."""
+    stream = sys.stdout if sys.stdin is not None and sys.stdin.isatty() else sys.stderr
+    stream.write(f"{__version__}\n")
+    stream.flush()
+    ctx.exit(0)
+
+
 def _flag(*names: str, **kwargs):
     return click.option(*names, is_flag=True, default=False, **kwargs)
 
@@ -81,8 +91,9 @@ def _flag(*names: str, **kwargs):
               help="List available models (optionally matching SEARCH) and exit.")
 @_flag("--verbose", help="Verbose start-up.")
 @_flag("--offline", help="No start-up network use (pi-harness never makes any).")
-@click.version_option(__version__, "-v", "--version", prog_name="pi", message="%(version)s",
-                      help="Print the version and exit.")
+@click.option("-v", "--version", is_flag=True, expose_value=False, is_eager=True,
+              callback=lambda ctx, _, value: _print_version(ctx) if value else None,
+              help="Print the version and exit.")
 def run_command(messages, print_, **flags) -> None:
     """pi: a minimal, self-extensible coding agent. Chats in the terminal, or answers
     once with -p; --mode json and --mode rpc serve programs."""

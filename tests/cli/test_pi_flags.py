@@ -28,10 +28,22 @@ def _tool_names(request) -> list[str]:
     return sorted(t["function"]["name"] for t in request.body.get("tools", []))
 
 
-def test_version_prints_the_bare_version_as_pi_does(pi):
+def test_version_prints_the_bare_version_where_pi_prints_it(pi):
+    # from a program (stdin not a terminal) pi keeps stdout for the protocol: stderr
     out = pi.run("--version")
+    assert out.returncode == 0 and out.stdout == "" and out.stderr == f"{__version__}\n"
+    assert pi.run("-v").stderr == f"{__version__}\n"
+    # from a terminal, on stdout
+    import os
+
+    primary, secondary = os.openpty()
+    try:
+        out = subprocess.run(pi.command("--version"), cwd=pi.cwd, env=pi.env, stdin=secondary,
+                             capture_output=True, text=True, timeout=60)
+    finally:
+        os.close(primary)
+        os.close(secondary)
     assert out.returncode == 0 and out.stdout == f"{__version__}\n"
-    assert pi.run("-v").stdout == f"{__version__}\n"
 
 
 def test_no_themes_and_theme_are_accepted_as_pi_accepts_them(pi, server, tmp_path):

@@ -37,8 +37,13 @@ class PiHome:
             command = f'exec node "{REAL_PI / "dist" / "cli.js"}" "$@"'
         else:
             command = f'exec "{sys.executable}" -m pi_core.cli "$@"'
-        launcher = self.bin / "pi"
-        launcher.write_text(f"#!/bin/sh\n{command}\n")
+        self._script("pi", command)
+        # pi-acp asks `npm view` for pi's newest version: no test touches the network
+        self._script("npm", 'echo "npm is not available in tests" >&2; exit 1')
+
+    def _script(self, name: str, body: str) -> None:
+        launcher = self.bin / name
+        launcher.write_text(f"#!/bin/sh\n{body}\n")
         launcher.chmod(launcher.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
 
     @property
