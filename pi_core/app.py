@@ -45,6 +45,8 @@ class RunArgs:
     no_session: bool = False
     models: str | None = None
     no_tools: bool = False
+    #: ``-nbt``: the built-in tools start off; plugin tools stay on.
+    no_builtin_tools: bool = False
     tools: str | None = None
     thinking: str | None = None
     extensions: list[str] = field(factory=list)
@@ -54,6 +56,9 @@ class RunArgs:
     prompt_templates: list[str] = field(factory=list)
     no_prompt_templates: bool = False
     no_context_files: bool = False
+    #: ``--theme`` files or folders, and ``--no-themes`` (the interactive mode reads them).
+    themes: list[str] = field(factory=list)
+    no_themes: bool = False
     export: str | None = None
     export_output: str | None = None
     list_models: str | None = None
@@ -241,7 +246,16 @@ async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None) ->
         print(f"warning: {problem}", file=sys.stderr)
     if wants_local_models(args, registry, settings):
         await registry.discover(plugins, settings)
-    model, level, explicit, warning = choose_model(args, registry, settings)
+    try:
+        model, level, explicit, warning = choose_model(args, registry, settings)
+    except UsageError:
+        if args.mode not in SERVING_MODES:
+            raise
+        # as pi: a program that started us still gets answers (no models, a failed
+        # prompt that says why) instead of a process that is gone
+        from pi_core.model import unknown_model
+
+        model, level, explicit, warning = unknown_model(), None, False, None
     if warning:
         print(f"warning: {warning}", file=sys.stderr)
     if model.key in registry.local:
@@ -272,10 +286,24 @@ async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None) ->
         resolve_model=registry.find,
         available_models=registry.available,
         scoped_models=scoped_models(args.models or settings.get("enabledModels"), registry),
+        auth_problem=lambda chosen: auth_problem(registry, chosen),
     )
     await harness.start(reason=reason)
     _apply_tool_flags(args, harness)
     return App(args, harness, registry, plugins)
+
+
+#: Modes that serve a client program: they keep running when no model is configured.
+SERVING_MODES = ("rpc", "acp")
+
+
+def auth_problem(registry, model) -> str | None:
+    """Why no request can go to ``model`` (no key for it), said before any request."""
+    if registry.has_auth(model):
+        return None
+    return (f"No API key found for {model.provider}: set {registry.env_var(model)}, pass "
+            f"--api-key, or add the key to {registry.auth.path} (`pi --list-models` shows "
+            "the models that have one).")
 
 
 def scoped_models(patterns, registry) -> list:
@@ -318,3 +346,11 @@ def _apply_tool_flags(args: RunArgs, harness) -> None:
         agent.set_active_tools(wanted)
     elif args.no_tools:
         agent.set_active_tools([])
+    elif args.no_builtin_tools:
+        agent.set_active_tools([t.name for t in tools if t.default_active and not _is_builtin(t)])
+
+
+def _is_builtin(tool) -> bool:
+    """A tool of the built-in tools plugin (not one a plugin registered under the same name)."""
+    module = getattr(tool.function, "__module__", None) or type(tool).__module__
+    return module.startswith("pi_plugins.tools")

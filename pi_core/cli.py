@@ -38,6 +38,16 @@ def main() -> None:
     """pi: a minimal, self-extensible coding-agent harness."""
 
 
+def _print_version(ctx: click.Context) -> None:
+    """The bare version, as pi prints it: on stdout when run from a terminal, else on
+    stderr (pi keeps stdout for the protocol whenever stdin is not a terminal, and pi-acp
+    counts on it: what it reads on stdout it compares with the npm release of pi)."""
+    stream = sys.stdout if sys.stdin is not None and sys.stdin.isatty() else sys.stderr
+    stream.write(f"{__version__}\n")
+    stream.flush()
+    ctx.exit(0)
+
+
 def _flag(*names: str, **kwargs):
     return click.option(*names, is_flag=True, default=False, **kwargs)
 
@@ -63,6 +73,7 @@ def _flag(*names: str, **kwargs):
 @_flag("--no-session", help="Do not save the session.")
 @click.option("--models", help="Comma-separated model patterns for cycling.")
 @_flag("-nt", "--no-tools", help="Start with no tools enabled.")
+@_flag("-nbt", "--no-builtin-tools", help="Start without the built-in tools; plugin tools stay enabled.")
 @click.option("-t", "--tools", help="Comma-separated allow-list of tool names.")
 @click.option("--thinking", type=click.Choice(["off", "minimal", "low", "medium", "high", "xhigh"]),
               help="Thinking level.")
@@ -72,13 +83,17 @@ def _flag(*names: str, **kwargs):
 @_flag("-ns", "--no-skills", help="Do not discover skills.")
 @click.option("--prompt-template", "prompt_templates", multiple=True, help="Load a prompt template file or folder (repeatable).")
 @_flag("-np", "--no-prompt-templates", help="Do not discover prompt templates.")
+@click.option("--theme", "themes", multiple=True, help="Load a theme file or folder (repeatable).")
+@_flag("--no-themes", help="Do not discover or load themes.")
 @_flag("-nc", "--no-context-files", help="Do not load AGENTS.md / CLAUDE.md.")
 @click.option("--export", help="Export a session file to HTML and exit (pi --export FILE [OUT]).")
 @click.option("--list-models", is_flag=False, flag_value="", default=None, metavar="[SEARCH]",
               help="List available models (optionally matching SEARCH) and exit.")
 @_flag("--verbose", help="Verbose start-up.")
 @_flag("--offline", help="No start-up network use (pi-harness never makes any).")
-@click.version_option(__version__, "-v", "--version", prog_name="pi")
+@click.option("-v", "--version", is_flag=True, expose_value=False, is_eager=True,
+              callback=lambda ctx, _, value: _print_version(ctx) if value else None,
+              help="Print the version and exit.")
 def run_command(messages, print_, **flags) -> None:
     """pi: a minimal, self-extensible coding agent. Chats in the terminal, or answers
     once with -p; --mode json and --mode rpc serve programs."""
@@ -120,6 +135,8 @@ async def _run(args, stdin=None, stdout=None) -> int:
             click.echo(f"error: no plugin provides the {name!r} mode (loaded: "
                        f"{', '.join(m.name for m in modes) or 'none'})", err=True)
             return 2
+        from pi_core.harness import MissingAuthError
+
         try:
             return await mode.run(app)
         except UsageError as exc:
@@ -129,6 +146,9 @@ async def _run(args, stdin=None, stdout=None) -> int:
             if stop.received is None:
                 raise
             asyncio.current_task().uncancel()
+        except MissingAuthError as exc:  # as pi: said before any request, exit code 1
+            click.echo(f"error: {exc}", err=True)
+            return 1
     finally:
         stop.remove()
         # session_shutdown stops every command and what it left running; then the

@@ -24,6 +24,9 @@ class Command:
     argument_hint: str | None = None
     #: Where it comes from: extension, prompt (a template) or skill.
     source: str = "extension"
+    #: pi's ``sourceInfo`` (``path``, ``source``, ``scope``, ``origin``, ``baseDir``);
+    #: ``None`` for a plugin's command: the RPC mode fills it from the plugin's origin.
+    source_info: dict | None = None
 
 
 @define(frozen=True)

@@ -233,6 +233,15 @@ class ModelSelect:
 
 
 @define
+class ThinkingLevelChanged:
+    """In the event stream (pi's ``thinking_level_changed``): the level changed, by a
+    set, a cycle, or a model change that clamped it."""
+
+    type: Literal["thinking_level_changed"] = field(default="thinking_level_changed", init=False)
+    level: str = "off"
+
+
+@define
 class ThinkingLevelSelect:
     type: Literal["thinking_level_select"] = field(default="thinking_level_select", init=False)
     level: str = "off"

@@ -38,6 +38,7 @@ from pi_core.events import (
     ForkEvent,
     SessionTreeEvent,
     SwitchEvent,
+    ThinkingLevelChanged,
     ThinkingLevelSelect,
     TreeDecision,
     UserBashEvent,
@@ -55,12 +56,19 @@ from pi_core.messages import (
     UserMessage,
     text_of,
 )
-from pi_core.model import Model
+from pi_core.model import Model, is_unknown
 from pi_core.provider import LlmContext, StreamOptions, complete
 from pi_core.plugins import flag
 from pi_core.signal import AbortSignal
 
 log = logging.getLogger("pi.harness")
+
+
+THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
+
+
+class MissingAuthError(RuntimeError):
+    """No model, or no key for the model: the prompt stops before any request."""
 
 
 class SummaryError(RuntimeError):
@@ -178,8 +186,11 @@ class Harness:
         system_prompt: str = "",
         available_models: Callable[[], list[Model]] | None = None,
         scoped_models: list[tuple[Model, str | None]] | None = None,
+        auth_problem: Callable[[Model], str | None] | None = None,
     ) -> None:
         self.plugins = plugins
+        #: Why a request to a model cannot be made (no model, no key), or None.
+        self.auth_problem = auth_problem
         #: All models the user could switch to (the registry's, with keys).
         self.available_models = available_models or (lambda: [self.agent.model])
         #: ``--models`` / ``enabledModels``: what cycling goes through, with thinking levels.
@@ -196,10 +207,12 @@ class Harness:
         self.agent = Agent(
             model=model, plugins=plugins, ctx=self.ctx, tools=tools, get_api_key=get_api_key,
             get_headers=get_headers,
-            thinking_level=thinking_level or settings.get("defaultThinkingLevel") or "off",
+            thinking_level=thinking_level or settings.get("defaultThinkingLevel") or "medium",
             steering_mode=settings.get("steeringMode", "one-at-a-time"),
             follow_up_mode=settings.get("followUpMode", "one-at-a-time"),
         )
+        # pi's default level is medium, clamped to what the model takes (off without reasoning)
+        self.agent.thinking_level = self.clamp_thinking_level(self.agent.thinking_level)
         self._explicit_model = model_is_explicit
         self._explicit_thinking = thinking_level is not None
         self.auto_compaction = bool(settings.get("compaction.enabled", True))
@@ -267,7 +280,9 @@ class Harness:
         if not fresh and not self._explicit_thinking:
             self.agent.thinking_level = restored.thinking_level
         ref = restored.model
-        if ref is None or (ref.provider, ref.model_id) != (self.model.provider, self.model.id):
+        if is_unknown(self.model):
+            pass  # nothing to record until a real model is chosen
+        elif ref is None or (ref.provider, ref.model_id) != (self.model.provider, self.model.id):
             self.session.append_model_change(self.model.provider, self.model.id)
         if fresh or restored.thinking_level != self.thinking_level:
             self.session.append_thinking_level_change(self.thinking_level)
@@ -316,6 +331,9 @@ class Harness:
             self._enqueue(user_message(event.text, event.images), streaming_behavior)
             _call(on_accepted)
             return []
+        problem = _no_model_problem(self.model) or (self.auth_problem and self.auth_problem(self.model))
+        if problem:
+            raise MissingAuthError(problem)
         self._prompting = True
         try:
             start = await self.plugins.chain(
@@ -509,16 +527,48 @@ class Harness:
     # ------------------------------------------------------------ model and thinking
 
     async def set_model(self, model: Model, source: str = "set") -> None:
-        previous, self.agent.model = self.agent.model, model
+        """Switch models; the thinking level is re-clamped for the new one (as pi: a
+        switch from a model without reasoning starts at the default level)."""
+        previous = self.agent.model
+        if previous.reasoning:
+            level = self.thinking_level
+        else:
+            level = self.ctx.settings.get("defaultThinkingLevel") or "medium"
+        self.agent.model = model
         if previous.key != model.key:
             self.session.append_model_change(model.provider, model.id)
+        self.ctx.settings.remember("defaultProvider", model.provider)
+        self.ctx.settings.remember("defaultModel", model.id)
+        await self.set_thinking_level(level)
         await self.notify(ModelSelect(model=model, previous_model=previous, source=source))
 
     async def set_thinking_level(self, level: str) -> None:
-        previous, self.agent.thinking_level = self.agent.thinking_level, level
-        if previous != level:
-            self.session.append_thinking_level_change(level)
+        """Set the level, clamped to what the model takes; a change is recorded in the
+        session, sent as ``thinking_level_changed`` and told to the plugins."""
+        previous = self.agent.thinking_level
+        level = self.clamp_thinking_level(level)
+        self.agent.thinking_level = level
+        if previous == level:
+            return
+        self.session.append_thinking_level_change(level)
+        if self.model.reasoning or level != "off":  # as pi: kept as the next run's default
+            self.ctx.settings.remember("defaultThinkingLevel", level)
+        await self.emit(ThinkingLevelChanged(level=level))
         await self.notify(ThinkingLevelSelect(level=level, previous_level=previous))
+
+    def clamp_thinking_level(self, level: str) -> str:
+        """``level`` if the model takes it, else the nearest higher one it takes, else
+        the nearest lower one (pi's order)."""
+        available = self.thinking_levels()
+        if level in available:
+            return level
+        if level not in THINKING_LEVELS:
+            return available[0]
+        index = THINKING_LEVELS.index(level)
+        for candidate in (*THINKING_LEVELS[index:], *reversed(THINKING_LEVELS[:index])):
+            if candidate in available:
+                return candidate
+        return available[0]
 
     # ------------------------------------------------------------ summaries
 
@@ -779,10 +829,11 @@ class Harness:
         """The levels this model takes (only "off" for a model without reasoning)."""
         if not self.model.reasoning:
             return ["off"]
-        levels = ["off", "minimal", "low", "medium", "high"]
-        if (self.model.compat or {}).get("supportsXhigh"):
+        mapped = self.model.thinking_level_map or {}
+        levels = [level for level in THINKING_LEVELS[:-1] if not (level in mapped and mapped[level] is None)]
+        if (self.model.compat or {}).get("supportsXhigh") or mapped.get("xhigh") is not None:
             levels.append("xhigh")
-        return levels
+        return levels or ["off"]
 
     async def cycle_thinking_level(self) -> str | None:
         levels = self.thinking_levels()
@@ -793,19 +844,15 @@ class Harness:
         return self.thinking_level
 
     def stats(self) -> dict:
-        """Message counts, token totals and cost of the branch, and the context's use of
-        the window (pi's ``get_session_stats`` shape)."""
-        from pi_core.tokens import context_tokens
-
+        """Message counts, token totals and cost of the current context (what the model
+        sees: after a compaction, only what came after it), and the context's use of the
+        window; pi's ``get_session_stats`` shape."""
         counts = {"user": 0, "assistant": 0, "toolResult": 0}
         tokens = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
-        tool_calls, cost, total = 0, 0.0, 0
-        for entry in self.session.path():
-            message = getattr(entry, "message", None)
-            if message is None:
-                continue
-            total += 1
-            counts[message.role] = counts.get(message.role, 0) + 1
+        tool_calls, cost = 0, 0.0
+        for message in self.agent.messages:
+            role = getattr(message, "role", None)
+            counts[role] = counts.get(role, 0) + 1
             if isinstance(message, AssistantMessage):
                 tool_calls += len(message.tool_calls)
                 usage = message.usage
@@ -813,27 +860,59 @@ class Harness:
                 tokens["output"] += usage.output
                 tokens["cacheRead"] += usage.cache_read
                 tokens["cacheWrite"] += usage.cache_write
-                tokens["total"] += usage.total_tokens
                 cost += usage.cost.total
-        window = self.model.context_window
-        used = context_tokens(self.agent.messages)
-        return {
+        tokens["total"] = tokens["input"] + tokens["output"] + tokens["cacheRead"] + tokens["cacheWrite"]
+        stats = {
             "sessionFile": str(self.session.file) if self.session.file else None,
             "sessionId": self.session.id,
             "userMessages": counts["user"],
             "assistantMessages": counts["assistant"],
             "toolCalls": tool_calls,
             "toolResults": counts["toolResult"],
-            "totalMessages": total,
+            "totalMessages": len(self.agent.messages),
             "tokens": tokens,
             "cost": cost,
-            "contextUsage": {"tokens": used, "contextWindow": window,
-                             "percent": round(100 * used / window, 1) if window else None},
         }
+        usage = self.context_usage()
+        if usage is not None:
+            stats["contextUsage"] = usage
+        return stats
+
+    def context_usage(self) -> dict | None:
+        """Tokens in the context against the window (None without a window). Right after
+        a compaction the count is unknown (null) until a model has answered again, as pi
+        reports it."""
+        from pi_core.entries import CompactionEntry
+        from pi_core.tokens import context_tokens, usage_tokens
+
+        window = self.model.context_window or 0
+        if window <= 0:
+            return None
+        branch = self.session.path()
+        last_compaction = max((i for i, e in enumerate(branch) if isinstance(e, CompactionEntry)),
+                              default=None)
+        if last_compaction is not None:
+            answered = False
+            for entry in reversed(branch[last_compaction + 1:]):
+                message = getattr(entry, "message", None)
+                if isinstance(message, AssistantMessage) and message.stop_reason not in ("aborted", "error"):
+                    answered = usage_tokens(message.usage) > 0
+                    break
+            if not answered:
+                return {"tokens": None, "contextWindow": window, "percent": None}
+        used = context_tokens(self.agent.messages)
+        return {"tokens": used, "contextWindow": window, "percent": 100 * used / window}
 
     async def commands(self) -> list:
         """Slash commands from the plugins (``register_commands``)."""
         return await self.plugins.collect("register_commands", key="name", ctx=self.ctx)
+
+
+def _no_model_problem(model: Model) -> str | None:
+    if is_unknown(model):
+        return ("No model available: set a provider's API key (for example OPENAI_API_KEY), "
+                "add a model to models.json, or pass --model. `pi --list-models` lists models.")
+    return None
 
 
 def _call(callback: Callable[[], Any] | None) -> None:

@@ -219,8 +219,10 @@ async def input(event, ctx):
 @hookimpl
 async def register_commands(ctx):
     from pi_core.commands import Command
+    from pi_plugins.resources import source_info
 
     return [
-        Command(name=t.name, description=t.description, argument_hint=t.argument_hint, source="prompt")
+        Command(name=t.name, description=t.description, argument_hint=t.argument_hint,
+                source="prompt", source_info=source_info(t.path, t.source, ctx))
         for t in (await load(ctx)).templates
     ]

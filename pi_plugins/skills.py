@@ -330,10 +330,12 @@ async def register_commands(ctx):
     """``/skill:name`` for every skill (also those hidden from the model), unless the
     ``enableSkillCommands`` setting is false."""
     from pi_core.commands import Command
+    from pi_plugins.resources import source_info
 
     if ctx.settings.get("enableSkillCommands", True) is False:
         return None
     return [
-        Command(name=f"skill:{s.name}", description=s.description, source="skill")
+        Command(name=f"skill:{s.name}", description=s.description, source="skill",
+                source_info=source_info(s.path, s.source, ctx, s.base_dir))
         for s in (await load(ctx)).skills
     ]

@@ -283,6 +283,48 @@ class SseProvider:
     def reader(self, builder: MessageBuilder, model: Model, context: LlmContext) -> StreamReader:
         raise NotImplementedError
 
+    #: Retries of a transient failure inside the provider, before the harness sees it
+    #: (the setting ``retry.provider.maxRetries`` overrides it): pi's OpenAI and
+    #: Anthropic SDKs retry twice, its Google SDK not at all.
+    default_max_retries = 2
+
+    async def _send(self, client: Any, request: HttpRequest, body: dict, options: StreamOptions,
+                    watch: "_AbortWatch") -> tuple[Any, int]:
+        """POST the request; a 408, 409, 429 or 5xx answer, or a connection that failed,
+        is sent again after a short backoff (the server's retry-after when it gives one
+        under a minute), as the provider SDKs do, up to the provider's retry count.
+        Returns the response and the size of the body sent."""
+        httpx = _httpx()
+        retries = options.max_retries if options.max_retries is not None else self.default_max_retries
+        attempt = 0
+        while True:
+            watch.reading = True
+            content, headers = request_content(body, request.headers)
+            sent = int(headers.get("content-length") or len(content))
+            try:
+                response = await client.send(
+                    client.build_request("POST", request.url, content=content, headers=headers),
+                    stream=True,
+                )
+            except httpx.TransportError as exc:
+                if attempt >= retries or isinstance(exc, (httpx.InvalidURL, httpx.UnsupportedProtocol)):
+                    raise
+                delay = sdk_retry_delay(attempt, None)
+            else:
+                watch.response = response
+                if response.status_code not in RETRY_STATUSES or attempt >= retries \
+                        or _header_value(response.headers, "x-should-retry") == "false":
+                    return response, sent
+                delay = sdk_retry_delay(attempt, response.headers)
+                await _release(response)
+                watch.response = None
+            finally:
+                watch.reading = False
+            attempt += 1
+            watch.reading = True  # an abort while waiting cancels the wait
+            await asyncio.sleep(delay)
+            watch.reading = False
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} api={self.api!r}>"
 
@@ -309,15 +351,7 @@ class SseProvider:
             shard = await pool.acquire()
             client = shard.client
             watch = _AbortWatch(signal)
-            watch.reading = True
-            content, headers = request_content(body, request.headers)
-            sent = int(headers.get("content-length") or len(content))
-            response = await client.send(
-                client.build_request("POST", request.url, content=content, headers=headers),
-                stream=True,
-            )
-            watch.reading = False
-            watch.response = response
+            response, sent = await self._send(client, request, body, options, watch)
             try:
                 await options.response(response.status_code, dict(response.headers))
                 if response.status_code >= 400:
@@ -383,6 +417,27 @@ class SseProvider:
             if shard is not None:
                 pool.release(shard)
         yield final
+
+
+#: The statuses the provider SDKs send again.
+RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504}) | frozenset(range(505, 600))
+
+
+def _header_value(headers: Any, name: str) -> str | None:
+    value = headers.get(name) if headers is not None else None
+    return value.lower() if isinstance(value, str) else None
+
+
+def sdk_retry_delay(attempt: int, headers: Any) -> float:
+    """Seconds before retry ``attempt + 1``: the server's ``retry-after-ms`` or
+    ``retry-after`` when under a minute, else 0.5 s doubling up to 8 s, less up to a
+    quarter at random (the OpenAI and Anthropic SDKs' backoff)."""
+    import random
+
+    asked = retry_after_ms(headers) if headers is not None else None
+    if asked is not None and 0 < asked <= 60_000:
+        return asked / 1000
+    return min(0.5 * 2 ** attempt, 8.0) * (1 - random.random() * 0.25)
 
 
 async def _release(response: Any) -> None:

@@ -64,6 +64,7 @@ def test_another_width_or_a_changed_cli_is_not_answered_from_the_cache(tmp_path,
     assert entry._cache_path() != key
 
 
+@pytest.mark.process
 def test_other_commands_go_to_click(tmp_path):
     done = run(tmp_path, "--version")  # click exits by itself: the probe prints nothing
     assert done.returncode == 0 and done.stdout == click_help("--version") == "pi, version 0.1.0\n"

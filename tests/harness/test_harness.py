@@ -216,12 +216,13 @@ def test_a_plugin_can_cancel_tree_navigation(tmp_path):
 
 
 def test_resuming_a_session_restores_context_model_and_thinking_level(tmp_path):
-    harness, *_ = make(tmp_path, [Reply(text="remember 42")])
+    harness, *_ = make(tmp_path, [Reply(text="remember 42")], reasoning=True)
     run(harness.set_thinking_level("high"))
     run(harness.prompt("the number is 42"))
     path = harness.session.file
     run(harness.close())
-    resumed, provider, _ = make(tmp_path, [Reply(text="it was 42")], session=Session.open(path))
+    resumed, provider, _ = make(tmp_path, [Reply(text="it was 42")], session=Session.open(path),
+                                reasoning=True)
     run(resumed.prompt("what was it?"))
     assert resumed.thinking_level == "high"
     assert [text_of(m.content) for m in provider.requests[0].messages if m.role == "user"] == [

@@ -121,7 +121,9 @@ def test_models_and_thinking_levels_cycle(tmp_path):
     assert run(harness.cycle_model())[0] == b
     harness.scoped_models = []
     assert run(harness.cycle_model()) is None  # only the current model is available
+    # from a model without reasoning: the default level, which (as pi) is the last one set
     run(harness.set_model(a))
+    assert harness.thinking_level == "high" == harness.ctx.settings.get("defaultThinkingLevel")
     levels = [run(harness.cycle_thinking_level()) for _ in range(3)]
     assert levels == ["off", "minimal", "low"]
     run(harness.set_model(b))

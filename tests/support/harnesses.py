@@ -46,7 +46,8 @@ class Lifecycle:
         self.seen.append(event)
 
 
-def make(tmp_path, script, *plugins, settings=None, window=128_000, session=None, router=summarise_requests):
+def make(tmp_path, script, *plugins, settings=None, window=128_000, session=None, router=summarise_requests,
+         reasoning=False):
     registry = Plugins()
     provider = ScriptedProvider(script, router=router)
     registry.register(provider, "scripted")
@@ -57,7 +58,7 @@ def make(tmp_path, script, *plugins, settings=None, window=128_000, session=None
         registry.register(plugin)
     session = session or Session.create(tmp_path / "work", tmp_path / "sessions")
     data = {"retry": {"baseDelayMs": 5}, **(settings or {})}
-    harness = Harness(plugins=registry, session=session, model=scripted_model(context_window=window),
+    harness = Harness(plugins=registry, session=session, model=scripted_model(context_window=window, reasoning=reasoning),
                       cwd=str(tmp_path), settings=Settings(data), tools=[dump])
     events = Recorder()
     harness.subscribe(events)
