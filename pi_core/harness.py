@@ -547,20 +547,27 @@ class Harness:
         rebuilt. Returns the result, or None when cancelled, failed or nothing to do."""
         await self.emit(CompactionStart(reason=reason))
         self.is_compacting = True
+        from pi_core.compaction_plan import prepare_compaction, to_event
+        from pi_core.tokens import reserve_tokens
+
         settings = self.ctx.settings
+        entries = self.session.path()
+        keep = int(settings.get("compaction.keepRecentTokens", 20000))
         event = BeforeCompactEvent(
-            reason=reason, entries=self.session.path(), instructions=instructions,
-            reserve_tokens=int(settings.get("compaction.reserveTokens", 16384)),
-            keep_recent_tokens=int(settings.get("compaction.keepRecentTokens", 20000)),
+            reason=reason, entries=entries, instructions=instructions,
+            reserve_tokens=reserve_tokens(self.model.context_window,
+                                          int(settings.get("compaction.reserveTokens", 16384))),
+            keep_recent_tokens=keep,
+            preparation=to_event(prepare_compaction(
+                entries, keep, context=list(self.agent.messages), tools=self.agent.tools or ())),
         )
         self._summary_signal = AbortSignal()
         result, error = None, None
         try:
-            decision = await self.plugins.decide("session_before_compact", event=event, ctx=self.ctx)
-            if isinstance(decision, dict):
-                decision = CompactionDecision(**decision)
+            decision = await self.plugins.call("session_before_compact", event=event, ctx=self.ctx)
             if decision is None:
-                error = "no compaction plugin is loaded"
+                error = ("Nothing to compact (session too small)" if event.preparation is None
+                         else "no compaction plugin is loaded")
             elif decision.cancel:
                 self.is_compacting = False
                 await self.emit(CompactionEnd(reason=reason, aborted=True))
@@ -568,6 +575,9 @@ class Harness:
             else:
                 result = decision.result or (await decision.generate() if decision.generate else None)
             if result is not None:
+                from pi_core.results import compaction_result
+
+                result = _fill_from_plan(compaction_result(result), event.preparation)
                 entry = self.session.append_compaction(
                     result.summary, result.first_kept_entry_id, result.tokens_before,
                     result.details, from_hook=decision.from_hook)
@@ -602,9 +612,7 @@ class Harness:
         left.reverse()
         event = BeforeTreeEvent(target_id=target_id, old_leaf_id=old_leaf, entries=left,
                                 summarize=summarize, instructions=instructions)
-        decision = await self.plugins.decide("session_before_tree", event=event, ctx=self.ctx)
-        if isinstance(decision, dict):
-            decision = TreeDecision(**decision)
+        decision = await self.plugins.call("session_before_tree", event=event, ctx=self.ctx)
         if decision is not None and decision.cancel:
             return False
         summary_entry = None
@@ -686,7 +694,7 @@ class Harness:
     async def _vetoed(self, hook: str, event: Any) -> bool:
         if self.is_running:
             raise AgentBusyError("wait for the agent to finish (or abort it) first")
-        decision = await self.plugins.decide(hook, event=event, ctx=self.ctx)
+        decision = await self.plugins.call(hook, event=event, ctx=self.ctx)
         return flag(decision, "cancel")
 
     async def _replace_session(self, session, reason: str) -> None:
@@ -705,11 +713,13 @@ class Harness:
         now, or when the current run ends; ``abort_bash()`` stops the command."""
         event = UserBashEvent(command=command, exclude_from_context=exclude_from_context,
                               cwd=self.ctx.cwd)
-        decision = await self.plugins.decide("user_bash", event=event, ctx=self.ctx)
-        if flag(decision, "cancel"):
+        decision = await self.plugins.call("user_bash", event=event, ctx=self.ctx)
+        if decision is not None and decision.cancel:
             return None
-        if isinstance(decision, BashExecutionMessage):
-            message = decision
+        if decision is not None and (decision.message is not None or decision.result is not None):
+            message = decision.message or BashExecutionMessage(
+                command=command, exclude_from_context=exclude_from_context or None,
+                **decision.result)
         else:
             task = self._bash_task = asyncio.ensure_future(run_user_bash(
                 command, self.ctx.cwd, exclude_from_context=exclude_from_context,
@@ -816,6 +826,18 @@ class Harness:
     async def commands(self) -> list:
         """Slash commands from the plugins (``register_commands``)."""
         return await self.plugins.collect("register_commands", key="name", ctx=self.ctx)
+
+
+def _fill_from_plan(result: CompactionResult, plan: Any) -> CompactionResult:
+    """A plugin's summary may leave out where the kept part starts and the tokens
+    before: the plan's are used (there is no summary to keep without them)."""
+    if not result.first_kept_entry_id:
+        if plan is None:
+            raise ValueError("the summary names no firstKeptEntryId and there is no plan to take it from")
+        result = attrs.evolve(result, first_kept_entry_id=plan.first_kept_entry_id)
+    if not result.tokens_before and plan is not None:
+        result = attrs.evolve(result, tokens_before=plan.tokens_before)
+    return result
 
 
 def _call(callback: Callable[[], Any] | None) -> None:

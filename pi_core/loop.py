@@ -512,9 +512,7 @@ class Agent:
         if self.plugins.has("before_tool_call"):
             raw = _as_dict(args, call.arguments)
             event = ToolCallEvent(call.id, call.name, copy.deepcopy(raw), message)
-            decision = await self.plugins.decide("before_tool_call", event=event, ctx=self.ctx)
-            if isinstance(decision, dict):
-                decision = ToolCallDecision(**decision)
+            decision = await self.plugins.call("before_tool_call", event=event, ctx=self.ctx)
             if decision is not None and decision.block:
                 reason = decision.reason or "Tool execution was blocked"
                 return _Prepared(call, immediate=ToolResult.error(reason))

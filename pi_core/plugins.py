@@ -64,6 +64,43 @@ class _Impl:
         self.is_async = inspect.iscoroutinefunction(impl.function)
 
 
+class _Manager(pluggy.PluginManager):
+    """pluggy's manager, checking each implementation against its spec on its own: a
+    wrong argument name or an unsupported ``wrapper`` drops that one hook (reported
+    with the plugin's name), not the whole plugin."""
+
+    def __init__(self, project: str, owner: "Plugins") -> None:
+        super().__init__(project)
+        self._owner = owner
+        self._registering: str | None = None
+
+    def parse_hookimpl_opts(self, plugin: Any, name: str):
+        opts = super().parse_hookimpl_opts(plugin, name)
+        if opts is None:
+            return None
+        hook = getattr(self.hook, name, None)
+        spec = getattr(hook, "spec", None)
+        who = self._registering or getattr(plugin, "__name__", type(plugin).__name__)
+        if opts.get("wrapper") or opts.get("hookwrapper"):
+            self._owner.report(who, name, TypeError(
+                f"@hookimpl(wrapper=True) / hookwrapper is not supported: pi calls hooks itself "
+                f"(by their kind); drop the option and return a result instead"))
+            return None
+        if spec is not None:
+            try:
+                function = getattr(plugin, name)
+                argnames = pluggy._hooks.varnames(function)[0]
+            except Exception:  # let pluggy say what is wrong
+                return opts
+            unknown = [a for a in argnames if a not in spec.argnames]
+            if unknown:
+                self._owner.report(who, name, TypeError(
+                    f"{name}() takes argument(s) {', '.join(map(repr, unknown))} the hook does not "
+                    f"give; it gives {', '.join(spec.argnames)}. This hook is skipped"))
+                return None
+        return opts
+
+
 def flag(result: Any, name: str) -> bool:
     """True when a hook result sets ``name`` (an attribute, or a key of a dict result)."""
     if isinstance(result, dict):
@@ -75,10 +112,13 @@ class Plugins:
     """The loaded plugins and the dispatcher over their hooks."""
 
     def __init__(self) -> None:
-        self.pm = pluggy.PluginManager(hookspecs.PROJECT)
+        self.pm = _Manager(hookspecs.PROJECT, self)
         for module in hookspecs.SPEC_MODULES:
             self.pm.add_hookspecs(module)
         self._infos: dict[str, PluginInfo] = {}
+        self._dispatch: dict[str, Any] = {}
+        #: Per collect hook: (key, winning plugin, plugins it replaced), from the last collect.
+        self.overrides: dict[str, list[tuple[Any, str, list[str]]]] = {}
         self._cache: dict[str, tuple[_Impl, ...]] = {}
         self.errors: deque[PluginError] = deque(maxlen=200)
         #: Plugins discovery found but settings left out (:class:`pi_core.discovery.SkippedPlugin`).
@@ -103,11 +143,14 @@ class Plugins:
         name = name or getattr(plugin, "__name__", None) or type(plugin).__name__
         if name in self._infos:
             name = f"{name}@{location or id(plugin)}"
+        self.pm._registering = name
         try:
             self.pm.register(plugin, name)
         except Exception as exc:
             self.report(name, "register", exc)
             return None
+        finally:
+            self.pm._registering = None
         self._infos[name] = PluginInfo(
             name=name, plugin=plugin, source=source, location=location,
             distribution=distribution, version=version,
@@ -176,6 +219,40 @@ class Plugins:
 
     # ------------------------------------------------------------ dispatch kinds
 
+    def dispatch(self, hook: str):
+        """The dispatch kind the spec of ``hook`` declares (:class:`hookspecs.markers.Dispatch`)."""
+        found = self._dispatch.get(hook)
+        if found is None:
+            from hookspecs.markers import dispatch_of
+
+            caller = getattr(self.pm.hook, hook, None)
+            spec = getattr(caller, "spec", None)
+            found = dispatch_of(spec.function) if spec is not None else None
+            if found is None:
+                raise LookupError(f"no hook spec named {hook!r} declares a dispatch kind")
+            self._dispatch[hook] = found
+        return found
+
+    async def call(self, hook: str, /, **kwargs: Any) -> Any:
+        """Dispatch ``hook`` by the kind its spec declares: decide's winning result,
+        chain's final value (its ``arg`` is the starting value), collect's items, or
+        ``None`` for notify."""
+        kind = self.dispatch(hook)
+        if kind.kind == "notify":
+            return await self.notify(hook, **kwargs)
+        if kind.kind == "decide":
+            return await self.decide(hook, **kwargs)
+        if kind.kind == "chain":
+            value = kwargs.pop(kind.arg)
+            return await self.chain(hook, kind.arg, value, **kwargs)
+        return await self.collect(hook, key=kind.key, **kwargs)
+
+    def _coercer(self, hook: str):
+        try:
+            return self.dispatch(hook).coercer()
+        except LookupError:
+            return None
+
     async def notify(self, hook: str, /, **kwargs: Any) -> None:
         """Call every handler in load order; results are ignored."""
         for impl in self.impls(hook):
@@ -187,23 +264,41 @@ class Plugins:
                 self.report(impl.plugin, hook, exc)
 
     async def decide(self, hook: str, /, **kwargs: Any) -> Any:
-        """Last non-``None`` result wins; one with ``cancel`` or ``block`` set wins at once."""
+        """Last non-``None`` result wins; one with ``cancel`` or ``block`` set wins at once.
+        Each result is read by the spec's coercion (object or dict shape); a malformed
+        one is reported with its plugin and counts as no opinion."""
         decision = None
+        coerce = self._coercer(hook)
         for impl in self.impls(hook):
             ok, result = await self._call(impl, hook, kwargs)
-            if ok and result is not None:
-                decision = result
-                if flag(result, "cancel") or flag(result, "block"):
-                    break
+            if not ok or result is None:
+                continue
+            if coerce is not None:
+                try:
+                    result = coerce(result)
+                except (TypeError, ValueError) as exc:
+                    self.report(impl.plugin, hook, type(exc)(f"malformed result ignored: {exc}"))
+                    continue
+            decision = result
+            if flag(result, "cancel") or flag(result, "block"):
+                break
         return decision
 
     async def chain(self, hook: str, arg: str, value: Any, /, **kwargs: Any) -> Any:
         """Pass ``value`` (as argument ``arg``) through every handler; ``None`` keeps it.
-        A result with ``handled`` set ends the chain."""
+        A result with ``handled`` set ends the chain. A result the spec's coercion
+        refuses is reported with its plugin and the value kept."""
+        coerce = self._coercer(hook)
         for impl in self.impls(hook):
             kwargs[arg] = value
             ok, result = await self._call(impl, hook, kwargs)
             if ok and result is not None:
+                if coerce is not None:
+                    try:
+                        result = coerce(result, value)
+                    except (TypeError, ValueError) as exc:
+                        self.report(impl.plugin, hook, type(exc)(f"malformed result ignored: {exc}"))
+                        continue
                 value = result
                 if flag(result, "handled"):
                     break
@@ -215,10 +310,12 @@ class Plugins:
         """Gather every handler's items (a handler returns one item or a list).
 
         With ``key`` (an attribute name or a function), an item from a later plugin
-        replaces an earlier one with the same key, keeping the earlier one's place.
+        replaces an earlier one with the same key, keeping the earlier one's place;
+        who replaced whom is kept in :attr:`overrides` (``pi plugins`` shows it).
         """
         keyfn = (lambda item: getattr(item, key)) if isinstance(key, str) else key
         items: dict[Any, Any] = {}
+        owners: dict[Any, list[str]] = {}
         plain: list = []
         for impl in self.impls(hook):
             ok, result = await self._call(impl, hook, kwargs)
@@ -229,7 +326,14 @@ class Plugins:
                     plain.append(item)
                     continue
                 try:
-                    items[keyfn(item)] = item
+                    item_key = keyfn(item)
                 except Exception as exc:
                     self.report(impl.plugin, hook, TypeError(f"cannot key {item!r}: {exc}"))
-        return plain if keyfn is None else list(items.values())
+                    continue
+                items[item_key] = item
+                owners.setdefault(item_key, []).append(impl.plugin)
+        if keyfn is None:
+            return plain
+        self.overrides[hook] = [(k, names[-1], names[:-1]) for k, names in owners.items()
+                                if len(names) > 1]
+        return list(items.values())

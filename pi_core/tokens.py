@@ -109,3 +109,11 @@ def context_tokens(messages: list) -> int:
         if usage is not None and usage_tokens(usage):
             return usage_tokens(usage) + sum(estimate_tokens(m) for m in messages[index + 1 :])
     return sum(estimate_tokens(m) for m in messages)
+
+
+def reserve_tokens(context_window: int, reserve: int) -> int:
+    """The compaction reserve for a window: the setting (default 16384), but never more
+    than half the window, so a small model (8192 tokens) compacts when its context passes
+    half the window instead of before its first request (pi's ``window - reserve`` is
+    negative there)."""
+    return max(0, min(reserve, context_window // 2))

@@ -17,7 +17,7 @@ import attrs
 from pi_core import hookimpl
 from pi_core.events import CompactionDecision, CompactionResult, TreeDecision
 
-from pi_core.tokens import context_tokens
+from pi_core.tokens import context_tokens, reserve_tokens
 
 # The planning and summary modules load when a compaction or a branch summary runs, not
 # with every pi start.
@@ -32,8 +32,9 @@ async def prepare_request(request, ctx):
     harness = _harness(ctx)
     if harness is None or not harness.auto_compaction:
         return None
-    reserve = int(ctx.settings.get("compaction.reserveTokens", 16384))
-    if context_tokens(request.messages) <= request.model.context_window - reserve:
+    window = request.model.context_window
+    reserve = reserve_tokens(window, int(ctx.settings.get("compaction.reserveTokens", 16384)))
+    if context_tokens(request.messages) <= window - reserve:
         return None
     if await harness.compact(reason="threshold") is None:
         return None
@@ -42,13 +43,14 @@ async def prepare_request(request, ctx):
 
 @hookimpl
 def session_before_compact(event, ctx):
+    """The built-in summariser, on exactly the plan the event carries."""
+    plan = event.preparation
+    if plan is None:
+        return None  # nothing before the part to keep: no request, no summary
+
     async def generate():
-        from pi_plugins.compaction.prepare import prepare_compaction
         from pi_plugins.compaction.summary import summarize_compaction
 
-        plan = prepare_compaction(event.entries, event.keep_recent_tokens, context=list(ctx.agent.messages))
-        if plan is None:
-            return None
         summary, details = await summarize_compaction(plan, ctx.summarize, event.reserve_tokens,
                                                       event.instructions)
         return CompactionResult(summary=summary, first_kept_entry_id=plan.first_kept_entry_id,

@@ -58,11 +58,11 @@ def test_decide_a_cancel_or_block_result_stops_later_handlers():
     plugins = Plugins()
     plugins.register(plugin("Blocker", before_tool_call=lambda self: {"block": True, "reason": "no"}))
     plugins.register(plugin("Later", before_tool_call=lambda self: later.append(1)))
-    assert run(plugins.decide("before_tool_call", event=None, ctx=None)) == {"block": True, "reason": "no"}
+    assert run(plugins.decide("before_tool_call", event=None, ctx=None)) == ToolCallDecision(block=True, reason="no")
     plugins2 = Plugins()
     plugins2.register(plugin("Canceller", session_before_fork=lambda self: {"cancel": True}))
     plugins2.register(plugin("Later", session_before_fork=lambda self: later.append(2)))
-    assert run(plugins2.decide("session_before_fork", event=None, ctx=None)) == {"cancel": True}
+    assert run(plugins2.decide("session_before_fork", event=None, ctx=None)).cancel is True
     assert later == []
 
 
@@ -141,8 +141,11 @@ def test_a_misspelled_hook_is_reported_and_a_mismatched_one_refused():
     plugins = Plugins()
     plugins.register(plugin("Typo", turn_strat=lambda self, event: None))
     assert plugins.errors[-1].hook == "turn_strat" and "misspelled" in str(plugins.errors[-1])
-    assert plugins.register(plugin("BadArgs", turn_start=lambda self, nonsense: None)) is None
-    assert "BadArgs" not in [i.name for i in plugins.infos]
+    # a wrong argument name drops that hook only, not the plugin
+    assert plugins.register(plugin("BadArgs", turn_start=lambda self, nonsense: None,
+                                   turn_end=lambda self, event: None)) == "BadArgs"
+    assert plugins.hooks_of("BadArgs") == ["turn_end"]
+    assert plugins.errors[-1].plugin == "BadArgs" and "'nonsense'" in str(plugins.errors[-1])
 
 
 def test_a_hook_nobody_implements_has_no_handlers_and_costs_no_call():
