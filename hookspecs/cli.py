@@ -14,10 +14,12 @@ if TYPE_CHECKING:
 
 
 @hookspec
-@collect(key="name")
+@collect
 def register_commands(ctx: Ctx) -> Command | list[Command] | None:
-    """Kind: collect (by command name). Return slash commands (``name``,
-    ``description``, ``handler``); a later one replaces an earlier one of the same name."""
+    """Kind: collect (a plain list). Return slash commands (``name``, ``description``,
+    ``handler``). Plugin commands of the same name all stay reachable, numbered in load
+    order (``/review:1``, ``/review:2``), as in pi; a skill or template command whose
+    name a plugin command has gives way to it."""
 
 
 @hookspec

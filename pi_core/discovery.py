@@ -4,7 +4,8 @@
    ``pi_plugins.LOAD_ORDER`` declares (installed metadata sorts them by name);
 2. installed packages' ``pi.plugins`` entry points, by distribution name, then entry-point
    name, so the order is stable from run to run;
-3. single-file plugins: ``<agent dir>/extensions/*.py``, then ``<cwd>/.pi/extensions/*.py``,
+3. plugin files and folders: ``<agent dir>/extensions/*.py`` (and ``extensions/NAME/__init__.py``),
+   then ``<cwd>/.pi/extensions/`` alike,
    then the files and folders settings.json lists under ``extensions`` (global, then project);
 4. ``-e PATH`` from the command line (a ``.py`` file or a package directory).
 
@@ -179,9 +180,13 @@ def load_file(plugins: Plugins, path: str | Path, source: str = "file") -> str |
 
 
 def _plugin_files(folder: Path) -> list[Path]:
+    """The plugins in an extensions folder: ``*.py`` files and package folders (with an
+    ``__init__.py``), by name; names starting with ``_`` or ``.`` are left alone."""
     if not folder.is_dir():
         return []
-    return sorted(p for p in folder.glob("*.py") if not p.name.startswith("_"))
+    found = [p for p in folder.iterdir() if not p.name.startswith(("_", "."))
+             and ((p.suffix == ".py" and p.is_file()) or (p.is_dir() and (p / "__init__.py").is_file()))]
+    return sorted(found, key=lambda p: p.name)
 
 
 def load_plugins(

@@ -218,7 +218,7 @@ class AutoRetryEnd:
 @define
 class SessionStart:
     type: Literal["session_start"] = field(default="session_start", init=False)
-    reason: Literal["startup", "new", "resume", "fork"] = "startup"
+    reason: Literal["startup", "new", "resume", "fork", "reload"] = "startup"
     previous_session_file: str | None = None
 
 

@@ -1,8 +1,9 @@
 """The built-in plugins of pi-harness, each registered as a ``pi.plugins`` entry point.
 
-setuptools writes entry points sorted by name, so their declared order is lost on
-install; ``LOAD_ORDER`` keeps it. Discovery loads the built-ins in this order (any not
-listed come after, by name).
+``LOAD_ORDER`` is the one list of the built-ins and their order; pyproject.toml declares
+the same entry points in the same order (a test keeps them equal). setuptools writes
+entry points sorted by name, so the order is lost on install: discovery loads the
+built-ins in this order (any not listed come after, by name, with a warning).
 """
 
 LOAD_ORDER = (
@@ -21,4 +22,5 @@ LOAD_ORDER = (
     "print_mode",
     "rpc_mode",
     "interactive",
+    "cli_commands",
 )

@@ -301,6 +301,12 @@ async def hotkeys(tui: "InteractiveApp", args: str) -> None:
     tui.add_text("Keyboard shortcuts\n" + "\n".join(lines), "none")
 
 
+async def reload_(tui: "InteractiveApp", args: str) -> None:
+    await tui.harness.reload()
+    await tui._load_plugin_parts()
+    tui.add_text("Reloaded plugins, skills, prompt templates and context files.", "dim")
+
+
 async def quit_(tui: "InteractiveApp", args: str) -> None:
     tui.exit()
 
@@ -317,6 +323,7 @@ BUILTINS = [
     ("session", "Session file, id, messages, tokens and cost", session),
     ("export", "Export the session to HTML [file]", export),
     ("hotkeys", "Keyboard shortcuts", hotkeys),
+    ("reload", "Reload plugins, skills, prompt templates and context files", reload_),
     ("quit", "Quit", quit_),
 ]
 COMMANDS = {name: command for name, _, command in BUILTINS}
