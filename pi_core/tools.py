@@ -107,8 +107,7 @@ class Tool:
         if self.summarize_function is not None:
             return self.summarize_function(args or {})
         if isinstance(args, dict) and args:
-            first = next(iter(args.values()))
-            return f"{self.name} {_short(first)}"
+            return f"{self.name} {_short(args, 200)}"
         return self.name
 
     def files(self, args: dict) -> FileEffects:

@@ -68,7 +68,7 @@ async def tree(tui: "InteractiveApp", args: str, selected: str | None = None) ->
     while True:
         roots = session.tree()
         leaf = session.leaf_id
-        calls = tree_view.tool_calls_by_id(roots)
+        calls = tree_view.tool_calls_by_id(roots, {t.name: t for t in tui.harness.agent.tools or []})
 
         def items(mode: str) -> list[Item]:
             return [Item(tree_view.row_label(row, calls), row.entry.id,
@@ -264,7 +264,7 @@ async def export(tui: "InteractiveApp", args: str) -> None:
     from pi_plugins.export_html import ExportError, export_html
 
     try:
-        written = export_html(tui.harness.session, args or None)
+        written = export_html(tui.harness.session, args or None, tools=tui.harness.agent.tools)
     except (ExportError, OSError) as exc:
         tui.add_text(f"Export failed: {exc}", "error")
         return
