@@ -100,7 +100,7 @@ async def section(ctx: Any) -> str:
     return format_context((await load(ctx)).files)
 
 
-@hookimpl
+@hookimpl(trylast=True)  # resources_discover fires after every other session_start
 async def session_start(event, ctx):
     from pi_plugins.resources import on_session_start
 

@@ -292,7 +292,7 @@ async def expand(text: str, ctx: Any) -> str | None:
 # ---------------------------------------------------------------- hooks
 
 
-@hookimpl
+@hookimpl(trylast=True)  # resources_discover fires after every other session_start
 async def session_start(event, ctx):
     from pi_plugins.resources import on_session_start
 
