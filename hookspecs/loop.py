@@ -53,7 +53,8 @@ def agent_end(event: AgentEnd, ctx: Ctx) -> None:
 @hookspec
 @notify
 def turn_start(event: TurnStart, ctx: Ctx) -> None:
-    """Kind: notify. A turn (one assistant response and its tool calls) begins."""
+    """Kind: notify. A turn (one assistant response and its tool calls) begins;
+    ``event.turn_index`` counts from 0 in each run."""
 
 
 @hookspec
@@ -87,7 +88,8 @@ def message_end(message: AgentMessage, ctx: Ctx) -> AgentMessage | dict | None:
 
     A message is complete, before it is stored in the session. ``message`` is the
     message; return a replacement of the same role to change what is stored and what
-    the model sees, or ``None`` to keep it.
+    the model sees (the message object or its pi JSON dict), or ``None`` to keep it. A
+    replacement of another role is reported with your plugin's name and ignored.
     """
 
 

@@ -14,15 +14,15 @@ if TYPE_CHECKING:
 @hookspec
 @notify
 def session_start(event: SessionStart, ctx: Ctx) -> None:
-    """Kind: notify. A session was loaded; ``event.reason`` is startup, new, resume or
-    fork and ``event.previous_session_file`` the file that was left, if any."""
+    """Kind: notify. A session was loaded; ``event.reason`` is startup, new, resume,
+    fork or reload and ``event.previous_session_file`` the file that was left, if any."""
 
 
 @hookspec
 @notify
 def session_shutdown(event: SessionShutdown, ctx: Ctx) -> None:
-    """Kind: notify. The session is about to be left (switch, fork, new) or the
-    process exits."""
+    """Kind: notify. The session is about to be left; ``event.reason`` is new, resume,
+    fork, quit (the process exits) or reload."""
 
 
 @hookspec
@@ -35,8 +35,9 @@ def session_before_switch(event: SwitchEvent, ctx: Ctx) -> CancelDecision | dict
 @hookspec
 @decide(result="pi_core.results:cancel_decision", guard=True)
 def session_before_fork(event: ForkEvent, ctx: Ctx) -> CancelDecision | dict | None:
-    """Kind: decide. ``/fork`` is about to fork from ``event.entry_id``; a result with
-    ``cancel=True`` stops it."""
+    """Kind: decide. ``/fork`` (``event.position`` "before" ``event.entry_id``) or a
+    clone ("at" it) is about to make a new session; ``cancel=True`` (or
+    ``{"cancel": True}``) stops it."""
 
 
 @hookspec
@@ -44,9 +45,14 @@ def session_before_fork(event: ForkEvent, ctx: Ctx) -> CancelDecision | dict | N
 def session_before_compact(event: BeforeCompactEvent, ctx: Ctx) -> CompactionDecision | dict | None:
     """Kind: decide.
 
-    Compaction is about to run (``event.reason``: manual, threshold or overflow, with the
-    messages to summarise and the previous summary). Return ``cancel=True`` to stop it,
-    or a result carrying your own ``summary`` to replace the built-in summariser.
+    Compaction is about to run (``event.reason``: manual, threshold or overflow).
+    ``event.preparation`` is the plan (:class:`pi_core.events.CompactionPreparation`:
+    ``first_kept_entry_id``, ``tokens_before``, ``messages_to_summarize``, the previous
+    summary, the files read and modified), exactly what the built-in summariser uses;
+    ``None`` when there is nothing to summarise. Return ``cancel=True`` to stop it, or
+    your own summary: a :class:`pi_core.events.CompactionDecision`, ``{"summary": ...}``
+    or pi's ``{"compaction": {"summary": ..., "firstKeptEntryId": ...}}`` (left-out
+    places come from the plan). A malformed result is reported and ignored.
     """
 
 

@@ -72,8 +72,10 @@ def after_tool_call(result: ToolResult, event: ToolCallEvent, ctx: Ctx) -> ToolR
 def user_bash(event: UserBashEvent, ctx: Ctx) -> UserBashDecision | BashExecutionMessage | dict | None:
     """Kind: decide.
 
-    The user ran ``!cmd`` (``event.exclude_from_context`` is true for ``!!cmd``). Return a
-    result to supply the output yourself or ``cancel`` to stop it; ``None`` runs it.
+    The user ran ``!cmd`` (``event.exclude_from_context`` is true for ``!!cmd``). Return
+    ``{"cancel": True}`` to stop it, or the output yourself: pi's ``{"result": {"output":
+    ..., "exitCode": 0}}``, a :class:`pi_core.messages.BashExecutionMessage` or a
+    :class:`pi_core.events.UserBashDecision`; ``None`` runs it.
     """
 
 
