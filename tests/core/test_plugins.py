@@ -277,3 +277,39 @@ def test_builtins_load_in_their_declared_order_whatever_the_metadata_sorting():
     assert set(declared) == set(LOAD_ORDER)
     loaded = [i.name for i in load_plugins(discover=False).infos if i.source == "builtin"]
     assert loaded == list(LOAD_ORDER)
+
+
+def test_adding_a_hook_is_one_decorated_spec_plus_one_call():
+    import types
+
+    from hookspecs import decide, hookspec
+
+    @hookspec
+    @decide(result="pi_core.results:cancel_decision")
+    def before_deploy(event, ctx):
+        """Kind: decide. A deploy is about to start; cancel to stop it."""
+
+    Specs = types.ModuleType("deploy_specs")
+    Specs.before_deploy = before_deploy
+
+    class Veto:
+        @hookimpl
+        def before_deploy(self, event):
+            return {"cancel": event == "prod"}
+
+    plugins = Plugins()
+    plugins.pm.add_hookspecs(Specs)
+    plugins.register(Veto(), "veto")
+    assert run(plugins.call("before_deploy", event="prod", ctx=None)).cancel is True
+    assert run(plugins.call("before_deploy", event="dev", ctx=None)).cancel is False
+    assert plugins.dispatch("before_deploy").describe() == "decide"
+
+
+def test_pi_plugins_overrides_name_the_winner():
+    from pi_core.plugins import collect_overrides
+
+    plugins = Plugins()
+    plugins.register(plugin("tools", register_tools=lambda self: [Tool(name="read")]))
+    plugins.register(plugin("my_plugin", register_tools=lambda self: [Tool(name="read")]))
+    assert run(collect_overrides(plugins, None)) == [
+        {"hook": "register_tools", "key": "read", "winner": "my_plugin", "replaces": ["tools"]}]

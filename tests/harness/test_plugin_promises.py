@@ -261,3 +261,59 @@ def test_dispatch_by_the_spec_returns_each_kinds_result():
     assert run(plugins.call("input", event=InputEvent("hi"), ctx=None)).text == "hi!"
     assert [c.name for c in run(plugins.call("register_commands", ctx=None))] == ["a", "b"]
     assert run(plugins.call("turn_start", event=None, ctx=None)) is None
+
+
+def test_send_message_while_running_steers_and_display_false_is_kept(tmp_path):
+    from pi_core.messages import CustomMessage
+
+    class Nudge:
+        @hookimpl
+        def tool_execution_start(self, event, ctx):
+            ctx.send_message(CustomMessage(custom_type="hint", content="mind the tests"),
+                             deliver_as="steer", display=False)
+
+    script = [Reply(tool_calls=[("dump", {"n": 1})]), Reply(text="done")]
+    harness, provider, _ = make(tmp_path, script, Nudge())
+    run(harness.prompt("go"))
+    roles = [m.role for m in harness.messages]
+    assert roles == ["user", "assistant", "toolResult", "custom", "assistant"]
+    hint = harness.messages[3]
+    assert hint.display is False and hint.content == "mind the tests"
+    assert "mind the tests" in text_of(provider.requests[1].messages[-1].content)
+    assert [l for l in lines(harness.session) if l["type"] == "custom_message"][0]["display"] is False
+
+
+def test_a_plugin_message_while_idle_joins_the_conversation_without_a_run(tmp_path):
+    from pi_core.messages import CustomMessage
+
+    harness, provider, events = make(tmp_path, [Reply(text="hello")])
+    run(harness.prompt("hi"))
+
+    async def send_and_settle():
+        harness.ctx.send_message(CustomMessage(custom_type="note", content="for later"))
+        await harness.wait_for_idle()
+
+    run(send_and_settle())
+    assert harness.messages[-1].role == "custom" and len(provider.requests) == 1
+    assert lines(harness.session)[-1]["type"] == "custom_message"
+
+
+def test_ctx_is_the_documented_protocol():
+    from pi_core import Ctx
+    from pi_core.harness import HarnessContext
+
+    harness_ctx_members = set(dir(HarnessContext))
+    from pi_core.ctx import MEMBERS
+
+    methods = [m for m in MEMBERS if callable(getattr(Ctx, m, None))]
+    assert methods and all(m in harness_ctx_members for m in methods)
+
+
+def test_fork_takes_only_before_or_at(tmp_path):
+    import pytest
+
+    harness, _, _ = make(tmp_path, [Reply(text="hello")])
+    run(harness.prompt("hi"))
+    first = harness.session.path()[0].id
+    with pytest.raises(ValueError, match="before' or 'at"):
+        run(harness.fork(first, position="after"))
