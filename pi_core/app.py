@@ -288,6 +288,10 @@ async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None) ->
         scoped_models=scoped_models(args.models or settings.get("enabledModels"), registry),
         auth_problem=lambda chosen: auth_problem(registry, chosen),
     )
+    harness.plugin_loader = lambda: load_plugins(
+        cwd=cwd, agent_dir=home, extension_paths=extension_paths, discover=not args.no_extensions,
+        settings=Settings.load(cwd, home))
+    harness.ctx.flags = await plugin_flags(args, plugins, harness.ctx)
     await harness.start(reason=reason)
     _apply_tool_flags(args, harness)
     return App(args, harness, registry, plugins)
@@ -304,6 +308,43 @@ def auth_problem(registry, model) -> str | None:
     return (f"No API key found for {model.provider}: set {registry.env_var(model)}, pass "
             f"--api-key, or add the key to {registry.auth.path} (`pi --list-models` shows "
             "the models that have one).")
+
+
+async def plugin_flags(args: RunArgs, plugins, ctx) -> dict:
+    """Read the plugins' flags (``register_flags``) out of the words the command line
+    left over, pi's ``registerFlag`` / ``getFlag``: ``--name`` for a boolean flag,
+    ``--name VALUE`` or ``--name=VALUE`` for a string one. What is left must be messages:
+    an unknown ``--option`` is an error, as before plugins could add flags."""
+    from pi_core.commands import Flag
+
+    flags = {f.name: f for f in await plugins.call("register_flags", ctx=ctx) if isinstance(f, Flag)}
+    values = {name: flag.default for name, flag in flags.items()}
+    words, rest, i = list(args.messages), [], 0
+    while i < len(words):
+        word = words[i]
+        i += 1
+        looks_like_option = (word.startswith("--") and len(word) > 2) or \
+            (word.startswith("-") and word[1:2].isalpha())
+        if not looks_like_option:
+            rest.append(word)
+            continue
+        name, eq, value = word.lstrip("-").partition("=")
+        flag = flags.get(name) if word.startswith("--") else None
+        if flag is None:
+            hint = f" (plugin flags: {', '.join('--' + n for n in sorted(flags))})" if flags else ""
+            raise UsageError(f"No such option: {word.partition('=')[0]}{hint}")
+        if flag.type == "boolean":
+            if eq and value.lower() not in ("true", "false", "1", "0", "yes", "no"):
+                raise UsageError(f"--{name} is a switch; give it without a value")
+            values[name] = value.lower() in ("true", "1", "yes") if eq else True
+        else:
+            if not eq:
+                if i >= len(words):
+                    raise UsageError(f"--{name} needs a value")
+                value, i = words[i], i + 1
+            values[name] = value
+    args.messages = rest
+    return values
 
 
 def scoped_models(patterns, registry) -> list:

@@ -13,7 +13,8 @@ import click
 
 from pi_core import __version__
 
-MODES_HELP = "text (default: interactive, or print with -p), json, or rpc"
+MODES_HELP = ("text (default: interactive, or print with -p), json, rpc, or a mode a plugin "
+              "registers")
 
 
 class RunCommand(click.Command):
@@ -27,9 +28,21 @@ class PiGroup(click.Group):
     """Subcommands by name; everything else is ``pi [options] [messages...]``."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and _could_be_command(args[0]):
+            from pi_core.cli_commands import find
+
+            command = find(args[0])  # a plugin's subcommand (register_cli_commands)
+            if command is not None:
+                self.add_command(command, args[0])
         if not args or args[0] not in self.commands:
             args = ["run", *args]
         return super().parse_args(ctx, args)
+
+
+def _could_be_command(word: str) -> bool:
+    """A bare lowercase word: only then are the plugins asked for a subcommand of that
+    name (``pi -p ...`` and ``pi --help`` never load them here)."""
+    return word.replace("-", "").isalnum() and word.islower() and not word.startswith("-")
 
 
 
@@ -52,15 +65,18 @@ def _flag(*names: str, **kwargs):
     return click.option(*names, is_flag=True, default=False, **kwargs)
 
 
-@main.command("run", cls=RunCommand, hidden=True, context_settings={"help_option_names": ["-h", "--help"]},
-              epilog="Subcommands: pi install|remove|list (plugin packages), pi plugins (loaded plugins), pi batch (many agents); pi <subcommand> --help.")
+# Unknown options pass through: plugins' flags (register_flags) are read once they load.
+@main.command("run", cls=RunCommand, hidden=True, context_settings={
+    "help_option_names": ["-h", "--help"], "ignore_unknown_options": True},
+              epilog="Subcommands: pi install|remove|list (plugin packages), pi plugins (loaded plugins), pi batch (many agents), "
+                     "and those plugins add; pi <subcommand> --help.")
 @click.argument("messages", nargs=-1)
 @click.option("--provider", help="Provider name.")
 @click.option("--model", help='Model pattern or id ("provider/id", optional ":<thinking>").')
 @click.option("--api-key", help="API key (else auth.json, the environment, models.json).")
 @click.option("--system-prompt", help="Replace the base system prompt (text or a file).")
 @click.option("--append-system-prompt", multiple=True, help="Append text or a file to the system prompt (repeatable).")
-@click.option("--mode", type=click.Choice(["text", "json", "rpc"]), default="text", help=MODES_HELP)
+@click.option("--mode", default="text", help=MODES_HELP)
 @_flag("-p", "--print", "print_", help="Process the prompt, print the answer and exit.")
 @click.option("--events", type=click.Choice(["lean", "full"]), default=None,
               help="message_update lines: lean (the delta only; JSON mode's default) or full "
@@ -132,8 +148,8 @@ async def _run(args, stdin=None, stdout=None) -> int:
     stop = _StopOnSignal(app.harness, interrupt=name != "interactive")
     try:
         if mode is None:
-            click.echo(f"error: no plugin provides the {name!r} mode (loaded: "
-                       f"{', '.join(m.name for m in modes) or 'none'})", err=True)
+            click.echo(f"error: --mode {name}: no plugin provides this mode (available: "
+                       f"{', '.join(sorted(m.name for m in modes)) or 'none'})", err=True)
             return 2
         from pi_core.harness import MissingAuthError
 
@@ -220,17 +236,21 @@ async def _list_models(args) -> int:
 
 
 def _export(source: str, output: str | None) -> int:
-    try:
-        from pi_plugins.export_html import export_html
-    except ImportError:
-        click.echo("error: HTML export is not available in this build", err=True)
+    """``pi --export FILE [OUT]``: the ``export`` subcommand a plugin provides."""
+    from pi_core.cli_commands import find
+
+    command = find("export")
+    if command is None:
+        click.echo("error: no plugin provides the HTML export (export)", err=True)
         return 2
     try:
-        written = export_html(source, output)
-    except (OSError, ValueError) as exc:
-        click.echo(f"error: {exc}", err=True)
-        return 1
-    click.echo(f"Exported to: {written}")  # pi's wording, which scripts may read
+        command.main([source, *([output] if output else [])], prog_name="pi export",
+                     standalone_mode=False)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
     return 0
 
 
@@ -316,10 +336,19 @@ def plugins_command(extensions: tuple[str, ...], no_extensions: bool, as_json: b
         known = [r["name"] for r in rows] + [r["distribution"] for r in rows if r["distribution"]]
         for name in PluginPolicy.from_settings(settings).unmatched(known):
             errors.append(f"warning: settings name a plugin that is not installed: {name}")
+    import asyncio
+
+    from pi_core.context import PluginContext
+    from pi_core.plugins import collect_overrides
+
+    before = len(plugins.errors)
+    overrides = asyncio.run(collect_overrides(plugins, PluginContext(
+        cwd=cwd, plugins=plugins, settings=settings, agent_dir=home)))
+    errors += [str(e) for e in list(plugins.errors)[before:]]
     if as_json:
         import json
 
-        click.echo(json.dumps({"plugins": rows, "errors": errors}, indent=2))
+        click.echo(json.dumps({"plugins": rows, "overrides": overrides, "errors": errors}, indent=2))
         return
     for row in rows:
         origin = row["source"]
@@ -329,68 +358,11 @@ def plugins_command(extensions: tuple[str, ...], no_extensions: bool, as_json: b
         click.echo(f"{row['name']}  ({origin})  {row['location']}{state}")
         hooks = "(not loaded)" if row["hooks"] is None else ", ".join(row["hooks"]) or "(none)"
         click.echo(f"    hooks: {hooks}")
+    for override in overrides:
+        click.echo(f"{override['key']} ({override['hook']}) from {override['winner']} replaces "
+                   f"the one from {', '.join(override['replaces'])}")
     for error in errors:
         click.echo(error if error.startswith("warning:") else f"error: {error}", err=True)
-
-
-_PIP_ARGS = {"ignore_unknown_options": True, "allow_interspersed_args": False,
-             "help_option_names": ["-h", "--help"]}
-_LOCAL_HELP = "Use the project's .pi/settings.json (plugin files only; packages share the environment)."
-
-
-@main.command("install", context_settings=_PIP_ARGS)
-@click.option("-l", "--local", is_flag=True, help=_LOCAL_HELP)
-@click.option("--editable", is_flag=True, help="Install a project folder in editable mode (pip -e).")
-@click.argument("source")
-@click.argument("pip_args", nargs=-1, type=click.UNPROCESSED)
-def install_command(source: str, pip_args: tuple[str, ...], local: bool, editable: bool) -> None:
-    """Install a plugin package and report the plugins it adds.
-
-    SOURCE is a PyPI requirement (pi-todo, "pi-todo>=1.2"), a path to a Python project
-    or wheel, or a git URL (git+https://..., or pi's git:host/user/repo[@ref]). It is
-    installed with pip into the environment pi runs in; options after SOURCE go to pip
-    (pi install ./my-plugin --no-build-isolation). Its plugins load on the next run.
-
-    A .py file or a plugin folder without a pyproject.toml is not copied: its path is
-    added to "extensions" in settings.json (global, or the project's with -l).
-    """
-    from pi_core.packages import run_install
-
-    sys.exit(run_install(source, list(pip_args), local=local, cwd=os.getcwd(), editable=editable))
-
-
-def _remove(source: str, pip_args: tuple[str, ...], local: bool) -> None:
-    from pi_core.packages import run_remove
-
-    sys.exit(run_remove(source, list(pip_args), local=local, cwd=os.getcwd()))
-
-
-@main.command("remove", context_settings=_PIP_ARGS)
-@click.option("-l", "--local", is_flag=True, help=_LOCAL_HELP)
-@click.argument("source")
-@click.argument("pip_args", nargs=-1, type=click.UNPROCESSED)
-def remove_command(source: str, pip_args: tuple[str, ...], local: bool) -> None:
-    """Uninstall a plugin package (by distribution name, plugin name or project path),
-    or take a plugin file out of settings.json."""
-    _remove(source, pip_args, local)
-
-
-@main.command("uninstall", context_settings=_PIP_ARGS, hidden=True)
-@click.option("-l", "--local", is_flag=True, help=_LOCAL_HELP)
-@click.argument("source")
-@click.argument("pip_args", nargs=-1, type=click.UNPROCESSED)
-def uninstall_command(source: str, pip_args: tuple[str, ...], local: bool) -> None:
-    """Alias for remove."""
-    _remove(source, pip_args, local)
-
-
-@main.command("list")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
-def list_command(as_json: bool) -> None:
-    """List the installed packages that provide pi plugins, and plugin files in settings."""
-    from pi_core.packages import run_list
-
-    sys.exit(run_list(cwd=os.getcwd(), as_json=as_json))
 
 
 if __name__ == "__main__":

@@ -81,6 +81,13 @@ class PluginContext:
         self.agent_dir = Path(agent_dir) if agent_dir is not None else default_agent_dir()
         self.settings = settings or Settings.load(cwd, self.agent_dir)
         self.options = options or ResourceOptions()
+        #: Values of the plugins' command-line flags (``register_flags``), by name.
+        self.flags: dict[str, Any] = {}
+
+    def get_flag(self, name: str, default: Any = None) -> Any:
+        """The value of a plugin's flag (``--name``), its default when not given, or
+        ``default`` for a flag nobody registered (pi's ``getFlag``)."""
+        return self.flags.get(name.lstrip("-"), default)
 
     @property
     def model(self):

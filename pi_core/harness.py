@@ -89,6 +89,15 @@ class ExecResult:
     full_output_path: str | None = None
 
 
+@attrs.define
+class SessionControl:
+    """What a session-control call on ``ctx`` did: ``cancelled`` when a plugin said no
+    (``session_before_*``); ``text`` is the forked user message's, for ``fork``."""
+
+    cancelled: bool = False
+    text: str | None = None
+
+
 class HarnessContext(PluginContext):
     """``ctx`` once a harness runs: the core's context plus the session and the
     harness's operations (compact, model and thinking level, entries, names, labels)."""
@@ -107,16 +116,68 @@ class HarnessContext(PluginContext):
         """Keep plugin state in the session (a ``custom`` entry, never sent to the model)."""
         return self.harness.session.append_custom(custom_type, data)
 
-    def send_user_message(self, content: Any, deliver_as: str = "steer") -> None:
-        """Queue a message for the model (text or a :class:`CustomMessage`): ``steer``
-        before its next request, ``follow_up`` when the run would otherwise end. Goes
-        through the harness, so subscribers see the ``queue_update``."""
-        if deliver_as == "steer":
-            self.harness.steer(content)
-        else:
-            self.harness.follow_up(content)
+    def send_user_message(self, content: Any, deliver_as: str = "steer",
+                          trigger_turn: bool = False) -> None:
+        """Send the model a user message (text or content blocks), pi's ``sendUserMessage``.
 
-    send_message = send_user_message
+        While the agent runs, ``steer`` reaches it before its next request and
+        ``follow_up`` when the run would otherwise end. While it is idle the message
+        starts a run at once (through the ``input`` chain, ``source="extension"``).
+        ``next_turn`` waits for the user's next prompt and goes in after its user
+        message, unless ``trigger_turn`` starts the run now."""
+        self.harness.send(content, deliver_as=deliver_as, trigger_turn=trigger_turn, as_prompt=True)
+
+    def send_message(self, message: Any, deliver_as: str = "steer", trigger_turn: bool = False,
+                     display: bool | None = None) -> None:
+        """Put a plugin's message into the conversation (a :class:`CustomMessage`, or
+        text made into one of type ``"extension"``), pi's ``sendMessage``. While the agent
+        runs: ``steer``, ``follow_up`` or ``next_turn``. While it is idle the message joins
+        the conversation and the session; ``trigger_turn`` then starts a run to answer it.
+        ``display=False`` keeps it out of the chat's view (the model still reads it)."""
+        if not isinstance(message, CustomMessage) and not hasattr(message, "role"):
+            message = CustomMessage(custom_type="extension", content=str(message))
+        if display is not None and isinstance(message, CustomMessage):
+            message = attrs.evolve(message, display=display)
+        self.harness.send(message, deliver_as=deliver_as, trigger_turn=trigger_turn, as_prompt=False)
+
+    # ------------------------------------------------ session control (from commands)
+
+    async def wait_for_idle(self) -> "SessionControl":
+        """Wait until the agent (and any run a plugin started) has finished."""
+        await self.harness.wait_for_idle()
+        return SessionControl(cancelled=False)
+
+    async def new_session(self, parent_session: str | None = None) -> "SessionControl":
+        return SessionControl(cancelled=not await self.harness.new_session(parent_session))
+
+    async def fork(self, entry_id: str, position: str = "before") -> "SessionControl":
+        """A new session from this one: ending just ``before`` the user message
+        ``entry_id`` (its text is in ``.text``, as /fork puts it in the editor) or ``at``
+        (including) any entry."""
+        text, cancelled = await self.harness.fork(entry_id, position=position)
+        return SessionControl(cancelled=cancelled, text=text)
+
+    async def navigate_tree(self, entry_id: str | None, summarize: bool = False) -> "SessionControl":
+        return SessionControl(cancelled=not await self.harness.navigate_tree(entry_id, summarize=summarize))
+
+    async def switch_session(self, path: str) -> "SessionControl":
+        return SessionControl(cancelled=not await self.harness.switch_session(path))
+
+    async def reload(self) -> "SessionControl":
+        """pi's /reload: plugins, skills, templates and context files found again."""
+        await self.harness.reload()
+        return SessionControl(cancelled=False)
+
+    # ------------------------------------------------ tools at run time
+
+    def register_tool(self, tool) -> None:
+        """Add (or replace, by name) a tool now; the model is offered it from its next
+        request on, without a reload (pi's ``registerTool`` after start-up)."""
+        self.harness.register_tool(tool)
+
+    def unregister_tool(self, name: str) -> bool:
+        """Take a tool away now; False when there was none of that name."""
+        return self.harness.unregister_tool(name)
 
     def set_session_name(self, name: str) -> None:
         self.harness.session.append_session_info(name)
@@ -228,6 +289,13 @@ class Harness:
         self._started = False
         self._prompting = False
         self._published_queue: tuple[list[str], list[str]] = ([], [])
+        #: Messages plugins sent with deliver_as="next_turn": they follow the next prompt.
+        self._next_turn: list[AgentMessage] = []
+        #: Runs plugins started while the agent was idle (``send_user_message``).
+        self._background: set[asyncio.Future] = set()
+        #: Builds a fresh plugin manager for /reload (set by the app, which knows how
+        #: its plugins were found); None: reload keeps the plugins, re-reads resources.
+        self.plugin_loader: Callable[[], Any] | None = None
         self.agent.subscribe(self._persist)
         self.agent.subscribe(self._queue_drained)
 
@@ -289,9 +357,10 @@ class Harness:
         self._started = True
         await self.notify(SessionStart(reason=reason, previous_session_file=previous_session_file))
 
-    async def close(self) -> None:
-        """Tell the plugins the session is being left, then release its file."""
-        await self.notify(SessionShutdown())
+    async def close(self, reason: str = "quit") -> None:
+        """Tell the plugins the session is being left (``reason`` new, resume, fork, quit
+        or reload), then release its file."""
+        await self.notify(SessionShutdown(reason=reason))
         self.session.close()
 
     # ------------------------------------------------------------ prompting
@@ -343,7 +412,8 @@ class Harness:
                 ctx=self.ctx,
             )
             self.agent.system_prompt = start.system_prompt
-            prompts = [user_message(start.prompt, start.images), *start.messages]
+            later, self._next_turn = self._next_turn, []
+            prompts = [user_message(start.prompt, start.images), *start.messages, *later]
             _call(on_accepted)
             return await self._with_recovery(self.agent.prompt(prompts))
         finally:
@@ -418,7 +488,105 @@ class Harness:
             self._retry_cancel.set()
 
     async def wait_for_idle(self) -> None:
-        await self.agent.wait_for_idle()
+        """Until the agent has finished, including runs plugins started while it was idle."""
+        while True:
+            await self.agent.wait_for_idle()
+            pending = [t for t in self._background if not t.done()]
+            if not pending:
+                return
+            await asyncio.gather(*pending, return_exceptions=True)
+
+    # ------------------------------------------------------------ plugins sending
+
+    def send(self, message: Any, *, deliver_as: str = "steer", trigger_turn: bool = False,
+             as_prompt: bool = False) -> None:
+        """A message from a plugin (see ``ctx.send_user_message`` / ``send_message``)."""
+        deliver_as = {"followUp": "follow_up", "nextTurn": "next_turn"}.get(deliver_as, deliver_as)
+        if deliver_as not in ("steer", "follow_up", "next_turn"):
+            raise ValueError(f"deliver_as must be steer, follow_up or next_turn, not {deliver_as!r}")
+        message = user_message(message) if isinstance(message, str) else (
+            UserMessage(content=list(message)) if isinstance(message, list) else message)
+        busy = self.is_running
+        if deliver_as == "next_turn" and (busy or not trigger_turn):
+            self._next_turn.append(message)
+            return
+        if busy:
+            self._enqueue(message, deliver_as)
+            return
+        if as_prompt and isinstance(message, UserMessage):
+            text = text_of(message.content)
+            images = [b for b in message.content if isinstance(b, ImageContent)] \
+                if isinstance(message.content, list) else []
+            self._start_background(self.prompt(text, images, source="extension"))
+            return
+        # a plugin's own message while idle: into the conversation (and the file) now,
+        # with its message events so the chat shows it; trigger_turn answers it
+        self._start_background(self._deliver_idle(message, trigger_turn))
+
+    async def _deliver_idle(self, message: AgentMessage, trigger_turn: bool) -> None:
+        await self.agent._deliver(message, [])
+        if trigger_turn:
+            await self._with_recovery(self.agent.continue_())
+
+    def _start_background(self, run) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            run.close()
+            raise RuntimeError("a run can start only inside the event loop (from a hook or a command)")
+        task = loop.create_task(self._guarded(run))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _guarded(self, run) -> None:
+        try:
+            await run
+        except AgentBusyError:  # the user's prompt got there first: queue instead
+            log.warning("a plugin's message found the agent busy; it was not sent")
+        except Exception as exc:
+            self.plugins.report("extension message", "send_user_message", exc)
+
+    # ------------------------------------------------------------ tools at run time
+
+    def register_tool(self, tool) -> None:
+        from pi_core.tools import Tool
+
+        if not isinstance(tool, Tool):
+            raise TypeError(f"register_tool takes a pi_core.Tool, not {type(tool).__name__}")
+        tools = [t for t in (self.agent.tools or []) if t.name != tool.name]
+        tools.append(tool)
+        self.agent.tools = tools
+        if self.agent._active is not None and tool.default_active:
+            self.agent._active.add(tool.name)
+
+    def unregister_tool(self, name: str) -> bool:
+        tools = self.agent.tools or []
+        kept = [t for t in tools if t.name != name]
+        self.agent.tools = kept
+        if self.agent._active is not None:
+            self.agent._active.discard(name)
+        return len(kept) != len(tools)
+
+    # ------------------------------------------------------------ reload
+
+    async def reload(self) -> None:
+        """pi's /reload: ``session_shutdown`` (reason reload); the plugins found and
+        loaded again (when the app said how); tools and providers collected again;
+        skills, templates and context files forgotten so they are read again; then
+        ``session_start`` (reason reload), which asks ``resources_discover`` again."""
+        if self.is_running:
+            raise AgentBusyError("wait for the agent to finish before reloading")
+        await self.notify(SessionShutdown(reason="reload"))
+        if self.plugin_loader is not None:
+            fresh = self.plugin_loader()
+            self.plugins = self.agent.plugins = self.ctx.plugins = fresh
+        active = self.agent._active
+        self.agent.tools = None
+        self.agent.providers = None
+        await self.agent.setup()
+        if active is not None:
+            self.agent._active = active & {t.name for t in self.agent.tools}
+        await self.notify(SessionStart(reason="reload"))  # resource plugins forget their finds
 
     def _queue_changed(self) -> None:
         try:
@@ -596,20 +764,27 @@ class Harness:
         rebuilt. Returns the result, or None when cancelled, failed or nothing to do."""
         await self.emit(CompactionStart(reason=reason))
         self.is_compacting = True
+        from pi_core.compaction_plan import prepare_compaction, to_event
+        from pi_core.tokens import fit_budget
+
         settings = self.ctx.settings
+        entries = self.session.path()
+        window = self.model.context_window
+        keep = fit_budget(int(settings.get("compaction.keepRecentTokens", 20000)), window)
         event = BeforeCompactEvent(
-            reason=reason, entries=self.session.path(), instructions=instructions,
-            reserve_tokens=int(settings.get("compaction.reserveTokens", 16384)),
-            keep_recent_tokens=int(settings.get("compaction.keepRecentTokens", 20000)),
+            reason=reason, entries=entries, instructions=instructions,
+            reserve_tokens=fit_budget(int(settings.get("compaction.reserveTokens", 16384)), window),
+            keep_recent_tokens=keep,
+            preparation=to_event(prepare_compaction(
+                entries, keep, context=list(self.agent.messages), tools=self.agent.tools or ())),
         )
         self._summary_signal = AbortSignal()
         result, error = None, None
         try:
-            decision = await self.plugins.decide("session_before_compact", event=event, ctx=self.ctx)
-            if isinstance(decision, dict):
-                decision = CompactionDecision(**decision)
+            decision = await self.plugins.call("session_before_compact", event=event, ctx=self.ctx)
             if decision is None:
-                error = "no compaction plugin is loaded"
+                error = ("Nothing to compact (session too small)" if event.preparation is None
+                         else "no compaction plugin is loaded")
             elif decision.cancel:
                 self.is_compacting = False
                 await self.emit(CompactionEnd(reason=reason, aborted=True))
@@ -617,6 +792,9 @@ class Harness:
             else:
                 result = decision.result or (await decision.generate() if decision.generate else None)
             if result is not None:
+                from pi_core.results import compaction_result
+
+                result = _fill_from_plan(compaction_result(result), event.preparation)
                 entry = self.session.append_compaction(
                     result.summary, result.first_kept_entry_id, result.tokens_before,
                     result.details, from_hook=decision.from_hook)
@@ -651,9 +829,7 @@ class Harness:
         left.reverse()
         event = BeforeTreeEvent(target_id=target_id, old_leaf_id=old_leaf, entries=left,
                                 summarize=summarize, instructions=instructions)
-        decision = await self.plugins.decide("session_before_tree", event=event, ctx=self.ctx)
-        if isinstance(decision, dict):
-            decision = TreeDecision(**decision)
+        decision = await self.plugins.call("session_before_tree", event=event, ctx=self.ctx)
         if decision is not None and decision.cancel:
             return False
         summary_entry = None
@@ -730,23 +906,31 @@ class Harness:
         return [(e.id, text_of(e.message.content)) for e in self.session.path()
                 if isinstance(e, MessageEntry) and e.message.role == "user"]
 
-    async def fork(self, entry_id: str) -> tuple[str, bool]:
-        """A new session holding the branch up to (not including) the user message
-        ``entry_id``. Returns that message's text (for the editor) and whether a plugin
-        cancelled."""
+    async def fork(self, entry_id: str, position: str = "before") -> tuple[str, bool]:
+        """A new session from this one. ``before``: holding the branch up to (not
+        including) the user message ``entry_id``; returns its text (for the editor).
+        ``at``: holding the branch up to and including any entry ``entry_id``. Also
+        returns whether a plugin cancelled."""
+        if position not in ("before", "at"):
+            raise ValueError(f"position must be 'before' or 'at', not {position!r}")
         entry = self.session.entry(entry_id)
+        if entry is None:
+            what = "a user message" if position == "before" else "an entry"
+            raise ValueError(f"{entry_id!r} is not {what} of this session")
         message = getattr(entry, "message", None)
-        if message is None or message.role != "user":
+        text = text_of(message.content) if message is not None and hasattr(message, "content") \
+            and isinstance(message.content, (str, list)) else ""
+        if position == "before" and (message is None or message.role != "user"):
             raise ValueError(f"{entry_id!r} is not a user message of this session")
-        text = text_of(message.content)
-        if await self._vetoed("session_before_fork", ForkEvent(entry_id)):
+        if await self._vetoed("session_before_fork", ForkEvent(entry_id, position)):
             return text, True
-        await self._replace_session(self.session.fork(entry.parent_id), "fork")
+        at = entry.parent_id if position == "before" else entry.id
+        await self._replace_session(self.session.fork(at), "fork")
         return text, False
 
     async def clone(self) -> bool:
         """A new session holding the current branch, to go on from its leaf."""
-        if await self._vetoed("session_before_fork", ForkEvent(self.session.leaf_id)):
+        if await self._vetoed("session_before_fork", ForkEvent(self.session.leaf_id, "at")):
             return False
         await self._replace_session(self.session.clone(), "fork")
         return True
@@ -754,12 +938,12 @@ class Harness:
     async def _vetoed(self, hook: str, event: Any) -> bool:
         if self.is_running:
             raise AgentBusyError("wait for the agent to finish (or abort it) first")
-        decision = await self.plugins.decide(hook, event=event, ctx=self.ctx)
+        decision = await self.plugins.call(hook, event=event, ctx=self.ctx)
         return flag(decision, "cancel")
 
     async def _replace_session(self, session, reason: str) -> None:
         previous = self.session.file
-        await self.close()
+        await self.close(reason)
         self.session = session
         self.agent.messages = []
         self.agent.clear_queues()
@@ -773,11 +957,13 @@ class Harness:
         now, or when the current run ends; ``abort_bash()`` stops the command."""
         event = UserBashEvent(command=command, exclude_from_context=exclude_from_context,
                               cwd=self.ctx.cwd)
-        decision = await self.plugins.decide("user_bash", event=event, ctx=self.ctx)
-        if flag(decision, "cancel"):
+        decision = await self.plugins.call("user_bash", event=event, ctx=self.ctx)
+        if decision is not None and decision.cancel:
             return None
-        if isinstance(decision, BashExecutionMessage):
-            message = decision
+        if decision is not None and (decision.message is not None or decision.result is not None):
+            message = decision.message or BashExecutionMessage(
+                command=command, exclude_from_context=exclude_from_context or None,
+                **decision.result)
         else:
             signal = self._bash_signal = AbortSignal()
             try:
@@ -904,8 +1090,47 @@ class Harness:
         return {"tokens": used, "contextWindow": window, "percent": 100 * used / window}
 
     async def commands(self) -> list:
-        """Slash commands from the plugins (``register_commands``)."""
-        return await self.plugins.collect("register_commands", key="name", ctx=self.ctx)
+        """Slash commands from the plugins (``register_commands``). Plugin commands of
+        the same name all stay reachable, numbered in load order (``/review:1``,
+        ``/review:2``), as in pi; a skill or template command of a taken name gives way."""
+        found = await self.plugins.call("register_commands", ctx=self.ctx)
+        return number_duplicates(found)
+
+
+def number_duplicates(commands: list) -> list:
+    """Commands in order, extension commands sharing a name suffixed ``:1``, ``:2``…;
+    for other sources (skills, templates) a later one replaces an earlier one."""
+    counts: dict[str, int] = {}
+    for command in commands:
+        if command.source == "extension":
+            counts[command.name] = counts.get(command.name, 0) + 1
+    result, seen, numbered = [], {}, {}
+    for command in commands:
+        name = command.name
+        if command.source == "extension" and counts[name] > 1:
+            numbered[name] = numbered.get(name, 0) + 1
+            result.append(attrs.evolve(command, name=f"{name}:{numbered[name]}"))
+            continue
+        if command.source != "extension" and counts.get(name):
+            continue  # an extension command has the name
+        if name in seen:
+            result[seen[name]] = command
+        else:
+            seen[name] = len(result)
+            result.append(command)
+    return result
+
+
+def _fill_from_plan(result: CompactionResult, plan: Any) -> CompactionResult:
+    """A plugin's summary may leave out where the kept part starts and the tokens
+    before: the plan's are used (there is no summary to keep without them)."""
+    if not result.first_kept_entry_id:
+        if plan is None:
+            raise ValueError("the summary names no firstKeptEntryId and there is no plan to take it from")
+        result = attrs.evolve(result, first_kept_entry_id=plan.first_kept_entry_id)
+    if not result.tokens_before and plan is not None:
+        result = attrs.evolve(result, tokens_before=plan.tokens_before)
+    return result
 
 
 def _no_model_problem(model: Model) -> str | None:

@@ -157,6 +157,7 @@ class Agent:
         self._task: asyncio.Task | None = None
         self._signal: AbortSignal | None = None
         self._closing = False
+        self._turn_index = 0
 
     # ------------------------------------------------------------ public API
 
@@ -256,7 +257,8 @@ class Agent:
         produced: list[AgentMessage] = []
         try:
             await self.emit(AgentStart())
-            await self.emit(TurnStart())
+            self._turn_index = 0
+            await self.emit(TurnStart(turn_index=0))
             for message in prompts:
                 await self._deliver(message, produced)
             await self._turns(produced, signal)
@@ -283,14 +285,15 @@ class Agent:
             tools_owed = True
             while tools_owed or pending:
                 if not first:
-                    await self.emit(TurnStart())
+                    self._turn_index += 1
+                    await self.emit(TurnStart(turn_index=self._turn_index))
                 first = False
                 for message in pending:
                     await self._deliver(message, produced)
                 pending = []
                 message = await self._respond(signal, produced)
                 if message.stop_reason in ("error", "aborted"):
-                    await self.emit(TurnEnd(message=message))
+                    await self.emit(TurnEnd(message=message, turn_index=self._turn_index))
                     return
                 results: list[ToolResultMessage] = []
                 calls = message.tool_calls
@@ -298,7 +301,8 @@ class Agent:
                 if calls:
                     results, terminate = await self._run_tools(message, calls, signal, produced)
                 tools_owed = bool(calls) and not terminate
-                await self.emit(TurnEnd(message=message, tool_results=results))
+                await self.emit(TurnEnd(message=message, tool_results=results,
+                                        turn_index=self._turn_index))
                 if signal.aborted or terminate:
                     return
                 pending = self.steering.drain()
@@ -541,9 +545,7 @@ class Agent:
         if self.plugins.has("before_tool_call"):
             raw = _as_dict(args, call.arguments)
             event = ToolCallEvent(call.id, call.name, copy.deepcopy(raw), message)
-            decision = await self.plugins.decide("before_tool_call", event=event, ctx=self.ctx)
-            if isinstance(decision, dict):
-                decision = ToolCallDecision(**decision)
+            decision = await self.plugins.call("before_tool_call", event=event, ctx=self.ctx)
             if decision is not None and decision.block:
                 reason = decision.reason or "Tool execution was blocked"
                 return _Prepared(call, immediate=ToolResult.error(reason))

@@ -426,9 +426,12 @@ class ModelRegistry:
         return None
 
     def has_auth(self, model: Model) -> bool:
+        """A key is configured, or none is needed: a provider of models.json's own, a
+        server on this machine, or a model without a base URL (an in-process provider a
+        plugin registered, such as the docs' EchoProvider: there is nothing to log in to)."""
         settings = self._settings.get(model.provider)
         return (self.key_source(model) is not None or (settings is not None and settings.custom)
-                or _is_local(model.base_url) or model.key in self.local)
+                or not model.base_url or _is_local(model.base_url) or model.key in self.local)
 
     def api_key(self, model: Model) -> str | None:
         """The key for a request to ``model`` (``None``: send none, fine for local servers)."""

@@ -210,6 +210,13 @@ async def expand(text: str, ctx: Any) -> str | None:
 # ---------------------------------------------------------------- hooks
 
 
+@hookimpl(trylast=True)  # resources_discover fires after every other session_start
+async def session_start(event, ctx):
+    from pi_plugins.resources import on_session_start
+
+    await on_session_start(event, ctx)
+
+
 @hookimpl(trylast=True)
 async def input(event, ctx):
     expanded = await expand(event.text, ctx)

@@ -84,6 +84,21 @@ def reload(ctx: Any) -> None:
     _reloaded[ctx] = True
 
 
+_last_start: list = [None]  # the session_start event last handled (events are unhashable)
+
+
+async def on_session_start(event: Any, ctx: Any) -> None:
+    """Every resource plugin's ``session_start``: on ``reload`` forget what was found
+    (once per event, whichever resource plugin sees it first); then ask
+    ``resources_discover`` now, at start-up, as documented (not on the first prompt)."""
+    if _last_start[0] is event:
+        return
+    _last_start[0] = event
+    if getattr(event, "reason", None) == "reload":
+        reload(ctx)
+    await discovered_paths(ctx)
+
+
 # ---------------------------------------------------------------- commands
 
 

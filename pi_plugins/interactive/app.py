@@ -299,7 +299,8 @@ class InteractiveApp:
         """Rebuild the chat from the conversation (new session, tree move, compaction),
         or only reprint it (resize, view change); either way the screen is redrawn."""
         if not reprint_only:
-            blocks = [self._header(), *blocks_for_messages(self.harness.messages, self.renderers)]
+            blocks = [self._header(), *blocks_for_messages(self.harness.messages, self.renderers,
+                                                                 self._tools_by_name())]
             live = [b for b in self.transcript.live if not b.final]
             self.streaming = None if self.streaming not in live else self.streaming
             self.transcript.reset(blocks + live)
@@ -647,6 +648,12 @@ class InteractiveApp:
                     buffer.history.append_string(text)
         buffer.reset(document=buffer.document)  # the buffer re-reads its history
 
+    def _tools_by_name(self) -> dict:
+        return {t.name: t for t in self.harness.agent.tools or []}
+
+    def _tool(self, name: str):
+        return self._tools_by_name().get(name)
+
     def _is_command(self, name: str) -> bool:
         return name in builtin.COMMANDS or name in self.plugin_commands
 
@@ -795,7 +802,8 @@ class InteractiveApp:
                     for call in event.message.tool_calls:  # a call shows while its arguments stream
                         tool = self.tools.get(call.id)
                         if tool is None:
-                            self.tools[call.id] = self.add(ToolBlock(ToolState(call.id, call.name, call.arguments)))
+                            self.tools[call.id] = self.add(ToolBlock(ToolState(call.id, call.name, call.arguments,
+                                                                      tool=self._tool(call.name))))
                         else:
                             tool.state.args = call.arguments
                             tool.changed()
@@ -809,7 +817,8 @@ class InteractiveApp:
                 for call in message.tool_calls:
                     tool = self.tools.get(call.id)
                     if tool is None:
-                        tool = self.tools[call.id] = self.add(ToolBlock(ToolState(call.id, call.name, call.arguments)))
+                        tool = self.tools[call.id] = self.add(ToolBlock(ToolState(call.id, call.name, call.arguments,
+                                                                      tool=self._tool(call.name))))
                     tool.state.args = call.arguments
                     if message.stop_reason in ("aborted", "error"):
                         tool.state.content = [TextContent(text=message.error_message or "Operation aborted")]
@@ -820,7 +829,8 @@ class InteractiveApp:
             tool = self.tools.get(event.tool_call_id)
             if tool is None:
                 tool = self.tools[event.tool_call_id] = self.add(
-                    ToolBlock(ToolState(event.tool_call_id, event.tool_name, event.args)))
+                    ToolBlock(ToolState(event.tool_call_id, event.tool_name, event.args,
+                                        tool=self._tool(event.tool_name))))
             tool.state.started = True
             tool.changed()
             self.invalidate()

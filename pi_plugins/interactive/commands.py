@@ -68,7 +68,7 @@ async def tree(tui: "InteractiveApp", args: str, selected: str | None = None) ->
     while True:
         roots = session.tree()
         leaf = session.leaf_id
-        calls = tree_view.tool_calls_by_id(roots)
+        calls = tree_view.tool_calls_by_id(roots, {t.name: t for t in tui.harness.agent.tools or []})
 
         def items(mode: str) -> list[Item]:
             return [Item(tree_view.row_label(row, calls), row.entry.id,
@@ -302,7 +302,7 @@ async def export(tui: "InteractiveApp", args: str) -> None:
     from pi_plugins.export_html import ExportError, export_html
 
     try:
-        written = export_html(tui.harness.session, args or None)
+        written = export_html(tui.harness.session, args or None, tools=tui.harness.agent.tools)
     except (ExportError, OSError) as exc:
         tui.add_text(f"Export failed: {exc}", "error")
         return
@@ -339,6 +339,12 @@ async def hotkeys(tui: "InteractiveApp", args: str) -> None:
     tui.add_text("Keyboard shortcuts\n" + "\n".join(lines), "none")
 
 
+async def reload_(tui: "InteractiveApp", args: str) -> None:
+    await tui.harness.reload()
+    await tui._load_plugin_parts()
+    tui.add_text("Reloaded plugins, skills, prompt templates and context files.", "dim")
+
+
 async def quit_(tui: "InteractiveApp", args: str) -> None:
     tui.exit()
 
@@ -355,6 +361,7 @@ BUILTINS = [
     ("session", "Session file, id, messages, tokens and cost", session),
     ("export", "Export the session to HTML [file]", export),
     ("hotkeys", "Keyboard shortcuts", hotkeys),
+    ("reload", "Reload plugins, skills, prompt templates and context files", reload_),
     ("quit", "Quit", quit_),
 ]
 COMMANDS = {name: command for name, _, command in BUILTINS}

@@ -240,7 +240,7 @@ class Commands:
                                f"not installed ({exc})") from exc
         if output is not None:
             output = self._path(output)
-        return {"path": str(export_html(self.harness.session, output))}
+        return {"path": str(export_html(self.harness.session, output, tools=self.harness.agent.tools))}
 
     async def cmd_switch_session(self, c: dict) -> Any:
         path = self._path(_string(c, "sessionPath"))

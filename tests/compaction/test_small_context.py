@@ -1,7 +1,7 @@
 """Compaction with a small context window (an 8k local model) under the default
 settings, whose reserve (16384) and keep-recent (20000) budgets exceed the window."""
 
-from pi_plugins.compaction import fit
+from pi_core.tokens import fit_budget as fit
 from pi_plugins.providers.scripted import Reply
 
 from support.agents import run

@@ -222,7 +222,7 @@ def test_the_tree_draws_branches_with_the_active_one_first(tmp_path):
         "• assistant: First answer.",
         "├─ • user: approach B  ← active",
         "└─ user: approach A",
-        "   [bash: ls]",
+        "   [$ ls]",
     ]
 
 
@@ -233,7 +233,7 @@ def test_tree_filters_hide_entries_and_keep_the_drawing_a_tree(tmp_path):
     assert _plain_rows(session, "no-tools")[-1] == "└─ user: approach A"
     assert _plain_rows(session, "labeled-only") == ["• [start] user: first question  ← active"]
     every = _plain_rows(session, "all")
-    assert any("[label: start]" in row for row in every) and any("[bash: ls]" in row for row in every)
+    assert any("[label: start]" in row for row in every) and any("[$ ls]" in row for row in every)
     assert _plain_rows(session, query="approach b") == ["• user: approach B  ← active"]
 
 

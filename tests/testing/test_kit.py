@@ -83,6 +83,7 @@ def test_a_select_answer_that_matches_no_option_fails_loudly():
         asyncio.run(ui.select("Allow?", ["Yes", "No"]))
 
 
+@pytest.mark.process
 def test_assert_light_import_names_what_a_heavy_plugin_imports(tmp_path, monkeypatch):
     (tmp_path / "heavy_plugin.py").write_text("import asyncio\n")
     (tmp_path / "light_plugin.py").write_text("from pi_core import hookimpl\n")

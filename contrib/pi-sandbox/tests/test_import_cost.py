@@ -12,3 +12,12 @@ def test_loading_the_plugin_imports_nothing_heavy():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+def test_the_plugin_uses_only_the_public_event_not_the_built_in_compaction():
+    from pathlib import Path
+
+    import pi_compact_notes
+
+    source = "".join(p.read_text() for p in Path(pi_compact_notes.__file__).parent.glob("*.py"))
+    assert "pi_plugins" not in source
