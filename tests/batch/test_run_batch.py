@@ -39,7 +39,9 @@ def test_a_failing_task_records_its_error_and_the_others_go_on(tmp_path, server,
     batch[1]["prompt"] = "please fail"
     batch.append({"id": "no-model", "prompt": "hi", "model": "nowhere/none"})
     batch.append({"id": "no-tool", "prompt": "hi", "tools": ["teleport"]})
+    batch.append({"id": "no-cwd", "prompt": "hi", "cwd": str(tmp_path / "missing")})
     results = {r["id"]: r for r in asyncio.run(run_batch(batch, out=tmp_path / "out.jsonl", concurrency=4))}
+    assert "missing is not a folder" in results["no-cwd"]["error"] and results["no-cwd"]["session"] is None
     assert "400" in results["task-0001"]["error"] and "refuses" in results["task-0001"]["error"]
     assert results["task-0001"]["stop_reason"] == "error" and results["task-0001"]["session"]
     assert "nowhere/none" in results["no-model"]["error"]
@@ -48,7 +50,7 @@ def test_a_failing_task_records_its_error_and_the_others_go_on(tmp_path, server,
         ok = results[f"task-000{n}"]
         assert "error" not in ok and ok["text"].startswith(f"task number {n} saw:")
     lines = read_jsonl(tmp_path / "out.jsonl")
-    assert [list(line)[:6] for line in lines] == [RESULT_KEYS] * 5
+    assert [list(line)[:6] for line in lines] == [RESULT_KEYS] * 6
     assert all(list(line)[6:] in ([], ["error"]) for line in lines)
 
 
