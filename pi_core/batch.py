@@ -130,7 +130,11 @@ class ResultsFile:
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        torn = self.path.exists() and self.path.stat().st_size and not self.path.read_bytes().endswith(b"\n")
+        torn = False
+        if self.path.exists() and self.path.stat().st_size:
+            with open(self.path, "rb") as existing:
+                existing.seek(-1, os.SEEK_END)
+                torn = existing.read(1) != b"\n"
         self._file = open(self.path, "a", encoding="utf-8")
         if torn:  # a line cut short by a crash stays; the next one starts on its own line
             self._file.write("\n")

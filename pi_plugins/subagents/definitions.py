@@ -42,6 +42,13 @@ class Definitions:
     agents: dict[str, AgentDefinition] = field(factory=dict)
     problems: list[str] = field(factory=list)
 
+    def find(self, name: str) -> AgentDefinition | None:
+        """The definition named ``name`` in its frontmatter, else the one in ``NAME.md``."""
+        found = self.agents.get(name)
+        if found is None:
+            found = next((d for d in reversed(self.agents.values()) if d.path.stem == name), None)
+        return found
+
 
 def agent_folders(cwd: str | Path, agent_dir: str | Path) -> list[Path]:
     """Where definitions are looked for, lowest precedence first."""

@@ -12,12 +12,15 @@ child's final text, with its usage and session file in ``details``.
 from __future__ import annotations
 
 import asyncio
+import logging
 import weakref
 from typing import Any
 
 from pi_core.tools import Tool, ToolResult, ToolRun
 from pi_plugins.subagents.children import TOOL_NAME, ChildState, depth_of, run_child
 from pi_plugins.subagents.definitions import Definitions, discover_agents
+
+log = logging.getLogger("pi.subagents")
 
 DEFAULT_MAX_CONCURRENCY = 4
 DEFAULT_MAX_DEPTH = 1
@@ -121,7 +124,7 @@ class SubagentTool(Tool):
             return ToolResult.error("give either task (one subagent) or tasks (several), not both")
         specs = args["tasks"] if "tasks" in args else [{"task": args["task"], "agent": args.get("agent")}]
         definitions = discover_agents(parent.ctx.cwd, parent.ctx.agent_dir)
-        unknown = sorted({s["agent"] for s in specs if s.get("agent") and s["agent"] not in definitions.agents})
+        unknown = sorted({s["agent"] for s in specs if s.get("agent") and definitions.find(s["agent"]) is None})
         if unknown:
             known = ", ".join(definitions.agents) or "none are defined"
             return ToolResult.error(f"unknown agent {', '.join(unknown)} (known: {known})")
@@ -135,7 +138,7 @@ class SubagentTool(Tool):
             async with slots:
                 if run.signal.aborted:
                     return
-                definition = definitions.agents.get(state.agent) if state.agent else None
+                definition = definitions.find(state.agent) if state.agent else None
                 await run_child(parent, state, definition, max_depth, progress, run.signal)
 
         children = [asyncio.ensure_future(one(s)) for s in states]
@@ -150,6 +153,8 @@ class SubagentTool(Tool):
 
 
 def subagent_tool(cwd: str, agent_dir, enabled: bool) -> SubagentTool:
-    return SubagentTool(name=TOOL_NAME, label="Subagent",
-                        description=describe(discover_agents(cwd, agent_dir)),
+    definitions = discover_agents(cwd, agent_dir)
+    for problem in definitions.problems:  # left out, and said once per start
+        log.warning("agent definition skipped: %s", problem)
+    return SubagentTool(name=TOOL_NAME, label="Subagent", description=describe(definitions),
                         parameters=PARAMETERS, default_active=enabled)

@@ -5,7 +5,7 @@ import os
 import subprocess
 import sys
 
-from support.batches import lister, read_jsonl, tasks, write_jsonl
+from support.batches import comparable, lister, read_jsonl, tasks, write_jsonl
 
 import pytest
 
@@ -17,6 +17,35 @@ def pi_batch(tmp_path, home, *args):
            "PI_CODING_AGENT_DIR": str(home), "PYTHONUNBUFFERED": "1"}
     return subprocess.run([sys.executable, "-m", "pi_core.cli", "batch", *args], cwd=tmp_path / "project",
                           env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_pi_batch_of_two_hundred_tasks_at_concurrency_fifty_gives_the_results_of_a_serial_run(
+        tmp_path, server, home):
+    server.default = lister
+    (tmp_path / "project" / "notes.txt").write_text("hello\n")
+    batch = tasks(200, tmp_path / "project")
+    write_jsonl(tmp_path / "tasks.jsonl", batch)
+    serial = pi_batch(tmp_path, home, str(tmp_path / "tasks.jsonl"), "--out", str(tmp_path / "serial.jsonl"),
+                      "--concurrency", "1")
+    assert serial.returncode == 0, serial.stderr
+    assert len(server.requests) == 400
+    parallel = pi_batch(tmp_path, home, str(tmp_path / "tasks.jsonl"), "--out", str(tmp_path / "parallel.jsonl"),
+                        "--concurrency", "50")
+    assert parallel.returncode == 0, parallel.stderr
+    assert len(server.requests) == 800
+    serial_lines, parallel_lines = read_jsonl(tmp_path / "serial.jsonl"), read_jsonl(tmp_path / "parallel.jsonl")
+    assert [r["id"] for r in serial_lines] == [t["id"] for t in batch]  # one at a time, in order
+    assert [r["id"] for r in parallel_lines] != [t["id"] for t in batch]  # really interleaved
+    # texts, tool calls and session contents (apart from ids and timestamps) are equal
+    assert comparable(parallel_lines) == comparable(serial_lines)
+    seventh = comparable(parallel_lines)["task-0007"]
+    assert seventh["text"] == "task number 7 saw: notes.txt" and seventh["stop_reason"] == "stop"
+    assert seventh["usage"]["input"] == 30 and seventh["usage"]["output"] == 6
+    calls = [b for line in seventh["session"] if line["type"] == "message"
+             for b in line["message"]["content"] if isinstance(b, dict) and b.get("type") == "toolCall"]
+    assert [(c["name"], c["arguments"]) for c in calls] == [("ls", {"path": "."})]
+    sessions = {r["session"] for r in serial_lines + parallel_lines}
+    assert len(sessions) == 400 and all(s.startswith(str(home / "sessions")) for s in sessions)
 
 
 def test_pi_batch_writes_results_prints_events_and_exits_one_when_a_task_failed(tmp_path, server, home):

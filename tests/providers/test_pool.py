@@ -44,3 +44,16 @@ def test_a_shard_whose_client_was_closed_is_replaced():
         return fresh is not shard and not fresh.client.is_closed, len(pool.shards)
 
     assert asyncio.run(scenario()) == (True, 1)
+
+
+def test_the_shards_of_a_tls_pool_share_one_tls_context():
+    async def scenario():
+        pool = _pool("https://api.example.invalid")
+        taken = [await pool.acquire() for _ in range(SHARD_CONNECTIONS + 1)]
+        contexts = {id(s.client._transport._pool._ssl_context) for s in pool.shards}
+        for shard in taken:
+            pool.release(shard)
+        return len(pool.shards), contexts
+
+    shards, contexts = asyncio.run(scenario())
+    assert shards == 2 and len(contexts) == 1

@@ -124,7 +124,7 @@ def test_children_cannot_spawn_children_unless_max_depth_allows(tmp_path, server
 
 
 def test_an_agent_definition_gives_the_child_its_prompt_and_tools_and_is_listed_to_the_model(
-        tmp_path, server, agent_home):
+        tmp_path, server, agent_home, caplog):
     folder = tmp_path / "work" / ".pi" / "agents"
     folder.mkdir(parents=True)
     (folder / "scout.md").write_text(
@@ -147,6 +147,8 @@ def test_an_agent_definition_gives_the_child_its_prompt_and_tools_and_is_listed_
     description = next(t["function"]["description"] for t in parent_request.body["tools"]
                        if t["function"]["name"] == "subagent")
     assert "- scout: Fast look around a code base" in description
+    assert "broken" not in description and "the user's scout" not in description
+    assert any("broken.md" in r.getMessage() for r in caplog.records if r.name == "pi.subagents")
     child = router.child_requests[0]
     assert tool_names(child) == ["read", "ls"]
     system = child.body["messages"][0]
@@ -155,6 +157,18 @@ def test_an_agent_definition_gives_the_child_its_prompt_and_tools_and_is_listed_
     result = next(m for m in harness.messages if m.role == "toolResult")
     assert result.content[0].text == "answer: map the code"
     assert result.details["results"][0]["agent"] == "scout"
+
+
+def test_an_agent_may_be_named_by_its_file_as_well_as_by_its_name(tmp_path, agent_home):
+    from pi_plugins.subagents.definitions import discover_agents
+
+    (agent_home / "agents").mkdir()
+    (agent_home / "agents" / "review.md").write_text(
+        "---\nname: code-reviewer\ndescription: Reviews diffs\ntools: [read, grep]\nthinking: high\n---\nReview.\n")
+    found = discover_agents(tmp_path, agent_home)
+    by_name, by_file = found.find("code-reviewer"), found.find("review")
+    assert by_name is by_file and by_name.tools == ["read", "grep"] and by_name.thinking == "high"
+    assert found.find("nobody") is None
 
 
 def test_an_unknown_agent_is_an_error_the_model_can_read(tmp_path, server, agent_home):
