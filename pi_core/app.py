@@ -89,10 +89,15 @@ class App:
         self.args = args
         self.harness = harness
         self.registry = registry
-        self.plugins = plugins
+        self._plugins = plugins
         self.stdout = stdout or sys.stdout
         self.stderr = stderr or sys.stderr
         self.stdin = stdin or sys.stdin
+
+    @property
+    def plugins(self) -> Any:
+        """The harness's plugins (a ``/reload`` replaces them)."""
+        return getattr(self.harness, "plugins", None) or self._plugins
 
     def initial_prompt(self, read_stdin: bool = True) -> Prompt:
         """Piped stdin, then the ``@file`` contents, then the first message, joined into

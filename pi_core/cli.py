@@ -358,9 +358,12 @@ def plugins_command(extensions: tuple[str, ...], no_extensions: bool, as_json: b
         click.echo(f"{row['name']}  ({origin})  {row['location']}{state}")
         hooks = "(not loaded)" if row["hooks"] is None else ", ".join(row["hooks"]) or "(none)"
         click.echo(f"    hooks: {hooks}")
+    builtins = {info.name for info in plugins.infos if info.source == "builtin"}
     for override in overrides:
-        click.echo(f"{override['key']} ({override['hook']}) from {override['winner']} replaces "
-                   f"the one from {', '.join(override['replaces'])}")
+        losers = override["replaces"]
+        whose = "the built-in" if all(l in builtins for l in losers) else \
+            f"the one from {', '.join(losers)}"
+        click.echo(f"{override['key']} ({override['hook']}) from {override['winner']} replaces {whose}")
     for error in errors:
         click.echo(error if error.startswith("warning:") else f"error: {error}", err=True)
 

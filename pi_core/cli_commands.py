@@ -34,13 +34,20 @@ class CliCommand:
 
 
 def plugin_cli_commands(cwd: str | None = None) -> dict[str, CliCommand]:
-    """Every plugin's subcommands by name (plugins are loaded to ask them)."""
+    """Every plugin's subcommands by name (plugins are loaded to ask them; their load
+    problems are told by the command that runs next, not twice)."""
+    import logging
     import os
 
     from pi_core.discovery import load_plugins
 
-    plugins = load_plugins(cwd=cwd or os.getcwd())
-    found = asyncio.run(plugins.call("register_cli_commands", ctx=None))
+    logger = logging.getLogger("pi.plugins")
+    level, logger.disabled = logger.disabled, True
+    try:
+        plugins = load_plugins(cwd=cwd or os.getcwd())
+        found = asyncio.run(plugins.call("register_cli_commands", ctx=None))
+    finally:
+        logger.disabled = level
     return {c.name: c for c in found if isinstance(c, CliCommand)}
 
 

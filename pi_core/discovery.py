@@ -22,6 +22,7 @@ left out is in ``plugins.skipped``, so ``pi plugins`` can show it.
 from __future__ import annotations
 
 import hashlib
+import importlib.machinery
 import importlib.util
 import sys
 from importlib import metadata
@@ -154,6 +155,15 @@ def _load_entry_point(plugins: Plugins, ep: metadata.EntryPoint, source: str,
                      distribution=name or None, version=version)
 
 
+class _FreshSourceLoader(importlib.machinery.SourceFileLoader):
+    """Compiles a plugin file from its source every time: a cached .pyc is trusted by
+    whole-second mtime and size, so a file edited within the second it was last loaded
+    (same size) would come back stale on ``/reload``."""
+
+    def get_code(self, fullname):
+        return self.source_to_code(self.get_data(self.path), self.path)
+
+
 def load_file(plugins: Plugins, path: str | Path, source: str = "file") -> str | None:
     """Import a plugin from a ``.py`` file or a package directory and register it."""
     path = Path(path).expanduser().resolve()
@@ -164,7 +174,7 @@ def load_file(plugins: Plugins, path: str | Path, source: str = "file") -> str |
         if not target.is_file():
             raise FileNotFoundError(f"no plugin at {path}")
         spec = importlib.util.spec_from_file_location(
-            module_name, target,
+            module_name, target, loader=_FreshSourceLoader(module_name, str(target)),
             submodule_search_locations=[str(path)] if path.is_dir() else None,
         )
         module = importlib.util.module_from_spec(spec)

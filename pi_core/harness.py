@@ -579,6 +579,7 @@ class Harness:
         await self.notify(SessionShutdown(reason="reload"))
         if self.plugin_loader is not None:
             fresh = self.plugin_loader()
+            fresh.error_listeners = self.plugins.error_listeners  # the UI still hears of errors
             self.plugins = self.agent.plugins = self.ctx.plugins = fresh
         active = self.agent._active
         self.agent.tools = None

@@ -212,10 +212,12 @@ def test_rpc_session_control_from_commands_with_reasons_and_positions(rpc, kit):
     assert kit.seen("fork")[-1] == {"kind": "fork", "cancelled": False, "entries": kit.seen("fork")[-1]["entries"]}
     client.ok("prompt", message="/author-new")
     assert client.ok("get_state")["sessionFile"] != forked
+    client.ok("prompt", message=f"/author-switch {before}")
+    assert client.ok("get_state")["sessionFile"] == before
     client.ok("prompt", message="/author-reload")
     client.ok("get_state")
     reasons = [r["reason"] for r in kit.seen("session_shutdown")]
-    assert reasons[:3] == ["fork", "new", "reload"]
+    assert reasons[:4] == ["fork", "new", "resume", "reload"]
     assert [r["reason"] for r in kit.seen("session_start")][-1] == "reload"
     assert [r["reason"] for r in kit.seen("resources_discover")][-1] == "reload"
 
@@ -239,4 +241,4 @@ def test_pi_plugins_reports_each_mistake_by_plugin_and_hook_and_who_won_an_overr
     assert {"hook": "register_tools", "key": "ls", "winner": "author_twin",
             "replaces": ["tools"]} in report["overrides"]
     text = kit.pi("plugins", model=False)
-    assert "ls (register_tools) from author_twin replaces the one from tools" in text.stdout
+    assert "ls (register_tools) from author_twin replaces the built-in" in text.stdout

@@ -120,6 +120,11 @@ async def back_to_start(args, ctx):
     log("navigate_tree", cancelled=result.cancelled, leaf=ctx.session.leaf_id, target=first.id)
 
 
+async def switch(args, ctx):
+    result = await ctx.switch_session(args)
+    log("switch_session", cancelled=result.cancelled)
+
+
 async def reload(args, ctx):
     await ctx.wait_for_idle()
     await ctx.reload()
@@ -139,6 +144,7 @@ def register_commands():
             Command("author-new", "A new session", new),
             Command("author-fork", "Fork at the first message", fork_at),
             Command("author-tree", "Back to the first message", back_to_start),
+            Command("author-switch", "Resume a session file", switch),
             Command("author-reload", "Reload", reload),
             Command("dup", "Two plugins name this", dup_one)]
 
