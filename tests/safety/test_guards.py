@@ -1,6 +1,7 @@
 """Guards fail closed: a decide hook that guards an action and raises blocks the action;
 the model or the user is told which plugin failed, and the run goes on."""
 
+import pytest
 import json
 import textwrap
 
@@ -79,6 +80,7 @@ def test_raising_guards_of_the_shell_and_of_session_changes_cancel_them(tmp_path
     assert hooks == ["user_bash", "session_before_switch", "session_before_fork", "session_before_compact"]
 
 
+@pytest.mark.process
 def test_a_raising_gate_in_print_mode_is_reported_on_stderr_and_the_command_does_not_run(pi, server):
     (pi.cwd / "gate.py").write_text(BROKEN_GATE)
     server.push(ServerReply(tool_calls=[("bash", {"command": "echo RAN > ran.txt"})]),
@@ -92,6 +94,7 @@ def test_a_raising_gate_in_print_mode_is_reported_on_stderr_and_the_command_does
     assert "the permission check failed" in sent and "gate" in sent
 
 
+@pytest.mark.process
 def test_a_raising_gate_over_rpc_is_an_extension_error_and_the_call_is_blocked(pi, server, start_rpc):
     (pi.cwd / "gate.py").write_text(BROKEN_GATE)
     server.push(ServerReply(tool_calls=[("bash", {"command": "echo RAN > ran.txt"})]),

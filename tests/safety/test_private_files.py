@@ -1,5 +1,6 @@
 """Session files are private: created 0600, in folders created 0700."""
 
+import pytest
 import stat
 
 from support.llm_server import Reply
@@ -9,6 +10,7 @@ def mode(path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
 
 
+@pytest.mark.process
 def test_pi_creates_its_session_file_0600_in_folders_0700(pi, server):
     server.push(Reply(text="The secret is safe."))
     out = pi.run("-p", "run env")
