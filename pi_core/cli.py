@@ -13,7 +13,7 @@ import click
 
 from pi_core import __version__
 
-MODES_HELP = "text (default: interactive, or print with -p), json, or rpc"
+MODES_HELP = "text (default: interactive, or print with -p), json, rpc, or acp (for editors)"
 
 
 class RunCommand(click.Command):
@@ -60,7 +60,7 @@ def _flag(*names: str, **kwargs):
 @click.option("--api-key", help="API key (else auth.json, the environment, models.json).")
 @click.option("--system-prompt", help="Replace the base system prompt (text or a file).")
 @click.option("--append-system-prompt", multiple=True, help="Append text or a file to the system prompt (repeatable).")
-@click.option("--mode", type=click.Choice(["text", "json", "rpc"]), default="text", help=MODES_HELP)
+@click.option("--mode", type=click.Choice(["text", "json", "rpc", "acp"]), default="text", help=MODES_HELP)
 @_flag("-p", "--print", "print_", help="Process the prompt, print the answer and exit.")
 @click.option("--events", type=click.Choice(["lean", "full"]), default=None,
               help="message_update lines: lean (the delta only; JSON mode's default) or full "
