@@ -45,6 +45,7 @@ from pi_plugins.interactive.blocks import (
     Block,
     CustomBlock,
     HeaderBlock,
+    SummaryBlock,
     TextBlock,
     ToolBlock,
     UserBlock,
@@ -846,8 +847,11 @@ class InteractiveApp:
                 self.add_text("Compaction cancelled" if event.reason == "manual" else
                               "Auto-compaction cancelled", "error" if event.reason == "manual" else "dim")
             elif event.result is not None:
+                # as pi: the chat is rebuilt from the new context, and the compaction's
+                # collapsible block (ctrl+o shows the summary) closes it
                 self._start_over()
-                self.add_text(f"Compacted the context ({event.result.tokens_before:,} tokens before)", "dim")
+                self.add(SummaryBlock("[compaction]", f"Compacted from {event.result.tokens_before:,} tokens",
+                                      event.result.summary))
             elif event.error_message:
                 self.add_text(f"Compaction failed: {event.error_message}", "error")
             elif event.reason == "manual":
