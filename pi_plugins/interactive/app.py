@@ -59,7 +59,8 @@ from pi_plugins.interactive.dialogs import Dialog, DialogHost
 from pi_plugins.interactive.footer import footer, git_branch
 from pi_plugins.interactive.keys import UnbindableKey, parse_key
 from pi_plugins.interactive.paint import Painter, detect_color_system
-from pi_plugins.interactive.theme import BASH_BORDER, PROMPT_STYLE, THINKING_BORDER
+from pi_plugins.interactive import theme as palette
+from pi_plugins.interactive.theme import PROMPT_STYLE, THINKING_BORDER
 from pi_plugins.interactive.tool_views import ToolState
 from pi_plugins.interactive.transcript import Transcript
 from pi_plugins.interactive.ui import InteractiveUI
@@ -83,10 +84,28 @@ HINTS = [("escape", "interrupt"), ("ctrl+c/ctrl+d", "clear/exit"), ("/", "comman
          ("!", "bash"), ("ctrl+o", "more")]
 
 
+def _apply_theme(pi_app) -> list[str]:
+    """Choose and apply the theme (settings ``theme``; else the last ``--theme`` given;
+    else dark); returns what was wrong on the way, for the header."""
+    from pi_plugins.interactive.themes import choose, load_themes
+
+    args, ctx = pi_app.args, pi_app.harness.ctx
+    cli = list(getattr(args, "themes", []) or [])
+    themes, problems = load_themes(cwd=ctx.cwd, agent_dir=ctx.agent_dir, settings=ctx.settings,
+                                   cli_paths=cli, discover=not getattr(args, "no_themes", False))
+    chosen, more = choose(themes, ctx.settings)
+    from_cli = [t for t in themes.values() if t.from_cli]
+    if not ctx.settings.get("theme") and from_cli:
+        chosen = from_cli[-1]
+    chosen.apply()
+    return problems + more
+
+
 class InteractiveApp:
     def __init__(self, pi_app) -> None:
         self.pi = pi_app
         self.harness = pi_app.harness
+        self.theme_problems = _apply_theme(pi_app)
         self.painter = Painter(detect_color_system())
         self.view = View()
         self.transcript = Transcript()
@@ -308,6 +327,7 @@ class InteractiveApp:
             notes.append(f"{len(problems)} damaged line(s) in the session file were set aside")
         for error in getattr(self.harness.plugins, "errors", []) or []:
             notes.append(f"plugin error: {error}")
+        notes += [f"warning: {problem}" for problem in self.theme_problems]
         return HeaderBlock(f"pi-harness v{__version__}", HINTS, notes)
 
     # ---------------------------------------------------------------- live area
@@ -362,7 +382,7 @@ class InteractiveApp:
 
     def _border_style(self) -> str:
         if self.editor.text.lstrip().startswith("!"):
-            return f"fg:{BASH_BORDER}"
+            return f"fg:{palette.BASH_BORDER}"
         return f"fg:{THINKING_BORDER.get(self.harness.thinking_level, THINKING_BORDER['off'])}"
 
     # ---------------------------------------------------------------- layout
