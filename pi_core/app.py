@@ -307,8 +307,10 @@ SERVING_MODES = ("rpc", "acp")
 
 
 def auth_problem(registry, model) -> str | None:
-    """Why no request can go to ``model`` (no key for it), said before any request."""
-    if registry.has_auth(model):
+    """Why no request can go to ``model``, said before any request: its provider names
+    the variable of a key it needs (the catalogue's providers do) and no key is set. A
+    plugin's own model (no ``api_key_env``) may need none: its provider decides."""
+    if model.api_key_env is None or registry.has_auth(model):
         return None
     return (f"No API key found for {model.provider}: set {registry.env_var(model)}, pass "
             f"--api-key, or add the key to {registry.auth.path} (`pi --list-models` shows "

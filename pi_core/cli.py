@@ -13,8 +13,8 @@ import click
 
 from pi_core import __version__
 
-MODES_HELP = ("text (default: interactive, or print with -p), json, rpc, or a mode a plugin "
-              "registers")
+MODES_HELP = ("text (default: interactive, or print with -p), json, rpc, acp (for editors), "
+              "or a mode a plugin registers")
 
 
 class RunCommand(click.Command):

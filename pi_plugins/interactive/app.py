@@ -45,6 +45,7 @@ from pi_plugins.interactive.blocks import (
     Block,
     CustomBlock,
     HeaderBlock,
+    SummaryBlock,
     TextBlock,
     ToolBlock,
     UserBlock,
@@ -58,7 +59,8 @@ from pi_plugins.interactive.dialogs import Dialog, DialogHost
 from pi_plugins.interactive.footer import footer, git_branch
 from pi_plugins.interactive.keys import UnbindableKey, parse_key
 from pi_plugins.interactive.paint import Painter, detect_color_system
-from pi_plugins.interactive.theme import BASH_BORDER, PROMPT_STYLE, THINKING_BORDER
+from pi_plugins.interactive import theme as palette
+from pi_plugins.interactive.theme import PROMPT_STYLE, THINKING_BORDER
 from pi_plugins.interactive.tool_views import ToolState
 from pi_plugins.interactive.transcript import Transcript
 from pi_plugins.interactive.ui import InteractiveUI
@@ -82,6 +84,23 @@ HINTS = [("escape", "interrupt"), ("ctrl+c/ctrl+d", "clear/exit"), ("/", "comman
          ("!", "bash"), ("ctrl+o", "more")]
 
 
+def _apply_theme(pi_app) -> list[str]:
+    """Choose and apply the theme (settings ``theme``; else the last ``--theme`` given;
+    else dark); returns what was wrong on the way, for the header."""
+    from pi_plugins.interactive.themes import choose, load_themes
+
+    args, ctx = pi_app.args, pi_app.harness.ctx
+    cli = list(getattr(args, "themes", []) or [])
+    themes, problems = load_themes(cwd=ctx.cwd, agent_dir=ctx.agent_dir, settings=ctx.settings,
+                                   cli_paths=cli, discover=not getattr(args, "no_themes", False))
+    chosen, more = choose(themes, ctx.settings)
+    from_cli = [t for t in themes.values() if t.from_cli]
+    if not ctx.settings.get("theme") and from_cli:
+        chosen = from_cli[-1]
+    chosen.apply()
+    return problems + more
+
+
 class InteractiveApp:
     """``input``/``output`` (prompt_toolkit's; default: the terminal) let a caller run the
     chat on other streams, as the dialog tests do with a pipe and an emulated screen."""
@@ -90,6 +109,7 @@ class InteractiveApp:
         self.pi = pi_app
         self._input, self._output = input, output
         self.harness = pi_app.harness
+        self.theme_problems = _apply_theme(pi_app)
         self.painter = Painter(detect_color_system())
         self.view = View()
         self.transcript = Transcript()
@@ -316,6 +336,7 @@ class InteractiveApp:
             notes.append(f"{len(problems)} damaged line(s) in the session file were skipped")
         for error in getattr(self.harness.plugins, "errors", []) or []:
             notes.append(f"plugin error: {error}")
+        notes += [f"warning: {problem}" for problem in self.theme_problems]
         return HeaderBlock(f"pi-harness v{__version__}", HINTS, notes)
 
     # ---------------------------------------------------------------- live area
@@ -370,7 +391,7 @@ class InteractiveApp:
 
     def _border_style(self) -> str:
         if self.editor.text.lstrip().startswith("!"):
-            return f"fg:{BASH_BORDER}"
+            return f"fg:{palette.BASH_BORDER}"
         return f"fg:{THINKING_BORDER.get(self.harness.thinking_level, THINKING_BORDER['off'])}"
 
     # ---------------------------------------------------------------- layout
@@ -866,8 +887,11 @@ class InteractiveApp:
                 self.add_text("Compaction cancelled" if event.reason == "manual" else
                               "Auto-compaction cancelled", "error" if event.reason == "manual" else "dim")
             elif event.result is not None:
+                # as pi: the chat is rebuilt from the new context, and the compaction's
+                # collapsible block (ctrl+o shows the summary) closes it
                 self._start_over()
-                self.add_text(f"Compacted the context ({event.result.tokens_before:,} tokens before)", "dim")
+                self.add(SummaryBlock("[compaction]", f"Compacted from {event.result.tokens_before:,} tokens",
+                                      event.result.summary))
             elif event.error_message:
                 self.add_text(f"Compaction failed: {event.error_message}", "error")
             elif event.reason == "manual":

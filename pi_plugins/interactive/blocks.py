@@ -151,7 +151,8 @@ class UserBlock(Block):
         self.text = text
 
     def renderable(self, view: View, live: bool = False) -> RenderableType:
-        return Padding(PiMarkdown(self.text.strip()), (1, 1), style="user.box", expand=True)
+        return Padding(PiMarkdown(self.text.strip(), box_style="user.box"), (1, 1), style="user.box",
+                       expand=True)
 
 
 def split_paragraphs(text: str) -> list[str]:
