@@ -49,6 +49,7 @@ def _in_git_work_tree(cwd: str) -> bool:
     path = Path(cwd).resolve()
     return any((folder / ".git").exists() for folder in (path, *path.parents))
 
+
 log = logging.getLogger("pi.checkpoints")
 
 #: harness → its checkpointer, or the reason checkpoints are off for it.
