@@ -8,8 +8,9 @@ workspace, bash side effects included, and the files can go back to it.
   batch of only read, grep, find and ls is not looked at;
 - ``tool_execution_start``: in a batch run one tool after another, also between tools;
 - ``workspace_checkpoints``: the :class:`Checkpointer` behind ``harness.checkpoints()``,
-  ``harness.restore_checkpoint()``, the RPC commands and the chat's offers;
-- ``register_commands``: ``/rewind`` lists the checkpoints and restores one.
+  ``harness.restore_checkpoint()``, the RPC commands and the chat's ``/rewind`` and its
+  offers in ``/tree`` and ``/fork`` (built-in commands of the interactive mode, so RPC
+  clients see the same command list as the real pi's).
 
 On by default inside a git work tree, off elsewhere; the setting ``checkpoints.enabled``
 (true or false) overrides that. ``checkpoints.maxFileBytes`` (default 1 MiB) leaves larger
@@ -21,15 +22,13 @@ from __future__ import annotations
 import logging
 import shutil
 import weakref
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pi_core import hookimpl
-from pi_core.commands import Command
 
 if TYPE_CHECKING:
-    from pi_plugins.checkpoints.checkpointer import Checkpoint, Checkpointer, RestoreResult
+    from pi_plugins.checkpoints.checkpointer import Checkpointer
 
 # The checkpointer and the store load on first use, not with every pi start.
 __all__ = ["CUSTOM_TYPE", "Checkpoint", "CheckpointError", "Checkpointer", "RestoreResult"]
@@ -48,6 +47,7 @@ def _in_git_work_tree(cwd: str) -> bool:
     """A ``.git`` in the cwd or a folder above it (looked for, git is not run)."""
     path = Path(cwd).resolve()
     return any((folder / ".git").exists() for folder in (path, *path.parents))
+
 
 log = logging.getLogger("pi.checkpoints")
 
@@ -137,68 +137,3 @@ async def turn_end(event, ctx):
 @hookimpl
 def workspace_checkpoints(ctx):
     return checkpointer_for(ctx)  # or the reason there is none
-
-
-# ------------------------------------------------------------ /rewind
-
-
-def describe(checkpoint: "Checkpoint") -> str:
-    """One line of the ``/rewind`` list: turn, time, changed files."""
-    try:
-        when = datetime.fromisoformat(checkpoint.timestamp.replace("Z", "+00:00")).astimezone()
-        clock = when.strftime("%H:%M:%S")
-    except ValueError:
-        clock = checkpoint.timestamp
-    files = checkpoint.files
-    shown = ", ".join(files[:3]) + (f" (+{len(files) - 3} more)" if len(files) > 3 else "")
-    what = {"prompt": "before the prompt", "restore": "before a restore"}.get(checkpoint.reason, "")
-    if not shown:
-        shown = what or "no changes"
-    elif what:
-        shown = f"{shown} · {what}"
-    turn = f"turn {checkpoint.turn}" if checkpoint.turn else "start"
-    return f"{turn} · {clock} · {shown} [{checkpoint.entry_id}]"
-
-
-async def rewind(args: str, ctx) -> None:
-    """``/rewind [entry id]``: choose a checkpoint and restore the files to it."""
-    checkpointer = checkpointer_for(ctx)
-    if isinstance(checkpointer, str):
-        ctx.ui.notify(checkpointer, "warning")
-        return
-    checkpoints = checkpointer.list()
-    if not checkpoints:
-        ctx.ui.notify("No checkpoints in this session yet", "info")
-        return
-    entry_id = args.strip()
-    if not entry_id:
-        options = {describe(c): c.entry_id for c in reversed(checkpoints)}
-        chosen = await ctx.ui.select("Restore the files to which checkpoint?", list(options))
-        if chosen is None:
-            return
-        entry_id = options[chosen]
-    from pi_plugins.checkpoints.checkpointer import CheckpointError
-    from pi_plugins.checkpoints.store import StoreError
-
-    try:
-        result = await checkpointer.restore(entry_id)
-    except (CheckpointError, StoreError, OSError) as exc:
-        ctx.ui.notify(f"Restore failed: {exc}", "error")
-        return
-    ctx.ui.notify(restored_message(result), "info")
-
-
-def restored_message(result: "RestoreResult") -> str:
-    count = len(result.files)
-    text = (f"Restored {count} file{'s' if count != 1 else ''}"
-            + (f": {', '.join(result.files[:5])}" + (" …" if count > 5 else "") if count else "")
-            + f". /rewind {result.undo_entry_id} undoes it.")
-    if result.skipped:
-        text += f" Left alone: {', '.join(sorted(result.skipped))}."
-    return text
-
-
-@hookimpl
-def register_commands(ctx):
-    return [Command(name="rewind", description="Restore the files to a checkpoint of this session",
-                    handler=rewind, argument_hint="[entry id]")]

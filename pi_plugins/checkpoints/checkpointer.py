@@ -14,6 +14,7 @@ the workspace at it is the one its batch left (the checkpoint that follows it na
 from __future__ import annotations
 
 import asyncio
+from datetime import datetime
 from typing import Any
 
 from attrs import define, field
@@ -45,6 +46,23 @@ class Checkpoint:
 
     def to_json(self) -> dict:
         return {"entryId": self.entry_id, "timestamp": self.timestamp, "files": list(self.files)}
+
+    def describe(self) -> str:
+        """One line for a list (``/rewind``): turn, local time, changed files, entry id."""
+        try:
+            when = datetime.fromisoformat(self.timestamp.replace("Z", "+00:00")).astimezone()
+            clock = when.strftime("%H:%M:%S")
+        except ValueError:
+            clock = self.timestamp
+        files = self.files
+        shown = ", ".join(files[:3]) + (f" (+{len(files) - 3} more)" if len(files) > 3 else "")
+        what = {"prompt": "before the prompt", "restore": "before a restore"}.get(self.reason, "")
+        if not shown:
+            shown = what or "no changes"
+        elif what:
+            shown = f"{shown} · {what}"
+        turn = f"turn {self.turn}" if self.turn else "start"
+        return f"{turn} · {clock} · {shown} [{self.entry_id}]"
 
 
 @define

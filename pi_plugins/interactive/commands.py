@@ -195,7 +195,37 @@ async def _restore_files(tui: "InteractiveApp", entry_id: str) -> None:
         tui.add_text(f"Restoring the files failed: {exc}", "error")
         return
     count = len(result.files)
-    tui.add_text(f"Restored {count} file{'s' if count != 1 else ''}; /rewind {result.undo_entry_id} undoes it", "dim")
+    listed = ", ".join(result.files[:5]) + (" …" if count > 5 else "")
+    text = (f"Restored {count} file{'s' if count != 1 else ''}{': ' + listed if count else ''}; "
+            f"/rewind {result.undo_entry_id} undoes it")
+    if result.skipped:
+        text += f" (left alone: {', '.join(sorted(result.skipped))})"
+    tui.add_text(text, "dim")
+
+
+async def rewind(tui: "InteractiveApp", args: str) -> None:
+    """``/rewind [entry id]``: put the files back as they were at one of the session's
+    checkpoints (the conversation stays where it is; ``/tree`` moves it)."""
+    if tui.run_task is not None:
+        tui.add_text("Wait for the agent to finish (or press esc) before restoring files.", "warning")
+        return
+    try:
+        checkpoints = await tui.harness.checkpoints()
+    except LookupError as exc:
+        tui.add_text(str(exc), "warning")
+        return
+    entry_id = args.strip()
+    if not entry_id:
+        if not checkpoints:
+            tui.add_text("No checkpoints in this session yet", "dim")
+            return
+        items = [Item(c.describe(), c.entry_id, search_text=c.describe()) for c in reversed(checkpoints)]
+        entry_id = await tui.show_dialog(ListDialog(
+            tui.painter, "Restore the files to which checkpoint?", items, search=True,
+            subtitle="the latest first; the conversation stays where it is"))
+        if entry_id is None:
+            return
+    await _restore_files(tui, entry_id)
 
 
 async def fork(tui: "InteractiveApp", args: str) -> None:
@@ -354,6 +384,7 @@ BUILTINS = [
     ("compact", "Summarize older messages to free context [instructions]", compact),
     ("tree", "Move to any point of the session tree", tree),
     ("fork", "New session from an earlier user message", fork),
+    ("rewind", "Restore the files to a checkpoint of this session [entry id]", rewind),
     ("clone", "Copy the current branch into a new session", clone),
     ("new", "Start a new session", new),
     ("resume", "Resume another session of this project", resume),

@@ -140,7 +140,7 @@ def test_the_session_lists_restores_as_checkpoints_and_still_opens_in_pi(repo, t
 
 
 @pytest.mark.requires("pi")
-@pytest.mark.requires("git")
+@pytest.mark.process
 def test_a_session_with_checkpoints_opens_in_the_real_pi(repo, tmp_path):
     harness, _ = scenario(repo, tmp_path, prompts=("one",))
     run(harness.restore_checkpoint(run(harness.checkpoints())[0].entry_id))

@@ -50,22 +50,7 @@ def test_get_checkpoints_outside_a_repository_says_why_there_are_none(rpc):
     assert response["success"] is False and "outside a git work tree" in response["error"]
 
 
-def test_rewind_asks_the_client_which_checkpoint_and_restores_it(pi, server, start_rpc):
-    repo = pi.cwd
-    (repo / "a.txt").write_text("one\n")
-    user_git(repo, "init", "-q")
-    rpc = start_rpc()
-    server.push(Reply(tool_calls=[("bash", {"command": "echo two > a.txt"})]), Reply(text="changed"))
-    rpc.ok("prompt", message="change it")
-    rpc.event("agent_end")
-    command = rpc.send("prompt", message="/rewind")
-    ask = rpc.event("extension_ui_request", method="select")
-    assert ask["title"] == "Restore the files to which checkpoint?"
-    latest, first = ask["options"]
-    assert latest.startswith("turn 1 · ") and " · a.txt [" in latest
-    assert first.startswith("turn 1 · ") and "before the prompt" in first
-    rpc.answer_ui(ask, value=first)
-    assert rpc.response_to(command)["success"] is True
-    note = rpc.event("extension_ui_request", method="notify")
-    assert note["message"].startswith("Restored 1 file: a.txt. /rewind ")
-    assert (repo / "a.txt").read_text() == "one\n"
+
+def test_the_command_list_stays_the_real_pis(rpc):
+    """/rewind belongs to the chat; an RPC client restores with restore_checkpoint."""
+    assert "rewind" not in [c["name"] for c in rpc.ok("get_commands")["commands"]]
