@@ -92,7 +92,8 @@ async def fetch_json(base: str, path: str, body: Any = None) -> tuple[int, Any]:
     try:
         data = b"" if body is None else json.dumps(body).encode()
         lines = [f"{'GET' if body is None else 'POST'} {parts.path.rstrip('/')}{path} HTTP/1.1",
-                 f"Host: {host}:{port}", "Accept: application/json", "Connection: close"]
+                 f"Host: {f'[{host}]' if ':' in host else host}:{port}", "Accept: application/json",
+                 "Connection: close"]
         if body is not None:
             lines += ["Content-Type: application/json", f"Content-Length: {len(data)}"]
         writer.write(("\r\n".join(lines) + "\r\n\r\n").encode() + data)

@@ -244,3 +244,38 @@ def test_two_servers_of_one_kind_get_distinct_providers():
         second = two.url
     assert [m.provider for m in found] == ["ollama", f"ollama-{second.rsplit(':', 1)[1]}"]
     assert found[1].base_url == second + "/v1"
+
+
+def test_an_endpoint_may_carry_v1_or_a_trailing_slash():
+    with LocalServer("llama.cpp") as llama:
+        found, _ = _timed([llama.url + "/v1/"])
+        url = llama.url
+    assert [m.base_url for m in found] == [url + "/v1"]
+    assert "/props" in llama.gets and "/v1/models" in llama.gets
+
+
+def test_a_server_answering_garbage_is_skipped_not_fatal():
+    import socket
+    import threading
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(8)
+
+    def answer():
+        for _ in range(3):
+            try:
+                conn, _ = sock.accept()
+            except OSError:
+                return
+            conn.recv(4096)
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nnot json!")
+            conn.close()
+
+    threading.Thread(target=answer, daemon=True).start()
+    try:
+        with LocalServer("vllm") as vllm:
+            found, took = _timed([f"http://127.0.0.1:{sock.getsockname()[1]}", vllm.url])
+    finally:
+        sock.close()
+    assert [m.provider for m in found] == ["vllm"] and took < BUDGET_S
