@@ -217,8 +217,15 @@ def line_from_json(value: dict) -> e.SessionHeader | e.Entry:
 
 
 def dumps(obj: Any) -> str:
-    """One compact JSON line, non-ASCII kept as is (as pi writes it)."""
-    return json.dumps(to_json(obj), ensure_ascii=False, separators=(",", ":"))
+    """One compact JSON line, non-ASCII kept as is (as pi writes it); orjson, with the
+    standard library for what orjson refuses (a lone surrogate, an integer over 64 bits)."""
+    value = to_json(obj)
+    if orjson is not None:
+        try:
+            return orjson.dumps(value).decode("utf-8")
+        except TypeError:  # orjson.JSONEncodeError is one
+            pass
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def loads_json(data: bytes | bytearray | memoryview | str) -> Any:

@@ -4,7 +4,9 @@ reads the file's tail and the lines its context needs, not the whole file.
 ``<name>.jsonl.idx`` holds what the reader found in the file's first ``length`` bytes
 (every entry's offset, length, line, id, parent and type; the problems and mendable
 lines), with the header line and a hash of the bytes just before ``length`` to tell
-whether it still describes the file. Session files only grow, so an index that matches
+whether it still describes the file (an edit that keeps every byte count and those bytes
+would go unnoticed; the lines themselves are always read from the file). Session files
+only grow, so an index that matches
 covers the start and only the bytes after it are scanned; one that does not (or cannot
 be read) is ignored and written again. The JSONL file stays the source of truth: the
 index is a cache, written only after a scan of at least :data:`INDEX_AT` bytes, and a
@@ -47,7 +49,8 @@ def load(session_file: str, source: LineSource) -> FileContents | None:
         if os.fstat(source.fd).st_size < length:
             return None
         first = header_line.encode("utf-8", "surrogateescape")
-        if source.read(0, len(first)) != first or _fingerprint(source, length) != value["check"]:
+        if (source.read(0, len(first) + 1) != first + b"\n"
+                or _fingerprint(source, length) != value["check"]):
             return None
         out = FileContents()
         out.header = read_entry(loads_json(first), 1)[0]

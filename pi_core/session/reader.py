@@ -95,18 +95,29 @@ def gc_paused() -> Iterator[None]:
 
 class LineSource:
     """A read-only descriptor on a session file, kept while its entries may still be read
-    back (a file deleted meanwhile stays readable through it)."""
+    back (a file deleted meanwhile stays readable through it). Once closed, a read opens
+    the file again: a complete line never moves (the file is append-only)."""
 
     def __init__(self, path: str) -> None:
         self.path = path
-        self.fd: int | None = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        self.fd: int | None = None
+        self._open()
+
+    def _open(self) -> int:
+        self.fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        return self.fd
 
     def read(self, offset: int, length: int) -> bytes:
-        if self.fd is None:
-            raise SessionError(f"{self.path}: the session is closed")
-        data = os.pread(self.fd, length, offset)
+        fd = self.fd
+        if fd is None:
+            try:
+                fd = self._open()
+            except OSError as exc:
+                raise SessionError(f"{self.path}: the session file cannot be read "
+                                   f"again ({exc.strerror})") from None
+        data = _pread(fd, length, offset)
         while len(data) < length:  # a short read: only on odd file systems
-            more = os.pread(self.fd, length - len(data), offset + len(data))
+            more = _pread(fd, length - len(data), offset + len(data))
             if not more:
                 break
             data += more
@@ -122,6 +133,14 @@ class LineSource:
             self.close()
         except Exception:
             pass
+
+
+def _seek_read(fd: int, length: int, offset: int) -> bytes:  # pragma: no cover - Windows
+    os.lseek(fd, offset, os.SEEK_SET)
+    return os.read(fd, length)
+
+
+_pread = getattr(os, "pread", _seek_read)
 
 
 def read_session_file(path: str | os.PathLike, *, use_index: bool = True) -> FileContents:

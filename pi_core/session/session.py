@@ -14,8 +14,9 @@ Files are pi's version 3 JSONL (see ``design.md`` §6), interchangeable with pi'
   (and logged) while the rest of the session opens;
 - a file of a version newer than this one opens read-only (view, export, fork), never
   for writing;
-- entries are made into objects when first used (the context needs only the path from
-  the leaf), so opening a long session costs little more than parsing its JSON.
+- entries stay lines in the file until first used (the context needs only the path from
+  the leaf, after its last compaction), so opening a long session costs a scan of its
+  bytes, or with its offset index only of the bytes added since.
 
 An in-memory session (:meth:`Session.in_memory`) has the same API and never touches disk.
 """

@@ -183,3 +183,16 @@ def test_unknown_entry_types_and_fields_survive_a_load_and_append(tmp_path):
     assert json.loads(json.dumps(again.entries[0].extra)) == {"weight": 3}
     assert again.entries[0].message.extra == {"mood": "curious"}
     assert again.header.extra == {"future": 1}
+
+
+def test_lines_are_compact_utf8_json_whatever_they_hold(tmp_path):
+    session = Session.create("/home/me/app", tmp_path)
+    session.append_message(user("ünïcødé ✓ \"quoted\""))
+    session.append_custom("state", {"big": 2 ** 70, "ratio": 0.25, "nested": {"k": [1, None]}})
+    session.close()
+    lines = session.file.read_bytes().splitlines()
+    assert "ünïcødé ✓".encode() in lines[1] and b"\\u00fc" not in lines[1]
+    assert b'"data":{"big":1180591620717411303424,"ratio":0.25,"nested":{"k":[1,null]}}' in lines[2]
+    assert b", " not in lines[2] and b": " not in lines[2]
+    again = Session.open(session.file, read_only=True)
+    assert again.entries[1].data["big"] == 2 ** 70

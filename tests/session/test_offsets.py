@@ -156,3 +156,24 @@ def test_an_id_that_is_not_utf8_reads_as_pi_reads_it(tmp_path):
         assert s.problems == []
         assert [m.content for m in s.build_context().messages] == ["one", "two"]
         assert s.path()[0].id == "aaaa\ufffdaaa"
+
+
+def test_a_closed_session_still_reads_entries_it_had_not_read(tmp_path):
+    session = long_session(tmp_path, turns=20)
+    opened = Session.open(session.file, read_only=True)
+    opened.close()
+    assert [e.id for e in opened.entries] == [e.id for e in session.entries]
+    assert opened.build_context().messages[0].role == "compactionSummary"
+
+
+def test_a_resumed_file_deleted_while_open_is_written_again_whole(tmp_path):
+    session = long_session(tmp_path, turns=20)
+    expected = [e.id for e in session.entries]
+    with Session.open(session.file) as opened:  # its entries still unread
+        assert opened._tree.unread > 0
+        session.file.unlink()
+        added = opened.append_message(user("after the delete"))
+    lines = [json.loads(line) for line in session.file.read_text().splitlines()]
+    assert lines[0]["type"] == "session" and lines[0]["id"] == session.id
+    assert [line["id"] for line in lines[1:]] == [*expected, added.id]
+    assert Session.open(session.file).problems == []
