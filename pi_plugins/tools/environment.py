@@ -86,6 +86,10 @@ class Process:
     def close(self) -> None:
         """Let go of the output pipes (another process may still hold them open)."""
 
+    async def wait_killed(self, timeout: float = 1.0) -> None:
+        """After :meth:`kill`: wait (at most ``timeout``) until every process it killed
+        has exited, so that none is seen running when the call returns."""
+
 
 class OutputSink:
     """A file being written in pieces: the full output of a long command."""
@@ -292,6 +296,7 @@ class LocalProcess(Process):
         self.pid: int = popen.pid
         self.command = command
         self._settled = False  # killed, or its leftovers registered
+        self._killed: set[int] = set()  # what kill() killed (besides the leader's group)
         self._exit: asyncio.Future = asyncio.get_running_loop().create_future()
         self._transports: list[asyncio.BaseTransport] = []
         self._output: asyncio.StreamReader | None = None
@@ -304,7 +309,6 @@ class LocalProcess(Process):
         import subprocess
 
         processes.become_subreaper()
-        processes.reap()
         marker = processes.new_marker()
         popen = subprocess.Popen(
             argv,
@@ -340,6 +344,7 @@ class LocalProcess(Process):
         loop = asyncio.get_running_loop()
 
         def exited(code: int) -> None:
+            self.command.ended = True  # reaped: its pid may be reused from now on
             if not self._exit.done():
                 self._exit.set_result(code)
 
@@ -350,6 +355,7 @@ class LocalProcess(Process):
 
             def wait() -> None:
                 code = self._popen.wait()
+                self.command.ended = True
                 try:
                     loop.call_soon_threadsafe(exited, code)
                 except RuntimeError:  # the loop is gone; the child is reaped all the same
@@ -384,16 +390,23 @@ class LocalProcess(Process):
 
     def kill(self) -> None:
         # Once the leader is reaped its pid may be reused: then only the marker counts.
-        self.command.ended = self._exit.done() and self._popen.returncode is not None
+        self.command.ended = self.command.ended or self._popen.returncode is not None
         self._settled = True
-        self.command.kill()
+        self._killed |= self.command.kill()
         processes.killed(self.command)
+
+    async def wait_killed(self, timeout: float = 1.0) -> None:
+        deadline = asyncio.get_running_loop().time() + timeout
+        while not processes.dead(self._killed) and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.005)
+        processes.reap()
 
     def close(self) -> None:
         for transport in self._transports:
             transport.close()
         self._transports = []
         if not self._exit.done() and self._popen.poll() is not None:
+            self.command.ended = True
             self._stop_watching()
             self._exit.set_result(self._popen.returncode)
         if self._exit.done() and not self._settled:

@@ -25,6 +25,7 @@ import sys
 import threading
 import time
 import uuid
+from collections import deque
 from typing import Any
 
 from attrs import define, field
@@ -61,17 +62,17 @@ def new_marker() -> str:
 # ---------------------------------------------------------------- /proc
 
 
-def _stat(pid: int | str) -> tuple[int, int, int, str] | None:
-    """(pid, parent pid, session id, state) from /proc, or None."""
+def _stat(pid: int | str) -> tuple[int, int, int, str, int] | None:
+    """(pid, parent pid, session id, state, process group) from /proc, or None."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             rest = f.read().rsplit(b")", 1)[1].split()
     except (OSError, IndexError):
         return None
-    return int(pid), int(rest[1]), int(rest[3]), rest[0].decode()
+    return int(pid), int(rest[1]), int(rest[3]), rest[0].decode(), int(rest[2])
 
 
-def _table() -> list[tuple[int, int, int, str]]:
+def _table() -> list[tuple[int, int, int, str, int]]:
     try:
         names = os.listdir("/proc")
     except OSError:
@@ -105,26 +106,28 @@ def _descendants(roots: set[int], children: dict[int, list[int]]) -> set[int]:
     return found
 
 
-def command_processes(leader: int | None, marker: str | None) -> set[int]:
+def command_processes(leader: int | None, marker: str | None, *, everywhere: bool = False) -> set[int]:
     """Every live process of one command: those carrying its marker, the leader's
     descendants and session members (while the leader lives), and the descendants of all
     of them. Zombies and this process are left out.
 
-    As a subreaper this process is an ancestor of everything its commands started (an
-    orphan comes back to it), so only its own descendants are searched for the marker."""
+    Once the leader is reaped, this process (a subreaper) is an ancestor of everything
+    the command left (orphans come back to it), so only its own descendants need be
+    searched for the marker. While processes are being killed, an orphan may be between
+    parents, so a kill searches ``everywhere``."""
     table = _table()
     me = os.getpid()
-    alive = {pid for pid, _, _, state in table if state != "Z" and pid != me}
+    alive = {pid for pid, _, _, state, _ in table if state != "Z" and pid != me}
     children: dict[int, list[int]] = {}
-    for pid, parent, _, _ in table:
+    for pid, parent, *_ in table:
         children.setdefault(parent, []).append(pid)
     roots: set[int] = set()
     if leader is not None:
         roots.add(leader)
-        roots.update(pid for pid, _, session, _ in table if session == leader)
+        roots.update(pid for pid, _, session, _, _ in table if session == leader)
     if marker:
         entry = f"{MARKER}={marker}".encode()
-        candidates = _descendants({me}, children) & alive if _subreaper else alive
+        candidates = alive if everywhere or not _subreaper else _descendants({me}, children) & alive
         roots.update(pid for pid in candidates if _has_marker(pid, entry))
     return _descendants(roots, children) & alive
 
@@ -150,7 +153,7 @@ def kill_command(leader: int | None, marker: str | None) -> set[int]:
     if not os.path.isdir("/proc"):
         return killed
     for _ in range(20):
-        targets = command_processes(leader, marker) - killed
+        targets = command_processes(leader, marker, everywhere=True) - killed
         if leader is not None:
             targets.discard(leader)  # killed with its group; its Popen reaps it
         if not targets:
@@ -166,26 +169,39 @@ def kill_command(leader: int | None, marker: str | None) -> set[int]:
     return killed
 
 
-#: Processes we killed or left running that may come back to us as orphans: their
-#: zombies are reaped here (never another child's, whose owner waits for it).
+#: Processes we killed or left running that may come back to us as orphans.
 _adopted: set[int] = set()
+#: The process groups (= leader pids) of recent commands: an orphan's zombie of one of
+#: them is ours to reap.
+_groups: deque[int] = deque(maxlen=1000)
+
+
+def dead(pids: set[int]) -> bool:
+    """Whether every one of ``pids`` has exited (a zombie counts as dead)."""
+    return not any((row := _stat(pid)) is not None and row[3] not in ("Z", "X") for pid in pids)
 
 
 def reap() -> None:
-    """Collect the exit of every adopted orphan that has ended."""
+    """Collect the exit of every orphan of our commands that came back to us and ended:
+    those we killed or saw left running, and those of a command's process group or
+    session. Never a command's leader (its Popen waits for it) nor another child of this
+    process, whose owner waits for it."""
+    if not _subreaper:
+        return
     me = os.getpid()
-    for pid in list(_adopted):
-        row = _stat(pid)
-        if row is None:
+    groups = set(_groups)
+    for pid, parent, session, state, group in _table():
+        if parent != me or state != "Z" or pid in groups:
+            continue
+        if pid in _adopted or group in groups or session in groups:
+            try:
+                os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                pass
             _adopted.discard(pid)
-            continue
-        if row[1] != me or row[3] != "Z":
-            continue
-        try:
-            os.waitpid(pid, os.WNOHANG)
-        except ChildProcessError:
-            pass
-        _adopted.discard(pid)
+    for pid in list(_adopted):
+        if _stat(pid) is None:
+            _adopted.discard(pid)
 
 
 # ---------------------------------------------------------------- the registry
@@ -213,6 +229,7 @@ _commands: dict[str, Command] = {}
 def register(command: Command) -> None:
     with _lock:
         _commands[command.marker] = command
+        _groups.append(command.leader)
 
 
 def finished(command: Command) -> None:
@@ -224,6 +241,7 @@ def finished(command: Command) -> None:
         if not left:
             _commands.pop(command.marker, None)
     _adopted.update(left)
+    reap()
 
 
 def killed(command: Command) -> None:
@@ -240,15 +258,15 @@ def running(owner: Any = None) -> list[Command]:
 def stop_commands(owner: Any = None) -> int:
     """Kill the commands of ``owner`` (every command when None) and everything they
     left running, and wait (briefly) for them to die; returns how many were killed."""
-    dead: set[int] = set()
+    killed_now: set[int] = set()
     for command in running(owner):
-        dead |= command.kill()
+        killed_now |= command.kill()
         killed(command)
     deadline = time.monotonic() + 1.0
     while time.monotonic() < deadline:
         reap()
-        if not any((row := _stat(pid)) is not None and row[3] != "Z" for pid in dead):
+        if dead(killed_now):
             break
         time.sleep(0.01)
     reap()
-    return len(dead)
+    return len(killed_now)

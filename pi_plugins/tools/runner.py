@@ -122,6 +122,8 @@ async def run_command(
             process.kill()
             await exited
         stopped = timed_out or (signal is not None and signal.aborted)
+        if stopped:
+            await process.wait_killed()
         await asyncio.wait(readers, timeout=KILL_GRACE if stopped else EXIT_GRACE)
         for reader in readers:
             if reader.done() and not reader.cancelled() and reader.exception() is not None:

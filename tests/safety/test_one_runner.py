@@ -3,6 +3,7 @@ the execution environment with one kill policy, one bounded output buffer and on
 truncation rule."""
 
 import asyncio
+import os
 import sys
 import time
 import uuid
@@ -87,9 +88,14 @@ def test_a_background_job_that_prints_after_its_call_returned_lives_on_until_the
     mark = uuid.uuid4().hex
     harness, *_ = make(tmp_path, [])
 
+    # one process (it carries the marker all along) that starts printing once the call
+    # has returned, and goes on printing
+    printer = ("import time; time.sleep(0.3); "
+               "[print('tick', flush=True) or time.sleep(0.05) for _ in iter(int, 1)]")
+
     async def scenario():
         message = await harness.run_bash(
-            f"export ESCAPE_MARK={mark}; (sleep 0.3; while echo tick; do sleep 0.05; done) & echo started")
+            f"export ESCAPE_MARK={mark}; {sys.executable} -u -c \"{printer}\" & echo started")
         assert message.output == "started\n"
         await asyncio.sleep(1.0)  # it has printed into the pipe for a while by now
         alive = marked(mark)
@@ -97,5 +103,29 @@ def test_a_background_job_that_prints_after_its_call_returned_lives_on_until_the
         return alive
 
     alive = run(scenario())
-    assert "sleep 0.05" in alive or any("bash" in c for c in alive), alive  # not killed by a closed pipe
+    assert len(alive) == 1 and "-u -c" in alive[0], alive  # not killed by a closed pipe
     wait_for(lambda: marked(mark) == [], what="the job to be stopped")
+
+
+def zombie_children() -> set[int]:
+    found = set()
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat", "rb") as f:
+                    fields = f.read().rsplit(b")", 1)[1].split()
+            except OSError:
+                continue
+            if fields[0] == b"Z" and int(fields[1]) == os.getpid():
+                found.add(int(name))
+    return found
+
+
+@pytest.mark.process
+def test_orphans_that_come_back_to_pi_and_end_are_reaped_not_left_as_zombies(tmp_path):
+    before = zombie_children()
+    harness, *_ = make(tmp_path, [])
+    for _ in range(3):
+        message = run(harness.run_bash("(sleep 0.05 &); (true &); sleep 0.3; echo done"))
+        assert message.output == "done\n"
+    assert zombie_children() <= before
