@@ -28,28 +28,52 @@ def tail_within_budget(text: str) -> tuple[str, bool]:
     return "".join(kept), len(kept) < len(lines)
 
 
+#: How long an aborted command's output gets to be read out of the pipe after the kill
+#: (a child that left the process group may hold the pipe open for good).
+DRAIN_TIMEOUT = 1.0
+
+
+async def _printed_before_the_kill(stdout: asyncio.StreamReader) -> bytes:
+    """What the command wrote before it was killed but we had not read yet."""
+    try:
+        return await asyncio.wait_for(stdout.read(), DRAIN_TIMEOUT)
+    except asyncio.TimeoutError:
+        return b""
+
+
 async def run_user_bash(command: str, cwd: str, *, exclude_from_context: bool = False,
                         shell: str | None = None) -> BashExecutionMessage:
     """Run ``command`` with the user's shell; cancelling the task kills the whole group
     and keeps the output printed so far, as pi does."""
-    process = await asyncio.create_subprocess_exec(
+    starting = asyncio.ensure_future(asyncio.create_subprocess_exec(
         shell or os.environ.get("SHELL") or "/bin/bash", "-c", command, cwd=cwd,
         stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT, start_new_session=True,
-    )
+    ))
     cancelled = False
+    process = None
     chunks: list[bytes] = []  # read as it comes, so an abort keeps what was printed
     try:
+        # the command runs before we hear it started: an abort in between must still
+        # stop it and keep what it printed, so the start is never cut short
+        try:
+            process = await asyncio.shield(starting)
+        except asyncio.CancelledError:
+            process = await starting
+            raise
         while chunk := await process.stdout.read(65536):
             chunks.append(chunk)
         await process.wait()
     except asyncio.CancelledError:
+        if process is None:  # cancelled twice while starting: nothing to report
+            raise
         cancelled = True
         try:
             os.killpg(process.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
         await process.wait()
+        chunks.append(await _printed_before_the_kill(process.stdout))
     output = b"".join(chunks).decode("utf-8", errors="replace")
     shown, truncated = tail_within_budget(output)
     full_path = None
