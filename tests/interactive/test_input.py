@@ -2,16 +2,12 @@
 
 import json
 
-import pytest
-
 from support.llm_server import Reply
 
-pytestmark = pytest.mark.process  # starts real processes (see tests/conftest.py)
 
-
-def test_bang_runs_a_shell_command_whose_output_joins_the_context(pi_tui, server):
+def test_bang_runs_a_shell_command_whose_output_joins_the_context(pi_screen, server):
     server.push(Reply(text="It printed the marker."))
-    term = pi_tui()
+    term = pi_screen()
     term.submit("!echo shell-$((6 * 7))")
     screen = term.wait_for("shell-42\n")
     assert "$ echo shell-$((6 * 7))" in screen
@@ -26,9 +22,9 @@ def test_bang_runs_a_shell_command_whose_output_joins_the_context(pi_tui, server
     assert kinds[:2] == ["bashExecution", "bashExecution"]
 
 
-def test_slash_and_at_complete_and_up_recalls_earlier_prompts(pi_tui, server):
+def test_slash_and_at_complete_and_up_recalls_earlier_prompts(pi_screen, server):
     server.push(Reply(text="Noted."))
-    term = pi_tui(files={"src/parser_module.py": "x = 1\n", "src/other.py": ""})
+    term = pi_screen(files={"src/parser_module.py": "x = 1\n", "src/other.py": ""})
     term.type("/tr")
     menu = term.wait_for("Move to any point of the session tree")
     assert "/tree" in menu

@@ -1,12 +1,20 @@
 """Typing while the agent works: Enter steers, Alt+Enter queues a follow-up, Esc aborts."""
 
 import json
+import threading
 
 import pytest
 
+from support.gates import Gate
 from support.llm_server import Reply
 
-pytestmark = pytest.mark.process  # starts real processes (see tests/conftest.py)
+
+@pytest.fixture
+def gate(pi_screen, tmp_path):
+    """A gate in the project folder, where the tools run (``read _ < gate`` waits for it)."""
+    opened = Gate(tmp_path / "project" / "gate")
+    yield opened
+    opened.close()
 
 
 def _last_user_text(request) -> str:
@@ -15,15 +23,17 @@ def _last_user_text(request) -> str:
     return content if isinstance(content, str) else "".join(c.get("text", "") for c in content)
 
 
-def test_enter_while_a_tool_runs_steers_the_next_request(pi_tui, server):
-    server.push(Reply(text="Running it.", tool_calls=[("bash", {"command": "sleep 1.5; echo $((40 + 2))"})]),
+def test_enter_while_a_tool_runs_steers_the_next_request(pi_screen, server, gate):
+    server.push(Reply(text="Running it.", tool_calls=[("bash", {"command": "read _ < gate; echo $((40 + 2))"})]),
                 Reply(text="Switched to python as you asked."))
-    term = pi_tui()
+    term = pi_screen()
     term.submit("Run the slow script")
-    term.wait_for("$ sleep 1.5; echo $((40 + 2))")
+    term.wait_for("$ read _ < gate; echo $((40 + 2))")
     term.submit("use python instead")
     queued = term.wait_for("Steering: use python instead")
-    assert " 42\n" not in queued  # the tool was still running
+    assert " 42\n" not in queued  # the tool is still running: it waits for the gate
+    assert len(server.requests) == 1
+    gate.open()
     screen = term.wait_for("Switched to python as you asked.")
     assert "Steering:" not in term.wait_idle()
     second = server.requests[1].body["messages"]
@@ -32,30 +42,34 @@ def test_enter_while_a_tool_runs_steers_the_next_request(pi_tui, server):
     assert screen.index(" 42\n") < screen.index("use python instead") < screen.index("Switched to python")
 
 
-def test_alt_enter_queues_a_follow_up_for_when_the_run_ends(pi_tui, server):
-    server.push(Reply(text="A long answer. " * 20, delta_size=4, delay=0.03),
+def test_alt_enter_queues_a_follow_up_for_when_the_run_ends(pi_screen, server):
+    streaming = threading.Event()  # the answer streams until the follow-up is queued
+    server.push(Reply(text="A long answer. " * 20, delta_size=4, hold=streaming, hold_after=5),
                 Reply(text="Here is the follow-up answer."))
-    term = pi_tui()
+    term = pi_screen()
     term.submit("Tell me a story")
     term.wait_for("A long answer.")
     term.type("and then?")
     term.press("M-Enter")  # Alt+Enter: Esc then Enter, in one write
     term.wait_for("Follow-up: and then?")
     assert len(server.requests) == 1
+    streaming.set()
     term.wait_for("Here is the follow-up answer.")
     assert len(server.requests) == 2 and _last_user_text(server.requests[1]) == "and then?"
     assert "Follow-up:" not in term.wait_idle()
 
 
-def test_escape_aborts_the_answer_and_returns_queued_messages_to_the_editor(pi_tui, server):
-    server.push(Reply(text="word " * 400, delta_size=5, delay=0.03))
-    term = pi_tui()
+def test_escape_aborts_the_answer_and_returns_queued_messages_to_the_editor(pi_screen, server):
+    streaming = threading.Event()  # held mid-answer until the abort
+    server.push(Reply(text="word " * 400, delta_size=5, hold=streaming, hold_after=4))
+    term = pi_screen()
     term.submit("Talk for a long time")
     term.wait_for("word word word")
     term.submit("actually, stop")
     term.wait_for("Steering: actually, stop")
     term.press("Escape")
     screen = term.wait_drawn("Operation aborted")
+    streaming.set()  # the rest of the answer meets a closed connection
     assert server.wait_for_disconnect()
     assert "Steering:" not in screen
     assert term.editor(screen) == "actually, stop"  # back in the editor, not sent

@@ -2,22 +2,18 @@
 
 import json
 
-import pytest
-
 from support.llm_server import Reply
-
-pytestmark = pytest.mark.process  # starts real processes (see tests/conftest.py)
 
 
 def _context_text(request) -> str:
     return json.dumps(request.body["messages"], ensure_ascii=False)
 
 
-def test_tree_moves_to_an_earlier_message_and_leaves_a_summary_of_the_branch(pi_tui, server):
+def test_tree_moves_to_an_earlier_message_and_leaves_a_summary_of_the_branch(pi_screen, server):
     server.push(Reply(text="First answer."), Reply(text="Second answer."),
                 Reply(text="The user asked a second question; it was answered."),
                 Reply(text="Answer on the new branch."))
-    term = pi_tui()
+    term = pi_screen()
     term.submit("first question")
     term.wait_for("First answer.")
     term.submit("second question")
@@ -50,9 +46,9 @@ def test_tree_moves_to_an_earlier_message_and_leaves_a_summary_of_the_branch(pi_
     assert "The user asked a second question; it was answered." in summary["summary"]
 
 
-def test_tree_labels_an_entry(pi_tui, server):
+def test_tree_labels_an_entry(pi_screen, server):
     server.push(Reply(text="Answer."))
-    term = pi_tui()
+    term = pi_screen()
     term.submit("a question worth marking")
     term.wait_for("Answer.")
     term.wait_idle()
@@ -72,11 +68,11 @@ def test_tree_labels_an_entry(pi_tui, server):
     assert label["label"] == "checkpoint"
 
 
-def test_compact_summarises_older_messages(pi_tui, server):
+def test_compact_summarises_older_messages(pi_screen, server):
     server.push(Reply(text="Answer one. " * 20), Reply(text="Two."),
                 Reply(text="## Goal\nKeep the answers short."), Reply(text="Short answer."))
     # keep only the last turn ("question two" and its short answer): one summary request
-    term = pi_tui(settings={"compaction": {"keepRecentTokens": 3}})
+    term = pi_screen(settings={"compaction": {"keepRecentTokens": 3}})
     term.submit("question one")
     term.wait_for("Answer one.")
     term.submit("question two")
@@ -99,9 +95,9 @@ def test_compact_summarises_older_messages(pi_tui, server):
     assert "Keep the answers short." in sent and "question one" not in sent
 
 
-def test_model_selector_switches_the_model_for_the_next_prompt(pi_tui, server):
+def test_model_selector_switches_the_model_for_the_next_prompt(pi_screen, server):
     server.push(Reply(text="Answered by the other model."))
-    term = pi_tui()
+    term = pi_screen()
     term.submit("/model")
     dialog = term.wait_for("Select a model")
     assert "→ test-model [local] ✓" in dialog and "other-model [local]" in dialog
@@ -116,9 +112,9 @@ def test_model_selector_switches_the_model_for_the_next_prompt(pi_tui, server):
     assert any(e["type"] == "model_change" and e["modelId"] == "other-model" for e in term.entries())
 
 
-def test_name_new_and_resume_move_between_sessions(pi_tui, server):
+def test_name_new_and_resume_move_between_sessions(pi_screen, server):
     server.push(Reply(text="Answer in the first session."), Reply(text="Answer in the second session."))
-    term = pi_tui()
+    term = pi_screen()
     term.submit("first session question")
     term.wait_for("Answer in the first session.")
     term.submit("/name auth work")
@@ -140,9 +136,9 @@ def test_name_new_and_resume_move_between_sessions(pi_tui, server):
     assert len(term.sessions()) == 2
 
 
-def test_fork_starts_a_new_session_before_an_earlier_prompt(pi_tui, server):
+def test_fork_starts_a_new_session_before_an_earlier_prompt(pi_screen, server):
     server.push(Reply(text="One."), Reply(text="Two."))
-    term = pi_tui()
+    term = pi_screen()
     term.submit("step one")
     term.wait_for("One.")
     term.submit("step two")

@@ -353,15 +353,16 @@ def test_cancelling_the_task_closes_the_stream_and_ends_aborted(llm_server, api)
     llm_server.push(Reply(text="slow " * 200, delta_size=5, delay=0.02))
     signal = AbortSignal()
 
-    async def consume(events):
+    async def consume(events, streaming):
         async for event in PROVIDERS[api].stream(llm_server.model(api), context(), StreamOptions(signal=signal)):
             events.append(event)
+            if event.type == "text_delta":
+                streaming.set()
 
     async def go():
-        events = []
-        task = asyncio.ensure_future(consume(events))
-        while not any(e.type == "text_delta" for e in events):
-            await asyncio.sleep(0.01)
+        events, streaming = [], asyncio.Event()
+        task = asyncio.ensure_future(consume(events, streaming))
+        await asyncio.wait_for(streaming.wait(), 10)
         signal.abort()  # the harness aborts: signal, then cancel
         task.cancel()
         await task

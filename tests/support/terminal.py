@@ -2,7 +2,9 @@
 keys into it and read the screen back (``capture-pane``), waiting for what they expect.
 
 Each terminal has its own tmux server (its own socket), so tests never meet each other
-or a user's tmux. The program runs under a small shell wrapper that, when it exits,
+or a user's tmux. A control-mode client (read-only, ignoring its size) tells us each
+time the program writes to the pane, so waits look at the screen when it changed
+instead of polling it. The program runs under a small shell wrapper that, when it exits,
 prints its exit status and the terminal's state (``stty -a``), so a test can check the
 terminal was left as it was found.
 
@@ -21,11 +23,14 @@ import os
 import re
 import shlex
 import subprocess
+import threading
 import time
 from pathlib import Path
 from typing import Callable
 
 EXIT_MARK = "[[exited"
+#: A wait looks at the screen at least this often, in case a change came unannounced.
+RECHECK = 0.25
 
 
 class TerminalTimeout(AssertionError):
@@ -49,6 +54,14 @@ class Terminal:
                    "sh", "-c", script)
         self._tmux("set-option", "-t", "t", "history-limit", "10000")
         self._tmux("set-option", "-t", "t", "remain-on-exit", "on")
+        self._changed = threading.Condition()
+        self._outputs = 0
+        self._watching = True
+        self._control = subprocess.Popen(
+            ["tmux", "-S", self.socket, "-C", "attach-session", "-t", "t", "-f", "ignore-size,read-only"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=self._env)
+        self._watcher = threading.Thread(target=self._watch, name="tmux-control", daemon=True)
+        self._watcher.start()
 
     # ------------------------------------------------------------ plumbing
 
@@ -59,8 +72,44 @@ class Terminal:
             raise RuntimeError(f"tmux {' '.join(args)}: {done.stderr.strip()}")
         return done.stdout
 
+    def _watch(self) -> None:
+        """Count the pane's output notifications (``%output``) of the control client."""
+        for line in self._control.stdout:
+            if line.startswith((b"%output", b"%extended-output", b"%layout-change", b"%exit")):
+                with self._changed:
+                    self._outputs += 1
+                    self._changed.notify_all()
+        with self._changed:
+            self._watching = False
+            self._changed.notify_all()
+
+    def _wait_until(self, look: Callable[[], str], check: Callable[[str], bool], timeout: float):
+        """``look()`` each time the pane changed until ``check`` holds for what it returns;
+        (True, it) or (False, the last look) after ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with self._changed:
+                seen = self._outputs
+            looked = look()
+            if check(looked):
+                return True, looked
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False, looked
+            with self._changed:
+                self._changed.wait_for(lambda: self._outputs != seen or not self._watching,
+                                       min(remaining, RECHECK))
+
     def close(self) -> None:
         subprocess.run(["tmux", "-S", self.socket, "kill-server"], capture_output=True, timeout=20, env=self._env)
+        self._control.stdin.close()
+        try:
+            self._control.wait(5)
+        except subprocess.TimeoutExpired:
+            self._control.kill()
+            self._control.wait(5)
+        self._watcher.join(5)  # it has read to the end
+        self._control.stdout.close()
 
     def __enter__(self) -> "Terminal":
         return self
@@ -104,26 +153,19 @@ class Terminal:
 
     def wait_for(self, expected: str | Callable[[str], bool], timeout: float = 10.0, *,
                  history: bool = False) -> str:
-        """Poll the screen until it shows ``expected`` (a text or a test of the screen)."""
+        """The screen once it shows ``expected`` (a text or a test of the screen)."""
         check = (lambda s: expected in s) if isinstance(expected, str) else expected
-        deadline = time.monotonic() + timeout
-        screen = ""
-        while time.monotonic() < deadline:
-            screen = self.screen(history=history)
-            if check(screen):
-                return screen
-            time.sleep(0.05)
+        shown, screen = self._wait_until(lambda: self.screen(history=history), check, timeout)
+        if shown:
+            return screen
         raise TerminalTimeout(f"the screen did not show {expected!r} within {timeout} s; it shows:\n{screen}")
 
     def wait_for_exit(self, timeout: float = 10.0) -> tuple[int, str]:
         """(exit status, the ``stty -a`` report) once the program has ended."""
         pattern = re.compile(re.escape(EXIT_MARK) + r" (\d+)\]\] \[\[tty (.*?)\]\]", re.S)
-        deadline = time.monotonic() + timeout
-        joined = ""
-        while time.monotonic() < deadline:
-            joined = self._tmux("capture-pane", "-t", "t", "-p", "-J", "-S", "-")  # -J: wrapped lines joined
+        joined_lines = lambda: self._tmux("capture-pane", "-t", "t", "-p", "-J", "-S", "-")  # -J: wrapped lines joined
+        ended, joined = self._wait_until(joined_lines, pattern.search, timeout)
+        if ended:
             match = pattern.search(joined)
-            if match:
-                return int(match.group(1)), match.group(2)
-            time.sleep(0.05)
+            return int(match.group(1)), match.group(2)
         raise TerminalTimeout(f"the program did not exit within {timeout} s; the screen shows:\n{joined}")
