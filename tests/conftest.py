@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import pytest
 
+from support.cli import PiRunner
 from support.fixtures import FIXTURES
+from support.llm_server import LlmServer
 from support.process_guard import forbid_slow_programs
 import support.programs  # noqa: F401  (registers the requirements "pi" and "pi-acp")
 from support.wheels import sample_venv as make_sample_venv
@@ -42,3 +44,16 @@ def sample_venv(tmp_path_factory):
 def pi_fixtures():
     """The folder of files recorded from the real pi 0.73.1 (``sessions/``, ``requests/``)."""
     return FIXTURES
+
+
+@pytest.fixture
+def server():
+    """The scripted LLM server on 127.0.0.1 (``support.llm_server``)."""
+    with LlmServer() as running:
+        yield running
+
+
+@pytest.fixture
+def pi(tmp_path, server):
+    """The real ``pi`` in a subprocess, with an agent dir whose models.json points at ``server``."""
+    return PiRunner(tmp_path, server)
