@@ -20,5 +20,6 @@ LOAD_ORDER = (
     "compaction",
     "print_mode",
     "rpc_mode",
+    "acp_mode",
     "interactive",
 )
