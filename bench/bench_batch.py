@@ -48,7 +48,7 @@ def serve(ready, stop) -> None:
 def scripted_plugins():
     """The built-in plugins plus a scripted provider (no sockets) that plays the lister."""
     from pi_core import hookimpl
-    from pi_core.discovery import load_plugins
+    from pi_core.app.discovery import load_plugins
     from pi_core.messages import text_of
     from pi_core.testing import Reply, ScriptedProvider, scripted_model
 

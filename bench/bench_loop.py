@@ -17,7 +17,7 @@ import sys
 import time
 
 from pi_core import Agent, hookimpl, tool
-from pi_core.discovery import load_plugins
+from pi_core.app.discovery import load_plugins
 from pi_core.testing import Reply, ScriptedProvider, scripted_model
 
 

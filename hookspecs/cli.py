@@ -8,8 +8,8 @@ from hookspecs.markers import collect, hookspec
 
 if TYPE_CHECKING:
     from pi_core.commands import Command, Flag, MessageRenderer, Shortcut
-    from pi_core.app import Mode
-    from pi_core.cli_commands import CliCommand
+    from pi_core.app.wiring import Mode
+    from pi_core.app.cli_commands import CliCommand
     from pi_core.ctx import Ctx
 
 
@@ -61,7 +61,7 @@ def register_cli_commands(ctx: None) -> CliCommand | list[CliCommand] | None:
 
     When ``pi`` meets a subcommand it does not know by itself (and for ``pi --help``'s
     list), like llm's ``register_commands(cli)``. Return
-    :class:`pi_core.cli_commands.CliCommand` objects naming a click command by
+    :class:`pi_core.app.cli_commands.CliCommand` objects naming a click command by
     ``"module:attribute"``, imported only when that subcommand runs, so ``pi --help``
     stays quick. ``ctx`` is ``None``: no harness runs yet.
     """

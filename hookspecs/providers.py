@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from pi_core.provider import Provider
     from pi_core.model import Model
     from pi_core.ctx import Ctx
-    from pi_core.settings import Settings
+    from pi_core.app.settings import Settings
 
 
 @hookspec
@@ -45,7 +45,7 @@ def discover_models(settings: Settings, ctx: Ctx) -> Model | list[Model] | None:
     true; never with ``--offline`` or ``PI_OFFLINE``. Return the
     :class:`pi_core.model.Model` s found, for example on servers of this machine, the one
     to use by default first; keep to a fraction of a second, pi is starting. ``settings``
-    are the merged settings (:class:`pi_core.settings.Settings`). The models are listed as
+    are the merged settings (:class:`pi_core.app.settings.Settings`). The models are listed as
     local and need no key.
     """
 

@@ -166,10 +166,10 @@ class BatchEnvironment:
     async def load(cls, *, cwd: str | None = None, agent_dir: str | os.PathLike | None = None,
                    sessions_dir: str | os.PathLike | None = None, discover: bool = True,
                    extension_paths: Iterable[str] = (), plugins: Any = None) -> "BatchEnvironment":
-        from pi_core.discovery import load_plugins
+        from pi_core.app.discovery import load_plugins
         from pi_core.paths import agent_dir as default_agent_dir
-        from pi_core.registry import ModelRegistry
-        from pi_core.settings import Settings
+        from pi_core.app.registry import ModelRegistry
+        from pi_core.app.settings import Settings
 
         cwd = cwd or os.getcwd()
         home = Path(agent_dir) if agent_dir is not None else default_agent_dir()
@@ -181,7 +181,7 @@ class BatchEnvironment:
                    sessions_dir=Path(sessions_dir) if sessions_dir is not None else None)
 
     def settings_for(self, cwd: str):
-        from pi_core.settings import Settings
+        from pi_core.app.settings import Settings
 
         found = self._settings.get(cwd)
         if found is None:
@@ -192,7 +192,7 @@ class BatchEnvironment:
         """(model, thinking level) of a task's ``model``, else the settings' default or
         the first available model; chosen once per pattern and settings (choosing the
         default scans the whole catalogue)."""
-        from pi_core.app import RunArgs, UsageError, choose_model
+        from pi_core.app.wiring import RunArgs, UsageError, choose_model
 
         key = (pattern, id(settings))
         found = self._models.get(key)
@@ -207,7 +207,7 @@ class BatchEnvironment:
     def session_folder(self, cwd: str, settings) -> Path:
         """``sessions_dir`` when given, else ``PI_CODING_AGENT_SESSION_DIR`` or the
         ``sessionDir`` setting, else the project's folder under the agent dir."""
-        from pi_core.app import RunArgs, sessions_dir
+        from pi_core.app.wiring import RunArgs, sessions_dir
         from pi_core.session.locations import session_dir_for
 
         chosen = self.sessions_dir or sessions_dir(RunArgs(), settings)
@@ -219,7 +219,7 @@ async def run_task(env: BatchEnvironment, task: BatchTask, *, cwd: str | None = 
     task's own failure (it is the result's ``error``)."""
     from pi_core.codec import to_json
     from pi_core.harness import Harness
-    from pi_core.options import ResourceOptions
+    from pi_core.app.options import ResourceOptions
     from pi_core.session import Session
     from pi_core.usage import final_assistant, total_usage
 

@@ -15,9 +15,9 @@ from pi_core.bus import EventBus
 
 if TYPE_CHECKING:
     from pi_core.loop import Agent
-    from pi_core.options import ResourceOptions
+    from pi_core.app.options import ResourceOptions
     from pi_core.plugins import Plugins
-    from pi_core.settings import Settings
+    from pi_core.app.settings import Settings
 
 log = logging.getLogger("pi.ui")
 
@@ -69,9 +69,9 @@ class PluginContext:
         options: "ResourceOptions | None" = None,
         agent_dir: Path | None = None,
     ) -> None:
-        from pi_core.options import ResourceOptions
+        from pi_core.app.options import ResourceOptions
         from pi_core.paths import agent_dir as default_agent_dir
-        from pi_core.settings import Settings
+        from pi_core.app.settings import Settings
 
         self.cwd = cwd
         self.plugins = plugins

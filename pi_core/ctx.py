@@ -17,10 +17,10 @@ if TYPE_CHECKING:
     from pi_core.events import CompactionResult
     from pi_core.harness import ExecResult, Harness, SessionControl
     from pi_core.model import Model
-    from pi_core.options import ResourceOptions
+    from pi_core.app.options import ResourceOptions
     from pi_core.plugins import Plugins
     from pi_core.session import Session
-    from pi_core.settings import Settings
+    from pi_core.app.settings import Settings
     from pi_core.tools import Tool
 
 DeliverAs = Literal["steer", "follow_up", "next_turn"]

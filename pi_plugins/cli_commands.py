@@ -11,7 +11,7 @@ import sys
 import click
 
 from pi_core import hookimpl
-from pi_core.cli_commands import CliCommand
+from pi_core.app.cli_commands import CliCommand
 
 HERE = __name__
 
@@ -48,13 +48,13 @@ def install_command(source: str, pip_args: tuple[str, ...], local: bool, editabl
     A .py file or a plugin folder without a pyproject.toml is not copied: its path is
     added to "extensions" in settings.json (global, or the project's with -l).
     """
-    from pi_core.packages import run_install
+    from pi_core.app.packages import run_install
 
     sys.exit(run_install(source, list(pip_args), local=local, cwd=os.getcwd(), editable=editable))
 
 
 def _remove(source: str, pip_args: tuple[str, ...], local: bool) -> None:
-    from pi_core.packages import run_remove
+    from pi_core.app.packages import run_remove
 
     sys.exit(run_remove(source, list(pip_args), local=local, cwd=os.getcwd()))
 
@@ -82,7 +82,7 @@ def uninstall_command(source: str, pip_args: tuple[str, ...], local: bool) -> No
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 def list_command(as_json: bool) -> None:
     """List the installed packages that provide pi plugins, and plugin files in settings."""
-    from pi_core.packages import run_list
+    from pi_core.app.packages import run_list
 
     sys.exit(run_list(cwd=os.getcwd(), as_json=as_json))
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 
 from pi_core import hookimpl
-from pi_core.app import Mode
+from pi_core.app.wiring import Mode
 from pi_core.codec import to_json
 
 

@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 
 from pi_core import hookimpl
-from pi_core.sdk import create_harness
+from pi_core.app.sdk import create_harness
 from pi_plugins import checkpoints, tools
 from pi_core.testing import Reply, ScriptedProvider, scripted_model
 

@@ -11,7 +11,7 @@ import tempfile
 
 from pi_core import hookimpl, tool
 from pi_core.context import NullUI
-from pi_core.sdk import create_harness
+from pi_core.app.sdk import create_harness
 from pi_core.testing import Reply, ScriptedProvider, scripted_model
 
 

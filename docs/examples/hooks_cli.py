@@ -20,8 +20,8 @@ from types import SimpleNamespace
 import click
 
 from pi_core import hookimpl
-from pi_core.app import Mode
-from pi_core.cli_commands import CliCommand
+from pi_core.app.wiring import Mode
+from pi_core.app.cli_commands import CliCommand
 from pi_core.commands import Command, Flag, MessageRenderer, Shortcut
 
 
@@ -104,10 +104,10 @@ def user_bash(event, ctx):
 
 async def fire_by_hand() -> None:
     """What the interactive and RPC modes do with these hooks."""
-    from pi_core.discovery import load_file
+    from pi_core.app.discovery import load_file
     from pi_core.plugins import Plugins
-    from pi_core.sdk import create_harness
-    from pi_core.settings import Settings
+    from pi_core.app.sdk import create_harness
+    from pi_core.app.settings import Settings
     from pi_core.testing import Reply, ScriptedProvider, scripted_model
 
     plugins = Plugins()
@@ -140,7 +140,7 @@ async def fire_by_hand() -> None:
 if __name__ == "__main__":
     asyncio.run(fire_by_hand())
     here = Path(__file__).parent
-    out = subprocess.run([sys.executable, "-m", "pi_core.cli", "--no-session",
+    out = subprocess.run([sys.executable, "-m", "pi_core.app.cli", "--no-session",
                           "-e", str(here / "hooks_cli.py"), "-e", str(here / "offline_model.py"),
                           "--model", "scripted/scripted-model", "--shout", "-p", "hi"],
                          capture_output=True, text=True)

@@ -9,7 +9,7 @@ import asyncio
 
 from pi_core import hookimpl
 from pi_core.model import Model, ModelCost
-from pi_core.sdk import create_harness
+from pi_core.app.sdk import create_harness
 from pi_core.stream import MessageBuilder
 
 
@@ -60,7 +60,7 @@ class ProviderTour:
 
 async def main() -> None:
     from pi_core import Plugins
-    from pi_core.registry import ModelRegistry
+    from pi_core.app.registry import ModelRegistry
 
     plugins = Plugins()
     plugins.register(ProviderTour())

@@ -10,7 +10,8 @@ import os
 import tempfile
 from pathlib import Path
 
-from pi_core.registry import AuthStorage, ModelRegistry
+from pi_core.app.auth import AuthStorage
+from pi_core.app.registry import ModelRegistry
 
 MODELS_JSON = {
     "providers": {

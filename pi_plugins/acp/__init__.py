@@ -9,7 +9,7 @@
 """
 
 from pi_core import hookimpl
-from pi_core.app import Mode
+from pi_core.app.wiring import Mode
 
 
 @hookimpl

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from pi_core import __version__, hookimpl
-from pi_core.app import UsageError
+from pi_core.app.wiring import UsageError
 from pi_core.messages import ImageContent
 
 from pi_plugins.acp.ui import AcpUI

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pi_core import hookimpl
 from pi_core.model import Model
-from pi_core.registry import models_from_config
+from pi_core.app.models_json import models_from_config
 
 CATALOGUE = Path(__file__).with_name("catalogue.json")
 

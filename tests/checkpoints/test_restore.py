@@ -10,9 +10,9 @@ import os
 
 import pytest
 
-from pi_core.sdk import create_harness
+from pi_core.app.sdk import create_harness
 from pi_core.session import Session
-from pi_core.settings import Settings
+from pi_core.app.settings import Settings
 from pi_plugins import app_messages, checkpoints, tools
 from pi_core.testing import Reply, ScriptedProvider, scripted_model
 from support.agents import run

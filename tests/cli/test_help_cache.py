@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-import pi_core.entry as entry
+import pi_core.app.entry as entry
 from pi_core import __version__
 
-PROBE = ("import sys; sys.argv = ['pi'] + sys.argv[1:]; from pi_core.entry import main; "
+PROBE = ("import sys; sys.argv = ['pi'] + sys.argv[1:]; from pi_core.app.entry import main; "
          "code = main(); print('click' in sys.modules, file=sys.stderr); sys.exit(code)")
 
 
@@ -25,7 +25,7 @@ def run(cache: Path, *args: str, columns: str = "100") -> subprocess.CompletedPr
 
 def click_help(*args: str, columns: str = "100") -> str:
     env = {**os.environ, "COLUMNS": columns}
-    done = subprocess.run([sys.executable, "-m", "pi_core.cli", *args], env=env,
+    done = subprocess.run([sys.executable, "-m", "pi_core.app.cli", *args], env=env,
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     return done.stdout

@@ -13,9 +13,9 @@ import time
 import pytest
 
 from pi_core import Plugins
-from pi_core.app import RunArgs, wants_local_models
-from pi_core.registry import ModelRegistry
-from pi_core.settings import Settings
+from pi_core.app.wiring import RunArgs, wants_local_models
+from pi_core.app.registry import ModelRegistry
+from pi_core.app.settings import Settings
 from pi_plugins.providers import local
 from pi_plugins.providers.local import BUDGET_S, DEFAULT_CONTEXT, discover
 from support.llm_server import Reply
@@ -40,7 +40,7 @@ class Home:
                     "PI_CODING_AGENT_DIR": str(self.agent_dir), "PYTHONUNBUFFERED": "1"}
 
     def run(self, *args, env=None, timeout=60):
-        return subprocess.run([sys.executable, "-m", "pi_core.cli", *args], cwd=self.cwd,
+        return subprocess.run([sys.executable, "-m", "pi_core.app.cli", *args], cwd=self.cwd,
                               env={**self.env, **(env or {})}, capture_output=True, text=True,
                               timeout=timeout)
 
@@ -108,7 +108,7 @@ def test_rpc_lists_the_found_models_in_get_available_models(tmp_path):
     with LocalServer("ollama", ["qwen2.5-coder:0.5b", "llama3.2:1b"]) as ollama, \
             LocalServer("vllm", ["Qwen/Qwen2.5-0.5B"]) as vllm:
         home = Home(tmp_path, [ollama.url, vllm.url])
-        process = subprocess.Popen([sys.executable, "-m", "pi_core.cli", "--mode", "rpc", "--no-session"],
+        process = subprocess.Popen([sys.executable, "-m", "pi_core.app.cli", "--mode", "rpc", "--no-session"],
                                    cwd=home.cwd, env=home.env, stdin=subprocess.PIPE,
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         client = RpcClient(process)
@@ -197,7 +197,7 @@ def test_local_servers_are_looked_for_only_when_nothing_is_configured(tmp_path, 
 
 
 def test_an_explicit_key_keeps_its_model_the_default(tmp_path):
-    from pi_core.app import choose_model
+    from pi_core.app.wiring import choose_model
     from pi_plugins.providers.catalogue import builtin_models
 
     with LocalServer("ollama") as ollama:

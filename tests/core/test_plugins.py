@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pi_core import Plugins, hookimpl
-from pi_core.discovery import load_plugins
+from pi_core.app.discovery import load_plugins
 from pi_core.events import ToolCallDecision
 from pi_core.tools import Tool
 
@@ -197,7 +197,7 @@ def test_a_plugin_file_that_fails_to_import_is_reported_and_others_load(tmp_path
 def test_a_third_party_wheel_installed_into_a_venv_is_discovered_through_its_entry_point(tmp_path, sample_venv):
     python = sample_venv  # pi-zeta and pi-alpha 1.2.3 (given in that order) are installed there
     out = subprocess.run(
-        [python, "-m", "pi_core.cli", "plugins", "--json"], cwd=tmp_path, capture_output=True,
+        [python, "-m", "pi_core.app.cli", "plugins", "--json"], cwd=tmp_path, capture_output=True,
         text=True, env={"PI_CODING_AGENT_DIR": str(tmp_path / "agent"), "PATH": "/usr/bin:/bin"},
     )
     assert out.returncode == 0, out.stderr
@@ -211,7 +211,7 @@ def test_a_third_party_wheel_installed_into_a_venv_is_discovered_through_its_ent
     # And the discovered tool really reaches an agent in that environment.
     script = (
         "import asyncio\n"
-        "from pi_core.discovery import load_plugins\n"
+        "from pi_core.app.discovery import load_plugins\n"
         "from pi_core import Agent\n"
         "from pi_core.testing import scripted_model\n"
         "agent = Agent(model=scripted_model(), plugins=load_plugins(), providers=[])\n"
@@ -228,7 +228,7 @@ def test_a_third_party_wheel_installed_into_a_venv_is_discovered_through_its_ent
 def test_pi_plugins_lists_builtins_with_their_hooks_and_a_cli_plugin(tmp_path):
     extra = write_plugin(tmp_path / "mine.py", "@hookimpl\ndef turn_end(event): pass\n")
     out = subprocess.run(
-        [sys.executable, "-m", "pi_core.cli", "plugins", "-e", str(extra)], cwd=tmp_path,
+        [sys.executable, "-m", "pi_core.app.cli", "plugins", "-e", str(extra)], cwd=tmp_path,
         capture_output=True, text=True, env={"PI_CODING_AGENT_DIR": str(tmp_path / "agent"),
                                              "PATH": "/usr/bin:/bin"},
     )

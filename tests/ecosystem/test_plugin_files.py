@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from pi_core.discovery import load_plugins
-from pi_core.packages import classify, plugin_files, run_install, run_list, run_remove
+from pi_core.app.discovery import load_plugins
+from pi_core.app.packages import classify, plugin_files, run_install, run_list, run_remove
 
 TURN_END = "from pi_core import hookimpl\n\n@hookimpl\ndef turn_end(event):\n    pass\n"
 

@@ -6,8 +6,8 @@ import sys
 
 import pytest
 
-from pi_core.discovery import PluginPolicy, load_plugins
-from pi_core.settings import Settings
+from pi_core.app.discovery import PluginPolicy, load_plugins
+from pi_core.app.settings import Settings
 
 
 def write(path, text):
@@ -135,7 +135,7 @@ def test_unmatched_names_are_found_for_warnings():
 
 
 def pi(tmp_path, *args):
-    return subprocess.run([sys.executable, "-m", "pi_core.cli", *args], cwd=tmp_path / "project",
+    return subprocess.run([sys.executable, "-m", "pi_core.app.cli", *args], cwd=tmp_path / "project",
                           capture_output=True, text=True, timeout=60,
                           env={"PI_CODING_AGENT_DIR": str(tmp_path / "agent"), "PATH": "/usr/bin:/bin",
                                "HOME": str(tmp_path / "home")})

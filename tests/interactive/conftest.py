@@ -102,7 +102,7 @@ class PiScreen(PiScreenHelpers):
             self._started.set()
 
     async def _serve(self, args) -> int:
-        from pi_core.app import build_app
+        from pi_core.app.wiring import build_app
         from pi_plugins.interactive.app import InteractiveApp
 
         app = await build_app(args)
@@ -180,7 +180,7 @@ def pi_tui(tmp_path, server):
 
     def start(*args: str, settings: dict | None = None, plugin: str | None = None,
               files: dict[str, str] | None = None, width: int = 100, height: int = 40) -> PiTerminal:
-        argv = [sys.executable, "-m", "pi_core.cli", *place.flags(args, settings, plugin, files)]
+        argv = [sys.executable, "-m", "pi_core.app.cli", *place.flags(args, settings, plugin, files)]
         term = PiTerminal(tmp_path, argv, env=place.env, cwd=place.cwd, width=width, height=height)
         place.paths_of(term)
         started.append(term)

@@ -4,7 +4,7 @@
 import pytest
 import json
 
-from pi_core.settings import Settings
+from pi_core.app.settings import Settings
 from pi_plugins.interactive import theme
 from pi_plugins.interactive.blocks import UserBlock, View
 from pi_plugins.interactive.paint import Painter

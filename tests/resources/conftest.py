@@ -5,8 +5,8 @@ import pytest
 
 from pi_core import Agent, Plugins
 from pi_core.context import PluginContext
-from pi_core.options import ResourceOptions
-from pi_core.settings import Settings
+from pi_core.app.options import ResourceOptions
+from pi_core.app.settings import Settings
 from pi_core.testing import scripted_model
 
 from support.resources import RESOURCE_PLUGINS, RecordingUI

@@ -4,9 +4,9 @@ import asyncio
 import json
 import threading
 
-from pi_core.sdk import create_harness
+from pi_core.app.sdk import create_harness
 from pi_core.session import Session
-from pi_core.settings import Settings
+from pi_core.app.settings import Settings
 from pi_plugins.providers.pool import _pools
 
 from support.llm_server import Reply

@@ -36,7 +36,7 @@ class PiHome:
         if which == "real":
             command = f'exec node "{REAL_PI / "dist" / "cli.js"}" "$@"'
         else:
-            command = f'exec "{sys.executable}" -m pi_core.cli "$@"'
+            command = f'exec "{sys.executable}" -m pi_core.app.cli "$@"'
         self._script("pi", command)
         # pi-acp asks `npm view` for pi's newest version: no test touches the network
         self._script("npm", 'echo "npm is not available in tests" >&2; exit 1')

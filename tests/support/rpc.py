@@ -190,7 +190,7 @@ class InProcessPi:
         self._thread.start()
 
     def _main(self, args) -> None:
-        from pi_core.cli import _run
+        from pi_core.app.cli import _run
 
         code = 1
         try:

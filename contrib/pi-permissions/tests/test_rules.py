@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from pi_core.settings import Settings
+from pi_core.app.settings import Settings
 from pi_permissions.rules import command_parts, load_policy, parse_rule
 
 

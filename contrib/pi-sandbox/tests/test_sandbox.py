@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 import pi_sandbox
-from pi_core.sdk import create_harness
-from pi_core.settings import Settings
+from pi_core.app.sdk import create_harness
+from pi_core.app.settings import Settings
 from pi_core.testing import Reply, ScriptedProvider, assert_light_import, scripted_model
 from pi_sandbox.environment import SandboxEnvironment
 

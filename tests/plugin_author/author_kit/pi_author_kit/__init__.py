@@ -12,7 +12,7 @@ import os
 import attrs
 
 from pi_core import Tool, hookimpl, tool
-from pi_core.app import Mode
+from pi_core.app.wiring import Mode
 from pi_core.commands import Command, Flag
 from pi_core.messages import CustomMessage, TextContent, UserMessage
 from pi_core.model import Model

@@ -1,6 +1,6 @@
 """The ``pi`` console script. ``pi --help`` is answered from a cache of click's own
 output, without importing click or anything else (most of what ``--help`` used to cost);
-every other command runs the click command line (:mod:`pi_core.cli`).
+every other command runs the click command line (:mod:`pi_core.app.cli`).
 
 The cache (``$XDG_CACHE_HOME/pi-harness``, else ``~/.cache/pi-harness``) is keyed on the
 pi version, the size and time of ``cli.py`` and the width click would wrap to, so it is
@@ -25,7 +25,7 @@ def main() -> int:
             sys.stdout.write(text)
             sys.stdout.flush()
             return 0
-    from pi_core.cli import main as cli
+    from pi_core.app.cli import main as cli
 
     return cli()
 
@@ -35,7 +35,7 @@ def _help_into_cache(path: str) -> int:
     import io
     from contextlib import redirect_stdout
 
-    from pi_core.cli import main as cli
+    from pi_core.app.cli import main as cli
 
     captured = io.StringIO()
     code = 0

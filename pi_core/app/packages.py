@@ -26,7 +26,7 @@ from typing import Any
 
 from attrs import define, field
 
-from pi_core.discovery import GROUP, OWN_DISTRIBUTION, PluginPolicy
+from pi_core.app.discovery import GROUP, OWN_DISTRIBUTION, PluginPolicy
 from pi_core.paths import agent_dir, project_dir
 
 LOCAL_PACKAGE_MESSAGE = (
@@ -345,7 +345,7 @@ def remove_plugin_file(path: Path, local: bool, cwd: str | Path) -> Path | None:
 
 def _check_plugin_file(path: Path) -> str:
     """Import a plugin file as pi will, so a broken one is refused before it is recorded."""
-    from pi_core.discovery import load_file
+    from pi_core.app.discovery import load_file
     from pi_core.plugins import Plugins
 
     plugins = Plugins()
@@ -363,7 +363,7 @@ def _say(text: str = "", err: bool = False) -> None:
 
 
 def _policy_notes(names: list[str], distribution: str, cwd: str | Path) -> None:
-    from pi_core.settings import Settings
+    from pi_core.app.settings import Settings
 
     policy = PluginPolicy.from_settings(Settings.load(cwd, agent_dir()))
     for name in names:
@@ -465,7 +465,7 @@ def run_remove(source: str, pip_args: list[str], *, local: bool = False, cwd: st
 
 def plugin_files(cwd: str | Path) -> list[dict]:
     """The plugin files settings.json lists (global, then the project's)."""
-    from pi_core.settings import Settings
+    from pi_core.app.settings import Settings
 
     settings = Settings.load(cwd, agent_dir())
     found = []
@@ -481,7 +481,7 @@ def plugin_files(cwd: str | Path) -> list[dict]:
 
 def run_list(*, cwd: str = ".", as_json: bool = False) -> int:
     """``pi list``: installed plugin packages and plugin files from settings."""
-    from pi_core.settings import Settings
+    from pi_core.app.settings import Settings
 
     packages = plugin_packages()
     files = plugin_files(cwd)

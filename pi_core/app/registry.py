@@ -1,5 +1,6 @@
-"""The model registry: the models plugins offer, the user's ``models.json`` on top, the
-key for each request, and model patterns resolved.
+"""The model registry: the models plugins offer, the user's ``models.json`` on top
+(:mod:`pi_core.app.models_json`), the key for each request (:mod:`pi_core.app.auth`),
+and model patterns resolved.
 
 Generic by design: it knows no provider. Models come from the ``register_models`` hook
 (the built-in catalogue is one such plugin); ``<agent dir>/models.json`` (pi's schema)
@@ -15,17 +16,17 @@ Keys never appear in reprs, errors or logs.
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import time
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 import attrs
-from attrs import define, field
+from attrs import define
 
-from pi_core.model import Model, ModelCost
+from pi_core.app.auth import AuthStorage, resolve_config_value
+from pi_core.app.models_json import ProviderConfig, load_models_json, models_from_config
+from pi_core.model import Model
 from pi_core.paths import agent_dir as default_agent_dir
 from pi_core.provider import THINKING_LEVELS
 
@@ -40,280 +41,6 @@ class Resolution:
     #: The level a ``:level`` suffix asked for (``None``: none given).
     thinking_level: str | None = None
     warning: str | None = None
-
-
-# ---------------------------------------------------------------- config values
-
-_command_cache: dict[str, str | None] = {}
-
-
-def resolve_config_value(value: str, env: Mapping[str, str] | None = None) -> str | None:
-    """``!command`` → its trimmed output (run once per process); the name of a set
-    environment variable → its value; anything else → itself."""
-    env = os.environ if env is None else env
-    if value.startswith("!"):
-        if value not in _command_cache:
-            import subprocess
-
-            try:
-                done = subprocess.run(value[1:], shell=True, capture_output=True, text=True, timeout=10)
-                output = done.stdout.strip() if done.returncode == 0 else ""
-            except (OSError, subprocess.TimeoutExpired):
-                output = ""
-            _command_cache[value] = output or None
-        return _command_cache[value]
-    return env.get(value) or value
-
-
-def _strip_json_comments(text: str) -> str:
-    """models.json may hold ``//`` comments and trailing commas, as pi allows."""
-    text = re.sub(r'"(?:\\.|[^"\\])*"|//[^\n]*', lambda m: m.group(0) if m.group(0)[0] == '"' else "", text)
-    return re.sub(r'"(?:\\.|[^"\\])*"|,(\s*[}\]])', lambda m: m.group(1) if m.group(1) is not None else m.group(0), text)
-
-
-# ---------------------------------------------------------------- auth.json
-
-
-class AuthStorage:
-    """``<agent dir>/auth.json``: ``{"<provider>": {"type": "api_key", "key": "..."}}``.
-    Written atomically, created with mode 0600 in a 0700 folder."""
-
-    def __init__(self, path: str | os.PathLike):
-        self.path = Path(path)
-        self.error: str | None = None
-        self._data: dict[str, Any] = {}
-        self.reload()
-
-    def __repr__(self) -> str:
-        return f"<AuthStorage {self.path} providers={sorted(self._data)}>"
-
-    def reload(self) -> None:
-        self.error = None
-        try:
-            text = self.path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            self._data = {}
-            return
-        except OSError as exc:
-            self._data, self.error = {}, f"cannot read {self.path}: {exc.strerror}"
-            return
-        try:
-            data = json.loads(text) if text.strip() else {}
-        except ValueError as exc:  # say where, never what (the file holds secrets)
-            self._data, self.error = {}, f"{self.path} is not valid JSON (line {exc.lineno}); it was ignored"
-            return
-        self._data = data if isinstance(data, dict) else {}
-
-    @property
-    def providers(self) -> list[str]:
-        return list(self._data)
-
-    def has(self, provider: str) -> bool:
-        return isinstance(self._data.get(provider), dict)
-
-    def api_key(self, provider: str, env: Mapping[str, str] | None = None) -> str | None:
-        entry = self._data.get(provider)
-        if not isinstance(entry, dict):
-            return None
-        if entry.get("type") == "oauth":  # a token from pi's /login; usable until it expires
-            expires = entry.get("expires")
-            access = entry.get("access")
-            if isinstance(access, str) and (not isinstance(expires, (int, float)) or expires > time.time() * 1000):
-                return access
-            return None
-        key = entry.get("key")
-        return resolve_config_value(key, env) if isinstance(key, str) and key else None
-
-    def set_api_key(self, provider: str, key: str) -> None:
-        self.reload()
-        if self.error:
-            raise ValueError(f"{self.error}: fix or remove it before storing a key")
-        data = dict(self._data)
-        data[provider] = {"type": "api_key", "key": key}
-        self._write(data)
-
-    def remove(self, provider: str) -> None:
-        self.reload()
-        if provider in self._data:
-            data = dict(self._data)
-            del data[provider]
-            self._write(data)
-
-    def _write(self, data: dict) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        temp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as out:
-                out.write(json.dumps(data, indent=2))
-                out.flush()
-                os.fsync(out.fileno())
-            os.chmod(temp, 0o600)
-            os.replace(temp, self.path)
-        except BaseException:
-            temp.unlink(missing_ok=True)
-            raise
-        self._data = data
-
-
-# ---------------------------------------------------------------- models.json
-
-
-@define
-class ProviderConfig:
-    """What models.json says about a provider besides its models."""
-
-    api_key: str | None = field(default=None, repr=False)
-    headers: dict[str, str] | None = None
-    auth_header: bool = False
-    custom: bool = False  # defines models of its own
-
-
-def _merge_compat(base: dict | None, override: dict | None) -> dict | None:
-    if not override:
-        return base
-    merged = {**(base or {}), **override}
-    for nested in ("openRouterRouting", "vercelGatewayRouting"):
-        if (base or {}).get(nested) or override.get(nested):
-            merged[nested] = {**((base or {}).get(nested) or {}), **(override.get(nested) or {})}
-    return merged
-
-
-def _cost(raw: dict | None, base: ModelCost | None = None) -> ModelCost:
-    base = base or ModelCost()
-    raw = raw or {}
-    return ModelCost(
-        input=raw.get("input", base.input), output=raw.get("output", base.output),
-        cache_read=raw.get("cacheRead", base.cache_read), cache_write=raw.get("cacheWrite", base.cache_write),
-    )
-
-
-def _check(condition: bool, message: str) -> None:
-    if not condition:
-        raise ValueError(message)
-
-
-def _validate(config: Any) -> None:
-    _check(isinstance(config, dict) and isinstance(config.get("providers"), dict),
-           'the top level must be an object with a "providers" object')
-    for name, provider in config["providers"].items():
-        _check(isinstance(provider, dict), f"providers.{name} must be an object")
-        for key in ("baseUrl", "apiKey", "api", "name"):
-            _check(provider.get(key) is None or isinstance(provider[key], str) and provider[key] != "",
-                   f"providers.{name}.{key} must be a non-empty string")
-        for key in ("headers", "compat", "modelOverrides"):
-            _check(provider.get(key) is None or isinstance(provider[key], dict), f"providers.{name}.{key} must be an object")
-        models = provider.get("models", [])
-        _check(isinstance(models, list), f"providers.{name}.models must be an array")
-        for n, model in enumerate(models):
-            where = f"providers.{name}.models[{n}]"
-            _check(isinstance(model, dict), f"{where} must be an object")
-            _check(isinstance(model.get("id"), str) and model["id"] != "", f"{where}.id must be a non-empty string")
-            for key in ("contextWindow", "maxTokens"):
-                value = model.get(key)
-                _check(value is None or (isinstance(value, (int, float)) and value > 0),
-                       f"{where}.{key} must be a positive number")
-            _check(model.get("input") is None or (isinstance(model["input"], list) and
-                   all(kind in ("text", "image") for kind in model["input"])),
-                   f'{where}.input must be a list of "text" and "image"')
-
-
-def models_from_config(
-    config: dict, builtin: Iterable[Model] = (), env: Mapping[str, str] | None = None
-) -> tuple[list[Model], dict[str, ProviderConfig]]:
-    """Apply a models.json document (pi's schema) to ``builtin`` models: provider-level
-    ``baseUrl``/``compat``/``headers`` overrides, ``modelOverrides``, and new or replacing
-    ``models``. Returns all models and what each provider said about its key and headers.
-    Raises :class:`ValueError` with the reason when the document does not fit the schema.
-
-    The built-in catalogue uses the same schema, with ``apiKeyEnv`` per provider."""
-    _validate(config)
-    models = list(builtin)
-    by_provider: dict[str, list[Model]] = {}
-    for model in models:
-        by_provider.setdefault(model.provider, []).append(model)
-    settings: dict[str, ProviderConfig] = {}
-    for name, provider in config["providers"].items():
-        defs = provider.get("models") or []
-        known = name in by_provider
-        if defs and not known:
-            _check(bool(provider.get("baseUrl")), f'provider {name}: "baseUrl" is required when defining models')
-        elif not defs:
-            _check(any(provider.get(k) for k in ("baseUrl", "headers", "compat", "modelOverrides")),
-                   f'provider {name}: give "baseUrl", "headers", "compat", "modelOverrides" or "models"')
-        headers = {k: resolve_config_value(v, env) or "" for k, v in (provider.get("headers") or {}).items()}
-        settings[name] = ProviderConfig(api_key=provider.get("apiKey"), headers=headers or None,
-                                        auth_header=bool(provider.get("authHeader")), custom=bool(defs) and not known)
-        overrides = provider.get("modelOverrides") or {}
-        for i, model in enumerate(models):
-            if model.provider != name:
-                continue
-            changed = model
-            if provider.get("baseUrl") or provider.get("compat") or headers:
-                changed = attrs.evolve(
-                    changed, base_url=provider.get("baseUrl") or changed.base_url,
-                    compat=_merge_compat(changed.compat, provider.get("compat")),
-                    headers={**(changed.headers or {}), **headers} or None,
-                )
-            override = overrides.get(model.id)
-            if isinstance(override, dict):
-                changed = _apply_override(changed, override, env)
-            models[i] = changed
-        defaults = by_provider.get(name, [None])[0]
-        for n, raw in enumerate(defs):
-            api = raw.get("api") or provider.get("api") or (defaults.api if defaults else None)
-            _check(bool(api), f'provider {name}, model {raw["id"]}: no "api" (set it on the provider or the model)')
-            base_url = raw.get("baseUrl") or provider.get("baseUrl") or (defaults.base_url if defaults else "")
-            model_headers = {k: resolve_config_value(v, env) or "" for k, v in (raw.get("headers") or {}).items()}
-            model = Model(
-                id=raw["id"], provider=name, api=api, name=raw.get("name") or raw["id"], base_url=base_url,
-                reasoning=bool(raw.get("reasoning", False)), input=list(raw.get("input") or ["text"]),
-                cost=_cost(raw.get("cost")), context_window=int(raw.get("contextWindow") or 128_000),
-                max_tokens=int(raw.get("maxTokens") or 16_384),
-                headers={**headers, **model_headers} or None,
-                compat=_merge_compat(provider.get("compat"), raw.get("compat")),
-                thinking_level_map=raw.get("thinkingLevelMap"),
-                api_key_env=raw.get("apiKeyEnv") or provider.get("apiKeyEnv"),
-            )
-            for i, existing in enumerate(models):
-                if existing.provider == name and existing.id == model.id:
-                    models[i] = model
-                    break
-            else:
-                models.append(model)
-    return models, settings
-
-
-def _apply_override(model: Model, override: dict, env: Mapping[str, str] | None) -> Model:
-    changes: dict[str, Any] = {}
-    for key, attr in (("name", "name"), ("reasoning", "reasoning"), ("input", "input"),
-                      ("contextWindow", "context_window"), ("maxTokens", "max_tokens")):
-        if override.get(key) is not None:
-            changes[attr] = override[key]
-    if override.get("thinkingLevelMap") is not None:
-        changes["thinking_level_map"] = {**(model.thinking_level_map or {}), **override["thinkingLevelMap"]}
-    if override.get("cost"):
-        changes["cost"] = _cost(override["cost"], model.cost)
-    if override.get("headers"):
-        resolved = {k: resolve_config_value(v, env) or "" for k, v in override["headers"].items()}
-        changes["headers"] = {**(model.headers or {}), **resolved}
-    changes["compat"] = _merge_compat(model.compat, override.get("compat"))
-    return attrs.evolve(model, **changes)
-
-
-def load_models_json(path: Path) -> dict | None:
-    """The document at ``path`` (``None`` if there is none); raises :class:`ValueError`."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-    try:
-        return json.loads(_strip_json_comments(text))
-    except ValueError as exc:
-        raise ValueError(f"not valid JSON: {exc}") from None
-
-
-# ---------------------------------------------------------------- the registry
 
 
 def _is_local(url: str) -> bool:

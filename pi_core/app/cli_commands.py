@@ -39,7 +39,7 @@ def plugin_cli_commands(cwd: str | None = None) -> dict[str, CliCommand]:
     import logging
     import os
 
-    from pi_core.discovery import load_plugins
+    from pi_core.app.discovery import load_plugins
 
     logger = logging.getLogger("pi.plugins")
     level, logger.disabled = logger.disabled, True

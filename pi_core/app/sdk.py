@@ -39,7 +39,7 @@ async def create_harness(
     system_prompt: str = "",
 ) -> Harness:
     """A started harness over the given plugins (see the module docstring)."""
-    from pi_core.discovery import load_plugins
+    from pi_core.app.discovery import load_plugins
     from pi_core.session import Session
 
     cwd = cwd or os.getcwd()

@@ -29,7 +29,7 @@ class PiGroup(click.Group):
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if args and args[0] not in self.commands and _could_be_command(args[0]):
-            from pi_core.cli_commands import find
+            from pi_core.app.cli_commands import find
 
             command = find(args[0])  # a plugin's subcommand (register_cli_commands)
             if command is not None:
@@ -113,7 +113,7 @@ def _flag(*names: str, **kwargs):
 def run_command(messages, print_, **flags) -> None:
     """pi: a minimal, self-extensible coding agent. Chats in the terminal, or answers
     once with -p; --mode json and --mode rpc serve programs."""
-    from pi_core.app import RunArgs
+    from pi_core.app.wiring import RunArgs
 
     import asyncio
 
@@ -131,7 +131,7 @@ async def _run(args, stdin=None, stdout=None) -> int:
     let a caller drive a mode in-process, as the RPC tests do."""
     import asyncio
 
-    from pi_core.app import UsageError, build_app
+    from pi_core.app.wiring import UsageError, build_app
 
     try:
         app = await build_app(args)
@@ -213,11 +213,11 @@ class _StopOnSignal:
 
 
 async def _list_models(args) -> int:
-    from pi_core.app import wants_local_models
-    from pi_core.discovery import load_plugins
+    from pi_core.app.wiring import wants_local_models
+    from pi_core.app.discovery import load_plugins
     from pi_core.paths import agent_dir
-    from pi_core.registry import ModelRegistry, model_table
-    from pi_core.settings import Settings
+    from pi_core.app.registry import ModelRegistry, model_table
+    from pi_core.app.settings import Settings
 
     cwd, home = os.getcwd(), agent_dir()
     settings = Settings.load(cwd, home)
@@ -237,7 +237,7 @@ async def _list_models(args) -> int:
 
 def _export(source: str, output: str | None) -> int:
     """``pi --export FILE [OUT]``: the ``export`` subcommand a plugin provides."""
-    from pi_core.cli_commands import find
+    from pi_core.app.cli_commands import find
 
     command = find("export")
     if command is None:
@@ -276,7 +276,7 @@ def batch_command(tasks_file, out, concurrency, mode, model, executor, ray_addre
     "stop_reason", "usage", "host", "error"?}. Exits 0 when every task succeeded, else 1."""
     import asyncio
 
-    from pi_core.batch_cli import run_batch_command
+    from pi_core.app.batch_cli import run_batch_command
 
     try:
         sys.exit(asyncio.run(run_batch_command(
@@ -298,9 +298,9 @@ def batch_command(tasks_file, out, concurrency, mode, model, executor, ray_addre
 def plugins_command(extensions: tuple[str, ...], no_extensions: bool, as_json: bool) -> None:
     """List the plugins in load order: where each came from, its distribution and
     version, the hooks it implements; plugins disabled by settings are shown as such."""
-    from pi_core.discovery import PluginPolicy, load_plugins
+    from pi_core.app.discovery import PluginPolicy, load_plugins
     from pi_core.paths import agent_dir
-    from pi_core.settings import Settings
+    from pi_core.app.settings import Settings
 
     cwd, home = os.getcwd(), agent_dir()
     settings = Settings.load(cwd, home)

@@ -209,12 +209,12 @@ def load_plugins(
 ) -> Plugins:
     """Load every plugin in load order into ``plugins`` (a new manager by default).
 
-    ``settings`` (a :class:`pi_core.settings.Settings`, read from ``cwd`` and
+    ``settings`` (a :class:`pi_core.app.settings.Settings`, read from ``cwd`` and
     ``agent_dir`` when not given) decides which discovered plugins may load."""
     plugins = plugins or Plugins()
     home = Path(agent_dir) if agent_dir is not None else default_agent_dir()
     if settings is None:
-        from pi_core.settings import Settings
+        from pi_core.app.settings import Settings
 
         settings = Settings.load(cwd, home)
     problems: list[str] = []

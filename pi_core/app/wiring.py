@@ -16,7 +16,7 @@ from typing import Any, Awaitable, Callable
 
 from attrs import define, field
 
-from pi_core.options import ResourceOptions
+from pi_core.app.options import ResourceOptions
 
 
 class UsageError(Exception):
@@ -185,7 +185,7 @@ def open_session(args: RunArgs, cwd: str, directory: Path | None):
 def choose_model(args: RunArgs, registry, settings):
     """(model, thinking level or None, explicit?) from the flags, then settings, then the
     first model with a key."""
-    from pi_core.registry import ModelNotFoundError
+    from pi_core.app.registry import ModelNotFoundError
 
     try:
         if args.model:
@@ -212,7 +212,7 @@ def wants_local_models(args: RunArgs, registry, settings, env=None) -> bool:
     (``--offline``, ``PI_OFFLINE``), with ``localModels.enabled`` false or a model
     configured (``--model``, a ``defaultModel`` that resolves); otherwise when no model is
     usable yet (no key), or always with ``localModels.enabled`` true (a key still wins)."""
-    from pi_core.registry import ModelNotFoundError
+    from pi_core.app.registry import ModelNotFoundError
 
     env = os.environ if env is None else env
     if args.offline or env.get("PI_OFFLINE", "").strip().lower() not in ("", "0", "false", "no"):
@@ -232,11 +232,11 @@ def wants_local_models(args: RunArgs, registry, settings, env=None) -> bool:
 
 
 async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None) -> App:
-    from pi_core.discovery import load_plugins
+    from pi_core.app.discovery import load_plugins
     from pi_core.harness import Harness
     from pi_core.paths import agent_dir
-    from pi_core.registry import ModelRegistry
-    from pi_core.settings import Settings
+    from pi_core.app.registry import ModelRegistry
+    from pi_core.app.settings import Settings
 
     cwd = cwd or os.getcwd()
     home = agent_dir()
@@ -359,7 +359,7 @@ def scoped_models(patterns, registry) -> list:
     (``anthropic/*``, ``*sonnet*``) or model names, each with an optional ``:thinking``."""
     import fnmatch
 
-    from pi_core.registry import ModelNotFoundError
+    from pi_core.app.registry import ModelNotFoundError
 
     if isinstance(patterns, str):
         patterns = patterns.split(",")

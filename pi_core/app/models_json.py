@@ -1,0 +1,170 @@
+"""``<agent dir>/models.json`` (pi's schema): providers and models of the user's own,
+overrides of base URLs, headers, ``compat`` and single model fields."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+import attrs
+from attrs import define, field
+
+from pi_core.app.auth import _strip_json_comments, resolve_config_value
+from pi_core.model import Model, ModelCost
+
+@define
+class ProviderConfig:
+    """What models.json says about a provider besides its models."""
+
+    api_key: str | None = field(default=None, repr=False)
+    headers: dict[str, str] | None = None
+    auth_header: bool = False
+    custom: bool = False  # defines models of its own
+
+
+def _merge_compat(base: dict | None, override: dict | None) -> dict | None:
+    if not override:
+        return base
+    merged = {**(base or {}), **override}
+    for nested in ("openRouterRouting", "vercelGatewayRouting"):
+        if (base or {}).get(nested) or override.get(nested):
+            merged[nested] = {**((base or {}).get(nested) or {}), **(override.get(nested) or {})}
+    return merged
+
+
+def _cost(raw: dict | None, base: ModelCost | None = None) -> ModelCost:
+    base = base or ModelCost()
+    raw = raw or {}
+    return ModelCost(
+        input=raw.get("input", base.input), output=raw.get("output", base.output),
+        cache_read=raw.get("cacheRead", base.cache_read), cache_write=raw.get("cacheWrite", base.cache_write),
+    )
+
+
+def _check(condition: bool, message: str) -> None:
+    if not condition:
+        raise ValueError(message)
+
+
+def _validate(config: Any) -> None:
+    _check(isinstance(config, dict) and isinstance(config.get("providers"), dict),
+           'the top level must be an object with a "providers" object')
+    for name, provider in config["providers"].items():
+        _check(isinstance(provider, dict), f"providers.{name} must be an object")
+        for key in ("baseUrl", "apiKey", "api", "name"):
+            _check(provider.get(key) is None or isinstance(provider[key], str) and provider[key] != "",
+                   f"providers.{name}.{key} must be a non-empty string")
+        for key in ("headers", "compat", "modelOverrides"):
+            _check(provider.get(key) is None or isinstance(provider[key], dict), f"providers.{name}.{key} must be an object")
+        models = provider.get("models", [])
+        _check(isinstance(models, list), f"providers.{name}.models must be an array")
+        for n, model in enumerate(models):
+            where = f"providers.{name}.models[{n}]"
+            _check(isinstance(model, dict), f"{where} must be an object")
+            _check(isinstance(model.get("id"), str) and model["id"] != "", f"{where}.id must be a non-empty string")
+            for key in ("contextWindow", "maxTokens"):
+                value = model.get(key)
+                _check(value is None or (isinstance(value, (int, float)) and value > 0),
+                       f"{where}.{key} must be a positive number")
+            _check(model.get("input") is None or (isinstance(model["input"], list) and
+                   all(kind in ("text", "image") for kind in model["input"])),
+                   f'{where}.input must be a list of "text" and "image"')
+
+
+def models_from_config(
+    config: dict, builtin: Iterable[Model] = (), env: Mapping[str, str] | None = None
+) -> tuple[list[Model], dict[str, ProviderConfig]]:
+    """Apply a models.json document (pi's schema) to ``builtin`` models: provider-level
+    ``baseUrl``/``compat``/``headers`` overrides, ``modelOverrides``, and new or replacing
+    ``models``. Returns all models and what each provider said about its key and headers.
+    Raises :class:`ValueError` with the reason when the document does not fit the schema.
+
+    The built-in catalogue uses the same schema, with ``apiKeyEnv`` per provider."""
+    _validate(config)
+    models = list(builtin)
+    by_provider: dict[str, list[Model]] = {}
+    for model in models:
+        by_provider.setdefault(model.provider, []).append(model)
+    settings: dict[str, ProviderConfig] = {}
+    for name, provider in config["providers"].items():
+        defs = provider.get("models") or []
+        known = name in by_provider
+        if defs and not known:
+            _check(bool(provider.get("baseUrl")), f'provider {name}: "baseUrl" is required when defining models')
+        elif not defs:
+            _check(any(provider.get(k) for k in ("baseUrl", "headers", "compat", "modelOverrides")),
+                   f'provider {name}: give "baseUrl", "headers", "compat", "modelOverrides" or "models"')
+        headers = {k: resolve_config_value(v, env) or "" for k, v in (provider.get("headers") or {}).items()}
+        settings[name] = ProviderConfig(api_key=provider.get("apiKey"), headers=headers or None,
+                                        auth_header=bool(provider.get("authHeader")), custom=bool(defs) and not known)
+        overrides = provider.get("modelOverrides") or {}
+        for i, model in enumerate(models):
+            if model.provider != name:
+                continue
+            changed = model
+            if provider.get("baseUrl") or provider.get("compat") or headers:
+                changed = attrs.evolve(
+                    changed, base_url=provider.get("baseUrl") or changed.base_url,
+                    compat=_merge_compat(changed.compat, provider.get("compat")),
+                    headers={**(changed.headers or {}), **headers} or None,
+                )
+            override = overrides.get(model.id)
+            if isinstance(override, dict):
+                changed = _apply_override(changed, override, env)
+            models[i] = changed
+        defaults = by_provider.get(name, [None])[0]
+        for n, raw in enumerate(defs):
+            api = raw.get("api") or provider.get("api") or (defaults.api if defaults else None)
+            _check(bool(api), f'provider {name}, model {raw["id"]}: no "api" (set it on the provider or the model)')
+            base_url = raw.get("baseUrl") or provider.get("baseUrl") or (defaults.base_url if defaults else "")
+            model_headers = {k: resolve_config_value(v, env) or "" for k, v in (raw.get("headers") or {}).items()}
+            model = Model(
+                id=raw["id"], provider=name, api=api, name=raw.get("name") or raw["id"], base_url=base_url,
+                reasoning=bool(raw.get("reasoning", False)), input=list(raw.get("input") or ["text"]),
+                cost=_cost(raw.get("cost")), context_window=int(raw.get("contextWindow") or 128_000),
+                max_tokens=int(raw.get("maxTokens") or 16_384),
+                headers={**headers, **model_headers} or None,
+                compat=_merge_compat(provider.get("compat"), raw.get("compat")),
+                thinking_level_map=raw.get("thinkingLevelMap"),
+                api_key_env=raw.get("apiKeyEnv") or provider.get("apiKeyEnv"),
+            )
+            for i, existing in enumerate(models):
+                if existing.provider == name and existing.id == model.id:
+                    models[i] = model
+                    break
+            else:
+                models.append(model)
+    return models, settings
+
+
+def _apply_override(model: Model, override: dict, env: Mapping[str, str] | None) -> Model:
+    changes: dict[str, Any] = {}
+    for key, attr in (("name", "name"), ("reasoning", "reasoning"), ("input", "input"),
+                      ("contextWindow", "context_window"), ("maxTokens", "max_tokens")):
+        if override.get(key) is not None:
+            changes[attr] = override[key]
+    if override.get("thinkingLevelMap") is not None:
+        changes["thinking_level_map"] = {**(model.thinking_level_map or {}), **override["thinkingLevelMap"]}
+    if override.get("cost"):
+        changes["cost"] = _cost(override["cost"], model.cost)
+    if override.get("headers"):
+        resolved = {k: resolve_config_value(v, env) or "" for k, v in override["headers"].items()}
+        changes["headers"] = {**(model.headers or {}), **resolved}
+    changes["compat"] = _merge_compat(model.compat, override.get("compat"))
+    return attrs.evolve(model, **changes)
+
+
+def load_models_json(path: Path) -> dict | None:
+    """The document at ``path`` (``None`` if there is none); raises :class:`ValueError`."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    try:
+        return json.loads(_strip_json_comments(text))
+    except ValueError as exc:
+        raise ValueError(f"not valid JSON: {exc}") from None
+
+
+# ---------------------------------------------------------------- the registry
