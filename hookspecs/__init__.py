@@ -1,7 +1,11 @@
 """The pi-harness hook catalogue: the public contract between the core and its plugins.
 
-Every decision point of the harness is one hook below. Each spec's docstring says when
-it fires, what it receives, what its result means and its dispatch kind:
+Every decision point of the harness is one hook below. Each spec declares its dispatch
+kind with a marker (:func:`notify`, :func:`decide`, :func:`chain` ``(arg)``,
+:func:`collect` ``(key=...)``, from :mod:`hookspecs.markers`), so
+``await plugins.call(name, **kwargs)`` dispatches by the spec; its docstring says when it
+fires, what it receives and what its result means. Specs are typed as pytest's are
+(imports under ``TYPE_CHECKING``; ``ctx`` is :class:`pi_core.ctx.Ctx`). The kinds:
 
 - **notify**: every handler is called in load order; results are ignored.
 - **decide**: handlers in load order; ``None`` means no opinion; a later result replaces
@@ -19,10 +23,10 @@ and may leave out any argument it does not need, as pluggy allows.
 Plugin authors import the marker from the core: ``from pi_core import hookimpl``.
 """
 
-from hookspecs.markers import PROJECT, hookimpl, hookspec
+from hookspecs.markers import PROJECT, chain, collect, decide, hookimpl, hookspec, notify
 from hookspecs import cli, loop, providers, session, tools
 
 #: The spec modules, in the order the plugin manager adds them.
 SPEC_MODULES = (loop, tools, session, providers, cli)
 
-__all__ = ["PROJECT", "SPEC_MODULES", "hookimpl", "hookspec"]
+__all__ = ["PROJECT", "SPEC_MODULES", "chain", "collect", "decide", "hookimpl", "hookspec", "notify"]

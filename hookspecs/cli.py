@@ -1,37 +1,67 @@
 """Hooks of the command line and its user interface."""
 
-from hookspecs.markers import hookspec
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from hookspecs.markers import collect, hookspec
+
+if TYPE_CHECKING:
+    from pi_core.commands import Command, Flag, MessageRenderer, Shortcut
+    from pi_core.app import Mode
+    from pi_core.cli_commands import CliCommand
+    from pi_core.ctx import Ctx
 
 
 @hookspec
-def register_commands(ctx):
-    """Kind: collect (by command name). Return slash commands (``name``,
-    ``description``, ``handler``); a later one replaces an earlier one of the same name."""
+@collect
+def register_commands(ctx: Ctx) -> Command | list[Command] | None:
+    """Kind: collect (a plain list). Return slash commands (``name``, ``description``,
+    ``handler``). Plugin commands of the same name all stay reachable, numbered in load
+    order (``/review:1``, ``/review:2``), as in pi; a skill or template command whose
+    name a plugin command has gives way to it."""
 
 
 @hookspec
-def register_flags(ctx):
+@collect(key="name")
+def register_flags(ctx: Ctx) -> Flag | list[Flag] | None:
     """Kind: collect (by flag name). Return extra command-line flags the plugin reads."""
 
 
 @hookspec
-def register_message_renderers(ctx):
+@collect(key="custom_type")
+def register_message_renderers(ctx: Ctx) -> MessageRenderer | list[MessageRenderer] | None:
     """Kind: collect (by ``custom_type``). Return :class:`pi_core.commands.MessageRenderer`
     objects: how the interactive mode shows ``custom`` messages of that kind."""
 
 
 @hookspec
-def register_shortcuts(ctx):
+@collect(key="key")
+def register_shortcuts(ctx: Ctx) -> Shortcut | list[Shortcut] | None:
     """Kind: collect (by ``key``). Return :class:`pi_core.commands.Shortcut` objects: keys
     the interactive mode binds to the plugin's handler (``handler(ctx)``); a later
     plugin's shortcut for the same key replaces an earlier one."""
 
 
 @hookspec
-def register_modes(ctx):
+@collect(key="name")
+def register_modes(ctx: Ctx) -> Mode | list[Mode] | None:
     """Kind: collect (by mode name).
 
     Return :class:`pi_core.app.Mode` objects (``name``, async ``run(app)`` returning the
     exit code). ``pi`` runs the mode named by ``--mode`` (``text`` with ``-p`` is
     ``text``, without it ``interactive``); a later plugin's mode replaces an earlier one.
+    """
+
+
+@hookspec
+@collect(key="name")
+def register_cli_commands(ctx: None) -> CliCommand | list[CliCommand] | None:
+    """Kind: collect (by ``name``).
+
+    When ``pi`` meets a subcommand it does not know by itself (and for ``pi --help``'s
+    list), like llm's ``register_commands(cli)``. Return
+    :class:`pi_core.cli_commands.CliCommand` objects naming a click command by
+    ``"module:attribute"``, imported only when that subcommand runs, so ``pi --help``
+    stays quick. ``ctx`` is ``None``: no harness runs yet.
     """

@@ -1,10 +1,21 @@
 """Hooks of the agent loop: input, requests, turns and messages."""
 
-from hookspecs.markers import hookspec
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from hookspecs.markers import chain, notify, hookspec
+
+if TYPE_CHECKING:
+    from pi_core.events import AgentEnd, AgentStart, BeforeAgentStartEvent, InputEvent, MessageStart, MessageUpdate, QueueUpdate, TurnEnd, TurnStart
+    from pi_core.messages import AgentMessage
+    from pi_core.provider import RequestContext
+    from pi_core.ctx import Ctx
 
 
 @hookspec
-def input(event, ctx):
+@chain("event")
+def input(event: InputEvent, ctx: Ctx) -> InputEvent | None:
     """Kind: chain (stops when a result has ``handled`` set).
 
     Fires when the user submits text, before skill and prompt-template expansion.
@@ -16,7 +27,8 @@ def input(event, ctx):
 
 
 @hookspec
-def before_agent_start(event, ctx):
+@chain("event")
+def before_agent_start(event: BeforeAgentStartEvent, ctx: Ctx) -> BeforeAgentStartEvent | None:
     """Kind: chain.
 
     Fires once per prompt, after input expansion and before the loop starts.
@@ -27,33 +39,40 @@ def before_agent_start(event, ctx):
 
 
 @hookspec
-def agent_start(event, ctx):
+@notify
+def agent_start(event: AgentStart, ctx: Ctx) -> None:
     """Kind: notify. A run of the agent loop begins (``event``: AgentStart)."""
 
 
 @hookspec
-def agent_end(event, ctx):
+@notify
+def agent_end(event: AgentEnd, ctx: Ctx) -> None:
     """Kind: notify. A run ended; ``event.messages`` holds every message it produced."""
 
 
 @hookspec
-def turn_start(event, ctx):
-    """Kind: notify. A turn (one assistant response and its tool calls) begins."""
+@notify
+def turn_start(event: TurnStart, ctx: Ctx) -> None:
+    """Kind: notify. A turn (one assistant response and its tool calls) begins;
+    ``event.turn_index`` counts from 0 in each run."""
 
 
 @hookspec
-def turn_end(event, ctx):
+@notify
+def turn_end(event: TurnEnd, ctx: Ctx) -> None:
     """Kind: notify. A turn ended: ``event.message`` is the assistant message and
     ``event.tool_results`` the tool results in the order the assistant called them."""
 
 
 @hookspec
-def message_start(event, ctx):
+@notify
+def message_start(event: MessageStart, ctx: Ctx) -> None:
     """Kind: notify. A user, assistant, tool-result or custom message starts."""
 
 
 @hookspec
-def message_update(event, ctx):
+@notify
+def message_update(event: MessageUpdate, ctx: Ctx) -> None:
     """Kind: notify. One streamed event of the assistant message being written.
 
     Fires for every token: keep handlers cheap. ``event.message`` is the partial
@@ -63,23 +82,27 @@ def message_update(event, ctx):
 
 
 @hookspec
-def message_end(message, ctx):
+@chain("message", result="pi_core.results:same_role_message")
+def message_end(message: AgentMessage, ctx: Ctx) -> AgentMessage | dict | None:
     """Kind: chain.
 
     A message is complete, before it is stored in the session. ``message`` is the
     message; return a replacement of the same role to change what is stored and what
-    the model sees, or ``None`` to keep it.
+    the model sees (the message object or its pi JSON dict), or ``None`` to keep it. A
+    replacement of another role is reported with your plugin's name and ignored.
     """
 
 
 @hookspec
-def queue_update(event, ctx):
+@notify
+def queue_update(event: QueueUpdate, ctx: Ctx) -> None:
     """Kind: notify. The steering or follow-up queue changed; ``event.steering`` and
     ``event.follow_up`` list the queued texts."""
 
 
 @hookspec
-def prepare_request(request, ctx):
+@chain("request")
+def prepare_request(request: RequestContext, ctx: Ctx) -> RequestContext | None:
     """Kind: chain.
 
     Before each LLM request. ``request`` is a :class:`pi_core.provider.RequestContext`
@@ -90,7 +113,8 @@ def prepare_request(request, ctx):
 
 
 @hookspec
-def context(messages, ctx):
+@chain("messages")
+def context(messages: list[AgentMessage], ctx: Ctx) -> list[AgentMessage] | None:
     """Kind: chain.
 
     Before each LLM call, after ``prepare_request``. ``messages`` is a copy of the agent
@@ -99,7 +123,8 @@ def context(messages, ctx):
 
 
 @hookspec
-def convert_to_llm(messages, ctx):
+@chain("messages")
+def convert_to_llm(messages: list[AgentMessage], ctx: Ctx) -> list[AgentMessage] | None:
     """Kind: chain.
 
     Turns agent messages into LLM messages, after ``context``. Each handler maps the

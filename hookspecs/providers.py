@@ -1,10 +1,22 @@
 """Hooks of LLM providers and models."""
 
-from hookspecs.markers import hookspec
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from hookspecs.markers import chain, collect, notify, hookspec
+
+if TYPE_CHECKING:
+    from pi_core.events import ProviderResponseEvent
+    from pi_core.provider import Provider
+    from pi_core.model import Model
+    from pi_core.ctx import Ctx
+    from pi_core.settings import Settings
 
 
 @hookspec
-def register_providers(ctx):
+@collect(key="api")
+def register_providers(ctx: Ctx) -> Provider | list[Provider] | None:
     """Kind: collect (by ``api``).
 
     At start-up. Return a list of providers (objects with ``api`` and ``stream()``, see
@@ -14,7 +26,8 @@ def register_providers(ctx):
 
 
 @hookspec
-def register_models(ctx):
+@collect(key="key")
+def register_models(ctx: Ctx) -> Model | list[Model] | None:
     """Kind: collect (by ``provider/id``).
 
     At start-up. Return a list of :class:`pi_core.model.Model`; a later model with the
@@ -23,7 +36,23 @@ def register_models(ctx):
 
 
 @hookspec
-def before_provider_request(payload, model, ctx):
+@collect(key="key")
+def discover_models(settings: Settings, ctx: Ctx) -> Model | list[Model] | None:
+    """Kind: collect (by ``provider/id``).
+
+    At start-up, only when no model is configured (no ``--model``, no usable
+    ``defaultModel``) and no provider has a key, or the setting ``localModels.enabled`` is
+    true; never with ``--offline`` or ``PI_OFFLINE``. Return the
+    :class:`pi_core.model.Model` s found, for example on servers of this machine, the one
+    to use by default first; keep to a fraction of a second, pi is starting. ``settings``
+    are the merged settings (:class:`pi_core.settings.Settings`). The models are listed as
+    local and need no key.
+    """
+
+
+@hookspec
+@chain("payload")
+def before_provider_request(payload: dict, model: Model, ctx: Ctx) -> dict | None:
     """Kind: chain.
 
     The provider's native request body (a dict), just before it is sent to ``model``.
@@ -32,5 +61,6 @@ def before_provider_request(payload, model, ctx):
 
 
 @hookspec
-def after_provider_response(event, ctx):
+@notify
+def after_provider_response(event: ProviderResponseEvent, ctx: Ctx) -> None:
     """Kind: notify. The provider answered: ``event.status`` and ``event.headers``."""

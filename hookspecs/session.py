@@ -1,93 +1,135 @@
 """Hooks of the session: lifecycle, switching, forking, compaction, tree navigation."""
 
-from hookspecs.markers import hookspec
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from hookspecs.markers import collect, decide, notify, hookspec
+
+if TYPE_CHECKING:
+    from pi_core.events import AutoRetryEnd, AutoRetryStart, BeforeCompactEvent, BeforeTreeEvent, CancelDecision, CompactionDecision, CompactionEnd, CompactionStart, ForkEvent, ModelSelect, ResourcesDiscoverEvent, SessionCompactEvent, SessionShutdown, SessionStart, SessionTreeEvent, SwitchEvent, ThinkingLevelSelect, TreeDecision
+    from pi_core.ctx import Ctx
 
 
 @hookspec
-def session_start(event, ctx):
-    """Kind: notify. A session was loaded; ``event.reason`` is startup, new, resume or
-    fork and ``event.previous_session_file`` the file that was left, if any."""
+@notify
+def session_start(event: SessionStart, ctx: Ctx) -> None:
+    """Kind: notify. A session was loaded; ``event.reason`` is startup, new, resume,
+    fork or reload and ``event.previous_session_file`` the file that was left, if any."""
 
 
 @hookspec
-def session_shutdown(event, ctx):
-    """Kind: notify. The session is about to be left (switch, fork, new) or the
-    process exits."""
+@notify
+def session_shutdown(event: SessionShutdown, ctx: Ctx) -> None:
+    """Kind: notify. The session is about to be left; ``event.reason`` is new, resume,
+    fork, quit (the process exits) or reload."""
 
 
 @hookspec
-def session_before_switch(event, ctx):
+@decide(result="pi_core.results:cancel_decision", guard=True)
+def session_before_switch(event: SwitchEvent, ctx: Ctx) -> CancelDecision | dict | None:
     """Kind: decide. ``/new`` or ``/resume`` is about to switch sessions; a result with
     ``cancel=True`` keeps the current one."""
 
 
 @hookspec
-def session_before_fork(event, ctx):
-    """Kind: decide. ``/fork`` is about to fork from ``event.entry_id``; a result with
-    ``cancel=True`` stops it."""
+@decide(result="pi_core.results:cancel_decision", guard=True)
+def session_before_fork(event: ForkEvent, ctx: Ctx) -> CancelDecision | dict | None:
+    """Kind: decide. ``/fork`` (``event.position`` "before" ``event.entry_id``) or a
+    clone ("at" it) is about to make a new session; ``cancel=True`` (or
+    ``{"cancel": True}``) stops it."""
 
 
 @hookspec
-def session_before_compact(event, ctx):
+@decide(result="pi_core.results:compaction_decision", guard=True)
+def session_before_compact(event: BeforeCompactEvent, ctx: Ctx) -> CompactionDecision | dict | None:
     """Kind: decide.
 
-    Compaction is about to run (``event.reason``: manual, threshold or overflow, with the
-    messages to summarise and the previous summary). Return ``cancel=True`` to stop it,
-    or a result carrying your own ``summary`` to replace the built-in summariser.
+    Compaction is about to run (``event.reason``: manual, threshold or overflow).
+    ``event.preparation`` is the plan (:class:`pi_core.events.CompactionPreparation`:
+    ``first_kept_entry_id``, ``tokens_before``, ``messages_to_summarize``, the previous
+    summary, the files read and modified), exactly what the built-in summariser uses;
+    ``None`` when there is nothing to summarise. Return ``cancel=True`` to stop it, or
+    your own summary: a :class:`pi_core.events.CompactionDecision`, ``{"summary": ...}``
+    or pi's ``{"compaction": {"summary": ..., "firstKeptEntryId": ...}}`` (left-out
+    places come from the plan). A malformed result is reported and ignored.
     """
 
 
 @hookspec
-def session_compact(event, ctx):
+@notify
+def session_compact(event: SessionCompactEvent, ctx: Ctx) -> None:
     """Kind: notify. A compaction entry was written (``event.entry``)."""
 
 
 @hookspec
-def session_before_tree(event, ctx):
+@decide(result="pi_core.results:tree_decision", guard=True)
+def session_before_tree(event: BeforeTreeEvent, ctx: Ctx) -> TreeDecision | dict | None:
     """Kind: decide. ``/tree`` is about to move the leaf; return ``cancel=True`` to stay,
     or a result carrying the branch ``summary`` to use."""
 
 
 @hookspec
-def session_tree(event, ctx):
+@notify
+def session_tree(event: SessionTreeEvent, ctx: Ctx) -> None:
     """Kind: notify. The leaf moved through ``/tree`` (``old_leaf_id``, ``new_leaf_id``)."""
 
 
 @hookspec
-def compaction_start(event, ctx):
+@notify
+def compaction_start(event: CompactionStart, ctx: Ctx) -> None:
     """Kind: notify. Compaction begins (``event.reason``)."""
 
 
 @hookspec
-def compaction_end(event, ctx):
+@notify
+def compaction_end(event: CompactionEnd, ctx: Ctx) -> None:
     """Kind: notify. Compaction ended (``reason``, ``result``, ``aborted``, ``will_retry``)."""
 
 
 @hookspec
-def auto_retry_start(event, ctx):
+@notify
+def auto_retry_start(event: AutoRetryStart, ctx: Ctx) -> None:
     """Kind: notify. A retryable provider failure will be retried after ``delay_ms``."""
 
 
 @hookspec
-def auto_retry_end(event, ctx):
+@notify
+def auto_retry_end(event: AutoRetryEnd, ctx: Ctx) -> None:
     """Kind: notify. Automatic retrying ended (``success``, ``attempt``)."""
 
 
 @hookspec
-def model_select(event, ctx):
+@notify
+def model_select(event: ModelSelect, ctx: Ctx) -> None:
     """Kind: notify. The model changed (``model``, ``previous_model``, ``source``: set,
     cycle or restore)."""
 
 
 @hookspec
-def thinking_level_select(event, ctx):
+@notify
+def thinking_level_select(event: ThinkingLevelSelect, ctx: Ctx) -> None:
     """Kind: notify. The thinking level changed (``level``, ``previous_level``)."""
 
 
 @hookspec
-def resources_discover(event, ctx):
+@collect
+def resources_discover(event: ResourcesDiscoverEvent, ctx: Ctx) -> list[tuple[str, str]] | None:
     """Kind: collect (a plain list).
 
     At start-up and reload. Return extra resource paths as a list of
     ``(kind, path)`` pairs, kind being ``skill`` or ``prompt``.
+    """
+
+
+@hookspec
+@decide
+def workspace_checkpoints(ctx: Ctx) -> Any:
+    """Kind: decide (the last plugin's answer wins).
+
+    When ``harness.checkpoints()``, ``harness.restore_checkpoint()`` or a mode (RPC
+    ``get_checkpoints`` / ``restore_checkpoint``, the chat's ``/tree`` and ``/fork``) needs
+    the workspace's checkpoints. Return the object that keeps them (the built-in
+    :class:`pi_plugins.checkpoints.Checkpointer`: ``list()``, ``plan(entry_id)``,
+    ``restore(entry_id)``), or a string saying why there are none here.
     """

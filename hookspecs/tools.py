@@ -1,10 +1,22 @@
 """Hooks around tools: registration, permission, execution and results."""
 
-from hookspecs.markers import hookspec
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from hookspecs.markers import chain, collect, decide, notify, hookspec
+
+if TYPE_CHECKING:
+    from pi_core.events import ToolCallDecision, ToolCallEvent, ToolExecutionEnd, ToolExecutionStart, ToolExecutionUpdate, UserBashDecision, UserBashEvent
+    from pi_core.messages import BashExecutionMessage
+    from pi_core.tools import Tool, ToolResult
+    from pi_core.ctx import Ctx
+    from pi_plugins.tools.environment import ExecutionEnvironment
 
 
 @hookspec
-def register_tools(ctx):
+@collect(key="name")
+def register_tools(ctx: Ctx) -> Tool | list[Tool] | None:
     """Kind: collect (by tool name).
 
     At start-up and reload. Return a list of :class:`pi_core.tools.Tool`. A tool from a
@@ -13,7 +25,8 @@ def register_tools(ctx):
 
 
 @hookspec
-def before_tool_call(event, ctx):
+@decide(result="pi_core.results:tool_call_decision", guard=True)
+def before_tool_call(event: ToolCallEvent, ctx: Ctx) -> ToolCallDecision | dict | None:
     """Kind: decide (stops on ``block``).
 
     Before a tool runs, after its arguments were validated. ``event`` is a
@@ -25,23 +38,27 @@ def before_tool_call(event, ctx):
 
 
 @hookspec
-def tool_execution_start(event, ctx):
+@notify
+def tool_execution_start(event: ToolExecutionStart, ctx: Ctx) -> None:
     """Kind: notify. A tool call starts (``tool_call_id``, ``tool_name``, ``args``)."""
 
 
 @hookspec
-def tool_execution_update(event, ctx):
+@notify
+def tool_execution_update(event: ToolExecutionUpdate, ctx: Ctx) -> None:
     """Kind: notify. A running tool reported progress (``partial_result``)."""
 
 
 @hookspec
-def tool_execution_end(event, ctx):
+@notify
+def tool_execution_end(event: ToolExecutionEnd, ctx: Ctx) -> None:
     """Kind: notify. A tool call finished (``result``, ``is_error``). In a parallel
     batch these come in completion order; the tool-result messages keep call order."""
 
 
 @hookspec
-def after_tool_call(result, event, ctx):
+@chain("result")
+def after_tool_call(result: ToolResult, event: ToolCallEvent, ctx: Ctx) -> ToolResult | None:
     """Kind: chain.
 
     After a tool ran, before its result becomes a message. ``result`` is a
@@ -51,16 +68,20 @@ def after_tool_call(result, event, ctx):
 
 
 @hookspec
-def user_bash(event, ctx):
+@decide(result="pi_core.results:user_bash_decision", guard=True)
+def user_bash(event: UserBashEvent, ctx: Ctx) -> UserBashDecision | BashExecutionMessage | dict | None:
     """Kind: decide.
 
-    The user ran ``!cmd`` (``event.exclude_from_context`` is true for ``!!cmd``). Return a
-    result to supply the output yourself or ``cancel`` to stop it; ``None`` runs it.
+    The user ran ``!cmd`` (``event.exclude_from_context`` is true for ``!!cmd``). Return
+    ``{"cancel": True}`` to stop it, or the output yourself: pi's ``{"result": {"output":
+    ..., "exitCode": 0}}``, a :class:`pi_core.messages.BashExecutionMessage` or a
+    :class:`pi_core.events.UserBashDecision`; ``None`` runs it.
     """
 
 
 @hookspec
-def execution_environment(ctx):
+@decide
+def execution_environment(ctx: Ctx) -> ExecutionEnvironment | None:
     """Kind: decide (the last plugin's environment wins).
 
     Each time a built-in tool (read, write, edit, bash, grep, find, ls) starts running,

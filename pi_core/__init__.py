@@ -12,6 +12,7 @@ __version__ = "0.1.0"
 
 _LAZY = {
     "hookimpl": "hookspecs.markers",
+    "Ctx": "pi_core.ctx",
     "Agent": "pi_core.loop",
     "AgentBusyError": "pi_core.loop",
     "Plugins": "pi_core.plugins",

@@ -45,6 +45,8 @@ class RunArgs:
     no_session: bool = False
     models: str | None = None
     no_tools: bool = False
+    #: ``-nbt``: the built-in tools start off; plugin tools stay on.
+    no_builtin_tools: bool = False
     tools: str | None = None
     thinking: str | None = None
     extensions: list[str] = field(factory=list)
@@ -54,6 +56,9 @@ class RunArgs:
     prompt_templates: list[str] = field(factory=list)
     no_prompt_templates: bool = False
     no_context_files: bool = False
+    #: ``--theme`` files or folders, and ``--no-themes`` (the interactive mode reads them).
+    themes: list[str] = field(factory=list)
+    no_themes: bool = False
     export: str | None = None
     export_output: str | None = None
     list_models: str | None = None
@@ -84,10 +89,15 @@ class App:
         self.args = args
         self.harness = harness
         self.registry = registry
-        self.plugins = plugins
+        self._plugins = plugins
         self.stdout = stdout or sys.stdout
         self.stderr = stderr or sys.stderr
         self.stdin = stdin or sys.stdin
+
+    @property
+    def plugins(self) -> Any:
+        """The harness's plugins (a ``/reload`` replaces them)."""
+        return getattr(self.harness, "plugins", None) or self._plugins
 
     def initial_prompt(self, read_stdin: bool = True) -> Prompt:
         """Piped stdin, then the ``@file`` contents, then the first message, joined into
@@ -197,6 +207,30 @@ def choose_model(args: RunArgs, registry, settings):
     return candidates[0], None, False, None
 
 
+def wants_local_models(args: RunArgs, registry, settings, env=None) -> bool:
+    """Whether to look for models on local servers (``discover_models``): never offline
+    (``--offline``, ``PI_OFFLINE``), with ``localModels.enabled`` false or a model
+    configured (``--model``, a ``defaultModel`` that resolves); otherwise when no model is
+    usable yet (no key), or always with ``localModels.enabled`` true (a key still wins)."""
+    from pi_core.registry import ModelNotFoundError
+
+    env = os.environ if env is None else env
+    if args.offline or env.get("PI_OFFLINE", "").strip().lower() not in ("", "0", "false", "no"):
+        return False
+    config = settings.get("localModels")
+    enabled = config.get("enabled") if isinstance(config, dict) else None
+    if enabled is False or args.model:
+        return False
+    default = settings.get("defaultModel")
+    if default:
+        try:
+            if not registry.resolve(default, args.provider or settings.get("defaultProvider")).warning:
+                return False
+        except ModelNotFoundError:
+            pass  # a local model chosen in an earlier run: look for its server
+    return enabled is True or not (args.api_key or registry.available())
+
+
 async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None) -> App:
     from pi_core.discovery import load_plugins
     from pi_core.harness import Harness
@@ -215,9 +249,24 @@ async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None) ->
     registry = await ModelRegistry.from_plugins(plugins, agent_dir=home)
     for problem in registry.errors:
         print(f"warning: {problem}", file=sys.stderr)
-    model, level, explicit, warning = choose_model(args, registry, settings)
+    if wants_local_models(args, registry, settings):
+        await registry.discover(plugins, settings)
+    try:
+        model, level, explicit, warning = choose_model(args, registry, settings)
+    except UsageError:
+        if args.mode not in SERVING_MODES:
+            raise
+        # as pi: a program that started us still gets answers (no models, a failed
+        # prompt that says why) instead of a process that is gone
+        from pi_core.model import unknown_model
+
+        model, level, explicit, warning = unknown_model(), None, False, None
     if warning:
         print(f"warning: {warning}", file=sys.stderr)
+    if model.key in registry.local:
+        why = "" if settings.get("defaultModel") else "no model or API key is configured; "
+        print(f"Using {model.key}, found on a local server at {model.base_url} "
+              f"({why}`pi --list-models` lists what was found)", file=sys.stderr)
     if args.api_key:
         registry.set_runtime_key(model.provider, args.api_key)
     from pi_core.session.reader import SessionError
@@ -242,10 +291,67 @@ async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None) ->
         resolve_model=registry.find,
         available_models=registry.available,
         scoped_models=scoped_models(args.models or settings.get("enabledModels"), registry),
+        auth_problem=lambda chosen: auth_problem(registry, chosen),
     )
+    harness.plugin_loader = lambda: load_plugins(
+        cwd=cwd, agent_dir=home, extension_paths=extension_paths, discover=not args.no_extensions,
+        settings=Settings.load(cwd, home))
+    harness.ctx.flags = await plugin_flags(args, plugins, harness.ctx)
     await harness.start(reason=reason)
     _apply_tool_flags(args, harness)
     return App(args, harness, registry, plugins)
+
+
+#: Modes that serve a client program: they keep running when no model is configured.
+SERVING_MODES = ("rpc", "acp")
+
+
+def auth_problem(registry, model) -> str | None:
+    """Why no request can go to ``model``, said before any request: its provider names
+    the variable of a key it needs (the catalogue's providers do) and no key is set. A
+    plugin's own model (no ``api_key_env``) may need none: its provider decides."""
+    if model.api_key_env is None or registry.has_auth(model):
+        return None
+    return (f"No API key found for {model.provider}: set {registry.env_var(model)}, pass "
+            f"--api-key, or add the key to {registry.auth.path} (`pi --list-models` shows "
+            "the models that have one).")
+
+
+async def plugin_flags(args: RunArgs, plugins, ctx) -> dict:
+    """Read the plugins' flags (``register_flags``) out of the words the command line
+    left over, pi's ``registerFlag`` / ``getFlag``: ``--name`` for a boolean flag,
+    ``--name VALUE`` or ``--name=VALUE`` for a string one. What is left must be messages:
+    an unknown ``--option`` is an error, as before plugins could add flags."""
+    from pi_core.commands import Flag
+
+    flags = {f.name: f for f in await plugins.call("register_flags", ctx=ctx) if isinstance(f, Flag)}
+    values = {name: flag.default for name, flag in flags.items()}
+    words, rest, i = list(args.messages), [], 0
+    while i < len(words):
+        word = words[i]
+        i += 1
+        looks_like_option = (word.startswith("--") and len(word) > 2) or \
+            (word.startswith("-") and word[1:2].isalpha())
+        if not looks_like_option:
+            rest.append(word)
+            continue
+        name, eq, value = word.lstrip("-").partition("=")
+        flag = flags.get(name) if word.startswith("--") else None
+        if flag is None:
+            hint = f" (plugin flags: {', '.join('--' + n for n in sorted(flags))})" if flags else ""
+            raise UsageError(f"No such option: {word.partition('=')[0]}{hint}")
+        if flag.type == "boolean":
+            if eq and value.lower() not in ("true", "false", "1", "0", "yes", "no"):
+                raise UsageError(f"--{name} is a switch; give it without a value")
+            values[name] = value.lower() in ("true", "1", "yes") if eq else True
+        else:
+            if not eq:
+                if i >= len(words):
+                    raise UsageError(f"--{name} needs a value")
+                value, i = words[i], i + 1
+            values[name] = value
+    args.messages = rest
+    return values
 
 
 def scoped_models(patterns, registry) -> list:
@@ -288,3 +394,11 @@ def _apply_tool_flags(args: RunArgs, harness) -> None:
         agent.set_active_tools(wanted)
     elif args.no_tools:
         agent.set_active_tools([])
+    elif args.no_builtin_tools:
+        agent.set_active_tools([t.name for t in tools if t.default_active and not _is_builtin(t)])
+
+
+def _is_builtin(tool) -> bool:
+    """A tool of the built-in tools plugin (not one a plugin registered under the same name)."""
+    module = getattr(tool.function, "__module__", None) or type(tool).__module__
+    return module.startswith("pi_plugins.tools")

@@ -13,7 +13,8 @@ import click
 
 from pi_core import __version__
 
-MODES_HELP = "text (default: interactive, or print with -p), json, or rpc"
+MODES_HELP = ("text (default: interactive, or print with -p), json, rpc, acp (for editors), "
+              "or a mode a plugin registers")
 
 
 class RunCommand(click.Command):
@@ -27,9 +28,21 @@ class PiGroup(click.Group):
     """Subcommands by name; everything else is ``pi [options] [messages...]``."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and _could_be_command(args[0]):
+            from pi_core.cli_commands import find
+
+            command = find(args[0])  # a plugin's subcommand (register_cli_commands)
+            if command is not None:
+                self.add_command(command, args[0])
         if not args or args[0] not in self.commands:
             args = ["run", *args]
         return super().parse_args(ctx, args)
+
+
+def _could_be_command(word: str) -> bool:
+    """A bare lowercase word: only then are the plugins asked for a subcommand of that
+    name (``pi -p ...`` and ``pi --help`` never load them here)."""
+    return word.replace("-", "").isalnum() and word.islower() and not word.startswith("-")
 
 
 
@@ -38,19 +51,32 @@ def main() -> None:
     """pi: a minimal, self-extensible coding-agent harness."""
 
 
+def _print_version(ctx: click.Context) -> None:
+    """The bare version, as pi prints it: on stdout when run from a terminal, else on
+    stderr (pi keeps stdout for the protocol whenever stdin is not a terminal, and pi-acp
+    counts on it: what it reads on stdout it compares with the npm release of pi)."""
+    stream = sys.stdout if sys.stdin is not None and sys.stdin.isatty() else sys.stderr
+    stream.write(f"{__version__}\n")
+    stream.flush()
+    ctx.exit(0)
+
+
 def _flag(*names: str, **kwargs):
     return click.option(*names, is_flag=True, default=False, **kwargs)
 
 
-@main.command("run", cls=RunCommand, hidden=True, context_settings={"help_option_names": ["-h", "--help"]},
-              epilog="Subcommands: pi install|remove|list (plugin packages), pi plugins (loaded plugins); pi <subcommand> --help.")
+# Unknown options pass through: plugins' flags (register_flags) are read once they load.
+@main.command("run", cls=RunCommand, hidden=True, context_settings={
+    "help_option_names": ["-h", "--help"], "ignore_unknown_options": True},
+              epilog="Subcommands: pi install|remove|list (plugin packages), pi plugins (loaded plugins), pi batch (many agents), "
+                     "and those plugins add; pi <subcommand> --help.")
 @click.argument("messages", nargs=-1)
 @click.option("--provider", help="Provider name.")
 @click.option("--model", help='Model pattern or id ("provider/id", optional ":<thinking>").')
 @click.option("--api-key", help="API key (else auth.json, the environment, models.json).")
 @click.option("--system-prompt", help="Replace the base system prompt (text or a file).")
 @click.option("--append-system-prompt", multiple=True, help="Append text or a file to the system prompt (repeatable).")
-@click.option("--mode", type=click.Choice(["text", "json", "rpc"]), default="text", help=MODES_HELP)
+@click.option("--mode", default="text", help=MODES_HELP)
 @_flag("-p", "--print", "print_", help="Process the prompt, print the answer and exit.")
 @click.option("--events", type=click.Choice(["lean", "full"]), default=None,
               help="message_update lines: lean (the delta only; JSON mode's default) or full "
@@ -63,6 +89,7 @@ def _flag(*names: str, **kwargs):
 @_flag("--no-session", help="Do not save the session.")
 @click.option("--models", help="Comma-separated model patterns for cycling.")
 @_flag("-nt", "--no-tools", help="Start with no tools enabled.")
+@_flag("-nbt", "--no-builtin-tools", help="Start without the built-in tools; plugin tools stay enabled.")
 @click.option("-t", "--tools", help="Comma-separated allow-list of tool names.")
 @click.option("--thinking", type=click.Choice(["off", "minimal", "low", "medium", "high", "xhigh"]),
               help="Thinking level.")
@@ -72,13 +99,17 @@ def _flag(*names: str, **kwargs):
 @_flag("-ns", "--no-skills", help="Do not discover skills.")
 @click.option("--prompt-template", "prompt_templates", multiple=True, help="Load a prompt template file or folder (repeatable).")
 @_flag("-np", "--no-prompt-templates", help="Do not discover prompt templates.")
+@click.option("--theme", "themes", multiple=True, help="Load a theme file or folder (repeatable).")
+@_flag("--no-themes", help="Do not discover or load themes.")
 @_flag("-nc", "--no-context-files", help="Do not load AGENTS.md / CLAUDE.md.")
 @click.option("--export", help="Export a session file to HTML and exit (pi --export FILE [OUT]).")
 @click.option("--list-models", is_flag=False, flag_value="", default=None, metavar="[SEARCH]",
               help="List available models (optionally matching SEARCH) and exit.")
 @_flag("--verbose", help="Verbose start-up.")
 @_flag("--offline", help="No start-up network use (pi-harness never makes any).")
-@click.version_option(__version__, "-v", "--version", prog_name="pi")
+@click.option("-v", "--version", is_flag=True, expose_value=False, is_eager=True,
+              callback=lambda ctx, _, value: _print_version(ctx) if value else None,
+              help="Print the version and exit.")
 def run_command(messages, print_, **flags) -> None:
     """pi: a minimal, self-extensible coding agent. Chats in the terminal, or answers
     once with -p; --mode json and --mode rpc serve programs."""
@@ -98,6 +129,8 @@ def run_command(messages, print_, **flags) -> None:
 async def _run(args, stdin=None, stdout=None) -> int:
     """Build the app and run its mode; ``stdin``/``stdout`` (default: the process's)
     let a caller drive a mode in-process, as the RPC tests do."""
+    import asyncio
+
     from pi_core.app import UsageError, build_app
 
     try:
@@ -112,49 +145,148 @@ async def _run(args, stdin=None, stdout=None) -> int:
     name = args.mode if args.mode != "text" else ("interactive" if interactive else "text")
     modes = await app.plugins.collect("register_modes", key="name", ctx=app.harness.ctx)
     mode = next((m for m in modes if m.name == name), None)
+    stop = _StopOnSignal(app.harness, interrupt=name != "interactive")
     try:
         if mode is None:
-            click.echo(f"error: no plugin provides the {name!r} mode (loaded: "
-                       f"{', '.join(m.name for m in modes) or 'none'})", err=True)
+            click.echo(f"error: --mode {name}: no plugin provides this mode (available: "
+                       f"{', '.join(sorted(m.name for m in modes)) or 'none'})", err=True)
             return 2
+        from pi_core.harness import MissingAuthError
+
         try:
             return await mode.run(app)
         except UsageError as exc:
             click.echo(f"error: {exc}", err=True)
             return 2
+        except asyncio.CancelledError:
+            if stop.received is None:
+                raise
+            asyncio.current_task().uncancel()
+        except MissingAuthError as exc:  # as pi: said before any request, exit code 1
+            click.echo(f"error: {exc}", err=True)
+            return 1
     finally:
+        stop.remove()
+        # session_shutdown stops every command and what it left running; then the
+        # session file is released (every entry is already written, line by line)
         await app.harness.close()
+    return 128 + stop.received
+
+
+class _StopOnSignal:
+    """SIGTERM and SIGHUP (and SIGINT outside the chat, where Ctrl+C is a key) stop the
+    run: abort it, cancel the mode, so that the caller runs ``session_shutdown``, stops
+    every child and exits with 128 + the signal's number. (A mode may catch them
+    itself, as the RPC mode does, by installing its own handlers.)"""
+
+    def __init__(self, harness, interrupt: bool) -> None:
+        import asyncio
+        import signal
+
+        self.harness, self.received, self.installed = harness, None, []
+        self.task = asyncio.current_task()
+        loop = asyncio.get_running_loop()
+        wanted = [signal.SIGTERM, getattr(signal, "SIGHUP", None)]
+        if interrupt:
+            wanted.append(signal.SIGINT)
+        for signum in filter(None, wanted):
+            try:
+                loop.add_signal_handler(signum, self._stop, int(signum))
+                self.installed.append(signum)
+            except (NotImplementedError, RuntimeError, ValueError):
+                pass
+
+    def _stop(self, signum: int) -> None:
+        if self.received is not None:
+            return
+        self.received = signum
+        self.harness.abort()
+        self.harness.abort_bash()
+        self.task.cancel()
+
+    def remove(self) -> None:
+        import asyncio
+
+        loop = asyncio.get_running_loop()
+        for signum in self.installed:
+            loop.remove_signal_handler(signum)
 
 
 async def _list_models(args) -> int:
+    from pi_core.app import wants_local_models
     from pi_core.discovery import load_plugins
+    from pi_core.paths import agent_dir
     from pi_core.registry import ModelRegistry, model_table
+    from pi_core.settings import Settings
 
-    plugins = load_plugins(cwd=os.getcwd(), extension_paths=args.extensions,
-                           discover=not args.no_extensions)
-    registry = await ModelRegistry.from_plugins(plugins)
+    cwd, home = os.getcwd(), agent_dir()
+    settings = Settings.load(cwd, home)
+    plugins = load_plugins(cwd=cwd, agent_dir=home, extension_paths=args.extensions,
+                           discover=not args.no_extensions, settings=settings)
+    registry = await ModelRegistry.from_plugins(plugins, agent_dir=home)
+    if wants_local_models(args, registry, settings):
+        await registry.discover(plugins, settings)
     models = registry.search(args.list_models or "")
     if not models:
         click.echo("No models match." if args.list_models else
                    "No models available: set an API key or add models to models.json.")
         return 0
-    click.echo(model_table(models))
+    click.echo(model_table(models, registry.local))
     return 0
 
 
 def _export(source: str, output: str | None) -> int:
-    try:
-        from pi_plugins.export_html import export_html
-    except ImportError:
-        click.echo("error: HTML export is not available in this build", err=True)
+    """``pi --export FILE [OUT]``: the ``export`` subcommand a plugin provides."""
+    from pi_core.cli_commands import find
+
+    command = find("export")
+    if command is None:
+        click.echo("error: no plugin provides the HTML export (export)", err=True)
         return 2
     try:
-        written = export_html(source, output)
-    except (OSError, ValueError) as exc:
-        click.echo(f"error: {exc}", err=True)
-        return 1
-    click.echo(f"Exported to: {written}")  # pi's wording, which scripts may read
+        command.main([source, *([output] if output else [])], prog_name="pi export",
+                     standalone_mode=False)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
     return 0
+
+
+@main.command("batch")
+@click.argument("tasks_file", metavar="TASKS.jsonl", type=click.Path(dir_okay=False))
+@click.option("--out", required=True, metavar="RESULTS.jsonl", type=click.Path(dir_okay=False),
+              help="Results file: one line per task as it ends; ids finished there are skipped.")
+@click.option("--concurrency", type=click.IntRange(min=1), default=8, show_default=True,
+              help="Tasks running at once (in this process, or in total on Ray).")
+@click.option("--mode", type=click.Choice(["text", "json"]), default="text",
+              help="json: one event line per task start and end on stdout.")
+@click.option("--model", help="Model for tasks that name none (provider/id).")
+@click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+              help="local: one event loop here; ray: Ray workers (pip install 'pi-harness[ray]').")
+@click.option("--ray-address", metavar="ADDR", help="Ray cluster to join (default: start Ray here).")
+@click.option("--session-dir", help="Folder for the tasks' session files.")
+@click.option("-e", "--extension", "extensions", multiple=True, help="Load a plugin file or package directory (repeatable).")
+@click.option("-ne", "--no-extensions", is_flag=True, help="Skip plugin discovery (explicit -e still loads).")
+def batch_command(tasks_file, out, concurrency, mode, model, executor, ray_address, session_dir,
+                  extensions, no_extensions) -> None:
+    """Run a batch of agents: one per line of TASKS.jsonl, {"id", "prompt", "cwd"?,
+    "model"?, "tools"?, "system_prompt"?}. Each result line is {"id", "session", "text",
+    "stop_reason", "usage", "host", "error"?}. Exits 0 when every task succeeded, else 1."""
+    import asyncio
+
+    from pi_core.batch_cli import run_batch_command
+
+    try:
+        sys.exit(asyncio.run(run_batch_command(
+            tasks_file, out, concurrency=concurrency, mode=mode, model=model, executor=executor,
+            ray_address=ray_address, session_dir=session_dir, extensions=list(extensions),
+            no_extensions=no_extensions)))
+    except KeyboardInterrupt:  # the running agents were aborted; finished results are kept
+        click.echo(f"\ninterrupted: the results of finished tasks are in {out}; "
+                   "run again to do the rest", err=True)
+        sys.exit(130)
 
 
 @main.command("plugins")
@@ -204,10 +336,19 @@ def plugins_command(extensions: tuple[str, ...], no_extensions: bool, as_json: b
         known = [r["name"] for r in rows] + [r["distribution"] for r in rows if r["distribution"]]
         for name in PluginPolicy.from_settings(settings).unmatched(known):
             errors.append(f"warning: settings name a plugin that is not installed: {name}")
+    import asyncio
+
+    from pi_core.context import PluginContext
+    from pi_core.plugins import collect_overrides
+
+    before = len(plugins.errors)
+    overrides = asyncio.run(collect_overrides(plugins, PluginContext(
+        cwd=cwd, plugins=plugins, settings=settings, agent_dir=home)))
+    errors += [str(e) for e in list(plugins.errors)[before:]]
     if as_json:
         import json
 
-        click.echo(json.dumps({"plugins": rows, "errors": errors}, indent=2))
+        click.echo(json.dumps({"plugins": rows, "overrides": overrides, "errors": errors}, indent=2))
         return
     for row in rows:
         origin = row["source"]
@@ -217,68 +358,14 @@ def plugins_command(extensions: tuple[str, ...], no_extensions: bool, as_json: b
         click.echo(f"{row['name']}  ({origin})  {row['location']}{state}")
         hooks = "(not loaded)" if row["hooks"] is None else ", ".join(row["hooks"]) or "(none)"
         click.echo(f"    hooks: {hooks}")
+    builtins = {info.name for info in plugins.infos if info.source == "builtin"}
+    for override in overrides:
+        losers = override["replaces"]
+        whose = "the built-in" if all(l in builtins for l in losers) else \
+            f"the one from {', '.join(losers)}"
+        click.echo(f"{override['key']} ({override['hook']}) from {override['winner']} replaces {whose}")
     for error in errors:
         click.echo(error if error.startswith("warning:") else f"error: {error}", err=True)
-
-
-_PIP_ARGS = {"ignore_unknown_options": True, "allow_interspersed_args": False,
-             "help_option_names": ["-h", "--help"]}
-_LOCAL_HELP = "Use the project's .pi/settings.json (plugin files only; packages share the environment)."
-
-
-@main.command("install", context_settings=_PIP_ARGS)
-@click.option("-l", "--local", is_flag=True, help=_LOCAL_HELP)
-@click.option("--editable", is_flag=True, help="Install a project folder in editable mode (pip -e).")
-@click.argument("source")
-@click.argument("pip_args", nargs=-1, type=click.UNPROCESSED)
-def install_command(source: str, pip_args: tuple[str, ...], local: bool, editable: bool) -> None:
-    """Install a plugin package and report the plugins it adds.
-
-    SOURCE is a PyPI requirement (pi-todo, "pi-todo>=1.2"), a path to a Python project
-    or wheel, or a git URL (git+https://..., or pi's git:host/user/repo[@ref]). It is
-    installed with pip into the environment pi runs in; options after SOURCE go to pip
-    (pi install ./my-plugin --no-build-isolation). Its plugins load on the next run.
-
-    A .py file or a plugin folder without a pyproject.toml is not copied: its path is
-    added to "extensions" in settings.json (global, or the project's with -l).
-    """
-    from pi_core.packages import run_install
-
-    sys.exit(run_install(source, list(pip_args), local=local, cwd=os.getcwd(), editable=editable))
-
-
-def _remove(source: str, pip_args: tuple[str, ...], local: bool) -> None:
-    from pi_core.packages import run_remove
-
-    sys.exit(run_remove(source, list(pip_args), local=local, cwd=os.getcwd()))
-
-
-@main.command("remove", context_settings=_PIP_ARGS)
-@click.option("-l", "--local", is_flag=True, help=_LOCAL_HELP)
-@click.argument("source")
-@click.argument("pip_args", nargs=-1, type=click.UNPROCESSED)
-def remove_command(source: str, pip_args: tuple[str, ...], local: bool) -> None:
-    """Uninstall a plugin package (by distribution name, plugin name or project path),
-    or take a plugin file out of settings.json."""
-    _remove(source, pip_args, local)
-
-
-@main.command("uninstall", context_settings=_PIP_ARGS, hidden=True)
-@click.option("-l", "--local", is_flag=True, help=_LOCAL_HELP)
-@click.argument("source")
-@click.argument("pip_args", nargs=-1, type=click.UNPROCESSED)
-def uninstall_command(source: str, pip_args: tuple[str, ...], local: bool) -> None:
-    """Alias for remove."""
-    _remove(source, pip_args, local)
-
-
-@main.command("list")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
-def list_command(as_json: bool) -> None:
-    """List the installed packages that provide pi plugins, and plugin files in settings."""
-    from pi_core.packages import run_list
-
-    sys.exit(run_list(cwd=os.getcwd(), as_json=as_json))
 
 
 if __name__ == "__main__":

@@ -217,8 +217,15 @@ def line_from_json(value: dict) -> e.SessionHeader | e.Entry:
 
 
 def dumps(obj: Any) -> str:
-    """One compact JSON line, non-ASCII kept as is (as pi writes it)."""
-    return json.dumps(to_json(obj), ensure_ascii=False, separators=(",", ":"))
+    """One compact JSON line, non-ASCII kept as is (as pi writes it); orjson, with the
+    standard library for what orjson refuses (a lone surrogate, an integer over 64 bits)."""
+    value = to_json(obj)
+    if orjson is not None:
+        try:
+            return orjson.dumps(value).decode("utf-8")
+        except TypeError:  # orjson.JSONEncodeError is one
+            pass
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def loads_json(data: bytes | bytearray | memoryview | str) -> Any:
@@ -227,7 +234,9 @@ def loads_json(data: bytes | bytearray | memoryview | str) -> Any:
     orjson reads a large session file about three times faster than :mod:`json`. It
     refuses a few texts the standard library (and JavaScript) accept, such as an escaped
     lone surrogate (``"\\ud800"``, which ``JSON.stringify`` writes for a half emoji);
-    those fall back to :mod:`json`, so the two never disagree on what is valid.
+    those fall back to :mod:`json`, so the two never disagree on what is valid. Invalid
+    UTF-8 is read with U+FFFD in place of each bad sequence, as JavaScript (pi) reads it:
+    one bad byte never costs a whole line.
     """
     if orjson is not None:
         try:
@@ -236,9 +245,9 @@ def loads_json(data: bytes | bytearray | memoryview | str) -> Any:
             pass
     try:
         if not isinstance(data, str):
-            data = bytes(data).decode("utf-8")
+            data = bytes(data).decode("utf-8", "replace")  # U+FFFD for a bad byte, as pi
         return json.loads(data)
-    except (ValueError, UnicodeDecodeError) as exc:
+    except ValueError as exc:
         raise DecodeError(f"invalid JSON: {exc}") from exc
 
 

@@ -24,6 +24,9 @@ class Command:
     argument_hint: str | None = None
     #: Where it comes from: extension, prompt (a template) or skill.
     source: str = "extension"
+    #: pi's ``sourceInfo`` (``path``, ``source``, ``scope``, ``origin``, ``baseDir``);
+    #: ``None`` for a plugin's command: the RPC mode fills it from the plugin's origin.
+    source_info: dict | None = None
 
 
 @define(frozen=True)
@@ -45,3 +48,21 @@ class MessageRenderer:
     #: ``render(message, expanded)`` returns text (ANSI colours allowed), a rich
     #: renderable, or None for the default look.
     render: Callable[[Any, bool], Any]
+
+
+@define(frozen=True)
+class Flag:
+    """A command-line flag a plugin reads (``register_flags``), pi's ``registerFlag``:
+    ``pi --name`` (``type="boolean"``) or ``pi --name VALUE`` (``type="string"``); the
+    plugin reads it with ``ctx.get_flag(name)`` (``default`` when not given)."""
+
+    name: str  # without the dashes: "plan" for --plan
+    description: str = ""
+    type: str = "boolean"  # "boolean" or "string"
+    default: Any = None
+
+    def __attrs_post_init__(self) -> None:
+        if self.type not in ("boolean", "string"):
+            raise ValueError(f"flag --{self.name}: type must be 'boolean' or 'string', not {self.type!r}")
+        if not self.name or self.name.startswith("-"):
+            raise ValueError(f"flag name {self.name!r}: give it without the leading dashes")

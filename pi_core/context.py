@@ -81,6 +81,13 @@ class PluginContext:
         self.agent_dir = Path(agent_dir) if agent_dir is not None else default_agent_dir()
         self.settings = settings or Settings.load(cwd, self.agent_dir)
         self.options = options or ResourceOptions()
+        #: Values of the plugins' command-line flags (``register_flags``), by name.
+        self.flags: dict[str, Any] = {}
+
+    def get_flag(self, name: str, default: Any = None) -> Any:
+        """The value of a plugin's flag (``--name``), its default when not given, or
+        ``default`` for a flag nobody registered (pi's ``getFlag``)."""
+        return self.flags.get(name.lstrip("-"), default)
 
     @property
     def model(self):
@@ -94,10 +101,14 @@ class PluginContext:
             self.agent.abort()
 
     def send_user_message(
-        self, content: Any, deliver_as: Literal["steer", "follow_up"] = "steer"
+        self, content: Any, deliver_as: Literal["steer", "follow_up"] = "steer",
+        trigger_turn: bool = False,
     ) -> None:
         """Queue a user message: ``steer`` reaches the model before its next request,
-        ``follow_up`` after the run would otherwise end."""
+        ``follow_up`` after the run would otherwise end. (A bare :class:`Agent` has no
+        harness to start runs or hold ``next_turn`` messages: see ``HarnessContext``.)"""
+        if deliver_as not in ("steer", "follow_up"):
+            raise ValueError(f"a bare agent's ctx takes steer or follow_up, not {deliver_as!r}")
         if deliver_as == "steer":
             self.agent.steer(content)
         else:

@@ -1,10 +1,11 @@
 """Finding and loading plugins, in load order.
 
 1. built-ins: the ``pi.plugins`` entry points of pi-harness itself, in the order
-   ``pi_plugins.LOAD_ORDER`` declares (installed metadata sorts them by name);
+   ``pi_core.builtins.LOAD_ORDER`` declares (installed metadata sorts them by name);
 2. installed packages' ``pi.plugins`` entry points, by distribution name, then entry-point
    name, so the order is stable from run to run;
-3. single-file plugins: ``<agent dir>/extensions/*.py``, then ``<cwd>/.pi/extensions/*.py``,
+3. plugin files and folders: ``<agent dir>/extensions/*.py`` (and ``extensions/NAME/__init__.py``),
+   then ``<cwd>/.pi/extensions/`` alike,
    then the files and folders settings.json lists under ``extensions`` (global, then project);
 4. ``-e PATH`` from the command line (a ``.py`` file or a package directory).
 
@@ -21,6 +22,7 @@ left out is in ``plugins.skipped``, so ``pi plugins`` can show it.
 from __future__ import annotations
 
 import hashlib
+import importlib.machinery
 import importlib.util
 import sys
 from importlib import metadata
@@ -129,10 +131,8 @@ def _entry_points() -> tuple[list[metadata.EntryPoint], list[metadata.EntryPoint
 
 
 def _builtin_position(ep: metadata.EntryPoint) -> tuple[int, str]:
-    try:
-        from pi_plugins import LOAD_ORDER
-    except ImportError:
-        LOAD_ORDER = ()
+    from pi_core.builtins import LOAD_ORDER
+
     return (LOAD_ORDER.index(ep.name) if ep.name in LOAD_ORDER else len(LOAD_ORDER), ep.name)
 
 
@@ -155,6 +155,15 @@ def _load_entry_point(plugins: Plugins, ep: metadata.EntryPoint, source: str,
                      distribution=name or None, version=version)
 
 
+class _FreshSourceLoader(importlib.machinery.SourceFileLoader):
+    """Compiles a plugin file from its source every time: a cached .pyc is trusted by
+    whole-second mtime and size, so a file edited within the second it was last loaded
+    (same size) would come back stale on ``/reload``."""
+
+    def get_code(self, fullname):
+        return self.source_to_code(self.get_data(self.path), self.path)
+
+
 def load_file(plugins: Plugins, path: str | Path, source: str = "file") -> str | None:
     """Import a plugin from a ``.py`` file or a package directory and register it."""
     path = Path(path).expanduser().resolve()
@@ -165,7 +174,7 @@ def load_file(plugins: Plugins, path: str | Path, source: str = "file") -> str |
         if not target.is_file():
             raise FileNotFoundError(f"no plugin at {path}")
         spec = importlib.util.spec_from_file_location(
-            module_name, target,
+            module_name, target, loader=_FreshSourceLoader(module_name, str(target)),
             submodule_search_locations=[str(path)] if path.is_dir() else None,
         )
         module = importlib.util.module_from_spec(spec)
@@ -179,9 +188,13 @@ def load_file(plugins: Plugins, path: str | Path, source: str = "file") -> str |
 
 
 def _plugin_files(folder: Path) -> list[Path]:
+    """The plugins in an extensions folder: ``*.py`` files and package folders (with an
+    ``__init__.py``), by name; names starting with ``_`` or ``.`` are left alone."""
     if not folder.is_dir():
         return []
-    return sorted(p for p in folder.glob("*.py") if not p.name.startswith("_"))
+    found = [p for p in folder.iterdir() if not p.name.startswith(("_", "."))
+             and ((p.suffix == ".py" and p.is_file()) or (p.is_dir() and (p / "__init__.py").is_file()))]
+    return sorted(found, key=lambda p: p.name)
 
 
 def load_plugins(
@@ -210,7 +223,12 @@ def load_plugins(
         plugins.report("settings", "plugins", ValueError(problem))
     builtin_eps, other_eps = _entry_points()
     if builtins:
+        from pi_core.builtins import LOAD_ORDER
+
         for ep in builtin_eps:
+            if ep.name not in LOAD_ORDER:
+                plugins.report(ep.name, "load", LookupError(
+                    "a built-in entry point missing from pi_core.builtins.LOAD_ORDER; it loads last"))
             _load_entry_point(plugins, ep, "builtin", policy)
     seen: set[Path] = set()
 

@@ -29,6 +29,8 @@ class AgentEnd:
 @define
 class TurnStart:
     type: Literal["turn_start"] = field(default="turn_start", init=False)
+    #: Counts the run's turns from 0.
+    turn_index: int = 0
 
 
 @define
@@ -36,6 +38,7 @@ class TurnEnd:
     type: Literal["turn_end"] = field(default="turn_end", init=False)
     message: AgentMessage = None
     tool_results: list[ToolResultMessage] = field(factory=list)
+    turn_index: int = 0
 
 
 @define
@@ -215,13 +218,16 @@ class AutoRetryEnd:
 @define
 class SessionStart:
     type: Literal["session_start"] = field(default="session_start", init=False)
-    reason: Literal["startup", "new", "resume", "fork"] = "startup"
+    reason: Literal["startup", "new", "resume", "fork", "reload"] = "startup"
     previous_session_file: str | None = None
 
 
 @define
 class SessionShutdown:
+    """The session is being left: ``reason`` new, resume, fork, quit or reload."""
+
     type: Literal["session_shutdown"] = field(default="session_shutdown", init=False)
+    reason: Literal["new", "resume", "fork", "quit", "reload"] = "quit"
 
 
 @define
@@ -230,6 +236,15 @@ class ModelSelect:
     model: Any = None
     previous_model: Any = None
     source: Literal["set", "cycle", "restore"] = "set"
+
+
+@define
+class ThinkingLevelChanged:
+    """In the event stream (pi's ``thinking_level_changed``): the level changed, by a
+    set, a cycle, or a model change that clamped it."""
+
+    type: Literal["thinking_level_changed"] = field(default="thinking_level_changed", init=False)
+    level: str = "off"
 
 
 @define
@@ -243,14 +258,32 @@ class ThinkingLevelSelect:
 
 
 @define
+class CompactionPreparation:
+    """What a compaction will summarise and keep: exactly what the built-in summariser
+    then uses, so a plugin's own summariser needs nothing from the built-in plugin.
+    ``messages_to_summarize`` includes a split turn's prefix (``turn_prefix_messages``)."""
+
+    first_kept_entry_id: str
+    tokens_before: int
+    messages_to_summarize: list = field(factory=list)
+    turn_prefix_messages: list = field(factory=list)
+    is_split_turn: bool = False
+    previous_summary: str | None = None
+    read_files: list[str] = field(factory=list)
+    modified_files: list[str] = field(factory=list)
+
+
+@define
 class BeforeCompactEvent:
-    """``session_before_compact``: ``entries`` is the branch (root → leaf) to compact."""
+    """``session_before_compact``: ``entries`` is the branch (root → leaf) to compact;
+    ``preparation`` the plan (``None`` when there is nothing to summarise)."""
 
     reason: Literal["manual", "threshold", "overflow"]
     entries: list
     instructions: str | None = None
     reserve_tokens: int = 16384
     keep_recent_tokens: int = 20000
+    preparation: CompactionPreparation | None = None
 
 
 @define
@@ -314,9 +347,29 @@ class SwitchEvent:
 
 @define
 class ForkEvent:
-    """``session_before_fork``: fork (or clone) at ``entry_id``."""
+    """``session_before_fork``: fork at ``entry_id``; ``position`` "before" (the new
+    session ends just before that entry, pi's /fork) or "at" (it ends with it: a clone)."""
 
     entry_id: str | None
+    position: Literal["before", "at"] = "before"
+
+
+@define
+class CancelDecision:
+    """A ``session_before_switch`` / ``session_before_fork`` result."""
+
+    cancel: bool = False
+
+
+@define
+class UserBashDecision:
+    """A ``user_bash`` result: ``cancel``; or the output as a ready ``message``; or
+    ``result`` fields (``output``, ``exit_code``, ``cancelled``, ``truncated``,
+    ``full_output_path``) the harness makes the message from."""
+
+    cancel: bool = False
+    message: Any = None
+    result: dict | None = None
 
 
 @define

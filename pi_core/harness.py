@@ -14,8 +14,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-import os
-import signal as signals
 from typing import Any, Callable, Iterable
 
 import attrs
@@ -40,6 +38,7 @@ from pi_core.events import (
     ForkEvent,
     SessionTreeEvent,
     SwitchEvent,
+    ThinkingLevelChanged,
     ThinkingLevelSelect,
     TreeDecision,
     UserBashEvent,
@@ -57,13 +56,19 @@ from pi_core.messages import (
     UserMessage,
     text_of,
 )
-from pi_core.model import Model
+from pi_core.model import Model, is_unknown
 from pi_core.provider import LlmContext, StreamOptions, complete
 from pi_core.plugins import flag
 from pi_core.signal import AbortSignal
-from pi_core.user_bash import run_user_bash
 
 log = logging.getLogger("pi.harness")
+
+
+THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
+
+
+class MissingAuthError(RuntimeError):
+    """No model, or no key for the model: the prompt stops before any request."""
 
 
 class SummaryError(RuntimeError):
@@ -72,10 +77,25 @@ class SummaryError(RuntimeError):
 
 @attrs.define
 class ExecResult:
+    """What ``ctx.exec`` gives: stdout and stderr (each its tail within 2,000 lines or
+    50 KB; the whole stdout in ``full_output_path`` when cut), the exit code (None when
+    killed on timeout or abort)."""
+
     stdout: str
     stderr: str
     code: int | None
     killed: bool = False
+    truncated: bool = False
+    full_output_path: str | None = None
+
+
+@attrs.define
+class SessionControl:
+    """What a session-control call on ``ctx`` did: ``cancelled`` when a plugin said no
+    (``session_before_*``); ``text`` is the forked user message's, for ``fork``."""
+
+    cancelled: bool = False
+    text: str | None = None
 
 
 class HarnessContext(PluginContext):
@@ -96,16 +116,68 @@ class HarnessContext(PluginContext):
         """Keep plugin state in the session (a ``custom`` entry, never sent to the model)."""
         return self.harness.session.append_custom(custom_type, data)
 
-    def send_user_message(self, content: Any, deliver_as: str = "steer") -> None:
-        """Queue a message for the model (text or a :class:`CustomMessage`): ``steer``
-        before its next request, ``follow_up`` when the run would otherwise end. Goes
-        through the harness, so subscribers see the ``queue_update``."""
-        if deliver_as == "steer":
-            self.harness.steer(content)
-        else:
-            self.harness.follow_up(content)
+    def send_user_message(self, content: Any, deliver_as: str = "steer",
+                          trigger_turn: bool = False) -> None:
+        """Send the model a user message (text or content blocks), pi's ``sendUserMessage``.
 
-    send_message = send_user_message
+        While the agent runs, ``steer`` reaches it before its next request and
+        ``follow_up`` when the run would otherwise end. While it is idle the message
+        starts a run at once (through the ``input`` chain, ``source="extension"``).
+        ``next_turn`` waits for the user's next prompt and goes in after its user
+        message, unless ``trigger_turn`` starts the run now."""
+        self.harness.send(content, deliver_as=deliver_as, trigger_turn=trigger_turn, as_prompt=True)
+
+    def send_message(self, message: Any, deliver_as: str = "steer", trigger_turn: bool = False,
+                     display: bool | None = None) -> None:
+        """Put a plugin's message into the conversation (a :class:`CustomMessage`, or
+        text made into one of type ``"extension"``), pi's ``sendMessage``. While the agent
+        runs: ``steer``, ``follow_up`` or ``next_turn``. While it is idle the message joins
+        the conversation and the session; ``trigger_turn`` then starts a run to answer it.
+        ``display=False`` keeps it out of the chat's view (the model still reads it)."""
+        if not isinstance(message, CustomMessage) and not hasattr(message, "role"):
+            message = CustomMessage(custom_type="extension", content=str(message))
+        if display is not None and isinstance(message, CustomMessage):
+            message = attrs.evolve(message, display=display)
+        self.harness.send(message, deliver_as=deliver_as, trigger_turn=trigger_turn, as_prompt=False)
+
+    # ------------------------------------------------ session control (from commands)
+
+    async def wait_for_idle(self) -> "SessionControl":
+        """Wait until the agent (and any run a plugin started) has finished."""
+        await self.harness.wait_for_idle()
+        return SessionControl(cancelled=False)
+
+    async def new_session(self, parent_session: str | None = None) -> "SessionControl":
+        return SessionControl(cancelled=not await self.harness.new_session(parent_session))
+
+    async def fork(self, entry_id: str, position: str = "before") -> "SessionControl":
+        """A new session from this one: ending just ``before`` the user message
+        ``entry_id`` (its text is in ``.text``, as /fork puts it in the editor) or ``at``
+        (including) any entry."""
+        text, cancelled = await self.harness.fork(entry_id, position=position)
+        return SessionControl(cancelled=cancelled, text=text)
+
+    async def navigate_tree(self, entry_id: str | None, summarize: bool = False) -> "SessionControl":
+        return SessionControl(cancelled=not await self.harness.navigate_tree(entry_id, summarize=summarize))
+
+    async def switch_session(self, path: str) -> "SessionControl":
+        return SessionControl(cancelled=not await self.harness.switch_session(path))
+
+    async def reload(self) -> "SessionControl":
+        """pi's /reload: plugins, skills, templates and context files found again."""
+        await self.harness.reload()
+        return SessionControl(cancelled=False)
+
+    # ------------------------------------------------ tools at run time
+
+    def register_tool(self, tool) -> None:
+        """Add (or replace, by name) a tool now; the model is offered it from its next
+        request on, without a reload (pi's ``registerTool`` after start-up)."""
+        self.harness.register_tool(tool)
+
+    def unregister_tool(self, name: str) -> bool:
+        """Take a tool away now; False when there was none of that name."""
+        return self.harness.unregister_tool(name)
 
     def set_session_name(self, name: str) -> None:
         self.harness.session.append_session_info(name)
@@ -125,36 +197,25 @@ class HarnessContext(PluginContext):
     async def summarize(self, system_prompt: str, text: str, max_tokens: int) -> str:
         return await self.harness.summarize(system_prompt, text, max_tokens)
 
+    async def environment(self):
+        """The execution environment commands run in (the ``execution_environment``
+        hook's answer: the local machine, unless a plugin supplies a sandbox or such)."""
+        env = await self.plugins.decide("execution_environment", ctx=self)
+        if env is None:
+            raise RuntimeError("no plugin provides an execution environment to run commands "
+                               "in (the built-in local_environment plugin does)")
+        return env
+
     async def exec(self, command: list[str] | str, *, timeout: float | None = None,
-                   cwd: str | None = None) -> ExecResult:
-        return await run_command(command, cwd=cwd or self.cwd, timeout=timeout)
-
-
-async def run_command(command: list[str] | str, *, cwd: str, timeout: float | None = None) -> ExecResult:
-    """Run a command in its own process group; on timeout or cancellation the whole
-    group is killed, so nothing it started outlives it."""
-    if isinstance(command, str):
-        process = await asyncio.create_subprocess_shell(
-            command, cwd=cwd, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, start_new_session=True)
-    else:
-        process = await asyncio.create_subprocess_exec(
-            *command, cwd=cwd, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, start_new_session=True)
-    try:
-        out, err = await asyncio.wait_for(process.communicate(), timeout)
-        killed = False
-    except (asyncio.TimeoutError, asyncio.CancelledError) as exc:
-        try:
-            os.killpg(process.pid, signals.SIGKILL)
-        except ProcessLookupError:
-            pass
-        out, err = await process.communicate()
-        if isinstance(exc, asyncio.CancelledError):
-            raise
-        killed = True
-    return ExecResult(out.decode(errors="replace"), err.decode(errors="replace"),
-                      process.returncode, killed)
+                   cwd: str | None = None, signal: AbortSignal | None = None) -> ExecResult:
+        """Run a command through the execution environment (the one runner the bash
+        tool uses): a list runs as is, a string with the shell. On timeout, abort or
+        cancellation the command and everything it started are killed."""
+        env = await self.environment()
+        result = await env.run(command, cwd=cwd or self.cwd, timeout=timeout, signal=signal,
+                               merge_stderr=False, prefix="pi-exec")
+        return ExecResult(result.output, result.stderr, result.exit_code, result.killed,
+                          result.truncated, result.full_output_path)
 
 
 class Harness:
@@ -186,8 +247,11 @@ class Harness:
         system_prompt: str = "",
         available_models: Callable[[], list[Model]] | None = None,
         scoped_models: list[tuple[Model, str | None]] | None = None,
+        auth_problem: Callable[[Model], str | None] | None = None,
     ) -> None:
         self.plugins = plugins
+        #: Why a request to a model cannot be made (no model, no key), or None.
+        self.auth_problem = auth_problem
         #: All models the user could switch to (the registry's, with keys).
         self.available_models = available_models or (lambda: [self.agent.model])
         #: ``--models`` / ``enabledModels``: what cycling goes through, with thinking levels.
@@ -204,10 +268,12 @@ class Harness:
         self.agent = Agent(
             model=model, plugins=plugins, ctx=self.ctx, tools=tools, get_api_key=get_api_key,
             get_headers=get_headers,
-            thinking_level=thinking_level or settings.get("defaultThinkingLevel") or "off",
+            thinking_level=thinking_level or settings.get("defaultThinkingLevel") or "medium",
             steering_mode=settings.get("steeringMode", "one-at-a-time"),
             follow_up_mode=settings.get("followUpMode", "one-at-a-time"),
         )
+        # pi's default level is medium, clamped to what the model takes (off without reasoning)
+        self.agent.thinking_level = self.clamp_thinking_level(self.agent.thinking_level)
         self._explicit_model = model_is_explicit
         self._explicit_thinking = thinking_level is not None
         self.auto_compaction = bool(settings.get("compaction.enabled", True))
@@ -217,12 +283,19 @@ class Harness:
         self.max_retry_delay_ms = int(settings.get("retry.provider.maxRetryDelayMs", 60000))
         self._retry_cancel: asyncio.Event | None = None
         self._summary_signal: AbortSignal | None = None
-        self._bash_task: asyncio.Task | None = None
+        self._bash_signal: AbortSignal | None = None
         self._pending_bash: list = []
         self.is_compacting = False
         self._started = False
         self._prompting = False
         self._published_queue: tuple[list[str], list[str]] = ([], [])
+        #: Messages plugins sent with deliver_as="next_turn": they follow the next prompt.
+        self._next_turn: list[AgentMessage] = []
+        #: Runs plugins started while the agent was idle (``send_user_message``).
+        self._background: set[asyncio.Future] = set()
+        #: Builds a fresh plugin manager for /reload (set by the app, which knows how
+        #: its plugins were found); None: reload keeps the plugins, re-reads resources.
+        self.plugin_loader: Callable[[], Any] | None = None
         self.agent.subscribe(self._persist)
         self.agent.subscribe(self._queue_drained)
 
@@ -275,16 +348,19 @@ class Harness:
         if not fresh and not self._explicit_thinking:
             self.agent.thinking_level = restored.thinking_level
         ref = restored.model
-        if ref is None or (ref.provider, ref.model_id) != (self.model.provider, self.model.id):
+        if is_unknown(self.model):
+            pass  # nothing to record until a real model is chosen
+        elif ref is None or (ref.provider, ref.model_id) != (self.model.provider, self.model.id):
             self.session.append_model_change(self.model.provider, self.model.id)
         if fresh or restored.thinking_level != self.thinking_level:
             self.session.append_thinking_level_change(self.thinking_level)
         self._started = True
         await self.notify(SessionStart(reason=reason, previous_session_file=previous_session_file))
 
-    async def close(self) -> None:
-        """Tell the plugins the session is being left, then release its file."""
-        await self.notify(SessionShutdown())
+    async def close(self, reason: str = "quit") -> None:
+        """Tell the plugins the session is being left (``reason`` new, resume, fork, quit
+        or reload), then release its file."""
+        await self.notify(SessionShutdown(reason=reason))
         self.session.close()
 
     # ------------------------------------------------------------ prompting
@@ -324,6 +400,9 @@ class Harness:
             self._enqueue(user_message(event.text, event.images), streaming_behavior)
             _call(on_accepted)
             return []
+        problem = _no_model_problem(self.model) or (self.auth_problem and self.auth_problem(self.model))
+        if problem:
+            raise MissingAuthError(problem)
         self._prompting = True
         try:
             start = await self.plugins.chain(
@@ -333,7 +412,8 @@ class Harness:
                 ctx=self.ctx,
             )
             self.agent.system_prompt = start.system_prompt
-            prompts = [user_message(start.prompt, start.images), *start.messages]
+            later, self._next_turn = self._next_turn, []
+            prompts = [user_message(start.prompt, start.images), *start.messages, *later]
             _call(on_accepted)
             return await self._with_recovery(self.agent.prompt(prompts))
         finally:
@@ -408,7 +488,106 @@ class Harness:
             self._retry_cancel.set()
 
     async def wait_for_idle(self) -> None:
-        await self.agent.wait_for_idle()
+        """Until the agent has finished, including runs plugins started while it was idle."""
+        while True:
+            await self.agent.wait_for_idle()
+            pending = [t for t in self._background if not t.done()]
+            if not pending:
+                return
+            await asyncio.gather(*pending, return_exceptions=True)
+
+    # ------------------------------------------------------------ plugins sending
+
+    def send(self, message: Any, *, deliver_as: str = "steer", trigger_turn: bool = False,
+             as_prompt: bool = False) -> None:
+        """A message from a plugin (see ``ctx.send_user_message`` / ``send_message``)."""
+        deliver_as = {"followUp": "follow_up", "nextTurn": "next_turn"}.get(deliver_as, deliver_as)
+        if deliver_as not in ("steer", "follow_up", "next_turn"):
+            raise ValueError(f"deliver_as must be steer, follow_up or next_turn, not {deliver_as!r}")
+        message = user_message(message) if isinstance(message, str) else (
+            UserMessage(content=list(message)) if isinstance(message, list) else message)
+        busy = self.is_running
+        if deliver_as == "next_turn" and (busy or not trigger_turn):
+            self._next_turn.append(message)
+            return
+        if busy:
+            self._enqueue(message, deliver_as)
+            return
+        if as_prompt and isinstance(message, UserMessage):
+            text = text_of(message.content)
+            images = [b for b in message.content if isinstance(b, ImageContent)] \
+                if isinstance(message.content, list) else []
+            self._start_background(self.prompt(text, images, source="extension"))
+            return
+        # a plugin's own message while idle: into the conversation (and the file) now,
+        # with its message events so the chat shows it; trigger_turn answers it
+        self._start_background(self._deliver_idle(message, trigger_turn))
+
+    async def _deliver_idle(self, message: AgentMessage, trigger_turn: bool) -> None:
+        await self.agent._deliver(message, [])
+        if trigger_turn:
+            await self._with_recovery(self.agent.continue_())
+
+    def _start_background(self, run) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            run.close()
+            raise RuntimeError("a run can start only inside the event loop (from a hook or a command)")
+        task = loop.create_task(self._guarded(run))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _guarded(self, run) -> None:
+        try:
+            await run
+        except AgentBusyError:  # the user's prompt got there first: queue instead
+            log.warning("a plugin's message found the agent busy; it was not sent")
+        except Exception as exc:
+            self.plugins.report("extension message", "send_user_message", exc)
+
+    # ------------------------------------------------------------ tools at run time
+
+    def register_tool(self, tool) -> None:
+        from pi_core.tools import Tool
+
+        if not isinstance(tool, Tool):
+            raise TypeError(f"register_tool takes a pi_core.Tool, not {type(tool).__name__}")
+        tools = [t for t in (self.agent.tools or []) if t.name != tool.name]
+        tools.append(tool)
+        self.agent.tools = tools
+        if self.agent._active is not None and tool.default_active:
+            self.agent._active.add(tool.name)
+
+    def unregister_tool(self, name: str) -> bool:
+        tools = self.agent.tools or []
+        kept = [t for t in tools if t.name != name]
+        self.agent.tools = kept
+        if self.agent._active is not None:
+            self.agent._active.discard(name)
+        return len(kept) != len(tools)
+
+    # ------------------------------------------------------------ reload
+
+    async def reload(self) -> None:
+        """pi's /reload: ``session_shutdown`` (reason reload); the plugins found and
+        loaded again (when the app said how); tools and providers collected again;
+        skills, templates and context files forgotten so they are read again; then
+        ``session_start`` (reason reload), which asks ``resources_discover`` again."""
+        if self.is_running:
+            raise AgentBusyError("wait for the agent to finish before reloading")
+        await self.notify(SessionShutdown(reason="reload"))
+        if self.plugin_loader is not None:
+            fresh = self.plugin_loader()
+            fresh.error_listeners = self.plugins.error_listeners  # the UI still hears of errors
+            self.plugins = self.agent.plugins = self.ctx.plugins = fresh
+        active = self.agent._active
+        self.agent.tools = None
+        self.agent.providers = None
+        await self.agent.setup()
+        if active is not None:
+            self.agent._active = active & {t.name for t in self.agent.tools}
+        await self.notify(SessionStart(reason="reload"))  # resource plugins forget their finds
 
     def _queue_changed(self) -> None:
         try:
@@ -453,12 +632,17 @@ class Harness:
         """Await a run; then retry retryable failures with exponential backoff (honouring
         retry-after), and compact-then-retry once on a context overflow."""
         produced = list(await run)
-        attempt, overflow_tried = 0, False
+        attempt, overflow_tried, previous, first = 0, False, None, None
         while True:
             failed = self._failed()
             if failed is None:
                 break
             kind = failed.failure.kind
+            if kind == "retryable" and _deterministic(failed, previous):
+                failed.error_message = f"{failed.error_message} (the same answer twice: not retried again)"
+                break
+            previous = failed.error_message
+            first = first or failed
             if kind == "overflow" and not overflow_tried and self.auto_compaction:
                 overflow_tried = True
                 self.agent.messages.pop()  # the failure stays in the file, not the context
@@ -485,6 +669,8 @@ class Harness:
             produced += await self.agent.continue_()
         if attempt:
             failed = self._failed()
+            if failed is not None and _went_away(failed, first):
+                failed.error_message = f"{failed.error_message}; the first attempt ended: {first.error_message}"
             await self.emit(AutoRetryEnd(success=failed is None, attempt=attempt,
                                          final_error=failed.error_message if failed else None))
         self._flush_bash()
@@ -510,16 +696,48 @@ class Harness:
     # ------------------------------------------------------------ model and thinking
 
     async def set_model(self, model: Model, source: str = "set") -> None:
-        previous, self.agent.model = self.agent.model, model
+        """Switch models; the thinking level is re-clamped for the new one (as pi: a
+        switch from a model without reasoning starts at the default level)."""
+        previous = self.agent.model
+        if previous.reasoning:
+            level = self.thinking_level
+        else:
+            level = self.ctx.settings.get("defaultThinkingLevel") or "medium"
+        self.agent.model = model
         if previous.key != model.key:
             self.session.append_model_change(model.provider, model.id)
+        self.ctx.settings.remember("defaultProvider", model.provider)
+        self.ctx.settings.remember("defaultModel", model.id)
+        await self.set_thinking_level(level)
         await self.notify(ModelSelect(model=model, previous_model=previous, source=source))
 
     async def set_thinking_level(self, level: str) -> None:
-        previous, self.agent.thinking_level = self.agent.thinking_level, level
-        if previous != level:
-            self.session.append_thinking_level_change(level)
+        """Set the level, clamped to what the model takes; a change is recorded in the
+        session, sent as ``thinking_level_changed`` and told to the plugins."""
+        previous = self.agent.thinking_level
+        level = self.clamp_thinking_level(level)
+        self.agent.thinking_level = level
+        if previous == level:
+            return
+        self.session.append_thinking_level_change(level)
+        if self.model.reasoning or level != "off":  # as pi: kept as the next run's default
+            self.ctx.settings.remember("defaultThinkingLevel", level)
+        await self.emit(ThinkingLevelChanged(level=level))
         await self.notify(ThinkingLevelSelect(level=level, previous_level=previous))
+
+    def clamp_thinking_level(self, level: str) -> str:
+        """``level`` if the model takes it, else the nearest higher one it takes, else
+        the nearest lower one (pi's order)."""
+        available = self.thinking_levels()
+        if level in available:
+            return level
+        if level not in THINKING_LEVELS:
+            return available[0]
+        index = THINKING_LEVELS.index(level)
+        for candidate in (*THINKING_LEVELS[index:], *reversed(THINKING_LEVELS[:index])):
+            if candidate in available:
+                return candidate
+        return available[0]
 
     # ------------------------------------------------------------ summaries
 
@@ -547,20 +765,27 @@ class Harness:
         rebuilt. Returns the result, or None when cancelled, failed or nothing to do."""
         await self.emit(CompactionStart(reason=reason))
         self.is_compacting = True
+        from pi_core.compaction_plan import prepare_compaction, to_event
+        from pi_core.tokens import fit_budget
+
         settings = self.ctx.settings
+        entries = self.session.path()
+        window = self.model.context_window
+        keep = fit_budget(int(settings.get("compaction.keepRecentTokens", 20000)), window)
         event = BeforeCompactEvent(
-            reason=reason, entries=self.session.path(), instructions=instructions,
-            reserve_tokens=int(settings.get("compaction.reserveTokens", 16384)),
-            keep_recent_tokens=int(settings.get("compaction.keepRecentTokens", 20000)),
+            reason=reason, entries=entries, instructions=instructions,
+            reserve_tokens=fit_budget(int(settings.get("compaction.reserveTokens", 16384)), window),
+            keep_recent_tokens=keep,
+            preparation=to_event(prepare_compaction(
+                entries, keep, context=list(self.agent.messages), tools=self.agent.tools or ())),
         )
         self._summary_signal = AbortSignal()
         result, error = None, None
         try:
-            decision = await self.plugins.decide("session_before_compact", event=event, ctx=self.ctx)
-            if isinstance(decision, dict):
-                decision = CompactionDecision(**decision)
+            decision = await self.plugins.call("session_before_compact", event=event, ctx=self.ctx)
             if decision is None:
-                error = "no compaction plugin is loaded"
+                error = ("Nothing to compact (session too small)" if event.preparation is None
+                         else "no compaction plugin is loaded")
             elif decision.cancel:
                 self.is_compacting = False
                 await self.emit(CompactionEnd(reason=reason, aborted=True))
@@ -568,6 +793,9 @@ class Harness:
             else:
                 result = decision.result or (await decision.generate() if decision.generate else None)
             if result is not None:
+                from pi_core.results import compaction_result
+
+                result = _fill_from_plan(compaction_result(result), event.preparation)
                 entry = self.session.append_compaction(
                     result.summary, result.first_kept_entry_id, result.tokens_before,
                     result.details, from_hook=decision.from_hook)
@@ -602,9 +830,7 @@ class Harness:
         left.reverse()
         event = BeforeTreeEvent(target_id=target_id, old_leaf_id=old_leaf, entries=left,
                                 summarize=summarize, instructions=instructions)
-        decision = await self.plugins.decide("session_before_tree", event=event, ctx=self.ctx)
-        if isinstance(decision, dict):
-            decision = TreeDecision(**decision)
+        decision = await self.plugins.call("session_before_tree", event=event, ctx=self.ctx)
         if decision is not None and decision.cancel:
             return False
         summary_entry = None
@@ -629,6 +855,25 @@ class Harness:
                                          summary_entry=summary_entry))
         return True
 
+
+    # ------------------------------------------------------------ workspace checkpoints
+
+    async def checkpointer(self):
+        """The plugin that keeps workspace checkpoints (``workspace_checkpoints``);
+        raises :class:`LookupError` saying why there is none."""
+        found = await self.plugins.decide("workspace_checkpoints", ctx=self.ctx)
+        if found is None or isinstance(found, str):
+            raise LookupError(found or "no checkpoints plugin is loaded")
+        return found
+
+    async def checkpoints(self) -> list:
+        """The session's checkpoints (entry id, timestamp, changed files), oldest first."""
+        return (await self.checkpointer()).list()
+
+    async def restore_checkpoint(self, entry_id: str):
+        """Put the workspace back as it was at ``entry_id`` (the nearest checkpoint at or
+        before it); the state replaced is recorded first, as a checkpoint to undo to."""
+        return await (await self.checkpointer()).restore(entry_id)
 
     # ------------------------------------------------------------ switching sessions
 
@@ -662,23 +907,31 @@ class Harness:
         return [(e.id, text_of(e.message.content)) for e in self.session.path()
                 if isinstance(e, MessageEntry) and e.message.role == "user"]
 
-    async def fork(self, entry_id: str) -> tuple[str, bool]:
-        """A new session holding the branch up to (not including) the user message
-        ``entry_id``. Returns that message's text (for the editor) and whether a plugin
-        cancelled."""
+    async def fork(self, entry_id: str, position: str = "before") -> tuple[str, bool]:
+        """A new session from this one. ``before``: holding the branch up to (not
+        including) the user message ``entry_id``; returns its text (for the editor).
+        ``at``: holding the branch up to and including any entry ``entry_id``. Also
+        returns whether a plugin cancelled."""
+        if position not in ("before", "at"):
+            raise ValueError(f"position must be 'before' or 'at', not {position!r}")
         entry = self.session.entry(entry_id)
+        if entry is None:
+            what = "a user message" if position == "before" else "an entry"
+            raise ValueError(f"{entry_id!r} is not {what} of this session")
         message = getattr(entry, "message", None)
-        if message is None or message.role != "user":
+        text = text_of(message.content) if message is not None and hasattr(message, "content") \
+            and isinstance(message.content, (str, list)) else ""
+        if position == "before" and (message is None or message.role != "user"):
             raise ValueError(f"{entry_id!r} is not a user message of this session")
-        text = text_of(message.content)
-        if await self._vetoed("session_before_fork", ForkEvent(entry_id)):
+        if await self._vetoed("session_before_fork", ForkEvent(entry_id, position)):
             return text, True
-        await self._replace_session(self.session.fork(entry.parent_id), "fork")
+        at = entry.parent_id if position == "before" else entry.id
+        await self._replace_session(self.session.fork(at), "fork")
         return text, False
 
     async def clone(self) -> bool:
         """A new session holding the current branch, to go on from its leaf."""
-        if await self._vetoed("session_before_fork", ForkEvent(self.session.leaf_id)):
+        if await self._vetoed("session_before_fork", ForkEvent(self.session.leaf_id, "at")):
             return False
         await self._replace_session(self.session.clone(), "fork")
         return True
@@ -686,12 +939,12 @@ class Harness:
     async def _vetoed(self, hook: str, event: Any) -> bool:
         if self.is_running:
             raise AgentBusyError("wait for the agent to finish (or abort it) first")
-        decision = await self.plugins.decide(hook, event=event, ctx=self.ctx)
+        decision = await self.plugins.call(hook, event=event, ctx=self.ctx)
         return flag(decision, "cancel")
 
     async def _replace_session(self, session, reason: str) -> None:
         previous = self.session.file
-        await self.close()
+        await self.close(reason)
         self.session = session
         self.agent.messages = []
         self.agent.clear_queues()
@@ -705,34 +958,36 @@ class Harness:
         now, or when the current run ends; ``abort_bash()`` stops the command."""
         event = UserBashEvent(command=command, exclude_from_context=exclude_from_context,
                               cwd=self.ctx.cwd)
-        decision = await self.plugins.decide("user_bash", event=event, ctx=self.ctx)
-        if flag(decision, "cancel"):
+        decision = await self.plugins.call("user_bash", event=event, ctx=self.ctx)
+        if decision is not None and decision.cancel:
             return None
-        if isinstance(decision, BashExecutionMessage):
-            message = decision
+        if decision is not None and (decision.message is not None or decision.result is not None):
+            message = decision.message or BashExecutionMessage(
+                command=command, exclude_from_context=exclude_from_context or None,
+                **decision.result)
         else:
-            task = self._bash_task = asyncio.ensure_future(run_user_bash(
-                command, self.ctx.cwd, exclude_from_context=exclude_from_context,
-                shell=self.ctx.settings.get("shellPath")))
+            signal = self._bash_signal = AbortSignal()
             try:
-                message = await asyncio.shield(task)
-            except asyncio.CancelledError:
-                if not task.cancelled():  # our caller was cancelled, not the command
-                    task.cancel()
-                    raise
-                # abort_bash() came while the shell was still starting
-                message = BashExecutionMessage(command=command, cancelled=True,
-                                               exclude_from_context=exclude_from_context or None)
+                env = await self.ctx.environment()
+                result = await env.run(command, shell=self.ctx.settings.get("shellPath"),
+                                       signal=signal, prefix="pi-bash")
             finally:
-                self._bash_task = None
+                self._bash_signal = None
+            message = BashExecutionMessage(
+                command=command, output=result.output, exit_code=result.exit_code,
+                cancelled=result.killed, truncated=result.truncated,
+                full_output_path=result.full_output_path,
+                exclude_from_context=exclude_from_context or None,
+            )
         self._pending_bash.append(message)
         if not self.agent.is_running:
             self._flush_bash()
         return message
 
     def abort_bash(self) -> None:
-        if self._bash_task is not None:
-            self._bash_task.cancel()
+        """Stop the user's running command and everything it started."""
+        if self._bash_signal is not None:
+            self._bash_signal.abort()
 
     def _flush_bash(self) -> None:
         pending, self._pending_bash = self._pending_bash, []
@@ -761,10 +1016,11 @@ class Harness:
         """The levels this model takes (only "off" for a model without reasoning)."""
         if not self.model.reasoning:
             return ["off"]
-        levels = ["off", "minimal", "low", "medium", "high"]
-        if (self.model.compat or {}).get("supportsXhigh"):
+        mapped = self.model.thinking_level_map or {}
+        levels = [level for level in THINKING_LEVELS[:-1] if not (level in mapped and mapped[level] is None)]
+        if (self.model.compat or {}).get("supportsXhigh") or mapped.get("xhigh") is not None:
             levels.append("xhigh")
-        return levels
+        return levels or ["off"]
 
     async def cycle_thinking_level(self) -> str | None:
         levels = self.thinking_levels()
@@ -775,19 +1031,15 @@ class Harness:
         return self.thinking_level
 
     def stats(self) -> dict:
-        """Message counts, token totals and cost of the branch, and the context's use of
-        the window (pi's ``get_session_stats`` shape)."""
-        from pi_core.tokens import context_tokens
-
+        """Message counts, token totals and cost of the current context (what the model
+        sees: after a compaction, only what came after it), and the context's use of the
+        window; pi's ``get_session_stats`` shape."""
         counts = {"user": 0, "assistant": 0, "toolResult": 0}
         tokens = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
-        tool_calls, cost, total = 0, 0.0, 0
-        for entry in self.session.path():
-            message = getattr(entry, "message", None)
-            if message is None:
-                continue
-            total += 1
-            counts[message.role] = counts.get(message.role, 0) + 1
+        tool_calls, cost = 0, 0.0
+        for message in self.agent.messages:
+            role = getattr(message, "role", None)
+            counts[role] = counts.get(role, 0) + 1
             if isinstance(message, AssistantMessage):
                 tool_calls += len(message.tool_calls)
                 usage = message.usage
@@ -795,27 +1047,98 @@ class Harness:
                 tokens["output"] += usage.output
                 tokens["cacheRead"] += usage.cache_read
                 tokens["cacheWrite"] += usage.cache_write
-                tokens["total"] += usage.total_tokens
                 cost += usage.cost.total
-        window = self.model.context_window
-        used = context_tokens(self.agent.messages)
-        return {
+        tokens["total"] = tokens["input"] + tokens["output"] + tokens["cacheRead"] + tokens["cacheWrite"]
+        stats = {
             "sessionFile": str(self.session.file) if self.session.file else None,
             "sessionId": self.session.id,
             "userMessages": counts["user"],
             "assistantMessages": counts["assistant"],
             "toolCalls": tool_calls,
             "toolResults": counts["toolResult"],
-            "totalMessages": total,
+            "totalMessages": len(self.agent.messages),
             "tokens": tokens,
             "cost": cost,
-            "contextUsage": {"tokens": used, "contextWindow": window,
-                             "percent": round(100 * used / window, 1) if window else None},
         }
+        usage = self.context_usage()
+        if usage is not None:
+            stats["contextUsage"] = usage
+        return stats
+
+    def context_usage(self) -> dict | None:
+        """Tokens in the context against the window (None without a window). Right after
+        a compaction the count is unknown (null) until a model has answered again, as pi
+        reports it."""
+        from pi_core.entries import CompactionEntry
+        from pi_core.tokens import context_tokens, usage_tokens
+
+        window = self.model.context_window or 0
+        if window <= 0:
+            return None
+        branch = self.session.path()
+        last_compaction = max((i for i, e in enumerate(branch) if isinstance(e, CompactionEntry)),
+                              default=None)
+        if last_compaction is not None:
+            answered = False
+            for entry in reversed(branch[last_compaction + 1:]):
+                message = getattr(entry, "message", None)
+                if isinstance(message, AssistantMessage) and message.stop_reason not in ("aborted", "error"):
+                    answered = usage_tokens(message.usage) > 0
+                    break
+            if not answered:
+                return {"tokens": None, "contextWindow": window, "percent": None}
+        used = context_tokens(self.agent.messages)
+        return {"tokens": used, "contextWindow": window, "percent": 100 * used / window}
 
     async def commands(self) -> list:
-        """Slash commands from the plugins (``register_commands``)."""
-        return await self.plugins.collect("register_commands", key="name", ctx=self.ctx)
+        """Slash commands from the plugins (``register_commands``). Plugin commands of
+        the same name all stay reachable, numbered in load order (``/review:1``,
+        ``/review:2``), as in pi; a skill or template command of a taken name gives way."""
+        found = await self.plugins.call("register_commands", ctx=self.ctx)
+        return number_duplicates(found)
+
+
+def number_duplicates(commands: list) -> list:
+    """Commands in order, extension commands sharing a name suffixed ``:1``, ``:2``…;
+    for other sources (skills, templates) a later one replaces an earlier one."""
+    counts: dict[str, int] = {}
+    for command in commands:
+        if command.source == "extension":
+            counts[command.name] = counts.get(command.name, 0) + 1
+    result, seen, numbered = [], {}, {}
+    for command in commands:
+        name = command.name
+        if command.source == "extension" and counts[name] > 1:
+            numbered[name] = numbered.get(name, 0) + 1
+            result.append(attrs.evolve(command, name=f"{name}:{numbered[name]}"))
+            continue
+        if command.source != "extension" and counts.get(name):
+            continue  # an extension command has the name
+        if name in seen:
+            result[seen[name]] = command
+        else:
+            seen[name] = len(result)
+            result.append(command)
+    return result
+
+
+def _fill_from_plan(result: CompactionResult, plan: Any) -> CompactionResult:
+    """A plugin's summary may leave out where the kept part starts and the tokens
+    before: the plan's are used (there is no summary to keep without them)."""
+    if not result.first_kept_entry_id:
+        if plan is None:
+            raise ValueError("the summary names no firstKeptEntryId and there is no plan to take it from")
+        result = attrs.evolve(result, first_kept_entry_id=plan.first_kept_entry_id)
+    if not result.tokens_before and plan is not None:
+        result = attrs.evolve(result, tokens_before=plan.tokens_before)
+    return result
+
+
+def _no_model_problem(model: Model) -> str | None:
+    if is_unknown(model):
+        return ("No model available: set a provider's API key (for example OPENAI_API_KEY), "
+                "add a model to models.json, or pass --model. `pi --list-models` lists models.")
+    return None
 
 
 def _call(callback: Callable[[], Any] | None) -> None:
@@ -826,3 +1149,24 @@ def _call(callback: Callable[[], Any] | None) -> None:
 def _text(message: Any) -> str:
     content = getattr(message, "content", "")
     return text_of(content) if isinstance(content, (str, list)) else str(content)
+
+
+#: Statuses that mean "later", whatever the body says: the same body twice proves nothing.
+_TRANSIENT_STATUS = frozenset({408, 425, 429, 503, 529})
+
+
+def _deterministic(failed: AssistantMessage, previous: str | None) -> bool:
+    """An HTTP error answered with the same body as the attempt before: a third try
+    would get it again (a server that cannot take the request), so stop retrying."""
+    failure = failed.failure
+    return (previous is not None and failed.error_message == previous and failure.status is not None
+            and failure.status >= 400 and failure.status not in _TRANSIENT_STATUS
+            and failure.retry_after_ms is None)
+
+
+def _went_away(last: AssistantMessage, first: AssistantMessage | None) -> bool:
+    """The retries ended on a server that no longer answers, after a first attempt that
+    failed another way (a server that crashed on the request): the first failure is the
+    one that says why, so it must not be lost."""
+    return (first is not None and first is not last and first.error_message != last.error_message
+            and last.failure.status is None and first.failure.status is None)

@@ -157,6 +157,7 @@ class Agent:
         self._task: asyncio.Task | None = None
         self._signal: AbortSignal | None = None
         self._closing = False
+        self._turn_index = 0
 
     # ------------------------------------------------------------ public API
 
@@ -256,7 +257,8 @@ class Agent:
         produced: list[AgentMessage] = []
         try:
             await self.emit(AgentStart())
-            await self.emit(TurnStart())
+            self._turn_index = 0
+            await self.emit(TurnStart(turn_index=0))
             for message in prompts:
                 await self._deliver(message, produced)
             await self._turns(produced, signal)
@@ -283,14 +285,15 @@ class Agent:
             tools_owed = True
             while tools_owed or pending:
                 if not first:
-                    await self.emit(TurnStart())
+                    self._turn_index += 1
+                    await self.emit(TurnStart(turn_index=self._turn_index))
                 first = False
                 for message in pending:
                     await self._deliver(message, produced)
                 pending = []
                 message = await self._respond(signal, produced)
                 if message.stop_reason in ("error", "aborted"):
-                    await self.emit(TurnEnd(message=message))
+                    await self.emit(TurnEnd(message=message, turn_index=self._turn_index))
                     return
                 results: list[ToolResultMessage] = []
                 calls = message.tool_calls
@@ -298,7 +301,8 @@ class Agent:
                 if calls:
                     results, terminate = await self._run_tools(message, calls, signal, produced)
                 tools_owed = bool(calls) and not terminate
-                await self.emit(TurnEnd(message=message, tool_results=results))
+                await self.emit(TurnEnd(message=message, tool_results=results,
+                                        turn_index=self._turn_index))
                 if signal.aborted or terminate:
                     return
                 pending = self.steering.drain()
@@ -344,6 +348,7 @@ class Agent:
         partial: AssistantMessage | None = None
         final: AssistantMessage | None = None
         request = None
+        open_blocks: dict[int, str] = {}  # content index → "text" / "thinking", still streaming
         try:
             request, llm = await self._request()
             model = request.model
@@ -358,6 +363,7 @@ class Agent:
                 headers=dict(self.get_headers(model)) if self.get_headers else {},
                 on_payload=self._on_payload(model),
                 on_response=self._on_response,
+                max_retries=self._provider_retries(),
             )
             stream = provider.stream(model, llm, options)
             try:
@@ -376,6 +382,10 @@ class Agent:
                         if partial is None:  # a provider that skipped "start"
                             partial = self.streaming_message = event.partial
                             await self.emit(MessageStart(message=partial))
+                        if kind in ("text_start", "thinking_start"):
+                            open_blocks[event.content_index] = kind[:-6]
+                        elif kind in ("text_end", "thinking_end"):
+                            open_blocks.pop(event.content_index, None)
                         await self.emit(MessageUpdate(message=partial, assistant_message_event=event))
             finally:  # release the provider's connection now, not when collected
                 if hasattr(stream, "aclose"):
@@ -392,7 +402,30 @@ class Agent:
         self.streaming_message = None
         if partial is None:
             await self.emit(MessageStart(message=final))
+        elif final.stop_reason == "aborted" and open_blocks:
+            await self._end_blocks(partial, open_blocks)
         return await self._finish_message(final, produced)
+
+    async def _end_blocks(self, message: AssistantMessage, open_blocks: dict[int, str]) -> None:
+        """An aborted stream still ends the text and thinking it began (pi sends their
+        ``*_end`` before ``message_end``), so clients close what they show."""
+        from pi_core.stream import TextEndEvent, ThinkingEndEvent
+
+        for index in sorted(open_blocks):
+            if index >= len(message.content):
+                continue
+            block = message.content[index]
+            if open_blocks[index] == "text":
+                event = TextEndEvent(content_index=index, content=getattr(block, "text", ""), partial=message)
+            else:
+                event = ThinkingEndEvent(content_index=index, content=getattr(block, "thinking", ""),
+                                         partial=message)
+            await self.emit(MessageUpdate(message=message, assistant_message_event=event))
+
+    def _provider_retries(self) -> int | None:
+        settings = getattr(self.ctx, "settings", None)
+        value = settings.get("retry.provider.maxRetries") if settings is not None else None
+        return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
     def _failure(self, partial, text: str, *, aborted: bool = False, request=None) -> AssistantMessage:
         model = request.model if request is not None else self.model
@@ -512,9 +545,7 @@ class Agent:
         if self.plugins.has("before_tool_call"):
             raw = _as_dict(args, call.arguments)
             event = ToolCallEvent(call.id, call.name, copy.deepcopy(raw), message)
-            decision = await self.plugins.decide("before_tool_call", event=event, ctx=self.ctx)
-            if isinstance(decision, dict):
-                decision = ToolCallDecision(**decision)
+            decision = await self.plugins.call("before_tool_call", event=event, ctx=self.ctx)
             if decision is not None and decision.block:
                 reason = decision.reason or "Tool execution was blocked"
                 return _Prepared(call, immediate=ToolResult.error(reason))

@@ -50,6 +50,17 @@ class Model:
         return "image" in self.input
 
 
+def unknown_model() -> Model:
+    """The stand-in when no model is configured (pi's): RPC and ACP clients still get
+    answers, and a prompt fails with the reason instead of the process exiting."""
+    return Model(id="unknown", provider="unknown", api="unknown", name="unknown", base_url="",
+                 input=[], context_window=0, max_tokens=0)
+
+
+def is_unknown(model: Model) -> bool:
+    return model.api == "unknown" and model.provider == "unknown"
+
+
 def calculate_cost(model: Model, usage: Usage) -> Usage:
     """Fill ``usage.cost`` (dollars) from the model's per-million prices."""
     c = usage.cost

@@ -7,6 +7,10 @@ failures (a handler that raises is reported with its plugin and hook, then skipp
 gives each hook kind its meaning: :meth:`Plugins.notify`, :meth:`Plugins.decide`,
 :meth:`Plugins.chain`, :meth:`Plugins.collect`.
 
+Guards fail closed: a decide hook that guards an action (``before_tool_call``,
+``user_bash``, ``session_before_*``) and raises blocks the action instead of letting it
+through (:class:`GuardFailure`); a permission plugin with a bug must not open the door.
+
 The implementation list of each hook is cached, so firing a hook nobody implements costs
 a dict lookup: ``message_update`` fires for every streamed token.
 """
@@ -64,6 +68,69 @@ class _Impl:
         self.is_async = inspect.iscoroutinefunction(impl.function)
 
 
+@define
+class GuardFailure:
+    """The decision of a guard whose handler raised: the action is blocked (``block``
+    for a tool call, ``cancel`` for the user's shell and session changes), with a
+    ``reason`` the model or the user reads."""
+
+    plugin: str
+    hook: str
+    error: BaseException
+    block: bool = True
+    cancel: bool = True
+    # the other decision fields, empty, so that every guard's reader can take it
+    arguments: None = None
+    result: None = None
+    message: None = None
+    summary: None = None
+    details: None = None
+    generate: None = None
+    from_hook: bool = True
+
+    @property
+    def reason(self) -> str:
+        return (f"Plugin {self.plugin!r} failed in {self.hook}, so the permission check failed "
+                f"and the action was blocked ({type(self.error).__name__}: {self.error})")
+
+
+class _Manager(pluggy.PluginManager):
+    """pluggy's manager, checking each implementation against its spec on its own: a
+    wrong argument name or an unsupported ``wrapper`` drops that one hook (reported
+    with the plugin's name), not the whole plugin."""
+
+    def __init__(self, project: str, owner: "Plugins") -> None:
+        super().__init__(project)
+        self._owner = owner
+        self._registering: str | None = None
+
+    def parse_hookimpl_opts(self, plugin: Any, name: str):
+        opts = super().parse_hookimpl_opts(plugin, name)
+        if opts is None:
+            return None
+        hook = getattr(self.hook, name, None)
+        spec = getattr(hook, "spec", None)
+        who = self._registering or getattr(plugin, "__name__", type(plugin).__name__)
+        if opts.get("wrapper") or opts.get("hookwrapper"):
+            self._owner.report(who, name, TypeError(
+                f"@hookimpl(wrapper=True) / hookwrapper is not supported: pi calls hooks itself "
+                f"(by their kind); drop the option and return a result instead"))
+            return None
+        if spec is not None:
+            try:
+                function = getattr(plugin, name)
+                argnames = pluggy._hooks.varnames(function)[0]
+            except Exception:  # let pluggy say what is wrong
+                return opts
+            unknown = [a for a in argnames if a not in spec.argnames]
+            if unknown:
+                self._owner.report(who, name, TypeError(
+                    f"{name}() takes argument(s) {', '.join(map(repr, unknown))} the hook does not "
+                    f"give; it gives {', '.join(spec.argnames)}. This hook is skipped"))
+                return None
+        return opts
+
+
 def flag(result: Any, name: str) -> bool:
     """True when a hook result sets ``name`` (an attribute, or a key of a dict result)."""
     if isinstance(result, dict):
@@ -75,10 +142,13 @@ class Plugins:
     """The loaded plugins and the dispatcher over their hooks."""
 
     def __init__(self) -> None:
-        self.pm = pluggy.PluginManager(hookspecs.PROJECT)
+        self.pm = _Manager(hookspecs.PROJECT, self)
         for module in hookspecs.SPEC_MODULES:
             self.pm.add_hookspecs(module)
         self._infos: dict[str, PluginInfo] = {}
+        self._dispatch: dict[str, Any] = {}
+        #: Per collect hook: (key, winning plugin, plugins it replaced), from the last collect.
+        self.overrides: dict[str, list[tuple[Any, str, list[str]]]] = {}
         self._cache: dict[str, tuple[_Impl, ...]] = {}
         self.errors: deque[PluginError] = deque(maxlen=200)
         #: Plugins discovery found but settings left out (:class:`pi_core.discovery.SkippedPlugin`).
@@ -103,11 +173,14 @@ class Plugins:
         name = name or getattr(plugin, "__name__", None) or type(plugin).__name__
         if name in self._infos:
             name = f"{name}@{location or id(plugin)}"
+        self.pm._registering = name
         try:
             self.pm.register(plugin, name)
         except Exception as exc:
             self.report(name, "register", exc)
             return None
+        finally:
+            self.pm._registering = None
         self._infos[name] = PluginInfo(
             name=name, plugin=plugin, source=source, location=location,
             distribution=distribution, version=version,
@@ -172,9 +245,49 @@ class Plugins:
             return True, result
         except Exception as exc:
             self.report(impl.plugin, hook, exc)
-            return False, None
+            return False, exc
 
     # ------------------------------------------------------------ dispatch kinds
+
+    def dispatch(self, hook: str):
+        """The dispatch kind the spec of ``hook`` declares (:class:`hookspecs.markers.Dispatch`)."""
+        found = self._dispatch.get(hook)
+        if found is None:
+            from hookspecs.markers import dispatch_of
+
+            caller = getattr(self.pm.hook, hook, None)
+            spec = getattr(caller, "spec", None)
+            found = dispatch_of(spec.function) if spec is not None else None
+            if found is None:
+                raise LookupError(f"no hook spec named {hook!r} declares a dispatch kind")
+            self._dispatch[hook] = found
+        return found
+
+    async def call(self, hook: str, /, **kwargs: Any) -> Any:
+        """Dispatch ``hook`` by the kind its spec declares: decide's winning result,
+        chain's final value (its ``arg`` is the starting value), collect's items, or
+        ``None`` for notify."""
+        kind = self.dispatch(hook)
+        if kind.kind == "notify":
+            return await self.notify(hook, **kwargs)
+        if kind.kind == "decide":
+            return await self.decide(hook, **kwargs)
+        if kind.kind == "chain":
+            value = kwargs.pop(kind.arg)
+            return await self.chain(hook, kind.arg, value, **kwargs)
+        return await self.collect(hook, key=kind.key, **kwargs)
+
+    def _guards(self, hook: str) -> bool:
+        try:
+            return self.dispatch(hook).guard
+        except LookupError:
+            return False
+
+    def _coercer(self, hook: str):
+        try:
+            return self.dispatch(hook).coercer()
+        except LookupError:
+            return None
 
     async def notify(self, hook: str, /, **kwargs: Any) -> None:
         """Call every handler in load order; results are ignored."""
@@ -187,23 +300,46 @@ class Plugins:
                 self.report(impl.plugin, hook, exc)
 
     async def decide(self, hook: str, /, **kwargs: Any) -> Any:
-        """Last non-``None`` result wins; one with ``cancel`` or ``block`` set wins at once."""
+        """Last non-``None`` result wins; one with ``cancel`` or ``block`` set wins at once.
+        Each result is read by the spec's coercion (object or dict shape); a malformed
+        one is reported with its plugin and counts as no opinion. In a hook whose spec
+        says it guards an action (``guard``), a handler that raises is reported and its
+        :class:`GuardFailure` blocks the action: guards fail closed."""
         decision = None
+        coerce = self._coercer(hook)
+        guard = self._guards(hook)
         for impl in self.impls(hook):
             ok, result = await self._call(impl, hook, kwargs)
-            if ok and result is not None:
-                decision = result
-                if flag(result, "cancel") or flag(result, "block"):
-                    break
+            if not ok and guard:
+                return GuardFailure(impl.plugin, hook, result)
+            if not ok or result is None:
+                continue
+            if coerce is not None:
+                try:
+                    result = coerce(result)
+                except (TypeError, ValueError) as exc:
+                    self.report(impl.plugin, hook, type(exc)(f"malformed result ignored: {exc}"))
+                    continue
+            decision = result
+            if flag(result, "cancel") or flag(result, "block"):
+                break
         return decision
 
     async def chain(self, hook: str, arg: str, value: Any, /, **kwargs: Any) -> Any:
         """Pass ``value`` (as argument ``arg``) through every handler; ``None`` keeps it.
-        A result with ``handled`` set ends the chain."""
+        A result with ``handled`` set ends the chain. A result the spec's coercion
+        refuses is reported with its plugin and the value kept."""
+        coerce = self._coercer(hook)
         for impl in self.impls(hook):
             kwargs[arg] = value
             ok, result = await self._call(impl, hook, kwargs)
             if ok and result is not None:
+                if coerce is not None:
+                    try:
+                        result = coerce(result, value)
+                    except (TypeError, ValueError) as exc:
+                        self.report(impl.plugin, hook, type(exc)(f"malformed result ignored: {exc}"))
+                        continue
                 value = result
                 if flag(result, "handled"):
                     break
@@ -215,10 +351,12 @@ class Plugins:
         """Gather every handler's items (a handler returns one item or a list).
 
         With ``key`` (an attribute name or a function), an item from a later plugin
-        replaces an earlier one with the same key, keeping the earlier one's place.
+        replaces an earlier one with the same key, keeping the earlier one's place;
+        who replaced whom is kept in :attr:`overrides` (``pi plugins`` shows it).
         """
         keyfn = (lambda item: getattr(item, key)) if isinstance(key, str) else key
         items: dict[Any, Any] = {}
+        owners: dict[Any, list[str]] = {}
         plain: list = []
         for impl in self.impls(hook):
             ok, result = await self._call(impl, hook, kwargs)
@@ -229,7 +367,33 @@ class Plugins:
                     plain.append(item)
                     continue
                 try:
-                    items[keyfn(item)] = item
+                    item_key = keyfn(item)
                 except Exception as exc:
                     self.report(impl.plugin, hook, TypeError(f"cannot key {item!r}: {exc}"))
-        return plain if keyfn is None else list(items.values())
+                    continue
+                items[item_key] = item
+                owners.setdefault(item_key, []).append(impl.plugin)
+        if keyfn is None:
+            return plain
+        self.overrides[hook] = [(k, names[-1], names[:-1]) for k, names in owners.items()
+                                if len(names) > 1]
+        return list(items.values())
+
+
+async def collect_overrides(plugins: Plugins, ctx: Any) -> list[dict]:
+    """Run every keyed collect hook once and say, for each key two plugins gave, which
+    plugin's item won (``pi plugins``: "read from my_plugin replaces the built-in")."""
+    found = []
+    for module in hookspecs.SPEC_MODULES:
+        for name in dir(module):
+            spec = getattr(module, name)
+            kind = getattr(spec, "pi_dispatch", None)
+            if kind is None or kind.kind != "collect" or not isinstance(kind.key, str):
+                continue
+            if not plugins.has(name):
+                continue
+            await plugins.collect(name, key=kind.key, ctx=ctx)
+            for key, winner, losers in plugins.overrides.get(name, []):
+                found.append({"hook": name, "key": str(key), "winner": winner,
+                              "replaces": [l for l in losers if l != winner]})
+    return [f for f in found if f["replaces"]]

@@ -59,6 +59,9 @@ class StreamOptions:
     on_payload: Callable[[dict], Awaitable[dict]] | None = None
     #: Providers report the response status and headers here (``after_provider_response``).
     on_response: Callable[[int, dict], Awaitable[None]] | None = None
+    #: How often the provider itself sends a request again after a transient failure
+    #: (the setting ``retry.provider.maxRetries``); ``None``: the provider's default.
+    max_retries: int | None = None
 
     async def prepare_payload(self, payload: dict) -> dict:
         return await self.on_payload(payload) if self.on_payload else payload

@@ -339,6 +339,8 @@ class ModelRegistry:
         self.models: list[Model] = []
         self._settings: dict[str, ProviderConfig] = {}
         self._runtime_keys: dict[str, str] = {}
+        #: Keys (``provider/id``) of the models found on servers by ``discover_models``.
+        self.local: set[str] = set()
         self.refresh()
 
     @classmethod
@@ -346,6 +348,18 @@ class ModelRegistry:
         """A registry of every model the plugins register (``register_models``)."""
         models = await plugins.collect("register_models", key=lambda m: (m.provider, m.id), ctx=ctx)
         return cls([m for m in models if isinstance(m, Model)], **kwargs)
+
+    async def discover(self, plugins: Any, settings: Any = None, ctx: Any = None) -> list[Model]:
+        """Ask the plugins for models on servers they find (``discover_models``) and add
+        them as built-in ones, so models.json's overrides apply; returns the new ones."""
+        found = await plugins.collect("discover_models", key=lambda m: (m.provider, m.id),
+                                      settings=settings, ctx=ctx)
+        added = [m for m in found if isinstance(m, Model) and self.find(m.provider, m.id) is None]
+        if added:
+            self.builtin.extend(added)
+            self.local.update(m.key for m in added)
+            self.refresh()
+        return added
 
     def __repr__(self) -> str:
         return f"<ModelRegistry {len(self.models)} models, {len(self.providers)} providers>"
@@ -412,9 +426,12 @@ class ModelRegistry:
         return None
 
     def has_auth(self, model: Model) -> bool:
+        """A key is configured, or none is needed: a provider of models.json's own, a
+        server on this machine, or a model without a base URL (an in-process provider a
+        plugin registered, such as the docs' EchoProvider: there is nothing to log in to)."""
         settings = self._settings.get(model.provider)
         return (self.key_source(model) is not None or (settings is not None and settings.custom)
-                or _is_local(model.base_url))
+                or not model.base_url or _is_local(model.base_url) or model.key in self.local)
 
     def api_key(self, model: Model) -> str | None:
         """The key for a request to ``model`` (``None``: send none, fine for local servers)."""
@@ -614,11 +631,15 @@ def _tokens(count: int) -> str:
     return str(count)
 
 
-def model_table(models: Iterable[Model]) -> str:
-    """The ``--list-models`` table: provider, model, context, max-out, thinking, images."""
-    header = ("provider", "model", "context", "max-out", "thinking", "images")
+def model_table(models: Iterable[Model], local: set[str] = frozenset()) -> str:
+    """The ``--list-models`` table: provider, model, context, max-out, thinking, images;
+    models found on local servers (keys in ``local``) add a column that marks them."""
+    models = list(models)
+    marked = any(m.key in local for m in models)
+    header = ("provider", "model", "context", "max-out", "thinking", "images") + (("source",) if marked else ())
     rows = [(m.provider, m.id, _tokens(m.context_window), _tokens(m.max_tokens),
-             "yes" if m.reasoning else "no", "yes" if m.accepts_images else "no") for m in models]
+             "yes" if m.reasoning else "no", "yes" if m.accepts_images else "no")
+            + ((("local" if m.key in local else ""),) if marked else ()) for m in models]
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
     return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip()
                      for row in [header, *rows])

@@ -7,11 +7,14 @@
 Plugins are modules or objects with ``@hookimpl`` functions, registered in the order
 given (after pi-harness's built-ins when ``builtins=True``). The session is in memory
 unless one is given (``Session.create(cwd)`` for a file, ``Session.open(path)`` to resume).
+Without the built-ins, the local machine's execution environment (the built-in
+``local_environment`` plugin) is still registered first, so ``ctx.exec`` and ``!cmd`` run.
 """
 
 from __future__ import annotations
 
 import os
+from importlib import import_module
 from typing import Any, Callable
 
 from pi_core.harness import Harness
@@ -41,6 +44,12 @@ async def create_harness(
 
     cwd = cwd or os.getcwd()
     registry = load_plugins(cwd=cwd, discover=False, settings=settings) if builtins else Plugins()
+    if not builtins:
+        try:
+            registry.register(import_module("pi_plugins.local_environment"), "local_environment",
+                              source="builtin", location="pi_plugins.local_environment")
+        except ImportError:  # the core without the built-in plugins: no local commands
+            pass
     for plugin in plugins:
         registry.register(plugin)
     harness = Harness(

@@ -75,6 +75,31 @@ class Settings:
             value = value[part]
         return value
 
+    def remember(self, key: str, value: Any) -> None:
+        """Keep a choice for the next run in the global settings.json, as pi keeps the
+        last model and thinking level chosen as the defaults (in memory only when there
+        is no file). The file is replaced whole, so a reader never sees half of it."""
+        node = self.global_data
+        *parents, last = key.split(".")
+        for part in parents:
+            node = node.setdefault(part, {}) if isinstance(node.get(part), dict) or part not in node else {}
+        if node.get(last) == value:
+            return
+        node[last] = value
+        self.data = _merge(_merge(DEFAULTS, self.global_data), self.project_data)
+        if self.global_dir is None:
+            return
+        import os
+
+        path = Path(self.global_dir) / "settings.json"
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            temp = path.with_name(f".settings.json.{os.getpid()}.tmp")
+            temp.write_text(json.dumps(self.global_data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+            os.replace(temp, path)
+        except OSError as exc:
+            self.problems.append(f"{path}: cannot save {key}: {exc}")
+
     def paths(self, key: str) -> list[Path]:
         """A resource list (``skills``, ``prompts``…): global entries, then project ones,
         each resolved against its own file's folder; ``~`` expands."""

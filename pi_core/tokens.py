@@ -109,3 +109,12 @@ def context_tokens(messages: list) -> int:
         if usage is not None and usage_tokens(usage):
             return usage_tokens(usage) + sum(estimate_tokens(m) for m in messages[index + 1 :])
     return sum(estimate_tokens(m) for m in messages)
+
+
+def fit_budget(tokens: int, context_window: int) -> int:
+    """A compaction budget (``reserveTokens``, ``keepRecentTokens``) that fits the model:
+    at most a quarter of its window. The defaults (16384, 20000) are sized for large
+    windows; unclamped, an 8k local model would compact an empty conversation before its
+    first answer (pi's ``window - reserve`` is negative there) and keep everything it
+    meant to summarise."""
+    return min(tokens, max(context_window // 4, 1))

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import inspect
+import json
 from typing import Any, Callable, Literal
 
 from attrs import define, field
@@ -64,11 +65,28 @@ def as_result(value: Any) -> ToolResult:
     raise TypeError(f"a tool returned {type(value).__name__}; return a ToolResult or a string")
 
 
+FileEffects = dict  # {"read": [paths], "modified": [paths]}
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 @define(eq=False)
 class Tool:
     """A tool. Give ``function`` (``async def f(args, run)``) or subclass and override
     :meth:`execute`. ``parameters`` is a JSON Schema dict or an attrs class.
-    ``default_active`` False keeps the tool off unless asked for (``--tools grep``)."""
+    ``default_active`` False keeps the tool off unless asked for (``--tools grep``).
+
+    A tool carries its own presentation and file effects, used by the chat, the tree
+    view, the HTML export and compaction's file lists: :meth:`summarize` (one line for a
+    call) and :meth:`files` (what a call reads and modifies). Give them as ``summarize=``
+    / ``files=`` functions of the arguments, or override the methods. ``prompt_snippet``
+    (one line for the system prompt's tool list) and ``prompt_guidelines`` (lines for its
+    guidelines) let a tool speak in the system prompt.
+    """
 
     name: str
     description: str = ""
@@ -77,7 +95,26 @@ class Tool:
     label: str = ""
     execution_mode: ExecutionMode = "parallel"
     default_active: bool = True
+    summarize_function: Callable[[dict], str] | None = field(default=None, alias="summarize", repr=False)
+    files_function: Callable[[dict], FileEffects] | None = field(default=None, alias="files", repr=False)
+    prompt_snippet: str | None = None
+    prompt_guidelines: list[str] = field(factory=list, converter=lambda v: [v] if isinstance(v, str) else list(v or []))
     _compiled: Parameters | None = field(default=None, init=False, repr=False)
+
+    def summarize(self, args: dict) -> str:
+        """One line saying what a call does (``read src/app.py:10-40``); by default the
+        tool's name and its first argument."""
+        if self.summarize_function is not None:
+            return self.summarize_function(args or {})
+        if isinstance(args, dict) and args:
+            return f"{self.name} {_short(args, 200)}"
+        return self.name
+
+    def files(self, args: dict) -> FileEffects:
+        """The files a call reads and modifies: ``{"read": [...], "modified": [...]}``."""
+        if self.files_function is not None:
+            return self.files_function(args or {}) or {}
+        return {}
 
     @property
     def compiled(self) -> Parameters:
@@ -110,6 +147,10 @@ def tool(
     label: str = "",
     execution_mode: ExecutionMode = "parallel",
     default_active: bool = True,
+    summarize: Callable[[dict], str] | None = None,
+    files: Callable[[dict], FileEffects] | None = None,
+    prompt_snippet: str | None = None,
+    prompt_guidelines: list[str] | str | None = None,
 ) -> Callable[[Callable[..., Any]], Tool]:
     """Make a :class:`Tool` from a function; the docstring is the default description."""
 
@@ -122,6 +163,10 @@ def tool(
             label=label,
             execution_mode=execution_mode,
             default_active=default_active,
+            summarize=summarize,
+            files=files,
+            prompt_snippet=prompt_snippet,
+            prompt_guidelines=prompt_guidelines or [],
         )
 
     return wrap

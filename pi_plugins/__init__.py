@@ -1,24 +1,10 @@
 """The built-in plugins of pi-harness, each registered as a ``pi.plugins`` entry point.
 
-setuptools writes entry points sorted by name, so their declared order is lost on
-install; ``LOAD_ORDER`` keeps it. Discovery loads the built-ins in this order (any not
-listed come after, by name).
+``LOAD_ORDER`` (kept in :mod:`pi_core.builtins`, so discovery needs no import of this
+package) is the one list of the built-ins and their order; pyproject.toml declares
+the same entry points in the same order (a test keeps them equal). setuptools writes
+entry points sorted by name, so the order is lost on install: discovery loads the
+built-ins in this order (any not listed come after, by name, with a warning).
 """
 
-LOAD_ORDER = (
-    "app_messages",
-    "tools",
-    "openai_completions",
-    "openai_responses",
-    "anthropic_messages",
-    "google_generative_ai",
-    "model_catalogue",
-    "system_prompt",
-    "context_files",
-    "skills",
-    "prompt_templates",
-    "compaction",
-    "print_mode",
-    "rpc_mode",
-    "interactive",
-)
+from pi_core.builtins import LOAD_ORDER  # noqa: E402,F401  (the one list)

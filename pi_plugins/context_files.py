@@ -100,6 +100,13 @@ async def section(ctx: Any) -> str:
     return format_context((await load(ctx)).files)
 
 
+@hookimpl(trylast=True)  # resources_discover fires after every other session_start
+async def session_start(event, ctx):
+    from pi_plugins.resources import on_session_start
+
+    await on_session_start(event, ctx)
+
+
 @hookimpl(tryfirst=True)
 async def before_agent_start(event, ctx):
     from pi_plugins.skills import HEADING as SKILLS_HEADING

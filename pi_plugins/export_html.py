@@ -18,6 +18,7 @@ page's Content-Security-Policy forbids loading anything else.
 from __future__ import annotations
 
 import json
+import contextvars
 import os
 import re
 from html import escape as _html_escape
@@ -96,7 +97,22 @@ def default_output_name(source: str | os.PathLike | Session) -> str:
     return f"{APP_NAME}-session-{stem}.html"
 
 
-def export_html(source: str | os.PathLike | Session, output: str | os.PathLike | None = None) -> Path:
+#: The tools whose own ``summarize`` heads each call on the page (set per export).
+_TOOLS: "contextvars.ContextVar[dict | None]" = contextvars.ContextVar("export_tools", default=None)
+
+
+def _tools() -> dict:
+    tools = _TOOLS.get()
+    if tools is None:  # a file exported on its own: the built-in tools present their calls
+        from pi_plugins.tools import builtin_tools
+
+        tools = {t.name: t for t in builtin_tools()}
+        _TOOLS.set(tools)
+    return tools
+
+
+def export_html(source: str | os.PathLike | Session, output: str | os.PathLike | None = None,
+                tools: list | None = None) -> Path:
     """Write the session ``source`` (a session file, or an open :class:`Session`) as one
     HTML page to ``output`` (default: :func:`default_output_name`) and return that path.
 
@@ -104,6 +120,8 @@ def export_html(source: str | os.PathLike | Session, output: str | os.PathLike |
     when ``output`` names the session file itself, or when the page cannot be written.
     Damaged lines of an otherwise readable file are skipped and listed on the page.
     """
+    if tools is not None:
+        _TOOLS.set({t.name: t for t in tools})
     session = source if isinstance(source, Session) else _open(source)
     try:
         target = Path(output) if output else Path(default_output_name(source))
@@ -538,27 +556,21 @@ def _assistant(message: AssistantMessage) -> str:
 
 
 def _tool_call(call: ToolCall) -> str:
+    """A call headed by its tool's own one-line summary; its body by what the arguments
+    hold (written content, edits, else the arguments), whatever the tool is called."""
+    from pi_plugins.tools.presentation import summary_of
+
     args = call.arguments if isinstance(call.arguments, dict) else {"arguments": call.arguments}
-    name = call.name
-    head = f'<span class="tool-name">{escape(name)}</span>'
-    body = ""
-    if name == "bash" and isinstance(args.get("command"), str):
-        body = _folded_pre("$ " + args["command"], "command")
-        if args.get("timeout") is not None:
-            head += f' <span class="meta-text">timeout {escape(args["timeout"])} s</span>'
-    elif name in ("read", "write", "edit", "ls", "find", "grep") and (
-            isinstance(args.get("path"), str) or isinstance(args.get("pattern"), str)):
-        shown = {k: v for k, v in args.items() if k not in ("path", "content", "edits", "oldText", "newText")}
-        if isinstance(args.get("path"), str):
-            head += f' <span class="path">{escape(args["path"])}</span>'
-        if shown:
-            head += f' <span class="meta-text">{escape(_inline_json(shown))}</span>'
-        if name == "write" and isinstance(args.get("content"), str):
-            body = _folded_pre(args["content"], "content")
-        elif name == "edit":
-            body = _edits(args)
-    elif args:
+    head = (f'<span class="tool-name">{escape(call.name)}</span> '
+            f'<span class="path">{escape(summary_of(call.name, args, _tools()))}</span>')
+    if isinstance(args.get("content"), str):
+        body = _folded_pre(args["content"], "content")
+    elif isinstance(args.get("edits"), list) or "oldText" in args:
+        body = _edits(args)
+    elif args and call.name not in _tools():  # no tool to summarise it: all the arguments
         body = _folded_pre(json.dumps(args, indent=2, ensure_ascii=False, default=str), "arguments")
+    else:
+        body = ""
     return (f'<div class="tool-call" data-call="{escape(call.id)}"><div class="tool-head">'
             f"→ {head}</div>{body}</div>")
 

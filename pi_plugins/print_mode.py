@@ -24,7 +24,9 @@ def event_line(event, full: bool = False) -> str:
 def event_json(event, full: bool = False) -> dict:
     """The JSON value of an event, in pi's shape (lean ``message_update`` by default)."""
     if event.type != "message_update":
-        return to_json(event)
+        value = to_json(event)
+        value.pop("turnIndex", None)  # for plugins; pi's JSON events have none
+        return value
     value = {"type": "message_update", "assistantMessageEvent": stream_event_json(
         event.assistant_message_event, full)}
     if full:
@@ -58,7 +60,9 @@ async def _prompts(app) -> None:
     if first.text is not None or first.images:
         await app.harness.prompt(first.text or "", first.images, source="print")
     for message in app.rest_messages()[1:]:
+        await app.harness.wait_for_idle()
         await app.harness.prompt(message, source="print")
+    await app.harness.wait_for_idle()  # runs a plugin started (ctx.send_user_message)
 
 
 async def run_print(app) -> int:

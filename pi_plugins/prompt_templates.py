@@ -210,6 +210,13 @@ async def expand(text: str, ctx: Any) -> str | None:
 # ---------------------------------------------------------------- hooks
 
 
+@hookimpl(trylast=True)  # resources_discover fires after every other session_start
+async def session_start(event, ctx):
+    from pi_plugins.resources import on_session_start
+
+    await on_session_start(event, ctx)
+
+
 @hookimpl(trylast=True)
 async def input(event, ctx):
     expanded = await expand(event.text, ctx)
@@ -219,8 +226,10 @@ async def input(event, ctx):
 @hookimpl
 async def register_commands(ctx):
     from pi_core.commands import Command
+    from pi_plugins.resources import source_info
 
     return [
-        Command(name=t.name, description=t.description, argument_hint=t.argument_hint, source="prompt")
+        Command(name=t.name, description=t.description, argument_hint=t.argument_hint,
+                source="prompt", source_info=source_info(t.path, t.source, ctx))
         for t in (await load(ctx)).templates
     ]

@@ -84,6 +84,21 @@ def reload(ctx: Any) -> None:
     _reloaded[ctx] = True
 
 
+_last_start: list = [None]  # the session_start event last handled (events are unhashable)
+
+
+async def on_session_start(event: Any, ctx: Any) -> None:
+    """Every resource plugin's ``session_start``: on ``reload`` forget what was found
+    (once per event, whichever resource plugin sees it first); then ask
+    ``resources_discover`` now, at start-up, as documented (not on the first prompt)."""
+    if _last_start[0] is event:
+        return
+    _last_start[0] = event
+    if getattr(event, "reason", None) == "reload":
+        reload(ctx)
+    await discovered_paths(ctx)
+
+
 # ---------------------------------------------------------------- commands
 
 
@@ -256,3 +271,27 @@ class Gatherer:
             self.result.problems.append(Problem(str(path), f"a {self.kind} path must be a folder or a .md file", "error"))
         else:
             self.result.problems.append(Problem(str(path), f"{self.kind} path does not exist", "error"))
+
+
+def source_info(path: Path | str, source: str, ctx: Any, base_dir: Path | str | None = None) -> dict:
+    """pi's ``sourceInfo`` of a resource (RPC ``get_commands``): its file, how it was found
+    (``auto`` discovery, ``local`` from a command-line or settings path), its scope
+    (project, user, temporary) and the folder its scope starts from."""
+    cwd = Path(getattr(ctx, "cwd", ".") or ".")
+    home = getattr(ctx, "agent_dir", None)
+    info: dict[str, Any] = {"path": str(path)}
+    if source == "project":
+        info.update(source="auto", scope="project", origin="top-level", baseDir=str(cwd / ".pi"))
+    elif source == "user":
+        info.update(source="auto", scope="user", origin="top-level")
+        if home is not None:
+            info["baseDir"] = str(home)
+    elif source == "cli":
+        info.update(source="local", scope="temporary", origin="top-level",
+                    baseDir=str(base_dir if base_dir is not None else Path(path).parent))
+    elif source == "settings":
+        info.update(source="local", scope="user", origin="top-level",
+                    baseDir=str(base_dir if base_dir is not None else Path(path).parent))
+    else:  # from a plugin's resources_discover
+        info.update(source="extension", scope="temporary", origin="package")
+    return info

@@ -292,6 +292,13 @@ async def expand(text: str, ctx: Any) -> str | None:
 # ---------------------------------------------------------------- hooks
 
 
+@hookimpl(trylast=True)  # resources_discover fires after every other session_start
+async def session_start(event, ctx):
+    from pi_plugins.resources import on_session_start
+
+    await on_session_start(event, ctx)
+
+
 @hookimpl(trylast=True)
 async def input(event, ctx):
     expanded = await expand(event.text, ctx)
@@ -330,10 +337,12 @@ async def register_commands(ctx):
     """``/skill:name`` for every skill (also those hidden from the model), unless the
     ``enableSkillCommands`` setting is false."""
     from pi_core.commands import Command
+    from pi_plugins.resources import source_info
 
     if ctx.settings.get("enableSkillCommands", True) is False:
         return None
     return [
-        Command(name=f"skill:{s.name}", description=s.description, source="skill")
+        Command(name=f"skill:{s.name}", description=s.description, source="skill",
+                source_info=source_info(s.path, s.source, ctx, s.base_dir))
         for s in (await load(ctx)).skills
     ]

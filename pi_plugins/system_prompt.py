@@ -138,14 +138,25 @@ def base_prompt(tools: list | None) -> str:
     parts = [INTRO]
     if tools is not None:
         if tools:
-            lines = [f"- {t.name}: {_summary(t.description)}" if _summary(t.description)
-                     else f"- {t.name}" for t in tools]
+            lines = [f"- {t.name}: {_snippet(t)}" if _snippet(t) else f"- {t.name}" for t in tools]
             parts.append("Tools you can call:\n" + "\n".join(lines))
         else:
             parts.append("You have no tools in this session: answer from the conversation alone.")
     names = {t.name for t in tools} if tools else set()
-    parts.append("How to work:\n" + "\n".join(f"- {rule}" for rule in guidelines(names)))
+    rules = guidelines(names)
+    for tool in tools or ():  # a tool's own guidelines (prompt_guidelines), once each
+        for rule in getattr(tool, "prompt_guidelines", None) or ():
+            if rule and rule not in rules:
+                rules.insert(len(rules) - 1, rule)
+    parts.append("How to work:\n" + "\n".join(f"- {rule}" for rule in rules))
     return "\n\n".join(parts)
+
+
+def _snippet(tool: Any) -> str:
+    """The tool's line in the tool list: its ``prompt_snippet``, else its description's
+    first line."""
+    snippet = getattr(tool, "prompt_snippet", None)
+    return " ".join(snippet.split()) if snippet else _summary(tool.description)
 
 
 # ---------------------------------------------------------------- user-given prompts

@@ -51,7 +51,7 @@ class TodoPlugin:
 
     @hookimpl
     async def agent_end(self, event, ctx):
-        done = await ctx.exec(["echo", "checked"])  # a process group, killed on timeout
+        done = await ctx.exec(["echo", "checked"])  # the bash tool's runner; all of it killed on timeout
         print(f"exec: {done.stdout.strip()} (exit {done.code})")
         ctx.set_session_name("Groceries")
 

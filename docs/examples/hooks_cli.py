@@ -5,7 +5,7 @@ own shell commands.
 This file is a plugin and a script. As a plugin it replaces the print mode (-p):
 
     pi -e docs/examples/hooks_cli.py -e docs/examples/offline_model.py \\
-       --model scripted/scripted-model -p "hi"
+       --model scripted/scripted-model --shout -p "hi"
 
 Run as a script (python docs/examples/hooks_cli.py), it fires the other hooks the way
 the interactive and RPC modes do, and then runs that pi command.
@@ -17,9 +17,12 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
+import click
+
 from pi_core import hookimpl
 from pi_core.app import Mode
-from pi_core.commands import Command, MessageRenderer, Shortcut
+from pi_core.cli_commands import CliCommand
+from pi_core.commands import Command, Flag, MessageRenderer, Shortcut
 
 
 async def boxed_print(app):
@@ -27,6 +30,8 @@ async def boxed_print(app):
     prompt = app.initial_prompt()
     await app.harness.prompt(prompt.text or "", prompt.images, source="print")
     answer = app.harness.messages[-1].text
+    if app.harness.ctx.get_flag("shout"):  # pi --shout, this plugin's flag
+        answer = answer.upper()
     app.write(f"+{'-' * (len(answer) + 2)}+\n| {answer} |\n+{'-' * (len(answer) + 2)}+\n")
     return 0
 
@@ -49,8 +54,22 @@ def register_commands(ctx):
 
 @hookimpl
 def register_flags(ctx):
-    # Reserved: no built-in mode reads extra flags yet.
-    return [SimpleNamespace(name="plan", description="Start in plan mode", type="boolean")]
+    # pi --shout (a switch) and pi --greeting TEXT; read with ctx.get_flag(name)
+    return [Flag("shout", "Print the answer in capitals"),
+            Flag("greeting", "Say this first", type="string", default="")]
+
+
+@click.command("hello")
+@click.argument("name")
+def hello(name):
+    """pi hello NAME: a subcommand of this plugin's."""
+    click.echo(f"Hello, {name}!")
+
+
+@hookimpl
+def register_cli_commands(ctx):
+    # pi hello NAME; the module named is imported only when the subcommand runs
+    return [CliCommand("hello", f"{__name__}:hello", "Greet someone")]
 
 
 @hookimpl
@@ -110,12 +129,12 @@ async def fire_by_hand() -> None:
 
     switch = await hooks.decide("session_before_switch", ctx=ctx,
                                 event=SimpleNamespace(reason="new", target=None))
-    print("session_before_switch: cancel =", switch["cancel"])
+    print("session_before_switch: cancel =", switch.cancel)
     await hooks.decide("session_before_fork", ctx=ctx, event=SimpleNamespace(entry_id="abcd1234"))
     for command in ("sudo rm -rf /", "ls"):
         decision = await hooks.decide("user_bash", ctx=ctx, event=SimpleNamespace(
             command=command, exclude_from_context=False, cwd=ctx.cwd))
-        print(f"user_bash {command!r}: {'cancelled' if decision else 'runs'}")
+        print(f"user_bash {command!r}: {'cancelled' if decision and decision.cancel else 'runs'}")
 
 
 if __name__ == "__main__":
@@ -123,6 +142,6 @@ if __name__ == "__main__":
     here = Path(__file__).parent
     out = subprocess.run([sys.executable, "-m", "pi_core.cli", "--no-session",
                           "-e", str(here / "hooks_cli.py"), "-e", str(here / "offline_model.py"),
-                          "--model", "scripted/scripted-model", "-p", "hi"],
+                          "--model", "scripted/scripted-model", "--shout", "-p", "hi"],
                          capture_output=True, text=True)
     print(out.stdout, end="")

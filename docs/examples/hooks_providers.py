@@ -43,6 +43,12 @@ class ProviderTour:
                       context_window=8192, max_tokens=1024, cost=ModelCost(input=0, output=0))]
 
     @hookimpl
+    async def discover_models(self, settings, ctx):
+        # Only when nothing is configured and not offline: models found on servers
+        # (the built-in local_models plugin probes Ollama, llama.cpp, LM Studio, vLLM).
+        return [Model(id="echo-found", provider="local-echo", api="echo", context_window=4096)]
+
+    @hookimpl
     def before_provider_request(self, payload, model, ctx):
         print(f"before_provider_request: {model.key} {payload}")
         return {**payload, "shout": True}  # the payload actually sent
@@ -62,6 +68,8 @@ async def main() -> None:
     registry = await ModelRegistry.from_plugins(plugins, models_json=False)
     model = registry.find("local-echo", "echo-1")
     print("registered:", model.key, model.name, model.context_window)
+    found = await registry.discover(plugins)  # what pi does when no model has a key
+    print("discovered:", [m.key for m in found], "local:", sorted(registry.local))
     harness = await create_harness(ProviderTour(), model=model)
     await harness.prompt("hello there")
     print("answer:", harness.messages[-1].text)

@@ -99,7 +99,7 @@ async def main(folder: Path) -> None:
     sent = provider.requests[-1].messages[-1].content[0].text
     print("the model got:", sent.split(" location=")[0], "...", sent.splitlines()[-1])
 
-    await harness.set_model(scripted_model("scripted-large"))
+    await harness.set_model(scripted_model("scripted-large", reasoning=True))  # takes thinking levels
     await harness.set_thinking_level("high")
     await harness.compact()
     await harness.navigate_tree(first, summarize=True)

@@ -5,7 +5,7 @@ provider, answering every request with the same text. Try pi with it:
 """
 
 from pi_core import hookimpl
-from pi_plugins.providers.scripted import Reply, ScriptedProvider, scripted_model
+from pi_core.testing import Reply, ScriptedProvider, scripted_model
 
 provider = ScriptedProvider(router=lambda context: Reply(text="Hello from the scripted model."))
 

@@ -29,10 +29,10 @@ def texts(session):
 with tempfile.TemporaryDirectory() as folder:
     session = Session.create("/home/me/app", folder)
     session.append_model_change("scripted", "scripted-model")
+    print("file written yet?", session.on_disk)  # not before the first message
     question = session.append_message(user("Name a colour."))
-    print("file written yet?", session.on_disk)  # not before the first answer
+    print("file written yet?", session.on_disk)  # the prompt is never lost
     session.append_message(assistant("Blue."))
-    print("file written yet?", session.on_disk)
     session.append_message(user("Another one?"))
     session.append_message(assistant("Green."))
     print("context:", texts(session))

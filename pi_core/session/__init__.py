@@ -5,7 +5,7 @@
     session = Session.create(cwd)                 # or open / continue_recent / in_memory
     session.append_model_change("openai", "gpt-4o")
     session.append_message(user_message)          # the file appears with the first
-    session.append_message(assistant_message)     # assistant message
+    session.append_message(assistant_message)     # message
     context = session.build_context()             # messages, model, thinking level
     for info in list_sessions(session_dir_for(cwd)): ...
 """

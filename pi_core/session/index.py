@@ -52,7 +52,9 @@ class SessionIndex:
                           ensure_ascii=False, separators=(",", ":"))
         temp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
         try:
-            temp.write_text(data, encoding="utf-8")
+            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # private, as the sessions
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(data)
             os.replace(temp, self.path)
         except OSError:  # a read-only folder: list without an index
             temp.unlink(missing_ok=True)

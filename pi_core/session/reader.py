@@ -2,20 +2,31 @@
 
 The reader never changes the file. It tells the caller what it found: the header, the
 entries with their line numbers, the problems (unreadable lines, a second header), and
-whether the file ends in an incomplete line (a crash mid-write) that the writer must set
-aside before appending. Tree-level problems (missing parent, cycles) are the tree's.
+whether the file ends without a newline (a crash mid-write, or a complete line), so the
+writer starts the next entry on a line of its own. Tree-level problems (missing parent,
+cycles) are the tree's.
 
-Speed: a 50 MB file is parsed with orjson line by line, with the cyclic garbage
-collector paused (it would otherwise rescan the growing heap of new objects over and
-over, which more than doubles the load time). Entries stay parsed JSON
-(:class:`UnreadEntry`) until someone asks for them; labels and session names, which the
-tree indexes, are made into objects at once.
+What pi reads, we read: invalid UTF-8 is decoded with U+FFFD in place of the bad bytes;
+a line that cannot be used at all costs only itself, and where its id and parent can still
+be made out (:data:`_TREE_KEYS`) the tree mends the chain past it. Lines before the header
+that are not JSON (a torn fragment the header was written after) are skipped, as pi does.
+
+Speed: an entry is not parsed when the file is read. A line as pi (and we) write it starts
+``{"type":…,"id":…,"parentId":…`` and ends with ``}``: those three keys are read from its
+first bytes (:data:`_TREE_KEYS`) and the entry is kept as where its line is
+(:class:`UnreadEntry`: offset and length), read back and parsed (orjson) the first time
+someone asks for it. Opening a long session so costs a scan of its bytes, and with the
+offset index beside it (:mod:`pi_core.session.offsets`) only of the bytes added since;
+building the context parses just the path from the leaf after the last compaction.
+Any other line is parsed at once, so a bad one is named on open. Labels and session
+names, which the tree indexes, are made into objects at once.
 """
 
 from __future__ import annotations
 
 import gc
 import os
+import re
 from contextlib import contextmanager
 from typing import Any, BinaryIO, Iterable, Iterator
 
@@ -61,10 +72,14 @@ class FileContents:
     line_numbers: list[int] = field(factory=list)
     raw_lines: list[RawLine] = field(factory=list)  # only for files older than version 3
     problems: list[Problem] = field(factory=list)
-    complete_length: int = 0  # bytes up to and including the last complete line
-    torn: bytes = b""  # an incomplete last line, to be set aside
-    torn_line: int = 0
-    missing_newline: bool = False  # the last line is complete but has no newline
+    length: int = 0  # bytes read
+    torn_line: int = 0  # the number of an incomplete last line (skipped), else 0
+    missing_newline: bool = False  # the file does not end in a newline
+    bridges: dict = field(factory=dict)  # id -> (parent id, line) of unusable lines
+    spans: list[tuple[int, int]] = field(factory=list)  # (offset, length) of each entry's line
+    lines: int = 0  # lines read (the number of the last one)
+    source: "LineSource | None" = None  # where unread entries are read back from
+    scanned: int = 0  # bytes scanned now (the rest came from the offset index)
 
 
 @contextmanager
@@ -78,17 +93,91 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def read_session_file(path: str | os.PathLike) -> FileContents:
+class LineSource:
+    """A read-only descriptor on a session file, kept while its entries may still be read
+    back (a file deleted meanwhile stays readable through it). Once closed, a read opens
+    the file again: a complete line never moves (the file is append-only)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.fd: int | None = None
+        self._open()
+
+    def _open(self) -> int:
+        self.fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        return self.fd
+
+    def read(self, offset: int, length: int) -> bytes:
+        fd = self.fd
+        if fd is None:
+            try:
+                fd = self._open()
+            except OSError as exc:
+                raise SessionError(f"{self.path}: the session file cannot be read "
+                                   f"again ({exc.strerror})") from None
+        data = _pread(fd, length, offset)
+        while len(data) < length:  # a short read: only on odd file systems
+            more = _pread(fd, length - len(data), offset + len(data))
+            if not more:
+                break
+            data += more
+        return data
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+def _seek_read(fd: int, length: int, offset: int) -> bytes:  # pragma: no cover - Windows
+    os.lseek(fd, offset, os.SEEK_SET)
+    return os.read(fd, length)
+
+
+_pread = getattr(os, "pread", _seek_read)
+
+
+def read_session_file(path: str | os.PathLike, *, use_index: bool = True) -> FileContents:
     """Read ``path``; raises :class:`SessionError` when it is not a session file at all
-    (its first line is not a session header). An empty file gives no header."""
-    with open(path, "rb", buffering=0) as f:
-        return _read(_split_lines(f), os.fspath(path))
+    (its first line is not a session header). An empty file gives no header.
+
+    With ``use_index`` the offset index beside the file supplies what it knows of the
+    file's start (when it still matches the file) and only the rest is scanned; a scan
+    of much new text writes the index again."""
+    from pi_core.session import offsets
+
+    name = os.fspath(path)
+    source = LineSource(name)
+    try:
+        out = offsets.load(name, source) if use_index else None
+        start = out.length if out is not None else 0
+        if out is None:
+            out = FileContents()
+        with os.fdopen(os.dup(source.fd), "rb", buffering=0) as f:
+            f.seek(start)
+            _read(_split_lines(f), name, out, source, start)
+        out.source = source
+        if use_index and out.version >= SESSION_VERSION and out.scanned >= offsets.INDEX_AT:
+            offsets.save(name, out)
+    except BaseException:
+        source.close()
+        raise
+    return out
 
 
 def read_session_lines(lines: Iterable[bytes], name: str = "session") -> FileContents:
-    """Read a session file given as lines (each with its newline; the last may lack it)."""
-    return _read(((line[:-1], True) if line.endswith(b"\n") else (line, False)
-                  for line in lines), name)
+    """Read a session file given as lines (each with its newline; the last may lack it);
+    its entries keep their bytes."""
+    out = FileContents()
+    _read(((line[:-1], True) if line.endswith(b"\n") else (line, False) for line in lines),
+          name, out, None, 0)
+    return out
 
 
 def _split_lines(f: BinaryIO, size: int = 1 << 22) -> Iterator[tuple[memoryview, bool]]:
@@ -121,45 +210,72 @@ def _split_lines(f: BinaryIO, size: int = 1 << 22) -> Iterator[tuple[memoryview,
         end += read
 
 
-def _read(lines: Iterable[tuple[memoryview | bytes, bool]], name: str) -> FileContents:
-    out = FileContents()
-    number = 0
-    offset = 0
-    header_seen = False
+def _read(lines: Iterable[tuple[memoryview | bytes, bool]], name: str, out: FileContents,
+          source: LineSource | None, offset: int) -> None:
+    """Read ``lines`` (starting at byte ``offset``, after ``out.lines`` lines) into ``out``."""
+    number = out.lines
+    header_seen = out.header is not None
+    skipped_before_header = 0
+    start = offset
+    match = _TREE_KEYS.match
+    types = _TYPES
     with gc_paused():
         for raw, terminated in lines:
             number += 1
-            if not terminated:
-                _last_line_without_newline(out, raw, number, offset)
-                if out.torn:
-                    break
+            at = offset
             offset += len(raw) + terminated
             if not raw or raw[0] in _SPACE and bytes(raw).isspace():
                 continue  # blank lines are skipped, as pi does
+            if not terminated:
+                out.missing_newline = True
+                if _is_torn(raw):
+                    out.torn_line = number
+                    out.problems.append(Problem(
+                        number, f"incomplete last line ({len(raw)} bytes), the end of an "
+                                "interrupted write; it is skipped and stays in the file"))
+                    if header_seen and out.version < SESSION_VERSION:
+                        out.raw_lines.append(RawLine(number, None, bytes(raw)))
+                    continue
             if not header_seen:
+                if _is_torn(raw):  # a fragment the header was written after, as pi skips
+                    skipped_before_header += 1
+                    out.problems.append(Problem(number, "not valid JSON before the session "
+                                                        "header; the line is skipped"))
+                    continue
                 out.header, out.version = _read_header(name, raw, number)
                 header_seen = True
             elif out.version < SESSION_VERSION:
                 _keep_raw(out, raw, number)
             else:
-                _read_entry(out, raw, number)
-    out.complete_length = offset
-    return out
+                found = match(raw)
+                if (found is not None and raw[-1] == 125  # "}": a whole line, as written
+                        and found.group(1) not in _INDEXED_TYPES):
+                    parent = found.group(3)
+                    kind = found.group(1)
+                    entry = UnreadEntry(
+                        found.group(2).decode("utf-8", "replace"),
+                        None if parent is None else parent.decode("utf-8", "replace"),
+                        types.get(kind) or kind.decode("utf-8", "replace"), number, at,
+                        len(raw), source, None if source is not None else bytes(raw))
+                    out.entries.append(entry)
+                    out.line_numbers.append(number)
+                    out.spans.append((at, len(raw)))
+                else:
+                    _read_entry(out, raw, number, at)
+    if not header_seen and skipped_before_header:
+        raise SessionError(f"{name}: no session header, only lines that are not JSON; "
+                           "this is not a pi session file")
+    out.lines = number
+    out.length = offset
+    out.scanned = offset - start
 
 
-def _last_line_without_newline(out, raw, number: int, offset: int) -> None:
+def _is_torn(raw) -> bool:
     try:
         loads_json(raw)
     except DecodeError:
-        out.torn = bytes(raw)
-        out.torn_line = number
-        out.complete_length = offset
-        out.problems.append(
-            Problem(number, f"incomplete last line ({len(raw)} bytes), the end of an "
-                            "interrupted write; it is not part of the session")
-        )
-        return
-    out.missing_newline = True
+        return True
+    return False
 
 
 def _read_header(name: str, raw: bytes, number: int) -> tuple[SessionHeader, int]:
@@ -185,11 +301,29 @@ def _read_header(name: str, raw: bytes, number: int) -> tuple[SessionHeader, int
     return header, version
 
 
+# The start of a line as pi (and we) write it: type, id and parent, without parsing it.
+_TREE_KEYS = re.compile(
+    rb'\{"type":"([^"\\]*)","id":"([^"\\]+)","parentId":(?:"([^"\\]+)"|null)[,}]')
+_INDEXED_TYPES = frozenset({b"label", b"session_info"})
+_TYPES = {t.encode(): t for t in ("message", "model_change", "thinking_level_change",
+                                  "compaction", "branch_summary", "custom", "custom_message")}
+
+
+def _salvage(out: FileContents, raw, number: int) -> None:
+    """Note the id and parent of an unusable line, so the chain can be mended past it."""
+    found = _TREE_KEYS.match(raw)
+    if found is not None:
+        parent = found.group(3)
+        out.bridges.setdefault(found.group(2).decode("utf-8", "replace"), (
+            parent.decode("utf-8", "replace") if parent is not None else None, number))
+
+
 def _parse(out: FileContents, raw: bytes, number: int) -> dict | None:
     try:
         value = loads_json(raw)
     except DecodeError as exc:
         out.problems.append(Problem(number, f"{exc}; the line is skipped"))
+        _salvage(out, raw, number)
         return None
     if not isinstance(value, dict):
         out.problems.append(Problem(number, "not a JSON object; the line is skipped"))
@@ -200,7 +334,7 @@ def _parse(out: FileContents, raw: bytes, number: int) -> dict | None:
     return value
 
 
-def _read_entry(out: FileContents, raw: bytes, number: int) -> None:
+def _read_entry(out: FileContents, raw: bytes, number: int, at: int) -> None:
     value = _parse(out, raw, number)
     if value is None:
         return
@@ -212,40 +346,76 @@ def _read_entry(out: FileContents, raw: bytes, number: int) -> None:
         if problem is not None:
             out.problems.append(problem)
     else:
-        entry = UnreadEntry(value, number)
+        parent = value.get("parentId")
+        kind = value.get("type")
+        entry = UnreadEntry(value["id"], parent if isinstance(parent, str) else None,
+                            kind if isinstance(kind, str) else None, number, 0, 0, None, value)
     out.entries.append(entry)
     out.line_numbers.append(number)
+    out.spans.append((at, len(raw)))
 
 
 _INDEXED = frozenset({"label", "session_info"})  # the tree indexes these: read them at once
 
 
 class UnreadEntry:
-    """An entry parsed from its line but not yet made into objects.
+    """An entry not yet made into objects: where its line is, and its type, id and parent.
 
     The tree turns it into its entry class the first time anyone asks for it (see
     :meth:`SessionTree.get`), so opening a long session builds only what is used: the
-    path from the leaf, usually shortened by a compaction.
+    path from the leaf, usually shortened by a compaction. ``raw`` holds its bytes (or its
+    parsed JSON) when there is no file to read them back from.
     """
 
-    __slots__ = ("value", "line", "id", "parent_id", "type", "position")
+    __slots__ = ("id", "parent_id", "type", "line", "offset", "length", "source", "raw",
+                 "position")
 
-    def __init__(self, value: dict, line: int) -> None:
-        self.value = value
+    def __init__(self, entry_id: str, parent_id: str | None, kind: str | None, line: int,
+                 offset: int, length: int, source: LineSource | None, raw: Any) -> None:
+        self.id = entry_id
+        self.parent_id = parent_id
+        self.type = kind
         self.line = line
-        self.id: str = value["id"]
-        self.parent_id = value.get("parentId")
-        self.type = value.get("type")
+        self.offset = offset
+        self.length = length
+        self.source = source
+        self.raw = raw
         self.position = -1  # index in the tree's entry list, set by the tree
 
+    def value(self) -> dict:
+        """The line's JSON; raises :class:`DecodeError` for a line that is not JSON."""
+        raw = self.raw
+        if raw is None:
+            raw = self.source.read(self.offset, self.length)
+        elif isinstance(raw, dict):
+            return raw
+        value = loads_json(raw)
+        if not isinstance(value, dict):
+            raise DecodeError("not a JSON object")
+        return value
+
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, UnreadEntry) and (self.value, self.line) == (
-            other.value, other.line)
+        return isinstance(other, UnreadEntry) and (
+            self.id, self.parent_id, self.type, self.line, self.offset, self.length) == (
+            other.id, other.parent_id, other.type, other.line, other.offset, other.length)
 
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return f"UnreadEntry(line={self.line}, id={self.id!r})"
+
+
+def read_unread(unread: UnreadEntry) -> tuple[Entry, Problem | None]:
+    """The entry of an unread line: its entry class, or an :class:`UnknownEntry` (it stays
+    in the tree, out of the context) with a problem when the line cannot be read."""
+    try:
+        value = unread.value()
+    except DecodeError as exc:
+        value = {"type": unread.type, "id": unread.id, "parentId": unread.parent_id}
+        return UnknownEntry(value), Problem(
+            unread.line, f"{unread.type} entry {unread.id!r} is not valid JSON ({exc}); it "
+                         "stays in the tree but is left out of the context")
+    return read_entry(value, unread.line)
 
 
 def read_entry(value: dict, line: int) -> tuple[Entry, Problem | None]:

@@ -2,14 +2,21 @@
 
 Files are pi's version 3 JSONL (see ``design.md`` §6), interchangeable with pi's own:
 
-- a new session's file appears when the first assistant message is appended; the header
-  and every entry before it are written then, in one write;
-- after that each append is one line, written at once (one ``write`` call);
-- opening a file for writing takes its lock, sets aside an incomplete last line and
-  migrates versions 1 and 2; damaged lines are reported in :attr:`Session.problems` (and
-  logged) while the rest of the session opens;
-- entries are made into objects when first used (the context needs only the path from
-  the leaf), so opening a long session costs little more than parsing its JSON.
+- a new session's file appears with its first message (the user's prompt: pi waits for
+  the first assistant message, so a prompt interrupted before the answer is lost there);
+  the header and every entry before it are written then, in one write;
+- after that each append is one line, written at once (one ``write`` call); a file
+  deleted while the session is open is written again, header and every entry, before
+  the next one;
+- the file is append-only: opening it for writing takes its lock and never changes a
+  byte (an incomplete last line stays; the next entry starts on a new line), except that
+  versions 1 and 2 are migrated; damaged lines are reported in :attr:`Session.problems`
+  (and logged) while the rest of the session opens;
+- a file of a version newer than this one opens read-only (view, export, fork), never
+  for writing;
+- entries stay lines in the file until first used (the context needs only the path from
+  the leaf, after its last compaction), so opening a long session costs a scan of its
+  bytes, or with its offset index only of the bytes added since.
 
 An in-memory session (:meth:`Session.in_memory`) has the same API and never touches disk.
 """
@@ -124,8 +131,9 @@ class Session:
         cwd: str | None = None,
         read_only: bool = False,
     ) -> "Session":
-        """Open a session file; for writing (the default) this takes its lock, sets aside
-        an incomplete last line and migrates an old version. A path that does not exist
+        """Open a session file; for writing (the default) this takes its lock and migrates
+        an old version, and refuses a newer one (:class:`SessionError` naming the version;
+        ``read_only`` still opens it). A path that does not exist
         (or an empty file) starts a new session to be written there, as pi's
         ``--session`` does. ``cwd`` overrides the header's."""
         path = Path(os.path.abspath(path))
@@ -178,6 +186,7 @@ class Session:
             raise SessionError(f"cannot fork {source}: the file holds no session")
         forked = cls.create(target_cwd, sessions_dir, parent_session=str(source))
         entries = list(original._tree)
+        original.close()
         forked._tree, _ = SessionTree.from_entries(entries, range(2, len(entries) + 2))
         forked._write_everything()
         return forked
@@ -186,7 +195,8 @@ class Session:
         """A new session (file) holding the path from the root to ``leaf_id`` and the
         labels on it, its header naming this session as parent (``/fork``; pi's
         ``createBranchedSession``). ``None`` gives an empty session with that parent.
-        Written at once if the path holds an assistant message, else with the first one."""
+        Written at once if the path holds an assistant message, else with the first
+        message appended (its entries are all in the original file already)."""
         path = self._tree.path(leaf_id)
         if leaf_id is not None and not path:
             raise SessionError(f"entry {leaf_id!r} is not in the session")
@@ -329,8 +339,11 @@ class Session:
         entry.parent_id = self._tree.leaf_id
         line = dumps(entry) + "\n"  # fails before anything changes if it cannot be written
         if self._on_disk:
-            self._handle.write_lines([line])
-        elif self.file is not None and _is_assistant(entry):
+            if self._handle.unlinked():
+                self._write_again(line)
+            else:
+                self._handle.write_lines([line])
+        elif self.file is not None and _starts_file(entry):
             self._write_everything(extra_line=line)
         self._tree.add(entry)
         return entry
@@ -384,11 +397,14 @@ class Session:
     # ------------------------------------------------------------ closing
 
     def close(self) -> None:
-        """Release the file (and its lock). Entries not yet written (no assistant message
-        so far) are dropped, as in pi."""
+        """Release the file (and its lock). Entries not yet written (no message so far:
+        only model and thinking-level changes) are dropped."""
         if self._handle is not None:
             self._handle.close()
             self._handle = None
+        if self._tree.lines is not None:
+            self._tree.lines.close()  # entries never read are not read now
+            self._tree.lines = None
         self._closed = True
 
     def __enter__(self) -> "Session":
@@ -412,24 +428,29 @@ class Session:
     @classmethod
     def _load(cls, path: Path, directory: Path, cwd: str | None, handle, read_only) -> "Session":
         contents = read_session_file(path)
-        problems = list(contents.problems)
-        if contents.torn and handle is not None:
-            side = handle.set_aside_tail(contents.complete_length, contents.torn)
-            problems = [_moved_to(p, contents.torn_line, side) for p in problems]
+        if contents.version > SESSION_VERSION and handle is not None:
+            raise SessionError(
+                f"{path}: session format version {contents.version} is newer than this pi "
+                f"writes ({SESSION_VERSION}); it is not changed. Open it read-only to view "
+                "or export it, or fork it into a new file")
         if contents.missing_newline and handle is not None:
             handle.expect_missing_newline()
         if contents.header is not None and contents.version < SESSION_VERSION:
-            torn = [p for p in problems if contents.torn and p.line == contents.torn_line]
+            old = contents
             contents = cls._migrate(path, contents, handle)
-            problems = torn + contents.problems
+            old.source.close()
+        problems = list(contents.problems)
         if contents.header is None:
+            if contents.source is not None:
+                contents.source.close()
             session = cls._new_at(path, directory, cwd)
             session._handle = handle
             session.read_only = read_only
             session._tree.problems = problems
             _report(path, problems)
             return session
-        tree, tree_problems = SessionTree.from_entries(contents.entries, contents.line_numbers)
+        tree, tree_problems = SessionTree.from_entries(contents.entries, contents.line_numbers,
+                                                       contents.bridges)
         if len(tree) >= FREEZE_AT:
             # The entries live as long as the session; without this the collector would
             # rescan them all a few times as the process goes on (0.3 s at 20,000
@@ -438,6 +459,7 @@ class Session:
             gc.freeze()
         problems = sorted(problems + tree_problems, key=lambda p: p.line)
         tree.source = str(path)
+        tree.lines = contents.source
         _report(path, problems)
         header = contents.header
         return cls(header, tree, cwd=cwd or header.cwd or os.getcwd(), file=path,
@@ -464,6 +486,13 @@ class Session:
             state = "closed" if self._closed else "open read-only"
             raise SessionError(f"session {self.file or self.id} is {state}; it cannot change")
 
+    def _write_again(self, line: str) -> None:
+        """The file was deleted under us: write it again, header and every entry."""
+        log.warning("%s was deleted while the session was open; writing it again", self.file)
+        self._handle.close()
+        self._handle = None
+        self._write_everything(extra_line=line)
+
     def _write_everything(self, extra_line: str | None = None) -> None:
         """The first write of a file: header and every entry so far, in one write."""
         lines = [dumps(self.header) + "\n", *(dumps(e) + "\n" for e in self._tree)]
@@ -480,6 +509,11 @@ def _is_assistant(entry: Entry) -> bool:
     return isinstance(entry, MessageEntry) and isinstance(entry.message, AssistantMessage)
 
 
+def _starts_file(entry: Entry) -> bool:
+    """A message (the user's prompt first of all) makes a new session's file appear."""
+    return isinstance(entry, (MessageEntry, CustomMessageEntry))
+
+
 def _with_parent(entry: Entry, parent_id: str | None) -> Entry:
     """``entry`` itself, or a shallow copy hung under ``parent_id``."""
     if entry.parent_id == parent_id:
@@ -487,12 +521,6 @@ def _with_parent(entry: Entry, parent_id: str | None) -> Entry:
     if isinstance(entry, UnknownEntry):
         return UnknownEntry({**entry.data, "parentId": parent_id})
     return attrs.evolve(entry, parent_id=parent_id)
-
-
-def _moved_to(problem: Problem, line: int, side: Path) -> Problem:
-    if problem.line != line:
-        return problem
-    return Problem(line, f"{problem.message}; its bytes were moved to {side}")
 
 
 def _report(path: Path, problems: list[Problem]) -> None:

@@ -6,9 +6,12 @@
 - The writer holds an exclusive ``flock`` on the file for as long as it is open; a second
   process that tries to write the same session is refused with :class:`SessionLockedError`
   (readers need no lock: the file only grows).
-- An incomplete last line (a crash mid-write) is moved to a side file ``<name>.torn``
-  before anything is appended, so the next line never joins it.
+- The file is append-only whatever it holds: an incomplete last line (a crash
+  mid-write) stays where it is and the next write starts with a newline, so the new line
+  never joins it. No byte is ever truncated, moved or rewritten, and no side file made.
 - Whole-file rewrites (migration) go to a new file that is renamed over the old one.
+- Session files hold code, command output and sometimes secrets: they are created 0600,
+  in folders created 0700 (pi creates them 0644 in 0755 folders).
 """
 
 from __future__ import annotations
@@ -47,9 +50,9 @@ class SessionFile:
         path = Path(path)
         flags = os.O_RDWR | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
         if create:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            make_private_dirs(path.parent)
             flags |= os.O_CREAT
-        fd = os.open(path, flags, 0o666)
+        fd = os.open(path, flags, 0o600)
         try:
             _lock(fd, path)
         except BaseException:
@@ -86,28 +89,21 @@ class SessionFile:
         self._needs_newline = False
 
     def expect_missing_newline(self) -> None:
-        """The file's last complete line lacks its newline; the next write adds it first."""
+        """The file does not end in a newline (a torn or unterminated last line); the next
+        write adds one first."""
         self._needs_newline = True
 
-    def set_aside_tail(self, keep_length: int, tail: bytes) -> Path:
-        """Move the incomplete tail after ``keep_length`` bytes into a side file (which
-        is flushed to disk first) and cut it from the session file. Returns the side file."""
-        side = _free_name(self.path.with_name(self.path.name + ".torn"))
-        fd = os.open(side, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        try:
-            _write_all(fd, tail)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.ftruncate(self._checked_fd(), keep_length)
-        return side
+    def unlinked(self) -> bool:
+        """True when the file was deleted (or replaced) since it was opened: writing to
+        this descriptor would write nowhere anyone can read."""
+        return os.fstat(self._checked_fd()).st_nlink == 0
 
     def replace_with(self, lines: Iterable[bytes]) -> None:
         """Replace the whole file: the new content goes to a temporary file beside it,
         reaches the disk, takes the lock and is renamed over the old one."""
         temp = _free_name(self.path.with_name(self.path.name + ".new"))
         fd = os.open(temp, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_EXCL | getattr(
-            os, "O_CLOEXEC", 0), 0o666)
+            os, "O_CLOEXEC", 0), 0o600)
         try:
             _lock(fd, temp)
             _write_all(fd, b"".join(lines))
@@ -127,6 +123,20 @@ class SessionFile:
         if self._fd is None:
             raise SessionError(f"{self.path}: the session file is closed")
         return self._fd
+
+
+def make_private_dirs(directory: Path) -> None:
+    """Create ``directory`` and its missing parents, readable by the owner only (0700):
+    session files hold code, command output and sometimes secrets."""
+    missing = []
+    while not directory.exists() and directory != directory.parent:
+        missing.append(directory)
+        directory = directory.parent
+    for folder in reversed(missing):
+        try:
+            folder.mkdir(mode=0o700)
+        except FileExistsError:
+            pass
 
 
 def write_new_file(path: Path, lines: Iterable[bytes | str]) -> SessionFile:

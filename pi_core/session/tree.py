@@ -10,13 +10,15 @@ entry under it; branching moves it.
 from __future__ import annotations
 
 import logging
+from sys import intern
 from datetime import datetime
 from typing import Iterable, Iterator
 
 from attrs import define, field
 
-from pi_core.entries import Entry, LabelEntry, SessionInfoEntry, UnknownEntry
-from pi_core.session.reader import Problem, UnreadEntry, read_entry
+from pi_core.entries import Entry, LabelEntry, MessageEntry, SessionInfoEntry, UnknownEntry
+from pi_core.messages import AssistantMessage, ToolCall, ToolResultMessage
+from pi_core.session.reader import Problem, UnreadEntry, read_unread
 
 log = logging.getLogger("pi.session")
 
@@ -37,12 +39,13 @@ class SessionTree:
 
     def __init__(self, source: str = "session") -> None:
         self.source = source  # for log messages
+        self.lines = None  # the LineSource unread entries are read back from
         self.problems: list[Problem] = []  # where entries that cannot be read are reported
         self.unread = 0  # entries not yet made into objects
         self._entries: list[Entry | UnreadEntry] = []
         self._by_id: dict[str, Entry] = {}
         self._parent: dict[str, str | None] = {}
-        self._children: dict[str | None, list[str]] = {}
+        self._children: dict[str | None, list[str]] | None = {}
         self._labels: dict[str, tuple[str, str]] = {}
         self._name: str | None = None
         self.leaf_id: str | None = None
@@ -51,10 +54,15 @@ class SessionTree:
 
     @classmethod
     def from_entries(
-        cls, entries: Iterable[Entry], line_numbers: Iterable[int]
+        cls, entries: Iterable[Entry], line_numbers: Iterable[int],
+        bridges: dict[str, tuple[str | None, int]] | None = None,
     ) -> tuple["SessionTree", list[Problem]]:
         """A tree from a file's entries, with the problems found: duplicate ids, missing
-        parents and parent cycles, each named by its line."""
+        parents and parent cycles, each named by its line.
+
+        ``bridges`` gives the id → (parent id, line) of lines that could not be used: an
+        entry whose parent was such a line hangs under that line's parent (or the first
+        one up that exists), so one bad line costs only itself."""
         tree = cls()
         problems: list[Problem] = []
         line_of: dict[str, int] = {}
@@ -79,22 +87,28 @@ class SessionTree:
                 if parent in by_id:
                     forward = True
                 else:
-                    problems.append(Problem(line_of[entry.id], f"entry {entry.id!r} names parent "
-                                            f"{parent!r}, which is not in the file; it is "
-                                            "treated as a root"))
-                    parent = None
+                    mended = _mend(parent, by_id, bridges or {})
+                    if mended is not _UNMENDED:
+                        lost, line = (bridges or {})[parent]
+                        where = f"{mended!r}" if mended is not None else "the root"
+                        problems.append(Problem(line_of[entry.id], (
+                            f"entry {entry.id!r} names parent {parent!r}, whose line "
+                            f"{line} could not be read; it now hangs under {where}")))
+                        if mended is not None and mended not in seen:
+                            forward = True
+                    else:
+                        problems.append(Problem(line_of[entry.id], (
+                            f"entry {entry.id!r} names parent {parent!r}, which is not in "
+                            "the file; it is treated as a root")))
+                    parent = None if mended is _UNMENDED else mended
             parents[entry.id] = parent
             seen.add(entry.id)
         if forward:
             problems.extend(tree._break_cycles(line_of))
-        children = tree._children
+        tree._children = None  # built when first asked for: a resume never needs them
+        noted = (LabelEntry, SessionInfoEntry)
         for entry in tree._entries:
-            parent = parents[entry.id]
-            if parent in children:
-                children[parent].append(entry.id)
-            else:
-                children[parent] = [entry.id]
-            if isinstance(entry, (LabelEntry, SessionInfoEntry)):
+            if type(entry) is not UnreadEntry and isinstance(entry, noted):
                 tree._note(entry)
         if tree._entries:
             tree.leaf_id = tree._entries[-1].id
@@ -130,7 +144,8 @@ class SessionTree:
         self._entries.append(entry)
         self._by_id[entry.id] = entry
         self._parent[entry.id] = entry.parent_id
-        self._children.setdefault(entry.parent_id, []).append(entry.id)
+        if self._children is not None:
+            self._children.setdefault(entry.parent_id, []).append(entry.id)
         self._note(entry)
         self.leaf_id = entry.id
 
@@ -167,14 +182,15 @@ class SessionTree:
         done = self._by_id[unread.id]
         if done is not unread:  # read already, through another reference
             return done
-        entry, problem = read_entry(unread.value, unread.line)
+        entry, problem = read_unread(unread)
         if problem is not None:
             self.problems.append(problem)
             log.warning("%s: %s", self.source, problem)
+        elif type(entry) is MessageEntry:
+            _share_strings(entry, unread)
         self._by_id[unread.id] = entry
         self._entries[unread.position] = entry
         self.unread -= 1
-        unread.value = None  # let its JSON go now, though a caller's path still holds it
         return entry
 
     def parent_of(self, entry_id: str) -> str | None:
@@ -198,7 +214,18 @@ class SessionTree:
 
     def children(self, parent_id: str | None) -> list[Entry]:
         """Direct children in file order; ``None`` gives the roots."""
-        return [self.get(i) for i in self._children.get(parent_id, ())]
+        return [self.get(i) for i in self._children_map().get(parent_id, ())]
+
+    def _children_map(self) -> dict[str | None, list[str]]:
+        if self._children is None:
+            children: dict[str | None, list[str]] = {}
+            for entry_id, parent in self._parent.items():  # in file order, as added
+                if parent in children:
+                    children[parent].append(entry_id)
+                else:
+                    children[parent] = [entry_id]
+            self._children = children
+        return self._children
 
     @property
     def labels(self) -> dict[str, str]:
@@ -231,6 +258,45 @@ class SessionTree:
             if len(node.children) > 1:
                 node.children.sort(key=lambda n: _sort_time(n.entry))
         return roots
+
+
+def _share_strings(entry: MessageEntry, unread: UnreadEntry) -> None:
+    """Let a long session hold one copy of what its messages repeat: the tree's own id
+    strings, and the api, provider, model, stop reason and tool names (the same on
+    thousands of messages; about 5 MB of a 20,000-entry session otherwise)."""
+    if entry.id == unread.id:
+        entry.id = unread.id
+    if entry.parent_id is not None and entry.parent_id == unread.parent_id:
+        entry.parent_id = unread.parent_id
+    message = entry.message
+    kind = type(message)
+    if kind is AssistantMessage:
+        for name in ("api", "provider", "model", "stop_reason"):
+            value = getattr(message, name)
+            if type(value) is str and len(value) < 64:
+                setattr(message, name, intern(value))
+        for block in message.content:
+            if type(block) is ToolCall and type(block.name) is str:
+                block.name = intern(block.name)
+    elif kind is ToolResultMessage and type(message.tool_name) is str:
+        message.tool_name = intern(message.tool_name)
+
+
+_UNMENDED = object()
+
+
+def _mend(parent: str, by_id: dict, bridges: dict) -> object:
+    """The nearest ancestor of missing ``parent`` that is in the tree, going up through
+    unusable lines whose ids were made out; ``None`` when the chain reached a root,
+    :data:`_UNMENDED` when it cannot be followed."""
+    current: str | None = parent
+    for _ in range(len(bridges) + 1):
+        if current is None or current in by_id:
+            return current
+        if current not in bridges:
+            return _UNMENDED
+        current = bridges[current][0]
+    return _UNMENDED  # the unusable lines name each other in a ring
 
 
 def _sort_time(entry: Entry) -> float:

@@ -3,6 +3,9 @@ older part of the branch and keep going.
 
 - ``prepare_request``: before every request (so a long tool run compacts mid-run and
   goes on), compact when the context's tokens exceed ``window - reserveTokens``;
+  reserve and keep-recent budgets are held to a quarter of the window
+  (:func:`pi_core.tokens.fit_budget`), so
+  a small local model answers first and compacts only when it must;
 - ``session_before_compact``: offers the built-in summariser as a deferred decision, so a
   plugin later in load order that supplies its own summary (or cancels) costs nothing;
 - ``session_before_tree``: the same for branch summaries when moving in the tree.
@@ -17,7 +20,7 @@ import attrs
 from pi_core import hookimpl
 from pi_core.events import CompactionDecision, CompactionResult, TreeDecision
 
-from pi_core.tokens import context_tokens
+from pi_core.tokens import context_tokens, fit_budget
 
 # The planning and summary modules load when a compaction or a branch summary runs, not
 # with every pi start.
@@ -32,8 +35,9 @@ async def prepare_request(request, ctx):
     harness = _harness(ctx)
     if harness is None or not harness.auto_compaction:
         return None
-    reserve = int(ctx.settings.get("compaction.reserveTokens", 16384))
-    if context_tokens(request.messages) <= request.model.context_window - reserve:
+    window = request.model.context_window
+    reserve = fit_budget(int(ctx.settings.get("compaction.reserveTokens", 16384)), window)
+    if context_tokens(request.messages) <= window - reserve:
         return None
     if await harness.compact(reason="threshold") is None:
         return None
@@ -42,13 +46,14 @@ async def prepare_request(request, ctx):
 
 @hookimpl
 def session_before_compact(event, ctx):
+    """The built-in summariser, on exactly the plan the event carries."""
+    plan = event.preparation
+    if plan is None:
+        return None  # nothing before the part to keep: no request, no summary
+
     async def generate():
-        from pi_plugins.compaction.prepare import prepare_compaction
         from pi_plugins.compaction.summary import summarize_compaction
 
-        plan = prepare_compaction(event.entries, event.keep_recent_tokens, context=list(ctx.agent.messages))
-        if plan is None:
-            return None
         summary, details = await summarize_compaction(plan, ctx.summarize, event.reserve_tokens,
                                                       event.instructions)
         return CompactionResult(summary=summary, first_kept_entry_id=plan.first_kept_entry_id,
@@ -61,7 +66,8 @@ def session_before_compact(event, ctx):
 def session_before_tree(event, ctx):
     if not event.summarize or not event.entries:
         return None
-    reserve = int(ctx.settings.get("branchSummary.reserveTokens", 16384))
+    reserve = fit_budget(int(ctx.settings.get("branchSummary.reserveTokens", 16384)),
+                         ctx.agent.model.context_window)
 
     async def generate():
         from pi_plugins.compaction.prepare import branch_messages

@@ -162,7 +162,7 @@ async def summarize_compaction(preparation, summarize: Summarizer, reserve_token
         prefix_text = f"<conversation>\n{serialize(preparation.turn_prefix_messages)}\n</conversation>\n\n{TURN_PREFIX_PROMPT}"
         prefix = await summarize(SYSTEM_PROMPT, prefix_text, int(0.5 * reserve_tokens))
         summary = f"{history}\n\n---\n\n**Turn Context (split turn):**\n\n{prefix}"
-    read, modified = preparation.file_ops.lists()
+    read, modified = list(preparation.read_files), list(preparation.modified_files)
     return summary + file_lists(read, modified), {"readFiles": read, "modifiedFiles": modified}
 
 

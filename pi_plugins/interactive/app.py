@@ -45,6 +45,7 @@ from pi_plugins.interactive.blocks import (
     Block,
     CustomBlock,
     HeaderBlock,
+    SummaryBlock,
     TextBlock,
     ToolBlock,
     UserBlock,
@@ -58,7 +59,8 @@ from pi_plugins.interactive.dialogs import Dialog, DialogHost
 from pi_plugins.interactive.footer import footer, git_branch
 from pi_plugins.interactive.keys import UnbindableKey, parse_key
 from pi_plugins.interactive.paint import Painter, detect_color_system
-from pi_plugins.interactive.theme import BASH_BORDER, PROMPT_STYLE, THINKING_BORDER
+from pi_plugins.interactive import theme as palette
+from pi_plugins.interactive.theme import PROMPT_STYLE, THINKING_BORDER
 from pi_plugins.interactive.tool_views import ToolState
 from pi_plugins.interactive.transcript import Transcript
 from pi_plugins.interactive.ui import InteractiveUI
@@ -82,6 +84,23 @@ HINTS = [("escape", "interrupt"), ("ctrl+c/ctrl+d", "clear/exit"), ("/", "comman
          ("!", "bash"), ("ctrl+o", "more")]
 
 
+def _apply_theme(pi_app) -> list[str]:
+    """Choose and apply the theme (settings ``theme``; else the last ``--theme`` given;
+    else dark); returns what was wrong on the way, for the header."""
+    from pi_plugins.interactive.themes import choose, load_themes
+
+    args, ctx = pi_app.args, pi_app.harness.ctx
+    cli = list(getattr(args, "themes", []) or [])
+    themes, problems = load_themes(cwd=ctx.cwd, agent_dir=ctx.agent_dir, settings=ctx.settings,
+                                   cli_paths=cli, discover=not getattr(args, "no_themes", False))
+    chosen, more = choose(themes, ctx.settings)
+    from_cli = [t for t in themes.values() if t.from_cli]
+    if not ctx.settings.get("theme") and from_cli:
+        chosen = from_cli[-1]
+    chosen.apply()
+    return problems + more
+
+
 class InteractiveApp:
     """``input``/``output`` (prompt_toolkit's; default: the terminal) let a caller run the
     chat on other streams, as the dialog tests do with a pipe and an emulated screen."""
@@ -90,6 +109,7 @@ class InteractiveApp:
         self.pi = pi_app
         self._input, self._output = input, output
         self.harness = pi_app.harness
+        self.theme_problems = _apply_theme(pi_app)
         self.painter = Painter(detect_color_system())
         self.view = View()
         self.transcript = Transcript()
@@ -299,7 +319,8 @@ class InteractiveApp:
         """Rebuild the chat from the conversation (new session, tree move, compaction),
         or only reprint it (resize, view change); either way the screen is redrawn."""
         if not reprint_only:
-            blocks = [self._header(), *blocks_for_messages(self.harness.messages, self.renderers)]
+            blocks = [self._header(), *blocks_for_messages(self.harness.messages, self.renderers,
+                                                                 self._tools_by_name())]
             live = [b for b in self.transcript.live if not b.final]
             self.streaming = None if self.streaming not in live else self.streaming
             self.transcript.reset(blocks + live)
@@ -312,9 +333,10 @@ class InteractiveApp:
         notes = []
         problems = getattr(self.harness.session, "problems", None) or []
         if problems:
-            notes.append(f"{len(problems)} damaged line(s) in the session file were set aside")
+            notes.append(f"{len(problems)} damaged line(s) in the session file were skipped")
         for error in getattr(self.harness.plugins, "errors", []) or []:
             notes.append(f"plugin error: {error}")
+        notes += [f"warning: {problem}" for problem in self.theme_problems]
         return HeaderBlock(f"pi-harness v{__version__}", HINTS, notes)
 
     # ---------------------------------------------------------------- live area
@@ -369,7 +391,7 @@ class InteractiveApp:
 
     def _border_style(self) -> str:
         if self.editor.text.lstrip().startswith("!"):
-            return f"fg:{BASH_BORDER}"
+            return f"fg:{palette.BASH_BORDER}"
         return f"fg:{THINKING_BORDER.get(self.harness.thinking_level, THINKING_BORDER['off'])}"
 
     # ---------------------------------------------------------------- layout
@@ -647,6 +669,12 @@ class InteractiveApp:
                     buffer.history.append_string(text)
         buffer.reset(document=buffer.document)  # the buffer re-reads its history
 
+    def _tools_by_name(self) -> dict:
+        return {t.name: t for t in self.harness.agent.tools or []}
+
+    def _tool(self, name: str):
+        return self._tools_by_name().get(name)
+
     def _is_command(self, name: str) -> bool:
         return name in builtin.COMMANDS or name in self.plugin_commands
 
@@ -795,7 +823,8 @@ class InteractiveApp:
                     for call in event.message.tool_calls:  # a call shows while its arguments stream
                         tool = self.tools.get(call.id)
                         if tool is None:
-                            self.tools[call.id] = self.add(ToolBlock(ToolState(call.id, call.name, call.arguments)))
+                            self.tools[call.id] = self.add(ToolBlock(ToolState(call.id, call.name, call.arguments,
+                                                                      tool=self._tool(call.name))))
                         else:
                             tool.state.args = call.arguments
                             tool.changed()
@@ -809,7 +838,8 @@ class InteractiveApp:
                 for call in message.tool_calls:
                     tool = self.tools.get(call.id)
                     if tool is None:
-                        tool = self.tools[call.id] = self.add(ToolBlock(ToolState(call.id, call.name, call.arguments)))
+                        tool = self.tools[call.id] = self.add(ToolBlock(ToolState(call.id, call.name, call.arguments,
+                                                                      tool=self._tool(call.name))))
                     tool.state.args = call.arguments
                     if message.stop_reason in ("aborted", "error"):
                         tool.state.content = [TextContent(text=message.error_message or "Operation aborted")]
@@ -820,7 +850,8 @@ class InteractiveApp:
             tool = self.tools.get(event.tool_call_id)
             if tool is None:
                 tool = self.tools[event.tool_call_id] = self.add(
-                    ToolBlock(ToolState(event.tool_call_id, event.tool_name, event.args)))
+                    ToolBlock(ToolState(event.tool_call_id, event.tool_name, event.args,
+                                        tool=self._tool(event.tool_name))))
             tool.state.started = True
             tool.changed()
             self.invalidate()
@@ -856,8 +887,11 @@ class InteractiveApp:
                 self.add_text("Compaction cancelled" if event.reason == "manual" else
                               "Auto-compaction cancelled", "error" if event.reason == "manual" else "dim")
             elif event.result is not None:
+                # as pi: the chat is rebuilt from the new context, and the compaction's
+                # collapsible block (ctrl+o shows the summary) closes it
                 self._start_over()
-                self.add_text(f"Compacted the context ({event.result.tokens_before:,} tokens before)", "dim")
+                self.add(SummaryBlock("[compaction]", f"Compacted from {event.result.tokens_before:,} tokens",
+                                      event.result.summary))
             elif event.error_message:
                 self.add_text(f"Compaction failed: {event.error_message}", "error")
             elif event.reason == "manual":

@@ -151,7 +151,8 @@ class UserBlock(Block):
         self.text = text
 
     def renderable(self, view: View, live: bool = False) -> RenderableType:
-        return Padding(PiMarkdown(self.text.strip()), (1, 1), style="user.box", expand=True)
+        return Padding(PiMarkdown(self.text.strip(), box_style="user.box"), (1, 1), style="user.box",
+                       expand=True)
 
 
 def split_paragraphs(text: str) -> list[str]:
@@ -386,7 +387,8 @@ def user_text(message: UserMessage) -> str:
     return "\n".join(parts)
 
 
-def blocks_for_messages(messages: list, renderers: dict[str, Renderer] | None = None) -> list[Block]:
+def blocks_for_messages(messages: list, renderers: dict[str, Renderer] | None = None,
+                        tools: dict | None = None) -> list[Block]:
     """The chat for a conversation that already happened (a resumed session, the branch
     after /tree, the context after a compaction)."""
     renderers = renderers or {}
@@ -401,7 +403,8 @@ def blocks_for_messages(messages: list, renderers: dict[str, Renderer] | None = 
         elif role == "assistant":
             blocks.append(AssistantBlock(message, final=True))
             for call in message.tool_calls:
-                state = ToolState(call.id, call.name, call.arguments, started=True, finished=True)
+                state = ToolState(call.id, call.name, call.arguments, started=True, finished=True,
+                                  tool=(tools or {}).get(call.name))
                 result = results.get(call.id)
                 if result is not None:
                     state.content, state.details, state.is_error = result.content, result.details, result.is_error

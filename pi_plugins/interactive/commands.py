@@ -68,7 +68,7 @@ async def tree(tui: "InteractiveApp", args: str, selected: str | None = None) ->
     while True:
         roots = session.tree()
         leaf = session.leaf_id
-        calls = tree_view.tool_calls_by_id(roots)
+        calls = tree_view.tool_calls_by_id(roots, {t.name: t for t in tui.harness.agent.tools or []})
 
         def items(mode: str) -> list[Item]:
             return [Item(tree_view.row_label(row, calls), row.entry.id,
@@ -141,6 +141,9 @@ async def _go_to(tui: "InteractiveApp", entry_id: str) -> bool:
             if instructions is None:
                 continue
         break
+    restore = await _offer_restore(tui, entry_id)
+    if restore is None:
+        return False
     summarize = choice != "none"
     try:
         if summarize:
@@ -163,7 +166,66 @@ async def _go_to(tui: "InteractiveApp", entry_id: str) -> bool:
     if editor_text is not None and not tui.editor.text.strip():
         tui.set_editor_text(editor_text)
     tui.add_text("Navigated to the selected point", "dim")
+    if restore:
+        await _restore_files(tui, entry_id)
     return True
+
+
+async def _offer_restore(tui: "InteractiveApp", entry_id: str) -> bool | None:
+    """Where checkpoints are on and the files at ``entry_id`` differ from the workspace,
+    ask whether to restore them too: True, False, or None when the user backed out."""
+    try:
+        files = await (await tui.harness.checkpointer()).plan(entry_id)
+    except Exception:  # checkpoints off, or none at or before that point
+        return False
+    if not files:
+        return False
+    shown = ", ".join(files[:4]) + (f" and {len(files) - 4} more" if len(files) > 4 else "")
+    choice = await tui.show_dialog(ListDialog(tui.painter, "Restore the files to that point too?", [
+        Item("Keep the files as they are", "keep"),
+        Item(f"Restore {len(files)} file{'s' if len(files) != 1 else ''}", "restore")],
+        subtitle=f"changed since then: {shown}"))
+    return None if choice is None else choice == "restore"
+
+
+async def _restore_files(tui: "InteractiveApp", entry_id: str) -> None:
+    try:
+        result = await tui.harness.restore_checkpoint(entry_id)
+    except Exception as exc:
+        tui.add_text(f"Restoring the files failed: {exc}", "error")
+        return
+    count = len(result.files)
+    listed = ", ".join(result.files[:5]) + (" …" if count > 5 else "")
+    text = (f"Restored {count} file{'s' if count != 1 else ''}{': ' + listed if count else ''}; "
+            f"/rewind {result.undo_entry_id} undoes it")
+    if result.skipped:
+        text += f" (left alone: {', '.join(sorted(result.skipped))})"
+    tui.add_text(text, "dim")
+
+
+async def rewind(tui: "InteractiveApp", args: str) -> None:
+    """``/rewind [entry id]``: put the files back as they were at one of the session's
+    checkpoints (the conversation stays where it is; ``/tree`` moves it)."""
+    if tui.run_task is not None:
+        tui.add_text("Wait for the agent to finish (or press esc) before restoring files.", "warning")
+        return
+    try:
+        checkpoints = await tui.harness.checkpoints()
+    except LookupError as exc:
+        tui.add_text(str(exc), "warning")
+        return
+    entry_id = args.strip()
+    if not entry_id:
+        if not checkpoints:
+            tui.add_text("No checkpoints in this session yet", "dim")
+            return
+        items = [Item(c.describe(), c.entry_id, search_text=c.describe()) for c in reversed(checkpoints)]
+        entry_id = await tui.show_dialog(ListDialog(
+            tui.painter, "Restore the files to which checkpoint?", items, search=True,
+            subtitle="the latest first; the conversation stays where it is"))
+        if entry_id is None:
+            return
+    await _restore_files(tui, entry_id)
 
 
 async def fork(tui: "InteractiveApp", args: str) -> None:
@@ -177,6 +239,10 @@ async def fork(tui: "InteractiveApp", args: str) -> None:
                                               subtitle="the new session ends before it; its text returns to the editor"))
     if chosen is None:
         return
+    restore = await _offer_restore(tui, chosen)
+    if restore is None:
+        return
+    before = tui.harness.session.entry(chosen).parent_id
     text, cancelled = await tui.harness.fork(chosen)
     if cancelled:
         tui.add_text("Fork cancelled by a plugin", "dim")
@@ -184,6 +250,8 @@ async def fork(tui: "InteractiveApp", args: str) -> None:
     tui.start_over()
     tui.set_editor_text(text)
     tui.add_text("Forked to a new session", "dim")
+    if restore and before is not None:
+        await _restore_files(tui, before)
 
 
 async def clone(tui: "InteractiveApp", args: str) -> None:
@@ -264,7 +332,7 @@ async def export(tui: "InteractiveApp", args: str) -> None:
     from pi_plugins.export_html import ExportError, export_html
 
     try:
-        written = export_html(tui.harness.session, args or None)
+        written = export_html(tui.harness.session, args or None, tools=tui.harness.agent.tools)
     except (ExportError, OSError) as exc:
         tui.add_text(f"Export failed: {exc}", "error")
         return
@@ -301,6 +369,12 @@ async def hotkeys(tui: "InteractiveApp", args: str) -> None:
     tui.add_text("Keyboard shortcuts\n" + "\n".join(lines), "none")
 
 
+async def reload_(tui: "InteractiveApp", args: str) -> None:
+    await tui.harness.reload()
+    await tui._load_plugin_parts()
+    tui.add_text("Reloaded plugins, skills, prompt templates and context files.", "dim")
+
+
 async def quit_(tui: "InteractiveApp", args: str) -> None:
     tui.exit()
 
@@ -310,6 +384,7 @@ BUILTINS = [
     ("compact", "Summarize older messages to free context [instructions]", compact),
     ("tree", "Move to any point of the session tree", tree),
     ("fork", "New session from an earlier user message", fork),
+    ("rewind", "Restore the files to a checkpoint of this session [entry id]", rewind),
     ("clone", "Copy the current branch into a new session", clone),
     ("new", "Start a new session", new),
     ("resume", "Resume another session of this project", resume),
@@ -317,6 +392,7 @@ BUILTINS = [
     ("session", "Session file, id, messages, tokens and cost", session),
     ("export", "Export the session to HTML [file]", export),
     ("hotkeys", "Keyboard shortcuts", hotkeys),
+    ("reload", "Reload plugins, skills, prompt templates and context files", reload_),
     ("quit", "Quit", quit_),
 ]
 COMMANDS = {name: command for name, _, command in BUILTINS}

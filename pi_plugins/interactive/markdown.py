@@ -1,5 +1,7 @@
-"""Markdown as pi shows it in a terminal: rich's renderer with left-aligned headings and
-fenced code kept between its fences (so a copied block still reads as Markdown)."""
+"""Markdown as pi shows it in a terminal: rich's renderer with left-aligned headings,
+fenced code kept between its fences (so a copied block still reads as Markdown), line
+breaks kept as written (``line one⏎line two`` stays two lines, as in pi), and code on
+the background of the box it sits in (a user message's code keeps the message's colour)."""
 
 from __future__ import annotations
 
@@ -22,11 +24,22 @@ class _Heading(Heading):
 
 
 class _CodeBlock(CodeBlock):
+    @classmethod
+    def create(cls, markdown, token) -> "_CodeBlock":
+        block = super().create(markdown, token)
+        block.box_style = getattr(markdown, "box_style", None)
+        return block
+
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         code = str(self.text).rstrip("\n")
         language = "" if self.lexer_name == "text" else self.lexer_name
+        background = "default"
+        if getattr(self, "box_style", None):
+            color = console.get_style(self.box_style, default="none").bgcolor
+            if color is not None:
+                background = color.name if not color.triplet else color.triplet.hex
         syntax = Syntax(code, self.lexer_name, theme=self.theme, word_wrap=True,
-                        background_color="default")
+                        background_color=background)
         yield Group(Text("```" + language, style="markdown.fence"),
                     Padding(syntax, (0, 0, 0, 2)),
                     Text("```", style="markdown.fence"))
@@ -57,5 +70,18 @@ class PiMarkdown(Markdown):
     elements = {**Markdown.elements, "heading_open": _Heading, "fence": _CodeBlock,
                 "code_block": _CodeBlock, "list_item_open": _ListItem}
 
-    def __init__(self, markup: str, *, style: str = "none") -> None:
+    def __init__(self, markup: str, *, style: str = "none", box_style: str | None = None) -> None:
+        #: The style of the box around (``user.box``): code blocks take its background.
+        self.box_style = box_style
         super().__init__(markup, code_theme="monokai", style=style, hyperlinks=False)
+        _keep_line_breaks(self.parsed)
+
+
+def _keep_line_breaks(tokens) -> None:
+    """A single newline inside a paragraph is a line break, as pi shows it (CommonMark
+    would join the lines)."""
+    for token in tokens:
+        if token.type == "softbreak":
+            token.type = "hardbreak"
+        if token.children:
+            _keep_line_breaks(token.children)

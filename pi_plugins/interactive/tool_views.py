@@ -35,6 +35,8 @@ class ToolState:
     content: list | None = None
     details: Any = None
     is_error: bool = False
+    #: The tool itself (for its own ``summarize``); None when it is not loaded.
+    tool: Any = None
 
     @property
     def output(self) -> str:
@@ -77,43 +79,16 @@ def _path_text(args: Any, *names: str) -> Text:
 
 
 def call_title(state: ToolState) -> Text:
-    """The title line of a call (its arguments may still be streaming)."""
-    args, name = state.args, state.name
-    title = Text()
-    if name == "bash":
-        command = _arg(args, "command")
-        title.append(f"$ {command if command is not None else '...'}", style="tool.title")
-        timeout = _arg(args, "timeout")
-        if timeout:
-            title.append(f" (timeout {timeout}s)", style="muted")
-        return title
-    if name in ("read", "write", "edit", "ls"):
-        title.append(name, style="tool.title")
+    """The title line of a call (its arguments may still be streaming): the tool's own
+    one-line ``summarize``, its first word in the title style and the rest accented."""
+    from pi_plugins.tools.presentation import summary_of
+
+    summary = summary_of(state.name, state.args, {state.name: state.tool} if state.tool else None)
+    head, space, rest = summary.partition(" ")
+    title = Text(head, style="tool.title")
+    if space:
         title.append(" ")
-        title.append_text(_path_text(args, "path", "file_path") if name != "ls" or _arg(args, "path")
-                          else Text(".", style="accent"))
-        if name == "read":
-            offset, limit = _arg(args, "offset"), _arg(args, "limit")
-            if offset is not None or limit is not None:
-                start = int(offset or 1)
-                end = f"-{start + int(limit) - 1}" if limit is not None else ""
-                title.append(f":{start}{end}", style="warning")
-        return title
-    if name in ("grep", "find"):
-        pattern = _arg(args, "pattern") or ""
-        title.append(name, style="tool.title")
-        title.append(" ")
-        title.append(f"/{pattern}/" if name == "grep" else str(pattern), style="accent")
-        title.append(" in ", style="muted")
-        title.append(short_path(str(_arg(args, "path") or ".")), style="accent")
-        glob = _arg(args, "glob")
-        if glob:
-            title.append(f" ({glob})", style="muted")
-        return title
-    title.append(name, style="tool.title")
-    if args:
-        shown = json.dumps(args, ensure_ascii=False)
-        title.append(" " + (shown if len(shown) <= 200 else shown[:197] + "..."), style="muted")
+        title.append(rest, style="accent" if state.tool is not None else "muted")
     return title
 
 

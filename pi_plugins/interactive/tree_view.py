@@ -78,11 +78,12 @@ def shown(node: TreeNode, mode: str, leaf_id: str | None) -> bool:
     return True
 
 
-def rows(roots: list[TreeNode], leaf_id: str | None, mode: str = "default", query: str = "") -> list[Row]:
+def rows(roots: list[TreeNode], leaf_id: str | None, mode: str = "default", query: str = "",
+         tools: dict | None = None) -> list[Row]:
     """The rows to list, top to bottom (iterative: a session may be 20,000 entries deep)."""
     active = _active_path(roots, leaf_id)
     words = query.lower().split()
-    tool_calls = tool_calls_by_id(roots)
+    tool_calls = tool_calls_by_id(roots, tools)
 
     def visible(node: TreeNode) -> bool:
         if not shown(node, mode, leaf_id):
@@ -148,8 +149,15 @@ def _nearest_shown(roots: list[TreeNode], leaf_id: str | None, visible) -> str |
     return next((node.entry.id for node in _ancestry(roots, leaf_id) if visible(node)), None)
 
 
-def tool_calls_by_id(roots: list[TreeNode]) -> dict[str, ToolCall]:
-    calls: dict[str, ToolCall] = {}
+class CallIndex(dict):
+    """Tool calls by id, and the loaded tools by name (for their own summaries)."""
+
+    tools: dict | None = None
+
+
+def tool_calls_by_id(roots: list[TreeNode], tools: dict | None = None) -> dict[str, ToolCall]:
+    calls = CallIndex()
+    calls.tools = tools
     stack = list(roots)
     while stack:
         node = stack.pop()
@@ -166,21 +174,12 @@ def _short(path: str) -> str:
     return "~" + path[len(home):] if home not in ("", "/") and path.startswith(home) else path
 
 
-def tool_call_text(name: str, args: dict) -> str:
-    args = args if isinstance(args, dict) else {}
-    if name in ("read", "write", "edit"):
-        return f"[{name}: {_short(str(args.get('path') or args.get('file_path') or ''))}]"
-    if name == "bash":
-        command = " ".join(str(args.get("command", "")).split())
-        return f"[bash: {command[:50]}{'...' if len(command) > 50 else ''}]"
-    if name == "grep":
-        return f"[grep: /{args.get('pattern', '')}/ in {_short(str(args.get('path') or '.'))}]"
-    if name == "find":
-        return f"[find: {args.get('pattern', '')} in {_short(str(args.get('path') or '.'))}]"
-    if name == "ls":
-        return f"[ls: {_short(str(args.get('path') or '.'))}]"
-    shown_args = json.dumps(args, ensure_ascii=False)
-    return f"[{name}: {shown_args[:40]}{'...' if len(shown_args) > 40 else ''}]"
+def tool_call_text(name: str, args: dict, tools: dict | None = None) -> str:
+    """A call as the tree lists it: ``[`` the tool's own one-line summary ``]``."""
+    from pi_plugins.tools.presentation import summary_of
+
+    summary = " ".join(summary_of(name, args, tools).split())
+    return f"[{summary[:60]}{'...' if len(summary) > 60 else ''}]"
 
 
 def entry_text(node: TreeNode, tool_calls: dict[str, ToolCall]) -> Text:
@@ -202,7 +201,8 @@ def entry_text(node: TreeNode, tool_calls: dict[str, ToolCall]) -> Text:
             return Text.assemble(("assistant: ", "success"), ("(no content)", "muted"))
         if role == "toolResult":
             call = tool_calls.get(message.tool_call_id)
-            return Text(tool_call_text(call.name, call.arguments) if call else f"[{message.tool_name or 'tool'}]",
+            return Text(tool_call_text(call.name, call.arguments, getattr(tool_calls, "tools", None))
+                        if call else f"[{message.tool_name or 'tool'}]",
                         style="muted")
         if role == "bashExecution":
             return Text(f"[bash]: {' '.join(message.command.split())}", style="dim")

@@ -16,14 +16,19 @@ import asyncio
 import json
 import re
 import sys
-import weakref
 from typing import Any, AsyncIterator, Iterable
+
+try:
+    import orjson
+except ImportError:  # pragma: no cover - a dependency; the standard library still works
+    orjson = None
 
 from pi_core.messages import Failure
 from pi_core.model import Model
 from pi_core.provider import LlmContext, StreamOptions
 from pi_core.stream import AssistantMessageEvent, MessageBuilder
 from pi_plugins.providers.failures import classify, redact, retry_after_ms, server_message
+from pi_plugins.providers.pool import ClientPool, pool_for
 from pi_plugins.providers.sse import SseDecoder, SseEvent
 
 ABORTED = "Request was aborted"
@@ -102,8 +107,15 @@ def join_url(base: str, path: str) -> str:
 
 
 def encode_json(body: Any) -> bytes:
-    """The request body as UTF-8 JSON; lone surrogates (invalid in UTF-8, rejected by
-    every API) are dropped."""
+    """The request body as UTF-8 JSON, with orjson (ten times the standard library on a
+    long conversation); lone surrogates (invalid in UTF-8, rejected by every API) are
+    dropped, and what orjson cannot write (an integer over 64 bits) goes through
+    :mod:`json`."""
+    if orjson is not None:
+        try:
+            return orjson.dumps(body)
+        except TypeError:  # orjson.JSONEncodeError is one
+            pass
     text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
     try:
         return text.encode("utf-8")
@@ -111,7 +123,67 @@ def encode_json(body: Any) -> bytes:
         return _LONE_SURROGATE.sub("", text).encode("utf-8")
 
 
-_clients: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict]" = weakref.WeakKeyDictionary()
+def json_text(value: Any) -> str:
+    """Compact JSON text of ``value`` (tool-call arguments inside a body), through orjson."""
+    return encode_json(value).decode("utf-8")
+
+
+#: A body larger than this is sent in pieces, never held whole: a resumed long session
+#: would otherwise hold its conversation twice more (the encoded text and its bytes).
+STREAM_BODY_AT = 1 << 20
+_BATCH = 64  # list items encoded at a time
+
+
+class JsonBody:
+    """A request body encoded piece by piece: each top-level key, and the items of its
+    lists ``_BATCH`` at a time. Small bodies are encoded once and kept (:attr:`data`);
+    a large one is measured in a first pass (for its ``content-length``: no chunked
+    upload, which some local servers refuse) and encoded again while it is sent."""
+
+    def __init__(self, body: Any) -> None:
+        self.body = body
+        self.data: bytes | None = None
+        self.length = 0
+        kept: list[bytes] | None = []
+        for piece in self._pieces():
+            self.length += len(piece)
+            if kept is not None:
+                kept.append(piece)
+                if self.length > STREAM_BODY_AT:
+                    kept = None
+        if kept is not None:
+            self.data = b"".join(kept)
+
+    def _pieces(self):
+        body = self.body
+        if not isinstance(body, dict):
+            yield encode_json(body)
+            return
+        separator = b"{"
+        for key, value in body.items():
+            yield separator + encode_json(key) + b":"
+            separator = b","
+            if isinstance(value, list) and len(value) > _BATCH:
+                yield b"["
+                for start in range(0, len(value), _BATCH):
+                    piece = encode_json(value[start:start + _BATCH])[1:-1]
+                    yield piece if start == 0 else b"," + piece
+                yield b"]"
+            else:
+                yield encode_json(value)
+        yield b"}" if separator == b"," else b"{}"
+
+    async def stream(self):
+        for piece in self._pieces():
+            yield piece
+
+
+def request_content(body: Any, headers: dict[str, str]) -> tuple[Any, dict[str, str]]:
+    """What to hand httpx as the content of a JSON request, and the headers to send."""
+    encoded = JsonBody(body)
+    if encoded.data is not None:
+        return encoded.data, headers
+    return encoded.stream(), {**headers, "content-length": str(encoded.length)}
 
 
 def _httpx():
@@ -126,35 +198,47 @@ def _httpx():
     return httpx
 
 
-async def http_client(url: str):
-    """A pooled client for this event loop; plain-http URLs (local servers) get one that
-    skips loading the CA bundle, which costs a noticeable part of a one-shot run.
+def _no_cookies():
+    """A cookie jar that keeps nothing. pi keeps no cookies (Node's fetch has no jar), and
+    httpx's jar parses every response's headers through http.cookiejar, a third of a
+    millisecond per request."""
+    from http.cookiejar import CookieJar
 
-    The client is closed when the loop shuts down (``asyncio.run`` closes the async
-    generators it knows, and one of them holds the client), so no connection is left open."""
-    httpx = _httpx()
-    loop = asyncio.get_running_loop()
-    per_loop = _clients.setdefault(loop, {})
+    class NoCookies(CookieJar):
+        def extract_cookies(self, response, request) -> None:
+            pass
+
+        def add_cookie_header(self, request) -> None:
+            pass
+
+    return NoCookies()
+
+
+def _pool(url: str) -> ClientPool:
+    """The pooled clients of this event loop (see :mod:`pi_plugins.providers.pool`);
+    plain-http URLs (local servers) get clients that skip loading the CA bundle, which
+    costs a noticeable part of a one-shot run."""
     secure = url.startswith("https:")
-    held = per_loop.get(secure)
-    if held is None or held[0].is_closed:
-        client = httpx.AsyncClient(
+    tls: list = []  # the TLS context, made once and shared by every shard of the pool
+
+    def make_client(connections: int):
+        httpx = _httpx()
+        if secure and not tls:
+            tls.append(httpx.create_ssl_context())  # the CA bundle loads once: ~30 ms
+        return httpx.AsyncClient(
             timeout=httpx.Timeout(READ_TIMEOUT, connect=CONNECT_TIMEOUT),
-            verify=True if secure else False,
+            limits=httpx.Limits(max_connections=connections, max_keepalive_connections=connections),
+            verify=tls[0] if secure else False,
             follow_redirects=True,
+            cookies=_no_cookies(),
         )
-        keeper = _keep_until_shutdown(client)
-        await keeper.__anext__()
-        held = per_loop[secure] = (client, keeper)
-    return held[0]
+
+    return pool_for(secure, make_client)
 
 
-async def _keep_until_shutdown(client: Any):
-    try:
-        yield
-        await asyncio.Event().wait()  # resumed only by the loop's shutdown (aclose)
-    finally:
-        await client.aclose()
+async def http_client(url: str):
+    """A pooled client for this event loop, closed when the loop shuts down."""
+    return await _pool(url).first_client()
 
 
 class _AbortWatch:
@@ -202,6 +286,48 @@ class SseProvider:
     def reader(self, builder: MessageBuilder, model: Model, context: LlmContext) -> StreamReader:
         raise NotImplementedError
 
+    #: Retries of a transient failure inside the provider, before the harness sees it
+    #: (the setting ``retry.provider.maxRetries`` overrides it): pi's OpenAI and
+    #: Anthropic SDKs retry twice, its Google SDK not at all.
+    default_max_retries = 2
+
+    async def _send(self, client: Any, request: HttpRequest, body: dict, options: StreamOptions,
+                    watch: "_AbortWatch") -> tuple[Any, int]:
+        """POST the request; a 408, 409, 429 or 5xx answer, or a connection that failed,
+        is sent again after a short backoff (the server's retry-after when it gives one
+        under a minute), as the provider SDKs do, up to the provider's retry count.
+        Returns the response and the size of the body sent."""
+        httpx = _httpx()
+        retries = options.max_retries if options.max_retries is not None else self.default_max_retries
+        attempt = 0
+        while True:
+            watch.reading = True
+            content, headers = request_content(body, request.headers)
+            sent = int(headers.get("content-length") or len(content))
+            try:
+                response = await client.send(
+                    client.build_request("POST", request.url, content=content, headers=headers),
+                    stream=True,
+                )
+            except httpx.TransportError as exc:
+                if attempt >= retries or isinstance(exc, (httpx.InvalidURL, httpx.UnsupportedProtocol)):
+                    raise
+                delay = sdk_retry_delay(attempt, None)
+            else:
+                watch.response = response
+                if response.status_code not in RETRY_STATUSES or attempt >= retries \
+                        or _header_value(response.headers, "x-should-retry") == "false":
+                    return response, sent
+                delay = sdk_retry_delay(attempt, response.headers)
+                await _release(response)
+                watch.response = None
+            finally:
+                watch.reading = False
+            attempt += 1
+            watch.reading = True  # an abort while waiting cancels the wait
+            await asyncio.sleep(delay)
+            watch.reading = False
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} api={self.api!r}>"
 
@@ -216,21 +342,19 @@ class SseProvider:
             yield builder.error(ABORTED, aborted=True)
             return
         watch: _AbortWatch | None = None
+        pool = shard = None
         final = None  # the done or error event, sent once the connection is released
+        request, sent = None, 0
         try:
             request = self.build_request(model, context, options)
             body = await options.prepare_payload(request.body)
             if signal.aborted:
                 raise asyncio.CancelledError
-            client = await http_client(request.url)
+            pool = _pool(request.url)
+            shard = await pool.acquire()
+            client = shard.client
             watch = _AbortWatch(signal)
-            watch.reading = True
-            response = await client.send(
-                client.build_request("POST", request.url, content=encode_json(body), headers=request.headers),
-                stream=True,
-            )
-            watch.reading = False
-            watch.response = response
+            response, sent = await self._send(client, request, body, options, watch)
             try:
                 await options.response(response.status_code, dict(response.headers))
                 if response.status_code >= 400:
@@ -281,17 +405,42 @@ class SseProvider:
             if signal.aborted:
                 final = builder.error(ABORTED, aborted=True)
             else:
-                final = builder.error(redact(f"{where}: {exc.message}", key), failure=exc.failure)
+                message = exc.message + broken_stream_note(exc.message, request, sent)
+                final = builder.error(redact(f"{where}: {message}", key), failure=exc.failure)
         except Exception as exc:  # network trouble, or a bug: never out of the provider
             if signal.aborted:
                 final = builder.error(ABORTED, aborted=True)
             else:
                 message, failure = describe_exception(exc)
+                message += broken_stream_note(message, request, sent)
                 final = builder.error(redact(f"{where}: {message}", key), failure=failure)
         finally:
             if watch is not None:
                 watch.close()
+            if shard is not None:
+                pool.release(shard)
         yield final
+
+
+#: The statuses the provider SDKs send again.
+RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504}) | frozenset(range(505, 600))
+
+
+def _header_value(headers: Any, name: str) -> str | None:
+    value = headers.get(name) if headers is not None else None
+    return value.lower() if isinstance(value, str) else None
+
+
+def sdk_retry_delay(attempt: int, headers: Any) -> float:
+    """Seconds before retry ``attempt + 1``: the server's ``retry-after-ms`` or
+    ``retry-after`` when under a minute, else 0.5 s doubling up to 8 s, less up to a
+    quarter at random (the OpenAI and Anthropic SDKs' backoff)."""
+    import random
+
+    asked = retry_after_ms(headers) if headers is not None else None
+    if asked is not None and 0 < asked <= 60_000:
+        return asked / 1000
+    return min(0.5 * 2 ** attempt, 8.0) * (1 - random.random() * 0.25)
 
 
 async def _release(response: Any) -> None:
@@ -310,6 +459,21 @@ async def _read_error_body(response: Any) -> str:
         if len(data) >= _MAX_ERROR_BODY:
             break
     return data.decode("utf-8", "replace")
+
+
+def broken_stream_note(message: str, request: HttpRequest | None, sent: int) -> str:
+    """For a stream that broke off: which request to which server, and where to look.
+    A server that drops the connection mid-answer says why only in its own log."""
+    if request is None or not sent or not message.startswith("Connection lost"):
+        return ""
+    body = request.body if isinstance(request.body, dict) else {}
+    count = len(body.get("messages") or body.get("contents") or body.get("input") or ())
+    note = (f" (POST {request.url}: {count} messages, {sent:,} bytes; the server stopped "
+            f"answering mid-stream, its own log or console says why")
+    if re.match(r"^https?://(localhost|127\.|\[::1\]|0\.0\.0\.0)", request.url):
+        note += ("; a local server whose chat template cannot read the request is a common "
+                 "cause: see compat in docs/providers.md")
+    return note + ")"
 
 
 def describe_exception(exc: BaseException) -> tuple[str, Failure]:

@@ -13,8 +13,11 @@ from the provider and base URL and overridable per provider or model in models.j
 ``cacheControlFormat`` (anthropic), ``supportsStrictMode``, ``openRouterRouting``,
 ``vercelGatewayRouting``, ``sendSessionAffinityHeaders``;
 ours: ``supportsNullAssistantContent`` (false: send ``""`` instead of ``null`` beside
-tool calls, which llama.cpp's server needs) and ``toolCallIdFormat`` (``mistral``: nine
-letters and digits).
+tool calls, which llama.cpp's server needs), ``supportsTextContentParts`` (false: a
+user message of text only goes as one string, not an array of parts, which some local
+chat templates cannot read), ``supportsTools`` (false: send no tools, for models whose
+server says they take none) and ``toolCallIdFormat`` (``mistral``: nine letters and
+digits).
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from pi_core.provider import LlmContext, StreamOptions
 from pi_plugins.providers.failures import classify
 from pi_plugins.providers.http import (
     HttpRequest,
+    json_text,
     SseProvider,
     StreamError,
     StreamReader,
@@ -89,6 +93,8 @@ def detect_compat(model: Model) -> dict[str, Any]:
         "cacheControlFormat": "anthropic" if provider == "openrouter" and model.id.startswith("anthropic/") else None,
         "sendSessionAffinityHeaders": False,
         "supportsNullAssistantContent": True,
+        "supportsTextContentParts": True,
+        "supportsTools": True,
         "toolCallIdFormat": "mistral" if mistral else None,
     }
 
@@ -162,7 +168,9 @@ def convert_messages(model: Model, context: LlmContext, compat: dict) -> list[di
                     {"type": "text", "text": b.text} if isinstance(b, TextContent) else _image_url(b)
                     for b in message.content if isinstance(b, (TextContent, ImageContent))
                 ]
-                if parts:
+                if parts and not compat["supportsTextContentParts"] and all(p["type"] == "text" for p in parts):
+                    params.append({"role": "user", "content": "\n".join(p["text"] for p in parts)})
+                elif parts:
                     params.append({"role": "user", "content": parts})
         elif isinstance(message, AssistantMessage):
             converted = _assistant(model, message, compat)
@@ -212,7 +220,7 @@ def _assistant(model: Model, message: AssistantMessage, compat: dict) -> dict | 
     if calls:
         converted["tool_calls"] = [
             {"id": c.id, "type": "function",
-             "function": {"name": c.name, "arguments": json.dumps(c.arguments, ensure_ascii=False, separators=(",", ":"))}}
+             "function": {"name": c.name, "arguments": json_text(c.arguments)}}
             for c in calls
         ]
         details = []
@@ -251,7 +259,9 @@ def build_body(model: Model, context: LlmContext, options: StreamOptions, compat
         body[compat["maxTokensField"]] = limit
     if options.temperature is not None:
         body["temperature"] = options.temperature
-    if context.tools:
+    if compat["supportsTools"] is False:
+        pass  # the server said this model takes no tools: a list would be refused
+    elif context.tools:
         body["tools"] = [
             {"type": "function", "function": {
                 "name": t.name, "description": t.description, "parameters": t.parameters,

@@ -30,6 +30,7 @@ from pi_core.stream import parse_arguments
 from pi_plugins.providers.failures import classify
 from pi_plugins.providers.http import (
     HttpRequest,
+    json_text,
     SseProvider,
     StreamError,
     StreamReader,
@@ -130,7 +131,7 @@ def convert_input(model: Model, context: LlmContext) -> list[dict]:
                     if item_id and not (different_model and item_id.startswith("fc_")):
                         item["id"] = item_id
                     item.update({"call_id": call_id, "name": block.name,
-                                 "arguments": json.dumps(block.arguments, ensure_ascii=False, separators=(",", ":"))})
+                                 "arguments": json_text(block.arguments)})
                     items.append(item)
         elif isinstance(message, ToolResultMessage):
             text = "\n".join(b.text for b in message.content if isinstance(b, TextContent))

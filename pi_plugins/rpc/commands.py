@@ -140,8 +140,7 @@ class Commands:
                       if m.provider == provider and m.id == model_id), None)
         if model is None:
             raise CommandError(f"Model not found: {provider}/{model_id}")
-        await self.harness.set_model(model)
-        await self._clamp_thinking_level()
+        await self.harness.set_model(model)  # re-clamps the thinking level
         return model_json(model)
 
     async def cmd_cycle_model(self, c: dict) -> Any:
@@ -149,7 +148,6 @@ class Commands:
         if cycled is None:
             return None
         model, _, scoped = cycled
-        await self._clamp_thinking_level()
         return {"model": model_json(model), "thinkingLevel": self.harness.thinking_level,
                 "isScoped": scoped}
 
@@ -158,25 +156,12 @@ class Commands:
 
     async def cmd_set_thinking_level(self, c: dict) -> Any:
         level = _choice(c, "level", THINKING_LEVELS)
-        await self.harness.set_thinking_level(self._clamped(level))
+        await self.harness.set_thinking_level(level)  # clamped to what the model takes
         return NO_DATA
 
     async def cmd_cycle_thinking_level(self, c: dict) -> Any:
         level = await self.harness.cycle_thinking_level()
         return None if level is None else {"level": level}
-
-    async def _clamp_thinking_level(self) -> None:
-        level = self._clamped(self.harness.thinking_level)
-        if level != self.harness.thinking_level:
-            await self.harness.set_thinking_level(level)
-
-    def _clamped(self, level: str) -> str:
-        """The level, or the nearest lower one the model takes (pi clamps the same way)."""
-        available = self.harness.thinking_levels()
-        if level in available or level not in THINKING_LEVELS:
-            return level if level in available else available[0]
-        lower = [l for l in THINKING_LEVELS[:THINKING_LEVELS.index(level)] if l in available]
-        return lower[-1] if lower else available[0]
 
     # ------------------------------------------------------------ queues
 
@@ -255,7 +240,7 @@ class Commands:
                                f"not installed ({exc})") from exc
         if output is not None:
             output = self._path(output)
-        return {"path": str(export_html(self.harness.session, output))}
+        return {"path": str(export_html(self.harness.session, output, tools=self.harness.agent.tools))}
 
     async def cmd_switch_session(self, c: dict) -> Any:
         path = self._path(_string(c, "sessionPath"))
@@ -277,6 +262,14 @@ class Commands:
     async def cmd_get_fork_messages(self, c: dict) -> Any:
         return {"messages": [{"entryId": entry_id, "text": text}
                              for entry_id, text in self.harness.fork_messages() if text]}
+
+    # Workspace checkpoints (our addition; pi has none): the checkpoints plugin's.
+
+    async def cmd_get_checkpoints(self, c: dict) -> Any:
+        return [checkpoint.to_json() for checkpoint in await self.harness.checkpoints()]
+
+    async def cmd_restore_checkpoint(self, c: dict) -> Any:
+        return (await self.harness.restore_checkpoint(_string(c, "entryId"))).to_json()
 
     async def cmd_get_last_assistant_text(self, c: dict) -> Any:
         for message in reversed(self.harness.messages):
@@ -305,8 +298,33 @@ class Commands:
             if command.description:
                 entry["description"] = command.description
             entry["source"] = command.source
+            entry["sourceInfo"] = command.source_info or self._plugin_source_info(command)
             commands.append(entry)
         return {"commands": commands}
+
+    def _plugin_source_info(self, command) -> dict:
+        """Where a plugin's command comes from: the plugin that defines its handler."""
+        module = getattr(command.handler, "__module__", None)
+        infos = self.app.plugins.infos
+        info = next((i for i in infos if getattr(i.plugin, "__name__", None) == module), None)
+        if info is None and module:
+            info = next((i for i in infos if module.startswith(f"{getattr(i.plugin, '__name__', '')}.")), None)
+        if info is None:
+            return {"path": module or "<unknown>", "source": "extension", "scope": "temporary",
+                    "origin": "top-level"}
+        path = info.location or info.name
+        if info.source == "cli":
+            return {"path": path, "source": "cli", "scope": "temporary", "origin": "top-level"}
+        if info.source in ("file", "settings"):
+            project = Path(self.harness.ctx.cwd) / ".pi"
+            in_project = Path(path).is_relative_to(project)
+            base = project if in_project else Path(self.harness.ctx.agent_dir or Path(path).parent)
+            return {"path": path, "source": "auto" if info.source == "file" else "local",
+                    "scope": "project" if in_project else "user", "origin": "top-level",
+                    "baseDir": str(base)}
+        # a package's entry point, or built in
+        return {"path": path, "source": info.distribution or info.source, "scope": "user",
+                "origin": "package"}
 
     def _path(self, path: str) -> str:
         return os.path.join(self.harness.ctx.cwd, os.path.expanduser(path))

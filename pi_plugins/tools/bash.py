@@ -1,9 +1,11 @@
 """``bash``: run a shell command, streaming its output.
 
-The command runs in its own process group. On timeout, on abort and when the tool is
-cancelled, the whole group is killed, together with any descendant that left it, so
-nothing the command started survives. (A command that ends normally may leave a
-background job running on purpose, ``server &``; its output is not waited for.)
+The command runs through the execution environment's one runner
+(:mod:`pi_plugins.tools.runner`). On timeout, on abort and when the tool is cancelled,
+the command is killed with every process it started, also those that left its process
+group, so nothing survives. (A command that ends normally may leave a background job
+running on purpose, ``server &``; its output is not waited for, and it is stopped when
+the session ends.)
 
 The model sees the last 2,000 lines or 50 KB of the output; beyond that the full
 output goes to a temporary file whose path the result gives. Output streams to
@@ -21,14 +23,10 @@ from pi_core.tools import Tool, ToolResult, ToolRun
 from pi_plugins.tools.environment import environment_for
 from pi_plugins.tools.errors import ToolError
 from pi_plugins.tools.output import OutputCollector
+from pi_plugins.tools.runner import CommandResult
 from pi_plugins.tools.truncation import MAX_BYTES, MAX_LINES, Truncation, format_size
 
 UPDATE_INTERVAL = 0.1
-#: After the shell exits, how long to wait for output still in the pipe. A background
-#: job that keeps the pipe open must not hold the tool up.
-EXIT_GRACE = 0.1
-#: After a kill, how long to wait for the last output (every writer is dead by then).
-KILL_GRACE = 1.0
 
 DESCRIPTION = (
     "Run a bash command in the working directory. Returns stdout and stderr together. "
@@ -58,17 +56,17 @@ def _details(snapshot: Truncation, path: str | None) -> dict[str, Any] | None:
     return {"truncation": snapshot.as_details(), "fullOutputPath": path}
 
 
-def _shown(output: OutputCollector, snapshot: Truncation, empty: str) -> str:
+def _shown(result: CommandResult, snapshot: Truncation, empty: str) -> str:
     """The output text for the model, with a notice when it was cut."""
     text = snapshot.content or empty
     if not snapshot.truncated:
         return text
-    path = output.full_output_path
+    path = result.full_output_path
     end = snapshot.total_lines
     if snapshot.last_line_partial:
         notice = (
             f"[Output cut: showing the last {format_size(snapshot.output_bytes)} of line {end}, "
-            f"which is {format_size(output.last_line_bytes)} long. Full output: {path}]"
+            f"which is {format_size(result.last_line_bytes)} long. Full output: {path}]"
         )
     else:
         start = end - snapshot.output_lines + 1
@@ -90,32 +88,22 @@ async def execute(args: dict, run: ToolRun) -> ToolResult:
     command: str = args["command"]
     timeout: float | None = args.get("timeout")
     env = await environment_for(run)
-    shell = await env.which("bash") or "sh"
-    output = OutputCollector(env)
-    try:
-        process = await env.spawn([shell, "-c", command])
-    except FileNotFoundError:
-        raise ToolError(
-            f"Cannot run commands: the working directory {env.cwd} does not exist "
-            f"(or {shell} is missing)."
-        ) from None
-    except OSError as exc:
-        raise ToolError(f"Could not start the command: {exc.strerror or exc}.") from None
     loop = asyncio.get_running_loop()
     last_update, timer, dirty = 0.0, None, False
+    collector: OutputCollector | None = None
 
     def emit() -> None:
         nonlocal last_update, timer, dirty
         timer, last_update, dirty = None, loop.time(), False
-        snapshot = output.snapshot()
+        snapshot = collector.snapshot()
         run.update(ToolResult(
             content=[TextContent(snapshot.content)],
-            details=_details(snapshot, output.full_output_path),
+            details=_details(snapshot, collector.full_output_path),
         ))
 
-    def schedule() -> None:
-        nonlocal timer, dirty
-        dirty = True
+    def on_output(output: OutputCollector) -> None:
+        nonlocal timer, dirty, collector
+        collector, dirty = output, True
         if run.on_update is None or timer is not None:
             return
         delay = last_update + UPDATE_INTERVAL - loop.time()
@@ -124,52 +112,34 @@ async def execute(args: dict, run: ToolRun) -> ToolResult:
         else:
             timer = loop.call_later(delay, emit)
 
-    async def pump() -> None:
-        while chunk := await process.read():
-            await output.add(chunk)
-            schedule()
-
     if run.on_update is not None:
         run.update(ToolResult())
-    stop_on_abort = run.signal.on_abort(process.kill)
-    reader = asyncio.ensure_future(pump())
-    exited = asyncio.ensure_future(process.wait())
-    timed_out = False
     try:
-        done, _ = await asyncio.wait([exited], timeout=timeout)
-        if not done:
-            timed_out = True
-            process.kill()
-            await exited
-        killed = timed_out or run.signal.aborted
-        await asyncio.wait([reader], timeout=KILL_GRACE if killed else EXIT_GRACE)
-        if reader.done() and reader.exception() is not None:
-            raise reader.exception()
-        code = exited.result()
+        result = await env.run(command, signal=run.signal, timeout=timeout, on_output=on_output)
+    except FileNotFoundError:
+        raise ToolError(
+            f"Cannot run commands: the working directory {env.cwd} does not exist "
+            f"(or bash is missing)."
+        ) from None
+    except OSError as exc:
+        raise ToolError(f"Could not start the command: {exc.strerror or exc}.") from None
     finally:
-        stop_on_abort()
-        if not exited.done():  # cancelled (the user aborted): nothing may outlive the tool
-            process.kill()
-        for task in (reader, exited):
-            task.cancel()
         if timer is not None:
             timer.cancel()
-        process.close()
-        output.close()
-
     if dirty and run.on_update is not None:
         emit()  # the output that arrived since the last update
-    snapshot = output.snapshot()
-    details = _details(snapshot, output.full_output_path)
-    if timed_out:
-        text = _shown(output, snapshot, "")
+    snapshot = result.truncation
+    details = _details(snapshot, result.full_output_path)
+    shown = _shown(result, snapshot, "")
+    if result.timed_out:
         status = (
             f"Command timed out after {timeout:g} seconds and was stopped, with every process it "
             "started. If it needs longer, run it again with a larger timeout."
         )
-        return ToolResult.text(_with_status(text, status), details or {}, is_error=True)
-    if run.signal.aborted:
-        return ToolResult.text(_with_status(_shown(output, snapshot, ""), "Command aborted"), details or {}, is_error=True)
+        return ToolResult.text(_with_status(shown, status), details or {}, is_error=True)
+    if result.aborted:
+        return ToolResult.text(_with_status(shown, "Command aborted"), details or {}, is_error=True)
+    code = result.exit_code
     if code != 0:
         if code < 0:
             import signal
@@ -181,8 +151,8 @@ async def execute(args: dict, run: ToolRun) -> ToolResult:
             status = f"Command was killed by {name}"
         else:
             status = f"Command exited with code {code}"
-        return ToolResult.text(_with_status(_shown(output, snapshot, ""), status), details or {}, is_error=True)
-    return ToolResult.text(_shown(output, snapshot, "(no output)"), details)
+        return ToolResult.text(_with_status(shown, status), details or {}, is_error=True)
+    return ToolResult.text(_shown(result, snapshot, "(no output)"), details)
 
 
 bash_tool = Tool(

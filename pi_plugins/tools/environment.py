@@ -24,8 +24,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from attrs import define
 
+from pi_plugins.tools import processes
+
 if TYPE_CHECKING:
     from pi_core.tools import ToolRun
+    from pi_plugins.tools.runner import CommandResult
 
 Kind = Literal["file", "directory", "other"]
 
@@ -63,6 +66,14 @@ class Process:
         """Everything written to stderr, when it was not merged into the output."""
         raise NotImplementedError
 
+    async def read_errors(self, size: int = 65536) -> bytes:
+        """stderr in chunks (``b""`` at the end), when it was not merged into the output.
+        The default gives all of :meth:`errors` at once."""
+        if getattr(self, "_errors_given", False):
+            return b""
+        self._errors_given = True
+        return await self.errors()
+
     async def wait(self) -> int:
         """Wait for the command to exit; its exit code (negative: killed by that signal)."""
         raise NotImplementedError
@@ -74,6 +85,10 @@ class Process:
 
     def close(self) -> None:
         """Let go of the output pipes (another process may still hold them open)."""
+
+    async def wait_killed(self, timeout: float = 1.0) -> None:
+        """After :meth:`kill`: wait (at most ``timeout``) until every process it killed
+        has exited, so that none is seen running when the call returns."""
 
 
 class OutputSink:
@@ -143,6 +158,31 @@ class ExecutionEnvironment:
         the ``read`` tool."""
         raise NotImplementedError
 
+    async def run(
+        self,
+        command: str | list[str],
+        *,
+        shell: str | None = None,
+        cwd: str | None = None,
+        signal: Any = None,
+        timeout: float | None = None,
+        merge_stderr: bool = True,
+        on_output: Any = None,
+        prefix: str = "pi-bash",
+    ) -> "CommandResult":
+        """Run a command to its end through :meth:`spawn`: the one runner that the bash
+        tool, the user's ``!cmd`` and ``ctx.exec`` share (one kill policy, one bounded
+        output buffer, one truncation rule; :mod:`pi_plugins.tools.runner`). A string
+        runs with ``shell -c`` (``shell``, else bash, else sh)."""
+        from pi_plugins.tools.runner import run_command
+
+        if isinstance(command, str):
+            argv = [shell or await self.which("bash") or "sh", "-c", command]
+        else:
+            argv = list(command)
+        return await run_command(self, argv, cwd=cwd, signal=signal, timeout=timeout,
+                                 merge_stderr=merge_stderr, on_output=on_output, prefix=prefix)
+
 
 # ---------------------------------------------------------------- the local machine
 
@@ -186,9 +226,12 @@ class LocalEnvironment(ExecutionEnvironment):
     """This machine. File work runs in a worker thread so a large read never stalls
     the event loop (and the streaming UI with it)."""
 
-    def __init__(self, cwd: str | None = None):
+    def __init__(self, cwd: str | None = None, owner: Any = None):
         self.cwd = os.path.abspath(cwd or os.getcwd())
         self.home = os.path.expanduser("~")
+        #: Whose commands these are (the session's ``ctx``): what they leave running is
+        #: stopped when its session ends.
+        self.owner = owner
 
     def __repr__(self) -> str:
         return f"LocalEnvironment(cwd={self.cwd!r})"
@@ -220,7 +263,7 @@ class LocalEnvironment(ExecutionEnvironment):
         env: dict[str, str] | None = None,
         merge_stderr: bool = True,
     ) -> Process:
-        return await LocalProcess.start(argv, cwd or self.cwd, env, merge_stderr)
+        return await LocalProcess.start(argv, cwd or self.cwd, env, merge_stderr, self.owner)
 
     async def open_output_file(self, prefix: str) -> OutputSink:
         return LocalOutputFile(prefix)
@@ -248,33 +291,41 @@ class LocalProcess(Process):
     ``Process.wait`` would wait for the pipe too).
     """
 
-    def __init__(self, popen: Any):
+    def __init__(self, popen: Any, command: processes.Command):
         self._popen = popen
         self.pid: int = popen.pid
+        self.command = command
+        self._settled = False  # killed, or its leftovers registered
+        self._killed: set[int] = set()  # what kill() killed (besides the leader's group)
         self._exit: asyncio.Future = asyncio.get_running_loop().create_future()
         self._transports: list[asyncio.BaseTransport] = []
         self._output: asyncio.StreamReader | None = None
-        self._errors: asyncio.Task | None = None
+        self._error_reader: asyncio.StreamReader | None = None
         self._pidfd: int | None = None
 
     @classmethod
-    async def start(cls, argv: list[str], cwd: str, env: dict[str, str] | None, merge_stderr: bool) -> "LocalProcess":
+    async def start(cls, argv: list[str], cwd: str, env: dict[str, str] | None, merge_stderr: bool,
+                    owner: Any = None) -> "LocalProcess":
         import subprocess
 
+        processes.become_subreaper()
+        marker = processes.new_marker()
         popen = subprocess.Popen(
             argv,
             cwd=cwd,
-            env=env,
+            env={**(os.environ if env is None else env), processes.MARKER: marker},
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE,
             start_new_session=True,  # its own session and process group: killable as one
         )
-        self = cls(popen)
+        command = processes.Command(popen.pid, marker, owner)
+        processes.register(command)
+        self = cls(popen, command)
         try:
             self._output = await self._reader(popen.stdout)
             if popen.stderr is not None:
-                self._errors = asyncio.ensure_future((await self._reader(popen.stderr)).read())
+                self._error_reader = await self._reader(popen.stderr)
             self._watch_exit()
         except BaseException:
             self.kill()
@@ -293,6 +344,7 @@ class LocalProcess(Process):
         loop = asyncio.get_running_loop()
 
         def exited(code: int) -> None:
+            self.command.ended = True  # reaped: its pid may be reused from now on
             if not self._exit.done():
                 self._exit.set_result(code)
 
@@ -303,6 +355,7 @@ class LocalProcess(Process):
 
             def wait() -> None:
                 code = self._popen.wait()
+                self.command.ended = True
                 try:
                     loop.call_soon_threadsafe(exited, code)
                 except RuntimeError:  # the loop is gone; the child is reaped all the same
@@ -327,80 +380,41 @@ class LocalProcess(Process):
         return await self._output.read(size)
 
     async def errors(self) -> bytes:
-        return await self._errors if self._errors is not None else b""
+        return await self._error_reader.read() if self._error_reader is not None else b""
+
+    async def read_errors(self, size: int = 65536) -> bytes:
+        return await self._error_reader.read(size) if self._error_reader is not None else b""
 
     async def wait(self) -> int:
         return await asyncio.shield(self._exit)
 
     def kill(self) -> None:
-        if self._exit.done() and self._popen.returncode is not None:
-            # The leader is reaped, so its pid may be reused: only its group, which
-            # a background job may still be in, is a safe target.
-            try:
-                os.killpg(self.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            return
-        kill_process_tree(self.pid)
+        # Once the leader is reaped its pid may be reused: then only the marker counts.
+        self.command.ended = self.command.ended or self._popen.returncode is not None
+        self._settled = True
+        self._killed |= self.command.kill()
+        processes.killed(self.command)
+
+    async def wait_killed(self, timeout: float = 1.0) -> None:
+        deadline = asyncio.get_running_loop().time() + timeout
+        while not processes.dead(self._killed) and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.005)
+        processes.reap()
 
     def close(self) -> None:
-        if self._errors is not None and not self._errors.done():
-            self._errors.cancel()
         for transport in self._transports:
             transport.close()
         self._transports = []
         if not self._exit.done() and self._popen.poll() is not None:
+            self.command.ended = True
             self._stop_watching()
             self._exit.set_result(self._popen.returncode)
+        if self._exit.done() and not self._settled:
+            # Ended by itself: what it left running on purpose (``server &``) lives
+            # until its owner's session ends.
+            self._settled = True
+            processes.finished(self.command)
         # A process still running keeps its exit watcher, which reaps it when it ends.
-
-
-def _processes() -> list[tuple[int, int, int]]:
-    """(pid, parent pid, session id) of every process, from /proc (Linux)."""
-    found = []
-    try:
-        names = os.listdir("/proc")
-    except OSError:
-        return found
-    for name in names:
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as f:
-                fields = f.read().rsplit(b")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        found.append((int(name), int(fields[1]), int(fields[3])))
-    return found
-
-
-def process_tree(pid: int) -> set[int]:
-    """``pid``'s descendants and the members of the session it leads, where /proc tells."""
-    table = _processes()
-    children: dict[int, list[int]] = {}
-    tree = set()
-    for p, parent, session in table:
-        children.setdefault(parent, []).append(p)
-        if session == pid and p != pid:
-            tree.add(p)
-    stack = [pid]
-    while stack:
-        for child in children.get(stack.pop(), ()):
-            if child not in tree:
-                tree.add(child)
-                stack.append(child)
-    return tree
-
-
-def kill_process_tree(pid: int) -> None:
-    """SIGKILL ``pid``'s process group, then every descendant and session member that
-    left the group (``setsid``, job control), so nothing a command started survives."""
-    others = process_tree(pid)  # before the kill: orphans are re-parented and lost
-    for target, kill in ((pid, os.killpg), *((p, os.kill) for p in others)):
-        try:
-            kill(target, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
 
 
 # ---------------------------------------------------------------- the lookup
@@ -415,4 +429,4 @@ async def environment_for(run: "ToolRun | None") -> ExecutionEnvironment:
         found = await plugins.decide("execution_environment", ctx=ctx)
         if found is not None:
             return found
-    return LocalEnvironment(getattr(ctx, "cwd", None))
+    return LocalEnvironment(getattr(ctx, "cwd", None), owner=ctx)

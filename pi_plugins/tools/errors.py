@@ -15,7 +15,12 @@ class ToolError(Exception):
 
 
 def os_error(exc: OSError, path: str, doing: str) -> ToolError:
-    """Turn ``exc``, raised while ``doing`` (e.g. "reading") ``path``, into advice."""
+    """Turn ``exc``, raised while ``doing`` (e.g. "reading") ``path``, into advice. An
+    environment that refuses a path for its own reason (a sandbox) puts that reason in
+    the error's ``advice``, which is given as is."""
+    advice = getattr(exc, "advice", None)
+    if advice:
+        return ToolError(advice)
     if isinstance(exc, FileNotFoundError):
         return ToolError(
             f"{path} does not exist. Check the path with ls or find "

@@ -5,6 +5,7 @@ import asyncio
 from pi_core.entries import CompactionEntry, MessageEntry, ModelChangeEntry
 from pi_core.messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
 from pi_plugins.compaction.prepare import branch_messages, find_cut, prepare_compaction
+from pi_core.compaction_plan import to_event
 from pi_plugins.compaction.summary import serialize, summarize_compaction
 from pi_core.tokens import context_tokens, estimate_method, estimate_tokens
 
@@ -115,7 +116,7 @@ def test_split_turn_summaries_are_merged_and_file_lists_appended():
         requests.append((text, max_tokens))
         return "PREFIX" if "first part of one long turn" in text else "HISTORY"
 
-    summary, details = asyncio.run(summarize_compaction(plan, summarizer, reserve_tokens=1000,
+    summary, details = asyncio.run(summarize_compaction(to_event(plan), summarizer, reserve_tokens=1000,
                                                         instructions="keep the paths"))
     assert summary.startswith("HISTORY\n\n---\n\n**Turn Context (split turn):**\n\nPREFIX")
     assert summary.endswith("<modified-files>\nout.md\n</modified-files>")

@@ -58,11 +58,11 @@ def test_decide_a_cancel_or_block_result_stops_later_handlers():
     plugins = Plugins()
     plugins.register(plugin("Blocker", before_tool_call=lambda self: {"block": True, "reason": "no"}))
     plugins.register(plugin("Later", before_tool_call=lambda self: later.append(1)))
-    assert run(plugins.decide("before_tool_call", event=None, ctx=None)) == {"block": True, "reason": "no"}
+    assert run(plugins.decide("before_tool_call", event=None, ctx=None)) == ToolCallDecision(block=True, reason="no")
     plugins2 = Plugins()
     plugins2.register(plugin("Canceller", session_before_fork=lambda self: {"cancel": True}))
     plugins2.register(plugin("Later", session_before_fork=lambda self: later.append(2)))
-    assert run(plugins2.decide("session_before_fork", event=None, ctx=None)) == {"cancel": True}
+    assert run(plugins2.decide("session_before_fork", event=None, ctx=None)).cancel is True
     assert later == []
 
 
@@ -141,8 +141,11 @@ def test_a_misspelled_hook_is_reported_and_a_mismatched_one_refused():
     plugins = Plugins()
     plugins.register(plugin("Typo", turn_strat=lambda self, event: None))
     assert plugins.errors[-1].hook == "turn_strat" and "misspelled" in str(plugins.errors[-1])
-    assert plugins.register(plugin("BadArgs", turn_start=lambda self, nonsense: None)) is None
-    assert "BadArgs" not in [i.name for i in plugins.infos]
+    # a wrong argument name drops that hook only, not the plugin
+    assert plugins.register(plugin("BadArgs", turn_start=lambda self, nonsense: None,
+                                   turn_end=lambda self, event: None)) == "BadArgs"
+    assert plugins.hooks_of("BadArgs") == ["turn_end"]
+    assert plugins.errors[-1].plugin == "BadArgs" and "'nonsense'" in str(plugins.errors[-1])
 
 
 def test_a_hook_nobody_implements_has_no_handlers_and_costs_no_call():
@@ -255,3 +258,39 @@ def test_builtins_load_in_their_declared_order_whatever_the_metadata_sorting():
     assert set(declared) == set(LOAD_ORDER)
     loaded = [i.name for i in load_plugins(discover=False).infos if i.source == "builtin"]
     assert loaded == list(LOAD_ORDER)
+
+
+def test_adding_a_hook_is_one_decorated_spec_plus_one_call():
+    import types
+
+    from hookspecs import decide, hookspec
+
+    @hookspec
+    @decide(result="pi_core.results:cancel_decision")
+    def before_deploy(event, ctx):
+        """Kind: decide. A deploy is about to start; cancel to stop it."""
+
+    Specs = types.ModuleType("deploy_specs")
+    Specs.before_deploy = before_deploy
+
+    class Veto:
+        @hookimpl
+        def before_deploy(self, event):
+            return {"cancel": event == "prod"}
+
+    plugins = Plugins()
+    plugins.pm.add_hookspecs(Specs)
+    plugins.register(Veto(), "veto")
+    assert run(plugins.call("before_deploy", event="prod", ctx=None)).cancel is True
+    assert run(plugins.call("before_deploy", event="dev", ctx=None)).cancel is False
+    assert plugins.dispatch("before_deploy").describe() == "decide"
+
+
+def test_pi_plugins_overrides_name_the_winner():
+    from pi_core.plugins import collect_overrides
+
+    plugins = Plugins()
+    plugins.register(plugin("tools", register_tools=lambda self: [Tool(name="read")]))
+    plugins.register(plugin("my_plugin", register_tools=lambda self: [Tool(name="read")]))
+    assert run(collect_overrides(plugins, None)) == [
+        {"hook": "register_tools", "key": "read", "winner": "my_plugin", "replaces": ["tools"]}]

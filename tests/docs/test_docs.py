@@ -110,7 +110,7 @@ def _help(*subcommand: str) -> str:
 
 
 def test_the_options_of_every_pi_command_in_the_docs_exist():
-    subcommands = {"install", "remove", "uninstall", "list", "plugins"}
+    subcommands = {"install", "remove", "uninstall", "list", "plugins", "batch"}
     helps: dict[str, str] = {}
     checked = 0
     for page in PAGES:
@@ -131,3 +131,106 @@ def test_the_options_of_every_pi_command_in_the_docs_exist():
                             f"{page.name}: `{line.strip()}` uses {option}, which `pi {sub} --help` lacks")
                         checked += 1
     assert checked > 20
+
+
+def readme_command(line_start: str) -> str:
+    """The README's indented command line that starts with ``line_start``."""
+    lines = [line.strip() for line in (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+             if line.startswith("    ") and line.strip().startswith(line_start)]
+    assert len(lines) == 1, lines
+    return lines[0]
+
+
+@pytest.mark.process
+def test_the_readme_main_command_runs_a_tool_with_no_key_and_no_network(tmp_path):
+    command = readme_command("python3 -m venv .venv && .venv/bin/pip install -e . &&")
+    pi_part = command.split("&& .venv/bin/pi ", 1)[1]
+    args = [a.strip('"') for a in re.findall(r'"[^"]*"|\S+', pi_part)]
+    args = [str(ROOT / a) if a.startswith("docs/") else a for a in args]
+    (tmp_path / "notes.txt").write_text("x")
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "PI_CODING_AGENT_DIR": str(tmp_path / "agent")}
+    done = subprocess.run([sys.executable, "-m", "pi_core.cli", *args], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == "This folder holds:"
+    assert "notes.txt" in done.stdout.splitlines()
+
+
+def test_ci_runs_the_readme_test_command_exactly():
+    command = readme_command("python3 -m venv .venv && .venv/bin/pip install -e '.[test]'")
+    assert command in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+
+
+@pytest.mark.process
+def test_the_hello_plugin_tests_pass_with_only_the_test_kit(tmp_path):
+    project = DOCS / "examples" / "hello-plugin"
+    env = {**os.environ, "PYTHONPATH": str(project)}
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
+                          cwd=project, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "2 passed" in done.stdout
+
+
+def _spec_kinds() -> dict[str, str]:
+    from hookspecs.markers import dispatch_of
+
+    kinds = {}
+    for module in hookspecs.SPEC_MODULES:
+        for name in dir(module):
+            function = getattr(module, name)
+            if hasattr(function, "pi_spec"):
+                dispatch = dispatch_of(function)
+                assert dispatch is not None, f"hook {name} declares no dispatch kind"
+                kinds[name] = dispatch.describe()
+    return kinds
+
+
+def _table_kinds(page: str) -> dict[str, str]:
+    """The "Every hook" table of plugins.md: hook name → kind as written."""
+    section = page.split("## Every hook", 1)[1].split("\n## ", 1)[0]
+    kinds: dict[str, str] = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) < 2 or not cells[0].startswith("`"):
+            continue
+        for hook in re.findall(r"`(\w+)`", cells[0]):
+            assert hook not in kinds, f"{hook} is in the table twice"
+            kinds[hook] = cells[1]
+    return kinds
+
+
+def test_the_docs_hook_table_says_each_kind_the_spec_declares():
+    specs = _spec_kinds()
+    table = _table_kinds((DOCS / "plugins.md").read_text())
+    assert sorted(set(specs) - set(table)) == [], "hooks missing from the docs table"
+    assert sorted(set(table) - set(specs)) == [], "the docs table names hooks without a spec"
+    wrong = {h: (table[h], specs[h]) for h in specs if table[h] != specs[h]}
+    assert wrong == {}, "docs table kind != spec kind"
+
+
+def test_the_docs_table_check_fails_on_a_disagreement():
+    page = (DOCS / "plugins.md").read_text().replace("| `message_end` | chain(message) |",
+                                                     "| `message_end` | notify |")
+    assert _table_kinds(page)["message_end"] == "notify" != _spec_kinds()["message_end"]
+
+
+def test_every_ctx_member_is_on_the_harness_context_and_in_the_docs():
+    from pi_core.ctx import MEMBERS
+    from pi_core.harness import HarnessContext
+
+    missing = [m for m in MEMBERS if not hasattr(HarnessContext, m) and m not in
+               ("cwd", "agent_dir", "settings", "options", "plugins", "ui", "events", "flags", "harness")]
+    assert missing == []
+    page = (DOCS / "plugins.md").read_text()
+    table = page.split("| member | what", 1)[1].split("\n\n", 1)[0]
+    assert sorted(m for m in MEMBERS if f"`{m}" not in table and f" {m}(" not in table
+                  and f"`await {m}" not in table) == []
+
+
+def test_interactive_and_rpc_pages_agree_that_rpc_dialogs_go_to_the_client():
+    interactive = (DOCS / "interactive.md").read_text()
+    rpc = (DOCS / "rpc.md").read_text()
+    assert "extension_ui_request" in rpc
+    sentence = next(s for s in re.split(r"(?<=\.)\s", " ".join(interactive.split())) if "rpc mode" in s.lower()
+                    and "dialog" in s.lower())
+    assert "go to the client" in sentence and "rpc" not in sentence.split("defaults")[0].lower()

@@ -286,7 +286,7 @@ def test_an_output_folder_that_does_not_exist_is_a_clear_error(tmp_path):
 BAD_FILES = {
     "missing": (None, "no such file"),
     "empty": (b"", "the file is empty"),
-    "not json": (b"this is not json\n", "should be the session header but is not valid JSON"),
+    "not json": (b"this is not json\n", "only lines that are not JSON; this is not a pi session file"),
     "no header": (b'{"type":"message","id":"abc"}\n', "not a session header"),
 }
 

@@ -68,15 +68,42 @@ def test_a_429_is_retried_and_the_failure_stays_in_the_file_not_the_context(tmp_
 
 
 def test_a_500_that_outlasts_the_retries_ends_with_the_error(tmp_path):
-    fail = Reply(error="500 internal error", failure=Failure("retryable", 500))
-    harness, provider, events = make(tmp_path, [fail, fail, fail, fail, Reply(text="unused")])
+    fails = [Reply(error=f"500 internal error (request {n})", failure=Failure("retryable", 500)) for n in range(4)]
+    harness, provider, events = make(tmp_path, [*fails, Reply(text="unused")])
     run(harness.prompt("hi"))
     assert harness.messages[-1].stop_reason == "error"
     assert [e.attempt for e in events.of("auto_retry_start")] == [1, 2, 3]
     assert [e.delay_ms for e in events.of("auto_retry_start")] == [5, 10, 20]  # exponential
     end = events.of("auto_retry_end")[0]
-    assert not end.success and end.final_error == "500 internal error"
+    assert not end.success and end.final_error == "500 internal error (request 3)"
     assert len(provider.requests) == 4
+
+
+def test_the_same_error_answer_twice_is_not_retried_again(tmp_path):
+    fail = Reply(error="local/m: 500 Internal Server Error: chat template failed", failure=Failure("retryable", 500))
+    harness, provider, events = make(tmp_path, [fail, fail, fail, fail, Reply(text="unused")])
+    run(harness.prompt("hi"))
+    assert len(provider.requests) == 2
+    last = harness.messages[-1]
+    assert last.stop_reason == "error"
+    assert last.error_message == ("local/m: 500 Internal Server Error: chat template failed"
+                                  " (the same answer twice: not retried again)")
+    assert [e.attempt for e in events.of("auto_retry_start")] == [1]
+    assert not events.of("auto_retry_end")[0].success
+
+
+def test_the_same_rate_limit_answer_is_still_retried(tmp_path):
+    fail = Reply(error="429 rate limited", failure=Failure("retryable", 429))
+    harness, provider, events = make(tmp_path, [fail, fail, fail, Reply(text="finally")])
+    run(harness.prompt("hi"))
+    assert harness.messages[-1].text == "finally" and len(provider.requests) == 4
+
+
+def test_the_same_lost_connection_twice_is_still_retried(tmp_path):
+    fail = Reply(error="Connection lost: the stream ended early", failure=Failure("retryable"))
+    harness, provider, events = make(tmp_path, [fail, fail, Reply(text="back")])
+    run(harness.prompt("hi"))
+    assert harness.messages[-1].text == "back" and len(provider.requests) == 3
 
 
 def test_retry_can_be_turned_off(tmp_path):
@@ -189,12 +216,13 @@ def test_a_plugin_can_cancel_tree_navigation(tmp_path):
 
 
 def test_resuming_a_session_restores_context_model_and_thinking_level(tmp_path):
-    harness, *_ = make(tmp_path, [Reply(text="remember 42")])
+    harness, *_ = make(tmp_path, [Reply(text="remember 42")], reasoning=True)
     run(harness.set_thinking_level("high"))
     run(harness.prompt("the number is 42"))
     path = harness.session.file
     run(harness.close())
-    resumed, provider, _ = make(tmp_path, [Reply(text="it was 42")], session=Session.open(path))
+    resumed, provider, _ = make(tmp_path, [Reply(text="it was 42")], session=Session.open(path),
+                                reasoning=True)
     run(resumed.prompt("what was it?"))
     assert resumed.thinking_level == "high"
     assert [text_of(m.content) for m in provider.requests[0].messages if m.role == "user"] == [
@@ -234,3 +262,16 @@ def test_every_line_kind_written_has_the_shape_of_the_same_kind_in_the_fixtures(
     assert {("session", None), ("model_change", None), ("thinking_level_change", None), ("message", "user"),
             ("message", "assistant"), ("message", "toolResult"), ("compaction", None), ("branch_summary", None),
             ("label", None), ("session_info", None)} <= checked
+
+
+def test_a_server_that_went_away_keeps_the_first_failure_in_the_final_error(tmp_path):
+    lost = Reply(error="local/m: Connection lost: the stream ended (POST http://127.0.0.1:8080/v1/chat/completions)",
+                 failure=Failure("retryable"))
+    gone = Reply(error="local/m: Connection error: All connection attempts failed", failure=Failure("retryable"))
+    harness, provider, events = make(tmp_path, [lost, gone, gone, gone, Reply(text="unused")])
+    run(harness.prompt("hi"))
+    assert len(provider.requests) == 4
+    assert harness.messages[-1].error_message == (
+        "local/m: Connection error: All connection attempts failed; the first attempt ended: "
+        "local/m: Connection lost: the stream ended (POST http://127.0.0.1:8080/v1/chat/completions)")
+    assert events.of("auto_retry_end")[0].final_error == harness.messages[-1].error_message

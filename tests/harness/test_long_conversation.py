@@ -39,11 +39,11 @@ def test_one_long_conversation_through_every_recovery_and_summary(tmp_path):
         return None
 
     tool_run = [Reply(text=f"step {i}", tool_calls=[("dump", {"n": i})]) for i in range(6)]
-    fail = Reply(error="500 internal error", failure=Failure("retryable", 500))
+    fails = [Reply(error=f"500 internal error ({n})", failure=Failure("retryable", 500)) for n in range(4)]
     script = [*tool_run, Reply(text="job done"),
               Reply(error="429 slow down", failure=Failure("retryable", 429, retry_after_ms=5)),
               Reply(text="after the retry"),
-              fail, fail, fail, fail,
+              *fails,
               Reply(error="context too long", failure=Failure("overflow", 400)), Reply(text="recovered"),
               Reply(text="on the new branch")]
     steward = Steward()

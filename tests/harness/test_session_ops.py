@@ -107,7 +107,8 @@ def test_user_bash_can_be_aborted_and_keeps_long_output_in_a_file(tmp_path):
     assert message.cancelled and message.exit_code is None
     assert message.output == "started\n"  # what it printed before the abort is kept
     long = run(harness.run_bash("seq 1 5000"))
-    assert long.truncated and long.output.endswith("5000\n") and len(long.output.splitlines()) == 2000
+    # the bash tool's truncation rule: 2,000 lines, the empty one after the last newline counted
+    assert long.truncated and long.output.endswith("5000\n") and len(long.output.split("\n")) == 2000
     with open(long.full_output_path) as full:
         assert full.read().startswith("1\n2\n")
 
@@ -120,7 +121,9 @@ def test_models_and_thinking_levels_cycle(tmp_path):
     assert run(harness.cycle_model())[0] == b
     harness.scoped_models = []
     assert run(harness.cycle_model()) is None  # only the current model is available
+    # from a model without reasoning: the default level, which (as pi) is the last one set
     run(harness.set_model(a))
+    assert harness.thinking_level == "high" == harness.ctx.settings.get("defaultThinkingLevel")
     levels = [run(harness.cycle_thinking_level()) for _ in range(3)]
     assert levels == ["off", "minimal", "low"]
     run(harness.set_model(b))

@@ -56,7 +56,7 @@ def test_a_tool_using_answer_shows_the_diff_the_output_tail_and_the_footer(pi_tu
     footer = lines[-2:]
     assert footer[0].strip() == "~/project"
     assert footer[1].startswith("↑2.7k ↓360 $0.013 ") and "%/128k (auto)" in footer[1]
-    assert footer[1].endswith("test-model • thinking off")
+    assert footer[1].endswith("test-model • medium")  # a reasoning model starts at pi's default level
     assert (term.cwd / "greeting.txt").read_text() == "first line\ngoodbye world\nlast line\n"
     term.press("C-o")  # expand tool output: the whole bash output is repainted
     expanded = term.wait_for(lambda s: "earlier lines" not in s and "\n 1\n 2\n 3\n" in s)

@@ -122,3 +122,32 @@ def test_plugin_widgets_a_multi_line_editor_and_a_dialog_that_times_out(pi_scree
     editor_top = max(i for i, line in enumerate(lines[:-3]) if set(line) == {"─"}) - 2
     assert lines.index(" - fixed the parser") < lines.index(" - faster start-up") < editor_top
     assert lines[-3] == " (notes saved)"  # below the editor, above the footer
+
+
+RELOADABLE = '''
+from pi_core import hookimpl
+from pi_core.commands import Command
+
+VERSION = "one"
+
+
+async def version(args, ctx):
+    ctx.ui.notify("plugin version " + VERSION)
+
+
+@hookimpl
+def register_commands():
+    return [Command("version", "Say the plugin's version", version)]
+'''
+
+
+def test_reload_in_the_chat_picks_up_a_changed_plugin_without_a_restart(pi_tui, server):
+    term = pi_tui(plugin=RELOADABLE)
+    term.submit("/version")
+    term.wait_for("plugin version one")
+    plugin_file = term.home / "test_plugin.py"
+    plugin_file.write_text(plugin_file.read_text().replace('VERSION = "one"', 'VERSION = "two"'))
+    term.submit("/reload")
+    term.wait_for("Reloaded plugins, skills, prompt templates and context files.")
+    term.submit("/version")
+    term.wait_for("plugin version two")

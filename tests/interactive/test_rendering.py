@@ -1,5 +1,6 @@
 """The pieces the interactive screen is painted from, without a terminal."""
 
+import re
 import time
 
 import pytest
@@ -222,7 +223,7 @@ def test_the_tree_draws_branches_with_the_active_one_first(tmp_path):
         "• assistant: First answer.",
         "├─ • user: approach B  ← active",
         "└─ user: approach A",
-        "   [bash: ls]",
+        "   [$ ls]",
     ]
 
 
@@ -233,7 +234,7 @@ def test_tree_filters_hide_entries_and_keep_the_drawing_a_tree(tmp_path):
     assert _plain_rows(session, "no-tools")[-1] == "└─ user: approach A"
     assert _plain_rows(session, "labeled-only") == ["• [start] user: first question  ← active"]
     every = _plain_rows(session, "all")
-    assert any("[label: start]" in row for row in every) and any("[bash: ls]" in row for row in every)
+    assert any("[label: start]" in row for row in every) and any("[$ ls]" in row for row in every)
     assert _plain_rows(session, query="approach b") == ["• user: approach B  ← active"]
 
 
@@ -299,3 +300,28 @@ def test_slash_completes_commands_and_at_completes_files(tmp_path):
     (tmp_path / "notes.txt").write_text("x")
     assert [c.text for c in _completions(completer, "cat no", requested=True)] == ["notes.txt"]
     assert _completions(completer, "cat no") == []  # paths only on Tab
+
+
+# ---------------------------------------------------------------- pi's chat look
+
+
+def test_single_line_breaks_are_kept_in_user_messages_and_answers(painter):
+    from pi_plugins.interactive.blocks import UserBlock
+
+    user = plain(painter, UserBlock("line one\nline two"))
+    assert any(l.strip() == "line one" for l in user) and any(l.strip() == "line two" for l in user)
+    answer = AssistantMessage(content=[TextContent("Steps:\nfirst item\nsecond item")], stop_reason="stop")
+    lines = [l.strip() for l in plain(painter, AssistantBlock(answer, final=True))]
+    assert lines.index("first item") + 1 == lines.index("second item")
+    assert "Steps:" in lines
+
+
+def test_code_in_a_user_message_keeps_the_message_background(painter):
+    from pi_plugins.interactive.blocks import UserBlock
+
+    painted = UserBlock("see:\n```python\nx = compute(1)\n```").lines(painter, 60, View(), False)
+    code_line = next(l for l in painted if "compute" in strip_ansi(l))
+    box = "48;2;52;53;65"  # the user box's background (#343541)
+    codes = re.findall(r"\x1b\[([0-9;]*)m", code_line)
+    painted_text = [c for c in codes if c not in ("", "0")]
+    assert painted_text and all(box in c for c in painted_text)  # nothing resets the background

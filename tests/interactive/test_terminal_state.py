@@ -90,7 +90,7 @@ def test_a_resize_repaints_the_chat_at_the_new_width(pi_tui, server):
         lines = screen.splitlines()
         answer = " ".join(l.strip() for l in screen.split("tell me")[-1].splitlines() if l.strip())
         return (screen.count("pi-harness") == 1 and max(len(l) for l in lines) <= 60
-                and re.sub(r"\s+", " ", sentence.strip()) in answer and "thinking off" in lines[-1])
+                and re.sub(r"\s+", " ", sentence.strip()) in answer and "test-model" in lines[-1])
 
     narrow = term.wait_for(repainted)
     narrow_lines = [l for l in narrow.splitlines() if "fox" in l or "again" in l]

@@ -1,6 +1,7 @@
 """Each provider against the scripted server over a real socket, in its exact wire format."""
 
 import asyncio
+import re
 import base64
 
 import pytest
@@ -274,6 +275,17 @@ def test_a_dropped_connection_is_retryable(llm_server, api):
     assert events[-1].type == "error" and message.stop_reason == "error"
     assert message.failure.kind == "retryable"
     assert "Connection lost" in message.error_message
+
+
+def test_a_broken_stream_names_the_request_and_says_where_to_look(llm_server, api):
+    llm_server.push(Reply(text="This will be cut off in the middle", delta_size=2, disconnect_after=5))
+    events, message = run(collect(llm_server.model(api), context()))
+    sent = llm_server.requests[0]
+    assert f"(POST {llm_server.url}{sent.path}" in message.error_message
+    assert re.search(rf": \d+ messages, {len(sent.raw):,} bytes; the server stopped answering mid-stream",
+                     message.error_message)
+    assert "its own log or console says why" in message.error_message
+    assert "chat template" in message.error_message  # the server is on this machine
 
 
 def test_a_stream_that_ends_early_is_an_error_not_a_short_answer(llm_server, api):

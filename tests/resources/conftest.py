@@ -51,7 +51,7 @@ def make_ctx(home, agent_dir, project):
             registry.register(plugin)
         cwd = str(cwd or project)
         ctx = PluginContext(
-            cwd=cwd, plugins=registry, ui=RecordingUI(), agent_dir=agent_dir,
+            cwd=cwd, plugins=registry, ui=RecordingUI(has_ui=False), agent_dir=agent_dir,
             settings=Settings.load(cwd, agent_dir), options=options or ResourceOptions(),
         )
         if tools is not None:

@@ -29,7 +29,7 @@ async def submit(agent, text, base_system_prompt=""):
 def make_agent(script, cwd, agent_dir, options=None):
     agent, provider, _ = build_agent(script, *RESOURCE_PLUGINS, tools=[tool("read", "Read a file.")], cwd=str(cwd))
     agent.ctx.agent_dir = agent_dir
-    agent.ctx.ui = RecordingUI()
+    agent.ctx.ui = RecordingUI(has_ui=False)
     if options is not None:
         agent.ctx.options = options
     return agent, provider

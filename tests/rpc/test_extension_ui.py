@@ -123,7 +123,11 @@ def test_a_cancelled_or_unanswered_dialog_gets_its_default(ui_rpc, server):
 def test_a_plugin_command_runs_its_dialogs_through_the_client(ui_rpc):
     rpc = ui_rpc
     commands = rpc.ok("get_commands")["commands"]
-    assert {"name": "greet", "description": "Greet someone", "source": "extension"} in commands
+    greet = next(c for c in commands if c["name"] == "greet")
+    assert greet["description"] == "Greet someone" and greet["source"] == "extension"
+    # pi's sourceInfo: the plugin file given with -e is a temporary, command-line source
+    assert greet["sourceInfo"]["path"].endswith("ui_plugin.py")
+    assert greet["sourceInfo"]["source"] == "cli" and greet["sourceInfo"]["scope"] == "temporary"
     command = rpc.send("prompt", message="/greet")
     name = ui_request(rpc, "input")
     assert name["title"] == "Your name?" and name["placeholder"] == "type a name"
@@ -169,11 +173,18 @@ def test_get_commands_lists_plugin_commands_prompt_templates_and_skills(start_rp
     (skill / "SKILL.md").write_text("---\nname: tidy\ndescription: Tidy the workspace\n---\nTidy up.\n")
     rpc = start_rpc("-e", str(pi.cwd / "ui_plugin.py"))
     commands = {c["name"]: c for c in rpc.ok("get_commands")["commands"]}
+    infos = {name: command.pop("sourceInfo") for name, command in commands.items()}
     assert commands["greet"] == {"name": "greet", "description": "Greet someone", "source": "extension"}
     assert commands["explode"] == {"name": "explode", "source": "extension"}
     assert commands["review"] == {"name": "review", "description": "Review the code", "source": "prompt"}
     assert commands["skill:tidy"] == {"name": "skill:tidy", "description": "Tidy the workspace",
                                       "source": "skill"}
+    # pi's sourceInfo: project resources are found automatically under <project>/.pi
+    project = {"source": "auto", "scope": "project", "origin": "top-level", "baseDir": str(pi.cwd / ".pi")}
+    assert infos["review"] == {"path": str(prompts / "review.md"), **project}
+    assert infos["skill:tidy"] == {"path": str(skill / "SKILL.md"), **project}
+    assert infos["greet"] == {"path": str(pi.cwd / "ui_plugin.py"), "source": "cli",
+                              "scope": "temporary", "origin": "top-level"}
 
 
 @pytest.mark.process

@@ -111,7 +111,8 @@ def test_set_auto_compaction_switches_threshold_compaction(start_rpc, server, pi
 
 
 def test_set_auto_retry_switches_retries_of_transient_failures(start_rpc, server, pi):
-    write_settings(pi, retry={"baseDelayMs": 10})
+    # the provider's own retries off, so the harness's retry is what is seen
+    write_settings(pi, retry={"baseDelayMs": 10, "provider": {"maxRetries": 0}})
     rpc = start_rpc()
     server.push(Reply(status=503, error="overloaded"), Reply(text="second time lucky"))
     rpc.ok("prompt", message="try")
@@ -131,7 +132,7 @@ def test_set_auto_retry_switches_retries_of_transient_failures(start_rpc, server
 
 
 def test_abort_retry_cancels_the_wait_and_stops_retrying(start_rpc, server, pi):
-    write_settings(pi, retry={"baseDelayMs": 30000})
+    write_settings(pi, retry={"baseDelayMs": 30000, "provider": {"maxRetries": 0}})
     rpc = start_rpc()
     server.push(Reply(status=503, error="overloaded"))
     rpc.ok("prompt", message="try")

@@ -41,13 +41,15 @@ def test_default_folder_is_under_the_agent_dir(tmp_path, monkeypatch):
     assert session.file.parent == session_dir_for("/home/me/app")
 
 
-def test_file_appears_only_with_the_first_assistant_message(tmp_path):
+def test_file_appears_with_the_first_message_the_prompt(tmp_path):
     session = Session.create("/home/me/app", tmp_path)
-    start_like_pi(session)
-    session.append_custom("plugin-state", {"n": 1})
+    session.append_model_change("fake-openai", "fake-model")
+    session.append_thinking_level_change("off")
     assert not session.file.exists() and not session.on_disk
-    session.append_message(assistant("hi"))
+    session.append_message(user("hello"))
     assert session.on_disk
+    session.append_custom("plugin-state", {"n": 1})
+    session.append_message(assistant("hi"))
     lines = lines_of(session.file)
     assert [line["type"] for line in lines] == [
         "session", "model_change", "thinking_level_change", "message", "custom", "message"]
@@ -55,11 +57,36 @@ def test_file_appears_only_with_the_first_assistant_message(tmp_path):
     assert len(lines_of(session.file)) == 7
 
 
-def test_nothing_is_written_when_no_assistant_message_ever_arrives(tmp_path):
+def test_a_prompt_interrupted_before_any_answer_is_kept(tmp_path):
     session = Session.create("/home/me/app", tmp_path)
     start_like_pi(session)
+    session.close()  # Ctrl+C before the first assistant message (pi loses the prompt)
+    again = Session.open(session.file, read_only=True)
+    assert [m.content[0].text for m in again.build_context().messages] == ["hello"]
+
+
+def test_nothing_is_written_for_a_session_without_a_message(tmp_path):
+    session = Session.create("/home/me/app", tmp_path)
+    session.append_model_change("fake-openai", "fake-model")
+    session.append_thinking_level_change("off")
     session.close()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_file_deleted_while_open_is_written_again_with_its_header(tmp_path):
+    session = Session.create("/home/me/app", tmp_path)
+    start_like_pi(session)
+    session.append_message(assistant("hi"))
+    session.file.unlink()
+    session.append_message(user("after the delete"))
+    lines = lines_of(session.file)
+    assert lines[0]["type"] == "session" and lines[0]["id"] == session.id
+    assert [line.get("message", {}).get("role") for line in lines[1:]] == [
+        None, None, "user", "assistant", "user"]
+    session.append_message(assistant("again"))
+    assert len(lines_of(session.file)) == 7
+    session.close()
+    assert Session.open(session.file).problems == []
 
 
 def test_written_file_has_the_fixtures_shape(tmp_path):
@@ -123,10 +150,13 @@ def test_in_memory_session_never_touches_disk(tmp_path, monkeypatch):
 def test_open_of_a_missing_path_starts_a_session_written_there(tmp_path):
     path = tmp_path / "chosen.jsonl"
     session = Session.open(path, cwd="/home/me/app")
-    start_like_pi(session)
+    session.append_model_change("fake-openai", "fake-model")
     assert not path.exists()
+    session.append_message(user("hello"))
     session.append_message(assistant("hi"))
     assert lines_of(path)[0]["cwd"] == "/home/me/app"
+    assert len(lines_of(path)) == 4
+    session.append_thinking_level_change("off")
     assert len(lines_of(path)) == 5
 
 
@@ -153,3 +183,16 @@ def test_unknown_entry_types_and_fields_survive_a_load_and_append(tmp_path):
     assert json.loads(json.dumps(again.entries[0].extra)) == {"weight": 3}
     assert again.entries[0].message.extra == {"mood": "curious"}
     assert again.header.extra == {"future": 1}
+
+
+def test_lines_are_compact_utf8_json_whatever_they_hold(tmp_path):
+    session = Session.create("/home/me/app", tmp_path)
+    session.append_message(user("ünïcødé ✓ \"quoted\""))
+    session.append_custom("state", {"big": 2 ** 70, "ratio": 0.25, "nested": {"k": [1, None]}})
+    session.close()
+    lines = session.file.read_bytes().splitlines()
+    assert "ünïcødé ✓".encode() in lines[1] and b"\\u00fc" not in lines[1]
+    assert b'"data":{"big":1180591620717411303424,"ratio":0.25,"nested":{"k":[1,null]}}' in lines[2]
+    assert b", " not in lines[2] and b": " not in lines[2]
+    again = Session.open(session.file, read_only=True)
+    assert again.entries[1].data["big"] == 2 ** 70

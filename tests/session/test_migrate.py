@@ -9,7 +9,7 @@ import pytest
 
 from pi_core.messages import CustomMessage
 from pi_core.session import Session
-from support.sessions import pi_probe
+from support.sessions import pi_probe, user
 
 V1 = [
     {"type": "session", "id": "sess-v1", "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/old"},
@@ -99,6 +99,19 @@ def test_unreadable_lines_are_carried_over_unchanged(tmp_path):
         assert [p.line for p in session.problems] == [3]
         assert len(session) == 5
     assert path.read_text().splitlines()[2] == '{"type":"message", broken'
+
+
+def test_a_torn_last_line_of_an_old_file_is_carried_over_as_a_line_of_its_own(tmp_path):
+    path = tmp_path / "old.jsonl"
+    write_lines(path, V1)
+    path.write_bytes(path.read_bytes() + b'{"type":"message","timest')
+    with Session.open(path) as session:
+        assert len(session) == 5
+        added = session.append_message(user("after the migration"))
+    lines = path.read_text().splitlines()
+    assert lines[-2] == '{"type":"message","timest' and json.loads(lines[-1])["id"] == added.id
+    assert json.loads(lines[0])["version"] == 3
+    assert [p.line for p in Session.open(path, read_only=True).problems] == [len(lines) - 1]
 
 
 @pytest.mark.process

@@ -164,3 +164,59 @@ def test_real_pi_cli_resumes_a_session_we_wrote(tmp_path):
         assert texts == ["What is the capital of France?", "Paris.", "And of Italy?",
                          "Rome, said pi."]
         again.append_message(user("thanks"))
+
+
+@pytest.mark.process
+def test_a_torn_file_appended_here_keeps_its_bytes_and_the_real_pi_continues_it(tmp_path):
+    """A crash left a torn last line; we append (after a newline, the fragment left in
+    place), so the original bytes stay a prefix; then ``pi --session FILE -p`` against the
+    scripted server reads past the fragment, sends the whole conversation and appends."""
+    import os
+    import subprocess
+
+    from support.llm_server import LlmServer, Reply
+    from support.sessions import PI_PACKAGE
+
+    session = Session.create(str(tmp_path), tmp_path / "sessions")
+    session.append_model_change("local", "test-model")
+    session.append_thinking_level_change("off")
+    session.append_message(user("What is the capital of France?"))
+    last = session.append_message(assistant("Paris.", provider="local", model="test-model"))
+    session.close()
+    fragment = ('{"type":"message","id":"abcd1234","parentId":"%s","timestamp":"2026-12-01T1'
+                % last.id).encode()
+    torn = session.file.read_bytes() + fragment
+    session.file.write_bytes(torn)
+
+    with Session.open(session.file) as ours:
+        assert [p.line for p in ours.problems] == [6]
+        ours.append_message(user("And of Spain?"))
+        ours.append_message(assistant("Madrid.", provider="local", model="test-model"))
+    assert session.file.read_bytes().startswith(torn)
+    assert list(session.file.parent.iterdir()) == [session.file]
+    appended = session.file.read_bytes()
+
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    with LlmServer() as server:
+        server.push(Reply(text="Rome, said pi."))
+        (agent / "models.json").write_text(json.dumps(server.models_json("local", apiKey="unused")))
+        done = subprocess.run(
+            ["node", str(PI_PACKAGE / "dist" / "cli.js"), "--session", str(session.file),
+             "--model", "local/test-model", "-p", "And of Italy?", "--no-tools"],
+            cwd=tmp_path, env={**os.environ, "PI_CODING_AGENT_DIR": str(agent)},
+            capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == "Rome, said pi."
+        (request,) = server.requests
+    sent = [(m["role"], m["content"] if isinstance(m["content"], str)
+             else m["content"][0]["text"]) for m in request.body["messages"][1:]]
+    assert sent == [("user", "What is the capital of France?"), ("assistant", "Paris."),
+                    ("user", "And of Spain?"), ("assistant", "Madrid."),
+                    ("user", "And of Italy?")]
+    assert session.file.read_bytes().startswith(appended)
+    with Session.open(session.file, read_only=True) as again:
+        assert [p.line for p in again.problems] == [6]  # the fragment, still skipped
+        texts = [m.text if m.role == "assistant" else m.content[0].text
+                 for m in again.build_context().messages]
+        assert texts[-2:] == ["And of Italy?", "Rome, said pi."]

@@ -33,7 +33,7 @@ def test_a_fixture_reads_the_same_with_a_tiny_buffer(monkeypatch):
     monkeypatch.setattr(reader, "_split_lines", lambda f: original(f, 5))
     tiny = read_session_file(fixture("tools-openai.jsonl"))
     assert tiny.entries == normal.entries and tiny.line_numbers == normal.line_numbers
-    assert tiny.complete_length == normal.complete_length == fixture("tools-openai.jsonl").stat().st_size
+    assert tiny.length == normal.length == fixture("tools-openai.jsonl").stat().st_size
 
 
 def test_a_line_longer_than_the_buffer_is_read_whole(tmp_path):

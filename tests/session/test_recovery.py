@@ -1,4 +1,4 @@
-"""Damaged files: a torn last line is set aside, bad lines are named, the rest opens."""
+"""Damaged files: nothing is ever rewritten, bad lines are named and cost only themselves."""
 
 from __future__ import annotations
 
@@ -25,23 +25,29 @@ def write(path, *lines: str, end: str = "\n") -> None:
     path.write_text("\n".join(lines) + end)
 
 
-def test_torn_last_line_is_set_aside_and_reported(tmp_path):
+def test_torn_last_line_stays_and_the_next_entry_starts_on_its_own_line(tmp_path):
     path = copy_fixture("chat-openai.jsonl", tmp_path)
-    original = path.read_bytes()
     torn = b'{"type":"message","id":"abcd1234","parentId":"c56f71c7","timesta'
-    path.write_bytes(original + torn)
+    damaged = path.read_bytes() + torn
+    path.write_bytes(damaged)
 
     with Session.open(path) as session:
         assert len(session) == 4 and session.leaf_id == "c56f71c7"
         (problem,) = session.problems
         assert problem.line == 6
-        assert "incomplete last line" in problem.message and ".torn" in problem.message
-        assert path.read_bytes() == original
-        side = tmp_path / "chat-openai.jsonl.torn"
-        assert side.read_bytes() == torn
+        assert "incomplete last line" in problem.message and "skipped" in problem.message
+        assert path.read_bytes() == damaged  # opening changes nothing
         added = session.append_message(user("after the crash"))
-    lines = path.read_text().splitlines()
-    assert len(lines) == 6 and json.loads(lines[-1])["id"] == added.id
+    data = path.read_bytes()
+    assert data.startswith(damaged)  # append-only: the original bytes are a prefix
+    assert data[len(damaged):] == b"\n" + data[len(damaged) + 1:]
+    assert json.loads(data.splitlines()[-1])["id"] == added.id
+    assert list(tmp_path.iterdir()) == [path]  # no side file
+
+    again = Session.open(path, read_only=True)
+    assert [p.line for p in again.problems] == [6]
+    assert "skipped" in str(again.problems[0])
+    assert [e.id for e in again.path()][-2:] == ["c56f71c7", added.id]
 
 
 def test_torn_line_is_only_reported_when_opened_read_only(tmp_path):
@@ -51,16 +57,75 @@ def test_torn_line_is_only_reported_when_opened_read_only(tmp_path):
     session = Session.open(path, read_only=True)
     assert [p.line for p in session.problems] == [6]
     assert path.read_bytes() == damaged
-    assert not (tmp_path / "chat-openai.jsonl.torn").exists()
+    assert list(tmp_path.iterdir()) == [path]
 
 
-def test_second_torn_tail_gets_its_own_side_file(tmp_path):
+def test_two_crashes_leave_both_fragments_in_place(tmp_path):
     path = copy_fixture("chat-openai.jsonl", tmp_path)
     for tail in (b'{"one', b'{"two'):
-        path.write_bytes(path.read_bytes() + tail)
-        Session.open(path).close()
-    assert (tmp_path / "chat-openai.jsonl.torn").read_bytes() == b'{"one'
-    assert (tmp_path / "chat-openai.jsonl.torn.2").read_bytes() == b'{"two'
+        before = path.read_bytes() + tail
+        path.write_bytes(before)
+        with Session.open(path) as session:
+            session.append_message(user("after " + tail.decode()))
+        assert path.read_bytes().startswith(before)
+    assert list(tmp_path.iterdir()) == [path]
+    session = Session.open(path, read_only=True)
+    assert [p.line for p in session.problems] == [6, 8]
+    texts = [m.content[0].text for m in session.build_context().messages]
+    assert texts[-2:] == ['after {"one', 'after {"two']
+
+
+def test_a_torn_line_in_the_middle_is_mended_past_when_its_ids_are_readable(tmp_path):
+    path = tmp_path / "s.jsonl"
+    torn = '{"type":"message","id":"bbbbbbbb","parentId":"aaaaaaaa","timestamp":"2026-11'
+    write(path, HEADER, entry("aaaaaaaa", None, "first question"), torn,
+          entry("cccccccc", "bbbbbbbb", "second"), entry("dddddddd", "cccccccc", "a2", "assistant"))
+    session = Session.open(path, read_only=True)
+    assert [p.line for p in session.problems] == [3, 4]
+    assert "skipped" in str(session.problems[0])
+    assert "'bbbbbbbb'" in str(session.problems[1]) and "line 3" in str(session.problems[1])
+    assert "'aaaaaaaa'" in str(session.problems[1])
+    assert [e.id for e in session.path()] == ["aaaaaaaa", "cccccccc", "dddddddd"]
+    assert [m.content[0].text for m in session.build_context().messages] == [
+        "first question", "second", "a2"]
+
+
+def test_an_invalid_utf8_byte_becomes_u_fffd_and_nothing_is_lost(tmp_path):
+    path = tmp_path / "s.jsonl"
+    bad = entry("bbbbbbbb", "aaaaaaaa", "a1 cafX", "assistant").encode().replace(
+        b"cafX", b"caf\xe9")  # a Latin-1 byte: not UTF-8
+    assert b"\xe9" in bad
+    path.write_bytes("\n".join([HEADER, entry("aaaaaaaa", None, "first question")]).encode()
+                     + b"\n" + bad + b"\n" + entry("cccccccc", "bbbbbbbb", "second").encode()
+                     + b"\n")
+    original = path.read_bytes()
+    with Session.open(path) as session:
+        assert session.problems == []
+        texts = [m.content[0].text for m in session.build_context().messages]
+        assert texts == ["first question", "a1 caf\ufffd", "second"]
+        session.append_message(assistant("a2"))
+    assert path.read_bytes().startswith(original)
+
+
+def test_an_unknown_version_is_refused_for_writing_naming_it(tmp_path):
+    path = tmp_path / "s.jsonl"
+    future = HEADER.replace('"version":3', '"version":99')
+    write(path, future, entry("aaaaaaaa", None, "from the future"))
+    original = path.read_bytes()
+    with pytest.raises(SessionError, match="version 99"):
+        Session.open(path)
+    assert path.read_bytes() == original
+    session = Session.open(path, read_only=True)
+    assert [m.content[0].text for m in session.build_context().messages] == ["from the future"]
+    with pytest.raises(SessionError, match="read-only"):
+        session.append_message(user("no"))
+    forked = Session.fork_from(path, "/w", tmp_path / "forks")
+    assert forked.header.version == 3
+    with forked:
+        forked.append_message(user("continued in a v3 file"))
+    lines = forked.file.read_text().splitlines()
+    assert json.loads(lines[0])["version"] == 3 and len(lines) == 3
+    assert path.read_bytes() == original
 
 
 def test_complete_last_line_without_newline_is_kept_and_the_next_line_is_separate(tmp_path):
@@ -173,16 +238,33 @@ def test_empty_file_becomes_a_new_session_written_in_place(tmp_path):
     path = tmp_path / "empty.jsonl"
     path.write_bytes(b"")
     session = Session.open(path, cwd="/w")
-    session.append_message(user("q"))
+    session.append_model_change("p", "m")
     assert path.read_bytes() == b""
+    session.append_message(user("q"))
     session.append_message(assistant("a"))
     assert [json.loads(line)["type"] for line in path.read_text().splitlines()] == [
-        "session", "message", "message"]
+        "session", "model_change", "message", "message"]
 
 
-def test_only_a_torn_header_leaves_an_empty_file_and_the_bytes_aside(tmp_path):
+def test_only_a_torn_header_stays_and_the_new_header_follows_it(tmp_path):
     path = tmp_path / "s.jsonl"
-    path.write_bytes(HEADER.encode()[:30])
+    fragment = HEADER.encode()[:30]
+    path.write_bytes(fragment)
     session = Session.open(path, cwd="/w")
-    assert path.read_bytes() == b"" and len(session) == 0
-    assert (tmp_path / "s.jsonl.torn").read_bytes() == HEADER.encode()[:30]
+    assert path.read_bytes() == fragment and len(session) == 0
+    assert [p.line for p in session.problems] == [1]
+    session.append_message(user("q"))
+    session.close()
+    data = path.read_bytes()
+    assert data.startswith(fragment + b"\n") and list(tmp_path.iterdir()) == [path]
+    again = Session.open(path, read_only=True)
+    assert again.id == session.id and len(again) == 1
+    assert [p.line for p in again.problems] == [1]
+
+
+def test_lines_that_are_not_json_and_no_header_are_no_session(tmp_path):
+    path = tmp_path / "notes.jsonl"
+    path.write_text("just some notes\nmore notes\n")
+    with pytest.raises(SessionError, match="not a pi session file"):
+        Session.open(path)
+    assert path.read_text() == "just some notes\nmore notes\n"

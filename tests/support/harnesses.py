@@ -8,7 +8,7 @@ from pi_core.harness import Harness
 from pi_core.messages import text_of
 from pi_core.session import Session
 from pi_core.settings import Settings
-from pi_plugins import app_messages, compaction
+from pi_plugins import app_messages, compaction, local_environment
 from pi_plugins.providers.scripted import Reply, ScriptedProvider, scripted_model
 
 from support.agents import Recorder
@@ -46,17 +46,19 @@ class Lifecycle:
         self.seen.append(event)
 
 
-def make(tmp_path, script, *plugins, settings=None, window=128_000, session=None, router=summarise_requests):
+def make(tmp_path, script, *plugins, settings=None, window=128_000, session=None, router=summarise_requests,
+         reasoning=False):
     registry = Plugins()
     provider = ScriptedProvider(script, router=router)
     registry.register(provider, "scripted")
     registry.register(app_messages, "app_messages")
+    registry.register(local_environment, "local_environment")
     registry.register(compaction, "compaction")
     for plugin in plugins:
         registry.register(plugin)
     session = session or Session.create(tmp_path / "work", tmp_path / "sessions")
     data = {"retry": {"baseDelayMs": 5}, **(settings or {})}
-    harness = Harness(plugins=registry, session=session, model=scripted_model(context_window=window),
+    harness = Harness(plugins=registry, session=session, model=scripted_model(context_window=window, reasoning=reasoning),
                       cwd=str(tmp_path), settings=Settings(data), tools=[dump])
     events = Recorder()
     harness.subscribe(events)

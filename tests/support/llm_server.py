@@ -99,6 +99,8 @@ class Request:
     body: Any
     raw: bytes
     api: str | None
+    #: time.monotonic() when the whole body had arrived
+    received: float = 0.0
 
     @property
     def model(self) -> str | None:
@@ -125,6 +127,8 @@ def api_of(path: str) -> str | None:
 class LlmServer:
     def __init__(self) -> None:
         self.replies: deque[Script] = deque()
+        #: False: keep only the raw body (a benchmark's huge bodies need no parsing).
+        self.parse_bodies = True
         #: Used when the script is empty (``None``: answer 500 "no scripted reply left").
         self.default: Script | None = None
         self.requests: list[Request] = []
@@ -143,7 +147,7 @@ class LlmServer:
 
     def start(self) -> "LlmServer":
         handler = type("Handler", (_Handler,), {"owner": self})
-        self._http = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._http = _Server(("127.0.0.1", 0), handler)
         self._http.daemon_threads = True
         self._thread = threading.Thread(target=self._http.serve_forever, args=(0.01,), name="llm-server",
                                         daemon=True)
@@ -463,6 +467,13 @@ def error_body(api: str | None, reply: Reply) -> dict:
 # ---------------------------------------------------------------- HTTP
 
 
+class _Server(ThreadingHTTPServer):
+    # socketserver's default backlog of 5 overflows when hundreds of agents connect at
+    # once (batches, benchmarks): the kernel then drops connections the client thinks it
+    # has, and they fail with "Connection lost".
+    request_queue_size = 1024
+
+
 class _Handler(BaseHTTPRequestHandler):
     owner: LlmServer
     protocol_version = "HTTP/1.1"
@@ -481,14 +492,16 @@ class _Handler(BaseHTTPRequestHandler):
         arrived = time.monotonic()
         length = int(self.headers.get("content-length") or 0)
         raw = self.rfile.read(length) if length else b""
+        received = time.monotonic()
         parts = urlsplit(self.path)
         try:
-            body = json.loads(raw) if raw else None
+            body = json.loads(raw) if raw and self.owner.parse_bodies else None
         except ValueError:
             body = None
         api = api_of(parts.path)
         request = Request("POST", parts.path, parse_qs(parts.query),
-                          {k.lower(): v for k, v in self.headers.items()}, body, raw, api)
+                          {k.lower(): v for k, v in self.headers.items()}, body, raw, api,
+                          received)
         owner = self.owner
         with owner._changed:
             owner.requests.append(request)

@@ -14,9 +14,11 @@ PROVIDERS = {p.api: p for p in (OpenAICompletionsProvider(), OpenAIResponsesProv
 
 
 async def collect(model, context, options=None):
-    """Every event of one request, and the final message."""
+    """Every event of one request, and the final message. Without ``options`` the
+    provider does not retry by itself, so a scripted failure is what the request gets."""
     provider = PROVIDERS[model.api]
-    events = [e async for e in provider.stream(model, context, options or StreamOptions(api_key="test-key"))]
+    options = options or StreamOptions(api_key="test-key", max_retries=0)
+    events = [e async for e in provider.stream(model, context, options)]
     last = events[-1]
     message: AssistantMessage = last.message if last.type == "done" else last.error
     return events, message

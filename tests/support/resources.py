@@ -1,10 +1,11 @@
-"""Helpers for the resource-plugin tests (tests/resources): files, a recording UI, and
-running the hook chains the way the harness will."""
+"""Helpers for the resource-plugin tests (tests/resources): files, and running the hook
+chains the way the harness will."""
 
 import textwrap
 from pathlib import Path
 
 from pi_core.events import BeforeAgentStartEvent, InputEvent
+from pi_core.testing import RecordingUI
 from pi_core.tools import Tool
 from pi_plugins import context_files, prompt_templates, skills, system_prompt
 
@@ -12,21 +13,6 @@ from support.agents import run
 
 #: The resource plugins in their declared (logical) order.
 RESOURCE_PLUGINS = (system_prompt, context_files, skills, prompt_templates)
-
-
-class RecordingUI:
-    """A UI that keeps every notification."""
-
-    has_ui = False
-
-    def __init__(self):
-        self.notes = []
-
-    def notify(self, message, level="info"):
-        self.notes.append((level, message))
-
-    def warnings(self):
-        return [m for level, m in self.notes if level == "warning"]
 
 
 def write(path: Path, text: str = "") -> Path:

@@ -5,13 +5,13 @@ summary."""
 import asyncio
 import json
 
+import pytest
+
 import pi_compact_notes
 from pi_compact_notes.notes import Limits, Notes
 from pi_core.messages import CompactionSummaryMessage, UserMessage, text_of
-from pi_core.sdk import create_harness
-from pi_core.session import Session
 from pi_core.settings import Settings
-from pi_plugins.providers.scripted import Reply, ScriptedProvider, scripted_model
+from pi_core.testing import Reply, assert_light_import
 
 
 def run(coro):
@@ -38,24 +38,25 @@ SECOND_WORK = [
 ]
 
 
-async def make(tmp_path, script, settings=None, window=128_000):
-    work = tmp_path / "work"
-    work.mkdir(exist_ok=True)
-    provider = ScriptedProvider(script, router=refuse_summaries)
-    data = {"compaction": {"keepRecentTokens": 1}, **(settings or {})}
-    harness = await create_harness(
-        provider, pi_compact_notes, model=scripted_model(context_window=window), cwd=str(work),
-        builtins=True, settings=Settings(data), session=Session.create(work, tmp_path / "sessions"))
-    return harness, provider
+@pytest.fixture
+def make(harness):
+    """``await make(script, settings, window)`` -> (harness, provider): the built-ins and
+    pi-compact-notes over a session file; a summary asked of the model fails the test."""
+    async def make(script, settings=None, window=128_000):
+        data = {"compaction": {"keepRecentTokens": 1}, **(settings or {})}
+        made = await harness(pi_compact_notes, script=script, router=refuse_summaries, builtins=True,
+                             settings=Settings(data), context_window=window)
+        return made, harness.provider
+    return make
 
 
 def file_lines(harness):
     return [json.loads(line) for line in harness.session.file.read_text().splitlines()]
 
 
-def test_manual_compaction_writes_notes_without_asking_the_model(tmp_path):
+def test_manual_compaction_writes_notes_without_asking_the_model(make):
     async def scenario():
-        harness, provider = await make(tmp_path, [*FIRST_WORK, *SECOND_WORK, Reply(text="Tests next."),
+        harness, provider = await make([*FIRST_WORK, *SECOND_WORK, Reply(text="Tests next."),
                                                   Reply(text="Carrying on.")])
         await harness.prompt("Write a parser module")
         await harness.prompt("Read the config\nand check it")
@@ -94,9 +95,9 @@ def test_manual_compaction_writes_notes_without_asking_the_model(tmp_path):
     assert "Write a parser module" not in sent_users
 
 
-def test_a_second_compaction_carries_the_first_notes_forward_without_nesting_them(tmp_path):
+def test_a_second_compaction_carries_the_first_notes_forward_without_nesting_them(make):
     async def scenario():
-        harness, _ = await make(tmp_path, [*FIRST_WORK, Reply(text="a"), *SECOND_WORK, Reply(text="b")])
+        harness, _ = await make([*FIRST_WORK, Reply(text="a"), *SECOND_WORK, Reply(text="b")])
         await harness.prompt("Write a parser module")
         await harness.prompt("first break")
         await harness.compact()
@@ -111,12 +112,12 @@ def test_a_second_compaction_carries_the_first_notes_forward_without_nesting_the
     assert second.details["readFiles"] == ["config.toml"] and second.details["modifiedFiles"] == ["parser.py"]
 
 
-def test_the_threshold_compacts_mid_run_with_notes_and_the_run_goes_on(tmp_path):
+def test_the_threshold_compacts_mid_run_with_notes_and_the_run_goes_on(make):
     script = [Reply(tool_calls=[("bash", {"command": f"seq 1 400 # {i}"})]) for i in range(4)]
     script.append(Reply(text="counted"))
 
     async def scenario():
-        harness, provider = await make(tmp_path, script, window=1200,
+        harness, provider = await make(script, window=1200,
                                        settings={"compaction": {"reserveTokens": 400, "keepRecentTokens": 300}})
         seen = []
         harness.subscribe(lambda e: e.type == "compaction_end" and seen.append(e))
@@ -129,23 +130,23 @@ def test_the_threshold_compacts_mid_run_with_notes_and_the_run_goes_on(tmp_path)
     assert "- `seq 1 400 # 0`" in seen[0].result.summary
 
 
-def test_disabled_in_settings_the_built_in_summariser_runs_instead(tmp_path):
+def test_disabled_in_settings_the_built_in_summariser_runs_instead(harness):
     async def scenario():
-        provider = ScriptedProvider([Reply(text="done"), Reply(text="A MODEL SUMMARY")])
-        harness = await create_harness(
-            provider, pi_compact_notes, model=scripted_model(), cwd=str(tmp_path), builtins=True,
+        made = await harness(
+            pi_compact_notes, script=[Reply(text="done"), Reply(text="A MODEL SUMMARY")], builtins=True,
+            session="memory",
             settings=Settings({"compaction": {"keepRecentTokens": 1}, "compactNotes": {"enabled": False}}))
-        await harness.prompt("hello")
-        return await harness.compact(), harness
+        await made.prompt("hello")
+        return await made.compact(), made
 
     result, harness = run(scenario())
     assert "A MODEL SUMMARY" in result.summary and "Session notes" not in result.summary
     assert not harness.session.path()[-1].from_hook
 
 
-def test_nothing_to_compact_gives_no_entry(tmp_path):
+def test_nothing_to_compact_gives_no_entry(make):
     async def scenario():
-        harness, _ = await make(tmp_path, [])
+        harness, _ = await make([])
         return await harness.compact(), harness
 
     result, harness = run(scenario())
@@ -163,3 +164,7 @@ def test_limits_keep_the_newest_and_say_how_many_were_left_out():
     assert limits.problems == 5
     assert notes.details(limits)["requests"] == ["request 10", "request 11"]
     assert notes.details(limits)["commands"] == []
+
+
+def test_loading_the_plugin_imports_nothing_heavy():
+    assert_light_import("pi_compact_notes")

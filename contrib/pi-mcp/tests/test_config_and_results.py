@@ -6,6 +6,7 @@ import sys
 import textwrap
 
 from pi_core.messages import ImageContent, TextContent
+from pi_core.testing import assert_light_import
 from pi_mcp.config import load_config
 from pi_mcp.results import to_tool_result, tool_name
 
@@ -91,3 +92,7 @@ def test_without_a_configured_server_nothing_of_mcp_is_imported(tmp_path):
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[] False"
+
+
+def test_loading_the_plugin_imports_nothing_heavy():
+    assert_light_import("pi_mcp", also=("mcp",))

@@ -12,8 +12,7 @@ import pytest
 
 import pi_mcp
 from pi_core.messages import ImageContent, text_of
-from pi_core.sdk import create_harness
-from pi_plugins.providers.scripted import Reply, ScriptedProvider, scripted_model
+from pi_core.testing import RecordingUI, Reply
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 
@@ -58,25 +57,6 @@ SERVER = textwrap.dedent(f'''
 ''')
 
 
-class FakeUI:
-    has_ui = True
-
-    def __init__(self):
-        self.notes = []
-
-    def notify(self, message, level="info"):
-        self.notes.append((level, message))
-
-    async def confirm(self, title, message=""):
-        return False
-
-    async def select(self, title, options):
-        return None
-
-    async def input(self, title, placeholder=""):
-        return None
-
-
 @pytest.fixture
 def project(tmp_path, monkeypatch):
     """A project whose .pi/mcp.json starts the demo server (and an agent dir of its own)."""
@@ -101,11 +81,14 @@ def run(coro):
     return asyncio.run(coro)
 
 
-async def make(work, script):
-    ui = FakeUI()
-    provider = ScriptedProvider(script)
-    harness = await create_harness(provider, pi_mcp, model=scripted_model(), cwd=str(work), ui=ui)
-    return harness, provider, ui
+@pytest.fixture
+def make(harness):
+    """``await make(script)`` -> (harness, provider, ui), with pi-mcp loaded in the project."""
+    async def make(script):
+        ui = RecordingUI()
+        made = await harness(pi_mcp, script=script, ui=ui, session="memory")
+        return made, harness.provider, ui
+    return make
 
 
 def results(harness):
@@ -127,7 +110,7 @@ def gone(pid, within=10.0):
     return False
 
 
-def test_the_model_calls_server_tools_and_gets_text_images_and_errors_back(project):
+def test_the_model_calls_server_tools_and_gets_text_images_and_errors_back(project, make):
     servers = json.loads((project / ".pi" / "mcp.json").read_text())["mcpServers"]
     servers["broken"] = {"command": sys.executable,
                          "args": ["-c", "import sys; print('cannot load the frobnicator', file=sys.stderr); sys.exit(2)"]}
@@ -139,7 +122,7 @@ def test_the_model_calls_server_tools_and_gets_text_images_and_errors_back(proje
               Reply(text="2 + 3 = 5")]
 
     async def scenario():
-        harness, provider, ui = await make(project, script)
+        harness, provider, ui = await make(script)
         pid = pid_of(project)
         await harness.prompt("add 2 and 3, then the rest")
         commands = await harness.plugins.collect("register_commands", key="name", ctx=harness.ctx)
@@ -165,7 +148,7 @@ def test_the_model_calls_server_tools_and_gets_text_images_and_errors_back(proje
     # The model saw the server's answer.
     assert any(m.role == "toolResult" and text_of(m.content) == "5" for m in provider.requests[1].messages)
 
-    warnings = [m for level, m in ui.notes if level == "warning"]
+    warnings = ui.warnings()
     assert len(warnings) == 2
     assert warnings[0].startswith("pi-mcp: server 'broken' failed to start: ")
     assert "its stderr ends with: cannot load the frobnicator" in warnings[0]
@@ -175,12 +158,12 @@ def test_the_model_calls_server_tools_and_gets_text_images_and_errors_back(proje
     assert gone(pid), "session_shutdown stops the server process"
 
 
-def test_a_server_that_dies_mid_call_gives_the_model_an_error_and_the_run_goes_on(project):
+def test_a_server_that_dies_mid_call_gives_the_model_an_error_and_the_run_goes_on(project, make):
     script = [Reply(tool_calls=[("mcp__demo__crash", {})]), Reply(tool_calls=[("mcp__demo__add", {"a": 1, "b": 1})]),
               Reply(text="the server is gone")]
 
     async def scenario():
-        harness, _, _ = await make(project, script)
+        harness, _, _ = await make(script)
         await harness.prompt("crash it")
         listing = pi_mcp.servers_of(harness.ctx).describe()
         await harness.close()
@@ -194,11 +177,11 @@ def test_a_server_that_dies_mid_call_gives_the_model_an_error_and_the_run_goes_o
     assert listing.startswith("demo: stopped (the connection broke")
 
 
-def test_a_stopped_server_starts_again_on_the_next_call(project):
+def test_a_stopped_server_starts_again_on_the_next_call(project, make):
     script = [Reply(tool_calls=[("mcp__demo__add", {"a": 1, "b": 2})]), Reply(text="3")]
 
     async def scenario():
-        harness, _, _ = await make(project, script)
+        harness, _, _ = await make(script)
         first = pid_of(project)
         await harness.notify(pi_mcp_shutdown())  # the session ends; the harness goes on
         stopped = gone(first)
@@ -218,13 +201,13 @@ def pi_mcp_shutdown():
     return SessionShutdown()
 
 
-def test_a_server_that_never_answers_is_given_up_after_its_startup_timeout(project):
+def test_a_server_that_never_answers_is_given_up_after_its_startup_timeout(project, make):
     sleeper = f"import os, pathlib, time; pathlib.Path({str(project.parent / 'demo.pid')!r}).write_text(str(os.getpid())); time.sleep(60)"
     write_config(project, {"slow": {"command": sys.executable, "args": ["-c", sleeper], "startupTimeout": 1}})
 
     async def scenario():
         started = time.monotonic()
-        harness, provider, ui = await make(project, [Reply(text="no tools, still fine")])
+        harness, provider, ui = await make([Reply(text="no tools, still fine")])
         waited = time.monotonic() - started
         await harness.prompt("hello")
         await harness.close()

@@ -3,91 +3,61 @@ bash, read and write in a temp project; a fake UI answers the dialogs."""
 
 import asyncio
 
+import pytest
+
 import pi_permissions
 from pi_core.messages import text_of
-from pi_core.sdk import create_harness
 from pi_core.settings import Settings
-from pi_plugins.providers.scripted import Reply, ScriptedProvider, scripted_model
+from pi_core.testing import RecordingUI, Reply, assert_light_import, run_command
 
 
 def run(coro):
     return asyncio.run(coro)
 
 
-class FakeUI:
-    """Answers select/confirm/input from queues and records every dialog."""
-
-    has_ui = True
-
-    def __init__(self, choices=(), inputs=(), confirms=()):
-        self.choices, self.inputs, self.confirms = list(choices), list(inputs), list(confirms)
-        self.dialogs, self.notes = [], []
-
-    def notify(self, message, level="info"):
-        self.notes.append((level, message))
-
-    async def confirm(self, title, message=""):
-        self.dialogs.append(("confirm", title, message))
-        return self.confirms.pop(0)
-
-    async def select(self, title, options):
-        self.dialogs.append(("select", title, list(options)))
-        choice = self.choices.pop(0)
-        return next((o for o in options if o.startswith(choice)), None) if choice else None
-
-    async def input(self, title, placeholder=""):
-        self.dialogs.append(("input", title))
-        return self.inputs.pop(0)
-
-
-class ConfirmOnlyUI:
-    has_ui = True
-
-    def __init__(self, answers):
-        self.answers, self.asked = list(answers), []
-
-    def notify(self, message, level="info"):
-        pass
-
-    async def confirm(self, title, message=""):
-        self.asked.append(title)
-        return self.answers.pop(0)
+def confirm_only(answers):
+    """A UI that has ``confirm`` but no ``select`` dialog."""
+    ui = RecordingUI(confirms=answers)
+    ui.select = None
+    return ui
 
 
 def bash(command):
     return ("bash", {"command": command})
 
 
-async def make(tmp_path, script, ui, rules=None, project=None):
-    work = tmp_path / "work"
-    work.mkdir(exist_ok=True)
-    settings = Settings({"permissions": rules} if rules else {},
-                        {"permissions": project} if project else {})
-    provider = ScriptedProvider(script)
-    harness = await create_harness(provider, pi_permissions, model=scripted_model(), cwd=str(work),
-                                   builtins=True, settings=settings, ui=ui)
-    return harness, provider, work
+@pytest.fixture
+def make(harness):
+    """``await make(script, ui, rules, project)`` -> (harness, provider, project folder), with
+    the built-in tools, pi-permissions and those global and project rules."""
+    async def make(script, ui, rules=None, project=None):
+        settings = Settings({"permissions": rules} if rules else {},
+                            {"permissions": project} if project else {})
+        made = await harness(pi_permissions, script=script, builtins=True, settings=settings,
+                             ui=ui, session="memory")
+        return made, harness.provider, harness.work
+    return make
 
 
 def results(harness):
     return [m for m in harness.messages if m.role == "toolResult"]
 
 
-def test_allow_for_the_session_runs_the_same_command_again_without_asking(tmp_path):
-    ui = FakeUI(choices=["Allow bash `echo one >> log`", "Deny and tell"], inputs=["use the logger instead"])
+def test_allow_for_the_session_runs_the_same_command_again_without_asking(make):
+    ui = RecordingUI(selects=["Allow bash `echo one >> log`", "Deny and tell"], inputs=["use the logger instead"])
     script = [Reply(tool_calls=[bash("echo one >> log")]), Reply(tool_calls=[bash("echo one >> log")]),
               Reply(tool_calls=[bash("echo two >> log")]), Reply(text="ok")]
 
     async def scenario():
-        harness, provider, work = await make(tmp_path, script, ui)
+        harness, provider, work = await make(script, ui)
         await harness.prompt("log things")
         return harness, provider, work
 
     harness, provider, work = run(scenario())
     assert (work / "log").read_text() == "one\none\n"
-    kinds = [d[0] for d in ui.dialogs]
+    kinds = [d.kind for d in ui.dialogs]
     assert kinds == ["select", "select", "input"]  # the second "echo one" was not asked about
-    title, options = ui.dialogs[0][1], ui.dialogs[0][2]
+    title, options = ui.dialogs[0].title, ui.dialogs[0].detail
     assert title == "Allow bash: echo one >> log?"
     assert options == ["Allow once", "Allow bash `echo one >> log` for this session",
                        "Allow every bash call for this session", "Deny", "Deny and tell the model why…"]
@@ -98,14 +68,14 @@ def test_allow_for_the_session_runs_the_same_command_again_without_asking(tmp_pa
     assert "use the logger instead" in text_of(provider.requests[-1].messages[-1].content)
 
 
-def test_allow_every_call_of_a_tool_and_deny_rules_still_win(tmp_path):
-    ui = FakeUI(choices=["Allow every bash call"])
+def test_allow_every_call_of_a_tool_and_deny_rules_still_win(make):
+    ui = RecordingUI(selects=["Allow every bash call"])
     rules = {"deny": [{"rule": "bash(rm *)", "reason": "deleting is done by hand"}]}
     script = [Reply(tool_calls=[bash("touch a")]), Reply(tool_calls=[bash("touch b"), bash("rm a")]),
               Reply(text="ok")]
 
     async def scenario():
-        harness, _, work = await make(tmp_path, script, ui, rules)
+        harness, _, work = await make(script, ui, rules)
         await harness.prompt("files")
         return harness, work
 
@@ -117,12 +87,12 @@ def test_allow_every_call_of_a_tool_and_deny_rules_still_win(tmp_path):
                                  "Reason: deleting is done by hand" in text_of(blocked.content)
 
 
-def test_a_denied_read_never_shows_the_file_to_the_model(tmp_path):
-    ui = FakeUI()
+def test_a_denied_read_never_shows_the_file_to_the_model(make):
+    ui = RecordingUI()
     script = [Reply(tool_calls=[("read", {"path": ".env"}), ("read", {"path": "notes.txt"})]), Reply(text="ok")]
 
     async def scenario():
-        harness, provider, work = await make(tmp_path, script, ui, project={"deny": ["read(.env*)"]})
+        harness, provider, work = await make(script, ui, project={"deny": ["read(.env*)"]})
         (work / ".env").write_text("TOKEN=hunter2")
         (work / "notes.txt").write_text("public")
         await harness.prompt("read both")
@@ -137,11 +107,11 @@ def test_a_denied_read_never_shows_the_file_to_the_model(tmp_path):
                if m.role != "assistant")
 
 
-def test_without_a_ui_an_ask_is_a_denial_that_says_how_to_allow_it(tmp_path):
+def test_without_a_ui_an_ask_is_a_denial_that_says_how_to_allow_it(make):
     script = [Reply(tool_calls=[("write", {"path": "x.txt", "content": "hi"})]), Reply(text="ok")]
 
     async def scenario():
-        harness, _, work = await make(tmp_path, script, ui=None)  # NullUI
+        harness, _, work = await make(script, ui=None)  # NullUI
         await harness.prompt("write")
         return harness, work
 
@@ -151,29 +121,29 @@ def test_without_a_ui_an_ask_is_a_denial_that_says_how_to_allow_it(tmp_path):
     assert "needs the user's approval and there is no one to ask" in text and "'permissions.allow'" in text
 
 
-def test_a_ui_with_only_confirm_allows_once_per_yes(tmp_path):
-    ui = ConfirmOnlyUI([True, False])
+def test_a_ui_with_only_confirm_allows_once_per_yes(make):
+    ui = confirm_only([True, False])
     script = [Reply(tool_calls=[bash("echo a >> f")]), Reply(tool_calls=[bash("echo a >> f")]), Reply(text="ok")]
 
     async def scenario():
-        harness, _, work = await make(tmp_path, script, ui)
+        harness, _, work = await make(script, ui)
         await harness.prompt("go")
         return harness, work
 
     harness, work = run(scenario())
-    assert ui.asked == ["Allow bash: echo a >> f?"] * 2
+    assert [d.title for d in ui.dialogs] == ["Allow bash: echo a >> f?"] * 2
     assert (work / "f").read_text() == "a\n"
     assert results(harness)[-1].is_error
 
 
-def test_a_dismissed_dialog_denies_and_a_new_session_forgets_the_answers(tmp_path):
-    ui = FakeUI(choices=["Allow every bash call", None, "Allow once"])
+def test_a_dismissed_dialog_denies_and_a_new_session_forgets_the_answers(make):
+    ui = RecordingUI(selects=["Allow every bash call", None, "Allow once"])
     script = [Reply(tool_calls=[bash("true")]), Reply(text="1"),
               Reply(tool_calls=[bash("true")]), Reply(text="2"),
               Reply(tool_calls=[bash("true")]), Reply(text="3")]
 
     async def scenario():
-        harness, _, _ = await make(tmp_path, script, ui)
+        harness, _, _ = await make(script, ui)
         await harness.prompt("one")
         await harness.prompt("two")  # remembered: no dialog
         await harness.start(reason="new")  # session_start: answers forgotten
@@ -186,24 +156,25 @@ def test_a_dismissed_dialog_denies_and_a_new_session_forgets_the_answers(tmp_pat
     assert "The user denied this bash call. Do not retry it" in text_of(results(harness)[-1].content)
 
 
-def test_the_permissions_command_shows_rules_and_answers_and_resets_them(tmp_path):
-    ui = FakeUI(choices=["Allow bash `ls`"])
+def test_the_permissions_command_shows_rules_and_answers_and_resets_them(make):
+    ui = RecordingUI(selects=["Allow bash `ls`"])
     rules = {"deny": ["bash(rm *)"], "default": "ask", "allow": [{"rule": "bash(git*)"}, "nonsense(("]}
 
     async def scenario():
-        harness, _, _ = await make(tmp_path, [Reply(tool_calls=[bash("ls")]), Reply(text="ok")], ui, rules)
+        harness, _, _ = await make([Reply(tool_calls=[bash("ls")]), Reply(text="ok")], ui, rules)
         await harness.prompt("list")
-        commands = {c.name: c for c in await harness.plugins.collect("register_commands", key="name",
-                                                                    ctx=harness.ctx)}
-        handler = commands["permissions"].handler
-        return [await handler("", harness.ctx), await handler("reset", harness.ctx),
-                await handler("", harness.ctx)]
+        return [await run_command(harness, "/permissions"), await run_command(harness, "/permissions reset"),
+                await run_command(harness, "/permissions")]
 
     shown, reset, after = run(scenario())
     assert shown.splitlines()[:3] == ["default: ask", "allow bash(git*) (global)", "deny bash(rm *) (global)"]
     assert shown.splitlines()[-1] == "allowed for this session: bash `ls`"
     assert reset == "Forgot the answers given in this session."
     assert "allowed for this session" not in after
-    warnings = [m for level, m in ui.notes if level == "warning"]
+    warnings = ui.warnings()
     assert warnings == ["pi-permissions: global settings: permissions.allow: cannot read the rule "
                         "'nonsense((': write 'tool' or 'tool(pattern)' (ignored)"]
+
+
+def test_loading_the_plugin_imports_nothing_heavy():
+    assert_light_import("pi_permissions")

@@ -8,10 +8,9 @@ import pytest
 
 import pi_plan
 from pi_core.messages import CustomMessage, text_of
-from pi_core.sdk import create_harness
 from pi_core.session import Session
 from pi_plan.readonly import is_read_only_command
-from pi_plugins.providers.scripted import Reply, ScriptedProvider, scripted_model
+from pi_core.testing import RecordingUI, Reply, assert_light_import
 
 PLAN_ANSWER = ("I looked around.\n\n**Plan:**\n1. Add `parse()` to parser.py\n2. **Write tests** for it\n"
                "3) Run the tests\n\nShall I go ahead?")
@@ -21,35 +20,18 @@ def run(coro):
     return asyncio.run(coro)
 
 
-class FakeUI:
-    has_ui = True
-
-    def __init__(self, confirms=()):
-        self.confirms = list(confirms)
-        self.asked, self.notes = [], []
-
-    def notify(self, message, level="info"):
-        self.notes.append(message)
-
-    async def confirm(self, title, message=""):
-        self.asked.append((title, message))
-        return self.confirms.pop(0)
-
-    async def select(self, title, options):
-        return None
-
-    async def input(self, title, placeholder=""):
-        return None
+@pytest.fixture
+def make(harness):
+    """``await make(script, ui=..., session=...)`` -> (harness, provider, project folder), with
+    the built-in tools and pi-plan loaded."""
+    async def make(script, ui=None, session="file"):
+        made = await harness(pi_plan, script=script, builtins=True, ui=ui, session=session)
+        return made, harness.provider, harness.work
+    return make
 
 
-async def make(tmp_path, script, ui=None, session=None):
-    work = tmp_path / "work"
-    work.mkdir(exist_ok=True)
-    provider = ScriptedProvider(script)
-    harness = await create_harness(
-        provider, pi_plan, model=scripted_model(), cwd=str(work), builtins=True, ui=ui,
-        session=session if session is not None else Session.create(work, tmp_path / "sessions"))
-    return harness, provider, work
+def asked(ui):
+    return [(d.title, d.detail) for d in ui.dialogs if d.kind == "confirm"]
 
 
 async def plan(harness, args=""):
@@ -61,13 +43,13 @@ def results(harness):
     return [m for m in harness.messages if m.role == "toolResult"]
 
 
-def test_in_plan_mode_the_model_is_offered_and_may_run_only_read_only_tools(tmp_path):
+def test_in_plan_mode_the_model_is_offered_and_may_run_only_read_only_tools(make):
     script = [Reply(tool_calls=[("write", {"path": "x.py", "content": "boom"}), ("bash", {"command": "ls"}),
                                 ("bash", {"command": "echo hi > x.py"}), ("read", {"path": "notes.md"})]),
               Reply(text=PLAN_ANSWER)]
 
     async def scenario():
-        harness, provider, work = await make(tmp_path, script, ui=FakeUI(confirms=[False]))
+        harness, provider, work = await make(script, ui=RecordingUI(confirms=[False]))
         (work / "notes.md").write_text("the notes")
         before = harness.ctx.get_active_tools()
         said = await plan(harness)
@@ -86,11 +68,11 @@ def test_in_plan_mode_the_model_is_offered_and_may_run_only_read_only_tools(tmp_
     assert text_of(read.content).startswith("the notes")
 
 
-def test_the_before_tool_call_guard_holds_even_if_the_tools_are_switched_back_on(tmp_path):
+def test_the_before_tool_call_guard_holds_even_if_the_tools_are_switched_back_on(make):
     script = [Reply(tool_calls=[("write", {"path": "x.py", "content": "boom"})]), Reply(text="ok")]
 
     async def scenario():
-        harness, _, work = await make(tmp_path, script)
+        harness, _, work = await make(script)
         await plan(harness)
         harness.ctx.set_active_tools(["read", "write"])  # another plugin, or the user
         await harness.prompt("write it anyway")
@@ -102,13 +84,13 @@ def test_the_before_tool_call_guard_holds_even_if_the_tools_are_switched_back_on
     assert text_of(blocked.content).startswith("Plan mode: write is not available until the user approves")
 
 
-def test_approving_by_command_restores_the_tools_and_tells_the_model_the_steps(tmp_path):
+def test_approving_by_command_restores_the_tools_and_tells_the_model_the_steps(make):
     script = [Reply(text=PLAN_ANSWER),
               Reply(tool_calls=[("write", {"path": "parser.py", "content": "def parse(): pass\n"})]),
               Reply(text="Step 1 done.")]
 
     async def scenario():
-        harness, provider, work = await make(tmp_path, script)  # NullUI: no dialog, approve by command
+        harness, provider, work = await make(script)  # NullUI: no dialog, approve by command
         await plan(harness)
         await harness.prompt("plan the parser")
         shown = await plan(harness)
@@ -131,11 +113,11 @@ def test_approving_by_command_restores_the_tools_and_tells_the_model_the_steps(t
     assert [l["customType"] for l in lines if l["type"] == "custom_message"] == ["pi-plan"]
 
 
-def test_a_plan_in_the_answer_is_offered_for_approval_through_the_ui(tmp_path):
-    ui = FakeUI(confirms=[True])
+def test_a_plan_in_the_answer_is_offered_for_approval_through_the_ui(make):
+    ui = RecordingUI(confirms=[True])
 
     async def scenario():
-        harness, provider, _ = await make(tmp_path, [Reply(text=PLAN_ANSWER), Reply(text="on it")], ui=ui)
+        harness, provider, _ = await make([Reply(text=PLAN_ANSWER), Reply(text="on it")], ui=ui)
         await plan(harness)
         await harness.prompt("plan it")
         tools_after = harness.ctx.get_active_tools()
@@ -143,29 +125,29 @@ def test_a_plan_in_the_answer_is_offered_for_approval_through_the_ui(tmp_path):
         return harness, provider, tools_after
 
     harness, provider, tools_after = run(scenario())
-    assert ui.asked == [("Approve the plan?", "1. Add `parse()` to parser.py\n2. Write tests for it\n3. Run the tests")]
+    assert asked(ui) == [("Approve the plan?", "1. Add `parse()` to parser.py\n2. Write tests for it\n3. Run the tests")]
     assert set(tools_after) == {"read", "bash", "edit", "write"}
     assert isinstance(harness.messages[2], CustomMessage) and harness.messages[2].details["approved"]
 
 
-def test_an_answer_without_a_plan_asks_nothing_and_a_declined_plan_stays_in_plan_mode(tmp_path):
-    ui = FakeUI(confirms=[False])
+def test_an_answer_without_a_plan_asks_nothing_and_a_declined_plan_stays_in_plan_mode(make):
+    ui = RecordingUI(confirms=[False])
 
     async def scenario():
-        harness, _, _ = await make(tmp_path, [Reply(text="Which file?"), Reply(text=PLAN_ANSWER)], ui=ui)
+        harness, _, _ = await make([Reply(text="Which file?"), Reply(text=PLAN_ANSWER)], ui=ui)
         await plan(harness)
         await harness.prompt("plan it")
         await harness.prompt("parser.py")
         return harness
 
     harness = run(scenario())
-    assert len(ui.asked) == 1
+    assert len(asked(ui)) == 1
     assert sorted(harness.ctx.get_active_tools()) == ["bash", "find", "grep", "ls", "read"]
 
 
-def test_plan_mode_survives_resume_and_approval_after_it_restores_the_tools(tmp_path):
+def test_plan_mode_survives_resume_and_approval_after_it_restores_the_tools(make):
     async def first():
-        harness, _, _ = await make(tmp_path, [Reply(text=PLAN_ANSWER)])
+        harness, _, _ = await make([Reply(text=PLAN_ANSWER)])
         await plan(harness)
         await harness.prompt("plan it")
         await harness.close()
@@ -174,7 +156,7 @@ def test_plan_mode_survives_resume_and_approval_after_it_restores_the_tools(tmp_
     path = run(first())
 
     async def second():
-        harness, provider, _ = await make(tmp_path, [Reply(text="still planning")], session=Session.open(path))
+        harness, provider, _ = await make([Reply(text="still planning")], session=Session.open(path))
         await harness.prompt("anything else?")
         status = await plan(harness, "status")
         await plan(harness, "approve")
@@ -186,9 +168,9 @@ def test_plan_mode_survives_resume_and_approval_after_it_restores_the_tools(tmp_
     assert set(harness.ctx.get_active_tools()) == {"read", "bash", "edit", "write"}
 
 
-def test_moving_in_the_tree_to_before_plan_mode_restores_the_tools(tmp_path):
+def test_moving_in_the_tree_to_before_plan_mode_restores_the_tools(make):
     async def scenario():
-        harness, _, _ = await make(tmp_path, [Reply(text="hello"), Reply(text=PLAN_ANSWER)])
+        harness, _, _ = await make([Reply(text="hello"), Reply(text=PLAN_ANSWER)])
         await harness.prompt("hi")
         before_plan = harness.session.leaf_id
         await plan(harness)
@@ -205,9 +187,9 @@ def test_moving_in_the_tree_to_before_plan_mode_restores_the_tools(tmp_path):
     assert back == ["bash", "edit", "read", "write"]
 
 
-def test_plan_off_leaves_without_telling_the_model_and_usage_is_explained(tmp_path):
+def test_plan_off_leaves_without_telling_the_model_and_usage_is_explained(make):
     async def scenario():
-        harness, _, _ = await make(tmp_path, [])
+        harness, _, _ = await make([])
         said = [await plan(harness, "off"), await plan(harness, "approve"), await plan(harness),
                 await plan(harness), await plan(harness, "off"), await plan(harness, "dance")]
         return harness, said
@@ -221,13 +203,13 @@ def test_plan_off_leaves_without_telling_the_model_and_usage_is_explained(tmp_pa
     assert sorted(harness.ctx.get_active_tools()) == ["bash", "edit", "read", "write"]
 
 
-def test_the_plan_tools_setting_narrows_plan_mode(tmp_path):
-    (tmp_path / "work" / ".pi").mkdir(parents=True)
-    (tmp_path / "work" / ".pi" / "settings.json").write_text('{"plan": {"tools": ["read", "ls"]}}')
+def test_the_plan_tools_setting_narrows_plan_mode(make, harness):
+    (harness.work / ".pi").mkdir(parents=True)
+    (harness.work / ".pi" / "settings.json").write_text('{"plan": {"tools": ["read", "ls"]}}')
     script = [Reply(tool_calls=[("bash", {"command": "ls"})]), Reply(text="ok")]
 
     async def scenario():
-        harness, provider, _ = await make(tmp_path, script)
+        harness, provider, _ = await make(script)
         await plan(harness)
         harness.ctx.set_active_tools(["read", "ls", "bash"])
         await harness.prompt("look")
@@ -253,3 +235,7 @@ def test_read_only_commands(command):
 ])
 def test_commands_that_write_or_run_things_are_not_read_only(command):
     assert not is_read_only_command(command)
+
+
+def test_loading_the_plugin_imports_nothing_heavy():
+    assert_light_import("pi_plan")

@@ -4,60 +4,41 @@ custom entries of a session file, and it follows the branch through /tree and re
 import asyncio
 import json
 
+import pytest
+
 import pi_todo
 from pi_core.discovery import load_plugins
 from pi_core.entries import CustomEntry, MessageEntry
-from pi_core.sdk import create_harness
 from pi_core.session import Session
-from pi_plugins.providers.scripted import Reply, ScriptedProvider, scripted_model
+from pi_core.testing import RecordingUI, Reply, assert_light_import, run_command
 
 
 def run(coro):
     return asyncio.run(coro)
 
 
-class FakeUI:
-    has_ui = True
-
-    def __init__(self):
-        self.notes = []
-
-    def notify(self, message, level="info"):
-        self.notes.append(message)
-
-    async def confirm(self, title, message=""):
-        return False
-
-    async def select(self, title, options):
-        return None
-
-    async def input(self, title, placeholder=""):
-        return None
+@pytest.fixture
+def make(harness):
+    """``await make(script, session=..., ui=...)`` -> (harness, provider), with pi-todo loaded."""
+    async def make(script, session="file", ui=None):
+        made = await harness(pi_todo, script=script, session=session, ui=ui or RecordingUI())
+        return made, harness.provider
+    return make
 
 
 def todo(action, **args):
     return ("todo", {"action": action, **args})
 
 
-async def make(tmp_path, script, session=None, ui=None):
-    provider = ScriptedProvider(script)
-    session = session or Session.create(tmp_path / "work", tmp_path / "sessions")
-    harness = await create_harness(provider, pi_todo, model=scripted_model(), session=session,
-                                   cwd=str(tmp_path), ui=ui or FakeUI())
-    return harness, provider
-
-
 async def command(harness, name, args=""):
-    commands = await harness.plugins.collect("register_commands", key="name", ctx=harness.ctx)
-    found = {c.name: c for c in commands}[name]
-    return await found.handler(args, harness.ctx)
+    return await run_command(harness, f"/{name} {args}".rstrip())
 
 
 def tool_results(harness):
     return [m for m in harness.messages if m.role == "toolResult"]
 
 
-def test_the_model_adds_and_completes_items_and_each_change_is_a_custom_entry_in_the_file(tmp_path):
+def test_the_model_adds_and_completes_items_and_each_change_is_a_custom_entry_in_the_file(make):
     script = [
         Reply(tool_calls=[todo("add", text="write the parser"), todo("add", text="test it")]),
         Reply(tool_calls=[todo("complete", id=1)]),
@@ -65,7 +46,7 @@ def test_the_model_adds_and_completes_items_and_each_change_is_a_custom_entry_in
     ]
 
     async def scenario():
-        harness, provider = await make(tmp_path, script)
+        harness, provider = await make(script)
         await harness.prompt("plan the parser work")
         shown = await command(harness, "todos")
         await harness.close()
@@ -85,7 +66,7 @@ def test_the_model_adds_and_completes_items_and_each_change_is_a_custom_entry_in
     assert all("pi-todo" not in json.dumps(str(m)) for m in provider.requests[-1].messages)
 
 
-def test_navigating_back_in_the_tree_brings_back_the_earlier_list_and_forward_the_later(tmp_path):
+def test_navigating_back_in_the_tree_brings_back_the_earlier_list_and_forward_the_later(make):
     script = [
         Reply(tool_calls=[todo("add", text="first")]), Reply(text="added first"),
         Reply(tool_calls=[todo("add", text="second"), todo("complete", id=1)]), Reply(text="more"),
@@ -93,7 +74,7 @@ def test_navigating_back_in_the_tree_brings_back_the_earlier_list_and_forward_th
     ]
 
     async def scenario():
-        harness, _ = await make(tmp_path, script)
+        harness, _ = await make(script)
         await harness.prompt("start a list")
         early_leaf = harness.session.leaf_id  # the answer "added first"
         await harness.prompt("extend it")
@@ -115,9 +96,9 @@ def test_navigating_back_in_the_tree_brings_back_the_earlier_list_and_forward_th
     assert seen["back to late"] == seen["late"]
 
 
-def test_navigating_to_before_the_first_item_empties_the_list(tmp_path):
+def test_navigating_to_before_the_first_item_empties_the_list(make):
     async def scenario():
-        harness, _ = await make(tmp_path, [Reply(tool_calls=[todo("add", text="x")]), Reply(text="ok")])
+        harness, _ = await make([Reply(tool_calls=[todo("add", text="x")]), Reply(text="ok")])
         await harness.prompt("add x")
         first_user = next(e.id for e in harness.session.path()
                           if isinstance(e, MessageEntry) and e.message.role == "user")
@@ -127,9 +108,9 @@ def test_navigating_to_before_the_first_item_empties_the_list(tmp_path):
     assert run(scenario()) == "No todos."
 
 
-def test_a_resumed_session_has_its_list_back(tmp_path):
+def test_a_resumed_session_has_its_list_back(make):
     async def first():
-        harness, _ = await make(tmp_path, [Reply(tool_calls=[todo("add", text="survive a restart")]),
+        harness, _ = await make([Reply(tool_calls=[todo("add", text="survive a restart")]),
                                            Reply(text="noted")])
         await harness.prompt("remember this")
         await harness.close()
@@ -138,7 +119,7 @@ def test_a_resumed_session_has_its_list_back(tmp_path):
     path = run(first())
 
     async def second():
-        harness, _ = await make(tmp_path, [Reply(tool_calls=[todo("list")]), Reply(text="listed")],
+        harness, _ = await make([Reply(tool_calls=[todo("list")]), Reply(text="listed")],
                                 session=Session.open(path))
         await harness.prompt("what is on the list?")
         return tool_results(harness)[-1]
@@ -148,13 +129,13 @@ def test_a_resumed_session_has_its_list_back(tmp_path):
     assert listed.details["nextId"] == 2
 
 
-def test_bad_requests_are_errors_the_model_can_read_and_change_nothing(tmp_path):
+def test_bad_requests_are_errors_the_model_can_read_and_change_nothing(make):
     script = [Reply(tool_calls=[todo("add", text="keep me"), todo("complete", id=7),
                                 todo("add"), todo("remove"), todo("explode")]),
               Reply(text="sorry")]
 
     async def scenario():
-        harness, _ = await make(tmp_path, script)
+        harness, _ = await make(script)
         await harness.prompt("break it")
         return harness
 
@@ -169,14 +150,14 @@ def test_bad_requests_are_errors_the_model_can_read_and_change_nothing(tmp_path)
     assert len(entries) == 1  # only the successful add wrote anything
 
 
-def test_remove_reopen_and_clear_keep_numbers_unique(tmp_path):
+def test_remove_reopen_and_clear_keep_numbers_unique(make):
     script = [Reply(tool_calls=[todo("add", text="a"), todo("add", text="b"), todo("complete", id=2),
                                 todo("reopen", id=2), todo("remove", id=1), todo("clear"),
                                 todo("add", text="c")]),
               Reply(text="done")]
 
     async def scenario():
-        harness, _ = await make(tmp_path, script)
+        harness, _ = await make(script)
         await harness.prompt("shuffle")
         return tool_results(harness)
 
@@ -187,11 +168,11 @@ def test_remove_reopen_and_clear_keep_numbers_unique(tmp_path):
     assert results[-1].details == {"todos": [{"id": 3, "text": "c", "done": False}], "nextId": 4}
 
 
-def test_the_todos_command_clears_and_rejects_unknown_arguments(tmp_path):
-    ui = FakeUI()
+def test_the_todos_command_clears_and_rejects_unknown_arguments(make):
+    ui = RecordingUI()
 
     async def scenario():
-        harness, _ = await make(tmp_path, [Reply(tool_calls=[todo("add", text="a")]), Reply(text="ok")], ui=ui)
+        harness, _ = await make([Reply(tool_calls=[todo("add", text="a")]), Reply(text="ok")], ui=ui)
         await harness.prompt("add")
         usage = await command(harness, "todos", "frobnicate")
         cleared = await command(harness, "todos", "clear")
@@ -199,7 +180,7 @@ def test_the_todos_command_clears_and_rejects_unknown_arguments(tmp_path):
 
     usage, cleared, after, harness = run(scenario())
     assert usage == "Usage: /todos [clear]" and cleared == "Todo list cleared." and after == "No todos."
-    assert ui.notes == [usage, cleared, after]
+    assert ui.messages() == [usage, cleared, after]
     assert harness.session.path()[-1].data == {"todos": [], "nextId": 2}
 
 
@@ -216,3 +197,7 @@ def test_the_installed_package_is_found_through_its_entry_point(tmp_path):
     assert [(i.name, i.source, i.location) for i in found] == [("todo", "entry point", "pi_todo")]
     assert {"register_tools", "register_commands", "session_start", "session_tree"} <= set(
         plugins.hooks_of("todo"))
+
+
+def test_loading_the_plugin_imports_nothing_heavy():
+    assert_light_import("pi_todo")

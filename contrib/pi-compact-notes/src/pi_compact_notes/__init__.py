@@ -1,10 +1,11 @@
 """pi-compact-notes: compaction that writes notes instead of asking a model.
 
 It answers ``session_before_compact`` for every compaction (``/compact``, the threshold,
-a context overflow): the cut point is the built-in one (pi-harness's
-``prepare_compaction``: keep ``compaction.keepRecentTokens`` of recent context, never cut
-a tool result from its call), and the summary is :mod:`pi_compact_notes.notes`, built
-from the messages alone. No request is made, so it works offline, costs nothing and
+a context overflow) from the public event alone: the plan the harness hands every plugin
+(``event.preparation``: the first kept entry, the tokens before, the messages to
+summarise, keeping ``compaction.keepRecentTokens`` of recent context and never cutting a
+tool result from its call), and the summary is :mod:`pi_compact_notes.notes`, built from
+those messages alone. Nothing is imported from the built-in compaction plugin. No request is made, so it works offline, costs nothing and
 gives the same notes every time. Loaded after the built-in compaction plugin (as every
 installed plugin is), its decision wins.
 
@@ -21,18 +22,16 @@ SETTINGS_KEY = "compactNotes"
 GENERATOR = "pi-compact-notes"
 
 
-def compact_to_notes(entries: list, keep_recent_tokens: int, *, context: list | None = None,
-                     instructions: str | None = None, limits=None):
+def compact_to_notes(entries: list, preparation, *, instructions: str | None = None, limits=None):
     """The compaction (a ``CompactionResult``) of the branch ``entries`` (root → leaf)
-    into notes, or None when there is nothing to compact (no message before the part to
-    keep). ``limits`` is a :class:`pi_compact_notes.notes.Limits`."""
+    into notes, by the harness's plan ``preparation`` (the event's), or None when there
+    is nothing to compact. ``limits`` is a :class:`pi_compact_notes.notes.Limits`."""
     from pi_core.entries import CompactionEntry
     from pi_core.events import CompactionResult
-    from pi_plugins.compaction.prepare import prepare_compaction
 
     from pi_compact_notes.notes import Limits, Notes
 
-    plan = prepare_compaction(entries, keep_recent_tokens, context=context)
+    plan = preparation
     if plan is None or not (plan.messages_to_summarize or plan.turn_prefix_messages):
         return None
     limits = limits or Limits()
@@ -60,10 +59,8 @@ def session_before_compact(event, ctx):
         return None
 
     async def generate():
-        agent = getattr(ctx, "agent", None)
-        return compact_to_notes(event.entries, event.keep_recent_tokens,
-                                context=list(agent.messages) if agent is not None else None,
-                                instructions=event.instructions, limits=Limits.from_settings(section))
+        return compact_to_notes(event.entries, event.preparation, instructions=event.instructions,
+                                limits=Limits.from_settings(section))
 
     return CompactionDecision(generate=generate)
 

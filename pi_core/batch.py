@@ -1,0 +1,364 @@
+"""Batches of agents: many independent prompts, each its own agent and session, run a
+bounded number at a time in one event loop (or on Ray, :mod:`pi_core.batch_ray`).
+
+    results = await run_batch(tasks, out="results.jsonl", concurrency=8)
+
+A task is ``{"id", "prompt", "cwd"?, "model"? ("provider/id"), "tools"?, "system_prompt"?}``;
+a result ``{"id", "session", "text", "stop_reason", "usage", "host", "error"?}``, appended
+to ``out`` as each task ends (one complete line, flushed). A task that fails (a model's
+HTTP error, an unknown model or tool, a bug) records its ``error`` and the others go on.
+Run again with the same ``out`` and the ids already there without an ``error`` are
+skipped; failed ones run again (their new line follows the old: the last line of an id
+is its result).
+
+Plugins, settings and the model registry are loaded once per process and shared by every
+agent; the agents share the providers' pooled HTTP client of the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from attrs import define, field
+
+#: Default number of agents running at once (``pi batch --concurrency``).
+DEFAULT_CONCURRENCY = 8
+_TASK_KEYS = {"id", "prompt", "cwd", "model", "tools", "system_prompt"}
+
+
+class BatchError(ValueError):
+    """A tasks file or task that cannot be run as given; the message says where and why."""
+
+
+@define
+class BatchTask:
+    id: str
+    prompt: str
+    cwd: str | None = None
+    model: str | None = None
+    tools: list[str] | None = None
+    system_prompt: str | None = None
+
+    @classmethod
+    def from_json(cls, data: Any, where: str = "task") -> "BatchTask":
+        if not isinstance(data, dict):
+            raise BatchError(f"{where}: a task is a JSON object, not {type(data).__name__}")
+        unknown = sorted(set(data) - _TASK_KEYS)
+        if unknown:
+            raise BatchError(f"{where}: unknown key(s) {', '.join(unknown)} "
+                             f"(a task has {', '.join(sorted(_TASK_KEYS))})")
+        for key in ("id", "prompt"):
+            if not isinstance(data.get(key), str) or not data[key]:
+                raise BatchError(f"{where}: {key!r} must be a non-empty string")
+        for key in ("cwd", "model", "system_prompt"):
+            if data.get(key) is not None and not isinstance(data[key], str):
+                raise BatchError(f"{where}: {key!r} must be a string")
+        tools = data.get("tools")
+        if tools is not None and not (isinstance(tools, list) and all(isinstance(t, str) for t in tools)):
+            raise BatchError(f"{where}: 'tools' must be a list of tool names")
+        return cls(**{k: data.get(k) for k in _TASK_KEYS})
+
+    def to_json(self) -> dict:
+        return {k: v for k, v in (("id", self.id), ("prompt", self.prompt), ("cwd", self.cwd),
+                                  ("model", self.model), ("tools", self.tools),
+                                  ("system_prompt", self.system_prompt)) if v is not None}
+
+
+def as_tasks(tasks: Iterable[Any]) -> list[BatchTask]:
+    """Tasks from objects or dicts; raises :class:`BatchError` for a bad one or a repeated id."""
+    found, seen = [], set()
+    for n, task in enumerate(tasks, 1):
+        task = task if isinstance(task, BatchTask) else BatchTask.from_json(task, f"task {n}")
+        if task.id in seen:
+            raise BatchError(f"task {n}: the id {task.id!r} is used twice")
+        seen.add(task.id)
+        found.append(task)
+    return found
+
+
+def read_tasks(path: str | os.PathLike) -> list[BatchTask]:
+    """The tasks of a JSONL file (blank lines skipped); every line is checked before any
+    task runs, so a typo on line 900 does not cost 899 runs."""
+    tasks = []
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise BatchError(f"{path}: {exc.strerror or exc}") from None
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except ValueError as exc:
+            raise BatchError(f"{path}:{n}: not JSON ({exc})") from None
+        tasks.append(BatchTask.from_json(data, f"{path}:{n}"))
+    return as_tasks(tasks)
+
+
+def read_results(path: str | os.PathLike) -> dict[str, dict]:
+    """The results already in ``path``, by id (the last line of an id wins); lines that are
+    not complete JSON objects (a torn last line) are skipped."""
+    results: dict[str, dict] = {}
+    try:
+        handle = open(path, encoding="utf-8")
+    except FileNotFoundError:
+        return results
+    with handle:
+        for line in handle:
+            try:
+                data = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(data, dict) and isinstance(data.get("id"), str):
+                results[data["id"]] = data
+    return results
+
+
+def finished_ids(path: str | os.PathLike) -> set[str]:
+    """Ids whose result in ``path`` has no ``error``: what a rerun skips."""
+    return {i for i, r in read_results(path).items() if not r.get("error")}
+
+
+class ResultsFile:
+    """Appends one result per line, each written whole and flushed as its task ends."""
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        torn = False
+        if self.path.exists() and self.path.stat().st_size:
+            with open(self.path, "rb") as existing:
+                existing.seek(-1, os.SEEK_END)
+                torn = existing.read(1) != b"\n"
+        self._file = open(self.path, "a", encoding="utf-8")
+        if torn:  # a line cut short by a crash stays; the next one starts on its own line
+            self._file.write("\n")
+
+    def write(self, result: dict) -> None:
+        self._file.write(json.dumps(result, ensure_ascii=False) + "\n")
+        self._file.flush()
+
+    def close(self) -> None:
+        self._file.close()
+
+
+# ---------------------------------------------------------------- running tasks
+
+
+@define
+class BatchEnvironment:
+    """What every agent of one process shares: plugins, model registry, settings by cwd."""
+
+    plugins: Any
+    registry: Any
+    agent_dir: Path
+    sessions_dir: Path | None = None
+    host: str = field(factory=socket.gethostname)
+    _settings: dict = field(factory=dict)
+    _models: dict = field(factory=dict)
+
+    @classmethod
+    async def load(cls, *, cwd: str | None = None, agent_dir: str | os.PathLike | None = None,
+                   sessions_dir: str | os.PathLike | None = None, discover: bool = True,
+                   extension_paths: Iterable[str] = (), plugins: Any = None) -> "BatchEnvironment":
+        from pi_core.discovery import load_plugins
+        from pi_core.paths import agent_dir as default_agent_dir
+        from pi_core.registry import ModelRegistry
+        from pi_core.settings import Settings
+
+        cwd = cwd or os.getcwd()
+        home = Path(agent_dir) if agent_dir is not None else default_agent_dir()
+        if plugins is None:
+            plugins = load_plugins(cwd=cwd, agent_dir=home, extension_paths=list(extension_paths),
+                                   discover=discover, settings=Settings.load(cwd, home))
+        registry = await ModelRegistry.from_plugins(plugins, agent_dir=home)
+        return cls(plugins=plugins, registry=registry, agent_dir=home,
+                   sessions_dir=Path(sessions_dir) if sessions_dir is not None else None)
+
+    def settings_for(self, cwd: str):
+        from pi_core.settings import Settings
+
+        found = self._settings.get(cwd)
+        if found is None:
+            found = self._settings[cwd] = Settings.load(cwd, self.agent_dir)
+        return found
+
+    def model_for(self, pattern: str | None, settings) -> tuple[Any, str | None]:
+        """(model, thinking level) of a task's ``model``, else the settings' default or
+        the first available model; chosen once per pattern and settings (choosing the
+        default scans the whole catalogue)."""
+        from pi_core.app import RunArgs, UsageError, choose_model
+
+        key = (pattern, id(settings))
+        found = self._models.get(key)
+        if found is None:
+            try:
+                model, level, _, _ = choose_model(RunArgs(model=pattern), self.registry, settings)
+            except UsageError as exc:
+                raise BatchError(str(exc)) from None
+            found = self._models[key] = (model, level)
+        return found
+
+    def session_folder(self, cwd: str, settings) -> Path:
+        """``sessions_dir`` when given, else ``PI_CODING_AGENT_SESSION_DIR`` or the
+        ``sessionDir`` setting, else the project's folder under the agent dir."""
+        from pi_core.app import RunArgs, sessions_dir
+        from pi_core.session.locations import session_dir_for
+
+        chosen = self.sessions_dir or sessions_dir(RunArgs(), settings)
+        return Path(chosen) if chosen is not None else session_dir_for(cwd, self.agent_dir / "sessions")
+
+
+async def run_task(env: BatchEnvironment, task: BatchTask, *, cwd: str | None = None) -> dict:
+    """Run one task to its end in its own harness and session; never raises for the
+    task's own failure (it is the result's ``error``)."""
+    from pi_core.codec import to_json
+    from pi_core.harness import Harness
+    from pi_core.options import ResourceOptions
+    from pi_core.session import Session
+    from pi_core.usage import final_assistant, total_usage
+
+    result: dict[str, Any] = {"id": task.id, "session": None, "text": "", "stop_reason": None,
+                              "usage": None, "host": env.host}
+    harness = None
+    produced: list = []
+    try:
+        where = os.path.abspath(os.path.join(cwd or os.getcwd(), task.cwd or "."))
+        if not os.path.isdir(where):
+            raise BatchError(f"cwd {where} is not a folder")
+        settings = env.settings_for(where)
+        model, level = env.model_for(task.model, settings)
+        session = Session.create(where, env.session_folder(where, settings))
+        harness = Harness(
+            plugins=env.plugins, session=session, model=model, thinking_level=level,
+            model_is_explicit=True, cwd=where, settings=settings, agent_dir=env.agent_dir,
+            options=ResourceOptions(system_prompt=task.system_prompt),
+            system_prompt=task.system_prompt or "",
+            get_api_key=env.registry.api_key, get_headers=env.registry.request_headers,
+            resolve_model=env.registry.find, available_models=env.registry.available,
+        )
+        await harness.start()
+        if task.tools is not None:
+            unknown = sorted(set(task.tools) - {t.name for t in harness.agent.tools or []})
+            if unknown:
+                raise BatchError(f"unknown tool(s): {', '.join(unknown)}")
+            harness.agent.set_active_tools(task.tools)
+        produced = await harness.prompt(task.prompt, source="rpc")
+        final = final_assistant(produced)
+        if final is None:
+            raise BatchError("the run produced no answer")
+        result["text"] = final.text
+        result["stop_reason"] = final.stop_reason
+        if final.stop_reason in ("error", "aborted"):
+            result["error"] = final.error_message or f"the run ended with stop reason {final.stop_reason}"
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # BatchError, or a bug below: recorded, the others go on
+        result["error"] = str(exc) if isinstance(exc, BatchError) else f"{type(exc).__name__}: {exc}"
+    finally:
+        if harness is not None:
+            produced = produced or harness.messages
+            result["usage"] = to_json(total_usage(produced))
+            file = harness.session.file
+            result["session"] = str(file) if file is not None and file.exists() else None
+            try:
+                await harness.close()
+            except Exception:  # the session's lock, a plugin's shutdown hook
+                pass
+    if result["usage"] is None:
+        result["usage"] = to_json(total_usage([]))
+    if "error" in result:  # keep the documented key order: error last
+        result["error"] = result.pop("error")
+    return result
+
+
+Listener = Callable[[dict], Any]
+
+
+async def run_local(tasks: list[BatchTask], env: BatchEnvironment, *, concurrency: int,
+                    on_result: Listener, on_event: Listener | None = None,
+                    cwd: str | None = None) -> None:
+    """``concurrency`` workers take the tasks in order, one agent each at a time."""
+    pending = iter(tasks)
+
+    async def worker() -> None:
+        for task in pending:  # a shared iterator: each task is taken once
+            if on_event is not None:
+                on_event({"type": "task_start", "id": task.id})
+            result = await run_task(env, task, cwd=cwd)
+            on_result(result)
+
+    workers = [asyncio.ensure_future(worker()) for _ in range(max(1, min(concurrency, len(tasks))))]
+    try:
+        await asyncio.gather(*workers)
+    except BaseException:
+        for w in workers:
+            w.cancel()
+        await asyncio.gather(*workers, return_exceptions=True)
+        raise
+
+
+async def run_batch(
+    tasks: Iterable[Any],
+    *,
+    out: str | os.PathLike | None = None,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    executor: str = "local",
+    ray_address: str | None = None,
+    cwd: str | None = None,
+    agent_dir: str | os.PathLike | None = None,
+    sessions_dir: str | os.PathLike | None = None,
+    discover: bool = True,
+    extension_paths: Iterable[str] = (),
+    plugins: Any = None,
+    on_event: Listener | None = None,
+) -> list[dict]:
+    """Run ``tasks`` (dicts or :class:`BatchTask`), ``concurrency`` at a time, and return
+    the results of those that ran, in the order they ended. With ``out``, each result is
+    appended there as it ends and ids already finished there are skipped. ``on_event``
+    receives ``{"type": "task_start", "id"}`` and ``{"type": "task_end", **result}``.
+    ``executor="ray"`` runs them on Ray (``ray_address``, or a local Ray), where each
+    worker uses its own machine's agent dir (``agent_dir`` and ``plugins`` are ignored)."""
+    if concurrency < 1:
+        raise BatchError("concurrency must be at least 1")
+    if executor not in ("local", "ray"):
+        raise BatchError(f"unknown executor {executor!r} (local or ray)")
+    todo = as_tasks(tasks)
+    if out is not None:
+        done = finished_ids(out)
+        todo = [t for t in todo if t.id not in done]
+    results: list[dict] = []
+    writer = ResultsFile(out) if out is not None else None
+
+    def on_result(result: dict) -> None:
+        results.append(result)
+        if writer is not None:
+            writer.write(result)
+        if on_event is not None:
+            on_event({"type": "task_end", **result})
+
+    try:
+        if not todo:
+            return results
+        if executor == "ray":
+            from pi_core.batch_ray import run_on_ray
+
+            await run_on_ray(todo, concurrency=concurrency, address=ray_address, on_result=on_result,
+                             on_event=on_event, cwd=cwd or os.getcwd(), discover=discover,
+                             extension_paths=list(extension_paths),
+                             sessions_dir=str(sessions_dir) if sessions_dir is not None else None)
+        else:
+            env = await BatchEnvironment.load(cwd=cwd, agent_dir=agent_dir, sessions_dir=sessions_dir,
+                                              discover=discover, extension_paths=extension_paths,
+                                              plugins=plugins)
+            await run_local(todo, env, concurrency=concurrency, on_result=on_result,
+                            on_event=on_event, cwd=cwd)
+    finally:
+        if writer is not None:
+            writer.close()
+    return results

@@ -1,0 +1,106 @@
+"""Batches on Ray (``pi batch --executor ray``; ``pip install 'pi-harness[ray]'``).
+
+The batch is spread over Ray actors, one per CPU of the cluster (at most one per task
+and per unit of concurrency). Each actor is an async actor: its own event loop running
+up to its share of ``concurrency`` agents at once, with the plugins, settings and model
+registry of its own machine loaded once (so sessions are written on the worker's machine,
+under its agent dir, and each result names its host). The driver hands out the tasks,
+keeps ``concurrency`` running in total, and writes each result as it arrives, so the
+results file and the resume rule are those of a local run.
+
+Ray is used through its own API: ``ray.init(address=...)`` joins a cluster; without an
+address a local Ray is started (``ray.init()``) and shut down afterwards. When the
+program has already called ``ray.init`` (a notebook, a test), that Ray is used and left
+running.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from typing import Any, Callable
+
+from pi_core.batch import BatchEnvironment, BatchError, BatchTask, run_task
+from pi_core.codec import to_json
+from pi_core.usage import total_usage
+
+
+def _ray():
+    try:
+        import ray
+    except ImportError:
+        raise BatchError("the ray executor needs Ray: pip install 'pi-harness[ray]'") from None
+    return ray
+
+
+class BatchWorker:
+    """A Ray actor's state: the environment of its machine, loaded on the first task."""
+
+    def __init__(self, options: dict):
+        self.options = options
+        self.env: BatchEnvironment | None = None
+        self._loading: asyncio.Lock | None = None
+
+    async def run(self, task: dict) -> dict:
+        if self.env is None:
+            self._loading = self._loading or asyncio.Lock()
+            async with self._loading:
+                if self.env is None:
+                    self.env = await BatchEnvironment.load(
+                        cwd=self.options["cwd"], discover=self.options["discover"],
+                        extension_paths=self.options["extension_paths"],
+                        sessions_dir=self.options["sessions_dir"])
+        return await run_task(self.env, BatchTask.from_json(task), cwd=self.options["cwd"])
+
+
+async def run_on_ray(tasks: list[BatchTask], *, concurrency: int, address: str | None,
+                     on_result: Callable[[dict], Any], on_event: Callable[[dict], Any] | None,
+                     cwd: str, discover: bool = True, extension_paths: list[str] | None = None,
+                     sessions_dir: str | None = None) -> None:
+    ray = _ray()
+    started_here = not ray.is_initialized()
+    if started_here:  # workers' output is not forwarded: --mode json owns stdout
+        if address:
+            ray.init(address=address, log_to_driver=False)
+        else:
+            ray.init(include_dashboard=False, log_to_driver=False)
+    workers: list = []
+    try:
+        cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
+        count = max(1, min(concurrency, cpus, len(tasks)))
+        share = math.ceil(concurrency / count)
+        actor = ray.remote(BatchWorker).options(num_cpus=1, max_concurrency=share)
+        options = {"cwd": cwd, "discover": discover, "extension_paths": list(extension_paths or []),
+                   "sessions_dir": sessions_dir}
+        workers = [actor.remote(options) for _ in range(count)]
+        pending = iter(tasks)
+
+        async def dispatch(worker) -> None:
+            for task in pending:
+                if on_event is not None:
+                    on_event({"type": "task_start", "id": task.id})
+                try:
+                    result = await worker.run.remote(task.to_json())
+                except Exception as exc:  # the worker died, or Ray failed: this task's error
+                    result = {"id": task.id, "session": None, "text": "", "stop_reason": None,
+                              "usage": to_json(total_usage([])), "host": None,
+                              "error": f"ray: {type(exc).__name__}: {exc}"}
+                on_result(result)
+
+        runners = [asyncio.ensure_future(dispatch(workers[i % count]))
+                   for i in range(min(concurrency, len(tasks)))]
+        try:
+            await asyncio.gather(*runners)
+        except BaseException:
+            for runner in runners:
+                runner.cancel()
+            await asyncio.gather(*runners, return_exceptions=True)
+            raise
+    finally:
+        for worker in workers:
+            try:
+                ray.kill(worker)
+            except Exception:
+                pass
+        if started_here:
+            ray.shutdown()

@@ -1,0 +1,29 @@
+"""The built-in plugins of pi-harness by entry-point name, in load order: the one list.
+
+pyproject.toml declares the same ``pi.plugins`` entry points in the same order (a test
+keeps them equal); installed metadata sorts entry points by name, so discovery orders
+the built-ins by this list. Names only: the core imports no plugin.
+"""
+
+LOAD_ORDER = (
+    "app_messages",
+    "local_environment",
+    "tools",
+    "subagents",
+    "openai_completions",
+    "openai_responses",
+    "anthropic_messages",
+    "google_generative_ai",
+    "model_catalogue",
+    "local_models",
+    "system_prompt",
+    "context_files",
+    "skills",
+    "prompt_templates",
+    "compaction",
+    "checkpoints",
+    "print_mode",
+    "rpc_mode",
+    "interactive",
+    "cli_commands",
+)

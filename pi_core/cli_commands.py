@@ -1,0 +1,57 @@
+"""``pi`` subcommands from plugins (``register_cli_commands``), like llm's
+``register_commands(cli)``, but resolved lazily: a plugin names its click command by
+``"module:attribute"``, and that module is imported only when the subcommand runs, so
+``pi --help`` and ``pi -p`` never pay for it. The built-in ``install``, ``remove``,
+``list`` and ``--export`` come this way from :mod:`pi_plugins.cli_commands`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+from typing import Any
+
+from attrs import define
+
+
+@define(frozen=True)
+class CliCommand:
+    """A subcommand: ``pi NAME ...`` runs the click command at ``target``."""
+
+    name: str
+    target: str  # "package.module:click_command"
+    help: str = ""
+    hidden: bool = False
+
+    def load(self) -> Any:
+        module, _, attribute = self.target.partition(":")
+        if not attribute:
+            raise ValueError(f"CliCommand {self.name!r}: target must be 'module:attribute', not {self.target!r}")
+        command = getattr(importlib.import_module(module), attribute)
+        if not hasattr(command, "main"):
+            raise TypeError(f"CliCommand {self.name!r}: {self.target} is not a click command")
+        return command
+
+
+def plugin_cli_commands(cwd: str | None = None) -> dict[str, CliCommand]:
+    """Every plugin's subcommands by name (plugins are loaded to ask them; their load
+    problems are told by the command that runs next, not twice)."""
+    import logging
+    import os
+
+    from pi_core.discovery import load_plugins
+
+    logger = logging.getLogger("pi.plugins")
+    level, logger.disabled = logger.disabled, True
+    try:
+        plugins = load_plugins(cwd=cwd or os.getcwd())
+        found = asyncio.run(plugins.call("register_cli_commands", ctx=None))
+    finally:
+        logger.disabled = level
+    return {c.name: c for c in found if isinstance(c, CliCommand)}
+
+
+def find(name: str, cwd: str | None = None) -> Any | None:
+    """The click command a plugin offers as ``pi NAME``, or ``None``."""
+    command = plugin_cli_commands(cwd).get(name)
+    return command.load() if command is not None else None

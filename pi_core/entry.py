@@ -1,0 +1,89 @@
+"""The ``pi`` console script. ``pi --help`` is answered from a cache of click's own
+output, without importing click or anything else (most of what ``--help`` used to cost);
+every other command runs the click command line (:mod:`pi_core.cli`).
+
+The cache (``$XDG_CACHE_HOME/pi-harness``, else ``~/.cache/pi-harness``) is keyed on the
+pi version, the size and time of ``cli.py`` and the width click would wrap to, so it is
+rewritten whenever the help could differ; where it cannot be written, click answers.
+"""
+
+import os
+import sys
+
+_HELP = (["--help"], ["-h"])
+
+
+def main() -> int:
+    if sys.argv[1:] in _HELP:
+        path = _cache_path()
+        if path is not None:
+            try:
+                with open(path, encoding="utf-8") as f:
+                    text = f.read()
+            except OSError:
+                return _help_into_cache(path)
+            sys.stdout.write(text)
+            sys.stdout.flush()
+            return 0
+    from pi_core.cli import main as cli
+
+    return cli()
+
+
+def _help_into_cache(path: str) -> int:
+    """Click's help, printed and kept for next time."""
+    import io
+    from contextlib import redirect_stdout
+
+    from pi_core.cli import main as cli
+
+    captured = io.StringIO()
+    code = 0
+    with redirect_stdout(captured):
+        try:
+            cli.main(sys.argv[1:], prog_name="pi")
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 0
+    text = captured.getvalue()
+    sys.stdout.write(text)
+    sys.stdout.flush()
+    if code == 0 and text:
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            temp = f"{path}.{os.getpid()}.tmp"
+            with open(temp, "w", encoding="utf-8") as f:
+                f.write(text)
+            os.replace(temp, path)
+        except OSError:
+            pass
+    return code
+
+
+def _cache_path() -> str | None:
+    from pi_core import __version__
+
+    try:
+        cli = os.stat(os.path.join(os.path.dirname(os.path.abspath(__file__)), "cli.py"))
+    except OSError:
+        return None
+    root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    if not os.path.isabs(root):
+        return None
+    key = f"{__version__}-{cli.st_size}-{cli.st_mtime_ns}-{_width()}-{sys.argv[1].lstrip('-')}"
+    return os.path.join(root, "pi-harness", f"help-{key}.txt")
+
+
+def _width() -> int:
+    """The width click's help formatter wraps to (as ``shutil.get_terminal_size``)."""
+    try:
+        columns = int(os.environ.get("COLUMNS", 0))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+        if columns <= 0:
+            columns = 80
+    return max(min(columns, 80) - 2, 50)

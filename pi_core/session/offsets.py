@@ -1,0 +1,117 @@
+"""The offset index beside a long session file: where each entry's line is, so a resume
+reads the file's tail and the lines its context needs, not the whole file.
+
+``<name>.jsonl.idx`` holds what the reader found in the file's first ``length`` bytes
+(every entry's offset, length, line, id, parent and type; the problems and mendable
+lines), with the header line and a hash of the bytes just before ``length`` to tell
+whether it still describes the file (an edit that keeps every byte count and those bytes
+would go unnoticed; the lines themselves are always read from the file). Session files
+only grow, so an index that matches
+covers the start and only the bytes after it are scanned; one that does not (or cannot
+be read) is ignored and written again. The JSONL file stays the source of truth: the
+index is a cache, written only after a scan of at least :data:`INDEX_AT` bytes, and a
+folder it cannot be written to simply goes without.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+
+from pi_core.codec import DecodeError, loads_json
+from pi_core.session.reader import FileContents, LineSource, Problem, UnreadEntry, read_entry
+
+INDEX_SUFFIX = ".idx"
+INDEX_VERSION = 1
+INDEX_AT = 1 << 20  # bytes scanned: below this a scan is cheaper than the index
+_CHECKED = 4096  # bytes before the indexed length whose hash must match
+
+
+def index_path(session_file: str) -> str:
+    return session_file + INDEX_SUFFIX
+
+
+def _fingerprint(source: LineSource, length: int) -> str:
+    start = max(0, length - _CHECKED)
+    return hashlib.blake2b(source.read(start, length - start), digest_size=16).hexdigest()
+
+
+def load(session_file: str, source: LineSource) -> FileContents | None:
+    """What the index knows of ``session_file``, or None when there is no index or it no
+    longer matches the file (the header line and the bytes before its end)."""
+    try:
+        with open(index_path(session_file), "rb") as f:
+            value = loads_json(f.read())
+        if not isinstance(value, dict) or value.get("version") != INDEX_VERSION:
+            return None
+        length = value["length"]
+        header_line: str = value["header"]
+        if os.fstat(source.fd).st_size < length:
+            return None
+        first = header_line.encode("utf-8", "surrogateescape")
+        if (source.read(0, len(first) + 1) != first + b"\n"
+                or _fingerprint(source, length) != value["check"]):
+            return None
+        out = FileContents()
+        out.header = read_entry(loads_json(first), 1)[0]
+        out.version = value["fileVersion"]
+        out.lines = value["lines"]
+        out.length = length
+        entries, numbers, spans = out.entries, out.line_numbers, out.spans
+        for offset, size, line, entry_id, parent, kind in value["entries"]:
+            if kind in ("label", "session_info"):  # the tree indexes these: read them now
+                entry = read_entry(loads_json(source.read(offset, size)), line)[0]
+            else:  # (a problem reading one was found by the scan, and is stored below)
+                entry = UnreadEntry(entry_id, parent, kind, line, offset, size, source, None)
+            entries.append(entry)
+            numbers.append(line)
+            spans.append((offset, size))
+        out.problems.extend(Problem(line, message) for line, message in value["problems"])
+        out.bridges = {entry_id: (parent, line) for entry_id, parent, line in value["bridges"]}
+        return out
+    except (OSError, DecodeError, KeyError, TypeError, ValueError):
+        return None
+
+
+def save(session_file: str, contents: FileContents) -> None:
+    """Write the index for what ``contents`` read of the file (its complete lines)."""
+    import orjson
+
+    source = contents.source
+    length, lines = contents.length, contents.lines
+    count = len(contents.entries)
+    if contents.missing_newline:  # the last line may still change: stop before it
+        while count and contents.line_numbers[count - 1] >= lines:
+            count -= 1
+        if not count:
+            return
+        offset, size = contents.spans[count - 1]
+        length, lines = offset + size + 1, contents.line_numbers[count - 1]
+    rows = []
+    for entry, line, (offset, size) in zip(contents.entries[:count], contents.line_numbers,
+                                           contents.spans):
+        rows.append((offset, size, line, entry.id, entry.parent_id, entry.type))
+    target = index_path(session_file)
+    temp = f"{target}.{os.getpid()}.tmp"
+    try:
+        header_line = source.read(0, 1 << 16).split(b"\n", 1)[0]
+        value = {
+            "version": INDEX_VERSION, "fileVersion": contents.version, "length": length,
+            "lines": lines, "header": header_line.decode("utf-8", "surrogateescape"),
+            "check": _fingerprint(source, length), "entries": rows,
+            "problems": [(p.line, p.message) for p in contents.problems if p.line <= lines],
+            "bridges": [(k, v[0], v[1]) for k, v in contents.bridges.items() if v[1] <= lines],
+        }
+        data = orjson.dumps(value)
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0),
+                     0o600)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+        os.replace(temp, target)
+    except (OSError, TypeError, ValueError):
+        try:
+            os.unlink(temp)
+        except OSError:
+            pass

@@ -1,0 +1,254 @@
+"""Themes in pi's JSON format: built-in ``dark`` and ``light``, files from ``themes/``
+in the agent dir and in the project's ``.pi/``, the settings' ``themes`` list, and
+``--theme PATH`` (a file or a folder, repeatable). ``--no-themes`` leaves out all but the
+built-ins and ``--theme``. The settings key ``theme`` names the one to use (default dark).
+
+A theme file is ``{"name", "vars"?, "colors"}``; a colour is ``"#rrggbb"``, an xterm
+256-colour number, ``""`` (the terminal's default) or the name of a ``vars`` entry. pi
+asks for all 51 tokens; a token left out here keeps the dark theme's colour (and a
+warning says which). The tokens are mapped onto the style names the chat is painted with
+(:mod:`pi_plugins.interactive.theme`).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pi_plugins.interactive import theme
+
+#: pi's colour tokens → the styles they colour ("bg" for a background, prefix for more).
+TOKENS: dict[str, list[tuple[str, str]]] = {
+    "accent": [("accent", "")],
+    "border": [("border", "")],
+    "borderAccent": [("border.accent", ""), ("summary.label", "bold")],
+    "borderMuted": [("border.muted", "")],
+    "success": [("success", "")],
+    "error": [("error", "")],
+    "warning": [("warning", ""), ("label", "")],
+    "muted": [("muted", "")],
+    "dim": [("dim", "")],
+    "text": [("markdown.text", "")],
+    "thinkingText": [("thinking", "italic")],
+    "selectedBg": [("selected", "bg")],
+    "userMessageBg": [("user.box", "bg")],
+    "customMessageBg": [("custom.box", "bg")],
+    "customMessageLabel": [("custom.label", "bold")],
+    "toolPendingBg": [("tool.pending", "bg")],
+    "toolSuccessBg": [("tool.success", "bg")],
+    "toolErrorBg": [("tool.error", "bg")],
+    "toolTitle": [("tool.title", "bold")],
+    "toolOutput": [("tool.output", "")],
+    "mdHeading": [(f"markdown.h{n}", "bold underline" if n == 1 else "bold") for n in range(1, 7)],
+    "mdLink": [("markdown.link", "")],
+    "mdLinkUrl": [("markdown.link_url", "")],
+    "mdCode": [("markdown.code", "")],
+    "mdCodeBlock": [("markdown.code_block", "")],
+    "mdCodeBlockBorder": [("markdown.fence", "")],
+    "mdQuote": [("markdown.block_quote", "italic")],
+    "mdHr": [("markdown.hr", "")],
+    "mdListBullet": [("markdown.item.bullet", ""), ("markdown.item.number", "")],
+    "toolDiffAdded": [("diff.added", "")],
+    "toolDiffRemoved": [("diff.removed", "")],
+    "toolDiffContext": [("diff.context", "")],
+}
+THINKING_TOKENS = {"thinkingOff": "off", "thinkingMinimal": "minimal", "thinkingLow": "low",
+                   "thinkingMedium": "medium", "thinkingHigh": "high", "thinkingXhigh": "xhigh"}
+
+DARK = dict(theme.STYLES)
+DARK_THINKING = dict(theme.THINKING_BORDER)
+DARK_BASH = theme.BASH_BORDER
+DARK_PROMPT = dict(theme.PROMPT_STYLE)
+
+#: Our light palette: dark text on light boxes.
+LIGHT_COLORS = {
+    "accent": "#00737a", "border": "#3355bb", "borderAccent": "#007a99", "borderMuted": "#b0b0b0",
+    "success": "#2e7d32", "error": "#c62828", "warning": "#a66a00", "muted": "#6b6b6b",
+    "dim": "#8a8a8a", "text": "", "thinkingText": "#6b6b6b", "selectedBg": "#dde3ee",
+    "userMessageBg": "#eceff4", "customMessageBg": "#efe9f5", "customMessageLabel": "#6a3fa0",
+    "toolPendingBg": "#eef0f7", "toolSuccessBg": "#e8f3e8", "toolErrorBg": "#f7e6e6",
+    "toolTitle": "", "toolOutput": "#5a5a5a", "mdHeading": "#8a5a00", "mdLink": "#1f5fa8",
+    "mdLinkUrl": "#8a8a8a", "mdCode": "#00737a", "mdCodeBlock": "#2e7d32", "mdCodeBlockBorder": "#8a8a8a",
+    "mdQuote": "#6b6b6b", "mdHr": "#8a8a8a", "mdListBullet": "#00737a", "toolDiffAdded": "#2e7d32",
+    "toolDiffRemoved": "#c62828", "toolDiffContext": "#6b6b6b", "thinkingOff": "#b0b0b0",
+    "thinkingMinimal": "#8a8a8a", "thinkingLow": "#3a6ea5", "thinkingMedium": "#1f5fa8",
+    "thinkingHigh": "#7a3fa0", "thinkingXhigh": "#a0308a", "bashMode": "#2e7d32",
+}
+
+
+class ThemeError(ValueError):
+    """A theme file that cannot be used; it is skipped with this message."""
+
+
+class Palette:
+    """A theme made into the chat's styles."""
+
+    def __init__(self, name: str, styles: dict, thinking: dict, bash: str, prompt: dict,
+                 source: str = "builtin") -> None:
+        self.name, self.styles, self.thinking, self.bash, self.prompt = name, styles, thinking, bash, prompt
+        self.source = source
+        self.from_cli = False  # loaded by --theme
+
+    def apply(self) -> None:
+        """Make this the palette every painter and the editor use from now on."""
+        theme.STYLES.clear()
+        theme.STYLES.update(self.styles)
+        theme.THINKING_BORDER.clear()
+        theme.THINKING_BORDER.update(self.thinking)
+        theme.BASH_BORDER = self.bash
+        theme.PROMPT_STYLE.clear()
+        theme.PROMPT_STYLE.update(self.prompt)
+
+
+def dark() -> Palette:
+    return Palette("dark", dict(DARK), dict(DARK_THINKING), DARK_BASH, dict(DARK_PROMPT))
+
+
+def _color(value: Any, variables: dict, token: str) -> str:
+    seen = set()
+    while isinstance(value, str) and value in variables and value not in seen:
+        seen.add(value)
+        value = variables[value]
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise ThemeError(f"colors.{token}: {value!r} is not a colour")
+    if isinstance(value, int):
+        if not 0 <= value <= 255:
+            raise ThemeError(f"colors.{token}: {value} is not a 256-colour number (0-255)")
+        return f"color({value})"
+    if value == "":
+        return "default"
+    if value.startswith("#") and len(value) in (4, 7):
+        return value
+    raise ThemeError(f"colors.{token}: {value!r} is neither #rrggbb, 0-255, \"\" nor a name in vars")
+
+
+def palette_from(document: Any, source: str = "") -> tuple[Palette, list[str]]:
+    """A :class:`Palette` from a pi theme document, and warnings (tokens left out)."""
+    if not isinstance(document, dict):
+        raise ThemeError("a theme is a JSON object with name and colors")
+    name = document.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise ThemeError("the theme has no name")
+    colors = document.get("colors")
+    if not isinstance(colors, dict):
+        raise ThemeError("the theme has no colors object")
+    variables = document.get("vars") or {}
+    if not isinstance(variables, dict):
+        raise ThemeError("vars must be an object")
+    base = dark()
+    styles, thinking, prompt = base.styles, base.thinking, base.prompt
+    bash = base.bash
+    missing = []
+    for token, targets in TOKENS.items():
+        if token not in colors:
+            missing.append(token)
+            continue
+        color = _color(colors[token], variables, token)
+        for style, extra in targets:
+            if extra == "bg":
+                styles[style] = "none" if color == "default" else f"on {color}"
+            else:
+                styles[style] = " ".join(p for p in (extra, "" if color == "default" else color) if p) or "none"
+    for token, level in THINKING_TOKENS.items():
+        if token in colors:
+            thinking[level] = _fg(_color(colors[token], variables, token), thinking[level])
+        else:
+            missing.append(token)
+    if "bashMode" in colors:
+        bash = _fg(_color(colors["bashMode"], variables, "bashMode"), bash)
+    else:
+        missing.append("bashMode")
+    if "userMessageText" in colors:
+        text = _color(colors["userMessageText"], variables, "userMessageText")
+        if text != "default":
+            styles["user.box"] = f"{text} {styles['user.box']}"
+    accent = styles.get("accent", "")
+    if accent and accent != "none":
+        prompt["dialog-prompt"] = accent
+    warnings = [f"theme {name!r}{f' ({source})' if source else ''}: no colour for "
+                f"{', '.join(missing)}; the dark theme's is used"] if missing else []
+    return Palette(name.strip(), styles, thinking, bash, prompt, source), warnings
+
+
+def _fg(color: str, fallback: str) -> str:
+    """A colour for prompt_toolkit and rich alike (``color(N)`` only rich reads)."""
+    if color == "default":
+        return fallback
+    if color.startswith("color("):
+        from rich.color import Color
+
+        return Color.parse(color).get_truecolor().hex
+    return color
+
+
+def light() -> Palette:
+    palette, _ = palette_from({"name": "light", "colors": LIGHT_COLORS}, "builtin")
+    palette.source = "builtin"
+    palette.prompt.update({
+        "completion-menu": "bg:#e8e8e8 #303030", "completion-menu.completion": "bg:#e8e8e8 #303030",
+        "completion-menu.completion.current": "bg:#dde3ee #00737a bold",
+        "completion-menu.meta.completion": "bg:#e8e8e8 #6b6b6b",
+        "completion-menu.meta.completion.current": "bg:#dde3ee #6b6b6b",
+        "editor.placeholder": "#8a8a8a italic",
+    })
+    return palette
+
+
+def _files(path: Path) -> list[Path]:
+    if path.is_dir():
+        return sorted(p for p in path.glob("*.json") if p.is_file())
+    return [path] if path.is_file() else []
+
+
+def load_themes(*, cwd: str | Path, agent_dir: str | Path | None, settings: Any = None,
+                cli_paths: list[str] = (), discover: bool = True) -> tuple[dict[str, Palette], list[str]]:
+    """Every theme by name (the first of a name wins, as with skills), and problems."""
+    themes: dict[str, Palette] = {"dark": dark(), "light": light()}
+    problems: list[str] = []
+    candidates: list[Path] = []
+    if discover:
+        if agent_dir is not None:
+            candidates += _files(Path(agent_dir) / "themes")
+        candidates += _files(Path(cwd) / ".pi" / "themes")
+        if settings is not None:
+            for entry in settings.paths("themes"):
+                found = _files(entry)
+                if not found:
+                    problems.append(f"settings themes: {entry} is not a theme file or folder")
+                candidates += found
+    given: set[Path] = set()
+    for raw in cli_paths:
+        path = Path(raw).expanduser()
+        path = path if path.is_absolute() else Path(cwd) / path
+        found = _files(path)
+        if not found:
+            problems.append(f"--theme {raw}: no theme file there")
+        candidates += found
+        given.update(found)
+    for path in candidates:
+        try:
+            document = json.loads(path.read_text(encoding="utf-8"))
+            palette, warnings = palette_from(document, str(path))
+        except (OSError, ValueError) as exc:  # ThemeError and JSON errors are ValueErrors
+            problems.append(f"theme {path}: {exc}; skipped")
+            continue
+        problems += warnings
+        if palette.name in themes and themes[palette.name].source != "builtin":
+            problems.append(f"theme {path}: the name {palette.name!r} is taken by "
+                            f"{themes[palette.name].source}; skipped")
+            continue
+        palette.from_cli = path in given
+        themes[palette.name] = palette
+    return themes, problems
+
+
+def choose(themes: dict[str, Palette], settings: Any) -> tuple[Palette, list[str]]:
+    """The theme the settings name (``theme``), else dark."""
+    wanted = settings.get("theme") if settings is not None else None
+    if not wanted:
+        return themes["dark"], []
+    if wanted not in themes:
+        return themes["dark"], [f"settings theme {wanted!r}: no such theme "
+                                f"(have {', '.join(sorted(themes))}); using dark"]
+    return themes[wanted], []

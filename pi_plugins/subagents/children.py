@@ -1,0 +1,170 @@
+"""Running one subagent: a child :class:`~pi_core.harness.Harness` in the parent's event
+loop (an asyncio task, not a process).
+
+The child shares what is costly and safe to share: the parent's plugins, tool objects,
+provider objects (so its requests go through the parent's pooled HTTP client, which is
+per event loop), settings, keys and model list. It owns its context, built fresh from
+the task, and its session: a new file in the parent's sessions folder whose header names
+the parent's file as ``parentSession`` (as a fork's does); in memory when the parent's
+session is. Its depth (the parent's plus one) decides whether it may spawn children.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any, Callable
+
+import attrs
+from attrs import define, field
+
+from pi_core.codec import to_json
+from pi_core.harness import Harness
+from pi_core.model import Model
+from pi_core.session import Session
+from pi_core.usage import final_assistant, total_usage
+from pi_plugins.subagents.definitions import AgentDefinition
+
+TOOL_NAME = "subagent"
+
+#: How deep each harness sits: absent means a top-level agent (depth 0).
+_depths: "weakref.WeakKeyDictionary[Harness, int]" = weakref.WeakKeyDictionary()
+
+
+def depth_of(harness: Harness) -> int:
+    return _depths.get(harness, 0)
+
+
+class ChildError(Exception):
+    """The child could not be started (an unknown model, say): its message says why."""
+
+
+@define
+class ChildState:
+    """A child's progress and, once it ends, its result."""
+
+    task: str
+    agent: str | None = None
+    status: str = "queued"  # queued, running, done, failed
+    text: str = ""
+    turns: int = 0
+    session: str | None = None
+    stop_reason: str | None = None
+    error: str | None = None
+    usage: Any = None
+    last: str = ""  # the latest thing the child did, for progress lines
+
+    def as_json(self) -> dict:
+        data = {"task": self.task, "agent": self.agent, "status": self.status, "text": self.text,
+                "turns": self.turns, "session": self.session, "stopReason": self.stop_reason,
+                "usage": to_json(self.usage) if self.usage is not None else None}
+        if self.error:
+            data["error"] = self.error
+        return data
+
+
+def find_model(parent: Harness, pattern: str) -> Model:
+    """A definition's ``model``: ``provider/id`` or an id among the parent's models."""
+    models = list(parent.available_models())
+    for match in (lambda m: m.key == pattern, lambda m: m.id == pattern,
+                  lambda m: pattern.lower() in m.key.lower()):
+        found = [m for m in models if match(m)]
+        if found:
+            return found[0]
+    raise ChildError(f"model {pattern!r} is not among the available models")
+
+
+def child_session(parent: Harness) -> Session:
+    session = parent.session
+    if session.file is None:
+        return Session.in_memory(parent.ctx.cwd)
+    return Session.create(parent.ctx.cwd, session.sessions_dir, parent_session=str(session.file))
+
+
+async def build_child(parent: Harness, definition: AgentDefinition | None, max_depth: int) -> Harness:
+    """A started child harness of ``parent`` (see the module docstring)."""
+    model = find_model(parent, definition.model) if definition and definition.model else parent.model
+    thinking = (definition.thinking if definition and definition.thinking else parent.thinking_level)
+    options = parent.ctx.options
+    system_prompt = parent.base_system_prompt
+    if definition is not None and definition.system_prompt:
+        options = attrs.evolve(options, system_prompt=definition.system_prompt)
+        system_prompt = definition.system_prompt
+    child = Harness(
+        plugins=parent.plugins, session=child_session(parent), model=model,
+        thinking_level=thinking, model_is_explicit=True, cwd=parent.ctx.cwd,
+        settings=parent.ctx.settings, options=options, agent_dir=parent.ctx.agent_dir,
+        tools=parent.agent.tools, get_api_key=parent.agent.get_api_key,
+        get_headers=parent.agent.get_headers, resolve_model=parent.resolve_model,
+        system_prompt=system_prompt, available_models=parent.available_models,
+    )
+    child.agent.providers = parent.agent.providers  # the same objects, the same pool
+    depth = depth_of(parent) + 1
+    _depths[child] = depth
+    if definition is not None and definition.tools is not None:
+        names = list(definition.tools)
+    else:
+        names = [t.name for t in parent.agent.active_tools()]
+    if depth >= max_depth:  # subagents.maxDepth: this child may not spawn its own
+        names = [n for n in names if n != TOOL_NAME]
+    await child.start()
+    child.agent.set_active_tools(names)
+    return child
+
+
+async def run_child(parent: Harness, state: ChildState, definition: AgentDefinition | None,
+                    max_depth: int, on_progress: Callable[[], None], signal) -> ChildState:
+    """Run the child to its end; ``state`` is filled in as it goes. Aborting ``signal`` (or
+    cancelling this task) aborts the child, which ends before this returns or raises."""
+    try:
+        child = await build_child(parent, definition, max_depth)
+    except ChildError as exc:
+        state.status, state.error, state.stop_reason = "failed", str(exc), "error"
+        on_progress()
+        return state
+    state.status = "running"
+    state.session = str(child.session.file) if child.session.file else None
+    on_progress()
+
+    def follow(event: Any) -> None:
+        kind = event.type
+        if kind == "turn_end":
+            state.turns += 1
+            on_progress()
+        elif kind == "tool_execution_start":
+            state.last = f"{event.tool_name} {_brief(event.args)}"
+            on_progress()
+        elif kind == "message_end" and getattr(event.message, "role", None) == "assistant":
+            text = event.message.text.strip()
+            if text:
+                state.last = text.splitlines()[-1][:200]
+                on_progress()
+
+    child.subscribe(follow)
+    remove = signal.on_abort(child.abort)
+    try:
+        await child.prompt(state.task, source="extension")
+    finally:
+        remove()
+        messages = child.messages
+        final = final_assistant(messages)
+        state.usage = total_usage(messages)
+        state.text = final.text if final is not None else ""
+        state.stop_reason = final.stop_reason if final is not None else None
+        if final is not None and final.stop_reason in ("error", "aborted"):
+            state.status = "failed"
+            state.error = final.error_message or final.stop_reason
+        else:
+            state.status = "done"
+        await child.close()
+        on_progress()
+    return state
+
+
+def _brief(args: Any) -> str:
+    if not isinstance(args, dict):
+        return ""
+    for key in ("command", "path", "pattern", "task"):
+        if isinstance(args.get(key), str):
+            value = args[key].replace("\n", " ")
+            return value if len(value) <= 80 else value[:77] + "..."
+    return ""

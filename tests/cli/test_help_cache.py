@@ -1,0 +1,73 @@
+"""``pi --help`` from the console script: click's own text, answered from a cache on the
+next run without importing click, and never a stale one."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import pi_core.entry as entry
+from pi_core import __version__
+
+PROBE = ("import sys; sys.argv = ['pi'] + sys.argv[1:]; from pi_core.entry import main; "
+         "code = main(); print('click' in sys.modules, file=sys.stderr); sys.exit(code)")
+
+
+def run(cache: Path, *args: str, columns: str = "100") -> subprocess.CompletedProcess:
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache), "COLUMNS": columns}
+    return subprocess.run([sys.executable, "-c", PROBE, *args], env=env, capture_output=True,
+                          text=True, timeout=60)
+
+
+def click_help(*args: str, columns: str = "100") -> str:
+    env = {**os.environ, "COLUMNS": columns}
+    done = subprocess.run([sys.executable, "-m", "pi_core.cli", *args], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+@pytest.mark.process
+def test_help_is_clicks_and_the_second_run_does_not_import_click(tmp_path):
+    first = run(tmp_path, "--help")
+    assert first.returncode == 0 and first.stderr.strip() == "True"
+    assert first.stdout == click_help("--help") and "--session" in first.stdout
+    second = run(tmp_path, "--help")
+    assert second.returncode == 0 and second.stderr.strip() == "False"
+    assert second.stdout == first.stdout
+    short = run(tmp_path, "-h")
+    assert short.stdout == click_help("-h")
+
+
+@pytest.mark.process
+def test_another_width_or_a_changed_cli_is_not_answered_from_the_cache(tmp_path, monkeypatch):
+    run(tmp_path, "--help", columns="100")
+    narrow = run(tmp_path, "--help", columns="60")
+    assert narrow.stderr.strip() == "True" and narrow.stdout == click_help("--help", columns="60")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setenv("COLUMNS", "100")
+    monkeypatch.setattr(sys, "argv", ["pi", "--help"])
+    key = entry._cache_path()
+    assert key is not None and Path(key).exists()
+    real_stat = os.stat
+
+    def touched(path, *a, **k):  # cli.py edited: its size and time change
+        result = real_stat(path, *a, **k)
+        if str(path).endswith("cli.py"):
+            return os.stat_result((*result[:6], result[6] + 1, *result[7:]))
+        return result
+
+    monkeypatch.setattr(os, "stat", touched)
+    assert entry._cache_path() != key
+
+
+@pytest.mark.process
+def test_other_commands_go_to_click(tmp_path):
+    done = run(tmp_path, "--version")  # click exits by itself: the probe prints nothing more
+    # from a program (stdin is not a terminal) pi prints its bare version on stderr
+    assert done.returncode == 0 and done.stdout == "" and done.stderr == f"{__version__}\n"
+    assert not (tmp_path / "pi-harness").exists()

@@ -1,0 +1,66 @@
+"""pi's own ``RpcClient`` (exported by its npm package) drives ``pi --mode rpc`` through
+every public method; the real pi and pi-harness must give it the same results."""
+
+import json
+
+import pytest
+
+from support.llm_server import LlmServer, Reply
+from support.programs import REAL_PI
+from support.real_clients import NODE_SCRIPTS, PiHome
+
+pytestmark = [pytest.mark.requires("pi"), pytest.mark.process]
+
+MODELS = [{"id": "test-model", "reasoning": True, "contextWindow": 128000},
+          {"id": "other-model", "contextWindow": 64000}]
+SLOW = dict(delta_size=4, delay=0.03)
+
+
+def script(server: LlmServer) -> None:
+    """The answers, in the order the scenario's steps ask for them."""
+    server.push(
+        Reply(text="Hi there."),                                              # promptAndWait
+        Reply(text="Running.", tool_calls=[("bash", {"command": "echo tool-output"})]),
+        Reply(text="Ran it."),
+        Reply(text="First part of a slow answer. " * 3, **SLOW),              # followUp
+        Reply(text="Follow-up answer."),
+        Reply(text="Second slow answer goes on. " * 3, **SLOW),               # steer
+        Reply(text="Steered answer."),
+        Reply(text="word " * 400, delta_size=5, delay=0.02),                  # abort
+    )
+    server.default = Reply(text="## Goal\nScenario summary.")                 # compaction
+
+
+def run_scenario(tmp_path, which: str, mode: str) -> dict:
+    with LlmServer() as server:
+        home = PiHome(tmp_path / which, server, which, models=MODELS,
+                      configured=mode != "no-model",
+                      settings={"retry": {"baseDelayMs": 10}, "compaction": {"keepRecentTokens": 5}})
+        if mode != "no-model":
+            script(server)
+        out = home.node("rpc_client_scenario.mjs", str(REAL_PI), str(NODE_SCRIPTS / "pi_from_path.mjs"),
+                        str(home.cwd), mode)
+        assert out.returncode == 0, f"{which}: {out.stderr[-3000:]}"
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_rpc_client_gets_the_same_results_from_pi_harness_as_from_the_real_pi(tmp_path):
+    real = run_scenario(tmp_path, "real", "full")
+    ours = run_scenario(tmp_path, "ours", "full")
+    assert "error" not in real["promptAndWait"], real  # the scenario itself works with pi
+    differing = {step: {"real": real[step], "ours": ours.get(step)}
+                 for step in real if real[step] != ours.get(step)}
+    assert differing == {}
+    assert set(ours) == set(real)
+
+
+def test_rpc_client_without_a_model_gets_the_same_answers(tmp_path):
+    real = run_scenario(tmp_path, "real", "no-model")
+    ours = run_scenario(tmp_path, "ours", "no-model")
+    assert real["getAvailableModels"] == {"ok": []}
+    # RpcClient.prompt does not look at the response: the refusal (tested on the wire in
+    # test_pi_differences) reaches it as a resolved promise, from both
+    assert real["prompt"] == {}
+    differing = {step: {"real": real[step], "ours": ours.get(step)}
+                 for step in real if real[step] != ours.get(step)}
+    assert differing == {}

@@ -1,0 +1,41 @@
+import pytest
+
+from support.cli import PiRunner
+from support.llm_server import LlmServer
+from support.rpc import RpcClient
+
+
+@pytest.fixture
+def server():
+    with LlmServer() as running:
+        yield running
+
+
+@pytest.fixture
+def pi(tmp_path, server):
+    return PiRunner(tmp_path, server)
+
+
+@pytest.fixture
+def start_rpc(pi):
+    """Start ``pi --mode rpc`` (extra flags as arguments); every client is ended after
+    the test, and a test may close one itself to look at the exit."""
+    clients = []
+
+    def start(*flags: str) -> RpcClient:
+        client = RpcClient(pi.popen("--mode", "rpc", *flags))
+        clients.append(client)
+        return client
+
+    yield start
+    for client in clients:
+        try:
+            client.close(timeout=10)
+        finally:
+            client.kill()
+
+
+@pytest.fixture
+def rpc(start_rpc):
+    return start_rpc()
+

@@ -1,0 +1,17 @@
+import pytest
+
+from support.llm_server import LlmServer
+
+
+@pytest.fixture
+def server():
+    with LlmServer() as running:
+        yield running
+
+
+@pytest.fixture
+def agent_home(tmp_path, monkeypatch):
+    home = tmp_path / "agent"
+    home.mkdir()
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(home))
+    return home
