@@ -50,7 +50,7 @@ def scripted_plugins():
     from pi_core import hookimpl
     from pi_core.discovery import load_plugins
     from pi_core.messages import text_of
-    from pi_plugins.providers.scripted import Reply, ScriptedProvider, scripted_model
+    from pi_core.testing import Reply, ScriptedProvider, scripted_model
 
     def router(context):
         prompt = next(text_of(m.content) for m in context.messages if m.role == "user")

@@ -18,7 +18,7 @@ import time
 
 from pi_core import Agent, hookimpl, tool
 from pi_core.discovery import load_plugins
-from pi_plugins.providers.scripted import Reply, ScriptedProvider, scripted_model
+from pi_core.testing import Reply, ScriptedProvider, scripted_model
 
 
 @tool(parameters={"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]})

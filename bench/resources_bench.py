@@ -54,7 +54,7 @@ def make_ctx(agent_dir: Path, cwd: Path):
     from pi_core.context import PluginContext
     from pi_core.tools import Tool
     from pi_plugins import context_files, prompt_templates, skills, system_prompt
-    from pi_plugins.providers.scripted import scripted_model
+    from pi_core.testing import scripted_model
 
     plugins = Plugins()
     for module in (system_prompt, context_files, skills, prompt_templates):

@@ -24,6 +24,7 @@ LOAD_ORDER = (
     "checkpoints",
     "print_mode",
     "rpc_mode",
+    "acp_mode",
     "interactive",
     "cli_commands",
 )

@@ -1,8 +1,9 @@
 """Root of the test suite: pi's recorded fixtures, and programs some tests need.
 
-``@pytest.mark.requires("tmux")`` names programs a test needs: it skips where one is
-absent and fails under CI, which installs them all. ``"pi"`` is the real pi (node and its
-npm package, see ``support.programs.REAL_PI``).
+``@pytest.mark.requires("tmux")`` (the test kit's mark, :mod:`pi_core.testing.programs`)
+names programs a test needs: it skips where one is absent and fails under CI, which
+installs them all. ``"pi"`` and ``"pi-acp"`` are the real pi and pi-acp (node and their
+npm packages, see ``support.programs``).
 
 ``@pytest.mark.process`` marks a test that starts a real interpreter, node, tmux, a
 browser or pip; ``pytest -m "not process"`` is the quick inner loop. A test without the
@@ -13,26 +14,17 @@ from __future__ import annotations
 
 import pytest
 
+from support.cli import PiRunner
 from support.fixtures import FIXTURES
+from support.llm_server import LlmServer
 from support.process_guard import forbid_slow_programs
-from support.programs import require_program, require_real
+import support.programs  # noqa: F401  (registers the requirements "pi" and "pi-acp")
 from support.wheels import sample_venv as make_sample_venv
 
 
 def pytest_configure(config):
     config.addinivalue_line(
-        "markers", "requires(*programs): skip where a program is absent (an error under CI=true)")
-    config.addinivalue_line(
         "markers", "process: slow tests that start real processes; `-m 'not process'` leaves them out")
-
-
-def pytest_runtest_setup(item):
-    for mark in item.iter_markers("requires"):
-        for name in mark.args:
-            if name in ("pi", "pi-acp"):
-                require_real(name)
-            else:
-                require_program(name)
 
 
 @pytest.fixture(autouse=True)
@@ -52,3 +44,16 @@ def sample_venv(tmp_path_factory):
 def pi_fixtures():
     """The folder of files recorded from the real pi 0.73.1 (``sessions/``, ``requests/``)."""
     return FIXTURES
+
+
+@pytest.fixture
+def server():
+    """The scripted LLM server on 127.0.0.1 (``support.llm_server``)."""
+    with LlmServer() as running:
+        yield running
+
+
+@pytest.fixture
+def pi(tmp_path, server):
+    """The real ``pi`` in a subprocess, with an agent dir whose models.json points at ``server``."""
+    return PiRunner(tmp_path, server)

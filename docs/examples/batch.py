@@ -14,7 +14,7 @@ from pi_core import hookimpl
 from pi_core.batch import run_batch
 from pi_core.discovery import load_plugins
 from pi_core.messages import text_of
-from pi_plugins.providers.scripted import Reply, ScriptedProvider, scripted_model
+from pi_core.testing import Reply, ScriptedProvider, scripted_model
 
 
 def answer(context):

@@ -18,7 +18,7 @@ from pathlib import Path
 from pi_core import hookimpl
 from pi_core.sdk import create_harness
 from pi_plugins import checkpoints, tools
-from pi_plugins.providers.scripted import Reply, ScriptedProvider, scripted_model
+from pi_core.testing import Reply, ScriptedProvider, scripted_model
 
 
 class NoCheckpointsInScratch:

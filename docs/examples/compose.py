@@ -8,7 +8,7 @@ import asyncio
 
 from pi_core import hookimpl, tool
 from pi_core.sdk import create_harness
-from pi_plugins.providers.scripted import Reply, ScriptedProvider, scripted_model
+from pi_core.testing import Reply, ScriptedProvider, scripted_model
 
 
 @tool(parameters={"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]})

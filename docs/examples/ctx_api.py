@@ -12,7 +12,7 @@ import tempfile
 from pi_core import hookimpl, tool
 from pi_core.context import NullUI
 from pi_core.sdk import create_harness
-from pi_plugins.providers.scripted import Reply, ScriptedProvider, scripted_model
+from pi_core.testing import Reply, ScriptedProvider, scripted_model
 
 
 class AlwaysYes(NullUI):

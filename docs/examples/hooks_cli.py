@@ -108,7 +108,7 @@ async def fire_by_hand() -> None:
     from pi_core.plugins import Plugins
     from pi_core.sdk import create_harness
     from pi_core.settings import Settings
-    from pi_plugins.providers.scripted import Reply, ScriptedProvider, scripted_model
+    from pi_core.testing import Reply, ScriptedProvider, scripted_model
 
     plugins = Plugins()
     load_file(plugins, __file__)

@@ -11,7 +11,7 @@ import attrs
 from pi_core import hookimpl
 from pi_core.messages import CustomMessage, TextContent, UserMessage
 from pi_core.sdk import create_harness
-from pi_plugins.providers.scripted import Reply, ScriptedProvider, scripted_model
+from pi_core.testing import Reply, ScriptedProvider, scripted_model
 
 
 class LoopTour:

@@ -15,7 +15,7 @@ from pi_core.events import CompactionDecision, CompactionResult, TreeDecision
 from pi_core.messages import Failure
 from pi_core.sdk import create_harness
 from pi_core.settings import Settings
-from pi_plugins.providers.scripted import Reply, ScriptedProvider, scripted_model
+from pi_core.testing import Reply, ScriptedProvider, scripted_model
 
 
 class SessionTour:

@@ -15,7 +15,7 @@ from pi_core import ToolResult, hookimpl, tool
 from pi_core.events import ToolCallDecision
 from pi_core.messages import TextContent
 from pi_core.sdk import create_harness
-from pi_plugins.providers.scripted import Reply, ScriptedProvider, scripted_model
+from pi_core.testing import Reply, ScriptedProvider, scripted_model
 from pi_plugins.tools.environment import LocalEnvironment
 
 

@@ -293,7 +293,9 @@ class Commands:
 
     async def cmd_get_commands(self, c: dict) -> Any:
         commands = []
-        for command in await self.harness.commands():
+        rank = {"extension": 0, "prompt": 1, "skill": 2}  # pi's order: plugins, templates, skills
+        found = sorted(await self.harness.commands(), key=lambda c: rank.get(c.source, 0))
+        for command in found:
             entry = {"name": command.name}
             if command.description:
                 entry["description"] = command.description

@@ -207,3 +207,38 @@ def test_session_load_replays_the_history_and_restores_the_model_and_stdin_closi
     # the session's model, restored over the --model of this run
     assert option.current_value == "local/other-model"
     assert took < 5 and code == 0
+
+
+def test_pi_permissions_asks_in_the_editor(tmp_path, server):
+    """contrib/pi-permissions (loaded from its source folder) asks with ctx.ui.select:
+    its choices arrive as the permission request's options."""
+    from pathlib import Path
+
+    source = Path(__file__).parents[2] / "contrib" / "pi-permissions" / "src"
+    home = home_for(tmp_path, server)
+    settings = json.loads((home.agent_dir / "settings.json").read_text())
+    (home.agent_dir / "settings.json").write_text(json.dumps({**settings, "permissions": {"default": "ask"}}))
+    env = {**home.env, "PYTHONPATH": str(source)}
+
+    async def run() -> tuple:
+        command = [sys.executable, "-m", "pi_core.cli", "--mode", "acp", "--model", "local/test-model",
+                   "-e", str(source / "pi_permissions")]
+        async with AcpClient.spawn(command, env=env, cwd=str(home.cwd)) as client:
+            await client.conn.initialize(protocol_version=1)
+            session = await client.conn.new_session(cwd=str(home.cwd), mcp_servers=[])
+            client.answer = lambda request: next(o["optionId"] for o in request["options"]
+                                                 if o["name"].startswith("Allow every bash call"))
+            server.push(Reply(tool_calls=[("bash", {"command": "echo first"}, "call-1")]),
+                        Reply(tool_calls=[("bash", {"command": "echo second"}, "call-2")]), Reply(text="Both ran."))
+            done = await client.conn.prompt(session_id=session.session_id, prompt=[text_block("run twice")])
+            return done, list(client.permission_requests), list(client.updates)
+
+    done, requests, updates = asyncio.run(asyncio.wait_for(run(), 60))
+    assert done.stop_reason == "end_turn"
+    [request] = requests  # "every bash call for this session": the second call is not asked about
+    assert request["toolCall"]["toolCallId"] == "call-1"
+    options = {o["name"]: o["kind"] for o in request["options"]}
+    assert options["Allow once"] == "allow_once" and options["Deny"] == "reject_once"
+    assert options["Allow every bash call for this session"] == "allow_always"
+    for call in ("call-1", "call-2"):
+        assert ofkind(updates, "tool_call_update", call)[-1]["status"] == "completed"

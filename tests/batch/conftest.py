@@ -2,14 +2,6 @@ import json
 
 import pytest
 
-from support.llm_server import LlmServer
-
-
-@pytest.fixture
-def server():
-    with LlmServer() as running:
-        yield running
-
 
 @pytest.fixture
 def home(tmp_path, server, monkeypatch):

@@ -14,7 +14,7 @@ from pi_core.sdk import create_harness
 from pi_core.session import Session
 from pi_core.settings import Settings
 from pi_plugins import app_messages, checkpoints, tools
-from pi_plugins.providers.scripted import Reply, ScriptedProvider, scripted_model
+from pi_core.testing import Reply, ScriptedProvider, scripted_model
 from support.agents import run
 from support.sessions import pi_probe
 

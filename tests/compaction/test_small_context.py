@@ -2,7 +2,7 @@
 settings, whose reserve (16384) and keep-recent (20000) budgets exceed the window."""
 
 from pi_core.tokens import fit_budget as fit
-from pi_plugins.providers.scripted import Reply
+from pi_core.testing import Reply
 
 from support.agents import run
 from support.harnesses import lines, make

@@ -16,7 +16,7 @@ from pi_core.messages import (
     text_of,
 )
 from pi_plugins import app_messages
-from pi_plugins.providers.scripted import Reply
+from pi_core.testing import Reply
 
 from support.agents import run
 

@@ -52,7 +52,7 @@ class PluginEnv:
             "import asyncio\n"
             "from pi_core import Agent\n"
             "from pi_core.discovery import load_plugins\n"
-            "from pi_plugins.providers.scripted import scripted_model\n"
+            "from pi_core.testing import scripted_model\n"
             "agent = Agent(model=scripted_model(), plugins=load_plugins(), providers=[])\n"
             "asyncio.run(agent.setup())\n"
             "print(' '.join(sorted(t.name for t in agent.tools)))\n")

@@ -7,7 +7,7 @@ from pi_core import hookimpl
 from pi_core.events import CompactionDecision, CompactionResult, TreeDecision
 from pi_core.messages import Failure, ToolResultMessage, text_of
 from pi_core.session import Session
-from pi_plugins.providers.scripted import Reply
+from pi_core.testing import Reply
 
 from support.agents import run
 from support.fixtures import SESSION_FIXTURES

@@ -8,7 +8,7 @@ import json
 from pi_core import hookimpl
 from pi_core.events import CompactionDecision, CompactionResult
 from pi_core.messages import Failure, text_of
-from pi_plugins.providers.scripted import Reply
+from pi_core.testing import Reply
 
 from support.agents import run
 from support.harnesses import SUMMARY, lines, make

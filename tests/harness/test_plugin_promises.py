@@ -5,7 +5,7 @@ import attrs
 from pi_core import Plugins, hookimpl
 from pi_core.events import CompactionDecision
 from pi_core.messages import AssistantMessage, TextContent, UserMessage, text_of
-from pi_plugins.providers.scripted import Reply
+from pi_core.testing import Reply
 
 from support.agents import run
 from support.harnesses import SUMMARY, lines, make

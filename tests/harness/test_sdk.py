@@ -8,7 +8,7 @@ import pytest
 
 from pi_core.sdk import create_harness
 from pi_core.session import Session
-from pi_plugins.providers.scripted import Reply, ScriptedProvider, scripted_model
+from pi_core.testing import Reply, ScriptedProvider, scripted_model
 
 from support.agents import run
 

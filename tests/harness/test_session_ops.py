@@ -7,7 +7,7 @@ import json
 from pi_core import hookimpl
 from pi_core.commands import Command
 from pi_core.messages import BashExecutionMessage, text_of
-from pi_plugins.providers.scripted import Reply, scripted_model
+from pi_core.testing import Reply, scripted_model
 
 from support.agents import run
 from support.gates import Gate

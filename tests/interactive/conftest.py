@@ -23,15 +23,8 @@ from pathlib import Path
 import pytest
 
 from support.cli import parse_run_args, use_environment
-from support.llm_server import LlmServer
 from support.programs import require_program
 from support.terminal import Terminal
-
-
-@pytest.fixture
-def server():
-    with LlmServer() as running:
-        yield running
 
 
 class PiScreenHelpers:

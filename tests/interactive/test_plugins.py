@@ -1,6 +1,7 @@
 """What plugins bring to the interactive mode: commands, dialogs through ctx.ui,
 shortcuts and renderers for their own messages (in-process, on an emulated screen)."""
 
+import pytest
 from support.llm_server import Reply
 
 DEPLOY_PLUGIN = '''
@@ -141,6 +142,7 @@ def register_commands():
 '''
 
 
+@pytest.mark.process
 def test_reload_in_the_chat_picks_up_a_changed_plugin_without_a_restart(pi_tui, server):
     term = pi_tui(plugin=RELOADABLE)
     term.submit("/version")

@@ -35,6 +35,11 @@ from pi_plugins.interactive.tool_views import ToolState
 
 @pytest.fixture
 def painter():
+    from rich.style import Style
+
+    # rich keeps each parsed style's ANSI codes for the colour system it was first drawn
+    # in, process-wide: after an in-process chat drew in 256 colours they would leak here
+    Style.parse.cache_clear()
     return Painter("truecolor")
 
 

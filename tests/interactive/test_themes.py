@@ -1,6 +1,7 @@
 """Themes in pi's JSON format: built-in dark and light, discovered files, --theme and
 --no-themes, and the chat painted with the chosen one."""
 
+import pytest
 import json
 
 from pi_core.settings import Settings
@@ -76,6 +77,7 @@ def test_the_chosen_theme_paints_the_chat(tmp_path):
     assert theme.STYLES == saved
 
 
+@pytest.mark.process
 def test_the_interactive_mode_uses_the_theme_the_settings_name(pi_tui, server):
     server.push(Reply(text="Themed answer."))
     colors = {**COLORS, "userMessageBg": 52}  # a 256-colour number: tmux shows 256 colours
@@ -86,6 +88,7 @@ def test_the_interactive_mode_uses_the_theme_the_settings_name(pi_tui, server):
     assert "48;5;52m" in term.screen(ansi=True)
 
 
+@pytest.mark.process
 def test_no_themes_leaves_the_project_theme_out(pi_tui, server):
     server.push(Reply(text="Plain answer."))
     colors = {**COLORS, "userMessageBg": 52}  # a 256-colour number: tmux shows 256 colours

@@ -7,7 +7,7 @@ from pi_core import Agent, Plugins
 from pi_core.context import PluginContext
 from pi_core.options import ResourceOptions
 from pi_core.settings import Settings
-from pi_plugins.providers.scripted import scripted_model
+from pi_core.testing import scripted_model
 
 from support.resources import RESOURCE_PLUGINS, RecordingUI
 

@@ -5,7 +5,7 @@ import datetime
 from pi_core.events import BeforeAgentStartEvent, InputEvent
 from pi_core.messages import TextContent
 from pi_core.options import ResourceOptions
-from pi_plugins.providers.scripted import Reply
+from pi_core.testing import Reply
 
 from support.agents import build_agent, run
 from support.resources import RESOURCE_PLUGINS, RecordingUI, tool, write, write_skill
@@ -85,7 +85,7 @@ def test_options_of_the_run_shape_what_reaches_the_provider(home, agent_dir, pro
 def test_the_built_in_entry_points_give_the_same_prompt_in_the_order_they_load(home, agent_dir, project):
     from pi_core import Agent
     from pi_core.discovery import load_plugins
-    from pi_plugins.providers.scripted import ScriptedProvider, scripted_model
+    from pi_core.testing import ScriptedProvider, scripted_model
 
     write(project / "AGENTS.md", "Project rules.")
     write_skill(agent_dir / "skills" / "release")

@@ -1,20 +1,8 @@
 import pytest
 
-from support.cli import PiRunner, use_environment
+from support.cli import use_environment
 from support.gates import Gate
-from support.llm_server import LlmServer
 from support.rpc import InProcessPi, RpcClient
-
-
-@pytest.fixture
-def server():
-    with LlmServer() as running:
-        yield running
-
-
-@pytest.fixture
-def pi(tmp_path, server):
-    return PiRunner(tmp_path, server)
 
 
 def _rpc_starter(launch):

@@ -38,6 +38,12 @@ def run_scenario(tmp_path, which: str, mode: str) -> dict:
                       settings={"retry": {"baseDelayMs": 10}, "compaction": {"keepRecentTokens": 5}})
         if mode != "no-model":
             script(server)
+            prompts = home.cwd / ".pi" / "prompts"
+            prompts.mkdir(parents=True)
+            (prompts / "review.md").write_text("---\ndescription: Review the code\n---\nReview $1\n")
+            skill = home.cwd / ".pi" / "skills" / "tidy"
+            skill.mkdir(parents=True)
+            (skill / "SKILL.md").write_text("---\nname: tidy\ndescription: Tidy the workspace\n---\nTidy up.\n")
         out = home.node("rpc_client_scenario.mjs", str(REAL_PI), str(NODE_SCRIPTS / "pi_from_path.mjs"),
                         str(home.cwd), mode)
         assert out.returncode == 0, f"{which}: {out.stderr[-3000:]}"

@@ -1,19 +1,6 @@
 import pytest
 
-from support.cli import PiRunner
-from support.llm_server import LlmServer
 from support.rpc import RpcClient
-
-
-@pytest.fixture
-def server():
-    with LlmServer() as running:
-        yield running
-
-
-@pytest.fixture
-def pi(tmp_path, server):
-    return PiRunner(tmp_path, server)
 
 
 @pytest.fixture
@@ -38,4 +25,3 @@ def start_rpc(pi):
 @pytest.fixture
 def rpc(start_rpc):
     return start_rpc()
-

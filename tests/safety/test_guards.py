@@ -6,7 +6,7 @@ import json
 import textwrap
 
 from pi_core import hookimpl
-from pi_plugins.providers.scripted import Reply
+from pi_core.testing import Reply
 
 from support.agents import run
 from support.harnesses import make

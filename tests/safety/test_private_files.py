@@ -25,7 +25,7 @@ def test_pi_creates_its_session_file_0600_in_folders_0700(pi, server):
 
 
 def test_a_session_created_in_python_is_private_too(tmp_path):
-    from pi_plugins.providers.scripted import Reply as ScriptedReply
+    from pi_core.testing import Reply as ScriptedReply
     from support.agents import run
     from support.harnesses import make
 

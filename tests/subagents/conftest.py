@@ -1,13 +1,5 @@
 import pytest
 
-from support.llm_server import LlmServer
-
-
-@pytest.fixture
-def server():
-    with LlmServer() as running:
-        yield running
-
 
 @pytest.fixture
 def agent_home(tmp_path, monkeypatch):

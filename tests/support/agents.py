@@ -3,7 +3,7 @@
 import asyncio
 
 from pi_core import Agent, Plugins
-from pi_plugins.providers.scripted import ScriptedProvider, scripted_model
+from pi_core.testing import ScriptedProvider, scripted_model
 
 
 class Recorder:

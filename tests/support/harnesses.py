@@ -9,7 +9,7 @@ from pi_core.messages import text_of
 from pi_core.session import Session
 from pi_core.settings import Settings
 from pi_plugins import app_messages, compaction, local_environment
-from pi_plugins.providers.scripted import Reply, ScriptedProvider, scripted_model
+from pi_core.testing import Reply, ScriptedProvider, scripted_model
 
 from support.agents import Recorder
 

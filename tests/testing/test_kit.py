@@ -93,12 +93,6 @@ def test_assert_light_import_names_what_a_heavy_plugin_imports(tmp_path, monkeyp
         assert_light_import("heavy_plugin")
 
 
-def test_the_scripted_provider_lives_in_the_kit_and_the_old_path_is_the_same_class():
-    from pi_plugins.providers import scripted
-
-    assert scripted.Reply is Reply
-
-
 def imports_of(path: Path) -> set[str]:
     found = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):

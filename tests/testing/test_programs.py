@@ -3,7 +3,9 @@ installs every program, so it can never pass by skipping."""
 
 import pytest
 
-from support.programs import require_program
+from pi_core.testing import require_program
+
+pytest_plugins = ["pytester"]
 
 
 def test_a_missing_program_skips_outside_ci(monkeypatch):
@@ -21,3 +23,23 @@ def test_a_missing_program_fails_under_ci(monkeypatch):
 def test_a_present_program_is_found(monkeypatch):
     monkeypatch.setenv("CI", "true")
     assert require_program("sh").endswith("/sh")
+
+
+@pytest.mark.process
+def test_the_requires_mark_of_the_kit_skips_outside_ci_and_fails_under_it(pytester, monkeypatch):
+    pytester.makepyfile('''
+        import pytest
+
+        @pytest.mark.requires("no-such-program-here")
+        def test_needs_it():
+            pass
+
+        @pytest.mark.requires("sh")
+        def test_has_it():
+            pass
+    ''')
+    monkeypatch.delenv("CI", raising=False)
+    pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1, skipped=1)
+    monkeypatch.setenv("CI", "true")
+    # failing in setup, the test is an error, and the run fails
+    pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1, errors=1)

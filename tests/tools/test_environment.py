@@ -9,7 +9,7 @@ import pi_plugins.tools
 from support.tool_helpers import EnvironmentPlugin, call, text_of
 from pi_core import Agent, Plugins
 from pi_core.messages import ToolResultMessage
-from pi_plugins.providers.scripted import Reply, ScriptedProvider, scripted_model
+from pi_core.testing import Reply, ScriptedProvider, scripted_model
 from pi_plugins.tools.environment import (
     DirEntry,
     ExecutionEnvironment,

@@ -130,7 +130,7 @@ def test_text_only_model_is_told_the_image_will_not_reach_it(ws):
     from pi_core.plugins import Plugins
     from pi_core.signal import AbortSignal
     from pi_core.tools import ToolRun
-    from pi_plugins.providers.scripted import scripted_model
+    from pi_core.testing import scripted_model
     from pi_plugins.tools.read import read_tool
 
     (ws / "dot.png").write_bytes(tiny_png())

@@ -17,7 +17,7 @@ from pi_core import Agent, Plugins, hookimpl, tool
 from pi_core.events import ToolCallDecision
 from pi_core.messages import ToolResultMessage
 from pi_core.tools import ToolResult
-from pi_plugins.providers.scripted import Reply, ScriptedProvider, scripted_model
+from pi_core.testing import Reply, ScriptedProvider, scripted_model
 from pi_plugins.tools import ALL_TOOLS, DEFAULT_ACTIVE_TOOLS, builtin_tools
 
 

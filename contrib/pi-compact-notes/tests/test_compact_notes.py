@@ -168,3 +168,10 @@ def test_limits_keep_the_newest_and_say_how_many_were_left_out():
 
 def test_loading_the_plugin_imports_nothing_heavy():
     assert_light_import("pi_compact_notes")
+
+
+def test_the_plugin_uses_only_the_public_event_not_the_built_in_compaction():
+    from pathlib import Path
+
+    source = "".join(p.read_text() for p in Path(pi_compact_notes.__file__).parent.glob("*.py"))
+    assert "pi_plugins" not in source

@@ -15,7 +15,7 @@ import pytest
 import pi_sandbox
 from pi_core.sdk import create_harness
 from pi_core.settings import Settings
-from pi_plugins.providers.scripted import Reply, ScriptedProvider, scripted_model
+from pi_core.testing import Reply, ScriptedProvider, assert_light_import, scripted_model
 from pi_sandbox.environment import SandboxEnvironment
 
 needs_bwrap = pytest.mark.requires("bwrap")
@@ -267,3 +267,7 @@ def test_settings_are_per_project_and_enabled_false_turns_the_sandbox_off(worksp
     assert isinstance(env, SandboxEnvironment) and env.network is False and env.writable == []
     _, problems = sandbox_settings(harness.ctx)
     assert len(problems) == 2  # a bad value falls back to the strict default, and is reported
+
+
+def test_loading_the_plugin_imports_nothing_heavy():
+    assert_light_import("pi_sandbox", also=("pi_plugins.tools.environment", "pi_sandbox.environment"))

@@ -64,10 +64,10 @@ if (mode === "no-model") {
              last: await client.getLastAssistantText() };
   });
   await attempt("steerWhileStreaming", async () => {
-    const done = client.collectEvents();
+    const idle = client.waitForIdle();
     await client.prompt("slow two");
     await client.steer("steer this way");
-    await done;
+    await idle;
     return client.getLastAssistantText();
   });
   await attempt("abort", async () => {
@@ -91,7 +91,8 @@ if (mode === "no-model") {
   await attempt("setAutoRetry", () => client.setAutoRetry(true));
   await attempt("abortRetry", () => client.abortRetry());
   await attempt("setSessionName", async () => { await client.setSessionName("scenario"); return (await client.getState()).sessionName; });
-  await attempt("getCommands", async () => (await client.getCommands()).map((c) => `${c.source}:${c.name}:${c.sourceInfo?.scope}`));
+  await attempt("getCommands", async () => (await client.getCommands()).map((c) =>
+    `${c.source}:${c.name}:${c.description}:${c.sourceInfo?.source}:${c.sourceInfo?.scope}:${c.sourceInfo?.path === undefined ? "" : c.sourceInfo.path.replace(cwd, "<cwd>")}`));
   await attempt("exportHtml", async () => (await client.exportHtml(join(cwd, "out.html"))).path === join(cwd, "out.html"));
   await attempt("compact", async () => { const r = await client.compact(); return { summary: r.summary.includes("Scenario summary"), kept: typeof r.firstKeptEntryId }; });
   await attempt("statsAfterCompact", async () => { const s = await client.getSessionStats(); return { totalMessages: s.totalMessages, tokens: s.contextUsage?.tokens ?? "absent" }; });
