@@ -49,7 +49,7 @@ class Gate:
 
         def listen() -> None:
             with open(self.path, "rb") as pipe:  # blocks until the command opens it
-                said.append(pipe.read())
+                said.append(pipe.readline())
 
         listener = threading.Thread(target=listen, daemon=True)
         listener.start()
