@@ -15,7 +15,7 @@ import uuid
 import pytest
 
 from support.llm_server import Reply
-from support.survivors import escape_tree, marked, marked_pids, wait_for, wait_for_tree
+from support.survivors import escape_tree, marked, marked_pids, survivors, wait_for, wait_for_tree
 
 pytestmark = [pytest.mark.process,
               pytest.mark.skipif(not sys.platform.startswith("linux"), reason="scans /proc")]
@@ -85,7 +85,7 @@ def test_a_signal_to_print_mode_runs_shutdown_and_leaves_no_survivor(pi, server,
         if process.poll() is None:
             process.kill()
             process.wait()
-    assert marked(mark) == []
+    assert survivors(mark) == []
     assert (pi.cwd / "shutdown.txt").read_text() == "session_shutdown ran"
     [session] = pi.sessions()  # what was written before the signal is there, whole
     assert all(json.loads(line) for line in session.read_text().splitlines())

@@ -49,3 +49,13 @@ def wait_for(predicate, timeout=15.0, what="the condition"):
 def wait_for_tree(mark: str) -> None:
     wait_for(lambda: sum(c.startswith("sleep 30") for c in marked(mark)) == SLEEPS,
              what="every process of the escape tree to run")
+
+
+def survivors(mark: str, grace: float = 2.0) -> list[str]:
+    """The marked processes still alive ``grace`` seconds from now at the latest: a
+    process killed just before pi exited may need a moment on a busy machine to be
+    scheduled and die, while a real survivor (a sleep of minutes) is still there."""
+    deadline = time.monotonic() + grace
+    while (left := marked(mark)) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return left
