@@ -159,9 +159,11 @@ class InteractiveApp:
         self._flush_now()  # the header and any history, before the editor appears
         unsubscribe = harness.subscribe(self._on_event)
         loop = asyncio.get_running_loop()
+        # SIGTERM and SIGHUP leave the chat as a quit does (session_shutdown, every child
+        # stopped, the session flushed) and exit with the signal's status, 128 + its number
         for signum in (signal.SIGTERM, signal.SIGHUP):
             try:
-                loop.add_signal_handler(signum, self.exit)
+                loop.add_signal_handler(signum, self.exit, 128 + int(signum))
             except (NotImplementedError, RuntimeError):
                 pass
 

@@ -64,7 +64,7 @@ def test_a_crash_still_restores_the_terminal(pi_tui):
     assert term.cursor_visible()
 
 
-def test_sigterm_exits_cleanly(pi_tui):
+def test_sigterm_exits_cleanly_with_the_signals_status(pi_tui):
     term = pi_tui()
     pid = int(term._tmux("display-message", "-t", "t", "-p", "#{pane_pid}").strip())
     import os
@@ -74,7 +74,7 @@ def test_sigterm_exits_cleanly(pi_tui):
     children = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
     os.kill(int(children[0]), signal.SIGTERM)
     status, stty = term.wait_for_exit()
-    assert status == 0 and _sane(stty)
+    assert status == 128 + signal.SIGTERM and _sane(stty)
 
 
 def test_a_resize_repaints_the_chat_at_the_new_width(pi_tui, server):
