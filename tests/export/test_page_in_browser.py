@@ -96,7 +96,7 @@ def test_the_sidebar_tree_lists_every_entry_and_opens_its_branch(browser, page):
     page("tree")
     listed = browser.evaluate("Array.from(document.querySelectorAll('#tree a')).map(a => a.dataset.id)")
     assert listed == TRUNK + BRANCH_A + BRANCH_B
-    lines = browser.evaluate("Array.from(document.querySelectorAll('#tree a')).map(a => a.innerText)")
+    lines = browser.evaluate("Array.from(document.querySelectorAll('#tree a')).map(a => a.textContent)")
     assert lines[4].startswith("├─ user: Try approach A") and lines[10].startswith("└─ approach-b")
     assert browser.evaluate("document.querySelector('#tree li.selected a').dataset.id") == "23d502f3"
 
