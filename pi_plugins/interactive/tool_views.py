@@ -8,8 +8,6 @@ name, its arguments and its text output.
 
 from __future__ import annotations
 
-import json
-import os
 from typing import Any
 
 from attrs import define
@@ -17,6 +15,7 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 
 from pi_plugins.interactive.diff import render_diff
+from pi_plugins.tools.presentation import argument, short_path
 
 BASH_PREVIEW_LINES = 5
 HEAD_PREVIEW_LINES = 10
@@ -55,24 +54,8 @@ def content_text(content: list) -> str:
     return "\n".join(parts)
 
 
-def short_path(path: str) -> str:
-    home = os.path.expanduser("~")
-    if home and home != "/" and (path == home or path.startswith(home + os.sep)):
-        return "~" + path[len(home):]
-    return path
-
-
-def _arg(args: Any, *names: str) -> Any:
-    if not isinstance(args, dict):
-        return None
-    for name in names:
-        if args.get(name) is not None:
-            return args[name]
-    return None
-
-
 def _path_text(args: Any, *names: str) -> Text:
-    value = _arg(args, *names)
+    value = argument(args, *names)
     if value is None:
         return Text("...", style="tool.output")
     return Text(short_path(str(value)), style="accent")
@@ -132,7 +115,7 @@ def result_body(state: ToolState, expanded: bool) -> RenderableType | None:
         if isinstance(diff, str) and diff:
             return render_diff(diff)
     if name == "write" and not state.is_error:
-        content = _arg(state.args, "content")
+        content = argument(state.args, "content")
         if isinstance(content, str) and content:
             body = _head(content, expanded, "tool.output")
             return body

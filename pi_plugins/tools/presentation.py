@@ -10,7 +10,8 @@ import os
 from typing import Any
 
 
-def _arg(args: Any, *names: str) -> Any:
+def argument(args: Any, *names: str) -> Any:
+    """The first of ``names`` the arguments give (a model may use another spelling)."""
     if not isinstance(args, dict):
         return None
     for name in names:
@@ -20,18 +21,21 @@ def _arg(args: Any, *names: str) -> Any:
 
 
 def short_path(path: str) -> str:
+    """``path`` with the home folder written ``~`` (only a whole folder: not ``/home/mex``)."""
     home = os.path.expanduser("~")
-    return "~" + path[len(home):] if home not in ("", "/") and path.startswith(home) else path
+    if home and home != "/" and (path == home or path.startswith(home + os.sep)):
+        return "~" + path[len(home):]
+    return path
 
 
 def _path(args: Any, default: str = "...") -> str:
-    value = _arg(args, "path", "file_path")
+    value = argument(args, "path", "file_path")
     return short_path(str(value)) if value is not None else default
 
 
 def summarize_read(args: Any) -> str:
     text = f"read {_path(args)}"
-    offset, limit = _arg(args, "offset"), _arg(args, "limit")
+    offset, limit = argument(args, "offset"), argument(args, "limit")
     if offset is not None or limit is not None:
         try:
             start = int(offset or 1)
@@ -50,20 +54,20 @@ def summarize_edit(args: Any) -> str:
 
 
 def summarize_bash(args: Any) -> str:
-    command = _arg(args, "command")
+    command = argument(args, "command")
     text = f"$ {command if command is not None else '...'}"
-    timeout = _arg(args, "timeout")
+    timeout = argument(args, "timeout")
     return f"{text} (timeout {timeout}s)" if timeout else text
 
 
 def summarize_grep(args: Any) -> str:
-    text = f"grep /{_arg(args, 'pattern') or ''}/ in {_path(args, '.')}"
-    glob = _arg(args, "glob")
+    text = f"grep /{argument(args, 'pattern') or ''}/ in {_path(args, '.')}"
+    glob = argument(args, "glob")
     return f"{text} ({glob})" if glob else text
 
 
 def summarize_find(args: Any) -> str:
-    return f"find {_arg(args, 'pattern') or ''} in {_path(args, '.')}"
+    return f"find {argument(args, 'pattern') or ''} in {_path(args, '.')}"
 
 
 def summarize_ls(args: Any) -> str:
@@ -71,12 +75,12 @@ def summarize_ls(args: Any) -> str:
 
 
 def reads(args: Any) -> dict:
-    path = _arg(args, "path", "file_path")
+    path = argument(args, "path", "file_path")
     return {"read": [path]} if isinstance(path, str) else {}
 
 
 def modifies(args: Any) -> dict:
-    path = _arg(args, "path", "file_path")
+    path = argument(args, "path", "file_path")
     return {"modified": [path]} if isinstance(path, str) else {}
 
 
