@@ -25,7 +25,6 @@ from pi_core.events import (
     BeforeAgentStartEvent,
     BeforeCompactEvent,
     BeforeTreeEvent,
-    CompactionDecision,
     CompactionEnd,
     CompactionResult,
     CompactionStart,
@@ -40,7 +39,6 @@ from pi_core.events import (
     SwitchEvent,
     ThinkingLevelChanged,
     ThinkingLevelSelect,
-    TreeDecision,
     UserBashEvent,
 )
 from pi_core.loop import Agent, AgentBusyError, user_message

@@ -35,7 +35,6 @@ from pi_core.events import (
     MessageEnd,
     MessageStart,
     MessageUpdate,
-    ToolCallDecision,
     ToolCallEvent,
     ToolExecutionEnd,
     ToolExecutionStart,

@@ -113,8 +113,8 @@ class _Manager(pluggy.PluginManager):
         who = self._registering or getattr(plugin, "__name__", type(plugin).__name__)
         if opts.get("wrapper") or opts.get("hookwrapper"):
             self._owner.report(who, name, TypeError(
-                f"@hookimpl(wrapper=True) / hookwrapper is not supported: pi calls hooks itself "
-                f"(by their kind); drop the option and return a result instead"))
+                "@hookimpl(wrapper=True) / hookwrapper is not supported: pi calls hooks itself "
+                "(by their kind); drop the option and return a result instead"))
             return None
         if spec is not None:
             try:

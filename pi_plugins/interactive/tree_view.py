@@ -10,7 +10,6 @@ ancestor, so the drawing stays a tree.
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any
 

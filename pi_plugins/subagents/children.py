@@ -15,7 +15,7 @@ import weakref
 from typing import Any, Callable
 
 import attrs
-from attrs import define, field
+from attrs import define
 
 from pi_core.codec import to_json
 from pi_core.harness import Harness

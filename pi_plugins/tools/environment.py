@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
-import signal
 import stat as stat_mode
 from typing import TYPE_CHECKING, Any, Literal
 
