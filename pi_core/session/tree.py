@@ -270,11 +270,15 @@ def _share_strings(entry: MessageEntry, unread: UnreadEntry) -> None:
         entry.parent_id = unread.parent_id
     message = entry.message
     kind = type(message)
-    if kind is AssistantMessage:
-        for name in ("api", "provider", "model", "stop_reason"):
-            value = getattr(message, name)
-            if type(value) is str and len(value) < 64:
-                setattr(message, name, intern(value))
+    if kind is AssistantMessage:  # spelled out: 10,000 of these on a resume
+        if type(value := message.api) is str and len(value) < 64:
+            message.api = intern(value)
+        if type(value := message.provider) is str and len(value) < 64:
+            message.provider = intern(value)
+        if type(value := message.model) is str and len(value) < 64:
+            message.model = intern(value)
+        if type(value := message.stop_reason) is str and len(value) < 64:
+            message.stop_reason = intern(value)
         for block in message.content:
             if type(block) is ToolCall and type(block.name) is str:
                 block.name = intern(block.name)

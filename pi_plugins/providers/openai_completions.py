@@ -204,8 +204,16 @@ def convert_messages(model: Model, context: LlmContext, compat: dict) -> list[di
 def _assistant(model: Model, message: AssistantMessage, compat: dict) -> dict | None:
     empty = None if compat["supportsNullAssistantContent"] and not compat["requiresAssistantAfterToolResult"] else ""
     converted: dict[str, Any] = {"role": "assistant", "content": empty}
-    texts = [b.text for b in message.content if isinstance(b, TextContent) and b.text.strip()]
-    thinking = [b for b in message.content if isinstance(b, ThinkingContent) and b.thinking.strip()]
+    texts, thinking, calls = [], [], []
+    for b in message.content:  # one pass: a resumed history has thousands of these
+        if isinstance(b, TextContent):
+            if (value := b.text).strip():
+                texts.append(value)
+        elif isinstance(b, ThinkingContent):
+            if b.thinking.strip():
+                thinking.append(b)
+        elif isinstance(b, ToolCall):
+            calls.append(b)
     text = "".join(texts)
     if thinking and compat["requiresThinkingAsText"]:
         converted["content"] = [{"type": "text", "text": "\n\n".join(b.thinking for b in thinking)},
@@ -216,7 +224,6 @@ def _assistant(model: Model, message: AssistantMessage, compat: dict) -> dict | 
         signature = thinking[0].thinking_signature if thinking else None
         if signature:
             converted[signature] = "\n".join(b.thinking for b in thinking)
-    calls = message.tool_calls
     if calls:
         converted["tool_calls"] = [
             {"id": c.id, "type": "function",

@@ -71,10 +71,18 @@ def _adapt_images(message: Message, model: Model) -> Message:
     return message
 
 
+def _blank_thinking(block: object) -> bool:
+    """An unsigned, unredacted thinking block with no text: dropped even for its own model."""
+    return (isinstance(block, ThinkingContent) and not block.redacted
+            and not block.thinking_signature and not (block.thinking and block.thinking.strip()))
+
+
 def _adapt_assistant(
     message: AssistantMessage, model: Model, normalize: IdNormalizer | None, renamed: dict[str, str]
 ) -> AssistantMessage:
     same = same_model(message, model)
+    if same and not any(_blank_thinking(b) for b in message.content):
+        return message  # nothing would change (the loop below): most of a long history
     content: list = []
     for block in message.content:
         if isinstance(block, ThinkingContent):

@@ -1,0 +1,139 @@
+"""Session message lines read without cattrs: the shapes that make up nearly every line.
+
+A 20,000-entry session spends most of its resume structuring message entries through
+cattrs' generated code (one hook call per field). :func:`fast_line` builds the common
+shapes (user, assistant and tool-result messages with text, tool-call and thinking
+blocks) by hand, and hands everything else to cattrs: a line of another type, a missing
+or odd field, a stop reason cattrs would refuse, or any exception. The objects are
+exactly the ones cattrs makes (tests/core/test_fastpath.py checks it on every fixture
+line and on generated messages), so cattrs stays the one definition of the format.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, get_args
+
+from pi_core.entries import MessageEntry
+from pi_core.messages import (
+    AssistantMessage,
+    Cost,
+    StopReason,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
+
+_STOP_REASONS = get_args(StopReason)  # cattrs refuses any other value, as a tuple's `in`
+
+_ENTRY = frozenset(("type", "id", "parentId", "timestamp", "message"))
+_TEXT = frozenset(("type", "text", "textSignature"))
+_THINKING = frozenset(("type", "thinking", "thinkingSignature", "redacted"))
+_CALL = frozenset(("type", "id", "name", "arguments", "thoughtSignature"))
+_COST = frozenset(("input", "output", "cacheRead", "cacheWrite", "total"))
+_USAGE = frozenset(("input", "output", "cacheRead", "cacheWrite", "totalTokens", "cost"))
+_USER = frozenset(("role", "content", "timestamp"))
+_ASSISTANT = frozenset(("role", "content", "api", "provider", "model", "usage", "stopReason",
+                        "timestamp", "responseId", "errorMessage"))
+_RESULT = frozenset(("role", "toolCallId", "toolName", "content", "details", "isError",
+                     "timestamp"))
+
+
+class _Slow(Exception):
+    """This value is not one of the fast shapes: cattrs reads the whole line."""
+
+
+def _extra(obj: Any, d: dict, known: frozenset) -> Any:
+    """``obj`` with the keys of ``d`` it does not know, as codec's structure hook keeps
+    them; called only when there are some (the check is inlined: 90,000 objects)."""
+    obj.extra = {k: v for k, v in d.items() if k not in known}
+    return obj
+
+
+_text_known, _thinking_known, _call_known = _TEXT.issuperset, _THINKING.issuperset, _CALL.issuperset
+_cost_known, _usage_known, _entry_known = _COST.issuperset, _USAGE.issuperset, _ENTRY.issuperset
+_user_known, _assistant_known = _USER.issuperset, _ASSISTANT.issuperset
+_result_known = _RESULT.issuperset
+
+
+def make_fast_line(slow_line: Callable[[Any], Any], structure_content: Callable[[Any], Any],
+                   structure_message: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """A line reader that takes the fast path where it can and ``slow_line`` (cattrs'
+    dispatcher) otherwise; the two other hooks read what the fast path does not know
+    inside a message (an image block, a message of another role)."""
+
+    def blocks(value: Any) -> list:
+        if type(value) is not list:
+            raise _Slow
+        out = []
+        for b in value:
+            kind = b.get("type") if type(b) is dict else None
+            if kind == "text":
+                block = TextContent(b.get("text", ""), b.get("textSignature"))
+                out.append(block if _text_known(b) else _extra(block, b, _TEXT))
+            elif kind == "toolCall":
+                call = (ToolCall(b["id"], b["name"], b["arguments"], b.get("thoughtSignature"))
+                        if "arguments" in b else
+                        ToolCall(b["id"], b["name"], thought_signature=b.get("thoughtSignature")))
+                out.append(call if _call_known(b) else _extra(call, b, _CALL))
+            elif kind == "thinking":
+                block = ThinkingContent(b.get("thinking", ""), b.get("thinkingSignature"),
+                                        b.get("redacted"))
+                out.append(block if _thinking_known(b) else _extra(block, b, _THINKING))
+            else:
+                out.append(structure_content(b))
+        return out
+
+    def usage(u: Any) -> Usage:
+        if type(u) is not dict:
+            raise _Slow
+        if "cost" in u:
+            c = u["cost"]
+            if type(c) is not dict:
+                raise _Slow
+            cost = Cost(c.get("input", 0), c.get("output", 0), c.get("cacheRead", 0),
+                        c.get("cacheWrite", 0), c.get("total", 0))
+            if not _cost_known(c):
+                _extra(cost, c, _COST)
+            obj = Usage(u.get("input", 0), u.get("output", 0), u.get("cacheRead", 0),
+                        u.get("cacheWrite", 0), u.get("totalTokens", 0), cost)
+        else:
+            obj = Usage(u.get("input", 0), u.get("output", 0), u.get("cacheRead", 0),
+                        u.get("cacheWrite", 0), u.get("totalTokens", 0))
+        return obj if _usage_known(u) else _extra(obj, u, _USAGE)
+
+    def message(d: Any) -> Any:
+        role = d.get("role") if type(d) is dict else None
+        if role == "assistant":
+            stop = d["stopReason"]
+            if stop not in _STOP_REASONS:
+                raise _Slow
+            obj = AssistantMessage(
+                blocks(d["content"]), d["api"], d["provider"], d["model"], usage(d["usage"]),
+                stop, d["timestamp"], d.get("responseId"), d.get("errorMessage"))
+            return obj if _assistant_known(d) else _extra(obj, d, _ASSISTANT)
+        if role == "toolResult":
+            obj = ToolResultMessage(d["toolCallId"], d["toolName"], blocks(d["content"]),
+                                    d.get("details"), d["isError"], d["timestamp"])
+            return obj if _result_known(d) else _extra(obj, d, _RESULT)
+        if role == "user":
+            content = d["content"]
+            if type(content) is not str:
+                content = blocks(content)
+            obj = UserMessage(content, d["timestamp"])
+            return obj if _user_known(d) else _extra(obj, d, _USER)
+        return structure_message(d)
+
+    def fast_line(d: Any) -> Any:
+        if type(d) is dict and d.get("type") == "message":
+            try:
+                entry = MessageEntry(id=d["id"], parent_id=d["parentId"],
+                                     timestamp=d["timestamp"], message=message(d["message"]))
+                return entry if _entry_known(d) else _extra(entry, d, _ENTRY)
+            except Exception:  # _Slow, a missing key, anything: cattrs decides
+                pass
+        return slow_line(d)
+
+    return fast_line
