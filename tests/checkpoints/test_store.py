@@ -65,7 +65,9 @@ def test_snapshots_from_a_subfolder_cover_only_it_and_honour_the_root_gitignore(
     assert (repo / "outside.txt").read_text() == "changed above the cwd"
 
 
-def test_a_restore_replaces_a_covered_link_with_the_folder_it_was(repo, tmp_path):
+def _folder_become_a_link(repo, tmp_path):
+    """A checkpoint with the folder ``sub`` (holding ``f.txt``), after which ``sub``
+    became a link to a folder outside: (store, that checkpoint, the outside folder)."""
     outside = tmp_path / "elsewhere"
     outside.mkdir()
     store = GitStore(repo, tmp_path / "agent").open()
@@ -75,21 +77,18 @@ def test_a_restore_replaces_a_covered_link_with_the_folder_it_was(repo, tmp_path
     (repo / "sub" / "f.txt").unlink()
     (repo / "sub").rmdir()
     os.symlink(outside, repo / "sub")
+    return store, with_folder, outside
+
+
+def test_a_restore_replaces_a_covered_link_with_the_folder_it_was(repo, tmp_path):
+    store, with_folder, outside = _folder_become_a_link(repo, tmp_path)
     done = store.restore(store.snapshot(), with_folder)
     assert done.files == ["sub", "sub/f.txt"] and list(outside.iterdir()) == []
     assert not (repo / "sub").is_symlink() and (repo / "sub" / "f.txt").read_text() == "inside\n"
 
 
 def test_a_restore_never_writes_through_a_link_no_checkpoint_covers(repo, tmp_path):
-    outside = tmp_path / "elsewhere"
-    outside.mkdir()
-    store = GitStore(repo, tmp_path / "agent").open()
-    (repo / "sub").mkdir()
-    (repo / "sub" / "f.txt").write_text("inside\n")
-    with_folder = store.snapshot()
-    (repo / "sub" / "f.txt").unlink()
-    (repo / "sub").rmdir()
-    os.symlink(outside, repo / "sub")
+    store, with_folder, outside = _folder_become_a_link(repo, tmp_path)
     with (repo / ".gitignore").open("a") as handle:
         handle.write("sub\n")
     done = store.restore(store.snapshot(), with_folder)

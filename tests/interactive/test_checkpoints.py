@@ -23,8 +23,8 @@ def _work(pi_tui, server):
     return term
 
 
-def test_tree_offers_to_restore_the_files_and_rewind_undoes_it(pi_tui, server):
-    term = _work(pi_tui, server)
+def _tree_back_to_the_first_prompt(term) -> str:
+    """/tree to the first prompt, no branch summary: the screen with the restore offer."""
     term.submit("/tree")
     term.wait_for("Session tree")
     term.type("make it")
@@ -32,7 +32,12 @@ def test_tree_offers_to_restore_the_files_and_rewind_undoes_it(pi_tui, server):
     term.press("Enter")
     term.wait_for("Summarize the branch you leave?")
     term.press("Enter")
-    offer = term.wait_for("Restore the files to that point too?")
+    return term.wait_for("Restore the files to that point too?")
+
+
+def test_tree_offers_to_restore_the_files_and_rewind_undoes_it(pi_tui, server):
+    term = _work(pi_tui, server)
+    offer = _tree_back_to_the_first_prompt(term)
     assert "changed since then: a.txt, b.txt" in offer
     term.press("Down")
     term.wait_for("→ Restore 2 files")
@@ -70,14 +75,7 @@ def test_fork_offers_to_restore_the_files_in_the_new_session(pi_tui, server):
 
 def test_tree_can_leave_the_files_as_they_are(pi_tui, server):
     term = _work(pi_tui, server)
-    term.submit("/tree")
-    term.wait_for("Session tree")
-    term.type("make it")
-    term.wait_for("→ • user: make it")
-    term.press("Enter")
-    term.wait_for("Summarize the branch you leave?")
-    term.press("Enter")
-    term.wait_for("Restore the files to that point too?")
+    _tree_back_to_the_first_prompt(term)
     term.press("Enter")  # keep them
     term.wait_drawn("Navigated to the selected point")
     assert (term.cwd / "a.txt").read_text() == "changed\n" and (term.cwd / "b.txt").exists()

@@ -2,28 +2,7 @@ import pytest
 
 from support.cli import use_environment
 from support.gates import Gate
-from support.rpc import InProcessPi, RpcClient
-
-
-def _rpc_starter(launch):
-    """``start(*flags)`` starts ``pi --mode rpc`` through ``launch``; every client is
-    ended after the test (a test may close one itself to look at the exit)."""
-    clients = []
-
-    def start(*flags: str) -> RpcClient:
-        client = RpcClient(launch("--mode", "rpc", *flags))
-        clients.append(client)
-        return client
-
-    return start, clients
-
-
-def _end(clients) -> None:
-    for client in clients:
-        try:
-            client.close(timeout=10)
-        finally:
-            client.kill()
+from support.rpc import InProcessPi, rpc_starter
 
 
 @pytest.fixture
@@ -31,18 +10,16 @@ def start_rpc(pi, monkeypatch):
     """``pi --mode rpc`` in this process (see :class:`support.rpc.InProcessPi`), in the
     environment and folder a subprocess of ``pi`` would get."""
     use_environment(monkeypatch, pi.env, pi.cwd)
-    start, clients = _rpc_starter(lambda *args: InProcessPi(*pi.flags(*args)))
-    yield start
-    _end(clients)
+    with rpc_starter(lambda *args: InProcessPi(*pi.flags(*args))) as start:
+        yield start
 
 
 @pytest.fixture
 def start_rpc_process(pi):
     """``pi --mode rpc`` as a real subprocess: for what only a process has (EOF of a real
     stdin, signals, a reader that goes away). Tests using it are ``process`` tests."""
-    start, clients = _rpc_starter(pi.popen)
-    yield start
-    _end(clients)
+    with rpc_starter(pi.popen) as start:
+        yield start
 
 
 @pytest.fixture

@@ -26,6 +26,16 @@ async def parent_harness(tmp_path, server, settings=None, tools=("read", "subage
     return harness, events
 
 
+def prompted_parent(tmp_path, server):
+    """A parent harness that has answered the prompt "PARENT" (the router decides how)."""
+    async def scenario():
+        harness, _ = await parent_harness(tmp_path, server)
+        await harness.prompt("PARENT")
+        return harness
+
+    return asyncio.run(scenario())
+
+
 def test_a_parent_fans_out_to_three_children_in_parallel_each_with_its_own_linked_session(
         tmp_path, server, agent_home):
     router = Router({"tasks": [{"task": t} for t in TASKS]}, gate=threading.Barrier(3))
@@ -137,12 +147,7 @@ def test_an_agent_definition_gives_the_child_its_prompt_and_tools_and_is_listed_
     router = Router({"task": "map the code", "agent": "scout"})
     server.default = router
 
-    async def scenario():
-        harness, _ = await parent_harness(tmp_path, server)
-        await harness.prompt("PARENT")
-        return harness
-
-    harness = asyncio.run(scenario())
+    harness = prompted_parent(tmp_path, server)
     parent_request = server.requests[0]
     description = next(t["function"]["description"] for t in parent_request.body["tools"]
                        if t["function"]["name"] == "subagent")
@@ -174,12 +179,7 @@ def test_an_agent_may_be_named_by_its_file_as_well_as_by_its_name(tmp_path, agen
 def test_an_unknown_agent_is_an_error_the_model_can_read(tmp_path, server, agent_home):
     server.default = Router({"task": "x", "agent": "nobody"})
 
-    async def scenario():
-        harness, _ = await parent_harness(tmp_path, server)
-        await harness.prompt("PARENT")
-        return harness
-
-    harness = asyncio.run(scenario())
+    harness = prompted_parent(tmp_path, server)
     result = next(m for m in harness.messages if m.role == "toolResult")
     assert result.is_error and "unknown agent nobody" in result.content[0].text
 
@@ -205,12 +205,7 @@ def test_a_failing_child_is_reported_and_the_others_still_answer(tmp_path, serve
 
     server.default = route
 
-    async def scenario():
-        harness, _ = await parent_harness(tmp_path, server)
-        await harness.prompt("PARENT")
-        return harness
-
-    harness = asyncio.run(scenario())
+    harness = prompted_parent(tmp_path, server)
     result = next(m for m in harness.messages if m.role == "toolResult")
     failed, fine = result.details["results"]
     assert failed["status"] == "failed" and "bad request for this child" in failed["error"]
@@ -226,12 +221,7 @@ def test_a_definition_naming_a_model_that_is_not_available_fails_that_child_clea
     router = Router({"tasks": [{"task": "think hard", "agent": "big"}, {"task": "easy"}]})
     server.default = router
 
-    async def scenario():
-        harness, _ = await parent_harness(tmp_path, server)
-        await harness.prompt("PARENT")
-        return harness
-
-    harness = asyncio.run(scenario())
+    harness = prompted_parent(tmp_path, server)
     result = next(m for m in harness.messages if m.role == "toolResult")
     big, easy = result.details["results"]
     assert big["status"] == "failed" and "model 'acme/huge' is not among the available models" in big["error"]

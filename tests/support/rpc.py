@@ -26,6 +26,7 @@ import sys
 import threading
 import time
 import traceback
+from contextlib import contextmanager
 from typing import Any, Callable
 
 DEFAULT_TIMEOUT = 15.0
@@ -264,3 +265,25 @@ def write_models(pi, *models: str | dict) -> None:
     """models.json with several models (ids, or dicts of model fields) on the test server."""
     (pi.agent_dir / "models.json").write_text(
         json.dumps(pi.server.models_json("local", models=list(models))))
+
+
+@contextmanager
+def rpc_starter(launch: Callable[..., Any]):
+    """``start(*flags)`` starts ``pi --mode rpc`` through ``launch`` (``pi.popen``, or an
+    :class:`InProcessPi` maker); every client is ended on leaving (a test may close one
+    itself to look at the exit)."""
+    clients: list[RpcClient] = []
+
+    def start(*flags: str) -> RpcClient:
+        client = RpcClient(launch("--mode", "rpc", *flags))
+        clients.append(client)
+        return client
+
+    try:
+        yield start
+    finally:
+        for client in clients:
+            try:
+                client.close(timeout=10)
+            finally:
+                client.kill()
