@@ -165,14 +165,13 @@ def main() -> int:
         big, compacted = root / "one-line.jsonl", root / "compacted-128mb.jsonl"
         work = root / "work"
         work.mkdir(exist_ok=True)
-        for source in (big, compacted):
-            if source.exists():
-                set_cwd(source, str(work))  # pi refuses a session whose cwd is missing
-
         if "big" in only and not big.exists():
             big_session(big, 20_000, 50_000_000, compactions=False)
         if "compacted" in only and not compacted.exists():
             compacted_session(compacted, 128_000_000, 1_000_000)
+        for source in (big, compacted):
+            if source.exists():
+                set_cwd(source, str(work))  # pi refuses a session whose cwd is missing
         agent = root / "agent"
         agent.mkdir(exist_ok=True)
         copy = work / "resumed.jsonl"
