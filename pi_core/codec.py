@@ -48,7 +48,7 @@ converter.register_unstructure_hook(dict, lambda v: v)
 def _field_overrides(cls: type) -> dict:
     overrides = {}
     for a in attrs.fields(cls):
-        if a.name == "extra" or a.metadata.get("transient"):
+        if a.name == "_extra" or a.metadata.get("transient"):
             overrides[a.name] = override(omit=True)
         else:
             optional = a.default is None and not a.metadata.get("always_written")
@@ -66,7 +66,7 @@ def _unstructure_factory(cls: type):
     optional = [i for i, a in enumerate(written) if overrides[a.name].omit_if_default]
     misplaced = frozenset(order[i] for i in optional if any(
         j > i and j not in optional for j in range(len(order))))
-    has_extra = "extra" in attrs.fields_dict(cls)
+    has_extra = "_extra" in attrs.fields_dict(cls)
     streamed = hasattr(cls, "_flush")  # join a streaming block's pending deltas first
     if not (misplaced or has_extra or streamed):
         return base
@@ -77,8 +77,8 @@ def _unstructure_factory(cls: type):
         d = base(obj)
         if misplaced and not misplaced.isdisjoint(d):
             d = {key: d[key] for key in order if key in d}
-        if has_extra and obj.extra:
-            for key, value in obj.extra.items():
+        if has_extra and obj._extra:
+            for key, value in obj._extra.items():
                 d.setdefault(key, value)
         return d
 
@@ -89,9 +89,9 @@ def _structure_factory(cls: type):
     base = make_dict_structure_fn(cls, converter, **_field_overrides(cls))
     known = frozenset(
         camel(a.alias) for a in attrs.fields(cls)
-        if a.name != "extra" and not a.metadata.get("transient")
+        if a.name != "_extra" and not a.metadata.get("transient")
     )
-    if "extra" not in attrs.fields_dict(cls):
+    if "_extra" not in attrs.fields_dict(cls):
         return base
 
     def structure(d, _type):

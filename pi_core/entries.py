@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from attrs import define, field
 
-from pi_core.messages import AgentMessage, UserContent, _extra
+from pi_core.messages import AgentMessage, UserContent, _Extra, _extra_field
 
 SESSION_VERSION = 3
 
@@ -42,14 +42,14 @@ def new_session_id() -> str:
 
 
 @define
-class SessionHeader:
+class SessionHeader(_Extra):
     type: Literal["session"] = field(default="session", init=False)
     version: int = SESSION_VERSION
     id: str = field(factory=new_session_id)
     timestamp: str = field(factory=iso_now)
     cwd: str = ""
     parent_session: str | None = None
-    extra: dict = _extra()
+    _extra: dict | None = _extra_field()
 
 
 def _id() -> Any:
@@ -66,38 +66,38 @@ def _stamp() -> Any:
 
 
 @define
-class MessageEntry:
+class MessageEntry(_Extra):
     type: Literal["message"] = field(default="message", init=False)
     id: str = _id()
     parent_id: str | None = _parent()
     timestamp: str = _stamp()
     message: AgentMessage = None
-    extra: dict = _extra()
+    _extra: dict | None = _extra_field()
 
 
 @define
-class ModelChangeEntry:
+class ModelChangeEntry(_Extra):
     type: Literal["model_change"] = field(default="model_change", init=False)
     id: str = _id()
     parent_id: str | None = _parent()
     timestamp: str = _stamp()
     provider: str = ""
     model_id: str = ""
-    extra: dict = _extra()
+    _extra: dict | None = _extra_field()
 
 
 @define
-class ThinkingLevelChangeEntry:
+class ThinkingLevelChangeEntry(_Extra):
     type: Literal["thinking_level_change"] = field(default="thinking_level_change", init=False)
     id: str = _id()
     parent_id: str | None = _parent()
     timestamp: str = _stamp()
     thinking_level: str = "off"
-    extra: dict = _extra()
+    _extra: dict | None = _extra_field()
 
 
 @define
-class CompactionEntry:
+class CompactionEntry(_Extra):
     """Everything before ``first_kept_entry_id`` reaches the model as ``summary``."""
 
     type: Literal["compaction"] = field(default="compaction", init=False)
@@ -109,11 +109,11 @@ class CompactionEntry:
     tokens_before: int = 0
     details: Any = None
     from_hook: bool | None = None
-    extra: dict = _extra()
+    _extra: dict | None = _extra_field()
 
 
 @define
-class BranchSummaryEntry:
+class BranchSummaryEntry(_Extra):
     """A summary of the branch that was left, hung where the new branch starts."""
 
     type: Literal["branch_summary"] = field(default="branch_summary", init=False)
@@ -124,11 +124,11 @@ class BranchSummaryEntry:
     summary: str = ""
     details: Any = None
     from_hook: bool | None = None
-    extra: dict = _extra()
+    _extra: dict | None = _extra_field()
 
 
 @define
-class CustomEntry:
+class CustomEntry(_Extra):
     """Plugin state kept in the session; never sent to the model."""
 
     type: Literal["custom"] = field(default="custom", init=False)
@@ -137,11 +137,11 @@ class CustomEntry:
     timestamp: str = _stamp()
     custom_type: str = ""
     data: Any = None
-    extra: dict = _extra()
+    _extra: dict | None = _extra_field()
 
 
 @define
-class CustomMessageEntry:
+class CustomMessageEntry(_Extra):
     """A plugin's message that takes part in the context."""
 
     type: Literal["custom_message"] = field(default="custom_message", init=False)
@@ -152,11 +152,11 @@ class CustomMessageEntry:
     content: str | list[UserContent] = ""
     display: bool = True
     details: Any = None
-    extra: dict = _extra()
+    _extra: dict | None = _extra_field()
 
 
 @define
-class LabelEntry:
+class LabelEntry(_Extra):
     """Sets (or, with ``label`` None, clears) the label of ``target_id``."""
 
     type: Literal["label"] = field(default="label", init=False)
@@ -165,17 +165,17 @@ class LabelEntry:
     timestamp: str = _stamp()
     target_id: str = ""
     label: str | None = None
-    extra: dict = _extra()
+    _extra: dict | None = _extra_field()
 
 
 @define
-class SessionInfoEntry:
+class SessionInfoEntry(_Extra):
     type: Literal["session_info"] = field(default="session_info", init=False)
     id: str = _id()
     parent_id: str | None = _parent()
     timestamp: str = _stamp()
     name: str | None = None
-    extra: dict = _extra()
+    _extra: dict | None = _extra_field()
 
 
 @define

@@ -11,6 +11,7 @@ line and on generated messages), so cattrs stays the one definition of the forma
 
 from __future__ import annotations
 
+from sys import intern
 from typing import Any, Callable, get_args
 
 from pi_core.entries import MessageEntry
@@ -27,6 +28,7 @@ from pi_core.messages import (
 )
 
 _STOP_REASONS = get_args(StopReason)  # cattrs refuses any other value, as a tuple's `in`
+_STOPS = {reason: reason for reason in _STOP_REASONS}  # one copy of each
 
 _ENTRY = frozenset(("type", "id", "parentId", "timestamp", "message"))
 _TEXT = frozenset(("type", "text", "textSignature"))
@@ -62,28 +64,38 @@ def make_fast_line(slow_line: Callable[[Any], Any], structure_content: Callable[
                    structure_message: Callable[[Any], Any]) -> Callable[[Any], Any]:
     """A line reader that takes the fast path where it can and ``slow_line`` (cattrs'
     dispatcher) otherwise; the two other hooks read what the fast path does not know
-    inside a message (an image block, a message of another role)."""
+    inside a message (an image block, a message of another role).
+
+    Where the keys read by name (the required ones) are all an object has, its ``len``
+    says so and the comparison with the known keys is skipped; and the
+    names a long session repeats (api, provider, model, stop reason, tool names) are
+    interned, so it holds one copy of each."""
 
     def blocks(value: Any) -> list:
         if type(value) is not list:
             raise _Slow
         out = []
+        add = out.append
         for b in value:
             kind = b.get("type") if type(b) is dict else None
             if kind == "text":
                 block = TextContent(b.get("text", ""), b.get("textSignature"))
-                out.append(block if _text_known(b) else _extra(block, b, _TEXT))
+                add(block if _text_known(b) else _extra(block, b, _TEXT))
             elif kind == "toolCall":
-                call = (ToolCall(b["id"], b["name"], b["arguments"], b.get("thoughtSignature"))
-                        if "arguments" in b else
-                        ToolCall(b["id"], b["name"], thought_signature=b.get("thoughtSignature")))
-                out.append(call if _call_known(b) else _extra(call, b, _CALL))
+                if "arguments" in b:  # with type, id and name read by key: len 4 is all known
+                    call = ToolCall(b["id"], intern(b["name"]), b["arguments"],
+                                    b.get("thoughtSignature"))
+                    add(call if len(b) == 4 or _call_known(b) else _extra(call, b, _CALL))
+                else:
+                    call = ToolCall(b["id"], intern(b["name"]),
+                                    thought_signature=b.get("thoughtSignature"))
+                    add(call if _call_known(b) else _extra(call, b, _CALL))
             elif kind == "thinking":
                 block = ThinkingContent(b.get("thinking", ""), b.get("thinkingSignature"),
                                         b.get("redacted"))
-                out.append(block if _thinking_known(b) else _extra(block, b, _THINKING))
+                add(block if _thinking_known(b) else _extra(block, b, _THINKING))
             else:
-                out.append(structure_content(b))
+                add(structure_content(b))
         return out
 
     def usage(u: Any) -> Usage:
@@ -111,19 +123,20 @@ def make_fast_line(slow_line: Callable[[Any], Any], structure_content: Callable[
             if stop not in _STOP_REASONS:
                 raise _Slow
             obj = AssistantMessage(
-                blocks(d["content"]), d["api"], d["provider"], d["model"], usage(d["usage"]),
-                stop, d["timestamp"], d.get("responseId"), d.get("errorMessage"))
-            return obj if _assistant_known(d) else _extra(obj, d, _ASSISTANT)
+                blocks(d["content"]), intern(d["api"]), intern(d["provider"]),
+                intern(d["model"]), usage(d["usage"]), _STOPS[stop], d["timestamp"],
+                d.get("responseId"), d.get("errorMessage"))
+            return obj if len(d) == 8 or _assistant_known(d) else _extra(obj, d, _ASSISTANT)
         if role == "toolResult":
-            obj = ToolResultMessage(d["toolCallId"], d["toolName"], blocks(d["content"]),
+            obj = ToolResultMessage(d["toolCallId"], intern(d["toolName"]), blocks(d["content"]),
                                     d.get("details"), d["isError"], d["timestamp"])
-            return obj if _result_known(d) else _extra(obj, d, _RESULT)
+            return obj if len(d) == 6 or _result_known(d) else _extra(obj, d, _RESULT)
         if role == "user":
             content = d["content"]
             if type(content) is not str:
                 content = blocks(content)
             obj = UserMessage(content, d["timestamp"])
-            return obj if _user_known(d) else _extra(obj, d, _USER)
+            return obj if len(d) == 3 or _user_known(d) else _extra(obj, d, _USER)
         return structure_message(d)
 
     def fast_line(d: Any) -> Any:
@@ -131,7 +144,7 @@ def make_fast_line(slow_line: Callable[[Any], Any], structure_content: Callable[
             try:
                 entry = MessageEntry(id=d["id"], parent_id=d["parentId"],
                                      timestamp=d["timestamp"], message=message(d["message"]))
-                return entry if _entry_known(d) else _extra(entry, d, _ENTRY)
+                return entry if len(d) == 5 or _entry_known(d) else _extra(entry, d, _ENTRY)
             except Exception:  # _Slow, a missing key, anything: cattrs decides
                 pass
         return slow_line(d)

@@ -19,8 +19,27 @@ def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-def _extra() -> Any:
-    return field(factory=dict, kw_only=True, repr=False, eq=False)
+def _extra_field() -> Any:
+    return field(default=None, alias="extra", kw_only=True, repr=False, eq=False)
+
+
+class _Extra:
+    """``extra``: the keys a newer pi wrote that this version does not know. Nearly every
+    object has none, so the dict is made when first asked for: a resumed session holds
+    about 90,000 of these objects (an empty dict each was 6 MB)."""
+
+    __slots__ = ()
+
+    @property
+    def extra(self) -> dict:
+        value = self._extra
+        if value is None:
+            value = self._extra = {}
+        return value
+
+    @extra.setter
+    def extra(self, value: dict) -> None:
+        self._extra = value
 
 
 # ---------------------------------------------------------------- content blocks
@@ -51,11 +70,11 @@ class _Streamed:
 
 
 @define
-class TextContent(_Streamed):
+class TextContent(_Streamed, _Extra):
     type: Literal["text"] = field(default="text", init=False)
     _text: str = field(default="", alias="text")
     text_signature: str | None = None
-    extra: dict = _extra()
+    _extra: dict | None = _extra_field()
     _pending: list[str] | None = _pending()
     _body = "_text"
 
@@ -69,20 +88,20 @@ class TextContent(_Streamed):
 
 
 @define
-class ImageContent:
+class ImageContent(_Extra):
     type: Literal["image"] = field(default="image", init=False)
     data: str
     mime_type: str
-    extra: dict = _extra()
+    _extra: dict | None = _extra_field()
 
 
 @define
-class ThinkingContent(_Streamed):
+class ThinkingContent(_Streamed, _Extra):
     type: Literal["thinking"] = field(default="thinking", init=False)
     _thinking: str = field(default="", alias="thinking")
     thinking_signature: str | None = None
     redacted: bool | None = None
-    extra: dict = _extra()
+    _extra: dict | None = _extra_field()
     _pending: list[str] | None = _pending()
     _body = "_thinking"
 
@@ -96,13 +115,13 @@ class ThinkingContent(_Streamed):
 
 
 @define
-class ToolCall:
+class ToolCall(_Extra):
     type: Literal["toolCall"] = field(default="toolCall", init=False)
     id: str
     name: str
     arguments: dict = field(factory=dict)
     thought_signature: str | None = None
-    extra: dict = _extra()
+    _extra: dict | None = _extra_field()
 
 
 @define
@@ -124,7 +143,7 @@ UserContent = TextContent | ImageContent | UnknownContent
 
 
 @define
-class Cost:
+class Cost(_Extra):
     """Dollars spent on one response, by token kind."""
 
     input: float = 0
@@ -132,18 +151,18 @@ class Cost:
     cache_read: float = 0
     cache_write: float = 0
     total: float = 0
-    extra: dict = _extra()
+    _extra: dict | None = _extra_field()
 
 
 @define
-class Usage:
+class Usage(_Extra):
     input: int = 0
     output: int = 0
     cache_read: int = 0
     cache_write: int = 0
     total_tokens: int = 0
     cost: Cost = field(factory=Cost)
-    extra: dict = _extra()
+    _extra: dict | None = _extra_field()
 
 
 StopReason = Literal["stop", "length", "toolUse", "error", "aborted"]
@@ -163,15 +182,15 @@ class Failure:
 
 
 @define
-class UserMessage:
+class UserMessage(_Extra):
     role: Literal["user"] = field(default="user", init=False)
     content: str | list[UserContent]
     timestamp: int = field(factory=now_ms)
-    extra: dict = _extra()
+    _extra: dict | None = _extra_field()
 
 
 @define
-class AssistantMessage:
+class AssistantMessage(_Extra):
     role: Literal["assistant"] = field(default="assistant", init=False)
     content: list[Content] = field(factory=list)
     api: str = ""
@@ -183,7 +202,7 @@ class AssistantMessage:
     response_id: str | None = None
     error_message: str | None = None
     failure: Failure | None = field(default=None, kw_only=True, eq=False, metadata={"transient": True})
-    extra: dict = _extra()
+    _extra: dict | None = _extra_field()
 
     @property
     def text(self) -> str:
@@ -196,7 +215,7 @@ class AssistantMessage:
 
 
 @define
-class ToolResultMessage:
+class ToolResultMessage(_Extra):
     role: Literal["toolResult"] = field(default="toolResult", init=False)
     tool_call_id: str
     tool_name: str
@@ -204,14 +223,14 @@ class ToolResultMessage:
     details: Any = None
     is_error: bool = False
     timestamp: int = field(factory=now_ms)
-    extra: dict = _extra()
+    _extra: dict | None = _extra_field()
 
 
 # ---------------------------------------------------------------- app messages
 
 
 @define
-class BashExecutionMessage:
+class BashExecutionMessage(_Extra):
     """A shell command the user ran with ``!cmd`` (``!!cmd`` excludes it from context)."""
 
     role: Literal["bashExecution"] = field(default="bashExecution", init=False)
@@ -223,11 +242,11 @@ class BashExecutionMessage:
     full_output_path: str | None = None
     timestamp: int = field(factory=now_ms)
     exclude_from_context: bool | None = None
-    extra: dict = _extra()
+    _extra: dict | None = _extra_field()
 
 
 @define
-class CustomMessage:
+class CustomMessage(_Extra):
     """A message a plugin put into the conversation; the model sees its content."""
 
     role: Literal["custom"] = field(default="custom", init=False)
@@ -236,25 +255,25 @@ class CustomMessage:
     display: bool = True
     details: Any = None
     timestamp: int = field(factory=now_ms)
-    extra: dict = _extra()
+    _extra: dict | None = _extra_field()
 
 
 @define
-class BranchSummaryMessage:
+class BranchSummaryMessage(_Extra):
     role: Literal["branchSummary"] = field(default="branchSummary", init=False)
     summary: str
     from_id: str
     timestamp: int = field(factory=now_ms)
-    extra: dict = _extra()
+    _extra: dict | None = _extra_field()
 
 
 @define
-class CompactionSummaryMessage:
+class CompactionSummaryMessage(_Extra):
     role: Literal["compactionSummary"] = field(default="compactionSummary", init=False)
     summary: str
     tokens_before: int
     timestamp: int = field(factory=now_ms)
-    extra: dict = _extra()
+    _extra: dict | None = _extra_field()
 
 
 @define

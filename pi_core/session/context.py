@@ -48,16 +48,37 @@ class SessionContext:
 
 
 def build_session_context(
-    path: Sequence[Entry], read: Callable[[Any], Entry] = lambda entry: entry
+    path: Sequence[Entry], read: Callable[[Any], Entry] = lambda entry: entry,
+    read_all: Callable[[Sequence[Any]], Sequence[Entry]] | None = None,
 ) -> SessionContext:
     """The context for the path root → leaf (see the module docstring).
 
-    ``read`` makes a path item into its entry; it is called only for the items the
-    context needs (the path may hold entries not yet made into objects, whose ``type``
-    is known): what a compaction summarised is never built.
+    ``read`` makes a path item into its entry, ``read_all`` a run of them (by default
+    ``read`` on each); they are called only for the items the context needs (the path
+    may hold entries not yet made into objects, whose ``type`` is known): what a
+    compaction summarised is never built.
     """
+    if read_all is None:
+        read_all = lambda items: [read(item) for item in items]  # noqa: E731
+    compaction_at = next((i for i in range(len(path) - 1, -1, -1)
+                          if path[i].type == "compaction"), -1)
+    messages: list[AgentMessage] = []
+    start = 0
+    if compaction_at >= 0 and isinstance(compaction := read(path[compaction_at]),
+                                         CompactionEntry):
+        messages.append(CompactionSummaryMessage(
+            summary=compaction.summary, tokens_before=compaction.tokens_before,
+            timestamp=iso_to_ms(compaction.timestamp),
+        ))
+        kept = next((i for i in range(compaction_at)
+                     if path[i].id == compaction.first_kept_entry_id), compaction_at)
+        for entry in read_all(path[kept:compaction_at]):
+            _add(messages, entry)
+        start = compaction_at + 1
+    for entry in read_all(path[start:]):  # read in bulk first: the scan below then finds
+        _add(messages, entry)             # most of what it reads already read
+
     thinking_level = model = None
-    compaction_at = -1
     for index in range(len(path) - 1, -1, -1):  # the last of each on the path counts
         kind = path[index].type
         if kind == "thinking_level_change" and thinking_level is None:
@@ -72,32 +93,16 @@ def build_session_context(
             entry = read(path[index])
             if isinstance(entry, MessageEntry) and isinstance(entry.message, AssistantMessage):
                 model = ModelRef(entry.message.provider, entry.message.model)
-        elif kind == "compaction" and compaction_at < 0:
-            compaction_at = index
-        if thinking_level is not None and model is not None and compaction_at >= 0:
+        if thinking_level is not None and model is not None:
             break
-
-    messages: list[AgentMessage] = []
-    start = 0
-    if compaction_at >= 0 and isinstance(compaction := read(path[compaction_at]),
-                                         CompactionEntry):
-        messages.append(CompactionSummaryMessage(
-            summary=compaction.summary, tokens_before=compaction.tokens_before,
-            timestamp=iso_to_ms(compaction.timestamp),
-        ))
-        kept = next((i for i in range(compaction_at)
-                     if path[i].id == compaction.first_kept_entry_id), compaction_at)
-        for entry in path[kept:compaction_at]:
-            _add(messages, read(entry))
-        start = compaction_at + 1
-    for entry in path[start:]:
-        _add(messages, read(entry))
     return SessionContext(_without_orphan_results(messages), thinking_level or "off", model)
 
 
 def _add(messages: list[AgentMessage], entry: Entry) -> None:
     """Earlier compactions on the path are left out: only the latest one's summary counts."""
-    if not isinstance(entry, CompactionEntry):
+    if type(entry) is MessageEntry:  # nearly every entry: no further look
+        messages.append(entry.message)
+    elif not isinstance(entry, CompactionEntry):
         message = message_of(entry)
         if message is not None:
             messages.append(message)

@@ -298,7 +298,7 @@ class Session:
         path = tree.path(tree.leaf_id, read=False)
         unread = tree.unread
         with gc_paused():
-            context = build_session_context(path, tree.read)
+            context = build_session_context(path, tree.read, tree.read_all)
             if unread - tree.unread >= FREEZE_AT:
                 gc.freeze()  # as on open: these entries now live as long as the session
         return context

@@ -10,14 +10,13 @@ entry under it; branching moves it.
 from __future__ import annotations
 
 import logging
-from sys import intern
 from datetime import datetime
-from typing import Iterable, Iterator
+from typing import Any, Iterable, Iterator, Sequence
 
 from attrs import define, field
 
+from pi_core.codec import line_from_json, loads_json
 from pi_core.entries import Entry, LabelEntry, MessageEntry, SessionInfoEntry, UnknownEntry
-from pi_core.messages import AssistantMessage, ToolCall, ToolResultMessage
 from pi_core.session.reader import Problem, UnreadEntry, read_unread
 
 log = logging.getLogger("pi.session")
@@ -178,11 +177,36 @@ class SessionTree:
         """``entry`` made into its entry class (for items of ``path(..., read=False)``)."""
         return self._read(entry) if type(entry) is UnreadEntry else entry
 
-    def _read(self, unread: UnreadEntry) -> Entry:
+    def read_all(self, items: Sequence[Entry | UnreadEntry]) -> list[Entry]:
+        """``items`` made into entries, as :meth:`read` does one by one, with the lines
+        of those still unread read from the file in a few large reads."""
+        pending = [e for e in items if type(e) is UnreadEntry and e.raw is None
+                   and e.source is not None and self._by_id[e.id] is e]
+        if len(pending) < 2 or any(e.source is not pending[0].source for e in pending):
+            return [self._read(e) if type(e) is UnreadEntry else e for e in items]
+        by_id, entries = self._by_id, self._entries
+        lines = pending[0].source.read_spans([(e.offset, e.length) for e in pending])
+        for unread, raw in zip(pending, lines):
+            try:  # what _read does, spelled out for the line that reads cleanly
+                value = loads_json(raw)
+                entry = line_from_json(value) if type(value) is dict else None
+            except Exception:
+                entry = None
+            if entry is None or entry.id != unread.id:
+                self._read(unread, raw)  # with the problem it reports
+                continue
+            entry.id = unread.id
+            if entry.parent_id is not None and entry.parent_id == unread.parent_id:
+                entry.parent_id = unread.parent_id
+            by_id[unread.id] = entries[unread.position] = entry
+            self.unread -= 1
+        return [self._read(e) if type(e) is UnreadEntry else e for e in items]
+
+    def _read(self, unread: UnreadEntry, raw: Any = None) -> Entry:
         done = self._by_id[unread.id]
         if done is not unread:  # read already, through another reference
             return done
-        entry, problem = read_unread(unread)
+        entry, problem = read_unread(unread, raw)
         if problem is not None:
             self.problems.append(problem)
             log.warning("%s: %s", self.source, problem)
@@ -261,29 +285,12 @@ class SessionTree:
 
 
 def _share_strings(entry: MessageEntry, unread: UnreadEntry) -> None:
-    """Let a long session hold one copy of what its messages repeat: the tree's own id
-    strings, and the api, provider, model, stop reason and tool names (the same on
-    thousands of messages; about 5 MB of a 20,000-entry session otherwise)."""
+    """Let a long session hold one copy of each id string: the tree's own (the names its
+    messages repeat are interned as they are read, see :mod:`pi_core.fastpath`)."""
     if entry.id == unread.id:
         entry.id = unread.id
     if entry.parent_id is not None and entry.parent_id == unread.parent_id:
         entry.parent_id = unread.parent_id
-    message = entry.message
-    kind = type(message)
-    if kind is AssistantMessage:  # spelled out: 10,000 of these on a resume
-        if type(value := message.api) is str and len(value) < 64:
-            message.api = intern(value)
-        if type(value := message.provider) is str and len(value) < 64:
-            message.provider = intern(value)
-        if type(value := message.model) is str and len(value) < 64:
-            message.model = intern(value)
-        if type(value := message.stop_reason) is str and len(value) < 64:
-            message.stop_reason = intern(value)
-        for block in message.content:
-            if type(block) is ToolCall and type(block.name) is str:
-                block.name = intern(block.name)
-    elif kind is ToolResultMessage and type(message.tool_name) is str:
-        message.tool_name = intern(message.tool_name)
 
 
 _UNMENDED = object()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 
+import pytest
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -50,3 +52,50 @@ def test_a_line_longer_than_the_buffer_is_read_whole(tmp_path):
     again = Session.open(session.file, read_only=True)
     assert again.problems == []
     assert again.build_context().messages[2].content[0].text == huge
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.binary(min_size=1, max_size=3000),
+       cuts=st.lists(st.tuples(st.integers(0, 2999), st.integers(0, 400)), max_size=30),
+       block=st.sampled_from([16, 64, 1 << 20]), gap=st.sampled_from([0, 8, 1 << 14]))
+def test_spans_read_back_exactly_in_any_order_and_size(tmp_path_factory, data, cuts, block,
+                                                       gap):
+    """Spans read in blocks give each span's own bytes, whether they follow each other,
+    go backwards, overlap, exceed the block or run past the end of the file."""
+    import pi_core.session.reader as reader
+
+    path = tmp_path_factory.mktemp("spans") / "file"
+    path.write_bytes(data)
+    spans = [(offset % len(data), length) for offset, length in cuts]
+    source = reader.LineSource(str(path))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(reader, "_BLOCK", block)
+        patch.setattr(reader, "_GAP", gap)
+        try:
+            got = [bytes(view) for view in source.read_spans(spans)]
+        finally:
+            source.close()
+    assert got == [data[offset:offset + length] for offset, length in spans]
+
+
+def test_a_resume_reads_its_lines_in_a_few_large_reads(tmp_path, monkeypatch):
+    """Thousands of lines on the path to the leaf cost a handful of system calls."""
+    from pi_core.session import Session
+    from pi_core.messages import TextContent, UserMessage
+    import pi_core.session.reader as reader
+
+    with Session.create(tmp_path, sessions_dir=tmp_path) as session:
+        for n in range(2000):
+            session.append_message(UserMessage([TextContent(f"message {n}")]))
+        path = session.file
+    calls = []
+    for name in ("pread", "preadv"):
+        real = getattr(reader.os, name)
+        monkeypatch.setattr(reader.os, name, lambda *a, real=real, name=name: (
+            calls.append(name), real(*a))[1])
+    monkeypatch.setattr(reader, "_pread", reader.os.pread)
+    with Session.open(path, read_only=True) as again:
+        calls.clear()
+        context = again.build_context()
+    assert [m.content[0].text for m in context.messages] == [f"message {n}" for n in range(2000)]
+    assert 0 < len(calls) < 10
