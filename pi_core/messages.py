@@ -80,7 +80,9 @@ class TextContent(_Streamed, _Extra):
 
     @property
     def text(self) -> str:
-        return self._flush()
+        if self._pending:
+            self._flush()
+        return self._text
 
     @text.setter
     def text(self, value: str) -> None:
@@ -107,7 +109,9 @@ class ThinkingContent(_Streamed, _Extra):
 
     @property
     def thinking(self) -> str:
-        return self._flush()
+        if self._pending:
+            self._flush()
+        return self._thinking
 
     @thinking.setter
     def thinking(self, value: str) -> None:

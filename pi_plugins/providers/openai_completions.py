@@ -50,7 +50,7 @@ from pi_plugins.providers.http import (
     truncated,
 )
 from pi_plugins.providers.thinking import level_value, max_tokens, reasoning_level
-from pi_plugins.providers.transform import keep_id_chars, short_hash, transform_messages
+from pi_plugins.providers.transform import blank, keep_id_chars, short_hash, transform_messages
 
 API = "openai-completions"
 TOOL_RESULT_BRIDGE = "I have processed the tool results."
@@ -154,13 +154,18 @@ def convert_messages(model: Model, context: LlmContext, compat: dict) -> list[di
         role = "developer" if model.reasoning and compat["supportsDeveloperRole"] else "system"
         params.append({"role": role, "content": context.system_prompt})
     bridge = compat["requiresAssistantAfterToolResult"]
+    assistant = _assistant_converter(model, compat)
     last_role = None
     i = 0
     while i < len(messages):
         message = messages[i]
         if bridge and last_role == "toolResult" and isinstance(message, UserMessage):
             params.append({"role": "assistant", "content": TOOL_RESULT_BRIDGE})
-        if isinstance(message, UserMessage):
+        if type(message) is AssistantMessage:  # half of a long history: looked at first
+            converted = assistant(message)
+            if converted is not None:
+                params.append(converted)
+        elif isinstance(message, UserMessage):
             if isinstance(message.content, str):
                 params.append({"role": "user", "content": message.content})
             else:
@@ -173,7 +178,7 @@ def convert_messages(model: Model, context: LlmContext, compat: dict) -> list[di
                 elif parts:
                     params.append({"role": "user", "content": parts})
         elif isinstance(message, AssistantMessage):
-            converted = _assistant(model, message, compat)
+            converted = assistant(message)
             if converted is not None:
                 params.append(converted)
         elif isinstance(message, ToolResultMessage):
@@ -201,49 +206,57 @@ def convert_messages(model: Model, context: LlmContext, compat: dict) -> list[di
     return params
 
 
-def _assistant(model: Model, message: AssistantMessage, compat: dict) -> dict | None:
+def _assistant_converter(model: Model, compat: dict):
+    """The converter of assistant messages for ``model``, its settings read once (a
+    resumed history has thousands of these messages)."""
     empty = None if compat["supportsNullAssistantContent"] and not compat["requiresAssistantAfterToolResult"] else ""
-    converted: dict[str, Any] = {"role": "assistant", "content": empty}
-    texts, thinking, calls = [], [], []
-    for b in message.content:  # one pass: a resumed history has thousands of these
-        if isinstance(b, TextContent):
-            if (value := b.text).strip():
-                texts.append(value)
-        elif isinstance(b, ThinkingContent):
-            if b.thinking.strip():
-                thinking.append(b)
-        elif isinstance(b, ToolCall):
-            calls.append(b)
-    text = "".join(texts)
-    if thinking and compat["requiresThinkingAsText"]:
-        converted["content"] = [{"type": "text", "text": "\n\n".join(b.thinking for b in thinking)},
-                                *({"type": "text", "text": t} for t in texts)]
-    else:
-        if text:
-            converted["content"] = text
-        signature = thinking[0].thinking_signature if thinking else None
-        if signature:
-            converted[signature] = "\n".join(b.thinking for b in thinking)
-    if calls:
-        converted["tool_calls"] = [
-            {"id": c.id, "type": "function",
-             "function": {"name": c.name, "arguments": json_text(c.arguments)}}
-            for c in calls
-        ]
-        details = []
-        for call in calls:
-            if call.thought_signature:
-                try:
-                    details.append(json.loads(call.thought_signature))
-                except ValueError:
-                    pass
-        if details:
-            converted["reasoning_details"] = details
-    if compat["requiresReasoningContentOnAssistantMessages"] and model.reasoning and "reasoning_content" not in converted:
-        converted["reasoning_content"] = ""
-    if not converted["content"] and not calls:
-        return None
-    return converted
+    thinking_as_text = compat["requiresThinkingAsText"]
+    reasoning_content = compat["requiresReasoningContentOnAssistantMessages"] and model.reasoning
+
+    def convert(message: AssistantMessage) -> dict | None:
+        converted: dict[str, Any] = {"role": "assistant", "content": empty}
+        texts, thinking, calls = [], [], []
+        for b in message.content:  # one pass, the common classes tested first
+            kind = type(b)
+            if kind is TextContent or (kind is not ToolCall and isinstance(b, TextContent)):
+                if not blank(value := b.text):
+                    texts.append(value)
+            elif kind is ToolCall or isinstance(b, ToolCall):
+                calls.append(b)
+            elif isinstance(b, ThinkingContent):
+                if not blank(b.thinking):
+                    thinking.append(b)
+        if thinking and thinking_as_text:
+            converted["content"] = [{"type": "text", "text": "\n\n".join(b.thinking for b in thinking)},
+                                    *({"type": "text", "text": t} for t in texts)]
+        else:
+            if texts:
+                converted["content"] = texts[0] if len(texts) == 1 else "".join(texts)
+            signature = thinking[0].thinking_signature if thinking else None
+            if signature:
+                converted[signature] = "\n".join(b.thinking for b in thinking)
+        if calls:
+            converted["tool_calls"] = [
+                {"id": c.id, "type": "function",
+                 "function": {"name": c.name, "arguments": json_text(c.arguments)}}
+                for c in calls
+            ]
+            details = []
+            for call in calls:
+                if call.thought_signature:
+                    try:
+                        details.append(json.loads(call.thought_signature))
+                    except ValueError:
+                        pass
+            if details:
+                converted["reasoning_details"] = details
+        if reasoning_content and "reasoning_content" not in converted:
+            converted["reasoning_content"] = ""
+        if not converted["content"] and not calls:
+            return None
+        return converted
+
+    return convert
 
 
 def _has_tool_history(context: LlmContext) -> bool:

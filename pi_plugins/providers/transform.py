@@ -71,18 +71,27 @@ def _adapt_images(message: Message, model: Model) -> Message:
     return message
 
 
+def blank(text: str | None) -> bool:
+    """Empty or only whitespace (``not text.strip()`` without copying a long text)."""
+    return not text or text.isspace()
+
+
 def _blank_thinking(block: object) -> bool:
     """An unsigned, unredacted thinking block with no text: dropped even for its own model."""
     return (isinstance(block, ThinkingContent) and not block.redacted
-            and not block.thinking_signature and not (block.thinking and block.thinking.strip()))
+            and not block.thinking_signature and blank(block.thinking))
 
 
 def _adapt_assistant(
     message: AssistantMessage, model: Model, normalize: IdNormalizer | None, renamed: dict[str, str]
 ) -> AssistantMessage:
     same = same_model(message, model)
-    if same and not any(_blank_thinking(b) for b in message.content):
-        return message  # nothing would change (the loop below): most of a long history
+    if same:
+        for b in message.content:
+            if type(b) is ThinkingContent and _blank_thinking(b):
+                break
+        else:
+            return message  # nothing would change (the loop below): most of a long history
     content: list = []
     for block in message.content:
         if isinstance(block, ThinkingContent):
@@ -92,7 +101,7 @@ def _adapt_assistant(
                 continue
             if same and block.thinking_signature:
                 content.append(block)  # kept even if empty (encrypted reasoning)
-            elif not block.thinking or not block.thinking.strip():
+            elif blank(block.thinking):
                 continue
             elif same:
                 content.append(block)
@@ -123,48 +132,50 @@ def transform_messages(
     """The history adapted to ``model`` (see the module doc); ``normalize_id`` rewrites
     the tool-call ids of other models into ones the target API accepts."""
     renamed: dict[str, str] = {}
-    adapted: list[Message] = []
-    for message in messages:
-        message = _adapt_images(message, model)
-        if isinstance(message, AssistantMessage):
-            message = _adapt_assistant(message, model, normalize_id, renamed)
-        elif isinstance(message, ToolResultMessage):
-            new_id = renamed.get(message.tool_call_id)
-            if new_id is not None and new_id != message.tool_call_id:
-                message = attrs.evolve(message, tool_call_id=new_id)
-        adapted.append(message)
-
     result: list[Message] = []
-    pending: list[ToolCall] = []
+    add = result.append
+    pending: list[ToolCall] = []  # calls of the last assistant message not yet answered
     answered: set[str] = set()
+    images = model.accepts_images
 
     def answer_pending() -> None:
         for call in pending:
             if call.id not in answered:
-                result.append(ToolResultMessage(
+                add(ToolResultMessage(
                     tool_call_id=call.id, tool_name=call.name,
                     content=[TextContent(NO_RESULT_TEXT)], is_error=True,
                 ))
         pending.clear()
         answered.clear()
 
-    for message in adapted:
-        if isinstance(message, AssistantMessage):
-            answer_pending()
+    for message in messages:  # one pass: a resumed history has tens of thousands
+        if not images:
+            message = _adapt_images(message, model)
+        kind = type(message)
+        if kind is AssistantMessage or (kind is not ToolResultMessage and kind is not UserMessage
+                                        and isinstance(message, AssistantMessage)):
+            message = _adapt_assistant(message, model, normalize_id, renamed)
+            if pending:
+                answer_pending()
+            answered.clear()
             if message.stop_reason in ("error", "aborted"):
                 continue
-            calls = message.tool_calls
-            if calls:
-                pending.extend(calls)
-            result.append(message)
-        elif isinstance(message, ToolResultMessage):
+            pending.extend(b for b in message.content if type(b) is ToolCall
+                           or isinstance(b, ToolCall))
+            add(message)
+        elif kind is ToolResultMessage or isinstance(message, ToolResultMessage):
+            new_id = renamed.get(message.tool_call_id)
+            if new_id is not None and new_id != message.tool_call_id:
+                message = attrs.evolve(message, tool_call_id=new_id)
             answered.add(message.tool_call_id)
-            result.append(message)
-        elif isinstance(message, UserMessage):
-            answer_pending()
-            result.append(message)
+            add(message)
+        elif kind is UserMessage or isinstance(message, UserMessage):
+            if pending:
+                answer_pending()
+            answered.clear()
+            add(message)
         else:
-            result.append(message)
+            add(message)
     answer_pending()
     return result
 
