@@ -79,6 +79,9 @@ def make_fast_line(slow_line: Callable[[Any], Any], structure_content: Callable[
         for b in value:
             kind = b.get("type") if type(b) is dict else None
             if kind == "text":
+                if len(b) == 2 and "text" in b:  # type and text: nothing else to look at
+                    add(TextContent(b["text"]))
+                    continue
                 block = TextContent(b.get("text", ""), b.get("textSignature"))
                 add(block if _text_known(b) else _extra(block, b, _TEXT))
             elif kind == "toolCall":
@@ -99,6 +102,17 @@ def make_fast_line(slow_line: Callable[[Any], Any], structure_content: Callable[
         return out
 
     def usage(u: Any) -> Usage:
+        try:  # the shape pi writes: every key read by name, and no other (the lengths)
+            c = u["cost"]
+            if len(u) == 6 and len(c) == 5:
+                return Usage(u["input"], u["output"], u["cacheRead"], u["cacheWrite"],
+                             u["totalTokens"], Cost(c["input"], c["output"], c["cacheRead"],
+                                                    c["cacheWrite"], c["total"]))
+        except (KeyError, TypeError):
+            pass
+        return any_usage(u)
+
+    def any_usage(u: Any) -> Usage:
         if type(u) is not dict:
             raise _Slow
         if "cost" in u:

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from pi_core import hookimpl
 from pi_core.messages import (
+    AssistantMessage,
     BashExecutionMessage,
     BranchSummaryMessage,
     CompactionSummaryMessage,
     CustomMessage,
     TextContent,
+    ToolResultMessage,
     UserMessage,
 )
 
@@ -59,7 +61,15 @@ def to_llm(message):
     return UserMessage(content=[TextContent(text)], timestamp=message.timestamp)
 
 
+_LLM = (UserMessage, AssistantMessage, ToolResultMessage)  # passed on as they are
+
+
 @hookimpl
 def convert_to_llm(messages):
-    converted = (to_llm(m) for m in messages)
-    return [m for m in converted if m is not None]
+    out = []
+    for m in messages:  # a resumed history: tens of thousands, nearly all LLM messages
+        if type(m) in _LLM:
+            out.append(m)
+        elif (m := to_llm(m)) is not None:
+            out.append(m)
+    return out
