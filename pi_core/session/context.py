@@ -30,6 +30,7 @@ from pi_core.messages import (
     AgentMessage,
     AssistantMessage,
     CompactionSummaryMessage,
+    ToolCall,
     ToolResultMessage,
 )
 
@@ -111,14 +112,16 @@ def _add(messages: list[AgentMessage], entry: Entry) -> None:
 def _without_orphan_results(messages: list[AgentMessage]) -> list[AgentMessage]:
     owed: set[str] = set()  # calls of the latest assistant message still without a result
     kept = []
-    for message in messages:
-        if isinstance(message, ToolResultMessage):
+    for message in messages:  # exact classes tested first: a long history has 20,000
+        kind = type(message)
+        if kind is ToolResultMessage or (kind is not AssistantMessage
+                                         and isinstance(message, ToolResultMessage)):
             if message.tool_call_id not in owed:
                 continue
             owed.discard(message.tool_call_id)
-        elif isinstance(message, AssistantMessage):
-            owed = {call.id for call in message.tool_calls}
-        else:
+        elif kind is AssistantMessage or isinstance(message, AssistantMessage):
+            owed = {b.id for b in message.content if isinstance(b, ToolCall)}
+        elif owed:
             owed = set()
         kept.append(message)
     return kept

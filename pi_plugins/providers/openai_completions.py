@@ -183,14 +183,17 @@ def convert_messages(model: Model, context: LlmContext, compat: dict) -> list[di
                 params.append(converted)
         elif isinstance(message, ToolResultMessage):
             images: list[dict] = []
+            named, accepts_images = compat["requiresToolResultName"], model.accepts_images
             while i < len(messages) and isinstance(messages[i], ToolResultMessage):
                 result = messages[i]
-                text = "\n".join(b.text for b in result.content if isinstance(b, TextContent))
+                content = result.content
+                text = (content[0].text if len(content) == 1 and type(content[0]) is TextContent
+                        else "\n".join(b.text for b in content if isinstance(b, TextContent)))
                 item = {"role": "tool", "content": text or IMAGE_ONLY_RESULT, "tool_call_id": result.tool_call_id}
-                if compat["requiresToolResultName"] and result.tool_name:
+                if named and result.tool_name:
                     item["name"] = result.tool_name
                 params.append(item)
-                if model.accepts_images:
+                if accepts_images:
                     images += [_image_url(b) for b in result.content if isinstance(b, ImageContent)]
                 i += 1
             if images:
