@@ -58,7 +58,11 @@ def load(session_file: str, source: LineSource) -> FileContents | None:
         out.lines = value["lines"]
         out.length = length
         entries, numbers, spans = out.entries, out.line_numbers, out.spans
+        previous = None
         for offset, size, line, entry_id, parent, kind in value["entries"]:
+            if parent == previous:  # mostly: one string for the id and its child's parent
+                parent = previous
+            previous = entry_id
             if kind in ("label", "session_info"):  # the tree indexes these: read them now
                 entry = read_entry(loads_json(source.read(offset, size)), line)[0]
             else:  # (a problem reading one was found by the scan, and is stored below)

@@ -65,24 +65,24 @@ class SessionTree:
         tree = cls()
         problems: list[Problem] = []
         line_of: dict[str, int] = {}
-        by_id = tree._by_id
+        by_id, kept = tree._by_id, tree._entries
         for entry, number in zip(entries, line_numbers):
-            if entry.id in by_id:
-                problems.append(Problem(number, f"duplicate entry id {entry.id!r} (first on line "
-                                                f"{line_of[entry.id]}); this line is ignored"))
+            entry_id = entry.id
+            if entry_id in by_id:
+                problems.append(Problem(number, f"duplicate entry id {entry_id!r} (first on line "
+                                                f"{line_of[entry_id]}); this line is ignored"))
                 continue
-            line_of[entry.id] = number
+            line_of[entry_id] = number
             if type(entry) is UnreadEntry:
-                entry.position = len(tree._entries)
-                tree.unread += 1
-            tree._entries.append(entry)
-            by_id[entry.id] = entry
+                entry.position = len(kept)
+            kept.append(entry)
+            by_id[entry_id] = entry
+        tree.unread = sum(1 for entry in kept if type(entry) is UnreadEntry)
         parents = tree._parent
-        seen: set[str] = set()
         forward = False  # a parent on a later line: the only way a cycle can form
-        for entry in tree._entries:
+        for entry in kept:
             parent = entry.parent_id
-            if parent is not None and parent not in seen:
+            if parent is not None and parent not in parents:  # not an earlier entry's id
                 if parent in by_id:
                     forward = True
                 else:
@@ -93,7 +93,7 @@ class SessionTree:
                         problems.append(Problem(line_of[entry.id], (
                             f"entry {entry.id!r} names parent {parent!r}, whose line "
                             f"{line} could not be read; it now hangs under {where}")))
-                        if mended is not None and mended not in seen:
+                        if mended is not None and mended not in parents:
                             forward = True
                     else:
                         problems.append(Problem(line_of[entry.id], (
@@ -101,7 +101,6 @@ class SessionTree:
                             "the file; it is treated as a root")))
                     parent = None if mended is _UNMENDED else mended
             parents[entry.id] = parent
-            seen.add(entry.id)
         if forward:
             problems.extend(tree._break_cycles(line_of))
         tree._children = None  # built when first asked for: a resume never needs them
