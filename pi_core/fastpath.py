@@ -67,9 +67,8 @@ def make_fast_line(slow_line: Callable[[Any], Any], structure_content: Callable[
     inside a message (an image block, a message of another role).
 
     Where the keys read by name (the required ones) are all an object has, its ``len``
-    says so and the comparison with the known keys is skipped; and the
-    names a long session repeats (api, provider, model, stop reason, tool names) are
-    interned, so it holds one copy of each."""
+    says so and the comparison with the known keys is skipped. The names a long session
+    repeats (api, provider, model, stop reason, tool names) are interned: one copy each."""
 
     def blocks(value: Any) -> list:
         if type(value) is not list:
