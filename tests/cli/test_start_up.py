@@ -1,0 +1,121 @@
+"""What the ``pi`` process does before its work to start quickly: attrs' generated methods
+come from a cache written by an earlier run, and the garbage collector waits until the
+app is built. Neither may change what pi does."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from support.llm_server import Reply
+
+pytestmark = pytest.mark.process  # starts real processes (see tests/conftest.py)
+
+# A class with the methods attrs generates (init with defaults and converters, eq, repr,
+# hash, order); prints how it behaves and how many times compile() ran.
+PROBE = """
+import builtins, sys
+from pi_core.app.attrs_cache import install
+calls = []
+real_compile = builtins.compile
+def counting(*args, **kwargs):
+    calls.append(args[1])
+    return real_compile(*args, **kwargs)
+builtins.compile = counting
+install(sys.argv[1])
+import attrs
+@attrs.frozen(order=True)
+class Point:
+    x: int = attrs.field(converter=int)
+    y: list = attrs.Factory(list)
+p = Point("3")
+print(repr(p), p == Point(3), p < Point(4), hash(Point(1, ())) == hash((hash("<attrs generated hash __main__.Point>"), 1, ())))
+try:
+    p.x = 1
+except attrs.exceptions.FrozenInstanceError:
+    print("frozen")
+# (attr._make's own few classes compile before it can be patched)
+print(sum(1 for name in calls if name.startswith("<attrs generated") and " attr._make." not in name))
+"""
+
+
+def probe(cache: Path) -> list[str]:
+    done = subprocess.run([sys.executable, "-c", PROBE, str(cache)], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()
+
+
+def test_attrs_methods_come_from_the_cache_on_the_next_run_and_behave_the_same(tmp_path):
+    cache = tmp_path / "cache"
+    first = probe(cache)
+    assert first[:2] == ["Point(x=3, y=[]) True True True", "frozen"]
+    assert int(first[2]) >= 1 and list(cache.iterdir())
+    second = probe(cache)
+    assert second[:2] == first[:2] and second[2] == "0"
+
+
+def test_a_damaged_attrs_cache_is_compiled_again_and_replaced(tmp_path):
+    cache = tmp_path / "cache"
+    probe(cache)
+    [file] = cache.iterdir()
+    file.write_bytes(file.read_bytes()[:100])
+    again = probe(cache)
+    assert again[:2] == ["Point(x=3, y=[]) True True True", "frozen"] and int(again[2]) >= 1
+    assert probe(cache)[2] == "0"
+
+
+def test_attrs_imported_before_is_patched_at_once(tmp_path):
+    done = subprocess.run([sys.executable, "-c", "import attrs; import sys; "
+                           "from pi_core.app.attrs_cache import install; "
+                           "install(sys.argv[1]); attrs.define(type('A', (), {}))", str(tmp_path)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert [p.name.startswith("attrs-") for p in tmp_path.iterdir()] == [True]
+
+
+RECORDER = '''
+import gc, json, os
+from pi_core import hookimpl
+
+def note(when):
+    with open(os.environ["GC_LOG"], "a") as f:
+        f.write(json.dumps([when, gc.isenabled()]) + "\\n")
+
+@hookimpl
+def session_start(event, ctx):
+    note("session_start")
+
+@hookimpl
+def agent_start(event, ctx):
+    note("agent_start")
+'''
+
+
+def test_the_collector_waits_for_start_up_and_runs_for_the_session(pi, server, tmp_path):
+    (tmp_path / "recorder.py").write_text(RECORDER)
+    log = tmp_path / "gc.log"
+    pi.env["GC_LOG"] = str(log)
+    console_script = str(Path(sys.executable).parent / "pi")  # what pip installed
+    for command in (pi.command("-e", str(tmp_path / "recorder.py"), "-p", "hi"),
+                    [console_script, *pi.flags("-e", str(tmp_path / "recorder.py"), "-p", "hi")]):
+        server.push(Reply(text="Hello."))
+        done = subprocess.run(command, cwd=pi.cwd, env=pi.env, capture_output=True, text=True,
+                              timeout=60, stdin=subprocess.DEVNULL)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout == "Hello.\n"
+    notes = [json.loads(line) for line in log.read_text().splitlines()]
+    assert notes == [["session_start", False], ["agent_start", True]] * 2
+    assert len(pi.sessions()) == 2
+
+
+def test_resume_leaves_a_collector_it_did_not_pause_alone():
+    done = subprocess.run([sys.executable, "-c", "import gc; gc.disable(); "
+                           "from pi_core.app.collector import resume; resume(); "
+                           "print(gc.isenabled(), gc.get_freeze_count())"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.stdout.split() == ["False", "0"]
