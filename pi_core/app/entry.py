@@ -34,11 +34,14 @@ def main() -> int:
 def prepare() -> None:
     """What the ``pi`` process sets up before its first class is defined (also run by
     ``python -m pi_core.app.cli``)."""
+    from pi_core.app import entry_point_cache
     from pi_core.app.attrs_cache import install
     from pi_core.app.collector import pause
 
     pause()  # until the app is built (pi_core.app.collector)
-    install(cache_dir())  # attrs' generated methods, compiled in an earlier run
+    folder = cache_dir()
+    install(folder)  # attrs' generated methods, compiled in an earlier run
+    entry_point_cache.FOLDER = folder  # the plugins' entry points, found in an earlier run
 
 
 def _help_into_cache(path: str) -> int:

@@ -119,3 +119,59 @@ def test_resume_leaves_a_collector_it_did_not_pause_alone():
                            "print(gc.isenabled(), gc.get_freeze_count())"],
                           capture_output=True, text=True, timeout=60)
     assert done.stdout.split() == ["False", "0"]
+
+
+DISCOVER = """
+import sys
+sys.path.insert(0, sys.argv[2])
+from pi_core.app import entry_point_cache
+entry_point_cache.FOLDER = sys.argv[1]
+from pi_core.app.discovery import _entry_points
+builtin, others = _entry_points()
+print(len(builtin), [(e.name, e.value, e.distribution, e.version) for e in others])
+print("importlib.metadata" in sys.modules, others[0].load().__name__ if others else None)
+"""
+
+
+def discover(cache: Path, site: Path) -> tuple[str, str]:
+    done = subprocess.run([sys.executable, "-c", DISCOVER, str(cache), str(site)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    found, asked = done.stdout.splitlines()
+    return found, asked
+
+
+def install(site: Path, name: str, entry_points: str) -> Path:
+    info = site / f"{name}-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(entry_points)
+    (site / f"{name.replace('-', '_')}.py").write_text("")
+    return info
+
+
+def test_entry_points_come_from_the_cache_until_a_distribution_changes(tmp_path):
+    cache, site = tmp_path / "cache", tmp_path / "site"
+    install(site, "pi-alpha", "[pi.plugins]\nalpha = pi_alpha\n")
+    first = discover(cache, site)
+    assert "('alpha', 'pi_alpha', 'pi-alpha', '1.0')" in first[0] and first[1] == "True pi_alpha"
+    again = discover(cache, site)
+    assert again == (first[0], "False pi_alpha")  # importlib.metadata was not needed
+    beta = install(site, "pi-beta", "[pi.plugins]\nbeta = pi_beta\n")
+    installed = discover(cache, site)
+    assert "'beta'" in installed[0] and installed[1].startswith("True")
+    (beta / "entry_points.txt").write_text("[pi.plugins]\ngamma = pi_beta\n")  # edited in place
+    edited = discover(cache, site)
+    assert "'gamma'" in edited[0] and "'beta'" not in edited[0]
+    assert int(edited[0].split()[0]) == int(first[0].split()[0]) > 0  # the built-ins
+
+
+def test_without_a_cache_folder_importlib_metadata_is_asked(tmp_path):
+    site = tmp_path / "site"
+    install(site, "pi-alpha", "[pi.plugins]\nalpha = pi_alpha\n")
+    code = DISCOVER.replace("entry_point_cache.FOLDER = sys.argv[1]", "")
+    for _ in range(2):
+        done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "unused"), str(site)],
+                              capture_output=True, text=True, timeout=60)
+        assert done.stdout.splitlines()[1] == "True pi_alpha"
+    assert not (tmp_path / "unused").exists()
