@@ -23,6 +23,7 @@ import marshal
 import os
 import re
 import sys
+from types import CodeType
 
 #: Entries kept at most; past it only those this run used are written.
 LIMIT = 4000
@@ -30,7 +31,6 @@ LIMIT = 4000
 #: The number attrs' ``__hash__`` starts its tuple with (``hash((\n        NUMBER,``).
 _TYPE_HASH = re.compile(r"(hash\(\(\n *)(-?\d+),$", re.M)
 _HASH_NAME = "_attrs_cache_type_hash"
-_CODE = type(compile("", "", "exec"))
 _FUTURE = 0
 for _name in __future__.all_feature_names:
     _FUTURE |= getattr(__future__, _name).compiler_flag
@@ -109,7 +109,7 @@ def _patch(make, directory: str) -> None:
             bytecode = marshal.loads(data) if type(data) is bytes else None
         except (EOFError, ValueError, TypeError):
             bytecode = None
-        if type(bytecode) is not _CODE:  # not cached (or a damaged file)
+        if type(bytecode) is not CodeType:  # not cached (or a damaged file)
             bytecode = compile(script, filename, "exec")
             compiled.append(key)
             data = marshal.dumps(bytecode)
