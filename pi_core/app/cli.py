@@ -182,7 +182,15 @@ async def _run(args, stdin=None, stdout=None) -> int:
         # session_shutdown stops every command and what it left running; then the
         # session file is released (every entry is already written, line by line)
         await app.harness.close()
+        if name in ONE_SHOT_MODES:
+            from pi_core.app import quick_exit
+
+            quick_exit.allow()  # nothing is left to tear down (pi_core.app.quick_exit)
     return 128 + stop.received
+
+
+#: Modes that answer and end: once their harness is closed the process may end at once.
+ONE_SHOT_MODES = ("text", "json")
 
 
 class _StopOnSignal:
@@ -381,7 +389,8 @@ def plugins_command(extensions: tuple[str, ...], no_extensions: bool, as_json: b
 
 
 if __name__ == "__main__":
+    from pi_core.app import quick_exit
     from pi_core.app.entry import prepare
 
     prepare()
-    main()
+    quick_exit.run(main)

@@ -26,9 +26,10 @@ def main() -> int:
             sys.stdout.flush()
             return 0
     prepare()
+    from pi_core.app import quick_exit
     from pi_core.app.cli import main as cli
 
-    return cli()
+    return quick_exit.run(cli)
 
 
 def prepare() -> None:
