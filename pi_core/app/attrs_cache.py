@@ -25,8 +25,9 @@ import re
 import sys
 from types import CodeType
 
-#: Entries kept at most; past it only those this run used are written.
-LIMIT = 4000
+#: Entries kept at most (pi has some 250 classes; edits add more): past it only those this
+#: run used are written, so the file stays small to read.
+LIMIT = 1000
 
 #: The number attrs' ``__hash__`` starts its tuple with (``hash((\n        NUMBER,``).
 _TYPE_HASH = re.compile(r"(hash\(\(\n *)(-?\d+),$", re.M)

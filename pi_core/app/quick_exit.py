@@ -44,6 +44,8 @@ def leave(code: Any) -> None:
     run_hooks = getattr(atexit, "_run_exitfuncs", None)
     if not _allowed or run_hooks is None or sys.flags.inspect:
         return
+    if sys.gettrace() is not None or sys.getprofile() is not None:
+        return  # a debugger or profiler (``python -m cProfile``) writes its results after
     if not (code is None or isinstance(code, int)):
         return  # a message to print: the interpreter does that
     main = threading.main_thread()
