@@ -23,6 +23,9 @@ from typing import Callable
 FOLDER: str | None = None
 
 _INFO = (".dist-info", ".egg-info")
+#: Answers kept, by fingerprint: environments and ways of starting take turns
+#: (``python -m`` puts the working directory on ``sys.path``, the console script its own).
+KEEP = 8
 
 
 def entry_points(find: Callable[[], list[tuple]]) -> list[tuple]:
@@ -31,24 +34,24 @@ def entry_points(find: Callable[[], list[tuple]]) -> list[tuple]:
     stamp = fingerprint() if FOLDER is not None else None
     if stamp is None:
         return find()
-    import zlib
-
-    # one file per environment (a test's venv and the user's do not take turns)
-    where = zlib.crc32(f"{sys.executable}\0{sys.prefix}".encode())
-    path = os.path.join(FOLDER, f"entry-points-{sys.hexversion:x}-{where:08x}.marshal")
+    path = os.path.join(FOLDER, f"entry-points-{sys.hexversion:x}.marshal")
+    known: dict = {}
     try:
         with open(path, "rb") as f:
-            cached_stamp, rows = marshal.loads(f.read())
-        if cached_stamp == stamp and isinstance(rows, list):
+            known = marshal.loads(f.read())
+        rows = known.get(stamp)
+        if isinstance(rows, list):
             return rows
-    except (OSError, EOFError, ValueError, TypeError):
-        pass
+    except (OSError, EOFError, ValueError, TypeError, AttributeError):
+        known = {}
     rows = find()
+    known.pop(stamp, None)
+    known[stamp] = rows  # the newest last; the oldest go past KEEP
     try:
         os.makedirs(FOLDER, exist_ok=True)
         temp = f"{path}.{os.getpid()}.tmp"
         with open(temp, "wb") as f:
-            f.write(marshal.dumps((stamp, rows)))
+            f.write(marshal.dumps(dict(list(known.items())[-KEEP:])))
         os.replace(temp, path)
     except (OSError, ValueError):
         pass

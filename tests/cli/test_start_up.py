@@ -166,6 +166,14 @@ def test_entry_points_come_from_the_cache_until_a_distribution_changes(tmp_path)
     assert int(edited[0].split()[0]) == int(first[0].split()[0]) > 0  # the built-ins
 
 
+def test_environments_that_take_turns_each_keep_their_entry_points(tmp_path):
+    cache, one, two = tmp_path / "cache", tmp_path / "one", tmp_path / "two"
+    install(one, "pi-alpha", "[pi.plugins]\nalpha = pi_alpha\n")
+    install(two, "pi-beta", "[pi.plugins]\nbeta = pi_beta\n")
+    assert discover(cache, one)[1] == "True pi_alpha" and discover(cache, two)[1] == "True pi_beta"
+    assert discover(cache, one)[1] == "False pi_alpha" and discover(cache, two)[1] == "False pi_beta"
+
+
 def test_without_a_cache_folder_importlib_metadata_is_asked(tmp_path):
     site = tmp_path / "site"
     install(site, "pi-alpha", "[pi.plugins]\nalpha = pi_alpha\n")
