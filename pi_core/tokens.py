@@ -9,10 +9,8 @@ characters / 4 heuristic, as pi uses. Neither touches the network.
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
@@ -31,8 +29,13 @@ _ENCODING_URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_bas
 
 
 def _tiktoken_cache_file() -> Path:
+    import hashlib
+
     folder = os.environ.get("TIKTOKEN_CACHE_DIR") or os.environ.get("DATA_GYM_CACHE_DIR")
-    folder = folder or os.path.join(tempfile.gettempdir(), "data-gym-cache")
+    if not folder:
+        import tempfile  # (with shutil, random, bz2 and lzma: 3 ms at import)
+
+        folder = os.path.join(tempfile.gettempdir(), "data-gym-cache")
     return Path(folder) / hashlib.sha1(_ENCODING_URL.encode()).hexdigest()
 
 

@@ -10,7 +10,8 @@
 4. ``-e PATH`` from the command line (a ``.py`` file or a package directory).
 
 ``discover=False`` (the CLI's ``--no-extensions``) skips 2 and 3; explicit paths still load.
-A plugin that fails to import is reported and skipped.
+A plugin that fails to import is reported and skipped. The console script remembers the
+entry points between runs (:mod:`pi_core.app.entry_point_cache`).
 
 Settings choose which discovered plugins load, before anything is imported:
 ``plugins.disabled`` (names of plugins or of their distributions) leaves those out, built-ins
@@ -21,11 +22,9 @@ left out is in ``plugins.skipped``, so ``pi plugins`` can show it.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.machinery
 import importlib.util
 import sys
-from importlib import metadata
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -92,53 +91,81 @@ class PluginPolicy:
         return sorted((self.disabled | (self.enabled or set())) - known)
 
 
-_DIST_FACTS: dict[str, tuple[str, str | None]] = {}
+class FoundEntryPoint:
+    """A ``pi.plugins`` entry point with its distribution's name and version (from
+    importlib.metadata, or from :mod:`pi_core.app.entry_point_cache`)."""
 
+    __slots__ = ("name", "value", "distribution", "version")
 
-def _dist_facts(ep: metadata.EntryPoint) -> tuple[str, str | None]:
-    """(name, version) of an entry point's distribution. Reading METADATA parses the
-    whole file (a long README included), so it is read once per distribution."""
-    dist = getattr(ep, "dist", None)
-    if dist is None:
-        return "", None
-    key = str(getattr(dist, "_path", id(dist)))
-    facts = _DIST_FACTS.get(key)
-    if facts is None:
-        meta = dist.metadata
-        facts = _DIST_FACTS[key] = (meta["Name"] or "", meta["Version"])
-    return facts
+    def __init__(self, name: str, value: str, distribution: str, version: str | None) -> None:
+        self.name, self.value, self.distribution, self.version = name, value, distribution, version
 
+    def load(self) -> Any:
+        """The object the entry point names, as ``importlib.metadata.EntryPoint.load``."""
+        import functools
+        import importlib
+        import re
 
-def _dist_name(ep: metadata.EntryPoint) -> str:
-    return _dist_facts(ep)[0]
+        match = re.match(r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$",
+                         self.value)
+        module = importlib.import_module(match.group("module"))
+        return functools.reduce(getattr, filter(None, (match.group("attr") or "").split(".")), module)
 
 
 def _normalise(name: str) -> str:
     return name.lower().replace("_", "-").replace(".", "-")
 
 
-def _entry_points() -> tuple[list[metadata.EntryPoint], list[metadata.EntryPoint]]:
+def _entry_points() -> tuple[list[FoundEntryPoint], list[FoundEntryPoint]]:
     """(built-in entry points in declared order, third-party ones in stable order)."""
+    from pi_core.app import entry_point_cache
+
+    builtin, others = [], []
+    for rows, group in zip(entry_point_cache.entry_points(_find_entry_points), (builtin, others)):
+        group.extend(FoundEntryPoint(*row) for row in rows)
+    return builtin, others
+
+
+_DIST_FACTS: dict[str, tuple[str, str | None]] = {}
+
+
+def _find_entry_points() -> list[list[tuple]]:
+    """[built-in rows, third-party rows], each (name, value, distribution, version)."""
+    from importlib import metadata
+
+    def dist_facts(ep: metadata.EntryPoint) -> tuple[str, str | None]:
+        # METADATA is parsed whole (a long README included): once per distribution
+        dist = getattr(ep, "dist", None)
+        if dist is None:
+            return "", None
+        key = str(getattr(dist, "_path", id(dist)))
+        facts = _DIST_FACTS.get(key)
+        if facts is None:
+            meta = dist.metadata
+            facts = _DIST_FACTS[key] = (meta["Name"] or "", meta["Version"])
+        return facts
+
     builtin, others, seen = [], [], set()
     for ep in metadata.entry_points(group=GROUP):
-        dist = _dist_name(ep)
+        dist, version = dist_facts(ep)
         if (dist, ep.name) in seen:  # a distribution visible twice on sys.path
             continue
         seen.add((dist, ep.name))
-        (builtin if _normalise(dist) == OWN_DISTRIBUTION else others).append(ep)
-    others.sort(key=lambda ep: (_normalise(_dist_name(ep)), ep.name))
-    return sorted(builtin, key=_builtin_position), others
+        row = (ep.name, ep.value, dist, version)
+        (builtin if _normalise(dist) == OWN_DISTRIBUTION else others).append(row)
+    others.sort(key=lambda row: (_normalise(row[2]), row[0]))
+    return [sorted(builtin, key=lambda row: _builtin_position(row[0])), others]
 
 
-def _builtin_position(ep: metadata.EntryPoint) -> tuple[int, str]:
+def _builtin_position(name: str) -> tuple[int, str]:
     from pi_core.builtins import LOAD_ORDER
 
-    return (LOAD_ORDER.index(ep.name) if ep.name in LOAD_ORDER else len(LOAD_ORDER), ep.name)
+    return (LOAD_ORDER.index(name) if name in LOAD_ORDER else len(LOAD_ORDER), name)
 
 
-def _load_entry_point(plugins: Plugins, ep: metadata.EntryPoint, source: str,
+def _load_entry_point(plugins: Plugins, ep: FoundEntryPoint, source: str,
                       policy: PluginPolicy) -> None:
-    name, version = _dist_facts(ep)
+    name, version = ep.distribution, ep.version
     reason = policy.reason(ep.name, name, builtin=source == "builtin")
     if reason is not None:
         plugins.skipped.append(SkippedPlugin(
@@ -168,6 +195,8 @@ def load_file(plugins: Plugins, path: str | Path, source: str = "file") -> str |
     """Import a plugin from a ``.py`` file or a package directory and register it."""
     path = Path(path).expanduser().resolve()
     target = path / "__init__.py" if path.is_dir() else path
+    import hashlib
+
     digest = hashlib.sha1(str(path).encode()).hexdigest()[:10]
     module_name = f"pi_extension_{path.stem.replace('-', '_')}_{digest}"
     try:

@@ -2,7 +2,7 @@
 output, without importing click or anything else (most of what ``--help`` used to cost);
 every other command runs the click command line (:mod:`pi_core.app.cli`).
 
-The cache (``$XDG_CACHE_HOME/pi-harness``, else ``~/.cache/pi-harness``) is keyed on the
+The cache (:func:`cache_dir`; it also holds :mod:`pi_core.app.attrs_cache`) is keyed on the
 pi version, the size and time of ``cli.py`` and the width click would wrap to, so it is
 rewritten whenever the help could differ; where it cannot be written, click answers.
 """
@@ -25,9 +25,24 @@ def main() -> int:
             sys.stdout.write(text)
             sys.stdout.flush()
             return 0
+    prepare()
+    from pi_core.app import quick_exit
     from pi_core.app.cli import main as cli
 
-    return cli()
+    return quick_exit.run(cli)
+
+
+def prepare() -> None:
+    """What the ``pi`` process sets up before its first class is defined (also run by
+    ``python -m pi_core.app.cli``)."""
+    from pi_core.app import entry_point_cache
+    from pi_core.app.attrs_cache import install
+    from pi_core.app.collector import pause
+
+    pause()  # until the app is built (pi_core.app.collector)
+    folder = cache_dir()
+    install(folder)  # attrs' generated methods, compiled in an earlier run
+    entry_point_cache.FOLDER = folder  # the plugins' entry points, found in an earlier run
 
 
 def _help_into_cache(path: str) -> int:
@@ -66,11 +81,19 @@ def _cache_path() -> str | None:
         cli = os.stat(os.path.join(os.path.dirname(os.path.abspath(__file__)), "cli.py"))
     except OSError:
         return None
+    folder = cache_dir()
+    if folder is None:
+        return None
+    key = f"{__version__}-{cli.st_size}-{cli.st_mtime_ns}-{_width()}-{sys.argv[1].lstrip('-')}"
+    return os.path.join(folder, f"help-{key}.txt")
+
+
+def cache_dir() -> str | None:
+    """``$XDG_CACHE_HOME/pi-harness``, else ``~/.cache/pi-harness`` (None: no usable root)."""
     root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     if not os.path.isabs(root):
         return None
-    key = f"{__version__}-{cli.st_size}-{cli.st_mtime_ns}-{_width()}-{sys.argv[1].lstrip('-')}"
-    return os.path.join(root, "pi-harness", f"help-{key}.txt")
+    return os.path.join(root, "pi-harness")
 
 
 def _width() -> int:

@@ -84,8 +84,10 @@ def models_from_config(
     _validate(config)
     models = list(builtin)
     by_provider: dict[str, list[Model]] = {}
-    for model in models:
+    where: dict[tuple[str, str], int] = {}  # (provider, id) -> the first such model's index
+    for i, model in enumerate(models):
         by_provider.setdefault(model.provider, []).append(model)
+        where.setdefault((model.provider, model.id), i)
     settings: dict[str, ProviderConfig] = {}
     for name, provider in config["providers"].items():
         defs = provider.get("models") or []
@@ -129,12 +131,12 @@ def models_from_config(
                 thinking_level_map=raw.get("thinkingLevelMap"),
                 api_key_env=raw.get("apiKeyEnv") or provider.get("apiKeyEnv"),
             )
-            for i, existing in enumerate(models):
-                if existing.provider == name and existing.id == model.id:
-                    models[i] = model
-                    break
-            else:
+            at = where.get((name, model.id))
+            if at is None:
+                where[(name, model.id)] = len(models)
                 models.append(model)
+            else:
+                models[at] = model
     return models, settings
 
 

@@ -12,8 +12,13 @@ from pi_core import hookimpl
 from pi_core.app.wiring import Mode
 
 
+async def run_acp(app) -> int:
+    # imported when the mode runs: every other mode registers this one too
+    from pi_plugins.acp.agent import run_acp as run
+
+    return await run(app)
+
+
 @hookimpl
 def register_modes():
-    from pi_plugins.acp.agent import run_acp
-
     return [Mode("acp", run_acp, "the Agent Client Protocol on stdin/stdout, for editors")]

@@ -14,8 +14,13 @@ from pi_core import hookimpl
 from pi_core.app.wiring import Mode
 
 
+async def run_rpc(app) -> int:
+    # imported when the mode runs: every other mode registers this one too
+    from pi_plugins.rpc.server import run_rpc as run
+
+    return await run(app)
+
+
 @hookimpl
 def register_modes():
-    from pi_plugins.rpc.server import run_rpc
-
     return [Mode("rpc", run_rpc, "pi's JSONL command protocol on stdin/stdout")]
