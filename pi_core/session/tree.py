@@ -15,7 +15,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 from attrs import define, field
 
-from pi_core.codec import line_from_json, loads_json
+from pi_core.codec import fast_line, loads_json, orjson
 from pi_core.entries import Entry, LabelEntry, MessageEntry, SessionInfoEntry, UnknownEntry
 from pi_core.session.reader import Problem, UnreadEntry, read_unread
 
@@ -184,12 +184,13 @@ class SessionTree:
         if len(pending) < 2 or any(e.source is not pending[0].source for e in pending):
             return [self._read(e) if type(e) is UnreadEntry else e for e in items]
         by_id, entries = self._by_id, self._entries
+        parse = orjson.loads if orjson is not None else loads_json
         lines = pending[0].source.read_spans([(e.offset, e.length) for e in pending])
         for unread, raw in zip(pending, lines):
             try:  # what _read does, spelled out for the line that reads cleanly
-                value = loads_json(raw)
-                entry = line_from_json(value) if type(value) is dict else None
-            except Exception:
+                value = parse(raw)
+                entry = fast_line(value) if type(value) is dict else None
+            except Exception:  # _read reads it again, the careful way
                 entry = None
             if entry is None or entry.id != unread.id:
                 self._read(unread, raw)  # with the problem it reports

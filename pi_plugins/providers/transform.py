@@ -59,14 +59,21 @@ def _without_images(content: list, placeholder: str) -> list:
     return result
 
 
+def _has_images(content: list) -> bool:
+    for b in content:  # a text block is looked at no further
+        if type(b) is not TextContent and isinstance(b, ImageContent):
+            return True
+    return False
+
+
 def _adapt_images(message: Message, model: Model) -> Message:
-    if model.accepts_images:
+    if model.accepts_images or type(message) is AssistantMessage:
         return message
     if isinstance(message, UserMessage) and isinstance(message.content, list):
-        if any(isinstance(b, ImageContent) for b in message.content):
+        if _has_images(message.content):
             return attrs.evolve(message, content=_without_images(message.content, USER_IMAGE_PLACEHOLDER))
     elif isinstance(message, ToolResultMessage):
-        if any(isinstance(b, ImageContent) for b in message.content):
+        if _has_images(message.content):
             return attrs.evolve(message, content=_without_images(message.content, TOOL_IMAGE_PLACEHOLDER))
     return message
 
