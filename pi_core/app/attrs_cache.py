@@ -120,15 +120,10 @@ def _patch(make, directory: str) -> None:
     def save() -> None:
         if not compiled:
             return
+        from pi_core.app.cache_folder import write_file
+
         kept = {**known, **used} if len(known) + len(compiled) <= LIMIT else used
-        try:
-            os.makedirs(directory, exist_ok=True)
-            temp = f"{path}.{os.getpid()}.tmp"
-            with open(temp, "wb") as f:
-                marshal.dump(kept, f)
-            os.replace(temp, path)
-        except OSError:
-            pass
+        write_file(path, marshal.dumps(kept))
 
     make._compile_and_eval = compile_and_eval
     atexit.register(save)
