@@ -4,12 +4,12 @@ compiled once and kept between runs of ``pi``.
 attrs generates those methods as Python source and compiles it as each class is
 defined: about a quarter of a millisecond a class, and ``pi -p`` defines some 150 (a
 tenth of its start-up). The same source always compiles to the same code, so the console
-script keeps the code objects (``marshal``, as Python keeps ``.pyc`` files) in one file
-of its cache folder (each code object's bytes, loaded when its class is defined), keyed
-on the source and the file name attrs gives it, for this Python only. A class whose source changed (an edit, another attrs) compiles as before;
-the file is rewritten at exit when something new was compiled. A generated ``__hash__``
-holds the hash of a string, which differs from run to run (``PYTHONHASHSEED``): the
-cached code reads that number from the class's globals instead.
+script keeps the code (``marshal``, as Python keeps ``.pyc`` files) in one file of its
+cache folder, keyed on the source and the file name attrs gives it, for this Python only;
+each entry is loaded when its class is defined. A class whose source changed (an edit,
+another attrs) compiles as before, and the file is rewritten at exit. A generated
+``__hash__`` holds the hash of a string, which differs from run to run
+(``PYTHONHASHSEED``): the cached code reads that number from the class's globals instead.
 
 It wraps one private function of attrs (``attr._make._compile_and_eval``); where that is
 missing or takes other arguments, nothing is cached and attrs works as ever.
@@ -120,15 +120,10 @@ def _patch(make, directory: str) -> None:
     def save() -> None:
         if not compiled:
             return
+        from pi_core.app.cache_folder import write_file
+
         kept = {**known, **used} if len(known) + len(compiled) <= LIMIT else used
-        try:
-            os.makedirs(directory, exist_ok=True)
-            temp = f"{path}.{os.getpid()}.tmp"
-            with open(temp, "wb") as f:
-                marshal.dump(kept, f)
-            os.replace(temp, path)
-        except OSError:
-            pass
+        write_file(path, marshal.dumps(kept))
 
     make._compile_and_eval = compile_and_eval
     atexit.register(save)

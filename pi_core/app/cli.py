@@ -139,9 +139,8 @@ async def _run(args, stdin=None, stdout=None) -> int:
     let a caller drive a mode in-process, as the RPC tests do."""
     import asyncio
 
-    from pi_core.app.wiring import UsageError, build_app
-
     from pi_core.app.collector import resume
+    from pi_core.app.wiring import UsageError, build_app
 
     try:
         app = await build_app(args)

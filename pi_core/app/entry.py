@@ -2,13 +2,15 @@
 output, without importing click or anything else (most of what ``--help`` used to cost);
 every other command runs the click command line (:mod:`pi_core.app.cli`).
 
-The cache (:func:`cache_dir`; it also holds :mod:`pi_core.app.attrs_cache`) is keyed on the
-pi version, the size and time of ``cli.py`` and the width click would wrap to, so it is
-rewritten whenever the help could differ; where it cannot be written, click answers.
+The cache (in :mod:`pi_core.app.cache_folder`) is keyed on the pi version, the size and
+time of ``cli.py`` and the width click would wrap to, so it is rewritten whenever the
+help could differ; where it cannot be written, click answers.
 """
 
 import os
 import sys
+
+from pi_core.app.cache_folder import cache_dir
 
 _HELP = (["--help"], ["-h"])
 
@@ -63,14 +65,9 @@ def _help_into_cache(path: str) -> int:
     sys.stdout.write(text)
     sys.stdout.flush()
     if code == 0 and text:
-        try:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            temp = f"{path}.{os.getpid()}.tmp"
-            with open(temp, "w", encoding="utf-8") as f:
-                f.write(text)
-            os.replace(temp, path)
-        except OSError:
-            pass
+        from pi_core.app.cache_folder import write_file
+
+        write_file(path, text.encode("utf-8"))
     return code
 
 
@@ -86,14 +83,6 @@ def _cache_path() -> str | None:
         return None
     key = f"{__version__}-{cli.st_size}-{cli.st_mtime_ns}-{_width()}-{sys.argv[1].lstrip('-')}"
     return os.path.join(folder, f"help-{key}.txt")
-
-
-def cache_dir() -> str | None:
-    """``$XDG_CACHE_HOME/pi-harness``, else ``~/.cache/pi-harness`` (None: no usable root)."""
-    root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    if not os.path.isabs(root):
-        return None
-    return os.path.join(root, "pi-harness")
 
 
 def _width() -> int:

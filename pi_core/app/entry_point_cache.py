@@ -48,13 +48,12 @@ def entry_points(find: Callable[[], list[tuple]]) -> list[tuple]:
     known.pop(stamp, None)
     known[stamp] = rows  # the newest last; the oldest go past KEEP
     try:
-        os.makedirs(FOLDER, exist_ok=True)
-        temp = f"{path}.{os.getpid()}.tmp"
-        with open(temp, "wb") as f:
-            f.write(marshal.dumps(dict(list(known.items())[-KEEP:])))
-        os.replace(temp, path)
-    except (OSError, ValueError):
-        pass
+        data = marshal.dumps(dict(list(known.items())[-KEEP:]))
+    except ValueError:  # not marshallable: nothing to keep
+        return rows
+    from pi_core.app.cache_folder import write_file
+
+    write_file(path, data)
     return rows
 
 

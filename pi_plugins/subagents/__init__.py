@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from pi_core import hookimpl
 
+#: The tool's name (here, so registering it does not load the children's machinery).
+TOOL_NAME = "subagent"
+
 
 @hookimpl
 def register_tools(ctx):

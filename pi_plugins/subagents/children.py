@@ -22,9 +22,9 @@ from pi_core.harness import Harness
 from pi_core.model import Model
 from pi_core.session import Session
 from pi_core.usage import final_assistant, total_usage
+from pi_plugins.subagents import TOOL_NAME
 from pi_plugins.subagents.definitions import AgentDefinition
 
-TOOL_NAME = "subagent"
 
 #: How deep each harness sits: absent means a top-level agent (depth 0).
 _depths: "weakref.WeakKeyDictionary[Harness, int]" = weakref.WeakKeyDictionary()

@@ -21,7 +21,6 @@ from pathlib import Path
 
 from attrs import define, field
 
-from pi_plugins.frontmatter import FrontmatterError, parse_frontmatter
 
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
 
@@ -73,6 +72,8 @@ def discover_agents(cwd: str | Path, agent_dir: str | Path) -> Definitions:
 
 def read_definition(path: Path) -> AgentDefinition:
     """One definition file; raises ValueError saying what is wrong with it."""
+    from pi_plugins.frontmatter import FrontmatterError, parse_frontmatter
+
     try:
         meta, body = parse_frontmatter(path.read_text(encoding="utf-8"))
     except FrontmatterError as exc:

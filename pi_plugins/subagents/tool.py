@@ -14,11 +14,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import weakref
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pi_core.tools import Tool, ToolResult, ToolRun
-from pi_plugins.subagents.children import TOOL_NAME, ChildState, depth_of, run_child
+from pi_plugins.subagents import TOOL_NAME
 from pi_plugins.subagents.definitions import Definitions, discover_agents
+
+if TYPE_CHECKING:
+    from pi_plugins.subagents.children import ChildState
 
 log = logging.getLogger("pi.subagents")
 
@@ -112,6 +115,8 @@ class SubagentTool(Tool):
     """Off by default; ``--tools ...,subagent`` or ``subagents.enabled`` turns it on."""
 
     async def execute(self, args: dict, run: ToolRun) -> ToolResult:
+        from pi_plugins.subagents.children import ChildState, depth_of, run_child
+
         parent = getattr(run.ctx, "harness", None)
         if parent is None:
             return ToolResult.error("subagent needs a harness (a session) to run children in")

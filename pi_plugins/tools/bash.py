@@ -16,15 +16,17 @@ is an error result that states the code.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pi_core.messages import TextContent
 from pi_core.tools import Tool, ToolResult, ToolRun
-from pi_plugins.tools.environment import environment_for
 from pi_plugins.tools.errors import ToolError
-from pi_plugins.tools.output import OutputCollector
-from pi_plugins.tools.runner import CommandResult
+from pi_plugins.tools.lookup import environment_for
 from pi_plugins.tools.truncation import MAX_BYTES, MAX_LINES, Truncation, format_size
+
+if TYPE_CHECKING:
+    from pi_plugins.tools.output import OutputCollector
+    from pi_plugins.tools.runner import CommandResult
 
 UPDATE_INTERVAL = 0.1
 

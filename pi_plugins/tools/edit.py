@@ -19,9 +19,9 @@ from typing import Any
 from attrs import define
 
 from pi_core.tools import Tool, ToolResult, ToolRun
-from pi_plugins.tools.environment import environment_for
 from pi_plugins.tools.errors import ToolError, os_error
 from pi_plugins.tools.locks import file_lock
+from pi_plugins.tools.lookup import environment_for
 
 DESCRIPTION = (
     "Edit one file by exact text replacement. Each edits[].oldText must match exactly one "

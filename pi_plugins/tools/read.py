@@ -8,11 +8,16 @@ limit cuts the text, a closing notice tells the model the ``offset`` to read on 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pi_core.messages import ImageContent, TextContent
 from pi_core.tools import Tool, ToolResult, ToolRun
-from pi_plugins.tools.environment import ExecutionEnvironment, environment_for
 from pi_plugins.tools.errors import ToolError, os_error
+from pi_plugins.tools.lookup import environment_for
 from pi_plugins.tools.truncation import MAX_BYTES, MAX_LINES, Truncation, format_size
+
+if TYPE_CHECKING:
+    from pi_plugins.tools.environment import ExecutionEnvironment
 
 BLOCK = 1024 * 1024
 #: Base64 payload most providers accept for one image (pi's limit).

@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 
 from pi_core.tools import Tool, ToolResult, ToolRun
-from pi_plugins.tools.environment import environment_for
 from pi_plugins.tools.errors import ToolError, os_error
 from pi_plugins.tools.locks import file_lock
+from pi_plugins.tools.lookup import environment_for
 
 DESCRIPTION = (
     "Write a file: creates it, or replaces all of its content if it exists. Missing parent "

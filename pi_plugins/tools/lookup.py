@@ -1,0 +1,17 @@
+"""The execution environment of one tool run, for the tool modules: they load at every
+start (the tools are registered then), the environment module only when a tool runs."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pi_core.tools import ToolRun
+    from pi_plugins.tools.environment import ExecutionEnvironment
+
+
+async def environment_for(run: "ToolRun | None") -> "ExecutionEnvironment":
+    """:func:`pi_plugins.tools.environment.environment_for`."""
+    from pi_plugins.tools.environment import environment_for as find
+
+    return await find(run)
