@@ -131,7 +131,7 @@ def json_text(value: Any) -> str:
 #: A body larger than this is sent in pieces, never held whole: a resumed long session
 #: would otherwise hold its conversation twice more (the encoded text and its bytes).
 STREAM_BODY_AT = 1 << 20
-_BATCH = 64  # list items encoded at a time
+_BATCH = 256  # list items encoded at a time: each piece costs httpcore and anyio about 50 µs
 
 
 class JsonBody:
@@ -155,6 +155,8 @@ class JsonBody:
             self.data = b"".join(kept)
 
     def _pieces(self):
+        """The pieces, as bytes or views into them: a batch's list brackets are cut off
+        without copying it (44 MB copied twice over was a fifth of the sending)."""
         body = self.body
         if not isinstance(body, dict):
             yield encode_json(body)
@@ -166,8 +168,9 @@ class JsonBody:
             if isinstance(value, list) and len(value) > _BATCH:
                 yield b"["
                 for start in range(0, len(value), _BATCH):
-                    piece = encode_json(value[start:start + _BATCH])[1:-1]
-                    yield piece if start == 0 else b"," + piece
+                    if start:
+                        yield b","
+                    yield memoryview(encode_json(value[start:start + _BATCH]))[1:-1]
                 yield b"]"
             else:
                 yield encode_json(value)
