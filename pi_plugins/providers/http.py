@@ -228,12 +228,19 @@ def _pool(url: str) -> ClientPool:
         httpx = _httpx()
         if secure and not tls:
             tls.append(httpx.create_ssl_context())  # the CA bundle loads once: ~30 ms
+        if secure:
+            transport = None  # httpx's own (httpcore): TLS, HTTP/2
+        else:
+            from pi_plugins.providers.plain_http import PlainHttpTransport
+
+            transport = PlainHttpTransport(max_connections=connections)
         return httpx.AsyncClient(
             timeout=httpx.Timeout(READ_TIMEOUT, connect=CONNECT_TIMEOUT),
             limits=httpx.Limits(max_connections=connections, max_keepalive_connections=connections),
             verify=tls[0] if secure else False,
             follow_redirects=True,
             cookies=_no_cookies(),
+            transport=transport,
         )
 
     return pool_for(secure, make_client)

@@ -16,7 +16,7 @@ def test_requests_fill_the_first_shard_before_a_new_one_is_made_and_slots_come_b
         again = await pool.acquire()
         first = pool.shards[0]
         client = await http_client("http://127.0.0.1:9")
-        limits = first.client._transport._pool._max_connections
+        limits = first.client._transport.max_connections
         return sizes, again is first, client is first.client, limits, [s.in_use for s in pool.shards]
 
     sizes, reused, same_client, limits, after = asyncio.run(scenario())

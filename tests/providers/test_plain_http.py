@@ -1,0 +1,201 @@
+"""The plain-http transport: h11 on asyncio for http:// servers, behind httpx's client."""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx
+import pytest
+
+from pi_plugins.providers.plain_http import PlainHttpTransport
+
+
+class Server:
+    """A raw HTTP/1.1 server on 127.0.0.1 that answers each request with ``answer(n)``
+    (bytes, or None to close the connection unanswered) and counts connections."""
+
+    def __init__(self, answer):
+        self.answer, self.connections, self.requests = answer, 0, []
+
+    async def __aenter__(self):
+        self.server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        self.url = f"http://127.0.0.1:{self.server.sockets[0].getsockname()[1]}"
+        return self
+
+    async def __aexit__(self, *exc):
+        self.server.close()
+
+    async def _serve(self, reader, writer):
+        self.connections += 1
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                               if line.lower().startswith(b"content-length:")), 0)
+                body = await reader.readexactly(length)
+                self.requests.append((head, body))
+                reply = self.answer(len(self.requests))
+                if reply is None:
+                    break
+                writer.write(reply)
+                await writer.drain()
+                if b"connection: close" in reply.lower():
+                    break
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        writer.close()
+
+
+def ok(body: bytes = b"hello", *headers: str) -> bytes:
+    extra = "".join(f"{h}\r\n" for h in headers)
+    return (f"HTTP/1.1 200 OK\r\ncontent-length: {len(body)}\r\n{extra}\r\n").encode() + body
+
+
+def client() -> httpx.AsyncClient:
+    return httpx.AsyncClient(transport=PlainHttpTransport(max_connections=4), timeout=2)
+
+
+def test_requests_one_after_another_share_one_connection_and_bodies_arrive_whole():
+    async def scenario():
+        async with Server(lambda n: ok(f"answer {n}".encode())) as server, client() as c:
+            texts = [(await c.post(server.url + "/v1", content=b"x" * 100_000)).text
+                     for _ in range(3)]
+            return texts, server.connections, [len(body) for _, body in server.requests]
+
+    texts, connections, sizes = asyncio.run(scenario())
+    assert texts == ["answer 1", "answer 2", "answer 3"]
+    assert connections == 1 and sizes == [100_000] * 3
+
+
+def test_a_streamed_request_body_arrives_as_sent_with_its_length():
+    async def pieces():
+        for n in range(50):
+            yield bytes([65 + n % 26]) * 10_000
+
+    async def scenario():
+        async with Server(lambda n: ok()) as server, client() as c:
+            response = await c.post(server.url, content=pieces(),
+                                    headers={"content-length": "500000"})
+            return response.status_code, server.requests[0][1]
+
+    status, body = asyncio.run(scenario())
+    assert status == 200 and body == b"".join(bytes([65 + n % 26]) * 10_000 for n in range(50))
+
+
+def test_a_chunked_answer_is_read_and_a_closing_server_gets_a_new_connection():
+    chunked = (b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n"
+               b"5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n")
+
+    async def scenario():
+        async with Server(lambda n: chunked) as server, client() as c:
+            texts = [(await c.get(server.url)).text for _ in range(2)]
+            return texts, server.connections
+
+    assert asyncio.run(scenario()) == (["hello world"] * 2, 2)
+
+
+def test_a_response_left_half_read_closes_its_connection_and_the_next_request_works():
+    async def scenario():
+        async with Server(lambda n: ok(b"y" * 300_000)) as server, client() as c:
+            async with c.stream("GET", server.url) as response:
+                async for _ in response.aiter_raw():
+                    break  # stop after the first piece
+            again = await c.get(server.url)
+            return len(again.content), server.connections
+
+    assert asyncio.run(scenario()) == (300_000, 2)
+
+
+def test_a_connection_the_server_closed_while_idle_is_not_reused():
+    async def scenario():
+        connections = []
+        closed = asyncio.Event()
+
+        async def serve(reader, writer):  # one answer (keep-alive implied), then hang up
+            connections.append(1)
+            await reader.readuntil(b"\r\n\r\n")
+            writer.write(ok(f"answer {len(connections)}".encode()))
+            await writer.drain()
+            writer.close()
+            closed.set()
+
+        server = await asyncio.start_server(serve, "127.0.0.1", 0)
+        url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+        async with client() as c:
+            first = (await c.get(url)).text
+            await closed.wait()
+            [idle] = [conn for conns in c._transport._idle.values() for conn in conns]
+            while not idle.reader.at_eof():  # the hang-up reaches the client's loop
+                await asyncio.sleep(0.001)
+            second = (await c.get(url)).text
+        server.close()
+        return first, second, len(connections)
+
+    assert asyncio.run(scenario()) == ("answer 1", "answer 2", 2)
+
+
+def test_failures_are_httpx_errors_the_providers_already_classify():
+    async def scenario():
+        async with Server(lambda n: None) as server, client() as c:  # closes unanswered
+            with pytest.raises(httpx.RemoteProtocolError, match="without sending a response"):
+                await c.get(server.url)
+        with pytest.raises(httpx.ConnectError):
+            await client().get("http://127.0.0.1:9")
+        cut = b"HTTP/1.1 200 OK\r\ncontent-length: 10\r\nconnection: close\r\n\r\nshort"
+        async with Server(lambda n: cut) as server:  # closes 5 bytes short of its length
+            with pytest.raises(httpx.RemoteProtocolError):
+                await client().get(server.url)
+
+    asyncio.run(scenario())
+
+
+def test_a_silent_server_runs_into_the_read_timeout():
+    async def scenario():
+        server = await asyncio.start_server(lambda r, w: None, "127.0.0.1", 0)
+        url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+        try:
+            async with httpx.AsyncClient(transport=PlainHttpTransport(), timeout=0.2) as c:
+                with pytest.raises(httpx.ReadTimeout):
+                    await c.get(url)
+        finally:
+            server.close()
+
+    asyncio.run(scenario())
+
+
+def test_requests_beyond_the_connection_limit_wait_for_a_slot():
+    async def scenario():
+        release = asyncio.Event()
+        seen = []
+
+        async def serve(reader, writer):
+            await reader.readuntil(b"\r\n\r\n")
+            seen.append(1)
+            await release.wait()
+            writer.write(ok())
+            await writer.drain()
+            writer.close()
+
+        server = await asyncio.start_server(serve, "127.0.0.1", 0)
+        url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+        async with httpx.AsyncClient(transport=PlainHttpTransport(max_connections=2)) as c:
+            tasks = [asyncio.ensure_future(c.get(url)) for _ in range(3)]
+            while len(seen) < 2:
+                await asyncio.sleep(0.01)
+            await asyncio.sleep(0.05)
+            at_most = len(seen)
+            release.set()
+            statuses = [r.status_code for r in await asyncio.gather(*tasks)]
+        server.close()
+        return at_most, statuses
+
+    assert asyncio.run(scenario()) == (2, [200, 200, 200])
+
+
+def test_another_scheme_goes_to_httpx_own_transport():
+    async def scenario():
+        async with client() as c:
+            with pytest.raises(httpx.ConnectError):
+                await c.get("https://127.0.0.1:9")
+
+    asyncio.run(scenario())
