@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import time
-import uuid
 from datetime import datetime, timezone
 from typing import Any, Literal
 
@@ -38,7 +37,22 @@ def new_session_id() -> str:
     rand = int.from_bytes(os.urandom(10), "big")
     rand_a, rand_b = rand >> 68, rand & ((1 << 62) - 1)
     value = (ms & ((1 << 48) - 1)) << 80 | 0x7 << 76 | rand_a << 64 | 0b10 << 62 | rand_b
-    return str(uuid.UUID(int=value))
+    return uuid_text(value)
+
+
+def random_uuid() -> str:
+    """A random (version 4) UUID."""
+    value = int.from_bytes(os.urandom(16), "big")
+    value = (value & ~(0xF << 76)) | 0x4 << 76
+    value = (value & ~(0x3 << 62)) | 0b10 << 62
+    return uuid_text(value)
+
+
+def uuid_text(value: int) -> str:
+    """A 128-bit value in the UUID spelling (without the uuid module, whose import pulls
+    in platform: a millisecond of every start)."""
+    h = f"{value:032x}"
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 @define

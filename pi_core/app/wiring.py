@@ -7,8 +7,6 @@ the ``register_modes`` hook and receive the :class:`App`.
 
 from __future__ import annotations
 
-import base64
-import mimetypes
 import os
 import sys
 from pathlib import Path
@@ -134,6 +132,9 @@ def read_file_argument(name: str, cwd: str):
     path = path if path.is_absolute() else Path(cwd) / path
     if not path.is_file():
         raise UsageError(f"@{name}: no such file ({path})")
+    import base64
+    import mimetypes
+
     mime = mimetypes.guess_type(path.name)[0] or ""
     if mime.startswith("image/"):
         data = base64.b64encode(path.read_bytes()).decode()

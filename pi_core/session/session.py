@@ -26,7 +26,6 @@ from __future__ import annotations
 import gc
 import logging
 import os
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +47,7 @@ from pi_core.entries import (
     UnknownEntry,
     SESSION_VERSION,
     new_entry_id,
+    random_uuid,
 )
 from pi_core.messages import (
     AgentMessage,
@@ -479,7 +479,7 @@ class Session:
             entry_id = new_entry_id()
             if entry_id not in self._tree:
                 return entry_id
-        return str(uuid.uuid4())
+        return random_uuid()
 
     def _check_writable(self) -> None:
         if self.read_only or self._closed:

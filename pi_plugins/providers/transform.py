@@ -167,8 +167,9 @@ def transform_messages(
             answered.clear()
             if message.stop_reason in ("error", "aborted"):
                 continue
-            pending.extend(b for b in message.content if type(b) is ToolCall
-                           or isinstance(b, ToolCall))
+            for b in message.content:
+                if isinstance(b, ToolCall):
+                    pending.append(b)
             add(message)
         elif kind is ToolResultMessage or isinstance(message, ToolResultMessage):
             new_id = renamed.get(message.tool_call_id)

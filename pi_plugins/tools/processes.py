@@ -24,7 +24,6 @@ import signal
 import sys
 import threading
 import time
-import uuid
 from collections import deque
 from typing import Any
 
@@ -56,7 +55,7 @@ def become_subreaper() -> bool:
 
 
 def new_marker() -> str:
-    return uuid.uuid4().hex
+    return os.urandom(16).hex()  # as unique as uuid4's hex, without importing uuid
 
 
 # ---------------------------------------------------------------- /proc
