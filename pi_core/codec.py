@@ -19,12 +19,10 @@ except ImportError:  # pragma: no cover - orjson is a dependency; keep working w
     orjson = None
 
 import attrs
-import cattrs
-from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
 from pi_core import entries as e
 from pi_core import messages as m
-from pi_core.fastpath import make_fast_line  # noqa: F401 - also for tests
+from pi_core.fastpath import fast_json, make_fast_line  # noqa: F401 - also for tests
 
 
 class DecodeError(ValueError):
@@ -36,16 +34,48 @@ def camel(name: str) -> str:
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
-converter = cattrs.Converter()
+_converter_made: list = []  # the converter, once made
 
-# JSON scalars and free-form values pass through untouched: fidelity over coercion
-# (cattrs would turn a None into the string "None" for a ``str`` field).
-for _scalar in (str, int, float, bool, dict, Any):
-    converter.register_structure_hook(_scalar, lambda v, _t: v)
-converter.register_unstructure_hook(dict, lambda v: v)
+
+def converter() -> Any:
+    """The cattrs converter, made on first use: the lines a resume reads and a turn
+    writes go through :mod:`pi_core.fastpath`, so most runs never import cattrs (about
+    12 ms of a start with its hooks)."""
+    if not _converter_made:
+        _converter_made.append(_make_converter())
+    return _converter_made[0]
+
+
+def _make_converter() -> Any:
+    import cattrs
+
+    made = cattrs.Converter()
+    # JSON scalars and free-form values pass through untouched: fidelity over coercion
+    # (cattrs would turn a None into the string "None" for a ``str`` field).
+    for scalar in (str, int, float, bool, dict, Any):
+        made.register_structure_hook(scalar, lambda v, _t: v)
+    made.register_unstructure_hook(dict, lambda v: v)
+    made.register_unstructure_hook_factory(attrs.has, lambda cls: _unstructure_factory(cls, made))
+    made.register_structure_hook_factory(attrs.has, lambda cls: _structure_factory(cls, made))
+    for unknown in (m.UnknownContent, m.UnknownMessage, e.UnknownEntry):
+        made.register_unstructure_hook(unknown, lambda obj: obj.data)
+    made.register_structure_hook(m.Content, structure_content)
+    made.register_structure_hook(m.UserContent, structure_content)
+    made.register_structure_hook(m.AgentMessage, structure_message)
+    made.register_structure_hook(m.Message, structure_message)
+    made.register_structure_hook(e.Entry, structure_line)
+    made.register_structure_hook_func(
+        lambda t: t == str | list[m.UserContent], _structure_user_content
+    )
+    made.register_structure_hook_func(
+        lambda t: t in (list[m.Content], list[m.UserContent]), _structure_content_list
+    )
+    return made
 
 
 def _field_overrides(cls: type) -> dict:
+    from cattrs.gen import override
+
     overrides = {}
     for a in attrs.fields(cls):
         if a.name == "_extra" or a.metadata.get("transient"):
@@ -56,7 +86,9 @@ def _field_overrides(cls: type) -> dict:
     return overrides
 
 
-def _unstructure_factory(cls: type):
+def _unstructure_factory(cls: type, converter: Any):
+    from cattrs.gen import make_dict_unstructure_fn
+
     overrides = _field_overrides(cls)
     base = make_dict_unstructure_fn(cls, converter, _cattrs_include_init_false=True, **overrides)
     # cattrs writes omittable fields last; where one sits before a required field in pi's
@@ -85,7 +117,9 @@ def _unstructure_factory(cls: type):
     return unstructure
 
 
-def _structure_factory(cls: type):
+def _structure_factory(cls: type, converter: Any):
+    from cattrs.gen import make_dict_structure_fn
+
     base = make_dict_structure_fn(cls, converter, **_field_overrides(cls))
     known = frozenset(
         camel(a.alias) for a in attrs.fields(cls)
@@ -103,13 +137,6 @@ def _structure_factory(cls: type):
     return structure
 
 
-converter.register_unstructure_hook_factory(attrs.has, _unstructure_factory)
-converter.register_structure_hook_factory(attrs.has, _structure_factory)
-
-for _unknown in (m.UnknownContent, m.UnknownMessage, e.UnknownEntry):
-    converter.register_unstructure_hook(_unknown, lambda obj: obj.data)
-
-
 def _dispatcher(key: str, table: dict[str, type], unknown: type, what: str):
     """A structure hook that picks the class by ``d[key]``."""
     hooks: dict[str, tuple[Any, type]] = {}
@@ -125,7 +152,7 @@ def _dispatcher(key: str, table: dict[str, type], unknown: type, what: str):
             cls = table.get(tag) if isinstance(tag, str) else None
             if cls is None:
                 return unknown(d)
-            hook, cls = hooks[tag] = (converter.get_structure_hook(cls), cls)
+            hook, cls = hooks[tag] = (converter().get_structure_hook(cls), cls)
         return hook(d, cls)
 
     return structure
@@ -176,31 +203,23 @@ def _structure_content_list(value, _type=None):
 # cattrs for everything else (see pi_core.fastpath).
 fast_line = make_fast_line(structure_line, structure_content, structure_message)
 
-converter.register_structure_hook(m.Content, structure_content)
-converter.register_structure_hook(m.UserContent, structure_content)
-converter.register_structure_hook(m.AgentMessage, structure_message)
-converter.register_structure_hook(m.Message, structure_message)
-converter.register_structure_hook(e.Entry, structure_line)
-converter.register_structure_hook_func(
-    lambda t: t == str | list[m.UserContent], _structure_user_content
-)
-converter.register_structure_hook_func(
-    lambda t: t in (list[m.Content], list[m.UserContent]), _structure_content_list
-)
-
 
 # ---------------------------------------------------------------- public helpers
 
 
 def to_json(obj: Any) -> Any:
-    """The pi JSON value (dicts, lists, scalars) of a protocol object."""
-    return converter.unstructure(obj)
+    """The pi JSON value (dicts, lists, scalars) of a protocol object: through the fast
+    path for what a turn writes, cattrs for everything else."""
+    try:
+        return fast_json(obj)
+    except Exception:  # not one of its shapes
+        return converter().unstructure(obj)
 
 
 def from_json(value: Any, cls: Any) -> Any:
     """Read a JSON value as ``cls``; raises :class:`DecodeError` with the reason."""
     try:
-        return converter.structure(value, cls)
+        return converter().structure(value, cls)
     except DecodeError:
         raise
     except Exception as exc:  # cattrs wraps field errors in groups; flatten to one line
@@ -261,6 +280,8 @@ def loads_line(line: str | bytes) -> e.SessionHeader | e.Entry:
 
 
 def _describe(exc: BaseException) -> str:
+    import cattrs
+
     if isinstance(exc, cattrs.BaseValidationError):
         from cattrs.v import format_exception
 

@@ -14,7 +14,12 @@ from __future__ import annotations
 from sys import intern
 from typing import Any, Callable, get_args
 
-from pi_core.entries import MessageEntry
+from pi_core.entries import (
+    MessageEntry,
+    ModelChangeEntry,
+    SessionHeader,
+    ThinkingLevelChangeEntry,
+)
 from pi_core.messages import (
     AssistantMessage,
     Cost,
@@ -153,13 +158,128 @@ def make_fast_line(slow_line: Callable[[Any], Any], structure_content: Callable[
         return structure_message(d)
 
     def fast_line(d: Any) -> Any:
-        if type(d) is dict and d.get("type") == "message":
-            try:
+        kind = d.get("type") if type(d) is dict else None
+        try:
+            if kind == "message":
                 entry = MessageEntry(id=d["id"], parent_id=d["parentId"],
                                      timestamp=d["timestamp"], message=message(d["message"]))
                 return entry if len(d) == 5 or _entry_known(d) else _extra(entry, d, _ENTRY)
-            except Exception:  # _Slow, a missing key, anything: cattrs decides
-                pass
+            # The lines every session starts with, in the one shape pi writes them (every
+            # key read by name, and no other): reading them needs no cattrs at all.
+            if kind == "model_change" and len(d) == 6:
+                return ModelChangeEntry(id=d["id"], parent_id=d["parentId"],
+                                        timestamp=d["timestamp"], provider=d["provider"],
+                                        model_id=d["modelId"])
+            if kind == "thinking_level_change" and len(d) == 5:
+                return ThinkingLevelChangeEntry(id=d["id"], parent_id=d["parentId"],
+                                                timestamp=d["timestamp"],
+                                                thinking_level=d["thinkingLevel"])
+            if kind == "session" and len(d) == 5 + ("parentSession" in d):
+                return SessionHeader(d["version"], d["id"], d["timestamp"], d["cwd"],
+                                     d.get("parentSession"))
+        except Exception:  # _Slow, a missing key, anything: cattrs decides
+            pass
         return slow_line(d)
 
     return fast_line
+
+
+# ---------------------------------------------------------------- writing
+
+_WRITTEN = frozenset((MessageEntry, ModelChangeEntry, ThinkingLevelChangeEntry, SessionHeader,
+                      UserMessage, AssistantMessage, ToolResultMessage, TextContent, ToolCall,
+                      ThinkingContent))
+
+
+def fast_json(obj: Any) -> Any:
+    """The JSON value of the objects a turn writes (message entries with their common
+    blocks, model and thinking-level changes, the header), as cattrs writes them: keys in
+    declaration order, an optional attribute left out while it is ``None``. Raises
+    :class:`_Slow` for anything else, or for an object with keys kept in ``extra``
+    (cattrs writes those); tests/core/test_fastpath.py checks both agree."""
+    kind = type(obj)
+    if kind not in _WRITTEN or obj._extra:
+        raise _Slow
+    if kind is MessageEntry:
+        return {"type": obj.type, "id": obj.id, "parentId": obj.parent_id,
+                "timestamp": obj.timestamp, "message": _message_json(obj.message)}
+    if kind is ModelChangeEntry:
+        return {"type": obj.type, "id": obj.id, "parentId": obj.parent_id,
+                "timestamp": obj.timestamp, "provider": obj.provider, "modelId": obj.model_id}
+    if kind is ThinkingLevelChangeEntry:
+        return {"type": obj.type, "id": obj.id, "parentId": obj.parent_id,
+                "timestamp": obj.timestamp, "thinkingLevel": obj.thinking_level}
+    if kind is SessionHeader:
+        d = {"type": obj.type, "version": obj.version, "id": obj.id,
+             "timestamp": obj.timestamp, "cwd": obj.cwd}
+        if obj.parent_session is not None:
+            d["parentSession"] = obj.parent_session
+        return d
+    raise _Slow
+
+
+def _message_json(m: Any) -> dict:
+    kind = type(m)
+    if kind not in _WRITTEN or m._extra:
+        raise _Slow
+    if kind is UserMessage:
+        content = m.content
+        return {"role": m.role,
+                "content": content if type(content) is str else _blocks_json(content),
+                "timestamp": m.timestamp}
+    if kind is AssistantMessage:
+        d = {"role": m.role, "content": _blocks_json(m.content), "api": m.api,
+             "provider": m.provider, "model": m.model, "usage": _usage_json(m.usage),
+             "stopReason": m.stop_reason, "timestamp": m.timestamp}
+        if m.response_id is not None:
+            d["responseId"] = m.response_id
+        if m.error_message is not None:
+            d["errorMessage"] = m.error_message
+        return d
+    if kind is ToolResultMessage:
+        d = {"role": m.role, "toolCallId": m.tool_call_id, "toolName": m.tool_name,
+             "content": _blocks_json(m.content)}
+        if m.details is not None:
+            d["details"] = m.details
+        d["isError"] = m.is_error
+        d["timestamp"] = m.timestamp
+        return d
+    raise _Slow
+
+
+def _blocks_json(blocks: Any) -> list:
+    if type(blocks) is not list:
+        raise _Slow
+    out = []
+    for b in blocks:
+        kind = type(b)
+        if kind not in _WRITTEN or b._extra:
+            raise _Slow
+        if kind is TextContent:
+            d = {"type": b.type, "text": b.text}
+            if b.text_signature is not None:
+                d["textSignature"] = b.text_signature
+        elif kind is ToolCall:
+            d = {"type": b.type, "id": b.id, "name": b.name, "arguments": b.arguments}
+            if b.thought_signature is not None:
+                d["thoughtSignature"] = b.thought_signature
+        elif kind is ThinkingContent:
+            d = {"type": b.type, "thinking": b.thinking}
+            if b.thinking_signature is not None:
+                d["thinkingSignature"] = b.thinking_signature
+            if b.redacted is not None:
+                d["redacted"] = b.redacted
+        else:
+            raise _Slow
+        out.append(d)
+    return out
+
+
+def _usage_json(u: Any) -> dict:
+    c = u.cost
+    if type(u) is not Usage or type(c) is not Cost or u._extra or c._extra:
+        raise _Slow
+    return {"input": u.input, "output": u.output, "cacheRead": u.cache_read,
+            "cacheWrite": u.cache_write, "totalTokens": u.total_tokens,
+            "cost": {"input": c.input, "output": c.output, "cacheRead": c.cache_read,
+                     "cacheWrite": c.cache_write, "total": c.total}}
