@@ -109,6 +109,9 @@ def _add(messages: list[AgentMessage], entry: Entry) -> None:
             messages.append(message)
 
 
+_NONE_OWED: frozenset = frozenset()
+
+
 def _without_orphan_results(messages: list[AgentMessage]) -> list[AgentMessage]:
     owed: set[str] = set()  # calls of the latest assistant message still without a result
     kept = []
@@ -120,8 +123,9 @@ def _without_orphan_results(messages: list[AgentMessage]) -> list[AgentMessage]:
                 continue
             owed.discard(message.tool_call_id)
         elif kind is AssistantMessage or isinstance(message, AssistantMessage):
-            owed = {b.id for b in message.content if isinstance(b, ToolCall)}
+            calls = [b.id for b in message.content if isinstance(b, ToolCall)]
+            owed = set(calls) if calls else _NONE_OWED
         elif owed:
-            owed = set()
+            owed = _NONE_OWED
         kept.append(message)
     return kept

@@ -154,6 +154,7 @@ def convert_messages(model: Model, context: LlmContext, compat: dict) -> list[di
         role = "developer" if model.reasoning and compat["supportsDeveloperRole"] else "system"
         params.append({"role": role, "content": context.system_prompt})
     bridge = compat["requiresAssistantAfterToolResult"]
+    text_parts = compat["supportsTextContentParts"]
     assistant = _assistant_converter(model, compat)
     last_role = None
     i = 0
@@ -166,8 +167,13 @@ def convert_messages(model: Model, context: LlmContext, compat: dict) -> list[di
             if converted is not None:
                 params.append(converted)
         elif isinstance(message, UserMessage):
-            if isinstance(message.content, str):
-                params.append({"role": "user", "content": message.content})
+            content = message.content
+            if isinstance(content, str):
+                params.append({"role": "user", "content": content})
+            elif len(content) == 1 and type(content[0]) is TextContent:  # the usual prompt
+                text = content[0].text
+                params.append({"role": "user", "content": [{"type": "text", "text": text}]
+                               if text_parts else text})
             else:
                 parts = [
                     {"type": "text", "text": b.text} if isinstance(b, TextContent) else _image_url(b)
