@@ -76,8 +76,12 @@ def build_session_context(
         for entry in read_all(path[kept:compaction_at]):
             _add(messages, entry)
         start = compaction_at + 1
+    add = messages.append
     for entry in read_all(path[start:]):  # read in bulk first: the scan below then finds
-        _add(messages, entry)             # most of what it reads already read
+        if type(entry) is MessageEntry:   # most of what it reads already read
+            add(entry.message)
+        else:
+            _add(messages, entry)
 
     thinking_level = model = None
     for index in range(len(path) - 1, -1, -1):  # the last of each on the path counts

@@ -186,6 +186,8 @@ class SessionTree:
         by_id, entries = self._by_id, self._entries
         parse = orjson.loads if orjson is not None else loads_json
         lines = pending[0].source.read_spans([(e.offset, e.length) for e in pending])
+        out = []
+        add = out.append
         for unread, raw in zip(pending, lines):
             try:  # what _read does, spelled out for the line that reads cleanly
                 value = parse(raw)
@@ -193,13 +195,16 @@ class SessionTree:
             except Exception:  # _read reads it again, the careful way
                 entry = None
             if entry is None or entry.id != unread.id:
-                self._read(unread, raw)  # with the problem it reports
+                add(self._read(unread, raw))  # with the problem it reports
                 continue
             entry.id = unread.id
             if entry.parent_id is not None and entry.parent_id == unread.parent_id:
                 entry.parent_id = unread.parent_id
             by_id[unread.id] = entries[unread.position] = entry
             self.unread -= 1
+            add(entry)
+        if len(out) == len(items):  # every item was one of these (a resume's whole path)
+            return out
         return [self._read(e) if type(e) is UnreadEntry else e for e in items]
 
     def _read(self, unread: UnreadEntry, raw: Any = None) -> Entry:
