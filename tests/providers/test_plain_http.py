@@ -199,3 +199,24 @@ def test_another_scheme_goes_to_httpx_own_transport():
                 await c.get("https://127.0.0.1:9")
 
     asyncio.run(scenario())
+
+
+def test_an_answer_that_ends_when_the_server_closes_is_read_whole():
+    """An HTTP/1.0-style answer: no length, no chunks, the body ends with the connection."""
+    async def scenario():
+        async def serve(reader, writer):
+            await reader.readuntil(b"\r\n\r\n")
+            writer.write(b"HTTP/1.0 200 OK\r\ncontent-type: text/event-stream\r\n\r\n"
+                         b"data: one\n\ndata: two\n\n")
+            await writer.drain()
+            writer.close()
+
+        server = await asyncio.start_server(serve, "127.0.0.1", 0)
+        url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+        async with client() as c:
+            text = (await c.get(url)).text
+            again = (await c.get(url)).text  # on a new connection
+        server.close()
+        return text, again
+
+    assert asyncio.run(scenario()) == ("data: one\n\ndata: two\n\n",) * 2
