@@ -400,6 +400,9 @@ async def collect_overrides(plugins: Plugins, ctx: Any) -> list[dict]:
                 continue
             if not plugins.has(name):
                 continue
+            caller = getattr(plugins.pm.hook, name)
+            if caller.spec is not None and set(caller.spec.argnames) - {"ctx"}:
+                continue  # needs a run's arguments (discover_models would probe servers)
             await plugins.collect(name, key=kind.key, ctx=ctx)
             for key, winner, losers in plugins.overrides.get(name, []):
                 found.append({"hook": name, "key": str(key), "winner": winner,

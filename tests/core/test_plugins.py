@@ -294,3 +294,15 @@ def test_pi_plugins_overrides_name_the_winner():
     plugins.register(plugin("my_plugin", register_tools=lambda self: [Tool(name="read")]))
     assert run(collect_overrides(plugins, None)) == [
         {"hook": "register_tools", "key": "read", "winner": "my_plugin", "replaces": ["tools"]}]
+
+
+def test_pi_plugins_leaves_out_collect_hooks_that_need_a_run(tmp_path):
+    """``pi plugins`` has no settings to hand ``discover_models`` (and must not probe
+    local servers): it reports that hook's plugins without calling it, and no error."""
+    from pi_core.plugins import collect_overrides
+
+    calls = []
+    plugins = Plugins()
+    plugins.register(plugin("local", discover_models=lambda self, settings: calls.append(1)))
+    assert run(collect_overrides(plugins, None)) == []
+    assert calls == [] and list(plugins.errors) == []
