@@ -194,8 +194,8 @@ class SessionTree:
                 entry = fast_line(value) if type(value) is dict else None
             except Exception:  # _read reads it again, the careful way
                 entry = None
-            if entry is None or entry.id != unread.id:
-                add(self._read(unread, raw))  # with the problem it reports
+            if type(entry) is not MessageEntry or entry.id != unread.id:
+                add(self._read(unread, raw))  # any other entry, or with the problem it reports
                 continue
             entry.id = unread.id
             if entry.parent_id is not None and entry.parent_id == unread.parent_id:

@@ -99,3 +99,35 @@ def test_a_resume_reads_its_lines_in_a_few_large_reads(tmp_path, monkeypatch):
         context = again.build_context()
     assert [m.content[0].text for m in context.messages] == [f"message {n}" for n in range(2000)]
     assert 0 < len(calls) < 10
+
+
+def test_a_resume_read_in_bulk_keeps_entries_of_unknown_types_and_bad_lines(tmp_path):
+    """Between the message lines a bulk read makes itself: an entry type of a newer pi
+    stays in the tree, and a line that is not JSON is reported; the rest of the context
+    is read as usual."""
+    import json
+
+    from pi_core.messages import TextContent, UserMessage
+    from pi_core.session import Session
+
+    with Session.create(tmp_path, sessions_dir=tmp_path) as session:
+        for n in range(3000):
+            session.append_message(UserMessage([TextContent(f"message {n} " + "x" * 400)]))
+        path = session.file
+        leaf = session.leaf_id
+    lines = path.read_text().splitlines()
+    middle = json.loads(lines[1500])
+    lines[1500] = json.dumps({"type": "hologram", "id": middle["id"],
+                              "parentId": middle["parentId"], "timestamp": middle["timestamp"]})
+    broken = json.loads(lines[2000])
+    lines[2000] = lines[2000][:-1]  # no longer JSON
+    path.write_text("\n".join(lines) + "\n")
+    with Session.open(path, read_only=True):  # writes the offset index
+        pass
+    with Session.open(path, read_only=True) as again:
+        assert again.leaf_id == leaf
+        texts = [m.content[0].text.split(" ")[1] for m in again.build_context().messages]
+        assert str(again.entry(middle["id"]).type) == "hologram"
+        problems = [str(p) for p in again.problems]
+    assert len(texts) == 2998 and "1499" not in texts and "1999" not in texts
+    assert any(broken["id"] in p for p in problems)
