@@ -1,12 +1,14 @@
-"""Session message lines read without cattrs: the shapes that make up nearly every line.
+"""Session lines read and written without cattrs: the shapes that make up nearly every line.
 
-A 20,000-entry session spends most of its resume structuring message entries through
+A 20,000-entry session spent most of its resume structuring message entries through
 cattrs' generated code (one hook call per field). :func:`fast_line` builds the common
 shapes (user, assistant and tool-result messages with text, tool-call and thinking
-blocks) by hand, and hands everything else to cattrs: a line of another type, a missing
-or odd field, a stop reason cattrs would refuse, or any exception. The objects are
-exactly the ones cattrs makes (tests/core/test_fastpath.py checks it on every fixture
-line and on generated messages), so cattrs stays the one definition of the format.
+blocks; the header and the model and thinking-level changes) by hand, and hands
+everything else to cattrs: a line of another type, a missing or odd field, a stop reason
+cattrs would refuse, or any exception. :func:`fast_json` writes what a turn writes the
+same way, so a resume need not import cattrs at all. The objects and the JSON are
+exactly cattrs' (tests/core/test_fastpath.py checks both on every fixture line and on
+generated ones), so cattrs stays the one definition of the format.
 """
 
 from __future__ import annotations
