@@ -80,6 +80,10 @@ def make_fast_line(slow_line: Callable[[Any], Any], structure_content: Callable[
     def blocks(value: Any) -> list:
         if type(value) is not list:
             raise _Slow
+        if len(value) == 1:  # one plain text block: a prompt, a tool's output
+            b = value[0]
+            if type(b) is dict and len(b) == 2 and b.get("type") == "text" and "text" in b:
+                return [TextContent(b["text"])]
         out = []
         add = out.append
         for b in value:

@@ -84,20 +84,23 @@ def build_session_context(
             _add(messages, entry)
 
     thinking_level = model = None
-    for index in range(len(path) - 1, -1, -1):  # the last of each on the path counts
-        kind = path[index].type
-        if kind == "thinking_level_change" and thinking_level is None:
-            entry = read(path[index])
+    for item in reversed(path):  # the last of each on the path counts
+        kind = item.type
+        if kind == "message":
+            if model is None:
+                entry = read(item)
+                if isinstance(entry, MessageEntry) and isinstance(entry.message, AssistantMessage):
+                    model = ModelRef(entry.message.provider, entry.message.model)
+                    if thinking_level is not None:
+                        break
+        elif kind == "thinking_level_change" and thinking_level is None:
+            entry = read(item)
             if isinstance(entry, ThinkingLevelChangeEntry):
                 thinking_level = entry.thinking_level
         elif kind == "model_change" and model is None:
-            entry = read(path[index])
+            entry = read(item)
             if isinstance(entry, ModelChangeEntry):
                 model = ModelRef(entry.provider, entry.model_id)
-        elif kind == "message" and model is None:
-            entry = read(path[index])
-            if isinstance(entry, MessageEntry) and isinstance(entry.message, AssistantMessage):
-                model = ModelRef(entry.message.provider, entry.message.model)
         if thinking_level is not None and model is not None:
             break
     return SessionContext(_without_orphan_results(messages), thinking_level or "off", model)
