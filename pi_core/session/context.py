@@ -108,9 +108,7 @@ def build_session_context(
 
 def _add(messages: list[AgentMessage], entry: Entry) -> None:
     """Earlier compactions on the path are left out: only the latest one's summary counts."""
-    if type(entry) is MessageEntry:  # nearly every entry: no further look
-        messages.append(entry.message)
-    elif not isinstance(entry, CompactionEntry):
+    if not isinstance(entry, CompactionEntry):
         message = message_of(entry)
         if message is not None:
             messages.append(message)
@@ -120,7 +118,7 @@ _NONE_OWED: frozenset = frozenset()
 
 
 def _without_orphan_results(messages: list[AgentMessage]) -> list[AgentMessage]:
-    owed: set[str] = set()  # calls of the latest assistant message still without a result
+    owed: set[str] | frozenset = _NONE_OWED  # the latest answer's calls still without a result
     kept = []
     for message in messages:  # exact classes tested first: a long history has 20,000
         kind = type(message)
