@@ -2,12 +2,14 @@
 differs: how to build its request (:meth:`SseProvider.build_request`) and how to read its
 events (a :class:`StreamReader`).
 
-:meth:`SseProvider.stream` sends the request with httpx (imported on first use, so start-up
-stays fast), reports the response to the harness, turns an HTTP error into a classified
-``error`` event naming the provider, the model and the server's message, feeds the
-server-sent events to the reader, and keeps the provider contract: it never raises for a
-request or model failure, and an abort (the signal, or cancelling the task) closes the
-connection at once and ends the stream with stop reason ``aborted``.
+:meth:`SseProvider.stream` sends the request (through httpx for ``https://``, imported on
+first use, and through the plain client of :mod:`pi_plugins.providers.plain_http` for
+``http://`` servers), follows redirects, reports the response to the harness, turns an
+HTTP error into a classified ``error`` event naming the provider, the model and the
+server's message, feeds the server-sent events to the reader, and keeps the provider
+contract: it never raises for a request or model failure, and an abort (the signal, or
+cancelling the task) closes the connection at once and ends the stream with stop reason
+``aborted``.
 """
 
 from __future__ import annotations
@@ -218,32 +220,39 @@ def _no_cookies():
 
 
 def _pool(url: str) -> ClientPool:
-    """The pooled clients of this event loop (see :mod:`pi_plugins.providers.pool`);
-    plain-http URLs (local servers) get clients that skip loading the CA bundle, which
-    costs a noticeable part of a one-shot run."""
+    """The pooled clients of this event loop (see :mod:`pi_plugins.providers.pool`):
+    httpx for ``https://`` (its CA bundle loaded once and shared by every shard), and
+    :class:`~pi_plugins.providers.plain_http.PlainHttpClient` for ``http://`` (local
+    servers), unless the environment names a proxy: httpx goes through it."""
     secure = url.startswith("https:")
     tls: list = []  # the TLS context, made once and shared by every shard of the pool
 
     def make_client(connections: int):
+        if not secure and not _proxy_in_environment():
+            from pi_plugins.providers.plain_http import PlainHttpClient
+
+            return PlainHttpClient(max_connections=connections, timeout=READ_TIMEOUT,
+                                   connect=CONNECT_TIMEOUT)
         httpx = _httpx()
         if secure and not tls:
             tls.append(httpx.create_ssl_context())  # the CA bundle loads once: ~30 ms
-        if secure:
-            transport = None  # httpx's own (httpcore): TLS, HTTP/2
-        else:
-            from pi_plugins.providers.plain_http import PlainHttpTransport
-
-            transport = PlainHttpTransport(max_connections=connections)
         return httpx.AsyncClient(
             timeout=httpx.Timeout(READ_TIMEOUT, connect=CONNECT_TIMEOUT),
             limits=httpx.Limits(max_connections=connections, max_keepalive_connections=connections),
             verify=tls[0] if secure else False,
-            follow_redirects=True,
+            follow_redirects=False,  # SseProvider._send follows them, for either client
             cookies=_no_cookies(),
-            transport=transport,
         )
 
     return pool_for(secure, make_client)
+
+
+def _proxy_in_environment() -> bool:
+    """Whether a proxy is set for plain http (httpx then decides, ``NO_PROXY`` too)."""
+    import os
+
+    return any(os.environ.get(name) for name in
+               ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"))
 
 
 async def http_client(url: str):
@@ -305,26 +314,41 @@ class SseProvider:
                     watch: "_AbortWatch") -> tuple[Any, int]:
         """POST the request; a 408, 409, 429 or 5xx answer, or a connection that failed,
         is sent again after a short backoff (the server's retry-after when it gives one
-        under a minute), as the provider SDKs do, up to the provider's retry count.
-        Returns the response and the size of the body sent."""
-        httpx = _httpx()
+        under a minute), as the provider SDKs do, up to the provider's retry count. A
+        redirect is followed (:func:`redirect`). Returns the response and the size of
+        the body sent."""
         retries = options.max_retries if options.max_retries is not None else self.default_max_retries
-        attempt = 0
+        attempt = hops = 0
+        url, method, headers = request.url, "POST", request.headers
         while True:
             watch.reading = True
-            content, headers = request_content(body, request.headers)
-            sent = int(headers.get("content-length") or len(content))
+            if method == "POST":
+                content, sent_headers = request_content(body, headers)
+                sent = int(sent_headers.get("content-length") or len(content))
+            else:
+                content, sent_headers, sent = None, headers, 0
             try:
                 response = await client.send(
-                    client.build_request("POST", request.url, content=content, headers=headers),
+                    client.build_request(method, url, content=content, headers=sent_headers),
                     stream=True,
                 )
-            except httpx.TransportError as exc:
-                if attempt >= retries or isinstance(exc, (httpx.InvalidURL, httpx.UnsupportedProtocol)):
+            except Exception as exc:
+                kind = transport_kind(exc)
+                if kind is None or kind == "invalid" or attempt >= retries:
                     raise
                 delay = sdk_retry_delay(attempt, None)
             else:
                 watch.response = response
+                location = (response.headers.get("location")
+                            if response.status_code in REDIRECTS else None)
+                if location and hops < MAX_REDIRECTS:
+                    hops += 1
+                    await _release(response)
+                    watch.response = None
+                    url, method, headers = redirect(url, response.status_code, location,
+                                                    method, headers)
+                    client = await http_client(url)
+                    continue
                 if response.status_code not in RETRY_STATUSES or attempt >= retries \
                         or _header_value(response.headers, "x-should-retry") == "false":
                     return response, sent
@@ -367,7 +391,7 @@ class SseProvider:
             response, sent = await self._send(client, request, body, options, watch)
             try:
                 await options.response(response.status_code, dict(response.headers))
-                if response.status_code >= 400:
+                if response.status_code >= 300:  # a redirect not followed, too
                     watch.reading = True
                     text = await _read_error_body(response)
                     watch.reading = False
@@ -486,20 +510,65 @@ def broken_stream_note(message: str, request: HttpRequest | None, sent: int) -> 
     return note + ")"
 
 
-def describe_exception(exc: BaseException) -> tuple[str, Failure]:
-    """A message and classification for an exception raised while talking to a server."""
-    httpx = _httpx()
-
-    detail = str(exc) or type(exc).__name__
+def transport_kind(exc: BaseException) -> str | None:
+    """How a request failed on its way: ``connect``, ``timeout``, ``lost`` (the
+    connection broke) or ``invalid`` (the URL); None for any other exception. The plain
+    client's errors say it themselves; httpx's are told by their class."""
+    kind = getattr(type(exc), "transport_kind", None)
+    if isinstance(kind, str):
+        return kind
+    httpx = sys.modules.get("httpx")  # an httpx error means httpx is loaded
+    if httpx is None:
+        return None
     if isinstance(exc, httpx.TimeoutException):
-        return f"Request timed out ({type(exc).__name__})", Failure(kind="retryable")
+        return "timeout"
     if isinstance(exc, httpx.ConnectError):
-        return f"Connection error: {detail}", Failure(kind="retryable")
+        return "connect"
     if isinstance(exc, (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError,
                         httpx.CloseError, httpx.StreamClosed)):
-        return f"Connection lost: {detail}", Failure(kind="retryable")
+        return "lost"
     if isinstance(exc, (httpx.InvalidURL, httpx.UnsupportedProtocol)):
-        return f"Invalid base URL: {detail}", Failure(kind="other")
-    if isinstance(exc, httpx.TransportError):
+        return "invalid"
+    return "connect" if isinstance(exc, httpx.TransportError) else None
+
+
+def describe_exception(exc: BaseException) -> tuple[str, Failure]:
+    """A message and classification for an exception raised while talking to a server."""
+    detail = str(exc) or type(exc).__name__
+    kind = transport_kind(exc)
+    if kind == "timeout":
+        return f"Request timed out ({type(exc).__name__})", Failure(kind="retryable")
+    if kind == "connect":
         return f"Connection error: {detail}", Failure(kind="retryable")
+    if kind == "lost":
+        return f"Connection lost: {detail}", Failure(kind="retryable")
+    if kind == "invalid":
+        return f"Invalid base URL: {detail}", Failure(kind="other")
     return f"{type(exc).__name__}: {detail}", Failure(kind="other")
+
+
+#: The redirects followed, at most this many in a row (as httpx and fetch do).
+REDIRECTS = frozenset({301, 302, 303, 307, 308})
+MAX_REDIRECTS = 20
+#: Headers carrying credentials: never sent on to another origin.
+_CREDENTIALS = frozenset({"authorization", "x-api-key", "x-goog-api-key", "api-key", "cookie"})
+
+
+def redirect(url: str, status: int, location: str, method: str,
+             headers: dict[str, str]) -> tuple[str, str, dict[str, str]]:
+    """Where a redirect sends a request, as fetch and httpx follow one: the URL,
+    the method (a 303, and a 301 or 302 after a POST, become a GET without a body) and
+    the headers (without the body's, for a GET; without credentials, to another
+    origin)."""
+    from urllib.parse import urljoin, urlsplit
+
+    target = urljoin(url, location.strip())
+    if status == 303 or (status in (301, 302) and method == "POST"):
+        method = "GET"
+    before, after = urlsplit(url), urlsplit(target)
+    same_origin = (before.scheme, before.hostname, before.port) == \
+        (after.scheme, after.hostname, after.port)
+    dropped = set() if same_origin else set(_CREDENTIALS)
+    if method == "GET":
+        dropped |= {"content-type", "content-length", "transfer-encoding"}
+    return target, method, {k: v for k, v in headers.items() if k.lower() not in dropped}

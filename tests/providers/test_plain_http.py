@@ -1,13 +1,15 @@
-"""The plain-http transport: h11 on asyncio for http:// servers, behind httpx's client."""
+"""The plain-http client: h11 on asyncio for http:// servers, without httpx."""
 
 from __future__ import annotations
 
 import asyncio
+import gzip
 
-import httpx
 import pytest
 
-from pi_plugins.providers.plain_http import PlainHttpTransport
+from pi_plugins.providers import plain_http
+from pi_plugins.providers.http import describe_exception
+from pi_plugins.providers.plain_http import PlainHttpClient
 
 
 class Server:
@@ -51,14 +53,29 @@ def ok(body: bytes = b"hello", *headers: str) -> bytes:
     return (f"HTTP/1.1 200 OK\r\ncontent-length: {len(body)}\r\n{extra}\r\n").encode() + body
 
 
-def client() -> httpx.AsyncClient:
-    return httpx.AsyncClient(transport=PlainHttpTransport(max_connections=4), timeout=2)
+def client(max_connections: int = 4, timeout: float = 2) -> PlainHttpClient:
+    return PlainHttpClient(max_connections=max_connections, timeout=timeout, connect=timeout)
+
+
+class Answer:
+    """A whole response, as the tests read it."""
+
+    def __init__(self, status: int, headers: dict, content: bytes):
+        self.status_code, self.headers, self.content = status, headers, content
+        self.text = content.decode()
+
+
+async def fetch(c: PlainHttpClient, url: str, method: str = "GET", content=None,
+                headers=None) -> Answer:
+    response = await c.send(c.build_request(method, url, content=content, headers=headers))
+    data = b"".join([piece async for piece in response.aiter_bytes()])
+    return Answer(response.status_code, response.headers, data)
 
 
 def test_requests_one_after_another_share_one_connection_and_bodies_arrive_whole():
     async def scenario():
         async with Server(lambda n: ok(f"answer {n}".encode())) as server, client() as c:
-            texts = [(await c.post(server.url + "/v1", content=b"x" * 100_000)).text
+            texts = [(await fetch(c, server.url + "/v1", "POST", b"x" * 100_000)).text
                      for _ in range(3)]
             return texts, server.connections, [len(body) for _, body in server.requests]
 
@@ -74,12 +91,26 @@ def test_a_streamed_request_body_arrives_as_sent_with_its_length():
 
     async def scenario():
         async with Server(lambda n: ok()) as server, client() as c:
-            response = await c.post(server.url, content=pieces(),
-                                    headers={"content-length": "500000"})
-            return response.status_code, server.requests[0][1]
+            answer = await fetch(c, server.url, "POST", pieces(), {"content-length": "500000"})
+            return answer.status_code, server.requests[0]
 
-    status, body = asyncio.run(scenario())
+    status, (head, body) = asyncio.run(scenario())
     assert status == 200 and body == b"".join(bytes([65 + n % 26]) * 10_000 for n in range(50))
+    assert b"content-length: 500000" in head.lower() and b"transfer-encoding" not in head.lower()
+
+
+def test_the_request_names_its_host_and_target_and_keeps_the_callers_headers():
+    async def scenario():
+        async with Server(lambda n: ok()) as server, client() as c:
+            await fetch(c, server.url + "/v1/chat?x=1", "POST", b"{}",
+                        {"Authorization": "Bearer k", "Content-Type": "application/json"})
+            return server.url, server.requests[0][0].decode().lower()
+
+    url, head = asyncio.run(scenario())
+    assert head.startswith("post /v1/chat?x=1 http/1.1\r\n")
+    assert f"host: {url.removeprefix('http://')}" in head
+    assert "authorization: bearer k" in head and "content-type: application/json" in head
+    assert "content-length: 2" in head and "user-agent: pi-harness/" in head
 
 
 def test_a_chunked_answer_is_read_and_a_closing_server_gets_a_new_connection():
@@ -88,22 +119,36 @@ def test_a_chunked_answer_is_read_and_a_closing_server_gets_a_new_connection():
 
     async def scenario():
         async with Server(lambda n: chunked) as server, client() as c:
-            texts = [(await c.get(server.url)).text for _ in range(2)]
+            texts = [(await fetch(c, server.url)).text for _ in range(2)]
             return texts, server.connections
 
     assert asyncio.run(scenario()) == (["hello world"] * 2, 2)
 
 
+def test_a_gzip_encoded_answer_is_decoded_and_repeated_headers_are_joined():
+    body = gzip.compress(b"data: packed\n\n" * 1000)
+
+    async def scenario():
+        async with Server(lambda n: ok(body, "content-encoding: gzip", "x-a: 1", "X-A: 2")) \
+                as server, client() as c:
+            return await fetch(c, server.url)
+
+    answer = asyncio.run(scenario())
+    assert answer.content == b"data: packed\n\n" * 1000
+    assert answer.headers["x-a"] == "1, 2" and answer.headers["content-encoding"] == "gzip"
+
+
 def test_a_response_left_half_read_closes_its_connection_and_the_next_request_works():
     async def scenario():
         async with Server(lambda n: ok(b"y" * 300_000)) as server, client() as c:
-            async with c.stream("GET", server.url) as response:
-                async for _ in response.aiter_raw():
-                    break  # stop after the first piece
-            again = await c.get(server.url)
-            return len(again.content), server.connections
+            response = await c.send(c.build_request("GET", server.url))
+            async for _ in response.aiter_bytes():
+                break  # stop after the first piece
+            await response.aclose()
+            again = await fetch(c, server.url)
+            return len(again.content), server.connections, response.is_closed
 
-    assert asyncio.run(scenario()) == (300_000, 2)
+    assert asyncio.run(scenario()) == (300_000, 2, True)
 
 
 def test_a_connection_the_server_closed_while_idle_is_not_reused():
@@ -122,31 +167,43 @@ def test_a_connection_the_server_closed_while_idle_is_not_reused():
         server = await asyncio.start_server(serve, "127.0.0.1", 0)
         url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
         async with client() as c:
-            first = (await c.get(url)).text
+            first = (await fetch(c, url)).text
             await closed.wait()
-            [idle] = [conn for conns in c._transport._idle.values() for conn in conns]
+            [idle] = [conn for conns in c._idle.values() for conn in conns]
             while not idle.reader.at_eof():  # the hang-up reaches the client's loop
                 await asyncio.sleep(0.001)
-            second = (await c.get(url)).text
+            second = (await fetch(c, url)).text
         server.close()
         return first, second, len(connections)
 
     assert asyncio.run(scenario()) == ("answer 1", "answer 2", 2)
 
 
-def test_failures_are_httpx_errors_the_providers_already_classify():
+def test_failures_are_named_as_httpx_names_them_and_worded_as_the_providers_word_them():
     async def scenario():
+        failures = []
         async with Server(lambda n: None) as server, client() as c:  # closes unanswered
-            with pytest.raises(httpx.RemoteProtocolError, match="without sending a response"):
-                await c.get(server.url)
-        with pytest.raises(httpx.ConnectError):
-            await client().get("http://127.0.0.1:9")
+            with pytest.raises(plain_http.RemoteProtocolError, match="without sending a response"):
+                await fetch(c, server.url)
+        with pytest.raises(plain_http.ConnectError) as refused:
+            await fetch(client(), "http://127.0.0.1:9")
+        failures.append(refused.value)
         cut = b"HTTP/1.1 200 OK\r\ncontent-length: 10\r\nconnection: close\r\n\r\nshort"
         async with Server(lambda n: cut) as server:  # closes 5 bytes short of its length
-            with pytest.raises(httpx.RemoteProtocolError):
-                await client().get(server.url)
+            with pytest.raises(plain_http.RemoteProtocolError) as short:
+                await fetch(client(), server.url)
+        failures.append(short.value)
+        for url in ("https://127.0.0.1:9", "http://127.0.0.1:port/"):
+            with pytest.raises(plain_http.TransportError) as bad:
+                client().build_request("GET", url)
+            failures.append(bad.value)
+        return [describe_exception(exc) for exc in failures]
 
-    asyncio.run(scenario())
+    refused, short, https, port = asyncio.run(scenario())
+    assert refused[0].startswith("Connection error: ") and refused[1].kind == "retryable"
+    assert short[0].startswith("Connection lost: ") and short[1].kind == "retryable"
+    assert https[0].startswith("Invalid base URL: ") and https[1].kind == "other"
+    assert port[0].startswith("Invalid base URL: ")
 
 
 def test_a_silent_server_runs_into_the_read_timeout():
@@ -154,13 +211,15 @@ def test_a_silent_server_runs_into_the_read_timeout():
         server = await asyncio.start_server(lambda r, w: None, "127.0.0.1", 0)
         url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
         try:
-            async with httpx.AsyncClient(transport=PlainHttpTransport(), timeout=0.2) as c:
-                with pytest.raises(httpx.ReadTimeout):
-                    await c.get(url)
+            async with client(timeout=0.2) as c:
+                with pytest.raises(plain_http.ReadTimeout) as silent:
+                    await fetch(c, url)
         finally:
             server.close()
+        return describe_exception(silent.value)
 
-    asyncio.run(scenario())
+    message, failure = asyncio.run(scenario())
+    assert message == "Request timed out (ReadTimeout)" and failure.kind == "retryable"
 
 
 def test_requests_beyond_the_connection_limit_wait_for_a_slot():
@@ -178,8 +237,8 @@ def test_requests_beyond_the_connection_limit_wait_for_a_slot():
 
         server = await asyncio.start_server(serve, "127.0.0.1", 0)
         url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
-        async with httpx.AsyncClient(transport=PlainHttpTransport(max_connections=2)) as c:
-            tasks = [asyncio.ensure_future(c.get(url)) for _ in range(3)]
+        async with client(max_connections=2) as c:
+            tasks = [asyncio.ensure_future(fetch(c, url)) for _ in range(3)]
             while len(seen) < 2:
                 await asyncio.sleep(0.01)
             await asyncio.sleep(0.05)
@@ -190,15 +249,6 @@ def test_requests_beyond_the_connection_limit_wait_for_a_slot():
         return at_most, statuses
 
     assert asyncio.run(scenario()) == (2, [200, 200, 200])
-
-
-def test_another_scheme_goes_to_httpx_own_transport():
-    async def scenario():
-        async with client() as c:
-            with pytest.raises(httpx.ConnectError):
-                await c.get("https://127.0.0.1:9")
-
-    asyncio.run(scenario())
 
 
 def test_an_answer_that_ends_when_the_server_closes_is_read_whole():
@@ -214,8 +264,8 @@ def test_an_answer_that_ends_when_the_server_closes_is_read_whole():
         server = await asyncio.start_server(serve, "127.0.0.1", 0)
         url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
         async with client() as c:
-            text = (await c.get(url)).text
-            again = (await c.get(url)).text  # on a new connection
+            text = (await fetch(c, url)).text
+            again = (await fetch(c, url)).text  # on a new connection
         server.close()
         return text, again
 

@@ -16,7 +16,7 @@ def test_requests_fill_the_first_shard_before_a_new_one_is_made_and_slots_come_b
         again = await pool.acquire()
         first = pool.shards[0]
         client = await http_client("http://127.0.0.1:9")
-        limits = first.client._transport.max_connections
+        limits = first.client.max_connections
         return sizes, again is first, client is first.client, limits, [s.in_use for s in pool.shards]
 
     sizes, reused, same_client, limits, after = asyncio.run(scenario())
@@ -57,3 +57,12 @@ def test_the_shards_of_a_tls_pool_share_one_tls_context():
 
     shards, contexts = asyncio.run(scenario())
     assert shards == 2 and len(contexts) == 1
+
+
+def test_plain_http_goes_through_httpx_while_the_environment_names_a_proxy(monkeypatch):
+    async def client_type():
+        return type(await http_client("http://127.0.0.1:9")).__name__
+
+    assert asyncio.run(client_type()) == "PlainHttpClient"
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")
+    assert asyncio.run(client_type()) == "AsyncClient"

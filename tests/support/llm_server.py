@@ -526,7 +526,7 @@ class _Handler(BaseHTTPRequestHandler):
         if reply is None:
             self._json(500, error_body(api, Reply(status=500, error="llm_server: no scripted reply left")))
             return
-        if reply.status >= 400:
+        if reply.status >= 300:  # an error, or a redirect (its location in ``headers``)
             self._json(reply.status, error_body(api, reply), reply.headers)
             return
         if reply.garbage is not None:
