@@ -40,8 +40,10 @@ def prepare() -> None:
     from pi_core.app import entry_point_cache
     from pi_core.app.attrs_cache import install
     from pi_core.app.collector import pause
+    from pi_core.heap import allow
 
     pause()  # until the app is built (pi_core.app.collector)
+    allow()  # large reads may grow the heap on huge pages (pi_core.heap)
     folder = cache_dir()
     install(folder)  # attrs' generated methods, compiled in an earlier run
     entry_point_cache.FOLDER = folder  # the plugins' entry points, found in an earlier run
