@@ -133,7 +133,7 @@ def json_text(value: Any) -> str:
 #: A body larger than this is sent in pieces, never held whole: a resumed long session
 #: would otherwise hold its conversation twice more (the encoded text and its bytes).
 STREAM_BODY_AT = 1 << 20
-_BATCH = 256  # list items encoded at a time: each piece costs httpcore and anyio about 50 µs
+_BATCH = 256  # list items encoded at a time (64 and 1024 took as long on the 50 MB resume)
 
 
 class JsonBody:
