@@ -10,7 +10,7 @@ part of httpx's client the providers use (:class:`PlainHttpClient`: ``build_requ
 ``send``, a response's status, headers and ``aiter_bytes``). Its errors carry the names
 of httpx's own for the same failures, and a ``transport_kind`` the providers word them by.
 
-TLS, HTTP/2 and proxies stay httpx's: ``https://`` URLs, and ``http://`` ones while the
+TLS and proxies stay httpx's: ``https://`` URLs, and ``http://`` ones while the
 environment names a proxy, get an httpx client (:mod:`pi_plugins.providers.http`, which
 also follows redirects, for both).
 """
