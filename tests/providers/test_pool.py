@@ -63,6 +63,8 @@ def test_plain_http_goes_through_httpx_while_the_environment_names_a_proxy(monke
     async def client_type():
         return type(await http_client("http://127.0.0.1:9")).__name__
 
+    for name in ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)
     assert asyncio.run(client_type()) == "PlainHttpClient"
     monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")
     assert asyncio.run(client_type()) == "AsyncClient"
