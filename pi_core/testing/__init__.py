@@ -16,11 +16,32 @@ which gives tests the ``harness`` and ``recording_ui`` fixtures. Import the rest
 
 from __future__ import annotations
 
-from pi_core.testing.harness import HarnessMaker, run_command
-from pi_core.testing.imports import HEAVY, assert_light_import
-from pi_core.testing.programs import require, require_program
-from pi_core.testing.scripted import Reply, ScriptedProvider, scripted_model
-from pi_core.testing.ui import Dialog, RecordingUI
+#: Each name and the module it comes from, imported on first use: the scripted model and
+#: the recording UI work where pytest is not installed (the docs examples, a user's venv);
+#: only the parts that skip or fail a test need pytest, and they import it when they run.
+_LAZY = {
+    "HarnessMaker": "pi_core.testing.harness",
+    "run_command": "pi_core.testing.harness",
+    "HEAVY": "pi_core.testing.imports",
+    "assert_light_import": "pi_core.testing.imports",
+    "require": "pi_core.testing.programs",
+    "require_program": "pi_core.testing.programs",
+    "Reply": "pi_core.testing.scripted",
+    "ScriptedProvider": "pi_core.testing.scripted",
+    "scripted_model": "pi_core.testing.scripted",
+    "Dialog": "pi_core.testing.ui",
+    "RecordingUI": "pi_core.testing.ui",
+}
 
-__all__ = ["Dialog", "HEAVY", "HarnessMaker", "RecordingUI", "Reply", "ScriptedProvider",
-           "assert_light_import", "require", "require_program", "run_command", "scripted_model"]
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pi_core.testing' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

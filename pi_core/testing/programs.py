@@ -14,8 +14,6 @@ import os
 import shutil
 from typing import Callable
 
-import pytest
-
 #: Requirements that are not a program on PATH: name → "is it there?".
 REQUIREMENTS: dict[str, Callable[[], bool]] = {}
 
@@ -26,6 +24,8 @@ def under_ci() -> bool:
 
 def missing(what: str) -> None:
     """Skip the current test for lack of ``what``, or fail it under CI."""
+    import pytest  # only here: the rest of the kit works where pytest is not installed
+
     message = f"{what} is not available here"
     if under_ci():
         pytest.fail(f"{message}, and under CI every program the tests need must be installed",
