@@ -49,7 +49,7 @@ def scripted_plugins():
     """The built-in plugins plus a scripted provider (no sockets) that plays the lister."""
     from pi_core import hookimpl
     from pi_core.app.discovery import load_plugins
-    from pi_core.messages import text_of
+    from pi_core.protocol.messages import text_of
     from pi_core.testing import Reply, ScriptedProvider, scripted_model
 
     def router(context):
@@ -72,7 +72,7 @@ def scripted_plugins():
 
 async def run(count: int, concurrency: int, home: Path, project: Path,
               plugins=None) -> tuple[float, float, int]:
-    from pi_core.batch import run_batch
+    from pi_plugins.batch.runner import run_batch
 
     model = {"model": "scripted/scripted-model"} if plugins is not None else {}
     tasks = [{"id": f"t{count}-{n}", "prompt": f"task {n}", "cwd": str(project), "tools": ["ls"], **model}

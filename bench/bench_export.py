@@ -14,9 +14,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from pi_core.codec import dumps
-from pi_core.entries import MessageEntry, SessionHeader
-from pi_core.messages import (
+from pi_core.protocol.codec import dumps
+from pi_core.protocol.entries import MessageEntry, SessionHeader
+from pi_core.protocol.messages import (
     AssistantMessage,
     TextContent,
     ThinkingContent,

@@ -15,7 +15,7 @@ import subprocess
 import sys
 import time
 
-from pi_core.messages import AssistantMessage, TextContent
+from pi_core.protocol.messages import AssistantMessage, TextContent
 from pi_plugins.interactive.blocks import AssistantBlock, View
 from pi_plugins.interactive.paint import Painter
 

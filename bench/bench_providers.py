@@ -32,10 +32,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from support.llm_server import APIS, LlmServer, Reply, render  # noqa: E402
 from support.provider_streams import PROVIDERS  # noqa: E402
 
-from pi_core.messages import TextContent, UserMessage  # noqa: E402
-from pi_core.provider import LlmContext, StreamOptions  # noqa: E402
-from pi_core.model import Model  # noqa: E402
-from pi_core.stream import MessageBuilder  # noqa: E402
+from pi_core.protocol.messages import TextContent, UserMessage  # noqa: E402
+from pi_core.protocol.provider import LlmContext, StreamOptions  # noqa: E402
+from pi_core.protocol.model import Model  # noqa: E402
+from pi_plugins.providers.kit import MessageBuilder  # noqa: E402
 from pi_plugins.providers.sse import SseDecoder  # noqa: E402
 
 BUDGET_S = 3.0

@@ -221,7 +221,7 @@ def bench_open(path: Path, label: str) -> bool:
 
 
 def bench_append(path: Path) -> bool:
-    from pi_core.messages import AssistantMessage, TextContent, UserMessage
+    from pi_core.protocol.messages import AssistantMessage, TextContent, UserMessage
     from pi_core.session import Session
 
     copy = path.with_name("append-" + path.name)
@@ -250,8 +250,8 @@ def bench_append(path: Path) -> bool:
 
 
 def bench_listing(directory: Path, total: int) -> bool:
-    from pi_core.session import list_sessions
-    from pi_core.session.index import INDEX_NAME
+    from pi_core.app.listing import list_sessions
+    from pi_core.app.listing_index import INDEX_NAME
 
     def timed() -> tuple[float, float, int]:
         start, cpu = time.perf_counter(), time.process_time()

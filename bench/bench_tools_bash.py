@@ -17,8 +17,8 @@ import resource
 import sys
 import time
 
-from pi_core.signal import AbortSignal
-from pi_core.tools import ToolRun
+from pi_core.protocol.signal import AbortSignal
+from pi_core.protocol.tools import ToolRun
 from pi_plugins.tools.bash import bash_tool
 
 GROWTH_BUDGET_MB = 32

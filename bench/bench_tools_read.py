@@ -15,8 +15,8 @@ import sys
 import tempfile
 import time
 
-from pi_core.signal import AbortSignal
-from pi_core.tools import ToolRun
+from pi_core.protocol.signal import AbortSignal
+from pi_core.protocol.tools import ToolRun
 from pi_plugins.tools.read import read_tool
 
 SIZE = 50 * 1024 * 1024

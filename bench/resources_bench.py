@@ -52,7 +52,7 @@ def build_tree(root: Path) -> tuple[Path, Path]:
 def make_ctx(agent_dir: Path, cwd: Path):
     from pi_core import Agent, Plugins
     from pi_core.context import PluginContext
-    from pi_core.tools import Tool
+    from pi_core.protocol.tools import Tool
     from pi_plugins import context_files, prompt_templates, skills, system_prompt
     from pi_core.testing import scripted_model
 
@@ -66,7 +66,7 @@ def make_ctx(agent_dir: Path, cwd: Path):
 
 
 async def one_prompt(ctx, text: str) -> str:
-    from pi_core.events import BeforeAgentStartEvent, InputEvent
+    from pi_core.protocol.events import BeforeAgentStartEvent, InputEvent
 
     event = await ctx.plugins.chain("input", "event", InputEvent(text=text), ctx=ctx)
     start = BeforeAgentStartEvent(prompt=event.text, system_prompt="")

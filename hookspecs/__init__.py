@@ -5,7 +5,7 @@ kind with a marker (:func:`notify`, :func:`decide`, :func:`chain` ``(arg)``,
 :func:`collect` ``(key=...)``, from :mod:`hookspecs.markers`), so
 ``await plugins.call(name, **kwargs)`` dispatches by the spec; its docstring says when it
 fires, what it receives and what its result means. Specs are typed as pytest's are
-(imports under ``TYPE_CHECKING``; ``ctx`` is :class:`pi_core.ctx.Ctx`). The kinds:
+(imports under ``TYPE_CHECKING``; ``ctx`` is :class:`pi_core.protocol.ctx.Ctx`). The kinds:
 
 - **notify**: every handler is called in load order; results are ignored.
 - **decide**: handlers in load order; ``None`` means no opinion; a later result replaces

@@ -7,10 +7,9 @@ from typing import TYPE_CHECKING
 from hookspecs.markers import collect, hookspec
 
 if TYPE_CHECKING:
-    from pi_core.commands import Command, Flag, MessageRenderer, Shortcut
-    from pi_core.app.wiring import Mode
-    from pi_core.app.cli_commands import CliCommand
-    from pi_core.ctx import Ctx
+    from pi_core.protocol.commands import Command, Flag, MessageRenderer, Shortcut
+    from pi_core.protocol.shell import CliCommand, Mode
+    from pi_core.protocol.ctx import Ctx
 
 
 @hookspec
@@ -31,14 +30,14 @@ def register_flags(ctx: Ctx) -> Flag | list[Flag] | None:
 @hookspec
 @collect(key="custom_type")
 def register_message_renderers(ctx: Ctx) -> MessageRenderer | list[MessageRenderer] | None:
-    """Kind: collect (by ``custom_type``). Return :class:`pi_core.commands.MessageRenderer`
+    """Kind: collect (by ``custom_type``). Return :class:`pi_core.protocol.commands.MessageRenderer`
     objects: how the interactive mode shows ``custom`` messages of that kind."""
 
 
 @hookspec
 @collect(key="key")
 def register_shortcuts(ctx: Ctx) -> Shortcut | list[Shortcut] | None:
-    """Kind: collect (by ``key``). Return :class:`pi_core.commands.Shortcut` objects: keys
+    """Kind: collect (by ``key``). Return :class:`pi_core.protocol.commands.Shortcut` objects: keys
     the interactive mode binds to the plugin's handler (``handler(ctx)``); a later
     plugin's shortcut for the same key replaces an earlier one."""
 
@@ -48,7 +47,7 @@ def register_shortcuts(ctx: Ctx) -> Shortcut | list[Shortcut] | None:
 def register_modes(ctx: Ctx) -> Mode | list[Mode] | None:
     """Kind: collect (by mode name).
 
-    Return :class:`pi_core.app.Mode` objects (``name``, async ``run(app)`` returning the
+    Return :class:`pi_core.protocol.shell.Mode` objects (``name``, async ``run(app)`` returning the
     exit code). ``pi`` runs the mode named by ``--mode`` (``text`` with ``-p`` is
     ``text``, without it ``interactive``); a later plugin's mode replaces an earlier one.
     """
@@ -61,7 +60,7 @@ def register_cli_commands(ctx: None) -> CliCommand | list[CliCommand] | None:
 
     When ``pi`` meets a subcommand it does not know by itself (and for ``pi --help``'s
     list), like llm's ``register_commands(cli)``. Return
-    :class:`pi_core.app.cli_commands.CliCommand` objects naming a click command by
+    :class:`pi_core.protocol.shell.CliCommand` objects naming a click command by
     ``"module:attribute"``, imported only when that subcommand runs, so ``pi --help``
     stays quick. ``ctx`` is ``None``: no harness runs yet.
     """

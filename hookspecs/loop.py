@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING
 from hookspecs.markers import chain, notify, hookspec
 
 if TYPE_CHECKING:
-    from pi_core.events import AgentEnd, AgentStart, BeforeAgentStartEvent, InputEvent, MessageStart, MessageUpdate, QueueUpdate, TurnEnd, TurnStart
-    from pi_core.messages import AgentMessage
-    from pi_core.provider import RequestContext
-    from pi_core.ctx import Ctx
+    from pi_core.protocol.events import AgentEnd, AgentStart, BeforeAgentStartEvent, InputEvent, MessageStart, MessageUpdate, QueueUpdate, TurnEnd, TurnStart
+    from pi_core.protocol.messages import AgentMessage
+    from pi_core.protocol.provider import RequestContext
+    from pi_core.protocol.ctx import Ctx
 
 
 @hookspec
@@ -19,7 +19,7 @@ def input(event: InputEvent, ctx: Ctx) -> InputEvent | None:
     """Kind: chain (stops when a result has ``handled`` set).
 
     Fires when the user submits text, before skill and prompt-template expansion.
-    ``event`` is a :class:`pi_core.events.InputEvent` (``text``, ``images``, ``source``).
+    ``event`` is a :class:`pi_core.protocol.events.InputEvent` (``text``, ``images``, ``source``).
     Return a changed event (``attrs.evolve(event, text=...)``) to transform the input,
     ``attrs.evolve(event, handled=True)`` to consume it (nothing reaches the agent), or
     ``None`` to pass it on unchanged.
@@ -32,7 +32,7 @@ def before_agent_start(event: BeforeAgentStartEvent, ctx: Ctx) -> BeforeAgentSta
     """Kind: chain.
 
     Fires once per prompt, after input expansion and before the loop starts.
-    ``event`` is a :class:`pi_core.events.BeforeAgentStartEvent` holding ``prompt``,
+    ``event`` is a :class:`pi_core.protocol.events.BeforeAgentStartEvent` holding ``prompt``,
     ``images``, the ``system_prompt`` for this run and ``messages`` to inject before the
     prompt. Return a changed event to replace the system prompt or inject messages.
     """
@@ -82,7 +82,7 @@ def message_update(event: MessageUpdate, ctx: Ctx) -> None:
 
 
 @hookspec
-@chain("message", result="pi_core.results:same_role_message")
+@chain("message", result="pi_core.protocol.results:same_role_message")
 def message_end(message: AgentMessage, ctx: Ctx) -> AgentMessage | dict | None:
     """Kind: chain.
 
@@ -105,7 +105,7 @@ def queue_update(event: QueueUpdate, ctx: Ctx) -> None:
 def prepare_request(request: RequestContext, ctx: Ctx) -> RequestContext | None:
     """Kind: chain.
 
-    Before each LLM request. ``request`` is a :class:`pi_core.provider.RequestContext`
+    Before each LLM request. ``request`` is a :class:`pi_core.protocol.provider.RequestContext`
     (``system_prompt``, ``messages``, ``tools``, ``model``, ``thinking_level``). Return a
     changed request to compact, inject or edit what is sent, or ``None``. The compaction
     plugin checks its threshold here, so a long tool run compacts mid-run and goes on.

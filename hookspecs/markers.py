@@ -5,7 +5,7 @@ Each spec names its dispatch kind with one of :func:`notify`, :func:`decide`,
 what the spec declares instead of every call site choosing by hand::
 
     @hookspec
-    @chain("message", result="pi_core.results:same_role_message")
+    @chain("message", result="pi_core.protocol.results:same_role_message")
     def message_end(message, ctx): ...
 
 ``result`` names a function (``"module:function"``, imported on first use) that turns a

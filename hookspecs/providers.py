@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING
 from hookspecs.markers import chain, collect, notify, hookspec
 
 if TYPE_CHECKING:
-    from pi_core.events import ProviderResponseEvent
-    from pi_core.provider import Provider
-    from pi_core.model import Model
-    from pi_core.ctx import Ctx
-    from pi_core.app.settings import Settings
+    from pi_core.protocol.events import ProviderResponseEvent
+    from pi_core.protocol.provider import Provider
+    from pi_core.protocol.model import Model
+    from pi_core.protocol.ctx import Ctx
+    from pi_core.protocol.shell import Settings
 
 
 @hookspec
@@ -20,7 +20,7 @@ def register_providers(ctx: Ctx) -> Provider | list[Provider] | None:
     """Kind: collect (by ``api``).
 
     At start-up. Return a list of providers (objects with ``api`` and ``stream()``, see
-    :class:`pi_core.provider.Provider`). A later provider for the same api replaces an
+    :class:`pi_core.protocol.provider.Provider`). A later provider for the same api replaces an
     earlier one.
     """
 
@@ -30,7 +30,7 @@ def register_providers(ctx: Ctx) -> Provider | list[Provider] | None:
 def register_models(ctx: Ctx) -> Model | list[Model] | None:
     """Kind: collect (by ``provider/id``).
 
-    At start-up. Return a list of :class:`pi_core.model.Model`; a later model with the
+    At start-up. Return a list of :class:`pi_core.protocol.model.Model`; a later model with the
     same provider and id replaces the earlier one.
     """
 
@@ -43,9 +43,9 @@ def discover_models(settings: Settings, ctx: Ctx) -> Model | list[Model] | None:
     At start-up, only when no model is configured (no ``--model``, no usable
     ``defaultModel``) and no provider has a key, or the setting ``localModels.enabled`` is
     true; never with ``--offline`` or ``PI_OFFLINE``. Return the
-    :class:`pi_core.model.Model` s found, for example on servers of this machine, the one
+    :class:`pi_core.protocol.model.Model` s found, for example on servers of this machine, the one
     to use by default first; keep to a fraction of a second, pi is starting. ``settings``
-    are the merged settings (:class:`pi_core.app.settings.Settings`). The models are listed as
+    are the merged settings (:class:`pi_core.protocol.shell.Settings`). The models are listed as
     local and need no key.
     """
 

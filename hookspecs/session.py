@@ -7,8 +7,9 @@ from typing import TYPE_CHECKING, Any
 from hookspecs.markers import collect, decide, notify, hookspec
 
 if TYPE_CHECKING:
-    from pi_core.events import AutoRetryEnd, AutoRetryStart, BeforeCompactEvent, BeforeTreeEvent, CancelDecision, CompactionDecision, CompactionEnd, CompactionStart, ForkEvent, ModelSelect, ResourcesDiscoverEvent, SessionCompactEvent, SessionShutdown, SessionStart, SessionTreeEvent, SwitchEvent, ThinkingLevelSelect, TreeDecision
-    from pi_core.ctx import Ctx
+    from pi_core.protocol.events import AutoRetryEnd, AutoRetryStart, BeforeCompactEvent, BeforeTreeEvent, CancelDecision, CompactionDecision, CompactionEnd, CompactionStart, ForkEvent, ModelSelect, ResourcesDiscoverEvent, SessionCompactEvent, SessionShutdown, SessionStart, SessionTreeEvent, SwitchEvent, ThinkingLevelSelect, TreeDecision
+    from pi_core.protocol.ctx import Ctx
+    from pi_core.protocol.shell import Checkpointer
 
 
 @hookspec
@@ -26,14 +27,14 @@ def session_shutdown(event: SessionShutdown, ctx: Ctx) -> None:
 
 
 @hookspec
-@decide(result="pi_core.results:cancel_decision", guard=True)
+@decide(result="pi_core.protocol.results:cancel_decision", guard=True)
 def session_before_switch(event: SwitchEvent, ctx: Ctx) -> CancelDecision | dict | None:
     """Kind: decide. ``/new`` or ``/resume`` is about to switch sessions; a result with
     ``cancel=True`` keeps the current one."""
 
 
 @hookspec
-@decide(result="pi_core.results:cancel_decision", guard=True)
+@decide(result="pi_core.protocol.results:cancel_decision", guard=True)
 def session_before_fork(event: ForkEvent, ctx: Ctx) -> CancelDecision | dict | None:
     """Kind: decide. ``/fork`` (``event.position`` "before" ``event.entry_id``) or a
     clone ("at" it) is about to make a new session; ``cancel=True`` (or
@@ -41,16 +42,16 @@ def session_before_fork(event: ForkEvent, ctx: Ctx) -> CancelDecision | dict | N
 
 
 @hookspec
-@decide(result="pi_core.results:compaction_decision", guard=True)
+@decide(result="pi_core.protocol.results:compaction_decision", guard=True)
 def session_before_compact(event: BeforeCompactEvent, ctx: Ctx) -> CompactionDecision | dict | None:
     """Kind: decide.
 
     Compaction is about to run (``event.reason``: manual, threshold or overflow).
-    ``event.preparation`` is the plan (:class:`pi_core.events.CompactionPreparation`:
+    ``event.preparation`` is the plan (:class:`pi_core.protocol.events.CompactionPreparation`:
     ``first_kept_entry_id``, ``tokens_before``, ``messages_to_summarize``, the previous
     summary, the files read and modified), exactly what the built-in summariser uses;
     ``None`` when there is nothing to summarise. Return ``cancel=True`` to stop it, or
-    your own summary: a :class:`pi_core.events.CompactionDecision`, ``{"summary": ...}``
+    your own summary: a :class:`pi_core.protocol.events.CompactionDecision`, ``{"summary": ...}``
     or pi's ``{"compaction": {"summary": ..., "firstKeptEntryId": ...}}`` (left-out
     places come from the plan). A malformed result is reported and ignored.
     """
@@ -63,7 +64,7 @@ def session_compact(event: SessionCompactEvent, ctx: Ctx) -> None:
 
 
 @hookspec
-@decide(result="pi_core.results:tree_decision", guard=True)
+@decide(result="pi_core.protocol.results:tree_decision", guard=True)
 def session_before_tree(event: BeforeTreeEvent, ctx: Ctx) -> TreeDecision | dict | None:
     """Kind: decide. ``/tree`` is about to move the leaf; return ``cancel=True`` to stay,
     or a result carrying the branch ``summary`` to use."""
@@ -124,12 +125,12 @@ def resources_discover(event: ResourcesDiscoverEvent, ctx: Ctx) -> list[tuple[st
 
 @hookspec
 @decide
-def workspace_checkpoints(ctx: Ctx) -> Any:
+def workspace_checkpoints(ctx: Ctx) -> Checkpointer | str | None:
     """Kind: decide (the last plugin's answer wins).
 
     When ``harness.checkpoints()``, ``harness.restore_checkpoint()`` or a mode (RPC
     ``get_checkpoints`` / ``restore_checkpoint``, the chat's ``/tree`` and ``/fork``) needs
-    the workspace's checkpoints. Return the object that keeps them (the built-in
-    :class:`pi_plugins.checkpoints.Checkpointer`: ``list()``, ``plan(entry_id)``,
+    the workspace's checkpoints. Return the object that keeps them
+    (:class:`pi_core.protocol.shell.Checkpointer`: ``list()``, ``plan(entry_id)``,
     ``restore(entry_id)``), or a string saying why there are none here.
     """

@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING
 from hookspecs.markers import chain, collect, decide, notify, hookspec
 
 if TYPE_CHECKING:
-    from pi_core.events import ToolCallDecision, ToolCallEvent, ToolExecutionEnd, ToolExecutionStart, ToolExecutionUpdate, UserBashDecision, UserBashEvent
-    from pi_core.messages import BashExecutionMessage
-    from pi_core.tools import Tool, ToolResult
-    from pi_core.ctx import Ctx
-    from pi_plugins.tools.environment import ExecutionEnvironment
+    from pi_core.protocol.events import ToolCallDecision, ToolCallEvent, ToolExecutionEnd, ToolExecutionStart, ToolExecutionUpdate, UserBashDecision, UserBashEvent
+    from pi_core.protocol.messages import BashExecutionMessage
+    from pi_core.protocol.tools import Tool, ToolResult
+    from pi_core.protocol.ctx import Ctx
+    from pi_core.protocol.environment import ExecutionEnvironment
 
 
 @hookspec
@@ -19,19 +19,19 @@ if TYPE_CHECKING:
 def register_tools(ctx: Ctx) -> Tool | list[Tool] | None:
     """Kind: collect (by tool name).
 
-    At start-up and reload. Return a list of :class:`pi_core.tools.Tool`. A tool from a
+    At start-up and reload. Return a list of :class:`pi_core.protocol.tools.Tool`. A tool from a
     later plugin replaces an earlier one of the same name.
     """
 
 
 @hookspec
-@decide(result="pi_core.results:tool_call_decision", guard=True)
+@decide(result="pi_core.protocol.results:tool_call_decision", guard=True)
 def before_tool_call(event: ToolCallEvent, ctx: Ctx) -> ToolCallDecision | dict | None:
     """Kind: decide (stops on ``block``).
 
     Before a tool runs, after its arguments were validated. ``event`` is a
-    :class:`pi_core.events.ToolCallEvent` (``tool_call_id``, ``tool_name``, ``arguments``).
-    Return :class:`pi_core.events.ToolCallDecision` with ``block=True`` and a ``reason``
+    :class:`pi_core.protocol.events.ToolCallEvent` (``tool_call_id``, ``tool_name``, ``arguments``).
+    Return :class:`pi_core.protocol.events.ToolCallDecision` with ``block=True`` and a ``reason``
     to refuse the call (the model reads the reason), or with ``arguments`` to replace
     them; ``None`` lets the call through.
     """
@@ -62,20 +62,20 @@ def after_tool_call(result: ToolResult, event: ToolCallEvent, ctx: Ctx) -> ToolR
     """Kind: chain.
 
     After a tool ran, before its result becomes a message. ``result`` is a
-    :class:`pi_core.tools.ToolResult`; ``event`` the :class:`pi_core.events.ToolCallEvent`.
+    :class:`pi_core.protocol.tools.ToolResult`; ``event`` the :class:`pi_core.protocol.events.ToolCallEvent`.
     Return a changed result to patch ``content``, ``details`` or ``is_error``.
     """
 
 
 @hookspec
-@decide(result="pi_core.results:user_bash_decision", guard=True)
+@decide(result="pi_core.protocol.results:user_bash_decision", guard=True)
 def user_bash(event: UserBashEvent, ctx: Ctx) -> UserBashDecision | BashExecutionMessage | dict | None:
     """Kind: decide.
 
     The user ran ``!cmd`` (``event.exclude_from_context`` is true for ``!!cmd``). Return
     ``{"cancel": True}`` to stop it, or the output yourself: pi's ``{"result": {"output":
-    ..., "exitCode": 0}}``, a :class:`pi_core.messages.BashExecutionMessage` or a
-    :class:`pi_core.events.UserBashDecision`; ``None`` runs it.
+    ..., "exitCode": 0}}``, a :class:`pi_core.protocol.messages.BashExecutionMessage` or a
+    :class:`pi_core.protocol.events.UserBashDecision`; ``None`` runs it.
     """
 
 
@@ -86,7 +86,7 @@ def execution_environment(ctx: Ctx) -> ExecutionEnvironment | None:
 
     Each time a built-in tool (read, write, edit, bash, grep, find, ls) starts running,
     before it touches a file or starts a process. Return a
-    :class:`pi_plugins.tools.environment.ExecutionEnvironment` to have the tools read,
+    :class:`pi_core.protocol.environment.ExecutionEnvironment` to have the tools read,
     write, list and run commands through it (a container, a remote host, a sandbox that
     vets or records every call); ``None`` keeps the default, the local machine in
     ``ctx.cwd``.

@@ -12,14 +12,14 @@ __version__ = "0.1.0"
 
 _LAZY = {
     "hookimpl": "hookspecs.markers",
-    "Ctx": "pi_core.ctx",
+    "Ctx": "pi_core.protocol.ctx",
     "Agent": "pi_core.loop",
     "AgentBusyError": "pi_core.loop",
     "Plugins": "pi_core.plugins",
-    "Tool": "pi_core.tools",
-    "ToolResult": "pi_core.tools",
-    "ToolRun": "pi_core.tools",
-    "tool": "pi_core.tools",
+    "Tool": "pi_core.protocol.tools",
+    "ToolResult": "pi_core.protocol.tools",
+    "ToolRun": "pi_core.protocol.tools",
+    "tool": "pi_core.protocol.tools",
 }
 
 __all__ = ["__version__", *_LAZY]

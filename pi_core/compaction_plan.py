@@ -17,14 +17,14 @@ from typing import Iterable
 
 from attrs import define, field
 
-from pi_core.entries import (
+from pi_core.protocol.entries import (
     BranchSummaryEntry,
     CompactionEntry,
     CustomMessageEntry,
     MessageEntry,
     message_of,
 )
-from pi_core.messages import AssistantMessage, ToolCall
+from pi_core.protocol.messages import AssistantMessage, ToolCall
 from pi_core.tokens import context_tokens, estimate_tokens
 
 
@@ -182,8 +182,8 @@ def prepare_compaction(path: list, keep_recent_tokens: int, context: list | None
 
 
 def to_event(plan: Preparation | None):
-    """The plan as the public :class:`pi_core.events.CompactionPreparation`."""
-    from pi_core.events import CompactionPreparation
+    """The plan as the public :class:`pi_core.protocol.events.CompactionPreparation`."""
+    from pi_core.protocol.events import CompactionPreparation
 
     if plan is None:
         return None

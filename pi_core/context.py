@@ -15,9 +15,9 @@ from pi_core.bus import EventBus
 
 if TYPE_CHECKING:
     from pi_core.loop import Agent
-    from pi_core.app.options import ResourceOptions
+    from pi_core.protocol.options import ResourceOptions
     from pi_core.plugins import Plugins
-    from pi_core.app.settings import Settings
+    from pi_core.protocol.shell import Settings
 
 log = logging.getLogger("pi.ui")
 
@@ -69,9 +69,9 @@ class PluginContext:
         options: "ResourceOptions | None" = None,
         agent_dir: Path | None = None,
     ) -> None:
-        from pi_core.app.options import ResourceOptions
+        from pi_core.protocol.options import ResourceOptions
         from pi_core.paths import agent_dir as default_agent_dir
-        from pi_core.app.settings import Settings
+        from pi_core.protocol.shell import NoSettings
 
         self.cwd = cwd
         self.plugins = plugins
@@ -79,7 +79,7 @@ class PluginContext:
         self.ui = ui or NullUI()
         self.events = events or EventBus()
         self.agent_dir = Path(agent_dir) if agent_dir is not None else default_agent_dir()
-        self.settings = settings or Settings.load(cwd, self.agent_dir)
+        self.settings = settings if settings is not None else NoSettings()
         self.options = options or ResourceOptions()
         #: Values of the plugins' command-line flags (``register_flags``), by name.
         self.flags: dict[str, Any] = {}

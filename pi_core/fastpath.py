@@ -16,13 +16,13 @@ from __future__ import annotations
 from sys import intern
 from typing import Any, Callable, get_args
 
-from pi_core.entries import (
+from pi_core.protocol.entries import (
     MessageEntry,
     ModelChangeEntry,
     SessionHeader,
     ThinkingLevelChangeEntry,
 )
-from pi_core.messages import (
+from pi_core.protocol.messages import (
     AssistantMessage,
     Cost,
     StopReason,

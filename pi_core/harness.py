@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterable
 import attrs
 
 from pi_core.context import PluginContext
-from pi_core.events import (
+from pi_core.protocol.events import (
     AutoRetryEnd,
     AutoRetryStart,
     BeforeAgentStartEvent,
@@ -42,7 +42,7 @@ from pi_core.events import (
     UserBashEvent,
 )
 from pi_core.loop import Agent, AgentBusyError, user_message
-from pi_core.messages import (
+from pi_core.protocol.messages import (
     AgentMessage,
     AssistantMessage,
     BashExecutionMessage,
@@ -54,10 +54,10 @@ from pi_core.messages import (
     UserMessage,
     text_of,
 )
-from pi_core.model import Model, is_unknown
-from pi_core.provider import LlmContext, StreamOptions, complete
+from pi_core.protocol.model import Model, is_unknown
+from pi_core.protocol.provider import LlmContext, StreamOptions, complete
 from pi_core.plugins import flag
-from pi_core.signal import AbortSignal
+from pi_core.protocol.signal import AbortSignal
 
 log = logging.getLogger("pi.harness")
 
@@ -547,7 +547,7 @@ class Harness:
     # ------------------------------------------------------------ tools at run time
 
     def register_tool(self, tool) -> None:
-        from pi_core.tools import Tool
+        from pi_core.protocol.tools import Tool
 
         if not isinstance(tool, Tool):
             raise TypeError(f"register_tool takes a pi_core.Tool, not {type(tool).__name__}")
@@ -791,7 +791,7 @@ class Harness:
             else:
                 result = decision.result or (await decision.generate() if decision.generate else None)
             if result is not None:
-                from pi_core.results import compaction_result
+                from pi_core.protocol.results import compaction_result
 
                 result = _fill_from_plan(compaction_result(result), event.preparation)
                 entry = self.session.append_compaction(
@@ -900,7 +900,7 @@ class Harness:
 
     def fork_messages(self) -> list[tuple[str, str]]:
         """(entry id, text) of the user messages on the current branch: the fork points."""
-        from pi_core.entries import MessageEntry
+        from pi_core.protocol.entries import MessageEntry
 
         return [(e.id, text_of(e.message.content)) for e in self.session.path()
                 if isinstance(e, MessageEntry) and e.message.role == "user"]
@@ -1067,7 +1067,7 @@ class Harness:
         """Tokens in the context against the window (None without a window). Right after
         a compaction the count is unknown (null) until a model has answered again, as pi
         reports it."""
-        from pi_core.entries import CompactionEntry
+        from pi_core.protocol.entries import CompactionEntry
         from pi_core.tokens import context_tokens, usage_tokens
 
         window = self.model.context_window or 0

@@ -29,7 +29,7 @@ from typing import Any, Callable, Iterable, Literal
 from attrs import define
 
 from pi_core.context import PluginContext
-from pi_core.events import (
+from pi_core.protocol.events import (
     AgentEnd,
     AgentStart,
     MessageEnd,
@@ -42,7 +42,7 @@ from pi_core.events import (
     TurnEnd,
     TurnStart,
 )
-from pi_core.messages import (
+from pi_core.protocol.messages import (
     LLM_MESSAGE_TYPES,
     AgentMessage,
     AssistantMessage,
@@ -52,12 +52,12 @@ from pi_core.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from pi_core.model import Model
+from pi_core.protocol.model import Model
 from pi_core.plugins import Plugins
-from pi_core.provider import LlmContext, RequestContext, StreamOptions, ToolSpec
-from pi_core.schema import ArgumentsError
-from pi_core.signal import AbortSignal
-from pi_core.tools import Tool, ToolResult, ToolRun, as_result
+from pi_core.protocol.provider import LlmContext, RequestContext, StreamOptions, ToolSpec
+from pi_core.protocol.schema import ArgumentsError
+from pi_core.protocol.signal import AbortSignal
+from pi_core.protocol.tools import Tool, ToolResult, ToolRun, as_result
 
 QueueMode = Literal["all", "one-at-a-time"]
 ABORTED_TOOL_TEXT = "Tool execution was aborted"
@@ -114,7 +114,7 @@ class Agent:
 
     ``tools`` and ``providers`` default to what the plugins register (``register_tools``,
     ``register_providers``), collected on the first run. Subscribers (``subscribe``)
-    receive every :mod:`pi_core.events` event after the plugins' notify hooks.
+    receive every :mod:`pi_core.protocol.events` event after the plugins' notify hooks.
     """
 
     def __init__(
@@ -408,7 +408,7 @@ class Agent:
     async def _end_blocks(self, message: AssistantMessage, open_blocks: dict[int, str]) -> None:
         """An aborted stream still ends the text and thinking it began (pi sends their
         ``*_end`` before ``message_end``), so clients close what they show."""
-        from pi_core.stream import TextEndEvent, ThinkingEndEvent
+        from pi_core.protocol.stream import TextEndEvent, ThinkingEndEvent
 
         for index in sorted(open_blocks):
             if index >= len(message.content):
@@ -452,7 +452,7 @@ class Agent:
 
     async def _on_response(self, status: int, headers: dict) -> None:
         if self.plugins.has("after_provider_response"):
-            from pi_core.events import ProviderResponseEvent
+            from pi_core.protocol.events import ProviderResponseEvent
 
             event = ProviderResponseEvent(status=status, headers=dict(headers))
             await self.plugins.notify("after_provider_response", event=event, ctx=self.ctx)

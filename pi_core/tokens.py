@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable
 
-from pi_core.messages import (
+from pi_core.protocol.messages import (
     AssistantMessage,
     ImageContent,
     TextContent,

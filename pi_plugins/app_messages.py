@@ -8,7 +8,7 @@ a short framing sentence.
 from __future__ import annotations
 
 from pi_core import hookimpl
-from pi_core.messages import (
+from pi_core.protocol.messages import (
     AssistantMessage,
     BashExecutionMessage,
     BranchSummaryMessage,

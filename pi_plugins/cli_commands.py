@@ -11,7 +11,7 @@ import sys
 import click
 
 from pi_core import hookimpl
-from pi_core.app.cli_commands import CliCommand
+from pi_core.protocol.shell import CliCommand
 
 HERE = __name__
 

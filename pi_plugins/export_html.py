@@ -25,8 +25,8 @@ from html import escape as _html_escape
 from pathlib import Path
 from typing import Any
 
-from pi_core.codec import to_json
-from pi_core.entries import (
+from pi_core.protocol.codec import to_json
+from pi_core.protocol.entries import (
     BranchSummaryEntry,
     CompactionEntry,
     CustomEntry,
@@ -39,7 +39,7 @@ from pi_core.entries import (
     ThinkingLevelChangeEntry,
     UnknownEntry,
 )
-from pi_core.messages import (
+from pi_core.protocol.messages import (
     AssistantMessage,
     BashExecutionMessage,
     BranchSummaryMessage,

@@ -225,7 +225,7 @@ async def input(event, ctx):
 
 @hookimpl
 async def register_commands(ctx):
-    from pi_core.commands import Command
+    from pi_core.protocol.commands import Command
     from pi_plugins.resources import source_info
 
     return [

@@ -146,7 +146,7 @@ async def discovered_paths(ctx: Any) -> dict[str, list[Path]]:
     Handlers return ``(kind, path)`` pairs; relative paths are taken from the cwd.
     A malformed pair is reported and skipped.
     """
-    from pi_core.events import ResourcesDiscoverEvent
+    from pi_core.protocol.events import ResourcesDiscoverEvent
 
     found: dict[str, list[Path]] = {kind: [] for kind in RESOURCE_KINDS}
     plugins = getattr(ctx, "plugins", None)
@@ -173,13 +173,10 @@ def settings_entries(ctx: Any, key: str, scope: str) -> tuple[list[Path], list[P
     ``scope`` project (``.pi/settings.json``) or user (the agent dir's), each taken from
     the folder of the file that names it."""
     settings = getattr(ctx, "settings", None)
-    if settings is None:
+    prefix = "project" if scope == "project" else "global"
+    if not hasattr(settings, f"{prefix}_data"):  # no settings files (a harness composed bare)
         return [], []
-    data, base = (
-        (settings.project_data, settings.project_dir)
-        if scope == "project"
-        else (settings.global_data, settings.global_dir)
-    )
+    data, base = getattr(settings, f"{prefix}_data"), getattr(settings, f"{prefix}_dir")
     entries = data.get(key) or []
     where = f"{Path(base or '.') / 'settings.json'}"
     if not isinstance(entries, list):

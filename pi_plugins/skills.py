@@ -336,7 +336,7 @@ async def before_agent_start(event, ctx):
 async def register_commands(ctx):
     """``/skill:name`` for every skill (also those hidden from the model), unless the
     ``enableSkillCommands`` setting is false."""
-    from pi_core.commands import Command
+    from pi_core.protocol.commands import Command
     from pi_plugins.resources import source_info
 
     if ctx.settings.get("enableSkillCommands", True) is False:

@@ -11,9 +11,9 @@ import tempfile
 from pathlib import Path
 
 from pi_core import hookimpl
-from pi_core.batch import run_batch
+from pi_plugins.batch.runner import run_batch
 from pi_core.app.discovery import load_plugins
-from pi_core.messages import text_of
+from pi_core.protocol.messages import text_of
 from pi_core.testing import Reply, ScriptedProvider, scripted_model
 
 

@@ -20,9 +20,9 @@ from types import SimpleNamespace
 import click
 
 from pi_core import hookimpl
-from pi_core.app.wiring import Mode
-from pi_core.app.cli_commands import CliCommand
-from pi_core.commands import Command, Flag, MessageRenderer, Shortcut
+from pi_core.protocol.shell import Mode
+from pi_core.protocol.shell import CliCommand
+from pi_core.protocol.commands import Command, Flag, MessageRenderer, Shortcut
 
 
 async def boxed_print(app):

@@ -8,9 +8,9 @@ Run it: python docs/examples/hooks_providers.py
 import asyncio
 
 from pi_core import hookimpl
-from pi_core.model import Model, ModelCost
+from pi_core.protocol.model import Model, ModelCost
 from pi_core.app.sdk import create_harness
-from pi_core.stream import MessageBuilder
+from pi_plugins.providers.kit import MessageBuilder
 
 
 class EchoProvider:

@@ -8,8 +8,9 @@ Run it: python docs/examples/session_tree.py
 import json
 import tempfile
 
-from pi_core.messages import AssistantMessage, TextContent, UserMessage
-from pi_core.session import Session, list_sessions
+from pi_core.protocol.messages import AssistantMessage, TextContent, UserMessage
+from pi_core.app.listing import list_sessions
+from pi_core.session import Session
 
 
 def user(text):

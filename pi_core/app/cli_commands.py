@@ -8,29 +8,9 @@
 from __future__ import annotations
 
 import asyncio
-import importlib
 from typing import Any
 
-from attrs import define
-
-
-@define(frozen=True)
-class CliCommand:
-    """A subcommand: ``pi NAME ...`` runs the click command at ``target``."""
-
-    name: str
-    target: str  # "package.module:click_command"
-    help: str = ""
-    hidden: bool = False
-
-    def load(self) -> Any:
-        module, _, attribute = self.target.partition(":")
-        if not attribute:
-            raise ValueError(f"CliCommand {self.name!r}: target must be 'module:attribute', not {self.target!r}")
-        command = getattr(importlib.import_module(module), attribute)
-        if not hasattr(command, "main"):
-            raise TypeError(f"CliCommand {self.name!r}: {self.target} is not a click command")
-        return command
+from pi_core.protocol.shell import CliCommand
 
 
 def plugin_cli_commands(cwd: str | None = None) -> dict[str, CliCommand]:

@@ -1,7 +1,7 @@
 """Finding and loading plugins, in load order.
 
 1. built-ins: the ``pi.plugins`` entry points of pi-harness itself, in the order
-   ``pi_core.builtins.LOAD_ORDER`` declares (installed metadata sorts them by name);
+   ``pi_core.app.builtins.LOAD_ORDER`` declares (installed metadata sorts them by name);
 2. installed packages' ``pi.plugins`` entry points, by distribution name, then entry-point
    name, so the order is stable from run to run;
 3. plugin files and folders: ``<agent dir>/extensions/*.py`` (and ``extensions/NAME/__init__.py``),
@@ -158,7 +158,7 @@ def _find_entry_points() -> list[list[tuple]]:
 
 
 def _builtin_position(name: str) -> tuple[int, str]:
-    from pi_core.builtins import LOAD_ORDER
+    from pi_core.app.builtins import LOAD_ORDER
 
     return (LOAD_ORDER.index(name) if name in LOAD_ORDER else len(LOAD_ORDER), name)
 
@@ -252,12 +252,12 @@ def load_plugins(
         plugins.report("settings", "plugins", ValueError(problem))
     builtin_eps, other_eps = _entry_points()
     if builtins:
-        from pi_core.builtins import LOAD_ORDER
+        from pi_core.app.builtins import LOAD_ORDER
 
         for ep in builtin_eps:
             if ep.name not in LOAD_ORDER:
                 plugins.report(ep.name, "load", LookupError(
-                    "a built-in entry point missing from pi_core.builtins.LOAD_ORDER; it loads last"))
+                    "a built-in entry point missing from pi_core.app.builtins.LOAD_ORDER; it loads last"))
             _load_entry_point(plugins, ep, "builtin", policy)
     seen: set[Path] = set()
 

@@ -11,7 +11,7 @@ import attrs
 from attrs import define, field
 
 from pi_core.app.auth import _strip_json_comments, resolve_config_value
-from pi_core.model import Model, ModelCost
+from pi_core.protocol.model import Model, ModelCost
 
 @define
 class ProviderConfig:

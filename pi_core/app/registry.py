@@ -26,9 +26,9 @@ from attrs import define
 
 from pi_core.app.auth import AuthStorage, resolve_config_value
 from pi_core.app.models_json import ProviderConfig, load_models_json, models_from_config
-from pi_core.model import Model
+from pi_core.protocol.model import Model
 from pi_core.paths import agent_dir as default_agent_dir
-from pi_core.provider import THINKING_LEVELS
+from pi_core.protocol.provider import THINKING_LEVELS
 
 
 class ModelNotFoundError(LookupError):

@@ -18,7 +18,7 @@ from importlib import import_module
 from typing import Any, Callable
 
 from pi_core.harness import Harness
-from pi_core.model import Model
+from pi_core.protocol.model import Model
 from pi_core.plugins import Plugins
 
 
@@ -40,9 +40,12 @@ async def create_harness(
 ) -> Harness:
     """A started harness over the given plugins (see the module docstring)."""
     from pi_core.app.discovery import load_plugins
+    from pi_core.app.settings import Settings
     from pi_core.session import Session
 
     cwd = cwd or os.getcwd()
+    if settings is None:
+        settings = Settings.load(cwd)
     registry = load_plugins(cwd=cwd, discover=False, settings=settings) if builtins else Plugins()
     if not builtins:
         try:

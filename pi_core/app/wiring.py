@@ -14,7 +14,7 @@ from typing import Any, Awaitable, Callable
 
 from attrs import define, field
 
-from pi_core.app.options import ResourceOptions
+from pi_core.protocol.options import ResourceOptions
 
 
 class UsageError(Exception):
@@ -62,15 +62,6 @@ class RunArgs:
     list_models: str | None = None
     verbose: bool = False
     offline: bool = False
-
-
-@define
-class Mode:
-    """An output mode: ``run(app)`` returns the process exit code."""
-
-    name: str
-    run: Callable[["App"], Awaitable[int]]
-    description: str = ""
 
 
 @define
@@ -126,7 +117,7 @@ class App:
 
 def read_file_argument(name: str, cwd: str):
     """An ``@file`` argument as prompt text (and image content for pictures)."""
-    from pi_core.messages import ImageContent
+    from pi_core.protocol.messages import ImageContent
 
     path = Path(os.path.expanduser(name))
     path = path if path.is_absolute() else Path(cwd) / path
@@ -160,7 +151,7 @@ def sessions_dir(args: RunArgs, settings) -> Path | None:
 
 def open_session(args: RunArgs, cwd: str, directory: Path | None):
     from pi_core.session import Session
-    from pi_core.session.listing import find_session
+    from pi_core.app.listing import find_session
     from pi_core.session.locations import session_dir_for
 
     if args.no_session:
@@ -259,7 +250,7 @@ async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None) ->
             raise
         # as pi: a program that started us still gets answers (no models, a failed
         # prompt that says why) instead of a process that is gone
-        from pi_core.model import unknown_model
+        from pi_core.protocol.model import unknown_model
 
         model, level, explicit, warning = unknown_model(), None, False, None
     if warning:
@@ -323,7 +314,7 @@ async def plugin_flags(args: RunArgs, plugins, ctx) -> dict:
     left over, pi's ``registerFlag`` / ``getFlag``: ``--name`` for a boolean flag,
     ``--name VALUE`` or ``--name=VALUE`` for a string one. What is left must be messages:
     an unknown ``--option`` is an error, as before plugins could add flags."""
-    from pi_core.commands import Flag
+    from pi_core.protocol.commands import Flag
 
     flags = {f.name: f for f in await plugins.call("register_flags", ctx=ctx) if isinstance(f, Flag)}
     values = {name: flag.default for name, flag in flags.items()}

@@ -7,17 +7,9 @@
     session.append_message(user_message)          # the file appears with the first
     session.append_message(assistant_message)     # message
     context = session.build_context()             # messages, model, thinking level
-    for info in list_sessions(session_dir_for(cwd)): ...
 """
 
 from pi_core.session.context import ModelRef, SessionContext, build_session_context
-from pi_core.session.listing import (
-    SessionInfo,
-    find_session,
-    list_all_sessions,
-    list_sessions,
-    most_recent_session,
-)
 from pi_core.session.locations import encode_cwd, session_dir_for, session_file_name, sessions_root
 from pi_core.session.reader import Problem, SessionError
 from pi_core.session.session import Session
@@ -30,15 +22,10 @@ __all__ = [
     "Session",
     "SessionContext",
     "SessionError",
-    "SessionInfo",
     "SessionLockedError",
     "TreeNode",
     "build_session_context",
     "encode_cwd",
-    "find_session",
-    "list_all_sessions",
-    "list_sessions",
-    "most_recent_session",
     "session_dir_for",
     "session_file_name",
     "sessions_root",

@@ -17,7 +17,7 @@ from typing import Any, Callable, Sequence
 
 from attrs import define, field
 
-from pi_core.entries import (
+from pi_core.protocol.entries import (
     CompactionEntry,
     Entry,
     MessageEntry,
@@ -26,7 +26,7 @@ from pi_core.entries import (
     iso_to_ms,
     message_of,
 )
-from pi_core.messages import (
+from pi_core.protocol.messages import (
     AgentMessage,
     AssistantMessage,
     CompactionSummaryMessage,

@@ -12,7 +12,7 @@ import os
 import re
 from pathlib import Path
 
-from pi_core.entries import SessionHeader
+from pi_core.protocol.entries import SessionHeader
 from pi_core.paths import agent_dir
 
 SESSION_SUFFIX = ".jsonl"

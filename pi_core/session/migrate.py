@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import json
 
-from pi_core.codec import to_json
-from pi_core.entries import SESSION_VERSION, new_entry_id
+from pi_core.protocol.codec import to_json
+from pi_core.protocol.entries import SESSION_VERSION, new_entry_id
 from pi_core.session.reader import FileContents, RawLine
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import os
 
-from pi_core.codec import DecodeError, loads_json
+from pi_core.protocol.codec import DecodeError, loads_json
 from pi_core.session.reader import FileContents, LineSource, Problem, UnreadEntry, read_entry
 
 INDEX_SUFFIX = ".idx"

@@ -32,8 +32,8 @@ from typing import Any, BinaryIO, Iterable, Iterator
 
 from attrs import define, field
 
-from pi_core.codec import DecodeError, line_from_json, loads_json
-from pi_core.entries import SESSION_VERSION, Entry, SessionHeader, UnknownEntry
+from pi_core.protocol.codec import DecodeError, line_from_json, loads_json
+from pi_core.protocol.entries import SESSION_VERSION, Entry, SessionHeader, UnknownEntry
 
 
 _SPACE = b" \t\r\n"

@@ -31,8 +31,8 @@ from typing import Any
 
 import attrs
 
-from pi_core.codec import dumps
-from pi_core.entries import (
+from pi_core.protocol.codec import dumps
+from pi_core.protocol.entries import (
     BranchSummaryEntry,
     CompactionEntry,
     CustomEntry,
@@ -49,7 +49,7 @@ from pi_core.entries import (
     new_entry_id,
     random_uuid,
 )
-from pi_core.messages import (
+from pi_core.protocol.messages import (
     AgentMessage,
     AssistantMessage,
     BranchSummaryMessage,
@@ -156,7 +156,7 @@ class Session:
         cls, cwd: str | os.PathLike, sessions_dir: str | os.PathLike | None = None
     ) -> "Session":
         """The most recently modified session of ``cwd`` (``pi -c``), or a new one."""
-        from pi_core.session.listing import most_recent_session
+        from pi_core.app.listing import most_recent_session
 
         cwd = os.fspath(cwd)
         directory = Path(sessions_dir) if sessions_dir is not None else session_dir_for(cwd)

@@ -15,8 +15,8 @@ from typing import Any, Iterable, Iterator, Sequence
 
 from attrs import define, field
 
-from pi_core.codec import fast_line, loads_json, orjson
-from pi_core.entries import Entry, LabelEntry, MessageEntry, SessionInfoEntry, UnknownEntry
+from pi_core.protocol.codec import fast_line, loads_json, orjson
+from pi_core.protocol.entries import Entry, LabelEntry, MessageEntry, SessionInfoEntry, UnknownEntry
 from pi_core.heap import make_room
 from pi_core.session.reader import Problem, UnreadEntry, read_unread
 

@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 #: What a plugin module must not import just by being loaded.
-HEAVY = ("asyncio", "pi_core.loop", "pi_core.tools", "pi_core.events", "pi_core.messages",
+HEAVY = ("asyncio", "pi_core.loop", "pi_core.protocol.tools", "pi_core.protocol.events", "pi_core.protocol.messages",
          "pi_core.harness", "httpx")
 
 

@@ -15,10 +15,10 @@ from typing import Any, Callable
 from attrs import define, field
 
 from pi_core import hookimpl
-from pi_core.messages import Failure, Usage
-from pi_core.model import Model
-from pi_core.provider import LlmContext, StreamOptions
-from pi_core.stream import MessageBuilder
+from pi_core.protocol.messages import Failure, Usage
+from pi_core.protocol.model import Model
+from pi_core.protocol.provider import LlmContext, StreamOptions
+from pi_plugins.providers.kit import MessageBuilder
 
 API = "scripted"
 

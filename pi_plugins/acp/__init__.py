@@ -9,7 +9,7 @@
 """
 
 from pi_core import hookimpl
-from pi_core.app.wiring import Mode
+from pi_core.protocol.shell import Mode
 
 
 async def run_acp(app) -> int:

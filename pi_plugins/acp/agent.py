@@ -20,7 +20,7 @@ from typing import Any
 
 from pi_core import __version__, hookimpl
 from pi_core.app.wiring import UsageError
-from pi_core.messages import ImageContent
+from pi_core.protocol.messages import ImageContent
 
 from pi_plugins.acp.ui import AcpUI
 from pi_plugins.acp.updates import UpdateWriter, kind_of
@@ -96,7 +96,7 @@ class PiAcpAgent:
                            **kwargs):
         from acp import RequestError
         from acp.schema import LoadSessionResponse
-        from pi_core.session.listing import find_session
+        from pi_core.app.listing import find_session
 
         await self._idle()
         if self.harness.session.id != session_id:

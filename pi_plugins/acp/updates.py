@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pi_core.messages import AssistantMessage, ToolResultMessage, UserMessage, text_of
+from pi_core.protocol.messages import AssistantMessage, ToolResultMessage, UserMessage, text_of
 
 KINDS = {"read": "read", "write": "edit", "edit": "edit", "bash": "execute", "grep": "search",
          "find": "search", "ls": "search"}

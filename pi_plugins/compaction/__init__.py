@@ -18,7 +18,7 @@ from __future__ import annotations
 import attrs
 
 from pi_core import hookimpl
-from pi_core.events import CompactionDecision, CompactionResult, TreeDecision
+from pi_core.protocol.events import CompactionDecision, CompactionResult, TreeDecision
 
 from pi_core.tokens import context_tokens, fit_budget
 

@@ -12,7 +12,7 @@ from pi_core.compaction_plan import (  # noqa: F401  (planning moved to the core
     find_cut,
     prepare_compaction,
 )
-from pi_core.entries import BranchSummaryEntry, CompactionEntry, message_of
+from pi_core.protocol.entries import BranchSummaryEntry, CompactionEntry, message_of
 from pi_core.tokens import estimate_tokens
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Awaitable, Callable
 
-from pi_core.messages import (
+from pi_core.protocol.messages import (
     AssistantMessage,
     TextContent,
     ThinkingContent,

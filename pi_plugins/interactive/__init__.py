@@ -7,7 +7,7 @@ mode runs, so ``pi --help`` and the other modes stay quick.
 from __future__ import annotations
 
 from pi_core import hookimpl
-from pi_core.app.wiring import Mode
+from pi_core.protocol.shell import Mode
 
 
 async def run_interactive(app) -> int:

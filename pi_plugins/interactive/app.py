@@ -37,7 +37,7 @@ from rich.text import Text
 from pi_core import __version__
 from pi_core.app.wiring import UsageError
 from pi_core.loop import AgentBusyError
-from pi_core.messages import TextContent
+from pi_core.protocol.messages import TextContent
 from pi_plugins.interactive import commands as builtin
 from pi_plugins.interactive.blocks import (
     AssistantBlock,

@@ -18,7 +18,7 @@ from rich.console import Group, RenderableType
 from rich.padding import Padding
 from rich.text import Text
 
-from pi_core.messages import (
+from pi_core.protocol.messages import (
     AssistantMessage,
     BashExecutionMessage,
     CompactionSummaryMessage,

@@ -280,7 +280,7 @@ def _age(when: datetime) -> str:
 
 async def resume(tui: "InteractiveApp", args: str) -> None:
     """``/resume``: pick another session of this project."""
-    from pi_core.session.listing import list_sessions
+    from pi_core.app.listing import list_sessions
     from pi_core.session.locations import session_dir_for
 
     harness = tui.harness

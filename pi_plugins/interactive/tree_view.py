@@ -16,7 +16,7 @@ from typing import Any
 from attrs import define
 from rich.text import Text
 
-from pi_core.entries import (
+from pi_core.protocol.entries import (
     BranchSummaryEntry,
     CompactionEntry,
     CustomEntry,
@@ -27,7 +27,7 @@ from pi_core.entries import (
     SessionInfoEntry,
     ThinkingLevelChangeEntry,
 )
-from pi_core.messages import TextContent, ToolCall
+from pi_core.protocol.messages import TextContent, ToolCall
 from pi_core.session.tree import TreeNode
 
 FILTERS = ("default", "no-tools", "user-only", "labeled-only", "all")

@@ -13,7 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from pi_core import hookimpl
-from pi_core.model import Model
+from pi_core.protocol.model import Model
 from pi_core.app.models_json import models_from_config
 
 CATALOGUE = Path(__file__).with_name("catalogue.json")

@@ -1,6 +1,6 @@
 """Classifying provider failures for the harness, which owns retries and compaction.
 
-Every failure becomes a :class:`~pi_core.messages.Failure`: ``retryable`` (rate limits,
+Every failure becomes a :class:`~pi_core.protocol.messages.Failure`: ``retryable`` (rate limits,
 overload, server errors, lost connections; with the server's retry-after when it gave
 one), ``overflow`` (the request did not fit the model's context window, recognised in
 each provider's own wording) or ``other`` (a retry would fail the same way).
@@ -13,7 +13,7 @@ import re
 import time
 from typing import Any
 
-from pi_core.messages import Failure
+from pi_core.protocol.messages import Failure
 
 #: Context-overflow wording of the providers and servers we know (pi's list).
 OVERFLOW_PATTERNS = re.compile(

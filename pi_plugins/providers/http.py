@@ -25,10 +25,11 @@ try:
 except ImportError:  # pragma: no cover - a dependency; the standard library still works
     orjson = None
 
-from pi_core.messages import Failure
-from pi_core.model import Model
-from pi_core.provider import LlmContext, StreamOptions
-from pi_core.stream import AssistantMessageEvent, MessageBuilder
+from pi_core.protocol.messages import Failure
+from pi_core.protocol.model import Model
+from pi_core.protocol.provider import LlmContext, StreamOptions
+from pi_core.protocol.stream import AssistantMessageEvent
+from pi_plugins.providers.kit import MessageBuilder
 from pi_plugins.providers.failures import classify, redact, retry_after_ms, server_message
 from pi_plugins.providers.pool import ClientPool, pool_for
 from pi_plugins.providers.sse import SseDecoder, SseEvent

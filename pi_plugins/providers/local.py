@@ -32,7 +32,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from pi_core import hookimpl
-from pi_core.model import Model
+from pi_core.protocol.model import Model
 
 #: Seconds for the whole probe, all endpoints together.
 BUDGET_S = 0.3

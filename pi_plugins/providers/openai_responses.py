@@ -14,7 +14,7 @@ import os
 from typing import Any, Iterable
 
 from pi_core import hookimpl
-from pi_core.messages import (
+from pi_core.protocol.messages import (
     AssistantMessage,
     ImageContent,
     TextContent,
@@ -24,9 +24,9 @@ from pi_core.messages import (
     Usage,
     UserMessage,
 )
-from pi_core.model import Model, calculate_cost
-from pi_core.provider import LlmContext, StreamOptions
-from pi_core.stream import parse_arguments
+from pi_core.protocol.model import Model, calculate_cost
+from pi_core.protocol.provider import LlmContext, StreamOptions
+from pi_plugins.providers.kit import parse_arguments
 from pi_plugins.providers.failures import classify
 from pi_plugins.providers.http import (
     HttpRequest,

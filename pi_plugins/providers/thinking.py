@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from pi_core.model import Model
-from pi_core.provider import THINKING_LEVELS, StreamOptions
+from pi_core.protocol.model import Model
+from pi_core.protocol.provider import THINKING_LEVELS, StreamOptions
 
 #: Thinking-token budgets of budget-based APIs (Anthropic before 4.6, Gemini 2.5).
 DEFAULT_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}

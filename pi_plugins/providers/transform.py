@@ -21,7 +21,7 @@ from typing import Callable
 
 import attrs
 
-from pi_core.messages import (
+from pi_core.protocol.messages import (
     AssistantMessage,
     ImageContent,
     Message,
@@ -31,7 +31,7 @@ from pi_core.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from pi_core.model import Model
+from pi_core.protocol.model import Model
 
 USER_IMAGE_PLACEHOLDER = "(image omitted: model does not support images)"
 TOOL_IMAGE_PLACEHOLDER = "(tool image omitted: model does not support images)"

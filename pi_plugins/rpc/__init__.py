@@ -11,7 +11,7 @@ lines (the delta only).
 """
 
 from pi_core import hookimpl
-from pi_core.app.wiring import Mode
+from pi_core.protocol.shell import Mode
 
 
 async def run_rpc(app) -> int:

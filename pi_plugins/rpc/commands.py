@@ -14,8 +14,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pi_core.codec import from_json, to_json
-from pi_core.messages import AssistantMessage, ImageContent
+from pi_core.protocol.codec import from_json, to_json
+from pi_core.protocol.messages import AssistantMessage, ImageContent
 
 from pi_plugins.rpc.protocol import NO_DATA, CommandError, failure, success
 

@@ -17,11 +17,11 @@ from typing import Any, Callable
 import attrs
 from attrs import define
 
-from pi_core.codec import to_json
+from pi_core.protocol.codec import to_json
 from pi_core.harness import Harness
-from pi_core.model import Model
+from pi_core.protocol.model import Model
 from pi_core.session import Session
-from pi_core.usage import final_assistant, total_usage
+from pi_core.protocol.usage import final_assistant, total_usage
 from pi_plugins.subagents import TOOL_NAME
 from pi_plugins.subagents.definitions import AgentDefinition
 

@@ -16,7 +16,7 @@ import logging
 import weakref
 from typing import TYPE_CHECKING, Any
 
-from pi_core.tools import Tool, ToolResult, ToolRun
+from pi_core.protocol.tools import Tool, ToolResult, ToolRun
 from pi_plugins.subagents import TOOL_NAME
 from pi_plugins.subagents.definitions import Definitions, discover_agents
 

@@ -20,7 +20,7 @@ DEFAULT_ACTIVE_TOOLS = ("read", "bash", "edit", "write")
 
 
 def builtin_tools() -> list:
-    """The seven built-in :class:`pi_core.tools.Tool` objects, in ``ALL_TOOLS`` order."""
+    """The seven built-in :class:`pi_core.protocol.tools.Tool` objects, in ``ALL_TOOLS`` order."""
     from pi_plugins.tools.bash import bash_tool
     from pi_plugins.tools.edit import edit_tool
     from pi_plugins.tools.find import find_tool

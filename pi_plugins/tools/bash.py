@@ -18,8 +18,8 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from pi_core.messages import TextContent
-from pi_core.tools import Tool, ToolResult, ToolRun
+from pi_core.protocol.messages import TextContent
+from pi_core.protocol.tools import Tool, ToolResult, ToolRun
 from pi_plugins.tools.errors import ToolError
 from pi_plugins.tools.lookup import environment_for
 from pi_plugins.tools.truncation import MAX_BYTES, MAX_LINES, Truncation, format_size

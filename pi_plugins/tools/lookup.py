@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from pi_core.tools import ToolRun
+    from pi_core.protocol.tools import ToolRun
     from pi_plugins.tools.environment import ExecutionEnvironment
 
 

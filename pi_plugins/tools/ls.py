@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pi_core.tools import Tool, ToolResult, ToolRun
+from pi_core.protocol.tools import Tool, ToolResult, ToolRun
 from pi_plugins.tools.errors import ToolError, os_error
 from pi_plugins.tools.lookup import environment_for
 from pi_plugins.tools.truncation import MAX_BYTES, format_size, truncate_head

@@ -110,7 +110,7 @@ def summary_of(name: str, args: Any, tools: dict | None = None) -> str:
     """The one line for a call of ``name``: its tool's own summary. When no such tool is
     loaded (a session from another run, a file exported on its own), pi's built-in
     presentation of that name if it has one, else a generic line."""
-    from pi_core.tools import Tool
+    from pi_core.protocol.tools import Tool
 
     tool = (tools or {}).get(name) or dress(Tool(name=name))
     try:

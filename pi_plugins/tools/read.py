@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pi_core.messages import ImageContent, TextContent
-from pi_core.tools import Tool, ToolResult, ToolRun
+from pi_core.protocol.messages import ImageContent, TextContent
+from pi_core.protocol.tools import Tool, ToolResult, ToolRun
 from pi_plugins.tools.errors import ToolError, os_error
 from pi_plugins.tools.lookup import environment_for
 from pi_plugins.tools.truncation import MAX_BYTES, MAX_LINES, Truncation, format_size

@@ -87,7 +87,7 @@ async def run_command(
     prefix: str = "pi-bash",
 ) -> CommandResult:
     """Run ``argv`` through ``env`` to its end, a timeout, or an abort of ``signal``
-    (a :class:`pi_core.signal.AbortSignal`). ``on_output`` is called with the collector
+    (a :class:`pi_core.protocol.signal.AbortSignal`). ``on_output`` is called with the collector
     after each piece of output. Spawn errors (``OSError``) propagate."""
     output = OutputCollector(env, prefix)
     errors = OutputCollector(env, f"{prefix}-stderr") if not merge_stderr else None

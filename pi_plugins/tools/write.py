@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from pi_core.tools import Tool, ToolResult, ToolRun
+from pi_core.protocol.tools import Tool, ToolResult, ToolRun
 from pi_plugins.tools.errors import ToolError, os_error
 from pi_plugins.tools.locks import file_lock
 from pi_plugins.tools.lookup import environment_for

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.process
 MODELS = [{"id": "test-model", "reasoning": True}, {"id": "other-model"}]
 ASKING_PLUGIN = '''
 from pi_core import hookimpl
-from pi_core.events import ToolCallDecision
+from pi_core.protocol.events import ToolCallDecision
 
 SEEN = []
 

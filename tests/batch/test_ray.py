@@ -5,7 +5,7 @@ import socket
 
 import pytest
 
-from pi_core.batch import run_batch
+from pi_plugins.batch.runner import run_batch
 
 from support.batches import comparable, lister, read_jsonl, tasks
 

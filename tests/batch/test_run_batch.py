@@ -3,7 +3,7 @@
 import asyncio
 import json
 
-from pi_core.batch import BatchError, read_tasks, run_batch
+from pi_plugins.batch.runner import BatchError, read_tasks, run_batch
 
 import pytest
 

@@ -144,8 +144,8 @@ def test_server_facts_set_context_tools_and_images(tmp_path):
 
 
 def test_a_model_the_server_gives_no_tools_is_sent_none(tmp_path):
-    from pi_core.messages import TextContent, UserMessage
-    from pi_core.provider import LlmContext, StreamOptions, ToolSpec
+    from pi_core.protocol.messages import TextContent, UserMessage
+    from pi_core.protocol.provider import LlmContext, StreamOptions, ToolSpec
     from pi_plugins.providers.openai_completions import build_body, resolve_compat
 
     with LocalServer("ollama", context=4096, tools=False) as ollama:
@@ -159,8 +159,8 @@ def test_a_model_the_server_gives_no_tools_is_sent_none(tmp_path):
 
 
 def test_an_assistant_tool_call_goes_with_empty_string_content(tmp_path):
-    from pi_core.messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
-    from pi_core.provider import LlmContext, StreamOptions
+    from pi_core.protocol.messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
+    from pi_core.protocol.provider import LlmContext, StreamOptions
     from pi_plugins.providers.openai_completions import build_body, resolve_compat
 
     with LocalServer("llama.cpp") as llama:

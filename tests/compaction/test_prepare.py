@@ -2,8 +2,8 @@
 
 import asyncio
 
-from pi_core.entries import CompactionEntry, MessageEntry, ModelChangeEntry
-from pi_core.messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
+from pi_core.protocol.entries import CompactionEntry, MessageEntry, ModelChangeEntry
+from pi_core.protocol.messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
 from pi_plugins.compaction.prepare import branch_messages, find_cut, prepare_compaction
 from pi_core.compaction_plan import to_event
 from pi_plugins.compaction.summary import serialize, summarize_compaction

@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from support.fixtures import SESSION_FIXTURES
 
-from pi_core import codec
-from pi_core.entries import MessageEntry, iso_now, new_entry_id, new_session_id
-from pi_core.messages import AssistantMessage, TextContent, ToolCall, now_ms
+from pi_core.protocol import codec
+from pi_core.protocol.entries import MessageEntry, iso_now, new_entry_id, new_session_id
+from pi_core.protocol.messages import AssistantMessage, TextContent, ToolCall, now_ms
 
 FIXTURE_LINES = [
     pytest.param(line, id=f"{path.stem}:{n}")
@@ -202,9 +202,9 @@ def test_fast_writer_and_cattrs_agree_on_generated_lines(value):
 def test_the_lines_of_a_turn_are_written_without_cattrs():
     """What a resumed turn writes (the prompt, the answer, a change of model or thinking
     level) never needs the converter: cattrs stays unimported on that path."""
-    from pi_core.entries import ModelChangeEntry, SessionHeader, ThinkingLevelChangeEntry
+    from pi_core.protocol.entries import ModelChangeEntry, SessionHeader, ThinkingLevelChangeEntry
     from pi_core.fastpath import fast_json
-    from pi_core.messages import ThinkingContent, ToolResultMessage, Usage, UserMessage
+    from pi_core.protocol.messages import ThinkingContent, ToolResultMessage, Usage, UserMessage
 
     for obj in (SessionHeader(cwd="/w"), ModelChangeEntry(provider="p", model_id="m"),
                 ThinkingLevelChangeEntry(thinking_level="high"),

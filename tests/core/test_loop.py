@@ -6,8 +6,8 @@ import attrs
 import pytest
 
 from pi_core import AgentBusyError, ToolResult, hookimpl, tool
-from pi_core.events import ToolCallDecision
-from pi_core.messages import (
+from pi_core.protocol.events import ToolCallDecision
+from pi_core.protocol.messages import (
     AssistantMessage,
     BashExecutionMessage,
     TextContent,
@@ -398,7 +398,7 @@ def test_a_provider_that_raises_ends_the_run_with_an_error_message(make_agent):
         api = "scripted"
 
         async def stream(self, model, context, options):
-            from pi_core.stream import MessageBuilder
+            from pi_plugins.providers.kit import MessageBuilder
 
             builder = MessageBuilder(api="scripted", provider="x", model=model.id)
             yield builder.start()

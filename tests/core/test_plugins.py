@@ -11,8 +11,8 @@ import pytest
 
 from pi_core import Plugins, hookimpl
 from pi_core.app.discovery import load_plugins
-from pi_core.events import ToolCallDecision
-from pi_core.tools import Tool
+from pi_core.protocol.events import ToolCallDecision
+from pi_core.protocol.tools import Tool
 
 from support.agents import run
 
@@ -75,7 +75,7 @@ def test_chain_passes_each_result_to_the_next_handler_and_none_keeps_the_value()
 
 
 def test_chain_stops_when_a_result_is_handled():
-    from pi_core.events import InputEvent
+    from pi_core.protocol.events import InputEvent
 
     import attrs
 
@@ -266,7 +266,7 @@ def test_adding_a_hook_is_one_decorated_spec_plus_one_call():
     from hookspecs import decide, hookspec
 
     @hookspec
-    @decide(result="pi_core.results:cancel_decision")
+    @decide(result="pi_core.protocol.results:cancel_decision")
     def before_deploy(event, ctx):
         """Kind: decide. A deploy is about to start; cancel to stop it."""
 

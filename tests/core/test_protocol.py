@@ -5,9 +5,9 @@ import json
 import pytest
 from support.fixtures import SESSION_FIXTURES
 
-from pi_core import codec
-from pi_core.entries import CompactionEntry, MessageEntry, SessionHeader, UnknownEntry, iso_now, new_entry_id, new_session_id
-from pi_core.messages import (
+from pi_core.protocol import codec
+from pi_core.protocol.entries import CompactionEntry, MessageEntry, SessionHeader, UnknownEntry, iso_now, new_entry_id, new_session_id
+from pi_core.protocol.messages import (
     AssistantMessage,
     Failure,
     TextContent,
@@ -17,7 +17,7 @@ from pi_core.messages import (
     UnknownMessage,
     UserMessage,
 )
-from pi_core.stream import MessageBuilder
+from pi_plugins.providers.kit import MessageBuilder
 
 LINES = [
     pytest.param(line, id=f"{path.stem}:{n}")

@@ -5,8 +5,8 @@ from typing import Literal
 import attrs
 import pytest
 
-from pi_core.schema import ArgumentsError, Parameters
-from pi_core.tools import Tool
+from pi_core.protocol.schema import ArgumentsError, Parameters
+from pi_core.protocol.tools import Tool
 
 
 @attrs.define

@@ -215,7 +215,7 @@ def test_the_docs_table_check_fails_on_a_disagreement():
 
 
 def test_every_ctx_member_is_on_the_harness_context_and_in_the_docs():
-    from pi_core.ctx import MEMBERS
+    from pi_core.protocol.ctx import MEMBERS
     from pi_core.harness import HarnessContext
 
     missing = [m for m in MEMBERS if not hasattr(HarnessContext, m) and m not in

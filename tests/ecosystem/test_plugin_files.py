@@ -122,13 +122,3 @@ def test_pyproject_declares_the_built_ins_of_load_order_in_that_order():
     pyproject = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
     declared = list(pyproject["project"]["entry-points"]["pi.plugins"])
     assert declared == list(LOAD_ORDER)
-
-
-def test_the_core_imports_no_built_in_plugin():
-    import re
-    from pathlib import Path
-
-    core = Path(__file__).parents[2] / "pi_core"
-    offenders = [str(p.relative_to(core)) for p in core.rglob("*.py")
-                 if re.search(r"^\s*(from|import) pi_plugins", p.read_text(), re.M)]
-    assert offenders == []

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pi_core.messages import TextContent, UserMessage
+from pi_core.protocol.messages import TextContent, UserMessage
 from pi_core.session import Session
 from pi_plugins.export_assets import page_css, page_js
 from pi_plugins.export_html import ExportError, default_output_name, export_html, render_page
@@ -149,7 +149,7 @@ def test_long_tool_output_folds_after_a_preview(tmp_path):
     session = Session.create("/work", tmp_path)
     session.append_message(UserMessage(content="count"))
     session.append_message(assistant(TextContent("counting")))
-    from pi_core.messages import ToolResultMessage
+    from pi_core.protocol.messages import ToolResultMessage
 
     session.append_message(ToolResultMessage(tool_call_id="c", tool_name="bash", content=[
         TextContent("\n".join(f"line {i}" for i in range(100)))]))

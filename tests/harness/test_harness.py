@@ -4,8 +4,8 @@ the tree, written to real session files."""
 import json
 
 from pi_core import hookimpl
-from pi_core.events import CompactionDecision, CompactionResult, TreeDecision
-from pi_core.messages import Failure, ToolResultMessage, text_of
+from pi_core.protocol.events import CompactionDecision, CompactionResult, TreeDecision
+from pi_core.protocol.messages import Failure, ToolResultMessage, text_of
 from pi_core.session import Session
 from pi_core.testing import Reply
 

@@ -6,8 +6,8 @@ summary, a plugin's veto, and tree navigation with and without a summary."""
 import json
 
 from pi_core import hookimpl
-from pi_core.events import CompactionDecision, CompactionResult
-from pi_core.messages import Failure, text_of
+from pi_core.protocol.events import CompactionDecision, CompactionResult
+from pi_core.protocol.messages import Failure, text_of
 from pi_core.testing import Reply
 
 from support.agents import run

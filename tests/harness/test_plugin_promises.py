@@ -3,8 +3,8 @@
 import attrs
 
 from pi_core import Plugins, hookimpl
-from pi_core.events import CompactionDecision
-from pi_core.messages import AssistantMessage, TextContent, UserMessage, text_of
+from pi_core.protocol.events import CompactionDecision
+from pi_core.protocol.messages import AssistantMessage, TextContent, UserMessage, text_of
 from pi_core.testing import Reply
 
 from support.agents import run
@@ -244,7 +244,7 @@ def test_dispatch_by_the_spec_returns_each_kinds_result():
 
         @hookimpl
         def register_commands(self):
-            from pi_core.commands import Command
+            from pi_core.protocol.commands import Command
 
             return [Command("a"), Command("b")]
 
@@ -252,7 +252,7 @@ def test_dispatch_by_the_spec_returns_each_kinds_result():
         def turn_start(self):
             return "ignored"
 
-    from pi_core.events import InputEvent
+    from pi_core.protocol.events import InputEvent
 
     plugins = Plugins()
     plugins.register(One(), "one")
@@ -264,7 +264,7 @@ def test_dispatch_by_the_spec_returns_each_kinds_result():
 
 
 def test_send_message_while_running_steers_and_display_false_is_kept(tmp_path):
-    from pi_core.messages import CustomMessage
+    from pi_core.protocol.messages import CustomMessage
 
     class Nudge:
         @hookimpl
@@ -284,7 +284,7 @@ def test_send_message_while_running_steers_and_display_false_is_kept(tmp_path):
 
 
 def test_a_plugin_message_while_idle_joins_the_conversation_without_a_run(tmp_path):
-    from pi_core.messages import CustomMessage
+    from pi_core.protocol.messages import CustomMessage
 
     harness, provider, events = make(tmp_path, [Reply(text="hello")])
     run(harness.prompt("hi"))
@@ -303,7 +303,7 @@ def test_ctx_is_the_documented_protocol():
     from pi_core.harness import HarnessContext
 
     harness_ctx_members = set(dir(HarnessContext))
-    from pi_core.ctx import MEMBERS
+    from pi_core.protocol.ctx import MEMBERS
 
     methods = [m for m in MEMBERS if callable(getattr(Ctx, m, None))]
     assert methods and all(m in harness_ctx_members for m in methods)

@@ -5,8 +5,8 @@ import asyncio
 import json
 
 from pi_core import hookimpl
-from pi_core.commands import Command
-from pi_core.messages import BashExecutionMessage, text_of
+from pi_core.protocol.commands import Command
+from pi_core.protocol.messages import BashExecutionMessage, text_of
 from pi_core.testing import Reply, scripted_model
 
 from support.agents import run
@@ -131,7 +131,7 @@ def test_models_and_thinking_levels_cycle(tmp_path):
 
 
 def test_stats_count_messages_tokens_cost_and_context_use(tmp_path):
-    from pi_core.messages import Cost, Usage
+    from pi_core.protocol.messages import Cost, Usage
 
     usage = Usage(input=100, output=20, total_tokens=120, cost=Cost(total=0.5))
     harness, *_ = make(tmp_path, [Reply(text="calling", tool_calls=[("dump", {"n": 1})], usage=usage),

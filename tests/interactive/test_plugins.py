@@ -6,8 +6,8 @@ from support.llm_server import Reply
 
 DEPLOY_PLUGIN = '''
 from pi_core import hookimpl
-from pi_core.commands import Command, MessageRenderer, Shortcut
-from pi_core.messages import CustomMessage
+from pi_core.protocol.commands import Command, MessageRenderer, Shortcut
+from pi_core.protocol.messages import CustomMessage
 
 
 async def deploy(args, ctx):
@@ -127,7 +127,7 @@ def test_plugin_widgets_a_multi_line_editor_and_a_dialog_that_times_out(pi_scree
 
 RELOADABLE = '''
 from pi_core import hookimpl
-from pi_core.commands import Command
+from pi_core.protocol.commands import Command
 
 VERSION = "one"
 

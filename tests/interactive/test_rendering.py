@@ -6,7 +6,7 @@ import time
 import pytest
 from rich.text import Text
 
-from pi_core.messages import (
+from pi_core.protocol.messages import (
     AssistantMessage,
     CustomMessage,
     TextContent,

@@ -11,7 +11,7 @@ pytestmark = pytest.mark.process  # starts real processes (see tests/conftest.py
 
 CRASHING_PLUGIN = '''
 from pi_core import hookimpl
-from pi_core.commands import Command
+from pi_core.protocol.commands import Command
 
 
 def crash(args, ctx):

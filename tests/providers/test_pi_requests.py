@@ -14,10 +14,10 @@ from support.fixtures import REQUEST_FIXTURES, SESSION_FIXTURES
 from support.llm_server import Reply
 from support.provider_streams import collect, run
 
-from pi_core.codec import loads_line, message_from_json
-from pi_core.entries import MessageEntry
-from pi_core.model import Model, ModelCost
-from pi_core.provider import LlmContext, StreamOptions, ToolSpec
+from pi_core.protocol.codec import loads_line, message_from_json
+from pi_core.protocol.entries import MessageEntry
+from pi_core.protocol.model import Model, ModelCost
+from pi_core.protocol.provider import LlmContext, StreamOptions, ToolSpec
 
 HERE = Path(__file__).parent
 PI_REQUESTS = json.loads((HERE / "data" / "pi_requests.json").read_text(encoding="utf-8"))

@@ -5,8 +5,8 @@ from urllib.parse import urlencode
 from support.llm_server import LlmServer, Reply
 from support.provider_streams import collect, run
 
-from pi_core.messages import TextContent, UserMessage
-from pi_core.provider import LlmContext, StreamOptions
+from pi_core.protocol.messages import TextContent, UserMessage
+from pi_core.protocol.provider import LlmContext, StreamOptions
 from pi_plugins.providers.http import MAX_REDIRECTS, redirect
 
 CONTEXT = LlmContext(system_prompt="Be brief.", messages=[UserMessage(content=[TextContent("Hi")])])

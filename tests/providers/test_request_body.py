@@ -7,9 +7,9 @@ import pytest
 from support.llm_server import Reply
 from support.provider_streams import collect, run
 
-from pi_core.messages import TextContent, UserMessage
-from pi_core.model import Model
-from pi_core.provider import LlmContext, StreamOptions
+from pi_core.protocol.messages import TextContent, UserMessage
+from pi_core.protocol.model import Model
+from pi_core.protocol.provider import LlmContext, StreamOptions
 from pi_plugins.providers import http
 from pi_plugins.providers.http import JsonBody, encode_json, json_text
 

@@ -8,11 +8,11 @@ import pytest
 from support.provider_streams import PROVIDERS, collect, run
 from support.llm_server import ANTHROPIC, COMPLETIONS, GOOGLE, RESPONSES, Reply
 
-from pi_core.codec import to_json
-from pi_core.messages import ImageContent, TextContent, ToolResultMessage, UserMessage, AssistantMessage, ToolCall
-from pi_core.model import ModelCost
-from pi_core.provider import LlmContext, StreamOptions, ToolSpec
-from pi_core.signal import AbortSignal
+from pi_core.protocol.codec import to_json
+from pi_core.protocol.messages import ImageContent, TextContent, ToolResultMessage, UserMessage, AssistantMessage, ToolCall
+from pi_core.protocol.model import ModelCost
+from pi_core.protocol.provider import LlmContext, StreamOptions, ToolSpec
+from pi_core.protocol.signal import AbortSignal
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n fake image bytes").decode()
 READ = ToolSpec("read", "Read a file", {"type": "object", "properties": {"path": {"type": "string"}},
@@ -306,7 +306,7 @@ def test_garbage_ends_in_an_error_never_an_exception(llm_server, api, garbage):
 
 
 def test_an_unreachable_server_is_a_retryable_connection_error(api):
-    from pi_core.model import Model
+    from pi_core.protocol.model import Model
 
     model = Model(id="m", provider="p", api=api, base_url="http://127.0.0.1:9/v1")
     events, message = run(collect(model, context()))

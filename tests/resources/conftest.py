@@ -5,7 +5,7 @@ import pytest
 
 from pi_core import Agent, Plugins
 from pi_core.context import PluginContext
-from pi_core.app.options import ResourceOptions
+from pi_core.protocol.options import ResourceOptions
 from pi_core.app.settings import Settings
 from pi_core.testing import scripted_model
 

@@ -1,7 +1,7 @@
 """Context files: AGENTS.md (or CLAUDE.md) from the agent dir, then from the root down
 to the cwd, one per directory."""
 
-from pi_core.app.options import ResourceOptions
+from pi_core.protocol.options import ResourceOptions
 from pi_plugins import context_files, resources
 
 from support.agents import run

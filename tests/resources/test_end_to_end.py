@@ -2,9 +2,9 @@
 
 import datetime
 
-from pi_core.events import BeforeAgentStartEvent, InputEvent
-from pi_core.messages import TextContent
-from pi_core.app.options import ResourceOptions
+from pi_core.protocol.events import BeforeAgentStartEvent, InputEvent
+from pi_core.protocol.messages import TextContent
+from pi_core.protocol.options import ResourceOptions
 from pi_core.testing import Reply
 
 from support.agents import build_agent, run

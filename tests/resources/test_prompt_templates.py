@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from pi_core.app.options import ResourceOptions
+from pi_core.protocol.options import ResourceOptions
 from pi_plugins import prompt_templates
 from pi_plugins.prompt_templates import parse_args, substitute
 

@@ -6,7 +6,7 @@ import os
 import pytest
 
 from pi_core import hookimpl
-from pi_core.app.options import ResourceOptions
+from pi_core.protocol.options import ResourceOptions
 from pi_plugins import skills
 
 from support.agents import run

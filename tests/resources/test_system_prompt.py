@@ -7,7 +7,7 @@ import itertools
 import pytest
 
 from pi_core import hookimpl
-from pi_core.app.options import ResourceOptions
+from pi_core.protocol.options import ResourceOptions
 from pi_plugins import context_files, skills, system_prompt
 from pi_plugins.system_prompt import INTRO, add_section
 

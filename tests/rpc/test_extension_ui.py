@@ -11,8 +11,8 @@ from support.llm_server import Reply
 
 PLUGIN = textwrap.dedent('''
     from pi_core import hookimpl
-    from pi_core.commands import Command
-    from pi_core.events import ToolCallDecision
+    from pi_core.protocol.commands import Command
+    from pi_core.protocol.events import ToolCallDecision
 
 
     @hookimpl

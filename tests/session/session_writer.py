@@ -8,7 +8,7 @@
 
 import sys
 
-from pi_core.messages import AssistantMessage, TextContent, UserMessage
+from pi_core.protocol.messages import AssistantMessage, TextContent, UserMessage
 from pi_core.session import Session, SessionLockedError
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pi_core.messages import (
+from pi_core.protocol.messages import (
     AssistantMessage,
     CompactionSummaryMessage,
     CustomMessage,

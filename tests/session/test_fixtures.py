@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from pi_core.codec import to_json
-from pi_core.entries import BranchSummaryEntry, LabelEntry, MessageEntry
-from pi_core.messages import (
+from pi_core.protocol.codec import to_json
+from pi_core.protocol.entries import BranchSummaryEntry, LabelEntry, MessageEntry
+from pi_core.protocol.messages import (
     AssistantMessage,
     BashExecutionMessage,
     BranchSummaryMessage,

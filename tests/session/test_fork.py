@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from pi_core.codec import to_json
-from pi_core.entries import LabelEntry
+from pi_core.protocol.codec import to_json
+from pi_core.protocol.entries import LabelEntry
 from pi_core.session import Session, SessionError
 from support.sessions import assistant, copy_fixture, fixture, user
 

@@ -9,16 +9,15 @@ from datetime import datetime, timezone
 
 import pytest
 
-from pi_core.session import (
-    Session,
+from pi_core.app.listing import (
     find_session,
     list_all_sessions,
     list_sessions,
     most_recent_session,
-    session_dir_for,
+    read_session_info,
 )
-from pi_core.session.index import INDEX_NAME
-from pi_core.session.listing import read_session_info
+from pi_core.app.listing_index import INDEX_NAME
+from pi_core.session import Session, session_dir_for
 from support.sessions import FIXTURES, assistant, pi_probe, user
 
 

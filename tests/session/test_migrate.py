@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from pi_core.messages import CustomMessage
+from pi_core.protocol.messages import CustomMessage
 from pi_core.session import Session
 from support.sessions import pi_probe, user
 

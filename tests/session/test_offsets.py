@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import os
 
-from pi_core.codec import to_json
+from pi_core.protocol.codec import to_json
 from pi_core.session import Session
 from pi_core.session.offsets import INDEX_AT, index_path
 from pi_core.session.reader import read_session_file

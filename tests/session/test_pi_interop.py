@@ -9,8 +9,8 @@ import json
 
 import pytest
 
-from pi_core.codec import to_json
-from pi_core.messages import BashExecutionMessage
+from pi_core.protocol.codec import to_json
+from pi_core.protocol.messages import BashExecutionMessage
 from pi_core.session import Session
 from support.sessions import (
     FIXTURES,

@@ -16,9 +16,9 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from pi_core.codec import to_json
-from pi_core.entries import MessageEntry
-from pi_core.messages import AssistantMessage, ToolResultMessage
+from pi_core.protocol.codec import to_json
+from pi_core.protocol.entries import MessageEntry
+from pi_core.protocol.messages import AssistantMessage, ToolResultMessage
 from pi_core.session import Session
 from support.sessions import assistant, tool_result, user
 

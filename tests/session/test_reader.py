@@ -81,7 +81,7 @@ def test_spans_read_back_exactly_in_any_order_and_size(tmp_path_factory, data, c
 def test_a_resume_reads_its_lines_in_a_few_large_reads(tmp_path, monkeypatch):
     """Thousands of lines on the path to the leaf cost a handful of system calls."""
     from pi_core.session import Session
-    from pi_core.messages import TextContent, UserMessage
+    from pi_core.protocol.messages import TextContent, UserMessage
     import pi_core.session.reader as reader
 
     with Session.create(tmp_path, sessions_dir=tmp_path) as session:
@@ -107,7 +107,7 @@ def test_a_resume_read_in_bulk_keeps_entries_of_unknown_types_and_bad_lines(tmp_
     is read as usual."""
     import json
 
-    from pi_core.messages import TextContent, UserMessage
+    from pi_core.protocol.messages import TextContent, UserMessage
     from pi_core.session import Session
 
     with Session.create(tmp_path, sessions_dir=tmp_path) as session:

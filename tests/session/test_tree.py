@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pi_core.entries import BranchSummaryEntry
-from pi_core.messages import BranchSummaryMessage, CompactionSummaryMessage
+from pi_core.protocol.entries import BranchSummaryEntry
+from pi_core.protocol.messages import BranchSummaryMessage, CompactionSummaryMessage
 from pi_core.session import Session, SessionError
 from support.sessions import assistant, user
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pi_core.messages import (
+from pi_core.protocol.messages import (
     AssistantMessage,
     BashExecutionMessage,
     ImageContent,

@@ -5,7 +5,7 @@ import json
 
 from pi_core import Plugins, hookimpl, tool
 from pi_core.harness import Harness
-from pi_core.messages import text_of
+from pi_core.protocol.messages import text_of
 from pi_core.session import Session
 from pi_core.app.settings import Settings
 from pi_plugins import app_messages, compaction, local_environment

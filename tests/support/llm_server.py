@@ -207,8 +207,8 @@ class LlmServer:
     # ------------------------------------------------------------ helpers for tests
 
     def model(self, api: str, id: str = "test-model", provider: str | None = None, **fields: Any):
-        """A :class:`pi_core.model.Model` served here."""
-        from pi_core.model import Model
+        """A :class:`pi_core.protocol.model.Model` served here."""
+        from pi_core.protocol.model import Model
 
         fields.setdefault("input", ["text", "image"])
         return Model(id=id, provider=provider or f"test-{api}", api=api, name=id,

@@ -2,8 +2,8 @@
 
 import asyncio
 
-from pi_core.messages import AssistantMessage
-from pi_core.provider import StreamOptions
+from pi_core.protocol.messages import AssistantMessage
+from pi_core.protocol.provider import StreamOptions
 from pi_plugins.providers.anthropic import AnthropicProvider
 from pi_plugins.providers.google import GoogleProvider
 from pi_plugins.providers.openai_completions import OpenAICompletionsProvider

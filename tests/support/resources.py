@@ -4,9 +4,9 @@ chains the way the harness will."""
 import textwrap
 from pathlib import Path
 
-from pi_core.events import BeforeAgentStartEvent, InputEvent
+from pi_core.protocol.events import BeforeAgentStartEvent, InputEvent
 from pi_core.testing import RecordingUI
-from pi_core.tools import Tool
+from pi_core.protocol.tools import Tool
 from pi_plugins import context_files, prompt_templates, skills, system_prompt
 
 from support.agents import run

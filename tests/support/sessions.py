@@ -11,7 +11,7 @@ from pathlib import Path
 from support.fixtures import SESSION_FIXTURES
 from support.programs import REAL_PI
 
-from pi_core.messages import (
+from pi_core.protocol.messages import (
     AssistantMessage,
     TextContent,
     ToolCall,

@@ -13,8 +13,8 @@ from typing import Any, Callable
 from pi_core import hookimpl
 from pi_core.context import PluginContext
 from pi_core.plugins import Plugins
-from pi_core.signal import AbortSignal
-from pi_core.tools import ToolResult, ToolRun, as_result
+from pi_core.protocol.signal import AbortSignal
+from pi_core.protocol.tools import ToolResult, ToolRun, as_result
 from pi_plugins.tools import builtin_tools
 from pi_plugins.tools.environment import ExecutionEnvironment, LocalEnvironment
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pi_core import hookimpl
-from pi_core.commands import Command
+from pi_core.protocol.commands import Command
 from pi_core.testing import RecordingUI, Reply, assert_light_import, run_command
 
 ROOT = Path(__file__).parents[2]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from support.gates import Gate
 from support.tool_helpers import Updates, call, invoke, text_of, wait_dead
-from pi_core.signal import AbortSignal
+from pi_core.protocol.signal import AbortSignal
 
 
 def pids_in(path: Path) -> list[int]:

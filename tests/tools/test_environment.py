@@ -8,7 +8,7 @@ import posixpath
 import pi_plugins.tools
 from support.tool_helpers import EnvironmentPlugin, call, text_of
 from pi_core import Agent, Plugins
-from pi_core.messages import ToolResultMessage
+from pi_core.protocol.messages import ToolResultMessage
 from pi_core.testing import Reply, ScriptedProvider, scripted_model
 from pi_plugins.tools.environment import (
     DirEntry,

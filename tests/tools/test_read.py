@@ -9,7 +9,7 @@ import zlib
 import pytest
 
 from support.tool_helpers import as_unprivileged, call, text_of
-from pi_core.messages import ImageContent
+from pi_core.protocol.messages import ImageContent
 
 
 def tiny_png(width: int = 2, height: int = 2) -> bytes:
@@ -128,8 +128,8 @@ def test_text_only_model_is_told_the_image_will_not_reach_it(ws):
 
     from pi_core.context import PluginContext
     from pi_core.plugins import Plugins
-    from pi_core.signal import AbortSignal
-    from pi_core.tools import ToolRun
+    from pi_core.protocol.signal import AbortSignal
+    from pi_core.protocol.tools import ToolRun
     from pi_core.testing import scripted_model
     from pi_plugins.tools.read import read_tool
 
@@ -147,7 +147,7 @@ def test_at_prefix_copied_from_a_mention_is_dropped(ws):
 
 @pytest.mark.parametrize("args", [{}, {"path": "a", "offset": 0}, {"path": "a", "limit": "many"}])
 def test_bad_arguments_are_refused_before_running(args):
-    from pi_core.schema import ArgumentsError
+    from pi_core.protocol.schema import ArgumentsError
     from support.tool_helpers import TOOLS
 
     with pytest.raises(ArgumentsError):

@@ -5,7 +5,7 @@ import asyncio
 
 from pi_core import Tool, tool
 from pi_core.compaction_plan import FileOps
-from pi_core.messages import AssistantMessage, ToolCall
+from pi_core.protocol.messages import AssistantMessage, ToolCall
 from pi_plugins.interactive.tool_views import ToolState, call_title
 from pi_plugins.interactive.tree_view import tool_call_text
 from pi_plugins.system_prompt import base_prompt
@@ -65,7 +65,7 @@ def test_compaction_file_lists_come_from_the_tools_files():
 
 
 def test_the_html_export_heads_a_call_with_its_tools_summary(tmp_path):
-    from pi_core.messages import TextContent, UserMessage
+    from pi_core.protocol.messages import TextContent, UserMessage
     from pi_core.session import Session
     from pi_plugins.export_html import export_html
 

@@ -14,9 +14,9 @@ import pi_plugins.tools
 from support.gates import Gate
 from support.tool_helpers import text_of, wait_dead
 from pi_core import Agent, Plugins, hookimpl, tool
-from pi_core.events import ToolCallDecision
-from pi_core.messages import ToolResultMessage
-from pi_core.tools import ToolResult
+from pi_core.protocol.events import ToolCallDecision
+from pi_core.protocol.messages import ToolResultMessage
+from pi_core.protocol.tools import ToolResult
 from pi_core.testing import Reply, ScriptedProvider, scripted_model
 from pi_plugins.tools import ALL_TOOLS, DEFAULT_ACTIVE_TOOLS, builtin_tools
 

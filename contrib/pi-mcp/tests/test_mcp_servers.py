@@ -11,7 +11,7 @@ import time
 import pytest
 
 import pi_mcp
-from pi_core.messages import ImageContent, text_of
+from pi_core.protocol.messages import ImageContent, text_of
 from pi_core.testing import RecordingUI, Reply
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
@@ -196,7 +196,7 @@ def test_a_stopped_server_starts_again_on_the_next_call(project, make):
 
 
 def pi_mcp_shutdown():
-    from pi_core.events import SessionShutdown
+    from pi_core.protocol.events import SessionShutdown
 
     return SessionShutdown()
 

@@ -6,7 +6,7 @@ import asyncio
 import pytest
 
 import pi_permissions
-from pi_core.messages import text_of
+from pi_core.protocol.messages import text_of
 from pi_core.app.settings import Settings
 from pi_core.testing import RecordingUI, Reply, assert_light_import, run_command
 

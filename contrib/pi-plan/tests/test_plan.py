@@ -7,7 +7,7 @@ import json
 import pytest
 
 import pi_plan
-from pi_core.messages import CustomMessage, text_of
+from pi_core.protocol.messages import CustomMessage, text_of
 from pi_core.session import Session
 from pi_plan.readonly import is_read_only_command
 from pi_core.testing import RecordingUI, Reply, assert_light_import

@@ -206,7 +206,7 @@ def test_an_aborted_sandboxed_command_leaves_no_process(workspace):
     env = SandboxEnvironment(str(workspace))
 
     async def scenario():
-        from pi_core.signal import AbortSignal
+        from pi_core.protocol.signal import AbortSignal
 
         signal = AbortSignal()
         task = asyncio.ensure_future(env.run(

@@ -8,7 +8,7 @@ import pytest
 
 import pi_todo
 from pi_core.app.discovery import load_plugins
-from pi_core.entries import CustomEntry, MessageEntry
+from pi_core.protocol.entries import CustomEntry, MessageEntry
 from pi_core.session import Session
 from pi_core.testing import RecordingUI, Reply, assert_light_import, run_command
 

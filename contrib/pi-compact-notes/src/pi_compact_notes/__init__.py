@@ -26,8 +26,8 @@ def compact_to_notes(entries: list, preparation, *, instructions: str | None = N
     """The compaction (a ``CompactionResult``) of the branch ``entries`` (root → leaf)
     into notes, by the harness's plan ``preparation`` (the event's), or None when there
     is nothing to compact. ``limits`` is a :class:`pi_compact_notes.notes.Limits`."""
-    from pi_core.entries import CompactionEntry
-    from pi_core.events import CompactionResult
+    from pi_core.protocol.entries import CompactionEntry
+    from pi_core.protocol.events import CompactionResult
 
     from pi_compact_notes.notes import Limits, Notes
 
@@ -50,7 +50,7 @@ def compact_to_notes(entries: list, preparation, *, instructions: str | None = N
 
 @hookimpl
 def session_before_compact(event, ctx):
-    from pi_core.events import CompactionDecision
+    from pi_core.protocol.events import CompactionDecision
 
     from pi_compact_notes.notes import Limits
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from attrs import define, field
 
-from pi_core.messages import (
+from pi_core.protocol.messages import (
     AssistantMessage,
     BashExecutionMessage,
     CompactionSummaryMessage,

@@ -25,7 +25,7 @@ from typing import Any
 from attrs import define, field
 
 from pi_core import hookimpl
-from pi_core.commands import Command
+from pi_core.protocol.commands import Command
 
 from pi_permissions.rules import Policy, Rule, Verdict, load_policy
 
@@ -115,7 +115,7 @@ async def ask_user(ctx, tool_name: str, arguments: dict, verdict: Verdict) -> tu
 
 @hookimpl
 async def before_tool_call(event, ctx):
-    from pi_core.events import ToolCallDecision
+    from pi_core.protocol.events import ToolCallDecision
 
     current = state(ctx)
     tool, args = event.tool_name, event.arguments

@@ -25,7 +25,7 @@ import attrs
 from attrs import define, field
 
 from pi_core import hookimpl
-from pi_core.commands import Command
+from pi_core.protocol.commands import Command
 
 from pi_plan.readonly import is_read_only_command
 
@@ -145,7 +145,7 @@ def leave(ctx, *, approved: bool) -> PlanState:
     left = PlanState(False, None, state.steps)
     _record(ctx, left)
     if approved:
-        from pi_core.messages import CustomMessage
+        from pi_core.protocol.messages import CustomMessage
 
         text = "The user approved the plan. Plan mode is over: all your tools are available again."
         if state.steps:
@@ -225,7 +225,7 @@ def before_tool_call(event, ctx):
     """The second guard: whatever tools are active, plan mode runs only read-only calls."""
     if not current(ctx).planning:
         return None
-    from pi_core.events import ToolCallDecision
+    from pi_core.protocol.events import ToolCallDecision
 
     name = event.tool_name
     if name not in plan_tools(ctx):

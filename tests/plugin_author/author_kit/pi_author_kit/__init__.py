@@ -12,10 +12,10 @@ import os
 import attrs
 
 from pi_core import Tool, hookimpl, tool
-from pi_core.app.wiring import Mode
-from pi_core.commands import Command, Flag
-from pi_core.messages import CustomMessage, TextContent, UserMessage
-from pi_core.model import Model
+from pi_core.protocol.shell import Mode
+from pi_core.protocol.commands import Command, Flag
+from pi_core.protocol.messages import CustomMessage, TextContent, UserMessage
+from pi_core.protocol.model import Model
 
 from pi_author_kit.echo import API, PROVIDER, EchoProvider
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from pi_core.messages import text_of
-from pi_core.stream import MessageBuilder
+from pi_core.protocol.messages import text_of
+from pi_plugins.providers.kit import MessageBuilder
 
 API = "author-echo"
 PROVIDER = "author-echo"

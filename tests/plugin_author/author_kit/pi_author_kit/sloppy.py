@@ -1,7 +1,7 @@
 """A plugin with two mistakes a first-time author makes; its good hook still loads."""
 
 from pi_core import hookimpl
-from pi_core.commands import Command
+from pi_core.protocol.commands import Command
 
 
 class Sloppy:

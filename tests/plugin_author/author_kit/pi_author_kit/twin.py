@@ -1,7 +1,7 @@
 """A second plugin of the package: it names a command the first one names too."""
 
 from pi_core import hookimpl
-from pi_core.commands import Command
+from pi_core.protocol.commands import Command
 
 from pi_author_kit import log
 

@@ -20,8 +20,8 @@ except ImportError:  # pragma: no cover - orjson is a dependency; keep working w
 
 import attrs
 
-from pi_core import entries as e
-from pi_core import messages as m
+from pi_core.protocol import entries as e
+from pi_core.protocol import messages as m
 from pi_core.fastpath import fast_json, make_fast_line  # noqa: F401 - also for tests
 
 

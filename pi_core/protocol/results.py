@@ -15,7 +15,7 @@ from typing import Any
 
 import attrs
 
-from pi_core.events import (
+from pi_core.protocol.events import (
     CancelDecision,
     CompactionDecision,
     CompactionResult,
@@ -149,9 +149,9 @@ _BASH_KEYS = {"output": ("output",), "exit_code": ("exitCode", "exit_code"),
 
 
 def user_bash_decision(value: Any) -> UserBashDecision:
-    """``user_bash``: a :class:`pi_core.messages.BashExecutionMessage`, ``{"cancel": True}``,
+    """``user_bash``: a :class:`pi_core.protocol.messages.BashExecutionMessage`, ``{"cancel": True}``,
     or pi's ``{"result": {"output", "exitCode", "cancelled"?, "truncated"?}}``."""
-    from pi_core.messages import BashExecutionMessage
+    from pi_core.protocol.messages import BashExecutionMessage
 
     if isinstance(value, UserBashDecision):
         return value
@@ -183,7 +183,7 @@ def user_bash_decision(value: Any) -> UserBashDecision:
 
 def same_role_message(value: Any, previous: Any) -> Any:
     """``message_end``: a replacement message (or its JSON dict) of the same role."""
-    from pi_core.codec import DecodeError, message_from_json
+    from pi_core.protocol.codec import DecodeError, message_from_json
 
     if isinstance(value, dict):
         try:

@@ -1,8 +1,8 @@
 """Listing sessions for ``/resume`` and ``pi -r``: name, first message, modified, count.
 
-Each folder's listing goes through its :class:`~pi_core.session.index.SessionIndex`, so
+Each folder's listing goes through its :class:`~pi_core.app.listing_index.SessionIndex`, so
 only files that changed since the last listing are read, and only their new bytes
-(see :mod:`pi_core.session.scan` for how little of a file is parsed).
+(see :mod:`pi_core.app.listing_scan` for how little of a file is parsed).
 
 ``modified`` is pi's: the time of the latest user or assistant message, else the
 header's timestamp, else the file's mtime.
@@ -17,10 +17,10 @@ from typing import Any
 
 from attrs import define
 
-from pi_core.codec import DecodeError, loads_json
-from pi_core.session.index import SessionIndex
+from pi_core.protocol.codec import DecodeError, loads_json
+from pi_core.app.listing_index import SessionIndex
 from pi_core.session.locations import SESSION_SUFFIX, session_dir_for, sessions_root
-from pi_core.session.scan import FileFacts, scan_file
+from pi_core.app.listing_scan import FileFacts, scan_file
 
 NO_MESSAGES = "(no messages)"
 

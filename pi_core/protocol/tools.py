@@ -1,5 +1,5 @@
 """Tools: what the model can call. A tool declares its parameters once (see
-:mod:`pi_core.schema`), whether it may run beside others, and how it executes."""
+:mod:`pi_core.protocol.schema`), whether it may run beside others, and how it executes."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from typing import Any, Callable, Literal
 
 from attrs import define, field
 
-from pi_core.messages import ImageContent, TextContent, UserContent
-from pi_core.schema import Parameters
-from pi_core.signal import AbortSignal
+from pi_core.protocol.messages import ImageContent, TextContent, UserContent
+from pi_core.protocol.schema import Parameters
+from pi_core.protocol.signal import AbortSignal
 
 ExecutionMode = Literal["parallel", "sequential"]
 

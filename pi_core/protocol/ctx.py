@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from pi_core.bus import EventBus
-    from pi_core.events import CompactionResult
+    from pi_core.protocol.events import CompactionResult
     from pi_core.harness import ExecResult, Harness, SessionControl
-    from pi_core.model import Model
-    from pi_core.app.options import ResourceOptions
+    from pi_core.protocol.model import Model
+    from pi_core.protocol.options import ResourceOptions
     from pi_core.plugins import Plugins
     from pi_core.session import Session
-    from pi_core.app.settings import Settings
-    from pi_core.tools import Tool
+    from pi_core.protocol.shell import Settings
+    from pi_core.protocol.tools import Tool
 
 DeliverAs = Literal["steer", "follow_up", "next_turn"]
 

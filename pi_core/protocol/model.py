@@ -6,7 +6,7 @@ from typing import Any
 
 from attrs import define, field
 
-from pi_core.messages import Usage
+from pi_core.protocol.messages import Usage
 
 
 @define

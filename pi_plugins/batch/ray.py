@@ -20,9 +20,9 @@ import asyncio
 import math
 from typing import Any, Callable
 
-from pi_core.batch import BatchEnvironment, BatchError, BatchTask, run_task
-from pi_core.codec import to_json
-from pi_core.usage import total_usage
+from pi_plugins.batch.runner import BatchEnvironment, BatchError, BatchTask, run_task
+from pi_core.protocol.codec import to_json
+from pi_core.protocol.usage import total_usage
 
 
 def _ray():

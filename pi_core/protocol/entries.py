@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from attrs import define, field
 
-from pi_core.messages import AgentMessage, UserContent, _Extra, _extra_field
+from pi_core.protocol.messages import AgentMessage, UserContent, _Extra, _extra_field
 
 SESSION_VERSION = 3
 
@@ -238,8 +238,7 @@ def iso_to_ms(stamp: str) -> int:
 def message_of(entry: Any) -> AgentMessage | None:
     """The agent message an entry contributes to the context, if any: messages as they
     are, plugin messages, branch summaries and compaction summaries."""
-    from pi_core import messages as m
-
+    from pi_core.protocol import messages as m
     if isinstance(entry, MessageEntry):
         return entry.message
     if isinstance(entry, CustomMessageEntry):

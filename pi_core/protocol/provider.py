@@ -1,5 +1,5 @@
 """The provider contract: one plugin per wire API turns a unified request into a native
-one and the native stream back into :mod:`pi_core.stream` events."""
+one and the native stream back into :mod:`pi_core.protocol.stream` events."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ from typing import Any, AsyncIterator, Awaitable, Callable, Literal, Protocol
 
 from attrs import define, field
 
-from pi_core.messages import AgentMessage, Message
-from pi_core.model import Model
-from pi_core.signal import AbortSignal
-from pi_core.stream import AssistantMessageEvent
+from pi_core.protocol.messages import AgentMessage, Message
+from pi_core.protocol.model import Model
+from pi_core.protocol.signal import AbortSignal
+from pi_core.protocol.stream import AssistantMessageEvent
 
 ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh"]
 THINKING_LEVELS: tuple[str, ...] = ("off", "minimal", "low", "medium", "high", "xhigh")
@@ -85,7 +85,7 @@ class Provider(Protocol):
 async def complete(provider: Provider, model: Model, context: LlmContext, options: StreamOptions):
     """Run one request to its end and return the final assistant message (a summary,
     a title…). Failures come back as a message with stop reason ``error``."""
-    from pi_core.messages import AssistantMessage
+    from pi_core.protocol.messages import AssistantMessage
 
     final = None
     try:

@@ -1,5 +1,5 @@
 """Batches of agents: many independent prompts, each its own agent and session, run a
-bounded number at a time in one event loop (or on Ray, :mod:`pi_core.batch_ray`).
+bounded number at a time in one event loop (or on Ray, :mod:`pi_plugins.batch.ray`).
 
     results = await run_batch(tasks, out="results.jsonl", concurrency=8)
 
@@ -217,11 +217,11 @@ class BatchEnvironment:
 async def run_task(env: BatchEnvironment, task: BatchTask, *, cwd: str | None = None) -> dict:
     """Run one task to its end in its own harness and session; never raises for the
     task's own failure (it is the result's ``error``)."""
-    from pi_core.codec import to_json
+    from pi_core.protocol.codec import to_json
     from pi_core.harness import Harness
-    from pi_core.app.options import ResourceOptions
+    from pi_core.protocol.options import ResourceOptions
     from pi_core.session import Session
-    from pi_core.usage import final_assistant, total_usage
+    from pi_core.protocol.usage import final_assistant, total_usage
 
     result: dict[str, Any] = {"id": task.id, "session": None, "text": "", "stop_reason": None,
                               "usage": None, "host": env.host}
@@ -346,7 +346,7 @@ async def run_batch(
         if not todo:
             return results
         if executor == "ray":
-            from pi_core.batch_ray import run_on_ray
+            from pi_plugins.batch.ray import run_on_ray
 
             await run_on_ray(todo, concurrency=concurrency, address=ray_address, on_result=on_result,
                              on_event=on_event, cwd=cwd or os.getcwd(), discover=discover,

@@ -1,15 +1,18 @@
-"""``pi batch``: the batch runner (:mod:`pi_core.batch`) on the command line, with a
+"""``pi batch`` (its click command is imported only when it runs): the batch runner (:mod:`pi_plugins.batch.runner`) on the command line, with a
 progress bar on stderr when it is a terminal and, with ``--mode json``, one event line per
 task start and end on stdout."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 import time
 from typing import TextIO
 
-from pi_core.batch import BatchError, read_results, read_tasks, run_batch
+import click
+
+from pi_plugins.batch.runner import BatchError, read_results, read_tasks, run_batch
 
 
 class ProgressBar:
@@ -90,3 +93,34 @@ async def run_batch_command(tasks_file: str, out: str, *, concurrency: int, mode
         stderr.write(f"{len(failed)} of {len(tasks)} tasks failed: {shown} (see {out})\n")
         return 1
     return 0
+
+
+@click.command("batch")
+@click.argument("tasks_file", metavar="TASKS.jsonl", type=click.Path(dir_okay=False))
+@click.option("--out", required=True, metavar="RESULTS.jsonl", type=click.Path(dir_okay=False),
+              help="Results file: one line per task as it ends; ids finished there are skipped.")
+@click.option("--concurrency", type=click.IntRange(min=1), default=8, show_default=True,
+              help="Tasks running at once (in this process, or in total on Ray).")
+@click.option("--mode", type=click.Choice(["text", "json"]), default="text",
+              help="json: one event line per task start and end on stdout.")
+@click.option("--model", help="Model for tasks that name none (provider/id).")
+@click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+              help="local: one event loop here; ray: Ray workers (pip install 'pi-harness[ray]').")
+@click.option("--ray-address", metavar="ADDR", help="Ray cluster to join (default: start Ray here).")
+@click.option("--session-dir", help="Folder for the tasks' session files.")
+@click.option("-e", "--extension", "extensions", multiple=True, help="Load a plugin file or package directory (repeatable).")
+@click.option("-ne", "--no-extensions", is_flag=True, help="Skip plugin discovery (explicit -e still loads).")
+def batch_command(tasks_file, out, concurrency, mode, model, executor, ray_address, session_dir,
+                  extensions, no_extensions) -> None:
+    """Run a batch of agents: one per line of TASKS.jsonl, {"id", "prompt", "cwd"?,
+    "model"?, "tools"?, "system_prompt"?}. Each result line is {"id", "session", "text",
+    "stop_reason", "usage", "host", "error"?}. Exits 0 when every task succeeded, else 1."""
+    try:
+        sys.exit(asyncio.run(run_batch_command(
+            tasks_file, out, concurrency=concurrency, mode=mode, model=model, executor=executor,
+            ray_address=ray_address, session_dir=session_dir, extensions=list(extensions),
+            no_extensions=no_extensions)))
+    except KeyboardInterrupt:  # the running agents were aborted; finished results are kept
+        click.echo(f"\ninterrupted: the results of finished tasks are in {out}; "
+                   "run again to do the rest", err=True)
+        sys.exit(130)

@@ -2,7 +2,7 @@
 
 pyproject.toml declares the same ``pi.plugins`` entry points in the same order (a test
 keeps them equal); installed metadata sorts entry points by name, so discovery orders
-the built-ins by this list. Names only: the core imports no plugin.
+the built-ins by this list. Names only: the shell imports no plugin.
 """
 
 LOAD_ORDER = (
@@ -27,4 +27,5 @@ LOAD_ORDER = (
     "acp_mode",
     "interactive",
     "cli_commands",
+    "batch",
 )

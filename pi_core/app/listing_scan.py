@@ -18,8 +18,8 @@ from typing import Any, Iterator
 
 from attrs import asdict, define
 
-from pi_core.codec import DecodeError, loads_json
-from pi_core.entries import iso_to_ms
+from pi_core.protocol.codec import DecodeError, loads_json
+from pi_core.protocol.entries import iso_to_ms
 
 _LINE = b'\n{"type":"'
 _MESSAGE_LINE = b'\n{"type":"message",'

@@ -11,8 +11,8 @@ from typing import Any, Literal
 
 from attrs import define, field
 
-from pi_core.messages import AgentMessage, ImageContent, ToolResultMessage
-from pi_core.stream import AssistantMessageEvent
+from pi_core.protocol.messages import AgentMessage, ImageContent, ToolResultMessage
+from pi_core.protocol.stream import AssistantMessageEvent
 
 
 @define
@@ -375,7 +375,7 @@ class UserBashDecision:
 @define
 class UserBashEvent:
     """``user_bash``: the user's ``!cmd``; a handler may return ``cancel`` or the
-    :class:`pi_core.messages.BashExecutionMessage` itself."""
+    :class:`pi_core.protocol.messages.BashExecutionMessage` itself."""
 
     command: str
     exclude_from_context: bool = False

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from pi_core.messages import AssistantMessage, Cost, Usage
+from pi_core.protocol.messages import AssistantMessage, Cost, Usage
 
 
 def total_usage(messages: Iterable[object]) -> Usage:

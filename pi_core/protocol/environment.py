@@ -1,0 +1,161 @@
+"""The execution environment: the one door through which the tools reach files and
+processes (the ``execution_environment`` hook returns one). Its shape is stated here;
+:mod:`pi_plugins.tools.environment` implements it for this machine and adds the shared
+command runner.
+
+Errors are the ordinary :class:`OSError` family (``FileNotFoundError``,
+``PermissionError``, ``IsADirectoryError``…), whatever the environment, so every tool
+turns them into the same advice for the model.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Literal
+
+from attrs import define
+
+Kind = Literal["file", "directory", "other"]
+
+
+@define(frozen=True)
+class FileInfo:
+    """What ``stat`` tells about a path (symbolic links followed)."""
+
+    path: str
+    kind: Kind
+    size: int
+
+
+@define(frozen=True)
+class DirEntry:
+    """One name in a directory. ``kind`` is what it is (a symbolic link is followed;
+    ``None`` when it cannot be inspected, a dangling link say), ``is_link`` whether it
+    is a symbolic link."""
+
+    name: str
+    kind: Kind | None
+    is_link: bool = False
+
+
+class Process:
+    """A running command. Output arrives in chunks from :meth:`read` (``b""`` at the
+    end); :meth:`kill` stops the command and everything it started."""
+
+    pid: int
+
+    async def read(self, size: int = 65536) -> bytes:
+        raise NotImplementedError
+
+    async def errors(self) -> bytes:
+        """Everything written to stderr, when it was not merged into the output."""
+        raise NotImplementedError
+
+    async def read_errors(self, size: int = 65536) -> bytes:
+        """stderr in chunks (``b""`` at the end), when it was not merged into the output.
+        The default gives all of :meth:`errors` at once."""
+        if getattr(self, "_errors_given", False):
+            return b""
+        self._errors_given = True
+        return await self.errors()
+
+    async def wait(self) -> int:
+        """Wait for the command to exit; its exit code (negative: killed by that signal)."""
+        raise NotImplementedError
+
+    def kill(self) -> None:
+        """Stop the command and every process it started, now. Safe to call twice, and
+        from an abort callback (it does not block)."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Let go of the output pipes (another process may still hold them open)."""
+
+    async def wait_killed(self, timeout: float = 1.0) -> None:
+        """After :meth:`kill`: wait (at most ``timeout``) until every process it killed
+        has exited, so that none is seen running when the call returns."""
+
+
+class OutputSink:
+    """A file being written in pieces: the full output of a long command."""
+
+    path: str
+
+    def write(self, data: bytes) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+
+class ExecutionEnvironment:
+    """Files and processes for the tools. Paths given to the methods are absolute: the
+    tools turn the model's paths into them with :meth:`resolve`."""
+
+    cwd: str = "/"
+    home: str | None = None
+
+    def resolve(self, path: str) -> str:
+        """The absolute path the model means: relative to ``cwd``, ``~`` for the home
+        directory, and a leading ``@`` (copied from an @file mention) dropped."""
+        if path.startswith("@"):
+            path = path[1:]
+        if self.home and (path == "~" or path.startswith("~/")):
+            path = self.home + path[1:]
+        return os.path.normpath(os.path.join(self.cwd, path))
+
+    async def stat(self, path: str) -> FileInfo:
+        raise NotImplementedError
+
+    async def read_bytes(self, path: str, offset: int = 0, size: int | None = None) -> bytes:
+        """``size`` bytes from ``offset`` (the rest of the file when ``size`` is None)."""
+        raise NotImplementedError
+
+    async def write_bytes(self, path: str, data: bytes) -> None:
+        """Create or replace the file's content (the directory must exist)."""
+        raise NotImplementedError
+
+    async def make_dirs(self, path: str) -> None:
+        """Create the directory and its missing parents; an existing one is fine."""
+        raise NotImplementedError
+
+    async def list_dir(self, path: str) -> list[DirEntry]:
+        raise NotImplementedError
+
+    async def which(self, program: str) -> str | None:
+        """The path of ``program`` if it is installed, else None."""
+        raise NotImplementedError
+
+    async def spawn(
+        self,
+        argv: list[str],
+        *,
+        cwd: str | None = None,
+        env: dict[str, str] | None = None,
+        merge_stderr: bool = True,
+    ) -> Process:
+        """Start ``argv`` (stdin empty) in its own process group, so that
+        :meth:`Process.kill` reaches every process it starts."""
+        raise NotImplementedError
+
+    async def open_output_file(self, prefix: str) -> OutputSink:
+        """A new temporary file for output too long for the model, readable later with
+        the ``read`` tool."""
+        raise NotImplementedError
+
+    async def run(
+        self,
+        command: str | list[str],
+        *,
+        shell: str | None = None,
+        cwd: str | None = None,
+        signal: Any = None,
+        timeout: float | None = None,
+        merge_stderr: bool = True,
+        on_output: Any = None,
+        prefix: str = "pi-bash",
+    ) -> Any:
+        """Run a command to its end: a string with ``shell -c``, a list as it is. Returns
+        the exit code and the (bounded) output; :mod:`pi_plugins.tools.runner` holds the
+        one implementation that the tools, ``!cmd`` and ``ctx.exec`` share."""
+        raise NotImplementedError
