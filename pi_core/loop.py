@@ -362,7 +362,7 @@ class Agent:
                 headers=dict(self.get_headers(model)) if self.get_headers else {},
                 on_payload=self._on_payload(model),
                 on_response=self._on_response,
-                max_retries=self._provider_retries(),
+                max_retries=self._provider_retries(model),
             )
             stream = provider.stream(model, llm, options)
             try:
@@ -421,7 +421,11 @@ class Agent:
                                          partial=message)
             await self.emit(MessageUpdate(message=message, assistant_message_event=event))
 
-    def _provider_retries(self) -> int | None:
+    def _provider_retries(self, model: Model) -> int | None:
+        """``retry.provider.maxRetries``, or None for the provider's default; none for a
+        discovered local server (the harness's retries are enough there)."""
+        if model.discovered:
+            return 0
         settings = getattr(self.ctx, "settings", None)
         value = settings.get("retry.provider.maxRetries") if settings is not None else None
         return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
