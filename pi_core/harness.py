@@ -133,6 +133,7 @@ class Harness:
         self.agent.subscribe(self._persist)
         self.agent.subscribe(self._queue_drained)
 
+    # ------------------------------------------------------------ state
 
     @property
     def model(self) -> Model:
@@ -196,7 +197,6 @@ class Harness:
         await self.notify(SessionShutdown(reason=reason))
         self.session.close()
 
-    # ------------------------------------------------------------ prompting
     # ------------------------------------------------------------ prompting
 
     async def prompt(
