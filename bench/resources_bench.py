@@ -68,9 +68,9 @@ def make_ctx(agent_dir: Path, cwd: Path):
 async def one_prompt(ctx, text: str) -> str:
     from pi_core.protocol.events import BeforeAgentStartEvent, InputEvent
 
-    event = await ctx.plugins.chain("input", "event", InputEvent(text=text), ctx=ctx)
+    event = await ctx.plugins.call("input", event=InputEvent(text=text), ctx=ctx)
     start = BeforeAgentStartEvent(prompt=event.text, system_prompt="")
-    start = await ctx.plugins.chain("before_agent_start", "event", start, ctx=ctx)
+    start = await ctx.plugins.call("before_agent_start", event=start, ctx=ctx)
     return start.system_prompt
 
 

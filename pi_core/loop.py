@@ -172,9 +172,9 @@ class Agent:
     async def setup(self) -> None:
         """Collect tools and providers from the plugins, unless they were given."""
         if self.tools is None:
-            self.tools = await self.plugins.collect("register_tools", key="name", ctx=self.ctx)
+            self.tools = await self.plugins.call("register_tools", ctx=self.ctx)
         if self.providers is None:
-            found = await self.plugins.collect("register_providers", key="api", ctx=self.ctx)
+            found = await self.plugins.call("register_providers", ctx=self.ctx)
             self.providers = {p.api: p for p in found}
 
     def active_tools(self) -> list[Tool]:
@@ -315,7 +315,7 @@ class Agent:
         await self._finish_message(message, produced)
 
     async def _finish_message(self, message: AgentMessage, produced: list) -> AgentMessage:
-        message = await self.plugins.chain("message_end", "message", message, ctx=self.ctx)
+        message = await self.plugins.call("message_end", message=message, ctx=self.ctx)
         self.messages.append(message)
         produced.append(message)
         await self.emit(MessageEnd(message=message))
@@ -332,9 +332,9 @@ class Agent:
             model=self.model,
             thinking_level=self.thinking_level,
         )
-        request = await self.plugins.chain("prepare_request", "request", request, ctx=ctx)
-        messages = await self.plugins.chain("context", "messages", list(request.messages), ctx=ctx)
-        messages = await self.plugins.chain("convert_to_llm", "messages", messages, ctx=ctx)
+        request = await self.plugins.call("prepare_request", request=request, ctx=ctx)
+        messages = await self.plugins.call("context", messages=list(request.messages), ctx=ctx)
+        messages = await self.plugins.call("convert_to_llm", messages=messages, ctx=ctx)
         llm = LlmContext(
             system_prompt=request.system_prompt,
             messages=[m for m in messages if isinstance(m, LLM_MESSAGE_TYPES)],
@@ -362,7 +362,7 @@ class Agent:
                 headers=dict(self.get_headers(model)) if self.get_headers else {},
                 on_payload=self._on_payload(model),
                 on_response=self._on_response,
-                max_retries=self._provider_retries(),
+                max_retries=self._provider_retries(model),
             )
             stream = provider.stream(model, llm, options)
             try:
@@ -421,7 +421,11 @@ class Agent:
                                          partial=message)
             await self.emit(MessageUpdate(message=message, assistant_message_event=event))
 
-    def _provider_retries(self) -> int | None:
+    def _provider_retries(self, model: Model) -> int | None:
+        """``retry.provider.maxRetries``, or None for the provider's default; none for a
+        discovered local server (the harness's retries are enough there)."""
+        if model.discovered:
+            return 0
         settings = getattr(self.ctx, "settings", None)
         value = settings.get("retry.provider.maxRetries") if settings is not None else None
         return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
@@ -444,9 +448,7 @@ class Agent:
             return None
 
         async def on_payload(payload: dict) -> dict:
-            return await self.plugins.chain(
-                "before_provider_request", "payload", payload, model=model, ctx=self.ctx
-            )
+            return await self.plugins.call("before_provider_request", payload=payload, model=model, ctx=self.ctx)
 
         return on_payload
 
@@ -455,7 +457,7 @@ class Agent:
             from pi_core.protocol.events import ProviderResponseEvent
 
             event = ProviderResponseEvent(status=status, headers=dict(headers))
-            await self.plugins.notify("after_provider_response", event=event, ctx=self.ctx)
+            await self.plugins.call("after_provider_response", event=event, ctx=self.ctx)
 
     # ------------------------------------------------------------ tools
 
@@ -576,7 +578,7 @@ class Agent:
                 await asyncio.gather(*updates, return_exceptions=True)
         if self.plugins.has("after_tool_call"):
             event = ToolCallEvent(call.id, call.name, _as_dict(prepared.args, call.arguments), message)
-            patched = await self.plugins.chain("after_tool_call", "result", result, event=event, ctx=self.ctx)
+            patched = await self.plugins.call("after_tool_call", result=result, event=event, ctx=self.ctx)
             result = as_result(patched)
         return result
 
@@ -585,7 +587,7 @@ class Agent:
     async def emit(self, event: Any) -> None:
         """An agent event reaches the notify hook of its name, then the subscribers."""
         if event.type != "message_end":
-            await self.plugins.notify(event.type, event=event, ctx=self.ctx)
+            await self.plugins.call(event.type, event=event, ctx=self.ctx)
         for listener in self._listeners:
             try:
                 result = listener(event)

@@ -4,8 +4,9 @@ pluggy gives the registry, spec validation and markers. On top of it this module
 the implementations itself, in **load order** (registration order; ``tryfirst`` and
 ``trylast`` move a handler to the front or back), awaits ``async def`` handlers, isolates
 failures (a handler that raises is reported with its plugin and hook, then skipped) and
-gives each hook kind its meaning: :meth:`Plugins.notify`, :meth:`Plugins.decide`,
-:meth:`Plugins.chain`, :meth:`Plugins.collect`.
+gives each hook kind its meaning. A call site names the hook and passes its arguments
+(:meth:`Plugins.call`); the marker on the hook's spec says which kind it is (notify,
+decide, chain or collect), so no caller picks one.
 
 Guards fail closed: a decide hook that guards an action (``before_tool_call``,
 ``user_bash``, ``session_before_*``) and raises blocks the action instead of letting it
@@ -139,6 +140,15 @@ class _Manager(pluggy.PluginManager):
         return opts
 
 
+class _Unspecified:
+    """The kind of a hook with no spec (an event nobody declared): notify."""
+
+    kind = "notify"
+
+
+_UNSPECIFIED = _Unspecified()
+
+
 def flag(result: Any, name: str) -> bool:
     """True when a hook result sets ``name`` (an attribute, or a key of a dict result)."""
     if isinstance(result, dict):
@@ -155,6 +165,7 @@ class Plugins:
             self.pm.add_hookspecs(module)
         self._infos: dict[str, PluginInfo] = {}
         self._dispatch: dict[str, Any] = {}
+        self._kinds: dict[str, Any] = {}  # what call() dispatches by, specless hooks too
         #: Per collect hook: (key, winning plugin, plugins it replaced), from the last collect.
         self.overrides: dict[str, list[tuple[Any, str, list[str]]]] = {}
         self._cache: dict[str, tuple[_Impl, ...]] = {}
@@ -272,53 +283,46 @@ class Plugins:
         return found
 
     async def call(self, hook: str, /, **kwargs: Any) -> Any:
-        """Dispatch ``hook`` by the kind its spec declares: decide's winning result,
-        chain's final value (its ``arg`` is the starting value), collect's items, or
-        ``None`` for notify."""
-        kind = self.dispatch(hook)
-        if kind.kind == "notify":
-            return await self.notify(hook, **kwargs)
-        if kind.kind == "decide":
-            return await self.decide(hook, **kwargs)
-        if kind.kind == "chain":
-            value = kwargs.pop(kind.arg)
-            return await self.chain(hook, kind.arg, value, **kwargs)
-        return await self.collect(hook, key=kind.key, **kwargs)
-
-    def _guards(self, hook: str) -> bool:
-        try:
-            return self.dispatch(hook).guard
-        except LookupError:
-            return False
-
-    def _coercer(self, hook: str):
-        try:
-            return self.dispatch(hook).coercer()
-        except LookupError:
-            return None
-
-    async def notify(self, hook: str, /, **kwargs: Any) -> None:
-        """Call every handler in load order; results are ignored."""
-        for impl in self.impls(hook):
+        """Call ``hook``'s handlers with ``kwargs`` (its arguments by name); how results
+        combine is what its spec's marker declares: notify gives ``None``, decide the
+        winning result, chain the final value of its argument (``arg``, whose value
+        ``kwargs`` holds), collect the items. A hook without a spec is notified.
+        Cheap when nobody implements the hook: ``message_update`` fires per token."""
+        impls = self.impls(hook)
+        kind = self._kinds.get(hook)
+        if kind is None:
             try:
-                result = impl.function(*[kwargs[a] for a in impl.argnames])
-                if impl.is_async or inspect.isawaitable(result):
-                    await result
-            except Exception as exc:
-                self.report(impl.plugin, hook, exc)
+                kind = self.dispatch(hook)
+            except LookupError:
+                kind = _UNSPECIFIED
+            self._kinds[hook] = kind
+        name = kind.kind
+        if name == "notify":
+            for impl in impls:
+                try:
+                    result = impl.function(*[kwargs[a] for a in impl.argnames])
+                    if impl.is_async or inspect.isawaitable(result):
+                        await result
+                except Exception as exc:
+                    self.report(impl.plugin, hook, exc)
+            return None
+        if name == "chain":
+            return await self._chain(hook, kind, impls, kwargs) if impls else kwargs[kind.arg]
+        if name == "decide":
+            return await self._decide(hook, kind, impls, kwargs) if impls else None
+        return await self._collect(hook, kind.key, impls, kwargs) if impls else []
 
-    async def decide(self, hook: str, /, **kwargs: Any) -> Any:
+    async def _decide(self, hook: str, kind, impls: tuple, kwargs: dict) -> Any:
         """Last non-``None`` result wins; one with ``cancel`` or ``block`` set wins at once.
         Each result is read by the spec's coercion (object or dict shape); a malformed
         one is reported with its plugin and counts as no opinion. In a hook whose spec
         says it guards an action (``guard``), a handler that raises is reported and its
         :class:`GuardFailure` blocks the action: guards fail closed."""
         decision = None
-        coerce = self._coercer(hook)
-        guard = self._guards(hook)
-        for impl in self.impls(hook):
+        coerce = kind.coercer()
+        for impl in impls:
             ok, result = await self._call(impl, hook, kwargs)
-            if not ok and guard:
+            if not ok and kind.guard:
                 return GuardFailure(impl.plugin, hook, result)
             if not ok or result is None:
                 continue
@@ -333,12 +337,13 @@ class Plugins:
                 break
         return decision
 
-    async def chain(self, hook: str, arg: str, value: Any, /, **kwargs: Any) -> Any:
-        """Pass ``value`` (as argument ``arg``) through every handler; ``None`` keeps it.
-        A result with ``handled`` set ends the chain. A result the spec's coercion
-        refuses is reported with its plugin and the value kept."""
-        coerce = self._coercer(hook)
-        for impl in self.impls(hook):
+    async def _chain(self, hook: str, kind, impls: tuple, kwargs: dict) -> Any:
+        """Pass ``kwargs[arg]`` (``arg`` the spec's) through every handler; ``None`` keeps it. A result with
+        ``handled`` set ends the chain. A result the spec's coercion refuses is reported
+        with its plugin and the value kept."""
+        arg, coerce = kind.arg, kind.coercer()
+        value = kwargs[arg]
+        for impl in impls:
             kwargs[arg] = value
             ok, result = await self._call(impl, hook, kwargs)
             if ok and result is not None:
@@ -353,9 +358,8 @@ class Plugins:
                     break
         return value
 
-    async def collect(
-        self, hook: str, /, key: str | Callable[[Any], Any] | None = None, **kwargs: Any
-    ) -> list:
+    async def _collect(self, hook: str, key: str | Callable[[Any], Any] | None, impls: tuple,
+                       kwargs: dict) -> list:
         """Gather every handler's items (a handler returns one item or a list).
 
         With ``key`` (an attribute name or a function), an item from a later plugin
@@ -366,7 +370,7 @@ class Plugins:
         items: dict[Any, Any] = {}
         owners: dict[Any, list[str]] = {}
         plain: list = []
-        for impl in self.impls(hook):
+        for impl in impls:
             ok, result = await self._call(impl, hook, kwargs)
             if not ok or result is None:
                 continue
@@ -387,6 +391,11 @@ class Plugins:
                                 if len(names) > 1]
         return list(items.values())
 
+    async def collect(self, hook: str, /, key: Any = None, **kwargs: Any) -> list:
+        """Transitional, for ``pi_core.app.registry`` until it calls :meth:`call`: the
+        items of a collect hook keyed by ``key`` instead of its spec's key."""
+        return await self._collect(hook, key, self.impls(hook), kwargs)
+
 
 async def collect_overrides(plugins: Plugins, ctx: Any) -> list[dict]:
     """Run every keyed collect hook once and say, for each key two plugins gave, which
@@ -403,7 +412,7 @@ async def collect_overrides(plugins: Plugins, ctx: Any) -> list[dict]:
             caller = getattr(plugins.pm.hook, name)
             if caller.spec is not None and set(caller.spec.argnames) - {"ctx"}:
                 continue  # needs a run's arguments (discover_models would probe servers)
-            await plugins.collect(name, key=kind.key, ctx=ctx)
+            await plugins.call(name, ctx=ctx)
             for key, winner, losers in plugins.overrides.get(name, []):
                 found.append({"hook": name, "key": str(key), "winner": winner,
                               "replaces": [l for l in losers if l != winner]})

@@ -154,7 +154,7 @@ async def discovered_paths(ctx: Any) -> dict[str, list[Path]]:
         return found
     reason = "reload" if _reloaded.get(ctx) else "startup"
     event = ResourcesDiscoverEvent(cwd=str(ctx.cwd), reason=reason)
-    items = await plugins.collect("resources_discover", event=event, ctx=ctx)
+    items = await plugins.call("resources_discover", event=event, ctx=ctx)
     problems = []
     for item in items:
         try:

@@ -117,22 +117,22 @@ async def fire_by_hand() -> None:
     await harness.prompt("hi")
     ctx, hooks = harness.ctx, harness.plugins
 
-    commands = await hooks.collect("register_commands", key="name", ctx=ctx)
+    commands = await hooks.call("register_commands", ctx=ctx)
     print("commands:", [f"/{c.name} {c.argument_hint}" for c in commands])
     print("/stats ->", await commands[0].handler("", ctx))
-    flags = await hooks.collect("register_flags", key="name", ctx=ctx)
+    flags = await hooks.call("register_flags", ctx=ctx)
     print("flags:", [f"--{f.name}" for f in flags])
-    renderers = await hooks.collect("register_message_renderers", key="custom_type", ctx=ctx)
+    renderers = await hooks.call("register_message_renderers", ctx=ctx)
     print("renderer for 'note':", renderers[0].render(SimpleNamespace(content="remember"), False))
-    shortcuts = await hooks.collect("register_shortcuts", key="key", ctx=ctx)
+    shortcuts = await hooks.call("register_shortcuts", ctx=ctx)
     print("shortcuts:", [f"{s.key}: {s.description}" for s in shortcuts])
 
-    switch = await hooks.decide("session_before_switch", ctx=ctx,
+    switch = await hooks.call("session_before_switch", ctx=ctx,
                                 event=SimpleNamespace(reason="new", target=None))
     print("session_before_switch: cancel =", switch.cancel)
-    await hooks.decide("session_before_fork", ctx=ctx, event=SimpleNamespace(entry_id="abcd1234"))
+    await hooks.call("session_before_fork", ctx=ctx, event=SimpleNamespace(entry_id="abcd1234"))
     for command in ("sudo rm -rf /", "ls"):
-        decision = await hooks.decide("user_bash", ctx=ctx, event=SimpleNamespace(
+        decision = await hooks.call("user_bash", ctx=ctx, event=SimpleNamespace(
             command=command, exclude_from_context=False, cwd=ctx.cwd))
         print(f"user_bash {command!r}: {'cancelled' if decision and decision.cancel else 'runs'}")
 

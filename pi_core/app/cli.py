@@ -154,7 +154,7 @@ async def _run(args, stdin=None, stdout=None) -> int:
     # as in pi: without -p the chat runs, unless stdin is not a terminal (then print mode)
     interactive = not args.print and app.stdin.isatty()
     name = args.mode if args.mode != "text" else ("interactive" if interactive else "text")
-    modes = await app.plugins.collect("register_modes", key="name", ctx=app.harness.ctx)
+    modes = await app.plugins.call("register_modes", ctx=app.harness.ctx)
     mode = next((m for m in modes if m.name == name), None)
     stop = _StopOnSignal(app.harness, interrupt=name != "interactive")
     try:

@@ -17,7 +17,7 @@ import os
 from importlib import import_module
 from typing import Any, Callable
 
-from pi_core.harness import Harness
+from pi_core.app.agent_session import AgentSession
 from pi_core.protocol.model import Model
 from pi_core.plugins import Plugins
 
@@ -37,7 +37,7 @@ async def create_harness(
     get_api_key: Callable[[Model], Any] | None = None,
     resolve_model: Callable[[str, str], Model | None] | None = None,
     system_prompt: str = "",
-) -> Harness:
+) -> AgentSession:
     """A started harness over the given plugins (see the module docstring)."""
     from pi_core.app.discovery import load_plugins
     from pi_core.app.settings import Settings
@@ -55,7 +55,7 @@ async def create_harness(
             pass
     for plugin in plugins:
         registry.register(plugin)
-    harness = Harness(
+    harness = AgentSession(
         plugins=registry, model=model,
         # ``is None``: a new session is empty, and an empty Session is falsy.
         session=session if session is not None else Session.in_memory(cwd),

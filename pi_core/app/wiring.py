@@ -225,7 +225,7 @@ def wants_local_models(args: RunArgs, registry, settings, env=None) -> bool:
 
 async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None) -> App:
     from pi_core.app.discovery import load_plugins
-    from pi_core.harness import Harness
+    from pi_core.app.agent_session import AgentSession
     from pi_core.paths import agent_dir
     from pi_core.app.registry import ModelRegistry
     from pi_core.app.settings import Settings
@@ -276,7 +276,7 @@ async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None) ->
         prompt_templates=not args.no_prompt_templates,
         prompt_template_paths=[Path(p) for p in args.prompt_templates],
     )
-    harness = Harness(
+    harness = AgentSession(
         plugins=plugins, session=session, model=model, thinking_level=args.thinking or level,
         model_is_explicit=explicit, cwd=cwd, settings=settings, options=options, ui=ui,
         agent_dir=home, get_api_key=registry.api_key, get_headers=registry.request_headers,

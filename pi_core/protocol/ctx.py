@@ -1,7 +1,7 @@
 """``Ctx``: the documented shape of the ``ctx`` every hook receives.
 
 A :class:`typing.Protocol`, so a plugin can annotate ``ctx: Ctx`` and a type checker
-knows every member; at run time ``ctx`` is a :class:`pi_core.harness.HarnessContext`
+knows every member; at run time ``ctx`` is a :class:`pi_core.app.agent_session.AgentSessionContext`
 (or, for an :class:`pi_core.loop.Agent` without a session, a
 :class:`pi_core.context.PluginContext`, which has the loop's part only). A test checks
 that the harness's context has every member listed here.
@@ -12,10 +12,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
+import attrs
+
 if TYPE_CHECKING:
     from pi_core.bus import EventBus
     from pi_core.protocol.events import CompactionResult
-    from pi_core.harness import ExecResult, Harness, SessionControl
+    from pi_core.harness import Harness
     from pi_core.protocol.model import Model
     from pi_core.protocol.options import ResourceOptions
     from pi_core.plugins import Plugins
@@ -24,6 +26,29 @@ if TYPE_CHECKING:
     from pi_core.protocol.tools import Tool
 
 DeliverAs = Literal["steer", "follow_up", "next_turn"]
+
+
+@attrs.define
+class ExecResult:
+    """What ``ctx.exec`` gives: stdout and stderr (each its tail within 2,000 lines or
+    50 KB; the whole stdout in ``full_output_path`` when cut), the exit code (None when
+    killed on timeout or abort)."""
+
+    stdout: str
+    stderr: str
+    code: int | None
+    killed: bool = False
+    truncated: bool = False
+    full_output_path: str | None = None
+
+
+@attrs.define
+class SessionControl:
+    """What a session-control call on ``ctx`` did: ``cancelled`` when a plugin said no
+    (``session_before_*``); ``text`` is the forked user message's, for ``fork``."""
+
+    cancelled: bool = False
+    text: str | None = None
 
 
 class UI(Protocol):
@@ -103,7 +128,7 @@ class Ctx(Protocol):
                    cwd: str | None = None) -> ExecResult: ...
 
 
-#: The members a test checks ``HarnessContext`` has.
+#: The members a test checks the app's context (``AgentSessionContext``) has.
 MEMBERS = tuple(
     name for name in (*Ctx.__annotations__, *vars(Ctx))
     if not name.startswith("_") and name not in ("MEMBERS",)

@@ -39,6 +39,10 @@ class Model:
     thinking_level_map: dict[str, str | None] | None = None
     #: The environment variable holding the key (default ``<PROVIDER>_API_KEY``).
     api_key_env: str | None = None
+    #: Found on a local server by a ``discover_models`` probe, not configured: such a
+    #: server gets no provider-level retries, and the same error body twice ends the
+    #: harness's retries (a small server that cannot take a request says so again).
+    discovered: bool = False
 
     @property
     def key(self) -> str:

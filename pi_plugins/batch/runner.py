@@ -218,7 +218,7 @@ async def run_task(env: BatchEnvironment, task: BatchTask, *, cwd: str | None = 
     """Run one task to its end in its own harness and session; never raises for the
     task's own failure (it is the result's ``error``)."""
     from pi_core.protocol.codec import to_json
-    from pi_core.harness import Harness
+    from pi_core.app.agent_session import AgentSession
     from pi_core.protocol.options import ResourceOptions
     from pi_core.session import Session
     from pi_core.protocol.usage import final_assistant, total_usage
@@ -234,7 +234,7 @@ async def run_task(env: BatchEnvironment, task: BatchTask, *, cwd: str | None = 
         settings = env.settings_for(where)
         model, level = env.model_for(task.model, settings)
         session = Session.create(where, env.session_folder(where, settings))
-        harness = Harness(
+        harness = AgentSession(
             plugins=env.plugins, session=session, model=model, thinking_level=level,
             model_is_explicit=True, cwd=where, settings=settings, agent_dir=env.agent_dir,
             options=ResourceOptions(system_prompt=task.system_prompt),

@@ -243,9 +243,9 @@ class InteractiveApp:
     async def _load_plugin_parts(self) -> None:
         plugins, ctx = self.harness.plugins, self.harness.ctx
         self.plugin_commands = {c.name: c for c in await self.harness.commands()}
-        renderers = await plugins.collect("register_message_renderers", key="custom_type", ctx=ctx)
+        renderers = await plugins.call("register_message_renderers", ctx=ctx)
         self.renderers = {r.custom_type: r.render for r in renderers}
-        self.shortcuts = await plugins.collect("register_shortcuts", key="key", ctx=ctx)
+        self.shortcuts = await plugins.call("register_shortcuts", ctx=ctx)
 
     # ================================================================ screen
 

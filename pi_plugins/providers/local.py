@@ -226,6 +226,7 @@ class Endpoint:
                 id=model_id, provider=provider, api="openai-completions", name=model_id,
                 base_url=f"{self.url}/v1", input=["text", "image"] if info["vision"] else ["text"],
                 context_window=context, max_tokens=max(256, min(8192, context // 4)), compat=compat,
+                discovered=True,
             ))
         return models
 

@@ -201,7 +201,7 @@ class Commands:
         return NO_DATA
 
     async def cmd_set_auto_retry(self, c: dict) -> Any:
-        self.harness.auto_retry = _bool(c, "enabled")
+        self.harness.retry.enabled = _bool(c, "enabled")
         return NO_DATA
 
     async def cmd_abort_retry(self, c: dict) -> Any:

@@ -1,4 +1,4 @@
-"""Running one subagent: a child :class:`~pi_core.harness.Harness` in the parent's event
+"""Running one subagent: a child :class:`~pi_core.app.agent_session.AgentSession` in the parent's event
 loop (an asyncio task, not a process).
 
 The child shares what is costly and safe to share: the parent's plugins, tool objects,
@@ -18,7 +18,7 @@ import attrs
 from attrs import define
 
 from pi_core.protocol.codec import to_json
-from pi_core.harness import Harness
+from pi_core.app.agent_session import AgentSession
 from pi_core.protocol.model import Model
 from pi_core.session import Session
 from pi_core.protocol.usage import final_assistant, total_usage
@@ -27,10 +27,10 @@ from pi_plugins.subagents.definitions import AgentDefinition
 
 
 #: How deep each harness sits: absent means a top-level agent (depth 0).
-_depths: "weakref.WeakKeyDictionary[Harness, int]" = weakref.WeakKeyDictionary()
+_depths: "weakref.WeakKeyDictionary[AgentSession, int]" = weakref.WeakKeyDictionary()
 
 
-def depth_of(harness: Harness) -> int:
+def depth_of(harness: AgentSession) -> int:
     return _depths.get(harness, 0)
 
 
@@ -62,7 +62,7 @@ class ChildState:
         return data
 
 
-def find_model(parent: Harness, pattern: str) -> Model:
+def find_model(parent: AgentSession, pattern: str) -> Model:
     """A definition's ``model``: ``provider/id`` or an id among the parent's models."""
     models = list(parent.available_models())
     for match in (lambda m: m.key == pattern, lambda m: m.id == pattern,
@@ -73,14 +73,14 @@ def find_model(parent: Harness, pattern: str) -> Model:
     raise ChildError(f"model {pattern!r} is not among the available models")
 
 
-def child_session(parent: Harness) -> Session:
+def child_session(parent: AgentSession) -> Session:
     session = parent.session
     if session.file is None:
         return Session.in_memory(parent.ctx.cwd)
     return Session.create(parent.ctx.cwd, session.sessions_dir, parent_session=str(session.file))
 
 
-async def build_child(parent: Harness, definition: AgentDefinition | None, max_depth: int) -> Harness:
+async def build_child(parent: AgentSession, definition: AgentDefinition | None, max_depth: int) -> AgentSession:
     """A started child harness of ``parent`` (see the module docstring)."""
     model = find_model(parent, definition.model) if definition and definition.model else parent.model
     thinking = (definition.thinking if definition and definition.thinking else parent.thinking_level)
@@ -89,7 +89,7 @@ async def build_child(parent: Harness, definition: AgentDefinition | None, max_d
     if definition is not None and definition.system_prompt:
         options = attrs.evolve(options, system_prompt=definition.system_prompt)
         system_prompt = definition.system_prompt
-    child = Harness(
+    child = AgentSession(
         plugins=parent.plugins, session=child_session(parent), model=model,
         thinking_level=thinking, model_is_explicit=True, cwd=parent.ctx.cwd,
         settings=parent.ctx.settings, options=options, agent_dir=parent.ctx.agent_dir,
@@ -111,7 +111,7 @@ async def build_child(parent: Harness, definition: AgentDefinition | None, max_d
     return child
 
 
-async def run_child(parent: Harness, state: ChildState, definition: AgentDefinition | None,
+async def run_child(parent: AgentSession, state: ChildState, definition: AgentDefinition | None,
                     max_depth: int, on_progress: Callable[[], None], signal) -> ChildState:
     """Run the child to its end; ``state`` is filled in as it goes. Aborting ``signal`` (or
     cancelling this task) aborts the child, which ends before this returns or raises."""

@@ -301,7 +301,7 @@ async def environment_for(run: "ToolRun | None") -> ExecutionEnvironment:
     ctx: Any = getattr(run, "ctx", None)
     plugins = getattr(ctx, "plugins", None)
     if plugins is not None and plugins.has("execution_environment"):
-        found = await plugins.decide("execution_environment", ctx=ctx)
+        found = await plugins.call("execution_environment", ctx=ctx)
         if found is not None:
             return found
     return LocalEnvironment(getattr(ctx, "cwd", None), owner=ctx)

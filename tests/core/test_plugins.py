@@ -40,7 +40,7 @@ def test_handlers_run_in_load_order_with_tryfirst_and_trylast_moving_to_the_ends
     plugins.register(Late())
     plugins.register(plugin("B", turn_start=lambda self: calls.append("B")))
     plugins.register(Early())
-    run(plugins.notify("turn_start", event=None, ctx=None))
+    run(plugins.call("turn_start", event=None, ctx=None))
     assert calls == ["early", "A", "B", "late"]
 
 
@@ -49,7 +49,7 @@ def test_decide_last_result_wins():
     plugins.register(plugin("A", before_tool_call=lambda self: ToolCallDecision(reason="A")))
     plugins.register(plugin("B", before_tool_call=lambda self: None))
     plugins.register(plugin("C", before_tool_call=lambda self: ToolCallDecision(reason="C")))
-    decision = run(plugins.decide("before_tool_call", event=None, ctx=None))
+    decision = run(plugins.call("before_tool_call", event=None, ctx=None))
     assert decision.reason == "C"
 
 
@@ -58,11 +58,11 @@ def test_decide_a_cancel_or_block_result_stops_later_handlers():
     plugins = Plugins()
     plugins.register(plugin("Blocker", before_tool_call=lambda self: {"block": True, "reason": "no"}))
     plugins.register(plugin("Later", before_tool_call=lambda self: later.append(1)))
-    assert run(plugins.decide("before_tool_call", event=None, ctx=None)) == ToolCallDecision(block=True, reason="no")
+    assert run(plugins.call("before_tool_call", event=None, ctx=None)) == ToolCallDecision(block=True, reason="no")
     plugins2 = Plugins()
     plugins2.register(plugin("Canceller", session_before_fork=lambda self: {"cancel": True}))
     plugins2.register(plugin("Later", session_before_fork=lambda self: later.append(2)))
-    assert run(plugins2.decide("session_before_fork", event=None, ctx=None)).cancel is True
+    assert run(plugins2.call("session_before_fork", event=None, ctx=None)).cancel is True
     assert later == []
 
 
@@ -71,7 +71,7 @@ def test_chain_passes_each_result_to_the_next_handler_and_none_keeps_the_value()
     plugins.register(plugin("Double", context=lambda self, messages: messages * 2))
     plugins.register(plugin("Keep", context=lambda self, messages: None))
     plugins.register(plugin("Append", context=lambda self, messages: messages + ["!"]))
-    assert run(plugins.chain("context", "messages", ["x"], ctx=None)) == ["x", "x", "!"]
+    assert run(plugins.call("context", messages=["x"], ctx=None)) == ["x", "x", "!"]
 
 
 def test_chain_stops_when_a_result_is_handled():
@@ -82,7 +82,7 @@ def test_chain_stops_when_a_result_is_handled():
     plugins = Plugins()
     plugins.register(plugin("Handle", input=lambda self, event: attrs.evolve(event, handled=True)))
     plugins.register(plugin("Never", input=lambda self, event: attrs.evolve(event, text="changed")))
-    result = run(plugins.chain("input", "event", InputEvent("hi"), ctx=None))
+    result = run(plugins.call("input", event=InputEvent("hi"), ctx=None))
     assert result.handled and result.text == "hi"
 
 
@@ -92,9 +92,9 @@ def test_collect_gathers_everything_and_a_later_same_name_overrides():
     plugins.register(plugin("Builtins", register_tools=lambda self: [builtin_read, Tool(name="bash")]))
     plugins.register(plugin("User", register_tools=lambda self: Tool(name="read", description="user's")))
     plugins.register(plugin("Nothing", register_tools=lambda self: None))
-    tools = run(plugins.collect("register_tools", key="name", ctx=None))
+    tools = run(plugins.call("register_tools", ctx=None))
     assert [(t.name, t.description) for t in tools] == [("read", "user's"), ("bash", "")]
-    paths = run(plugins.collect("resources_discover", event=None, ctx=None))
+    paths = run(plugins.call("resources_discover", event=None, ctx=None))
     assert paths == []
 
 
@@ -121,9 +121,9 @@ def test_async_handlers_are_awaited_in_order():
     plugins = Plugins()
     for p in (Slow(), Fast(), AsyncChain()):
         plugins.register(p)
-    run(plugins.notify("turn_end", event=None, ctx=None))
+    run(plugins.call("turn_end", event=None, ctx=None))
     assert calls == ["slow", "fast"]
-    assert run(plugins.chain("context", "messages", [], ctx=None)) == ["async"]
+    assert run(plugins.call("context", messages=[], ctx=None)) == ["async"]
 
 
 def test_a_raising_handler_is_reported_with_plugin_and_hook_and_skipped(caplog):
@@ -132,7 +132,7 @@ def test_a_raising_handler_is_reported_with_plugin_and_hook_and_skipped(caplog):
     plugins.error_listeners.append(reported.append)
     plugins.register(plugin("Broken", context=lambda self, messages: 1 / 0))
     plugins.register(plugin("Fine", context=lambda self, messages: messages + ["fine"]))
-    assert run(plugins.chain("context", "messages", [], ctx=None)) == ["fine"]
+    assert run(plugins.call("context", messages=[], ctx=None)) == ["fine"]
     assert [(e.plugin, e.hook) for e in reported] == [("Broken", "context")]
     assert "plugin 'Broken' failed in context: ZeroDivisionError" in caplog.text
 
@@ -151,8 +151,8 @@ def test_a_misspelled_hook_is_reported_and_a_mismatched_one_refused():
 def test_a_hook_nobody_implements_has_no_handlers_and_costs_no_call():
     plugins = Plugins()
     assert not plugins.has("message_update")
-    assert run(plugins.notify("message_update", event=None, ctx=None)) is None
-    assert run(plugins.chain("context", "messages", ["same"], ctx=None)) == ["same"]
+    assert run(plugins.call("message_update", event=None, ctx=None)) is None
+    assert run(plugins.call("context", messages=["same"], ctx=None)) == ["same"]
 
 
 def write_plugin(path, body):

@@ -214,9 +214,9 @@ def test_the_docs_table_check_fails_on_a_disagreement():
     assert _table_kinds(page)["message_end"] == "notify" != _spec_kinds()["message_end"]
 
 
-def test_every_ctx_member_is_on_the_harness_context_and_in_the_docs():
+def test_every_ctx_member_is_on_the_app_context_and_in_the_docs():
     from pi_core.protocol.ctx import MEMBERS
-    from pi_core.harness import HarnessContext
+    from pi_core.app.agent_session import AgentSessionContext as HarnessContext
 
     missing = [m for m in MEMBERS if not hasattr(HarnessContext, m) and m not in
                ("cwd", "agent_dir", "settings", "options", "plugins", "ui", "events", "flags", "harness")]

@@ -79,9 +79,18 @@ def test_a_500_that_outlasts_the_retries_ends_with_the_error(tmp_path):
     assert len(provider.requests) == 4
 
 
-def test_the_same_error_answer_twice_is_not_retried_again(tmp_path):
-    fail = Reply(error="local/m: 500 Internal Server Error: chat template failed", failure=Failure("retryable", 500))
+def test_a_configured_provider_gets_every_retry_even_for_the_same_answer(tmp_path):
+    fail = Reply(error="openai/m: 500 Internal Server Error: overloaded", failure=Failure("retryable", 500))
     harness, provider, events = make(tmp_path, [fail, fail, fail, fail, Reply(text="unused")])
+    run(harness.prompt("hi"))
+    assert len(provider.requests) == 4  # 1 + retry.maxRetries, as pi
+    assert harness.messages[-1].error_message == "openai/m: 500 Internal Server Error: overloaded"
+    assert [e.attempt for e in events.of("auto_retry_start")] == [1, 2, 3]
+
+
+def test_a_discovered_server_giving_the_same_error_answer_twice_is_not_retried_again(tmp_path):
+    fail = Reply(error="local/m: 500 Internal Server Error: chat template failed", failure=Failure("retryable", 500))
+    harness, provider, events = make(tmp_path, [fail, fail, fail, fail, Reply(text="unused")], discovered=True)
     run(harness.prompt("hi"))
     assert len(provider.requests) == 2
     last = harness.messages[-1]
@@ -92,16 +101,16 @@ def test_the_same_error_answer_twice_is_not_retried_again(tmp_path):
     assert not events.of("auto_retry_end")[0].success
 
 
-def test_the_same_rate_limit_answer_is_still_retried(tmp_path):
+def test_the_same_rate_limit_answer_from_a_discovered_server_is_still_retried(tmp_path):
     fail = Reply(error="429 rate limited", failure=Failure("retryable", 429))
-    harness, provider, events = make(tmp_path, [fail, fail, fail, Reply(text="finally")])
+    harness, provider, events = make(tmp_path, [fail, fail, fail, Reply(text="finally")], discovered=True)
     run(harness.prompt("hi"))
     assert harness.messages[-1].text == "finally" and len(provider.requests) == 4
 
 
-def test_the_same_lost_connection_twice_is_still_retried(tmp_path):
+def test_the_same_lost_connection_twice_from_a_discovered_server_is_still_retried(tmp_path):
     fail = Reply(error="Connection lost: the stream ended early", failure=Failure("retryable"))
-    harness, provider, events = make(tmp_path, [fail, fail, Reply(text="back")])
+    harness, provider, events = make(tmp_path, [fail, fail, Reply(text="back")], discovered=True)
     run(harness.prompt("hi"))
     assert harness.messages[-1].text == "back" and len(provider.requests) == 3
 

@@ -300,7 +300,7 @@ def test_a_plugin_message_while_idle_joins_the_conversation_without_a_run(tmp_pa
 
 def test_ctx_is_the_documented_protocol():
     from pi_core import Ctx
-    from pi_core.harness import HarnessContext
+    from pi_core.app.agent_session import AgentSessionContext as HarnessContext
 
     harness_ctx_members = set(dir(HarnessContext))
     from pi_core.protocol.ctx import MEMBERS
@@ -317,3 +317,49 @@ def test_fork_takes_only_before_or_at(tmp_path):
     first = harness.session.path()[0].id
     with pytest.raises(ValueError, match="before' or 'at"):
         run(harness.fork(first, position="after"))
+
+
+class SteersFromATool:
+    """Steers while the agent runs (from a tool's start) and watches the ``input`` hook."""
+
+    def __init__(self):
+        self.inputs = []
+
+    @hookimpl
+    def tool_execution_start(self, event, ctx):
+        ctx.send_user_message("check the logs too", deliver_as="steer")
+
+    @hookimpl
+    def input(self, event, ctx):
+        self.inputs.append((event.text, event.source))
+        if event.source == "extension":
+            return attrs.evolve(event, text=event.text + " (seen by input)")
+        return None
+
+
+def test_a_plugins_steer_during_a_run_goes_through_the_input_hooks_as_an_extension_source(tmp_path):
+    plugin = SteersFromATool()
+    harness, provider, _ = make(tmp_path, [Reply(tool_calls=[("dump", {"n": 1})]), Reply(text="done")], plugin)
+    run(harness.prompt("dump one"))
+    run(harness.wait_for_idle())
+    assert plugin.inputs == [("dump one", "interactive"), ("check the logs too", "extension")]
+    assert len(provider.requests) == 2
+    steered = provider.requests[1].messages[-1]
+    assert steered.role == "user" and text_of(steered.content) == "check the logs too (seen by input)"
+    assert harness.messages[-1].text == "done"
+
+
+def test_a_plugins_steer_that_its_input_hook_handles_never_reaches_the_model(tmp_path):
+    class Swallows(SteersFromATool):
+        @hookimpl
+        def input(self, event, ctx):
+            self.inputs.append((event.text, event.source))
+            return attrs.evolve(event, handled=True) if event.source == "extension" else None
+
+    plugin = Swallows()
+    harness, provider, _ = make(tmp_path, [Reply(tool_calls=[("dump", {"n": 1})]), Reply(text="done")], plugin)
+    run(harness.prompt("dump one"))
+    run(harness.wait_for_idle())
+    assert ("check the logs too", "extension") in plugin.inputs
+    assert not any("check the logs" in text_of(m.content) for r in provider.requests for m in r.messages
+                   if m.role == "user")

@@ -50,7 +50,7 @@ def test_the_plugins_register_the_catalogue_and_one_provider_per_api():
     plugins = load_plugins(discover=False)
 
     async def go():
-        providers = await plugins.collect("register_providers", key="api")
+        providers = await plugins.call("register_providers", ctx=None)
         reg = await ModelRegistry.from_plugins(plugins, agent_dir="/nonexistent", env={})
         return providers, reg
 

@@ -17,11 +17,11 @@ async def submit(agent, text, base_system_prompt=""):
     the loop."""
     await agent.setup()  # the tools must be known to describe them
     ctx = agent.ctx
-    event = await agent.plugins.chain("input", "event", InputEvent(text=text), ctx=ctx)
+    event = await agent.plugins.call("input", event=InputEvent(text=text), ctx=ctx)
     if event.handled:
         return []
     start = BeforeAgentStartEvent(prompt=event.text, images=event.images, system_prompt=base_system_prompt)
-    start = await agent.plugins.chain("before_agent_start", "event", start, ctx=ctx)
+    start = await agent.plugins.call("before_agent_start", event=start, ctx=ctx)
     agent.system_prompt = start.system_prompt
     return await agent.prompt(start.prompt, start.images)
 

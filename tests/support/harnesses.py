@@ -1,10 +1,10 @@
-"""Helpers for tests that drive a real Harness with the scripted provider and real
+"""Helpers for tests that drive a real AgentSession (the app's harness) with the scripted provider and real
 session files."""
 
 import json
 
 from pi_core import Plugins, hookimpl, tool
-from pi_core.harness import Harness
+from pi_core.app.agent_session import AgentSession
 from pi_core.protocol.messages import text_of
 from pi_core.session import Session
 from pi_core.app.settings import Settings
@@ -47,7 +47,7 @@ class Lifecycle:
 
 
 def make(tmp_path, script, *plugins, settings=None, window=128_000, session=None, router=summarise_requests,
-         reasoning=False):
+         reasoning=False, discovered=False):
     registry = Plugins()
     provider = ScriptedProvider(script, router=router)
     registry.register(provider, "scripted")
@@ -58,8 +58,8 @@ def make(tmp_path, script, *plugins, settings=None, window=128_000, session=None
         registry.register(plugin)
     session = session or Session.create(tmp_path / "work", tmp_path / "sessions")
     data = {"retry": {"baseDelayMs": 5}, **(settings or {})}
-    harness = Harness(plugins=registry, session=session, model=scripted_model(context_window=window, reasoning=reasoning),
-                      cwd=str(tmp_path), settings=Settings(data), tools=[dump])
+    harness = AgentSession(plugins=registry, session=session, model=scripted_model(context_window=window, reasoning=reasoning, discovered=discovered),
+                            cwd=str(tmp_path), settings=Settings(data), tools=[dump])
     events = Recorder()
     harness.subscribe(events)
     return harness, provider, events

@@ -38,13 +38,13 @@ def tool(name: str, description: str = "") -> Tool:
 def system_prompt_of(ctx, given: str = "") -> str:
     """The system prompt the ``before_agent_start`` chain makes from ``given``."""
     event = BeforeAgentStartEvent(prompt="hello", system_prompt=given)
-    return run(ctx.plugins.chain("before_agent_start", "event", event, ctx=ctx)).system_prompt
+    return run(ctx.plugins.call("before_agent_start", event=event, ctx=ctx)).system_prompt
 
 
 def expand(ctx, text: str) -> str:
     """What the ``input`` chain makes of ``text``."""
-    return run(ctx.plugins.chain("input", "event", InputEvent(text=text), ctx=ctx)).text
+    return run(ctx.plugins.call("input", event=InputEvent(text=text), ctx=ctx)).text
 
 
 def commands_of(ctx):
-    return run(ctx.plugins.collect("register_commands", key="name", ctx=ctx))
+    return run(ctx.plugins.call("register_commands", ctx=ctx))

@@ -125,7 +125,7 @@ def test_the_model_calls_server_tools_and_gets_text_images_and_errors_back(proje
         harness, provider, ui = await make(script)
         pid = pid_of(project)
         await harness.prompt("add 2 and 3, then the rest")
-        commands = await harness.plugins.collect("register_commands", key="name", ctx=harness.ctx)
+        commands = await harness.plugins.call("register_commands", ctx=harness.ctx)
         listing = await {c.name: c for c in commands}["mcp"].handler("", harness.ctx)
         await harness.close()
         return harness, provider, ui, pid, listing

@@ -35,7 +35,7 @@ def asked(ui):
 
 
 async def plan(harness, args=""):
-    commands = await harness.plugins.collect("register_commands", key="name", ctx=harness.ctx)
+    commands = await harness.plugins.call("register_commands", ctx=harness.ctx)
     return await {c.name: c for c in commands}["plan"].handler(args, harness.ctx)
 
 

@@ -1,0 +1,383 @@
+"""pi's AgentSession: the core's harness plus what the application offers on top.
+
+The core (:class:`pi_core.harness.Harness`) joins loop, session and plugins; this class
+adds what the modes (interactive, rpc, acp, print) and the SDK use: model and
+thinking-level cycling, session stats and context use, the user's ``!cmd``, the slash
+commands of the plugins, workspace checkpoints, and leaving the session (new, resume,
+fork, clone, reload). Its ``ctx`` (:class:`AgentSessionContext`) gives plugins the
+session control and processes of pi's ``ExtensionContext``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import attrs
+
+from pi_core.context import HarnessContext
+from pi_core.harness import Harness
+from pi_core.loop import AgentBusyError
+from pi_core.plugins import flag
+from pi_core.protocol.ctx import ExecResult, SessionControl
+from pi_core.protocol.events import ForkEvent, SessionShutdown, SessionStart, SwitchEvent, UserBashEvent
+from pi_core.protocol.messages import AssistantMessage, BashExecutionMessage, text_of
+from pi_core.protocol.model import Model
+from pi_core.protocol.signal import AbortSignal
+
+
+class AgentSessionContext(HarnessContext):
+    """``ctx`` in the app: the harness's context plus session control and processes."""
+
+    harness: "AgentSession"
+
+    async def new_session(self, parent_session: str | None = None) -> SessionControl:
+        return SessionControl(cancelled=not await self.harness.new_session(parent_session))
+
+    async def fork(self, entry_id: str, position: str = "before") -> SessionControl:
+        """A new session from this one: ending just ``before`` the user message
+        ``entry_id`` (its text is in ``.text``, as /fork puts it in the editor) or ``at``
+        (including) any entry."""
+        text, cancelled = await self.harness.fork(entry_id, position=position)
+        return SessionControl(cancelled=cancelled, text=text)
+
+
+    async def switch_session(self, path: str) -> SessionControl:
+        return SessionControl(cancelled=not await self.harness.switch_session(path))
+
+    async def reload(self) -> SessionControl:
+        """pi's /reload: plugins, skills, templates and context files found again."""
+        await self.harness.reload()
+        return SessionControl(cancelled=False)
+
+
+    async def environment(self):
+        """The execution environment commands run in (the ``execution_environment``
+        hook's answer: the local machine, unless a plugin supplies a sandbox or such)."""
+        env = await self.plugins.call("execution_environment", ctx=self)
+        if env is None:
+            raise RuntimeError("no plugin provides an execution environment to run commands "
+                               "in (the built-in local_environment plugin does)")
+        return env
+
+    async def exec(self, command: list[str] | str, *, timeout: float | None = None,
+                   cwd: str | None = None, signal: AbortSignal | None = None) -> ExecResult:
+        """Run a command through the execution environment (the one runner the bash
+        tool uses): a list runs as is, a string with the shell. On timeout, abort or
+        cancellation the command and everything it started are killed."""
+        env = await self.environment()
+        result = await env.run(command, cwd=cwd or self.cwd, timeout=timeout, signal=signal,
+                               merge_stderr=False, prefix="pi-exec")
+        return ExecResult(result.output, result.stderr, result.exit_code, result.killed,
+                          result.truncated, result.full_output_path)
+
+
+
+class AgentSession(Harness):
+    """The harness with the application's features (see the module's docstring).
+
+    ``available_models()`` gives every model the user could switch to (the registry's,
+    with keys); ``scoped_models`` (``--models`` / ``enabledModels``) is what cycling goes
+    through, with thinking levels."""
+
+    context_class = AgentSessionContext
+
+    def __init__(self, *, available_models: Callable[[], list[Model]] | None = None,
+                 scoped_models: list[tuple[Model, str | None]] | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.available_models = available_models or (lambda: [self.agent.model])
+        self.scoped_models = list(scoped_models or [])
+        self._bash_signal: AbortSignal | None = None
+        self._pending_bash: list = []
+        #: Builds a fresh plugin manager for /reload (set by the app, which knows how
+        #: its plugins were found); None: reload keeps the plugins, re-reads resources.
+        self.plugin_loader: Callable[[], Any] | None = None
+
+    # ------------------------------------------------------------ commands
+
+    async def commands(self) -> list:
+        """Slash commands from the plugins (``register_commands``). Plugin commands of
+        the same name all stay reachable, numbered in load order (``/review:1``,
+        ``/review:2``), as in pi; a skill or template command of a taken name gives way."""
+        found = await self.plugins.call("register_commands", ctx=self.ctx)
+        return number_duplicates(found)
+
+    async def command_handler(self, name: str) -> Callable | None:
+        for command in await self.commands():
+            if command.name == name and command.handler is not None:
+                return command.handler
+        return None
+
+    # ------------------------------------------------------------ reload
+
+    async def reload(self) -> None:
+        """pi's /reload: ``session_shutdown`` (reason reload); the plugins found and
+        loaded again (when the app said how); tools and providers collected again;
+        skills, templates and context files forgotten so they are read again; then
+        ``session_start`` (reason reload), which asks ``resources_discover`` again."""
+        if self.is_running:
+            raise AgentBusyError("wait for the agent to finish before reloading")
+        await self.notify(SessionShutdown(reason="reload"))
+        if self.plugin_loader is not None:
+            fresh = self.plugin_loader()
+            fresh.error_listeners = self.plugins.error_listeners  # the UI still hears of errors
+            self.plugins = self.agent.plugins = self.ctx.plugins = fresh
+        active = self.agent._active
+        self.agent.tools = None
+        self.agent.providers = None
+        await self.agent.setup()
+        if active is not None:
+            self.agent._active = active & {t.name for t in self.agent.tools}
+        await self.notify(SessionStart(reason="reload"))  # resource plugins forget their finds
+
+    # ------------------------------------------------------------ workspace checkpoints
+
+    async def checkpointer(self):
+        """The plugin that keeps workspace checkpoints (``workspace_checkpoints``);
+        raises :class:`LookupError` saying why there is none."""
+        found = await self.plugins.call("workspace_checkpoints", ctx=self.ctx)
+        if found is None or isinstance(found, str):
+            raise LookupError(found or "no checkpoints plugin is loaded")
+        return found
+
+    async def checkpoints(self) -> list:
+        """The session's checkpoints (entry id, timestamp, changed files), oldest first."""
+        return (await self.checkpointer()).list()
+
+    async def restore_checkpoint(self, entry_id: str):
+        """Put the workspace back as it was at ``entry_id`` (the nearest checkpoint at or
+        before it); the state replaced is recorded first, as a checkpoint to undo to."""
+        return await (await self.checkpointer()).restore(entry_id)
+
+    # ------------------------------------------------------------ switching sessions
+
+    async def new_session(self, parent_session: str | None = None) -> bool:
+        """Leave this session for a new, empty one (False when a plugin said no)."""
+        if await self._vetoed("session_before_switch", SwitchEvent("new", None)):
+            return False
+        from pi_core.session import Session
+
+        if self.session.file is None:
+            fresh = Session.in_memory(self.ctx.cwd)
+        else:
+            fresh = Session.create(self.ctx.cwd, self.session.sessions_dir, parent_session=parent_session)
+        await self._replace_session(fresh, "new")
+        return True
+
+    async def switch_session(self, path: str) -> bool:
+        """Resume another session file (False when a plugin said no)."""
+        if await self._vetoed("session_before_switch", SwitchEvent("resume", str(path))):
+            return False
+        from pi_core.session import Session
+
+        opened = Session.open(path, self.session.sessions_dir, cwd=self.ctx.cwd)
+        await self._replace_session(opened, "resume")
+        return True
+
+    def fork_messages(self) -> list[tuple[str, str]]:
+        """(entry id, text) of the user messages on the current branch: the fork points."""
+        from pi_core.protocol.entries import MessageEntry
+
+        return [(e.id, text_of(e.message.content)) for e in self.session.path()
+                if isinstance(e, MessageEntry) and e.message.role == "user"]
+
+    async def fork(self, entry_id: str, position: str = "before") -> tuple[str, bool]:
+        """A new session from this one. ``before``: holding the branch up to (not
+        including) the user message ``entry_id``; returns its text (for the editor).
+        ``at``: holding the branch up to and including any entry ``entry_id``. Also
+        returns whether a plugin cancelled."""
+        if position not in ("before", "at"):
+            raise ValueError(f"position must be 'before' or 'at', not {position!r}")
+        entry = self.session.entry(entry_id)
+        if entry is None:
+            what = "a user message" if position == "before" else "an entry"
+            raise ValueError(f"{entry_id!r} is not {what} of this session")
+        message = getattr(entry, "message", None)
+        text = text_of(message.content) if message is not None and hasattr(message, "content") \
+            and isinstance(message.content, (str, list)) else ""
+        if position == "before" and (message is None or message.role != "user"):
+            raise ValueError(f"{entry_id!r} is not a user message of this session")
+        if await self._vetoed("session_before_fork", ForkEvent(entry_id, position)):
+            return text, True
+        at = entry.parent_id if position == "before" else entry.id
+        await self._replace_session(self.session.fork(at), "fork")
+        return text, False
+
+    async def clone(self) -> bool:
+        """A new session holding the current branch, to go on from its leaf."""
+        if await self._vetoed("session_before_fork", ForkEvent(self.session.leaf_id, "at")):
+            return False
+        await self._replace_session(self.session.clone(), "fork")
+        return True
+
+    async def _vetoed(self, hook: str, event: Any) -> bool:
+        if self.is_running:
+            raise AgentBusyError("wait for the agent to finish (or abort it) first")
+        decision = await self.plugins.call(hook, event=event, ctx=self.ctx)
+        return flag(decision, "cancel")
+
+    async def _replace_session(self, session, reason: str) -> None:
+        previous = self.session.file
+        await self.close(reason)
+        self.session = session
+        self.agent.messages = []
+        self.agent.clear_queues()
+        await self.start(reason, previous_session_file=str(previous) if previous else None)
+
+    # ------------------------------------------------------------ the user's shell
+
+    async def run_bash(self, command: str, *, exclude_from_context: bool = False):
+        """Run the user's ``!cmd`` (``!!cmd`` keeps it out of the context). ``user_bash``
+        may cancel it or return the result itself. The message joins the conversation
+        now, or when the current run ends; ``abort_bash()`` stops the command."""
+        event = UserBashEvent(command=command, exclude_from_context=exclude_from_context,
+                              cwd=self.ctx.cwd)
+        decision = await self.plugins.call("user_bash", event=event, ctx=self.ctx)
+        if decision is not None and decision.cancel:
+            return None
+        if decision is not None and (decision.message is not None or decision.result is not None):
+            message = decision.message or BashExecutionMessage(
+                command=command, exclude_from_context=exclude_from_context or None,
+                **decision.result)
+        else:
+            signal = self._bash_signal = AbortSignal()
+            try:
+                env = await self.ctx.environment()
+                result = await env.run(command, shell=self.ctx.settings.get("shellPath"),
+                                       signal=signal, prefix="pi-bash")
+            finally:
+                self._bash_signal = None
+            message = BashExecutionMessage(
+                command=command, output=result.output, exit_code=result.exit_code,
+                cancelled=result.killed, truncated=result.truncated,
+                full_output_path=result.full_output_path,
+                exclude_from_context=exclude_from_context or None,
+            )
+        self._pending_bash.append(message)
+        if not self.agent.is_running:
+            self._flush_bash()
+        return message
+
+    def abort_bash(self) -> None:
+        """Stop the user's running command and everything it started."""
+        if self._bash_signal is not None:
+            self._bash_signal.abort()
+
+    def _run_ended(self) -> None:
+        self._flush_bash()
+
+    def _flush_bash(self) -> None:
+        pending, self._pending_bash = self._pending_bash, []
+        for message in pending:
+            self.agent.messages.append(message)
+            self.session.append_message(message)
+
+    # ------------------------------------------------------------ cycling and stats
+
+    async def cycle_model(self, step: int = 1) -> tuple[Model, str, bool] | None:
+        """Switch to the next model (of ``--models`` when given, else of every available
+        one); returns (model, thinking level, scoped?), or None when there is only one."""
+        scoped = bool(self.scoped_models)
+        choices = self.scoped_models or [(m, None) for m in self.available_models()]
+        if len(choices) < 2:
+            return None
+        keys = [m.key for m, _ in choices]
+        current = keys.index(self.model.key) if self.model.key in keys else -1
+        model, level = choices[(current + step) % len(choices)]
+        await self.set_model(model, source="cycle")
+        if level is not None:
+            await self.set_thinking_level(level)
+        return model, self.thinking_level, scoped
+
+
+    async def cycle_thinking_level(self) -> str | None:
+        levels = self.thinking_levels()
+        if len(levels) < 2:
+            return None
+        current = levels.index(self.thinking_level) if self.thinking_level in levels else -1
+        await self.set_thinking_level(levels[(current + 1) % len(levels)])
+        return self.thinking_level
+
+    def stats(self) -> dict:
+        """Message counts, token totals and cost of the current context (what the model
+        sees: after a compaction, only what came after it), and the context's use of the
+        window; pi's ``get_session_stats`` shape."""
+        counts = {"user": 0, "assistant": 0, "toolResult": 0}
+        tokens = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
+        tool_calls, cost = 0, 0.0
+        for message in self.agent.messages:
+            role = getattr(message, "role", None)
+            counts[role] = counts.get(role, 0) + 1
+            if isinstance(message, AssistantMessage):
+                tool_calls += len(message.tool_calls)
+                usage = message.usage
+                tokens["input"] += usage.input
+                tokens["output"] += usage.output
+                tokens["cacheRead"] += usage.cache_read
+                tokens["cacheWrite"] += usage.cache_write
+                cost += usage.cost.total
+        tokens["total"] = tokens["input"] + tokens["output"] + tokens["cacheRead"] + tokens["cacheWrite"]
+        stats = {
+            "sessionFile": str(self.session.file) if self.session.file else None,
+            "sessionId": self.session.id,
+            "userMessages": counts["user"],
+            "assistantMessages": counts["assistant"],
+            "toolCalls": tool_calls,
+            "toolResults": counts["toolResult"],
+            "totalMessages": len(self.agent.messages),
+            "tokens": tokens,
+            "cost": cost,
+        }
+        usage = self.context_usage()
+        if usage is not None:
+            stats["contextUsage"] = usage
+        return stats
+
+    def context_usage(self) -> dict | None:
+        """Tokens in the context against the window (None without a window). Right after
+        a compaction the count is unknown (null) until a model has answered again, as pi
+        reports it."""
+        from pi_core.protocol.entries import CompactionEntry
+        from pi_core.tokens import context_tokens, usage_tokens
+
+        window = self.model.context_window or 0
+        if window <= 0:
+            return None
+        branch = self.session.path()
+        last_compaction = max((i for i, e in enumerate(branch) if isinstance(e, CompactionEntry)),
+                              default=None)
+        if last_compaction is not None:
+            answered = False
+            for entry in reversed(branch[last_compaction + 1:]):
+                message = getattr(entry, "message", None)
+                if isinstance(message, AssistantMessage) and message.stop_reason not in ("aborted", "error"):
+                    answered = usage_tokens(message.usage) > 0
+                    break
+            if not answered:
+                return {"tokens": None, "contextWindow": window, "percent": None}
+        used = context_tokens(self.agent.messages)
+        return {"tokens": used, "contextWindow": window, "percent": 100 * used / window}
+
+
+def number_duplicates(commands: list) -> list:
+    """Commands in order, extension commands sharing a name suffixed ``:1``, ``:2``…;
+    for other sources (skills, templates) a later one replaces an earlier one."""
+    counts: dict[str, int] = {}
+    for command in commands:
+        if command.source == "extension":
+            counts[command.name] = counts.get(command.name, 0) + 1
+    result, seen, numbered = [], {}, {}
+    for command in commands:
+        name = command.name
+        if command.source == "extension" and counts[name] > 1:
+            numbered[name] = numbered.get(name, 0) + 1
+            result.append(attrs.evolve(command, name=f"{name}:{numbered[name]}"))
+            continue
+        if command.source != "extension" and counts.get(name):
+            continue  # an extension command has the name
+        if name in seen:
+            result[seen[name]] = command
+        else:
+            seen[name] = len(result)
+            result.append(command)
+    return result
+
