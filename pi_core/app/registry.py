@@ -221,8 +221,9 @@ class ModelRegistry:
                 return found
         if chosen:
             base = next(m for m in models if m.provider == chosen)
+            compat = {k: v for k, v in (base.compat or {}).items() if k != "requestModel"} or None
             return Resolution(
-                attrs.evolve(base, id=text, name=text),
+                attrs.evolve(base, id=text, name=text, compat=compat),
                 warning=f'Model "{text}" not found for provider "{chosen}". Using custom model id.',
             )
         shown = f"{chosen}/{text}" if chosen else pattern

@@ -276,7 +276,7 @@ def _has_tool_history(context: LlmContext) -> bool:
 
 
 def build_body(model: Model, context: LlmContext, options: StreamOptions, compat: dict) -> dict:
-    body: dict[str, Any] = {"model": model.id, "messages": convert_messages(model, context, compat), "stream": True}
+    body: dict[str, Any] = {"model": compat.get("requestModel") or model.id, "messages": convert_messages(model, context, compat), "stream": True}
     if "api.openai.com" in model.base_url and options.session_id:
         body["prompt_cache_key"] = options.session_id
     if compat["supportsUsageInStreaming"] is not False:

@@ -1,0 +1,143 @@
+"""What real local servers do that the first discovery did not expect (issue 24, found
+with SmolLM2 behind llama-cpp-python's server): a model named on the command line, in
+``pi batch`` or in the SDK is looked for on them; llama-cpp-python names a model by its
+GGUF file's path, runs one request at a time and stops a running answer when another
+arrives, and reports no usage. Each against a stub server on 127.0.0.1."""
+
+import asyncio
+import json
+import subprocess
+import sys
+
+import pytest
+
+from pi_core import Plugins
+from pi_core.app.registry import ModelRegistry
+from pi_core.app.settings import Settings
+from pi_core.protocol.usage import final_assistant
+from pi_plugins.providers import local
+from pi_plugins.providers.local import discover
+from support.llm_server import Reply
+from support.local_servers import Home, LocalServer, free_port
+from support.rpc import RpcClient
+
+GGUF = "/models/smollm2/SmolLM2-360M-Instruct-Q8_0.gguf"
+NAME = "SmolLM2-360M-Instruct-Q8_0"
+
+
+def llama_cpp_python(**kwargs):
+    """llama-cpp-python's server as it is by default: no /props, the model named by its
+    file, one request at a time, interrupted by the next, no usage."""
+    return LocalServer("llama.cpp", [GGUF], props=False, interrupts=True, **kwargs)
+
+
+def write_tasks(path, tasks):
+    path.write_text("".join(json.dumps(t) + "\n" for t in tasks))
+
+
+def read_results(path):
+    return {r["id"]: r for r in map(json.loads, path.read_text().splitlines())}
+
+
+# ---------------------------------------------------------------- naming the model (3, 7)
+
+
+@pytest.mark.process
+def test_a_gguf_model_is_listed_by_its_file_name_and_named_so_on_the_command_line(tmp_path):
+    with llama_cpp_python() as server:
+        server.default = Reply(text="hi from smol")
+        home = Home(tmp_path, [server.url])
+        listed = home.run("--list-models")
+        assert listed.returncode == 0, listed.stderr
+        assert listed.stdout.splitlines()[1].split()[:2] == ["llama.cpp", NAME]
+        for pattern in (f"llama.cpp/{NAME}", NAME):
+            done = home.run("-p", "--model", pattern, "hello")
+            assert done.returncode == 0, done.stderr
+            assert done.stdout.strip() == "hi from smol"
+            notice = [line for line in done.stderr.splitlines() if line.startswith("Using ")]
+            assert notice == [f"Using llama.cpp/{NAME}, found on a local server at {server.url}/v1 "
+                              "(`pi --list-models` lists what was found)"]
+        # the server still gets the id it gave
+        assert [r.body["model"] for r in server.requests] == [GGUF, GGUF]
+
+
+@pytest.mark.process
+def test_a_model_named_that_no_server_has_is_still_not_found(tmp_path):
+    with llama_cpp_python() as server:
+        home = Home(tmp_path, [server.url])
+        done = home.run("-p", "--model", "no-such-model", "hello")
+        assert "/v1/models" in server.gets  # it looked
+    assert done.returncode != 0
+    assert 'Model "no-such-model" not found' in done.stderr
+    assert server.requests == []
+
+
+def test_a_model_id_that_is_a_path_becomes_the_file_name_and_other_ids_stay():
+    assert local.file_model_name(GGUF) == NAME
+    assert local.file_model_name("C:\\models\\Phi-3.GGUF") == "Phi-3"
+    assert local.file_model_name("tinyllama.gguf") == "tinyllama"
+    assert local.file_model_name("Qwen/Qwen2.5-0.5B") == "Qwen/Qwen2.5-0.5B"  # a repo, not a path
+    assert local.file_model_name("qwen2.5-coder:0.5b") == "qwen2.5-coder:0.5b"
+
+
+def test_two_files_of_one_name_keep_apart():
+    with LocalServer("llama.cpp", ["/a/model.gguf", "/b/model.gguf"]) as server:
+        found = asyncio.run(discover([server.url]))
+    assert [(m.id, (m.compat or {}).get("requestModel")) for m in found] == [
+        ("model", "/a/model.gguf"), ("/b/model.gguf", None)]
+
+
+@pytest.mark.process
+def test_list_models_names_the_endpoints_it_tried_when_none_answered(tmp_path):
+    endpoints = [f"http://127.0.0.1:{free_port()}", f"http://127.0.0.1:{free_port()}"]
+    home = Home(tmp_path, endpoints)
+    done = home.run("--list-models")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "No models available: set an API key or add models to models.json.",
+        f"No local model server answered at {', '.join(endpoints)} "
+        "(the setting localModels.endpoints changes the list)."]
+
+
+# ---------------------------------------------------------------- pi batch and the SDK (4)
+
+
+@pytest.mark.process
+def test_pi_batch_finds_a_local_server_with_no_configuration_and_by_name(tmp_path):
+    with LocalServer("llama.cpp", [GGUF], props=False) as server:
+        server.default = Reply(text="batch answer")
+        home = Home(tmp_path, [server.url])
+        write_tasks(tmp_path / "tasks.jsonl", [{"id": "plain", "prompt": "a"},
+                                               {"id": "named", "prompt": "b", "model": f"llama.cpp/{NAME}"}])
+        for extra in ((), ("--model", NAME)):
+            out = tmp_path / f"results{len(extra)}.jsonl"
+            done = home.run("batch", str(tmp_path / "tasks.jsonl"), "--out", str(out), *extra)
+            assert done.returncode == 0, done.stderr
+            results = read_results(out)
+            assert {i: (r["text"], r.get("error")) for i, r in results.items()} == {
+                "plain": ("batch answer", None), "named": ("batch answer", None)}
+
+
+def test_the_sdk_finds_a_local_server_for_a_model_pattern_or_none(tmp_path, monkeypatch):
+    from pi_core.app.registry import ModelNotFoundError
+    from pi_core.app.sdk import create_harness
+
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
+    monkeypatch.delenv("PI_OFFLINE", raising=False)
+    (tmp_path / "agent").mkdir()
+
+    async def run(server, model):
+        settings = Settings({"localModels": {"endpoints": [server.url]}})
+        harness = await create_harness(model=model, builtins=True, cwd=str(tmp_path), settings=settings)
+        try:
+            produced = await harness.prompt("hi")
+            return harness.model.key, final_assistant(produced).text
+        finally:
+            await harness.close()
+
+    with llama_cpp_python() as server:
+        server.default = Reply(text="sdk answer")
+        assert asyncio.run(run(server, None)) == (f"llama.cpp/{NAME}", "sdk answer")
+        assert asyncio.run(run(server, NAME)) == (f"llama.cpp/{NAME}", "sdk answer")
+        with pytest.raises(ModelNotFoundError, match='Model "not-there" not found'):
+            asyncio.run(run(server, "not-there"))
