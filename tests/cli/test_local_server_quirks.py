@@ -141,3 +141,72 @@ def test_the_sdk_finds_a_local_server_for_a_model_pattern_or_none(tmp_path, monk
         assert asyncio.run(run(server, NAME)) == (f"llama.cpp/{NAME}", "sdk answer")
         with pytest.raises(ModelNotFoundError, match='Model "not-there" not found'):
             asyncio.run(run(server, "not-there"))
+
+
+# ---------------------------------------------------------------- the server's slots (5)
+
+
+def test_two_batch_tasks_against_a_one_slot_server_both_succeed(tmp_path):
+    from pi_plugins.batch.runner import run_batch
+
+    with llama_cpp_python() as server:
+        # an answer takes a while, as on a small machine: long enough for a second
+        # request sent at once to arrive while it streams and stop it
+        server.default = Reply(text="a slow answer of many tokens", delta_size=2, delay=0.02)
+        home = Home(tmp_path, [server.url])
+        results = asyncio.run(run_batch(
+            [{"id": "one", "prompt": "first"}, {"id": "two", "prompt": "second"}],
+            concurrency=2, cwd=str(home.cwd), agent_dir=home.agent_dir, discover=False))
+    assert sorted((r["id"], r["text"], r.get("error")) for r in results) == [
+        ("one", "a slow answer of many tokens", None), ("two", "a slow answer of many tokens", None)]
+    assert server.interrupted == [] and len(server.requests) == 2
+
+
+def test_the_slots_come_from_props_else_one_and_vllm_is_not_limited():
+    with LocalServer("llama.cpp", slots=4) as four, LocalServer("llama.cpp", props=False) as bare, \
+            LocalServer("ollama") as ollama, LocalServer("vllm") as vllm:
+        found = asyncio.run(discover([four.url, bare.url, ollama.url, vllm.url]))
+    assert [(m.compat or {}).get("maxConcurrentRequests") for m in found] == [4, 1, 1, None]
+
+
+def test_a_request_waiting_for_a_slot_ends_at_once_when_aborted_and_the_next_goes_on():
+    import threading
+
+    from pi_core.protocol.messages import TextContent, UserMessage
+    from pi_core.protocol.provider import LlmContext, StreamOptions
+    from pi_core.protocol.signal import AbortSignal
+    from pi_plugins.providers.openai_completions import OpenAICompletionsProvider
+
+    async def answer(model, signal=None, queued=None):
+        async def sending(payload):  # the last step before the request waits for a slot
+            if queued is not None:
+                queued.set()
+            return payload
+
+        options = StreamOptions(signal=signal or AbortSignal(), on_payload=sending)
+        context = LlmContext(system_prompt="", messages=[UserMessage(content=[TextContent("x")])])
+        events = [e async for e in OpenAICompletionsProvider().stream(model, context, options)]
+        return events[-1]
+
+    async def scenario(server, model):
+        first = asyncio.ensure_future(answer(model))
+        await asyncio.to_thread(server.wait_for_requests, 1)
+        signal, waiting, waiting_too = AbortSignal(), asyncio.Event(), asyncio.Event()
+        queued = asyncio.ensure_future(answer(model, signal, waiting))
+        third = asyncio.ensure_future(answer(model, queued=waiting_too))
+        await waiting.wait()
+        await waiting_too.wait()
+        signal.abort()
+        aborted = await asyncio.wait_for(queued, 10)  # while the first still holds the only slot
+        hold.set()
+        return await first, aborted, await third
+
+    hold = threading.Event()
+    with llama_cpp_python() as server:
+        server.push(Reply(text="first", hold=hold, hold_after=2), Reply(text="third"))
+        model = asyncio.run(discover([server.url]))[0]
+        first, aborted, third = asyncio.run(scenario(server, model))
+    assert first.type == "done" and first.message.text == "first"
+    assert aborted.type == "error" and aborted.reason == "aborted"
+    assert third.type == "done" and third.message.text == "third"
+    assert len(server.requests) == 2 and server.interrupted == []
