@@ -210,3 +210,96 @@ def test_a_request_waiting_for_a_slot_ends_at_once_when_aborted_and_the_next_goe
     assert aborted.type == "error" and aborted.reason == "aborted"
     assert third.type == "done" and third.message.text == "third"
     assert len(server.requests) == 2 and server.interrupted == []
+
+
+@pytest.mark.process
+def test_an_answer_the_server_stopped_says_what_its_log_shows(tmp_path):
+    with llama_cpp_python() as server:
+        # what llama-cpp-python sends for an answer a request from elsewhere interrupted
+        server.default = Reply(raw='data: {"id":"c1","object":"chat.completion.chunk","choices":'
+                                   '[{"index":0,"delta":{"content":"Hel"},"finish_reason":null}]}\n\n'
+                                   "data: [DONE]\n\n")
+        home = Home(tmp_path, [server.url], {"retry": {"enabled": False}})
+        done = home.run("-p", "hello")
+    assert done.returncode != 0
+    assert "Connection lost" in done.stderr
+    assert '"Disconnected from client"' in done.stderr and "--interrupt_requests False" in done.stderr
+    assert "chat template" not in done.stderr
+
+
+def test_the_docs_name_llama_cpp_python_interrupt_requests():
+    from pathlib import Path
+
+    docs = (Path(__file__).parents[2] / "docs" / "configuration.md").read_text()
+    assert "--interrupt_requests False" in docs and "Disconnected from client" in docs
+
+
+# ---------------------------------------------------------------- usage (6)
+
+
+@pytest.mark.process
+def test_usage_a_server_does_not_report_is_estimated_and_marked_so(tmp_path):
+    with llama_cpp_python() as server:
+        server.default = Reply(text="an answer of a few words", send_usage=False)
+        home = Home(tmp_path, [server.url])
+        process = subprocess.Popen([sys.executable, "-m", "pi_core.app.cli", "--mode", "rpc", "--no-session"],
+                                   cwd=home.cwd, env=home.env, stdin=subprocess.PIPE,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        client = RpcClient(process)
+        try:
+            client.ok("prompt", message="count me")
+            client.event("agent_end")
+            stats = client.ok("get_session_stats")
+        finally:
+            client.close()
+        write_tasks(tmp_path / "tasks.jsonl", [{"id": "t", "prompt": "count me"}])
+        done = home.run("batch", str(tmp_path / "tasks.jsonl"), "--out", str(tmp_path / "out.jsonl"))
+        assert done.returncode == 0, done.stderr
+    tokens = stats["tokens"]
+    assert tokens["estimated"] is True and tokens["input"] > 0 and tokens["output"] > 0
+    assert stats["contextUsage"]["tokens"] == tokens["input"] + tokens["output"]  # compaction's count
+    usage = read_results(tmp_path / "out.jsonl")["t"]["usage"]
+    assert usage["estimated"] is True and usage["input"] > 0 and usage["output"] > 0
+
+
+def test_a_reported_usage_is_kept_and_not_marked(tmp_path):
+    with llama_cpp_python() as server:
+        server.default = Reply(text="counted", usage={"input": 7, "output": 3})
+        model = asyncio.run(discover([server.url]))[0]
+
+        from pi_core.protocol.messages import TextContent, UserMessage
+        from pi_core.protocol.provider import LlmContext, StreamOptions
+        from pi_plugins.providers.openai_completions import OpenAICompletionsProvider
+
+        async def answer():
+            context = LlmContext(system_prompt="s", messages=[UserMessage(content=[TextContent("x")])])
+            return [e async for e in OpenAICompletionsProvider().stream(model, context, StreamOptions())][-1]
+
+        final = asyncio.run(answer())
+    assert (final.message.usage.input, final.message.usage.output) == (7, 3)
+    assert "estimated" not in final.message.usage.extra
+
+
+@pytest.mark.process
+def test_compaction_counts_the_estimate_of_a_server_that_reports_no_usage(tmp_path):
+    """8192-token window (the server does not say), compaction above 6144: the system
+    prompt and the first prompt are about 3,900 tokens each, so only a count that
+    includes what the server was sent (the estimate) crosses the line."""
+    text = "lorem ipsum " * 1300
+    with llama_cpp_python() as server:
+        server.default = Reply(text="## Goal\nA summary.", send_usage=False)
+        home = Home(tmp_path, [server.url], {"compaction": {"keepRecentTokens": 10}})
+        process = subprocess.Popen([sys.executable, "-m", "pi_core.app.cli", "--mode", "rpc", "--no-session",
+                                    "--system-prompt", text], cwd=home.cwd, env=home.env, stdin=subprocess.PIPE,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        client = RpcClient(process)
+        try:
+            client.ok("prompt", message=text)
+            first = client.event("agent_end")
+            assert not client.events("compaction_start")
+            client.ok("prompt", message="and now?")
+            compaction = client.event("compaction_start", after=client.position(first) + 1)
+            client.event("agent_end", after=client.position(first) + 1)
+        finally:
+            client.close()
+    assert compaction["reason"] == "threshold"
