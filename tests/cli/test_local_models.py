@@ -163,6 +163,10 @@ def test_an_assistant_tool_call_goes_with_empty_string_content(tmp_path):
     (RunArgs(offline=True), {}, {}, False),
     (RunArgs(), {"PI_OFFLINE": "1"}, {}, False),
     (RunArgs(model="openai/gpt-4o"), {}, {}, False),
+    (RunArgs(model="llama.cpp/SmolLM2-360M"), {}, {}, True),  # not known: its server may be up
+    (RunArgs(model="SmolLM2-360M", api_key="sk-x"), {}, {}, True),
+    (RunArgs(model="llama.cpp/SmolLM2-360M", offline=True), {}, {}, False),
+    (RunArgs(model="SmolLM2-360M"), {}, {"localModels": {"enabled": False}}, False),
     (RunArgs(api_key="sk-x"), {}, {}, False),
     (RunArgs(), {}, {"defaultModel": "openai/gpt-4o"}, False),
     (RunArgs(), {}, {"defaultModel": "ollama/qwen2.5-coder:0.5b"}, True),  # picked earlier: look again
