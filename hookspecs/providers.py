@@ -48,7 +48,8 @@ def discover_models(settings: Settings, ctx: Ctx) -> Model | list[Model] | None:
     :class:`pi_core.protocol.model.Model` s found, for example on servers of this machine, the one
     to use by default first; keep to a fraction of a second, pi is starting. ``settings``
     are the merged settings (:class:`pi_core.protocol.shell.Settings`). The models are listed as
-    local and need no key.
+    local and need no key. A plugin module may also define ``probed_endpoints(settings)``,
+    the addresses it tries: ``pi --list-models`` names them when nothing was found.
     """
 
 
