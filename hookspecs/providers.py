@@ -40,13 +40,16 @@ def register_models(ctx: Ctx) -> Model | list[Model] | None:
 def discover_models(settings: Settings, ctx: Ctx) -> Model | list[Model] | None:
     """Kind: collect (by ``provider/id``).
 
-    At start-up, only when no model is configured (no ``--model``, no usable
-    ``defaultModel``) and no provider has a key, or the setting ``localModels.enabled`` is
-    true; never with ``--offline`` or ``PI_OFFLINE``. Return the
+    At start-up (of ``pi``, ``pi batch``, the SDK's ``create_harness`` without a
+    :class:`pi_core.protocol.model.Model`), only when no model is configured (no ``--model``,
+    no usable ``defaultModel``) and no provider has a key, when the model named is not
+    known (one found on a server in an earlier run), or when the setting
+    ``localModels.enabled`` is true; never with ``--offline`` or ``PI_OFFLINE``. Return the
     :class:`pi_core.protocol.model.Model` s found, for example on servers of this machine, the one
     to use by default first; keep to a fraction of a second, pi is starting. ``settings``
     are the merged settings (:class:`pi_core.protocol.shell.Settings`). The models are listed as
-    local and need no key.
+    local and need no key. A plugin module may also define ``probed_endpoints(settings)``,
+    the addresses it tries: ``pi --list-models`` names them when nothing was found.
     """
 
 

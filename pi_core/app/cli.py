@@ -232,7 +232,7 @@ class _StopOnSignal:
 
 
 async def _list_models(args) -> int:
-    from pi_core.app.wiring import wants_local_models
+    from pi_core.app.wiring import find_local_models, probed_endpoints
     from pi_core.app.discovery import load_plugins
     from pi_core.paths import agent_dir
     from pi_core.app.registry import ModelRegistry, model_table
@@ -243,12 +243,15 @@ async def _list_models(args) -> int:
     plugins = load_plugins(cwd=cwd, agent_dir=home, extension_paths=args.extensions,
                            discover=not args.no_extensions, settings=settings)
     registry = await ModelRegistry.from_plugins(plugins, agent_dir=home)
-    if wants_local_models(args, registry, settings):
-        await registry.discover(plugins, settings)
+    looked = await find_local_models(args, registry, plugins, settings)
     models = registry.search(args.list_models or "")
     if not models:
         click.echo("No models match." if args.list_models else
                    "No models available: set an API key or add models to models.json.")
+        tried = probed_endpoints(plugins, settings) if looked and not registry.local else []
+        if tried:
+            click.echo(f"No local model server answered at {', '.join(tried)} "
+                       "(the setting localModels.endpoints changes the list).")
         return 0
     click.echo(model_table(models, registry.local))
     return 0

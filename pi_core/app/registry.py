@@ -73,14 +73,13 @@ class ModelRegistry:
     @classmethod
     async def from_plugins(cls, plugins: Any, ctx: Any = None, **kwargs: Any) -> "ModelRegistry":
         """A registry of every model the plugins register (``register_models``)."""
-        models = await plugins.collect("register_models", key=lambda m: (m.provider, m.id), ctx=ctx)
+        models = await plugins.call("register_models", ctx=ctx)
         return cls([m for m in models if isinstance(m, Model)], **kwargs)
 
     async def discover(self, plugins: Any, settings: Any = None, ctx: Any = None) -> list[Model]:
         """Ask the plugins for models on servers they find (``discover_models``) and add
         them as built-in ones, so models.json's overrides apply; returns the new ones."""
-        found = await plugins.collect("discover_models", key=lambda m: (m.provider, m.id),
-                                      settings=settings, ctx=ctx)
+        found = await plugins.call("discover_models", settings=settings, ctx=ctx)
         added = [m for m in found if isinstance(m, Model) and self.find(m.provider, m.id) is None]
         if added:
             self.builtin.extend(added)
@@ -222,8 +221,9 @@ class ModelRegistry:
                 return found
         if chosen:
             base = next(m for m in models if m.provider == chosen)
+            compat = {k: v for k, v in (base.compat or {}).items() if k != "requestModel"} or None
             return Resolution(
-                attrs.evolve(base, id=text, name=text),
+                attrs.evolve(base, id=text, name=text, compat=compat),
                 warning=f'Model "{text}" not found for provider "{chosen}". Using custom model id.',
             )
         shown = f"{chosen}/{text}" if chosen else pattern

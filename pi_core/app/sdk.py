@@ -9,6 +9,13 @@ given (after pi-harness's built-ins when ``builtins=True``). The session is in m
 unless one is given (``Session.create(cwd)`` for a file, ``Session.open(path)`` to resume).
 Without the built-ins, the local machine's execution environment (the built-in
 ``local_environment`` plugin) is still registered first, so ``ctx.exec`` and ``!cmd`` run.
+
+``model`` is a :class:`Model`, or a pattern as ``pi --model`` takes it (``"provider/id"``,
+an id, ``"id:high"``), or ``None`` for the settings' ``defaultModel`` or the first model
+with a key. Those two are resolved in a model registry of the plugins' models and
+``<agent dir>/models.json``, which also supplies the keys; local servers are looked for as
+``pi`` does (with nothing configured, or a model named that is not known yet), so
+``create_harness(builtins=True)`` talks to an Ollama or llama.cpp server on this machine.
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ from pi_core.plugins import Plugins
 
 async def create_harness(
     *plugins: Any,
-    model: Model,
+    model: Model | str | None = None,
     session: Any = None,
     cwd: str | None = None,
     builtins: bool = False,
@@ -55,15 +62,42 @@ async def create_harness(
             pass
     for plugin in plugins:
         registry.register(plugin)
+    explicit, extra = True, {}
+    if not isinstance(model, Model):
+        if model is not None and not isinstance(model, str):
+            raise TypeError(f"model must be a Model, a pattern such as 'provider/id', or None; "
+                            f"not {type(model).__name__}")
+        model, level, explicit, models = await _resolve_model(model, registry, settings)
+        thinking_level = thinking_level or level
+        get_api_key = get_api_key or models.api_key
+        resolve_model = resolve_model or models.find
+        extra = {"get_headers": models.request_headers, "available_models": models.available}
     harness = AgentSession(
         plugins=registry, model=model,
         # ``is None``: a new session is empty, and an empty Session is falsy.
         session=session if session is not None else Session.in_memory(cwd),
-        model_is_explicit=True, thinking_level=thinking_level, cwd=cwd, settings=settings,
+        model_is_explicit=explicit, thinking_level=thinking_level, cwd=cwd, settings=settings,
         options=options, ui=ui, tools=tools, get_api_key=get_api_key, resolve_model=resolve_model,
-        system_prompt=system_prompt,
+        system_prompt=system_prompt, **extra,
     )
     await harness.start()
     if active_tools is not None:
         harness.agent.set_active_tools(active_tools)
     return harness
+
+
+async def _resolve_model(pattern: str | None, plugins: Plugins, settings: Any):
+    """(model, thinking level, explicit?, registry) for a pattern or ``None``, as ``pi``
+    chooses (:func:`pi_core.app.wiring.choose_model`); raises
+    :class:`pi_core.app.registry.ModelNotFoundError` when none fits."""
+    from pi_core.app.registry import ModelNotFoundError, ModelRegistry
+    from pi_core.app.wiring import RunArgs, UsageError, choose_model, find_local_models
+
+    models = await ModelRegistry.from_plugins(plugins)
+    args = RunArgs(model=pattern)
+    await find_local_models(args, models, plugins, settings)
+    try:
+        model, level, explicit, _ = choose_model(args, models, settings)
+    except UsageError as exc:
+        raise ModelNotFoundError(str(exc)) from None
+    return model, level, explicit, models

@@ -201,26 +201,58 @@ def choose_model(args: RunArgs, registry, settings):
 
 def wants_local_models(args: RunArgs, registry, settings, env=None) -> bool:
     """Whether to look for models on local servers (``discover_models``): never offline
-    (``--offline``, ``PI_OFFLINE``), with ``localModels.enabled`` false or a model
-    configured (``--model``, a ``defaultModel`` that resolves); otherwise when no model is
-    usable yet (no key), or always with ``localModels.enabled`` true (a key still wins)."""
-    from pi_core.app.registry import ModelNotFoundError
-
+    (``--offline``, ``PI_OFFLINE``) or with ``localModels.enabled`` false; with a model
+    named (``--model``, a ``defaultModel``) only when it is not known yet (a model of a
+    server found in an earlier run, or one ``--list-models`` listed); otherwise when no
+    model is usable yet (no key), or always with ``localModels.enabled`` true (a key
+    still wins)."""
     env = os.environ if env is None else env
     if args.offline or env.get("PI_OFFLINE", "").strip().lower() not in ("", "0", "false", "no"):
         return False
     config = settings.get("localModels")
     enabled = config.get("enabled") if isinstance(config, dict) else None
-    if enabled is False or args.model:
+    if enabled is False:
         return False
+    if args.model:
+        return not _known(registry, args.model, args.provider)
     default = settings.get("defaultModel")
-    if default:
-        try:
-            if not registry.resolve(default, args.provider or settings.get("defaultProvider")).warning:
-                return False
-        except ModelNotFoundError:
-            pass  # a local model chosen in an earlier run: look for its server
+    if default and _known(registry, default, args.provider or settings.get("defaultProvider")):
+        return False
     return enabled is True or not (args.api_key or registry.available())
+
+
+def _known(registry, pattern: str, provider: str | None) -> bool:
+    """``pattern`` names a model of the registry (not a custom id of a known provider)."""
+    from pi_core.app.registry import ModelNotFoundError
+
+    try:
+        return not registry.resolve(pattern, provider).warning
+    except ModelNotFoundError:
+        return False
+
+
+async def find_local_models(args: RunArgs, registry, plugins, settings, env=None) -> bool:
+    """Add the models of local servers to ``registry`` when :func:`wants_local_models`
+    says to look (``pi``, ``pi --list-models``, ``pi batch`` and the SDK all come here);
+    whether it looked."""
+    if not wants_local_models(args, registry, settings, env):
+        return False
+    await registry.discover(plugins, settings)
+    return True
+
+
+def probed_endpoints(plugins, settings) -> list[str]:
+    """The endpoints the ``discover_models`` plugins tried, for those that say
+    (a module-level ``probed_endpoints(settings)``, as the built-in local_models has)."""
+    found: list[str] = []
+    for impl in plugins.impls("discover_models"):
+        describe = getattr(sys.modules.get(impl.function.__module__), "probed_endpoints", None)
+        if callable(describe):
+            try:
+                found += [e for e in describe(settings) if e not in found]
+            except Exception:  # a plugin's description is no reason to fail
+                pass
+    return found
 
 
 async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None) -> App:
@@ -241,8 +273,7 @@ async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None) ->
     registry = await ModelRegistry.from_plugins(plugins, agent_dir=home)
     for problem in registry.errors:
         print(f"warning: {problem}", file=sys.stderr)
-    if wants_local_models(args, registry, settings):
-        await registry.discover(plugins, settings)
+    await find_local_models(args, registry, plugins, settings)
     try:
         model, level, explicit, warning = choose_model(args, registry, settings)
     except UsageError:
@@ -256,7 +287,7 @@ async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None) ->
     if warning:
         print(f"warning: {warning}", file=sys.stderr)
     if model.key in registry.local:
-        why = "" if settings.get("defaultModel") else "no model or API key is configured; "
+        why = "" if args.model or settings.get("defaultModel") else "no model or API key is configured; "
         print(f"Using {model.key}, found on a local server at {model.base_url} "
               f"({why}`pi --list-models` lists what was found)", file=sys.stderr)
     if args.api_key:

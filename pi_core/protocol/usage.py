@@ -8,7 +8,9 @@ from pi_core.protocol.messages import AssistantMessage, Cost, Usage
 
 
 def total_usage(messages: Iterable[object]) -> Usage:
-    """The usage of every assistant message in ``messages``, added up field by field."""
+    """The usage of every assistant message in ``messages``, added up field by field;
+    ``"estimated": true`` beside the counts when any of them was an estimate (a server
+    that reports no usage)."""
     total = Usage(cost=Cost())
     for message in messages:
         if not isinstance(message, AssistantMessage):
@@ -25,6 +27,8 @@ def total_usage(messages: Iterable[object]) -> Usage:
         total.cost.cache_read += cost.cache_read
         total.cost.cache_write += cost.cache_write
         total.cost.total += cost.total
+        if usage._extra and usage._extra.get("estimated"):
+            total.extra["estimated"] = True
     return total
 
 

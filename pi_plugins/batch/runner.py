@@ -161,6 +161,9 @@ class BatchEnvironment:
     host: str = field(factory=socket.gethostname)
     _settings: dict = field(factory=dict)
     _models: dict = field(factory=dict)
+    #: One probe for local servers at a time: concurrent tasks wait for its models.
+    _probe: Any = field(factory=asyncio.Lock)
+    _probed: set = field(factory=set)
 
     @classmethod
     async def load(cls, *, cwd: str | None = None, agent_dir: str | os.PathLike | None = None,
@@ -188,17 +191,26 @@ class BatchEnvironment:
             found = self._settings[cwd] = Settings.load(cwd, self.agent_dir)
         return found
 
-    def model_for(self, pattern: str | None, settings) -> tuple[Any, str | None]:
+    async def model_for(self, pattern: str | None, settings) -> tuple[Any, str | None]:
         """(model, thinking level) of a task's ``model``, else the settings' default or
         the first available model; chosen once per pattern and settings (choosing the
-        default scans the whole catalogue)."""
-        from pi_core.app.wiring import RunArgs, UsageError, choose_model
+        default scans the whole catalogue). Local servers are looked for as ``pi`` does
+        (:func:`pi_core.app.wiring.find_local_models`): when nothing is configured, or the
+        task names a model not known yet."""
+        from pi_core.app.wiring import RunArgs, UsageError, choose_model, find_local_models
 
         key = (pattern, id(settings))
         found = self._models.get(key)
         if found is None:
+            args = RunArgs(model=pattern)
+            async with self._probe:
+                if key not in self._probed:  # a failed look is not repeated for every task
+                    self._probed.add(key)
+                    await find_local_models(args, self.registry, self.plugins, settings)
+            found = self._models.get(key)
+        if found is None:
             try:
-                model, level, _, _ = choose_model(RunArgs(model=pattern), self.registry, settings)
+                model, level, _, _ = choose_model(args, self.registry, settings)
             except UsageError as exc:
                 raise BatchError(str(exc)) from None
             found = self._models[key] = (model, level)
@@ -232,7 +244,7 @@ async def run_task(env: BatchEnvironment, task: BatchTask, *, cwd: str | None = 
         if not os.path.isdir(where):
             raise BatchError(f"cwd {where} is not a folder")
         settings = env.settings_for(where)
-        model, level = env.model_for(task.model, settings)
+        model, level = await env.model_for(task.model, settings)
         session = Session.create(where, env.session_folder(where, settings))
         harness = AgentSession(
             plugins=env.plugins, session=session, model=model, thinking_level=level,

@@ -31,6 +31,7 @@ from pi_core.protocol.provider import LlmContext, StreamOptions
 from pi_core.protocol.stream import AssistantMessageEvent
 from pi_plugins.providers.kit import MessageBuilder
 from pi_plugins.providers.failures import classify, redact, retry_after_ms, server_message
+from pi_plugins.providers import slots
 from pi_plugins.providers.pool import ClientPool, pool_for
 from pi_plugins.providers.sse import SseDecoder, SseEvent
 
@@ -377,7 +378,7 @@ class SseProvider:
             yield builder.error(ABORTED, aborted=True)
             return
         watch: _AbortWatch | None = None
-        pool = shard = None
+        pool = shard = slot = None
         final = None  # the done or error event, sent once the connection is released
         request, sent = None, 0
         try:
@@ -385,10 +386,13 @@ class SseProvider:
             body = await options.prepare_payload(request.body)
             if signal.aborted:
                 raise asyncio.CancelledError
+            watch = _AbortWatch(signal)
+            watch.reading = True  # an abort while waiting for a server's slot ends the wait
+            slot = await slots.acquire(model)
+            watch.reading = False
             pool = _pool(request.url)
             shard = await pool.acquire()
             client = shard.client
-            watch = _AbortWatch(signal)
             response, sent = await self._send(client, request, body, options, watch)
             try:
                 await options.response(response.status_code, dict(response.headers))
@@ -454,6 +458,8 @@ class SseProvider:
                 watch.close()
             if shard is not None:
                 pool.release(shard)
+            if slot is not None:
+                slot.release()
         yield final
 
 
@@ -506,8 +512,9 @@ def broken_stream_note(message: str, request: HttpRequest | None, sent: int) -> 
     note = (f" (POST {request.url}: {count} messages, {sent:,} bytes; the server stopped "
             f"answering mid-stream, its own log or console says why")
     if re.match(r"^https?://(localhost|127\.|\[::1\]|0\.0\.0\.0)", request.url):
-        note += ("; a local server whose chat template cannot read the request is a common "
-                 "cause: see compat in docs/providers.md")
+        note += ('; a local server that stops a running answer when another request arrives '
+                 'logs "Disconnected from client": start llama-cpp-python with '
+                 '--interrupt_requests False (see "Local model servers" in docs/configuration.md)')
     return note + ")"
 
 

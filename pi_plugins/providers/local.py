@@ -18,6 +18,20 @@ list (an endpoint's kind is read from its answers, the port is only a hint). A s
 that does not say its context length gets :data:`DEFAULT_CONTEXT`, and every discovered
 model gets the request shape small local servers accept (:data:`LOCAL_COMPAT`).
 
+What small servers do differently, and what a discovered model carries for it in
+``compat`` (keys of pi-harness's own, set only here):
+
+- they run a few requests at once and may drop a running one when another arrives
+  (llama-cpp-python does unless started with ``--interrupt_requests False``): requests
+  to one server go out at most ``maxConcurrentRequests`` at a time, the others wait
+  (llama.cpp's ``/props`` says ``total_slots``; vLLM batches any number; otherwise one);
+- a dropped answer may still end with ``[DONE]``: ``requiresFinishReason`` makes a stream
+  without a ``finish_reason`` a broken one;
+- some never report usage (llama-cpp-python ignores ``stream_options``):
+  ``estimateMissingUsage`` estimates it, marked ``estimated`` in the usage;
+- llama-cpp-python names a model by its GGUF file's path: the model's id is the file's
+  name without ``.gguf`` and ``requestModel`` keeps the path for the request.
+
 The probe speaks a few lines of HTTP/1.1 over asyncio itself: loading httpx would cost a
 good part of the budget before the first byte is sent.
 """
@@ -56,6 +70,8 @@ LOCAL_COMPAT = {
     "supportsDeveloperRole": False,
     "supportsReasoningEffort": False,
     "supportsStrictMode": False,
+    "requiresFinishReason": True,
+    "estimateMissingUsage": True,
 }
 _MAX_BODY = 8 * 1024 * 1024
 _NOT_CHAT = re.compile(r"embed|rerank|whisper|tts", re.IGNORECASE)
@@ -146,6 +162,8 @@ class Endpoint:
         self.hint = PORT_KINDS.get(port or 0, "local")
         #: id -> {"context": int|None, "tools": bool|None, "vision": bool|None}
         self.models: dict[str, dict] = {}
+        #: Requests the server runs at once (llama.cpp's ``total_slots``), if it says.
+        self.slots: int | None = None
 
     async def probe(self) -> None:
         tags = asyncio.ensure_future(_ok_json(self.url, "/api/tags"))
@@ -210,18 +228,28 @@ class Endpoint:
         vision = modalities.get("vision") if isinstance(modalities, dict) else None
         if self.kind is None and ("default_generation_settings" in props or "total_slots" in props):
             self.kind = "llama.cpp"
+        self.slots = _positive(props.get("total_slots"))
         for info in self.models.values():
             info["context"] = info["context"] or context
             info["tools"] = tools if isinstance(tools, bool) else info["tools"]
             info["vision"] = vision if isinstance(vision, bool) else info["vision"]
 
     def to_models(self, provider: str) -> list[Model]:
-        models = []
-        for model_id, info in self.models.items():
+        models, names = [], set()
+        for served_id, info in self.models.items():
             context = info["context"] or DEFAULT_CONTEXT
             compat = dict(LOCAL_COMPAT)
             if info["tools"] is False:
                 compat["supportsTools"] = False
+            slots = self.slots or (None if self.kind == "vllm" else 1)
+            if slots is not None:
+                compat["maxConcurrentRequests"] = slots
+            model_id = file_model_name(served_id)
+            if model_id in names or model_id in self.models and model_id != served_id:
+                model_id = served_id  # two files of one name: keep them apart
+            if model_id != served_id:
+                compat["requestModel"] = served_id
+            names.add(model_id)
             models.append(Model(
                 id=model_id, provider=provider, api="openai-completions", name=model_id,
                 base_url=f"{self.url}/v1", input=["text", "image"] if info["vision"] else ["text"],
@@ -229,6 +257,20 @@ class Endpoint:
                 discovered=True,
             ))
         return models
+
+
+_PATH = re.compile(r"^(/|~|\.{1,2}[/\\]|[A-Za-z]:[/\\])|\.gguf$", re.IGNORECASE)
+
+
+def file_model_name(model_id: str) -> str:
+    """A model id that is a file's path (llama-cpp-python serves ``/models/x/model.gguf``)
+    as the file's name without ``.gguf``; any other id (``Qwen/Qwen2.5-0.5B``) as it is."""
+    if not _PATH.search(model_id):
+        return model_id
+    name = re.split(r"[/\\]", model_id.rstrip("/\\"))[-1]
+    if name.lower().endswith(".gguf"):
+        name = name[:-5]
+    return name or model_id
 
 
 def _positive(value: Any) -> int | None:
@@ -268,3 +310,9 @@ async def discover_models(settings):
     if not endpoints:
         return None
     return await discover(endpoints)
+
+
+def probed_endpoints(settings) -> list[str]:
+    """The endpoints :func:`discover_models` tries with these settings (what ``pi
+    --list-models`` names when none answered)."""
+    return endpoints_from(settings) or []

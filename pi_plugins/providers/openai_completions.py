@@ -38,6 +38,7 @@ from pi_core.protocol.messages import (
 )
 from pi_core.protocol.model import Model, calculate_cost
 from pi_core.protocol.provider import LlmContext, StreamOptions
+from pi_core.tokens import estimate_usage, usage_tokens
 from pi_plugins.providers.failures import classify
 from pi_plugins.providers.http import (
     HttpRequest,
@@ -276,7 +277,7 @@ def _has_tool_history(context: LlmContext) -> bool:
 
 
 def build_body(model: Model, context: LlmContext, options: StreamOptions, compat: dict) -> dict:
-    body: dict[str, Any] = {"model": model.id, "messages": convert_messages(model, context, compat), "stream": True}
+    body: dict[str, Any] = {"model": compat.get("requestModel") or model.id, "messages": convert_messages(model, context, compat), "stream": True}
     if "api.openai.com" in model.base_url and options.session_id:
         body["prompt_cache_key"] = options.session_id
     if compat["supportsUsageInStreaming"] is not False:
@@ -396,10 +397,15 @@ class CompletionsReader(StreamReader):
         self.calls_by_id: dict[str, int] = {}
         self.finished = False
         self.error_message: str | None = None
+        compat = resolve_compat(model)
+        #: A discovered local server: ``[DONE]`` alone may end an answer it dropped.
+        self.needs_finish_reason = bool(compat.get("requiresFinishReason"))
+        self.estimate_usage = bool(compat.get("estimateMissingUsage"))
+        self.saw_finish = self.saw_usage = False
 
     def on_event(self, event) -> Iterable:
         if event.data.strip() == "[DONE]":
-            self.finished = True
+            self.finished = self.saw_finish or not self.needs_finish_reason
             return ()
         chunk = json_data(event)
         if not isinstance(chunk, dict):
@@ -415,15 +421,17 @@ class CompletionsReader(StreamReader):
             message.response_id = chunk["id"]
         if chunk.get("usage"):
             message.usage = parse_usage(chunk["usage"], self.model)
+            self.saw_usage = True
         choices = chunk.get("choices")
         choice = choices[0] if isinstance(choices, list) and choices else None
         if not isinstance(choice, dict):
             return ()
         if not chunk.get("usage") and choice.get("usage"):
             message.usage = parse_usage(choice["usage"], self.model)
+            self.saw_usage = True
         events = []
         if choice.get("finish_reason"):
-            self.finished = True
+            self.finished = self.saw_finish = True
             self.stop_reason, self.error_message = map_finish_reason(choice["finish_reason"])
         delta = choice.get("delta") or {}
         content = delta.get("content")
@@ -487,6 +495,11 @@ class CompletionsReader(StreamReader):
             raise StreamError(self.error_message or "Provider returned an error stop reason")
         if self.stop_reason in (None, "stop") and self.builder.message.tool_calls:
             self.stop_reason = "toolUse"
+        message = self.builder.message
+        if self.estimate_usage and not self.saw_usage and not usage_tokens(message.usage):
+            context = self.context
+            message.usage = calculate_cost(self.model, estimate_usage(
+                context.system_prompt, context.messages, context.tools, message))
         return events
 
 

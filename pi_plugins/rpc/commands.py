@@ -29,7 +29,7 @@ QUEUE_MODES = ("all", "one-at-a-time")
 #: out: they may carry secrets.
 MODEL_KEYS = ("id", "name", "api", "provider", "baseUrl", "reasoning", "input", "cost",
               "contextWindow", "maxTokens")
-MODEL_HIDDEN = ("headers", "apiKeyEnv")
+MODEL_HIDDEN = ("headers", "apiKeyEnv", "discovered")
 
 
 def model_json(model) -> dict | None:
@@ -229,7 +229,14 @@ class Commands:
     # ------------------------------------------------------------ sessions
 
     async def cmd_get_session_stats(self, c: dict) -> Any:
-        return self.harness.stats()
+        from pi_core.protocol.messages import AssistantMessage
+        from pi_core.tokens import is_estimated
+
+        stats = self.harness.stats()
+        # a server that reports no usage (llama-cpp-python): the counts are our estimate
+        if any(isinstance(m, AssistantMessage) and is_estimated(m.usage) for m in self.harness.agent.messages):
+            stats["tokens"]["estimated"] = True
+        return stats
 
     async def cmd_export_html(self, c: dict) -> Any:
         output = _string(c, "outputPath", required=False)

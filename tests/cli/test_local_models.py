@@ -19,30 +19,11 @@ from pi_core.app.settings import Settings
 from pi_plugins.providers import local
 from pi_plugins.providers.local import BUDGET_S, DEFAULT_CONTEXT, discover
 from support.llm_server import Reply
-from support.local_servers import KINDS, LocalServer, SilentPort, free_port
+from support.local_servers import KINDS, Home, LocalServer, SilentPort, free_port
 from support.rpc import RpcClient
 
 EXPECTED_ID = {"ollama": "qwen2.5-coder:0.5b", "llama.cpp": "qwen2.5-coder-0.5b",
                "lmstudio": "qwen2.5-coder-0.5b", "vllm": "qwen2.5-coder-0.5b"}
-
-
-class Home:
-    """An agent dir with no models.json, whose settings point localModels at the stubs."""
-
-    def __init__(self, tmp_path, endpoints, settings=None):
-        self.agent_dir = tmp_path / "agent"
-        self.cwd = tmp_path / "project"
-        self.agent_dir.mkdir()
-        self.cwd.mkdir()
-        data = {"localModels": {"endpoints": endpoints}, **(settings or {})}
-        (self.agent_dir / "settings.json").write_text(json.dumps(data))
-        self.env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path / "home"),
-                    "PI_CODING_AGENT_DIR": str(self.agent_dir), "PYTHONUNBUFFERED": "1"}
-
-    def run(self, *args, env=None, timeout=60):
-        return subprocess.run([sys.executable, "-m", "pi_core.app.cli", *args], cwd=self.cwd,
-                              env={**self.env, **(env or {})}, capture_output=True, text=True,
-                              timeout=timeout)
 
 
 @pytest.fixture(params=KINDS)
@@ -182,6 +163,10 @@ def test_an_assistant_tool_call_goes_with_empty_string_content(tmp_path):
     (RunArgs(offline=True), {}, {}, False),
     (RunArgs(), {"PI_OFFLINE": "1"}, {}, False),
     (RunArgs(model="openai/gpt-4o"), {}, {}, False),
+    (RunArgs(model="llama.cpp/SmolLM2-360M"), {}, {}, True),  # not known: its server may be up
+    (RunArgs(model="SmolLM2-360M", api_key="sk-x"), {}, {}, True),
+    (RunArgs(model="llama.cpp/SmolLM2-360M", offline=True), {}, {}, False),
+    (RunArgs(model="SmolLM2-360M"), {}, {"localModels": {"enabled": False}}, False),
     (RunArgs(api_key="sk-x"), {}, {}, False),
     (RunArgs(), {}, {"defaultModel": "openai/gpt-4o"}, False),
     (RunArgs(), {}, {"defaultModel": "ollama/qwen2.5-coder:0.5b"}, True),  # picked earlier: look again

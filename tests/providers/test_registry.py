@@ -249,3 +249,23 @@ def test_an_empty_registry_says_so(tmp_path):
     with pytest.raises(ModelNotFoundError, match="No models"):
         ModelRegistry([], agent_dir=tmp_path, env={}).resolve("x")
     assert isinstance(Model(id="a", provider="b", api="c").key, str)
+
+
+def test_a_later_plugins_model_of_the_same_key_replaces_the_earlier(tmp_path):
+    from pi_core import Plugins, hookimpl
+
+    class First:
+        @hookimpl
+        def register_models(self):
+            return [Model(id="m", provider="p", api="a", name="first"), Model(id="n", provider="p", api="a")]
+
+    class Second:
+        @hookimpl
+        def register_models(self):
+            return [Model(id="m", provider="p", api="a", name="second")]
+
+    plugins = Plugins()
+    plugins.register(First(), "first")
+    plugins.register(Second(), "second")
+    registry = asyncio.run(ModelRegistry.from_plugins(plugins, agent_dir=tmp_path, env={}))
+    assert [(m.key, m.name) for m in registry.models] == [("p/m", "second"), ("p/n", "")]

@@ -285,7 +285,9 @@ def test_a_broken_stream_names_the_request_and_says_where_to_look(llm_server, ap
     assert re.search(rf": \d+ messages, {len(sent.raw):,} bytes; the server stopped answering mid-stream",
                      message.error_message)
     assert "its own log or console says why" in message.error_message
-    assert "chat template" in message.error_message  # the server is on this machine
+    # the server is on this machine: what llama-cpp-python logs when it drops an answer
+    assert '"Disconnected from client"' in message.error_message
+    assert "--interrupt_requests False" in message.error_message and "chat template" not in message.error_message
 
 
 def test_a_stream_that_ends_early_is_an_error_not_a_short_answer(llm_server, api):

@@ -62,6 +62,8 @@ class Reply:
     tool_calls: list[tuple] = field(default_factory=list)
     #: {"input", "output", "cache_read", "cache_write", "reasoning"} token counts
     usage: dict[str, int] | None = None
+    #: False: send no usage at all (llama-cpp-python ignores ``stream_options``).
+    send_usage: bool = True
     #: The API's own stop reason to send (e.g. "length", "max_tokens", "MAX_TOKENS").
     stop: str | None = None
     response_id: str | None = None
@@ -283,6 +285,8 @@ def _completions(reply: Reply, model: str, number: int) -> list[str]:
                                       "code": reply.error_type}}))
         return events
     events.append(chunk({}, reply.stop or ("tool_calls" if calls else "stop")))
+    if not reply.send_usage:
+        return events + [_sse("[DONE]")]
     u = _usage(reply)
     events.append(_sse({"id": rid, "object": "chat.completion.chunk", "created": 1700000000, "model": model,
                         "choices": [], "usage": {

@@ -10,15 +10,24 @@ the way the real one answers them:
 ``vllm``        ``GET /v1/models`` (``owned_by: vllm``, ``max_model_len``)
 ==============  ===============================================================
 
-Every GET is recorded in ``gets`` (path). :class:`SilentPort` accepts connections and
-never answers; :func:`free_port` is a port where nothing listens.
+Every GET is recorded in ``gets`` (path). ``slots`` is what llama.cpp's ``/props``
+says as ``total_slots``; ``props=False`` has no ``/props`` (llama-cpp-python). With
+``interrupts=True`` the server behaves as llama-cpp-python without
+``--interrupt_requests False``: a chat request arriving while an answer streams stops
+that answer, which ends with ``data: [DONE]`` and no ``finish_reason``; the numbers of
+the requests stopped so are in ``interrupted``. :class:`SilentPort` accepts connections
+and never answers; :func:`free_port` is a port where nothing listens.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import socket
+import subprocess
+import sys
 import threading
+import time
 from typing import Any
 
 from support.llm_server import LlmServer, _Handler
@@ -28,7 +37,8 @@ KINDS = ("ollama", "llama.cpp", "lmstudio", "vllm")
 
 class LocalServer(LlmServer):
     def __init__(self, kind: str, models: list[str] | None = None, *, context: int | None = 32768,
-                 tools: bool = True, vision: bool = False) -> None:
+                 tools: bool = True, vision: bool = False, slots: int | None = 1, props: bool = True,
+                 interrupts: bool = False) -> None:
         super().__init__()
         assert kind in KINDS, kind
         self.kind = kind
@@ -36,6 +46,11 @@ class LocalServer(LlmServer):
         self.context = context
         self.tools = tools
         self.vision = vision
+        self.slots = slots
+        self.props = props
+        self.interrupts = interrupts
+        self.interrupted: list[int] = []
+        self._streaming: list[threading.Event] = []
         self.gets: list[str] = []
 
     def start(self) -> "LocalServer":
@@ -72,9 +87,9 @@ class LocalServer(LlmServer):
                     item["max_model_len"] = self.context
                 data.append(item)
             return 200, {"object": "list", "data": data}
-        if kind == "llama.cpp" and method == "GET" and path == "/props":
+        if kind == "llama.cpp" and method == "GET" and path == "/props" and self.props:
             settings = {"n_ctx": self.context} if self.context else {}
-            return 200, {"default_generation_settings": settings, "total_slots": 1,
+            return 200, {"default_generation_settings": settings, "total_slots": self.slots,
                          "chat_template_caps": {"supports_tools": self.tools},
                          "modalities": {"vision": self.vision}}
         return None
@@ -108,6 +123,64 @@ class _LocalHandler(_Handler):
             self._json(*(found or (404, {"error": "not found"})))
             return
         super().do_POST()
+
+
+    def _stream(self, pieces: list[str], reply, number: int, arrived: float, garbage: bool) -> None:
+        owner = self.owner
+        if not owner.interrupts:
+            return super()._stream(pieces, reply, number, arrived, garbage)
+        stop = threading.Event()
+        with owner._lock:
+            for running, held in owner._streaming:  # the new request stops the running answers
+                running.set()
+                if held is not None:
+                    held.set()
+            owner._streaming.append((stop, reply.hold))
+        try:
+            self.send_response(200)
+            self.send_header("content-type", "text/event-stream")
+            self.send_header("transfer-encoding", "chunked")
+            self.end_headers()
+            for written, piece in enumerate(pieces):
+                if reply.hold is not None and written == reply.hold_after:
+                    reply.hold.wait(30)
+                if stop.is_set():
+                    piece = "data: [DONE]\n\n"
+                    with owner._lock:
+                        owner.interrupted.append(number)
+                data = piece.encode()
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+                self.wfile.flush()
+                if stop.is_set():
+                    break
+                if reply.delay:
+                    time.sleep(reply.delay)  # the model generating its next token
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+        finally:
+            with owner._lock:
+                owner._streaming.remove((stop, reply.hold))
+
+
+class Home:
+    """An agent dir with no models.json, whose settings point localModels at the stubs."""
+
+    def __init__(self, tmp_path, endpoints, settings=None):
+        self.agent_dir = tmp_path / "agent"
+        self.cwd = tmp_path / "project"
+        self.agent_dir.mkdir()
+        self.cwd.mkdir()
+        data = {"localModels": {"endpoints": endpoints}, **(settings or {})}
+        (self.agent_dir / "settings.json").write_text(json.dumps(data))
+        self.env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path / "home"),
+                    "PI_CODING_AGENT_DIR": str(self.agent_dir), "PYTHONUNBUFFERED": "1"}
+
+    def run(self, *args, env=None, timeout=60):
+        return subprocess.run([sys.executable, "-m", "pi_core.app.cli", *args], cwd=self.cwd,
+                              env={**self.env, **(env or {})}, capture_output=True, text=True,
+                              timeout=timeout)
 
 
 class SilentPort:
