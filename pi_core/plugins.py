@@ -391,11 +391,6 @@ class Plugins:
                                 if len(names) > 1]
         return list(items.values())
 
-    async def collect(self, hook: str, /, key: Any = None, **kwargs: Any) -> list:
-        """Transitional, for ``pi_core.app.registry`` until it calls :meth:`call`: the
-        items of a collect hook keyed by ``key`` instead of its spec's key."""
-        return await self._collect(hook, key, self.impls(hook), kwargs)
-
 
 async def collect_overrides(plugins: Plugins, ctx: Any) -> list[dict]:
     """Run every keyed collect hook once and say, for each key two plugins gave, which
