@@ -150,7 +150,7 @@ class PiAcpAgent:
 
         result = await self.harness.compact(instructions)
         if result is None:
-            text = "Nothing was compacted (the session is too small, or compaction failed or was cancelled)."
+            text = "Nothing was compacted (the session is empty or already compacted, or compaction failed or was cancelled)."
         else:
             text = f"Compaction completed.\nTokens before: {result.tokens_before}\n\n{result.summary}"
         await self._send(update_agent_message_text(text))
