@@ -263,10 +263,15 @@ def test_a_session_works_in_the_folder_the_editor_opened_not_where_pi_started(tm
             client.answer = lambda request: next(o["optionId"] for o in request["options"]
                                                  if o["kind"] == "allow_once")
             done = await client.conn.prompt(session_id=session.session_id, prompt=[text_block("work")])
-            return session, done, list(client.updates)
+            updates = list(client.updates)
+        async with pi_acp(home, "--model", "local/test-model") as client:  # found again from that folder
+            await client.conn.initialize(protocol_version=1)
+            await client.conn.load_session(cwd=str(project), session_id=session.session_id, mcp_servers=[])
+            replayed = client.text()
+        return session, done, updates, replayed
 
-    session, done, updates = asyncio.run(asyncio.wait_for(run(), 60))
-    assert done.stop_reason == "end_turn"
+    session, done, updates, replayed = asyncio.run(asyncio.wait_for(run(), 90))
+    assert done.stop_reason == "end_turn" and "Done." in replayed
     assert (project / "notes.txt").read_text() == "two\n"
     assert (project / "where.txt").read_text().strip() == str(project)
     assert not (home.cwd / "notes.txt").exists() and not (home.cwd / "where.txt").exists()
