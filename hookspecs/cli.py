@@ -22,9 +22,10 @@ def register_commands(ctx: Ctx) -> Command | list[Command] | None:
 
 
 @hookspec
-@collect(key="name")
+@collect(key="name", result="pi_core.protocol.commands:as_flag")
 def register_flags(ctx: Ctx) -> Flag | list[Flag] | None:
-    """Kind: collect (by flag name). Return extra command-line flags the plugin reads."""
+    """Kind: collect (by flag name). Return extra command-line flags the plugin reads
+    (:class:`pi_core.protocol.commands.Flag`); anything else is reported and ignored."""
 
 
 @hookspec

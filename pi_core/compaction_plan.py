@@ -131,9 +131,11 @@ def find_cut(entries: list, start: int, end: int, keep_recent_tokens: int) -> tu
 def prepare_compaction(path: list, keep_recent_tokens: int, context: list | None = None,
                        tools: Iterable | None = None) -> Preparation | None:
     """Plan a compaction of the branch ``path`` (root → leaf), or ``None`` when there is
-    nothing to compact (the branch already ends in a compaction, has no entries, or has
-    nothing before the part to keep and no earlier summary). ``context`` is the branch's current context, for
-    ``tokens_before``; ``tools`` tell which files each tool call touched."""
+    nothing to compact (the branch already ends in a compaction or has no entries). A
+    branch shorter than ``keep_recent_tokens`` is planned as pi 0.73 plans it: everything
+    is kept and the summary is of what came before it (nothing, or the earlier summary).
+    ``context`` is the branch's current context, for ``tokens_before``; ``tools`` tell
+    which files each tool call touched."""
     if not path or isinstance(path[-1], CompactionEntry):
         return None
     previous = next((i for i in range(len(path) - 1, -1, -1) if isinstance(path[i], CompactionEntry)), -1)
@@ -166,8 +168,6 @@ def prepare_compaction(path: list, keep_recent_tokens: int, context: list | None
 
     to_summarize = messages(start, history_end)
     prefix = messages(turn_start, cut) if split else []
-    if not to_summarize and not prefix and previous_summary is None:
-        return None  # nothing before the part to keep: a summary would be of nothing
     tokens_before = context_tokens(context) if context is not None else context_tokens(
         [m for m in (message_of(e) for e in path) if m is not None])
     return Preparation(

@@ -563,8 +563,8 @@ class Harness:
         try:
             decision = await self.plugins.call("session_before_compact", event=event, ctx=self.ctx)
             if decision is None:
-                error = ("Nothing to compact (session too small)" if event.preparation is None
-                         else "no compaction plugin is loaded")
+                error = (("Already compacted" if entries else "Nothing to compact (session too small)")
+                         if event.preparation is None else "no compaction plugin is loaded")
             elif decision.cancel:
                 self.is_compacting = False
                 await self.emit(CompactionEnd(reason=reason, aborted=True))

@@ -364,9 +364,12 @@ class Plugins:
 
         With ``key`` (an attribute name or a function), an item from a later plugin
         replaces an earlier one with the same key, keeping the earlier one's place;
-        who replaced whom is kept in :attr:`overrides` (``pi plugins`` shows it).
+        who replaced whom is kept in :attr:`overrides` (``pi plugins`` shows it). Where
+        the spec gives a coercion, each item goes through it; one it refuses is reported
+        with its plugin and left out.
         """
         keyfn = (lambda item: getattr(item, key)) if isinstance(key, str) else key
+        coerce = self._coercer(hook)
         items: dict[Any, Any] = {}
         owners: dict[Any, list[str]] = {}
         plain: list = []
@@ -375,6 +378,12 @@ class Plugins:
             if not ok or result is None:
                 continue
             for item in result if isinstance(result, (list, tuple)) else [result]:
+                if coerce is not None:  # the spec's item shape: a malformed one is reported
+                    try:
+                        item = coerce(item)
+                    except (TypeError, ValueError) as exc:
+                        self.report(impl.plugin, hook, type(exc)(f"malformed result ignored: {exc}"))
+                        continue
                 if keyfn is None:
                     plain.append(item)
                     continue

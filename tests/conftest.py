@@ -12,7 +12,13 @@ mark that starts one fails (``support.process_guard``).
 
 from __future__ import annotations
 
+import os
+
 import pytest
+
+# Every Ray a test starts is this machine's alone (node address 127.0.0.1, loopback
+# listeners): Ray reads its local-only switch when it is imported, so it is set first.
+os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 
 from support.cli import PiRunner
 from support.fixtures import FIXTURES

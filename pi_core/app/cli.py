@@ -23,6 +23,17 @@ class RunCommand(click.Command):
     def format_usage(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         formatter.write_usage("pi", "[OPTIONS] [@FILES...] [MESSAGES...]")
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta["pi.args"] = list(args)  # --help is answered while parsing: it reads -e here
+        return super().parse_args(ctx, args)
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        super().format_options(ctx, formatter)
+        # the flags of the plugins that would load (pi_core.app.help_flags)
+        from pi_core.app.help_flags import format_flags, plugin_flags
+
+        format_flags(plugin_flags(ctx.meta.get("pi.args", [])), formatter)
+
 
 class PiGroup(click.Group):
     """Subcommands by name; everything else is ``pi [options] [messages...]``."""

@@ -16,7 +16,7 @@ _HELP = (["--help"], ["-h"])
 
 
 def main() -> int:
-    if sys.argv[1:] in _HELP:
+    if sys.argv[1:] in _HELP and not _plugins_may_add_flags():
         path = _cache_path()
         if path is not None:
             try:
@@ -32,6 +32,15 @@ def main() -> int:
     from pi_core.app.cli import main as cli
 
     return quick_exit.run(cli)
+
+
+def _plugins_may_add_flags() -> bool:
+    """A discovered plugin may add flags: click lists them and nothing is cached."""
+    from pi_core.app import entry_point_cache
+    from pi_core.app.help_flags import plugins_may_add_flags
+
+    entry_point_cache.FOLDER = cache_dir()  # as prepare() sets it
+    return plugins_may_add_flags([])
 
 
 def prepare() -> None:

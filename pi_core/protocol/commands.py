@@ -66,3 +66,11 @@ class Flag:
             raise ValueError(f"flag --{self.name}: type must be 'boolean' or 'string', not {self.type!r}")
         if not self.name or self.name.startswith("-"):
             raise ValueError(f"flag name {self.name!r}: give it without the leading dashes")
+
+
+def as_flag(item: Any) -> Flag:
+    """A ``register_flags`` item: a :class:`Flag` as it is; anything else is refused
+    (the plugin manager reports it with the plugin's name and the hook)."""
+    if isinstance(item, Flag):
+        return item
+    raise TypeError(f"register_flags must return Flag objects, not {type(item).__name__} {item!r}")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -81,11 +82,15 @@ class PiAcpAgent:
         return None
 
     async def new_session(self, cwd: str, mcp_servers=None, additional_directories=None, **kwargs):
+        from acp import RequestError
         from acp.schema import NewSessionResponse
 
         await self._idle()
-        if not self._fresh or len(self.harness.session):
-            await self.harness.new_session()
+        moved = self._enter(cwd)
+        if moved is not None or not self._fresh or len(self.harness.session):
+            if not await self.harness.new_session():
+                self._leave(moved)
+                raise RequestError.invalid_request({"reason": "a plugin refused a new session"})
         self._fresh = False
         self.session_id = self.harness.session.id
         self._announce_commands()
@@ -99,11 +104,15 @@ class PiAcpAgent:
         from pi_core.app.listing import find_session
 
         await self._idle()
-        if self.harness.session.id != session_id:
-            found = find_session(session_id, self.harness.ctx.cwd, self.harness.session.sessions_dir)
+        moved = self._enter(cwd)
+        if self.harness.session.id != session_id or moved is not None:
+            found = find_session(session_id, self.harness.ctx.cwd, self._sessions_dir())
             if found is None or not Path(found.path).is_file():
+                self._leave(moved)
                 raise RequestError.resource_not_found(f"no session {session_id}")
-            await self.harness.switch_session(str(found.path))
+            if not await self.harness.switch_session(str(found.path)):
+                self._leave(moved)
+                raise RequestError.invalid_request({"reason": "a plugin refused to switch sessions"})
         self._fresh = False
         self.session_id = self.harness.session.id
         await UpdateWriter(self.harness.ctx.cwd, self._send).replay(list(self.harness.messages))
@@ -150,7 +159,7 @@ class PiAcpAgent:
 
         result = await self.harness.compact(instructions)
         if result is None:
-            text = "Nothing was compacted (the session is too small, or compaction failed or was cancelled)."
+            text = "Nothing was compacted (the session is empty or already compacted, or compaction failed or was cancelled)."
         else:
             text = f"Compaction completed.\nTokens before: {result.tokens_before}\n\n{result.summary}"
         await self._send(update_agent_message_text(text))
@@ -241,6 +250,54 @@ class PiAcpAgent:
                 input=UnstructuredCommandInput(hint=hint) if hint else None))
         await self._send(AvailableCommandsUpdate(session_update="available_commands_update",
                                                  available_commands=commands))
+
+    # ------------------------------------------------------------ the session's folder
+
+    def _enter(self, cwd: str):
+        """Make the editor's ``cwd`` the folder tools, bash, diffs, resources and the
+        session file belong to (pi-acp starts one pi in it per session). Returns what
+        :meth:`_leave` needs to go back, or None when the folder is the current one."""
+        from acp import RequestError
+
+        folder = os.path.abspath(os.path.expanduser(str(cwd or "")))
+        if not cwd or not os.path.isdir(folder):
+            raise RequestError.invalid_params({"cwd": cwd, "reason": "not an existing folder"})
+        session = self.harness.session
+        if folder == os.path.abspath(str(self.harness.ctx.cwd)):
+            return None
+        before = (self.harness.ctx.cwd, session, session.sessions_dir)
+        self.harness.ctx.cwd = folder
+        if session.file is not None:
+            # harness.new_session files the new session where the current one's folder
+            # says; the folder of the project the editor opened, unless one was chosen
+            session.sessions_dir = self._sessions_dir()
+        self._forget_resources()
+        return before
+
+    def _leave(self, before) -> None:
+        if before is None:
+            return
+        cwd, session, sessions_dir = before
+        self.harness.ctx.cwd = cwd
+        session.sessions_dir = sessions_dir
+        self._forget_resources()
+
+    def _sessions_dir(self) -> Path:
+        """``--session-dir`` / ``PI_CODING_AGENT_SESSION_DIR`` / ``sessionDir`` when
+        given, else the current folder's own sessions folder."""
+        from pi_core.app.wiring import sessions_dir
+        from pi_core.session.locations import session_dir_for
+
+        chosen = sessions_dir(self.app.args, self.harness.ctx.settings)
+        return chosen if chosen is not None else session_dir_for(self.harness.ctx.cwd)
+
+    def _forget_resources(self) -> None:
+        """Context files, skills, templates and the system prompt's folder are found
+        again for the new folder at the next prompt."""
+        with contextlib.suppress(ImportError):
+            from pi_plugins import resources
+
+            resources.reload(self.harness.ctx)
 
     # ------------------------------------------------------------ helpers
 

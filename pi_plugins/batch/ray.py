@@ -9,15 +9,27 @@ keeps ``concurrency`` running in total, and writes each result as it arrives, so
 results file and the resume rule are those of a local run.
 
 Ray is used through its own API: ``ray.init(address=...)`` joins a cluster; without an
-address a local Ray is started (``ray.init()``) and shut down afterwards. When the
-program has already called ``ray.init`` (a notebook, a test), that Ray is used and left
-running.
+address a local Ray is started and shut down afterwards. When the program has already
+called ``ray.init`` (a notebook, a test), that Ray is used and left running.
+
+A local Ray started here is this machine's alone: its node address is 127.0.0.1, so its
+servers listen on loopback only, and it has no dashboard. On Linux Ray turns a loopback
+``_node_ip_address`` into the machine's outward address unless
+``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER`` is off (its local-only mode, the default on macOS
+and Windows); that variable is read when ``ray`` is imported, so it is set (unless the
+user set it) before the import, and checked afterwards with ``ray.util.get_node_ip_address``.
+
+Each result's ``host`` names the Ray node it ran on: the hostname and the first eight
+characters of the node id (``build-3/3d35fa75``), so two nodes on one machine differ.
 """
 
 from __future__ import annotations
 
 import asyncio
 import math
+import os
+import socket
+import sys
 from typing import Any, Callable
 
 from pi_plugins.batch.runner import BatchEnvironment, BatchError, BatchTask, run_task
@@ -25,12 +37,34 @@ from pi_core.protocol.codec import to_json
 from pi_core.protocol.usage import total_usage
 
 
-def _ray():
+#: Ray's switch for its local-only mode (read when ``ray`` is imported).
+LOCAL_ONLY = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+LOOPBACK = "127.0.0.1"
+
+
+def _ray(local: bool = False):
+    if local and "ray" not in sys.modules:
+        os.environ.setdefault(LOCAL_ONLY, "0")  # its workers inherit it
     try:
         import ray
     except ImportError:
         raise BatchError("the ray executor needs Ray: pip install 'pi-harness[ray]'") from None
     return ray
+
+
+def _start_local(ray) -> None:
+    """A Ray of this machine only: node address 127.0.0.1, loopback listeners, no dashboard."""
+    if ray.util.get_node_ip_address() != LOOPBACK:
+        raise BatchError(
+            "a local Ray would listen on this machine's network address: ray was imported "
+            f"before pi could set {LOCAL_ONLY}=0; set it before importing ray, start Ray "
+            "yourself (ray.init) or give --ray-address")
+    ray.init(_node_ip_address=LOOPBACK, include_dashboard=False, log_to_driver=False)
+
+
+def node_host(ray) -> str:
+    """``hostname/node`` for the Ray node this code runs on (the node id's first 8 characters)."""
+    return f"{socket.gethostname()}/{ray.get_runtime_context().get_node_id()[:8]}"
 
 
 class BatchWorker:
@@ -50,6 +84,7 @@ class BatchWorker:
                         cwd=self.options["cwd"], discover=self.options["discover"],
                         extension_paths=self.options["extension_paths"],
                         sessions_dir=self.options["sessions_dir"])
+                    self.env.host = node_host(_ray())
         return await run_task(self.env, BatchTask.from_json(task), cwd=self.options["cwd"])
 
 
@@ -57,13 +92,13 @@ async def run_on_ray(tasks: list[BatchTask], *, concurrency: int, address: str |
                      on_result: Callable[[dict], Any], on_event: Callable[[dict], Any] | None,
                      cwd: str, discover: bool = True, extension_paths: list[str] | None = None,
                      sessions_dir: str | None = None) -> None:
-    ray = _ray()
+    ray = _ray(local=not address)
     started_here = not ray.is_initialized()
     if started_here:  # workers' output is not forwarded: --mode json owns stdout
         if address:
             ray.init(address=address, log_to_driver=False)
         else:
-            ray.init(include_dashboard=False, log_to_driver=False)
+            _start_local(ray)
     workers: list = []
     try:
         cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))

@@ -49,7 +49,7 @@ def session_before_compact(event, ctx):
     """The built-in summariser, on exactly the plan the event carries."""
     plan = event.preparation
     if plan is None:
-        return None  # nothing before the part to keep: no request, no summary
+        return None  # the branch is empty or already ends in a compaction
 
     async def generate():
         from pi_plugins.compaction.summary import summarize_compaction

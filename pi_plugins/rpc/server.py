@@ -76,7 +76,10 @@ class RpcServer:
     # ------------------------------------------------------------ output
 
     def _event(self, event) -> None:
-        self.output.send(event_json(event, self.full_events))
+        value = event_json(event, self.full_events)
+        if value["type"] == "tool_execution_update":
+            _bash_progress_details(value)
+        self.output.send(value)
 
     def _plugin_error(self, error) -> None:
         info = next((i for i in self.app.plugins.infos if i.name == error.plugin), None)
@@ -119,6 +122,16 @@ class RpcServer:
                 task.cancel()
             if late:
                 await asyncio.wait(late, timeout=1.0)
+
+
+def _bash_progress_details(value: dict) -> None:
+    """pi's bash tool gives each update with output ``details`` (its truncation and
+    full-output path, both unset while nothing is cut: ``{}`` on the wire); clients
+    that read ``partialResult.details`` find it as they do with pi."""
+    partial = value.get("partialResult")
+    if value.get("toolName") == "bash" and isinstance(partial, dict) and partial.get("content") \
+            and partial.get("details") is None:
+        partial["details"] = {}
 
 
 def _binary(stream):

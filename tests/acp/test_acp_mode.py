@@ -242,3 +242,45 @@ def test_pi_permissions_asks_in_the_editor(tmp_path, server):
     assert options["Allow every bash call for this session"] == "allow_always"
     for call in ("call-1", "call-2"):
         assert ofkind(updates, "tool_call_update", call)[-1]["status"] == "completed"
+
+
+def test_a_session_works_in_the_folder_the_editor_opened_not_where_pi_started(tmp_path, server):
+    """session/new's cwd is the session's folder (pi-acp starts one pi there): write, edit
+    and bash work in it, the session file is filed under it and the diffs name its files."""
+    home = home_for(tmp_path, server)
+    project = tmp_path / "elsewhere" / "project"
+    project.mkdir(parents=True)
+
+    async def run() -> tuple:
+        async with pi_acp(home, "--model", "local/test-model") as client:
+            await client.conn.initialize(protocol_version=1)
+            session = await client.conn.new_session(cwd=str(project), mcp_servers=[])
+            server.push(Reply(tool_calls=[("write", {"path": "notes.txt", "content": "one\n"})]),
+                        Reply(tool_calls=[("edit", {"path": "notes.txt",
+                                                    "edits": [{"oldText": "one", "newText": "two"}]})]),
+                        Reply(tool_calls=[("bash", {"command": "pwd > where.txt"})]),
+                        Reply(text="Done."))
+            client.answer = lambda request: next(o["optionId"] for o in request["options"]
+                                                 if o["kind"] == "allow_once")
+            done = await client.conn.prompt(session_id=session.session_id, prompt=[text_block("work")])
+            updates = list(client.updates)
+        async with pi_acp(home, "--model", "local/test-model") as client:  # found again from that folder
+            await client.conn.initialize(protocol_version=1)
+            await client.conn.load_session(cwd=str(project), session_id=session.session_id, mcp_servers=[])
+            replayed = client.text()
+        return session, done, updates, replayed
+
+    session, done, updates, replayed = asyncio.run(asyncio.wait_for(run(), 90))
+    assert done.stop_reason == "end_turn" and "Done." in replayed
+    assert (project / "notes.txt").read_text() == "two\n"
+    assert (project / "where.txt").read_text().strip() == str(project)
+    assert not (home.cwd / "notes.txt").exists() and not (home.cwd / "where.txt").exists()
+    assert f"Current working directory: {project}" in json.dumps(server.requests[0].body)
+    diffs = [c for u in ofkind(updates, "tool_call_update") for c in u.get("content") or () if c["type"] == "diff"]
+    assert [d["path"] for d in diffs] == [str(project / "notes.txt")] * 2
+    from pi_core.session.locations import session_dir_for
+
+    with_id = [p for p in (home.agent_dir / "sessions").rglob("*.jsonl") if session.session_id in p.name]
+    [session_file] = with_id
+    assert session_file.parent.name == session_dir_for(str(project)).name
+    assert json.loads(session_file.read_text().splitlines()[0])["cwd"] == str(project)

@@ -108,3 +108,29 @@ def test_pi_acp_gives_an_editor_the_same_session_with_pi_harness_as_with_the_rea
     ours = run(tmp_path, "ours")
     differing = {key: {"real": real[key], "ours": ours[key]} for key in real if real[key] != ours[key]}
     assert differing == {}, json.dumps(differing, indent=1)
+
+
+async def compact_a_short_session(home: PiHome) -> dict:
+    async with AcpClient.spawn(["node", str(PI_ACP / "dist" / "index.js")], env=home.env,
+                               cwd=str(home.cwd)) as client:
+        await client.conn.initialize(protocol_version=1)
+        sid = (await client.conn.new_session(cwd=str(home.cwd), mcp_servers=[])).session_id
+        await client.conn.prompt(session_id=sid, prompt=[text_block("hello")])
+        mark = len(client.updates)
+        compact = await client.conn.prompt(session_id=sid, prompt=[text_block("/compact")])
+        return {"stopReason": compact.stop_reason,
+                "updates": collapse([normalise(u) for u in client.updates[mark:]])}
+
+
+def test_pi_acp_compacts_a_session_shorter_than_keep_recent_tokens_as_the_real_pi_does(tmp_path):
+    seen = {}
+    for which in ("real", "ours"):
+        with LlmServer() as server:
+            server.push(Reply(text="Hi there."))
+            server.default = Reply(text="## Goal\nShort summary.")
+            home = PiHome(tmp_path / which, server, which, settings={"quietStartup": True})
+            seen[which] = asyncio.run(asyncio.wait_for(compact_a_short_session(home), 120))
+    assert seen["real"]["stopReason"] == "end_turn", seen
+    texts = [u["text"] for u in seen["ours"]["updates"] if u["kind"] == "agent_message_chunk"]
+    assert any(t.startswith("Compaction completed.") and "Short summary." in t for t in texts), seen
+    assert seen["ours"] == seen["real"]

@@ -130,3 +130,13 @@ def test_branch_messages_keep_the_newest_within_budget_and_skip_tool_results():
     messages, ops = branch_messages(entries, token_budget=120)
     assert [m.role for m in messages] == ["assistant", "user"]
     assert ops.lists() == (["r.txt"], [])
+
+
+def test_a_branch_shorter_than_keep_recent_tokens_is_planned_as_pi_plans_it():
+    """pi 0.73 compacts a short session too: everything is kept (from the first entry,
+    settings entries included) and the summary is of nothing before it."""
+    path = chain(ModelChangeEntry(provider="p", model_id="m"), user("hello"), assistant("hi"))
+    plan = prepare_compaction(path, keep_recent_tokens=20000)
+    assert plan is not None and plan.first_kept_entry_id == path[0].id
+    assert plan.messages_to_summarize == [] and plan.turn_prefix_messages == [] and not plan.is_split_turn
+    assert prepare_compaction([], keep_recent_tokens=20000) is None

@@ -75,6 +75,32 @@ def test_python_blocks_are_doctests_excerpts_of_tested_examples_or_run(page):
             f"{page.name}: the block quoting {match.group(1)} differs from the file:\n{rest[:300]}")
 
 
+def example_outputs(page: Path) -> list[tuple[str, str]]:
+    """(example path, the text block right after the block quoting it) for every quoted
+    example that has an ``.out`` file: what the page says the example prints."""
+    fences = list(re.finditer(r"^```(\w*)\n(.*?)^```\n", page.read_text(), re.S | re.M))
+    found = []
+    for block, after in zip(fences, fences[1:]):
+        header = re.match(r"# (docs/examples/\S+\.py)\n", block.group(2))
+        between = page.read_text()[block.end():after.start()]
+        if block.group(1) == "python" and header and after.group(1) == "text" and not between.strip():
+            if (ROOT / header.group(1)).with_suffix(".out").exists():
+                found.append((header.group(1), after.group(2)))
+    return found
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_the_output_shown_after_an_example_is_its_out_file(page):
+    for example, shown in example_outputs(page):
+        expected = (ROOT / example).with_suffix(".out").read_text()
+        assert shown == expected, f"{page.name}: the output shown for {example} is not its .out file"
+
+
+def test_the_plugin_pages_examples_show_their_output():
+    shown = [name for name, _ in example_outputs(DOCS / "plugins.md")]
+    assert {"docs/examples/hooks_loop.py", "docs/examples/hooks_cli.py"} <= set(shown)
+
+
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
 def test_doctests_in_the_docs_pass(page, tmp_path, monkeypatch):
     monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
@@ -234,3 +260,13 @@ def test_interactive_and_rpc_pages_agree_that_rpc_dialogs_go_to_the_client():
     sentence = next(s for s in re.split(r"(?<=\.)\s", " ".join(interactive.split())) if "rpc mode" in s.lower()
                     and "dialog" in s.lower())
     assert "go to the client" in sentence and "rpc" not in sentence.split("defaults")[0].lower()
+
+
+def test_every_retry_setting_the_code_reads_is_on_the_configuration_page():
+    read = set()
+    for folder in ("pi_core", "pi_plugins"):
+        for source in (ROOT / folder).rglob("*.py"):
+            read.update(re.findall(r"""settings\.get\(["'](retry\.[A-Za-z.]+)["']""", source.read_text()))
+    page = (DOCS / "configuration.md").read_text()
+    assert "retry.provider.maxRetries" in read
+    assert [key for key in sorted(read) if f"`{key}`" not in page] == []

@@ -192,3 +192,17 @@ def test_queued_messages_expand_prompt_templates_like_prompts(start_rpc, server,
     assert user_texts(server.requests[0]) == ["Review setup.py carefully."]
     assert user_texts(server.requests[1])[-1] == "Review main.py carefully."
     assert user_texts(server.requests[2])[-1] == "Review tests.py carefully."
+
+
+def test_bash_progress_updates_carry_details_as_pi_sends_them(rpc, server):
+    """pi's bash tool sends ``{content: []}`` first, then the output so far with
+    ``details`` (``{}`` while nothing is cut); clients read ``partialResult.details``."""
+    server.push(Reply(tool_calls=[("bash", {"command": "echo progress"})]), Reply(text="Done."))
+    mark = rpc.mark()
+    rpc.ok("prompt", message="run it")
+    rpc.event("agent_end", after=mark)
+    updates = [e["partialResult"] for e in rpc.events("tool_execution_update", after=mark)]
+    assert updates[0]["content"] == [] and "details" not in updates[0]
+    with_output = [u for u in updates if u["content"]]
+    assert with_output and all(u["details"] == {} for u in with_output), updates
+    assert "progress" in with_output[-1]["content"][0]["text"]

@@ -139,6 +139,20 @@ def test_compact_summarises_the_branch(start_rpc, server, pi):
     assert entries(session_file)[-1]["type"] == "compaction"
 
 
+def test_compact_summarises_a_session_shorter_than_keep_recent_tokens(rpc, server):
+    """As pi 0.73: a short branch compacts too (a summary of what came before the kept
+    part, here nothing, and every message kept after it)."""
+    exchange(rpc, server, "hello", "Hi there.")
+    server.default = Reply(text="## Goal\nA short summary.")
+    result = rpc.ok("compact")
+    assert "A short summary." in result["summary"]
+    messages = rpc.ok("get_messages")["messages"]
+    assert [m["role"] for m in messages] == ["compactionSummary", "user", "assistant"]
+    assert entries(rpc.ok("get_state")["sessionFile"])[-1]["type"] == "compaction"
+    again = rpc.request("compact")
+    assert again["success"] is False and "Already compacted" in again["error"]
+
+
 def test_export_html_writes_the_page_or_says_why_it_cannot(rpc, server, pi):
     exchange(rpc, server, "hello", "Hi there.")
     response = rpc.request("export_html", outputPath="page.html")

@@ -115,6 +115,36 @@ def test_a_write_outside_the_workspace_fails_and_tmp_is_private(workspace, elsew
 
 
 @needs_bwrap
+def test_tmp_is_one_per_session_kept_across_commands_and_removed_when_the_session_ends(workspace):
+    mark = uuid.uuid4().hex
+    harness, _ = harness_for(workspace, [
+        Reply(tool_calls=[bash(f"echo kept > /tmp/{mark} && echo written")]),
+        Reply(tool_calls=[bash(f"cat /tmp/{mark}")]),
+        Reply(text="ok"),
+    ])
+    run(harness.prompt("note it"))
+    wrote, read = tool_results(harness)
+    assert "written" in text(wrote) and text(read).strip() == "kept"
+    assert run(harness.run_bash(f"cat /tmp/{mark}")).output.strip() == "kept"  # the user's !cmd too
+    assert not os.path.exists(f"/tmp/{mark}")  # not the host's /tmp
+    [(_, folder)] = [(k, v) for k, v in environment_module()._SESSION_TMPS.items() if k[0] == id(harness.ctx)]
+    assert os.path.exists(os.path.join(folder, mark)) and (os.stat(folder).st_mode & 0o777) == 0o700
+
+    run(harness.new_session())  # the session ends: its /tmp goes; the new one starts empty
+    assert not os.path.exists(folder)
+    assert "No such file" in run(harness.run_bash(f"cat /tmp/{mark}")).output
+    [(_, second)] = [(k, v) for k, v in environment_module()._SESSION_TMPS.items() if k[0] == id(harness.ctx)]
+    run(harness.close())
+    assert not os.path.exists(second)
+
+
+def environment_module():
+    import pi_sandbox.environment
+
+    return pi_sandbox.environment
+
+
+@needs_bwrap
 def test_a_connection_to_a_loopback_port_fails_with_the_network_off_and_passes_when_allowed(workspace):
     listener = Listener()
     try:

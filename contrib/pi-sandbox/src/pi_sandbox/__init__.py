@@ -12,7 +12,9 @@ Settings, per project in ``.pi/settings.json`` (over the global ``settings.json`
   tools may write, beside the workspace.
 
 Without bubblewrap every command fails with an error that says how to install it: the
-sandbox never falls back to running commands unsandboxed.
+sandbox never falls back to running commands unsandboxed. Each session has one private
+``/tmp`` (a host folder bound there), kept across its commands and removed at
+``session_shutdown``.
 """
 
 from __future__ import annotations
@@ -53,6 +55,16 @@ def execution_environment(ctx):
         return None
     return SandboxEnvironment(ctx.cwd, network=config.get("network", False),
                               writable=config.get("writable", []), owner=ctx)
+
+
+@hookimpl(trylast=True)  # after the session's commands are stopped
+def session_shutdown(ctx):
+    """The session's private /tmp is removed with it."""
+    import sys
+
+    environment = sys.modules.get("pi_sandbox.environment")
+    if environment is not None:  # (not loaded: no command ran, no /tmp was made)
+        environment.release_session_tmp(ctx)
 
 
 @hookimpl

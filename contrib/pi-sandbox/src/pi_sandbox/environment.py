@@ -4,14 +4,21 @@ workspace.
 Every command (the bash tool, ``!cmd``, ``ctx.exec``, grep's ripgrep) runs as::
 
     bwrap --die-with-parent --new-session --unshare-pid --unshare-ipc --unshare-uts
-          [--unshare-net] --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp
+          [--unshare-net] --ro-bind / / --dev /dev --proc /proc --bind SESSION_TMP /tmp
           --bind WORKSPACE WORKSPACE [--bind EXTRA EXTRA …] --chdir CWD -- COMMAND
 
 so the whole filesystem is read-only but for the workspace (and the extra writable paths
-the settings name), ``/tmp`` is a fresh, private tmpfs, and without ``network: true`` the
+the settings name), ``/tmp`` is private, and without ``network: true`` the
 command has a network namespace of its own (a loopback with nothing listening: no
 connection anywhere, not even to this machine's local ports). Its processes live in a
 pid namespace of their own, which dies with the sandbox.
+
+The sandbox's ``/tmp`` is one per session: a private folder of the host (mode 0700,
+made at the session's first command) bound as ``/tmp``, so what one command leaves there
+the next one finds, as in a shell; it is removed when the session ends
+(``session_shutdown``: ``/new``, ``/resume``, a fork, the end of pi). An environment made
+without a session (``SandboxEnvironment(workspace)`` by hand) gives each command a fresh
+tmpfs instead.
 
 The file tools (read, write, edit, ls, find, grep's Python search) refuse any path that
 resolves outside the workspace, symbolic links included: the real path is checked, not
@@ -23,6 +30,8 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+import stat
+import tempfile
 from typing import Any
 
 from pi_plugins.tools.environment import DirEntry, FileInfo, LocalEnvironment, OutputSink, Process
@@ -54,6 +63,44 @@ MISSING_BWRAP = (
     "(Debian/Ubuntu: apt-get install bubblewrap), or turn the sandbox off for this project "
     'in .pi/settings.json: {"sandbox": {"enabled": false}}. Commands never run unsandboxed.'
 )
+
+
+# ---------------------------------------------------------------- one /tmp per session
+
+#: The host folder that is each session's /tmp, by (owner ctx, session id).
+_SESSION_TMPS: dict[tuple[int, Any], str] = {}
+
+
+def _session_key(owner: Any) -> tuple[int, Any]:
+    return id(owner), getattr(owner, "session_id", None)
+
+
+def session_tmp(owner: Any) -> str:
+    """The session's /tmp on the host, made on first use."""
+    key = _session_key(owner)
+    folder = _SESSION_TMPS.get(key)
+    if folder is None or not os.path.isdir(folder):
+        folder = _SESSION_TMPS[key] = tempfile.mkdtemp(prefix="pi-sandbox-tmp-")  # mode 0700
+    return folder
+
+
+def release_session_tmp(owner: Any) -> None:
+    """The session ended: its /tmp goes, whatever the commands left in it (folders
+    they made read-only included)."""
+    folder = _SESSION_TMPS.pop(_session_key(owner), None)
+    if folder is None:
+        return
+
+    def writable_then_retry(function, path, _exc):
+        try:
+            os.chmod(os.path.dirname(path), stat.S_IRWXU)
+            if os.path.isdir(path) and not os.path.islink(path):
+                os.chmod(path, stat.S_IRWXU)
+            function(path)
+        except OSError:
+            pass
+
+    shutil.rmtree(folder, onerror=writable_then_retry)
 
 
 class SandboxEnvironment(LocalEnvironment):
@@ -122,7 +169,11 @@ class SandboxEnvironment(LocalEnvironment):
                 "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
         if not self.network:
             line.append("--unshare-net")
-        line += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+        line += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+        if self.owner is not None:  # the session's own /tmp, kept across its commands
+            line += ["--bind", session_tmp(self.owner), "/tmp"]
+        else:
+            line += ["--tmpfs", "/tmp"]
         for root in (self.workspace, *self.writable):
             if os.path.exists(root):
                 line += ["--bind", root, root]

@@ -1,0 +1,112 @@
+"""The plugins' flags in ``pi --help``, as pi's ``--help`` lists its extensions' flags.
+
+Plugins are loaded for the help only when one could add a flag: a ``-e`` on the command
+line, or (without ``--no-extensions``) a discovered plugin, i.e. an installed package's
+entry point, a file in ``<agent dir>/extensions`` or ``.pi/extensions``, or a settings
+``extensions`` path. The built-in plugins add none, so a plain ``pi --help`` loads
+nothing and stays as quick as before. The check itself imports no plugin machinery.
+"""
+
+from __future__ import annotations
+
+import os
+
+#: The run command's options that take a value (so ``-e`` is not read inside one).
+_NO_EXTENSIONS = ("-ne", "--no-extensions")
+
+
+def extension_args(args: list[str]) -> tuple[list[str], bool]:
+    """(the ``-e`` / ``--extension`` paths, whether discovery is on) from raw arguments."""
+    paths, discover, i = [], True, 0
+    while i < len(args):
+        word = args[i]
+        i += 1
+        if word == "--":
+            break
+        if word in ("-e", "--extension"):
+            if i < len(args):
+                paths.append(args[i])
+                i += 1
+        elif word.startswith("--extension="):
+            paths.append(word.partition("=")[2])
+        elif word in _NO_EXTENSIONS:
+            discover = False
+    return paths, discover
+
+
+def discovered_plugins(cwd: str | None = None) -> bool:
+    """Whether discovery would find any plugin that is not built in (cheap: folder
+    listings, the settings files and the entry points the console script remembers;
+    os.path, not pathlib, which a plain ``pi --help`` does not otherwise import)."""
+    cwd = cwd or os.getcwd()
+    home = os.path.expanduser(os.environ.get("PI_CODING_AGENT_DIR") or "~/.pi/agent")  # pi_core.paths
+    project = os.path.join(cwd, ".pi")
+    for folder in (os.path.join(home, "extensions"), os.path.join(project, "extensions")):
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        if any(not n.startswith(("_", ".")) and
+               (n.endswith(".py") or os.path.isfile(os.path.join(folder, n, "__init__.py")))
+               for n in names):
+            return True
+    for settings in (os.path.join(home, "settings.json"), os.path.join(project, "settings.json")):
+        try:
+            with open(settings, encoding="utf-8") as f:
+                text = f.read()
+        except OSError:
+            continue
+        if '"extensions"' not in text:  # (json is not imported for a settings file without them)
+            continue
+        import json
+
+        try:
+            data = json.loads(text)
+        except ValueError:
+            continue
+        if isinstance(data, dict) and data.get("extensions"):
+            return True
+    from pi_core.app import entry_point_cache
+
+    def find():
+        from pi_core.app.discovery import _find_entry_points
+
+        return _find_entry_points()
+
+    rows = entry_point_cache.entry_points(find)
+    return bool(rows[1]) if len(rows) > 1 else False
+
+
+def plugins_may_add_flags(args: list[str]) -> bool:
+    paths, discover = extension_args(args)
+    return bool(paths) or (discover and discovered_plugins())
+
+
+def plugin_flags(args: list[str]) -> list:
+    """The flags the plugins that would load register (loaded without the built-ins,
+    which add none); [] when no plugin could add one."""
+    if not plugins_may_add_flags(args):
+        return []
+    import asyncio
+
+    from pi_core.app.discovery import load_plugins
+    from pi_core.app.settings import Settings
+    from pi_core.context import PluginContext
+    from pi_core.paths import agent_dir
+
+    paths, discover = extension_args(args)
+    cwd, home = os.getcwd(), agent_dir()
+    settings = Settings.load(cwd, home)
+    plugins = load_plugins(cwd=cwd, agent_dir=home, settings=settings, builtins=False,
+                           discover=discover, extension_paths=paths)
+    ctx = PluginContext(cwd=cwd, plugins=plugins, settings=settings, agent_dir=home)
+    return asyncio.run(plugins.call("register_flags", ctx=ctx))
+
+
+def format_flags(flags: list, formatter) -> None:
+    """A "Plugin flags" section in click's help layout."""
+    rows = [(f"--{f.name}" + (" VALUE" if f.type == "string" else ""), f.description or "")
+            for f in flags]
+    if rows:
+        with formatter.section("Plugin flags"):
+            formatter.write_dl(rows)
