@@ -310,7 +310,7 @@ class Plugins:
             return await self._chain(hook, kind, impls, kwargs) if impls else kwargs[kind.arg]
         if name == "decide":
             return await self._decide(hook, kind, impls, kwargs) if impls else None
-        return await self._collect(hook, kind.key, impls, kwargs) if impls else []
+        return await self._collect(hook, kind, impls, kwargs) if impls else []
 
     async def _decide(self, hook: str, kind, impls: tuple, kwargs: dict) -> Any:
         """Last non-``None`` result wins; one with ``cancel`` or ``block`` set wins at once.
@@ -358,8 +358,7 @@ class Plugins:
                     break
         return value
 
-    async def _collect(self, hook: str, key: str | Callable[[Any], Any] | None, impls: tuple,
-                       kwargs: dict) -> list:
+    async def _collect(self, hook: str, kind, impls: tuple, kwargs: dict) -> list:
         """Gather every handler's items (a handler returns one item or a list).
 
         With ``key`` (an attribute name or a function), an item from a later plugin
@@ -368,8 +367,8 @@ class Plugins:
         the spec gives a coercion, each item goes through it; one it refuses is reported
         with its plugin and left out.
         """
+        key, coerce = kind.key, kind.coercer()
         keyfn = (lambda item: getattr(item, key)) if isinstance(key, str) else key
-        coerce = self._coercer(hook)
         items: dict[Any, Any] = {}
         owners: dict[Any, list[str]] = {}
         plain: list = []
