@@ -253,25 +253,3 @@ def test_leave_does_nothing_unless_the_run_allowed_it():
                            "quick_exit.leave(3); print('still here')"],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and done.stdout == "still here\n"
-
-
-MODULES_PLUGIN = '''
-import os, sys
-from pi_core import hookimpl
-
-@hookimpl
-def session_shutdown(event, ctx):
-    with open(os.environ["MODULES_LOG"], "w") as f:
-        f.write(" ".join(name for name in ("httpx", "httpcore", "anyio", "h11") if name in sys.modules))
-'''
-
-
-def test_a_run_against_a_plain_http_server_loads_no_httpx(pi, server, tmp_path):
-    (tmp_path / "modules.py").write_text(MODULES_PLUGIN)
-    log = tmp_path / "modules.log"
-    server.push(Reply(text="Hello."))
-    done = subprocess.run(pi.command("-e", str(tmp_path / "modules.py"), "-p", "hi"), cwd=pi.cwd,
-                          env={**pi.env, "MODULES_LOG": str(log)}, capture_output=True,
-                          text=True, timeout=60, stdin=subprocess.DEVNULL)
-    assert done.returncode == 0 and done.stdout == "Hello.\n", done.stderr
-    assert log.read_text() == "h11"  # the request went out through the plain client
