@@ -27,26 +27,9 @@ def main() -> int:
             sys.stdout.write(text)
             sys.stdout.flush()
             return 0
-    prepare()
-    from pi_core.app import quick_exit
     from pi_core.app.cli import main as cli
 
-    return quick_exit.run(cli)
-
-
-def prepare() -> None:
-    """What the ``pi`` process sets up before its first class is defined (also run by
-    ``python -m pi_core.app.cli``)."""
-    from pi_core.app import entry_point_cache
-    from pi_core.app.attrs_cache import install
-    from pi_core.app.collector import pause
-    from pi_core.heap import allow
-
-    pause()  # until the app is built (pi_core.app.collector)
-    allow()  # large reads may grow the heap on huge pages (pi_core.heap)
-    folder = cache_dir()
-    install(folder)  # attrs' generated methods, compiled in an earlier run
-    entry_point_cache.FOLDER = folder  # the plugins' entry points, found in an earlier run
+    return cli()
 
 
 def _help_into_cache(path: str) -> int:

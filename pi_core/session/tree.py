@@ -17,11 +17,9 @@ from attrs import define, field
 
 from pi_core.protocol.codec import fast_line, loads_json, orjson
 from pi_core.protocol.entries import Entry, LabelEntry, MessageEntry, SessionInfoEntry, UnknownEntry
-from pi_core.heap import make_room
 from pi_core.session.reader import Problem, UnreadEntry, read_unread
 
 log = logging.getLogger("pi.session")
-_ROOMY = 8 << 20  # bytes of lines to read at once worth room on the heap (pi_core.heap)
 
 
 @define
@@ -185,9 +183,6 @@ class SessionTree:
                    and e.source is not None and self._by_id[e.id] is e]
         if len(pending) < 2 or any(e.source is not pending[0].source for e in pending):
             return [self._read(e) if type(e) is UnreadEntry else e for e in items]
-        size = sum(e.length for e in pending)
-        if size > _ROOMY:
-            make_room(size + size // 4)  # what the parsed lines take, and a little more
         by_id, entries = self._by_id, self._entries
         parse = orjson.loads if orjson is not None else loads_json
         lines = pending[0].source.read_spans([(e.offset, e.length) for e in pending])
