@@ -15,7 +15,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 from attrs import define, field
 
-from pi_core.protocol.codec import fast_line, loads_json, orjson
+from pi_core.protocol.codec import line_from_json, loads_json, orjson
 from pi_core.protocol.entries import Entry, LabelEntry, MessageEntry, SessionInfoEntry, UnknownEntry
 from pi_core.session.reader import Problem, UnreadEntry, read_unread
 
@@ -191,7 +191,7 @@ class SessionTree:
         for unread, raw in zip(pending, lines):
             try:  # what _read does, spelled out for the line that reads cleanly
                 value = parse(raw)
-                entry = fast_line(value) if type(value) is dict else None
+                entry = line_from_json(value) if type(value) is dict else None
             except Exception:  # _read reads it again, the careful way
                 entry = None
             if type(entry) is not MessageEntry or entry.id != unread.id:
@@ -291,7 +291,7 @@ class SessionTree:
 
 def _share_strings(entry: MessageEntry, unread: UnreadEntry) -> None:
     """Let a long session hold one copy of each id string: the tree's own (the names its
-    messages repeat are interned as they are read, see :mod:`pi_core.fastpath`)."""
+    messages repeat are interned as they are read, see :mod:`pi_core.protocol.codec`)."""
     if entry.id == unread.id:
         entry.id = unread.id
     if entry.parent_id is not None and entry.parent_id == unread.parent_id:
