@@ -8,7 +8,7 @@ group kill is not enough. Two things together find everything it started:
 - the descendants and session members of what was found, by ``/proc`` too.
 
 An orphan goes to init (or the nearest subreaper), which reaps it: this process does not
-make itself a subreaper (that takes ``prctl``, which Python reaches only through ctypes).
+make itself a subreaper (that takes ``prctl``, which the standard library does not offer).
 
 Elsewhere (no ``/proc``) the process group is the fallback.
 
