@@ -191,18 +191,6 @@ def request_content(body: Any, headers: dict[str, str]) -> tuple[Any, dict[str, 
     return encoded.stream(), {**headers, "content-length": str(encoded.length)}
 
 
-def _httpx():
-    """httpx, without its own command line: when rich and click are installed (they are,
-    for the interactive mode) ``import httpx`` also loads ``httpx._main`` and through it
-    rich and pygments, about 0.1 s of every ``pi -p`` for a tool we never run. httpx
-    supports that module being unavailable (it then provides a stub ``main``)."""
-    if "httpx" not in sys.modules:
-        sys.modules.setdefault("httpx._main", None)
-    import httpx
-
-    return httpx
-
-
 def _no_cookies():
     """A cookie jar that keeps nothing. pi keeps no cookies (Node's fetch has no jar), and
     httpx's jar parses every response's headers through http.cookiejar, a third of a
@@ -227,7 +215,8 @@ def _pool(url: str) -> ClientPool:
     tls: list = []  # the TLS context, made once and shared by every shard of the pool
 
     def make_client(connections: int):
-        httpx = _httpx()
+        import httpx  # on first use (with httpcore, most of what setting up a first request costs)
+
         if secure and not tls:
             tls.append(httpx.create_ssl_context())  # the CA bundle loads once: ~30 ms
         return httpx.AsyncClient(
