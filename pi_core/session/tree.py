@@ -290,8 +290,7 @@ class SessionTree:
 
 
 def _share_strings(entry: MessageEntry, unread: UnreadEntry) -> None:
-    """Let a long session hold one copy of each id string: the tree's own (the names its
-    messages repeat are interned as they are read, see :mod:`pi_core.protocol.codec`)."""
+    """Let a long session hold one copy of each id string: the tree's own."""
     if entry.id == unread.id:
         entry.id = unread.id
     if entry.parent_id is not None and entry.parent_id == unread.parent_id:
