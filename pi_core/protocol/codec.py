@@ -55,6 +55,8 @@ def _make_converter() -> Any:
     # (cattrs would turn a None into the string "None" for a ``str`` field).
     for scalar in (str, int, float, bool, dict, Any):
         made.register_structure_hook(scalar, lambda v, _t: v)
+    for scalar in (str, int, float, bool, dict):  # and their optional kinds, in one call
+        made.register_structure_hook(scalar | None, lambda v, _t: v)
     made.register_unstructure_hook(dict, lambda v: v)
     made.register_unstructure_hook_factory(attrs.has, lambda cls: _unstructure_factory(cls, made))
     made.register_structure_hook_factory(attrs.has, lambda cls: _structure_factory(cls, made))
