@@ -3,12 +3,12 @@
 - ``pi --session FILE -p hi`` on the 50 MB / 20,000-entry synthetic session (one unbroken
   line, no compaction: every message goes to the model): wall time, time to the first
   request (when the scripted server on 127.0.0.1 has received its whole body; it does not
-  parse it) and peak RSS. Budget: at
-  most 0.2x the real pi's wall time and peak memory.
+  parse it) and peak RSS. Budget (design.md §11): at
+  most 0.3x the real pi's wall time and 0.25x its peak memory.
 - the same on a 128 MB session whose last compaction keeps about 1 MB: the first request
   in at most 0.4 s with at most 80 MB peak.
 - with no session to resume, ``pi -p hi``: first request in at most 0.3x the real pi's
-  time (also shown: pi's very first start, with nothing in its cache folder yet);
+  time (also shown: pi's very first start, with an empty cache folder);
   ``pi --help``: at most 0.05x the real pi's.
 
 Every run resumes a fresh copy of the file (a run appends to it). Best of ``--runs`` runs
@@ -204,8 +204,8 @@ def main() -> int:
                 size = source.stat().st_size / 1e6
                 show(f"pi --session FILE -p hi, {name} ({size:.0f} MB)", ours, theirs)
                 if name == "big" and theirs:
-                    good = ours["wall"] <= 0.2 * theirs["wall"] and ours["peak"] <= 0.2 * theirs["peak"]
-                    print(f"  budget 0.2x wall and peak: {'ok' if good else 'OVER'}")
+                    good = ours["wall"] <= 0.3 * theirs["wall"] and ours["peak"] <= 0.25 * theirs["peak"]
+                    print(f"  budget 0.3x wall, 0.25x peak: {'ok' if good else 'OVER'}")
                     ok &= good
                 if name == "compacted":
                     good = ours["first"] is not None and ours["first"] <= 0.4 and ours["peak"] <= 80

@@ -96,7 +96,7 @@ class GuardFailure:
                 f"and the action was blocked ({type(self.error).__name__}: {self.error})")
 
 
-#: What pluggy takes a hook implementation from (see ``pluggy._manager._static_hook_attr``).
+#: What pluggy takes a hook implementation from (functions and methods, as it looks them up).
 _HOOKABLE = (types.FunctionType, staticmethod, classmethod, types.MethodType)
 
 
@@ -128,7 +128,10 @@ class _Manager(pluggy.PluginManager):
         if spec is not None:
             try:
                 function = getattr(plugin, name)
-                argnames = pluggy._hooks.varnames(function)[0]
+                # the arguments pluggy passes: those without a default (``self`` is bound)
+                argnames = [p.name for p in inspect.signature(function).parameters.values()
+                            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                            and p.default is p.empty]
             except Exception:  # let pluggy say what is wrong
                 return opts
             unknown = [a for a in argnames if a not in spec.argnames]

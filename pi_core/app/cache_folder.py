@@ -1,6 +1,5 @@
 """pi's cache folder, ``$XDG_CACHE_HOME/pi-harness`` (else ``~/.cache/pi-harness``):
-files that make the next start quicker (``--help``'s text, attrs' compiled methods, the
-plugins' entry points). Any of them may be deleted at any time; pi writes it again."""
+files that make the next start quicker (``--help``'s text). Any of them may be deleted at any time; pi writes it again."""
 
 from __future__ import annotations
 

@@ -47,10 +47,6 @@ class PiGroup(click.Group):
                 self.add_command(command, args[0])
         if not args or args[0] not in self.commands:
             args = ["run", *args]
-        if args[0] != "run":  # the agent's command resumes it once its app is built
-            from pi_core.app.collector import resume
-
-            resume()
         return super().parse_args(ctx, args)
 
 
@@ -133,10 +129,6 @@ def run_command(messages, print_, **flags) -> None:
     import asyncio
 
     args = RunArgs(messages=list(messages), print=print_, **flags)
-    if args.export or args.list_models is not None:
-        from pi_core.app.collector import resume
-
-        resume()
     if args.export:
         export_output = args.messages[0] if args.messages else None
         sys.exit(_export(args.export, export_output))
@@ -150,7 +142,6 @@ async def _run(args, stdin=None, stdout=None) -> int:
     let a caller drive a mode in-process, as the RPC tests do."""
     import asyncio
 
-    from pi_core.app.collector import resume
     from pi_core.app.wiring import UsageError, build_app
 
     try:
@@ -158,8 +149,6 @@ async def _run(args, stdin=None, stdout=None) -> int:
     except UsageError as exc:
         click.echo(f"error: {exc}", err=True)
         return 2
-    finally:
-        resume()  # start-up is over (pi_core.app.collector)
     app.stdin = stdin or app.stdin
     app.stdout = stdout or app.stdout
     # as in pi: without -p the chat runs, unless stdin is not a terminal (then print mode)
@@ -192,15 +181,7 @@ async def _run(args, stdin=None, stdout=None) -> int:
         # session_shutdown stops every command and what it left running; then the
         # session file is released (every entry is already written, line by line)
         await app.harness.close()
-        if name in ONE_SHOT_MODES:
-            from pi_core.app import quick_exit
-
-            quick_exit.allow()  # nothing is left to tear down (pi_core.app.quick_exit)
     return 128 + stop.received
-
-
-#: Modes that answer and end: once their harness is closed the process may end at once.
-ONE_SHOT_MODES = ("text", "json")
 
 
 class _StopOnSignal:
@@ -367,8 +348,4 @@ def plugins_command(extensions: tuple[str, ...], no_extensions: bool, as_json: b
 
 
 if __name__ == "__main__":
-    from pi_core.app import quick_exit
-    from pi_core.app.entry import prepare
-
-    prepare()
-    quick_exit.run(main)
+    main()

@@ -10,8 +10,7 @@
 4. ``-e PATH`` from the command line (a ``.py`` file or a package directory).
 
 ``discover=False`` (the CLI's ``--no-extensions``) skips 2 and 3; explicit paths still load.
-A plugin that fails to import is reported and skipped. The console script remembers the
-entry points between runs (:mod:`pi_core.app.entry_point_cache`).
+A plugin that fails to import is reported and skipped.
 
 Settings choose which discovered plugins load, before anything is imported:
 ``plugins.disabled`` (names of plugins or of their distributions) leaves those out, built-ins
@@ -92,58 +91,45 @@ class PluginPolicy:
 
 
 class FoundEntryPoint:
-    """A ``pi.plugins`` entry point with its distribution's name and version (from
-    importlib.metadata, or from :mod:`pi_core.app.entry_point_cache`)."""
+    """A ``pi.plugins`` entry point (importlib.metadata's) with its distribution's name
+    and version."""
 
-    __slots__ = ("name", "value", "distribution", "version")
+    __slots__ = ("entry_point", "distribution", "version")
 
-    def __init__(self, name: str, value: str, distribution: str, version: str | None) -> None:
-        self.name, self.value, self.distribution, self.version = name, value, distribution, version
+    def __init__(self, entry_point: Any, distribution: str, version: str | None) -> None:
+        self.entry_point, self.distribution, self.version = entry_point, distribution, version
+
+    @property
+    def name(self) -> str:
+        return self.entry_point.name
+
+    @property
+    def value(self) -> str:
+        return self.entry_point.value
 
     def load(self) -> Any:
-        """The object the entry point names, as ``importlib.metadata.EntryPoint.load``."""
-        import functools
-        import importlib
-        import re
-
-        match = re.match(r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$",
-                         self.value)
-        module = importlib.import_module(match.group("module"))
-        return functools.reduce(getattr, filter(None, (match.group("attr") or "").split(".")), module)
+        return self.entry_point.load()
 
 
 def _normalise(name: str) -> str:
     return name.lower().replace("_", "-").replace(".", "-")
 
 
-def _entry_points() -> tuple[list[FoundEntryPoint], list[FoundEntryPoint]]:
+def plugin_entry_points() -> tuple[list[FoundEntryPoint], list[FoundEntryPoint]]:
     """(built-in entry points in declared order, third-party ones in stable order)."""
-    from pi_core.app import entry_point_cache
-
-    builtin, others = [], []
-    for rows, group in zip(entry_point_cache.entry_points(_find_entry_points), (builtin, others)):
-        group.extend(FoundEntryPoint(*row) for row in rows)
-    return builtin, others
-
-
-_DIST_FACTS: dict[str, tuple[str, str | None]] = {}
-
-
-def _find_entry_points() -> list[list[tuple]]:
-    """[built-in rows, third-party rows], each (name, value, distribution, version)."""
     from importlib import metadata
 
+    facts: dict[int, tuple[str, str | None]] = {}  # by distribution: METADATA parsed once
+
     def dist_facts(ep: metadata.EntryPoint) -> tuple[str, str | None]:
-        # METADATA is parsed whole (a long README included): once per distribution
-        dist = getattr(ep, "dist", None)
+        dist = ep.dist
         if dist is None:
             return "", None
-        key = str(getattr(dist, "_path", id(dist)))
-        facts = _DIST_FACTS.get(key)
-        if facts is None:
+        known = facts.get(id(dist))
+        if known is None:
             meta = dist.metadata
-            facts = _DIST_FACTS[key] = (meta["Name"] or "", meta["Version"])
-        return facts
+            known = facts[id(dist)] = (meta["Name"] or "", meta["Version"])
+        return known
 
     builtin, others, seen = [], [], set()
     for ep in metadata.entry_points(group=GROUP):
@@ -151,10 +137,11 @@ def _find_entry_points() -> list[list[tuple]]:
         if (dist, ep.name) in seen:  # a distribution visible twice on sys.path
             continue
         seen.add((dist, ep.name))
-        row = (ep.name, ep.value, dist, version)
-        (builtin if _normalise(dist) == OWN_DISTRIBUTION else others).append(row)
-    others.sort(key=lambda row: (_normalise(row[2]), row[0]))
-    return [sorted(builtin, key=lambda row: _builtin_position(row[0])), others]
+        found = FoundEntryPoint(ep, dist, version)
+        (builtin if _normalise(dist) == OWN_DISTRIBUTION else others).append(found)
+    others.sort(key=lambda found: (_normalise(found.distribution), found.name))
+    builtin.sort(key=lambda found: _builtin_position(found.name))
+    return builtin, others
 
 
 def _builtin_position(name: str) -> tuple[int, str]:
@@ -250,7 +237,7 @@ def load_plugins(
     policy = PluginPolicy.from_settings(settings, problems)
     for problem in problems:
         plugins.report("settings", "plugins", ValueError(problem))
-    builtin_eps, other_eps = _entry_points()
+    builtin_eps, other_eps = plugin_entry_points()
     if builtins:
         from pi_core.app.builtins import LOAD_ORDER
 

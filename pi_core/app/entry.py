@@ -27,35 +27,16 @@ def main() -> int:
             sys.stdout.write(text)
             sys.stdout.flush()
             return 0
-    prepare()
-    from pi_core.app import quick_exit
     from pi_core.app.cli import main as cli
 
-    return quick_exit.run(cli)
+    return cli()
 
 
 def _plugins_may_add_flags() -> bool:
-    """A discovered plugin may add flags: click lists them and nothing is cached."""
-    from pi_core.app import entry_point_cache
+    """A discovered plugin may add flags: click lists them, and nothing is cached."""
     from pi_core.app.help_flags import plugins_may_add_flags
 
-    entry_point_cache.FOLDER = cache_dir()  # as prepare() sets it
     return plugins_may_add_flags([])
-
-
-def prepare() -> None:
-    """What the ``pi`` process sets up before its first class is defined (also run by
-    ``python -m pi_core.app.cli``)."""
-    from pi_core.app import entry_point_cache
-    from pi_core.app.attrs_cache import install
-    from pi_core.app.collector import pause
-    from pi_core.heap import allow
-
-    pause()  # until the app is built (pi_core.app.collector)
-    allow()  # large reads may grow the heap on huge pages (pi_core.heap)
-    folder = cache_dir()
-    install(folder)  # attrs' generated methods, compiled in an earlier run
-    entry_point_cache.FOLDER = folder  # the plugins' entry points, found in an earlier run
 
 
 def _help_into_cache(path: str) -> int:

@@ -36,7 +36,7 @@ def extension_args(args: list[str]) -> tuple[list[str], bool]:
 
 def discovered_plugins(cwd: str | None = None) -> bool:
     """Whether discovery would find any plugin that is not built in (cheap: folder
-    listings, the settings files and the entry points the console script remembers;
+    listings, the settings files and the installed entry points;
     os.path, not pathlib, which a plain ``pi --help`` does not otherwise import)."""
     cwd = cwd or os.getcwd()
     home = os.path.expanduser(os.environ.get("PI_CODING_AGENT_DIR") or "~/.pi/agent")  # pi_core.paths
@@ -66,15 +66,9 @@ def discovered_plugins(cwd: str | None = None) -> bool:
             continue
         if isinstance(data, dict) and data.get("extensions"):
             return True
-    from pi_core.app import entry_point_cache
+    from pi_core.app.discovery import plugin_entry_points
 
-    def find():
-        from pi_core.app.discovery import _find_entry_points
-
-        return _find_entry_points()
-
-    rows = entry_point_cache.entry_points(find)
-    return bool(rows[1]) if len(rows) > 1 else False
+    return bool(plugin_entry_points()[1])
 
 
 def plugins_may_add_flags(args: list[str]) -> bool:

@@ -22,7 +22,6 @@ import attrs
 
 from pi_core.protocol import entries as e
 from pi_core.protocol import messages as m
-from pi_core.fastpath import fast_json, make_fast_line  # noqa: F401 - also for tests
 
 
 class DecodeError(ValueError):
@@ -38,9 +37,8 @@ _converter_made: list = []  # the converter, once made
 
 
 def converter() -> Any:
-    """The cattrs converter, made on first use: the lines a resume reads and a turn
-    writes go through :mod:`pi_core.fastpath`, so most runs never import cattrs (about
-    12 ms of a start with its hooks)."""
+    """The cattrs converter, made on first use (importing cattrs and generating its hooks
+    is a few ms a start that writes nothing need not pay)."""
     if not _converter_made:
         _converter_made.append(_make_converter())
     return _converter_made[0]
@@ -49,11 +47,16 @@ def converter() -> Any:
 def _make_converter() -> Any:
     import cattrs
 
-    made = cattrs.Converter()
+    # Without detailed validation cattrs' generated code calls each field's hook directly
+    # instead of collecting every error of a value in exception groups: resuming a long
+    # session structures 20,000 entries, and a bad line is still told by its first error.
+    made = cattrs.Converter(detailed_validation=False)
     # JSON scalars and free-form values pass through untouched: fidelity over coercion
     # (cattrs would turn a None into the string "None" for a ``str`` field).
     for scalar in (str, int, float, bool, dict, Any):
         made.register_structure_hook(scalar, lambda v, _t: v)
+    for scalar in (str, int, float, bool, dict):  # and their optional kinds, in one call
+        made.register_structure_hook(scalar | None, lambda v, _t: v)
     made.register_unstructure_hook(dict, lambda v: v)
     made.register_unstructure_hook_factory(attrs.has, lambda cls: _unstructure_factory(cls, made))
     made.register_structure_hook_factory(attrs.has, lambda cls: _structure_factory(cls, made))
@@ -199,21 +202,12 @@ def _structure_content_list(value, _type=None):
     return [structure_content(block) for block in value]
 
 
-# Session lines go through the hand-written fast path for the common message shapes,
-# cattrs for everything else (see pi_core.fastpath).
-fast_line = make_fast_line(structure_line, structure_content, structure_message)
-
-
 # ---------------------------------------------------------------- public helpers
 
 
 def to_json(obj: Any) -> Any:
-    """The pi JSON value (dicts, lists, scalars) of a protocol object: through the fast
-    path for what a turn writes, cattrs for everything else."""
-    try:
-        return fast_json(obj)
-    except Exception:  # not one of its shapes
-        return converter().unstructure(obj)
+    """The pi JSON value (dicts, lists, scalars) of a protocol object."""
+    return converter().unstructure(obj)
 
 
 def from_json(value: Any, cls: Any) -> Any:
@@ -233,7 +227,7 @@ def message_from_json(value: dict) -> m.AgentMessage:
 def line_from_json(value: dict) -> e.SessionHeader | e.Entry:
     """A session file line (header or entry) from its JSON value."""
     try:
-        return fast_line(value)  # not through the converter: a session file has 20,000 of these
+        return structure_line(value)  # the dispatcher's hook directly: no lookup per line
     except DecodeError:
         raise
     except Exception as exc:

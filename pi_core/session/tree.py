@@ -15,13 +15,11 @@ from typing import Any, Iterable, Iterator, Sequence
 
 from attrs import define, field
 
-from pi_core.protocol.codec import fast_line, loads_json, orjson
+from pi_core.protocol.codec import line_from_json, loads_json, orjson
 from pi_core.protocol.entries import Entry, LabelEntry, MessageEntry, SessionInfoEntry, UnknownEntry
-from pi_core.heap import make_room
 from pi_core.session.reader import Problem, UnreadEntry, read_unread
 
 log = logging.getLogger("pi.session")
-_ROOMY = 8 << 20  # bytes of lines to read at once worth room on the heap (pi_core.heap)
 
 
 @define
@@ -185,9 +183,6 @@ class SessionTree:
                    and e.source is not None and self._by_id[e.id] is e]
         if len(pending) < 2 or any(e.source is not pending[0].source for e in pending):
             return [self._read(e) if type(e) is UnreadEntry else e for e in items]
-        size = sum(e.length for e in pending)
-        if size > _ROOMY:
-            make_room(size + size // 4)  # what the parsed lines take, and a little more
         by_id, entries = self._by_id, self._entries
         parse = orjson.loads if orjson is not None else loads_json
         lines = pending[0].source.read_spans([(e.offset, e.length) for e in pending])
@@ -196,7 +191,7 @@ class SessionTree:
         for unread, raw in zip(pending, lines):
             try:  # what _read does, spelled out for the line that reads cleanly
                 value = parse(raw)
-                entry = fast_line(value) if type(value) is dict else None
+                entry = line_from_json(value) if type(value) is dict else None
             except Exception:  # _read reads it again, the careful way
                 entry = None
             if type(entry) is not MessageEntry or entry.id != unread.id:
@@ -295,8 +290,7 @@ class SessionTree:
 
 
 def _share_strings(entry: MessageEntry, unread: UnreadEntry) -> None:
-    """Let a long session hold one copy of each id string: the tree's own (the names its
-    messages repeat are interned as they are read, see :mod:`pi_core.fastpath`)."""
+    """Let a long session hold one copy of each id string: the tree's own."""
     if entry.id == unread.id:
         entry.id = unread.id
     if entry.parent_id is not None and entry.parent_id == unread.parent_id:

@@ -2,9 +2,8 @@
 differs: how to build its request (:meth:`SseProvider.build_request`) and how to read its
 events (a :class:`StreamReader`).
 
-:meth:`SseProvider.stream` sends the request (through httpx for ``https://``, imported on
-first use, and through the plain client of :mod:`pi_plugins.providers.plain_http` for
-``http://`` servers), follows redirects, reports the response to the harness, turns an
+:meth:`SseProvider.stream` sends the request (through httpx, imported on first use),
+follows redirects, reports the response to the harness, turns an
 HTTP error into a classified ``error`` event naming the provider, the model and the
 server's message, feeds the server-sent events to the reader, and keeps the provider
 contract: it never raises for a request or model failure, and an abort (the signal, or
@@ -193,18 +192,6 @@ def request_content(body: Any, headers: dict[str, str]) -> tuple[Any, dict[str, 
     return encoded.stream(), {**headers, "content-length": str(encoded.length)}
 
 
-def _httpx():
-    """httpx, without its own command line: when rich and click are installed (they are,
-    for the interactive mode) ``import httpx`` also loads ``httpx._main`` and through it
-    rich and pygments, about 0.1 s of every ``pi -p`` for a tool we never run. httpx
-    supports that module being unavailable (it then provides a stub ``main``)."""
-    if "httpx" not in sys.modules:
-        sys.modules.setdefault("httpx._main", None)
-    import httpx
-
-    return httpx
-
-
 def _no_cookies():
     """A cookie jar that keeps nothing. pi keeps no cookies (Node's fetch has no jar), and
     httpx's jar parses every response's headers through http.cookiejar, a third of a
@@ -222,39 +209,26 @@ def _no_cookies():
 
 
 def _pool(url: str) -> ClientPool:
-    """The pooled clients of this event loop (see :mod:`pi_plugins.providers.pool`):
-    httpx for ``https://`` (its CA bundle loaded once and shared by every shard), and
-    :class:`~pi_plugins.providers.plain_http.PlainHttpClient` for ``http://`` (local
-    servers), unless the environment names a proxy: httpx goes through it."""
+    """The pooled httpx clients of this event loop (see :mod:`pi_plugins.providers.pool`),
+    one pool for ``https://`` (its CA bundle loaded once and shared by every shard) and
+    one for ``http://`` (local servers, no TLS context to load)."""
     secure = url.startswith("https:")
     tls: list = []  # the TLS context, made once and shared by every shard of the pool
 
     def make_client(connections: int):
-        if not secure and not _proxy_in_environment():
-            from pi_plugins.providers.plain_http import PlainHttpClient
+        import httpx  # on first use (with httpcore, most of what setting up a first request costs)
 
-            return PlainHttpClient(max_connections=connections, timeout=READ_TIMEOUT,
-                                   connect=CONNECT_TIMEOUT)
-        httpx = _httpx()
         if secure and not tls:
             tls.append(httpx.create_ssl_context())  # the CA bundle loads once: ~30 ms
         return httpx.AsyncClient(
             timeout=httpx.Timeout(READ_TIMEOUT, connect=CONNECT_TIMEOUT),
             limits=httpx.Limits(max_connections=connections, max_keepalive_connections=connections),
             verify=tls[0] if secure else False,
-            follow_redirects=False,  # SseProvider._send follows them, for either client
+            follow_redirects=False,  # SseProvider._send follows them (keys stay at their origin)
             cookies=_no_cookies(),
         )
 
     return pool_for(secure, make_client)
-
-
-def _proxy_in_environment() -> bool:
-    """Whether a proxy is set for plain http (httpx then decides, ``NO_PROXY`` too)."""
-    import os
-
-    return any(os.environ.get(name) for name in
-               ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"))
 
 
 async def http_client(url: str):
@@ -520,11 +494,8 @@ def broken_stream_note(message: str, request: HttpRequest | None, sent: int) -> 
 
 def transport_kind(exc: BaseException) -> str | None:
     """How a request failed on its way: ``connect``, ``timeout``, ``lost`` (the
-    connection broke) or ``invalid`` (the URL); None for any other exception. The plain
-    client's errors say it themselves; httpx's are told by their class."""
-    kind = getattr(type(exc), "transport_kind", None)
-    if isinstance(kind, str):
-        return kind
+    connection broke) or ``invalid`` (the URL); None for any other exception. Told by
+    httpx's own exception classes."""
     httpx = sys.modules.get("httpx")  # an httpx error means httpx is loaded
     if httpx is None:
         return None

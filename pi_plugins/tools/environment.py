@@ -183,7 +183,7 @@ class LocalProcess(Process):
                     owner: Any = None) -> "LocalProcess":
         import subprocess
 
-        processes.become_subreaper()
+        processes.supervise()
         marker = processes.new_marker()
         popen = subprocess.Popen(
             argv,
@@ -274,7 +274,6 @@ class LocalProcess(Process):
         deadline = asyncio.get_running_loop().time() + timeout
         while not processes.dead(self._killed) and asyncio.get_running_loop().time() < deadline:
             await asyncio.sleep(0.005)
-        processes.reap()
 
     def close(self) -> None:
         for transport in self._transports:

@@ -1,13 +1,14 @@
 """Process supervision: no process a command started outlives its command's end.
 
 A command may leave its process group (``setsid``, ``nohup … &``, double forks), so a
-group kill is not enough. Three things together find everything it started:
+group kill is not enough. Two things together find everything it started:
 
 - every command gets a marker in its environment (``PI_COMMAND_ID``), inherited by
   every descendant; a kill sweeps ``/proc`` for it;
-- on Linux this process becomes a child subreaper (``prctl(PR_SET_CHILD_SUBREAPER)``),
-  so an orphan comes back to us instead of to init, and its zombie is ours to reap;
 - the descendants and session members of what was found, by ``/proc`` too.
+
+An orphan goes to init (or the nearest subreaper), which reaps it: this process does not
+make itself a subreaper (that takes ``prctl``, which the standard library does not offer).
 
 Elsewhere (no ``/proc``) the process group is the fallback.
 
@@ -21,37 +22,25 @@ from __future__ import annotations
 import atexit
 import os
 import signal
-import sys
 import threading
 import time
-from collections import deque
 from typing import Any
 
 from attrs import define, field
 
 MARKER = "PI_COMMAND_ID"
-PR_SET_CHILD_SUBREAPER = 36
 
 _lock = threading.Lock()
-_subreaper: bool | None = None
+_supervising = False
 
 
-def become_subreaper() -> bool:
-    """Make orphaned descendants come back to this process (Linux); once. True if it is
-    a subreaper."""
-    global _subreaper
-    if _subreaper is None:
-        _subreaper = False
-        if sys.platform.startswith("linux"):
-            try:
-                import ctypes
-
-                libc = ctypes.CDLL(None, use_errno=True)
-                _subreaper = libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
-            except (OSError, AttributeError):
-                pass
-        atexit.register(stop_commands)
-    return _subreaper
+def supervise() -> None:
+    """Stop every command still running when this process exits (registered once)."""
+    global _supervising
+    with _lock:
+        if not _supervising:
+            _supervising = True
+            atexit.register(stop_commands)
 
 
 def new_marker() -> str:
@@ -108,12 +97,9 @@ def _descendants(roots: set[int], children: dict[int, list[int]]) -> set[int]:
 def command_processes(leader: int | None, marker: str | None, *, everywhere: bool = False) -> set[int]:
     """Every live process of one command: those carrying its marker, the leader's
     descendants and session members (while the leader lives), and the descendants of all
-    of them. Zombies and this process are left out.
-
-    Once the leader is reaped, this process (a subreaper) is an ancestor of everything
-    the command left (orphans come back to it), so only its own descendants need be
-    searched for the marker. While processes are being killed, an orphan may be between
-    parents, so a kill searches ``everywhere``."""
+    of them. Zombies and this process are left out. (``everywhere`` is kept for callers:
+    every live process is searched for the marker in any case, since an orphan goes to
+    init.)"""
     table = _table()
     me = os.getpid()
     alive = {pid for pid, _, _, state, _ in table if state != "Z" and pid != me}
@@ -126,8 +112,7 @@ def command_processes(leader: int | None, marker: str | None, *, everywhere: boo
         roots.update(pid for pid, _, session, _, _ in table if session == leader)
     if marker:
         entry = f"{MARKER}={marker}".encode()
-        candidates = alive if everywhere or not _subreaper else _descendants({me}, children) & alive
-        roots.update(pid for pid in candidates if _has_marker(pid, entry))
+        roots.update(pid for pid in alive if _has_marker(pid, entry))
     return _descendants(roots, children) & alive
 
 
@@ -163,44 +148,12 @@ def kill_command(leader: int | None, marker: str | None) -> set[int]:
             except (ProcessLookupError, PermissionError):
                 pass
         killed |= targets
-    _adopted.update(killed)
-    reap()
     return killed
-
-
-#: Processes we killed or left running that may come back to us as orphans.
-_adopted: set[int] = set()
-#: The process groups (= leader pids) of recent commands: an orphan's zombie of one of
-#: them is ours to reap.
-_groups: deque[int] = deque(maxlen=1000)
 
 
 def dead(pids: set[int]) -> bool:
     """Whether every one of ``pids`` has exited (a zombie counts as dead)."""
     return not any((row := _stat(pid)) is not None and row[3] not in ("Z", "X") for pid in pids)
-
-
-def reap() -> None:
-    """Collect the exit of every orphan of our commands that came back to us and ended:
-    those we killed or saw left running, and those of a command's process group or
-    session. Never a command's leader (its Popen waits for it) nor another child of this
-    process, whose owner waits for it."""
-    if not _subreaper:
-        return
-    me = os.getpid()
-    groups = set(_groups)
-    for pid, parent, session, state, group in _table():
-        if parent != me or state != "Z" or pid in groups:
-            continue
-        if pid in _adopted or group in groups or session in groups:
-            try:
-                os.waitpid(pid, os.WNOHANG)
-            except ChildProcessError:
-                pass
-            _adopted.discard(pid)
-    for pid in list(_adopted):
-        if _stat(pid) is None:
-            _adopted.discard(pid)
 
 
 # ---------------------------------------------------------------- the registry
@@ -228,7 +181,6 @@ _commands: dict[str, Command] = {}
 def register(command: Command) -> None:
     with _lock:
         _commands[command.marker] = command
-        _groups.append(command.leader)
 
 
 def finished(command: Command) -> None:
@@ -239,8 +191,6 @@ def finished(command: Command) -> None:
     with _lock:
         if not left:
             _commands.pop(command.marker, None)
-    _adopted.update(left)
-    reap()
 
 
 def killed(command: Command) -> None:
@@ -262,10 +212,6 @@ def stop_commands(owner: Any = None) -> int:
         killed_now |= command.kill()
         killed(command)
     deadline = time.monotonic() + 1.0
-    while time.monotonic() < deadline:
-        reap()
-        if dead(killed_now):
-            break
+    while time.monotonic() < deadline and not dead(killed_now):
         time.sleep(0.01)
-    reap()
     return len(killed_now)

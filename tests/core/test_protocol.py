@@ -112,6 +112,16 @@ def test_malformed_lines_give_a_clear_error():
         codec.line_from_json(["not", "an", "object"])
 
 
+def test_a_tool_call_without_arguments_gets_its_own_empty_dict():
+    value = {"type": "message", "id": "1", "parentId": None, "timestamp": "t",
+             "message": {"role": "assistant", "content": [
+                 {"type": "toolCall", "id": "c", "name": "n"}], "api": "", "provider": "",
+                 "model": "", "usage": {}, "stopReason": "toolUse", "timestamp": 0}}
+    first, second = codec.line_from_json(value), codec.line_from_json(value)
+    call = first.message.content[0]
+    assert call.arguments == {} and call.arguments is not second.message.content[0].arguments
+
+
 def test_the_message_builder_emits_pis_event_sequence_and_final_message():
     b = MessageBuilder(api="a", provider="p", model="m")
     events = [b.start(), b.thinking_start("sig"), b.thinking_delta("hmm"), b.close(), b.text_start(),

@@ -1,4 +1,4 @@
-"""Redirects, followed by the providers themselves (for the plain client and httpx alike)."""
+"""Redirects, followed by the providers themselves (httpx does not: keys must stay at their origin)."""
 
 from urllib.parse import urlencode
 
