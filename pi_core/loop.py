@@ -363,6 +363,7 @@ class Agent:
                 on_payload=self._on_payload(model),
                 on_response=self._on_response,
                 max_retries=self._provider_retries(model),
+                max_retry_delay_ms=self._max_retry_delay(),
             )
             stream = provider.stream(model, llm, options)
             try:
@@ -428,6 +429,13 @@ class Agent:
             return 0
         settings = getattr(self.ctx, "settings", None)
         value = settings.get("retry.provider.maxRetries") if settings is not None else None
+        return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+    def _max_retry_delay(self) -> int | None:
+        """``retry.provider.maxRetryDelayMs`` when it is a count of ms (``0``: no cap),
+        else None for pi's default."""
+        settings = getattr(self.ctx, "settings", None)
+        value = settings.get("retry.provider.maxRetryDelayMs") if settings is not None else None
         return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
     def _failure(self, partial, text: str, *, aborted: bool = False, request=None) -> AssistantMessage:

@@ -77,10 +77,14 @@ async def with_recovery(harness: "Harness", run) -> list[AgentMessage]:
         if kind != "retryable" or not policy.enabled or attempt >= policy.max_retries:
             break
         attempt += 1
-        delay = failed.failure.retry_after_ms or policy.base_delay_ms * 2 ** (attempt - 1)
-        if policy.max_delay_ms and delay > policy.max_delay_ms:
-            failed.error_message = (f"{failed.error_message} (the server asked to wait "
-                                    f"{delay / 1000:.0f} s, more than the {policy.max_delay_ms / 1000:.0f} s allowed)")
+        asked = failed.failure.retry_after_ms
+        delay = asked or policy.base_delay_ms * 2 ** (attempt - 1)
+        if policy.max_delay_ms and asked and asked > policy.max_delay_ms:  # the server's wait only
+            status = f"{failed.failure.status}: " if failed.failure.status else ""
+            failed.error_message = (
+                f"{failed.error_message} ({status}the server asked to wait {delay / 1000:g} s before "
+                f"trying again, more than retry.provider.maxRetryDelayMs ({policy.max_delay_ms / 1000:g} s) "
+                "allows, so it was not retried)")
             break
         await harness.emit(AutoRetryStart(attempt=attempt, max_attempts=policy.max_retries,
                                           delay_ms=delay, error_message=failed.error_message or ""))

@@ -62,6 +62,10 @@ class StreamOptions:
     #: How often the provider itself sends a request again after a transient failure
     #: (the setting ``retry.provider.maxRetries``); ``None``: the provider's default.
     max_retries: int | None = None
+    #: The longest wait a server may ask for (``Retry-After``) before the request fails
+    #: at once instead of being sent again (the setting ``retry.provider.maxRetryDelayMs``;
+    #: ``0``: no cap; ``None``: 60,000, pi's default).
+    max_retry_delay_ms: int | None = None
 
     async def prepare_payload(self, payload: dict) -> dict:
         return await self.on_payload(payload) if self.on_payload else payload

@@ -326,7 +326,8 @@ class SseProvider:
                     client = await http_client(url)
                     continue
                 if response.status_code not in RETRY_STATUSES or attempt >= retries \
-                        or _header_value(response.headers, "x-should-retry") == "false":
+                        or _header_value(response.headers, "x-should-retry") == "false" \
+                        or waits_too_long(retry_after_ms(response.headers), options):
                     return response, sent
                 delay = sdk_retry_delay(attempt, response.headers)
                 await _release(response)
@@ -380,7 +381,21 @@ class SseProvider:
                         retry_after_ms(response.headers, parsed, message),
                     )
                     status = f"{response.status_code} {response.reason_phrase}".strip()
+                    if failure.kind == "retryable" and waits_too_long(failure.retry_after_ms, options):
+                        message += too_long_note(failure.retry_after_ms, options)
+                        failure = Failure(kind="other", status=failure.status,
+                                          retry_after_ms=failure.retry_after_ms)
                     final = builder.error(redact(f"{where}: {status}: {message}", key), failure=failure)
+                elif not streams(response.headers.get("content-type")):
+                    watch.reading = True
+                    text = await _read_error_body(response)
+                    watch.reading = False
+                    status = f"{response.status_code} {response.reason_phrase}".strip()
+                    kind = response.headers.get("content-type")
+                    final = builder.error(redact(
+                        f"{where}: the server answered {status} with {kind}, not an event stream "
+                        f"(a captive portal, a proxy's login page or the wrong base URL?); "
+                        f"it begins: {text[:200]!r}", key), failure=Failure(kind="other", status=response.status_code))
                 else:
                     yield builder.start()
                     reader = self.reader(builder, model, context)
@@ -439,6 +454,47 @@ class SseProvider:
 
 #: The statuses the provider SDKs send again.
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504}) | frozenset(range(505, 600))
+
+
+#: pi's default for ``retry.provider.maxRetryDelayMs``.
+MAX_RETRY_DELAY_MS = 60_000
+
+
+def _max_retry_delay(options: StreamOptions) -> int:
+    cap = getattr(options, "max_retry_delay_ms", None)
+    return MAX_RETRY_DELAY_MS if cap is None else cap
+
+
+def waits_too_long(asked_ms: int | None, options: StreamOptions) -> bool:
+    """The server asked to wait longer than ``retry.provider.maxRetryDelayMs`` (``0``:
+    no cap): the request fails now, at every level, instead of being sent again."""
+    cap = _max_retry_delay(options)
+    return asked_ms is not None and cap > 0 and asked_ms > cap
+
+
+def _seconds(ms: int) -> str:
+    return f"{ms / 1000:g} s"
+
+
+def too_long_note(asked_ms: int, options: StreamOptions) -> str:
+    return (f"; the server asked to wait {_seconds(asked_ms)} before trying again, more than "
+            f"retry.provider.maxRetryDelayMs ({_seconds(_max_retry_delay(options))}) allows, so "
+            "it was not retried (try later, or raise the setting; 0 lifts the cap)")
+
+
+#: Media types a streaming answer may come as: server-sent events, or the JSON of an
+#: API that answers a stream request whole. A missing header says nothing wrong.
+_STREAM_TYPES = ("text/event-stream", "application/json", "application/x-ndjson",
+                 "application/jsonl", "application/stream+json")
+
+
+def streams(content_type: str | None) -> bool:
+    """Whether a successful answer of this content type can be a stream: not an HTML
+    page (a captive portal, a proxy's login page), not plain text."""
+    if not content_type:
+        return True
+    media = content_type.split(";", 1)[0].strip().lower()
+    return media in _STREAM_TYPES or media.endswith("+json")
 
 
 def _header_value(headers: Any, name: str) -> str | None:

@@ -67,6 +67,31 @@ def test_a_429_is_retried_and_the_failure_stays_in_the_file_not_the_context(tmp_
     assert [m.get("stopReason") for m in stored] == [None, "error", "stop"]
 
 
+def test_a_retry_after_beyond_max_retry_delay_ends_the_run_at_once_naming_the_wait(tmp_path):
+    script = [Reply(error="429 rate limited", failure=Failure("retryable", 429, retry_after_ms=3_600_000)),
+              Reply(text="unused")]
+    harness, provider, events = make(tmp_path, script)
+    run(harness.prompt("hi"))
+    assert len(provider.requests) == 1 and not events.of("auto_retry_start")
+    error = harness.messages[-1].error_message
+    assert error.startswith("429 rate limited (429: the server asked to wait 3600 s")
+    assert "retry.provider.maxRetryDelayMs (60 s)" in error
+
+
+def test_max_retry_delay_zero_lifts_the_cap_on_the_servers_wait(tmp_path):
+    script = [Reply(error="429 rate limited", failure=Failure("retryable", 429, retry_after_ms=20)),
+              Reply(text="waited as asked")]
+    capped, provider, _ = make(tmp_path / "capped", list(script),
+                               settings={"retry": {"provider": {"maxRetryDelayMs": 10}}})
+    run(capped.prompt("hi"))
+    assert len(provider.requests) == 1 and "wait 0.02 s" in capped.messages[-1].error_message
+    lifted, provider, events = make(tmp_path / "lifted", list(script),
+                                    settings={"retry": {"provider": {"maxRetryDelayMs": 0}}})
+    run(lifted.prompt("hi"))
+    assert lifted.messages[-1].text == "waited as asked"
+    assert events.of("auto_retry_start")[0].delay_ms == 20
+
+
 def test_a_500_that_outlasts_the_retries_ends_with_the_error(tmp_path):
     fails = [Reply(error=f"500 internal error (request {n})", failure=Failure("retryable", 500)) for n in range(4)]
     harness, provider, events = make(tmp_path, [*fails, Reply(text="unused")])

@@ -245,6 +245,45 @@ def test_retry_after_is_honoured(llm_server, api):
     assert (second.failure.kind, second.failure.retry_after_ms) == ("retryable", 1500)
 
 
+def test_a_retry_after_beyond_max_retry_delay_is_not_sent_again_and_names_the_wait(llm_server, api):
+    llm_server.push(Reply(status=429, error="Rate limit reached", headers={"retry-after": "3600"}),
+                    Reply(text="never asked for"))
+    options = StreamOptions(api_key="test-key", max_retries=2)  # the provider would retry
+    message = run(collect(llm_server.model(api), context(), options))[1]
+    assert len(llm_server.requests) == 1
+    assert message.failure.kind == "other"  # the harness does not retry it either
+    assert (message.failure.status, message.failure.retry_after_ms) == (429, 3_600_000)
+    assert "429" in message.error_message and "Rate limit reached" in message.error_message
+    assert "asked to wait 3600 s" in message.error_message
+    assert "retry.provider.maxRetryDelayMs (60 s)" in message.error_message
+
+
+def test_max_retry_delay_is_the_setting_and_a_shorter_wait_is_still_honoured(llm_server, api):
+    llm_server.push(Reply(status=503, error="busy", headers={"retry-after": "0.01"}), Reply(text="ok"),
+                    Reply(status=503, error="busy", headers={"retry-after": "0.02"}))
+    first = run(collect(llm_server.model(api), context(),
+                        StreamOptions(api_key="k", max_retries=2, max_retry_delay_ms=15)))[1]
+    assert first.text == "ok" and len(llm_server.requests) == 2
+    second = run(collect(llm_server.model(api), context(),
+                         StreamOptions(api_key="k", max_retries=2, max_retry_delay_ms=15)))[1]
+    assert len(llm_server.requests) == 3 and "asked to wait 0.02 s" in second.error_message
+
+
+@pytest.mark.parametrize("content_type", ["text/html; charset=utf-8", "text/plain"])
+def test_a_200_that_is_not_a_stream_ends_at_once_naming_its_content_type_and_body(llm_server, api,
+                                                                                   content_type):
+    page = "<!DOCTYPE html><html><head><title>Hotel Wi-Fi: log in</title></head><body>" + "x" * 400
+    llm_server.push(Reply(raw=page, content_type=content_type), Reply(text="never asked for"))
+    events, message = run(collect(llm_server.model(api, provider="acme"), context(),
+                                  StreamOptions(api_key="test-key", max_retries=2)))
+    assert [e.type for e in events] == ["error"] and len(llm_server.requests) == 1
+    assert message.failure.kind == "other" and message.failure.status == 200
+    assert "acme/test-model" in message.error_message
+    assert content_type in message.error_message
+    assert "Hotel Wi-Fi: log in" in message.error_message
+    assert page[:200] in message.error_message and page[:201] not in message.error_message
+
+
 @pytest.mark.parametrize("api_message", [
     (ANTHROPIC, "prompt is too long: 213462 tokens > 200000 maximum"),
     (COMPLETIONS, "This model's maximum context length is 8192 tokens. However, you requested 9000 tokens"),

@@ -22,7 +22,8 @@ in for one) and streams it in the wire format of the endpoint it came to:
 A reply can also fail: an HTTP error with the API's own error body and headers
 (``status``, ``error``, ``headers={"retry-after": "2"}``), an error event inside the
 stream (``error`` with status 200), a connection dropped after some events
-(``disconnect_after``), a stream that ends early (``truncate_after``), or garbage bytes.
+(``disconnect_after``), a stream that ends early (``truncate_after``), garbage bytes, or
+any body under another content type (``raw`` with ``content_type="text/html"``).
 The bytes can be written in pieces (``chunk_size``, or ``random_chunks=seed`` for random
 sizes down to one byte) with a ``delay`` between writes; a client that goes away is
 noticed and recorded in ``disconnects``. A reply can also stop after ``hold_after``
@@ -83,6 +84,8 @@ class Reply:
     garbage: bytes | None = None
     #: Exact event-stream text to send instead of rendering the reply.
     raw: str | None = None
+    #: The content type of a 200 answer (``text/html`` for a captive portal's page).
+    content_type: str = "text/event-stream"
     # -- transport
     chunk_size: int | None = None
     random_chunks: int | None = None
@@ -569,7 +572,7 @@ class _Handler(BaseHTTPRequestHandler):
             writes = [p.encode("latin-1" if garbage else "utf-8") for p in pieces]
         try:
             self.send_response(200)
-            self.send_header("content-type", "text/event-stream")
+            self.send_header("content-type", reply.content_type)
             self.send_header("cache-control", "no-cache")
             self.send_header("transfer-encoding", "chunked")
             for name, value in reply.headers.items():
