@@ -14,11 +14,15 @@ from typing import Any, Mapping
 _command_cache: dict[str, str | None] = {}
 
 
-def resolve_config_value(value: str, env: Mapping[str, str] | None = None) -> str | None:
-    """``!command`` → its trimmed output (run once per process); the name of a set
-    environment variable → its value; anything else → itself."""
+def resolve_config_value(value: str, env: Mapping[str, str] | None = None, *,
+                         run: bool = True) -> str | None:
+    """``!command`` → its trimmed output (run once per process; with ``run`` false only
+    an output already known); the name of a set environment variable → its value;
+    anything else → itself."""
     env = os.environ if env is None else env
     if value.startswith("!"):
+        if value not in _command_cache and not run:
+            return None
         if value not in _command_cache:
             import subprocess
 
@@ -87,6 +91,26 @@ class AuthStorage:
             return None
         key = entry.get("key")
         return resolve_config_value(key, env) if isinstance(key, str) and key else None
+
+    def held(self, env: Mapping[str, str] | None = None) -> list[tuple[str, str, str | None]]:
+        """(provider, key, the variable it came from or None) of every key stored here
+        that is known without running a command (for redaction)."""
+        env = os.environ if env is None else env
+        found = []
+        for provider, entry in self._data.items():
+            if not isinstance(entry, dict):
+                continue
+            for field in ("key", "access", "refresh"):
+                value = entry.get(field)
+                if not isinstance(value, str) or not value:
+                    continue
+                if field == "key":
+                    resolved = resolve_config_value(value, env, run=False)
+                    if resolved:
+                        found.append((provider, resolved, value if env.get(value) else None))
+                else:
+                    found.append((provider, value, None))
+        return found
 
     def set_api_key(self, provider: str, key: str) -> None:
         self.reload()

@@ -9,6 +9,7 @@ LOAD_ORDER = (
     "app_messages",
     "local_environment",
     "tools",
+    "keys",
     "subagents",
     "openai_completions",
     "openai_responses",

@@ -24,6 +24,7 @@ from typing import Any, Iterable, Mapping
 import attrs
 from attrs import define
 
+from pi_core.app import keys
 from pi_core.app.auth import AuthStorage, resolve_config_value
 from pi_core.app.models_json import ProviderConfig, load_models_json, models_from_config
 from pi_core.protocol.model import Model
@@ -69,6 +70,7 @@ class ModelRegistry:
         #: Keys (``provider/id``) of the models found on servers by ``discover_models``.
         self.local: set[str] = set()
         self.refresh()
+        keys.watch(self)  # its keys are redacted and kept out of commands while it lives
 
     @classmethod
     async def from_plugins(cls, plugins: Any, ctx: Any = None, **kwargs: Any) -> "ModelRegistry":
@@ -150,6 +152,35 @@ class ModelRegistry:
         if (self._settings.get(model.provider) or ProviderConfig()).api_key:
             return "models.json"
         return None
+
+    def key_variables(self) -> set[str]:
+        """The environment variables that hold, or would hold, a provider's key: each
+        model's ``<PROVIDER>_API_KEY`` (or ``api_key_env``), and the variables auth.json
+        and models.json name as a key. Commands never see them (:mod:`pi_core.app.keys`)."""
+        names = {self.env_var(m) for m in self.models}
+        named = [entry.get("key") for entry in self.auth._data.values() if isinstance(entry, dict)]
+        named += [config.api_key for config in self._settings.values()]
+        names.update(v for v in named if isinstance(v, str) and v and not v.startswith("!")
+                     and self.env.get(v))
+        return names
+
+    def held_keys(self) -> list[tuple[str, str]]:
+        """(key, whose) of every key this registry holds without running a command:
+        ``--api-key`` and auth.json by provider, the environment by variable, models.json
+        by its variable or provider. For redaction (:mod:`pi_core.app.keys`)."""
+        found = [(key, provider) for provider, key in self._runtime_keys.items() if key]
+        for provider, key, variable in self.auth.held(self.env):
+            found.append((key, variable or provider))
+        for variable in sorted(self.key_variables()):
+            value = self.env.get(variable)
+            if value:
+                found.append((value, variable))
+        for provider, config in self._settings.items():
+            if config.api_key:
+                value = resolve_config_value(config.api_key, self.env, run=False)
+                if value:
+                    found.append((value, config.api_key if self.env.get(config.api_key) else provider))
+        return found
 
     def has_auth(self, model: Model) -> bool:
         """A key is configured, or none is needed: a provider of models.json's own, a

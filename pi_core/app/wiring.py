@@ -265,6 +265,9 @@ async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None) ->
     cwd = cwd or os.getcwd()
     home = agent_dir()
     settings = Settings.load(cwd, home)
+    from pi_core.app.keys import tool_environment
+
+    settings.problems.extend(tool_environment(settings)[2])
     for problem in settings.problems:
         print(f"warning: {problem}", file=sys.stderr)
     extension_paths = list(args.extensions)  # settings `extensions` load with discovery

@@ -138,7 +138,21 @@ class LocalEnvironment(ExecutionEnvironment):
         env: dict[str, str] | None = None,
         merge_stderr: bool = True,
     ) -> Process:
+        """Start ``argv``. Without ``env`` it gets this process's environment less the
+        keys (:func:`command_environment`): every command of every path (the bash tool,
+        ``!cmd``, ``ctx.exec``, grep's ripgrep, a sandbox built on this class) starts here.
+        An ``env`` given is used as it is: its caller chose it."""
+        if env is None:
+            env = self.command_environment()
         return await LocalProcess.start(argv, cwd or self.cwd, env, merge_stderr, self.owner)
+
+    def command_environment(self) -> dict[str, str]:
+        """The environment commands start with: this process's without the variables
+        holding keys, as the owner's ``toolEnvironment`` setting says
+        (:mod:`pi_core.app.keys`)."""
+        from pi_core.app.keys import command_environment
+
+        return command_environment(os.environ, getattr(self.owner, "settings", None))
 
     async def open_output_file(self, prefix: str) -> OutputSink:
         return LocalOutputFile(prefix)

@@ -4,11 +4,13 @@
 (enough for the last 2,000 lines or 50 KB that the model is shown), counts lines and
 bytes, and once the output outgrows the budget it writes all of it, from the first byte,
 to a temporary file through the execution environment, so nothing is lost and memory
-stays flat however much a command prints.
+stays flat however much a command prints. What it shows has the keys pi holds
+redacted (:func:`pi_core.app.keys.redact`); the file keeps the bytes as they came.
 """
 
 from __future__ import annotations
 
+from pi_core.app.keys import redact
 from pi_plugins.tools.environment import ExecutionEnvironment, OutputSink
 from pi_plugins.tools.truncation import MAX_BYTES, MAX_LINES, Truncation, truncate_tail
 
@@ -88,7 +90,7 @@ class OutputCollector:
                 while start < len(tail) and tail[start] & 0xC0 == 0x80:
                     start += 1
                 tail = tail[start:]
-        text = tail.decode("utf-8", "replace")
+        text = redact(tail.decode("utf-8", "replace"))  # no key reaches the model or a log
         cut = truncate_tail(text, self.max_lines, self.max_bytes)
         if not self.over_budget:
             return cut

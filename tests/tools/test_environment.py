@@ -190,3 +190,27 @@ def test_without_a_plugin_the_tools_use_the_harness_working_directory(ws):
     plugins.register(pi_plugins.tools)
     _, results = run_agent(plugins, [Reply(tool_calls=[("read", {"path": "here.txt"})]), Reply(text="ok")], cwd=str(ws))
     assert text_of(results[0]) == "local\n"
+
+
+# ---------------------------------------------------------------- keys (issue 31)
+
+
+def test_every_command_starts_without_the_key_variables_and_their_values_are_redacted(tmp_path, monkeypatch):
+    import asyncio
+    from types import SimpleNamespace
+
+    from pi_core.app.settings import Settings
+    from pi_plugins.tools.environment import LocalEnvironment
+
+    monkeypatch.setenv("Some_Api_Key", "value-of-the-api-key")  # the patterns ignore case
+    monkeypatch.setenv("GH_TOKEN", "ghp_0123456789")
+    monkeypatch.setenv("HARMLESS", "stays-here")
+    monkeypatch.setenv("TOKENIZERS_PARALLELISM", "false")  # short: left in ordinary text
+    owner = SimpleNamespace(settings=Settings({"toolEnvironment": {"include": ["GH_*"]}}))
+    env = LocalEnvironment(str(tmp_path), owner=owner)
+    result = asyncio.run(env.run("env | sort; echo false; printenv GH_TOKEN", merge_stderr=False))
+    names = {line.split("=", 1)[0] for line in result.output.splitlines() if "=" in line}
+    assert "HARMLESS" in names and "GH_TOKEN" in names
+    assert not names & {"Some_Api_Key", "TOKENIZERS_PARALLELISM"}
+    assert result.output.endswith("false\n[redacted: GH_TOKEN]\n")
+    assert "ghp_0123456789" not in result.output
