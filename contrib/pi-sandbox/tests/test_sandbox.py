@@ -231,6 +231,21 @@ def test_the_users_shell_command_runs_in_the_sandbox_too(workspace, elsewhere):
 
 
 @needs_bwrap
+def test_sandboxed_commands_see_neither_the_key_variables_nor_auth_json(workspace, elsewhere, monkeypatch):
+    agent = elsewhere / "agent"  # outside /tmp, which is the sandbox's own
+    agent.mkdir()
+    (agent / "auth.json").write_text(json.dumps({"acme": {"type": "api_key", "key": "acme-key-0123456789"}}))
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(agent))
+    monkeypatch.setenv("ACME_API_KEY", "env-key-0123456789")
+    monkeypatch.setenv("PLAIN_VALUE", "shown-as-is")
+    harness, _ = harness_for(workspace, [])
+    message = run(harness.run_bash(f"env; echo auth: $(wc -c < {agent}/auth.json)"))
+    assert "PLAIN_VALUE=shown-as-is" in message.output and "ACME_API_KEY" not in message.output
+    assert "auth: 0" in message.output
+    assert "0123456789" not in message.output
+
+
+@needs_bwrap
 def test_an_aborted_sandboxed_command_leaves_no_process(workspace):
     mark = uuid.uuid4().hex
     env = SandboxEnvironment(str(workspace))

@@ -8,7 +8,9 @@ Every command (the bash tool, ``!cmd``, ``ctx.exec``, grep's ripgrep) runs as::
           --bind WORKSPACE WORKSPACE [--bind EXTRA EXTRA …] --chdir CWD -- COMMAND
 
 so the whole filesystem is read-only but for the workspace (and the extra writable paths
-the settings name), ``/tmp`` is private, and without ``network: true`` the
+the settings name), pi's ``auth.json`` reads as empty (an empty file bound over it), the
+environment holds no keys (as every command's: :mod:`pi_core.app.keys`, ``toolEnvironment``
+included), ``/tmp`` is private, and without ``network: true`` the
 command has a network namespace of its own (a loopback with nothing listening: no
 connection anywhere, not even to this machine's local ports). Its processes live in a
 pid namespace of their own, which dies with the sandbox.
@@ -103,6 +105,23 @@ def release_session_tmp(owner: Any) -> None:
     shutil.rmtree(folder, onerror=writable_then_retry)
 
 
+_EMPTY: list[str] = []
+
+
+def empty_file() -> str:
+    """An empty regular file of the host, to bind over what must read as empty (a
+    device node such as /dev/null is refused where the filesystem is mounted nodev)."""
+    if not _EMPTY or not os.path.isfile(_EMPTY[0]):
+        fd, path = tempfile.mkstemp(prefix="pi-sandbox-empty-")
+        os.close(fd)
+        os.chmod(path, 0o444)
+        _EMPTY[:] = [path]
+        import atexit
+
+        atexit.register(lambda: os.path.exists(path) and os.unlink(path))
+    return _EMPTY[0]
+
+
 class SandboxEnvironment(LocalEnvironment):
     """:class:`LocalEnvironment` with every command in bubblewrap and every file path
     checked against the workspace."""
@@ -177,7 +196,18 @@ class SandboxEnvironment(LocalEnvironment):
         for root in (self.workspace, *self.writable):
             if os.path.exists(root):
                 line += ["--bind", root, root]
+        auth = self.auth_file()
+        if auth is not None:  # where pi keeps keys reads as empty inside
+            line += ["--ro-bind", empty_file(), auth]
         return [*line, "--chdir", cwd, "--", *argv]
+
+    def auth_file(self) -> str | None:
+        """pi's ``auth.json`` (of the owner's agent dir), when there is one."""
+        from pi_core.paths import agent_dir
+
+        folder = getattr(self.owner, "agent_dir", None) or agent_dir()
+        path = os.path.realpath(os.path.join(str(folder), "auth.json"))
+        return path if os.path.isfile(path) else None
 
     async def spawn(self, argv: list[str], *, cwd: str | None = None,
                     env: dict[str, str] | None = None, merge_stderr: bool = True) -> Process:
