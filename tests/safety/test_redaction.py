@@ -54,3 +54,17 @@ def test_the_plugin_redacts_text_and_details_and_keeps_what_has_no_key(monkeypat
     assert result.content[0].text == "got s3cr3t-value-99"  # a copy: the original is not changed
     clean = ToolResult(content=[TextContent("nothing to hide")], details={"n": 1})
     assert keys_plugin.after_tool_call(result=clean, event=None, ctx=None) is None
+
+
+def test_ctx_exec_starts_without_the_keys_and_shows_none(tmp_path, monkeypatch):
+    import asyncio
+
+    from support.harnesses import make
+
+    monkeypatch.setenv("PLUGIN_SECRET", "plugin-secret-value-1")
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work" / "leak.txt").write_text("plugin-secret-value-1")
+    harness, *_ = make(tmp_path, [])
+    result = asyncio.run(harness.ctx.exec("env; cat leak.txt", cwd=str(tmp_path / "work")))
+    assert "PLUGIN_SECRET=" not in result.stdout and "PATH=" in result.stdout
+    assert result.stdout.endswith("[redacted: PLUGIN_SECRET]")

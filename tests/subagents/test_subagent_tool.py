@@ -227,3 +227,28 @@ def test_a_definition_naming_a_model_that_is_not_available_fails_that_child_clea
     assert big["status"] == "failed" and "model 'acme/huge' is not among the available models" in big["error"]
     assert easy["text"] == "answer: easy"
     assert [first_user_text(r) for r in router.child_requests] == ["easy"]
+
+
+def test_a_childs_commands_start_without_the_keys_and_show_none(tmp_path, server, agent_home, monkeypatch):
+    monkeypatch.setenv("ACME_API_KEY", "acme-key-for-the-child-0001")
+    monkeypatch.setenv("VISIBLE_TO_CHILD", "yes-visible")
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work" / "leak.txt").write_text("acme-key-for-the-child-0001\n")
+    server.push(Reply(tool_calls=[("subagent", {"tasks": [{"task": "look around"}]})]),
+                Reply(tool_calls=[("bash", {"command": "env; cat leak.txt"})]),
+                Reply(text="child done"), Reply(text="parent done"))
+
+    async def scenario():
+        harness, _ = await parent_harness(tmp_path, server, settings={"subagents": {"enabled": True}},
+                                          tools=("bash", "subagent"))
+        await harness.prompt("PARENT")
+        await harness.close()
+        return harness
+
+    harness = asyncio.run(scenario())
+    assert harness.messages[-1].text == "parent done"
+    [child_session] = [p for p in (tmp_path / "sessions").iterdir() if p != harness.session.file]
+    child = child_session.read_text()
+    assert "VISIBLE_TO_CHILD=yes-visible" in child and "ACME_API_KEY=" not in child
+    assert "[redacted: ACME_API_KEY]" in child
+    assert "acme-key-for-the-child-0001" not in child + harness.session.file.read_text()
