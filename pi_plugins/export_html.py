@@ -128,7 +128,7 @@ def export_html(source: str | os.PathLike | Session, output: str | os.PathLike |
         if session.file is not None and _same_file(target, session.file):
             raise ExportError(f"{target}: this is the session file itself; "
                               "choose another output file")
-        page = _Page(session).chunks()
+        page = _redacted(_Page(session).chunks())
     finally:
         if session is not source:
             session.close()
@@ -138,7 +138,17 @@ def export_html(source: str | os.PathLike | Session, output: str | os.PathLike |
 
 def render_page(session: Session) -> str:
     """The whole HTML page of ``session``, as a string."""
-    return "".join(_Page(session).chunks())
+    return "".join(_redacted(_Page(session).chunks()))
+
+
+def _redacted(chunks: list[str]) -> list[str]:
+    """The page with the keys pi holds redacted (:mod:`pi_core.app.keys`): tool output
+    is redacted before it is stored, but a session recorded before that, or by another
+    program, may still hold a key."""
+    from pi_core.app.keys import held_keys, redact
+
+    keys = held_keys()
+    return [redact(chunk, keys) for chunk in chunks] if keys else chunks
 
 
 # ---------------------------------------------------------------- files

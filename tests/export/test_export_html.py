@@ -370,3 +370,13 @@ def test_a_directory_as_source_or_output_is_a_clear_error(tmp_path):
         export_html(tmp_path, tmp_path / "x.html")
     with pytest.raises(ExportError, match="is a directory; give a file name"):
         export_html(fixture("chat-openai.jsonl"), tmp_path)
+
+
+def test_a_key_stored_in_an_older_session_is_redacted_from_the_export(tmp_path, monkeypatch):
+    monkeypatch.setenv("LEGACY_API_KEY", "sk-legacy-0123456789")
+    session = Session.create("/work/project", tmp_path)
+    session.append_message(UserMessage(content=[TextContent("my key is sk-legacy-0123456789")]))
+    session.append_message(assistant(TextContent("noted: sk-legacy-0123456789")))
+    html = export_html(session, tmp_path / "page.html").read_text(encoding="utf-8")
+    assert "sk-legacy-0123456789" not in html and "[redacted: LEGACY_API_KEY]" in html
+    assert "sk-legacy-0123456789" not in render_page(session)
