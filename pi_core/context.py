@@ -3,7 +3,8 @@
 The core's context covers the agent loop (cwd, agent dir, settings, this run's resource
 options, ui, event bus, model, tools, abort, idle state, sending messages);
 :class:`HarnessContext` adds the session and the harness's operations; the app's
-(:class:`pi_core.app.agent_session.AgentSessionContext`) adds session control and processes.
+(:class:`pi_core.app.agent_session.AgentSessionContext`) adds compaction, summaries, tree
+navigation, session control and processes.
 """
 
 from __future__ import annotations
@@ -132,8 +133,8 @@ class PluginContext:
 
 class HarnessContext(PluginContext):
     """``ctx`` once a harness runs: the core's context plus the session and the
-    harness's operations (compact, model and thinking level, entries, names, labels,
-    tree navigation, tools at run time)."""
+    harness's operations (model and thinking level, entries, names, labels, tools at
+    run time)."""
 
     harness: "Harness"
 
@@ -173,15 +174,12 @@ class HarnessContext(PluginContext):
             message = attrs.evolve(message, display=display)
         self.harness.send(message, deliver_as=deliver_as, trigger_turn=trigger_turn, as_prompt=False)
 
-    # ------------------------------------------------ waiting and the tree (from commands)
+    # ------------------------------------------------ waiting (from commands)
 
     async def wait_for_idle(self) -> SessionControl:
         """Wait until the agent (and any run a plugin started) has finished."""
         await self.harness.wait_for_idle()
         return SessionControl(cancelled=False)
-
-    async def navigate_tree(self, entry_id: str | None, summarize: bool = False) -> SessionControl:
-        return SessionControl(cancelled=not await self.harness.navigate_tree(entry_id, summarize=summarize))
 
     # ------------------------------------------------ tools at run time
 
@@ -205,10 +203,3 @@ class HarnessContext(PluginContext):
 
     async def set_thinking_level(self, level: str) -> None:
         await self.harness.set_thinking_level(level)
-
-    async def compact(self, instructions: str | None = None, *, reason: str = "manual"):
-        return await self.harness.compact(instructions, reason=reason)
-
-    async def summarize(self, system_prompt: str, text: str, max_tokens: int) -> str:
-        return await self.harness.summarize(system_prompt, text, max_tokens)
-

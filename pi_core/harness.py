@@ -3,12 +3,11 @@
 It takes a prompt through the ``input`` chain, then ``before_agent_start`` (which builds
 the system prompt), then the loop; it stores every finished message in the session and
 restores model, thinking level and context from it; it queues steering and follow-ups,
-including what plugins send; it recovers from failed requests (:mod:`pi_core.recovery`);
-it runs compaction and tree navigation through their decide hooks, so a plugin can
-cancel them or supply the summary. Plugins reach it through ``ctx``
-(:class:`~pi_core.context.HarnessContext`). The application's features on top (model
-cycling, stats, the user's ``!bash``, commands, switching sessions) are pi's
-AgentSession: :class:`pi_core.app.agent_session.AgentSession`.
+including what plugins send; it recovers from failed requests (:mod:`pi_core.recovery`). Plugins reach it through
+``ctx`` (:class:`~pi_core.context.HarnessContext`). The application's features on top
+(compaction, summaries and tree navigation, model cycling, stats, the user's ``!bash``,
+commands, switching sessions) are pi's AgentSession:
+:class:`pi_core.app.agent_session.AgentSession`.
 """
 
 from __future__ import annotations
@@ -18,24 +17,16 @@ import inspect
 import logging
 from typing import Any, Callable, Iterable
 
-import attrs
-
 from pi_core.context import HarnessContext
 from pi_core.loop import Agent, AgentBusyError, user_message
 from pi_core.protocol.events import (
     BeforeAgentStartEvent,
-    BeforeCompactEvent,
-    BeforeTreeEvent,
-    CompactionEnd,
     CompactionResult,
-    CompactionStart,
     InputEvent,
     ModelSelect,
     QueueUpdate,
-    SessionCompactEvent,
     SessionShutdown,
     SessionStart,
-    SessionTreeEvent,
     ThinkingLevelChanged,
     ThinkingLevelSelect,
 )
@@ -45,13 +36,11 @@ from pi_core.protocol.messages import (
     CompactionSummaryMessage,
     CustomMessage,
     ImageContent,
-    TextContent,
     UserMessage,
     text_of,
 )
 from pi_core.protocol.model import Model, is_unknown
-from pi_core.protocol.provider import THINKING_LEVELS, LlmContext, StreamOptions, complete
-from pi_core.protocol.signal import AbortSignal
+from pi_core.protocol.provider import THINKING_LEVELS
 from pi_core.recovery import RetryPolicy, with_recovery
 
 log = logging.getLogger("pi.harness")
@@ -59,10 +48,6 @@ log = logging.getLogger("pi.harness")
 
 class MissingAuthError(RuntimeError):
     """No model, or no key for the model: the prompt stops before any request."""
-
-
-class SummaryError(RuntimeError):
-    """The model could not write a summary (its error is in the message)."""
 
 
 class Harness:
@@ -119,10 +104,7 @@ class Harness:
         self.agent.thinking_level = self.clamp_thinking_level(self.agent.thinking_level)
         self._explicit_model = model_is_explicit
         self._explicit_thinking = thinking_level is not None
-        self.auto_compaction = bool(settings.get("compaction.enabled", True))
         self.retry = RetryPolicy(settings)
-        self._summary_signal: AbortSignal | None = None
-        self.is_compacting = False
         self._started = False
         self._prompting = False
         self._published_queue: tuple[list[str], list[str]] = ([], [])
@@ -318,10 +300,8 @@ class Harness:
         return cleared
 
     def abort(self) -> None:
-        """Stop whatever runs: the stream, the tools, a retry wait, a summary."""
+        """Stop whatever runs: the stream, the tools, a retry wait."""
         self.abort_retry()
-        if self._summary_signal is not None:
-            self._summary_signal.abort()
         self.agent.abort()
 
     def abort_retry(self) -> None:
@@ -518,133 +498,17 @@ class Harness:
                 return candidate
         return available[0]
 
-    # ------------------------------------------------------------ summaries
+    # ------------------------------------------------------------ compaction
 
-    async def summarize(self, system_prompt: str, text: str, max_tokens: int) -> str:
-        """One request to the current model for a summary; raises :class:`SummaryError`."""
-        model = self.agent.model
-        provider = (self.agent.providers or {}).get(model.api)
-        if provider is None:
-            raise SummaryError(f"no provider for api {model.api!r}")
-        signal = self._summary_signal or AbortSignal()
-        context = LlmContext(system_prompt=system_prompt,
-                             messages=[UserMessage(content=[TextContent(text)])])
-        options = StreamOptions(signal=signal, api_key=await self.agent._api_key(model),
-                                max_tokens=max_tokens,
-                                thinking_level=self.thinking_level if model.reasoning else "off")
-        message = await complete(provider, model, context, options)
-        if message.stop_reason in ("error", "aborted"):
-            raise SummaryError(message.error_message or "the summary request failed")
-        return message.text
+    #: The core compacts nothing, so an overflow ends the run; the app's AgentSession
+    #: sets this from ``compaction.enabled``.
+    auto_compaction = False
 
     async def compact(self, instructions: str | None = None, *, reason: str = "manual",
                       will_retry: bool = False) -> CompactionResult | None:
-        """Compact the branch: ``session_before_compact`` decides (cancel, a plugin's own
-        summary, or the built-in summariser's); the entry is appended and the context
-        rebuilt. Returns the result, or None when cancelled, failed or nothing to do."""
-        await self.emit(CompactionStart(reason=reason))
-        self.is_compacting = True
-        from pi_core.compaction_plan import prepare_compaction, to_event
-        from pi_core.tokens import fit_budget
-
-        settings = self.ctx.settings
-        entries = self.session.path()
-        window = self.model.context_window
-        keep = fit_budget(int(settings.get("compaction.keepRecentTokens", 20000)), window)
-        event = BeforeCompactEvent(
-            reason=reason, entries=entries, instructions=instructions,
-            reserve_tokens=fit_budget(int(settings.get("compaction.reserveTokens", 16384)), window),
-            keep_recent_tokens=keep,
-            preparation=to_event(prepare_compaction(
-                entries, keep, context=list(self.agent.messages), tools=self.agent.tools or ())),
-        )
-        self._summary_signal = AbortSignal()
-        result, error = None, None
-        try:
-            decision = await self.plugins.call("session_before_compact", event=event, ctx=self.ctx)
-            if decision is None:
-                error = (("Already compacted" if entries else "Nothing to compact (session too small)")
-                         if event.preparation is None else "no compaction plugin is loaded")
-            elif decision.cancel:
-                self.is_compacting = False
-                await self.emit(CompactionEnd(reason=reason, aborted=True))
-                return None
-            else:
-                result = decision.result or (await decision.generate() if decision.generate else None)
-            if result is not None:
-                from pi_core.protocol.results import compaction_result
-
-                result = _fill_from_plan(compaction_result(result), event.preparation)
-                entry = self.session.append_compaction(
-                    result.summary, result.first_kept_entry_id, result.tokens_before,
-                    result.details, from_hook=decision.from_hook)
-                self.agent.messages = list(self.session.build_context().messages)
-                await self.notify(SessionCompactEvent(entry=entry, from_hook=bool(entry.from_hook)))
-        except Exception as exc:
-            error = str(exc) or type(exc).__name__
-            log.warning("compaction failed: %s", error)
-            result = None
-        aborted = self._summary_signal.aborted
-        self._summary_signal = None
-        self.is_compacting = False
-        await self.emit(CompactionEnd(reason=reason, result=result, aborted=aborted,
-                                      will_retry=will_retry and result is not None, error_message=error))
-        return result
-
-    # ------------------------------------------------------------ the tree
-
-    async def navigate_tree(self, target_id: str | None, *, summarize: bool = False,
-                            instructions: str | None = None) -> bool:
-        """Move the leaf to ``target_id``; with ``summarize``, hang a summary of the
-        branch left behind where the new branch starts. False when a plugin cancelled."""
-        if self.agent.is_running:
-            raise AgentBusyError("wait for the agent to finish before moving in the tree")
-        old_leaf = self.session.leaf_id
-        target_path = {e.id for e in self.session.path(target_id)} if target_id else set()
-        left = []
-        for entry in reversed(self.session.path(old_leaf) if old_leaf else []):
-            if entry.id in target_path:
-                break
-            left.append(entry)
-        left.reverse()
-        event = BeforeTreeEvent(target_id=target_id, old_leaf_id=old_leaf, entries=left,
-                                summarize=summarize, instructions=instructions)
-        decision = await self.plugins.call("session_before_tree", event=event, ctx=self.ctx)
-        if decision is not None and decision.cancel:
-            return False
-        summary_entry = None
-        if summarize and left and decision is not None:
-            summary, details = decision.summary, decision.details
-            if summary is None and decision.generate is not None:
-                self._summary_signal = AbortSignal()
-                try:
-                    summary, details = await decision.generate()
-                finally:
-                    self._summary_signal = None
-            if summary:
-                summary_entry = self.session.branch_with_summary(
-                    target_id, summary, details, from_hook=bool(decision.from_hook))
-        if summary_entry is None:
-            if target_id is None:
-                self.session.reset_leaf()
-            else:
-                self.session.branch(target_id)
-        self.agent.messages = list(self.session.build_context().messages)
-        await self.notify(SessionTreeEvent(old_leaf_id=old_leaf, new_leaf_id=self.session.leaf_id,
-                                         summary_entry=summary_entry))
-        return True
-
-
-def _fill_from_plan(result: CompactionResult, plan: Any) -> CompactionResult:
-    """A plugin's summary may leave out where the kept part starts and the tokens
-    before: the plan's are used (there is no summary to keep without them)."""
-    if not result.first_kept_entry_id:
-        if plan is None:
-            raise ValueError("the summary names no firstKeptEntryId and there is no plan to take it from")
-        result = attrs.evolve(result, first_kept_entry_id=plan.first_kept_entry_id)
-    if not result.tokens_before and plan is not None:
-        result = attrs.evolve(result, tokens_before=plan.tokens_before)
-    return result
+        """What the overflow recovery calls. The core plans no compaction and returns
+        None; :class:`pi_core.app.agent_session.AgentSession` compacts."""
+        return None
 
 
 def _no_model_problem(model: Model) -> str | None:

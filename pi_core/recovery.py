@@ -3,7 +3,7 @@
 As pi does it: a retryable failure (429, 5xx, overloaded, connection lost) gets
 ``1 + retry.maxRetries`` attempts with exponential backoff from ``retry.baseDelayMs``,
 honouring retry-after, between ``auto_retry_start`` and ``auto_retry_end``; a context
-overflow compacts and retries once. The failed assistant message stays in the session
+overflow compacts and retries once (where the harness compacts: the app's AgentSession). The failed assistant message stays in the session
 file and leaves the context.
 
 One heuristic of ours, for a discovered local server only (``Model.discovered``): an

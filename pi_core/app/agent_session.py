@@ -1,15 +1,18 @@
 """pi's AgentSession: the core's harness plus what the application offers on top.
 
 The core (:class:`pi_core.harness.Harness`) joins loop, session and plugins; this class
-adds what the modes (interactive, rpc, acp, print) and the SDK use: model and
-thinking-level cycling, session stats and context use, the user's ``!cmd``, the slash
-commands of the plugins, workspace checkpoints, and leaving the session (new, resume,
-fork, clone, reload). Its ``ctx`` (:class:`AgentSessionContext`) gives plugins the
+adds what the modes (interactive, rpc, acp, print) and the SDK use: compaction (planned
+by :mod:`pi_core.app.compaction_plan`, decided by ``session_before_compact``), summaries
+by the current model, tree navigation with a branch summary, model and thinking-level
+cycling, session stats and context use, the user's ``!cmd``, the slash commands of the
+plugins, workspace checkpoints, and leaving the session (new, resume, fork, clone,
+reload). Its ``ctx`` (:class:`AgentSessionContext`) gives plugins the
 session control and processes of pi's ``ExtensionContext``.
 """
 
 from __future__ import annotations
 
+import logging
 from typing import Any, Callable
 
 import attrs
@@ -19,14 +22,35 @@ from pi_core.harness import Harness
 from pi_core.loop import AgentBusyError
 from pi_core.plugins import flag
 from pi_core.protocol.ctx import ExecResult, SessionControl
-from pi_core.protocol.events import ForkEvent, SessionShutdown, SessionStart, SwitchEvent, UserBashEvent
-from pi_core.protocol.messages import AssistantMessage, BashExecutionMessage, text_of
+from pi_core.protocol.events import (
+    BeforeCompactEvent,
+    BeforeTreeEvent,
+    CompactionEnd,
+    CompactionResult,
+    CompactionStart,
+    ForkEvent,
+    SessionCompactEvent,
+    SessionShutdown,
+    SessionStart,
+    SessionTreeEvent,
+    SwitchEvent,
+    UserBashEvent,
+)
+from pi_core.protocol.messages import AssistantMessage, BashExecutionMessage, TextContent, UserMessage, text_of
 from pi_core.protocol.model import Model
+from pi_core.protocol.provider import LlmContext, StreamOptions, complete
 from pi_core.protocol.signal import AbortSignal
+
+log = logging.getLogger("pi.harness")
+
+
+class SummaryError(RuntimeError):
+    """The model could not write a summary (its error is in the message)."""
 
 
 class AgentSessionContext(HarnessContext):
-    """``ctx`` in the app: the harness's context plus session control and processes."""
+    """``ctx`` in the app: the harness's context plus compaction, summaries, session
+    control and processes."""
 
     harness: "AgentSession"
 
@@ -49,6 +73,15 @@ class AgentSessionContext(HarnessContext):
         await self.harness.reload()
         return SessionControl(cancelled=False)
 
+
+    async def compact(self, instructions: str | None = None, *, reason: str = "manual"):
+        return await self.harness.compact(instructions, reason=reason)
+
+    async def summarize(self, system_prompt: str, text: str, max_tokens: int) -> str:
+        return await self.harness.summarize(system_prompt, text, max_tokens)
+
+    async def navigate_tree(self, entry_id: str | None, summarize: bool = False) -> SessionControl:
+        return SessionControl(cancelled=not await self.harness.navigate_tree(entry_id, summarize=summarize))
 
     async def environment(self):
         """The execution environment commands run in (the ``execution_environment``
@@ -88,6 +121,9 @@ class AgentSession(Harness):
         self.scoped_models = list(scoped_models or [])
         self._bash_signal: AbortSignal | None = None
         self._pending_bash: list = []
+        self.auto_compaction = bool(self.ctx.settings.get("compaction.enabled", True))
+        self.is_compacting = False
+        self._summary_signal: AbortSignal | None = None
         #: Builds a fresh plugin manager for /reload (set by the app, which knows how
         #: its plugins were found); None: reload keeps the plugins, re-reads resources.
         self.plugin_loader: Callable[[], Any] | None = None
@@ -271,6 +307,128 @@ class AgentSession(Harness):
             self.agent.messages.append(message)
             self.session.append_message(message)
 
+    # ------------------------------------------------------------ summaries
+
+    def abort(self) -> None:
+        """Stop whatever runs, a summary included."""
+        if self._summary_signal is not None:
+            self._summary_signal.abort()
+        super().abort()
+
+    async def summarize(self, system_prompt: str, text: str, max_tokens: int) -> str:
+        """One request to the current model for a summary; raises :class:`SummaryError`."""
+        model = self.agent.model
+        provider = (self.agent.providers or {}).get(model.api)
+        if provider is None:
+            raise SummaryError(f"no provider for api {model.api!r}")
+        signal = self._summary_signal or AbortSignal()
+        context = LlmContext(system_prompt=system_prompt,
+                             messages=[UserMessage(content=[TextContent(text)])])
+        options = StreamOptions(signal=signal, api_key=await self.agent._api_key(model),
+                                max_tokens=max_tokens,
+                                thinking_level=self.thinking_level if model.reasoning else "off")
+        message = await complete(provider, model, context, options)
+        if message.stop_reason in ("error", "aborted"):
+            raise SummaryError(message.error_message or "the summary request failed")
+        return message.text
+
+    async def compact(self, instructions: str | None = None, *, reason: str = "manual",
+                      will_retry: bool = False) -> CompactionResult | None:
+        """Compact the branch: ``session_before_compact`` decides (cancel, a plugin's own
+        summary, or the built-in summariser's); the entry is appended and the context
+        rebuilt. Returns the result, or None when cancelled, failed or nothing to do."""
+        await self.emit(CompactionStart(reason=reason))
+        self.is_compacting = True
+        from pi_core.app.compaction_plan import prepare_compaction, to_event
+        from pi_core.tokens import fit_budget
+
+        settings = self.ctx.settings
+        entries = self.session.path()
+        window = self.model.context_window
+        keep = fit_budget(int(settings.get("compaction.keepRecentTokens", 20000)), window)
+        event = BeforeCompactEvent(
+            reason=reason, entries=entries, instructions=instructions,
+            reserve_tokens=fit_budget(int(settings.get("compaction.reserveTokens", 16384)), window),
+            keep_recent_tokens=keep,
+            preparation=to_event(prepare_compaction(
+                entries, keep, context=list(self.agent.messages), tools=self.agent.tools or ())),
+        )
+        self._summary_signal = AbortSignal()
+        result, error = None, None
+        try:
+            decision = await self.plugins.call("session_before_compact", event=event, ctx=self.ctx)
+            if decision is None:
+                error = (("Already compacted" if entries else "Nothing to compact (session too small)")
+                         if event.preparation is None else "no compaction plugin is loaded")
+            elif decision.cancel:
+                self.is_compacting = False
+                await self.emit(CompactionEnd(reason=reason, aborted=True))
+                return None
+            else:
+                result = decision.result or (await decision.generate() if decision.generate else None)
+            if result is not None:
+                from pi_core.protocol.results import compaction_result
+
+                result = _fill_from_plan(compaction_result(result), event.preparation)
+                entry = self.session.append_compaction(
+                    result.summary, result.first_kept_entry_id, result.tokens_before,
+                    result.details, from_hook=decision.from_hook)
+                self.agent.messages = list(self.session.build_context().messages)
+                await self.notify(SessionCompactEvent(entry=entry, from_hook=bool(entry.from_hook)))
+        except Exception as exc:
+            error = str(exc) or type(exc).__name__
+            log.warning("compaction failed: %s", error)
+            result = None
+        aborted = self._summary_signal.aborted
+        self._summary_signal = None
+        self.is_compacting = False
+        await self.emit(CompactionEnd(reason=reason, result=result, aborted=aborted,
+                                      will_retry=will_retry and result is not None, error_message=error))
+        return result
+
+    # ------------------------------------------------------------ the tree
+
+    async def navigate_tree(self, target_id: str | None, *, summarize: bool = False,
+                            instructions: str | None = None) -> bool:
+        """Move the leaf to ``target_id``; with ``summarize``, hang a summary of the
+        branch left behind where the new branch starts. False when a plugin cancelled."""
+        if self.agent.is_running:
+            raise AgentBusyError("wait for the agent to finish before moving in the tree")
+        old_leaf = self.session.leaf_id
+        target_path = {e.id for e in self.session.path(target_id)} if target_id else set()
+        left = []
+        for entry in reversed(self.session.path(old_leaf) if old_leaf else []):
+            if entry.id in target_path:
+                break
+            left.append(entry)
+        left.reverse()
+        event = BeforeTreeEvent(target_id=target_id, old_leaf_id=old_leaf, entries=left,
+                                summarize=summarize, instructions=instructions)
+        decision = await self.plugins.call("session_before_tree", event=event, ctx=self.ctx)
+        if decision is not None and decision.cancel:
+            return False
+        summary_entry = None
+        if summarize and left and decision is not None:
+            summary, details = decision.summary, decision.details
+            if summary is None and decision.generate is not None:
+                self._summary_signal = AbortSignal()
+                try:
+                    summary, details = await decision.generate()
+                finally:
+                    self._summary_signal = None
+            if summary:
+                summary_entry = self.session.branch_with_summary(
+                    target_id, summary, details, from_hook=bool(decision.from_hook))
+        if summary_entry is None:
+            if target_id is None:
+                self.session.reset_leaf()
+            else:
+                self.session.branch(target_id)
+        self.agent.messages = list(self.session.build_context().messages)
+        await self.notify(SessionTreeEvent(old_leaf_id=old_leaf, new_leaf_id=self.session.leaf_id,
+                                         summary_entry=summary_entry))
+        return True
+
     # ------------------------------------------------------------ cycling and stats
 
     async def cycle_model(self, step: int = 1) -> tuple[Model, str, bool] | None:
@@ -356,6 +514,18 @@ class AgentSession(Harness):
                 return {"tokens": None, "contextWindow": window, "percent": None}
         used = context_tokens(self.agent.messages)
         return {"tokens": used, "contextWindow": window, "percent": 100 * used / window}
+
+
+def _fill_from_plan(result: CompactionResult, plan: Any) -> CompactionResult:
+    """A plugin's summary may leave out where the kept part starts and the tokens
+    before: the plan's are used (there is no summary to keep without them)."""
+    if not result.first_kept_entry_id:
+        if plan is None:
+            raise ValueError("the summary names no firstKeptEntryId and there is no plan to take it from")
+        result = attrs.evolve(result, first_kept_entry_id=plan.first_kept_entry_id)
+    if not result.tokens_before and plan is not None:
+        result = attrs.evolve(result, tokens_before=plan.tokens_before)
+    return result
 
 
 def number_duplicates(commands: list) -> list:

@@ -10,7 +10,7 @@ older part of the branch and keep going.
   plugin later in load order that supplies its own summary (or cancels) costs nothing;
 - ``session_before_tree``: the same for branch summaries when moving in the tree.
 
-The harness runs manual (``/compact``) and overflow compactions through the same hook.
+The AgentSession runs manual (``/compact``) and overflow compactions through the same hook.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ import asyncio
 from pi_core.protocol.entries import CompactionEntry, MessageEntry, ModelChangeEntry
 from pi_core.protocol.messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
 from pi_plugins.compaction.prepare import branch_messages, find_cut, prepare_compaction
-from pi_core.compaction_plan import to_event
+from pi_core.app.compaction_plan import to_event
 from pi_plugins.compaction.summary import serialize, summarize_compaction
 from pi_core.tokens import context_tokens, estimate_method, estimate_tokens
 

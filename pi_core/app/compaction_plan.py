@@ -6,7 +6,7 @@ branch summary / custom_message entry), never at a tool result, which must stay 
 call. When the cut lands inside a turn (a single turn larger than the budget), the turn's
 prefix is summarised separately: a *split turn*. A repeated compaction starts where the
 previous one kept from, so what survived it is summarised again with its summary given
-as context. The harness plans before ``session_before_compact`` and hands the plan to
+as context. The AgentSession plans before ``session_before_compact`` and hands the plan to
 every plugin on the event (``event.preparation``), so a plugin's own summariser needs
 nothing from the built-in one.
 """
