@@ -340,7 +340,7 @@ class AgentSession(Harness):
         await self.emit(CompactionStart(reason=reason))
         self.is_compacting = True
         from pi_core.app.compaction_plan import prepare_compaction, to_event
-        from pi_core.tokens import fit_budget
+        from pi_core.app.tokens import fit_budget
 
         settings = self.ctx.settings
         entries = self.session.path()
@@ -495,7 +495,7 @@ class AgentSession(Harness):
         a compaction the count is unknown (null) until a model has answered again, as pi
         reports it."""
         from pi_core.protocol.entries import CompactionEntry
-        from pi_core.tokens import context_tokens, usage_tokens
+        from pi_core.app.tokens import context_tokens, usage_tokens
 
         window = self.model.context_window or 0
         if window <= 0:
