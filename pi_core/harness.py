@@ -3,10 +3,10 @@
 It takes a prompt through the ``input`` chain, then ``before_agent_start`` (which builds
 the system prompt), then the loop; it stores every finished message in the session and
 restores model, thinking level and context from it; it queues steering and follow-ups,
-including what plugins send; it recovers from failed requests (:mod:`pi_core.recovery`). Plugins reach it through
-``ctx`` (:class:`~pi_core.context.HarnessContext`). The application's features on top
-(compaction, summaries and tree navigation, model cycling, stats, the user's ``!bash``,
-commands, switching sessions) are pi's AgentSession:
+including what plugins send. Plugins reach it through ``ctx``
+(:class:`~pi_core.context.HarnessContext`). The application's features on top (retries
+and compaction, summaries and tree navigation, model cycling, stats, the user's
+``!bash``, commands, switching sessions) are pi's AgentSession:
 :class:`pi_core.app.agent_session.AgentSession`.
 """
 
@@ -21,7 +21,6 @@ from pi_core.context import HarnessContext
 from pi_core.loop import Agent, AgentBusyError, user_message
 from pi_core.protocol.events import (
     BeforeAgentStartEvent,
-    CompactionResult,
     InputEvent,
     ModelSelect,
     QueueUpdate,
@@ -41,7 +40,6 @@ from pi_core.protocol.messages import (
 )
 from pi_core.protocol.model import Model, is_unknown
 from pi_core.protocol.provider import THINKING_LEVELS
-from pi_core.recovery import RetryPolicy, with_recovery
 
 log = logging.getLogger("pi.harness")
 
@@ -104,7 +102,6 @@ class Harness:
         self.agent.thinking_level = self.clamp_thinking_level(self.agent.thinking_level)
         self._explicit_model = model_is_explicit
         self._explicit_thinking = thinking_level is not None
-        self.retry = RetryPolicy(settings)
         self._started = False
         self._prompting = False
         self._published_queue: tuple[list[str], list[str]] = ([], [])
@@ -190,7 +187,7 @@ class Harness:
         streaming_behavior: str | None = None,
         on_accepted: Callable[[], Any] | None = None,
     ) -> list[AgentMessage]:
-        """Run a prompt to its end (retries and overflow recovery included).
+        """Run a prompt to its end (with the app's retries and overflow recovery).
 
         As pi does: a ``/command`` with a handler runs at once (even while the agent
         runs); then the ``input`` chain (where skills and templates expand); while the
@@ -232,7 +229,7 @@ class Harness:
             later, self._next_turn = self._next_turn, []
             prompts = [user_message(start.prompt, start.images), *start.messages, *later]
             _call(on_accepted)
-            return await self._with_recovery(self.agent.prompt(prompts))
+            return await self._run(self.agent.prompt(prompts))
         finally:
             self._prompting = False
 
@@ -276,15 +273,12 @@ class Harness:
         return None
 
     async def continue_(self) -> list[AgentMessage]:
-        return await self._with_recovery(self.agent.continue_())
+        return await self._run(self.agent.continue_())
 
-    async def _with_recovery(self, run) -> list[AgentMessage]:
-        produced = await with_recovery(self, run)
-        self._run_ended()
-        return produced
-
-    def _run_ended(self) -> None:
-        """A run (with its retries) has ended: the app delivers what waited for it."""
+    async def _run(self, run) -> list[AgentMessage]:
+        """Await a run of the loop. The core stops at a failed request; the app's
+        AgentSession retries and compacts on an overflow, as pi's does."""
+        return list(await run)
 
     def steer(self, message: str | AgentMessage) -> None:
         self.agent.steer(message)
@@ -300,12 +294,8 @@ class Harness:
         return cleared
 
     def abort(self) -> None:
-        """Stop whatever runs: the stream, the tools, a retry wait."""
-        self.abort_retry()
+        """Stop whatever runs: the stream and the tools."""
         self.agent.abort()
-
-    def abort_retry(self) -> None:
-        self.retry.cancel()
 
     async def wait_for_idle(self) -> None:
         """Until the agent has finished, including runs plugins started while it was idle."""
@@ -362,7 +352,7 @@ class Harness:
     async def _deliver_idle(self, message: AgentMessage, trigger_turn: bool) -> None:
         await self.agent._deliver(message, [])
         if trigger_turn:
-            await self._with_recovery(self.agent.continue_())
+            await self._run(self.agent.continue_())
 
     def _start_background(self, run) -> None:
         try:
@@ -497,19 +487,6 @@ class Harness:
             if candidate in available:
                 return candidate
         return available[0]
-
-    # ------------------------------------------------------------ compaction
-
-    #: The core compacts nothing, so an overflow ends the run; the app's AgentSession
-    #: sets this from ``compaction.enabled``.
-    auto_compaction = False
-
-    async def compact(self, instructions: str | None = None, *, reason: str = "manual",
-                      will_retry: bool = False) -> CompactionResult | None:
-        """What the overflow recovery calls. The core plans no compaction and returns
-        None; :class:`pi_core.app.agent_session.AgentSession` compacts."""
-        return None
-
 
 def _no_model_problem(model: Model) -> str | None:
     if is_unknown(model):

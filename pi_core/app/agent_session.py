@@ -1,13 +1,14 @@
 """pi's AgentSession: the core's harness plus what the application offers on top.
 
 The core (:class:`pi_core.harness.Harness`) joins loop, session and plugins; this class
-adds what the modes (interactive, rpc, acp, print) and the SDK use: compaction (planned
-by :mod:`pi_core.app.compaction_plan`, decided by ``session_before_compact``), summaries
-by the current model, tree navigation with a branch summary, model and thinking-level
+adds what the modes (interactive, rpc, acp, print) and the SDK use: retries and overflow
+recovery (:mod:`pi_core.app.recovery`), compaction (planned by
+:mod:`pi_core.app.compaction_plan`, decided by ``session_before_compact``), summaries by
+the current model, tree navigation with a branch summary, model and thinking-level
 cycling, session stats and context use, the user's ``!cmd``, the slash commands of the
 plugins, workspace checkpoints, and leaving the session (new, resume, fork, clone,
-reload). Its ``ctx`` (:class:`AgentSessionContext`) gives plugins the
-session control and processes of pi's ``ExtensionContext``.
+reload). Its ``ctx`` (:class:`AgentSessionContext`) gives plugins the session control
+and processes of pi's ``ExtensionContext``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any, Callable
 
 import attrs
 
+from pi_core.app.recovery import RetryPolicy, with_recovery
 from pi_core.context import HarnessContext
 from pi_core.harness import Harness
 from pi_core.loop import AgentBusyError
@@ -122,11 +124,31 @@ class AgentSession(Harness):
         self._bash_signal: AbortSignal | None = None
         self._pending_bash: list = []
         self.auto_compaction = bool(self.ctx.settings.get("compaction.enabled", True))
+        self.retry = RetryPolicy(self.ctx.settings)
         self.is_compacting = False
         self._summary_signal: AbortSignal | None = None
         #: Builds a fresh plugin manager for /reload (set by the app, which knows how
         #: its plugins were found); None: reload keeps the plugins, re-reads resources.
         self.plugin_loader: Callable[[], Any] | None = None
+
+    # ------------------------------------------------------------ runs: recovery, abort
+
+    async def _run(self, run) -> list:
+        """A run with pi's recovery (:mod:`pi_core.app.recovery`); then the user's
+        commands that ran meanwhile join the conversation."""
+        produced = await with_recovery(self, run)
+        self._flush_bash()
+        return produced
+
+    def abort(self) -> None:
+        """Stop whatever runs: the stream, the tools, a retry wait, a summary."""
+        self.abort_retry()
+        if self._summary_signal is not None:
+            self._summary_signal.abort()
+        super().abort()
+
+    def abort_retry(self) -> None:
+        self.retry.cancel()
 
     # ------------------------------------------------------------ commands
 
@@ -298,9 +320,6 @@ class AgentSession(Harness):
         if self._bash_signal is not None:
             self._bash_signal.abort()
 
-    def _run_ended(self) -> None:
-        self._flush_bash()
-
     def _flush_bash(self) -> None:
         pending, self._pending_bash = self._pending_bash, []
         for message in pending:
@@ -308,12 +327,6 @@ class AgentSession(Harness):
             self.session.append_message(message)
 
     # ------------------------------------------------------------ summaries
-
-    def abort(self) -> None:
-        """Stop whatever runs, a summary included."""
-        if self._summary_signal is not None:
-            self._summary_signal.abort()
-        super().abort()
 
     async def summarize(self, system_prompt: str, text: str, max_tokens: int) -> str:
         """One request to the current model for a summary; raises :class:`SummaryError`."""
