@@ -151,7 +151,7 @@ def sessions_dir(args: RunArgs, settings) -> Path | None:
 
 def open_session(args: RunArgs, cwd: str, directory: Path | None):
     from pi_core.session import Session
-    from pi_core.app.listing import find_session
+    from pi_core.app.listing import continue_recent, find_session
     from pi_core.session.locations import session_dir_for
 
     if args.no_session:
@@ -170,7 +170,7 @@ def open_session(args: RunArgs, cwd: str, directory: Path | None):
             return Session.fork_from(found.path, cwd, folder), "fork"
         return Session.open(found.path, folder, cwd=cwd), "resume"
     if args.continue_session:
-        return Session.continue_recent(cwd, folder), "resume"
+        return continue_recent(cwd, folder), "resume"
     return Session.create(cwd, folder), "startup"
 
 

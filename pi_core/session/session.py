@@ -75,8 +75,9 @@ FREEZE_AT = 5_000  # entries: from here on a loaded session's objects are frozen
 
 
 class Session:
-    """Use the constructors: :meth:`create`, :meth:`open`, :meth:`continue_recent`,
-    :meth:`in_memory`, :meth:`fork_from`, and :meth:`fork` / :meth:`clone` on a session."""
+    """Use the constructors: :meth:`create`, :meth:`open`, :meth:`in_memory`,
+    :meth:`fork_from`, and :meth:`fork` / :meth:`clone` on a session (``pi -c``'s most
+    recent session is the app's: :func:`pi_core.app.listing.continue_recent`)."""
 
     def __init__(
         self,
@@ -150,20 +151,6 @@ class Session:
             if handle is not None:
                 handle.close()
             raise
-
-    @classmethod
-    def continue_recent(
-        cls, cwd: str | os.PathLike, sessions_dir: str | os.PathLike | None = None
-    ) -> "Session":
-        """The most recently modified session of ``cwd`` (``pi -c``), or a new one."""
-        from pi_core.app.listing import most_recent_session
-
-        cwd = os.fspath(cwd)
-        directory = Path(sessions_dir) if sessions_dir is not None else session_dir_for(cwd)
-        recent = most_recent_session(directory)
-        if recent is None:
-            return cls.create(cwd, directory)
-        return cls.open(recent, directory, cwd=cwd)
 
     @classmethod
     def in_memory(cls, cwd: str | os.PathLike | None = None) -> "Session":
