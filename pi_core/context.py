@@ -13,11 +13,8 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-import attrs
-
 from pi_core.bus import EventBus
 from pi_core.protocol.ctx import SessionControl
-from pi_core.protocol.messages import CustomMessage
 
 if TYPE_CHECKING:
     from pi_core.harness import Harness
@@ -134,7 +131,7 @@ class PluginContext:
 class HarnessContext(PluginContext):
     """``ctx`` once a harness runs: the core's context plus the session and the
     harness's operations (model and thinking level, entries, names, labels, tools at
-    run time)."""
+    run time). Sending messages with every ``deliver_as`` is the app's."""
 
     harness: "Harness"
 
@@ -149,30 +146,6 @@ class HarnessContext(PluginContext):
     def append_entry(self, custom_type: str, data: Any = None):
         """Keep plugin state in the session (a ``custom`` entry, never sent to the model)."""
         return self.harness.session.append_custom(custom_type, data)
-
-    def send_user_message(self, content: Any, deliver_as: str = "steer",
-                          trigger_turn: bool = False) -> None:
-        """Send the model a user message (text or content blocks), pi's ``sendUserMessage``.
-
-        While the agent runs, ``steer`` reaches it before its next request and
-        ``follow_up`` when the run would otherwise end. While it is idle the message
-        starts a run at once (through the ``input`` chain, ``source="extension"``).
-        ``next_turn`` waits for the user's next prompt and goes in after its user
-        message, unless ``trigger_turn`` starts the run now."""
-        self.harness.send(content, deliver_as=deliver_as, trigger_turn=trigger_turn, as_prompt=True)
-
-    def send_message(self, message: Any, deliver_as: str = "steer", trigger_turn: bool = False,
-                     display: bool | None = None) -> None:
-        """Put a plugin's message into the conversation (a :class:`CustomMessage`, or
-        text made into one of type ``"extension"``), pi's ``sendMessage``. While the agent
-        runs: ``steer``, ``follow_up`` or ``next_turn``. While it is idle the message joins
-        the conversation and the session; ``trigger_turn`` then starts a run to answer it.
-        ``display=False`` keeps it out of the chat's view (the model still reads it)."""
-        if not isinstance(message, CustomMessage) and not hasattr(message, "role"):
-            message = CustomMessage(custom_type="extension", content=str(message))
-        if display is not None and isinstance(message, CustomMessage):
-            message = attrs.evolve(message, display=display)
-        self.harness.send(message, deliver_as=deliver_as, trigger_turn=trigger_turn, as_prompt=False)
 
     # ------------------------------------------------ waiting (from commands)
 

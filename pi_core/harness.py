@@ -13,8 +13,6 @@ and compaction, summaries and tree navigation, model cycling, stats, the user's
 from __future__ import annotations
 
 import asyncio
-import inspect
-import logging
 from typing import Any, Callable, Iterable
 
 from pi_core.context import HarnessContext
@@ -35,13 +33,10 @@ from pi_core.protocol.messages import (
     CompactionSummaryMessage,
     CustomMessage,
     ImageContent,
-    UserMessage,
     text_of,
 )
 from pi_core.protocol.model import Model, is_unknown
 from pi_core.protocol.provider import THINKING_LEVELS
-
-log = logging.getLogger("pi.harness")
 
 
 class MissingAuthError(RuntimeError):
@@ -105,10 +100,9 @@ class Harness:
         self._started = False
         self._prompting = False
         self._published_queue: tuple[list[str], list[str]] = ([], [])
-        #: Messages plugins sent with deliver_as="next_turn": they follow the next prompt.
+        #: Messages plugins sent with deliver_as="next_turn" (the app's ``send``): they
+        #: follow the next prompt.
         self._next_turn: list[AgentMessage] = []
-        #: Runs plugins started while the agent was idle (``send_user_message``).
-        self._background: set[asyncio.Future] = set()
         self.agent.subscribe(self._persist)
         self.agent.subscribe(self._queue_drained)
 
@@ -189,18 +183,14 @@ class Harness:
     ) -> list[AgentMessage]:
         """Run a prompt to its end (with the app's retries and overflow recovery).
 
-        As pi does: a ``/command`` with a handler runs at once (even while the agent
-        runs); then the ``input`` chain (where skills and templates expand); while the
-        agent runs, ``streaming_behavior`` "steer" or "followUp" queues the result, and
+        As pi does: the ``input`` chain (where skills and templates expand; the app runs
+        a plugin's ``/command`` before it); while the agent runs, ``streaming_behavior`` "steer" or "followUp" queues the result, and
         without one the prompt is refused. ``on_accepted`` is called once the prompt is
         accepted (handled, queued, or about to start the run), so a caller such as the
         RPC mode can answer before the run's first event.
         """
         if not self._started:
             await self.start()
-        if text.startswith("/") and await self.run_extension_command(text):
-            _call(on_accepted)
-            return []
         event = await self.plugins.call("input", event=InputEvent(text, list(images), source), ctx=self.ctx)
         if event.handled:
             _call(on_accepted)
@@ -233,44 +223,11 @@ class Harness:
         finally:
             self._prompting = False
 
-    async def queue(self, text: str, images: Iterable[ImageContent] = (), *,
-                    behavior: str = "steer", source: str = "interactive") -> None:
-        """Queue a message as steering or a follow-up (RPC ``steer`` / ``follow_up``),
-        expanded by the ``input`` chain; a ``/command`` with a handler cannot be queued."""
-        if text.startswith("/"):
-            name = text[1:].split(" ", 1)[0]
-            if await self.command_handler(name) is not None:
-                raise ValueError(f'Extension command "/{name}" cannot be queued. Use prompt '
-                                 "or run the command when the agent is not streaming.")
-        event = await self.plugins.call("input", event=InputEvent(text, list(images), source), ctx=self.ctx)
-        if not event.handled:
-            self._enqueue(user_message(event.text, event.images), behavior)
-
     def _enqueue(self, message: AgentMessage, behavior: str) -> None:
         if behavior == "steer":
             self.steer(message)
         else:
             self.follow_up(message)
-
-    async def run_extension_command(self, text: str) -> bool:
-        """Run ``/name args`` if a plugin's command ``name`` has a handler (True), as
-        pi runs extension commands; a handler that raises is reported, not raised."""
-        name, _, args = text[1:].partition(" ")
-        handler = await self.command_handler(name)
-        if handler is None:
-            return False
-        try:
-            result = handler(args, self.ctx)
-            if inspect.isawaitable(result):
-                await result
-        except Exception as exc:
-            self.plugins.report(f"command:{name}", "command", exc)
-        return True
-
-    async def command_handler(self, name: str) -> Callable | None:
-        """The handler of the slash command ``name``; the core knows none (the app
-        lists the plugins' commands)."""
-        return None
 
     async def continue_(self) -> list[AgentMessage]:
         return await self._run(self.agent.continue_())
@@ -298,79 +255,8 @@ class Harness:
         self.agent.abort()
 
     async def wait_for_idle(self) -> None:
-        """Until the agent has finished, including runs plugins started while it was idle."""
-        while True:
-            await self.agent.wait_for_idle()
-            pending = [t for t in self._background if not t.done()]
-            if not pending:
-                return
-            await asyncio.gather(*pending, return_exceptions=True)
-
-    # ------------------------------------------------------------ plugins sending
-
-    def send(self, message: Any, *, deliver_as: str = "steer", trigger_turn: bool = False,
-             as_prompt: bool = False) -> None:
-        """A message from a plugin (see ``ctx.send_user_message`` / ``send_message``).
-        A user message goes through the ``input`` chain (``source="extension"``), as pi
-        fires ``input`` for every plugin send, whether it starts a run or is queued."""
-        deliver_as = {"followUp": "follow_up", "nextTurn": "next_turn"}.get(deliver_as, deliver_as)
-        if deliver_as not in ("steer", "follow_up", "next_turn"):
-            raise ValueError(f"deliver_as must be steer, follow_up or next_turn, not {deliver_as!r}")
-        message = user_message(message) if isinstance(message, str) else (
-            UserMessage(content=list(message)) if isinstance(message, list) else message)
-        busy = self.is_running
-        if deliver_as == "next_turn" and (busy or not trigger_turn):
-            self._next_turn.append(message)
-            return
-        if as_prompt and isinstance(message, UserMessage):
-            if not busy:
-                self._start_background(self.prompt(*_text_and_images(message), source="extension"))
-            elif self.plugins.has("input"):
-                self._start_background(self._send_prompt(message, deliver_as))
-            else:
-                self._enqueue(message, deliver_as)  # no input hook to ask: queued at once
-            return
-        if busy:
-            self._enqueue(message, deliver_as)
-            return
-        # a plugin's own message while idle: into the conversation (and the file) now,
-        # with its message events so the chat shows it; trigger_turn answers it
-        self._start_background(self._deliver_idle(message, trigger_turn))
-
-    async def _send_prompt(self, message: UserMessage, deliver_as: str) -> None:
-        """A plugin's user message sent while the agent runs, through ``input``; then
-        queued, or (when the run ended meanwhile) the start of the next run."""
-        text, images = _text_and_images(message)
-        event = await self.plugins.call("input", event=InputEvent(text, images, "extension"), ctx=self.ctx)
-        if event.handled:
-            return
-        if self.is_running:
-            self._enqueue(user_message(event.text, event.images), deliver_as)
-        else:
-            await self._run_prompt(event.text, event.images)
-
-    async def _deliver_idle(self, message: AgentMessage, trigger_turn: bool) -> None:
-        await self.agent._deliver(message, [])
-        if trigger_turn:
-            await self._run(self.agent.continue_())
-
-    def _start_background(self, run) -> None:
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            run.close()
-            raise RuntimeError("a run can start only inside the event loop (from a hook or a command)")
-        task = loop.create_task(self._guarded(run))
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
-
-    async def _guarded(self, run) -> None:
-        try:
-            await run
-        except AgentBusyError:  # the user's prompt got there first: queue instead
-            log.warning("a plugin's message found the agent busy; it was not sent")
-        except Exception as exc:
-            self.plugins.report("extension message", "send_user_message", exc)
+        """Until the agent has finished."""
+        await self.agent.wait_for_idle()
 
     # ------------------------------------------------------------ tools at run time
 
@@ -488,6 +374,7 @@ class Harness:
                 return candidate
         return available[0]
 
+
 def _no_model_problem(model: Model) -> str | None:
     if is_unknown(model):
         return ("No model available: set a provider's API key (for example OPENAI_API_KEY), "
@@ -504,7 +391,3 @@ def _text(message: Any) -> str:
     content = getattr(message, "content", "")
     return text_of(content) if isinstance(content, (str, list)) else str(content)
 
-
-def _text_and_images(message: UserMessage) -> tuple[str, list]:
-    content = message.content
-    return text_of(content), [b for b in content if isinstance(b, ImageContent)] if isinstance(content, list) else []

@@ -13,15 +13,17 @@ and processes of pi's ``ExtensionContext``.
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import logging
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 import attrs
 
 from pi_core.app.recovery import RetryPolicy, with_recovery
 from pi_core.context import HarnessContext
 from pi_core.harness import Harness
-from pi_core.loop import AgentBusyError
+from pi_core.loop import AgentBusyError, user_message
 from pi_core.plugins import flag
 from pi_core.protocol.ctx import ExecResult, SessionControl
 from pi_core.protocol.events import (
@@ -31,6 +33,7 @@ from pi_core.protocol.events import (
     CompactionResult,
     CompactionStart,
     ForkEvent,
+    InputEvent,
     SessionCompactEvent,
     SessionShutdown,
     SessionStart,
@@ -38,7 +41,15 @@ from pi_core.protocol.events import (
     SwitchEvent,
     UserBashEvent,
 )
-from pi_core.protocol.messages import AssistantMessage, BashExecutionMessage, TextContent, UserMessage, text_of
+from pi_core.protocol.messages import (
+    AssistantMessage,
+    BashExecutionMessage,
+    CustomMessage,
+    ImageContent,
+    TextContent,
+    UserMessage,
+    text_of,
+)
 from pi_core.protocol.model import Model
 from pi_core.protocol.provider import LlmContext, StreamOptions, complete
 from pi_core.protocol.signal import AbortSignal
@@ -51,8 +62,8 @@ class SummaryError(RuntimeError):
 
 
 class AgentSessionContext(HarnessContext):
-    """``ctx`` in the app: the harness's context plus compaction, summaries, session
-    control and processes."""
+    """``ctx`` in the app: the harness's context plus sending messages, compaction,
+    summaries, session control and processes."""
 
     harness: "AgentSession"
 
@@ -75,6 +86,30 @@ class AgentSessionContext(HarnessContext):
         await self.harness.reload()
         return SessionControl(cancelled=False)
 
+
+    def send_user_message(self, content: Any, deliver_as: str = "steer",
+                          trigger_turn: bool = False) -> None:
+        """Send the model a user message (text or content blocks), pi's ``sendUserMessage``.
+
+        While the agent runs, ``steer`` reaches it before its next request and
+        ``follow_up`` when the run would otherwise end. While it is idle the message
+        starts a run at once (through the ``input`` chain, ``source="extension"``).
+        ``next_turn`` waits for the user's next prompt and goes in after its user
+        message, unless ``trigger_turn`` starts the run now."""
+        self.harness.send(content, deliver_as=deliver_as, trigger_turn=trigger_turn, as_prompt=True)
+
+    def send_message(self, message: Any, deliver_as: str = "steer", trigger_turn: bool = False,
+                     display: bool | None = None) -> None:
+        """Put a plugin's message into the conversation (a :class:`CustomMessage`, or
+        text made into one of type ``"extension"``), pi's ``sendMessage``. While the agent
+        runs: ``steer``, ``follow_up`` or ``next_turn``. While it is idle the message joins
+        the conversation and the session; ``trigger_turn`` then starts a run to answer it.
+        ``display=False`` keeps it out of the chat's view (the model still reads it)."""
+        if not isinstance(message, CustomMessage) and not hasattr(message, "role"):
+            message = CustomMessage(custom_type="extension", content=str(message))
+        if display is not None and isinstance(message, CustomMessage):
+            message = attrs.evolve(message, display=display)
+        self.harness.send(message, deliver_as=deliver_as, trigger_turn=trigger_turn, as_prompt=False)
 
     async def compact(self, instructions: str | None = None, *, reason: str = "manual"):
         return await self.harness.compact(instructions, reason=reason)
@@ -127,6 +162,8 @@ class AgentSession(Harness):
         self.retry = RetryPolicy(self.ctx.settings)
         self.is_compacting = False
         self._summary_signal: AbortSignal | None = None
+        #: Runs plugins started while the agent was idle (``send_user_message``).
+        self._background: set[asyncio.Future] = set()
         #: Builds a fresh plugin manager for /reload (set by the app, which knows how
         #: its plugins were found); None: reload keeps the plugins, re-reads resources.
         self.plugin_loader: Callable[[], Any] | None = None
@@ -159,11 +196,126 @@ class AgentSession(Harness):
         found = await self.plugins.call("register_commands", ctx=self.ctx)
         return number_duplicates(found)
 
+    async def prompt(self, text: str, images: Iterable[ImageContent] = (), *,
+                     on_accepted: Callable[[], Any] | None = None, **kwargs: Any) -> list:
+        """The harness's prompt, but a ``/command`` with a handler runs at once, even
+        while the agent runs (as pi runs extension commands)."""
+        if not self._started:
+            await self.start()
+        if text.startswith("/") and await self.run_extension_command(text):
+            if on_accepted is not None:
+                on_accepted()
+            return []
+        return await super().prompt(text, images, on_accepted=on_accepted, **kwargs)
+
+    async def queue(self, text: str, images: Iterable[ImageContent] = (), *,
+                    behavior: str = "steer", source: str = "interactive") -> None:
+        """Queue a message as steering or a follow-up (RPC ``steer`` / ``follow_up``),
+        expanded by the ``input`` chain; a ``/command`` with a handler cannot be queued."""
+        if text.startswith("/"):
+            name = text[1:].split(" ", 1)[0]
+            if await self.command_handler(name) is not None:
+                raise ValueError(f'Extension command "/{name}" cannot be queued. Use prompt '
+                                 "or run the command when the agent is not streaming.")
+        event = await self.plugins.call("input", event=InputEvent(text, list(images), source), ctx=self.ctx)
+        if not event.handled:
+            self._enqueue(user_message(event.text, event.images), behavior)
+
+    async def run_extension_command(self, text: str) -> bool:
+        """Run ``/name args`` if a plugin's command ``name`` has a handler (True), as
+        pi runs extension commands; a handler that raises is reported, not raised."""
+        name, _, args = text[1:].partition(" ")
+        handler = await self.command_handler(name)
+        if handler is None:
+            return False
+        try:
+            result = handler(args, self.ctx)
+            if inspect.isawaitable(result):
+                await result
+        except Exception as exc:
+            self.plugins.report(f"command:{name}", "command", exc)
+        return True
+
     async def command_handler(self, name: str) -> Callable | None:
         for command in await self.commands():
             if command.name == name and command.handler is not None:
                 return command.handler
         return None
+
+    # ------------------------------------------------------------ plugins sending
+
+    async def wait_for_idle(self) -> None:
+        """Until the agent has finished, including runs plugins started while it was idle."""
+        while True:
+            await self.agent.wait_for_idle()
+            pending = [t for t in self._background if not t.done()]
+            if not pending:
+                return
+            await asyncio.gather(*pending, return_exceptions=True)
+
+    def send(self, message: Any, *, deliver_as: str = "steer", trigger_turn: bool = False,
+             as_prompt: bool = False) -> None:
+        """A message from a plugin (see ``ctx.send_user_message`` / ``send_message``).
+        A user message goes through the ``input`` chain (``source="extension"``), as pi
+        fires ``input`` for every plugin send, whether it starts a run or is queued."""
+        deliver_as = {"followUp": "follow_up", "nextTurn": "next_turn"}.get(deliver_as, deliver_as)
+        if deliver_as not in ("steer", "follow_up", "next_turn"):
+            raise ValueError(f"deliver_as must be steer, follow_up or next_turn, not {deliver_as!r}")
+        message = user_message(message) if isinstance(message, str) else (
+            UserMessage(content=list(message)) if isinstance(message, list) else message)
+        busy = self.is_running
+        if deliver_as == "next_turn" and (busy or not trigger_turn):
+            self._next_turn.append(message)
+            return
+        if as_prompt and isinstance(message, UserMessage):
+            if not busy:
+                self._start_background(self.prompt(*_text_and_images(message), source="extension"))
+            elif self.plugins.has("input"):
+                self._start_background(self._send_prompt(message, deliver_as))
+            else:
+                self._enqueue(message, deliver_as)  # no input hook to ask: queued at once
+            return
+        if busy:
+            self._enqueue(message, deliver_as)
+            return
+        # a plugin's own message while idle: into the conversation (and the file) now,
+        # with its message events so the chat shows it; trigger_turn answers it
+        self._start_background(self._deliver_idle(message, trigger_turn))
+
+    async def _send_prompt(self, message: UserMessage, deliver_as: str) -> None:
+        """A plugin's user message sent while the agent runs, through ``input``; then
+        queued, or (when the run ended meanwhile) the start of the next run."""
+        text, images = _text_and_images(message)
+        event = await self.plugins.call("input", event=InputEvent(text, images, "extension"), ctx=self.ctx)
+        if event.handled:
+            return
+        if self.is_running:
+            self._enqueue(user_message(event.text, event.images), deliver_as)
+        else:
+            await self._run_prompt(event.text, event.images)
+
+    async def _deliver_idle(self, message: AgentMessage, trigger_turn: bool) -> None:
+        await self.agent._deliver(message, [])
+        if trigger_turn:
+            await self._run(self.agent.continue_())
+
+    def _start_background(self, run) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            run.close()
+            raise RuntimeError("a run can start only inside the event loop (from a hook or a command)")
+        task = loop.create_task(self._guarded(run))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _guarded(self, run) -> None:
+        try:
+            await run
+        except AgentBusyError:  # the user's prompt got there first: queue instead
+            log.warning("a plugin's message found the agent busy; it was not sent")
+        except Exception as exc:
+            self.plugins.report("extension message", "send_user_message", exc)
 
     # ------------------------------------------------------------ reload
 
@@ -564,3 +716,7 @@ def number_duplicates(commands: list) -> list:
             result.append(command)
     return result
 
+
+def _text_and_images(message: UserMessage) -> tuple[str, list]:
+    content = message.content
+    return text_of(content), [b for b in content if isinstance(b, ImageContent)] if isinstance(content, list) else []
