@@ -1,10 +1,11 @@
 """``ctx``: what every hook receives, the plugin's handle on the running harness.
 
 The core's context covers the agent loop (cwd, agent dir, settings, this run's resource
-options, ui, event bus, model, tools, abort, idle state, sending messages);
+options, ui, event bus, model, tools, abort, idle state, steering and follow-ups);
 :class:`HarnessContext` adds the session and the harness's operations; the app's
-(:class:`pi_core.app.agent_session.AgentSessionContext`) adds compaction, summaries, tree
-navigation, session control and processes.
+(:class:`pi_core.app.agent_session_context.AgentSessionContext`) adds sending messages
+with every ``deliver_as``, compaction, summaries, tree navigation, session control and
+processes.
 """
 
 from __future__ import annotations

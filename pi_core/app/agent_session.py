@@ -7,8 +7,8 @@ recovery (:mod:`pi_core.app.recovery`), compaction (planned by
 the current model, tree navigation with a branch summary, model and thinking-level
 cycling, session stats and context use, the user's ``!cmd``, the slash commands of the
 plugins, workspace checkpoints, and leaving the session (new, resume, fork, clone,
-reload). Its ``ctx`` (:class:`AgentSessionContext`) gives plugins the session control
-and processes of pi's ``ExtensionContext``.
+reload). Its ``ctx`` (:class:`pi_core.app.agent_session_context.AgentSessionContext`)
+gives plugins the session control and processes of pi's ``ExtensionContext``.
 """
 
 from __future__ import annotations
@@ -21,11 +21,10 @@ from typing import Any, Callable, Iterable
 import attrs
 
 from pi_core.app.recovery import RetryPolicy, with_recovery
-from pi_core.context import HarnessContext
+from pi_core.app.agent_session_context import AgentSessionContext
 from pi_core.harness import Harness
 from pi_core.loop import AgentBusyError, user_message
 from pi_core.plugins import flag
-from pi_core.protocol.ctx import ExecResult, SessionControl
 from pi_core.protocol.events import (
     BeforeCompactEvent,
     BeforeTreeEvent,
@@ -44,7 +43,6 @@ from pi_core.protocol.events import (
 from pi_core.protocol.messages import (
     AssistantMessage,
     BashExecutionMessage,
-    CustomMessage,
     ImageContent,
     TextContent,
     UserMessage,
@@ -59,87 +57,6 @@ log = logging.getLogger("pi.harness")
 
 class SummaryError(RuntimeError):
     """The model could not write a summary (its error is in the message)."""
-
-
-class AgentSessionContext(HarnessContext):
-    """``ctx`` in the app: the harness's context plus sending messages, compaction,
-    summaries, session control and processes."""
-
-    harness: "AgentSession"
-
-    async def new_session(self, parent_session: str | None = None) -> SessionControl:
-        return SessionControl(cancelled=not await self.harness.new_session(parent_session))
-
-    async def fork(self, entry_id: str, position: str = "before") -> SessionControl:
-        """A new session from this one: ending just ``before`` the user message
-        ``entry_id`` (its text is in ``.text``, as /fork puts it in the editor) or ``at``
-        (including) any entry."""
-        text, cancelled = await self.harness.fork(entry_id, position=position)
-        return SessionControl(cancelled=cancelled, text=text)
-
-
-    async def switch_session(self, path: str) -> SessionControl:
-        return SessionControl(cancelled=not await self.harness.switch_session(path))
-
-    async def reload(self) -> SessionControl:
-        """pi's /reload: plugins, skills, templates and context files found again."""
-        await self.harness.reload()
-        return SessionControl(cancelled=False)
-
-
-    def send_user_message(self, content: Any, deliver_as: str = "steer",
-                          trigger_turn: bool = False) -> None:
-        """Send the model a user message (text or content blocks), pi's ``sendUserMessage``.
-
-        While the agent runs, ``steer`` reaches it before its next request and
-        ``follow_up`` when the run would otherwise end. While it is idle the message
-        starts a run at once (through the ``input`` chain, ``source="extension"``).
-        ``next_turn`` waits for the user's next prompt and goes in after its user
-        message, unless ``trigger_turn`` starts the run now."""
-        self.harness.send(content, deliver_as=deliver_as, trigger_turn=trigger_turn, as_prompt=True)
-
-    def send_message(self, message: Any, deliver_as: str = "steer", trigger_turn: bool = False,
-                     display: bool | None = None) -> None:
-        """Put a plugin's message into the conversation (a :class:`CustomMessage`, or
-        text made into one of type ``"extension"``), pi's ``sendMessage``. While the agent
-        runs: ``steer``, ``follow_up`` or ``next_turn``. While it is idle the message joins
-        the conversation and the session; ``trigger_turn`` then starts a run to answer it.
-        ``display=False`` keeps it out of the chat's view (the model still reads it)."""
-        if not isinstance(message, CustomMessage) and not hasattr(message, "role"):
-            message = CustomMessage(custom_type="extension", content=str(message))
-        if display is not None and isinstance(message, CustomMessage):
-            message = attrs.evolve(message, display=display)
-        self.harness.send(message, deliver_as=deliver_as, trigger_turn=trigger_turn, as_prompt=False)
-
-    async def compact(self, instructions: str | None = None, *, reason: str = "manual"):
-        return await self.harness.compact(instructions, reason=reason)
-
-    async def summarize(self, system_prompt: str, text: str, max_tokens: int) -> str:
-        return await self.harness.summarize(system_prompt, text, max_tokens)
-
-    async def navigate_tree(self, entry_id: str | None, summarize: bool = False) -> SessionControl:
-        return SessionControl(cancelled=not await self.harness.navigate_tree(entry_id, summarize=summarize))
-
-    async def environment(self):
-        """The execution environment commands run in (the ``execution_environment``
-        hook's answer: the local machine, unless a plugin supplies a sandbox or such)."""
-        env = await self.plugins.call("execution_environment", ctx=self)
-        if env is None:
-            raise RuntimeError("no plugin provides an execution environment to run commands "
-                               "in (the built-in local_environment plugin does)")
-        return env
-
-    async def exec(self, command: list[str] | str, *, timeout: float | None = None,
-                   cwd: str | None = None, signal: AbortSignal | None = None) -> ExecResult:
-        """Run a command through the execution environment (the one runner the bash
-        tool uses): a list runs as is, a string with the shell. On timeout, abort or
-        cancellation the command and everything it started are killed."""
-        env = await self.environment()
-        result = await env.run(command, cwd=cwd or self.cwd, timeout=timeout, signal=signal,
-                               merge_stderr=False, prefix="pi-exec")
-        return ExecResult(result.output, result.stderr, result.exit_code, result.killed,
-                          result.truncated, result.full_output_path)
-
 
 
 class AgentSession(Harness):
