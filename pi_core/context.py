@@ -19,7 +19,6 @@ from pi_core.protocol.ctx import SessionControl
 
 if TYPE_CHECKING:
     from pi_core.harness import Harness
-    from pi_core.protocol.model import Model
     from pi_core.loop import Agent
     from pi_core.protocol.options import ResourceOptions
     from pi_core.plugins import Plugins
@@ -131,8 +130,7 @@ class PluginContext:
 
 class HarnessContext(PluginContext):
     """``ctx`` once a harness runs: the core's context plus the session and the
-    harness's operations (model and thinking level, entries, names, labels, tools at
-    run time). Sending messages with every ``deliver_as`` is the app's."""
+    harness's operations (entries, names, labels, tools at run time). Sending messages with every ``deliver_as`` is the app's."""
 
     harness: "Harness"
 
@@ -171,9 +169,3 @@ class HarnessContext(PluginContext):
 
     def set_label(self, entry_id: str, label: str | None) -> None:
         self.harness.session.append_label(entry_id, label)
-
-    async def set_model(self, model: Model) -> None:
-        await self.harness.set_model(model)
-
-    async def set_thinking_level(self, level: str) -> None:
-        await self.harness.set_thinking_level(level)

@@ -24,8 +24,6 @@ from pi_core.protocol.events import (
     QueueUpdate,
     SessionShutdown,
     SessionStart,
-    ThinkingLevelChanged,
-    ThinkingLevelSelect,
 )
 from pi_core.protocol.messages import (
     AgentMessage,
@@ -36,7 +34,6 @@ from pi_core.protocol.messages import (
     text_of,
 )
 from pi_core.protocol.model import Model, is_unknown
-from pi_core.protocol.provider import THINKING_LEVELS
 
 
 class MissingAuthError(RuntimeError):
@@ -93,8 +90,6 @@ class Harness:
             steering_mode=settings.get("steeringMode", "one-at-a-time"),
             follow_up_mode=settings.get("followUpMode", "one-at-a-time"),
         )
-        # pi's default level is medium, clamped to what the model takes (off without reasoning)
-        self.agent.thinking_level = self.clamp_thinking_level(self.agent.thinking_level)
         self._explicit_model = model_is_explicit
         self._explicit_thinking = thinking_level is not None
         self._started = False
@@ -317,62 +312,6 @@ class Harness:
                                                message.display, message.details)
         else:
             self.session.append_message(message)
-
-    # ------------------------------------------------------------ model and thinking
-
-    async def set_model(self, model: Model, source: str = "set") -> None:
-        """Switch models; the thinking level is re-clamped for the new one (as pi: a
-        switch from a model without reasoning starts at the default level)."""
-        previous = self.agent.model
-        if previous.reasoning:
-            level = self.thinking_level
-        else:
-            level = self.ctx.settings.get("defaultThinkingLevel") or "medium"
-        self.agent.model = model
-        if previous.key != model.key:
-            self.session.append_model_change(model.provider, model.id)
-        self.ctx.settings.remember("defaultProvider", model.provider)
-        self.ctx.settings.remember("defaultModel", model.id)
-        await self.set_thinking_level(level)
-        await self.notify(ModelSelect(model=model, previous_model=previous, source=source))
-
-    async def set_thinking_level(self, level: str) -> None:
-        """Set the level, clamped to what the model takes; a change is recorded in the
-        session, sent as ``thinking_level_changed`` and told to the plugins."""
-        previous = self.agent.thinking_level
-        level = self.clamp_thinking_level(level)
-        self.agent.thinking_level = level
-        if previous == level:
-            return
-        self.session.append_thinking_level_change(level)
-        if self.model.reasoning or level != "off":  # as pi: kept as the next run's default
-            self.ctx.settings.remember("defaultThinkingLevel", level)
-        await self.emit(ThinkingLevelChanged(level=level))
-        await self.notify(ThinkingLevelSelect(level=level, previous_level=previous))
-
-    def thinking_levels(self) -> list[str]:
-        """The levels this model takes (only "off" for a model without reasoning)."""
-        if not self.model.reasoning:
-            return ["off"]
-        mapped = self.model.thinking_level_map or {}
-        levels = [level for level in THINKING_LEVELS[:-1] if not (level in mapped and mapped[level] is None)]
-        if (self.model.compat or {}).get("supportsXhigh") or mapped.get("xhigh") is not None:
-            levels.append("xhigh")
-        return levels or ["off"]
-
-    def clamp_thinking_level(self, level: str) -> str:
-        """``level`` if the model takes it, else the nearest higher one it takes, else
-        the nearest lower one (pi's order)."""
-        available = self.thinking_levels()
-        if level in available:
-            return level
-        if level not in THINKING_LEVELS:
-            return available[0]
-        index = THINKING_LEVELS.index(level)
-        for candidate in (*THINKING_LEVELS[index:], *reversed(THINKING_LEVELS[:index])):
-            if candidate in available:
-                return candidate
-        return available[0]
 
 
 def _no_model_problem(model: Model) -> str | None:

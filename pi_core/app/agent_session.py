@@ -33,11 +33,14 @@ from pi_core.protocol.events import (
     CompactionStart,
     ForkEvent,
     InputEvent,
+    ModelSelect,
     SessionCompactEvent,
     SessionShutdown,
     SessionStart,
     SessionTreeEvent,
     SwitchEvent,
+    ThinkingLevelChanged,
+    ThinkingLevelSelect,
     UserBashEvent,
 )
 from pi_core.protocol.messages import (
@@ -49,7 +52,7 @@ from pi_core.protocol.messages import (
     text_of,
 )
 from pi_core.protocol.model import Model
-from pi_core.protocol.provider import LlmContext, StreamOptions, complete
+from pi_core.protocol.provider import THINKING_LEVELS, LlmContext, StreamOptions, complete
 from pi_core.protocol.signal import AbortSignal
 
 log = logging.getLogger("pi.harness")
@@ -71,6 +74,8 @@ class AgentSession(Harness):
     def __init__(self, *, available_models: Callable[[], list[Model]] | None = None,
                  scoped_models: list[tuple[Model, str | None]] | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        # pi's default level is medium, clamped to what the model takes (off without reasoning)
+        self.agent.thinking_level = self.clamp_thinking_level(self.agent.thinking_level)
         self.available_models = available_models or (lambda: [self.agent.model])
         self.scoped_models = list(scoped_models or [])
         self._bash_signal: AbortSignal | None = None
@@ -421,7 +426,7 @@ class AgentSession(Harness):
         rebuilt. Returns the result, or None when cancelled, failed or nothing to do."""
         await self.emit(CompactionStart(reason=reason))
         self.is_compacting = True
-        from pi_core.app.compaction_plan import prepare_compaction, to_event
+        from pi_core.app.compaction_plan import fill_from_plan, prepare_compaction, to_event
         from pi_core.app.tokens import fit_budget
 
         settings = self.ctx.settings
@@ -451,7 +456,7 @@ class AgentSession(Harness):
             if result is not None:
                 from pi_core.protocol.results import compaction_result
 
-                result = _fill_from_plan(compaction_result(result), event.preparation)
+                result = fill_from_plan(compaction_result(result), event.preparation)
                 entry = self.session.append_compaction(
                     result.summary, result.first_kept_entry_id, result.tokens_before,
                     result.details, from_hook=decision.from_hook)
@@ -511,7 +516,62 @@ class AgentSession(Harness):
                                          summary_entry=summary_entry))
         return True
 
-    # ------------------------------------------------------------ cycling and stats
+    # ------------------------------------------------------------ model and thinking level
+
+    async def set_model(self, model: Model, source: str = "set") -> None:
+        """Switch models; the thinking level is re-clamped for the new one (as pi: a
+        switch from a model without reasoning starts at the default level)."""
+        previous = self.agent.model
+        if previous.reasoning:
+            level = self.thinking_level
+        else:
+            level = self.ctx.settings.get("defaultThinkingLevel") or "medium"
+        self.agent.model = model
+        if previous.key != model.key:
+            self.session.append_model_change(model.provider, model.id)
+        self.ctx.settings.remember("defaultProvider", model.provider)
+        self.ctx.settings.remember("defaultModel", model.id)
+        await self.set_thinking_level(level)
+        await self.notify(ModelSelect(model=model, previous_model=previous, source=source))
+
+    async def set_thinking_level(self, level: str) -> None:
+        """Set the level, clamped to what the model takes; a change is recorded in the
+        session, sent as ``thinking_level_changed`` and told to the plugins."""
+        previous = self.agent.thinking_level
+        level = self.clamp_thinking_level(level)
+        self.agent.thinking_level = level
+        if previous == level:
+            return
+        self.session.append_thinking_level_change(level)
+        if self.model.reasoning or level != "off":  # as pi: kept as the next run's default
+            self.ctx.settings.remember("defaultThinkingLevel", level)
+        await self.emit(ThinkingLevelChanged(level=level))
+        await self.notify(ThinkingLevelSelect(level=level, previous_level=previous))
+
+    def thinking_levels(self) -> list[str]:
+        """The levels this model takes (only "off" for a model without reasoning)."""
+        if not self.model.reasoning:
+            return ["off"]
+        mapped = self.model.thinking_level_map or {}
+        levels = [level for level in THINKING_LEVELS[:-1] if not (level in mapped and mapped[level] is None)]
+        if (self.model.compat or {}).get("supportsXhigh") or mapped.get("xhigh") is not None:
+            levels.append("xhigh")
+        return levels or ["off"]
+
+    def clamp_thinking_level(self, level: str) -> str:
+        """``level`` if the model takes it, else the nearest higher one it takes, else
+        the nearest lower one (pi's order)."""
+        available = self.thinking_levels()
+        if level in available:
+            return level
+        if level not in THINKING_LEVELS:
+            return available[0]
+        index = THINKING_LEVELS.index(level)
+        for candidate in (*THINKING_LEVELS[index:], *reversed(THINKING_LEVELS[:index])):
+            if candidate in available:
+                return candidate
+        return available[0]
+
 
     async def cycle_model(self, step: int = 1) -> tuple[Model, str, bool] | None:
         """Switch to the next model (of ``--models`` when given, else of every available
@@ -536,6 +596,8 @@ class AgentSession(Harness):
         current = levels.index(self.thinking_level) if self.thinking_level in levels else -1
         await self.set_thinking_level(levels[(current + 1) % len(levels)])
         return self.thinking_level
+
+    # ------------------------------------------------------------ stats
 
     def stats(self) -> dict:
         """Message counts, token totals and cost of the current context (what the model
@@ -596,18 +658,6 @@ class AgentSession(Harness):
                 return {"tokens": None, "contextWindow": window, "percent": None}
         used = context_tokens(self.agent.messages)
         return {"tokens": used, "contextWindow": window, "percent": 100 * used / window}
-
-
-def _fill_from_plan(result: CompactionResult, plan: Any) -> CompactionResult:
-    """A plugin's summary may leave out where the kept part starts and the tokens
-    before: the plan's are used (there is no summary to keep without them)."""
-    if not result.first_kept_entry_id:
-        if plan is None:
-            raise ValueError("the summary names no firstKeptEntryId and there is no plan to take it from")
-        result = attrs.evolve(result, first_kept_entry_id=plan.first_kept_entry_id)
-    if not result.tokens_before and plan is not None:
-        result = attrs.evolve(result, tokens_before=plan.tokens_before)
-    return result
 
 
 def number_duplicates(commands: list) -> list:

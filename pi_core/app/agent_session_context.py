@@ -1,5 +1,6 @@
 """``ctx`` in the app: what pi's ``ExtensionContext`` gives plugins beyond the core's
-(:class:`pi_core.context.HarnessContext`): sending messages with every ``deliver_as``,
+(:class:`pi_core.context.HarnessContext`): model and thinking level, sending messages
+with every ``deliver_as``,
 compaction and summaries, session control (new, fork, switch, reload, the tree) and
 processes. Each call goes to the :class:`pi_core.app.agent_session.AgentSession`.
 """
@@ -17,6 +18,7 @@ from pi_core.protocol.signal import AbortSignal
 
 if TYPE_CHECKING:
     from pi_core.app.agent_session import AgentSession
+    from pi_core.protocol.model import Model
 
 
 class AgentSessionContext(HarnessContext):
@@ -24,6 +26,12 @@ class AgentSessionContext(HarnessContext):
     summaries, session control and processes."""
 
     harness: "AgentSession"
+
+    async def set_model(self, model: Model) -> None:
+        await self.harness.set_model(model)
+
+    async def set_thinking_level(self, level: str) -> None:
+        await self.harness.set_thinking_level(level)
 
     async def new_session(self, parent_session: str | None = None) -> SessionControl:
         return SessionControl(cancelled=not await self.harness.new_session(parent_session))
