@@ -12,7 +12,6 @@ and compaction, summaries and tree navigation, model cycling, stats, the user's
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any, Callable, Iterable
 
 from pi_core.context import HarnessContext
@@ -21,7 +20,6 @@ from pi_core.protocol.events import (
     BeforeAgentStartEvent,
     InputEvent,
     ModelSelect,
-    QueueUpdate,
     SessionShutdown,
     SessionStart,
 )
@@ -31,7 +29,6 @@ from pi_core.protocol.messages import (
     CompactionSummaryMessage,
     CustomMessage,
     ImageContent,
-    text_of,
 )
 from pi_core.protocol.model import Model, is_unknown
 
@@ -94,12 +91,10 @@ class Harness:
         self._explicit_thinking = thinking_level is not None
         self._started = False
         self._prompting = False
-        self._published_queue: tuple[list[str], list[str]] = ([], [])
         #: Messages plugins sent with deliver_as="next_turn" (the app's ``send``): they
         #: follow the next prompt.
         self._next_turn: list[AgentMessage] = []
         self.agent.subscribe(self._persist)
-        self.agent.subscribe(self._queue_drained)
 
     # ------------------------------------------------------------ state
 
@@ -234,16 +229,12 @@ class Harness:
 
     def steer(self, message: str | AgentMessage) -> None:
         self.agent.steer(message)
-        self._queue_changed()
 
     def follow_up(self, message: str | AgentMessage) -> None:
         self.agent.follow_up(message)
-        self._queue_changed()
 
     def clear_queues(self) -> tuple[list, list]:
-        cleared = self.agent.clear_queues()
-        self._queue_changed()
-        return cleared
+        return self.agent.clear_queues()
 
     def abort(self) -> None:
         """Stop whatever runs: the stream and the tools."""
@@ -274,31 +265,6 @@ class Harness:
             self.agent._active.discard(name)
         return len(kept) != len(tools)
 
-    # ------------------------------------------------------------ the queues
-
-    def _queue_changed(self) -> None:
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:  # queued from outside the event loop: the next drain tells
-            return
-        task = loop.create_task(self._publish_queue())
-        task.add_done_callback(lambda t: t.exception())
-
-    async def _queue_drained(self, event: Any) -> None:
-        """The loop took queued messages (one goes in as a user message): tell
-        subscribers the queues' new state, as pi does."""
-        if event.type == "message_start" and getattr(event.message, "role", None) == "user":
-            await self._publish_queue()
-
-    async def _publish_queue(self) -> None:
-        """A ``queue_update`` when the queues differ from the last one sent."""
-        state = ([_text(m) for m in self.agent.steering.messages],
-                 [_text(m) for m in self.agent.follow_up_queue.messages])
-        if state == self._published_queue:
-            return
-        self._published_queue = state
-        await self.emit(QueueUpdate(steering=state[0], follow_up=state[1]))
-
     # ------------------------------------------------------------ persistence
 
     def _persist(self, event: Any) -> None:
@@ -324,9 +290,3 @@ def _no_model_problem(model: Model) -> str | None:
 def _call(callback: Callable[[], Any] | None) -> None:
     if callback is not None:
         callback()
-
-
-def _text(message: Any) -> str:
-    content = getattr(message, "content", "")
-    return text_of(content) if isinstance(content, (str, list)) else str(content)
-

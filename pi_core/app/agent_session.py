@@ -21,6 +21,7 @@ from typing import Any, Callable, Iterable
 import attrs
 
 from pi_core.app.recovery import RetryPolicy, with_recovery
+from pi_core.app.session_stats import context_usage, session_stats
 from pi_core.app.agent_session_context import AgentSessionContext
 from pi_core.harness import Harness
 from pi_core.loop import AgentBusyError, user_message
@@ -34,6 +35,7 @@ from pi_core.protocol.events import (
     ForkEvent,
     InputEvent,
     ModelSelect,
+    QueueUpdate,
     SessionCompactEvent,
     SessionShutdown,
     SessionStart,
@@ -44,7 +46,6 @@ from pi_core.protocol.events import (
     UserBashEvent,
 )
 from pi_core.protocol.messages import (
-    AssistantMessage,
     BashExecutionMessage,
     ImageContent,
     TextContent,
@@ -84,6 +85,8 @@ class AgentSession(Harness):
         self.retry = RetryPolicy(self.ctx.settings)
         self.is_compacting = False
         self._summary_signal: AbortSignal | None = None
+        self._published_queue: tuple[list[str], list[str]] = ([], [])
+        self.agent.subscribe(self._queue_drained)
         #: Runs plugins started while the agent was idle (``send_user_message``).
         self._background: set[asyncio.Future] = set()
         #: Builds a fresh plugin manager for /reload (set by the app, which knows how
@@ -108,6 +111,44 @@ class AgentSession(Harness):
 
     def abort_retry(self) -> None:
         self.retry.cancel()
+
+    # ------------------------------------------------------------ the queues
+
+    def steer(self, message) -> None:
+        super().steer(message)
+        self._queue_changed()
+
+    def follow_up(self, message) -> None:
+        super().follow_up(message)
+        self._queue_changed()
+
+    def clear_queues(self) -> tuple[list, list]:
+        cleared = super().clear_queues()
+        self._queue_changed()
+        return cleared
+
+    def _queue_changed(self) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # queued from outside the event loop: the next drain tells
+            return
+        task = loop.create_task(self._publish_queue())
+        task.add_done_callback(lambda t: t.exception())
+
+    async def _queue_drained(self, event: Any) -> None:
+        """The loop took queued messages (one goes in as a user message): tell
+        subscribers the queues' new state, as pi does."""
+        if event.type == "message_start" and getattr(event.message, "role", None) == "user":
+            await self._publish_queue()
+
+    async def _publish_queue(self) -> None:
+        """A ``queue_update`` when the queues differ from the last one sent."""
+        state = ([_text(m) for m in self.agent.steering.messages],
+                 [_text(m) for m in self.agent.follow_up_queue.messages])
+        if state == self._published_queue:
+            return
+        self._published_queue = state
+        await self.emit(QueueUpdate(steering=state[0], follow_up=state[1]))
 
     # ------------------------------------------------------------ commands
 
@@ -600,64 +641,12 @@ class AgentSession(Harness):
     # ------------------------------------------------------------ stats
 
     def stats(self) -> dict:
-        """Message counts, token totals and cost of the current context (what the model
-        sees: after a compaction, only what came after it), and the context's use of the
-        window; pi's ``get_session_stats`` shape."""
-        counts = {"user": 0, "assistant": 0, "toolResult": 0}
-        tokens = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
-        tool_calls, cost = 0, 0.0
-        for message in self.agent.messages:
-            role = getattr(message, "role", None)
-            counts[role] = counts.get(role, 0) + 1
-            if isinstance(message, AssistantMessage):
-                tool_calls += len(message.tool_calls)
-                usage = message.usage
-                tokens["input"] += usage.input
-                tokens["output"] += usage.output
-                tokens["cacheRead"] += usage.cache_read
-                tokens["cacheWrite"] += usage.cache_write
-                cost += usage.cost.total
-        tokens["total"] = tokens["input"] + tokens["output"] + tokens["cacheRead"] + tokens["cacheWrite"]
-        stats = {
-            "sessionFile": str(self.session.file) if self.session.file else None,
-            "sessionId": self.session.id,
-            "userMessages": counts["user"],
-            "assistantMessages": counts["assistant"],
-            "toolCalls": tool_calls,
-            "toolResults": counts["toolResult"],
-            "totalMessages": len(self.agent.messages),
-            "tokens": tokens,
-            "cost": cost,
-        }
-        usage = self.context_usage()
-        if usage is not None:
-            stats["contextUsage"] = usage
-        return stats
+        """pi's ``get_session_stats`` (:func:`pi_core.app.session_stats.session_stats`)."""
+        return session_stats(self)
 
     def context_usage(self) -> dict | None:
-        """Tokens in the context against the window (None without a window). Right after
-        a compaction the count is unknown (null) until a model has answered again, as pi
-        reports it."""
-        from pi_core.protocol.entries import CompactionEntry
-        from pi_core.app.tokens import context_tokens, usage_tokens
-
-        window = self.model.context_window or 0
-        if window <= 0:
-            return None
-        branch = self.session.path()
-        last_compaction = max((i for i, e in enumerate(branch) if isinstance(e, CompactionEntry)),
-                              default=None)
-        if last_compaction is not None:
-            answered = False
-            for entry in reversed(branch[last_compaction + 1:]):
-                message = getattr(entry, "message", None)
-                if isinstance(message, AssistantMessage) and message.stop_reason not in ("aborted", "error"):
-                    answered = usage_tokens(message.usage) > 0
-                    break
-            if not answered:
-                return {"tokens": None, "contextWindow": window, "percent": None}
-        used = context_tokens(self.agent.messages)
-        return {"tokens": used, "contextWindow": window, "percent": 100 * used / window}
+        """The context's tokens against the window (:func:`pi_core.app.session_stats.context_usage`)."""
+        return context_usage(self)
 
 
 def number_duplicates(commands: list) -> list:
@@ -687,3 +676,8 @@ def number_duplicates(commands: list) -> list:
 def _text_and_images(message: UserMessage) -> tuple[str, list]:
     content = message.content
     return text_of(content), [b for b in content if isinstance(b, ImageContent)] if isinstance(content, list) else []
+
+
+def _text(message: Any) -> str:
+    content = getattr(message, "content", "")
+    return text_of(content) if isinstance(content, (str, list)) else str(content)
