@@ -33,17 +33,13 @@ from pi_core.protocol.messages import (
 from pi_core.protocol.model import Model, is_unknown
 
 
-class MissingAuthError(RuntimeError):
-    """No model, or no key for the model: the prompt stops before any request."""
-
-
 class Harness:
     """An agent, a session and the plugins, joined.
 
     ``resolve_model(provider, model_id)`` finds a model by name (for restoring a
     session's model); ``get_api_key(model)`` gives its key. ``model_is_explicit`` says the
     caller chose ``model`` (the CLI's ``--model``), so a resumed session's own model does
-    not replace it. ``auth_problem(model)`` says why a request cannot be made, or None.
+    not replace it.
     """
 
     #: The class of ``ctx`` (the app's adds session control and processes).
@@ -67,10 +63,8 @@ class Harness:
         get_headers: Callable[[Model], dict] | None = None,
         resolve_model: Callable[[str, str], Model | None] | None = None,
         system_prompt: str = "",
-        auth_problem: Callable[[Model], str | None] | None = None,
     ) -> None:
         self.plugins = plugins
-        self.auth_problem = auth_problem
         #: What ``before_agent_start`` starts from on every prompt (the system-prompt
         #: plugin builds the whole prompt; without it, this is the prompt).
         self.base_system_prompt = system_prompt
@@ -196,9 +190,6 @@ class Harness:
 
     async def _run_prompt(self, text: str, images: list, on_accepted=None) -> list[AgentMessage]:
         """Start the run for an accepted prompt: ``before_agent_start``, then the loop."""
-        problem = _no_model_problem(self.model) or (self.auth_problem and self.auth_problem(self.model))
-        if problem:
-            raise MissingAuthError(problem)
         self._prompting = True
         try:
             start = await self.plugins.call(
@@ -278,13 +269,6 @@ class Harness:
                                                message.display, message.details)
         else:
             self.session.append_message(message)
-
-
-def _no_model_problem(model: Model) -> str | None:
-    if is_unknown(model):
-        return ("No model available: set a provider's API key (for example OPENAI_API_KEY), "
-                "add a model to models.json, or pass --model. `pi --list-models` lists models.")
-    return None
 
 
 def _call(callback: Callable[[], Any] | None) -> None:

@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterable
 
 import attrs
 
+from pi_core.app.auth import MissingAuthError, no_model_problem
 from pi_core.app.recovery import RetryPolicy, with_recovery
 from pi_core.app.session_stats import context_usage, session_stats
 from pi_core.app.agent_session_context import AgentSessionContext
@@ -68,13 +69,16 @@ class AgentSession(Harness):
 
     ``available_models()`` gives every model the user could switch to (the registry's,
     with keys); ``scoped_models`` (``--models`` / ``enabledModels``) is what cycling goes
-    through, with thinking levels."""
+    through, with thinking levels. ``auth_problem(model)`` says why a request cannot be
+    made, or None."""
 
     context_class = AgentSessionContext
 
     def __init__(self, *, available_models: Callable[[], list[Model]] | None = None,
-                 scoped_models: list[tuple[Model, str | None]] | None = None, **kwargs: Any) -> None:
+                 scoped_models: list[tuple[Model, str | None]] | None = None,
+                 auth_problem: Callable[[Model], str | None] | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        self.auth_problem = auth_problem
         # pi's default level is medium, clamped to what the model takes (off without reasoning)
         self.agent.thinking_level = self.clamp_thinking_level(self.agent.thinking_level)
         self.available_models = available_models or (lambda: [self.agent.model])
@@ -94,6 +98,14 @@ class AgentSession(Harness):
         self.plugin_loader: Callable[[], Any] | None = None
 
     # ------------------------------------------------------------ runs: recovery, abort
+
+    async def _run_prompt(self, text: str, images: list, on_accepted=None) -> list:
+        """The harness's run, once the model can be asked: as pi, a missing model or key
+        is said before any request (:class:`MissingAuthError`)."""
+        problem = no_model_problem(self.model) or (self.auth_problem and self.auth_problem(self.model))
+        if problem:
+            raise MissingAuthError(problem)
+        return await super()._run_prompt(text, images, on_accepted)
 
     async def _run(self, run) -> list:
         """A run with pi's recovery (:mod:`pi_core.app.recovery`); then the user's
