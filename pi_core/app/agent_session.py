@@ -384,14 +384,18 @@ class AgentSession(Harness):
         if await self._vetoed("session_before_fork", ForkEvent(entry_id, position)):
             return text, True
         at = entry.parent_id if position == "before" else entry.id
-        await self._replace_session(self.session.fork(at), "fork")
+        from pi_core.app.forks import fork
+
+        await self._replace_session(fork(self.session, at), "fork")
         return text, False
 
     async def clone(self) -> bool:
         """A new session holding the current branch, to go on from its leaf."""
         if await self._vetoed("session_before_fork", ForkEvent(self.session.leaf_id, "at")):
             return False
-        await self._replace_session(self.session.clone(), "fork")
+        from pi_core.app.forks import clone
+
+        await self._replace_session(clone(self.session), "fork")
         return True
 
     async def _vetoed(self, hook: str, event: Any) -> bool:
