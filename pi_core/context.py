@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from pi_core.bus import EventBus
-from pi_core.protocol.ctx import SessionControl
 
 if TYPE_CHECKING:
     from pi_core.harness import Harness
@@ -145,13 +144,6 @@ class HarnessContext(PluginContext):
     def append_entry(self, custom_type: str, data: Any = None):
         """Keep plugin state in the session (a ``custom`` entry, never sent to the model)."""
         return self.harness.session.append_custom(custom_type, data)
-
-    # ------------------------------------------------ waiting (from commands)
-
-    async def wait_for_idle(self) -> SessionControl:
-        """Wait until the agent (and any run a plugin started) has finished."""
-        await self.harness.wait_for_idle()
-        return SessionControl(cancelled=False)
 
     # ------------------------------------------------ tools at run time
 

@@ -22,8 +22,8 @@ if TYPE_CHECKING:
 
 
 class AgentSessionContext(HarnessContext):
-    """``ctx`` in the app: the harness's context plus sending messages, compaction,
-    summaries, session control and processes."""
+    """``ctx`` in the app: the harness's context plus model and thinking level, session
+    control (waiting included), sending messages, compaction, summaries and processes."""
 
     harness: "AgentSession"
 
@@ -32,6 +32,13 @@ class AgentSessionContext(HarnessContext):
 
     async def set_thinking_level(self, level: str) -> None:
         await self.harness.set_thinking_level(level)
+
+    # ---- session control (from commands; each result has ``.cancelled``)
+
+    async def wait_for_idle(self) -> SessionControl:
+        """Wait until the agent (and any run a plugin started) has finished."""
+        await self.harness.wait_for_idle()
+        return SessionControl(cancelled=False)
 
     async def new_session(self, parent_session: str | None = None) -> SessionControl:
         return SessionControl(cancelled=not await self.harness.new_session(parent_session))
