@@ -1,9 +1,11 @@
 """``ctx``: what every hook receives, the plugin's handle on the running harness.
 
 The core's context covers the agent loop (cwd, agent dir, settings, this run's resource
-options, ui, event bus, model, tools, abort, idle state, sending messages);
+options, ui, event bus, model, tools, abort, idle state, steering and follow-ups);
 :class:`HarnessContext` adds the session and the harness's operations; the app's
-(:class:`pi_core.app.agent_session.AgentSessionContext`) adds session control and processes.
+(:class:`pi_core.app.agent_session_context.AgentSessionContext`) adds sending messages
+with every ``deliver_as``, compaction, summaries, tree navigation, session control and
+processes.
 """
 
 from __future__ import annotations
@@ -12,15 +14,10 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-import attrs
-
 from pi_core.bus import EventBus
-from pi_core.protocol.ctx import SessionControl
-from pi_core.protocol.messages import CustomMessage
 
 if TYPE_CHECKING:
     from pi_core.harness import Harness
-    from pi_core.protocol.model import Model
     from pi_core.loop import Agent
     from pi_core.protocol.options import ResourceOptions
     from pi_core.plugins import Plugins
@@ -132,8 +129,7 @@ class PluginContext:
 
 class HarnessContext(PluginContext):
     """``ctx`` once a harness runs: the core's context plus the session and the
-    harness's operations (compact, model and thinking level, entries, names, labels,
-    tree navigation, tools at run time)."""
+    harness's operations (entries, names, labels, tools at run time). Sending messages with every ``deliver_as`` is the app's."""
 
     harness: "Harness"
 
@@ -148,40 +144,6 @@ class HarnessContext(PluginContext):
     def append_entry(self, custom_type: str, data: Any = None):
         """Keep plugin state in the session (a ``custom`` entry, never sent to the model)."""
         return self.harness.session.append_custom(custom_type, data)
-
-    def send_user_message(self, content: Any, deliver_as: str = "steer",
-                          trigger_turn: bool = False) -> None:
-        """Send the model a user message (text or content blocks), pi's ``sendUserMessage``.
-
-        While the agent runs, ``steer`` reaches it before its next request and
-        ``follow_up`` when the run would otherwise end. While it is idle the message
-        starts a run at once (through the ``input`` chain, ``source="extension"``).
-        ``next_turn`` waits for the user's next prompt and goes in after its user
-        message, unless ``trigger_turn`` starts the run now."""
-        self.harness.send(content, deliver_as=deliver_as, trigger_turn=trigger_turn, as_prompt=True)
-
-    def send_message(self, message: Any, deliver_as: str = "steer", trigger_turn: bool = False,
-                     display: bool | None = None) -> None:
-        """Put a plugin's message into the conversation (a :class:`CustomMessage`, or
-        text made into one of type ``"extension"``), pi's ``sendMessage``. While the agent
-        runs: ``steer``, ``follow_up`` or ``next_turn``. While it is idle the message joins
-        the conversation and the session; ``trigger_turn`` then starts a run to answer it.
-        ``display=False`` keeps it out of the chat's view (the model still reads it)."""
-        if not isinstance(message, CustomMessage) and not hasattr(message, "role"):
-            message = CustomMessage(custom_type="extension", content=str(message))
-        if display is not None and isinstance(message, CustomMessage):
-            message = attrs.evolve(message, display=display)
-        self.harness.send(message, deliver_as=deliver_as, trigger_turn=trigger_turn, as_prompt=False)
-
-    # ------------------------------------------------ waiting and the tree (from commands)
-
-    async def wait_for_idle(self) -> SessionControl:
-        """Wait until the agent (and any run a plugin started) has finished."""
-        await self.harness.wait_for_idle()
-        return SessionControl(cancelled=False)
-
-    async def navigate_tree(self, entry_id: str | None, summarize: bool = False) -> SessionControl:
-        return SessionControl(cancelled=not await self.harness.navigate_tree(entry_id, summarize=summarize))
 
     # ------------------------------------------------ tools at run time
 
@@ -199,16 +161,3 @@ class HarnessContext(PluginContext):
 
     def set_label(self, entry_id: str, label: str | None) -> None:
         self.harness.session.append_label(entry_id, label)
-
-    async def set_model(self, model: Model) -> None:
-        await self.harness.set_model(model)
-
-    async def set_thinking_level(self, level: str) -> None:
-        await self.harness.set_thinking_level(level)
-
-    async def compact(self, instructions: str | None = None, *, reason: str = "manual"):
-        return await self.harness.compact(instructions, reason=reason)
-
-    async def summarize(self, system_prompt: str, text: str, max_tokens: int) -> str:
-        return await self.harness.summarize(system_prompt, text, max_tokens)
-

@@ -3,41 +3,25 @@
 It takes a prompt through the ``input`` chain, then ``before_agent_start`` (which builds
 the system prompt), then the loop; it stores every finished message in the session and
 restores model, thinking level and context from it; it queues steering and follow-ups,
-including what plugins send; it recovers from failed requests (:mod:`pi_core.recovery`);
-it runs compaction and tree navigation through their decide hooks, so a plugin can
-cancel them or supply the summary. Plugins reach it through ``ctx``
-(:class:`~pi_core.context.HarnessContext`). The application's features on top (model
-cycling, stats, the user's ``!bash``, commands, switching sessions) are pi's
-AgentSession: :class:`pi_core.app.agent_session.AgentSession`.
+including what plugins send. Plugins reach it through ``ctx``
+(:class:`~pi_core.context.HarnessContext`). The application's features on top (retries
+and compaction, summaries and tree navigation, model cycling, stats, the user's
+``!bash``, commands, switching sessions) are pi's AgentSession:
+:class:`pi_core.app.agent_session.AgentSession`.
 """
 
 from __future__ import annotations
 
-import asyncio
-import inspect
-import logging
 from typing import Any, Callable, Iterable
-
-import attrs
 
 from pi_core.context import HarnessContext
 from pi_core.loop import Agent, AgentBusyError, user_message
 from pi_core.protocol.events import (
     BeforeAgentStartEvent,
-    BeforeCompactEvent,
-    BeforeTreeEvent,
-    CompactionEnd,
-    CompactionResult,
-    CompactionStart,
     InputEvent,
     ModelSelect,
-    QueueUpdate,
-    SessionCompactEvent,
     SessionShutdown,
     SessionStart,
-    SessionTreeEvent,
-    ThinkingLevelChanged,
-    ThinkingLevelSelect,
 )
 from pi_core.protocol.messages import (
     AgentMessage,
@@ -45,24 +29,8 @@ from pi_core.protocol.messages import (
     CompactionSummaryMessage,
     CustomMessage,
     ImageContent,
-    TextContent,
-    UserMessage,
-    text_of,
 )
 from pi_core.protocol.model import Model, is_unknown
-from pi_core.protocol.provider import THINKING_LEVELS, LlmContext, StreamOptions, complete
-from pi_core.protocol.signal import AbortSignal
-from pi_core.recovery import RetryPolicy, with_recovery
-
-log = logging.getLogger("pi.harness")
-
-
-class MissingAuthError(RuntimeError):
-    """No model, or no key for the model: the prompt stops before any request."""
-
-
-class SummaryError(RuntimeError):
-    """The model could not write a summary (its error is in the message)."""
 
 
 class Harness:
@@ -71,7 +39,7 @@ class Harness:
     ``resolve_model(provider, model_id)`` finds a model by name (for restoring a
     session's model); ``get_api_key(model)`` gives its key. ``model_is_explicit`` says the
     caller chose ``model`` (the CLI's ``--model``), so a resumed session's own model does
-    not replace it. ``auth_problem(model)`` says why a request cannot be made, or None.
+    not replace it.
     """
 
     #: The class of ``ctx`` (the app's adds session control and processes).
@@ -95,10 +63,8 @@ class Harness:
         get_headers: Callable[[Model], dict] | None = None,
         resolve_model: Callable[[str, str], Model | None] | None = None,
         system_prompt: str = "",
-        auth_problem: Callable[[Model], str | None] | None = None,
     ) -> None:
         self.plugins = plugins
-        self.auth_problem = auth_problem
         #: What ``before_agent_start`` starts from on every prompt (the system-prompt
         #: plugin builds the whole prompt; without it, this is the prompt).
         self.base_system_prompt = system_prompt
@@ -115,23 +81,14 @@ class Harness:
             steering_mode=settings.get("steeringMode", "one-at-a-time"),
             follow_up_mode=settings.get("followUpMode", "one-at-a-time"),
         )
-        # pi's default level is medium, clamped to what the model takes (off without reasoning)
-        self.agent.thinking_level = self.clamp_thinking_level(self.agent.thinking_level)
         self._explicit_model = model_is_explicit
         self._explicit_thinking = thinking_level is not None
-        self.auto_compaction = bool(settings.get("compaction.enabled", True))
-        self.retry = RetryPolicy(settings)
-        self._summary_signal: AbortSignal | None = None
-        self.is_compacting = False
         self._started = False
         self._prompting = False
-        self._published_queue: tuple[list[str], list[str]] = ([], [])
-        #: Messages plugins sent with deliver_as="next_turn": they follow the next prompt.
+        #: Messages plugins sent with deliver_as="next_turn" (the app's ``send``): they
+        #: follow the next prompt.
         self._next_turn: list[AgentMessage] = []
-        #: Runs plugins started while the agent was idle (``send_user_message``).
-        self._background: set[asyncio.Future] = set()
         self.agent.subscribe(self._persist)
-        self.agent.subscribe(self._queue_drained)
 
     # ------------------------------------------------------------ state
 
@@ -208,20 +165,16 @@ class Harness:
         streaming_behavior: str | None = None,
         on_accepted: Callable[[], Any] | None = None,
     ) -> list[AgentMessage]:
-        """Run a prompt to its end (retries and overflow recovery included).
+        """Run a prompt to its end (with the app's retries and overflow recovery).
 
-        As pi does: a ``/command`` with a handler runs at once (even while the agent
-        runs); then the ``input`` chain (where skills and templates expand); while the
-        agent runs, ``streaming_behavior`` "steer" or "followUp" queues the result, and
+        As pi does: the ``input`` chain (where skills and templates expand; the app runs
+        a plugin's ``/command`` before it); while the agent runs, ``streaming_behavior`` "steer" or "followUp" queues the result, and
         without one the prompt is refused. ``on_accepted`` is called once the prompt is
         accepted (handled, queued, or about to start the run), so a caller such as the
         RPC mode can answer before the run's first event.
         """
         if not self._started:
             await self.start()
-        if text.startswith("/") and await self.run_extension_command(text):
-            _call(on_accepted)
-            return []
         event = await self.plugins.call("input", event=InputEvent(text, list(images), source), ctx=self.ctx)
         if event.handled:
             _call(on_accepted)
@@ -237,9 +190,6 @@ class Harness:
 
     async def _run_prompt(self, text: str, images: list, on_accepted=None) -> list[AgentMessage]:
         """Start the run for an accepted prompt: ``before_agent_start``, then the loop."""
-        problem = _no_model_problem(self.model) or (self.auth_problem and self.auth_problem(self.model))
-        if problem:
-            raise MissingAuthError(problem)
         self._prompting = True
         try:
             start = await self.plugins.call(
@@ -250,22 +200,9 @@ class Harness:
             later, self._next_turn = self._next_turn, []
             prompts = [user_message(start.prompt, start.images), *start.messages, *later]
             _call(on_accepted)
-            return await self._with_recovery(self.agent.prompt(prompts))
+            return await self._run(self.agent.prompt(prompts))
         finally:
             self._prompting = False
-
-    async def queue(self, text: str, images: Iterable[ImageContent] = (), *,
-                    behavior: str = "steer", source: str = "interactive") -> None:
-        """Queue a message as steering or a follow-up (RPC ``steer`` / ``follow_up``),
-        expanded by the ``input`` chain; a ``/command`` with a handler cannot be queued."""
-        if text.startswith("/"):
-            name = text[1:].split(" ", 1)[0]
-            if await self.command_handler(name) is not None:
-                raise ValueError(f'Extension command "/{name}" cannot be queued. Use prompt '
-                                 "or run the command when the agent is not streaming.")
-        event = await self.plugins.call("input", event=InputEvent(text, list(images), source), ctx=self.ctx)
-        if not event.handled:
-            self._enqueue(user_message(event.text, event.images), behavior)
 
     def _enqueue(self, message: AgentMessage, behavior: str) -> None:
         if behavior == "steer":
@@ -273,134 +210,30 @@ class Harness:
         else:
             self.follow_up(message)
 
-    async def run_extension_command(self, text: str) -> bool:
-        """Run ``/name args`` if a plugin's command ``name`` has a handler (True), as
-        pi runs extension commands; a handler that raises is reported, not raised."""
-        name, _, args = text[1:].partition(" ")
-        handler = await self.command_handler(name)
-        if handler is None:
-            return False
-        try:
-            result = handler(args, self.ctx)
-            if inspect.isawaitable(result):
-                await result
-        except Exception as exc:
-            self.plugins.report(f"command:{name}", "command", exc)
-        return True
-
-    async def command_handler(self, name: str) -> Callable | None:
-        """The handler of the slash command ``name``; the core knows none (the app
-        lists the plugins' commands)."""
-        return None
-
     async def continue_(self) -> list[AgentMessage]:
-        return await self._with_recovery(self.agent.continue_())
+        return await self._run(self.agent.continue_())
 
-    async def _with_recovery(self, run) -> list[AgentMessage]:
-        produced = await with_recovery(self, run)
-        self._run_ended()
-        return produced
-
-    def _run_ended(self) -> None:
-        """A run (with its retries) has ended: the app delivers what waited for it."""
+    async def _run(self, run) -> list[AgentMessage]:
+        """Await a run of the loop. The core stops at a failed request; the app's
+        AgentSession retries and compacts on an overflow, as pi's does."""
+        return list(await run)
 
     def steer(self, message: str | AgentMessage) -> None:
         self.agent.steer(message)
-        self._queue_changed()
 
     def follow_up(self, message: str | AgentMessage) -> None:
         self.agent.follow_up(message)
-        self._queue_changed()
 
     def clear_queues(self) -> tuple[list, list]:
-        cleared = self.agent.clear_queues()
-        self._queue_changed()
-        return cleared
+        return self.agent.clear_queues()
 
     def abort(self) -> None:
-        """Stop whatever runs: the stream, the tools, a retry wait, a summary."""
-        self.abort_retry()
-        if self._summary_signal is not None:
-            self._summary_signal.abort()
+        """Stop whatever runs: the stream and the tools."""
         self.agent.abort()
 
-    def abort_retry(self) -> None:
-        self.retry.cancel()
-
     async def wait_for_idle(self) -> None:
-        """Until the agent has finished, including runs plugins started while it was idle."""
-        while True:
-            await self.agent.wait_for_idle()
-            pending = [t for t in self._background if not t.done()]
-            if not pending:
-                return
-            await asyncio.gather(*pending, return_exceptions=True)
-
-    # ------------------------------------------------------------ plugins sending
-
-    def send(self, message: Any, *, deliver_as: str = "steer", trigger_turn: bool = False,
-             as_prompt: bool = False) -> None:
-        """A message from a plugin (see ``ctx.send_user_message`` / ``send_message``).
-        A user message goes through the ``input`` chain (``source="extension"``), as pi
-        fires ``input`` for every plugin send, whether it starts a run or is queued."""
-        deliver_as = {"followUp": "follow_up", "nextTurn": "next_turn"}.get(deliver_as, deliver_as)
-        if deliver_as not in ("steer", "follow_up", "next_turn"):
-            raise ValueError(f"deliver_as must be steer, follow_up or next_turn, not {deliver_as!r}")
-        message = user_message(message) if isinstance(message, str) else (
-            UserMessage(content=list(message)) if isinstance(message, list) else message)
-        busy = self.is_running
-        if deliver_as == "next_turn" and (busy or not trigger_turn):
-            self._next_turn.append(message)
-            return
-        if as_prompt and isinstance(message, UserMessage):
-            if not busy:
-                self._start_background(self.prompt(*_text_and_images(message), source="extension"))
-            elif self.plugins.has("input"):
-                self._start_background(self._send_prompt(message, deliver_as))
-            else:
-                self._enqueue(message, deliver_as)  # no input hook to ask: queued at once
-            return
-        if busy:
-            self._enqueue(message, deliver_as)
-            return
-        # a plugin's own message while idle: into the conversation (and the file) now,
-        # with its message events so the chat shows it; trigger_turn answers it
-        self._start_background(self._deliver_idle(message, trigger_turn))
-
-    async def _send_prompt(self, message: UserMessage, deliver_as: str) -> None:
-        """A plugin's user message sent while the agent runs, through ``input``; then
-        queued, or (when the run ended meanwhile) the start of the next run."""
-        text, images = _text_and_images(message)
-        event = await self.plugins.call("input", event=InputEvent(text, images, "extension"), ctx=self.ctx)
-        if event.handled:
-            return
-        if self.is_running:
-            self._enqueue(user_message(event.text, event.images), deliver_as)
-        else:
-            await self._run_prompt(event.text, event.images)
-
-    async def _deliver_idle(self, message: AgentMessage, trigger_turn: bool) -> None:
-        await self.agent._deliver(message, [])
-        if trigger_turn:
-            await self._with_recovery(self.agent.continue_())
-
-    def _start_background(self, run) -> None:
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            run.close()
-            raise RuntimeError("a run can start only inside the event loop (from a hook or a command)")
-        task = loop.create_task(self._guarded(run))
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
-
-    async def _guarded(self, run) -> None:
-        try:
-            await run
-        except AgentBusyError:  # the user's prompt got there first: queue instead
-            log.warning("a plugin's message found the agent busy; it was not sent")
-        except Exception as exc:
-            self.plugins.report("extension message", "send_user_message", exc)
+        """Until the agent has finished."""
+        await self.agent.wait_for_idle()
 
     # ------------------------------------------------------------ tools at run time
 
@@ -423,31 +256,6 @@ class Harness:
             self.agent._active.discard(name)
         return len(kept) != len(tools)
 
-    # ------------------------------------------------------------ the queues
-
-    def _queue_changed(self) -> None:
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:  # queued from outside the event loop: the next drain tells
-            return
-        task = loop.create_task(self._publish_queue())
-        task.add_done_callback(lambda t: t.exception())
-
-    async def _queue_drained(self, event: Any) -> None:
-        """The loop took queued messages (one goes in as a user message): tell
-        subscribers the queues' new state, as pi does."""
-        if event.type == "message_start" and getattr(event.message, "role", None) == "user":
-            await self._publish_queue()
-
-    async def _publish_queue(self) -> None:
-        """A ``queue_update`` when the queues differ from the last one sent."""
-        state = ([_text(m) for m in self.agent.steering.messages],
-                 [_text(m) for m in self.agent.follow_up_queue.messages])
-        if state == self._published_queue:
-            return
-        self._published_queue = state
-        await self.emit(QueueUpdate(steering=state[0], follow_up=state[1]))
-
     # ------------------------------------------------------------ persistence
 
     def _persist(self, event: Any) -> None:
@@ -462,208 +270,7 @@ class Harness:
         else:
             self.session.append_message(message)
 
-    # ------------------------------------------------------------ model and thinking
-
-    async def set_model(self, model: Model, source: str = "set") -> None:
-        """Switch models; the thinking level is re-clamped for the new one (as pi: a
-        switch from a model without reasoning starts at the default level)."""
-        previous = self.agent.model
-        if previous.reasoning:
-            level = self.thinking_level
-        else:
-            level = self.ctx.settings.get("defaultThinkingLevel") or "medium"
-        self.agent.model = model
-        if previous.key != model.key:
-            self.session.append_model_change(model.provider, model.id)
-        self.ctx.settings.remember("defaultProvider", model.provider)
-        self.ctx.settings.remember("defaultModel", model.id)
-        await self.set_thinking_level(level)
-        await self.notify(ModelSelect(model=model, previous_model=previous, source=source))
-
-    async def set_thinking_level(self, level: str) -> None:
-        """Set the level, clamped to what the model takes; a change is recorded in the
-        session, sent as ``thinking_level_changed`` and told to the plugins."""
-        previous = self.agent.thinking_level
-        level = self.clamp_thinking_level(level)
-        self.agent.thinking_level = level
-        if previous == level:
-            return
-        self.session.append_thinking_level_change(level)
-        if self.model.reasoning or level != "off":  # as pi: kept as the next run's default
-            self.ctx.settings.remember("defaultThinkingLevel", level)
-        await self.emit(ThinkingLevelChanged(level=level))
-        await self.notify(ThinkingLevelSelect(level=level, previous_level=previous))
-
-    def thinking_levels(self) -> list[str]:
-        """The levels this model takes (only "off" for a model without reasoning)."""
-        if not self.model.reasoning:
-            return ["off"]
-        mapped = self.model.thinking_level_map or {}
-        levels = [level for level in THINKING_LEVELS[:-1] if not (level in mapped and mapped[level] is None)]
-        if (self.model.compat or {}).get("supportsXhigh") or mapped.get("xhigh") is not None:
-            levels.append("xhigh")
-        return levels or ["off"]
-
-    def clamp_thinking_level(self, level: str) -> str:
-        """``level`` if the model takes it, else the nearest higher one it takes, else
-        the nearest lower one (pi's order)."""
-        available = self.thinking_levels()
-        if level in available:
-            return level
-        if level not in THINKING_LEVELS:
-            return available[0]
-        index = THINKING_LEVELS.index(level)
-        for candidate in (*THINKING_LEVELS[index:], *reversed(THINKING_LEVELS[:index])):
-            if candidate in available:
-                return candidate
-        return available[0]
-
-    # ------------------------------------------------------------ summaries
-
-    async def summarize(self, system_prompt: str, text: str, max_tokens: int) -> str:
-        """One request to the current model for a summary; raises :class:`SummaryError`."""
-        model = self.agent.model
-        provider = (self.agent.providers or {}).get(model.api)
-        if provider is None:
-            raise SummaryError(f"no provider for api {model.api!r}")
-        signal = self._summary_signal or AbortSignal()
-        context = LlmContext(system_prompt=system_prompt,
-                             messages=[UserMessage(content=[TextContent(text)])])
-        options = StreamOptions(signal=signal, api_key=await self.agent._api_key(model),
-                                max_tokens=max_tokens,
-                                thinking_level=self.thinking_level if model.reasoning else "off")
-        message = await complete(provider, model, context, options)
-        if message.stop_reason in ("error", "aborted"):
-            raise SummaryError(message.error_message or "the summary request failed")
-        return message.text
-
-    async def compact(self, instructions: str | None = None, *, reason: str = "manual",
-                      will_retry: bool = False) -> CompactionResult | None:
-        """Compact the branch: ``session_before_compact`` decides (cancel, a plugin's own
-        summary, or the built-in summariser's); the entry is appended and the context
-        rebuilt. Returns the result, or None when cancelled, failed or nothing to do."""
-        await self.emit(CompactionStart(reason=reason))
-        self.is_compacting = True
-        from pi_core.compaction_plan import prepare_compaction, to_event
-        from pi_core.tokens import fit_budget
-
-        settings = self.ctx.settings
-        entries = self.session.path()
-        window = self.model.context_window
-        keep = fit_budget(int(settings.get("compaction.keepRecentTokens", 20000)), window)
-        event = BeforeCompactEvent(
-            reason=reason, entries=entries, instructions=instructions,
-            reserve_tokens=fit_budget(int(settings.get("compaction.reserveTokens", 16384)), window),
-            keep_recent_tokens=keep,
-            preparation=to_event(prepare_compaction(
-                entries, keep, context=list(self.agent.messages), tools=self.agent.tools or ())),
-        )
-        self._summary_signal = AbortSignal()
-        result, error = None, None
-        try:
-            decision = await self.plugins.call("session_before_compact", event=event, ctx=self.ctx)
-            if decision is None:
-                error = (("Already compacted" if entries else "Nothing to compact (session too small)")
-                         if event.preparation is None else "no compaction plugin is loaded")
-            elif decision.cancel:
-                self.is_compacting = False
-                await self.emit(CompactionEnd(reason=reason, aborted=True))
-                return None
-            else:
-                result = decision.result or (await decision.generate() if decision.generate else None)
-            if result is not None:
-                from pi_core.protocol.results import compaction_result
-
-                result = _fill_from_plan(compaction_result(result), event.preparation)
-                entry = self.session.append_compaction(
-                    result.summary, result.first_kept_entry_id, result.tokens_before,
-                    result.details, from_hook=decision.from_hook)
-                self.agent.messages = list(self.session.build_context().messages)
-                await self.notify(SessionCompactEvent(entry=entry, from_hook=bool(entry.from_hook)))
-        except Exception as exc:
-            error = str(exc) or type(exc).__name__
-            log.warning("compaction failed: %s", error)
-            result = None
-        aborted = self._summary_signal.aborted
-        self._summary_signal = None
-        self.is_compacting = False
-        await self.emit(CompactionEnd(reason=reason, result=result, aborted=aborted,
-                                      will_retry=will_retry and result is not None, error_message=error))
-        return result
-
-    # ------------------------------------------------------------ the tree
-
-    async def navigate_tree(self, target_id: str | None, *, summarize: bool = False,
-                            instructions: str | None = None) -> bool:
-        """Move the leaf to ``target_id``; with ``summarize``, hang a summary of the
-        branch left behind where the new branch starts. False when a plugin cancelled."""
-        if self.agent.is_running:
-            raise AgentBusyError("wait for the agent to finish before moving in the tree")
-        old_leaf = self.session.leaf_id
-        target_path = {e.id for e in self.session.path(target_id)} if target_id else set()
-        left = []
-        for entry in reversed(self.session.path(old_leaf) if old_leaf else []):
-            if entry.id in target_path:
-                break
-            left.append(entry)
-        left.reverse()
-        event = BeforeTreeEvent(target_id=target_id, old_leaf_id=old_leaf, entries=left,
-                                summarize=summarize, instructions=instructions)
-        decision = await self.plugins.call("session_before_tree", event=event, ctx=self.ctx)
-        if decision is not None and decision.cancel:
-            return False
-        summary_entry = None
-        if summarize and left and decision is not None:
-            summary, details = decision.summary, decision.details
-            if summary is None and decision.generate is not None:
-                self._summary_signal = AbortSignal()
-                try:
-                    summary, details = await decision.generate()
-                finally:
-                    self._summary_signal = None
-            if summary:
-                summary_entry = self.session.branch_with_summary(
-                    target_id, summary, details, from_hook=bool(decision.from_hook))
-        if summary_entry is None:
-            if target_id is None:
-                self.session.reset_leaf()
-            else:
-                self.session.branch(target_id)
-        self.agent.messages = list(self.session.build_context().messages)
-        await self.notify(SessionTreeEvent(old_leaf_id=old_leaf, new_leaf_id=self.session.leaf_id,
-                                         summary_entry=summary_entry))
-        return True
-
-
-def _fill_from_plan(result: CompactionResult, plan: Any) -> CompactionResult:
-    """A plugin's summary may leave out where the kept part starts and the tokens
-    before: the plan's are used (there is no summary to keep without them)."""
-    if not result.first_kept_entry_id:
-        if plan is None:
-            raise ValueError("the summary names no firstKeptEntryId and there is no plan to take it from")
-        result = attrs.evolve(result, first_kept_entry_id=plan.first_kept_entry_id)
-    if not result.tokens_before and plan is not None:
-        result = attrs.evolve(result, tokens_before=plan.tokens_before)
-    return result
-
-
-def _no_model_problem(model: Model) -> str | None:
-    if is_unknown(model):
-        return ("No model available: set a provider's API key (for example OPENAI_API_KEY), "
-                "add a model to models.json, or pass --model. `pi --list-models` lists models.")
-    return None
-
 
 def _call(callback: Callable[[], Any] | None) -> None:
     if callback is not None:
         callback()
-
-
-def _text(message: Any) -> str:
-    content = getattr(message, "content", "")
-    return text_of(content) if isinstance(content, (str, list)) else str(content)
-
-
-def _text_and_images(message: UserMessage) -> tuple[str, list]:
-    content = message.content
-    return text_of(content), [b for b in content if isinstance(b, ImageContent)] if isinstance(content, list) else []

@@ -401,25 +401,3 @@ class Plugins:
         self.overrides[hook] = [(k, names[-1], names[:-1]) for k, names in owners.items()
                                 if len(names) > 1]
         return list(items.values())
-
-
-async def collect_overrides(plugins: Plugins, ctx: Any) -> list[dict]:
-    """Run every keyed collect hook once and say, for each key two plugins gave, which
-    plugin's item won (``pi plugins``: "read from my_plugin replaces the built-in")."""
-    found = []
-    for module in hookspecs.SPEC_MODULES:
-        for name in dir(module):
-            spec = getattr(module, name)
-            kind = getattr(spec, "pi_dispatch", None)
-            if kind is None or kind.kind != "collect" or not isinstance(kind.key, str):
-                continue
-            if not plugins.has(name):
-                continue
-            caller = getattr(plugins.pm.hook, name)
-            if caller.spec is not None and set(caller.spec.argnames) - {"ctx"}:
-                continue  # needs a run's arguments (discover_models would probe servers)
-            await plugins.call(name, ctx=ctx)
-            for key, winner, losers in plugins.overrides.get(name, []):
-                found.append({"hook": name, "key": str(key), "winner": winner,
-                              "replaces": [l for l in losers if l != winner]})
-    return [f for f in found if f["replaces"]]

@@ -9,6 +9,7 @@ import json
 import tempfile
 
 from pi_core.protocol.messages import AssistantMessage, TextContent, UserMessage
+from pi_core.app.forks import fork
 from pi_core.app.listing import list_sessions
 from pi_core.session import Session
 
@@ -56,7 +57,7 @@ with tempfile.TemporaryDirectory() as folder:
     show(session.tree())
 
     # /fork: a new session file holding the path to an entry, naming its parent.
-    forked = session.fork(session.leaf_id)
+    forked = fork(session, session.leaf_id)
     print("forked context:", texts(forked))
     print("parent recorded:", forked.header.parent_session == str(session.file))
 

@@ -1,75 +1,67 @@
 """pi's AgentSession: the core's harness plus what the application offers on top.
 
 The core (:class:`pi_core.harness.Harness`) joins loop, session and plugins; this class
-adds what the modes (interactive, rpc, acp, print) and the SDK use: model and
-thinking-level cycling, session stats and context use, the user's ``!cmd``, the slash
-commands of the plugins, workspace checkpoints, and leaving the session (new, resume,
-fork, clone, reload). Its ``ctx`` (:class:`AgentSessionContext`) gives plugins the
-session control and processes of pi's ``ExtensionContext``.
+adds what the modes (interactive, rpc, acp, print) and the SDK use: retries and overflow
+recovery (:mod:`pi_core.app.recovery`), compaction (planned by
+:mod:`pi_core.app.compaction_plan`, decided by ``session_before_compact``), summaries by
+the current model, tree navigation with a branch summary, model and thinking-level
+cycling, session stats and context use, the user's ``!cmd``, the slash commands of the
+plugins, workspace checkpoints, and leaving the session (new, resume, fork, clone,
+reload). Its ``ctx`` (:class:`pi_core.app.agent_session_context.AgentSessionContext`)
+gives plugins the session control and processes of pi's ``ExtensionContext``.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
+import asyncio
+import inspect
+import logging
+from typing import Any, Callable, Iterable
 
 import attrs
 
-from pi_core.context import HarnessContext
+from pi_core.app.auth import MissingAuthError, no_model_problem
+from pi_core.app.recovery import RetryPolicy, with_recovery
+from pi_core.app.session_stats import context_usage, session_stats
+from pi_core.app.agent_session_context import AgentSessionContext
 from pi_core.harness import Harness
-from pi_core.loop import AgentBusyError
+from pi_core.loop import AgentBusyError, user_message
 from pi_core.plugins import flag
-from pi_core.protocol.ctx import ExecResult, SessionControl
-from pi_core.protocol.events import ForkEvent, SessionShutdown, SessionStart, SwitchEvent, UserBashEvent
-from pi_core.protocol.messages import AssistantMessage, BashExecutionMessage, text_of
+from pi_core.protocol.events import (
+    BeforeCompactEvent,
+    BeforeTreeEvent,
+    CompactionEnd,
+    CompactionResult,
+    CompactionStart,
+    ForkEvent,
+    InputEvent,
+    ModelSelect,
+    QueueUpdate,
+    SessionCompactEvent,
+    SessionShutdown,
+    SessionStart,
+    SessionTreeEvent,
+    SwitchEvent,
+    ThinkingLevelChanged,
+    ThinkingLevelSelect,
+    UserBashEvent,
+)
+from pi_core.protocol.messages import (
+    BashExecutionMessage,
+    ImageContent,
+    TextContent,
+    UserMessage,
+    text_of,
+)
 from pi_core.protocol.model import Model
+from pi_core.protocol.provider import THINKING_LEVELS, LlmContext, StreamOptions, complete
 from pi_core.protocol.signal import AbortSignal
 
-
-class AgentSessionContext(HarnessContext):
-    """``ctx`` in the app: the harness's context plus session control and processes."""
-
-    harness: "AgentSession"
-
-    async def new_session(self, parent_session: str | None = None) -> SessionControl:
-        return SessionControl(cancelled=not await self.harness.new_session(parent_session))
-
-    async def fork(self, entry_id: str, position: str = "before") -> SessionControl:
-        """A new session from this one: ending just ``before`` the user message
-        ``entry_id`` (its text is in ``.text``, as /fork puts it in the editor) or ``at``
-        (including) any entry."""
-        text, cancelled = await self.harness.fork(entry_id, position=position)
-        return SessionControl(cancelled=cancelled, text=text)
+log = logging.getLogger("pi.harness")
 
 
-    async def switch_session(self, path: str) -> SessionControl:
-        return SessionControl(cancelled=not await self.harness.switch_session(path))
-
-    async def reload(self) -> SessionControl:
-        """pi's /reload: plugins, skills, templates and context files found again."""
-        await self.harness.reload()
-        return SessionControl(cancelled=False)
-
-
-    async def environment(self):
-        """The execution environment commands run in (the ``execution_environment``
-        hook's answer: the local machine, unless a plugin supplies a sandbox or such)."""
-        env = await self.plugins.call("execution_environment", ctx=self)
-        if env is None:
-            raise RuntimeError("no plugin provides an execution environment to run commands "
-                               "in (the built-in local_environment plugin does)")
-        return env
-
-    async def exec(self, command: list[str] | str, *, timeout: float | None = None,
-                   cwd: str | None = None, signal: AbortSignal | None = None) -> ExecResult:
-        """Run a command through the execution environment (the one runner the bash
-        tool uses): a list runs as is, a string with the shell. On timeout, abort or
-        cancellation the command and everything it started are killed."""
-        env = await self.environment()
-        result = await env.run(command, cwd=cwd or self.cwd, timeout=timeout, signal=signal,
-                               merge_stderr=False, prefix="pi-exec")
-        return ExecResult(result.output, result.stderr, result.exit_code, result.killed,
-                          result.truncated, result.full_output_path)
-
+class SummaryError(RuntimeError):
+    """The model could not write a summary (its error is in the message)."""
 
 
 class AgentSession(Harness):
@@ -77,20 +69,98 @@ class AgentSession(Harness):
 
     ``available_models()`` gives every model the user could switch to (the registry's,
     with keys); ``scoped_models`` (``--models`` / ``enabledModels``) is what cycling goes
-    through, with thinking levels."""
+    through, with thinking levels. ``auth_problem(model)`` says why a request cannot be
+    made, or None."""
 
     context_class = AgentSessionContext
 
     def __init__(self, *, available_models: Callable[[], list[Model]] | None = None,
-                 scoped_models: list[tuple[Model, str | None]] | None = None, **kwargs: Any) -> None:
+                 scoped_models: list[tuple[Model, str | None]] | None = None,
+                 auth_problem: Callable[[Model], str | None] | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        self.auth_problem = auth_problem
+        # pi's default level is medium, clamped to what the model takes (off without reasoning)
+        self.agent.thinking_level = self.clamp_thinking_level(self.agent.thinking_level)
         self.available_models = available_models or (lambda: [self.agent.model])
         self.scoped_models = list(scoped_models or [])
         self._bash_signal: AbortSignal | None = None
         self._pending_bash: list = []
+        self.auto_compaction = bool(self.ctx.settings.get("compaction.enabled", True))
+        self.retry = RetryPolicy(self.ctx.settings)
+        self.is_compacting = False
+        self._summary_signal: AbortSignal | None = None
+        self._published_queue: tuple[list[str], list[str]] = ([], [])
+        self.agent.subscribe(self._queue_drained)
+        #: Runs plugins started while the agent was idle (``send_user_message``).
+        self._background: set[asyncio.Future] = set()
         #: Builds a fresh plugin manager for /reload (set by the app, which knows how
         #: its plugins were found); None: reload keeps the plugins, re-reads resources.
         self.plugin_loader: Callable[[], Any] | None = None
+
+    # ------------------------------------------------------------ runs: recovery, abort
+
+    async def _run_prompt(self, text: str, images: list, on_accepted=None) -> list:
+        """The harness's run, once the model can be asked: as pi, a missing model or key
+        is said before any request (:class:`MissingAuthError`)."""
+        problem = no_model_problem(self.model) or (self.auth_problem and self.auth_problem(self.model))
+        if problem:
+            raise MissingAuthError(problem)
+        return await super()._run_prompt(text, images, on_accepted)
+
+    async def _run(self, run) -> list:
+        """A run with pi's recovery (:mod:`pi_core.app.recovery`); then the user's
+        commands that ran meanwhile join the conversation."""
+        produced = await with_recovery(self, run)
+        self._flush_bash()
+        return produced
+
+    def abort(self) -> None:
+        """Stop whatever runs: the stream, the tools, a retry wait, a summary."""
+        self.abort_retry()
+        if self._summary_signal is not None:
+            self._summary_signal.abort()
+        super().abort()
+
+    def abort_retry(self) -> None:
+        self.retry.cancel()
+
+    # ------------------------------------------------------------ the queues
+
+    def steer(self, message) -> None:
+        super().steer(message)
+        self._queue_changed()
+
+    def follow_up(self, message) -> None:
+        super().follow_up(message)
+        self._queue_changed()
+
+    def clear_queues(self) -> tuple[list, list]:
+        cleared = super().clear_queues()
+        self._queue_changed()
+        return cleared
+
+    def _queue_changed(self) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # queued from outside the event loop: the next drain tells
+            return
+        task = loop.create_task(self._publish_queue())
+        task.add_done_callback(lambda t: t.exception())
+
+    async def _queue_drained(self, event: Any) -> None:
+        """The loop took queued messages (one goes in as a user message): tell
+        subscribers the queues' new state, as pi does."""
+        if event.type == "message_start" and getattr(event.message, "role", None) == "user":
+            await self._publish_queue()
+
+    async def _publish_queue(self) -> None:
+        """A ``queue_update`` when the queues differ from the last one sent."""
+        state = ([_text(m) for m in self.agent.steering.messages],
+                 [_text(m) for m in self.agent.follow_up_queue.messages])
+        if state == self._published_queue:
+            return
+        self._published_queue = state
+        await self.emit(QueueUpdate(steering=state[0], follow_up=state[1]))
 
     # ------------------------------------------------------------ commands
 
@@ -101,11 +171,126 @@ class AgentSession(Harness):
         found = await self.plugins.call("register_commands", ctx=self.ctx)
         return number_duplicates(found)
 
+    async def prompt(self, text: str, images: Iterable[ImageContent] = (), *,
+                     on_accepted: Callable[[], Any] | None = None, **kwargs: Any) -> list:
+        """The harness's prompt, but a ``/command`` with a handler runs at once, even
+        while the agent runs (as pi runs extension commands)."""
+        if not self._started:
+            await self.start()
+        if text.startswith("/") and await self.run_extension_command(text):
+            if on_accepted is not None:
+                on_accepted()
+            return []
+        return await super().prompt(text, images, on_accepted=on_accepted, **kwargs)
+
+    async def queue(self, text: str, images: Iterable[ImageContent] = (), *,
+                    behavior: str = "steer", source: str = "interactive") -> None:
+        """Queue a message as steering or a follow-up (RPC ``steer`` / ``follow_up``),
+        expanded by the ``input`` chain; a ``/command`` with a handler cannot be queued."""
+        if text.startswith("/"):
+            name = text[1:].split(" ", 1)[0]
+            if await self.command_handler(name) is not None:
+                raise ValueError(f'Extension command "/{name}" cannot be queued. Use prompt '
+                                 "or run the command when the agent is not streaming.")
+        event = await self.plugins.call("input", event=InputEvent(text, list(images), source), ctx=self.ctx)
+        if not event.handled:
+            self._enqueue(user_message(event.text, event.images), behavior)
+
+    async def run_extension_command(self, text: str) -> bool:
+        """Run ``/name args`` if a plugin's command ``name`` has a handler (True), as
+        pi runs extension commands; a handler that raises is reported, not raised."""
+        name, _, args = text[1:].partition(" ")
+        handler = await self.command_handler(name)
+        if handler is None:
+            return False
+        try:
+            result = handler(args, self.ctx)
+            if inspect.isawaitable(result):
+                await result
+        except Exception as exc:
+            self.plugins.report(f"command:{name}", "command", exc)
+        return True
+
     async def command_handler(self, name: str) -> Callable | None:
         for command in await self.commands():
             if command.name == name and command.handler is not None:
                 return command.handler
         return None
+
+    # ------------------------------------------------------------ plugins sending
+
+    async def wait_for_idle(self) -> None:
+        """Until the agent has finished, including runs plugins started while it was idle."""
+        while True:
+            await self.agent.wait_for_idle()
+            pending = [t for t in self._background if not t.done()]
+            if not pending:
+                return
+            await asyncio.gather(*pending, return_exceptions=True)
+
+    def send(self, message: Any, *, deliver_as: str = "steer", trigger_turn: bool = False,
+             as_prompt: bool = False) -> None:
+        """A message from a plugin (see ``ctx.send_user_message`` / ``send_message``).
+        A user message goes through the ``input`` chain (``source="extension"``), as pi
+        fires ``input`` for every plugin send, whether it starts a run or is queued."""
+        deliver_as = {"followUp": "follow_up", "nextTurn": "next_turn"}.get(deliver_as, deliver_as)
+        if deliver_as not in ("steer", "follow_up", "next_turn"):
+            raise ValueError(f"deliver_as must be steer, follow_up or next_turn, not {deliver_as!r}")
+        message = user_message(message) if isinstance(message, str) else (
+            UserMessage(content=list(message)) if isinstance(message, list) else message)
+        busy = self.is_running
+        if deliver_as == "next_turn" and (busy or not trigger_turn):
+            self._next_turn.append(message)
+            return
+        if as_prompt and isinstance(message, UserMessage):
+            if not busy:
+                self._start_background(self.prompt(*_text_and_images(message), source="extension"))
+            elif self.plugins.has("input"):
+                self._start_background(self._send_prompt(message, deliver_as))
+            else:
+                self._enqueue(message, deliver_as)  # no input hook to ask: queued at once
+            return
+        if busy:
+            self._enqueue(message, deliver_as)
+            return
+        # a plugin's own message while idle: into the conversation (and the file) now,
+        # with its message events so the chat shows it; trigger_turn answers it
+        self._start_background(self._deliver_idle(message, trigger_turn))
+
+    async def _send_prompt(self, message: UserMessage, deliver_as: str) -> None:
+        """A plugin's user message sent while the agent runs, through ``input``; then
+        queued, or (when the run ended meanwhile) the start of the next run."""
+        text, images = _text_and_images(message)
+        event = await self.plugins.call("input", event=InputEvent(text, images, "extension"), ctx=self.ctx)
+        if event.handled:
+            return
+        if self.is_running:
+            self._enqueue(user_message(event.text, event.images), deliver_as)
+        else:
+            await self._run_prompt(event.text, event.images)
+
+    async def _deliver_idle(self, message: AgentMessage, trigger_turn: bool) -> None:
+        await self.agent._deliver(message, [])
+        if trigger_turn:
+            await self._run(self.agent.continue_())
+
+    def _start_background(self, run) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            run.close()
+            raise RuntimeError("a run can start only inside the event loop (from a hook or a command)")
+        task = loop.create_task(self._guarded(run))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _guarded(self, run) -> None:
+        try:
+            await run
+        except AgentBusyError:  # the user's prompt got there first: queue instead
+            log.warning("a plugin's message found the agent busy; it was not sent")
+        except Exception as exc:
+            self.plugins.report("extension message", "send_user_message", exc)
 
     # ------------------------------------------------------------ reload
 
@@ -199,14 +384,18 @@ class AgentSession(Harness):
         if await self._vetoed("session_before_fork", ForkEvent(entry_id, position)):
             return text, True
         at = entry.parent_id if position == "before" else entry.id
-        await self._replace_session(self.session.fork(at), "fork")
+        from pi_core.app.forks import fork
+
+        await self._replace_session(fork(self.session, at), "fork")
         return text, False
 
     async def clone(self) -> bool:
         """A new session holding the current branch, to go on from its leaf."""
         if await self._vetoed("session_before_fork", ForkEvent(self.session.leaf_id, "at")):
             return False
-        await self._replace_session(self.session.clone(), "fork")
+        from pi_core.app.forks import clone
+
+        await self._replace_session(clone(self.session), "fork")
         return True
 
     async def _vetoed(self, hook: str, event: Any) -> bool:
@@ -262,16 +451,184 @@ class AgentSession(Harness):
         if self._bash_signal is not None:
             self._bash_signal.abort()
 
-    def _run_ended(self) -> None:
-        self._flush_bash()
-
     def _flush_bash(self) -> None:
         pending, self._pending_bash = self._pending_bash, []
         for message in pending:
             self.agent.messages.append(message)
             self.session.append_message(message)
 
-    # ------------------------------------------------------------ cycling and stats
+    # ------------------------------------------------------------ summaries
+
+    async def summarize(self, system_prompt: str, text: str, max_tokens: int) -> str:
+        """One request to the current model for a summary; raises :class:`SummaryError`."""
+        model = self.agent.model
+        provider = (self.agent.providers or {}).get(model.api)
+        if provider is None:
+            raise SummaryError(f"no provider for api {model.api!r}")
+        signal = self._summary_signal or AbortSignal()
+        context = LlmContext(system_prompt=system_prompt,
+                             messages=[UserMessage(content=[TextContent(text)])])
+        options = StreamOptions(signal=signal, api_key=await self.agent._api_key(model),
+                                max_tokens=max_tokens,
+                                thinking_level=self.thinking_level if model.reasoning else "off")
+        message = await complete(provider, model, context, options)
+        if message.stop_reason in ("error", "aborted"):
+            raise SummaryError(message.error_message or "the summary request failed")
+        return message.text
+
+    async def compact(self, instructions: str | None = None, *, reason: str = "manual",
+                      will_retry: bool = False) -> CompactionResult | None:
+        """Compact the branch: ``session_before_compact`` decides (cancel, a plugin's own
+        summary, or the built-in summariser's); the entry is appended and the context
+        rebuilt. Returns the result, or None when cancelled, failed or nothing to do."""
+        await self.emit(CompactionStart(reason=reason))
+        self.is_compacting = True
+        from pi_core.app.compaction_plan import fill_from_plan, prepare_compaction, to_event
+        from pi_core.app.tokens import fit_budget
+
+        settings = self.ctx.settings
+        entries = self.session.path()
+        window = self.model.context_window
+        keep = fit_budget(int(settings.get("compaction.keepRecentTokens", 20000)), window)
+        event = BeforeCompactEvent(
+            reason=reason, entries=entries, instructions=instructions,
+            reserve_tokens=fit_budget(int(settings.get("compaction.reserveTokens", 16384)), window),
+            keep_recent_tokens=keep,
+            preparation=to_event(prepare_compaction(
+                entries, keep, context=list(self.agent.messages), tools=self.agent.tools or ())),
+        )
+        self._summary_signal = AbortSignal()
+        result, error = None, None
+        try:
+            decision = await self.plugins.call("session_before_compact", event=event, ctx=self.ctx)
+            if decision is None:
+                error = (("Already compacted" if entries else "Nothing to compact (session too small)")
+                         if event.preparation is None else "no compaction plugin is loaded")
+            elif decision.cancel:
+                self.is_compacting = False
+                await self.emit(CompactionEnd(reason=reason, aborted=True))
+                return None
+            else:
+                result = decision.result or (await decision.generate() if decision.generate else None)
+            if result is not None:
+                from pi_core.protocol.results import compaction_result
+
+                result = fill_from_plan(compaction_result(result), event.preparation)
+                entry = self.session.append_compaction(
+                    result.summary, result.first_kept_entry_id, result.tokens_before,
+                    result.details, from_hook=decision.from_hook)
+                self.agent.messages = list(self.session.build_context().messages)
+                await self.notify(SessionCompactEvent(entry=entry, from_hook=bool(entry.from_hook)))
+        except Exception as exc:
+            error = str(exc) or type(exc).__name__
+            log.warning("compaction failed: %s", error)
+            result = None
+        aborted = self._summary_signal.aborted
+        self._summary_signal = None
+        self.is_compacting = False
+        await self.emit(CompactionEnd(reason=reason, result=result, aborted=aborted,
+                                      will_retry=will_retry and result is not None, error_message=error))
+        return result
+
+    # ------------------------------------------------------------ the tree
+
+    async def navigate_tree(self, target_id: str | None, *, summarize: bool = False,
+                            instructions: str | None = None) -> bool:
+        """Move the leaf to ``target_id``; with ``summarize``, hang a summary of the
+        branch left behind where the new branch starts. False when a plugin cancelled."""
+        if self.agent.is_running:
+            raise AgentBusyError("wait for the agent to finish before moving in the tree")
+        old_leaf = self.session.leaf_id
+        target_path = {e.id for e in self.session.path(target_id)} if target_id else set()
+        left = []
+        for entry in reversed(self.session.path(old_leaf) if old_leaf else []):
+            if entry.id in target_path:
+                break
+            left.append(entry)
+        left.reverse()
+        event = BeforeTreeEvent(target_id=target_id, old_leaf_id=old_leaf, entries=left,
+                                summarize=summarize, instructions=instructions)
+        decision = await self.plugins.call("session_before_tree", event=event, ctx=self.ctx)
+        if decision is not None and decision.cancel:
+            return False
+        summary_entry = None
+        if summarize and left and decision is not None:
+            summary, details = decision.summary, decision.details
+            if summary is None and decision.generate is not None:
+                self._summary_signal = AbortSignal()
+                try:
+                    summary, details = await decision.generate()
+                finally:
+                    self._summary_signal = None
+            if summary:
+                summary_entry = self.session.branch_with_summary(
+                    target_id, summary, details, from_hook=bool(decision.from_hook))
+        if summary_entry is None:
+            if target_id is None:
+                self.session.reset_leaf()
+            else:
+                self.session.branch(target_id)
+        self.agent.messages = list(self.session.build_context().messages)
+        await self.notify(SessionTreeEvent(old_leaf_id=old_leaf, new_leaf_id=self.session.leaf_id,
+                                         summary_entry=summary_entry))
+        return True
+
+    # ------------------------------------------------------------ model and thinking level
+
+    async def set_model(self, model: Model, source: str = "set") -> None:
+        """Switch models; the thinking level is re-clamped for the new one (as pi: a
+        switch from a model without reasoning starts at the default level)."""
+        previous = self.agent.model
+        if previous.reasoning:
+            level = self.thinking_level
+        else:
+            level = self.ctx.settings.get("defaultThinkingLevel") or "medium"
+        self.agent.model = model
+        if previous.key != model.key:
+            self.session.append_model_change(model.provider, model.id)
+        self.ctx.settings.remember("defaultProvider", model.provider)
+        self.ctx.settings.remember("defaultModel", model.id)
+        await self.set_thinking_level(level)
+        await self.notify(ModelSelect(model=model, previous_model=previous, source=source))
+
+    async def set_thinking_level(self, level: str) -> None:
+        """Set the level, clamped to what the model takes; a change is recorded in the
+        session, sent as ``thinking_level_changed`` and told to the plugins."""
+        previous = self.agent.thinking_level
+        level = self.clamp_thinking_level(level)
+        self.agent.thinking_level = level
+        if previous == level:
+            return
+        self.session.append_thinking_level_change(level)
+        if self.model.reasoning or level != "off":  # as pi: kept as the next run's default
+            self.ctx.settings.remember("defaultThinkingLevel", level)
+        await self.emit(ThinkingLevelChanged(level=level))
+        await self.notify(ThinkingLevelSelect(level=level, previous_level=previous))
+
+    def thinking_levels(self) -> list[str]:
+        """The levels this model takes (only "off" for a model without reasoning)."""
+        if not self.model.reasoning:
+            return ["off"]
+        mapped = self.model.thinking_level_map or {}
+        levels = [level for level in THINKING_LEVELS[:-1] if not (level in mapped and mapped[level] is None)]
+        if (self.model.compat or {}).get("supportsXhigh") or mapped.get("xhigh") is not None:
+            levels.append("xhigh")
+        return levels or ["off"]
+
+    def clamp_thinking_level(self, level: str) -> str:
+        """``level`` if the model takes it, else the nearest higher one it takes, else
+        the nearest lower one (pi's order)."""
+        available = self.thinking_levels()
+        if level in available:
+            return level
+        if level not in THINKING_LEVELS:
+            return available[0]
+        index = THINKING_LEVELS.index(level)
+        for candidate in (*THINKING_LEVELS[index:], *reversed(THINKING_LEVELS[:index])):
+            if candidate in available:
+                return candidate
+        return available[0]
+
 
     async def cycle_model(self, step: int = 1) -> tuple[Model, str, bool] | None:
         """Switch to the next model (of ``--models`` when given, else of every available
@@ -297,65 +654,15 @@ class AgentSession(Harness):
         await self.set_thinking_level(levels[(current + 1) % len(levels)])
         return self.thinking_level
 
+    # ------------------------------------------------------------ stats
+
     def stats(self) -> dict:
-        """Message counts, token totals and cost of the current context (what the model
-        sees: after a compaction, only what came after it), and the context's use of the
-        window; pi's ``get_session_stats`` shape."""
-        counts = {"user": 0, "assistant": 0, "toolResult": 0}
-        tokens = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
-        tool_calls, cost = 0, 0.0
-        for message in self.agent.messages:
-            role = getattr(message, "role", None)
-            counts[role] = counts.get(role, 0) + 1
-            if isinstance(message, AssistantMessage):
-                tool_calls += len(message.tool_calls)
-                usage = message.usage
-                tokens["input"] += usage.input
-                tokens["output"] += usage.output
-                tokens["cacheRead"] += usage.cache_read
-                tokens["cacheWrite"] += usage.cache_write
-                cost += usage.cost.total
-        tokens["total"] = tokens["input"] + tokens["output"] + tokens["cacheRead"] + tokens["cacheWrite"]
-        stats = {
-            "sessionFile": str(self.session.file) if self.session.file else None,
-            "sessionId": self.session.id,
-            "userMessages": counts["user"],
-            "assistantMessages": counts["assistant"],
-            "toolCalls": tool_calls,
-            "toolResults": counts["toolResult"],
-            "totalMessages": len(self.agent.messages),
-            "tokens": tokens,
-            "cost": cost,
-        }
-        usage = self.context_usage()
-        if usage is not None:
-            stats["contextUsage"] = usage
-        return stats
+        """pi's ``get_session_stats`` (:func:`pi_core.app.session_stats.session_stats`)."""
+        return session_stats(self)
 
     def context_usage(self) -> dict | None:
-        """Tokens in the context against the window (None without a window). Right after
-        a compaction the count is unknown (null) until a model has answered again, as pi
-        reports it."""
-        from pi_core.protocol.entries import CompactionEntry
-        from pi_core.tokens import context_tokens, usage_tokens
-
-        window = self.model.context_window or 0
-        if window <= 0:
-            return None
-        branch = self.session.path()
-        last_compaction = max((i for i, e in enumerate(branch) if isinstance(e, CompactionEntry)),
-                              default=None)
-        if last_compaction is not None:
-            answered = False
-            for entry in reversed(branch[last_compaction + 1:]):
-                message = getattr(entry, "message", None)
-                if isinstance(message, AssistantMessage) and message.stop_reason not in ("aborted", "error"):
-                    answered = usage_tokens(message.usage) > 0
-                    break
-            if not answered:
-                return {"tokens": None, "contextWindow": window, "percent": None}
-        used = context_tokens(self.agent.messages)
-        return {"tokens": used, "contextWindow": window, "percent": 100 * used / window}
+        """The context's tokens against the window (:func:`pi_core.app.session_stats.context_usage`)."""
+        return context_usage(self)
 
 
 def number_duplicates(commands: list) -> list:
@@ -381,3 +688,12 @@ def number_duplicates(commands: list) -> list:
             result.append(command)
     return result
 
+
+def _text_and_images(message: UserMessage) -> tuple[str, list]:
+    content = message.content
+    return text_of(content), [b for b in content if isinstance(b, ImageContent)] if isinstance(content, list) else []
+
+
+def _text(message: Any) -> str:
+    content = getattr(message, "content", "")
+    return text_of(content) if isinstance(content, (str, list)) else str(content)

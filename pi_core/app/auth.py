@@ -1,6 +1,7 @@
 """Keys: ``<agent dir>/auth.json`` (pi's format, written 0600) and config values that
 may be ``!command`` (its output), the name of an environment variable (its value) or the
-key itself. Keys never appear in reprs, errors or logs."""
+key itself. Keys never appear in reprs, errors or logs. A prompt with no model or no key
+stops before any request (:class:`MissingAuthError`)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,21 @@ import time
 from pathlib import Path
 from typing import Any, Mapping
 
+from pi_core.protocol.model import is_unknown
+
 _command_cache: dict[str, str | None] = {}
+
+
+class MissingAuthError(RuntimeError):
+    """No model, or no key for the model: the prompt stops before any request."""
+
+
+def no_model_problem(model) -> str | None:
+    """Why no prompt can start: there is no model at all (pi says so before any request)."""
+    if is_unknown(model):
+        return ("No model available: set a provider's API key (for example OPENAI_API_KEY), "
+                "add a model to models.json, or pass --model. `pi --list-models` lists models.")
+    return None
 
 
 def resolve_config_value(value: str, env: Mapping[str, str] | None = None, *,

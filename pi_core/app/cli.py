@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from pi_core import __version__
+
+if TYPE_CHECKING:
+    from pi_core.plugins import Plugins
 
 MODES_HELP = ("text (default: interactive, or print with -p), json, rpc, acp (for editors), "
               "or a mode a plugin registers")
@@ -162,7 +166,7 @@ async def _run(args, stdin=None, stdout=None) -> int:
             click.echo(f"error: --mode {name}: no plugin provides this mode (available: "
                        f"{', '.join(sorted(m.name for m in modes)) or 'none'})", err=True)
             return 2
-        from pi_core.harness import MissingAuthError
+        from pi_core.app.auth import MissingAuthError
 
         try:
             return await mode.run(app)
@@ -318,7 +322,6 @@ def plugins_command(extensions: tuple[str, ...], no_extensions: bool, as_json: b
     import asyncio
 
     from pi_core.context import PluginContext
-    from pi_core.plugins import collect_overrides
 
     before = len(plugins.errors)
     overrides = asyncio.run(collect_overrides(plugins, PluginContext(
@@ -345,6 +348,30 @@ def plugins_command(extensions: tuple[str, ...], no_extensions: bool, as_json: b
         click.echo(f"{override['key']} ({override['hook']}) from {override['winner']} replaces {whose}")
     for error in errors:
         click.echo(error if error.startswith("warning:") else f"error: {error}", err=True)
+
+
+async def collect_overrides(plugins: Plugins, ctx: Any) -> list[dict]:
+    """Run every keyed collect hook once and say, for each key two plugins gave, which
+    plugin's item won (``pi plugins``: "read from my_plugin replaces the built-in")."""
+    import hookspecs
+
+    found = []
+    for module in hookspecs.SPEC_MODULES:
+        for name in dir(module):
+            spec = getattr(module, name)
+            kind = getattr(spec, "pi_dispatch", None)
+            if kind is None or kind.kind != "collect" or not isinstance(kind.key, str):
+                continue
+            if not plugins.has(name):
+                continue
+            caller = getattr(plugins.pm.hook, name)
+            if caller.spec is not None and set(caller.spec.argnames) - {"ctx"}:
+                continue  # needs a run's arguments (discover_models would probe servers)
+            await plugins.call(name, ctx=ctx)
+            for key, winner, losers in plugins.overrides.get(name, []):
+                found.append({"hook": name, "key": str(key), "winner": winner,
+                              "replaces": [l for l in losers if l != winner]})
+    return [f for f in found if f["replaces"]]
 
 
 if __name__ == "__main__":

@@ -90,6 +90,18 @@ def most_recent_session(directory: str | os.PathLike) -> Path | None:
     return best[1] if best else None
 
 
+def continue_recent(cwd: str | os.PathLike, sessions_dir: str | os.PathLike | None = None):
+    """The most recently modified session of ``cwd`` opened (``pi -c``), or a new one."""
+    from pi_core.session import Session
+
+    cwd = os.fspath(cwd)
+    directory = Path(sessions_dir) if sessions_dir is not None else session_dir_for(cwd)
+    recent = most_recent_session(directory)
+    if recent is None:
+        return Session.create(cwd, directory)
+    return Session.open(recent, directory, cwd=cwd)
+
+
 def find_session(
     arg: str,
     cwd: str | os.PathLike,

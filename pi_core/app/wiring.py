@@ -151,7 +151,8 @@ def sessions_dir(args: RunArgs, settings) -> Path | None:
 
 def open_session(args: RunArgs, cwd: str, directory: Path | None):
     from pi_core.session import Session
-    from pi_core.app.listing import find_session
+    from pi_core.app.forks import fork_from
+    from pi_core.app.listing import continue_recent, find_session
     from pi_core.session.locations import session_dir_for
 
     if args.no_session:
@@ -161,16 +162,16 @@ def open_session(args: RunArgs, cwd: str, directory: Path | None):
         found = find_session(args.fork, cwd, folder)
         if found is None:
             raise UsageError(f"--fork {args.fork}: no such session")
-        return Session.fork_from(found.path, cwd, folder), "fork"
+        return fork_from(found.path, cwd, folder), "fork"
     if args.session:
         found = find_session(args.session, cwd, folder)
         if found is None:
             raise UsageError(f"--session {args.session}: no such session (give a file or an id prefix)")
         if found.scope == "global":
-            return Session.fork_from(found.path, cwd, folder), "fork"
+            return fork_from(found.path, cwd, folder), "fork"
         return Session.open(found.path, folder, cwd=cwd), "resume"
     if args.continue_session:
-        return Session.continue_recent(cwd, folder), "resume"
+        return continue_recent(cwd, folder), "resume"
     return Session.create(cwd, folder), "startup"
 
 

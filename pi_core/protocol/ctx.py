@@ -1,8 +1,8 @@
 """``Ctx``: the documented shape of the ``ctx`` every hook receives.
 
 A :class:`typing.Protocol`, so a plugin can annotate ``ctx: Ctx`` and a type checker
-knows every member; at run time ``ctx`` is a :class:`pi_core.app.agent_session.AgentSessionContext`
-(or, for an :class:`pi_core.loop.Agent` without a session, a
+knows every member; at run time ``ctx`` is a
+:class:`pi_core.app.agent_session_context.AgentSessionContext` (or, for an :class:`pi_core.loop.Agent` without a session, a
 :class:`pi_core.context.PluginContext`, which has the loop's part only). A test checks
 that the harness's context has every member listed here.
 """

@@ -2,7 +2,7 @@
 
 ::
 
-    session = Session.create(cwd)                 # or open / continue_recent / in_memory
+    session = Session.create(cwd)                 # or open / in_memory
     session.append_model_change("openai", "gpt-4o")
     session.append_message(user_message)          # the file appears with the first
     session.append_message(assistant_message)     # message

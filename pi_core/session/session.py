@@ -29,8 +29,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-import attrs
-
 from pi_core.protocol.codec import dumps
 from pi_core.protocol.entries import (
     BranchSummaryEntry,
@@ -51,7 +49,6 @@ from pi_core.protocol.entries import (
 )
 from pi_core.protocol.messages import (
     AgentMessage,
-    AssistantMessage,
     BranchSummaryMessage,
     CompactionSummaryMessage,
 )
@@ -75,8 +72,9 @@ FREEZE_AT = 5_000  # entries: from here on a loaded session's objects are frozen
 
 
 class Session:
-    """Use the constructors: :meth:`create`, :meth:`open`, :meth:`continue_recent`,
-    :meth:`in_memory`, :meth:`fork_from`, and :meth:`fork` / :meth:`clone` on a session."""
+    """Use the constructors: :meth:`create`, :meth:`open`, :meth:`in_memory`. Forks,
+    clones and ``pi -c``'s most recent session are the app's (:mod:`pi_core.app.forks`,
+    :func:`pi_core.app.listing.continue_recent`), as pi's SessionManager is."""
 
     def __init__(
         self,
@@ -152,79 +150,20 @@ class Session:
             raise
 
     @classmethod
-    def continue_recent(
-        cls, cwd: str | os.PathLike, sessions_dir: str | os.PathLike | None = None
-    ) -> "Session":
-        """The most recently modified session of ``cwd`` (``pi -c``), or a new one."""
-        from pi_core.app.listing import most_recent_session
-
-        cwd = os.fspath(cwd)
-        directory = Path(sessions_dir) if sessions_dir is not None else session_dir_for(cwd)
-        recent = most_recent_session(directory)
-        if recent is None:
-            return cls.create(cwd, directory)
-        return cls.open(recent, directory, cwd=cwd)
-
-    @classmethod
     def in_memory(cls, cwd: str | os.PathLike | None = None) -> "Session":
         """A session that is never written (``--no-session``)."""
         cwd = os.fspath(cwd) if cwd is not None else os.getcwd()
         return cls(SessionHeader(cwd=cwd), SessionTree(), cwd=cwd, file=None, sessions_dir=None)
 
-    @classmethod
-    def fork_from(
-        cls,
-        source: str | os.PathLike,
-        target_cwd: str | os.PathLike,
-        sessions_dir: str | os.PathLike | None = None,
-    ) -> "Session":
-        """A new session of ``target_cwd`` holding every entry of ``source`` (``--fork``,
-        or resuming another project's session here); written at once, as pi does."""
-        source = Path(os.path.abspath(source))
-        original = cls.open(source, read_only=True)
-        if not original.on_disk:
-            raise SessionError(f"cannot fork {source}: the file holds no session")
-        forked = cls.create(target_cwd, sessions_dir, parent_session=str(source))
-        entries = list(original._tree)
-        original.close()
-        forked._tree, _ = SessionTree.from_entries(entries, range(2, len(entries) + 2))
-        forked._write_everything()
-        return forked
-
-    def fork(self, leaf_id: str | None) -> "Session":
-        """A new session (file) holding the path from the root to ``leaf_id`` and the
-        labels on it, its header naming this session as parent (``/fork``; pi's
-        ``createBranchedSession``). ``None`` gives an empty session with that parent.
-        Written at once if the path holds an assistant message, else with the first
-        message appended (its entries are all in the original file already)."""
-        path = self._tree.path(leaf_id)
-        if leaf_id is not None and not path:
-            raise SessionError(f"entry {leaf_id!r} is not in the session")
-        parent = str(self.file) if self.file is not None else None
-        if self.file is None:
-            forked = Session.in_memory(self.cwd)
-        else:
-            forked = Session.create(self.cwd, self.sessions_dir, parent_session=parent)
-        on_path = set()
-        for entry in path:
-            if not isinstance(entry, LabelEntry):
-                # Labels are re-created below, so whatever hung under one is re-parented
-                # (pi keeps the old parent id, which leaves that entry an orphan).
-                forked._tree.add(_with_parent(entry, forked._tree.leaf_id))
-                on_path.add(entry.id)
-        for target, (label, stamp) in self._tree.labels_with_timestamps().items():
-            if target in on_path:
-                forked._tree.add(LabelEntry(
-                    id=forked._unique_id(), parent_id=forked._tree.leaf_id, timestamp=stamp,
-                    target_id=target, label=label,
-                ))
-        if forked.file is not None and any(_is_assistant(e) for e in forked._tree):
-            forked._write_everything()
-        return forked
-
-    def clone(self) -> "Session":
-        """``/clone``: a new session holding the current branch (root to leaf)."""
-        return self.fork(self._tree.leaf_id)
+    def take_entries(self, entries: list[Entry], *, write: bool = True) -> None:
+        """Fill this new, empty session with ``entries`` as they are (ids, parents and
+        timestamps kept: a fork's copy of another session's); with ``write`` its file is
+        written now, else with its first message."""
+        if len(self._tree) or self._on_disk:
+            raise SessionError("only a new, empty session can take entries")
+        self._tree, _ = SessionTree.from_entries(entries, range(2, len(entries) + 2))
+        if write and self.file is not None:
+            self._write_everything()
 
     # ------------------------------------------------------------ facts
 
@@ -270,6 +209,10 @@ class Session:
     def labels(self) -> dict[str, str]:
         """Entry id → label, for every labelled entry."""
         return self._tree.labels
+
+    def labels_with_timestamps(self) -> dict[str, tuple[str, str]]:
+        """Entry id → (label, when it was set)."""
+        return self._tree.labels_with_timestamps()
 
     def __len__(self) -> int:
         return len(self._tree)
@@ -505,22 +448,9 @@ class Session:
         self._on_disk = True
 
 
-def _is_assistant(entry: Entry) -> bool:
-    return isinstance(entry, MessageEntry) and isinstance(entry.message, AssistantMessage)
-
-
 def _starts_file(entry: Entry) -> bool:
     """A message (the user's prompt first of all) makes a new session's file appear."""
     return isinstance(entry, (MessageEntry, CustomMessageEntry))
-
-
-def _with_parent(entry: Entry, parent_id: str | None) -> Entry:
-    """``entry`` itself, or a shallow copy hung under ``parent_id``."""
-    if entry.parent_id == parent_id:
-        return entry
-    if isinstance(entry, UnknownEntry):
-        return UnknownEntry({**entry.data, "parentId": parent_id})
-    return attrs.evolve(entry, parent_id=parent_id)
 
 
 def _report(path: Path, problems: list[Problem]) -> None:

@@ -4,13 +4,13 @@ older part of the branch and keep going.
 - ``prepare_request``: before every request (so a long tool run compacts mid-run and
   goes on), compact when the context's tokens exceed ``window - reserveTokens``;
   reserve and keep-recent budgets are held to a quarter of the window
-  (:func:`pi_core.tokens.fit_budget`), so
+  (:func:`pi_core.app.tokens.fit_budget`), so
   a small local model answers first and compacts only when it must;
 - ``session_before_compact``: offers the built-in summariser as a deferred decision, so a
   plugin later in load order that supplies its own summary (or cancels) costs nothing;
 - ``session_before_tree``: the same for branch summaries when moving in the tree.
 
-The harness runs manual (``/compact``) and overflow compactions through the same hook.
+The AgentSession runs manual (``/compact``) and overflow compactions through the same hook.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import attrs
 from pi_core import hookimpl
 from pi_core.protocol.events import CompactionDecision, CompactionResult, TreeDecision
 
-from pi_core.tokens import context_tokens, fit_budget
+from pi_core.app.tokens import context_tokens, fit_budget
 
 # The planning and summary modules load when a compaction or a branch summary runs, not
 # with every pi start.

@@ -1,10 +1,10 @@
 """Choosing what a branch summary covers when ``/tree`` leaves a branch. Planning a
-compaction moved to :mod:`pi_core.compaction_plan` (the harness hands its plan to every
-plugin on ``event.preparation``); its names are still importable from here."""
+compaction is the app's (:mod:`pi_core.app.compaction_plan`: the AgentSession hands its
+plan to every plugin on ``event.preparation``); its names are still importable from here."""
 
 from __future__ import annotations
 
-from pi_core.compaction_plan import (  # noqa: F401  (planning moved to the core)
+from pi_core.app.compaction_plan import (  # noqa: F401  (planning is the app's)
     CUT_ROLES,
     TURN_START_ROLES,
     FileOps,
@@ -13,7 +13,7 @@ from pi_core.compaction_plan import (  # noqa: F401  (planning moved to the core
     prepare_compaction,
 )
 from pi_core.protocol.entries import BranchSummaryEntry, CompactionEntry, message_of
-from pi_core.tokens import estimate_tokens
+from pi_core.app.tokens import estimate_tokens
 
 
 def branch_messages(entries: list, token_budget: int = 0) -> tuple[list, FileOps]:

@@ -38,7 +38,7 @@ from pi_core.protocol.messages import (
 )
 from pi_core.protocol.model import Model, calculate_cost
 from pi_core.protocol.provider import LlmContext, StreamOptions
-from pi_core.tokens import estimate_usage, usage_tokens
+from pi_core.app.tokens import estimate_usage, usage_tokens
 from pi_plugins.providers.failures import classify
 from pi_plugins.providers.http import (
     HttpRequest,

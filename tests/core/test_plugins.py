@@ -287,7 +287,7 @@ def test_adding_a_hook_is_one_decorated_spec_plus_one_call():
 
 
 def test_pi_plugins_overrides_name_the_winner():
-    from pi_core.plugins import collect_overrides
+    from pi_core.app.cli import collect_overrides
 
     plugins = Plugins()
     plugins.register(plugin("tools", register_tools=lambda self: [Tool(name="read")]))
@@ -299,7 +299,7 @@ def test_pi_plugins_overrides_name_the_winner():
 def test_pi_plugins_leaves_out_collect_hooks_that_need_a_run(tmp_path):
     """``pi plugins`` has no settings to hand ``discover_models`` (and must not probe
     local servers): it reports that hook's plugins without calling it, and no error."""
-    from pi_core.plugins import collect_overrides
+    from pi_core.app.cli import collect_overrides
 
     calls = []
     plugins = Plugins()

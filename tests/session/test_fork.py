@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from pi_core.app.forks import clone, fork, fork_from
 from pi_core.protocol.codec import to_json
 from pi_core.protocol.entries import LabelEntry
 from pi_core.session import Session, SessionError
@@ -19,7 +20,7 @@ def lines_of(path) -> list[dict]:
 def test_fork_writes_the_path_with_its_labels_and_names_the_parent(tmp_path):
     source = Session.open(copy_fixture("tree-branch.jsonl", tmp_path))
     source.branch("814cde99")  # branch B, under the labelled branch summary
-    forked = source.fork("814cde99")
+    forked = fork(source, "814cde99")
     assert forked.file.parent == tmp_path and forked.file != source.file
     assert forked.header.parent_session == str(source.file)
     assert forked.id != source.id and forked.cwd == source.cwd
@@ -44,7 +45,7 @@ def test_fork_before_any_answer_is_written_with_the_first_assistant_message(tmp_
     session = Session.create("/w", tmp_path)
     first = session.append_message(user("q1"))
     session.append_message(assistant("a1"))
-    forked = session.fork(first.id)
+    forked = fork(session, first.id)
     assert not forked.file.exists() and len(forked) == 1
     forked.append_message(assistant("another answer"))
     assert [line["type"] for line in lines_of(forked.file)] == ["session", "message", "message"]
@@ -54,22 +55,22 @@ def test_fork_of_nothing_is_an_empty_session_with_a_parent(tmp_path):
     session = Session.create("/w", tmp_path)
     session.append_message(user("q1"))
     session.append_message(assistant("a1"))
-    forked = session.fork(None)
+    forked = fork(session, None)
     assert len(forked) == 0 and forked.header.parent_session == str(session.file)
 
 
 def test_fork_of_an_unknown_entry_is_refused(tmp_path):
     with pytest.raises(SessionError, match="not in the session"):
-        Session.in_memory("/w").fork("deadbeef")
+        fork(Session.in_memory("/w"), "deadbeef")
 
 
 def test_clone_copies_the_current_branch(tmp_path):
     session = Session.open(copy_fixture("tree-branch.jsonl", tmp_path))
-    clone = session.clone()
-    assert [e.id for e in clone.path()] == [
+    cloned = clone(session)
+    assert [e.id for e in cloned.path()] == [
         e.id for e in session.path() if not isinstance(e, LabelEntry)]
-    assert clone.file.exists()
-    clone.append_message(user("only in the clone"))
+    assert cloned.file.exists()
+    cloned.append_message(user("only in the clone"))
     assert len(Session.open(session.file, read_only=True)) == 16
 
 
@@ -77,13 +78,13 @@ def test_fork_of_an_in_memory_session_stays_in_memory():
     session = Session.in_memory("/w")
     session.append_message(user("q"))
     session.append_message(assistant("a"))
-    clone = session.clone()
-    assert clone.file is None and len(clone) == 2 and clone.header.parent_session is None
+    cloned = clone(session)
+    assert cloned.file is None and len(cloned) == 2 and cloned.header.parent_session is None
 
 
 def test_fork_from_copies_every_entry_into_the_target_project(tmp_path):
     source = fixture("tree-branch.jsonl")
-    forked = Session.fork_from(source, "/home/me/other", tmp_path / "other")
+    forked = fork_from(source, "/home/me/other", tmp_path / "other")
     lines = lines_of(forked.file)
     assert forked.file.parent == tmp_path / "other"
     assert lines[0]["cwd"] == "/home/me/other" and lines[0]["parentSession"] == str(source)
@@ -97,4 +98,4 @@ def test_fork_from_an_empty_file_is_refused(tmp_path):
     empty = tmp_path / "empty.jsonl"
     empty.write_text("")
     with pytest.raises(SessionError, match="holds no session"):
-        Session.fork_from(empty, "/w", tmp_path / "out")
+        fork_from(empty, "/w", tmp_path / "out")

@@ -10,6 +10,7 @@ from datetime import datetime, timezone
 import pytest
 
 from pi_core.app.listing import (
+    continue_recent,
     find_session,
     list_all_sessions,
     list_sessions,
@@ -91,10 +92,10 @@ def test_continue_recent_opens_the_last_modified_session(tmp_path):
     second = make(tmp_path)
     os.utime(first.file, (2_000_000_000, 2_000_000_000))
     assert most_recent_session(tmp_path) == first.file
-    with Session.continue_recent("/w", tmp_path) as session:
+    with continue_recent("/w", tmp_path) as session:
         assert session.file == first.file and len(session) == 3
     assert most_recent_session(tmp_path / "none") is None
-    fresh = Session.continue_recent("/w", tmp_path / "none")
+    fresh = continue_recent("/w", tmp_path / "none")
     assert len(fresh) == 0 and not fresh.file.exists()
     assert second.file.exists()
 

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from pi_core.app.forks import fork_from
 from pi_core.session import Session, SessionError
 from support.sessions import assistant, copy_fixture, user
 
@@ -119,7 +120,7 @@ def test_an_unknown_version_is_refused_for_writing_naming_it(tmp_path):
     assert [m.content[0].text for m in session.build_context().messages] == ["from the future"]
     with pytest.raises(SessionError, match="read-only"):
         session.append_message(user("no"))
-    forked = Session.fork_from(path, "/w", tmp_path / "forks")
+    forked = fork_from(path, "/w", tmp_path / "forks")
     assert forked.header.version == 3
     with forked:
         forked.append_message(user("continued in a v3 file"))

@@ -1,4 +1,4 @@
-"""Retries, backoff and overflow recovery: what the harness does when a request fails.
+"""Retries, backoff and overflow recovery: what the AgentSession does when a request fails.
 
 As pi does it: a retryable failure (429, 5xx, overloaded, connection lost) gets
 ``1 + retry.maxRetries`` attempts with exponential backoff from ``retry.baseDelayMs``,
@@ -20,7 +20,7 @@ from pi_core.protocol.events import AutoRetryEnd, AutoRetryStart
 from pi_core.protocol.messages import AgentMessage, AssistantMessage
 
 if TYPE_CHECKING:
-    from pi_core.harness import Harness
+    from pi_core.app.agent_session import AgentSession
 
 
 class RetryPolicy:
@@ -49,7 +49,7 @@ class RetryPolicy:
             self._cancel = None
 
 
-async def with_recovery(harness: "Harness", run) -> list[AgentMessage]:
+async def with_recovery(harness: "AgentSession", run) -> list[AgentMessage]:
     """Await a run; then retry retryable failures and compact-then-retry once on a
     context overflow. Returns every message the attempts produced."""
     policy, agent = harness.retry, harness.agent

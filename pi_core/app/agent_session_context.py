@@ -1,0 +1,112 @@
+"""``ctx`` in the app: what pi's ``ExtensionContext`` gives plugins beyond the core's
+(:class:`pi_core.context.HarnessContext`): model and thinking level, sending messages
+with every ``deliver_as``,
+compaction and summaries, session control (new, fork, switch, reload, the tree) and
+processes. Each call goes to the :class:`pi_core.app.agent_session.AgentSession`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from pi_core.context import HarnessContext
+from pi_core.protocol.ctx import ExecResult, SessionControl
+from pi_core.protocol.messages import CustomMessage
+from pi_core.protocol.signal import AbortSignal
+
+if TYPE_CHECKING:
+    from pi_core.app.agent_session import AgentSession
+    from pi_core.protocol.model import Model
+
+
+class AgentSessionContext(HarnessContext):
+    """``ctx`` in the app: the harness's context plus model and thinking level, session
+    control (waiting included), sending messages, compaction, summaries and processes."""
+
+    harness: "AgentSession"
+
+    async def set_model(self, model: Model) -> None:
+        await self.harness.set_model(model)
+
+    async def set_thinking_level(self, level: str) -> None:
+        await self.harness.set_thinking_level(level)
+
+    # ---- session control (from commands; each result has ``.cancelled``)
+
+    async def wait_for_idle(self) -> SessionControl:
+        """Wait until the agent (and any run a plugin started) has finished."""
+        await self.harness.wait_for_idle()
+        return SessionControl(cancelled=False)
+
+    async def new_session(self, parent_session: str | None = None) -> SessionControl:
+        return SessionControl(cancelled=not await self.harness.new_session(parent_session))
+
+    async def fork(self, entry_id: str, position: str = "before") -> SessionControl:
+        """A new session from this one: ending just ``before`` the user message
+        ``entry_id`` (its text is in ``.text``, as /fork puts it in the editor) or ``at``
+        (including) any entry."""
+        text, cancelled = await self.harness.fork(entry_id, position=position)
+        return SessionControl(cancelled=cancelled, text=text)
+
+    async def switch_session(self, path: str) -> SessionControl:
+        return SessionControl(cancelled=not await self.harness.switch_session(path))
+
+    async def reload(self) -> SessionControl:
+        """pi's /reload: plugins, skills, templates and context files found again."""
+        await self.harness.reload()
+        return SessionControl(cancelled=False)
+
+    def send_user_message(self, content: Any, deliver_as: str = "steer",
+                          trigger_turn: bool = False) -> None:
+        """Send the model a user message (text or content blocks), pi's ``sendUserMessage``.
+
+        While the agent runs, ``steer`` reaches it before its next request and
+        ``follow_up`` when the run would otherwise end. While it is idle the message
+        starts a run at once (through the ``input`` chain, ``source="extension"``).
+        ``next_turn`` waits for the user's next prompt and goes in after its user
+        message, unless ``trigger_turn`` starts the run now."""
+        self.harness.send(content, deliver_as=deliver_as, trigger_turn=trigger_turn, as_prompt=True)
+
+    def send_message(self, message: Any, deliver_as: str = "steer", trigger_turn: bool = False,
+                     display: bool | None = None) -> None:
+        """Put a plugin's message into the conversation (a :class:`CustomMessage`, or
+        text made into one of type ``"extension"``), pi's ``sendMessage``. While the agent
+        runs: ``steer``, ``follow_up`` or ``next_turn``. While it is idle the message joins
+        the conversation and the session; ``trigger_turn`` then starts a run to answer it.
+        ``display=False`` keeps it out of the chat's view (the model still reads it)."""
+        if not isinstance(message, CustomMessage) and not hasattr(message, "role"):
+            message = CustomMessage(custom_type="extension", content=str(message))
+        if display is not None and isinstance(message, CustomMessage):
+            message = attrs.evolve(message, display=display)
+        self.harness.send(message, deliver_as=deliver_as, trigger_turn=trigger_turn, as_prompt=False)
+
+    async def compact(self, instructions: str | None = None, *, reason: str = "manual"):
+        return await self.harness.compact(instructions, reason=reason)
+
+    async def summarize(self, system_prompt: str, text: str, max_tokens: int) -> str:
+        return await self.harness.summarize(system_prompt, text, max_tokens)
+
+    async def navigate_tree(self, entry_id: str | None, summarize: bool = False) -> SessionControl:
+        return SessionControl(cancelled=not await self.harness.navigate_tree(entry_id, summarize=summarize))
+
+    async def environment(self):
+        """The execution environment commands run in (the ``execution_environment``
+        hook's answer: the local machine, unless a plugin supplies a sandbox or such)."""
+        env = await self.plugins.call("execution_environment", ctx=self)
+        if env is None:
+            raise RuntimeError("no plugin provides an execution environment to run commands "
+                               "in (the built-in local_environment plugin does)")
+        return env
+
+    async def exec(self, command: list[str] | str, *, timeout: float | None = None,
+                   cwd: str | None = None, signal: AbortSignal | None = None) -> ExecResult:
+        """Run a command through the execution environment (the one runner the bash
+        tool uses): a list runs as is, a string with the shell. On timeout, abort or
+        cancellation the command and everything it started are killed."""
+        env = await self.environment()
+        result = await env.run(command, cwd=cwd or self.cwd, timeout=timeout, signal=signal,
+                               merge_stderr=False, prefix="pi-exec")
+        return ExecResult(result.output, result.stderr, result.exit_code, result.killed,
+                          result.truncated, result.full_output_path)
