@@ -362,8 +362,9 @@ class Agent:
                 headers=dict(self.get_headers(model)) if self.get_headers else {},
                 on_payload=self._on_payload(model),
                 on_response=self._on_response,
-                max_retries=self._provider_retries(model),
-                max_retry_delay_ms=self._max_retry_delay(),
+                # a discovered local server gets no provider retries: the harness's are enough
+                max_retries=0 if model.discovered else self._count("retry.provider.maxRetries"),
+                max_retry_delay_ms=self._count("retry.provider.maxRetryDelayMs"),
             )
             stream = provider.stream(model, llm, options)
             try:
@@ -422,20 +423,11 @@ class Agent:
                                          partial=message)
             await self.emit(MessageUpdate(message=message, assistant_message_event=event))
 
-    def _provider_retries(self, model: Model) -> int | None:
-        """``retry.provider.maxRetries``, or None for the provider's default; none for a
-        discovered local server (the harness's retries are enough there)."""
-        if model.discovered:
-            return 0
+    def _count(self, key: str) -> int | None:
+        """The setting ``key`` when it is a whole number of at least 0, else None (the
+        provider's default)."""
         settings = getattr(self.ctx, "settings", None)
-        value = settings.get("retry.provider.maxRetries") if settings is not None else None
-        return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
-
-    def _max_retry_delay(self) -> int | None:
-        """``retry.provider.maxRetryDelayMs`` when it is a count of ms (``0``: no cap),
-        else None for pi's default."""
-        settings = getattr(self.ctx, "settings", None)
-        value = settings.get("retry.provider.maxRetryDelayMs") if settings is not None else None
+        value = settings.get(key) if settings is not None else None
         return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
     def _failure(self, partial, text: str, *, aborted: bool = False, request=None) -> AssistantMessage:

@@ -76,3 +76,18 @@ def test_the_hook_specs_name_only_the_protocol():
     for spec in (ROOT / "hookspecs").glob("*.py"):
         named = set(re.findall(r"\b(pi_core(?:\.\w+)*|pi_plugins(?:\.\w+)*|contrib\b)", spec.read_text()))
         assert {n for n in named if n != "pi_core" and not n.startswith("pi_core.protocol")} == set(), spec.name
+
+
+def test_no_core_module_imports_upward_even_inside_a_function():
+    """What the fresh-interpreter tests cannot see: an import that runs only when a
+    function is called (``from pi_core.app.listing import ...`` inside a method)."""
+    upward = re.compile(r"^\s*(?:from|import)\s+(pi_core\.app|pi_plugins|contrib)\b", re.M)
+    offenders = {}
+    for name in core_proper():
+        path = ROOT / (name.replace(".", "/") + ".py")
+        if not path.exists():
+            path = ROOT / name.replace(".", "/") / "__init__.py"
+        found = upward.findall(path.read_text())
+        if found:
+            offenders[name] = found
+    assert offenders == {}
