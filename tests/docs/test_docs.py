@@ -266,7 +266,7 @@ def test_every_retry_setting_the_code_reads_is_on_the_configuration_page():
     read = set()
     for folder in ("pi_core", "pi_plugins"):
         for source in (ROOT / folder).rglob("*.py"):
-            read.update(re.findall(r"""settings\.get\(["'](retry\.[A-Za-z.]+)["']""", source.read_text()))
+            read.update(re.findall(r"""["'](retry\.[A-Za-z]+(?:\.[A-Za-z]+)*)["']""", source.read_text()))
     page = (DOCS / "configuration.md").read_text()
     assert "retry.provider.maxRetries" in read
     assert [key for key in sorted(read) if f"`{key}`" not in page] == []
