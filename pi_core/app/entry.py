@@ -3,8 +3,9 @@ output, without importing click or anything else (most of what ``--help`` used t
 every other command runs the click command line (:mod:`pi_core.app.cli`).
 
 The cache (in :mod:`pi_core.app.cache_folder`) is keyed on the pi version, the size and
-time of ``cli.py`` and the width click would wrap to, so it is rewritten whenever the
-help could differ; where it cannot be written, click answers.
+time of ``cli.py``, the width click would wrap to and the installed packages (their
+plugins' flags are part of the help), so it is rewritten whenever the help could differ;
+with a plugin file to load, or where the cache cannot be written, click answers.
 """
 
 import os
@@ -33,10 +34,12 @@ def main() -> int:
 
 
 def _plugins_may_add_flags() -> bool:
-    """A discovered plugin may add flags: click lists them, and nothing is cached."""
-    from pi_core.app.help_flags import plugins_may_add_flags
+    """A plugin file may add flags (its code may change at any time): click lists them,
+    and nothing is cached. Installed plugins' flags are in the cached text, which a
+    change of the installed packages replaces (:func:`_installed_key`)."""
+    from pi_core.app.help_flags import plugin_files
 
-    return plugins_may_add_flags([])
+    return plugin_files()
 
 
 def _help_into_cache(path: str) -> int:
@@ -73,8 +76,23 @@ def _cache_path() -> str | None:
     folder = cache_dir()
     if folder is None:
         return None
-    key = f"{__version__}-{cli.st_size}-{cli.st_mtime_ns}-{_width()}-{sys.argv[1].lstrip('-')}"
+    key = (f"{__version__}-{cli.st_size}-{cli.st_mtime_ns}-{_width()}-{_installed_key()}-"
+           f"{sys.argv[1].lstrip('-')}")
     return os.path.join(folder, f"help-{key}.txt")
+
+
+def _installed_key() -> str:
+    """What changes when a package is installed or removed: the modification times of
+    the folders on ``sys.path`` (installing adds a ``.dist-info`` folder to one)."""
+    import zlib
+
+    stamps = []
+    for folder in sys.path:
+        try:
+            stamps.append(f"{folder}:{os.stat(folder or '.').st_mtime_ns}")
+        except OSError:
+            continue
+    return f"{zlib.crc32(chr(0).join(stamps).encode()):08x}"
 
 
 def _width() -> int:

@@ -35,9 +35,20 @@ def extension_args(args: list[str]) -> tuple[list[str], bool]:
 
 
 def discovered_plugins(cwd: str | None = None) -> bool:
-    """Whether discovery would find any plugin that is not built in (cheap: folder
-    listings, the settings files and the installed entry points;
-    os.path, not pathlib, which a plain ``pi --help`` does not otherwise import)."""
+    """Whether discovery would find any plugin that is not built in: a plugin file
+    (:func:`plugin_files`) or an installed package's entry point."""
+    if plugin_files(cwd):
+        return True
+    from pi_core.app.discovery import plugin_entry_points
+
+    return bool(plugin_entry_points()[1])
+
+
+def plugin_files(cwd: str | None = None) -> bool:
+    """Whether a plugin file would load: one in ``<agent dir>/extensions`` or
+    ``.pi/extensions``, or a path settings.json lists under ``extensions`` (cheap:
+    folder listings and the settings files; os.path, not pathlib, which a plain
+    ``pi --help`` does not otherwise import)."""
     cwd = cwd or os.getcwd()
     home = os.path.expanduser(os.environ.get("PI_CODING_AGENT_DIR") or "~/.pi/agent")  # pi_core.paths
     project = os.path.join(cwd, ".pi")
@@ -66,9 +77,7 @@ def discovered_plugins(cwd: str | None = None) -> bool:
             continue
         if isinstance(data, dict) and data.get("extensions"):
             return True
-    from pi_core.app.discovery import plugin_entry_points
-
-    return bool(plugin_entry_points()[1])
+    return False
 
 
 def plugins_may_add_flags(args: list[str]) -> bool:

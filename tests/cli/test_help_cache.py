@@ -51,8 +51,9 @@ def test_another_width_or_a_changed_cli_is_not_answered_from_the_cache(tmp_path,
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     monkeypatch.setenv("COLUMNS", "100")
     monkeypatch.setattr(sys, "argv", ["pi", "--help"])
-    key = entry._cache_path()
-    assert key is not None and Path(key).exists()
+    assert len(list((tmp_path / "pi-harness").glob("help-*.txt"))) == 2  # one per width
+    key = entry._cache_path()  # (this process's sys.path: another key than the runs')
+    assert key is not None
     real_stat = os.stat
 
     def touched(path, *a, **k):  # cli.py edited: its size and time change
@@ -71,3 +72,30 @@ def test_other_commands_go_to_click(tmp_path):
     # from a program (stdin is not a terminal) pi prints its bare version on stderr
     assert done.returncode == 0 and done.stdout == "" and done.stderr == f"{__version__}\n"
     assert not (tmp_path / "pi-harness").exists()
+
+
+@pytest.mark.process
+def test_a_package_installed_or_removed_changes_the_cached_help(tmp_path):
+    site = tmp_path / "site"
+    site.mkdir()
+    env_path = {"PYTHONPATH": str(site)}
+
+    def help_text() -> str:
+        env = {**os.environ, **env_path, "XDG_CACHE_HOME": str(tmp_path / "cache"), "COLUMNS": "100",
+               "PI_CODING_AGENT_DIR": str(tmp_path / "agent")}
+        done = subprocess.run([sys.executable, "-c", PROBE, "--help"], env=env, capture_output=True,
+                              text=True, timeout=60, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    assert "--shout" not in help_text() and "--shout" not in help_text()  # cached, still none
+    (site / "pi_shout.py").write_text(
+        "from pi_core import hookimpl\nfrom pi_core.protocol.commands import Flag\n\n"
+        "@hookimpl\ndef register_flags():\n    return [Flag('shout', 'Answer in capitals')]\n")
+    info = site / "pi_shout-1.0.dist-info"
+    info.mkdir()  # what pip install leaves: the folder on sys.path changes
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: pi-shout\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[pi.plugins]\nshout = pi_shout\n")
+    assert "--shout" in help_text() and "--shout" in help_text()
+    (info / "entry_points.txt").unlink(), (info / "METADATA").unlink(), info.rmdir()
+    assert "--shout" not in help_text()
