@@ -29,4 +29,5 @@ LOAD_ORDER = (
     "interactive",
     "cli_commands",
     "batch",
+    "telemetry",
 )
