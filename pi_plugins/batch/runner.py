@@ -295,24 +295,30 @@ Listener = Callable[[dict], Any]
 async def run_local(tasks: list[BatchTask], env: BatchEnvironment, *, concurrency: int,
                     on_result: Listener, on_event: Listener | None = None,
                     cwd: str | None = None) -> None:
-    """``concurrency`` workers take the tasks in order, one agent each at a time."""
+    """``concurrency`` workers take the tasks in order, one agent each at a time. With
+    telemetry on, the batch is one trace: a ``pi batch`` span, a ``batch_task`` span per
+    task, each task's run under its span (the workers inherit the batch's context)."""
+    from pi_plugins.telemetry import work_span
+
     pending = iter(tasks)
 
     async def worker() -> None:
         for task in pending:  # a shared iterator: each task is taken once
             if on_event is not None:
                 on_event({"type": "task_start", "id": task.id})
-            result = await run_task(env, task, cwd=cwd)
+            with work_span("batch_task", {"pi.batch.task.id": task.id}):
+                result = await run_task(env, task, cwd=cwd)
             on_result(result)
 
-    workers = [asyncio.ensure_future(worker()) for _ in range(max(1, min(concurrency, len(tasks))))]
-    try:
-        await asyncio.gather(*workers)
-    except BaseException:
-        for w in workers:
-            w.cancel()
-        await asyncio.gather(*workers, return_exceptions=True)
-        raise
+    with work_span("pi batch", {"pi.batch.tasks": len(tasks), "pi.batch.concurrency": concurrency}):
+        workers = [asyncio.ensure_future(worker()) for _ in range(max(1, min(concurrency, len(tasks))))]
+        try:
+            await asyncio.gather(*workers)
+        except BaseException:
+            for w in workers:
+                w.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
+            raise
 
 
 async def run_batch(

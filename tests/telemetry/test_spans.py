@@ -174,3 +174,32 @@ def test_a_retried_request_is_a_retry_span_under_the_failed_run_over_the_retried
     assert failed.status == 2  # ERROR
     assert retry.parent_id == failed.span_id and retried.parent_id == retry.span_id
     assert len({s.trace_id for s in receiver.spans}) == 1
+
+
+def test_a_batch_is_one_trace_with_a_span_per_task_over_its_run(tmp_path, server, receiver, monkeypatch):
+    import json
+
+    from pi_plugins.batch.runner import run_batch
+    from support.batches import lister, tasks
+
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    (agent / "models.json").write_text(json.dumps(server.models_json("local")))
+    (tmp_path / "project").mkdir()
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(agent))
+    monkeypatch.delenv("PI_CODING_AGENT_SESSION_DIR", raising=False)
+    server.default = lister
+    batch = tasks(4, tmp_path / "project")
+    results = asyncio.run(run_batch(batch, concurrency=2, cwd=str(tmp_path / "project")))
+    assert len(results) == 4 and not any("error" in r for r in results)
+
+    spans = receiver.spans
+    assert len({s.trace_id for s in spans}) == 1
+    [root] = by_name(spans, "pi batch")
+    assert root.parent_id == "" and root.attributes["pi.batch.tasks"] == 4
+    task_spans = by_name(spans, "batch_task")
+    assert sorted(t.attributes["pi.batch.task.id"] for t in task_spans) == sorted(t["id"] for t in batch)
+    assert all(t.parent_id == root.span_id for t in task_spans)
+    runs = by_name(spans, "invoke_agent")
+    assert sorted(r.parent_id for r in runs) == sorted(t.span_id for t in task_spans)
+    assert len(by_name(spans, "execute_tool ls")) == 4
