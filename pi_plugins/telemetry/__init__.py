@@ -38,9 +38,12 @@ def enabled() -> bool:
 
 def _get():
     """The live telemetry, built (or rebuilt, when the variables changed) on first use;
-    None when off or broken."""
-    global _telemetry, _config, _broken
+    None when off or broken. Reads the variables each time (a run's start and
+    ``work_span`` ask this; the hooks within a run ask :func:`_live`)."""
+    global _telemetry, _config
     if _broken or not enabled():
+        if _telemetry is not None:
+            shutdown()
         return None
     config = tuple(os.environ.get(name) for name in _CONFIG)
     if _telemetry is None or config != _config:
@@ -72,7 +75,9 @@ def _off(exc: BaseException) -> None:
 
 
 def _call(method: str, *args: Any) -> Any:
-    telemetry = _get()
+    """Call the live telemetry's ``method``: a global read when off (a run's start
+    decided), so the hooks cost nothing measurable then."""
+    telemetry = _telemetry
     if telemetry is None:
         return None
     try:
@@ -111,7 +116,8 @@ def work_span(name: str, attributes: dict | None = None):
 
 @hookimpl
 def agent_start(event, ctx):
-    _call("agent_start", ctx)
+    if _get() is not None:  # a run's start reads the variables: on, off or changed
+        _call("agent_start", ctx)
 
 
 async def _flush(flush) -> None:
@@ -125,8 +131,8 @@ async def _flush(flush) -> None:
 
 
 @hookimpl
-async def agent_end(event, ctx):
-    await _flush(_call("agent_end", event, ctx))
+def agent_end(event, ctx):
+    _call("agent_end", event, ctx)
 
 
 @hookimpl
@@ -171,5 +177,7 @@ async def auto_retry_end(event, ctx):
 
 
 @hookimpl
-def session_shutdown(event, ctx):
-    _call("forget", ctx)
+async def session_shutdown(event, ctx):
+    """The harness leaves its session (``close()``, a switch, the end of ``pi -p``):
+    export what its runs left, off the event loop."""
+    await _flush(_call("forget", ctx))

@@ -40,12 +40,23 @@ _tool_span: contextvars.ContextVar = contextvars.ContextVar("pi_telemetry_tool_s
 
 _SCOPE = "pi_plugins.telemetry"
 
+#: How long one export may take when no OTEL_EXPORTER_OTLP_*TIMEOUT variable says.
+EXPORT_TIMEOUT_S = 2.0
+
+
+def _timeout(specific: str) -> float | None:
+    """None (the exporter reads the variable itself) when a timeout variable is set."""
+    if os.environ.get(specific) or os.environ.get("OTEL_EXPORTER_OTLP_TIMEOUT"):
+        return None
+    return EXPORT_TIMEOUT_S
+
 
 class _Run:
-    __slots__ = ("span", "nested", "chat", "chat_started", "chat_attributes", "tools")
+    __slots__ = ("span", "context", "nested", "chat", "chat_started", "chat_attributes", "tools")
 
     def __init__(self, span, nested: bool):
         self.span = span
+        self.context = trace.set_span_in_context(span)  # the parent of its chats and tools
         self.nested = nested
         self.chat = None
         self.chat_started = 0.0
@@ -84,16 +95,21 @@ class Telemetry:
             resource = resource.merge(Resource({"service.name": "pi"}))
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
-        tracer_provider = TracerProvider(resource=resource)
-        tracer_provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+        # An unreachable collector must not hold pi up at the end of a run: unless the
+        # standard OTEL_EXPORTER_OTLP_*TIMEOUT says otherwise, an export gives up after
+        # EXPORT_TIMEOUT_S (the SDK's default is 10 s, retried with backoff).
+        traces_timeout = _timeout("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT")
+        tracer_provider = TracerProvider(resource=resource, shutdown_on_exit=False)
+        tracer_provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(timeout=traces_timeout)))
         meter_provider = None
         if environ.get("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT") or environ.get("OTEL_EXPORTER_OTLP_ENDPOINT"):
             from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
             from opentelemetry.sdk.metrics import MeterProvider
             from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
 
-            reader = PeriodicExportingMetricReader(OTLPMetricExporter())
-            meter_provider = MeterProvider(resource=resource, metric_readers=[reader])
+            exporter = OTLPMetricExporter(timeout=_timeout("OTEL_EXPORTER_OTLP_METRICS_TIMEOUT"))
+            reader = PeriodicExportingMetricReader(exporter)
+            meter_provider = MeterProvider(resource=resource, metric_readers=[reader], shutdown_on_exit=False)
         capture = environ.get("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "").strip().lower() == "true"
         root = None
         if environ.get("TRACEPARENT"):
@@ -104,14 +120,15 @@ class Telemetry:
     # ------------------------------------------------------------ export
 
     def flush(self) -> None:
-        self.tracer_provider.force_flush()
+        timeout = int(EXPORT_TIMEOUT_S * 1000)
+        self.tracer_provider.force_flush(timeout_millis=timeout)
         if self.meter_provider is not None:
-            self.meter_provider.force_flush()
+            self.meter_provider.force_flush(timeout_millis=timeout)
 
-    def forget(self, ctx) -> None:
-        """The harness is leaving its session: drop what is kept of it and export."""
+    def forget(self, ctx):
+        """The harness is leaving its session: drop what is kept of it; returns the flush."""
         self.last_runs.pop(id(ctx), None)
-        self.flush()
+        return self.flush
 
     def shutdown(self) -> None:
         atexit.unregister(self.shutdown)
@@ -156,8 +173,7 @@ class Telemetry:
                                                   "gen_ai.agent.name": "pi"})
         self.runs[key] = _Run(span, nested)
 
-    def agent_end(self, event, ctx):
-        """End the run's span; returns the flush to run when this was an outermost run."""
+    def agent_end(self, event, ctx) -> None:
         run = self.runs.pop(id(ctx), None)
         if run is None:
             return None
@@ -187,7 +203,6 @@ class Telemetry:
             if final is not None:
                 span.set_attribute("gen_ai.output.messages", _output_json(final))
         span.end()
-        return None if run.nested else self.flush
 
     def request_start(self, request, ctx) -> None:
         run = self.runs.get(id(ctx))
@@ -197,7 +212,7 @@ class Telemetry:
         model = request.model
         attributes = {"gen_ai.operation.name": "chat", "gen_ai.provider.name": model.provider,
                       "gen_ai.request.model": model.id}
-        run.chat = self.tracer.start_span(f"chat {model.id}", context=trace.set_span_in_context(run.span),
+        run.chat = self.tracer.start_span(f"chat {model.id}", context=run.context,
                                           kind=SpanKind.CLIENT, attributes=attributes)
         run.chat_started = time.perf_counter()
         run.chat_attributes = attributes
@@ -219,19 +234,18 @@ class Telemetry:
             metric["error.type"] = "no_answer"
         else:
             usage = message.usage
+            attributes = {"gen_ai.usage.input_tokens": usage.input, "gen_ai.usage.output_tokens": usage.output,
+                          "pi.usage.cost_usd": float(usage.cost.total),
+                          "gen_ai.response.finish_reasons": (message.stop_reason,)}
             if message.model:
-                span.set_attribute("gen_ai.response.model", message.model)
-                metric["gen_ai.response.model"] = message.model
+                attributes["gen_ai.response.model"] = metric["gen_ai.response.model"] = message.model
             if message.response_id:
-                span.set_attribute("gen_ai.response.id", message.response_id)
-            span.set_attribute("gen_ai.usage.input_tokens", usage.input)
-            span.set_attribute("gen_ai.usage.output_tokens", usage.output)
+                attributes["gen_ai.response.id"] = message.response_id
             if usage.cache_read:
-                span.set_attribute("gen_ai.usage.cache_read.input_tokens", usage.cache_read)
+                attributes["gen_ai.usage.cache_read.input_tokens"] = usage.cache_read
             if usage.cache_write:
-                span.set_attribute("gen_ai.usage.cache_creation.input_tokens", usage.cache_write)
-            span.set_attribute("pi.usage.cost_usd", float(usage.cost.total))
-            span.set_attribute("gen_ai.response.finish_reasons", [message.stop_reason])
+                attributes["gen_ai.usage.cache_creation.input_tokens"] = usage.cache_write
+            span.set_attributes(attributes)
             if message.stop_reason == "error":
                 span.set_status(Status(StatusCode.ERROR, message.error_message or "error"))
                 span.set_attribute("error.type", "error")
@@ -256,8 +270,7 @@ class Telemetry:
         if self.capture:
             attributes["gen_ai.tool.call.arguments"] = _json(event.args)
         span = self.tracer.start_span(f"execute_tool {event.tool_name}",
-                                      context=trace.set_span_in_context(run.span),
-                                      kind=SpanKind.INTERNAL, attributes=attributes)
+                                      context=run.context, kind=SpanKind.INTERNAL, attributes=attributes)
         run.tools[event.tool_call_id] = span
         _tool_span.set(span)  # the loop starts the tool's task next: it inherits this
 

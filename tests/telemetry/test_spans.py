@@ -203,3 +203,19 @@ def test_a_batch_is_one_trace_with_a_span_per_task_over_its_run(tmp_path, server
     runs = by_name(spans, "invoke_agent")
     assert sorted(r.parent_id for r in runs) == sorted(t.span_id for t in task_spans)
     assert len(by_name(spans, "execute_tool ls")) == 4
+
+
+def test_an_unreachable_collector_never_breaks_a_run(tmp_path, server, agent_home, monkeypatch):
+    import socket
+
+    with socket.socket() as closed:  # a port nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", f"http://127.0.0.1:{port}")
+    try:
+        two_tools_and_a_subagent(server)
+        harness = run_parent(tmp_path, server)
+    finally:
+        telemetry.shutdown()
+    assert harness.messages[-1].text == "parent answer"
+    assert not any(m.role == "assistant" and m.stop_reason == "error" for m in harness.messages)
