@@ -10,8 +10,8 @@ server on 127.0.0.1 in a thread that takes ``POST /v1/traces`` and ``/v1/metrics
         receiver.spans                        # [Span(name, trace_id, span_id, parent_id, attributes, …)]
         print(receiver.tree())                # the trace tree, indented
 
-``python -m pi_core.testing.otlp [PORT]`` listens on 4318 (OTLP/HTTP's port) and prints
-each batch of spans as a tree as it arrives. Needs the extra ``otel``.
+``python -m pi_core.testing.otlp [PORT]`` listens on 4318 (OTLP/HTTP's port) and, a
+second after spans stop arriving, prints the traces they belong to as trees. Needs the extra ``otel``.
 """
 
 from __future__ import annotations
@@ -134,7 +134,8 @@ def format_tree(spans: list[Span]) -> str:
 
     def walk(span: Span, depth: int) -> None:
         ms = (span.end_ns - span.start_ns) / 1e6
-        keys = ("gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens", "gen_ai.tool.call.id", "pi.usage.cost_usd")
+        keys = ("pi.batch.task.id", "gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens",
+                "gen_ai.tool.call.id", "pi.usage.cost_usd")
         shown = " ".join(f"{k.split('.')[-1]}={span.attributes[k]}" for k in keys if k in span.attributes)
         lines.append(f"{'  ' * depth}{span.name}  {ms:.1f} ms  {shown}".rstrip())
         for child in sorted(children.get(span.span_id, []), key=lambda c: c.start_ns):
@@ -149,11 +150,25 @@ def format_tree(spans: list[Span]) -> str:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     port = int(args[0]) if args else 4318
+    touched: set[str] = set()
+    timer: list[threading.Timer] = []
+    lock = threading.Lock()
 
-    def show(spans: list[Span]) -> None:
-        print(format_tree(spans), flush=True)
+    def show() -> None:  # a second after the last export: the traces it touched, whole
+        with lock:
+            ids, _ = set(touched), touched.clear()
+        print(format_tree([s for s in receiver.spans if s.trace_id in ids]), flush=True)
 
-    with OtlpReceiver(port, on_spans=show) as receiver:
+    def arrived(spans: list[Span]) -> None:
+        with lock:
+            touched.update(s.trace_id for s in spans)
+            if timer:
+                timer.pop().cancel()
+            timer.append(threading.Timer(1.0, show))
+            timer[0].daemon = True
+            timer[0].start()
+
+    with OtlpReceiver(port, on_spans=arrived) as receiver:
         print(f"listening on {receiver.endpoint} (OTLP/HTTP); Ctrl-C stops", flush=True)
         try:
             threading.Event().wait()
