@@ -219,3 +219,28 @@ def test_an_unreachable_collector_never_breaks_a_run(tmp_path, server, agent_hom
         telemetry.shutdown()
     assert harness.messages[-1].text == "parent answer"
     assert not any(m.role == "assistant" and m.stop_reason == "error" for m in harness.messages)
+
+
+def test_a_compaction_is_a_span_with_its_reason_and_the_tokens_it_summarised(
+        tmp_path, server, receiver, agent_home):
+    server.push(Reply(text="first answer " * 20), Reply(text="second answer " * 20))
+    server.default = lambda request: Reply(text="## Goal\nthe summary")
+    work = tmp_path / "work"
+    work.mkdir()
+
+    async def scenario():
+        harness = await create_harness(
+            model=server.model("openai-completions"), session=Session.in_memory(str(work)), cwd=str(work),
+            builtins=True, settings=Settings({"compaction": {"keepRecentTokens": 1}}))
+        await harness.prompt("one")
+        await harness.prompt("two")
+        result = await harness.compact()
+        await harness.close()
+        return result
+
+    result = asyncio.run(scenario())
+    assert result is not None
+    [compaction] = by_name(receiver.spans, "compaction")
+    assert compaction.attributes["pi.compaction.reason"] == "manual"
+    assert compaction.attributes["pi.compaction.tokens_before"] == result.tokens_before > 0
+    assert compaction.attributes["pi.compaction.aborted"] is False
