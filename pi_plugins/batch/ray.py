@@ -75,7 +75,10 @@ class BatchWorker:
         self.env: BatchEnvironment | None = None
         self._loading: asyncio.Lock | None = None
 
-    async def run(self, task: dict) -> dict:
+    async def run(self, task: dict, trace: dict | None = None) -> dict:
+        """Run one task; ``trace`` is the driver's task span (telemetry), its run's parent."""
+        from pi_plugins.telemetry import joined
+
         if self.env is None:
             self._loading = self._loading or asyncio.Lock()
             async with self._loading:
@@ -85,13 +88,16 @@ class BatchWorker:
                         extension_paths=self.options["extension_paths"],
                         sessions_dir=self.options["sessions_dir"])
                     self.env.host = node_host(_ray())
-        return await run_task(self.env, BatchTask.from_json(task), cwd=self.options["cwd"])
+        with joined(trace):
+            return await run_task(self.env, BatchTask.from_json(task), cwd=self.options["cwd"])
 
 
 async def run_on_ray(tasks: list[BatchTask], *, concurrency: int, address: str | None,
                      on_result: Callable[[dict], Any], on_event: Callable[[dict], Any] | None,
                      cwd: str, discover: bool = True, extension_paths: list[str] | None = None,
                      sessions_dir: str | None = None) -> None:
+    from pi_plugins.telemetry import trace_carrier, work_span
+
     ray = _ray(local=not address)
     started_here = not ray.is_initialized()
     if started_here:  # workers' output is not forwarded: --mode json owns stdout
@@ -115,22 +121,24 @@ async def run_on_ray(tasks: list[BatchTask], *, concurrency: int, address: str |
                 if on_event is not None:
                     on_event({"type": "task_start", "id": task.id})
                 try:
-                    result = await worker.run.remote(task.to_json())
+                    with work_span("batch_task", {"pi.batch.task.id": task.id}):
+                        result = await worker.run.remote(task.to_json(), trace_carrier())
                 except Exception as exc:  # the worker died, or Ray failed: this task's error
                     result = {"id": task.id, "session": None, "text": "", "stop_reason": None,
                               "usage": to_json(total_usage([])), "host": None,
                               "error": f"ray: {type(exc).__name__}: {exc}"}
                 on_result(result)
 
-        runners = [asyncio.ensure_future(dispatch(workers[i % count]))
-                   for i in range(min(concurrency, len(tasks)))]
-        try:
-            await asyncio.gather(*runners)
-        except BaseException:
-            for runner in runners:
-                runner.cancel()
-            await asyncio.gather(*runners, return_exceptions=True)
-            raise
+        with work_span("pi batch", {"pi.batch.tasks": len(tasks), "pi.batch.concurrency": concurrency}):
+            runners = [asyncio.ensure_future(dispatch(workers[i % count]))  # in the batch's context
+                       for i in range(min(concurrency, len(tasks)))]
+            try:
+                await asyncio.gather(*runners)
+            except BaseException:
+                for runner in runners:
+                    runner.cancel()
+                await asyncio.gather(*runners, return_exceptions=True)
+                raise
     finally:
         for worker in workers:
             try:

@@ -111,6 +111,43 @@ def work_span(name: str, attributes: dict | None = None):
             _off(exc)
 
 
+def trace_carrier() -> dict:
+    """The current span's W3C trace context (``{"traceparent": …}``) to send with work
+    to another process (``pi batch`` on Ray); empty when off."""
+    telemetry = _get()
+    if telemetry is None:
+        return {}
+    try:
+        return telemetry.carrier()
+    except Exception as exc:
+        _off(exc)
+        return {}
+
+
+@contextmanager
+def joined(carrier: dict | None):
+    """Runs inside are children of the span ``carrier`` (from :func:`trace_carrier` in
+    another process) names. Nothing when off or when the carrier is empty."""
+    telemetry = _get() if carrier else None
+    if telemetry is None:
+        yield
+        return
+    try:
+        manager = telemetry.joined(carrier)
+        manager.__enter__()
+    except Exception as exc:
+        _off(exc)
+        yield
+        return
+    try:
+        yield
+    finally:
+        try:
+            manager.__exit__(None, None, None)
+        except Exception as exc:
+            _off(exc)
+
+
 # ------------------------------------------------------------------ hooks
 
 

@@ -143,8 +143,7 @@ class Telemetry:
         tool = _tool_span.get()
         if tool is not None and tool.is_recording():
             return trace.set_span_in_context(tool), True
-        current = trace.get_current_span()
-        if current.get_span_context().is_valid and current.is_recording():
+        if trace.get_current_span().get_span_context().is_valid:  # a work span, or a joined one
             return otel_context.get_current(), False
         return self.root_context, False
 
@@ -331,6 +330,19 @@ class Telemetry:
         return None if id(ctx) in self.runs else self.flush
 
     # ------------------------------------------------------------ work
+
+    def carrier(self) -> dict:
+        carrier: dict = {}
+        TraceContextTextMapPropagator().inject(carrier)
+        return carrier
+
+    @contextmanager
+    def joined(self, carrier: dict):
+        token = otel_context.attach(TraceContextTextMapPropagator().extract(carrier))
+        try:
+            yield
+        finally:
+            otel_context.detach(token)
 
     @contextmanager
     def work_span(self, name: str, attributes: dict):
