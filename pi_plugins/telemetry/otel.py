@@ -52,12 +52,11 @@ def _timeout(specific: str) -> float | None:
 
 
 class _Run:
-    __slots__ = ("span", "context", "nested", "chat", "chat_started", "chat_attributes", "tools")
+    __slots__ = ("span", "context", "chat", "chat_started", "chat_attributes", "tools")
 
-    def __init__(self, span, nested: bool):
+    def __init__(self, span):
         self.span = span
         self.context = trace.set_span_in_context(span)  # the parent of its chats and tools
-        self.nested = nested
         self.chat = None
         self.chat_started = 0.0
         self.chat_attributes: dict = {}
@@ -76,8 +75,8 @@ class Telemetry:
         self.runs: dict[int, _Run] = {}
         self.retries: dict[int, Any] = {}
         self.compactions: dict[int, Any] = {}
-        #: Each harness's last ended run: its span context and whether it was nested.
-        self.last_runs: dict[int, tuple[Any, bool]] = {}
+        #: Each harness's last ended run's span context (a retry hangs under it).
+        self.last_runs: dict[int, Any] = {}
         self.token_usage = self.duration = None
         if meter_provider is not None:
             meter = meter_provider.get_meter(_SCOPE)
@@ -138,14 +137,14 @@ class Telemetry:
 
     # ------------------------------------------------------------ parents
 
-    def _outer(self) -> tuple[Any, bool]:
-        """The context a new top-level span starts in, and whether it is a tool's (nested)."""
+    def _outer(self):
+        """The context a new top-level span starts in."""
         tool = _tool_span.get()
         if tool is not None and tool.is_recording():
-            return trace.set_span_in_context(tool), True
+            return trace.set_span_in_context(tool)
         if trace.get_current_span().get_span_context().is_valid:  # a work span, or a joined one
-            return otel_context.get_current(), False
-        return self.root_context, False
+            return otel_context.get_current()
+        return self.root_context
 
     def _inside(self, key: int):
         """The context of a harness's open run (or retry), else the outer one."""
@@ -155,7 +154,7 @@ class Telemetry:
         retry = self.retries.get(key)
         if retry is not None:
             return trace.set_span_in_context(retry)
-        return self._outer()[0]
+        return self._outer()
 
     # ------------------------------------------------------------ runs
 
@@ -163,20 +162,19 @@ class Telemetry:
         key = id(ctx)
         retry = self.retries.get(key)
         if retry is not None:
-            last = self.last_runs.get(key)
-            parent, nested = trace.set_span_in_context(retry), bool(last and last[1])
+            parent = trace.set_span_in_context(retry)
         else:
-            parent, nested = self._outer()
+            parent = self._outer()
         span = self.tracer.start_span("invoke_agent", context=parent, kind=SpanKind.INTERNAL,
                                       attributes={"gen_ai.operation.name": "invoke_agent",
                                                   "gen_ai.agent.name": "pi"})
-        self.runs[key] = _Run(span, nested)
+        self.runs[key] = _Run(span)
 
     def agent_end(self, event, ctx) -> None:
         run = self.runs.pop(id(ctx), None)
         if run is None:
             return None
-        self.last_runs[id(ctx)] = (run.span.get_span_context(), run.nested)
+        self.last_runs[id(ctx)] = run.span.get_span_context()
         self._end_chat(run, None)
         for span in run.tools.values():
             span.end()
@@ -311,7 +309,7 @@ class Telemetry:
         span = self.retries.get(key)
         if span is None:  # the failed run has ended: the retry hangs under it
             last = self.last_runs.get(key)
-            parent = trace.set_span_in_context(trace.NonRecordingSpan(last[0])) if last else self._inside(key)
+            parent = trace.set_span_in_context(trace.NonRecordingSpan(last)) if last else self._inside(key)
             span = self.tracer.start_span("retry", context=parent)
             self.retries[key] = span
         span.set_attribute("pi.retry.attempt", int(event.attempt))
@@ -346,7 +344,7 @@ class Telemetry:
 
     @contextmanager
     def work_span(self, name: str, attributes: dict):
-        parent, _ = self._outer()
+        parent = self._outer()
         outermost = not trace.get_current_span().is_recording()
         with self.tracer.start_as_current_span(name, context=parent, attributes=attributes):
             yield
