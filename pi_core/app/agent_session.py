@@ -156,7 +156,7 @@ class AgentSession(Harness):
 
             sys.stderr.write(f"budget: {request.model.key} has no prices: its requests count "
                              "tokens and turns only, no cost\n")
-        hit = self.budget.exceeded(self.spent())
+        hit = await self.budget.check(self.spent())
         if hit is None:
             return None
         self.budget_stop = hit

@@ -17,6 +17,7 @@ its parent's limit.
 
 from __future__ import annotations
 
+import inspect
 import math
 from typing import Any, Callable, Iterable, Literal
 
@@ -96,7 +97,7 @@ class Budget:
     max_turns: int | None = None
     #: A subagent's: the parent's budget and the parent's total spend (the child's included).
     parent: "Budget | None" = None
-    parent_spent: Callable[[], Spent] | None = None
+    parent_spent: Callable[[], Any] | None = None
 
     @classmethod
     def from_settings(cls, settings: Any, flags: dict | None = None) -> "Budget":
@@ -118,15 +119,24 @@ class Budget:
             (self.parent is not None and self.parent.active)
 
     def exceeded(self, spent: Spent) -> BudgetExceeded | None:
-        """The first limit ``spent`` has reached, this budget's or its parent's."""
+        """The first of this budget's own limits that ``spent`` has reached."""
         for name, value, maximum in (("cost", spent.cost, self.max_cost),
                                      ("tokens", spent.tokens, self.max_tokens),
                                      ("turns", spent.turns, self.max_turns)):
             if maximum is not None and value >= maximum:
                 return BudgetExceeded(limit=name, spent=value, max=maximum)
-        if self.parent is not None and self.parent_spent is not None:
-            return self.parent.exceeded(self.parent_spent())
         return None
+
+    async def check(self, spent: Spent) -> BudgetExceeded | None:
+        """The first limit reached, this budget's or (on their total) its parents';
+        ``parent_spent`` may be async (a batch on Ray asks the driver's ledger)."""
+        hit = self.exceeded(spent)
+        if hit is None and self.parent is not None and self.parent_spent is not None:
+            above = self.parent_spent()
+            if inspect.isawaitable(above):
+                above = await above
+            hit = await self.parent.check(above)
+        return hit
 
 
 def spent_of(entries: Iterable[Any]) -> Spent:

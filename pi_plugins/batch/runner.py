@@ -457,13 +457,11 @@ async def run_batch(
         if executor == "ray":
             from pi_plugins.batch.ray import run_on_ray
 
-            if spend is not None:
-                raise BatchError("budgets (--max-cost, --max-total-cost, ...) are not summed "
-                                 "across Ray workers yet: run the batch locally")
             await run_on_ray(todo, concurrency=concurrency, address=ray_address, on_result=on_result,
                              on_event=on_event, cwd=cwd or os.getcwd(), discover=discover,
                              extension_paths=list(extension_paths),
-                             sessions_dir=str(sessions_dir) if sessions_dir is not None else None)
+                             sessions_dir=str(sessions_dir) if sessions_dir is not None else None,
+                             budget=spend)
         else:
             env = await BatchEnvironment.load(cwd=cwd, agent_dir=agent_dir, sessions_dir=sessions_dir,
                                               discover=discover, extension_paths=extension_paths,
