@@ -127,3 +127,13 @@ def test_a_bad_limit_in_settings_is_a_clear_error(run_pi, pi, server):
     (pi.cwd / ".pi" / "settings.json").write_text(json.dumps({"budget": {"maxCostUsd": "ten"}}))
     code, _, err = run_pi("-p", "hi")
     assert code == 2 and "settings budget.maxCostUsd: not a number" in err and not server.requests
+
+
+def test_a_forked_session_starts_from_what_its_path_has_spent(run_pi, pi, server):
+    server.push(Reply(text="First."), Reply(text="Second."), Reply(text="Third."))
+    assert run_pi("-p", "one")[0] == 0
+    assert run_pi("-c", "-p", "two")[0] == 0  # $0.04 spent on this path
+    [original] = pi.sessions()
+    code, _, err = run_pi("--fork", str(original), "--max-cost", "0.04", "-p", "three")
+    assert code == 3 and len(server.requests) == 2
+    assert "budget reached: cost 0.04 of 0.04" in err
