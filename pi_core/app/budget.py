@@ -23,8 +23,12 @@ from typing import Any, Callable, Iterable, Literal
 
 from attrs import define, field
 
-from pi_core.protocol.entries import MessageEntry
+from pi_core.protocol.entries import CustomEntry, MessageEntry
 from pi_core.protocol.messages import AssistantMessage, ToolResultMessage
+
+#: The custom entry the AgentSession writes after a compaction or branch summary
+#: under a budget: what its summary requests spent (``{"cost", "tokens", "turns": 0}``).
+SUMMARY_USAGE = "summary_usage"
 
 #: (limit name, settings key, flag) for cost, tokens and turns.
 LIMITS = (("cost", "maxCostUsd", "--max-cost"), ("tokens", "maxTokens", "--max-tokens"),
@@ -140,10 +144,15 @@ class Budget:
 
 
 def spent_of(entries: Iterable[Any]) -> Spent:
-    """What a session path has spent: its assistant messages' usage, and what its tool
-    results say their tools spent (``details["spent"]``: subagents)."""
+    """What a session path has spent: its assistant messages' usage, what its tool
+    results say their tools spent (``details["spent"]``: subagents), and its compactions'
+    and branch summaries' (``summary_usage`` entries)."""
     spent = Spent()
     for entry in entries:
+        if isinstance(entry, CustomEntry):
+            if entry.custom_type == SUMMARY_USAGE:
+                spent = spent.add(Spent.from_json(entry.data))
+            continue
         message = entry.message if isinstance(entry, MessageEntry) else entry
         if isinstance(message, ToolResultMessage):
             details = message.details
