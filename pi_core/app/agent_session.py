@@ -154,10 +154,15 @@ class AgentSession(Harness):
         if self.budget.max_cost is not None and not has_prices(request.model) \
                 and not self._said_no_prices:
             self._said_no_prices = True
-            import sys
+            said = (f"budget: {request.model.key} has no prices: its requests count tokens "
+                    "and turns only, no cost")
+            ui = getattr(self.ctx, "ui", None)
+            if getattr(ui, "has_ui", False):  # the chat, an RPC or ACP client
+                ui.notify(said, "warning")
+            else:  # pi -p, --mode json: stdout is the answer's
+                import sys
 
-            sys.stderr.write(f"budget: {request.model.key} has no prices: its requests count "
-                             "tokens and turns only, no cost\n")
+                sys.stderr.write(said + "\n")
         hit = await self.budget.check(self.spent())
         if hit is None:
             return None

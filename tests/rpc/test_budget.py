@@ -19,3 +19,12 @@ def test_rpc_gets_budget_exceeded_then_agent_end_and_the_next_prompt_stops_at_on
     rpc.wait_for(lambda line: line["type"] == "agent_end", after=after)
     assert [l["type"] for l in rpc.lines[after:]][-2:] == ["budget_exceeded", "agent_end"]
     assert len(server.requests) == 2
+
+
+def test_an_rpc_client_is_told_once_that_a_model_without_prices_counts_no_cost(start_rpc, server):
+    rpc = start_rpc("--max-cost", "1", "--max-turns", "2")
+    server.push(Reply(text="Looking.", tool_calls=[("ls", {"path": "."})]), Reply(text="Done."))
+    rpc.response_to(rpc.send("prompt", message="look"))
+    rpc.event("agent_end")
+    said = [l for l in rpc.lines if l.get("method") == "notify" and "has no prices" in l.get("message", "")]
+    assert len(said) == 1 and said[0]["notifyType"] == "warning"
