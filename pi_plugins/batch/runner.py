@@ -343,14 +343,16 @@ async def run_task(env: BatchEnvironment, task: BatchTask, *, cwd: str | None = 
             harness.agent.set_active_tools(task.tools)
         produced = await harness.prompt(task.prompt, source="rpc")
         final = final_assistant(produced)
-        if final is None:
-            raise BatchError("the run produced no answer")
-        result["text"] = final.text
-        result["stop_reason"] = final.stop_reason
-        if harness.budget_stop is not None:  # its own limit, or the batch's
+        if harness.budget_stop is not None:  # its own limit or the batch's, maybe before any answer
+            result["text"] = final.text if final is not None else ""
             result["stop_reason"], result["error"] = "budget", BUDGET_ERROR
-        elif final.stop_reason in ("error", "aborted"):
-            result["error"] = final.error_message or f"the run ended with stop reason {final.stop_reason}"
+        elif final is None:
+            raise BatchError("the run produced no answer")
+        else:
+            result["text"] = final.text
+            result["stop_reason"] = final.stop_reason
+            if final.stop_reason in ("error", "aborted"):
+                result["error"] = final.error_message or f"the run ended with stop reason {final.stop_reason}"
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # BatchError, or a bug below: recorded, the others go on

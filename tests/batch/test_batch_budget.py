@@ -109,3 +109,11 @@ def test_a_bad_batch_limit_is_an_error_before_any_task_runs(tmp_path, server, pr
     with pytest.raises(BatchError, match="must be a number|not a number"):
         asyncio.run(run_batch(_plain(2, tmp_path), **limits))
     assert not server.requests
+
+
+def test_a_task_stopped_before_its_first_request_is_marked_budget(tmp_path, server, priced):
+    server.default = _answer
+    results = asyncio.run(run_batch(_plain(2, tmp_path), concurrency=1, budget={"turns": "0"}))
+    assert not server.requests
+    assert all(r["stop_reason"] == "budget" and r["error"] == "budget reached" and r["session"]
+               for r in results)

@@ -145,20 +145,19 @@ def test_a_batch_on_ray_sums_the_spend_of_its_workers_against_the_total_cost(tmp
     (home / "models.json").write_text(json.dumps(server.models_json("local", models=[priced])))
     server.default = lambda request: Reply(text="done")  # $0.02 a task
     batch = [dict(t, tools=[]) for t in tasks(20, tmp_path / "project")]
-    finished_cost, started_under = [0.0], []
+    started = []
 
     def on_event(event):
         if event["type"] == "task_start":
-            started_under.append(finished_cost[0])
-        else:
-            finished_cost[0] += event["usage"]["cost"]["total"]
+            started.append(event["id"])
 
     results = asyncio.run(run_batch(batch, out=tmp_path / "out.jsonl", concurrency=2, executor="ray",
                                     max_total_cost=0.09, on_event=on_event))
     assert len(results) == 20
-    assert all(cost < 0.09 for cost in started_under)  # no task started past the limit
     done = [r for r in results if "error" not in r]
-    # both workers' spend counts: the batch stops after five or six tasks, not ten a worker
-    assert 5 <= len(done) <= 6 and len(server.requests) == len(done)
-    assert all(r["stop_reason"] == "budget" and r["error"] == "budget reached"
-               for r in results if "error" in r)
+    # both workers' spend counts: $0.08 after four tasks, so the fifth starts, and perhaps
+    # a sixth on the other worker at the same moment; after that none (not ten a worker)
+    assert 5 <= len(done) <= len(started) <= 6, [r.get("error") for r in results]
+    assert len(server.requests) == len(done)  # one started with the fifth may stop unsent
+    stopped = [r for r in results if "error" in r]
+    assert all(r["stop_reason"] == "budget" and r["error"] == "budget reached" for r in stopped), stopped
