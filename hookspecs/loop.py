@@ -109,6 +109,8 @@ def prepare_request(request: RequestContext, ctx: Ctx) -> RequestContext | None:
     (``system_prompt``, ``messages``, ``tools``, ``model``, ``thinking_level``). Return a
     changed request to compact, inject or edit what is sent, or ``None``. The compaction
     plugin checks its threshold here, so a long tool run compacts mid-run and goes on.
+    A request returned with ``stop=True`` is not sent: the run ends there (the ``budget``
+    plugin does this past a spend limit).
     """
 
 

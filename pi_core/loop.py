@@ -26,7 +26,7 @@ import inspect
 import json
 from typing import Any, Callable, Iterable, Literal
 
-from attrs import define
+from attrs import asdict, define, has
 
 from pi_core.context import PluginContext
 from pi_core.protocol.events import (
@@ -291,6 +291,8 @@ class Agent:
                     await self._deliver(message, produced)
                 pending = []
                 message = await self._respond(signal, produced)
+                if message is None:  # prepare_request stopped the run (a budget)
+                    return
                 if message.stop_reason in ("error", "aborted"):
                     await self.emit(TurnEnd(message=message, turn_index=self._turn_index))
                     return
@@ -342,14 +344,16 @@ class Agent:
         )
         return request, llm
 
-    async def _respond(self, signal: AbortSignal, produced: list) -> AssistantMessage:
-        """Stream one assistant message; never raises for provider trouble."""
+    async def _respond(self, signal: AbortSignal, produced: list) -> AssistantMessage | None:
+        """Stream one assistant message (None: ``request.stop``); never raises for provider trouble."""
         partial: AssistantMessage | None = None
         final: AssistantMessage | None = None
         request = None
         open_blocks: dict[int, str] = {}  # content index → "text" / "thinking", still streaming
         try:
             request, llm = await self._request()
+            if request.stop:
+                return None
             model = request.model
             provider = (self.providers or {}).get(model.api)
             if provider is None:
@@ -598,11 +602,7 @@ class Agent:
 
 
 def _as_dict(args: Any, fallback: dict) -> dict:
-    if isinstance(args, dict):
-        return args
-    import attrs
-
-    return attrs.asdict(args) if attrs.has(type(args)) else dict(fallback)
+    return args if isinstance(args, dict) else asdict(args) if has(type(args)) else dict(fallback)
 
 
 def _invalid(call: ToolCall, exc: ArgumentsError) -> str:

@@ -67,6 +67,10 @@ async def _prompts(app) -> None:
 
 async def run_print(app) -> int:
     await _prompts(app)
+    stop = getattr(app.harness, "budget_stop", None)
+    if stop is not None:  # the budget ended the run before a request: exit status 3
+        app.stderr.write(f"budget reached: {stop.describe()}\n")
+        return 3
     last = app.harness.messages[-1] if app.harness.messages else None
     if last is None or last.role != "assistant":
         return 0

@@ -21,6 +21,7 @@ from typing import Any, Callable, Iterable
 import attrs
 
 from pi_core.app.auth import MissingAuthError, no_model_problem
+from pi_core.app.budget import SUMMARY_USAGE, Budget, BudgetExceeded, Spent, has_prices, spent_of
 from pi_core.app.recovery import RetryPolicy, with_recovery
 from pi_core.app.session_stats import context_usage, session_stats
 from pi_core.app.agent_session_context import AgentSessionContext
@@ -76,8 +77,18 @@ class AgentSession(Harness):
 
     def __init__(self, *, available_models: Callable[[], list[Model]] | None = None,
                  scoped_models: list[tuple[Model, str | None]] | None = None,
-                 auth_problem: Callable[[Model], str | None] | None = None, **kwargs: Any) -> None:
+                 auth_problem: Callable[[Model], str | None] | None = None,
+                 budget: Budget | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        #: The spend limits (:mod:`pi_core.app.budget`); ``budget_stop``: why the last run
+        #: stopped, if its budget stopped it.
+        self.budget = budget if budget is not None else Budget.from_settings(self.ctx.settings)
+        self.budget_stop: BudgetExceeded | None = None
+        #: Spend not on the path yet: the running subagents' (callables giving a Spent).
+        self.spend_sources: list[Callable[[], Spent]] = []
+        self._said_no_prices = False
+        #: What the summaries of the compaction or branch summary under way spent.
+        self._summary_spent = Spent()
         self.auth_problem = auth_problem
         # pi's default level is medium, clamped to what the model takes (off without reasoning)
         self.agent.thinking_level = self.clamp_thinking_level(self.agent.thinking_level)
@@ -110,6 +121,7 @@ class AgentSession(Harness):
     async def _run(self, run) -> list:
         """A run with pi's recovery (:mod:`pi_core.app.recovery`); then the user's
         commands that ran meanwhile join the conversation."""
+        self.budget_stop = None
         produced = await with_recovery(self, run)
         self._flush_bash()
         return produced
@@ -123,6 +135,50 @@ class AgentSession(Harness):
 
     def abort_retry(self) -> None:
         self.retry.cancel()
+
+    # ------------------------------------------------------------ the budget
+
+    def spent(self) -> Spent:
+        """What the session's path has spent (:func:`pi_core.app.budget.spent_of`), with
+        what its running subagents have spent so far."""
+        spent = spent_of(self.session.path())
+        for source in self.spend_sources:
+            spent = spent.add(source())
+        return spent
+
+    async def check_budget(self, request):
+        """Before a request (the ``budget`` plugin's ``prepare_request``): past a limit,
+        record why, send ``budget_exceeded`` and end the run without the request."""
+        if not self.budget.active:
+            return None
+        if self.budget.max_cost is not None and not has_prices(request.model) \
+                and not self._said_no_prices:
+            self._said_no_prices = True
+            said = (f"budget: {request.model.key} has no prices: its requests count tokens "
+                    "and turns only, no cost")
+            ui = getattr(self.ctx, "ui", None)
+            if getattr(ui, "has_ui", False):  # the chat, an RPC or ACP client
+                ui.notify(said, "warning")
+            else:  # pi -p, --mode json: stdout is the answer's
+                import sys
+
+                sys.stderr.write(said + "\n")
+        hit = await self.budget.check(self.spent())
+        if hit is None:
+            return None
+        self.budget_stop = hit
+        self.session.append_custom("budget_exceeded", {"limit": hit.limit, "spent": hit.spent,
+                                                       "max": hit.max})
+        await self.agent.emit(hit)
+        return attrs.evolve(request, stop=True)
+
+    def _record_summary_spend(self) -> None:
+        """With a budget, what a compaction's or branch summary's requests cost goes on
+        the path after its entry (a ``summary_usage`` custom entry: cost and tokens; no
+        turn), so it counts; without one, the session file is pi's."""
+        spent, self._summary_spent = self._summary_spent, Spent()
+        if self.budget.active and (spent.cost or spent.tokens):
+            self.session.append_custom(SUMMARY_USAGE, spent.as_json())
 
     # ------------------------------------------------------------ the queues
 
@@ -472,6 +528,8 @@ class AgentSession(Harness):
                                 max_tokens=max_tokens,
                                 thinking_level=self.thinking_level if model.reasoning else "off")
         message = await complete(provider, model, context, options)
+        spent = spent_of([message])
+        self._summary_spent = self._summary_spent.add(Spent(spent.cost, spent.tokens))
         if message.stop_reason in ("error", "aborted"):
             raise SummaryError(message.error_message or "the summary request failed")
         return message.text
@@ -517,6 +575,7 @@ class AgentSession(Harness):
                 entry = self.session.append_compaction(
                     result.summary, result.first_kept_entry_id, result.tokens_before,
                     result.details, from_hook=decision.from_hook)
+                self._record_summary_spend()
                 self.agent.messages = list(self.session.build_context().messages)
                 await self.notify(SessionCompactEvent(entry=entry, from_hook=bool(entry.from_hook)))
         except Exception as exc:
@@ -563,6 +622,7 @@ class AgentSession(Harness):
             if summary:
                 summary_entry = self.session.branch_with_summary(
                     target_id, summary, details, from_hook=bool(decision.from_hook))
+                self._record_summary_spend()
         if summary_entry is None:
             if target_id is None:
                 self.session.reset_leaf()

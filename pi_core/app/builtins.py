@@ -21,6 +21,7 @@ LOAD_ORDER = (
     "context_files",
     "skills",
     "prompt_templates",
+    "budget",
     "compaction",
     "checkpoints",
     "print_mode",

@@ -120,6 +120,9 @@ def _flag(*names: str, **kwargs):
 @click.option("--export", help="Export a session file to HTML and exit (pi --export FILE [OUT]).")
 @click.option("--list-models", is_flag=False, flag_value="", default=None, metavar="[SEARCH]",
               help="List available models (optionally matching SEARCH) and exit.")
+@click.option("--max-cost", metavar="USD", help="Stop before a request once the session has spent this much (settings budget.maxCostUsd).")
+@click.option("--max-tokens", metavar="N", help="Stop before a request once the session has used N input plus output tokens (budget.maxTokens).")
+@click.option("--max-turns", metavar="N", help="Stop before a request once the session has made N model requests (budget.maxTurns).")
 @_flag("--verbose", help="Verbose start-up.")
 @_flag("--offline", help="No start-up network use (pi-harness never makes any).")
 @click.option("-v", "--version", is_flag=True, expose_value=False, is_eager=True,

@@ -62,6 +62,10 @@ class RunArgs:
     list_models: str | None = None
     verbose: bool = False
     offline: bool = False
+    #: Spend limits (text as given; :mod:`pi_core.app.budget` reads them).
+    max_cost: str | None = None
+    max_tokens: str | None = None
+    max_turns: str | None = None
 
 
 @define
@@ -311,8 +315,15 @@ async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None) ->
         prompt_templates=not args.no_prompt_templates,
         prompt_template_paths=[Path(p) for p in args.prompt_templates],
     )
+    from pi_core.app.budget import Budget, BudgetError
+
+    try:
+        budget = Budget.from_settings(settings, {"cost": args.max_cost, "tokens": args.max_tokens,
+                                                 "turns": args.max_turns})
+    except BudgetError as exc:
+        raise UsageError(str(exc)) from None
     harness = AgentSession(
-        plugins=plugins, session=session, model=model, thinking_level=args.thinking or level,
+        budget=budget, plugins=plugins, session=session, model=model, thinking_level=args.thinking or level,
         model_is_explicit=explicit, cwd=cwd, settings=settings, options=options, ui=ui,
         agent_dir=home, get_api_key=registry.api_key, get_headers=registry.request_headers,
         resolve_model=registry.find,

@@ -43,6 +43,7 @@ class RequestContext:
     tools: list[Any]
     model: Model
     thinking_level: str = "off"
+    stop: bool = False  # set by a handler (a budget): the run ends, nothing is sent
 
 
 @define

@@ -53,7 +53,8 @@ async def run_batch_command(tasks_file: str, out: str, *, concurrency: int, mode
                             model: str | None, executor: str, ray_address: str | None,
                             session_dir: str | None, extensions: list[str],
                             no_extensions: bool, stdout: TextIO | None = None,
-                            stderr: TextIO | None = None) -> int:
+                            stderr: TextIO | None = None, budget: dict | None = None,
+                            max_total_cost: str | None = None) -> int:
     stdout, stderr = stdout or sys.stdout, stderr or sys.stderr
     try:
         tasks = read_tasks(tasks_file)
@@ -78,7 +79,8 @@ async def run_batch_command(tasks_file: str, out: str, *, concurrency: int, mode
     try:
         await run_batch(tasks, out=out, concurrency=concurrency, executor=executor,
                         ray_address=ray_address, sessions_dir=session_dir,
-                        discover=not no_extensions, extension_paths=extensions, on_event=on_event)
+                        discover=not no_extensions, extension_paths=extensions, on_event=on_event,
+                        budget=budget, max_total_cost=max_total_cost)
     except (BatchError, ImportError) as exc:
         if bar is not None:
             bar.close()
@@ -88,6 +90,11 @@ async def run_batch_command(tasks_file: str, out: str, *, concurrency: int, mode
         bar.close()
     results = read_results(out)
     failed = [t.id for t in tasks if t.id not in results or results[t.id].get("error")]
+    stopped = [i for i in failed if results.get(i, {}).get("stop_reason") == "budget"]
+    if stopped and len(stopped) == len(failed):  # as pi -p: exit status 3
+        stderr.write(f"budget reached: {len(stopped)} of {len(tasks)} tasks not finished (see {out}; "
+                     "run again with a higher limit to do them)\n")
+        return 3
     if failed:
         shown = ", ".join(failed[:10]) + (f" and {len(failed) - 10} more" if len(failed) > 10 else "")
         stderr.write(f"{len(failed)} of {len(tasks)} tasks failed: {shown} (see {out})\n")
@@ -108,18 +115,25 @@ async def run_batch_command(tasks_file: str, out: str, *, concurrency: int, mode
               help="local: one event loop here; ray: Ray workers (pip install 'pi-harness[ray]').")
 @click.option("--ray-address", metavar="ADDR", help="Ray cluster to join (default: start Ray here).")
 @click.option("--session-dir", help="Folder for the tasks' session files.")
+@click.option("--max-cost", metavar="USD", help="Each task stops before a request once it has spent this much.")
+@click.option("--max-tokens", metavar="N", help="Each task stops once it has used N input plus output tokens.")
+@click.option("--max-turns", metavar="N", help="Each task stops once it has made N model requests.")
+@click.option("--max-total-cost", metavar="USD",
+              help="The whole batch's limit: once reached no task starts, running ones stop; the rest are marked budget.")
 @click.option("-e", "--extension", "extensions", multiple=True, help="Load a plugin file or package directory (repeatable).")
 @click.option("-ne", "--no-extensions", is_flag=True, help="Skip plugin discovery (explicit -e still loads).")
 def batch_command(tasks_file, out, concurrency, mode, model, executor, ray_address, session_dir,
-                  extensions, no_extensions) -> None:
+                  max_cost, max_tokens, max_turns, max_total_cost, extensions, no_extensions) -> None:
     """Run a batch of agents: one per line of TASKS.jsonl, {"id", "prompt", "cwd"?,
     "model"?, "tools"?, "system_prompt"?}. Each result line is {"id", "session", "text",
-    "stop_reason", "usage", "host", "error"?}. Exits 0 when every task succeeded, else 1."""
+    "stop_reason", "usage", "host", "error"?}. Exits 0 when every task succeeded, 3 when
+    the rest were stopped by a budget, else 1."""
     try:
         sys.exit(asyncio.run(run_batch_command(
             tasks_file, out, concurrency=concurrency, mode=mode, model=model, executor=executor,
             ray_address=ray_address, session_dir=session_dir, extensions=list(extensions),
-            no_extensions=no_extensions)))
+            no_extensions=no_extensions, max_total_cost=max_total_cost,
+            budget={"cost": max_cost, "tokens": max_tokens, "turns": max_turns})))
     except KeyboardInterrupt:  # the running agents were aborted; finished results are kept
         click.echo(f"\ninterrupted: the results of finished tasks are in {out}; "
                    "run again to do the rest", err=True)

@@ -19,6 +19,12 @@ servers listen on loopback only, and it has no dashboard. On Linux Ray turns a l
 and Windows); that variable is read when ``ray`` is imported, so it is set (unless the
 user set it) before the import, and checked afterwards with ``ray.util.get_node_ip_address``.
 
+Budgets: with ``max_total_cost`` the driver starts a ledger actor that sums the spend
+of every worker (what its finished tasks cost and what its running ones have spent so
+far, reported before each of their requests and after each task) on top of the results
+file's; the driver starts no task once it is reached, and a running task asks the ledger
+before each request, so it stops there too.
+
 Each result's ``host`` names the Ray node it ran on: the hostname and the first eight
 characters of the node id (``build-3/3d35fa75``), so two nodes on one machine differ.
 """
@@ -32,7 +38,8 @@ import socket
 import sys
 from typing import Any, Callable
 
-from pi_plugins.batch.runner import BatchEnvironment, BatchError, BatchTask, run_task
+from pi_plugins.batch.runner import (BatchBudget, BatchEnvironment, BatchError, BatchTask,
+                                     budget_result, run_task)
 from pi_core.protocol.codec import to_json
 from pi_core.protocol.usage import total_usage
 
@@ -67,13 +74,55 @@ def node_host(ray) -> str:
     return f"{socket.gethostname()}/{ray.get_runtime_context().get_node_id()[:8]}"
 
 
+class SpendLedger:
+    """A Ray actor: the batch's spend, the results file's plus each worker's latest report."""
+
+    def __init__(self, before: float):
+        self.before, self.workers = before, {}
+
+    def update(self, worker: str, cost: float) -> float:
+        self.workers[worker] = cost
+        return self.total()
+
+    def total(self) -> float:
+        return self.before + sum(self.workers.values())
+
+
+class WorkerBudget(BatchBudget):
+    """A worker's share of the batch's budget: its own tasks' spend, which it reports
+    to the ledger, and the batch's total, which the ledger answers."""
+
+    def __init__(self, limits: dict, max_total_cost, ledger, key: str):
+        super().__init__(limits, max_total_cost)
+        self.ledger, self.key = ledger, key
+
+    def local_cost(self) -> float:
+        return self.finished + sum(h.spent().cost for h in self.running)
+
+    async def report(self):
+        from pi_core.app.budget import Spent
+
+        return Spent(cost=await self.ledger.update.remote(self.key, self.local_cost()))
+
+    def for_task(self, settings):
+        budget = super().for_task(settings)
+        if budget.parent is not None:
+            budget.parent_spent = self.report
+        return budget
+
+
 class BatchWorker:
     """A Ray actor's state: the environment of its machine, loaded on the first task."""
 
-    def __init__(self, options: dict):
+    def __init__(self, options: dict, ledger=None):
+        import uuid
+
         self.options = options
         self.env: BatchEnvironment | None = None
         self._loading: asyncio.Lock | None = None
+        budget = options.get("budget")
+        self.budget = None if budget is None else WorkerBudget(
+            budget["limits"], budget["max_total_cost"], ledger, uuid.uuid4().hex)
 
     async def run(self, task: dict, trace: dict | None = None) -> dict:
         """Run one task; ``trace`` is the driver's task span (telemetry), its run's parent."""
@@ -89,13 +138,17 @@ class BatchWorker:
                         sessions_dir=self.options["sessions_dir"])
                     self.env.host = node_host(_ray())
         with joined(trace):
-            return await run_task(self.env, BatchTask.from_json(task), cwd=self.options["cwd"])
+            result = await run_task(self.env, BatchTask.from_json(task), cwd=self.options["cwd"],
+                                    budget=self.budget)
+        if self.budget is not None and self.budget.total is not None:
+            await self.budget.report()  # the finished task's cost, before the driver looks
+        return result
 
 
 async def run_on_ray(tasks: list[BatchTask], *, concurrency: int, address: str | None,
                      on_result: Callable[[dict], Any], on_event: Callable[[dict], Any] | None,
                      cwd: str, discover: bool = True, extension_paths: list[str] | None = None,
-                     sessions_dir: str | None = None) -> None:
+                     sessions_dir: str | None = None, budget: BatchBudget | None = None) -> None:
     from pi_plugins.telemetry import trace_carrier, work_span
 
     ray = _ray(local=not address)
@@ -113,11 +166,25 @@ async def run_on_ray(tasks: list[BatchTask], *, concurrency: int, address: str |
         actor = ray.remote(BatchWorker).options(num_cpus=1, max_concurrency=share)
         options = {"cwd": cwd, "discover": discover, "extension_paths": list(extension_paths or []),
                    "sessions_dir": sessions_dir}
-        workers = [actor.remote(options) for _ in range(count)]
+        ledger = None
+        if budget is not None:
+            total = budget.total.max_cost if budget.total is not None else None
+            options["budget"] = {"limits": budget.limits, "max_total_cost": total}
+            if total is not None:
+                ledger = ray.remote(SpendLedger).options(num_cpus=0).remote(budget.finished)
+                workers.append(ledger)  # killed with the workers
+        workers += [actor.remote(options, ledger) for _ in range(count)]
+        workers_only = workers[1:] if ledger is not None else workers
         pending = iter(tasks)
+
+        async def reached() -> bool:
+            return ledger is not None and await ledger.total.remote() >= budget.total.max_cost
 
         async def dispatch(worker) -> None:
             for task in pending:
+                if await reached():  # no task starts past the batch's limit
+                    on_result(budget_result(task, None))
+                    continue
                 if on_event is not None:
                     on_event({"type": "task_start", "id": task.id})
                 try:
@@ -130,7 +197,7 @@ async def run_on_ray(tasks: list[BatchTask], *, concurrency: int, address: str |
                 on_result(result)
 
         with work_span("pi batch", {"pi.batch.tasks": len(tasks), "pi.batch.concurrency": concurrency}):
-            runners = [asyncio.ensure_future(dispatch(workers[i % count]))  # in the batch's context
+            runners = [asyncio.ensure_future(dispatch(workers_only[i % count]))  # in the batch's context
                        for i in range(min(concurrency, len(tasks)))]
             try:
                 await asyncio.gather(*runners)

@@ -11,6 +11,13 @@ Run again with the same ``out`` and the ids already there without an ``error`` a
 skipped; failed ones run again (their new line follows the old: the last line of an id
 is its result).
 
+Budgets (:mod:`pi_core.app.budget`): ``budget`` holds per-task limits (``{"cost",
+"tokens", "turns"}``, over each task's settings ``budget``), ``max_total_cost`` the batch's:
+the cost of the results already in ``out`` plus what the running tasks have spent so far.
+Once it is reached no task starts and the running ones end before their next request;
+every task not finished gets ``"stop_reason": "budget"`` and ``"error": "budget reached"``,
+so a rerun with a higher limit takes them up.
+
 Plugins, settings and the model registry are loaded once per process and shared by every
 agent; the agents share the providers' pooled HTTP client of the event loop.
 """
@@ -147,6 +154,75 @@ class ResultsFile:
         self._file.close()
 
 
+# ---------------------------------------------------------------- budgets
+
+BUDGET_ERROR = "budget reached"
+
+
+class BatchBudget:
+    """The per-task limits and the batch's ``max_total_cost``, against the cost of what
+    the batch has finished (``spent_before``: results already in the results file) and
+    what its running tasks have spent so far."""
+
+    def __init__(self, limits: dict | None = None, max_total_cost: Any = None, spent_before: float = 0.0):
+        from pi_core.app.budget import Budget, BudgetError, parse_limit
+
+        self.limits = {k: v for k, v in (limits or {}).items() if v is not None}
+        try:
+            Budget.from_settings(None, self.limits)  # a bad limit is said before any task runs
+            total = parse_limit(max_total_cost, "--max-total-cost", False)
+        except BudgetError as exc:
+            raise BatchError(str(exc)) from None
+        self.total = Budget(max_cost=total) if total is not None else None
+        self.finished = spent_before
+        self.running: set = set()
+
+    def spent(self):
+        from pi_core.app.budget import Spent
+
+        return Spent(cost=self.finished + sum(h.spent().cost for h in self.running))
+
+    def reached(self) -> bool:
+        return self.total is not None and self.total.exceeded(self.spent()) is not None
+
+    def for_task(self, settings):
+        """A task's budget: its limits, with the batch's total as its parent."""
+        from pi_core.app.budget import Budget, BudgetError
+
+        try:
+            budget = Budget.from_settings(settings, self.limits)
+        except BudgetError as exc:
+            raise BatchError(str(exc)) from None
+        if self.total is not None:
+            budget.parent, budget.parent_spent = self.total, self.spent
+        return budget
+
+
+def budget_result(task: "BatchTask", host: str | None) -> dict:
+    """The result of a task the batch's budget kept from starting."""
+    from pi_core.protocol.codec import to_json
+    from pi_core.protocol.usage import total_usage
+
+    return {"id": task.id, "session": None, "text": "", "stop_reason": "budget",
+            "usage": to_json(total_usage([])), "host": host, "error": BUDGET_ERROR}
+
+
+def results_cost(path: str | os.PathLike) -> float:
+    """What the results in ``path`` cost, every line (a rerun's spend adds to the first's)."""
+    cost = 0.0
+    try:
+        handle = open(path, encoding="utf-8")
+    except FileNotFoundError:
+        return cost
+    with handle:
+        for line in handle:
+            try:
+                cost += float(json.loads(line)["usage"]["cost"]["total"])
+            except (ValueError, KeyError, TypeError):
+                continue
+    return cost
+
+
 # ---------------------------------------------------------------- running tasks
 
 
@@ -226,9 +302,11 @@ class BatchEnvironment:
         return Path(chosen) if chosen is not None else session_dir_for(cwd, self.agent_dir / "sessions")
 
 
-async def run_task(env: BatchEnvironment, task: BatchTask, *, cwd: str | None = None) -> dict:
+async def run_task(env: BatchEnvironment, task: BatchTask, *, cwd: str | None = None,
+                   budget: BatchBudget | None = None) -> dict:
     """Run one task to its end in its own harness and session; never raises for the
-    task's own failure (it is the result's ``error``)."""
+    task's own failure (it is the result's ``error``). With ``budget``, the task stops at
+    its limits or the batch's (stop reason ``budget``)."""
     from pi_core.protocol.codec import to_json
     from pi_core.app.agent_session import AgentSession
     from pi_core.protocol.options import ResourceOptions
@@ -253,7 +331,10 @@ async def run_task(env: BatchEnvironment, task: BatchTask, *, cwd: str | None = 
             system_prompt=task.system_prompt or "",
             get_api_key=env.registry.api_key, get_headers=env.registry.request_headers,
             resolve_model=env.registry.find, available_models=env.registry.available,
+            **({"budget": budget.for_task(settings)} if budget is not None else {}),
         )
+        if budget is not None:
+            budget.running.add(harness)
         await harness.start()
         if task.tools is not None:
             unknown = sorted(set(task.tools) - {t.name for t in harness.agent.tools or []})
@@ -262,12 +343,16 @@ async def run_task(env: BatchEnvironment, task: BatchTask, *, cwd: str | None = 
             harness.agent.set_active_tools(task.tools)
         produced = await harness.prompt(task.prompt, source="rpc")
         final = final_assistant(produced)
-        if final is None:
+        if harness.budget_stop is not None:  # its own limit or the batch's, maybe before any answer
+            result["text"] = final.text if final is not None else ""
+            result["stop_reason"], result["error"] = "budget", BUDGET_ERROR
+        elif final is None:
             raise BatchError("the run produced no answer")
-        result["text"] = final.text
-        result["stop_reason"] = final.stop_reason
-        if final.stop_reason in ("error", "aborted"):
-            result["error"] = final.error_message or f"the run ended with stop reason {final.stop_reason}"
+        else:
+            result["text"] = final.text
+            result["stop_reason"] = final.stop_reason
+            if final.stop_reason in ("error", "aborted"):
+                result["error"] = final.error_message or f"the run ended with stop reason {final.stop_reason}"
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # BatchError, or a bug below: recorded, the others go on
@@ -278,6 +363,9 @@ async def run_task(env: BatchEnvironment, task: BatchTask, *, cwd: str | None = 
             result["usage"] = to_json(total_usage(produced))
             file = harness.session.file
             result["session"] = str(file) if file is not None and file.exists() else None
+            if budget is not None and harness in budget.running:
+                budget.running.discard(harness)
+                budget.finished += result["usage"]["cost"]["total"]
             try:
                 await harness.close()
             except Exception:  # the session's lock, a plugin's shutdown hook
@@ -294,8 +382,9 @@ Listener = Callable[[dict], Any]
 
 async def run_local(tasks: list[BatchTask], env: BatchEnvironment, *, concurrency: int,
                     on_result: Listener, on_event: Listener | None = None,
-                    cwd: str | None = None) -> None:
-    """``concurrency`` workers take the tasks in order, one agent each at a time. With
+                    cwd: str | None = None, budget: BatchBudget | None = None) -> None:
+    """``concurrency`` workers take the tasks in order, one agent each at a time; once
+    the batch's budget is reached, the rest are budget results without a start. With
     telemetry on, the batch is one trace: a ``pi batch`` span, a ``batch_task`` span per
     task, each task's run under its span (the workers inherit the batch's context)."""
     from pi_plugins.telemetry import work_span
@@ -304,10 +393,13 @@ async def run_local(tasks: list[BatchTask], env: BatchEnvironment, *, concurrenc
 
     async def worker() -> None:
         for task in pending:  # a shared iterator: each task is taken once
+            if budget is not None and budget.reached():
+                on_result(budget_result(task, env.host))
+                continue
             if on_event is not None:
                 on_event({"type": "task_start", "id": task.id})
             with work_span("batch_task", {"pi.batch.task.id": task.id}):
-                result = await run_task(env, task, cwd=cwd)
+                result = await run_task(env, task, cwd=cwd, budget=budget)
             on_result(result)
 
     with work_span("pi batch", {"pi.batch.tasks": len(tasks), "pi.batch.concurrency": concurrency}):
@@ -335,18 +427,25 @@ async def run_batch(
     extension_paths: Iterable[str] = (),
     plugins: Any = None,
     on_event: Listener | None = None,
+    budget: dict | None = None,
+    max_total_cost: Any = None,
 ) -> list[dict]:
     """Run ``tasks`` (dicts or :class:`BatchTask`), ``concurrency`` at a time, and return
     the results of those that ran, in the order they ended. With ``out``, each result is
     appended there as it ends and ids already finished there are skipped. ``on_event``
     receives ``{"type": "task_start", "id"}`` and ``{"type": "task_end", **result}``.
     ``executor="ray"`` runs them on Ray (``ray_address``, or a local Ray), where each
-    worker uses its own machine's agent dir (``agent_dir`` and ``plugins`` are ignored)."""
+    worker uses its own machine's agent dir (``agent_dir`` and ``plugins`` are ignored).
+    ``budget`` (per-task limits ``{"cost", "tokens", "turns"}``) and ``max_total_cost``:
+    see the module's docstring."""
     if concurrency < 1:
         raise BatchError("concurrency must be at least 1")
     if executor not in ("local", "ray"):
         raise BatchError(f"unknown executor {executor!r} (local or ray)")
     todo = as_tasks(tasks)
+    spend = None
+    if budget or max_total_cost is not None:
+        spend = BatchBudget(budget, max_total_cost, results_cost(out) if out is not None else 0.0)
     if out is not None:
         done = finished_ids(out)
         todo = [t for t in todo if t.id not in done]
@@ -369,13 +468,14 @@ async def run_batch(
             await run_on_ray(todo, concurrency=concurrency, address=ray_address, on_result=on_result,
                              on_event=on_event, cwd=cwd or os.getcwd(), discover=discover,
                              extension_paths=list(extension_paths),
-                             sessions_dir=str(sessions_dir) if sessions_dir is not None else None)
+                             sessions_dir=str(sessions_dir) if sessions_dir is not None else None,
+                             budget=spend)
         else:
             env = await BatchEnvironment.load(cwd=cwd, agent_dir=agent_dir, sessions_dir=sessions_dir,
                                               discover=discover, extension_paths=extension_paths,
                                               plugins=plugins)
             await run_local(todo, env, concurrency=concurrency, on_result=on_result,
-                            on_event=on_event, cwd=cwd)
+                            on_event=on_event, cwd=cwd, budget=spend)
     finally:
         if writer is not None:
             writer.close()

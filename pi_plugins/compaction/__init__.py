@@ -33,7 +33,7 @@ def _harness(ctx):
 @hookimpl
 async def prepare_request(request, ctx):
     harness = _harness(ctx)
-    if harness is None or not harness.auto_compaction:
+    if harness is None or not harness.auto_compaction or request.stop:
         return None
     window = request.model.context_window
     reserve = fit_budget(int(ctx.settings.get("compaction.reserveTokens", 16384)), window)

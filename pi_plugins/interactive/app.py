@@ -898,6 +898,8 @@ class InteractiveApp:
                 self.add_text(f"Compaction failed: {event.error_message}", "error")
             elif event.reason == "manual":
                 self.add_text("Nothing to compact", "dim")
+        elif kind == "budget_exceeded":  # the run ended before a request (--max-cost …)
+            self.add_text(f"Budget reached: {event.describe()}", "error")
         elif kind == "auto_retry_start":
             self.set_working(f"Retrying ({event.attempt}/{event.max_attempts}) in "
                              f"{max(1, round(event.delay_ms / 1000))}s... (esc to cancel)")

@@ -19,6 +19,7 @@ from attrs import define
 
 from pi_core.protocol.codec import to_json
 from pi_core.app.agent_session import AgentSession
+from pi_core.app.budget import Budget, Spent
 from pi_core.protocol.model import Model
 from pi_core.session import Session
 from pi_core.protocol.usage import final_assistant, total_usage
@@ -52,6 +53,11 @@ class ChildState:
     error: str | None = None
     usage: Any = None
     last: str = ""  # the latest thing the child did, for progress lines
+    #: What the child has spent (its session's path; a callable while it runs).
+    spent: Any = None
+
+    def spent_now(self) -> Spent:
+        return (self.spent() if callable(self.spent) else self.spent) or Spent()
 
     def as_json(self) -> dict:
         data = {"task": self.task, "agent": self.agent, "status": self.status, "text": self.text,
@@ -96,6 +102,8 @@ async def build_child(parent: AgentSession, definition: AgentDefinition | None, 
         tools=parent.agent.tools, get_api_key=parent.agent.get_api_key,
         get_headers=parent.agent.get_headers, resolve_model=parent.resolve_model,
         system_prompt=system_prompt, available_models=parent.available_models,
+        # the parent's limits on the parent's total, which includes this child's spend
+        budget=Budget(parent=parent.budget, parent_spent=parent.spent),
     )
     child.agent.providers = parent.agent.providers  # the same objects, the same pool
     depth = depth_of(parent) + 1
@@ -122,6 +130,7 @@ async def run_child(parent: AgentSession, state: ChildState, definition: AgentDe
         on_progress()
         return state
     state.status = "running"
+    state.spent = child.spent
     state.session = str(child.session.file) if child.session.file else None
     on_progress()
 
@@ -150,7 +159,11 @@ async def run_child(parent: AgentSession, state: ChildState, definition: AgentDe
         state.usage = total_usage(messages)
         state.text = final.text if final is not None else ""
         state.stop_reason = final.stop_reason if final is not None else None
-        if final is not None and final.stop_reason in ("error", "aborted"):
+        state.spent = child.spent()
+        if child.budget_stop is not None:  # its own or its parent's limit
+            state.status, state.stop_reason = "failed", "budget"
+            state.error = f"budget reached: {child.budget_stop.describe()}"
+        elif final is not None and final.stop_reason in ("error", "aborted"):
             state.status = "failed"
             state.error = final.error_message or final.stop_reason
         else:

@@ -93,7 +93,7 @@ def _progress_text(states: list[ChildState]) -> str:
 
 
 def _result(states: list[ChildState]) -> ToolResult:
-    details = {"results": [s.as_json() for s in states]}
+    details = {"results": [s.as_json() for s in states], "spent": _spent(states).as_json()}
     failed = [s for s in states if s.status == "failed"]
     if len(states) == 1:
         s = states[0]
@@ -109,6 +109,16 @@ def _result(states: list[ChildState]) -> ToolResult:
             body = f"Failed: {s.error}" + (f"\n\n{s.text}" if s.text else "")
         parts.append(f"{title}\n{body}")
     return ToolResult.text("\n\n".join(parts), details, is_error=len(failed) == len(states))
+
+
+def _spent(states: list) -> "Spent":
+    """What the children have spent so far: the parent's budget counts it."""
+    from pi_core.app.budget import Spent
+
+    total = Spent()
+    for state in states:
+        total = total.add(state.spent_now())
+    return total
 
 
 class SubagentTool(Tool):
@@ -147,6 +157,9 @@ class SubagentTool(Tool):
                 await run_child(parent, state, definition, max_depth, progress, run.signal)
 
         children = [asyncio.ensure_future(one(s)) for s in states]
+        # until the result (whose details carry it) is on the parent's path
+        spend = lambda: _spent(states)  # noqa: E731
+        parent.spend_sources.append(spend)
         try:
             await asyncio.gather(*children)
         except BaseException:
@@ -154,6 +167,8 @@ class SubagentTool(Tool):
                 child.cancel()
             await asyncio.gather(*children, return_exceptions=True)
             raise
+        finally:
+            parent.spend_sources.remove(spend)
         return _result(states)
 
 

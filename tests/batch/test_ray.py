@@ -136,3 +136,28 @@ def test_a_local_ray_from_pi_batch_listens_on_loopback_only(tmp_path, server, ho
     [result] = read_jsonl(tmp_path / "r.jsonl")
     host, _, node = result["host"].partition("/")
     assert host == socket.gethostname() and len(node) == 8 and int(node, 16) >= 0
+
+
+def test_a_batch_on_ray_sums_the_spend_of_its_workers_against_the_total_cost(tmp_path, server, home, local_ray):
+    import json
+
+    priced = {"id": "test-model", "cost": {"input": 1000, "output": 2000, "cacheRead": 0, "cacheWrite": 0}}
+    (home / "models.json").write_text(json.dumps(server.models_json("local", models=[priced])))
+    server.default = lambda request: Reply(text="done")  # $0.02 a task
+    batch = [dict(t, tools=[]) for t in tasks(20, tmp_path / "project")]
+    started = []
+
+    def on_event(event):
+        if event["type"] == "task_start":
+            started.append(event["id"])
+
+    results = asyncio.run(run_batch(batch, out=tmp_path / "out.jsonl", concurrency=2, executor="ray",
+                                    max_total_cost=0.09, on_event=on_event))
+    assert len(results) == 20
+    done = [r for r in results if "error" not in r]
+    # both workers' spend counts: $0.08 after four tasks, so the fifth starts, and perhaps
+    # a sixth on the other worker at the same moment; after that none (not ten a worker)
+    assert 5 <= len(done) <= len(started) <= 6, [r.get("error") for r in results]
+    assert len(server.requests) == len(done)  # one started with the fifth may stop unsent
+    stopped = [r for r in results if "error" in r]
+    assert all(r["stop_reason"] == "budget" and r["error"] == "budget reached" for r in stopped), stopped

@@ -1,0 +1,72 @@
+"""Under a budget, compactions and branch summaries count: their summary requests' cost
+and tokens are recorded on the path (a ``summary_usage`` entry) and survive a reopen;
+without a budget the session file stays pi's. Every reply uses 10 + 5 tokens."""
+
+import asyncio
+import json
+
+from pi_core.app.sdk import create_harness
+from pi_core.app.settings import Settings
+from pi_core.protocol.model import ModelCost
+from pi_core.session import Session
+
+from support.llm_server import Reply
+
+
+async def _harness(tmp_path, server, settings, session=None):
+    (tmp_path / "work").mkdir(exist_ok=True)
+    model = server.model("openai-completions", cost=ModelCost(input=1000, output=2000))
+    return await create_harness(
+        model=model, session=session or Session.create(tmp_path / "work", tmp_path / "sessions"),
+        cwd=str(tmp_path / "work"), builtins=True, active_tools=[],
+        settings=Settings({"compaction": {"keepRecentTokens": 1}, **settings}))
+
+
+def _scenario(tmp_path, server, settings, monkeypatch):
+    (tmp_path / "agent").mkdir()
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
+    server.push(*[Reply(text=f"answer {n}") for n in range(3)])
+    server.default = lambda request: Reply(text="a summary")  # however many a summary takes
+
+    async def go():
+        harness = await _harness(tmp_path, server, settings)
+        for n in range(3):
+            await harness.prompt(f"question {n}")
+        first_answer = next(e.id for e in harness.session.path()
+                            if getattr(getattr(e, "message", None), "role", None) == "assistant")
+        assert await harness.compact() is not None
+        after_compaction, compaction_requests = harness.spent(), len(server.requests) - 3
+        before_tree = len(server.requests)
+        assert await harness.navigate_tree(first_answer, summarize=True)
+        after_tree, tree_requests = harness.spent(), len(server.requests) - before_tree
+        file = harness.session.file
+        await harness.close()
+        reopened = await _harness(tmp_path, server, settings, Session.open(file))
+        again = reopened.spent()
+        await reopened.close()
+        return after_compaction, compaction_requests, (after_tree, tree_requests), again, file
+
+    return asyncio.run(go())
+
+
+def test_a_compaction_and_a_branch_summary_count_toward_the_budget(tmp_path, server, monkeypatch):
+    budget = {"budget": {"maxTokens": 10_000}}
+    after_compaction, compaction_requests, after_tree, again, file = _scenario(tmp_path, server, budget, monkeypatch)
+    requests = 3 + compaction_requests
+    assert compaction_requests >= 1 and len(server.requests) > requests  # the tree's summary
+    assert after_compaction.tokens == 15 * requests and after_compaction.turns == 3  # a summary is no turn
+    assert abs(after_compaction.cost - 0.02 * requests) < 1e-9
+    # the path now: the first answer, then the summary of the branch left (whose own
+    # spend is no longer on the path)
+    after_tree, tree_requests = after_tree
+    assert tree_requests >= 1
+    assert after_tree.tokens == 15 * (1 + tree_requests) and after_tree.turns == 1
+    kinds = [json.loads(line).get("customType") for line in open(file)]
+    assert kinds.count("summary_usage") == 2
+    assert again == after_tree  # reopened, the session has spent the same
+
+
+def test_without_a_budget_no_summary_usage_is_written(tmp_path, server, monkeypatch):
+    _scenario(tmp_path, server, {}, monkeypatch)
+    [file] = (tmp_path / "sessions").iterdir()
+    assert "summary_usage" not in file.read_text()
