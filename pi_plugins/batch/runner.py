@@ -107,23 +107,26 @@ def read_tasks(path: str | os.PathLike) -> list[BatchTask]:
     return as_tasks(tasks)
 
 
-def read_results(path: str | os.PathLike) -> dict[str, dict]:
-    """The results already in ``path``, by id (the last line of an id wins); lines that are
-    not complete JSON objects (a torn last line) are skipped."""
-    results: dict[str, dict] = {}
+def _result_lines(path: str | os.PathLike):
+    """Every complete JSON object in the results file ``path``, in order; a torn last
+    line (or any line that is not one) is skipped; no file: none."""
     try:
         handle = open(path, encoding="utf-8")
     except FileNotFoundError:
-        return results
+        return
     with handle:
         for line in handle:
             try:
                 data = json.loads(line)
             except ValueError:
                 continue
-            if isinstance(data, dict) and isinstance(data.get("id"), str):
-                results[data["id"]] = data
-    return results
+            if isinstance(data, dict):
+                yield data
+
+
+def read_results(path: str | os.PathLike) -> dict[str, dict]:
+    """The results already in ``path``, by id (the last line of an id wins)."""
+    return {data["id"]: data for data in _result_lines(path) if isinstance(data.get("id"), str)}
 
 
 def finished_ids(path: str | os.PathLike) -> set[str]:
@@ -210,10 +213,12 @@ def budget_result(task: "BatchTask", host: str | None) -> dict:
 def results_cost(path: str | os.PathLike) -> float:
     """What the results in ``path`` cost, every line (a rerun's spend adds to the first's)."""
     cost = 0.0
-    try:
-        handle = open(path, encoding="utf-8")
-    except FileNotFoundError:
-        return cost
+    for data in _result_lines(path):
+        try:
+            cost += float(data["usage"]["cost"]["total"])
+        except (ValueError, KeyError, TypeError):
+            continue
+    return cost
     with handle:
         for line in handle:
             try:
