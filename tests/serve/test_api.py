@@ -76,3 +76,17 @@ def test_bad_requests_get_a_clear_error(served, tmp_path):
     assert post("/api/sessions", json={"cwd": served.cwd, "session": "feedface"}).status_code == 404
     assert served.http.delete("/api/sessions/unknown").status_code == 404
     assert served.http.get("/api/sessions/unknown/export").status_code == 404
+
+
+def test_serve_without_its_dependencies_says_which_command_installs_them(monkeypatch):
+    import importlib.util
+
+    from click.testing import CliRunner
+
+    from pi_plugins.serve import cli
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "uvicorn" else real(name, *a))
+    result = CliRunner().invoke(cli.serve_command, [])
+    assert result.exit_code == 2
+    assert "pip install 'pi-harness[serve]'" in result.output and "uvicorn" in result.output
