@@ -57,9 +57,7 @@ def create_app(host: SessionHost, *, token: str, bind_host: str = "127.0.0.1") -
         for key in ("cwd", "model", "session"):
             if body.get(key) is not None and not isinstance(body[key], str):
                 raise RequestError(400, f"{key!r} must be a string")
-        if not body.get("cwd"):
-            raise RequestError(400, "'cwd' (the session's folder) is required")
-        served = await host.open(body["cwd"], body.get("model"), body.get("session"))
+        served = await host.open(body.get("cwd"), body.get("model"), body.get("session"))
         return JSONResponse({"id": served.id, "path": str(served.path)}, status_code=201)
 
     async def close_session(request: Request) -> Response:

@@ -26,6 +26,8 @@ from pi_plugins.rpc.protocol import dumps
 
 log = logging.getLogger("pi.serve")
 
+#: The extension-UI methods that wait for an answer.
+DIALOGS = frozenset({"confirm", "select", "input", "editor"})
 #: Frames a client may have unsent before it is dropped (it reconnects with ``since``).
 CLIENT_BACKLOG = 20_000
 
@@ -74,7 +76,8 @@ class ServedSession:
         self.harness = app.harness
         self.path = path
         self.seq = 0
-        self.held: deque[tuple[int, str]] = deque()
+        #: (seq, frame, id of the dialog it asks, if it is one)
+        self.held: deque[tuple[int, str, str | None]] = deque()
         self.clients: set[Client] = set()
         self.rpc = RpcSession(app, self.emit)
         self.rpc.open()
@@ -90,7 +93,9 @@ class ServedSession:
         self.seq += 1
         value["seq"] = self.seq
         text = dumps(value).decode("utf-8")
-        self.held.append((self.seq, text))
+        dialog = value.get("id") if value.get("type") == "extension_ui_request" \
+            and value.get("method") in DIALOGS else None
+        self.held.append((self.seq, text, dialog))
         for client in self.clients:
             client.put(text)
 
@@ -98,8 +103,9 @@ class ServedSession:
         """Add ``client``, replaying the held frames after ``since`` first; returns where
         its commands' output goes (responses to it, anything else to everyone)."""
         if since is not None:
-            for seq, text in self.held:
-                if seq > since:
+            for seq, text, dialog in self.held:
+                # a dialog answered (or timed out) is no longer held: nobody must answer it again
+                if seq > since and (dialog is None or self.rpc.ui.waiting(dialog)):
                     client.put(text)
         self.clients.add(client)
 
@@ -128,8 +134,10 @@ class SessionHost:
     """Every live session of one server, and the session files it may open: those under
     its sessions folder, nothing outside it."""
 
-    def __init__(self, env, root: Path, flat: bool) -> None:
+    def __init__(self, env, root: Path, flat: bool, cwd: str | None = None) -> None:
         self.env = env
+        #: The folder of a new session that names none: where ``pi serve`` runs.
+        self.cwd = cwd or os.getcwd()
         #: ``<agent dir>/sessions`` (a folder per project), or the one folder that
         #: ``PI_CODING_AGENT_SESSION_DIR`` / ``sessionDir`` names (``flat``).
         self.root = root
@@ -147,7 +155,7 @@ class SessionHost:
         env = await BatchEnvironment.load(cwd=cwd)
         chosen = sessions_dir(RunArgs(), Settings.load(cwd, env.agent_dir))
         root = Path(chosen) if chosen is not None else env.agent_dir / "sessions"
-        return cls(env, Path(os.path.realpath(root)), chosen is not None)
+        return cls(env, Path(os.path.realpath(root)), chosen is not None, cwd)
 
     # ------------------------------------------------------------ files
 
@@ -209,11 +217,13 @@ class SessionHost:
             raise RequestError(404, f"no live session {session_id!r}")
         return served
 
-    async def open(self, cwd: str, model: str | None = None, session: str | None = None) -> ServedSession:
-        """The session ``session`` (path or id) live, or a new one for ``cwd``."""
+    async def open(self, cwd: str | None, model: str | None = None, session: str | None = None) -> ServedSession:
+        """The session ``session`` (path or id) live, or a new one for ``cwd`` (by
+        default the folder ``pi serve`` runs in)."""
         from pi_core.session import Session
         from pi_core.session.reader import SessionError
 
+        cwd = cwd or self.cwd
         if not os.path.isabs(cwd) or not os.path.isdir(cwd):
             raise RequestError(400, f"cwd {cwd!r} is not an absolute path to a folder")
         cwd = os.path.realpath(cwd)

@@ -56,6 +56,11 @@ def test_an_existing_session_opens_live_by_id_or_path(served, server):
     assert [m["role"] for m in messages] == ["user", "assistant"]
 
 
+def test_a_new_session_without_a_folder_is_in_the_folder_pi_serve_runs_in(served):
+    created = served.http.post("/api/sessions", json={"model": "local/test-model"}).json()
+    assert served.live(created["id"]).harness.session.cwd == served.cwd
+
+
 def test_export_is_the_sessions_html_page(served, server):
     server.push(Reply(text="Exported answer."))
     session = served.open()
@@ -70,7 +75,8 @@ def test_export_is_the_sessions_html_page(served, server):
 def test_bad_requests_get_a_clear_error(served, tmp_path):
     post = served.http.post
     assert post("/api/sessions", content=b"not json").status_code == 400
-    assert post("/api/sessions", json={}).json() == {"error": "'cwd' (the session's folder) is required"}
+    assert post("/api/sessions", json={"cwd": 3}).json() == {"error": "'cwd' must be a string"}
+    assert post("/api/sessions", json={"cwd": "relative/folder"}).status_code == 400
     assert post("/api/sessions", json={"cwd": str(tmp_path / "missing")}).status_code == 400
     assert post("/api/sessions", json={"cwd": served.cwd, "model": "nope/none"}).status_code == 400
     assert post("/api/sessions", json={"cwd": served.cwd, "session": "feedface"}).status_code == 404

@@ -130,3 +130,22 @@ def test_closing_a_session_aborts_its_run_and_ends_its_sockets(served, server):
     with pytest.raises(AssertionError, match="closed"):
         client.wait_for(lambda f: False, timeout=5)
     assert session not in served.serving.sessions.live
+
+
+def test_a_dialog_already_answered_is_not_replayed(confirm_plugin, served, server):
+    hold = threading.Event()
+    server.push(Reply(tool_calls=[("bash", {"command": "echo once"})]),
+                Reply(text="After the answer.", hold_after=2, hold=hold))
+    session = served.open()
+    first = served.socket(session)
+    first.ok("prompt", message="ask")
+    ask = first.event("extension_ui_request", method="confirm")
+    late = served.socket(session, since=0)
+    assert late.event("extension_ui_request", method="confirm") == ask  # still waiting: replayed
+    first.connection.send('{"type": "extension_ui_response", "id": "%s", "confirmed": true}' % ask["id"])
+    first.event("tool_execution_end")
+    after = served.socket(session, since=0)
+    after.event("tool_execution_end")
+    assert [f for f in after.events() if f["type"] == "extension_ui_request"] == []
+    hold.set()
+    after.event("agent_end")
