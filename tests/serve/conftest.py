@@ -142,8 +142,11 @@ class Served:
             self._ready.set()
             self.exit_code = await self.serving.wait()
 
+        from pi_plugins.serve.cli import event_loop
+
         try:
-            asyncio.run(main())
+            with event_loop() as runner:  # the loop `pi serve` runs on
+                runner.run(main())
         except BaseException as exc:
             self._error = exc
 
