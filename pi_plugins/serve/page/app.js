@@ -178,7 +178,8 @@
   function applyState(s) {
     state.model = s.model;
     state.cwd = state.sessions.find((r) => r.id === s.sessionId)?.cwd || state.cwd;
-    $("title").textContent = s.sessionName || (s.sessionFile || s.sessionId);
+    $("title").textContent = `${s.sessionName || s.sessionId.slice(0, 8)}${state.cwd ? ` · ${state.cwd}` : ""}`;
+    $("title").title = s.sessionFile || "";
     setStreaming(s.isStreaming);
     renderModels();
   }
