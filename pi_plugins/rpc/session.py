@@ -38,15 +38,18 @@ class RpcSession:
         """The commands of one client, its responses written with ``send``."""
         return Commands(self.app, send)
 
-    def open(self) -> None:
-        """Take over the harness's UI, events and plugin errors."""
+    def open(self, *, plugin_errors: bool = True) -> None:
+        """Take over the harness's UI and events, and its plugins' errors unless the
+        transport routes those itself (plugins shared by many sessions: it calls
+        :meth:`plugin_error` for the session whose run the error came from)."""
         self.harness.ctx.ui = self.ui
         self._unsubscribe = self.harness.subscribe(self._event)
-        self.app.plugins.error_listeners.append(self._plugin_error)
+        if plugin_errors:
+            self.app.plugins.error_listeners.append(self.plugin_error)
 
     def close(self) -> None:
-        if self._plugin_error in self.app.plugins.error_listeners:
-            self.app.plugins.error_listeners.remove(self._plugin_error)
+        if self.plugin_error in self.app.plugins.error_listeners:
+            self.app.plugins.error_listeners.remove(self.plugin_error)
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
@@ -85,7 +88,8 @@ class RpcSession:
             _bash_progress_details(value)
         self.emit(value)
 
-    def _plugin_error(self, error) -> None:
+    def plugin_error(self, error) -> None:
+        """A plugin's handler raised: pi's ``extension_error`` frame."""
         info = next((i for i in self.app.plugins.infos if i.name == error.plugin), None)
         self.emit({"type": "extension_error",
                    "extensionPath": info.location if info and info.location else error.plugin,

@@ -28,7 +28,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from pi_core import __version__
 from pi_plugins.serve.guard import Guard
-from pi_plugins.serve.sessions import Client, RequestError, SessionHost
+from pi_plugins.serve.sessions import CURRENT, Client, RequestError, SessionHost
 
 PAGE = Path(str(resources.files("pi_plugins.serve") / "page"))
 #: The page's own headers: not framed by another site, no sniffing, no referrer.
@@ -138,6 +138,7 @@ def create_app(host: SessionHost, *, token: str, bind_host: str = "127.0.0.1") -
 
 async def _read(websocket: WebSocket, served, commands) -> None:
     """The client's frames, each a command (or a dialog's answer) of the session."""
+    CURRENT.set(served)  # this task's, inherited by the command tasks it starts
     try:
         while True:
             message = await websocket.receive()

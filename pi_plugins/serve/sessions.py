@@ -19,6 +19,7 @@ import asyncio
 import logging
 import os
 from collections import deque
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Callable
 
@@ -30,6 +31,11 @@ log = logging.getLogger("pi.serve")
 DIALOGS = frozenset({"confirm", "select", "input", "editor"})
 #: Frames a client may have unsent before it is dropped (it reconnects with ``since``).
 CLIENT_BACKLOG = 20_000
+
+
+#: The session whose client's command is running (set by the WebSocket's reader; the
+#: command tasks and what they start inherit it), so a plugin's error goes to its session.
+CURRENT: ContextVar["ServedSession | None"] = ContextVar("pi_serve_session", default=None)
 
 
 class RequestError(Exception):
@@ -80,7 +86,7 @@ class ServedSession:
         self.held: deque[tuple[int, str, str | None]] = deque()
         self.clients: set[Client] = set()
         self.rpc = RpcSession(app, self.emit)
-        self.rpc.open()
+        self.rpc.open(plugin_errors=False)  # the plugins are shared: see SessionHost
 
     @property
     def id(self) -> str:
@@ -144,6 +150,13 @@ class SessionHost:
         self.flat = flat
         self.live: dict[str, ServedSession] = {}
         self._opening = asyncio.Lock()
+        env.plugins.error_listeners.append(self._plugin_error)
+
+    def _plugin_error(self, error) -> None:
+        """One listener for the shared plugins: the error goes to the session it came from."""
+        served = CURRENT.get()
+        if served is not None and self.live.get(served.id) is served:
+            served.rpc.plugin_error(error)
 
     @classmethod
     async def load(cls, *, cwd: str | None = None) -> "SessionHost":

@@ -295,3 +295,42 @@ def test_the_session_list_opens_sessions_and_makes_new_ones(page, served, server
     expect(page.get_by_test_id("sessions").locator(f'li[data-id="{first}"]')).to_have_count(1)
     page.get_by_test_id("sessions").locator(f'li[data-id="{first}"]').click()
     expect(page.locator(ASSISTANT)).to_have_text("Answer in the first session.")
+
+
+GREETER = '''
+from pi_core import hookimpl
+from pi_core.protocol.commands import Command
+
+
+async def greet(args, ctx):
+    colour = await ctx.ui.select("Favourite colour?", ["red", "green"])
+    name = await ctx.ui.input("Your name?", "type a name")
+    ctx.ui.notify(f"Hello {name}, who likes {colour}")
+
+
+@hookimpl
+def register_commands(ctx):
+    return [Command(name="greet", description="Greet someone", handler=greet)]
+'''
+
+
+@pytest.fixture
+def greeter(pi):
+    folder = pi.cwd / ".pi" / "extensions"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "greeter.py").write_text(GREETER)
+
+
+def test_a_plugins_select_and_input_appear_as_dialogs(greeter, page):
+    from playwright.sync_api import expect
+
+    _new_session(page)
+    page.get_by_test_id("prompt").fill("/greet")
+    page.get_by_test_id("prompt").press("Enter")
+    dialog = page.get_by_test_id("dialog")
+    expect(dialog.locator("h2")).to_have_text("Favourite colour?")
+    dialog.get_by_text("green").click()
+    expect(dialog.locator("h2")).to_have_text("Your name?")
+    page.get_by_test_id("dialog-input").fill("Ada")
+    page.get_by_test_id("dialog-ok").click()
+    expect(page.locator(".toast")).to_have_text("Hello Ada, who likes green")

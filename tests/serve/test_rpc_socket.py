@@ -149,3 +149,39 @@ def test_a_dialog_already_answered_is_not_replayed(confirm_plugin, served, serve
     assert [f for f in after.events() if f["type"] == "extension_ui_request"] == []
     hold.set()
     after.event("agent_end")
+
+
+def test_a_plugins_error_goes_only_to_the_session_whose_run_raised_it(pi, monkeypatch, request):
+    folder = pi.cwd / ".pi" / "extensions"
+    folder.mkdir(parents=True)
+    (folder / "broken.py").write_text(
+        "from pi_core import hookimpl\n\n@hookimpl\ndef turn_start(event, ctx):\n    raise RuntimeError('turn hook broke')\n")
+    served = request.getfixturevalue("served")
+    server = request.getfixturevalue("server")
+    server.push(Reply(text="Despite the plugin."))
+    failing, quiet = served.open(), served.open()
+    watcher = served.socket(quiet)
+    client = served.socket(failing)
+    client.ok("prompt", message="go")
+    error = client.event("extension_error")
+    assert error["event"] == "turn_start" and "turn hook broke" in error["error"]
+    client.event("agent_end")
+    watcher.ok("get_state")
+    assert [f for f in watcher.frames if f.get("type") == "extension_error"] == []
+
+
+def test_a_client_too_far_behind_is_dropped_rather_than_holding_the_session():
+    import asyncio
+
+    from pi_plugins.serve.sessions import CLIENT_BACKLOG, Client
+
+    async def scenario() -> tuple[bool, int]:
+        sent = []
+        client = Client(lambda text: asyncio.sleep(0, sent.append(text)))
+        for n in range(CLIENT_BACKLOG + 5):
+            client.put(str(n))
+        await client.pump()  # ends at the drop, after what was queued before it
+        return client.dropped, len(sent)
+
+    dropped, delivered = asyncio.run(scenario())
+    assert dropped is True and delivered == CLIENT_BACKLOG
