@@ -48,10 +48,15 @@ def page(browser, served):
 def _new_session(page):
     from playwright.sync_api import expect
 
+    before = page.evaluate("[...document.querySelectorAll('#sessions li')].map((li) => li.dataset.id)")
     page.get_by_test_id("new-session").click()
+    current = page.get_by_test_id("sessions").locator("li.current")
+    page.wait_for_function("""(before) => {
+        const li = document.querySelector('#sessions li.current');
+        return li && !before.includes(li.dataset.id);
+    }""", arg=before)
     expect(page.locator("#status")).to_have_text("ready")
-    expect(page.get_by_test_id("sessions").locator("li.current")).to_have_count(1)
-    return page.get_by_test_id("sessions").locator("li.current").get_attribute("data-id")
+    return current.get_attribute("data-id")
 
 
 def test_a_prompt_typed_into_the_box_streams_an_answer_into_the_messages(page, server):

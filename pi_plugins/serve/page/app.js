@@ -106,6 +106,7 @@
     Object.assign(state, { messages: [], streaming: null, tools: new Map(), rendered: 0, seq: 0 });
     $("messages").replaceChildren();
     closeDialog();
+    setStatus("connecting…");
     const ws = new WebSocket(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}` +
       `/api/sessions/${encodeURIComponent(sessionId)}/rpc?token=${encodeURIComponent(state.token)}&since=0`);
     state.ws = ws;
