@@ -73,7 +73,7 @@ def llm_server(ready, stop, stamps, deltas: int, delay: float) -> None:
         server.default = answer
         ready.put(server.models_json("local"))
         stop.wait()
-    stamps.put(sent)
+    stamps.put((sent, time.process_time()))
 
 
 # ---------------------------------------------------------------- pi serve
@@ -176,7 +176,7 @@ def percentile(values: list[float], p: float) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sessions", type=int, default=100)
-    parser.add_argument("--deltas", type=int, default=100)
+    parser.add_argument("--deltas", type=int, default=250)
     parser.add_argument("--delay", type=float, default=0.02)
     parser.add_argument("--idle", type=int, default=1000)
     parser.add_argument("--profile", metavar="FILE", help="cProfile pi serve during the streaming run")
@@ -192,15 +192,16 @@ def main() -> int:
         served = ServeProcess(Path(tmp) / "streaming", models, args.profile)
         with event_loop() as runner:  # the clients on uvloop too: less of their own delay
             sessions = runner.run(open_sessions(served.netloc, args.sessions))
-            cpu = served.cpu_seconds()
+            cpu, own_cpu, load = served.cpu_seconds(), time.process_time(), os.getloadavg()[0]
             began = time.perf_counter()
             received, results = runner.run(streaming(served.netloc, sessions, args.deltas))
         wall = time.perf_counter() - began
+        own_cpu = time.process_time() - own_cpu
         peak = served.memory_mb("VmHWM")
         cpu = served.cpu_seconds() - cpu
         assert served.stop() == 0, "pi serve did not exit 0"
         stop.set()
-        sent = stamps.get(timeout=30)
+        sent, llm_cpu = stamps.get(timeout=30)
         llm.join(30)
         broken = [n for n, r in enumerate(results)
                   if r["seqs"] != list(range(r["seqs"][0], r["seqs"][0] + len(r["seqs"])))
@@ -214,7 +215,9 @@ def main() -> int:
                                 if k in sent and k[1] * 10 // args.deltas == t], 99) for t in range(10)]
         print(f"streaming: {args.sessions} sessions x {args.deltas} deltas ({args.delay * 1000:.0f} ms apart), "
               f"{frames} frames in {wall:.1f} s")
-        print(f"  pi serve CPU: {cpu:.2f} s ({cpu / frames * 1e6:.0f} us a frame)")
+        print(f"  CPU: pi serve {cpu:.2f} s ({cpu / frames * 1e6:.0f} us a frame, {cpu / wall:.2f} of a core), "
+              f"the clients {own_cpu:.2f} s, the LLM server {llm_cpu:.2f} s (in all its life); "
+              f"load average before: {load:.1f} on {os.cpu_count()} cores")
         print(f"  lost or reordered: {len(broken)} sessions; deltas without a stamp: {missing}")
         print(f"  chunk -> WebSocket client: p50 {p50:.1f} ms, p99 {p99:.1f} ms (budget {P99_MS}), max {worst:.1f} ms")
         print(f"  p99 without each answer's first 10 deltas: {percentile(steady, 99):.1f} ms; "

@@ -148,3 +148,42 @@ def test_pis_own_rpc_client_drives_a_served_session_through_connect(tmp_path, se
         "seqs": True, "lastText": "Answer through the bridge.", "messages": ["user", "assistant"],
     }
     assert served.stop()[0] == 0
+
+
+@pytest.mark.requires("pi-acp")
+def test_an_editor_through_pi_acp_drives_a_served_session_beside_another_client(tmp_path, server):
+    import asyncio
+
+    from acp import text_block
+    from websockets.sync.client import connect
+
+    from support.acp_client import AcpClient
+    from support.programs import PI_ACP
+
+    home = PiHome(tmp_path, server, "ours")
+    server.push(Reply(text="Answer for the editor."))
+    served = ServeProcess(home, env=home.env)
+    session = served.open(home)
+    # pi-acp starts `pi --mode rpc ...` from PATH: this `pi` attaches to the served session
+    launcher = home.bin / "pi"
+    launcher.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m pi_core.app.cli connect "{served.url}" '
+                        f'--session {session}\n')
+
+    async def editor() -> list[str]:
+        async with AcpClient.spawn(["node", str(PI_ACP / "dist" / "index.js")], env=home.env,
+                                   cwd=str(home.cwd)) as client:
+            await client.conn.initialize(protocol_version=1)
+            acp_session = await client.conn.new_session(cwd=str(home.cwd), mcp_servers=[])
+            await client.conn.prompt(session_id=acp_session.session_id, prompt=[text_block("hello editor")])
+            return [u["content"]["text"] for u in client.updates if u["sessionUpdate"] == "agent_message_chunk"]
+
+    with connect(f"ws://127.0.0.1:{served.port}/api/sessions/{session}/rpc?token={served.token}") as watcher:
+        chunks = asyncio.run(editor())
+        seen = []
+        while not seen or seen[-1]["type"] != "agent_end":
+            seen.append(json.loads(watcher.recv(timeout=10)))
+    assert "".join(chunks).strip() == "Answer for the editor."
+    ends = [f["message"] for f in seen if f["type"] == "message_end"]
+    assert [m["role"] for m in ends] == ["user", "assistant"]
+    assert ends[0]["content"][0]["text"] == "hello editor"
+    assert served.stop()[0] == 0
