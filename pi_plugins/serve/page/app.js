@@ -228,9 +228,15 @@
 
   function renderLive() {
     const list = $("messages");
-    for (const node of list.querySelectorAll(".live-entry")) node.remove();
     const stick = list.scrollHeight - list.scrollTop - list.clientHeight < 40;
-    if (state.streaming) list.appendChild(liveEntry(renderMessage(state.streaming, toolCalls(), false)));
+    // thinking the reader unfolded stays unfolded while the answer streams
+    const unfolded = [...list.querySelectorAll(".live-entry details.thinking")].map((d) => d.open);
+    for (const node of list.querySelectorAll(".live-entry")) node.remove();
+    if (state.streaming) {
+      const node = liveEntry(renderMessage(state.streaming, toolCalls(), false));
+      node.querySelectorAll("details.thinking").forEach((d, i) => { d.open = Boolean(unfolded[i]); });
+      list.appendChild(node);
+    }
     for (const [id, tool] of state.tools) {
       if (state.messages.some((m) => m.role === "toolResult" && m.toolCallId === id)) continue;
       list.appendChild(liveEntry(toolEntry(tool.name, tool.args, tool.result, false, true)));
@@ -506,6 +512,7 @@
         if (open) answerDialog(open, open.method === "confirm" ? { confirmed: false } : { cancelled: true });
       } else if (event.key === "Escape" && state.isStreaming) command("abort").catch(() => {});
     });
+    setInterval(loadSessions, 15000); // sessions other clients open
     loadSessions().then(() => {
       const remembered = sessionStorage.getItem("pi-session");
       const row = state.sessions.find((r) => r.id === remembered) || state.sessions.find((r) => r.live);
