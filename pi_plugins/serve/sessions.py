@@ -9,6 +9,11 @@ frames after N, then the live ones, with nothing lost or doubled between the two
 happen in one step of the event loop). A response goes only to the client that sent the
 command.
 
+pi's ``message_update`` repeats the whole message so far, so a run's frames grow with the
+square of its answer (22 MB for 2,000 deltas). Past ``HELD_BYTES`` a session lets go of
+its oldest ``message_update`` frames first: each is superseded by the later ones and the
+message's ``message_end``, so every other event of the run stays held.
+
 Plugins, settings and the model registry are loaded once and shared by every session, as
 ``pi batch`` shares them (:class:`pi_plugins.batch.runner.BatchEnvironment`).
 """
@@ -29,6 +34,8 @@ log = logging.getLogger("pi.serve")
 
 #: The extension-UI methods that wait for an answer.
 DIALOGS = frozenset({"confirm", "select", "input", "editor"})
+#: The replay buffer's size per session before its oldest message_update frames go.
+HELD_BYTES = 4 * 1024 * 1024
 #: Frames a client may have unsent before it is dropped (it reconnects with ``since``).
 CLIENT_BACKLOG = 20_000
 
@@ -82,8 +89,9 @@ class ServedSession:
         self.harness = app.harness
         self.path = path
         self.seq = 0
-        #: (seq, frame, id of the dialog it asks, if it is one)
-        self.held: deque[tuple[int, str, str | None]] = deque()
+        #: (seq, frame, id of the dialog it asks if it is one, a message_update?)
+        self.held: deque[tuple[int, str, str | None, bool]] = deque()
+        self.held_bytes = 0
         self.clients: set[Client] = set()
         self.rpc = RpcSession(app, self.emit)
         self.rpc.open(plugin_errors=False)  # the plugins are shared: see SessionHost
@@ -94,22 +102,43 @@ class ServedSession:
 
     def emit(self, value: dict) -> None:
         """A frame for every client, numbered and held for replay."""
-        if value.get("type") == "agent_start":
+        kind = value.get("type")
+        if kind == "agent_start":
             self.held.clear()  # a new run: the held frames start with it
+            self.held_bytes = 0
         self.seq += 1
         value["seq"] = self.seq
         text = dumps(value).decode("utf-8")
-        dialog = value.get("id") if value.get("type") == "extension_ui_request" \
-            and value.get("method") in DIALOGS else None
-        self.held.append((self.seq, text, dialog))
+        dialog = value.get("id") if kind == "extension_ui_request" and value.get("method") in DIALOGS else None
+        self.held.append((self.seq, text, dialog, kind == "message_update"))
+        self.held_bytes += len(text)
+        if self.held_bytes > HELD_BYTES:
+            self._let_go()
         for client in self.clients:
             client.put(text)
+
+    def _let_go(self) -> None:
+        """Down to three quarters of ``HELD_BYTES``: the oldest message_update frames
+        first, then (a run of huge tool outputs) the oldest frames of any kind."""
+        excess = self.held_bytes - HELD_BYTES * 3 // 4
+        kept: deque = deque()
+        for entry in self.held:
+            if excess > 0 and entry[3]:
+                excess -= len(entry[1])
+                self.held_bytes -= len(entry[1])
+            else:
+                kept.append(entry)
+        while excess > 0 and len(kept) > 1:
+            dropped = kept.popleft()
+            excess -= len(dropped[1])
+            self.held_bytes -= len(dropped[1])
+        self.held = kept
 
     def attach(self, client: Client, since: int | None) -> Callable[[dict], None]:
         """Add ``client``, replaying the held frames after ``since`` first; returns where
         its commands' output goes (responses to it, anything else to everyone)."""
         if since is not None:
-            for seq, text, dialog in self.held:
+            for seq, text, dialog, _ in self.held:
                 # a dialog answered (or timed out) is no longer held: nobody must answer it again
                 if seq > since and (dialog is None or self.rpc.ui.waiting(dialog)):
                     client.put(text)

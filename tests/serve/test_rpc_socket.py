@@ -3,6 +3,7 @@ fanned out to every attached client with a per-session ``seq`` and replay from `
 
 from __future__ import annotations
 
+import json
 import threading
 
 import pytest
@@ -185,3 +186,22 @@ def test_a_client_too_far_behind_is_dropped_rather_than_holding_the_session():
 
     dropped, delivered = asyncio.run(scenario())
     assert dropped is True and delivered == CLIENT_BACKLOG
+
+
+def test_a_long_run_lets_go_of_old_snapshots_first_and_keeps_every_other_event(served, server, monkeypatch):
+    from pi_plugins.serve import sessions
+
+    monkeypatch.setattr(sessions, "HELD_BYTES", 20_000)
+    server.push(Reply(text="A long answer that outgrows the buffer. " * 40, delta_size=10))
+    session = served.open()
+    live = served.socket(session)
+    live.ok("prompt", message="talk a lot")
+    live.event("agent_end")
+    replay = served.socket(session, since=0)
+    replay.event("agent_end")
+    held = replay.events()
+    assert sum(len(json.dumps(f)) for f in held) < 20_000
+    others = [f for f in live.events() if f["type"] != "message_update"]
+    assert [f for f in held if f["type"] != "message_update"] == others  # every other event kept
+    updates = [f["seq"] for f in held if f["type"] == "message_update"]
+    assert updates and updates == [f["seq"] for f in live.events() if f["type"] == "message_update"][-len(updates):]
