@@ -275,10 +275,12 @@ class SessionHost:
                 for served in self.live.values():
                     if served.path == path:
                         return served
-                try:
-                    opened = Session.open(path, path.parent, cwd=cwd)
+                try:  # in its own folder (the header's), as long as that still exists
+                    opened = Session.open(path, path.parent)
                 except SessionError as exc:
                     raise RequestError(409, str(exc)) from None
+                if os.path.isdir(opened.cwd):
+                    cwd = opened.cwd
             else:
                 opened = Session.create(cwd, self.folder_for(cwd))
             try:

@@ -96,3 +96,18 @@ def test_serve_without_its_dependencies_says_which_command_installs_them(monkeyp
     result = CliRunner().invoke(cli.serve_command, [])
     assert result.exit_code == 2
     assert "pip install 'pi-harness[serve]'" in result.output and "uvicorn" in result.output
+
+
+def test_an_existing_session_runs_in_its_own_folder(served, server, tmp_path):
+    other = tmp_path / "other-project"
+    other.mkdir()
+    server.push(Reply(text="In the other folder."))
+    first = served.http.post("/api/sessions", json={"cwd": str(other), "model": "local/test-model"}).json()
+    client = served.socket(first["id"])
+    client.ok("prompt", message="where am I")
+    client.event("agent_end")
+    served.http.delete(f"/api/sessions/{first['id']}")
+    # found by its id from another folder: it still runs where it was made
+    again = served.http.post("/api/sessions", json={"cwd": served.cwd, "session": first["id"]})
+    assert again.status_code == 201
+    assert served.live(first["id"]).harness.ctx.cwd == str(other)
