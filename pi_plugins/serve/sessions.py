@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import time
 from collections import deque
 from contextvars import ContextVar
 from pathlib import Path
@@ -88,7 +89,9 @@ class ServedSession:
         self.app = app
         self.harness = app.harness
         self.path = path
-        self.seq = 0
+        #: Counted from the clock in microseconds, so after a restart of the server a
+        #: client's old ``since`` is below every new seq and it gets all that is held.
+        self.seq = time.time_ns() // 1000
         #: (seq, frame, id of the dialog it asks if it is one, a message_update?)
         self.held: deque[tuple[int, str, str | None, bool]] = deque()
         self.held_bytes = 0

@@ -205,3 +205,16 @@ def test_a_long_run_lets_go_of_old_snapshots_first_and_keeps_every_other_event(s
     assert [f for f in held if f["type"] != "message_update"] == others  # every other event kept
     updates = [f["seq"] for f in held if f["type"] == "message_update"]
     assert updates and updates == [f["seq"] for f in live.events() if f["type"] == "message_update"][-len(updates):]
+
+
+def test_seq_of_a_session_opened_again_is_above_every_seq_it_had_before(served, server):
+    server.push(Reply(text="Before."))
+    session = served.open()
+    first = served.socket(session)
+    first.ok("prompt", message="one")
+    last_before = first.event("agent_end")["seq"]
+    served.http.delete(f"/api/sessions/{session}")
+    served.http.post("/api/sessions", json={"session": session})
+    again = served.socket(session, since=last_before)  # a client that knew the old numbers
+    again.ok("set_session_name", name="renamed")
+    assert again.event("session_info_changed")["seq"] > last_before
