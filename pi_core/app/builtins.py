@@ -30,5 +30,6 @@ LOAD_ORDER = (
     "interactive",
     "cli_commands",
     "batch",
+    "serve",
     "telemetry",
 )

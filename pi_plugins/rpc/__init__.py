@@ -3,7 +3,9 @@
 - ``protocol``: framing (LF-only lines), responses, the stdin reader;
 - ``commands``: every command pi's RPC mode takes, with pi's response shapes;
 - ``ui``: ``ctx.ui`` as pi's extension-UI sub-protocol (dialogs answered by the client);
-- ``server``: reading, dispatching each command as a task, events out, shutdown.
+- ``session``: one harness as the protocol, whatever the transport: events as frames,
+  each command dispatched as a task, shutdown (``pi serve`` drives it over WebSockets);
+- ``server``: the stdin/stdout transport, signals.
 
 Events are written as pi writes them: ``message_update`` carries the current message
 snapshot (pi's RPC clients read it) unless ``--events lean`` asks for JSON mode's lean

@@ -65,6 +65,10 @@ class RpcUI:
         answer.set_result(response)
         return True
 
+    def waiting(self, request_id: str) -> bool:
+        """Whether the dialog ``request_id`` still waits for its answer."""
+        return request_id in self._pending
+
     def cancel_all(self) -> None:
         """Answer every open dialog with its default (the client has gone)."""
         pending, self._pending = self._pending, {}

@@ -136,7 +136,7 @@ def _help(*subcommand: str) -> str:
 
 
 def test_the_options_of_every_pi_command_in_the_docs_exist():
-    subcommands = {"install", "remove", "uninstall", "list", "plugins", "batch"}
+    subcommands = {"install", "remove", "uninstall", "list", "plugins", "batch", "serve", "connect"}
     helps: dict[str, str] = {}
     checked = 0
     for page in PAGES:

@@ -1,0 +1,153 @@
+"""``pi serve``'s HTTP API, WebSocket and page, as one Starlette application.
+
+- ``GET /api/health``, ``GET|POST /api/sessions``, ``DELETE /api/sessions/{id}``,
+  ``GET /api/sessions/{id}/export``: JSON (the export is its HTML page);
+- ``WS /api/sessions/{id}/rpc?token=T[&since=N]``: pi's RPC protocol, one JSON object
+  per text frame (:mod:`pi_plugins.serve.sessions`);
+- ``/`` and ``/assets/*``: the page (package data, no build step).
+
+Everything passes through :class:`pi_plugins.serve.guard.Guard` first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import tempfile
+from importlib import resources
+from pathlib import Path
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
+from starlette.routing import Mount, Route, WebSocketRoute
+from starlette.staticfiles import StaticFiles
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from pi_core import __version__
+from pi_plugins.serve.guard import Guard
+from pi_plugins.serve.sessions import CURRENT, Client, RequestError, SessionHost
+
+PAGE = Path(str(resources.files("pi_plugins.serve") / "page"))
+#: The page's own headers: not framed by another site, no sniffing, no referrer.
+PAGE_HEADERS = {"X-Frame-Options": "DENY", "X-Content-Type-Options": "nosniff",
+                "Referrer-Policy": "no-referrer", "Cache-Control": "no-cache"}
+
+
+def create_app(host: SessionHost, *, token: str, bind_host: str = "127.0.0.1") -> Guard:
+    """The application for ``host``'s sessions, guarded by ``token`` (see the guard)."""
+
+    async def health(request: Request) -> Response:
+        return JSONResponse({"ok": True, "version": __version__})
+
+    async def list_sessions(request: Request) -> Response:
+        cwd = request.query_params.get("cwd")
+        rows = await asyncio.to_thread(host.listing, os.path.realpath(cwd) if cwd else None)
+        return JSONResponse({"sessions": rows})
+
+    async def open_session(request: Request) -> Response:
+        try:
+            body = await request.json()
+        except ValueError:
+            raise RequestError(400, "the body must be a JSON object") from None
+        if not isinstance(body, dict):
+            raise RequestError(400, "the body must be a JSON object")
+        for key in ("cwd", "model", "session"):
+            if body.get(key) is not None and not isinstance(body[key], str):
+                raise RequestError(400, f"{key!r} must be a string")
+        served = await host.open(body.get("cwd"), body.get("model"), body.get("session"))
+        return JSONResponse({"id": served.id, "path": str(served.path)}, status_code=201)
+
+    async def close_session(request: Request) -> Response:
+        await host.close(request.path_params["id"])
+        return Response(status_code=204)
+
+    async def export(request: Request) -> Response:
+        from pi_plugins.export_html import export_html
+
+        served = host.get(request.path_params["id"])
+        with tempfile.TemporaryDirectory() as folder:
+            page = export_html(served.harness.session, Path(folder) / "export.html",
+                               tools=served.harness.agent.tools)
+            return HTMLResponse(page.read_text(encoding="utf-8"))
+
+    async def rpc_socket(websocket: WebSocket) -> None:
+        try:
+            served = host.get(websocket.path_params["id"])
+            since = websocket.query_params.get("since")
+            since = int(since) if since is not None else None
+        except (RequestError, ValueError) as exc:
+            status = exc.status if isinstance(exc, RequestError) else 400
+            message = str(exc) if isinstance(exc, RequestError) else "since must be an integer"
+            if "websocket.http.response" in websocket.scope.get("extensions", {}):
+                await websocket.send_denial_response(JSONResponse({"error": message}, status_code=status))
+            else:
+                await websocket.close(code=1008, reason=message)
+            return
+        await websocket.accept()
+        client = Client(websocket.send_text)
+        send = served.attach(client, since)
+        commands = served.rpc.commands(send)
+        pump = asyncio.create_task(client.pump())
+        reading = asyncio.create_task(_read(websocket, served, commands))
+        try:
+            await asyncio.wait({pump, reading}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            served.detach(client)
+            client.stop()
+            reading.cancel()
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await pump
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await reading
+            if client.dropped:
+                with contextlib.suppress(Exception):
+                    await websocket.close(code=1013, reason="too far behind; reconnect with since")
+
+    async def index(request: Request) -> Response:
+        return FileResponse(PAGE / "index.html", headers=PAGE_HEADERS)
+
+    async def refused(request: Request, exc: RequestError) -> Response:
+        return JSONResponse({"error": str(exc)}, status_code=exc.status)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app):
+        try:
+            yield
+        finally:
+            await host.close_all()
+
+    app = Starlette(
+        routes=[
+            Route("/", index),
+            Route("/api/health", health),
+            Route("/api/sessions", list_sessions, methods=["GET"]),
+            Route("/api/sessions", open_session, methods=["POST"]),
+            Route("/api/sessions/{id}", close_session, methods=["DELETE"]),
+            Route("/api/sessions/{id}/export", export),
+            WebSocketRoute("/api/sessions/{id}/rpc", rpc_socket),
+            Mount("/assets", StaticFiles(directory=PAGE)),
+        ],
+        exception_handlers={RequestError: refused},
+        lifespan=lifespan,
+    )
+    return Guard(app, token=token, host=bind_host)
+
+
+async def _read(websocket: WebSocket, served, commands) -> None:
+    """The client's frames, each a command (or a dialog's answer) of the session."""
+    CURRENT.set(served)  # this task's, inherited by the command tasks it starts
+    try:
+        while True:
+            message = await websocket.receive()
+            if message["type"] == "websocket.disconnect":
+                return
+            text = message.get("text")
+            if text is None and message.get("bytes") is not None:
+                text = message["bytes"].decode("utf-8", "replace")
+            if text is not None:
+                served.rpc.dispatch(text, commands)
+    except WebSocketDisconnect:
+        return

@@ -1,0 +1,190 @@
+"""``pi serve`` and ``pi connect`` on the command line (imported only when one runs)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gc
+import os
+import secrets
+import signal
+import socket
+import sys
+
+import click
+
+INSTALL_HINT = "pip install 'pi-harness[serve]'"
+DEFAULT_PORT = 8765
+
+
+def missing_dependencies(*modules: str) -> str | None:
+    """What to say when a module of the ``serve`` extra is not installed, else None."""
+    from importlib.util import find_spec
+
+    absent = [m for m in modules if find_spec(m) is None]
+    if not absent:
+        return None
+    return (f"this needs {', '.join(absent)}, which {'is' if len(absent) == 1 else 'are'} not "
+            f"installed: {INSTALL_HINT}")
+
+
+def event_loop() -> asyncio.Runner:
+    """The runner of the server's event loop: uvloop's where it is installed (the serve
+    extra has it: with 100 sessions streaming it halves the delay from a model's chunk to
+    the clients), else asyncio's. ``pi serve``, ``pi connect`` and the tests all use it."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.Runner()
+    return asyncio.Runner(loop_factory=uvloop.new_event_loop)
+
+
+def serve_url(host: str, port: int, token: str) -> str:
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}/#token={token}"
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on ``host:port`` (port 0: a free one)."""
+    family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(address)
+        sock.listen(2048)
+    except OSError:
+        sock.close()
+        raise
+    sock.set_inheritable(True)
+    return sock
+
+
+class Serving:
+    """One running server: :meth:`start` listens and serves in the background, :meth:`stop`
+    (a signal, or a test) ends it; :meth:`wait` closes every session and returns 0."""
+
+    def __init__(self, host: str, port: int, token: str, *, cwd: str | None = None) -> None:
+        self.host, self.port, self.token, self.cwd = host, port, token, cwd
+        self.url: str | None = None
+        self.sessions = None
+        self._server = None
+        self._task: asyncio.Task | None = None
+        self._socket: socket.socket | None = None
+
+    async def start(self) -> str:
+        import uvicorn
+
+        from pi_plugins.serve.app import create_app
+        from pi_plugins.serve.sessions import SessionHost
+
+        self.sessions = await SessionHost.load(cwd=self.cwd)
+        # What start-up made (modules, plugins, the model catalogue) lives as long as the
+        # server: kept out of the collector's full passes, which otherwise walk it all
+        # and stall every stream for tens of milliseconds (the p99 of bench_serve.py).
+        gc.freeze()
+        app = create_app(self.sessions, token=self.token, bind_host=self.host)
+        self._socket = listen(self.host, self.port)
+        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
+                                timeout_graceful_shutdown=5, ws_max_size=64 * 1024 * 1024,
+                                # frames are small and mostly local: compressing them costs
+                                # more CPU (both ends) and latency than it saves
+                                ws_per_message_deflate=False)
+        self._server = _server_class()(config)
+        self._task = asyncio.create_task(self._server.serve(sockets=[self._socket]))
+        self.url = serve_url(self.host, self._socket.getsockname()[1], self.token)
+        return self.url
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.should_exit = True
+
+    async def wait(self) -> int:
+        try:
+            await self._task
+        finally:
+            await self.sessions.close_all()
+            self._socket.close()
+        return 0
+
+
+async def serve(host: str, port: int, token: str, *, cwd: str | None = None, out=None) -> int:
+    """Run the server until SIGINT or SIGTERM, then close every session; 0."""
+    serving = Serving(host, port, token, cwd=cwd)
+    url = await serving.start()
+    loop = asyncio.get_running_loop()
+    caught = []
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(signum, serving.stop)
+            caught.append(signum)
+    out = out or sys.stdout
+    out.write(f"pi serve: {url}\n")
+    out.flush()
+    try:
+        return await serving.wait()
+    finally:
+        for signum in caught:
+            loop.remove_signal_handler(signum)
+
+
+def _server_class():
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        """uvicorn's server without its own signal handling: :func:`serve` catches the
+        signals, so the process exits 0 (uvicorn re-raises the signal it caught once
+        it has stopped)."""
+
+        @contextlib.contextmanager
+        def capture_signals(self):
+            yield
+
+    return Server
+
+
+@click.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to listen on (loopback by default; anything else is reachable from the network).")
+@click.option("--port", type=click.IntRange(0, 65535), default=DEFAULT_PORT, show_default=True,
+              help="Port (0: a free one).")
+@click.option("--token", help="The access token (else PI_SERVE_TOKEN, else a random one).")
+def serve_command(host: str, port: int, token: str | None) -> None:
+    """Serve sessions: an HTTP API, pi's RPC over WebSockets, and a web page at /.
+    Prints one line, `pi serve: http://HOST:PORT/#token=TOKEN`, once it listens."""
+    problem = missing_dependencies("starlette", "uvicorn", "websockets")
+    if problem:
+        click.echo(f"pi serve: {problem}", err=True)
+        sys.exit(2)
+    token = token or os.environ.get("PI_SERVE_TOKEN") or secrets.token_urlsafe(32)
+
+    try:
+        with event_loop() as runner:
+            sys.exit(runner.run(serve(host, port, token)))
+    except OSError as exc:
+        click.echo(f"pi serve: cannot listen on {host}:{port}: {exc.strerror or exc}", err=True)
+        sys.exit(1)
+
+
+@click.command("connect")
+@click.argument("url")
+@click.option("--session", "session_id", required=True, metavar="ID", help="The live session's id.")
+@click.option("--token", help="The token (else the URL's #token=, else PI_SERVE_TOKEN).")
+@click.option("--since", type=int, help="First replay the session's held events after this seq.")
+def connect_command(url: str, session_id: str, token: str | None, since: int | None) -> None:
+    """Bridge stdin and stdout to a served session's WebSocket: one JSON object per
+    line, exactly as `pi --mode rpc` speaks."""
+    problem = missing_dependencies("websockets")
+    if problem:
+        click.echo(f"pi connect: {problem}", err=True)
+        sys.exit(2)
+    from pi_plugins.serve.connect import ConnectError, bridge, socket_url
+
+    try:
+        target = socket_url(url, session_id, token or None, since)
+        with event_loop() as runner:
+            sys.exit(runner.run(bridge(target)))
+    except ConnectError as exc:
+        click.echo(f"pi connect: {exc}", err=True)
+        sys.exit(1)
+    except KeyboardInterrupt:
+        sys.exit(130)

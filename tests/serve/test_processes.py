@@ -1,0 +1,189 @@
+"""``pi serve`` and ``pi connect`` as real processes: the one line printed, the token's
+sources, the end on SIGINT/SIGTERM, the bridge, and pi's own RpcClient through it."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from support.llm_server import Reply
+from support.programs import REAL_PI
+from support.real_clients import PiHome
+
+pytestmark = pytest.mark.process
+LINE = re.compile(r"^pi serve: http://127\.0\.0\.1:(\d+)/#token=(\S+)\n$")
+HERE = Path(__file__).parent
+
+
+class ServeProcess:
+    def __init__(self, pi, *args: str, env: dict | None = None) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "pi_core.app.cli", "serve", "--port", "0", *args], cwd=pi.cwd,
+            env={**pi.env, "PI_OFFLINE": "1", **(env or {})}, text=True,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.line = self.process.stdout.readline()
+        match = LINE.match(self.line)
+        assert match, f"{self.line!r} {self.process.stderr.read() if self.process.poll() is not None else ''}"
+        self.port, self.token = int(match[1]), match[2]
+        self.url = self.line.split(" ", 2)[2].strip()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.http = httpx.Client(base_url=self.base, headers={"Authorization": f"Bearer {self.token}"}, timeout=15)
+
+    def open(self, pi) -> str:
+        response = self.http.post("/api/sessions", json={"cwd": str(pi.cwd), "model": "local/test-model"})
+        assert response.status_code == 201, response.text
+        return response.json()["id"]
+
+    def stop(self, signum=signal.SIGTERM) -> tuple[int, str, str]:
+        self.process.send_signal(signum)
+        out, err = self.process.communicate(timeout=30)
+        return self.process.returncode, out, err
+
+
+def test_serve_prints_one_line_and_a_signal_ends_it_with_0_after_aborting_the_run(pi, server, tmp_path):
+    server.push(Reply(tool_calls=[("bash", {"command": f"echo $$ > {tmp_path}/pid; sleep 60"})]))
+    served = ServeProcess(pi, env={"PI_SERVE_TOKEN": "from-the-environment"})
+    assert served.token == "from-the-environment"
+    session = served.open(pi)
+    bridge = subprocess.Popen([sys.executable, "-m", "pi_core.app.cli", "connect", served.url, "--session", session],
+                              env=pi.env, text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    bridge.stdin.write(json.dumps({"id": "p", "type": "prompt", "message": "sleep"}) + "\n")
+    bridge.stdin.flush()
+    for line in bridge.stdout:
+        if json.loads(line).get("type") == "tool_execution_start":
+            break
+    deadline = time.monotonic() + 10
+    while not (tmp_path / "pid").exists() or not (tmp_path / "pid").read_text().strip():
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    child = int((tmp_path / "pid").read_text())
+    code, out, err = served.stop(signal.SIGTERM)
+    assert code == 0 and out == "", err
+    assert "from-the-environment" not in err
+    with pytest.raises(ProcessLookupError):  # the tool's process was stopped with the run
+        os.kill(child, 0)
+    bridge.wait(10)
+    lines = [json.loads(l) for l in open(pi.sessions()[0])]
+    assert lines[0]["id"] == session and any(l.get("message", {}).get("role") == "assistant" for l in lines)
+
+
+def test_the_token_flag_wins_and_without_one_the_token_is_random(pi):
+    given = ServeProcess(pi, "--token", "flag-token", env={"PI_SERVE_TOKEN": "env-token"})
+    assert given.token == "flag-token"
+    assert given.stop(signal.SIGINT)[0] == 0
+    tokens = []
+    for _ in range(2):
+        random = ServeProcess(pi)
+        tokens.append(random.token)
+        assert random.http.get("/api/sessions").status_code == 200
+        code, out, err = random.stop()
+        assert code == 0 and random.token not in err + out  # it appears only in the one line
+    assert tokens[0] != tokens[1] and all(len(t) >= 22 for t in tokens)  # >= 128 bits of url-safe base64
+
+
+def test_connect_bridges_a_served_session_beside_another_client(pi, server):
+    from websockets.sync.client import connect
+
+    server.push(Reply(text="Seen by both clients. " * 3, delta_size=5, delay=0.01))
+    served = ServeProcess(pi)
+    session = served.open(pi)
+    with connect(f"ws://127.0.0.1:{served.port}/api/sessions/{session}/rpc?token={served.token}") as watcher:
+        feeder = subprocess.Popen([sys.executable, "-m", "pi_core.app.cli", "connect", served.url, "--session", session],
+                                  env=pi.env, text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        feeder.stdin.write(json.dumps({"id": "p", "type": "prompt", "message": "hi"}) + "\n")
+        feeder.stdin.flush()
+        seen_by_bridge = []
+        for line in feeder.stdout:
+            frame = json.loads(line)
+            seen_by_bridge.append(frame)
+            if frame.get("type") == "agent_end":
+                break
+        feeder.stdin.close()
+        assert feeder.wait(10) == 0
+        seen_by_watcher = []
+        while not seen_by_watcher or seen_by_watcher[-1]["type"] != "agent_end":
+            seen_by_watcher.append(json.loads(watcher.recv(timeout=10)))
+    assert seen_by_bridge[0] == {"id": "p", "type": "response", "command": "prompt", "success": True}
+    assert seen_by_bridge[1:] == seen_by_watcher
+    assert served.stop()[0] == 0
+
+
+def test_connect_says_why_it_cannot_attach(pi):
+    served = ServeProcess(pi)
+    url = served.url.replace(served.token, "wrong")
+    refused = subprocess.run([sys.executable, "-m", "pi_core.app.cli", "connect", url, "--session", "x"],
+                             env=pi.env, capture_output=True, text=True, input="", timeout=30)
+    assert refused.returncode == 1 and "refused the connection (401" in refused.stderr
+    no_token = subprocess.run([sys.executable, "-m", "pi_core.app.cli", "connect", served.base, "--session", "x"],
+                              env=pi.env, capture_output=True, text=True, input="", timeout=30)
+    assert no_token.returncode == 1 and "no token" in no_token.stderr
+    served.stop()
+
+
+@pytest.mark.requires("pi")
+def test_pis_own_rpc_client_drives_a_served_session_through_connect(tmp_path, server):
+    home = PiHome(tmp_path, server, "ours")
+    server.push(Reply(text="Answer through the bridge."))
+    served = ServeProcess(home, env=home.env)
+    session = served.open(home)
+    env = {**home.env, "PI_CONNECT_URL": served.url, "PI_CONNECT_SESSION": session}
+    out = subprocess.run(["node", str(HERE / "node" / "rpc_client_connect.mjs"), str(REAL_PI),
+                          str(HERE / "node" / "pi_connect.mjs"), str(home.cwd)],
+                         cwd=home.cwd, env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-3000:]
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result == {
+        "state": {"model": "local/test-model", "sessionId": session, "isStreaming": False},
+        "events": ["agent_start", "turn_start", "message_start", "message_end", "message_start",
+                   "message_end", "turn_end", "agent_end"],
+        "seqs": True, "lastText": "Answer through the bridge.", "messages": ["user", "assistant"],
+    }
+    assert served.stop()[0] == 0
+
+
+@pytest.mark.requires("pi-acp")
+def test_an_editor_through_pi_acp_drives_a_served_session_beside_another_client(tmp_path, server):
+    import asyncio
+
+    from acp import text_block
+    from websockets.sync.client import connect
+
+    from support.acp_client import AcpClient
+    from support.programs import PI_ACP
+
+    home = PiHome(tmp_path, server, "ours")
+    server.push(Reply(text="Answer for the editor."))
+    served = ServeProcess(home, env=home.env)
+    session = served.open(home)
+    # pi-acp starts `pi --mode rpc ...` from PATH: this `pi` attaches to the served session
+    launcher = home.bin / "pi"
+    launcher.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m pi_core.app.cli connect "{served.url}" '
+                        f'--session {session}\n')
+
+    async def editor() -> list[str]:
+        async with AcpClient.spawn(["node", str(PI_ACP / "dist" / "index.js")], env=home.env,
+                                   cwd=str(home.cwd)) as client:
+            await client.conn.initialize(protocol_version=1)
+            acp_session = await client.conn.new_session(cwd=str(home.cwd), mcp_servers=[])
+            await client.conn.prompt(session_id=acp_session.session_id, prompt=[text_block("hello editor")])
+            return [u["content"]["text"] for u in client.updates if u["sessionUpdate"] == "agent_message_chunk"]
+
+    with connect(f"ws://127.0.0.1:{served.port}/api/sessions/{session}/rpc?token={served.token}") as watcher:
+        chunks = asyncio.run(editor())
+        seen = []
+        while not seen or seen[-1]["type"] != "agent_end":
+            seen.append(json.loads(watcher.recv(timeout=10)))
+    assert "".join(chunks).strip() == "Answer for the editor."
+    ends = [f["message"] for f in seen if f["type"] == "message_end"]
+    assert [m["role"] for m in ends] == ["user", "assistant"]
+    assert ends[0]["content"][0]["text"] == "hello editor"
+    assert served.stop()[0] == 0

@@ -1,0 +1,220 @@
+"""The WebSocket of a served session: pi's RPC protocol, one JSON object per frame,
+fanned out to every attached client with a per-session ``seq`` and replay from ``since``."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+
+from support.llm_server import Reply
+
+SLOW = dict(delta_size=4, delay=0.02)
+
+
+def _seqs(frames):
+    return [f["seq"] for f in frames if f.get("type") != "response"]
+
+
+def test_every_event_carries_an_increasing_seq_and_responses_carry_none(served, server):
+    server.push(Reply(text="Counted answer."))
+    client = served.socket(served.open())
+    response = client.request("prompt", message="count")
+    assert response["success"] is True and "seq" not in response
+    client.event("agent_end")
+    seqs = _seqs(client.frames)
+    assert seqs == list(range(seqs[0], seqs[0] + len(seqs))) and len(seqs) > 5
+
+
+def test_two_clients_see_the_same_events_in_the_same_order(served, server):
+    server.push(Reply(text="Shared answer for both. " * 4, **SLOW))
+    session = served.open()
+    first, second = served.socket(session), served.socket(session)
+    first.ok("prompt", message="for both")
+    first.event("agent_end"), second.event("agent_end")
+    assert first.events() == second.events()
+    assert [e["type"] for e in first.events()][0] == "agent_start"
+
+
+def test_a_response_goes_only_to_the_client_that_sent_the_command(served):
+    session = served.open()
+    first, second = served.socket(session), served.socket(session)
+    state = first.ok("get_state")
+    assert state["sessionId"] == session
+    second.ok("get_state")  # by now any stray response to `first` would have arrived
+    assert [f for f in second.frames if f.get("type") == "response"
+            and f["id"].startswith(first._prefix)] == []
+
+
+def test_a_steer_from_one_client_reaches_the_run_another_started(served, server):
+    hold = threading.Event()
+    server.push(Reply(text="Working on the first thing. " * 3, hold_after=3, hold=hold),
+                Reply(text="Steered as asked."))
+    session = served.open()
+    starter, steerer = served.socket(session), served.socket(session)
+    starter.ok("prompt", message="start the run")
+    starter.event("message_update")
+    steerer.ok("steer", message="change course")
+    hold.set()
+    starter.event("agent_end")
+    users = [m for m in steerer.ok("get_messages")["messages"] if m["role"] == "user"]
+    assert [u["content"][0]["text"] for u in users] == ["start the run", "change course"]
+    texts = [m for m in starter.ok("get_messages")["messages"] if m["role"] == "assistant"]
+    assert texts[-1]["content"][0]["text"] == "Steered as asked."
+    assert len(server.requests) == 2  # the steer went into the same run, not a new one
+
+
+def test_since_replays_exactly_the_held_events_after_it(served, server):
+    hold = threading.Event()
+    server.push(Reply(text="An answer that a reload must not lose. " * 3, hold_after=4, hold=hold))
+    session = served.open()
+    watcher = served.socket(session)
+    watcher.ok("prompt", message="go")
+    middle = watcher.event("message_update")
+    hold.set()
+    watcher.event("agent_end")
+    late = served.socket(session, since=middle["seq"])
+    end = late.event("agent_end")
+    expected = [e for e in watcher.events() if e["seq"] > middle["seq"]]
+    assert late.events()[:len(expected)] == expected and end == expected[-1]
+    everything = served.socket(session, since=0)
+    everything.event("agent_end")
+    assert everything.events()[0]["type"] == "agent_start"  # the last run, from its start
+    assert everything.events() == watcher.events()[watcher.events().index(everything.events()[0]):]
+
+
+def test_without_since_only_live_events_arrive(served, server):
+    server.push(Reply(text="Old run."), Reply(text="New run."))
+    session = served.open()
+    first = served.socket(session)
+    first.ok("prompt", message="one")
+    first.event("agent_end")
+    fresh = served.socket(session)
+    fresh.ok("prompt", message="two")
+    fresh.event("agent_end")
+    starts = [e for e in fresh.events() if e["type"] == "agent_start"]
+    assert len(starts) == 1
+
+
+def test_a_plugin_dialog_goes_to_every_client_and_the_first_answer_wins(confirm_plugin, served, server):
+    server.push(Reply(tool_calls=[("bash", {"command": "echo allowed-by-second"})]), Reply(text="Done."))
+    session = served.open()
+    first, second = served.socket(session), served.socket(session)
+    first.ok("prompt", message="run it")
+    ask_first = first.event("extension_ui_request", method="confirm")
+    ask_second = second.event("extension_ui_request", method="confirm")
+    assert ask_first == ask_second and "seq" in ask_first
+    second.connection.send('{"type": "extension_ui_response", "id": "%s", "confirmed": true}' % ask_first["id"])
+    first.connection.send('{"type": "extension_ui_response", "id": "%s", "confirmed": false}' % ask_first["id"])
+    end = first.event("tool_execution_end")
+    assert end["isError"] is False and "allowed-by-second" in end["result"]["content"][0]["text"]
+
+
+def test_bad_frames_get_pis_parse_error_and_the_socket_stays_open(served):
+    client = served.socket(served.open())
+    client.connection.send("not json")
+    error = client.wait_for(lambda f: f.get("type") == "response")
+    assert error["success"] is False and error["command"] == "parse"
+    assert client.ok("get_state")["isStreaming"] is False
+
+
+def test_closing_a_session_aborts_its_run_and_ends_its_sockets(served, server):
+    hold = threading.Event()
+    server.push(Reply(text="Never finished. " * 10, hold_after=2, hold=hold))
+    session = served.open()
+    client = served.socket(session)
+    client.ok("prompt", message="long one")
+    client.event("message_update")
+    assert served.http.delete(f"/api/sessions/{session}").status_code == 204
+    hold.set()
+    with pytest.raises(AssertionError, match="closed"):
+        client.wait_for(lambda f: False, timeout=5)
+    assert session not in served.serving.sessions.live
+
+
+def test_a_dialog_already_answered_is_not_replayed(confirm_plugin, served, server):
+    hold = threading.Event()
+    server.push(Reply(tool_calls=[("bash", {"command": "echo once"})]),
+                Reply(text="After the answer.", hold_after=2, hold=hold))
+    session = served.open()
+    first = served.socket(session)
+    first.ok("prompt", message="ask")
+    ask = first.event("extension_ui_request", method="confirm")
+    late = served.socket(session, since=0)
+    assert late.event("extension_ui_request", method="confirm") == ask  # still waiting: replayed
+    first.connection.send('{"type": "extension_ui_response", "id": "%s", "confirmed": true}' % ask["id"])
+    first.event("tool_execution_end")
+    after = served.socket(session, since=0)
+    after.event("tool_execution_end")
+    assert [f for f in after.events() if f["type"] == "extension_ui_request"] == []
+    hold.set()
+    after.event("agent_end")
+
+
+def test_a_plugins_error_goes_only_to_the_session_whose_run_raised_it(pi, monkeypatch, request):
+    folder = pi.cwd / ".pi" / "extensions"
+    folder.mkdir(parents=True)
+    (folder / "broken.py").write_text(
+        "from pi_core import hookimpl\n\n@hookimpl\ndef turn_start(event, ctx):\n    raise RuntimeError('turn hook broke')\n")
+    served = request.getfixturevalue("served")
+    server = request.getfixturevalue("server")
+    server.push(Reply(text="Despite the plugin."))
+    failing, quiet = served.open(), served.open()
+    watcher = served.socket(quiet)
+    client = served.socket(failing)
+    client.ok("prompt", message="go")
+    error = client.event("extension_error")
+    assert error["event"] == "turn_start" and "turn hook broke" in error["error"]
+    client.event("agent_end")
+    watcher.ok("get_state")
+    assert [f for f in watcher.frames if f.get("type") == "extension_error"] == []
+
+
+def test_a_client_too_far_behind_is_dropped_rather_than_holding_the_session():
+    import asyncio
+
+    from pi_plugins.serve.sessions import CLIENT_BACKLOG, Client
+
+    async def scenario() -> tuple[bool, int]:
+        sent = []
+        client = Client(lambda text: asyncio.sleep(0, sent.append(text)))
+        for n in range(CLIENT_BACKLOG + 5):
+            client.put(str(n))
+        await client.pump()  # ends at the drop, after what was queued before it
+        return client.dropped, len(sent)
+
+    dropped, delivered = asyncio.run(scenario())
+    assert dropped is True and delivered == CLIENT_BACKLOG
+
+
+def test_a_long_run_lets_go_of_old_snapshots_first_and_keeps_every_other_event(served, server, monkeypatch):
+    from pi_plugins.serve import sessions
+
+    monkeypatch.setattr(sessions, "HELD_BYTES", 20_000)
+    server.push(Reply(text="A long answer that outgrows the buffer. " * 40, delta_size=10))
+    session = served.open()
+    live = served.socket(session)
+    live.ok("prompt", message="talk a lot")
+    live.event("agent_end")
+    replay = served.socket(session, since=0)
+    replay.event("agent_end")
+    held = replay.events()
+    assert sum(len(json.dumps(f)) for f in held) < 20_000
+    others = [f for f in live.events() if f["type"] != "message_update"]
+    assert [f for f in held if f["type"] != "message_update"] == others  # every other event kept
+    updates = [f["seq"] for f in held if f["type"] == "message_update"]
+    assert updates and updates == [f["seq"] for f in live.events() if f["type"] == "message_update"][-len(updates):]
+
+
+def test_seq_of_a_session_opened_again_is_above_every_seq_it_had_before(served, server):
+    server.push(Reply(text="Before."))
+    session = served.open()
+    first = served.socket(session)
+    first.ok("prompt", message="one")
+    last_before = first.event("agent_end")["seq"]
+    served.http.delete(f"/api/sessions/{session}")
+    served.http.post("/api/sessions", json={"session": session})
+    again = served.socket(session, since=last_before)  # a client that knew the old numbers
+    again.ok("set_session_name", name="renamed")
+    assert again.event("session_info_changed")["seq"] > last_before
