@@ -24,6 +24,7 @@ try:
 except ImportError:  # pragma: no cover - a dependency; the standard library still works
     orjson = None
 
+from pi_core.app.origins import rewrite as rewrite_origin
 from pi_core.protocol.messages import Failure
 from pi_core.protocol.model import Model
 from pi_core.protocol.provider import LlmContext, StreamOptions
@@ -323,6 +324,7 @@ class SseProvider:
                     watch.response = None
                     url, method, headers = redirect(url, response.status_code, location,
                                                     method, headers)
+                    url = rewrite_origin(url)
                     client = await http_client(url)
                     continue
                 if response.status_code not in RETRY_STATUSES or attempt >= retries \
@@ -358,6 +360,7 @@ class SseProvider:
         request, sent = None, 0
         try:
             request = self.build_request(model, context, options)
+            request.url = rewrite_origin(request.url)  # PI_PROVIDER_ORIGINS
             body = await options.prepare_payload(request.body)
             if signal.aborted:
                 raise asyncio.CancelledError
