@@ -29,6 +29,7 @@ LOAD_ORDER = (
     "acp_mode",
     "interactive",
     "cli_commands",
+    "signin",
     "batch",
     "telemetry",
 )
