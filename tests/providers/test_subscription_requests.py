@@ -1,0 +1,92 @@
+"""Requests on a subscription carry what the service requires, as pi 0.73.1 sends them:
+checked in-process for their parts and against the real pi's own request to the same
+local server (pi runs with ``support/node/provider_origins.mjs``, which applies
+PI_PROVIDER_ORIGINS to its fetch: pi has no such setting)."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from support.llm_server import Reply
+from support.programs import node_for, require_real
+from support.provider_streams import collect, run
+
+from pi_core.protocol.messages import TextContent, UserMessage
+from pi_core.protocol.provider import LlmContext, StreamOptions, ToolSpec
+
+NODE = Path(__file__).parents[1] / "support" / "node"
+TOKEN = "sk-ant-oat01-subscription-token"
+CONTEXT = LlmContext(system_prompt="Be brief.", messages=[UserMessage(content=[TextContent("Hi")])],
+                     tools=[ToolSpec("read", "Read a file", {"type": "object", "properties": {"path": {"type": "string"}}}),
+                            ToolSpec("lookup", "Ours", {"type": "object", "properties": {}})])
+
+
+def test_a_claude_subscription_request_is_bearer_with_claude_codes_identity(llm_server):
+    llm_server.push(Reply(tool_calls=[("Read", {"path": "a.txt"})]))
+    message = run(collect(llm_server.model("anthropic-messages"), CONTEXT,
+                          StreamOptions(api_key=TOKEN, max_retries=0)))[1]
+    [request] = llm_server.requests
+    assert request.headers["authorization"] == f"Bearer {TOKEN}" and "x-api-key" not in request.headers
+    assert request.headers["anthropic-beta"].startswith("claude-code-20250219,oauth-2025-04-20")
+    assert request.headers["user-agent"] == "claude-cli/2.1.75" and request.headers["x-app"] == "cli"
+    system = request.body["system"]
+    assert [block["text"] for block in system] == [
+        "You are Claude Code, Anthropic's official CLI for Claude.", "Be brief."]
+    assert [tool["name"] for tool in request.body["tools"]] == ["Read", "lookup"]
+    [call] = [b for b in message.content if b.type == "toolCall"]
+    assert call.name == "read"  # Claude Code's name mapped back to the caller's tool
+
+
+def test_an_api_key_request_stays_as_it_was(llm_server):
+    llm_server.push(Reply(text="ok"))
+    run(collect(llm_server.model("anthropic-messages"), CONTEXT, StreamOptions(api_key="sk-ant-api03-key", max_retries=0)))
+    [request] = llm_server.requests
+    assert request.headers["x-api-key"] == "sk-ant-api03-key" and "authorization" not in request.headers
+    assert [b["text"] for b in request.body["system"]] == ["Be brief."]
+    assert [tool["name"] for tool in request.body["tools"]] == ["read", "lookup"]
+
+
+def _signed_in(agent: Path) -> None:
+    agent.mkdir(parents=True, exist_ok=True)
+    (agent / "auth.json").write_text(json.dumps({"anthropic": {
+        "type": "oauth", "refresh": "r-1", "access": TOKEN, "expires": int(time.time() * 1000) + 3_600_000}}))
+    os.chmod(agent / "auth.json", 0o600)
+
+
+#: What the subscription needs and both programs must send alike.
+COMPARED_HEADERS = ("authorization", "anthropic-beta", "user-agent", "x-app", "anthropic-version",
+                    "anthropic-dangerous-direct-browser-access", "accept", "content-type")
+
+
+@pytest.mark.process
+@pytest.mark.requires("pi")
+def test_the_claude_subscription_request_matches_the_real_pis(tmp_path, llm_server):
+    package = require_real("pi")
+    model = "anthropic/claude-sonnet-4-5"
+    requests = {}
+    for who in ("pi", "ours"):
+        agent, cwd = tmp_path / who / "agent", tmp_path / who / "project"
+        cwd.mkdir(parents=True)
+        _signed_in(agent)
+        env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path / who / "home"), "PI_OFFLINE": "1",
+               "PI_CODING_AGENT_DIR": str(agent),
+               "PI_PROVIDER_ORIGINS": json.dumps({"https://api.anthropic.com": llm_server.url})}
+        command = ([node_for("pi"), "--import", str(NODE / "provider_origins.mjs"), str(package / "dist" / "cli.js")]
+                   if who == "pi" else [sys.executable, "-m", "pi_core.app.cli"])
+        llm_server.push(Reply(text="ok"))
+        done = subprocess.run([*command, "--model", model, "--no-session", "-p", "Hi"], cwd=cwd, env=env,
+                              capture_output=True, text=True, timeout=90)
+        assert done.returncode == 0, done.stderr
+        requests[who] = llm_server.requests[-1]
+    pi, ours = requests["pi"], requests["ours"]
+    assert ours.path == pi.path
+    assert {h: ours.headers.get(h) for h in COMPARED_HEADERS} == {h: pi.headers.get(h) for h in COMPARED_HEADERS}
+    assert ours.body["system"][0] == pi.body["system"][0]
+    assert len(ours.body["system"]) == len(pi.body["system"]) == 2
+    assert sorted(t["name"] for t in ours.body["tools"]) == sorted(t["name"] for t in pi.body["tools"])
+    assert {k: v for k, v in ours.body.items() if k not in ("system", "tools", "messages")} == \
+        {k: v for k, v in pi.body.items() if k not in ("system", "tools", "messages")}
