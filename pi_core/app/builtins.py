@@ -15,6 +15,7 @@ LOAD_ORDER = (
     "openai_responses",
     "anthropic_messages",
     "google_generative_ai",
+    "openai_codex_responses",
     "model_catalogue",
     "local_models",
     "system_prompt",

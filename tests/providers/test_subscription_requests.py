@@ -90,3 +90,53 @@ def test_the_claude_subscription_request_matches_the_real_pis(tmp_path, llm_serv
     assert sorted(t["name"] for t in ours.body["tools"]) == sorted(t["name"] for t in pi.body["tools"])
     assert {k: v for k, v in ours.body.items() if k not in ("system", "tools", "messages")} == \
         {k: v for k, v in pi.body.items() if k not in ("system", "tools", "messages")}
+
+
+def _codex_signed_in(agent: Path, token: str) -> None:
+    agent.mkdir(parents=True, exist_ok=True)
+    (agent / "auth.json").write_text(json.dumps({"openai-codex": {
+        "type": "oauth", "access": token, "refresh": "r-1", "expires": int(time.time() * 1000) + 3_600_000,
+        "accountId": "acct-123"}}))
+    os.chmod(agent / "auth.json", 0o600)
+
+
+#: Codex headers both programs send alike. Not the user agent: pi means "pi (<platform>
+#: <release>; <arch>)", which we send, but its first request of a run often says
+#: "pi (browser)" (its os module is still being imported).
+CODEX_HEADERS = ("authorization", "chatgpt-account-id", "originator", "openai-beta", "accept", "content-type")
+
+
+@pytest.mark.process
+@pytest.mark.requires("pi")
+def test_the_chatgpt_subscription_request_matches_the_real_pis(tmp_path, llm_server):
+    from support.signin_server import fake_jwt
+
+    package = require_real("pi")
+    token = fake_jwt({"https://api.openai.com/auth": {"chatgpt_account_id": "acct-123"}})
+    requests = {}
+    for who in ("pi", "ours"):
+        agent, cwd = tmp_path / who / "agent", tmp_path / who / "project"
+        cwd.mkdir(parents=True)
+        _codex_signed_in(agent, token)
+        # the base URL through models.json, which pi honours (its WebSocket try goes there too)
+        (agent / "models.json").write_text(json.dumps(
+            {"providers": {"openai-codex": {"baseUrl": f"{llm_server.url}/backend-api"}}}))
+        env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path / who / "home"), "PI_OFFLINE": "1",
+               "PI_CODING_AGENT_DIR": str(agent)}
+        command = ([node_for("pi"), str(package / "dist" / "cli.js")] if who == "pi"
+                   else [sys.executable, "-m", "pi_core.app.cli"])
+        llm_server.push(Reply(text="ok"))
+        done = subprocess.run([*command, "--model", "openai-codex/gpt-5.1", "--no-session", "-p", "Hi"], cwd=cwd,
+                              env=env, capture_output=True, text=True, timeout=90)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == "ok"
+        requests[who] = [r for r in llm_server.requests if r.method == "POST"][-1]
+    pi, ours = requests["pi"], requests["ours"]
+    assert ours.path == pi.path == "/backend-api/codex/responses"
+    assert {h: ours.headers.get(h) for h in CODEX_HEADERS} == {h: pi.headers.get(h) for h in CODEX_HEADERS}
+    assert ours.headers["user-agent"].startswith("pi (") and pi.headers["user-agent"].startswith("pi (")
+    skip = ("input", "instructions", "tools", "prompt_cache_key")
+    assert {k: v for k, v in ours.body.items() if k not in skip} == {k: v for k, v in pi.body.items() if k not in skip}
+    assert list(ours.body) == list(pi.body)
+    assert sorted(t["name"] for t in ours.body["tools"]) == sorted(t["name"] for t in pi.body["tools"])
+    assert ours.body["tools"][0]["strict"] is None and pi.body["tools"][0]["strict"] is None

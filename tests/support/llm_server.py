@@ -49,6 +49,8 @@ RESPONSES = "openai-responses"
 ANTHROPIC = "anthropic-messages"
 GOOGLE = "google-generative-ai"
 APIS = (COMPLETIONS, RESPONSES, ANTHROPIC, GOOGLE)
+#: APIs served by one of the four formats above at their own path.
+CODEX = "openai-codex-responses"  # ChatGPT's backend: Responses at /backend-api/codex/responses
 
 
 @dataclass
@@ -184,7 +186,8 @@ class LlmServer:
 
     def base_url(self, api: str) -> str:
         """The base URL a model of ``api`` uses (what models.json's ``baseUrl`` holds)."""
-        return {ANTHROPIC: self.url, GOOGLE: f"{self.url}/v1beta"}.get(api, f"{self.url}/v1")
+        return {ANTHROPIC: self.url, GOOGLE: f"{self.url}/v1beta",
+                CODEX: f"{self.url}/backend-api"}.get(api, f"{self.url}/v1")
 
     # ------------------------------------------------------------ script
 
