@@ -25,6 +25,7 @@ from pi_core.protocol.messages import (
 )
 from pi_core.protocol.model import Model, calculate_cost
 from pi_core.protocol.provider import LlmContext, StreamOptions
+from pi_plugins.providers.copilot import adapt as adapt_for_copilot, is_copilot
 from pi_plugins.providers.failures import classify
 from pi_plugins.providers.http import (
     HttpRequest,
@@ -361,8 +362,13 @@ class AnthropicProvider(SseProvider):
         if not adaptive_thinking(model.id):
             betas.append(INTERLEAVED_THINKING_BETA)
         headers = {"anthropic-version": VERSION, "accept": "application/json", "content-type": "application/json"}
-        oauth = is_oauth_token(options.api_key)
-        if oauth:  # a Claude Pro/Max sign-in: as pi sends it
+        copilot = is_copilot(model)
+        oauth = not copilot and is_oauth_token(options.api_key)
+        if copilot:  # GitHub Copilot's Claude: its token as Bearer
+            headers["anthropic-dangerous-direct-browser-access"] = "true"
+            if options.api_key:
+                headers["authorization"] = f"Bearer {options.api_key}"
+        elif oauth:  # a Claude Pro/Max sign-in: as pi sends it
             headers.update({"authorization": f"Bearer {options.api_key}",
                             "anthropic-dangerous-direct-browser-access": "true",
                             "anthropic-beta": ",".join((*OAUTH_BETAS, *betas)),
@@ -373,8 +379,11 @@ class AnthropicProvider(SseProvider):
             headers["anthropic-beta"] = ",".join(betas)
         headers.update(model.headers or {})
         headers.update(options.headers or {})
-        return HttpRequest(join_url(model.base_url, "/v1/messages"), headers,
-                           build_body(model, context, options, oauth))
+        request = HttpRequest(join_url(model.base_url, "/v1/messages"), headers,
+                              build_body(model, context, options, oauth))
+        if copilot:
+            adapt_for_copilot(model, context, options, request)
+        return request
 
     def reader(self, builder, model, context) -> StreamReader:
         return MessagesReader(builder, model, context)

@@ -141,3 +141,28 @@ def test_pi_p_with_a_refused_refresh_says_which_sign_in_to_renew(pi_home, llm_se
     assert run.returncode != 0
     assert "anthropic" in err and "/login" in err, (out, err)
     assert llm_server.requests == []
+
+
+def test_an_expired_copilot_token_is_exchanged_again_with_the_github_token(provider_side, tmp_path):
+    store = AuthStorage(tmp_path / "auth.json")
+    store.path.write_text(json.dumps({"github-copilot": {
+        "type": "oauth", "refresh": "gho_github_token", "access": "tid=old", "expires": 1}}))
+    key = asyncio.run(store.refreshed_key("github-copilot"))
+    entry = json.loads(store.path.read_text())["github-copilot"]
+    assert key == entry["access"] and "proxy-ep=proxy.individual.githubcopilot.com" in key
+    assert entry["refresh"] == "gho_github_token" and entry["expires"] > time.time() * 1000
+    [exchange] = provider_side.of("/copilot_internal/v2/token")
+    assert exchange["headers"]["authorization"] == "Bearer gho_github_token"
+
+
+def test_an_expired_chatgpt_sign_in_is_refreshed_with_its_account(provider_side, tmp_path):
+    store = AuthStorage(tmp_path / "auth.json")
+    refresh = provider_side.issue_refresh_token()
+    store.path.write_text(json.dumps({"openai-codex": {
+        "type": "oauth", "access": "old", "refresh": refresh, "expires": 1, "accountId": "acct-123"}}))
+    asyncio.run(store.refreshed_key("openai-codex"))
+    entry = json.loads(store.path.read_text())["openai-codex"]
+    assert list(entry) == ["type", "access", "refresh", "expires", "accountId"] and entry["accountId"] == "acct-123"
+    [request] = provider_side.of("/oauth/token")
+    assert request["body"] == {"grant_type": "refresh_token", "refresh_token": refresh,
+                               "client_id": "app_EMoamEEZ73f0CkXaXp7hrann"}

@@ -140,3 +140,67 @@ def test_the_chatgpt_subscription_request_matches_the_real_pis(tmp_path, llm_ser
     assert list(ours.body) == list(pi.body)
     assert sorted(t["name"] for t in ours.body["tools"]) == sorted(t["name"] for t in pi.body["tools"])
     assert ours.body["tools"][0]["strict"] is None and pi.body["tools"][0]["strict"] is None
+
+
+COPILOT_TOKEN = "tid=1;exp=9999999999;sku=x;proxy-ep=proxy.individual.githubcopilot.com;8kp=1"
+#: What Copilot requires and both programs must send alike (the editor identity, the
+#: per-request intent and initiator, the Copilot token as Bearer).
+COPILOT_HEADERS = ("authorization", "user-agent", "editor-version", "editor-plugin-version",
+                   "copilot-integration-id", "x-initiator", "openai-intent", "copilot-vision-request")
+
+
+@pytest.mark.process
+@pytest.mark.requires("pi")
+@pytest.mark.parametrize("model_id,path", [("claude-sonnet-4.5", "/v1/messages"),
+                                           ("gpt-4o", "/chat/completions"), ("gpt-5", "/responses")])
+def test_the_copilot_request_matches_the_real_pis_for_each_of_its_apis(tmp_path, llm_server, model_id, path):
+    package = require_real("pi")
+    requests = {}
+    for who in ("pi", "ours"):
+        agent, cwd = tmp_path / who / "agent", tmp_path / who / "project"
+        cwd.mkdir(parents=True)
+        agent.mkdir(parents=True)
+        (agent / "auth.json").write_text(json.dumps({"github-copilot": {
+            "type": "oauth", "refresh": "gho_x", "access": COPILOT_TOKEN,
+            "expires": int(time.time() * 1000) + 3_600_000}}))
+        os.chmod(agent / "auth.json", 0o600)
+        env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path / who / "home"), "PI_OFFLINE": "1",
+               "PI_CODING_AGENT_DIR": str(agent),
+               "PI_PROVIDER_ORIGINS": json.dumps({"https://api.individual.githubcopilot.com": llm_server.url})}
+        command = ([node_for("pi"), "--import", str(NODE / "provider_origins.mjs"), str(package / "dist" / "cli.js")]
+                   if who == "pi" else [sys.executable, "-m", "pi_core.app.cli"])
+        llm_server.push(Reply(text="ok"))
+        done = subprocess.run([*command, "--model", f"github-copilot/{model_id}", "--no-session", "-p", "Hi"],
+                              cwd=cwd, env=env, capture_output=True, text=True, timeout=90)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == "ok"
+        requests[who] = llm_server.requests[-1]
+    pi, ours = requests["pi"], requests["ours"]
+    assert ours.path == pi.path == path
+    assert {h: ours.headers.get(h) for h in COPILOT_HEADERS} == {h: pi.headers.get(h) for h in COPILOT_HEADERS}
+    assert ours.headers["authorization"] == f"Bearer {COPILOT_TOKEN}" and ours.headers["x-initiator"] == "user"
+    assert "x-api-key" not in ours.headers
+    skip = ("messages", "input", "system", "tools", "prompt_cache_key", "stream_options")
+    assert {k: v for k, v in ours.body.items() if k not in skip} == {k: v for k, v in pi.body.items() if k not in skip}
+
+
+def test_copilot_goes_to_the_api_its_token_names_with_the_initiator_and_vision_headers(llm_server, monkeypatch):
+    from pi_core.protocol.messages import AssistantMessage, ImageContent, ToolCall, ToolResultMessage
+    from pi_plugins.providers.catalogue import builtin_models
+
+    token = "tid=1;exp=9999999999;proxy-ep=proxy.business.githubcopilot.com;x=1"
+    monkeypatch.setenv("PI_PROVIDER_ORIGINS", json.dumps({"https://api.business.githubcopilot.com": llm_server.url}))
+    model = next(m for m in builtin_models() if m.key == "github-copilot/gpt-4o")
+    history = LlmContext(messages=[
+        UserMessage(content=[TextContent("Look"), ImageContent(data="aGk=", mime_type="image/png")]),
+        AssistantMessage(content=[ToolCall(id="c1", name="read", arguments={})], api=model.api,
+                         provider=model.provider, model=model.id, stop_reason="toolUse"),
+        ToolResultMessage(tool_call_id="c1", tool_name="read", content=[TextContent("x")])])
+    llm_server.push(Reply(text="ok"))
+    message = run(collect(model, history, StreamOptions(api_key=token, max_retries=0)))[1]
+    assert message.text == "ok", message.error_message
+    [request] = llm_server.requests
+    assert request.path == "/chat/completions"
+    assert request.headers["x-initiator"] == "agent" and request.headers["copilot-vision-request"] == "true"
+    assert request.headers["openai-intent"] == "conversation-edits"
+    assert request.headers["editor-version"] == "vscode/1.107.0"
