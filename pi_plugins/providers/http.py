@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import sys
 from typing import Any, AsyncIterator, Iterable
@@ -104,6 +105,23 @@ def json_data(event: SseEvent) -> Any:
 
 def truncated(what: str) -> StreamError:
     return StreamError(f"Connection lost: the stream ended before {what}", Failure(kind="retryable"))
+
+
+_URL_VARIABLE = re.compile(r"\{([A-Z][A-Z0-9_]*)\}")
+
+
+def environment_url(url: str) -> str:
+    """A catalogue URL's ``{VARIABLE}`` parts from the environment, as pi fills them
+    (Cloudflare's ``{CLOUDFLARE_ACCOUNT_ID}``); an unset one says which to set."""
+    if "{" not in url:
+        return url
+
+    def value(match: re.Match) -> str:
+        found = os.environ.get(match[1])
+        if not found:
+            raise ValueError(f"the base URL {url} needs the environment variable {match[1]}")
+        return found
+    return _URL_VARIABLE.sub(value, url)
 
 
 def join_url(base: str, path: str) -> str:
@@ -360,7 +378,7 @@ class SseProvider:
         request, sent = None, 0
         try:
             request = self.build_request(model, context, options)
-            request.url = rewrite_origin(request.url)  # PI_PROVIDER_ORIGINS
+            request.url = rewrite_origin(environment_url(request.url))  # PI_PROVIDER_ORIGINS
             body = await options.prepare_payload(request.body)
             if signal.aborted:
                 raise asyncio.CancelledError

@@ -48,3 +48,15 @@ def test_a_malformed_variable_ends_the_stream_with_an_error_naming_it(llm_server
     message = run(collect(llm_server.model("openai-completions"), CONTEXT))[1]
     assert message.stop_reason == "error" and "PI_PROVIDER_ORIGINS" in message.error_message
     assert llm_server.requests == []
+
+
+def test_a_base_url_naming_a_variable_takes_it_from_the_environment(llm_server, monkeypatch):
+    monkeypatch.setenv("CLOUDFLARE_ACCOUNT_ID", "acct-7")
+    served = llm_server.model("openai-completions")
+    model = attrs.evolve(served, base_url=served.base_url + "/accounts/{CLOUDFLARE_ACCOUNT_ID}/ai/v1")
+    llm_server.push(Reply(text="ok"))
+    assert run(collect(model, CONTEXT))[1].text == "ok"
+    assert llm_server.requests[0].path == "/v1/accounts/acct-7/ai/v1/chat/completions"
+    monkeypatch.delenv("CLOUDFLARE_ACCOUNT_ID")
+    message = run(collect(model, CONTEXT))[1]
+    assert message.stop_reason == "error" and "CLOUDFLARE_ACCOUNT_ID" in message.error_message
