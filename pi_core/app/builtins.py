@@ -16,6 +16,7 @@ LOAD_ORDER = (
     "anthropic_messages",
     "google_generative_ai",
     "openai_codex_responses",
+    "mistral_conversations",
     "model_catalogue",
     "local_models",
     "system_prompt",

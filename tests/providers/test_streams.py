@@ -6,7 +6,7 @@ import base64
 
 import pytest
 from support.provider_streams import PROVIDERS, collect, run
-from support.llm_server import ANTHROPIC, CODEX, COMPLETIONS, GOOGLE, RESPONSES, Reply
+from support.llm_server import ANTHROPIC, CODEX, COMPLETIONS, GOOGLE, MISTRAL, RESPONSES, Reply
 
 from pi_core.protocol.codec import to_json
 from pi_core.protocol.messages import ImageContent, TextContent, ToolResultMessage, UserMessage, AssistantMessage, ToolCall
@@ -151,7 +151,7 @@ def test_images_in_user_messages_and_tool_results_go_in_each_apis_format(llm_ser
     body = llm_server.requests[-1].body
     text = str(body)
     assert text.count(PNG) == 2
-    if api == COMPLETIONS:
+    if api in (COMPLETIONS, MISTRAL):
         assert body["messages"][0]["content"][1] == {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG}"}}
         assert body["messages"][-1]["content"][1]["image_url"]["url"] == f"data:image/jpeg;base64,{PNG}"
     elif api in (RESPONSES, CODEX):
@@ -302,7 +302,7 @@ def test_context_overflow_is_recognised_in_each_providers_wording(llm_server, ap
 
 def test_an_error_event_inside_the_stream_keeps_what_streamed(llm_server, api):
     kinds = {ANTHROPIC: "overloaded_error", COMPLETIONS: "server_error", RESPONSES: "server_error", GOOGLE: "UNAVAILABLE",
-             CODEX: "server_error"}
+             CODEX: "server_error", MISTRAL: "server_error"}
     llm_server.push(Reply(text="Half an ans", error="Overloaded, try again later", error_type=kinds[api]))
     events, message = run(collect(llm_server.model(api), context()))
     assert events[0].type == "start" and events[-1].type == "error"

@@ -51,6 +51,7 @@ GOOGLE = "google-generative-ai"
 APIS = (COMPLETIONS, RESPONSES, ANTHROPIC, GOOGLE)
 #: APIs served by one of the four formats above at their own path.
 CODEX = "openai-codex-responses"  # ChatGPT's backend: Responses at /backend-api/codex/responses
+MISTRAL = "mistral-conversations"  # Mistral's API: Chat Completions at /v1/chat/completions
 
 
 @dataclass
@@ -187,7 +188,7 @@ class LlmServer:
     def base_url(self, api: str) -> str:
         """The base URL a model of ``api`` uses (what models.json's ``baseUrl`` holds)."""
         return {ANTHROPIC: self.url, GOOGLE: f"{self.url}/v1beta",
-                CODEX: f"{self.url}/backend-api"}.get(api, f"{self.url}/v1")
+                CODEX: f"{self.url}/backend-api", MISTRAL: self.url}.get(api, f"{self.url}/v1")
 
     # ------------------------------------------------------------ script
 
@@ -501,10 +502,23 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         self._json(404, {"error": {"message": f"no such endpoint: GET {self.path}"}})
 
+    def _chunked(self) -> bytes:
+        data = bytearray()
+        while True:
+            size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+            if size == 0:
+                while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                    pass
+                return bytes(data)
+            data += self.rfile.read(size)
+            self.rfile.readline()
+
     def do_POST(self) -> None:
         arrived = time.monotonic()
         length = int(self.headers.get("content-length") or 0)
-        if self.owner.keep_bodies:
+        if "chunked" in (self.headers.get("transfer-encoding") or "").lower():
+            raw = self._chunked()  # Mistral's SDK sends its body in chunks
+        elif self.owner.keep_bodies:
             raw = self.rfile.read(length) if length else b""
         else:
             raw, buffer, left = b"", memoryview(bytearray(1 << 20)), length

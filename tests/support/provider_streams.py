@@ -7,6 +7,7 @@ from pi_core.protocol.provider import StreamOptions
 from pi_plugins.providers.anthropic import AnthropicProvider
 from pi_plugins.providers.google import GoogleProvider
 from pi_plugins.providers.openai_completions import OpenAICompletionsProvider
+from pi_plugins.providers.mistral import MistralProvider
 from pi_plugins.providers.openai_codex import OpenAICodexProvider
 from pi_plugins.providers.openai_responses import OpenAIResponsesProvider
 
@@ -34,7 +35,8 @@ class SignedInCodex(OpenAICodexProvider):
 
 
 PROVIDERS = {p.api: p for p in (OpenAICompletionsProvider(), OpenAIResponsesProvider(),
-                                AnthropicProvider(), GoogleProvider(), SignedInCodex())}
+                                AnthropicProvider(), GoogleProvider(), SignedInCodex(),
+                                MistralProvider())}
 
 
 async def collect(model, context, options=None):
