@@ -17,6 +17,7 @@ LOAD_ORDER = (
     "google_generative_ai",
     "openai_codex_responses",
     "mistral_conversations",
+    "azure_openai_responses",
     "model_catalogue",
     "local_models",
     "system_prompt",

@@ -6,7 +6,7 @@ import base64
 
 import pytest
 from support.provider_streams import PROVIDERS, collect, run
-from support.llm_server import ANTHROPIC, CODEX, COMPLETIONS, GOOGLE, MISTRAL, RESPONSES, Reply
+from support.llm_server import ANTHROPIC, AZURE, CODEX, COMPLETIONS, GOOGLE, MISTRAL, RESPONSES, Reply
 
 from pi_core.protocol.codec import to_json
 from pi_core.protocol.messages import ImageContent, TextContent, ToolResultMessage, UserMessage, AssistantMessage, ToolCall
@@ -154,7 +154,7 @@ def test_images_in_user_messages_and_tool_results_go_in_each_apis_format(llm_ser
     if api in (COMPLETIONS, MISTRAL):
         assert body["messages"][0]["content"][1] == {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG}"}}
         assert body["messages"][-1]["content"][1]["image_url"]["url"] == f"data:image/jpeg;base64,{PNG}"
-    elif api in (RESPONSES, CODEX):
+    elif api in (RESPONSES, CODEX, AZURE):
         assert body["input"][0]["content"][1] == {"type": "input_image", "detail": "auto",
                                                   "image_url": f"data:image/png;base64,{PNG}"}
         assert body["input"][-1]["output"][1]["type"] == "input_image"
@@ -182,7 +182,7 @@ def test_request_carries_key_headers_and_options(llm_server, api):
     options = StreamOptions(api_key="sk-secret", temperature=0.25, max_tokens=777, headers={"x-extra": "1"})
     run(collect(model, context(), options))
     request = llm_server.requests[-1]
-    auth = {ANTHROPIC: "x-api-key", GOOGLE: "x-goog-api-key"}.get(api, "authorization")
+    auth = {ANTHROPIC: "x-api-key", GOOGLE: "x-goog-api-key", AZURE: "api-key"}.get(api, "authorization")
     assert request.headers[auth].endswith("sk-secret")
     assert request.headers["x-model"] == "m" and request.headers["x-extra"] == "1"
     body = request.body
@@ -203,7 +203,7 @@ def test_local_servers_need_no_key(llm_server, api):
     events, message = run(collect(llm_server.model(api), context(), StreamOptions()))
     headers = llm_server.requests[-1].headers
     assert message.stop_reason == "stop"
-    assert not {"authorization", "x-api-key", "x-goog-api-key"} & set(headers)
+    assert not {"authorization", "x-api-key", "x-goog-api-key", "api-key"} & set(headers)
 
 
 def test_before_provider_request_may_replace_the_payload_and_the_response_is_reported(llm_server, api):
@@ -302,7 +302,7 @@ def test_context_overflow_is_recognised_in_each_providers_wording(llm_server, ap
 
 def test_an_error_event_inside_the_stream_keeps_what_streamed(llm_server, api):
     kinds = {ANTHROPIC: "overloaded_error", COMPLETIONS: "server_error", RESPONSES: "server_error", GOOGLE: "UNAVAILABLE",
-             CODEX: "server_error", MISTRAL: "server_error"}
+             CODEX: "server_error", MISTRAL: "server_error", AZURE: "server_error"}
     llm_server.push(Reply(text="Half an ans", error="Overloaded, try again later", error_type=kinds[api]))
     events, message = run(collect(llm_server.model(api), context()))
     assert events[0].type == "start" and events[-1].type == "error"

@@ -52,6 +52,7 @@ APIS = (COMPLETIONS, RESPONSES, ANTHROPIC, GOOGLE)
 #: APIs served by one of the four formats above at their own path.
 CODEX = "openai-codex-responses"  # ChatGPT's backend: Responses at /backend-api/codex/responses
 MISTRAL = "mistral-conversations"  # Mistral's API: Chat Completions at /v1/chat/completions
+AZURE = "azure-openai-responses"  # an Azure resource: Responses at /openai/v1/responses
 
 
 @dataclass
@@ -188,7 +189,8 @@ class LlmServer:
     def base_url(self, api: str) -> str:
         """The base URL a model of ``api`` uses (what models.json's ``baseUrl`` holds)."""
         return {ANTHROPIC: self.url, GOOGLE: f"{self.url}/v1beta",
-                CODEX: f"{self.url}/backend-api", MISTRAL: self.url}.get(api, f"{self.url}/v1")
+                CODEX: f"{self.url}/backend-api", MISTRAL: self.url,
+                AZURE: f"{self.url}/openai/v1"}.get(api, f"{self.url}/v1")
 
     # ------------------------------------------------------------ script
 

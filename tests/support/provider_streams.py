@@ -5,6 +5,7 @@ import asyncio
 from pi_core.protocol.messages import AssistantMessage
 from pi_core.protocol.provider import StreamOptions
 from pi_plugins.providers.anthropic import AnthropicProvider
+from pi_plugins.providers.azure_openai import AzureOpenAIProvider
 from pi_plugins.providers.google import GoogleProvider
 from pi_plugins.providers.openai_completions import OpenAICompletionsProvider
 from pi_plugins.providers.mistral import MistralProvider
@@ -36,7 +37,7 @@ class SignedInCodex(OpenAICodexProvider):
 
 PROVIDERS = {p.api: p for p in (OpenAICompletionsProvider(), OpenAIResponsesProvider(),
                                 AnthropicProvider(), GoogleProvider(), SignedInCodex(),
-                                MistralProvider())}
+                                MistralProvider(), AzureOpenAIProvider())}
 
 
 async def collect(model, context, options=None):
