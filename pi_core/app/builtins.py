@@ -18,6 +18,7 @@ LOAD_ORDER = (
     "openai_codex_responses",
     "mistral_conversations",
     "azure_openai_responses",
+    "google_vertex",
     "model_catalogue",
     "local_models",
     "system_prompt",

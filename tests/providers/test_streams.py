@@ -6,7 +6,7 @@ import base64
 
 import pytest
 from support.provider_streams import PROVIDERS, collect, run
-from support.llm_server import ANTHROPIC, AZURE, CODEX, COMPLETIONS, GOOGLE, MISTRAL, RESPONSES, Reply
+from support.llm_server import ANTHROPIC, AZURE, CODEX, COMPLETIONS, GOOGLE, MISTRAL, RESPONSES, VERTEX, Reply
 
 from pi_core.protocol.codec import to_json
 from pi_core.protocol.messages import ImageContent, TextContent, ToolResultMessage, UserMessage, AssistantMessage, ToolCall
@@ -103,7 +103,7 @@ def test_the_message_is_the_same_whatever_the_chunk_boundaries(llm_server, api, 
     for m in messages:
         data = to_json(m)
         data.pop("timestamp")
-        if api == GOOGLE:  # Gemini gives calls no ids; ours carry the time
+        if api in (GOOGLE, VERTEX):  # Gemini gives calls no ids; ours carry the time
             for block in data["content"]:
                 block.pop("id", None)
         shapes.append(data)
@@ -182,11 +182,12 @@ def test_request_carries_key_headers_and_options(llm_server, api):
     options = StreamOptions(api_key="sk-secret", temperature=0.25, max_tokens=777, headers={"x-extra": "1"})
     run(collect(model, context(), options))
     request = llm_server.requests[-1]
-    auth = {ANTHROPIC: "x-api-key", GOOGLE: "x-goog-api-key", AZURE: "api-key"}.get(api, "authorization")
+    auth = {ANTHROPIC: "x-api-key", GOOGLE: "x-goog-api-key", AZURE: "api-key",
+            VERTEX: "x-goog-api-key"}.get(api, "authorization")
     assert request.headers[auth].endswith("sk-secret")
     assert request.headers["x-model"] == "m" and request.headers["x-extra"] == "1"
     body = request.body
-    if api == GOOGLE:
+    if api in (GOOGLE, VERTEX):
         assert body["generationConfig"]["temperature"] == 0.25
         assert body["generationConfig"]["maxOutputTokens"] == 777
         assert request.path.endswith("/models/test-model:streamGenerateContent") and request.query == {"alt": ["sse"]}
@@ -197,8 +198,8 @@ def test_request_carries_key_headers_and_options(llm_server, api):
 
 
 def test_local_servers_need_no_key(llm_server, api):
-    if api == CODEX:
-        pytest.skip("ChatGPT's backend is never local: every request carries the sign-in's token")
+    if api in (CODEX, VERTEX):
+        pytest.skip("ChatGPT's backend and Vertex AI are never local: a request always carries a token or key")
     llm_server.push(Reply(text="ok"))
     events, message = run(collect(llm_server.model(api), context(), StreamOptions()))
     headers = llm_server.requests[-1].headers
@@ -302,7 +303,7 @@ def test_context_overflow_is_recognised_in_each_providers_wording(llm_server, ap
 
 def test_an_error_event_inside_the_stream_keeps_what_streamed(llm_server, api):
     kinds = {ANTHROPIC: "overloaded_error", COMPLETIONS: "server_error", RESPONSES: "server_error", GOOGLE: "UNAVAILABLE",
-             CODEX: "server_error", MISTRAL: "server_error", AZURE: "server_error"}
+             CODEX: "server_error", MISTRAL: "server_error", AZURE: "server_error", VERTEX: "UNAVAILABLE"}
     llm_server.push(Reply(text="Half an ans", error="Overloaded, try again later", error_type=kinds[api]))
     events, message = run(collect(llm_server.model(api), context()))
     assert events[0].type == "start" and events[-1].type == "error"

@@ -53,6 +53,7 @@ APIS = (COMPLETIONS, RESPONSES, ANTHROPIC, GOOGLE)
 CODEX = "openai-codex-responses"  # ChatGPT's backend: Responses at /backend-api/codex/responses
 MISTRAL = "mistral-conversations"  # Mistral's API: Chat Completions at /v1/chat/completions
 AZURE = "azure-openai-responses"  # an Azure resource: Responses at /openai/v1/responses
+VERTEX = "google-vertex"  # Vertex AI: Gemini at /v1/.../publishers/google/models/{id}:streamGenerateContent
 
 
 @dataclass
@@ -190,7 +191,7 @@ class LlmServer:
         """The base URL a model of ``api`` uses (what models.json's ``baseUrl`` holds)."""
         return {ANTHROPIC: self.url, GOOGLE: f"{self.url}/v1beta",
                 CODEX: f"{self.url}/backend-api", MISTRAL: self.url,
-                AZURE: f"{self.url}/openai/v1"}.get(api, f"{self.url}/v1")
+                AZURE: f"{self.url}/openai/v1", VERTEX: self.url}.get(api, f"{self.url}/v1")
 
     # ------------------------------------------------------------ script
 

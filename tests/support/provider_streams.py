@@ -7,6 +7,7 @@ from pi_core.protocol.provider import StreamOptions
 from pi_plugins.providers.anthropic import AnthropicProvider
 from pi_plugins.providers.azure_openai import AzureOpenAIProvider
 from pi_plugins.providers.google import GoogleProvider
+from pi_plugins.providers.google_vertex import GoogleVertexProvider
 from pi_plugins.providers.openai_completions import OpenAICompletionsProvider
 from pi_plugins.providers.mistral import MistralProvider
 from pi_plugins.providers.openai_codex import OpenAICodexProvider
@@ -35,9 +36,20 @@ class SignedInCodex(OpenAICodexProvider):
         return super().build_request(model, context, options)
 
 
+class KeyedVertex(GoogleVertexProvider):
+    """Vertex with an API key when a shared test gives none (else it would look for
+    Google Cloud's application-default credentials)."""
+
+    def build_request(self, model, context, options):
+        if not options.api_key:
+            import attrs
+            options = attrs.evolve(options, api_key="vertex-test-key")
+        return super().build_request(model, context, options)
+
+
 PROVIDERS = {p.api: p for p in (OpenAICompletionsProvider(), OpenAIResponsesProvider(),
                                 AnthropicProvider(), GoogleProvider(), SignedInCodex(),
-                                MistralProvider(), AzureOpenAIProvider())}
+                                MistralProvider(), AzureOpenAIProvider(), KeyedVertex())}
 
 
 async def collect(model, context, options=None):

@@ -109,6 +109,11 @@ class SignInServer:
                         outer.refreshes += 1
                     token = f"tid=1;exp={int(time.time()) + outer.expires_in};proxy-ep=proxy.individual.githubcopilot.com;{outer._new('cp')}"
                     return self._reply(200, {"token": token, "expires_at": int(time.time()) + outer.expires_in})
+                if path == "/google/token":  # Google's OAuth token endpoint, for application-default credentials
+                    with outer.lock:
+                        outer.refreshes += 1
+                    return self._reply(200, {"access_token": outer._new("ya29.google"), "expires_in": 3600,
+                                             "token_type": "Bearer"})
                 if path.startswith("/models/") and path.endswith("/policy"):
                     with outer.lock:
                         outer.enabled_models.append(path.split("/")[2])
