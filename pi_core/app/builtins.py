@@ -19,6 +19,7 @@ LOAD_ORDER = (
     "mistral_conversations",
     "azure_openai_responses",
     "google_vertex",
+    "bedrock_converse_stream",
     "model_catalogue",
     "local_models",
     "system_prompt",

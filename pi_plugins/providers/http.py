@@ -300,6 +300,16 @@ class SseProvider:
     def reader(self, builder: MessageBuilder, model: Model, context: LlmContext) -> StreamReader:
         raise NotImplementedError
 
+    def decoder(self) -> Any:
+        """What turns the response's bytes into events (``feed(bytes)`` and ``close()``,
+        each returning :class:`SseEvent` objects): server-sent events, unless the wire
+        frames them otherwise (Bedrock's binary event stream)."""
+        return SseDecoder()
+
+    def finalize(self, request: HttpRequest, body: Any) -> None:
+        """The last word on a request, with the body as it will be sent (after the
+        ``before_provider_request`` hooks): a provider that signs requests signs here."""
+
     #: Retries of a transient failure inside the provider, before the harness sees it
     #: (the setting ``retry.provider.maxRetries`` overrides it): pi's OpenAI and
     #: Anthropic SDKs retry twice, its Google SDK not at all.
@@ -380,6 +390,7 @@ class SseProvider:
             request = self.build_request(model, context, options)
             request.url = rewrite_origin(environment_url(request.url))  # PI_PROVIDER_ORIGINS
             body = await options.prepare_payload(request.body)
+            self.finalize(request, body)
             if signal.aborted:
                 raise asyncio.CancelledError
             watch = _AbortWatch(signal)
@@ -420,7 +431,7 @@ class SseProvider:
                 else:
                     yield builder.start()
                     reader = self.reader(builder, model, context)
-                    decoder = SseDecoder()
+                    decoder = self.decoder()
                     watch.reading = True
                     async for chunk in response.aiter_bytes():
                         watch.reading = False
@@ -506,7 +517,7 @@ def too_long_note(asked_ms: int, options: StreamOptions) -> str:
 #: Media types a streaming answer may come as: server-sent events, or the JSON of an
 #: API that answers a stream request whole. A missing header says nothing wrong.
 _STREAM_TYPES = ("text/event-stream", "application/json", "application/x-ndjson",
-                 "application/jsonl", "application/stream+json")
+                 "application/jsonl", "application/stream+json", "application/vnd.amazon.eventstream")
 
 
 def streams(content_type: str | None) -> bool:

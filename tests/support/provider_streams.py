@@ -6,6 +6,7 @@ from pi_core.protocol.messages import AssistantMessage
 from pi_core.protocol.provider import StreamOptions
 from pi_plugins.providers.anthropic import AnthropicProvider
 from pi_plugins.providers.azure_openai import AzureOpenAIProvider
+from pi_plugins.providers.bedrock import BedrockProvider
 from pi_plugins.providers.google import GoogleProvider
 from pi_plugins.providers.google_vertex import GoogleVertexProvider
 from pi_plugins.providers.openai_completions import OpenAICompletionsProvider
@@ -49,7 +50,8 @@ class KeyedVertex(GoogleVertexProvider):
 
 PROVIDERS = {p.api: p for p in (OpenAICompletionsProvider(), OpenAIResponsesProvider(),
                                 AnthropicProvider(), GoogleProvider(), SignedInCodex(),
-                                MistralProvider(), AzureOpenAIProvider(), KeyedVertex())}
+                                MistralProvider(), AzureOpenAIProvider(), KeyedVertex(),
+                                BedrockProvider())}
 
 
 async def collect(model, context, options=None):
