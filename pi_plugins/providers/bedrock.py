@@ -126,16 +126,56 @@ def convert_messages(model: Model, messages: list) -> list[dict]:
     return out
 
 
+def is_claude(model: Model) -> bool:
+    """Claude on Bedrock, by id or name (an application inference profile's ARN names no model)."""
+    id, name = model.id.lower(), (model.name or "").lower()
+    return "anthropic.claude" in id or "anthropic/claude" in id or "claude" in name
+
+
+def caches_prompts(model: Model) -> bool:
+    """Claude 3.5 Haiku, 3.7 Sonnet and 4.x take cache points (pi's rule);
+    ``AWS_BEDROCK_FORCE_CACHE=1`` for a profile whose ARN names no model."""
+    names = (model.id.lower(), (model.name or "").lower())
+    if not any("claude" in n for n in names):
+        return os.environ.get("AWS_BEDROCK_FORCE_CACHE") == "1"
+    return any(tag in n for n in names for tag in ("-4-", "-4.", "claude-3-7-sonnet", "claude-3-5-haiku",
+                                                   "opus-4", "sonnet-4", "haiku-4"))
+
+
+def cache_point(model: Model) -> dict | None:
+    retention = os.environ.get("PI_CACHE_RETENTION", "short")
+    if retention == "none" or not caches_prompts(model):
+        return None
+    return {"cachePoint": {"type": "default", **({"ttl": "1h"} if retention == "long" else {})}}
+
+
+def thinking_fields(model: Model, level: str, budget: int | None) -> dict | None:
+    """Claude's thinking, in ``additionalModelRequestFields`` as pi sends it."""
+    from pi_plugins.providers.anthropic import adaptive_thinking, effort
+
+    if not is_claude(model):
+        return None
+    if adaptive_thinking(model.id):
+        return {"thinking": {"type": "adaptive", "display": "summarized"},
+                "output_config": {"effort": effort(model, level)}}
+    return {"thinking": {"type": "enabled", "budget_tokens": budget or 1024, "display": "summarized"},
+            "anthropic_beta": ["interleaved-thinking-2025-05-14"]}
+
+
 def build_body(model: Model, context: LlmContext, options: StreamOptions) -> dict:
     level = options.thinking_level if options.thinking_level not in (None, "off") else None
-    thinking = bool(model.reasoning and level and "anthropic" in model.id)
+    thinking = bool(model.reasoning and level and is_claude(model))
     limit = max_tokens(model, options) or model.max_tokens
     budget = None
     if thinking:
         limit, budget = budget_for(level, limit, model.max_tokens)
-    body: dict[str, Any] = {"messages": convert_messages(model, context.messages)}
+    cache = cache_point(model)
+    messages = convert_messages(model, context.messages)
+    if cache and messages and messages[-1]["role"] == "user":
+        messages[-1]["content"].append(cache)
+    body: dict[str, Any] = {"messages": messages}
     if context.system_prompt:
-        body["system"] = [{"text": context.system_prompt}]
+        body["system"] = [{"text": context.system_prompt}, *([cache] if cache else [])]
     config: dict[str, Any] = {"maxTokens": limit}
     if options.temperature is not None and not thinking:
         config["temperature"] = options.temperature
@@ -145,8 +185,9 @@ def build_body(model: Model, context: LlmContext, options: StreamOptions) -> dic
             "name": t.name, "description": t.description,
             "inputSchema": {"json": t.parameters or {"type": "object", "properties": {}}}}}
             for t in context.tools]}
-    if thinking:
-        body["additionalModelRequestFields"] = {"thinking": {"type": "enabled", "budget_tokens": budget or 1024}}
+    extra = thinking_fields(model, level, budget) if thinking else None
+    if extra:
+        body["additionalModelRequestFields"] = extra
     return body
 
 

@@ -71,3 +71,16 @@ def test_without_botocore_the_error_names_the_extra(llm_server, monkeypatch):
     monkeypatch.setitem(sys.modules, "botocore.auth", None)
     message = run(collect(llm_server.model("bedrock-converse-stream"), CONTEXT, StreamOptions(max_retries=0)))[1]
     assert "pi-harness[bedrock]" in message.error_message
+
+
+def test_claude_gets_cache_points_and_its_thinking_fields_as_pi_sends_them(llm_server):
+    llm_server.push(Reply(text="ok"))
+    model = llm_server.model("bedrock-converse-stream", id="us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+                             reasoning=True, max_tokens=64000)
+    run(collect(model, CONTEXT, StreamOptions(api_key="k", max_retries=0, thinking_level="medium")))
+    body = llm_server.requests[0].body
+    assert body["system"] == [{"text": "Be brief."}, {"cachePoint": {"type": "default"}}]
+    assert body["messages"][-1]["content"][-1] == {"cachePoint": {"type": "default"}}
+    fields = body["additionalModelRequestFields"]
+    assert fields["thinking"]["type"] == "enabled" and fields["thinking"]["display"] == "summarized"
+    assert fields["anthropic_beta"] == ["interleaved-thinking-2025-05-14"]
