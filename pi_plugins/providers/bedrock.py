@@ -344,8 +344,7 @@ class BedrockProvider(SseProvider):
         if credentials is None:
             raise RuntimeError("Amazon Bedrock: no AWS credentials (set AWS_PROFILE, AWS_ACCESS_KEY_ID and "
                                "AWS_SECRET_ACCESS_KEY, or AWS_BEARER_TOKEN_BEDROCK)")
-        encoded = JsonBody(body)  # the bytes that will be sent, whatever their size
-        data = encoded.data if encoded.data is not None else b"".join(bytes(p) for p in encoded._pieces())
+        data = JsonBody(body).whole()  # the bytes that will be sent, whatever their size
         signed = botocore.awsrequest.AWSRequest(method="POST", url=request.url, data=data,
                                                 headers=dict(request.headers))
         botocore.auth.SigV4Auth(credentials.get_frozen_credentials(), "bedrock", request.region).add_auth(signed)

@@ -202,6 +202,10 @@ class JsonBody:
         for piece in self._pieces():
             yield piece
 
+    def whole(self) -> bytes:
+        """Every byte that will be sent, at once (to sign it)."""
+        return self.data if self.data is not None else b"".join(bytes(p) for p in self._pieces())
+
 
 def request_content(body: Any, headers: dict[str, str]) -> tuple[Any, dict[str, str]]:
     """What to hand httpx as the content of a JSON request, and the headers to send."""
