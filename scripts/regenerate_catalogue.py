@@ -34,6 +34,17 @@ KEY_VARIABLES = {
     "amazon-bedrock": "AWS_BEARER_TOKEN_BEDROCK",
 }
 
+#: Providers that find their clouds' own credentials (pi-ai's env-api-keys rules): any
+#: group of variables all set makes their models usable without a key. Kept in each
+#: model's ``compat`` as ``credentialsEnv`` (the registry reads it).
+CREDENTIALS_ENV = {
+    "amazon-bedrock": [["AWS_PROFILE"], ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"],
+                       ["AWS_BEARER_TOKEN_BEDROCK"], ["AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"],
+                       ["AWS_CONTAINER_CREDENTIALS_FULL_URI"], ["AWS_WEB_IDENTITY_TOKEN_FILE"]],
+    "google-vertex": [["GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION"],
+                      ["GOOGLE_APPLICATION_CREDENTIALS", "GCLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION"]],
+}
+
 _DUMP = """
 const [pkg] = process.argv.slice(1);
 const { MODELS } = await import(pkg + "/dist/models.generated.js");
@@ -81,6 +92,8 @@ def catalogue(pi: dict) -> dict:
         api = Counter(m["api"] for m in models).most_common(1)[0][0]
         base = Counter(m["baseUrl"] for m in models).most_common(1)[0][0]
         entry = {"name": provider, "api": api}
+        if provider in CREDENTIALS_ENV:
+            entry["compat"] = {"credentialsEnv": CREDENTIALS_ENV[provider]}
         if base:  # Azure has none: its resource comes from the environment
             entry["baseUrl"] = base
         variable = _key_variable(provider, pi["keys"].get(provider) or [])

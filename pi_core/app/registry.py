@@ -152,6 +152,9 @@ class ModelRegistry:
             return f"environment ({self.env_var(model)})"
         if (self._settings.get(model.provider) or ProviderConfig()).api_key:
             return "models.json"
+        for group in (model.compat or {}).get("credentialsEnv") or ():  # a cloud's own credentials
+            if group and all(self.env.get(name) for name in group):
+                return f"environment ({', '.join(group)})"
         return None
 
     def key_variables(self) -> set[str]:

@@ -4,6 +4,8 @@ name what to set or install."""
 
 import sys
 
+import pytest
+
 from support.llm_server import Reply, event_frame
 from support.provider_streams import collect, run
 
@@ -84,3 +86,39 @@ def test_claude_gets_cache_points_and_its_thinking_fields_as_pi_sends_them(llm_s
     fields = body["additionalModelRequestFields"]
     assert fields["thinking"]["type"] == "enabled" and fields["thinking"]["display"] == "summarized"
     assert fields["anthropic_beta"] == ["interleaved-thinking-2025-05-14"]
+
+
+def test_the_clouds_own_credentials_make_bedrock_and_vertex_usable_without_a_key():
+    from pi_core.app.registry import ModelRegistry
+
+    def available(env):
+        registry = ModelRegistry(builtin_models(), agent_dir="/nonexistent", env=env, models_json=False)
+        return {m.provider for m in registry.available()} & {"amazon-bedrock", "google-vertex"}
+
+    assert available({}) == set()
+    assert available({"AWS_PROFILE": "work"}) == {"amazon-bedrock"}
+    assert available({"AWS_ACCESS_KEY_ID": "a"}) == set()  # half a pair is no credentials
+    assert available({"GOOGLE_APPLICATION_CREDENTIALS": "/adc.json", "GOOGLE_CLOUD_PROJECT": "p",
+                      "GOOGLE_CLOUD_LOCATION": "us-central1"}) == {"google-vertex"}
+
+
+@pytest.mark.process
+def test_pi_p_signs_a_bedrock_request_with_the_aws_keys_alone(tmp_path, llm_server):
+    import json
+    import os
+    import subprocess
+
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    (agent / "models.json").write_text(json.dumps({"providers": {"amazon-bedrock": {"baseUrl": llm_server.url}}}))
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "PI_CODING_AGENT_DIR": str(agent),
+           "AWS_ACCESS_KEY_ID": "AKIDPROCESS", "AWS_SECRET_ACCESS_KEY": "s", "AWS_REGION": "us-west-2",
+           "AWS_EC2_METADATA_DISABLED": "true", "AWS_CONFIG_FILE": "/nonexistent", "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent"}
+    llm_server.push(Reply(text="From Bedrock."))
+    done = subprocess.run([sys.executable, "-m", "pi_core.app.cli", "--model",
+                           "amazon-bedrock/us.anthropic.claude-sonnet-4-5-20250929-v1:0", "--no-session", "-p", "Hi"],
+                          env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "From Bedrock."
+    assert "Credential=AKIDPROCESS/" in llm_server.requests[0].headers["authorization"]
+    assert "/us-west-2/bedrock/" in llm_server.requests[0].headers["authorization"]
