@@ -1,10 +1,18 @@
 """Keys: ``<agent dir>/auth.json`` (pi's format, written 0600) and config values that
 may be ``!command`` (its output), the name of an environment variable (its value) or the
 key itself. Keys never appear in reprs, errors or logs. A prompt with no model or no key
-stops before any request (:class:`MissingAuthError`)."""
+stops before any request (:class:`MissingAuthError`).
+
+auth.json also holds the subscription sign-ins (``{"type": "oauth", "refresh", "access",
+"expires", ...}``, :mod:`pi_core.app.signins`). An expired one is refreshed before the
+request, under the lock pi takes on auth.json (proper-lockfile's: the directory
+``auth.json.lock``, stale after 30 s, its time kept fresh while held), so two processes,
+ours or pi's, refresh once: the second waits, re-reads and uses the new token.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -57,6 +65,99 @@ def _strip_json_comments(text: str) -> str:
     return re.sub(r'"(?:\\.|[^"\\])*"|,(\s*[}\]])', lambda m: m.group(1) if m.group(1) is not None else m.group(0), text)
 
 
+class SignInExpiredError(RuntimeError):
+    """A sign-in's token could not be refreshed: the message names the provider and says
+    to sign in again."""
+
+
+#: proper-lockfile's defaults as pi uses them: stale after 30 s (async refresh) or 10 s
+#: (a plain write); the holder touches the lock every half of that.
+LOCK_STALE_S = 30.0
+WRITE_LOCK_STALE_S = 10.0
+
+
+def _lock_path(path: Path) -> Path:
+    return path.with_name(path.name + ".lock")
+
+
+def _try_lock(lock: Path, stale: float) -> bool:
+    """Take the lock directory (mkdir is atomic); a lock older than ``stale`` seconds
+    was left by a process that died and is taken over."""
+    try:
+        os.mkdir(lock)
+        return True
+    except FileExistsError:
+        pass
+    try:
+        if os.stat(lock).st_mtime >= time.time() - stale:
+            return False
+        os.rmdir(lock)
+        os.mkdir(lock)
+        return True
+    except OSError:  # gone meanwhile, or taken by another: try again later
+        return False
+
+
+def _unlock(lock: Path) -> None:
+    try:
+        os.rmdir(lock)
+    except OSError:
+        pass
+
+
+class _SyncLock:
+    """For a plain write (a key stored, a sign-in removed): 10 tries 20 ms apart, as pi."""
+
+    def __init__(self, path: Path):
+        self.lock = _lock_path(path)
+
+    def __enter__(self):
+        for attempt in range(10):
+            if _try_lock(self.lock, WRITE_LOCK_STALE_S):
+                return self
+            time.sleep(0.02)
+        raise TimeoutError(f"{self.lock} is held by another pi process; try again")
+
+    def __exit__(self, *exc) -> None:
+        _unlock(self.lock)
+
+
+class _AsyncLock:
+    """For a refresh: proper-lockfile's retries as pi configures them (10, from 100 ms
+    doubling to at most 10 s, randomised), the lock's time refreshed every 15 s."""
+
+    def __init__(self, path: Path):
+        self.lock = _lock_path(path)
+        self._touch: asyncio.Task | None = None
+
+    async def __aenter__(self):
+        import random
+
+        delay = 0.1
+        for attempt in range(11):
+            if _try_lock(self.lock, LOCK_STALE_S):
+                self._touch = asyncio.ensure_future(self._keep_fresh())
+                return self
+            if attempt == 10:
+                break
+            await asyncio.sleep(min(delay * (1 + random.random()), 10.0))
+            delay = min(delay * 2, 10.0)
+        raise TimeoutError(f"{self.lock} is held by another pi process; try again")
+
+    async def _keep_fresh(self) -> None:
+        while True:
+            await asyncio.sleep(LOCK_STALE_S / 2)
+            try:
+                os.utime(self.lock)
+            except OSError:
+                return
+
+    async def __aexit__(self, *exc) -> None:
+        if self._touch is not None:
+            self._touch.cancel()
+        _unlock(self.lock)
+
+
 class AuthStorage:
     """``<agent dir>/auth.json``: ``{"<provider>": {"type": "api_key", "key": "..."}}``.
     Written atomically, created with mode 0600 in a 0700 folder."""
@@ -65,13 +166,28 @@ class AuthStorage:
         self.path = Path(path)
         self.error: str | None = None
         self._data: dict[str, Any] = {}
+        self._loaded: tuple | None = None
         self.reload()
 
     def __repr__(self) -> str:
         return f"<AuthStorage {self.path} providers={sorted(self._data)}>"
 
+    def _stamp(self) -> tuple | None:
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return None
+        return st.st_mtime_ns, st.st_size, st.st_ino
+
+    def _fresh(self) -> None:
+        """Re-read the file when it changed since it was read (a /login or a refresh by
+        this or another process, pi's too): one stat."""
+        if self._stamp() != self._loaded:
+            self.reload()
+
     def reload(self) -> None:
         self.error = None
+        self._loaded = self._stamp()
         try:
             text = self.path.read_text(encoding="utf-8")
         except FileNotFoundError:
@@ -89,19 +205,21 @@ class AuthStorage:
 
     @property
     def providers(self) -> list[str]:
+        self._fresh()
         return list(self._data)
 
     def has(self, provider: str) -> bool:
+        self._fresh()
         return isinstance(self._data.get(provider), dict)
 
     def api_key(self, provider: str, env: Mapping[str, str] | None = None) -> str | None:
+        self._fresh()
         entry = self._data.get(provider)
         if not isinstance(entry, dict):
             return None
-        if entry.get("type") == "oauth":  # a token from pi's /login; usable until it expires
-            expires = entry.get("expires")
+        if entry.get("type") == "oauth":  # a sign-in's token: usable until it expires
             access = entry.get("access")
-            if isinstance(access, str) and (not isinstance(expires, (int, float)) or expires > time.time() * 1000):
+            if isinstance(access, str) and not self.needs_refresh(provider):
                 return access
             return None
         key = entry.get("key")
@@ -127,22 +245,98 @@ class AuthStorage:
                     found.append((provider, value, None))
         return found
 
-    def set_api_key(self, provider: str, key: str) -> None:
-        self.reload()
-        if self.error:
-            raise ValueError(f"{self.error}: fix or remove it before storing a key")
-        data = dict(self._data)
-        data[provider] = {"type": "api_key", "key": key}
-        self._write(data)
+    def get(self, provider: str) -> dict | None:
+        self._fresh()
+        entry = self._data.get(provider)
+        return dict(entry) if isinstance(entry, dict) else None
 
-    def remove(self, provider: str) -> None:
-        self.reload()
-        if provider in self._data:
+    def needs_refresh(self, provider: str) -> bool:
+        """A sign-in whose token has expired (pi refreshes at ``expires``, which the
+        sign-ins set a few minutes early)."""
+        self._fresh()
+        entry = self._data.get(provider)
+        if not isinstance(entry, dict) or entry.get("type") != "oauth":
+            return False
+        expires = entry.get("expires")
+        return not isinstance(expires, (int, float)) or time.time() * 1000 >= expires
+
+    def set_api_key(self, provider: str, key: str) -> None:
+        self.set(provider, {"type": "api_key", "key": key})
+
+    def set_oauth(self, provider: str, credentials: dict) -> None:
+        self.set(provider, {"type": "oauth", **credentials})
+
+    def set(self, provider: str, entry: dict) -> None:
+        """Store one provider's entry, the others as they are on disk now (under the lock)."""
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        with _SyncLock(self.path):
+            self.reload()
+            if self.error:
+                raise ValueError(f"{self.error}: fix or remove it before storing a key")
+            self._write({**self._data, provider: entry})
+
+    def remove(self, provider: str) -> bool:
+        """Forget a provider's key or sign-in; False when there was none."""
+        if not self.path.exists():
+            return False
+        with _SyncLock(self.path):
+            self.reload()
+            if provider not in self._data:
+                return False
             data = dict(self._data)
             del data[provider]
             self._write(data)
+            return True
+
+    async def login(self, provider: str, callbacks, **options) -> None:
+        """Run ``provider``'s sign-in (:mod:`pi_core.app.signins`) and store it."""
+        from pi_core.app.signins import sign_in
+
+        flow = sign_in(provider)
+        if flow is None:
+            raise ValueError(f"{provider} has no sign-in; store an API key for it instead")
+        self.set_oauth(provider, await flow.login(callbacks, **options))
+
+    async def refreshed_key(self, provider: str) -> str | None:
+        """The token of ``provider``'s sign-in, refreshed first when it has expired: under
+        the lock, with auth.json re-read (another process may have refreshed it), and the
+        new credentials written back. Raises :class:`SignInExpiredError` when the provider
+        refuses the refresh (the stored sign-in is kept, for a later try)."""
+        from pi_core.app.signins import sign_in
+
+        flow = sign_in(provider)
+        self.reload()
+        if flow is None or not self.needs_refresh(provider):
+            entry = self._data.get(provider)
+            return entry.get("access") if isinstance(entry, dict) and not self.needs_refresh(provider) else None
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if not self.path.exists():
+            self._write({})
+        detail = ""
+        async with _AsyncLock(self.path):
+            self.reload()
+            entry = self._data.get(provider)
+            if not isinstance(entry, dict) or entry.get("type") != "oauth":
+                return None
+            if not self.needs_refresh(provider):
+                return flow.api_key(entry)
+            try:
+                fresh = await flow.refresh(entry)
+            except Exception as exc:
+                detail = str(exc) or type(exc).__name__
+            else:
+                self._write({**self._data, provider: {"type": "oauth", **fresh}})
+                return flow.api_key(fresh)
+        self.reload()  # another process may have refreshed it meanwhile
+        if not self.needs_refresh(provider) and isinstance(self._data.get(provider), dict):
+            return flow.api_key(self._data[provider])
+        raise SignInExpiredError(
+            f"The {flow.name} sign-in ({provider}) has expired and could not be refreshed "
+            f"({_without_secrets(detail, entry)}). Use /login to sign in to {provider} again "
+            f"(or `pi auth login {provider}`).")
 
     def _write(self, data: dict) -> None:
+        """Replace the file (atomically; 0600 in a 0700 folder). Callers hold the lock."""
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         temp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -157,3 +351,12 @@ class AuthStorage:
             temp.unlink(missing_ok=True)
             raise
         self._data = data
+        self._loaded = self._stamp()
+
+
+def _without_secrets(text: str, entry: dict) -> str:
+    for field in ("access", "refresh"):
+        value = entry.get(field)
+        if isinstance(value, str) and len(value) > 3:
+            text = text.replace(value, "[redacted]")
+    return text[:300]

@@ -16,6 +16,7 @@ Keys never appear in reprs, errors or logs.
 
 from __future__ import annotations
 
+import inspect
 import os
 import re
 from pathlib import Path
@@ -151,6 +152,9 @@ class ModelRegistry:
             return f"environment ({self.env_var(model)})"
         if (self._settings.get(model.provider) or ProviderConfig()).api_key:
             return "models.json"
+        for group in (model.compat or {}).get("credentialsEnv") or ():  # a cloud's own credentials
+            if group and all(self.env.get(name) for name in group):
+                return f"environment ({', '.join(group)})"
         return None
 
     def key_variables(self) -> set[str]:
@@ -190,11 +194,15 @@ class ModelRegistry:
         return (self.key_source(model) is not None or (settings is not None and settings.custom)
                 or not model.base_url or _is_local(model.base_url) or model.key in self.local)
 
-    def api_key(self, model: Model) -> str | None:
-        """The key for a request to ``model`` (``None``: send none, fine for local servers)."""
+    def api_key(self, model: Model) -> Any:
+        """The key for a request to ``model`` (``None``: send none, fine for local servers).
+        A sign-in whose token has expired gives an awaitable instead, which refreshes it
+        (:meth:`AuthStorage.refreshed_key`; the loop awaits what this returns)."""
         key = self._runtime_keys.get(model.provider)
         if key:
             return key
+        if self.auth.needs_refresh(model.provider):
+            return self.auth.refreshed_key(model.provider)
         key = self.auth.api_key(model.provider, self.env)
         if key:
             return key
@@ -209,6 +217,9 @@ class ModelRegistry:
         settings = self._settings.get(model.provider)
         if settings is not None and settings.auth_header:
             key = self.api_key(model)
+            if inspect.isawaitable(key):  # a sign-in's refresh: its token is the key itself
+                key.close()
+                key = None
             if key:
                 return {"Authorization": f"Bearer {key}"}
         return {}

@@ -25,6 +25,7 @@ from pi_core.protocol.messages import (
 )
 from pi_core.protocol.model import Model, calculate_cost
 from pi_core.protocol.provider import LlmContext, StreamOptions
+from pi_plugins.providers.copilot import adapt as adapt_for_copilot, is_copilot
 from pi_plugins.providers.failures import classify
 from pi_plugins.providers.http import (
     HttpRequest,
@@ -43,6 +44,33 @@ VERSION = "2023-06-01"
 FINE_GRAINED_TOOL_STREAMING_BETA = "fine-grained-tool-streaming-2025-05-14"
 INTERLEAVED_THINKING_BETA = "interleaved-thinking-2025-05-14"
 IMAGE_ONLY_RESULT = "(see attached image)"
+#: A Claude Pro/Max sign-in's requests (pi's): Bearer token, these betas and headers,
+#: Claude Code's identity first in the system prompt, its tools under Claude Code's names.
+OAUTH_BETAS = ("claude-code-20250219", "oauth-2025-04-20")
+CLAUDE_CODE_VERSION = "2.1.75"
+CLAUDE_CODE_IDENTITY = "You are Claude Code, Anthropic's official CLI for Claude."
+CLAUDE_CODE_TOOLS = {name.lower(): name for name in (
+    "Read", "Write", "Edit", "Bash", "Grep", "Glob", "AskUserQuestion", "EnterPlanMode",
+    "ExitPlanMode", "KillShell", "NotebookEdit", "Skill", "Task", "TaskOutput", "TodoWrite",
+    "WebFetch", "WebSearch")}
+
+
+def is_oauth_token(key: str | None) -> bool:
+    """A Claude subscription's access token (pi tells them by this mark)."""
+    return bool(key) and "sk-ant-oat" in key
+
+
+def claude_code_name(name: str) -> str:
+    return CLAUDE_CODE_TOOLS.get(name.lower(), name)
+
+
+def tool_name_from_wire(name: str, tools) -> str:
+    """The caller's tool a streamed name stands for (a Claude Code name comes back in
+    its casing): exact, else the one tool whose name matches ignoring case."""
+    if not tools or any(t.name == name for t in tools):
+        return name
+    lower = name.lower()
+    return next((t.name for t in tools if t.name.lower() == lower), name)
 REDACTED_THINKING = "[Reasoning redacted]"
 
 STOP_REASONS = {
@@ -103,7 +131,7 @@ def _result_content(content: list) -> str | list:
     return blocks
 
 
-def _assistant_blocks(message: AssistantMessage) -> list[dict]:
+def _assistant_blocks(message: AssistantMessage, oauth: bool = False) -> list[dict]:
     blocks: list[dict] = []
     for block in message.content:
         if isinstance(block, TextContent):
@@ -119,11 +147,12 @@ def _assistant_blocks(message: AssistantMessage) -> list[dict]:
             else:
                 blocks.append({"type": "thinking", "thinking": block.thinking, "signature": block.thinking_signature})
         elif getattr(block, "type", None) == "toolCall":
-            blocks.append({"type": "tool_use", "id": block.id, "name": block.name, "input": block.arguments or {}})
+            name = claude_code_name(block.name) if oauth else block.name
+            blocks.append({"type": "tool_use", "id": block.id, "name": name, "input": block.arguments or {}})
     return blocks
 
 
-def convert_messages(model: Model, messages: list, cache: dict | None) -> list[dict]:
+def convert_messages(model: Model, messages: list, cache: dict | None, oauth: bool = False) -> list[dict]:
     messages = transform_messages(messages, model, lambda id, *_: keep_id_chars(id, 64))
     params: list[dict] = []
     i = 0
@@ -142,7 +171,7 @@ def convert_messages(model: Model, messages: list, cache: dict | None) -> list[d
                 if blocks:
                     params.append({"role": "user", "content": blocks})
         elif isinstance(message, AssistantMessage):
-            blocks = _assistant_blocks(message)
+            blocks = _assistant_blocks(message, oauth)
             if blocks:
                 params.append({"role": "assistant", "content": blocks})
         elif isinstance(message, ToolResultMessage):
@@ -164,7 +193,7 @@ def convert_messages(model: Model, messages: list, cache: dict | None) -> list[d
     return params
 
 
-def build_body(model: Model, context: LlmContext, options: StreamOptions) -> dict:
+def build_body(model: Model, context: LlmContext, options: StreamOptions, oauth: bool = False) -> dict:
     cache = cache_control(model)
     level = options.thinking_level if options.thinking_level not in (None, "off") else None
     thinking_on = bool(model.reasoning and level)
@@ -174,12 +203,16 @@ def build_body(model: Model, context: LlmContext, options: StreamOptions) -> dic
         limit, budget = budget_for(level, limit, model.max_tokens)
     body: dict[str, Any] = {
         "model": model.id,
-        "messages": convert_messages(model, context.messages, cache),
+        "messages": convert_messages(model, context.messages, cache, oauth),
         "max_tokens": limit or model.max_tokens // 3,
         "stream": True,
     }
+    marked = {"cache_control": cache} if cache else {}
+    system = [{"type": "text", "text": CLAUDE_CODE_IDENTITY, **marked}] if oauth else []
     if context.system_prompt:
-        body["system"] = [{"type": "text", "text": context.system_prompt, **({"cache_control": cache} if cache else {})}]
+        system.append({"type": "text", "text": context.system_prompt, **marked})
+    if system:
+        body["system"] = system
     if options.temperature is not None and not thinking_on:
         body["temperature"] = options.temperature
     if context.tools:
@@ -187,7 +220,8 @@ def build_body(model: Model, context: LlmContext, options: StreamOptions) -> dic
         tools = []
         for n, tool in enumerate(context.tools):
             schema = tool.parameters or {}
-            item: dict[str, Any] = {"name": tool.name, "description": tool.description}
+            item: dict[str, Any] = {"name": claude_code_name(tool.name) if oauth else tool.name,
+                                    "description": tool.description}
             if eager:
                 item["eager_input_streaming"] = True
             item["input_schema"] = {"type": "object", "properties": schema.get("properties") or {},
@@ -251,7 +285,8 @@ class MessagesReader(StreamReader):
             elif btype == "redacted_thinking":
                 event_out = builder.thinking_start(signature=block.get("data"), text=REDACTED_THINKING, redacted=True)
             elif btype in ("tool_use", "server_tool_use"):
-                event_out = builder.toolcall_start(block.get("id", ""), block.get("name", ""))
+                name = tool_name_from_wire(block.get("name", ""), self.context.tools)
+                event_out = builder.toolcall_start(block.get("id", ""), name)
                 self.blocks[data.get("index")] = len(builder.message.content) - 1
                 initial = block.get("input")
                 if isinstance(initial, dict) and initial:
@@ -327,13 +362,28 @@ class AnthropicProvider(SseProvider):
         if not adaptive_thinking(model.id):
             betas.append(INTERLEAVED_THINKING_BETA)
         headers = {"anthropic-version": VERSION, "accept": "application/json", "content-type": "application/json"}
-        if options.api_key:
+        copilot = is_copilot(model)
+        oauth = not copilot and is_oauth_token(options.api_key)
+        if copilot:  # GitHub Copilot's Claude: its token as Bearer
+            headers["anthropic-dangerous-direct-browser-access"] = "true"
+            if options.api_key:
+                headers["authorization"] = f"Bearer {options.api_key}"
+        elif oauth:  # a Claude Pro/Max sign-in: as pi sends it
+            headers.update({"authorization": f"Bearer {options.api_key}",
+                            "anthropic-dangerous-direct-browser-access": "true",
+                            "anthropic-beta": ",".join((*OAUTH_BETAS, *betas)),
+                            "user-agent": f"claude-cli/{CLAUDE_CODE_VERSION}", "x-app": "cli"})
+        elif options.api_key:
             headers["x-api-key"] = options.api_key
-        if betas:
+        if betas and not oauth:
             headers["anthropic-beta"] = ",".join(betas)
         headers.update(model.headers or {})
         headers.update(options.headers or {})
-        return HttpRequest(join_url(model.base_url, "/v1/messages"), headers, build_body(model, context, options))
+        request = HttpRequest(join_url(model.base_url, "/v1/messages"), headers,
+                              build_body(model, context, options, oauth))
+        if copilot:
+            adapt_for_copilot(model, context, options, request)
+        return request
 
     def reader(self, builder, model, context) -> StreamReader:
         return MessagesReader(builder, model, context)

@@ -1,6 +1,6 @@
-"""The built-in model catalogue: the main models of OpenAI, Anthropic and Google, with
-entries for OpenRouter, Groq, DeepSeek, Mistral and xAI (``catalogue.json``, in
-models.json's schema plus each provider's ``apiKeyEnv``; facts from pi's catalogue).
+"""The built-in model catalogue: every provider and model of pi 0.73.1
+(``catalogue.json``, in models.json's schema plus each provider's ``apiKeyEnv``;
+``scripts/regenerate_catalogue.py`` writes it from pi's package).
 
 Users add or override models in ``<agent dir>/models.json``; the registry applies it on
 top of what this plugin registers.
@@ -19,9 +19,18 @@ from pi_core.app.models_json import models_from_config
 CATALOGUE = Path(__file__).with_name("catalogue.json")
 
 
+#: The base URL of a provider that has none in the catalogue (Azure: its provider takes
+#: the resource from the environment when a request is made). Not empty: an empty base
+#: URL means an in-process provider, which needs no key.
+NO_BASE_URL = "unset://from-the-environment"
+
+
 @lru_cache(maxsize=1)
 def _catalogue() -> tuple[Model, ...]:
-    models, _ = models_from_config(json.loads(CATALOGUE.read_text(encoding="utf-8")), env={})
+    document = json.loads(CATALOGUE.read_text(encoding="utf-8"))
+    for provider in document["providers"].values():
+        provider.setdefault("baseUrl", NO_BASE_URL)
+    models, _ = models_from_config(document, env={})
     return tuple(models)
 
 

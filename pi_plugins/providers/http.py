@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import sys
 from typing import Any, AsyncIterator, Iterable
@@ -24,6 +25,7 @@ try:
 except ImportError:  # pragma: no cover - a dependency; the standard library still works
     orjson = None
 
+from pi_core.app.origins import rewrite as rewrite_origin
 from pi_core.protocol.messages import Failure
 from pi_core.protocol.model import Model
 from pi_core.protocol.provider import LlmContext, StreamOptions
@@ -105,6 +107,23 @@ def truncated(what: str) -> StreamError:
     return StreamError(f"Connection lost: the stream ended before {what}", Failure(kind="retryable"))
 
 
+_URL_VARIABLE = re.compile(r"\{([A-Z][A-Z0-9_]*)\}")
+
+
+def environment_url(url: str) -> str:
+    """A catalogue URL's ``{VARIABLE}`` parts from the environment, as pi fills them
+    (Cloudflare's ``{CLOUDFLARE_ACCOUNT_ID}``); an unset one says which to set."""
+    if "{" not in url:
+        return url
+
+    def value(match: re.Match) -> str:
+        found = os.environ.get(match[1])
+        if not found:
+            raise ValueError(f"the base URL {url} needs the environment variable {match[1]}")
+        return found
+    return _URL_VARIABLE.sub(value, url)
+
+
 def join_url(base: str, path: str) -> str:
     return base.rstrip("/") + path
 
@@ -182,6 +201,10 @@ class JsonBody:
     async def stream(self):
         for piece in self._pieces():
             yield piece
+
+    def whole(self) -> bytes:
+        """Every byte that will be sent, at once (to sign it)."""
+        return self.data if self.data is not None else b"".join(bytes(p) for p in self._pieces())
 
 
 def request_content(body: Any, headers: dict[str, str]) -> tuple[Any, dict[str, str]]:
@@ -281,6 +304,16 @@ class SseProvider:
     def reader(self, builder: MessageBuilder, model: Model, context: LlmContext) -> StreamReader:
         raise NotImplementedError
 
+    def decoder(self) -> Any:
+        """What turns the response's bytes into events (``feed(bytes)`` and ``close()``,
+        each returning :class:`SseEvent` objects): server-sent events, unless the wire
+        frames them otherwise (Bedrock's binary event stream)."""
+        return SseDecoder()
+
+    def finalize(self, request: HttpRequest, body: Any) -> None:
+        """The last word on a request, with the body as it will be sent (after the
+        ``before_provider_request`` hooks): a provider that signs requests signs here."""
+
     #: Retries of a transient failure inside the provider, before the harness sees it
     #: (the setting ``retry.provider.maxRetries`` overrides it): pi's OpenAI and
     #: Anthropic SDKs retry twice, its Google SDK not at all.
@@ -323,6 +356,7 @@ class SseProvider:
                     watch.response = None
                     url, method, headers = redirect(url, response.status_code, location,
                                                     method, headers)
+                    url = rewrite_origin(url)
                     client = await http_client(url)
                     continue
                 if response.status_code not in RETRY_STATUSES or attempt >= retries \
@@ -358,7 +392,9 @@ class SseProvider:
         request, sent = None, 0
         try:
             request = self.build_request(model, context, options)
+            request.url = rewrite_origin(environment_url(request.url))  # PI_PROVIDER_ORIGINS
             body = await options.prepare_payload(request.body)
+            self.finalize(request, body)
             if signal.aborted:
                 raise asyncio.CancelledError
             watch = _AbortWatch(signal)
@@ -399,7 +435,7 @@ class SseProvider:
                 else:
                     yield builder.start()
                     reader = self.reader(builder, model, context)
-                    decoder = SseDecoder()
+                    decoder = self.decoder()
                     watch.reading = True
                     async for chunk in response.aiter_bytes():
                         watch.reading = False
@@ -485,7 +521,7 @@ def too_long_note(asked_ms: int, options: StreamOptions) -> str:
 #: Media types a streaming answer may come as: server-sent events, or the JSON of an
 #: API that answers a stream request whole. A missing header says nothing wrong.
 _STREAM_TYPES = ("text/event-stream", "application/json", "application/x-ndjson",
-                 "application/jsonl", "application/stream+json")
+                 "application/jsonl", "application/stream+json", "application/vnd.amazon.eventstream")
 
 
 def streams(content_type: str | None) -> bool:

@@ -39,6 +39,7 @@ from pi_core.protocol.messages import (
 from pi_core.protocol.model import Model, calculate_cost
 from pi_core.protocol.provider import LlmContext, StreamOptions
 from pi_core.app.tokens import estimate_usage, usage_tokens
+from pi_plugins.providers.copilot import adapt as adapt_for_copilot, is_copilot
 from pi_plugins.providers.failures import classify
 from pi_plugins.providers.http import (
     HttpRequest,
@@ -517,7 +518,10 @@ class OpenAICompletionsProvider(SseProvider):
                             "x-session-affinity": options.session_id})
         headers.update(options.headers or {})
         body = build_body(model, context, options, compat)
-        return HttpRequest(join_url(model.base_url, "/chat/completions"), headers, body)
+        request = HttpRequest(join_url(model.base_url, "/chat/completions"), headers, body)
+        if is_copilot(model):
+            adapt_for_copilot(model, context, options, request)
+        return request
 
     def reader(self, builder, model, context) -> StreamReader:
         return CompletionsReader(builder, model, context)

@@ -28,7 +28,7 @@ def test_a_307_is_followed_with_the_same_body_and_headers(llm_server, api):
     assert message.text == "Found you." and message.stop_reason == "stop"
     assert second.query["moved"] == ["1"] and second.path == first.path
     assert second.raw == first.raw and second.method == "POST"
-    key_headers = {"authorization", "x-api-key", "x-goog-api-key"}
+    key_headers = {"authorization", "x-api-key", "x-goog-api-key", "api-key"}
     assert {k: v for k, v in second.headers.items() if k in key_headers} == \
         {k: v for k, v in first.headers.items() if k in key_headers} != {}
 
@@ -42,7 +42,7 @@ def test_credentials_are_not_sent_on_to_another_origin(llm_server, api):
         [arrived] = other.requests
     assert message.text == "Elsewhere."
     assert arrived.raw == llm_server.requests[0].raw
-    assert not {"authorization", "x-api-key", "x-goog-api-key"} & set(arrived.headers)
+    assert not {"authorization", "x-api-key", "x-goog-api-key", "api-key"} & set(arrived.headers)
     assert "test-key" not in str(arrived.headers) and "test-key" not in str(arrived.query)
 
 

@@ -42,8 +42,9 @@ def test_catalogue_has_the_main_models_with_prices_and_limits():
     assert models["openai/gpt-5"].api == "openai-responses"
     assert models["google/gemini-2.5-flash"].api_key_env == "GEMINI_API_KEY"
     assert any(m.provider == "deepseek" for m in models.values())
-    assert {m.api for m in models.values()} == {"anthropic-messages", "openai-responses", "openai-completions",
-                                                "google-generative-ai"}
+    assert {m.api for m in models.values()} >= {"anthropic-messages", "openai-responses", "openai-completions",
+                                                "google-generative-ai", "openai-codex-responses"}
+    assert len({m.provider for m in models.values()}) == 31 and len(models) == 969  # pi 0.73.1's
 
 
 def test_the_plugins_register_the_catalogue_and_one_provider_per_api():
@@ -194,11 +195,16 @@ def test_the_auth_header_option_adds_a_bearer_token(tmp_path):
     ("claude-sonnet-4-5", "anthropic/claude-sonnet-4-5", None),
     ("CLAUDE-SONNET-4-5", "anthropic/claude-sonnet-4-5", None),
     ("anthropic/claude-sonnet-4-5:high", "anthropic/claude-sonnet-4-5", "high"),
-    ("gpt-5:minimal", "openai/gpt-5", None),  # "gpt-5:minimal" is no id; the level is
-    ("sonnet-4-5", "anthropic/claude-sonnet-4-5", None),  # the alias, not the dated version
-    ("opus-4-1", "anthropic/claude-opus-4-1", None),
+    # Partial patterns over pi 0.73.1's whole catalogue pick what pi picks (the alias that
+    # sorts highest: pi answers "No API key found for openrouter" / "amazon-bedrock" too)
+    ("gpt-5:minimal", "openrouter/openai/gpt-5.5-pro", None),  # "gpt-5:minimal" is no id; the level is
+    ("sonnet-4-5", "amazon-bedrock/us.anthropic.claude-sonnet-4-5-20250929-v1:0", None),
+    ("anthropic/sonnet-4-5", "anthropic/claude-sonnet-4-5", None),  # the alias, not the dated version
+    ("opus-4-1", "amazon-bedrock/us.anthropic.claude-opus-4-1-20250805-v1:0", None),
+    ("anthropic/opus-4-1", "anthropic/claude-opus-4-1", None),
     ("openrouter/anthropic/claude-sonnet-4", "openrouter/anthropic/claude-sonnet-4", None),
-    ("gemini-2.5-flash:off", "google/gemini-2.5-flash", "off"),
+    ("gemini-2.5-flash:off", "openrouter/google/gemini-2.5-flash-lite-preview-09-2025", "off"),
+    ("google/gemini-2.5-flash:off", "google/gemini-2.5-flash", "off"),
 ])
 def test_patterns_resolve_like_pi(tmp_path, pattern, key, level):
     reg = registry(tmp_path)

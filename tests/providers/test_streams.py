@@ -6,7 +6,7 @@ import base64
 
 import pytest
 from support.provider_streams import PROVIDERS, collect, run
-from support.llm_server import ANTHROPIC, COMPLETIONS, GOOGLE, RESPONSES, Reply
+from support.llm_server import ANTHROPIC, AZURE, BEDROCK, CODEX, COMPLETIONS, GOOGLE, MISTRAL, RESPONSES, VERTEX, Reply
 
 from pi_core.protocol.codec import to_json
 from pi_core.protocol.messages import ImageContent, TextContent, ToolResultMessage, UserMessage, AssistantMessage, ToolCall
@@ -52,7 +52,7 @@ def test_text_thinking_parallel_tool_calls_usage_and_cost(llm_server, api):
     assert message.usage.cost.output == pytest.approx(300 * 15 / 1e6)
     assert message.usage.cost.cache_read == pytest.approx(400 * 0.3 / 1e6)
     assert message.usage.cost.total == pytest.approx((1200 * 3 + 300 * 15 + 400 * 0.3) / 1e6)
-    assert message.response_id
+    assert message.response_id or api == BEDROCK  # Bedrock's stream names no response
     assert (message.api, message.provider, message.model) == (api, model.provider, "test-model")
 
 
@@ -103,7 +103,7 @@ def test_the_message_is_the_same_whatever_the_chunk_boundaries(llm_server, api, 
     for m in messages:
         data = to_json(m)
         data.pop("timestamp")
-        if api == GOOGLE:  # Gemini gives calls no ids; ours carry the time
+        if api in (GOOGLE, VERTEX):  # Gemini gives calls no ids; ours carry the time
             for block in data["content"]:
                 block.pop("id", None)
         shapes.append(data)
@@ -151,16 +151,19 @@ def test_images_in_user_messages_and_tool_results_go_in_each_apis_format(llm_ser
     body = llm_server.requests[-1].body
     text = str(body)
     assert text.count(PNG) == 2
-    if api == COMPLETIONS:
+    if api in (COMPLETIONS, MISTRAL):
         assert body["messages"][0]["content"][1] == {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG}"}}
         assert body["messages"][-1]["content"][1]["image_url"]["url"] == f"data:image/jpeg;base64,{PNG}"
-    elif api == RESPONSES:
+    elif api in (RESPONSES, CODEX, AZURE):
         assert body["input"][0]["content"][1] == {"type": "input_image", "detail": "auto",
                                                   "image_url": f"data:image/png;base64,{PNG}"}
         assert body["input"][-1]["output"][1]["type"] == "input_image"
     elif api == ANTHROPIC:
         assert body["messages"][0]["content"][1]["source"] == {"type": "base64", "media_type": "image/png", "data": PNG}
         assert body["messages"][-1]["content"][0]["content"][1]["source"]["media_type"] == "image/jpeg"
+    elif api == BEDROCK:
+        assert body["messages"][0]["content"][1] == {"image": {"format": "png", "source": {"bytes": PNG}}}
+        assert body["messages"][-1]["content"][0]["toolResult"]["content"][1]["image"]["format"] == "jpeg"
     else:
         assert body["contents"][0]["parts"][1] == {"inlineData": {"mimeType": "image/png", "data": PNG}}
         response = body["contents"][-1]["parts"][0]["functionResponse"]  # Gemini 3 style: inside
@@ -182,26 +185,33 @@ def test_request_carries_key_headers_and_options(llm_server, api):
     options = StreamOptions(api_key="sk-secret", temperature=0.25, max_tokens=777, headers={"x-extra": "1"})
     run(collect(model, context(), options))
     request = llm_server.requests[-1]
-    auth = {ANTHROPIC: "x-api-key", GOOGLE: "x-goog-api-key"}.get(api, "authorization")
+    auth = {ANTHROPIC: "x-api-key", GOOGLE: "x-goog-api-key", AZURE: "api-key",
+            VERTEX: "x-goog-api-key"}.get(api, "authorization")
     assert request.headers[auth].endswith("sk-secret")
     assert request.headers["x-model"] == "m" and request.headers["x-extra"] == "1"
     body = request.body
-    if api == GOOGLE:
+    if api == BEDROCK:
+        assert body["inferenceConfig"] == {"maxTokens": 777, "temperature": 0.25}
+        assert request.path == "/model/test-model/converse-stream"
+    elif api in (GOOGLE, VERTEX):
         assert body["generationConfig"]["temperature"] == 0.25
         assert body["generationConfig"]["maxOutputTokens"] == 777
         assert request.path.endswith("/models/test-model:streamGenerateContent") and request.query == {"alt": ["sse"]}
     else:
         assert body["temperature"] == 0.25
-        assert 777 in body.values()
+        assert 777 in body.values() or api == CODEX  # pi sends ChatGPT's backend no output limit
         assert body["stream"] is True
 
 
 def test_local_servers_need_no_key(llm_server, api):
+    if api in (CODEX, VERTEX, BEDROCK):
+        pytest.skip("ChatGPT's backend, Vertex AI and Bedrock are never local: a request always carries "
+                    "a token, a key or a signature")
     llm_server.push(Reply(text="ok"))
     events, message = run(collect(llm_server.model(api), context(), StreamOptions()))
     headers = llm_server.requests[-1].headers
     assert message.stop_reason == "stop"
-    assert not {"authorization", "x-api-key", "x-goog-api-key"} & set(headers)
+    assert not {"authorization", "x-api-key", "x-goog-api-key", "api-key"} & set(headers)
 
 
 def test_before_provider_request_may_replace_the_payload_and_the_response_is_reported(llm_server, api):
@@ -216,7 +226,7 @@ def test_before_provider_request_may_replace_the_payload_and_the_response_is_rep
     llm_server.push(Reply(text="ok"))
     run(collect(llm_server.model(api), context(), StreamOptions(on_payload=on_payload, on_response=on_response)))
     assert llm_server.requests[-1].body["injected"] is True
-    assert seen == {"status": 200, "type": "text/event-stream"}
+    assert seen == {"status": 200, "type": "application/vnd.amazon.eventstream" if api == BEDROCK else "text/event-stream"}
 
 
 # ---------------------------------------------------------------- failures
@@ -299,7 +309,9 @@ def test_context_overflow_is_recognised_in_each_providers_wording(llm_server, ap
 
 
 def test_an_error_event_inside_the_stream_keeps_what_streamed(llm_server, api):
-    kinds = {ANTHROPIC: "overloaded_error", COMPLETIONS: "server_error", RESPONSES: "server_error", GOOGLE: "UNAVAILABLE"}
+    kinds = {ANTHROPIC: "overloaded_error", COMPLETIONS: "server_error", RESPONSES: "server_error", GOOGLE: "UNAVAILABLE",
+             CODEX: "server_error", MISTRAL: "server_error", AZURE: "server_error", VERTEX: "UNAVAILABLE",
+             BEDROCK: "serviceUnavailableException"}
     llm_server.push(Reply(text="Half an ans", error="Overloaded, try again later", error_type=kinds[api]))
     events, message = run(collect(llm_server.model(api), context()))
     assert events[0].type == "start" and events[-1].type == "error"

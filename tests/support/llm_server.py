@@ -49,6 +49,12 @@ RESPONSES = "openai-responses"
 ANTHROPIC = "anthropic-messages"
 GOOGLE = "google-generative-ai"
 APIS = (COMPLETIONS, RESPONSES, ANTHROPIC, GOOGLE)
+#: APIs served by one of the four formats above at their own path.
+CODEX = "openai-codex-responses"  # ChatGPT's backend: Responses at /backend-api/codex/responses
+MISTRAL = "mistral-conversations"  # Mistral's API: Chat Completions at /v1/chat/completions
+AZURE = "azure-openai-responses"  # an Azure resource: Responses at /openai/v1/responses
+VERTEX = "google-vertex"  # Vertex AI: Gemini at /v1/.../publishers/google/models/{id}:streamGenerateContent
+BEDROCK = "bedrock-converse-stream"  # Bedrock's Converse stream: AWS's binary event-stream frames
 
 
 @dataclass
@@ -126,6 +132,8 @@ def api_of(path: str) -> str | None:
         return ANTHROPIC
     if ":streamGenerateContent" in path or ":generateContent" in path:
         return GOOGLE
+    if path.endswith("/converse-stream"):
+        return BEDROCK
     return None
 
 
@@ -184,7 +192,9 @@ class LlmServer:
 
     def base_url(self, api: str) -> str:
         """The base URL a model of ``api`` uses (what models.json's ``baseUrl`` holds)."""
-        return {ANTHROPIC: self.url, GOOGLE: f"{self.url}/v1beta"}.get(api, f"{self.url}/v1")
+        return {ANTHROPIC: self.url, GOOGLE: f"{self.url}/v1beta",
+                CODEX: f"{self.url}/backend-api", MISTRAL: self.url,
+                AZURE: f"{self.url}/openai/v1", VERTEX: self.url, BEDROCK: self.url}.get(api, f"{self.url}/v1")
 
     # ------------------------------------------------------------ script
 
@@ -263,8 +273,65 @@ def _sse(data: Any, event: str | None = None, newline: str = "\n") -> str:
 
 def render(api: str, reply: Reply, model: str, number: int) -> list[str]:
     """The event-stream text of ``reply`` in ``api``'s wire format, event by event."""
-    return {COMPLETIONS: _completions, RESPONSES: _responses, ANTHROPIC: _anthropic, GOOGLE: _google}[api](
-        reply, model, number)
+    return {COMPLETIONS: _completions, RESPONSES: _responses, ANTHROPIC: _anthropic, GOOGLE: _google,
+            BEDROCK: _bedrock}[api](reply, model, number)
+
+
+def event_frame(headers: dict[str, str], payload: bytes) -> bytes:
+    """One frame of AWS's event stream: prelude (total and headers length, CRC), string
+    headers, payload, CRC of it all."""
+    import struct
+    import zlib
+
+    head = b"".join(struct.pack("B", len(k)) + k.encode() + b"\x07" + struct.pack(">H", len(v)) + v.encode()
+                    for k, v in headers.items())
+    prelude = struct.pack(">II", 12 + len(head) + len(payload) + 4, len(head))
+    prelude += struct.pack(">I", zlib.crc32(prelude))
+    message = prelude + head + payload
+    return message + struct.pack(">I", zlib.crc32(message))
+
+
+def _bedrock(reply: Reply, model: str, number: int) -> list[str]:
+    """Frames as latin-1 text (the server writes them back as the same bytes)."""
+    frames: list[str] = []
+
+    def ev(kind: str, data: dict) -> None:
+        frames.append(event_frame({":event-type": kind, ":content-type": "application/json",
+                                   ":message-type": "event"}, json.dumps(data).encode()).decode("latin-1"))
+
+    ev("messageStart", {"role": "assistant"})
+    index = 0
+    if reply.thinking is not None:
+        for d in _deltas(reply.thinking, reply.delta_size):
+            ev("contentBlockDelta", {"contentBlockIndex": index, "delta": {"reasoningContent": {"text": d}}})
+        ev("contentBlockDelta", {"contentBlockIndex": index,
+                                 "delta": {"reasoningContent": {"signature": reply.thinking_signature}}})
+        ev("contentBlockStop", {"contentBlockIndex": index})
+        index += 1
+    if reply.text is not None:
+        for d in _deltas(reply.text, reply.delta_size):
+            ev("contentBlockDelta", {"contentBlockIndex": index, "delta": {"text": d}})
+        ev("contentBlockStop", {"contentBlockIndex": index})
+        index += 1
+    calls = _calls(reply, "tooluse_")
+    for name, raw, call_id in calls:
+        ev("contentBlockStart", {"contentBlockIndex": index, "start": {"toolUse": {"toolUseId": call_id, "name": name}}})
+        for piece in _deltas(raw, reply.delta_size):
+            ev("contentBlockDelta", {"contentBlockIndex": index, "delta": {"toolUse": {"input": piece}}})
+        ev("contentBlockStop", {"contentBlockIndex": index})
+        index += 1
+    if reply.error:
+        frames.append(event_frame({":exception-type": reply.error_type or "modelStreamErrorException",
+                                   ":content-type": "application/json", ":message-type": "exception"},
+                                  json.dumps({"message": reply.error}).encode()).decode("latin-1"))
+        return frames
+    ev("messageStop", {"stopReason": reply.stop or ("tool_use" if calls else "end_turn")})
+    u = _usage(reply)
+    ev("metadata", {"usage": {"inputTokens": u["input"], "outputTokens": u["output"],
+                              "cacheReadInputTokens": u["cache_read"], "cacheWriteInputTokens": u["cache_write"],
+                              "totalTokens": u["input"] + u["output"] + u["cache_read"] + u["cache_write"]},
+                    "metrics": {"latencyMs": 1}})
+    return frames
 
 
 def _completions(reply: Reply, model: str, number: int) -> list[str]:
@@ -466,6 +533,8 @@ def error_body(api: str | None, reply: Reply) -> dict:
         default = {429: "rate_limit_error", 529: "overloaded_error", 401: "authentication_error"}.get(
             reply.status, "api_error" if reply.status >= 500 else "invalid_request_error")
         return {"type": "error", "error": {"type": reply.error_type or default, "message": message}}
+    if api == BEDROCK:
+        return {"message": message}
     if api == GOOGLE:
         status = {429: "RESOURCE_EXHAUSTED", 400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED",
                   403: "PERMISSION_DENIED", 404: "NOT_FOUND", 503: "UNAVAILABLE"}.get(reply.status, "INTERNAL")
@@ -498,10 +567,23 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         self._json(404, {"error": {"message": f"no such endpoint: GET {self.path}"}})
 
+    def _chunked(self) -> bytes:
+        data = bytearray()
+        while True:
+            size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+            if size == 0:
+                while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                    pass
+                return bytes(data)
+            data += self.rfile.read(size)
+            self.rfile.readline()
+
     def do_POST(self) -> None:
         arrived = time.monotonic()
         length = int(self.headers.get("content-length") or 0)
-        if self.owner.keep_bodies:
+        if "chunked" in (self.headers.get("transfer-encoding") or "").lower():
+            raw = self._chunked()  # Mistral's SDK sends its body in chunks
+        elif self.owner.keep_bodies:
             raw = self.rfile.read(length) if length else b""
         else:
             raw, buffer, left = b"", memoryview(bytearray(1 << 20)), length
@@ -545,7 +627,11 @@ class _Handler(BaseHTTPRequestHandler):
         cut = reply.disconnect_after if reply.disconnect_after is not None else reply.truncate_after
         if cut is not None:
             pieces = pieces[:cut]
-        self._stream(pieces, reply, number, arrived, garbage=reply.garbage is not None)
+        if api == BEDROCK and reply.content_type == "text/event-stream" and reply.raw is None:
+            import dataclasses
+            reply = dataclasses.replace(reply, content_type="application/vnd.amazon.eventstream")
+        self._stream(pieces, reply, number, arrived,
+                     garbage=reply.garbage is not None or (api == BEDROCK and reply.raw is None))
 
     def _json(self, status: int, body: dict, headers: dict | None = None) -> None:
         data = json.dumps(body).encode()

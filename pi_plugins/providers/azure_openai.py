@@ -1,0 +1,69 @@
+"""Azure OpenAI (``azure-openai-responses``): the Responses API of an Azure resource.
+
+As pi 0.73.1 sends it: to ``AZURE_OPENAI_BASE_URL``, else
+``https://<AZURE_OPENAI_RESOURCE_NAME>.openai.azure.com/openai/v1`` (an Azure host's bare
+URL gets ``/openai/v1``), ``/responses?api-version=<AZURE_OPENAI_API_VERSION or v1>``,
+the key in ``api-key`` (pi refuses to send none; we send none to a server on this
+machine that needs none), the model as its deployment (``AZURE_OPENAI_DEPLOYMENT_NAME_MAP``,
+``model=deployment,...``, else the model's id). The rest is ``openai-responses``.
+"""
+
+from __future__ import annotations
+
+import os
+from urllib.parse import urlsplit, urlunsplit
+
+from pi_core import hookimpl
+from pi_core.protocol.model import Model
+from pi_core.protocol.provider import LlmContext, StreamOptions
+from pi_plugins.providers.http import HttpRequest
+from pi_plugins.providers.openai_responses import OpenAIResponsesProvider
+
+API = "azure-openai-responses"
+
+
+def deployment(model: Model) -> str:
+    for entry in (os.environ.get("AZURE_OPENAI_DEPLOYMENT_NAME_MAP") or "").split(","):
+        model_id, _, name = entry.strip().partition("=")
+        if model_id.strip() == model.id and name.strip():
+            return name.strip()
+    return model.id
+
+
+def base_url(model: Model) -> str:
+    url = (os.environ.get("AZURE_OPENAI_BASE_URL") or "").strip()
+    if not url and os.environ.get("AZURE_OPENAI_RESOURCE_NAME"):
+        url = f"https://{os.environ['AZURE_OPENAI_RESOURCE_NAME']}.openai.azure.com/openai/v1"
+    if not url and model.base_url and not model.base_url.startswith("unset:"):
+        url = model.base_url
+    if not url:
+        raise ValueError("Azure OpenAI base URL is required. Set AZURE_OPENAI_BASE_URL or "
+                         "AZURE_OPENAI_RESOURCE_NAME (or give the model a baseUrl in models.json).")
+    parts = urlsplit(url.strip().rstrip("/"))
+    host = parts.hostname or ""
+    path = parts.path.rstrip("/")
+    if host.endswith((".openai.azure.com", ".cognitiveservices.azure.com")) and path in ("", "/openai"):
+        parts = parts._replace(path="/openai/v1", query="")
+    return urlunsplit(parts).rstrip("/")
+
+
+class AzureOpenAIProvider(OpenAIResponsesProvider):
+    api = API
+
+    def build_request(self, model: Model, context: LlmContext, options: StreamOptions) -> HttpRequest:
+        request = super().build_request(model, context, options)
+        key = options.api_key or os.environ.get("AZURE_OPENAI_API_KEY")
+        request.headers.pop("authorization", None)
+        if key:  # none for a gateway on this machine (pi insists on one)
+            request.headers["api-key"] = key
+        version = os.environ.get("AZURE_OPENAI_API_VERSION") or "v1"
+        request.url = f"{base_url(model)}/responses?api-version={version}"
+        body = request.body
+        body["model"] = deployment(model)
+        body.pop("store", None)
+        return request
+
+
+@hookimpl
+def register_providers():
+    return [AzureOpenAIProvider()]

@@ -1,0 +1,112 @@
+"""``/login`` and ``/logout`` in the chat, through the plugin's ``ctx.ui`` dialogs: pick
+how (a subscription or an API key) and which provider, then the flow; the link is shown
+(and opened where a browser can be), the redirect URL or code may be pasted."""
+
+from __future__ import annotations
+
+import asyncio
+
+from pi_core.app.signins import SIGN_INS, LoginCallbacks, SignInError
+from pi_plugins.signin.common import (auth_storage, copilot_model_ids, display_name,
+                                      known_providers, open_browser)
+
+SUBSCRIPTION = "Use a subscription"
+#: Providers that have no API key of their own: only their sign-in serves them.
+SUBSCRIPTION_ONLY = ("openai-codex", "github-copilot")
+API_KEY = "Use an API key"
+
+
+def _choice_label(provider: str) -> str:
+    flow = SIGN_INS.get(provider)
+    return f"{flow.name} [{provider}]" if flow else provider
+
+
+def _from_label(label: str | None) -> str | None:
+    if label is None:
+        return None
+    return label.rsplit("[", 1)[1].rstrip("]") if label.endswith("]") else label
+
+
+async def login(args: str, ctx) -> None:
+    ui = ctx.ui
+    store = auth_storage(ctx.agent_dir)
+    provider = args.strip() or None
+    use_key = False
+    if provider is None:
+        how = await ui.select("Select authentication method:", [SUBSCRIPTION, API_KEY])
+        if how is None:
+            return
+        use_key = how == API_KEY
+        known = known_providers(ctx.agent_dir)
+        names = [p for p in known if p not in SUBSCRIPTION_ONLY] if use_key else \
+            [p for p in known if p in SIGN_INS]
+        labels = names if use_key else [_choice_label(p) for p in names]
+        provider = _from_label(await ui.select("Select provider:", labels))
+        if provider is None:
+            return
+    elif provider not in SIGN_INS:
+        use_key = True  # /login anthropic signs in; an API key for it: /login, "Use an API key"
+    if use_key:
+        key = (await ui.input(f"Enter API key for {provider}:") or "").strip()
+        if not key:
+            ui.notify(f"Failed to save API key for {provider}: API key cannot be empty.", "error")
+            return
+        store.set_api_key(provider, key)
+        ui.notify(f"Saved API key for {provider}. Credentials saved to {store.path}")
+        return
+    flow = SIGN_INS[provider]
+
+    def on_auth(url: str, instructions: str | None) -> None:
+        opened = open_browser(url)
+        ui.notify(("A browser window should open. " if opened else "Open this link to sign in: ")
+                  + url + (f"\n{instructions}" if instructions else ""))
+
+    async def prompt(message: str, placeholder: str | None, allow_empty: bool) -> str:
+        answer = await ui.input(message, placeholder or "")
+        if answer is None and not allow_empty:
+            raise SignInError("Login cancelled")
+        return answer or ""
+
+    async def manual_code() -> str:
+        answer = await ui.input("Paste redirect URL below, or complete login in browser:")
+        if not answer:
+            raise SignInError("Login cancelled")
+        return answer
+
+    callbacks = LoginCallbacks(on_auth=on_auth, prompt=prompt,
+                               progress=lambda message: ui.notify(message),
+                               manual_code=manual_code if flow.uses_callback_server else None)
+    options = {"model_ids": copilot_model_ids()} if provider == "github-copilot" else {}
+    try:
+        await store.login(provider, callbacks, **options)
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:
+        if str(exc) != "Login cancelled":
+            ui.notify(f"Failed to login to {flow.name}: {exc}", "error")
+        return
+    ui.notify(f"Logged in to {flow.name}. Credentials saved to {store.path}")
+
+
+async def logout(args: str, ctx) -> None:
+    ui = ctx.ui
+    store = auth_storage(ctx.agent_dir)
+    stored = sorted(store.providers)
+    provider = args.strip() or None
+    if provider is None:
+        if not stored:
+            ui.notify("No stored credentials to remove. /logout only removes credentials saved by "
+                      "/login; environment variables and models.json config are unchanged.")
+            return
+        provider = _from_label(await ui.select("Select provider to logout:",
+                                               [_choice_label(p) for p in stored]))
+        if provider is None:
+            return
+    entry = store.get(provider)
+    if not store.remove(provider):
+        ui.notify(f"No stored credentials for {provider}.")
+    elif entry and entry.get("type") == "oauth":
+        ui.notify(f"Logged out of {display_name(provider)}")
+    else:
+        ui.notify(f"Removed stored API key for {provider}. Environment variables and models.json "
+                  "config are unchanged.")

@@ -1,0 +1,138 @@
+"""``pi auth login PROVIDER [--api-key] [--no-browser]`` and ``pi auth logout PROVIDER``
+(pi 1.6's credential commands): sign in or store a key in the terminal, without a
+session. The link is printed (and opened in a browser where one can be); the code or
+redirect URL may be pasted on standard input, which may also be a pipe (so scripts and
+tests can drive it)."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import threading
+
+import click
+
+from pi_core.app.signins import SIGN_INS, LoginCallbacks, SignInError
+from pi_plugins.signin.common import (auth_storage, copilot_model_ids, display_name,
+                                      known_providers, open_browser)
+
+
+@click.group("auth", context_settings={"help_option_names": ["-h", "--help"]})
+def auth_command() -> None:
+    """Sign in to providers, or store their API keys, in <agent dir>/auth.json."""
+
+
+class _Lines:
+    """Lines of standard input read in a daemon thread, so waiting for one can race the
+    browser's callback and never keeps the process alive."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.queue: asyncio.Queue = asyncio.Queue()
+        threading.Thread(target=self._read, daemon=True, name="pi-auth-stdin").start()
+
+    def _read(self) -> None:
+        for line in sys.stdin:
+            self.loop.call_soon_threadsafe(self.queue.put_nowait, line.rstrip("\r\n"))
+        self.loop.call_soon_threadsafe(self.queue.put_nowait, None)
+
+    async def next(self) -> str:
+        line = await self.queue.get()
+        if line is None:
+            raise SignInError("Login cancelled: standard input ended")
+        return line
+
+
+def _say(text: str) -> None:
+    click.echo(text, err=True)
+
+
+async def _sign_in(provider: str, browser: bool) -> None:
+    flow = SIGN_INS[provider]
+    lines = _Lines()
+
+    def on_auth(url: str, instructions: str | None) -> None:
+        _say(f"Open this link to sign in to {flow.name}:\n\n  {url}\n")
+        if instructions:
+            _say(instructions)
+        if browser:
+            open_browser(url)
+
+    async def prompt(message: str, placeholder: str | None, allow_empty: bool) -> str:
+        _say(message + (f" ({placeholder})" if placeholder and allow_empty else ""))
+        while True:
+            line = (await lines.next()).strip()
+            if line or allow_empty:
+                return line
+
+    async def manual_code() -> str:
+        _say("Paste the redirect URL here, or complete the sign-in in the browser:")
+        while True:
+            line = (await lines.next()).strip()
+            if line:
+                return line
+
+    callbacks = LoginCallbacks(on_auth=on_auth, prompt=prompt, progress=_say,
+                               manual_code=manual_code if flow.uses_callback_server else None)
+    options = {"model_ids": copilot_model_ids()} if provider == "github-copilot" else {}
+    store = auth_storage()
+    await store.login(provider, callbacks, **options)
+    _say(f"Logged in to {flow.name}. Credentials saved to {store.path}")
+
+
+def _read_key() -> str:
+    if sys.stdin.isatty():
+        import getpass
+
+        return getpass.getpass("Enter API key: ").strip()
+    _say("Enter API key:")
+    return sys.stdin.readline().strip()
+
+
+@auth_command.command("login")
+@click.argument("provider")
+@click.option("--api-key", "use_key", is_flag=True, help="Store an API key instead of signing in with an account.")
+@click.option("--no-browser", is_flag=True, help="Do not open a browser; print the link and paste the code.")
+def login_command(provider: str, use_key: bool, no_browser: bool) -> None:
+    """Sign in to PROVIDER (anthropic, openai-codex, github-copilot) or store its API key.
+
+    Providers without a subscription sign-in are asked for an API key, read without
+    echoing it."""
+    if use_key and no_browser:
+        raise click.UsageError("--no-browser is for signing in with an account, not with --api-key")
+    known = known_providers()
+    if provider not in known:
+        raise click.UsageError(f'unknown provider "{provider}"; known providers: {", ".join(known)}')
+    if provider in SIGN_INS and not use_key:
+        try:
+            asyncio.run(_sign_in(provider, browser=not no_browser))
+        except (SignInError, OSError, ValueError) as exc:
+            _say(f"Failed to login to {display_name(provider)}: {exc}")
+            sys.exit(1)
+        except KeyboardInterrupt:
+            _say("Login cancelled")
+            sys.exit(130)
+        return
+    key = _read_key()
+    if not key:
+        _say(f"Failed to save API key for {provider}: API key cannot be empty.")
+        sys.exit(1)
+    store = auth_storage()
+    store.set_api_key(provider, key)
+    _say(f"Saved API key for {provider}. Credentials saved to {store.path}")
+
+
+@auth_command.command("logout")
+@click.argument("provider")
+def logout_command(provider: str) -> None:
+    """Remove what `pi auth login` or /login stored for PROVIDER. Environment variables
+    and models.json are unchanged; nothing stored is not an error."""
+    store = auth_storage()
+    entry = store.get(provider)
+    if not store.remove(provider):
+        _say(f"No stored credentials for {provider}. Environment variables and models.json config are unchanged.")
+        return
+    if entry and entry.get("type") == "oauth":
+        _say(f"Logged out of {display_name(provider)}")
+    else:
+        _say(f"Removed stored API key for {provider}. Environment variables and models.json config are unchanged.")

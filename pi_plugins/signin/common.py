@@ -1,0 +1,66 @@
+"""What the shell's and the chat's sign-in share: which providers there are, where
+auth.json is, and opening the browser where there is one."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from pi_core.app.auth import AuthStorage
+from pi_core.app.signins import SIGN_INS
+
+
+def auth_storage(agent_dir: Path | None = None) -> AuthStorage:
+    from pi_core.paths import agent_dir as default_agent_dir
+
+    return AuthStorage((agent_dir or default_agent_dir()) / "auth.json")
+
+
+def known_providers(agent_dir: Path | None = None) -> list[str]:
+    """Every provider of the built-in catalogue and of models.json, and the sign-ins'."""
+    from pi_core.paths import agent_dir as default_agent_dir
+    from pi_core.app.models_json import load_models_json
+    from pi_plugins.providers.catalogue import builtin_models
+
+    names = dict.fromkeys(m.provider for m in builtin_models())
+    names.update(dict.fromkeys(SIGN_INS))
+    try:
+        config = load_models_json((agent_dir or default_agent_dir()) / "models.json") or {}
+    except ValueError:
+        config = {}
+    names.update(dict.fromkeys((config.get("providers") or {}) if isinstance(config, dict) else {}))
+    return sorted(names)
+
+
+def display_name(provider: str) -> str:
+    flow = SIGN_INS.get(provider)
+    return flow.name if flow is not None else provider
+
+
+def copilot_model_ids() -> list[str]:
+    """The Copilot models a new sign-in enables (pi enables every one it knows)."""
+    from pi_plugins.providers.catalogue import builtin_models
+
+    return [m.id for m in builtin_models() if m.provider == "github-copilot"]
+
+
+def can_open_browser() -> bool:
+    """A graphical session to open a browser in: never over SSH without a display, nor in
+    a terminal browser (webbrowser would start lynx in the user's terminal)."""
+    if os.environ.get("PI_NO_BROWSER"):
+        return False
+    if sys.platform in ("darwin", "win32"):
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def open_browser(url: str) -> bool:
+    if not can_open_browser():
+        return False
+    import webbrowser
+
+    try:
+        return webbrowser.open(url)
+    except Exception:
+        return False

@@ -1,0 +1,130 @@
+"""``pi auth login`` / ``pi auth logout`` from the shell and ``/login`` / ``/logout`` in
+the chat: subscriptions run their sign-in, other providers are asked for a key."""
+
+import json
+import os
+import re
+import stat
+import subprocess
+import sys
+import threading
+import urllib.error
+import urllib.request
+
+import pytest
+from support.signin_server import SignInServer
+
+from pi_core.testing.ui import RecordingUI
+from pi_plugins import signin
+from pi_plugins.signin import chat
+
+
+class Ctx:
+    def __init__(self, agent_dir, ui):
+        self.agent_dir, self.ui = agent_dir, ui
+
+
+def run(coroutine):
+    import asyncio
+    return asyncio.run(coroutine)
+
+
+def auth_json(agent_dir):
+    path = agent_dir / "auth.json"
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    return json.loads(path.read_text())
+
+
+def test_the_plugin_registers_the_shell_and_chat_commands():
+    assert [c.name for c in signin.register_cli_commands()] == ["auth"]
+    assert [c.name for c in signin.register_commands(None)] == ["login", "logout"]
+
+
+def test_login_in_the_chat_stores_an_api_key_and_logout_removes_it(tmp_path):
+    ui = RecordingUI(selects=["Use an API key", "openai"], inputs=["sk-chat-key"])
+    run(chat.login("", Ctx(tmp_path, ui)))
+    assert auth_json(tmp_path) == {"openai": {"type": "api_key", "key": "sk-chat-key"}}
+    assert [d.kind for d in ui.dialogs] == ["select", "select", "input"]
+    offered = ui.dialogs[1].detail
+    assert "openai" in offered and "anthropic" in offered and "github-copilot" not in offered
+    ui = RecordingUI(selects=["openai"])
+    run(chat.logout("", Ctx(tmp_path, ui)))
+    assert auth_json(tmp_path) == {}
+    assert any("Removed stored API key for openai" in n for n in ui.messages())
+
+
+def test_login_in_the_chat_signs_in_to_claude_with_the_pasted_redirect(tmp_path, monkeypatch):
+    from pi_core.app.signins import AnthropicSignIn
+
+    monkeypatch.setattr(AnthropicSignIn, "callback_port", 0)
+    with SignInServer() as server:
+        monkeypatch.setenv("PI_PROVIDER_ORIGINS", server.origins())
+        ui = RecordingUI()
+        pasted = []
+
+        async def paste(title, placeholder="", *, timeout=None):
+            link = re.search(r"(http://127\.0\.0\.1:\d+/oauth/authorize\S+)", "\n".join(ui.messages()))
+            try:
+                urllib.request.build_opener(NoRedirect).open(link.group(1), timeout=5)
+            except urllib.error.HTTPError as exc:
+                pasted.append(exc.headers["Location"])
+            return pasted[-1]
+
+        ui.input = paste
+        run(chat.login("anthropic", Ctx(tmp_path, ui)))
+    entry = auth_json(tmp_path)["anthropic"]
+    assert entry["type"] == "oauth" and entry["access"].startswith("sk-ant-oat01-")
+    assert any("Logged in to Anthropic (Claude Pro/Max)" in n for n in ui.messages()), ui.notes
+
+
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None
+
+
+def pi_auth(tmp_path, *args, input=None, env=None):
+    environment = {"PATH": os.environ["PATH"], "HOME": str(tmp_path / "home"),
+                   "PI_CODING_AGENT_DIR": str(tmp_path / "agent"), **(env or {})}
+    return subprocess.run([sys.executable, "-m", "pi_core.app.cli", "auth", *args], input=input,
+                          capture_output=True, text=True, env=environment, timeout=60)
+
+
+@pytest.mark.process
+def test_pi_auth_login_stores_a_key_and_logout_is_safe_to_repeat(tmp_path):
+    done = pi_auth(tmp_path, "login", "openai", input="sk-shell-key\n")
+    assert done.returncode == 0 and "Saved API key for openai" in done.stderr
+    assert auth_json(tmp_path / "agent") == {"openai": {"type": "api_key", "key": "sk-shell-key"}}
+    assert "sk-shell-key" not in done.stderr + done.stdout
+    assert pi_auth(tmp_path, "logout", "openai").returncode == 0
+    again = pi_auth(tmp_path, "logout", "openai")
+    assert again.returncode == 0 and "No stored credentials" in again.stderr
+    unknown = pi_auth(tmp_path, "login", "no-such-provider", input="k\n")
+    assert unknown.returncode == 2 and "unknown provider" in unknown.stderr
+
+
+@pytest.mark.process
+def test_pi_auth_login_signs_in_to_chatgpt_with_the_redirect_url_pasted(tmp_path, callback_ports):
+    with SignInServer() as server:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "pi_core.app.cli", "auth", "login", "openai-codex", "--no-browser"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env={"PATH": os.environ["PATH"], "HOME": str(tmp_path / "home"),
+                 "PI_CODING_AGENT_DIR": str(tmp_path / "agent"),
+                 "PI_PROVIDER_ORIGINS": server.origins(), "PYTHONUNBUFFERED": "1"})
+        link = None
+        for line in process.stderr:
+            found = re.search(r"(http://127\.0\.0\.1:\d+/oauth/authorize\S+)", line)
+            if found:
+                link = found.group(1)
+                break
+        assert link, "no sign-in link printed"
+        try:
+            urllib.request.build_opener(NoRedirect).open(link, timeout=5)
+        except urllib.error.HTTPError as exc:
+            redirect = exc.headers["Location"]
+        assert redirect.startswith("http://localhost:1455/auth/callback?code=")
+        out, err = process.communicate(redirect + "\n", timeout=60)
+    assert process.returncode == 0, err
+    assert "Logged in to ChatGPT Plus/Pro (Codex Subscription)" in err
+    entry = auth_json(tmp_path / "agent")["openai-codex"]
+    assert entry["accountId"] == "acct-123" and entry["type"] == "oauth"

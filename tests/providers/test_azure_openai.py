@@ -1,0 +1,72 @@
+"""Azure OpenAI: the resource's Responses endpoint with the key in api-key, as pi sends it."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from support.llm_server import Reply
+from support.provider_streams import collect, run
+
+from pi_core.protocol.messages import TextContent, UserMessage
+from pi_core.protocol.provider import LlmContext, StreamOptions
+from pi_plugins.providers.azure_openai import base_url
+from pi_plugins.providers.catalogue import builtin_models
+
+
+def azure(model_id="gpt-4.1"):
+    return next(m for m in builtin_models() if m.key == f"azure-openai-responses/{model_id}")
+
+
+def test_the_base_url_comes_from_the_environment_as_pi_makes_it(monkeypatch):
+    monkeypatch.delenv("AZURE_OPENAI_BASE_URL", raising=False)
+    monkeypatch.setenv("AZURE_OPENAI_RESOURCE_NAME", "acme")
+    assert base_url(azure()) == "https://acme.openai.azure.com/openai/v1"
+    monkeypatch.setenv("AZURE_OPENAI_BASE_URL", "https://acme.cognitiveservices.azure.com/")
+    assert base_url(azure()) == "https://acme.cognitiveservices.azure.com/openai/v1"
+    monkeypatch.delenv("AZURE_OPENAI_BASE_URL")
+    monkeypatch.delenv("AZURE_OPENAI_RESOURCE_NAME")
+    with pytest.raises(ValueError, match="AZURE_OPENAI_BASE_URL or AZURE_OPENAI_RESOURCE_NAME"):
+        base_url(azure())
+
+
+def test_a_deployment_map_names_the_model_sent(llm_server, monkeypatch):
+    monkeypatch.setenv("AZURE_OPENAI_BASE_URL", f"{llm_server.url}/openai/v1")
+    monkeypatch.setenv("AZURE_OPENAI_DEPLOYMENT_NAME_MAP", "gpt-4o=prod-4o, gpt-4.1=team-41")
+    llm_server.push(Reply(text="ok"))
+    message = run(collect(azure(), LlmContext(messages=[UserMessage(content=[TextContent("Hi")])]),
+                          StreamOptions(api_key="az-key", max_retries=0)))[1]
+    assert message.text == "ok", message.error_message
+    [request] = llm_server.requests
+    assert request.path == "/openai/v1/responses" and request.query == {"api-version": ["v1"]}
+    assert request.headers["api-key"] == "az-key" and "authorization" not in request.headers
+    assert request.body["model"] == "team-41"
+
+
+@pytest.mark.process
+@pytest.mark.requires("pi")
+def test_the_azure_request_matches_the_real_pis(tmp_path, llm_server):
+    from support.programs import node_for, require_real
+
+    package = require_real("pi")
+    requests = {}
+    for who in ("pi", "ours"):
+        cwd = tmp_path / who
+        cwd.mkdir()
+        env = {"PATH": os.environ["PATH"], "HOME": str(cwd / "home"), "PI_OFFLINE": "1",
+               "PI_CODING_AGENT_DIR": str(cwd / "agent"), "AZURE_OPENAI_API_KEY": "az-key",
+               "AZURE_OPENAI_BASE_URL": f"{llm_server.url}/openai/v1"}
+        command = ([node_for("pi"), str(package / "dist" / "cli.js")] if who == "pi"
+                   else [sys.executable, "-m", "pi_core.app.cli"])
+        llm_server.push(Reply(text="ok"))
+        done = subprocess.run([*command, "--model", "azure-openai-responses/gpt-4.1", "--no-session", "-p", "Hi"],
+                              cwd=cwd, env=env, capture_output=True, text=True, timeout=90)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == "ok"
+        requests[who] = llm_server.requests[-1]
+    pi, ours = requests["pi"], requests["ours"]
+    assert (ours.path, ours.query) == (pi.path, pi.query)
+    assert ours.headers["api-key"] == pi.headers["api-key"] == "az-key"
+    skip = ("input", "tools", "prompt_cache_key")
+    assert {k: v for k, v in ours.body.items() if k not in skip} == {k: v for k, v in pi.body.items() if k not in skip}

@@ -1,0 +1,108 @@
+"""Vertex AI: Gemini through Google Cloud, with an API key or application-default
+credentials (google-auth, the extra ``vertex``)."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from support.llm_server import Reply
+from support.provider_streams import run
+from support.signin_server import SignInServer
+
+from pi_core.protocol.messages import TextContent, UserMessage
+from pi_core.protocol.provider import LlmContext, StreamOptions
+from pi_plugins.providers import google_vertex
+from pi_plugins.providers.catalogue import builtin_models
+from pi_plugins.providers.google_vertex import GoogleVertexProvider
+
+CONTEXT = LlmContext(messages=[UserMessage(content=[TextContent("Hi")])])
+
+
+def private_key() -> str:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                             serialization.NoEncryption()).decode()
+
+
+def vertex():
+    return next(m for m in builtin_models() if m.key == "google-vertex/gemini-2.5-flash")
+
+
+async def answer(model, options):
+    events = [e async for e in GoogleVertexProvider().stream(model, CONTEXT, options)]
+    return events[-1].message if events[-1].type == "done" else events[-1].error
+
+
+def test_application_default_credentials_give_a_bearer_token_to_the_projects_location(llm_server, tmp_path, monkeypatch):
+    with SignInServer() as google:
+        adc = tmp_path / "adc.json"  # a service account whose token endpoint is the local server
+        adc.write_text(json.dumps({"type": "service_account", "project_id": "proj-1", "private_key_id": "k1",
+                                   "private_key": private_key(), "client_email": "pi@proj-1.iam.gserviceaccount.com",
+                                   "client_id": "1", "token_uri": f"{google.url}/google/token"}))
+        monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(adc))
+        monkeypatch.setenv("GOOGLE_CLOUD_PROJECT", "proj-1")
+        monkeypatch.setenv("GOOGLE_CLOUD_LOCATION", "us-central1")
+        monkeypatch.delenv("GOOGLE_CLOUD_API_KEY", raising=False)
+        monkeypatch.setenv("PI_PROVIDER_ORIGINS", json.dumps({"https://us-central1-aiplatform.googleapis.com": llm_server.url}))
+        monkeypatch.setattr(google_vertex, "_credentials", [])
+        llm_server.push(Reply(text="From Vertex."), Reply(text="Again."))
+        first = run(answer(vertex(), StreamOptions(max_retries=0)))
+        second = run(answer(vertex(), StreamOptions(max_retries=0)))
+        assert (first.text, second.text) == ("From Vertex.", "Again."), first.error_message
+        assert google.refreshes == 1  # the token is kept until it nears its expiry
+    request = llm_server.requests[0]
+    assert request.path == ("/v1/projects/proj-1/locations/us-central1/publishers/google/models/"
+                            "gemini-2.5-flash:streamGenerateContent")
+    assert request.headers["authorization"].startswith("Bearer ya29.google") and "x-goog-api-key" not in request.headers
+
+
+def test_without_a_project_the_error_says_which_variable_to_set(monkeypatch):
+    for name in ("GOOGLE_CLOUD_API_KEY", "GOOGLE_CLOUD_PROJECT", "GCLOUD_PROJECT"):
+        monkeypatch.delenv(name, raising=False)
+    message = run(answer(vertex(), StreamOptions(max_retries=0)))
+    assert message.stop_reason == "error" and "GOOGLE_CLOUD_PROJECT" in message.error_message
+
+
+def test_without_google_auth_the_error_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "google.auth", None)
+    monkeypatch.setattr(google_vertex, "_credentials", [])
+    monkeypatch.setenv("GOOGLE_CLOUD_PROJECT", "p")
+    monkeypatch.setenv("GOOGLE_CLOUD_LOCATION", "global")
+    monkeypatch.delenv("GOOGLE_CLOUD_API_KEY", raising=False)
+    message = run(answer(vertex(), StreamOptions(max_retries=0)))
+    assert "pi-harness[vertex]" in message.error_message
+
+
+@pytest.mark.process
+@pytest.mark.requires("pi")
+def test_the_vertex_api_key_request_matches_the_real_pis(tmp_path, llm_server):
+    from support.programs import node_for, require_real
+
+    package = require_real("pi")
+    shim = Path(__file__).parents[1] / "support" / "node" / "provider_origins.mjs"
+    requests = {}
+    for who in ("pi", "ours"):
+        cwd = tmp_path / who
+        cwd.mkdir()
+        env = {"PATH": os.environ["PATH"], "HOME": str(cwd / "home"), "PI_OFFLINE": "1",
+               "PI_CODING_AGENT_DIR": str(cwd / "agent"), "GOOGLE_CLOUD_API_KEY": "vertex-key",
+               "PI_PROVIDER_ORIGINS": json.dumps({"https://aiplatform.googleapis.com": llm_server.url})}
+        command = ([node_for("pi"), "--import", str(shim), str(package / "dist" / "cli.js")] if who == "pi"
+                   else [sys.executable, "-m", "pi_core.app.cli"])
+        llm_server.push(Reply(text="ok"))
+        done = subprocess.run([*command, "--model", "google-vertex/gemini-2.5-flash", "--no-session", "-p", "Hi"],
+                              cwd=cwd, env=env, capture_output=True, text=True, timeout=90)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == "ok"
+        requests[who] = llm_server.requests[-1]
+    pi, ours = requests["pi"], requests["ours"]
+    assert (ours.path, ours.query) == (pi.path, pi.query)
+    assert ours.headers["x-goog-api-key"] == pi.headers["x-goog-api-key"] == "vertex-key"
+    skip = ("contents", "systemInstruction", "tools")
+    assert {k: v for k, v in ours.body.items() if k not in skip} == {k: v for k, v in pi.body.items() if k not in skip}
