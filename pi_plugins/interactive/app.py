@@ -23,7 +23,7 @@ from prompt_toolkit.application import Application, run_in_terminal
 from prompt_toolkit.filters import Condition, has_completions
 from prompt_toolkit.history import InMemoryHistory
 from prompt_toolkit.input.ansi_escape_sequences import ANSI_SEQUENCES
-from prompt_toolkit.key_binding import KeyBindings
+from prompt_toolkit.key_binding import DynamicKeyBindings, KeyBindings
 from prompt_toolkit.keys import Keys
 from prompt_toolkit.layout import ConditionalContainer, DynamicContainer, HSplit, Layout, Window
 from prompt_toolkit.layout.dimension import Dimension
@@ -57,7 +57,8 @@ from pi_plugins.interactive.completion import EditorCompleter, FileIndex
 from pi_plugins.interactive.controls import LinesControl
 from pi_plugins.interactive.dialogs import Dialog, DialogHost
 from pi_plugins.interactive.footer import footer, git_branch
-from pi_plugins.interactive.keys import UnbindableKey, parse_key
+from pi_plugins.interactive.keybindings import Keybindings
+from pi_plugins.interactive.keys import UnbindableKey, key_sequences, parse_key
 from pi_plugins.interactive.paint import Painter, detect_color_system
 from pi_plugins.interactive import theme as palette
 from pi_plugins.interactive.theme import PROMPT_STYLE, THINKING_BORDER
@@ -138,6 +139,8 @@ class InteractiveApp:
         self._flush_wanted = asyncio.Event()
         self._footer_cache: tuple[Any, list[str]] | None = None
         self._exit_code = 0
+        self.keybindings = Keybindings.load(self.harness.ctx.agent_dir)
+        self.keybinding_problems: list[str] = []
         self.editor = self._make_editor()
         self.app: Application | None = None
         self._bottom: HSplit | None = None
@@ -339,6 +342,8 @@ class InteractiveApp:
         for error in getattr(self.harness.plugins, "errors", []) or []:
             notes.append(f"plugin error: {error}")
         notes += [f"warning: {problem}" for problem in self.theme_problems]
+        notes += [f"warning: keybindings: {problem}" for problem in
+                  self.keybindings.problems + self.keybinding_problems]
         return HeaderBlock(f"pi-harness v{__version__}", HINTS, notes)
 
     # ---------------------------------------------------------------- live area
@@ -411,6 +416,7 @@ class InteractiveApp:
                         style="class:editor")
 
     def _make_application(self) -> Application:
+        self._bindings = self._key_bindings()
         editor_area = HSplit([
             Window(height=1),
             Window(height=1, char="─", style=self._border_style),
@@ -430,7 +436,7 @@ class InteractiveApp:
             layout=Layout(root, focused_element=self.editor),
             input=self._input,
             output=self._output,
-            key_bindings=self._key_bindings(),
+            key_bindings=DynamicKeyBindings(lambda: self._bindings),
             style=Style.from_dict(PROMPT_STYLE),
             full_screen=False,
             mouse_support=False,
@@ -459,70 +465,57 @@ class InteractiveApp:
     # ================================================================ keys
 
     def _key_bindings(self) -> KeyBindings:
+        """The chat's keys, by pi's keybinding ids (keybindings.json may move any of them)."""
         kb = KeyBindings()
         editing = Condition(lambda: self.dialogs.current is None)
+        bound: set[tuple[str, ...]] = set()
 
-        @kb.add("enter", filter=editing)
-        def _(event):
-            self.on_enter()
+        def bind(action: str, handler) -> None:
+            for spec in self.keybindings.keys(action):
+                try:
+                    sequences = key_sequences(spec)
+                except UnbindableKey as exc:
+                    self.keybinding_problems.append(f"{action}: {exc}")
+                    continue
+                for keys in sequences:
+                    bound.add(keys)
+                    kb.add(*keys, filter=editing)(lambda event, h=handler: h(event))
 
-        @kb.add("escape", "enter", filter=editing)
-        def _(event):
-            self.on_follow_up()
+        bind("tui.input.submit", lambda event: self.on_enter())
+        bind("app.message.followUp", lambda event: self.on_follow_up())
+        bind("tui.input.newLine", lambda event: self.editor.buffer.insert_text("\n"))
+        kb.add("c-j", filter=editing)(lambda event: self.editor.buffer.insert_text("\n"))
+        bind("app.interrupt", lambda event: self.on_escape())
+        bind("app.clear", lambda event: self.on_ctrl_c())
+        kb.add(Keys.SIGINT)(lambda event: self.on_ctrl_c())
 
-        @kb.add("c-j", filter=editing)
-        def _(event):
-            self.editor.buffer.insert_text("\n")
-
-        @kb.add("escape", filter=editing)
-        def _(event):
-            self.on_escape()
-
-        @kb.add("c-c", filter=editing)
-        @kb.add(Keys.SIGINT)
-        def _(event):
-            self.on_ctrl_c()
-
-        @kb.add("c-d", filter=editing)
-        def _(event):
+        def exit_or_delete(event):
             if not self.editor.text:
                 self.exit()
             else:
                 self.editor.buffer.delete()
 
-        @kb.add("c-o", filter=editing)
-        def _(event):
-            self.set_view(expand_tools=not self.view.expand_tools)
+        bind("app.exit", exit_or_delete)
+        bind("app.tools.expand", lambda event: self.set_view(expand_tools=not self.view.expand_tools))
+        bind("app.thinking.toggle", lambda event: self.set_view(hide_thinking=not self.view.hide_thinking))
+        bind("app.model.select", lambda event: self.spawn(builtin.model(self, "")))
+        bind("app.model.cycleForward", lambda event: self.spawn(self.cycle_model(1)))
+        bind("app.model.cycleBackward", lambda event: self.spawn(self.cycle_model(-1)))
+        bind("app.thinking.cycle", lambda event: self.spawn(self.cycle_thinking()))
 
-        @kb.add("c-t", filter=editing)
-        def _(event):
-            self.set_view(hide_thinking=not self.view.hide_thinking)
-
-        @kb.add("c-l", filter=editing)
-        def _(event):
-            self.spawn(builtin.model(self, ""))
-
-        @kb.add("c-p", filter=editing)
-        def _(event):
-            self.spawn(self.cycle_model())
-
-        @kb.add("s-tab", filter=editing)
-        def _(event):
-            self.spawn(self.cycle_thinking())
-
-        @kb.add("escape", "up", filter=editing)
-        def _(event):
+        def dequeue(event):
             count = self.restore_queue()
             self.add_text(f"Restored {count} queued message{'s' if count != 1 else ''} to the editor"
                           if count else "No queued messages to restore", "dim")
 
-        @kb.add("c-g", filter=editing)
-        def _(event):
-            self.editor.buffer.open_in_editor(validate_and_handle=False)
-
-        @kb.add("c-z", filter=editing)
-        def _(event):
-            event.app.suspend_to_background()
+        bind("app.message.dequeue", dequeue)
+        bind("app.editor.external", lambda event: self.editor.buffer.open_in_editor(validate_and_handle=False))
+        bind("app.suspend", lambda event: event.app.suspend_to_background())
+        bind("app.session.new", lambda event: self.spawn(builtin.new(self, "")))
+        bind("app.session.tree", lambda event: self.spawn(builtin.tree(self, "")))
+        bind("app.session.fork", lambda event: self.spawn(builtin.fork(self, "")))
+        bind("app.session.resume", lambda event: self.spawn(builtin.resume(self, "")))
+        self._bind_editor_actions(kb, editing, bound)
 
         for shortcut in self.shortcuts:
             try:
@@ -532,6 +525,58 @@ class InteractiveApp:
                 continue
             kb.add(*keys, filter=editing)(lambda event, s=shortcut: self.spawn(self._call(s.handler, self.harness.ctx)))
         return kb
+
+    def _bind_editor_actions(self, kb: KeyBindings, editing, bound: set) -> None:
+        """The editor's own keys are prompt_toolkit's; an action keybindings.json moves is
+        bound to its new keys here, and its old keys stop doing it."""
+        from prompt_toolkit.key_binding.bindings.named_commands import get_by_name
+
+        from pi_plugins.interactive.keybindings import DEFAULTS
+
+        buffer = lambda: self.editor.buffer
+        actions = {
+            "tui.editor.cursorUp": lambda event: buffer().auto_up(count=event.arg),
+            "tui.editor.cursorDown": lambda event: buffer().auto_down(count=event.arg),
+            "tui.editor.pageUp": lambda event: buffer().cursor_up(count=max(self.rows // 2, 1)),
+            "tui.editor.pageDown": lambda event: buffer().cursor_down(count=max(self.rows // 2, 1)),
+        }
+        named = {
+            "tui.editor.cursorLeft": "backward-char", "tui.editor.cursorRight": "forward-char",
+            "tui.editor.cursorWordLeft": "backward-word", "tui.editor.cursorWordRight": "forward-word",
+            "tui.editor.cursorLineStart": "beginning-of-line", "tui.editor.cursorLineEnd": "end-of-line",
+            "tui.editor.deleteCharBackward": "backward-delete-char", "tui.editor.deleteCharForward": "delete-char",
+            "tui.editor.deleteWordBackward": "unix-word-rubout", "tui.editor.deleteWordForward": "kill-word",
+            "tui.editor.deleteToLineStart": "unix-line-discard", "tui.editor.deleteToLineEnd": "kill-line",
+            "tui.editor.yank": "yank", "tui.editor.yankPop": "yank-pop", "tui.editor.undo": "undo",
+        }
+        for action, command in named.items():
+            actions[action] = get_by_name(command).handler
+        freed: set[tuple[str, ...]] = set()
+        for action, handler in actions.items():
+            if not self.keybindings.customised(action):
+                continue
+            for spec in self.keybindings.keys(action):
+                try:
+                    for keys in key_sequences(spec):
+                        bound.add(keys)
+                        kb.add(*keys, filter=editing)(handler)
+                except UnbindableKey as exc:
+                    self.keybinding_problems.append(f"{action}: {exc}")
+            for spec in DEFAULTS[action]:
+                try:
+                    freed.update(key_sequences(spec))
+                except UnbindableKey:
+                    pass
+        for keys in freed - bound:
+            kb.add(*keys, filter=editing)(lambda event: None)
+
+    def reload_keybindings(self) -> None:
+        """keybindings.json again (``/reload``), and the keys rebound."""
+        self.keybindings.reload()
+        self.keybinding_problems = []
+        self._bindings = self._key_bindings()
+        for problem in self.keybindings.problems + self.keybinding_problems:
+            self.add_text(f"Warning: keybindings: {problem}", "warning")
 
     async def _call(self, handler, *args) -> Any:
         result = handler(*args)
@@ -764,8 +809,8 @@ class InteractiveApp:
             self.busy = None
             self.set_working(None)
 
-    async def cycle_model(self) -> None:
-        result = await self.harness.cycle_model()
+    async def cycle_model(self, step: int = 1) -> None:
+        result = await self.harness.cycle_model(step)
         if result is None:
             self.add_text("Only one model is available", "dim")
             return

@@ -340,39 +340,42 @@ async def export(tui: "InteractiveApp", args: str) -> None:
 
 
 HOTKEYS = [
-    ("enter", "send; while the agent works: steer"),
-    ("alt+enter", "queue a follow-up for when the agent is done"),
-    ("escape", "abort (queued messages return to the editor); twice on an empty editor: /tree"),
-    ("alt+up", "put queued messages back in the editor"),
-    ("ctrl+c", "clear the editor; twice: quit"),
-    ("ctrl+d", "quit (empty editor)"),
-    ("ctrl+j, shift+enter", "new line"),
-    ("tab", "complete a path or command"),
+    ("tui.input.submit", "send; while the agent works: steer"),
+    ("app.message.followUp", "queue a follow-up for when the agent is done"),
+    ("app.interrupt", "abort (queued messages return to the editor); twice on an empty editor: /tree"),
+    ("app.message.dequeue", "put queued messages back in the editor"),
+    ("app.clear", "clear the editor; twice: quit"),
+    ("app.exit", "quit (empty editor)"),
+    ("tui.input.newLine", "new line (also ctrl+j)"),
+    ("tui.input.tab", "complete a path or command"),
     ("@", "find a project file"),
     ("!cmd / !!cmd", "run a shell command (!! keeps it out of the context)"),
-    ("up / down", "previous prompts"),
-    ("ctrl+l", "choose a model"),
-    ("ctrl+p", "next model"),
-    ("shift+tab", "next thinking level"),
-    ("ctrl+o", "expand or collapse tool output"),
-    ("ctrl+t", "show or hide thinking"),
-    ("ctrl+g", "edit in $VISUAL / $EDITOR"),
-    ("ctrl+z", "suspend"),
+    ("tui.editor.cursorUp", "previous prompts"),
+    ("app.model.select", "choose a model"),
+    ("app.model.cycleForward", "next model"),
+    ("app.model.cycleBackward", "previous model"),
+    ("app.thinking.cycle", "next thinking level"),
+    ("app.tools.expand", "expand or collapse tool output"),
+    ("app.thinking.toggle", "show or hide thinking"),
+    ("app.editor.external", "edit in $VISUAL / $EDITOR"),
+    ("app.suspend", "suspend"),
 ]
 
 
 async def hotkeys(tui: "InteractiveApp", args: str) -> None:
-    width = max(len(k) for k, _ in HOTKEYS)
-    lines = [f"{key.ljust(width)}  {what}" for key, what in HOTKEYS]
-    for shortcut in tui.shortcuts:
-        lines.append(f"{shortcut.key.ljust(width)}  {shortcut.description}")
+    """``/hotkeys``: the keys as keybindings.json set them."""
+    rows = [(tui.keybindings.hint(key) if "." in key and " " not in key else key, what) for key, what in HOTKEYS]
+    rows += [(shortcut.key, shortcut.description) for shortcut in tui.shortcuts]
+    width = max(len(k) for k, _ in rows)
+    lines = [f"{key.ljust(width)}  {what}" for key, what in rows]
     tui.add_text("Keyboard shortcuts\n" + "\n".join(lines), "none")
 
 
 async def reload_(tui: "InteractiveApp", args: str) -> None:
     await tui.harness.reload()
     await tui._load_plugin_parts()
-    tui.add_text("Reloaded plugins, skills, prompt templates and context files.", "dim")
+    tui.reload_keybindings()
+    tui.add_text("Reloaded plugins, skills, prompt templates, context files and keybindings.", "dim")
 
 
 async def quit_(tui: "InteractiveApp", args: str) -> None:
