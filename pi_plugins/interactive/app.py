@@ -25,7 +25,7 @@ from prompt_toolkit.history import InMemoryHistory
 from prompt_toolkit.input.ansi_escape_sequences import ANSI_SEQUENCES
 from prompt_toolkit.key_binding import DynamicKeyBindings, KeyBindings
 from prompt_toolkit.keys import Keys
-from prompt_toolkit.layout import ConditionalContainer, DynamicContainer, HSplit, Layout, Window
+from prompt_toolkit.layout import ConditionalContainer, DynamicContainer, HSplit, Layout, VSplit, Window
 from prompt_toolkit.layout.dimension import Dimension
 from prompt_toolkit.layout.menus import CompletionsMenu
 from prompt_toolkit.output.color_depth import ColorDepth
@@ -54,11 +54,12 @@ from pi_plugins.interactive.blocks import (
     user_text,
 )
 from pi_plugins.interactive.completion import EditorCompleter, FileIndex
-from pi_plugins.interactive.controls import LinesControl
+from pi_plugins.interactive.controls import DrawnCursor, LinesControl
 from pi_plugins.interactive.dialogs import Dialog, DialogHost
 from pi_plugins.interactive.footer import footer, git_branch
 from pi_plugins.interactive.keybindings import Keybindings
 from pi_plugins.interactive.keys import UnbindableKey, key_sequences, parse_key
+from pi_plugins.interactive import markdown
 from pi_plugins.interactive.paint import Painter, detect_color_system
 from pi_plugins.interactive import theme as palette
 from pi_plugins.interactive.theme import PROMPT_STYLE, THINKING_BORDER
@@ -112,7 +113,10 @@ class InteractiveApp:
         self.harness = pi_app.harness
         self.theme_problems = _apply_theme(pi_app)
         self.painter = Painter(detect_color_system())
-        self.view = View()
+        settings = self.harness.ctx.settings
+        self.settings = settings
+        self.view = View(hide_thinking=bool(settings.get("hideThinkingBlock", False)))
+        markdown.code_block_indent = str(settings.get("markdown.codeBlockIndent", "  "))
         self.transcript = Transcript()
         self.ui = InteractiveUI(self)
         self.dialogs = DialogHost(on_change=self._dialog_changed)
@@ -138,6 +142,7 @@ class InteractiveApp:
         self._clear_screen = False
         self._flush_wanted = asyncio.Event()
         self._footer_cache: tuple[Any, list[str]] | None = None
+        self._menu: tuple[int, CompletionsMenu] | None = None
         self._exit_code = 0
         self.keybindings = Keybindings.load(self.harness.ctx.agent_dir)
         self.keybinding_problems: list[str] = []
@@ -344,6 +349,8 @@ class InteractiveApp:
         notes += [f"warning: {problem}" for problem in self.theme_problems]
         notes += [f"warning: keybindings: {problem}" for problem in
                   self.keybindings.problems + self.keybinding_problems]
+        if self.settings.get("quietStartup", False) and not getattr(self.pi.args, "verbose", False):
+            return HeaderBlock(None, [], notes)
         return HeaderBlock(f"pi-harness v{__version__}", HINTS, notes)
 
     # ---------------------------------------------------------------- live area
@@ -410,24 +417,28 @@ class InteractiveApp:
             found += [(c.name, c.description) for c in self.plugin_commands.values() if c.name not in taken]
             return found
 
-        return TextArea(multiline=True, wrap_lines=True, scrollbar=False, focus_on_click=False,
+        hardware = Condition(lambda: bool(self.settings.get("showHardwareCursor", False)))
+        area = TextArea(multiline=True, wrap_lines=True, scrollbar=False, focus_on_click=False,
                         completer=EditorCompleter(commands, self.files), complete_while_typing=True,
                         history=InMemoryHistory(), height=Dimension(min=1, max=12), dont_extend_height=True,
-                        style="class:editor")
+                        style="class:editor", input_processors=[DrawnCursor(~hardware)])
+        # as pi: the terminal's cursor hidden, the editor draws its own (showHardwareCursor)
+        area.window.always_hide_cursor = ~hardware
+        return area
 
     def _make_application(self) -> Application:
         self._bindings = self._key_bindings()
+        padding = lambda: Dimension.exact(self._setting_number("editorPaddingX", 0, 0, 3))
         editor_area = HSplit([
             Window(height=1),
             Window(height=1, char="─", style=self._border_style),
-            self.editor,
+            VSplit([Window(width=padding), self.editor, Window(width=padding)]),
             Window(height=1, char="─", style=self._border_style),
         ])
         has_dialog = Condition(lambda: self.dialogs.current is not None)
         self._bottom = HSplit([
             DynamicContainer(lambda: self.dialogs.current.container if self.dialogs.current else editor_area),
-            ConditionalContainer(CompletionsMenu(max_height=8, scroll_offset=1),
-                                 filter=has_completions & ~has_dialog),
+            ConditionalContainer(DynamicContainer(self._completions_menu), filter=has_completions & ~has_dialog),
             Window(LinesControl(lambda width: self._widget_lines(width, "belowEditor")), dont_extend_height=True),
             Window(LinesControl(self._footer_lines), dont_extend_height=True),
         ])
@@ -449,6 +460,19 @@ class InteractiveApp:
         app.ttimeoutlen = ESCAPE_WAIT
         app.timeoutlen = KEY_WAIT
         return app
+
+    def _setting_number(self, key: str, default: int, lowest: int, highest: int) -> int:
+        value = self.settings.get(key, default)
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            return default
+        return int(min(max(value, lowest), highest))
+
+    def _completions_menu(self) -> CompletionsMenu:
+        """As many rows as ``autocompleteMaxVisible`` (3-20, default 5) allows."""
+        rows = self._setting_number("autocompleteMaxVisible", 5, 3, 20)
+        if self._menu is None or self._menu[0] != rows:
+            self._menu = (rows, CompletionsMenu(max_height=rows, scroll_offset=1))
+        return self._menu[1]
 
     def _dialog_changed(self, dialog: Dialog | None) -> None:
         if self.app is None:
@@ -497,7 +521,7 @@ class InteractiveApp:
 
         bind("app.exit", exit_or_delete)
         bind("app.tools.expand", lambda event: self.set_view(expand_tools=not self.view.expand_tools))
-        bind("app.thinking.toggle", lambda event: self.set_view(hide_thinking=not self.view.hide_thinking))
+        bind("app.thinking.toggle", lambda event: self.toggle_thinking())
         bind("app.model.select", lambda event: self.spawn(builtin.model(self, "")))
         bind("app.model.cycleForward", lambda event: self.spawn(self.cycle_model(1)))
         bind("app.model.cycleBackward", lambda event: self.spawn(self.cycle_model(-1)))
@@ -636,11 +660,12 @@ class InteractiveApp:
         if self.editor.text.lstrip().startswith("!"):
             self.set_editor_text("")
             return
-        if not self.editor.text.strip():
+        action = self.settings.get("doubleEscapeAction", "tree")
+        if not self.editor.text.strip() and action in ("tree", "fork"):
             now = time.monotonic()
             if now - self._last_escape < DOUBLE_PRESS:
                 self._last_escape = 0.0
-                self.spawn(builtin.tree(self, ""))
+                self.spawn(builtin.COMMANDS[action](self, ""))
             else:
                 self._last_escape = now
 
@@ -679,6 +704,13 @@ class InteractiveApp:
 
         self.view = evolve(self.view, **changes)
         self._start_over(reprint_only=True)
+
+    def toggle_thinking(self) -> None:
+        """Ctrl+T: thinking shown or hidden, kept as ``hideThinkingBlock`` as pi does."""
+        hidden = not self.view.hide_thinking
+        self.settings.remember("hideThinkingBlock", hidden)
+        self.set_view(hide_thinking=hidden)
+        self.add_text(f"Thinking blocks: {'hidden' if hidden else 'visible'}", "dim")
 
     def set_status(self, key: str, text: str | None) -> None:
         if text:

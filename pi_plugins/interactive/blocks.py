@@ -129,11 +129,14 @@ class TextBlock(Block):
 
 
 class HeaderBlock(Block):
-    def __init__(self, title: str, hints: list[tuple[str, str]], notes: list[str] = ()) -> None:
+    def __init__(self, title: str | None, hints: list[tuple[str, str]], notes: list[str] = ()) -> None:
         super().__init__()
         self.title, self.hints, self.notes = title, hints, list(notes)
 
-    def renderable(self, view: View, live: bool = False) -> RenderableType:
+    def renderable(self, view: View, live: bool = False) -> RenderableType | None:
+        if self.title is None:  # quietStartup: only what went wrong
+            notes = [Text(note, style="warning") for note in self.notes]
+            return Padding(Group(*notes), (0, 1)) if notes else None
         hint = Text()
         for index, (key, what) in enumerate(self.hints):
             if index:

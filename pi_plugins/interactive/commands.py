@@ -130,6 +130,9 @@ async def _go_to(tui: "InteractiveApp", entry_id: str) -> bool:
     editor_text = tree_view.editor_text_for(entry)
     target = entry.parent_id if editor_text is not None else entry_id
     while True:
+        if harness.ctx.settings.get("branchSummary.skipPrompt", False):
+            choice, instructions = "none", None  # the setting: never ask, never summarize
+            break
         choice = await tui.show_dialog(ListDialog(tui.painter, "Summarize the branch you leave?", [
             Item("No summary", "none"), Item("Summarize", "summary"),
             Item("Summarize with custom prompt", "custom")]))
