@@ -124,3 +124,16 @@ def test_shell_path_and_command_prefix_reach_the_bash_tool_and_user_commands(pi_
     term.submit("!echo user=$GREETING")
     term.wait_for("user=from-prefix")
     assert log.read_text().split() == ["used", "used"]
+
+
+PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+                    "1f15c4890000000d49444154789c6360000002000100e221bc330000000049454e44ae426082")
+
+
+def test_block_images_keeps_images_from_the_model(pi_tui, server, tmp_path):
+    (tmp_path / "project" / "pic.png").write_bytes(PNG)
+    server.push(Reply(text="I cannot see it."))
+    term = pi_tui("@pic.png", "what is this?", settings={"images": {"blockImages": True}})
+    term.wait_for("I cannot see it.")
+    sent = json.dumps(server.requests[0].body["messages"])
+    assert "Image reading is disabled." in sent and "image_url" not in sent and "iVBOR" not in sent
