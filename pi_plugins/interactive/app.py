@@ -86,9 +86,9 @@ HINTS = [("escape", "interrupt"), ("ctrl+c/ctrl+d", "clear/exit"), ("/", "comman
          ("!", "bash"), ("ctrl+o", "more")]
 
 
-def _apply_theme(pi_app) -> list[str]:
+def _apply_theme(pi_app) -> tuple[dict, list[str]]:
     """Choose and apply the theme (settings ``theme``; else the last ``--theme`` given;
-    else dark); returns what was wrong on the way, for the header."""
+    else dark); returns the themes found and what was wrong on the way, for the header."""
     from pi_plugins.interactive.themes import choose, load_themes
 
     args, ctx = pi_app.args, pi_app.harness.ctx
@@ -100,7 +100,7 @@ def _apply_theme(pi_app) -> list[str]:
     if not ctx.settings.get("theme") and from_cli:
         chosen = from_cli[-1]
     chosen.apply()
-    return problems + more
+    return themes, problems + more
 
 
 class InteractiveApp:
@@ -111,7 +111,7 @@ class InteractiveApp:
         self.pi = pi_app
         self._input, self._output = input, output
         self.harness = pi_app.harness
-        self.theme_problems = _apply_theme(pi_app)
+        self.themes, self.theme_problems = _apply_theme(pi_app)
         self.painter = Painter(detect_color_system())
         settings = self.harness.ctx.settings
         self.settings = settings
@@ -703,6 +703,28 @@ class InteractiveApp:
         from attrs import evolve
 
         self.view = evolve(self.view, **changes)
+        self._start_over(reprint_only=True)
+
+    def theme_names(self) -> list[str]:
+        return list(self.themes)
+
+    def set_theme(self, name: str) -> None:
+        """Repaint everything in another theme (``/settings``, a theme file that changed)."""
+        from pi_plugins.interactive.themes import load_themes
+
+        ctx = self.harness.ctx
+        self.themes, _ = load_themes(cwd=ctx.cwd, agent_dir=ctx.agent_dir, settings=ctx.settings,
+                                     cli_paths=list(getattr(self.pi.args, "themes", []) or []),
+                                     discover=not getattr(self.pi.args, "no_themes", False))
+        chosen = self.themes.get(name)
+        if chosen is None:
+            self.add_text(f"No theme named {name!r}", "error")
+            return
+        chosen.apply()
+        self.painter = Painter(self.painter.color_system)
+        self._footer_cache = None
+        if self.app is not None:
+            self.app.style = Style.from_dict(PROMPT_STYLE)
         self._start_over(reprint_only=True)
 
     def toggle_thinking(self) -> None:

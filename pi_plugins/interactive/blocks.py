@@ -62,7 +62,7 @@ class Block:
         raise NotImplementedError
 
     def lines(self, painter: Painter, width: int, view: View, live: bool = False) -> list[str]:
-        key = (self.version, width, view, live)
+        key = (self.version, width, view, live, painter)  # another painter: another theme
         if self._cache is not None and self._cache[0] == key:
             return self._cache[1]
         renderable = self.renderable(view, live)

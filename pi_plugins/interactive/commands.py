@@ -381,6 +381,12 @@ async def reload_(tui: "InteractiveApp", args: str) -> None:
     tui.add_text("Reloaded plugins, skills, prompt templates, context files and keybindings.", "dim")
 
 
+async def _settings(tui: "InteractiveApp", args: str) -> None:
+    from pi_plugins.interactive.settings_dialog import settings_dialog
+
+    await settings_dialog(tui, args)
+
+
 async def quit_(tui: "InteractiveApp", args: str) -> None:
     tui.exit()
 
@@ -397,6 +403,7 @@ BUILTINS = [
     ("name", "Name this session <name>", name),
     ("session", "Session file, id, messages, tokens and cost", session),
     ("export", "Export the session to HTML [file]", export),
+    ("settings", "Change settings (saved to settings.json at once)", _settings),
     ("hotkeys", "Keyboard shortcuts", hotkeys),
     ("reload", "Reload plugins, skills, prompt templates and context files", reload_),
     ("quit", "Quit", quit_),
