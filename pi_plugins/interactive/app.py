@@ -747,6 +747,16 @@ class InteractiveApp:
             self.widgets[key] = ([str(line) for line in lines], placement)
         self.invalidate()
 
+    def write_to_terminal(self, sequence: str) -> None:
+        """Send a control sequence (OSC 52, an image) straight to the terminal."""
+        if self.app is not None and self.running:
+            self.app.output.write_raw(sequence)
+            self.app.output.flush()
+        else:
+            out = self._output.stdout if self._output is not None else sys.stdout
+            out.write(sequence)
+            out.flush()
+
     def set_title(self, title: str) -> None:
         if self.app is not None and self.running:
             self.app.output.set_title(title)

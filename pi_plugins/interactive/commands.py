@@ -381,6 +381,34 @@ async def reload_(tui: "InteractiveApp", args: str) -> None:
     tui.add_text("Reloaded plugins, skills, prompt templates, context files and keybindings.", "dim")
 
 
+def last_answer(tui: "InteractiveApp") -> str | None:
+    """The text of the newest assistant message that has some."""
+    for message in reversed(tui.harness.messages):
+        if getattr(message, "role", None) == "assistant":
+            text = "".join(getattr(c, "text", "") for c in message.content if getattr(c, "type", None) == "text")
+            if text.strip():
+                return text
+    return None
+
+
+async def copy(tui: "InteractiveApp", args: str) -> None:
+    """``/copy``: the last answer to the system clipboard and, as OSC 52, the terminal's."""
+    from pi_plugins.interactive.clipboard import copy_with_tools, osc52
+
+    text = last_answer(tui)
+    if text is None:
+        tui.add_text("No agent messages to copy yet.", "error")
+        return
+    tool = await copy_with_tools(text)
+    sequence = osc52(text)
+    if sequence is not None:
+        tui.write_to_terminal(sequence)
+    if tool is None and sequence is None:
+        tui.add_text("Could not copy: no clipboard tool, and the text is too long for OSC 52", "error")
+        return
+    tui.add_text("Copied last agent message to clipboard", "dim")
+
+
 async def _settings(tui: "InteractiveApp", args: str) -> None:
     from pi_plugins.interactive.settings_dialog import settings_dialog
 
@@ -403,6 +431,7 @@ BUILTINS = [
     ("name", "Name this session <name>", name),
     ("session", "Session file, id, messages, tokens and cost", session),
     ("export", "Export the session to HTML [file]", export),
+    ("copy", "Copy the last agent message to the clipboard", copy),
     ("settings", "Change settings (saved to settings.json at once)", _settings),
     ("hotkeys", "Keyboard shortcuts", hotkeys),
     ("reload", "Reload plugins, skills, prompt templates and context files", reload_),

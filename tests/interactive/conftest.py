@@ -185,9 +185,11 @@ def pi_tui(tmp_path, server):
 
     def start(*args: str, settings: dict | None = None, plugin: str | None = None,
               files: dict[str, str] | None = None, agent_files: dict[str, str] | None = None,
-              width: int = 100, height: int = 40, ready: str = "(auto)") -> PiTerminal:
+              width: int = 100, height: int = 40, ready: str = "(auto)",
+              env: dict[str, str] | None = None) -> PiTerminal:
         argv = [sys.executable, "-m", "pi_core.app.cli", *place.flags(args, settings, plugin, files, agent_files)]
-        term = PiTerminal(tmp_path, argv, env=place.env, cwd=place.cwd, width=width, height=height)
+        term = PiTerminal(tmp_path, argv, env={**place.env, **(env or {})}, cwd=place.cwd, width=width,
+                          height=height)
         place.paths_of(term)
         started.append(term)
         term.wait_for(ready, timeout=20)
