@@ -409,6 +409,12 @@ async def copy(tui: "InteractiveApp", args: str) -> None:
     tui.add_text("Copied last agent message to clipboard", "dim")
 
 
+async def _share(tui: "InteractiveApp", args: str) -> None:
+    from pi_plugins.interactive.share import share
+
+    await share(tui, args)
+
+
 async def _settings(tui: "InteractiveApp", args: str) -> None:
     from pi_plugins.interactive.settings_dialog import settings_dialog
 
@@ -431,6 +437,7 @@ BUILTINS = [
     ("name", "Name this session <name>", name),
     ("session", "Session file, id, messages, tokens and cost", session),
     ("export", "Export the session to HTML [file]", export),
+    ("share", "Share the session as a secret GitHub gist", _share),
     ("copy", "Copy the last agent message to the clipboard", copy),
     ("settings", "Change settings (saved to settings.json at once)", _settings),
     ("hotkeys", "Keyboard shortcuts", hotkeys),
