@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import shutil
 import signal
 import sys
@@ -163,6 +164,7 @@ class InteractiveApp:
         initial = self.pi.initial_prompt(read_stdin=False)
         self.app = self._make_application()
         self._start_over()
+        self._show_news()
         self._populate_history()
         self._flush_now()  # the header and any history, before the editor appears
         unsubscribe = harness.subscribe(self._on_event)
@@ -338,6 +340,23 @@ class InteractiveApp:
             self.transcript.reset()
         self._clear_screen = True
         self.changed()
+
+    def _show_news(self) -> None:
+        """After an update, what changed since the version last seen (not in a resumed chat)."""
+        from pi_plugins.interactive.blocks import NoticeBlock
+        from pi_plugins.interactive.changelog import news_since
+
+        if self.harness.messages:
+            return
+        news = news_since(self.settings, __version__)
+        if news is None:
+            return
+        if self.settings.get("collapseChangelog", False):
+            latest = re.search(r"##\s+\[?(\d+\.\d+\.\d+)\]?", news)
+            self.add(NoticeBlock(None, f"Updated to v{latest.group(1) if latest else __version__}. "
+                                       "Use **/changelog** to view full changelog."))
+        else:
+            self.add(NoticeBlock("What's New", news))
 
     def _header(self) -> HeaderBlock:
         notes = []

@@ -16,6 +16,7 @@ from typing import Any, Callable
 from attrs import frozen
 from rich.console import Group, RenderableType
 from rich.padding import Padding
+from rich.rule import Rule
 from rich.text import Text
 
 from pi_core.protocol.messages import (
@@ -375,6 +376,21 @@ class SummaryBlock(Block):
         else:
             parts.append(Text(f"{self.note} (ctrl+o to expand)", style="muted"))
         return Padding(Group(*parts), (1, 1), style="custom.box", expand=True)
+
+
+class NoticeBlock(Block):
+    """A titled piece of Markdown between two rules (the changelog's "What's New")."""
+
+    def __init__(self, title: str | None, text: str) -> None:
+        super().__init__()
+        self.title, self.text = title, text
+
+    def renderable(self, view: View, live: bool = False) -> RenderableType:
+        parts: list[RenderableType] = [Rule(style="border")]
+        if self.title:
+            parts += [Padding(Text(self.title, style="bold accent"), (0, 1)), Text("")]
+        parts += [_markdown(self.text), Rule(style="border")]
+        return Group(*parts)
 
 
 def user_text(message: UserMessage) -> str:

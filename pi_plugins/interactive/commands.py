@@ -415,6 +415,52 @@ async def _share(tui: "InteractiveApp", args: str) -> None:
     await share(tui, args)
 
 
+async def changelog(tui: "InteractiveApp", args: str) -> None:
+    """``/changelog``: every released version's changes, oldest first (as pi)."""
+    from pi_plugins.interactive.blocks import NoticeBlock
+    from pi_plugins.interactive.changelog import read_changelog
+
+    entries = read_changelog()
+    text = "\n\n".join(e.content for e in reversed(entries)) if entries else "No changelog entries found."
+    tui.add(NoticeBlock("What's New", text))
+
+
+async def import_(tui: "InteractiveApp", args: str) -> None:
+    """``/import FILE``: a session file copied into this project's sessions and resumed."""
+    import shutil
+    from pathlib import Path
+
+    from pi_core.session.locations import session_dir_for
+
+    path = args.strip().strip("\"'")
+    if not path:
+        tui.add_text("Usage: /import <path.jsonl>", "error")
+        return
+    source = Path(path).expanduser()
+    if not source.is_absolute():
+        source = Path(tui.harness.ctx.cwd) / source
+    if not source.is_file():
+        tui.add_text(f"Failed to import session: no such file {source}", "error")
+        return
+    if not await tui.ui.confirm("Import session", f"Replace current session with {path}?"):
+        tui.add_text("Import cancelled", "dim")
+        return
+    harness = tui.harness
+    folder = Path(harness.session.sessions_dir or session_dir_for(harness.ctx.cwd))
+    folder.mkdir(parents=True, exist_ok=True)
+    destination = folder / source.name
+    if destination.resolve() != source.resolve():
+        if destination.exists():
+            tui.add_text(f"Failed to import session: {destination} already exists", "error")
+            return
+        shutil.copyfile(source, destination)
+    if not await harness.switch_session(str(destination)):
+        tui.add_text("Import cancelled", "dim")
+        return
+    tui.start_over()
+    tui.add_text(f"Session imported from: {path}", "dim")
+
+
 async def _settings(tui: "InteractiveApp", args: str) -> None:
     from pi_plugins.interactive.settings_dialog import settings_dialog
 
@@ -437,6 +483,8 @@ BUILTINS = [
     ("name", "Name this session <name>", name),
     ("session", "Session file, id, messages, tokens and cost", session),
     ("export", "Export the session to HTML [file]", export),
+    ("import", "Import and resume a session from a JSONL file <path>", import_),
+    ("changelog", "Show the changelog", changelog),
     ("share", "Share the session as a secret GitHub gist", _share),
     ("copy", "Copy the last agent message to the clipboard", copy),
     ("settings", "Change settings (saved to settings.json at once)", _settings),
