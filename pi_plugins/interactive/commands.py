@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import os
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -273,32 +272,14 @@ async def new(tui: "InteractiveApp", args: str) -> None:
     tui.add_text("New session started", "dim")
 
 
-def _age(when: datetime) -> str:
-    seconds = (datetime.now(timezone.utc) - when).total_seconds()
-    for size, unit in ((86400, "d"), (3600, "h"), (60, "m")):
-        if seconds >= size:
-            return f"{int(seconds // size)}{unit} ago"
-    return "just now"
-
-
 async def resume(tui: "InteractiveApp", args: str) -> None:
-    """``/resume``: pick another session of this project."""
-    from pi_core.app.listing import list_sessions
-    from pi_core.session.locations import session_dir_for
+    """``/resume``: pi's session picker (:mod:`pi_plugins.interactive.session_picker`)."""
+    from pi_plugins.interactive.session_picker import SessionPicker
 
-    harness = tui.harness
-    folder = harness.session.sessions_dir or session_dir_for(harness.ctx.cwd)
-    current = harness.session.file
-    sessions = [s for s in list_sessions(folder) if current is None or s.path != current]
-    if not sessions:
-        tui.add_text("No other sessions in this project", "dim")
-        return
-    items = [Item(s.name or " ".join(s.first_message.split())[:120], s.path,
-                  description=f"{s.message_count} messages · {_age(s.modified)}") for s in sessions]
-    chosen = await tui.show_dialog(ListDialog(tui.painter, "Resume a session", items, search=True))
+    chosen = await SessionPicker(tui).pick()
     if chosen is None:
         return
-    if not await harness.switch_session(str(chosen)):
+    if not await tui.harness.switch_session(str(chosen)):
         tui.add_text("Switch cancelled by a plugin", "dim")
         return
     tui.start_over()
@@ -479,7 +460,7 @@ BUILTINS = [
     ("rewind", "Restore the files to a checkpoint of this session [entry id]", rewind),
     ("clone", "Copy the current branch into a new session", clone),
     ("new", "Start a new session", new),
-    ("resume", "Resume another session of this project", resume),
+    ("resume", "Resume a session (this project or all)", resume),
     ("name", "Name this session <name>", name),
     ("session", "Session file, id, messages, tokens and cost", session),
     ("export", "Export the session to HTML [file]", export),
