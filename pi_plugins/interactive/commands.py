@@ -11,6 +11,7 @@ from rich.text import Text
 from pi_plugins.interactive.dialogs import InputDialog, Item, ListDialog
 from pi_plugins.interactive.footer import format_tokens
 from pi_plugins.interactive import tree_view
+from pi_plugins.interactive.keys import UnbindableKey, key_sequences
 
 if TYPE_CHECKING:
     from pi_plugins.interactive.app import InteractiveApp
@@ -61,27 +62,38 @@ async def tree(tui: "InteractiveApp", args: str, selected: str | None = None) ->
     if not len(session):
         tui.add_text("No entries in session", "dim")
         return
-    state = {"mode": tui.harness.ctx.settings.get("treeFilterMode", "default")}
+    state = {"mode": tui.harness.ctx.settings.get("treeFilterMode", "default"), "folded": set(),
+             "times": False}
     if state["mode"] not in tree_view.FILTERS:
         state["mode"] = "default"
     while True:
         roots = session.tree()
         leaf = session.leaf_id
         calls = tree_view.tool_calls_by_id(roots, {t.name: t for t in tui.harness.agent.tools or []})
+        listed: list = []
 
         def items(mode: str) -> list[Item]:
-            return [Item(tree_view.row_label(row, calls), row.entry.id,
+            listed[:] = tree_view.rows(roots, leaf, mode, folded=state["folded"])
+            by_id = {row.entry.id: row for row in listed}
+            return [Item(tree_view.row_label(row, calls, can_fold=tree_view.foldable(row, by_id),
+                                             label_times=state["times"]), row.entry.id,
                          search_text=tree_view.searchable(row.node, calls))
-                    for row in tree_view.rows(roots, leaf, mode)]
+                    for row in listed]
+
+        def refresh(dialog: ListDialog, select: str | None = None) -> None:
+            dialog.subtitle = _tree_subtitle(state["mode"])
+            dialog.set_items(items(state["mode"]), select or (dialog.current.value if dialog.current else None))
 
         def set_mode(dialog: ListDialog, mode: str) -> None:
             state["mode"] = mode
-            dialog.subtitle = _tree_subtitle(mode)
-            dialog.set_items(items(mode), dialog.current.value if dialog.current else None)
+            state["folded"].clear()
+            refresh(dialog)
 
-        def cycle(dialog: ListDialog) -> None:
-            modes = tree_view.FILTERS
-            set_mode(dialog, modes[(modes.index(state["mode"]) + 1) % len(modes)])
+        def cycle(step: int):
+            def action(dialog: ListDialog) -> None:
+                modes = tree_view.FILTERS
+                set_mode(dialog, modes[(modes.index(state["mode"]) + step) % len(modes)])
+            return action
 
         def toggle(mode: str):
             return lambda dialog: set_mode(dialog, "default" if state["mode"] == mode else mode)
@@ -90,14 +102,55 @@ async def tree(tui: "InteractiveApp", args: str, selected: str | None = None) ->
             if dialog.current is not None:
                 dialog.done(("label", dialog.current.value))
 
+        def fold(direction: str):
+            """Ctrl+←: fold this branch segment, else go to its start; Ctrl+→: unfold, else onwards."""
+            def action(dialog: ListDialog) -> None:
+                current = dialog.current
+                if current is None or dialog.search.text:
+                    return
+                by_id = {row.entry.id: row for row in listed}
+                row = by_id.get(current.value)
+                if direction == "up" and row is not None and tree_view.foldable(row, by_id) \
+                        and row.entry.id not in state["folded"]:
+                    state["folded"].add(row.entry.id)
+                    refresh(dialog, row.entry.id)
+                elif direction == "down" and row is not None and row.entry.id in state["folded"]:
+                    state["folded"].discard(row.entry.id)
+                    refresh(dialog, row.entry.id)
+                else:
+                    index = next(i for i, r in enumerate(listed) if r.entry.id == current.value)
+                    dialog.select_value(listed[tree_view.segment_start(listed, index, direction)].entry.id)
+            return action
+
+        def timestamps(dialog: ListDialog) -> None:
+            state["times"] = not state["times"]
+            refresh(dialog)
+
+        actions = {
+            "app.tree.filter.cycleForward": cycle(1), "app.tree.filter.cycleBackward": cycle(-1),
+            "app.tree.filter.userOnly": toggle("user-only"), "app.tree.filter.noTools": toggle("no-tools"),
+            "app.tree.filter.labeledOnly": toggle("labeled-only"), "app.tree.filter.all": toggle("all"),
+            "app.tree.filter.default": lambda d: set_mode(d, "default"), "app.tree.editLabel": label,
+            "app.tree.toggleLabelTimestamp": timestamps,
+            "app.tree.foldOrUp": fold("up"), "app.tree.unfoldOrDown": fold("down"),
+        }
+        keys = {"left": lambda d: d.move(-d.visible, wrap=False), "right": lambda d: d.move(d.visible, wrap=False)}
+        for action_id, handler in actions.items():
+            for spec in tui.keybindings.keys(action_id):
+                try:
+                    keys.update({" ".join(seq): handler for seq in key_sequences(spec)})
+                except UnbindableKey:
+                    continue
+        kb = tui.keybindings
         dialog = ListDialog(
             tui.painter, "Session tree", items(state["mode"]), subtitle=_tree_subtitle(state["mode"]),
             search=True, max_visible=max(5, min(tui.rows // 2, 20)),
-            hint="↑↓ move  ←→ page  enter go there  shift+l label  ctrl+o filter  esc cancel",
-            keys={"c-o": cycle, "c-u": toggle("user-only"), "c-t": toggle("no-tools"),
-                  "c-l": toggle("labeled-only"), "c-a": toggle("all"), "c-d": toggle("default"),
-                  "L": label, "left": lambda d: d.move(-d.visible, wrap=False),
-                  "right": lambda d: d.move(d.visible, wrap=False)})
+            hint=(f"↑↓ move  ←→ page  {kb.hint('app.tree.foldOrUp', True)}/{kb.hint('app.tree.unfoldOrDown', True)} "
+                  f"fold/branch  enter go there  {kb.hint('app.tree.editLabel')} label  "
+                  f"{kb.hint('app.tree.toggleLabelTimestamp')} label time  "
+                  f"{kb.hint('app.tree.filter.cycleForward')}/{kb.hint('app.tree.filter.cycleBackward')} filter  "
+                  "esc cancel"),
+            keys=keys)
         dialog.select_value(selected or leaf)
         chosen = await tui.show_dialog(dialog)
         if chosen is None:

@@ -146,9 +146,11 @@ class Keybindings:
     def customised(self, action: str) -> bool:
         return action in self.user and self.user[action] != DEFAULTS.get(action, ())
 
-    def hint(self, action: str) -> str:
-        """The keys of an action as a person reads them (``ctrl+p``), for hints and /hotkeys."""
-        return "/".join(self.keys(action)) or "(unbound)"
+    def hint(self, action: str, first: bool = False) -> str:
+        """The keys of an action as a person reads them (``ctrl+p``), for hints and /hotkeys;
+        ``first``: only the first of them."""
+        keys = self.keys(action)
+        return (keys[0] if first else "/".join(keys)) if keys else "(unbound)"
 
 
 def read_keybindings(path: Path) -> tuple[dict[str, tuple[str, ...]], list[str]]:
