@@ -495,6 +495,12 @@ async def import_(tui: "InteractiveApp", args: str) -> None:
     tui.add_text(f"Session imported from: {path}", "dim")
 
 
+async def _scoped_models(tui: "InteractiveApp", args: str) -> None:
+    from pi_plugins.interactive.scoped_models import scoped_models
+
+    await scoped_models(tui, args)
+
+
 async def _settings(tui: "InteractiveApp", args: str) -> None:
     from pi_plugins.interactive.settings_dialog import settings_dialog
 
@@ -507,6 +513,7 @@ async def quit_(tui: "InteractiveApp", args: str) -> None:
 
 BUILTINS = [
     ("model", "Choose the model", model),
+    ("scoped-models", "Choose the models Ctrl+P cycles through", _scoped_models),
     ("compact", "Summarize older messages to free context [instructions]", compact),
     ("tree", "Move to any point of the session tree", tree),
     ("fork", "New session from an earlier user message", fork),
