@@ -144,10 +144,25 @@ class InteractiveApp:
         self._flush_wanted = asyncio.Event()
         self._footer_cache: tuple[Any, list[str]] | None = None
         self._menu: tuple[int, CompletionsMenu] | None = None
+        self.editor_component_window: Any = None
         self._exit_code = 0
         self.keybindings = Keybindings.load(self.harness.ctx.agent_dir)
+        # what plugins put on screen (ctx.ui): components, the working line, key listeners
+        self.overlays: list = []
+        self.footer_component: Any = None
+        self.header_component: Any = None
+        self.editor_component: Any = None
+        self.working_message: str | None = None
+        self.working_visible = True
+        self.working_frames: list[str] | None = None
+        self.working_interval = 0.1
+        self.input_listeners: list = []
+        self.autocomplete_providers: list = []
         self.keybinding_problems: list[str] = []
         self.editor = self._make_editor()
+        from pi_plugins.interactive.components import Theme
+
+        ToolBlock.theme = Theme(self)
         self.app: Application | None = None
         self._bottom: HSplit | None = None
         self._finished = False
@@ -253,6 +268,9 @@ class InteractiveApp:
     async def _load_plugin_parts(self) -> None:
         plugins, ctx = self.harness.plugins, self.harness.ctx
         self.plugin_commands = {c.name: c for c in await self.harness.commands()}
+        self.editor.completer.arguments = lambda: {
+            name: c.argument_completions for name, c in self.plugin_commands.items()
+            if getattr(c, "argument_completions", None) is not None}
         renderers = await plugins.call("register_message_renderers", ctx=ctx)
         self.renderers = {r.custom_type: r.render for r in renderers}
         self.shortcuts = await plugins.call("register_shortcuts", ctx=ctx)
@@ -358,7 +376,14 @@ class InteractiveApp:
         else:
             self.add(NoticeBlock("What's New", news))
 
-    def _header(self) -> HeaderBlock:
+    def _header(self) -> Block:
+        if self.header_component is not None:
+            from pi_plugins.interactive.blocks import ComponentBlock
+
+            return ComponentBlock(self.header_component)
+        return self._builtin_header()
+
+    def _builtin_header(self) -> HeaderBlock:
         notes = []
         problems = getattr(self.harness.session, "problems", None) or []
         if problems:
@@ -382,9 +407,11 @@ class InteractiveApp:
         above = self._widget_lines(width, "aboveEditor")
         if above:
             lines += ["", *above]
-        if self.working:
-            frame = SPINNER[int(time.monotonic() * 10) % len(SPINNER)]
-            text = Text(f" {frame} ", style="accent") + Text(self.working, style="muted")
+        if self.working and self.working_visible:
+            frames = self.working_frames if self.working_frames is not None else SPINNER
+            frame = frames[int(time.monotonic() / self.working_interval) % len(frames)] if frames else ""
+            message = self.working_message if self.working_message and self.harness.agent.is_running else self.working
+            text = (Text(" ") + Text.from_ansi(frame) + Text(" ") if frame else Text(" ")) + Text(message, style="muted")
             lines += [""] + self.painter.lines(text, width)
         # one row to spare: an application exactly as tall as the terminal makes it scroll
         # while redrawing, and the old frame would stay in the scrollback
@@ -412,6 +439,10 @@ class InteractiveApp:
         return [line for part in parts for line in self.painter.lines(part, width)]
 
     def _footer_lines(self, width: int) -> list[str]:
+        if self.footer_component is not None:
+            from pi_plugins.interactive.components import component_lines
+
+            return component_lines(self.footer_component, width)
         harness = self.harness
         key = (width, len(harness.session), harness.session.leaf_id, harness.model.key,
                harness.thinking_level, harness.session.name, tuple(sorted(self.statuses.items())),
@@ -448,12 +479,13 @@ class InteractiveApp:
     def _make_application(self) -> Application:
         self._bindings = self._key_bindings()
         padding = lambda: Dimension.exact(self._setting_number("editorPaddingX", 0, 0, 3))
-        editor_area = HSplit([
+        default_editor = HSplit([
             Window(height=1),
             Window(height=1, char="─", style=self._border_style),
             VSplit([Window(width=padding), self.editor, Window(width=padding)]),
             Window(height=1, char="─", style=self._border_style),
         ])
+        editor_area = DynamicContainer(lambda: self.editor_component_window or default_editor)
         has_dialog = Condition(lambda: self.dialogs.current is not None)
         self._bottom = HSplit([
             DynamicContainer(lambda: self.dialogs.current.container if self.dialogs.current else editor_area),
@@ -461,10 +493,16 @@ class InteractiveApp:
             Window(LinesControl(lambda width: self._widget_lines(width, "belowEditor")), dont_extend_height=True),
             Window(LinesControl(self._footer_lines), dont_extend_height=True),
         ])
-        root = HSplit([Window(LinesControl(self._live_lines), dont_extend_height=True), self._bottom])
+        overlays = DynamicContainer(lambda: HSplit([o.container for o in self.overlays]) if self.overlays
+                                    else Window(height=0))
+        root = HSplit([Window(LinesControl(self._live_lines), dont_extend_height=True), overlays, self._bottom])
+        from prompt_toolkit.input import create_input
+
+        from pi_plugins.interactive.components import ListeningInput
+
         app = Application(
             layout=Layout(root, focused_element=self.editor),
-            input=self._input,
+            input=ListeningInput(self._input or create_input(), self.input_listeners),
             output=self._output,
             key_bindings=DynamicKeyBindings(lambda: self._bindings),
             style=Style.from_dict(PROMPT_STYLE),
@@ -493,24 +531,48 @@ class InteractiveApp:
             self._menu = (rows, CompletionsMenu(max_height=rows, scroll_offset=1))
         return self._menu[1]
 
-    def _dialog_changed(self, dialog: Dialog | None) -> None:
+    def _dialog_changed(self, dialog: Dialog | None = None) -> None:
+        """Focus: the newest overlay, else the dialog, else a plugin's editor, else ours."""
         if self.app is None:
             return
+        dialog = self.dialogs.current
+        if self.overlays:
+            target = self.overlays[-1].focus_target
+        elif dialog is not None:
+            target = dialog.focus_target
+        elif self.editor_component_window is not None:
+            target = self.editor_component_window
+        else:
+            target = self.editor
         try:
-            self.app.layout.focus(dialog.focus_target if dialog is not None else self.editor)
+            self.app.layout.focus(target)
         except ValueError:
             pass
         self.invalidate()
+
+    async def show_overlay(self, dialog: Dialog) -> Any:
+        """A plugin's component above the editor, over earlier overlays, with the keys."""
+        self.overlays.append(dialog)
+        self._dialog_changed()
+        try:
+            return await dialog.future
+        finally:
+            self.overlays.remove(dialog)
+            self._dialog_changed()
 
     async def show_dialog(self, dialog: Dialog) -> Any:
         return await self.dialogs.show(dialog)
 
     # ================================================================ keys
 
+    def editing(self) -> bool:
+        """The editor has the keys: no dialog, overlay or plugin editor has them."""
+        return self.dialogs.current is None and not self.overlays and self.editor_component is None
+
     def _key_bindings(self) -> KeyBindings:
         """The chat's keys, by pi's keybinding ids (keybindings.json may move any of them)."""
         kb = KeyBindings()
-        editing = Condition(lambda: self.dialogs.current is None)
+        editing = Condition(self.editing)
         bound: set[tuple[str, ...]] = set()
 
         def bind(action: str, handler) -> None:
@@ -760,11 +822,33 @@ class InteractiveApp:
             self.statuses.pop(key, None)
         self.invalidate()
 
-    def set_widget(self, key: str, lines: list[str] | None, placement: str) -> None:
+    def set_widget(self, key: str, lines: Any, placement: str) -> None:
+        """Lines, or ``factory(tui, theme)`` making a component; None removes the widget."""
+        from pi_plugins.interactive.components import Theme, TuiHandle
+
         self.widgets.pop(key, None)
-        if lines:
+        if callable(lines):
+            self.widgets[key] = (lines(TuiHandle(self), Theme(self)), placement)
+        elif lines:
             self.widgets[key] = ([str(line) for line in lines], placement)
         self.invalidate()
+
+    def set_editor_component(self, factory: Any) -> None:
+        """A plugin's editor in place of ours (``factory(tui, theme, keybindings)``); None: ours."""
+        from pi_plugins.interactive.components import (KeybindingsView, Theme, TuiHandle, component_window,
+                                                       handle_key)
+
+        if factory is None:
+            self.editor_component = self.editor_component_window = None
+        else:
+            component = factory(TuiHandle(self), Theme(self), KeybindingsView(self.keybindings))
+
+            def key(data: str) -> None:
+                handle_key(component, data)
+                self.invalidate()
+
+            self.editor_component, self.editor_component_window = component, component_window(component, key)
+        self._dialog_changed()
 
     def write_to_terminal(self, sequence: str) -> None:
         """Send a control sequence (OSC 52, an image) straight to the terminal."""
@@ -782,9 +866,13 @@ class InteractiveApp:
             self.app.output.flush()
 
     def _widget_lines(self, width: int, placement: str) -> list[str]:
+        from pi_plugins.interactive.components import component_lines
+
         lines: list[str] = []
         for shown, where in self.widgets.values():
-            if where == placement:
+            if where == placement and not isinstance(shown, list):
+                lines += component_lines(shown, width)
+            elif where == placement:
                 text = Text("\n").join(Text.from_ansi(line, no_wrap=True, overflow="ellipsis") for line in shown)
                 lines += self.painter.lines(Padding(text, (0, 1)), width)
         return lines
@@ -1002,7 +1090,12 @@ class InteractiveApp:
                 tool.state.finished = True
                 tool.changed()
                 self.changed()
+        elif kind == "agent_start":
+            if self.working is None:  # a run a plugin started (ctx.send_user_message)
+                self.set_working("Working... (esc to interrupt)")
         elif kind == "agent_end":
+            if self.run_task is None and not self.busy:
+                self.set_working(None)
             self._settle()
         elif kind == "queue_update":
             self.invalidate()

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any, Callable
 
-from attrs import frozen
+from attrs import define, frozen
 from rich.console import Group, RenderableType
 from rich.padding import Padding
 from rich.rule import Rule
@@ -47,6 +47,8 @@ class View:
 
     expand_tools: bool = False
     hide_thinking: bool = False
+    #: What stands for hidden thinking (``ctx.ui.set_hidden_thinking_label``).
+    thinking_label: str = "Thinking..."
 
 
 class Block:
@@ -225,7 +227,7 @@ class AssistantBlock(Block):
                 parts.append(Text(""))
             if isinstance(content, ThinkingContent):
                 if view.hide_thinking:
-                    parts.append(Padding(Text("Thinking...", style="thinking"), (0, 1)))
+                    parts.append(Padding(Text(view.thinking_label, style="thinking"), (0, 1)))
                 else:
                     parts.append(_markdown(content.thinking.strip(), "thinking"))
             else:
@@ -250,7 +252,7 @@ class AssistantBlock(Block):
             if not text.strip():
                 continue
             if thinking and view.hide_thinking:
-                out += ["", *painter.lines(Padding(Text("Thinking...", style="thinking"), (0, 1)), width)]
+                out += ["", *painter.lines(Padding(Text(view.thinking_label, style="thinking"), (0, 1)), width)]
                 continue
             style = "thinking" if thinking else "none"
             tail = stream_tail(text, fences=self._fences.setdefault(index, FenceState()))
@@ -268,6 +270,14 @@ class AssistantBlock(Block):
         return out
 
 
+@define(frozen=True)
+class RenderOptions:
+    """What ``render_result`` is told: the output expanded (Ctrl+O), or still partial."""
+
+    expanded: bool = False
+    is_partial: bool = False
+
+
 class ToolBlock(Block):
     """A tool call: its title while the arguments stream, then its (partial) result."""
 
@@ -279,12 +289,41 @@ class ToolBlock(Block):
     def final(self) -> bool:  # type: ignore[override]
         return self.state.finished
 
+    #: The theme handed to tools' ``render_call`` / ``render_result`` (the chat sets it).
+    theme: Any = None
+
     def renderable(self, view: View, live: bool = False) -> RenderableType:
         state = self.state
         box = ("tool.error" if state.is_error else "tool.success") if state.finished else "tool.pending"
-        body = result_body(state, view.expand_tools)
-        inner = Group(call_title(state), Text(""), body) if body is not None else call_title(state)
+        title: RenderableType = self._drawn("render_call", state.args) or call_title(state)
+        body = None
+        if state.content is not None:
+            from pi_core.protocol.tools import ToolResult
+
+            result = ToolResult(content=list(state.content), details=state.details, is_error=state.is_error)
+            body = self._drawn("render_result", result, RenderOptions(view.expand_tools, not state.finished))
+        if body is None:
+            body = result_body(state, view.expand_tools)
+        inner = Group(title, Text(""), body) if body is not None else title
         return Padding(inner, (1, 1), style=box, expand=True)
+
+    def _drawn(self, slot: str, *args: Any) -> RenderableType | None:
+        """A tool's own drawing of its call or result (lines), or None for the default."""
+        draw = getattr(self.state.tool, slot, None)
+        if draw is None:
+            return None
+        if not hasattr(self, "render_state"):
+            self.render_state: dict = {}
+        context = {"args": self.state.args, "state": self.render_state, "is_error": self.state.is_error}
+        try:
+            lines = draw(*args, self.theme, context)
+        except Exception as exc:
+            return Text(f"[{slot} failed: {type(exc).__name__}: {exc}]", style="error")
+        if lines is None:
+            return None
+        if isinstance(lines, str):
+            lines = lines.split("\n")
+        return Text("\n").join(Text.from_ansi(str(line)) for line in lines)
 
 
 class BashBlock(Block):
@@ -376,6 +415,19 @@ class SummaryBlock(Block):
         else:
             parts.append(Text(f"{self.note} (ctrl+o to expand)", style="muted"))
         return Padding(Group(*parts), (1, 1), style="custom.box", expand=True)
+
+
+class ComponentBlock(Block):
+    """A plugin's component in the chat (a header from ``ctx.ui.set_header``)."""
+
+    def __init__(self, component: Any) -> None:
+        super().__init__()
+        self.component = component
+
+    def lines(self, painter: Painter, width: int, view: View, live: bool = False) -> list[str]:
+        from pi_plugins.interactive.components import component_lines
+
+        return component_lines(self.component, width)
 
 
 class NoticeBlock(Block):

@@ -25,17 +25,19 @@ def test_hide_thinking_block_hides_thinking_and_ctrl_t_keeps_the_choice(pi_tui, 
     assert _settings(term)["hideThinkingBlock"] is False
 
 
-def test_quiet_startup_leaves_out_the_header(pi_tui):
+def test_the_header_names_the_harness_and_its_keys(pi_tui):
     loud = pi_tui()
     assert "pi-harness v" in loud.screen() and "commands" in loud.screen()
-    loud.close()
+
+
+def test_quiet_startup_leaves_out_the_header(pi_tui):
     quiet = pi_tui(settings={"quietStartup": True})
     screen = quiet.screen()
     assert "pi-harness v" not in screen and "interrupt" not in screen
     assert "(auto)" in screen  # the footer is there
 
 
-def test_double_escape_action_fork_and_none(pi_tui, server):
+def test_double_escape_action_fork_opens_the_fork_dialog(pi_tui, server):
     server.push(Reply(text="First answer."))
     term = pi_tui(settings={"doubleEscapeAction": "fork"})
     term.submit("first question")
@@ -46,7 +48,9 @@ def test_double_escape_action_fork_and_none(pi_tui, server):
     term.wait_for("Fork from which message?")
     term.press("Escape")
     term.wait_drawn(lambda s: "Fork from which message?" not in s)
-    term.close()
+
+
+def test_double_escape_action_none_opens_nothing(pi_tui):
     term = pi_tui(settings={"doubleEscapeAction": "none"})
     term.press("Escape")
     term.press("Escape")
@@ -75,7 +79,9 @@ def test_the_editor_draws_its_cursor_unless_show_hardware_cursor(pi_tui):
     term.wait_drawn(lambda s: term.editor(s) == "abc")
     assert not term.cursor_visible()
     assert "\x1b[7m" in term.screen(ansi=True)  # the drawn cursor (reverse video)
-    term.close()
+
+
+def test_show_hardware_cursor_shows_the_terminals_cursor(pi_tui):
     term = pi_tui(settings={"showHardwareCursor": True})
     term.type("abc")
     term.wait_drawn(lambda s: term.editor(s) == "abc")
