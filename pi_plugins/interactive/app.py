@@ -175,6 +175,7 @@ class InteractiveApp:
                              "--mode json|rpc for programs")
         harness = self.harness
         harness.ctx.ui = self.ui
+        harness.on_shutdown = self.exit  # ctx.shutdown()
         await self._load_plugin_parts()
         initial = self.pi.initial_prompt(read_stdin=False)
         self.app = self._make_application()

@@ -191,3 +191,21 @@ def test_working_message_indicator_and_hidden_thinking_label(pi_tui, server):
     term.wait_for("@ Pondering deeply...")
     screen = term.wait_for("Done thinking.")
     assert "[thoughts hidden]" in screen and "secret reasoning" not in screen
+
+
+SHUTDOWN_PLUGIN = '''
+from pi_core import hookimpl
+from pi_core.protocol.commands import Command
+
+
+@hookimpl
+def register_commands():
+    return [Command("bye", "Leave", lambda args, ctx: ctx.shutdown())]
+'''
+
+
+def test_ctx_shutdown_leaves_the_chat_as_quit_does(pi_tui):
+    term = pi_tui(plugin=SHUTDOWN_PLUGIN)
+    term.submit("/bye")
+    status, _ = term.wait_for_exit()
+    assert status == 0
