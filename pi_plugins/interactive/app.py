@@ -157,6 +157,7 @@ class InteractiveApp:
         self.working_frames: list[str] | None = None
         self.working_interval = 0.1
         self.input_listeners: list = []
+        self.pasted_images: list = []
         self.autocomplete_providers: list = []
         self.keybinding_problems: list[str] = []
         self.editor = self._make_editor()
@@ -396,7 +397,43 @@ class InteractiveApp:
                   self.keybindings.problems + self.keybinding_problems]
         if self.settings.get("quietStartup", False) and not getattr(self.pi.args, "verbose", False):
             return HeaderBlock(None, [], notes)
-        return HeaderBlock(f"pi-harness v{__version__}", HINTS, notes)
+        return HeaderBlock(f"pi-harness v{__version__}", HINTS, notes, self._loaded_sections())
+
+    def _loaded_sections(self) -> list[tuple[str, list[str]]]:
+        """What this start found: context files, skills, prompt templates, plugins and
+        themes of the user's or project's (the built-in ones are not listed)."""
+        from pathlib import Path
+
+        from pi_plugins.context_files import find_context_files
+
+        ctx, sections = self.harness.ctx, []
+        home = str(Path.home())
+
+        def shown(path) -> str:
+            text = str(path)
+            cwd = str(ctx.cwd).rstrip("/") + "/"
+            return text[len(cwd):] if text.startswith(cwd) else ("~" + text[len(home):] if text.startswith(home)
+                                                                 else text)
+
+        if getattr(ctx.options, "context_files", True):
+            found = find_context_files(Path(ctx.cwd), Path(ctx.agent_dir)).files
+            if found:
+                sections.append(("Context", [shown(f.path) for f in found]))
+        commands = list(self.plugin_commands.values())
+        skills = [c.name.split(":", 1)[-1] for c in commands if c.source == "skill"]
+        if skills:
+            sections.append(("Skills", skills))
+        prompts = [f"/{c.name}" for c in commands if c.source == "prompt"]
+        if prompts:
+            sections.append(("Prompts", prompts))
+        plugins = [Path(i.location).name if i.source in ("file", "cli") else i.name
+                   for i in self.harness.plugins.infos if i.source not in ("builtin", "api")]
+        if plugins:
+            sections.append(("Extensions", plugins))
+        themes = [name for name, palette in self.themes.items() if palette.source != "builtin"]
+        if themes:
+            sections.append(("Themes", themes))
+        return sections
 
     # ---------------------------------------------------------------- live area
 
@@ -615,6 +652,7 @@ class InteractiveApp:
                           if count else "No queued messages to restore", "dim")
 
         bind("app.message.dequeue", dequeue)
+        bind("app.clipboard.pasteImage", lambda event: self.spawn(self.paste_image()))
         bind("app.editor.external", lambda event: self.editor.buffer.open_in_editor(validate_and_handle=False))
         bind("app.suspend", lambda event: event.app.suspend_to_background())
         bind("app.session.new", lambda event: self.spawn(builtin.new(self, "")))
@@ -931,7 +969,29 @@ class InteractiveApp:
             self.spawn(self.harness.queue(stripped, behavior="steer"))  # templates expand
             self.invalidate()
             return
-        self.start_prompt(stripped)
+        self.start_prompt(stripped, self._take_pasted_images(stripped))
+
+    async def paste_image(self) -> None:
+        """Ctrl+V: the clipboard's image becomes an attachment, ``[image #N]`` in the editor
+        (sent with the prompt while the mark stays in the text)."""
+        import base64
+
+        from pi_core.protocol.messages import ImageContent
+        from pi_plugins.interactive.clipboard import paste_image
+
+        found = await paste_image()
+        if found is None:
+            self.add_text("No image in the clipboard (wl-paste or xclip finds none)", "dim")
+            return
+        data, mime = found
+        self.pasted_images.append(ImageContent(data=base64.b64encode(data).decode("ascii"), mime_type=mime))
+        self.editor.buffer.insert_text(f"[image #{len(self.pasted_images)}]")
+        self.invalidate()
+
+    def _take_pasted_images(self, text: str) -> list:
+        images = [image for number, image in enumerate(self.pasted_images, 1) if f"[image #{number}]" in text]
+        self.pasted_images = []
+        return images
 
     def start_prompt(self, text: str, images: list | None = None) -> None:
         self.run_task = self.spawn(self._run_prompt(text, images or []))

@@ -132,9 +132,12 @@ class TextBlock(Block):
 
 
 class HeaderBlock(Block):
-    def __init__(self, title: str | None, hints: list[tuple[str, str]], notes: list[str] = ()) -> None:
+    def __init__(self, title: str | None, hints: list[tuple[str, str]], notes: list[str] = (),
+                 sections: list[tuple[str, list[str]]] = ()) -> None:
         super().__init__()
         self.title, self.hints, self.notes = title, hints, list(notes)
+        #: What was loaded, pi's "[Context]", "[Skills]", "[Prompts]", "[Extensions]", "[Themes]".
+        self.sections = list(sections)
 
     def renderable(self, view: View, live: bool = False) -> RenderableType | None:
         if self.title is None:  # quietStartup: only what went wrong
@@ -147,6 +150,8 @@ class HeaderBlock(Block):
             hint.append(key, style="dim")
             hint.append(f" {what}", style="muted")
         parts = [Text(self.title, style="bold accent"), hint]
+        for name, items in self.sections:
+            parts += [Text(""), Text(f"[{name}]", style="accent"), Text("  " + ", ".join(items), style="dim")]
         parts += [Text(note, style="warning") for note in self.notes]
         return Padding(Group(*parts), (0, 1))
 

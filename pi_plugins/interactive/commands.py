@@ -394,6 +394,7 @@ HOTKEYS = [
     ("app.thinking.cycle", "next thinking level"),
     ("app.tools.expand", "expand or collapse tool output"),
     ("app.thinking.toggle", "show or hide thinking"),
+    ("app.clipboard.pasteImage", "paste an image from the clipboard"),
     ("app.editor.external", "edit in $VISUAL / $EDITOR"),
     ("app.suspend", "suspend"),
 ]

@@ -140,6 +140,7 @@ class _PiHome:
         self.agent_dir.mkdir()
         models = server.models_json("local", models=[
             {"id": "test-model", "name": "Test Model", "contextWindow": 128000, "reasoning": True,
+             "input": ["text", "image"],
              "cost": {"input": 3, "output": 15, "cacheRead": 0.3, "cacheWrite": 3.75}},
             {"id": "other-model", "name": "Other Model", "contextWindow": 64000},
             {"id": "third-model", "name": "Third Model", "contextWindow": 32000},
