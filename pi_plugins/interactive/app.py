@@ -328,7 +328,7 @@ class InteractiveApp:
         ready = self.transcript.take_ready()
         width = self.width
         self._printed_width = width
-        lines = [line for block in ready for line in self._paint(block, width)]
+        lines = [line for block in ready for line in (*self._paint(block, width), *self._image_lines(block))]
         if lines or clear:
             self._write(lines, clear)
 
@@ -436,6 +436,17 @@ class InteractiveApp:
         return sections
 
     # ---------------------------------------------------------------- live area
+
+    def _image_lines(self, block: Block) -> list[str]:
+        """The block's images for the scrollback (kitty, iTerm2), as terminal.* say."""
+        images = block.images()
+        if not images or not self.settings.get("terminal.showImages", True):
+            return []
+        from pi_plugins.interactive.terminal_images import image_line
+
+        columns = min(self.settings.get("terminal.imageWidthCells", 60) or 60, self.width - 2)
+        lines = [image_line(getattr(i, "data", ""), getattr(i, "mime_type", ""), columns) for i in images]
+        return [line for line in lines if line]
 
     def _live_lines(self, width: int) -> list[str]:
         lines: list[str] = []
@@ -1088,7 +1099,9 @@ class InteractiveApp:
             if message.role == "user":
                 text = user_text(message)
                 if text.strip():
-                    self.add(UserBlock(text))
+                    images = [c for c in message.content if getattr(c, "type", None) == "image"] \
+                        if isinstance(message.content, list) else []
+                    self.add(UserBlock(text, images))
             elif message.role == "assistant":
                 self.streaming = self.add(AssistantBlock(message))
             elif message.role == "custom" and message.display:

@@ -64,6 +64,10 @@ class Block:
     def renderable(self, view: View, live: bool = False) -> RenderableType | None:
         raise NotImplementedError
 
+    def images(self) -> list:
+        """The images this block holds, drawn under it in the scrollback where the terminal can."""
+        return []
+
     def lines(self, painter: Painter, width: int, view: View, live: bool = False) -> list[str]:
         key = (self.version, width, view, live, painter)  # another painter: another theme
         if self._cache is not None and self._cache[0] == key:
@@ -157,9 +161,13 @@ class HeaderBlock(Block):
 
 
 class UserBlock(Block):
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, images: list | None = None) -> None:
         super().__init__()
         self.text = text
+        self._images = list(images or [])
+
+    def images(self) -> list:
+        return self._images
 
     def renderable(self, view: View, live: bool = False) -> RenderableType:
         return Padding(PiMarkdown(self.text.strip(), box_style="user.box"), (1, 1), style="user.box",
@@ -296,6 +304,9 @@ class ToolBlock(Block):
 
     #: The theme handed to tools' ``render_call`` / ``render_result`` (the chat sets it).
     theme: Any = None
+
+    def images(self) -> list:
+        return [c for c in self.state.content or [] if getattr(c, "type", None) == "image"]
 
     def renderable(self, view: View, live: bool = False) -> RenderableType:
         state = self.state
