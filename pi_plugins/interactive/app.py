@@ -198,6 +198,7 @@ class InteractiveApp:
             self.running = True
             self.files.refresh()
             self.spawn(self._flusher())
+            self.spawn(self._watch_theme())
             if self.pi.args.resume:
                 self.spawn(builtin.resume(self, ""))
             if initial.text is not None or initial.images:
@@ -835,6 +836,32 @@ class InteractiveApp:
 
         self.view = evolve(self.view, **changes)
         self._start_over(reprint_only=True)
+
+    def current_theme(self) -> str:
+        from pi_plugins.interactive import theme as styles
+
+        return next((name for name, p in self.themes.items() if p.styles == styles.STYLES), "dark")
+
+    async def _watch_theme(self, interval: float = 0.5) -> None:
+        """A custom theme's file edited: the chat repaints in it (pi's hot reload)."""
+        import os
+
+        def stamp() -> tuple[str, tuple | None]:
+            name = self.current_theme()
+            source = getattr(self.themes.get(name), "source", "builtin")
+            try:
+                return name, (source, os.stat(source).st_mtime_ns) if source != "builtin" else None
+            except OSError:
+                return name, None
+
+        seen = stamp()
+        while True:
+            await asyncio.sleep(interval)
+            now = stamp()
+            if now[1] is not None and seen[0] == now[0] and seen[1] is not None and now[1] != seen[1]:
+                self.set_theme(now[0])
+                now = stamp()
+            seen = now
 
     def theme_names(self) -> list[str]:
         return list(self.themes)
