@@ -209,3 +209,103 @@ def test_ctx_shutdown_leaves_the_chat_as_quit_does(pi_tui):
     term.submit("/bye")
     status, _ = term.wait_for_exit()
     assert status == 0
+
+
+STACK_PLUGIN = '''
+import asyncio
+
+from pi_core import hookimpl
+from pi_core.protocol.commands import Command
+
+
+class Box:
+    def __init__(self, name, tui, keys, done):
+        self.name, self.tui, self.keys, self.done, self.got = name, tui, keys, done, ""
+
+    def render(self, width):
+        return ["[" + self.name + "] got:" + self.got]
+
+    def handle_input(self, data):
+        if self.keys.matches(data, "tui.select.confirm"):
+            self.done(self.name + ":" + self.got)
+        else:
+            self.got += data
+        self.tui.request_render()
+
+
+async def stack(args, ctx):
+    first = asyncio.ensure_future(ctx.ui.custom(lambda t, th, k, d: Box("lower", t, k, d), overlay=True))
+    await asyncio.sleep(0.2)
+    upper = await ctx.ui.custom(lambda t, th, k, d: Box("upper", t, k, d), overlay=True)
+    ctx.ui.notify("closed " + upper)
+    ctx.ui.notify("closed " + await first)
+
+
+class Header:
+    def render(self, width):
+        return ["MY OWN HEADER"]
+
+
+class Editor:
+    def __init__(self, tui, keys):
+        self.tui, self.keys, self.text = tui, keys, ""
+
+    def render(self, width):
+        return ["vim> " + self.text]
+
+    def handle_input(self, data):
+        if self.keys.matches(data, "tui.input.submit"):
+            self.tui.submit(self.text)
+            self.text = ""
+        else:
+            self.text += data
+        self.tui.request_render()
+
+
+async def look(args, ctx):
+    ctx.ui.set_header(lambda tui, theme: Header())
+    ctx.ui.set_editor_component(lambda tui, theme, keys: Editor(tui, keys))
+
+
+async def plain(args, ctx):
+    ctx.ui.set_editor_component(None)
+
+
+@hookimpl
+def register_commands():
+    return [Command("stack", "Two overlays", stack), Command("look", "Own header and editor", look),
+            Command("plain", "Our editor again", plain)]
+'''
+
+
+def test_overlays_stack_and_the_newest_takes_the_keys(pi_tui):
+    term = pi_tui(plugin=STACK_PLUGIN)
+    term.submit("/stack")
+    screen = term.wait_for("[upper] got:")
+    assert "[lower] got:" in screen
+    assert screen.index("[lower]") < screen.index("[upper]")  # the newest drawn over (after) the older
+    term.type("ab")
+    term.wait_for("[upper] got:ab")
+    assert "[lower] got:\n" in term.screen() or term.screen().count("got:ab") == 1
+    term.press("Enter")
+    term.wait_for("closed upper:ab")
+    term.type("cd")  # the keys go to the overlay left
+    term.wait_for("[lower] got:cd")
+    term.press("Enter")
+    term.wait_drawn("closed lower:cd")
+
+
+def test_a_plugin_replaces_the_header_and_the_editor(pi_tui, server):
+    server.push(Reply(text="Typed in the plugin's editor."))
+    term = pi_tui(plugin=STACK_PLUGIN)
+    term.submit("/look")
+    screen = term.wait_for("vim>")
+    assert "MY OWN HEADER" in screen and "pi-harness v" not in screen
+    term.type("hello")
+    term.wait_for("vim> hello")
+    term.press("Enter")
+    term.wait_for("Typed in the plugin's editor.")
+    assert server.requests[0].body["messages"][-1]["content"] in ("hello", [{"type": "text", "text": "hello"}])
+    term.type("/plain")
+    term.press("Enter")
+    term.wait_drawn(lambda s: "vim>" not in s)

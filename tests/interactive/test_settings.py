@@ -143,3 +143,16 @@ def test_block_images_keeps_images_from_the_model(pi_tui, server, tmp_path):
     term.wait_for("I cannot see it.")
     sent = json.dumps(server.requests[0].body["messages"])
     assert "Image reading is disabled." in sent and "image_url" not in sent and "iVBOR" not in sent
+
+
+def test_the_header_lists_what_was_loaded(pi_tui):
+    skill = "---\nname: pdf-tools\ndescription: Work with PDF files\n---\nUse pdftotext.\n"
+    term = pi_tui(files={"AGENTS.md": "Be brief.\n", ".pi/skills/pdf-tools/SKILL.md": skill,
+                         ".pi/prompts/review.md": "Review the code.\n"},
+                  plugin="from pi_core import hookimpl\n")
+    screen = term.screen()
+    lines = [line.strip() for line in screen.splitlines()]
+    assert lines[lines.index("[Context]") + 1] == "AGENTS.md"
+    assert lines[lines.index("[Skills]") + 1] == "pdf-tools"
+    assert lines[lines.index("[Prompts]") + 1] == "/review"
+    assert lines[lines.index("[Extensions]") + 1] == "test_plugin.py"
