@@ -546,13 +546,9 @@ class InteractiveApp:
         overlays = DynamicContainer(lambda: HSplit([o.container for o in self.overlays]) if self.overlays
                                     else Window(height=0))
         root = HSplit([Window(LinesControl(self._live_lines), dont_extend_height=True), overlays, self._bottom])
-        from prompt_toolkit.input import create_input
-
-        from pi_plugins.interactive.components import ListeningInput
-
         app = Application(
             layout=Layout(root, focused_element=self.editor),
-            input=ListeningInput(self._input or create_input(), self.input_listeners),
+            input=self._input,
             output=self._output,
             key_bindings=DynamicKeyBindings(lambda: self._bindings),
             style=Style.from_dict(PROMPT_STYLE),
@@ -909,6 +905,17 @@ class InteractiveApp:
         elif lines:
             self.widgets[key] = ([str(line) for line in lines], placement)
         self.invalidate()
+
+    def listen_to_input(self, handler) -> Any:
+        """``ctx.ui.on_terminal_input``: from the first listener on, the application reads
+        its keys through :class:`ListeningInput` (the terminal stays attached as it was;
+        only where the keys are read from changes)."""
+        from pi_plugins.interactive.components import ListeningInput
+
+        if self.app is not None and not isinstance(self.app.input, ListeningInput):
+            self.app.input = ListeningInput(self.app.input, self.input_listeners)
+        self.input_listeners.append(handler)
+        return lambda: handler in self.input_listeners and self.input_listeners.remove(handler)
 
     def set_editor_component(self, factory: Any) -> None:
         """A plugin's editor in place of ours (``factory(tui, theme, keybindings)``); None: ours."""

@@ -143,9 +143,7 @@ class InteractiveUI:
     def on_terminal_input(self, handler) -> Any:
         """``handler(data)`` sees every key first; ``{"consume": True}`` swallows it,
         ``{"data": text}`` replaces it. Returns the function that removes the handler."""
-        listeners = self.tui.input_listeners
-        listeners.append(handler)
-        return lambda: handler in listeners and listeners.remove(handler)
+        return self.tui.listen_to_input(handler)
 
     def paste_to_editor(self, text: str) -> None:
         self.tui.editor.buffer.insert_text(str(text))
