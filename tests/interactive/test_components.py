@@ -151,9 +151,14 @@ async def slow(args, ctx):
     ctx.send_user_message("think", trigger_turn=True)
 
 
+async def hidden(args, ctx):
+    ctx.ui.set_working_visible(False)
+    ctx.send_user_message("quietly", trigger_turn=True)
+
+
 @hookimpl
 def register_commands():
-    return [Command("decorate", "Decorate the chat", decorate),
+    return [Command("decorate", "Decorate the chat", decorate), Command("hidden", "No working line", hidden),
             Command("slow", "Start a slow run", slow),
             Command("greet", "Greet someone", lambda args, ctx: ctx.ui.notify("hello " + args),
                     argument_completions=lambda prefix: [n for n in ["alice", "albert", "bob"]
@@ -309,3 +314,13 @@ def test_a_plugin_replaces_the_header_and_the_editor(pi_tui, server):
     term.type("/plain")
     term.press("Enter")
     term.wait_drawn(lambda s: "vim>" not in s)
+
+
+def test_set_working_visible_false_hides_the_working_line(pi_tui, server):
+    server.push(Reply(text="Quiet answer, streamed slowly.", delay=0.1, delta_size=2))
+    term = pi_tui(plugin=UI_PLUGIN)
+    term.submit("/hidden")
+    term.wait_for("Quiet")  # streaming
+    seen: list[str] = []
+    term.wait_for(lambda s: seen.append(s) or "slowly." in s)  # every screen until the end
+    assert seen and not any("Working..." in s for s in seen)
