@@ -311,7 +311,9 @@ def test_a_plugin_replaces_the_header_and_the_editor(pi_tui, server):
     term.press("Enter")
     term.wait_for("Typed in the plugin's editor.")
     assert server.requests[0].body["messages"][-1]["content"] in ("hello", [{"type": "text", "text": "hello"}])
+    term.wait_idle()
     term.type("/plain")
+    term.wait_for("vim> /plain")
     term.press("Enter")
     term.wait_drawn(lambda s: "vim>" not in s)
 

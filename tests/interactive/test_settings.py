@@ -103,6 +103,7 @@ def test_branch_summary_skip_prompt_moves_without_asking(pi_tui, server):
     term.submit("first question")
     term.wait_for("First answer.")
     term.submit("second question")
+    term.wait_for("Second answer.")
     term.wait_idle()
     term.submit("/tree")
     term.wait_for("Session tree")
