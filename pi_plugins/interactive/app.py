@@ -160,6 +160,7 @@ class InteractiveApp:
         self.pasted_images: list = []
         self.autocomplete_providers: list = []
         self.keybinding_problems: list[str] = []
+        self._set_select_keys()
         self.editor = self._make_editor()
         from pi_plugins.interactive.components import Theme
 
@@ -722,10 +723,24 @@ class InteractiveApp:
         for keys in freed - bound:
             kb.add(*keys, filter=editing)(lambda event: None)
 
+    def _set_select_keys(self) -> None:
+        """The lists' keys (``tui.select.*``) as keybindings.json sets them."""
+        from pi_plugins.interactive import dialogs
+
+        for action in dialogs.SELECT_KEYS:
+            sequences = []
+            for spec in self.keybindings.keys(action):
+                try:
+                    sequences += key_sequences(spec)
+                except UnbindableKey as exc:
+                    self.keybinding_problems.append(f"{action}: {exc}")
+            dialogs.SELECT_KEYS[action] = sequences
+
     def reload_keybindings(self) -> None:
         """keybindings.json again (``/reload``), and the keys rebound."""
         self.keybindings.reload()
         self.keybinding_problems = []
+        self._set_select_keys()
         self._bindings = self._key_bindings()
         for problem in self.keybindings.problems + self.keybinding_problems:
             self.add_text(f"Warning: keybindings: {problem}", "warning")

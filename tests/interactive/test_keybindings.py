@@ -69,3 +69,17 @@ def test_an_editor_action_moves_to_another_key(pi_tui):
     term.press("M-a")
     term.type("hello ")
     term.wait_drawn(lambda s: term.editor(s) == "hello world!")
+
+
+def test_the_lists_keys_follow_tui_select_ids(pi_tui):
+    term = pi_tui(agent_files={"keybindings.json": json.dumps({"tui.select.down": ["ctrl+n"],
+                                                               "tui.select.cancel": ["ctrl+q"]})})
+    term.submit("/model")
+    term.wait_for("→ test-model [local]")
+    term.press("C-n")
+    term.wait_for("→ other-model [local]")
+    term.press("Down")  # no longer moves
+    term.press("C-n")
+    term.wait_for("→ third-model [local]")
+    term.press("C-q")
+    term.wait_drawn(lambda s: "Select a model" not in s)
