@@ -2,10 +2,13 @@
 
 ``bashExecution`` becomes the command and its output (left out entirely for ``!!cmd``);
 ``custom`` becomes its content; compaction and branch summaries become the summary inside
-a short framing sentence.
+a short framing sentence. With the setting ``images.blockImages`` no image reaches the
+model: each becomes the text "Image reading is disabled." (one for a run of them), as in pi.
 """
 
 from __future__ import annotations
+
+from attrs import evolve
 
 from pi_core import hookimpl
 from pi_core.protocol.messages import (
@@ -65,11 +68,31 @@ _LLM = (UserMessage, AssistantMessage, ToolResultMessage)  # passed on as they a
 
 
 @hookimpl
-def convert_to_llm(messages):
+def convert_to_llm(messages, ctx):
     out = []
     for m in messages:  # a resumed history: tens of thousands, nearly all LLM messages
         if type(m) in _LLM:
             out.append(m)
         elif (m := to_llm(m)) is not None:
             out.append(m)
+    settings = getattr(ctx, "settings", None)
+    if settings is not None and settings.get("images.blockImages", False):
+        out = [_without_images(m) for m in out]
     return out
+
+
+IMAGES_BLOCKED = "Image reading is disabled."
+
+
+def _without_images(message):
+    content = getattr(message, "content", None)
+    if not isinstance(content, list) or not any(getattr(c, "type", None) == "image" for c in content):
+        return message
+    kept = []
+    for block in content:
+        if getattr(block, "type", None) == "image":
+            if kept and getattr(kept[-1], "text", None) == IMAGES_BLOCKED:
+                continue
+            block = TextContent(IMAGES_BLOCKED)
+        kept.append(block)
+    return evolve(message, content=kept)

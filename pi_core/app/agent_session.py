@@ -487,7 +487,9 @@ class AgentSession(Harness):
             signal = self._bash_signal = AbortSignal()
             try:
                 env = await self.ctx.environment()
-                result = await env.run(command, shell=self.ctx.settings.get("shellPath"),
+                prefix = self.ctx.settings.get("shellCommandPrefix")
+                result = await env.run(f"{prefix}\n{command}" if prefix else command,
+                                       shell=self.ctx.settings.get("shellPath"),
                                        signal=signal, prefix="pi-bash")
             finally:
                 self._bash_signal = None

@@ -53,6 +53,13 @@ class AgentSessionContext(HarnessContext):
     async def switch_session(self, path: str) -> SessionControl:
         return SessionControl(cancelled=not await self.harness.switch_session(path))
 
+    def shutdown(self) -> None:
+        """Leave pi as its ``/quit`` does (pi's ``ctx.shutdown()``), where the mode says how
+        (``harness.on_shutdown``); elsewhere nothing happens."""
+        handler = getattr(self.harness, "on_shutdown", None)
+        if handler is not None:
+            handler()
+
     async def reload(self) -> SessionControl:
         """pi's /reload: plugins, skills, templates and context files found again."""
         await self.harness.reload()

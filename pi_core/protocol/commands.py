@@ -22,6 +22,8 @@ class Command:
     handler: Callable[[str, Any], Any] | None = None
     #: Shown before the description when completing, e.g. ``"<file> [focus]"``.
     argument_hint: str | None = None
+    #: ``argument_completions(prefix)``: values (or ``{value, label, description}``) to offer.
+    argument_completions: Callable[[str], Any] | None = None
     #: Where it comes from: extension, prompt (a template) or skill.
     source: str = "extension"
     #: pi's ``sourceInfo`` (``path``, ``source``, ``scope``, ``origin``, ``baseDir``);

@@ -85,7 +85,9 @@ class Tool:
     call) and :meth:`files` (what a call reads and modifies). Give them as ``summarize=``
     / ``files=`` functions of the arguments, or override the methods. ``prompt_snippet``
     (one line for the system prompt's tool list) and ``prompt_guidelines`` (lines for its
-    guidelines) let a tool speak in the system prompt.
+    guidelines) let a tool speak in the system prompt. ``render_call`` / ``render_result``
+    draw the call and its result in the chat (lines; pi's renderCall / renderResult), and
+    ``prepare_arguments`` turns an older call's arguments into the current shape first.
     """
 
     name: str
@@ -99,6 +101,9 @@ class Tool:
     files_function: Callable[[dict], FileEffects] | None = field(default=None, alias="files", repr=False)
     prompt_snippet: str | None = None
     prompt_guidelines: list[str] = field(factory=list, converter=lambda v: [v] if isinstance(v, str) else list(v or []))
+    render_call: Callable[..., list[str]] | None = field(default=None, repr=False)
+    render_result: Callable[..., list[str]] | None = field(default=None, repr=False)
+    prepare_arguments: Callable[[Any], Any] | None = field(default=None, repr=False)
     _compiled: Parameters | None = field(default=None, init=False, repr=False)
 
     def summarize(self, args: dict) -> str:
@@ -128,6 +133,8 @@ class Tool:
         return self.compiled.schema
 
     def validate(self, arguments: Any) -> Any:
+        if self.prepare_arguments is not None:
+            arguments = self.prepare_arguments(arguments)
         return self.compiled.validate(arguments)
 
     async def execute(self, args: Any, run: ToolRun) -> ToolResult | str:
@@ -139,34 +146,14 @@ class Tool:
         return result
 
 
-def tool(
-    name: str | None = None,
-    *,
-    description: str | None = None,
-    parameters: Any = None,
-    label: str = "",
-    execution_mode: ExecutionMode = "parallel",
-    default_active: bool = True,
-    summarize: Callable[[dict], str] | None = None,
-    files: Callable[[dict], FileEffects] | None = None,
-    prompt_snippet: str | None = None,
-    prompt_guidelines: list[str] | str | None = None,
-) -> Callable[[Callable[..., Any]], Tool]:
-    """Make a :class:`Tool` from a function; the docstring is the default description."""
+def tool(name: str | None = None, *, description: str | None = None, parameters: Any = None,
+         **options: Any) -> Callable[[Callable[..., Any]], Tool]:
+    """Make a :class:`Tool` from a function; the docstring is the default description.
+    The other keyword arguments are the Tool's (``summarize``, ``render_call``, ...)."""
 
     def wrap(function: Callable[..., Any]) -> Tool:
-        return Tool(
-            name=name or function.__name__,
-            description=description or inspect.getdoc(function) or "",
-            parameters=parameters if parameters is not None else {"type": "object", "properties": {}},
-            function=function,
-            label=label,
-            execution_mode=execution_mode,
-            default_active=default_active,
-            summarize=summarize,
-            files=files,
-            prompt_snippet=prompt_snippet,
-            prompt_guidelines=prompt_guidelines or [],
-        )
+        return Tool(name=name or function.__name__, description=description or inspect.getdoc(function) or "",
+                    parameters=parameters if parameters is not None else {"type": "object", "properties": {}},
+                    function=function, **options)
 
     return wrap

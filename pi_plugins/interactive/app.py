@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import shutil
 import signal
 import sys
@@ -23,9 +24,9 @@ from prompt_toolkit.application import Application, run_in_terminal
 from prompt_toolkit.filters import Condition, has_completions
 from prompt_toolkit.history import InMemoryHistory
 from prompt_toolkit.input.ansi_escape_sequences import ANSI_SEQUENCES
-from prompt_toolkit.key_binding import KeyBindings
+from prompt_toolkit.key_binding import DynamicKeyBindings, KeyBindings
 from prompt_toolkit.keys import Keys
-from prompt_toolkit.layout import ConditionalContainer, DynamicContainer, HSplit, Layout, Window
+from prompt_toolkit.layout import ConditionalContainer, DynamicContainer, HSplit, Layout, VSplit, Window
 from prompt_toolkit.layout.dimension import Dimension
 from prompt_toolkit.layout.menus import CompletionsMenu
 from prompt_toolkit.output.color_depth import ColorDepth
@@ -54,10 +55,12 @@ from pi_plugins.interactive.blocks import (
     user_text,
 )
 from pi_plugins.interactive.completion import EditorCompleter, FileIndex
-from pi_plugins.interactive.controls import LinesControl
+from pi_plugins.interactive.controls import DrawnCursor, LinesControl
 from pi_plugins.interactive.dialogs import Dialog, DialogHost
 from pi_plugins.interactive.footer import footer, git_branch
-from pi_plugins.interactive.keys import UnbindableKey, parse_key
+from pi_plugins.interactive.keybindings import Keybindings
+from pi_plugins.interactive.keys import UnbindableKey, key_sequences, parse_key
+from pi_plugins.interactive import markdown
 from pi_plugins.interactive.paint import Painter, detect_color_system
 from pi_plugins.interactive import theme as palette
 from pi_plugins.interactive.theme import PROMPT_STYLE, THINKING_BORDER
@@ -84,9 +87,9 @@ HINTS = [("escape", "interrupt"), ("ctrl+c/ctrl+d", "clear/exit"), ("/", "comman
          ("!", "bash"), ("ctrl+o", "more")]
 
 
-def _apply_theme(pi_app) -> list[str]:
+def _apply_theme(pi_app) -> tuple[dict, list[str]]:
     """Choose and apply the theme (settings ``theme``; else the last ``--theme`` given;
-    else dark); returns what was wrong on the way, for the header."""
+    else dark); returns the themes found and what was wrong on the way, for the header."""
     from pi_plugins.interactive.themes import choose, load_themes
 
     args, ctx = pi_app.args, pi_app.harness.ctx
@@ -98,7 +101,7 @@ def _apply_theme(pi_app) -> list[str]:
     if not ctx.settings.get("theme") and from_cli:
         chosen = from_cli[-1]
     chosen.apply()
-    return problems + more
+    return themes, problems + more
 
 
 class InteractiveApp:
@@ -109,9 +112,12 @@ class InteractiveApp:
         self.pi = pi_app
         self._input, self._output = input, output
         self.harness = pi_app.harness
-        self.theme_problems = _apply_theme(pi_app)
+        self.themes, self.theme_problems = _apply_theme(pi_app)
         self.painter = Painter(detect_color_system())
-        self.view = View()
+        settings = self.harness.ctx.settings
+        self.settings = settings
+        self.view = View(hide_thinking=bool(settings.get("hideThinkingBlock", False)))
+        markdown.code_block_indent = str(settings.get("markdown.codeBlockIndent", "  "))
         self.transcript = Transcript()
         self.ui = InteractiveUI(self)
         self.dialogs = DialogHost(on_change=self._dialog_changed)
@@ -137,8 +143,28 @@ class InteractiveApp:
         self._clear_screen = False
         self._flush_wanted = asyncio.Event()
         self._footer_cache: tuple[Any, list[str]] | None = None
+        self._menu: tuple[int, CompletionsMenu] | None = None
+        self.editor_component_window: Any = None
         self._exit_code = 0
+        self.keybindings = Keybindings.load(self.harness.ctx.agent_dir)
+        # what plugins put on screen (ctx.ui): components, the working line, key listeners
+        self.overlays: list = []
+        self.footer_component: Any = None
+        self.header_component: Any = None
+        self.editor_component: Any = None
+        self.working_message: str | None = None
+        self.working_visible = True
+        self.working_frames: list[str] | None = None
+        self.working_interval = 0.1
+        self.input_listeners: list = []
+        self.pasted_images: list = []
+        self.autocomplete_providers: list = []
+        self.keybinding_problems: list[str] = []
+        self._set_select_keys()
         self.editor = self._make_editor()
+        from pi_plugins.interactive.components import Theme
+
+        ToolBlock.theme = Theme(self)
         self.app: Application | None = None
         self._bottom: HSplit | None = None
         self._finished = False
@@ -151,10 +177,12 @@ class InteractiveApp:
                              "--mode json|rpc for programs")
         harness = self.harness
         harness.ctx.ui = self.ui
+        harness.on_shutdown = self.exit  # ctx.shutdown()
         await self._load_plugin_parts()
         initial = self.pi.initial_prompt(read_stdin=False)
         self.app = self._make_application()
         self._start_over()
+        self._show_news()
         self._populate_history()
         self._flush_now()  # the header and any history, before the editor appears
         unsubscribe = harness.subscribe(self._on_event)
@@ -171,6 +199,7 @@ class InteractiveApp:
             self.running = True
             self.files.refresh()
             self.spawn(self._flusher())
+            self.spawn(self._watch_theme())
             if self.pi.args.resume:
                 self.spawn(builtin.resume(self, ""))
             if initial.text is not None or initial.images:
@@ -243,6 +272,9 @@ class InteractiveApp:
     async def _load_plugin_parts(self) -> None:
         plugins, ctx = self.harness.plugins, self.harness.ctx
         self.plugin_commands = {c.name: c for c in await self.harness.commands()}
+        self.editor.completer.arguments = lambda: {
+            name: c.argument_completions for name, c in self.plugin_commands.items()
+            if getattr(c, "argument_completions", None) is not None}
         renderers = await plugins.call("register_message_renderers", ctx=ctx)
         self.renderers = {r.custom_type: r.render for r in renderers}
         self.shortcuts = await plugins.call("register_shortcuts", ctx=ctx)
@@ -298,7 +330,7 @@ class InteractiveApp:
         ready = self.transcript.take_ready()
         width = self.width
         self._printed_width = width
-        lines = [line for block in ready for line in self._paint(block, width)]
+        lines = [line for block in ready for line in (*self._paint(block, width), *self._image_lines(block))]
         if lines or clear:
             self._write(lines, clear)
 
@@ -331,7 +363,31 @@ class InteractiveApp:
         self._clear_screen = True
         self.changed()
 
-    def _header(self) -> HeaderBlock:
+    def _show_news(self) -> None:
+        """After an update, what changed since the version last seen (not in a resumed chat)."""
+        from pi_plugins.interactive.blocks import NoticeBlock
+        from pi_plugins.interactive.changelog import news_since
+
+        if self.harness.messages:
+            return
+        news = news_since(self.settings, __version__)
+        if news is None:
+            return
+        if self.settings.get("collapseChangelog", False):
+            latest = re.search(r"##\s+\[?(\d+\.\d+\.\d+)\]?", news)
+            self.add(NoticeBlock(None, f"Updated to v{latest.group(1) if latest else __version__}. "
+                                       "Use **/changelog** to view full changelog."))
+        else:
+            self.add(NoticeBlock("What's New", news))
+
+    def _header(self) -> Block:
+        if self.header_component is not None:
+            from pi_plugins.interactive.blocks import ComponentBlock
+
+            return ComponentBlock(self.header_component)
+        return self._builtin_header()
+
+    def _builtin_header(self) -> HeaderBlock:
         notes = []
         problems = getattr(self.harness.session, "problems", None) or []
         if problems:
@@ -339,9 +395,60 @@ class InteractiveApp:
         for error in getattr(self.harness.plugins, "errors", []) or []:
             notes.append(f"plugin error: {error}")
         notes += [f"warning: {problem}" for problem in self.theme_problems]
-        return HeaderBlock(f"pi-harness v{__version__}", HINTS, notes)
+        notes += [f"warning: keybindings: {problem}" for problem in
+                  self.keybindings.problems + self.keybinding_problems]
+        if self.settings.get("quietStartup", False) and not getattr(self.pi.args, "verbose", False):
+            return HeaderBlock(None, [], notes)
+        return HeaderBlock(f"pi-harness v{__version__}", HINTS, notes, self._loaded_sections())
+
+    def _loaded_sections(self) -> list[tuple[str, list[str]]]:
+        """What this start found: context files, skills, prompt templates, plugins and
+        themes of the user's or project's (the built-in ones are not listed)."""
+        from pathlib import Path
+
+        from pi_plugins.context_files import find_context_files
+
+        ctx, sections = self.harness.ctx, []
+        home = str(Path.home())
+
+        def shown(path) -> str:
+            text = str(path)
+            cwd = str(ctx.cwd).rstrip("/") + "/"
+            return text[len(cwd):] if text.startswith(cwd) else ("~" + text[len(home):] if text.startswith(home)
+                                                                 else text)
+
+        if getattr(ctx.options, "context_files", True):
+            found = find_context_files(Path(ctx.cwd), Path(ctx.agent_dir)).files
+            if found:
+                sections.append(("Context", [shown(f.path) for f in found]))
+        commands = list(self.plugin_commands.values())
+        skills = [c.name.split(":", 1)[-1] for c in commands if c.source == "skill"]
+        if skills:
+            sections.append(("Skills", skills))
+        prompts = [f"/{c.name}" for c in commands if c.source == "prompt"]
+        if prompts:
+            sections.append(("Prompts", prompts))
+        plugins = [Path(i.location).name if i.source in ("file", "cli") else i.name
+                   for i in self.harness.plugins.infos if i.source not in ("builtin", "api")]
+        if plugins:
+            sections.append(("Extensions", plugins))
+        themes = [name for name, palette in self.themes.items() if palette.source != "builtin"]
+        if themes:
+            sections.append(("Themes", themes))
+        return sections
 
     # ---------------------------------------------------------------- live area
+
+    def _image_lines(self, block: Block) -> list[str]:
+        """The block's images for the scrollback (kitty, iTerm2), as terminal.* say."""
+        images = block.images()
+        if not images or not self.settings.get("terminal.showImages", True):
+            return []
+        from pi_plugins.interactive.terminal_images import image_line
+
+        columns = min(self.settings.get("terminal.imageWidthCells", 60) or 60, self.width - 2)
+        lines = [image_line(getattr(i, "data", ""), getattr(i, "mime_type", ""), columns) for i in images]
+        return [line for line in lines if line]
 
     def _live_lines(self, width: int) -> list[str]:
         lines: list[str] = []
@@ -351,9 +458,11 @@ class InteractiveApp:
         above = self._widget_lines(width, "aboveEditor")
         if above:
             lines += ["", *above]
-        if self.working:
-            frame = SPINNER[int(time.monotonic() * 10) % len(SPINNER)]
-            text = Text(f" {frame} ", style="accent") + Text(self.working, style="muted")
+        if self.working and self.working_visible:
+            frames = self.working_frames if self.working_frames is not None else SPINNER
+            frame = frames[int(time.monotonic() / self.working_interval) % len(frames)] if frames else ""
+            message = self.working_message if self.working_message and self.harness.agent.is_running else self.working
+            text = (Text(" ") + Text.from_ansi(frame) + Text(" ") if frame else Text(" ")) + Text(message, style="muted")
             lines += [""] + self.painter.lines(text, width)
         # one row to spare: an application exactly as tall as the terminal makes it scroll
         # while redrawing, and the old frame would stay in the scrollback
@@ -381,6 +490,10 @@ class InteractiveApp:
         return [line for part in parts for line in self.painter.lines(part, width)]
 
     def _footer_lines(self, width: int) -> list[str]:
+        if self.footer_component is not None:
+            from pi_plugins.interactive.components import component_lines
+
+            return component_lines(self.footer_component, width)
         harness = self.harness
         key = (width, len(harness.session), harness.session.leaf_id, harness.model.key,
                harness.thinking_level, harness.session.name, tuple(sorted(self.statuses.items())),
@@ -405,32 +518,40 @@ class InteractiveApp:
             found += [(c.name, c.description) for c in self.plugin_commands.values() if c.name not in taken]
             return found
 
-        return TextArea(multiline=True, wrap_lines=True, scrollbar=False, focus_on_click=False,
+        hardware = Condition(lambda: bool(self.settings.get("showHardwareCursor", False)))
+        area = TextArea(multiline=True, wrap_lines=True, scrollbar=False, focus_on_click=False,
                         completer=EditorCompleter(commands, self.files), complete_while_typing=True,
                         history=InMemoryHistory(), height=Dimension(min=1, max=12), dont_extend_height=True,
-                        style="class:editor")
+                        style="class:editor", input_processors=[DrawnCursor(~hardware)])
+        # as pi: the terminal's cursor hidden, the editor draws its own (showHardwareCursor)
+        area.window.always_hide_cursor = ~hardware
+        return area
 
     def _make_application(self) -> Application:
-        editor_area = HSplit([
+        self._bindings = self._key_bindings()
+        padding = lambda: Dimension.exact(self._setting_number("editorPaddingX", 0, 0, 3))
+        default_editor = HSplit([
             Window(height=1),
             Window(height=1, char="─", style=self._border_style),
-            self.editor,
+            VSplit([Window(width=padding), self.editor, Window(width=padding)]),
             Window(height=1, char="─", style=self._border_style),
         ])
+        editor_area = DynamicContainer(lambda: self.editor_component_window or default_editor)
         has_dialog = Condition(lambda: self.dialogs.current is not None)
         self._bottom = HSplit([
             DynamicContainer(lambda: self.dialogs.current.container if self.dialogs.current else editor_area),
-            ConditionalContainer(CompletionsMenu(max_height=8, scroll_offset=1),
-                                 filter=has_completions & ~has_dialog),
+            ConditionalContainer(DynamicContainer(self._completions_menu), filter=has_completions & ~has_dialog),
             Window(LinesControl(lambda width: self._widget_lines(width, "belowEditor")), dont_extend_height=True),
             Window(LinesControl(self._footer_lines), dont_extend_height=True),
         ])
-        root = HSplit([Window(LinesControl(self._live_lines), dont_extend_height=True), self._bottom])
+        overlays = DynamicContainer(lambda: HSplit([o.container for o in self.overlays]) if self.overlays
+                                    else Window(height=0))
+        root = HSplit([Window(LinesControl(self._live_lines), dont_extend_height=True), overlays, self._bottom])
         app = Application(
             layout=Layout(root, focused_element=self.editor),
             input=self._input,
             output=self._output,
-            key_bindings=self._key_bindings(),
+            key_bindings=DynamicKeyBindings(lambda: self._bindings),
             style=Style.from_dict(PROMPT_STYLE),
             full_screen=False,
             mouse_support=False,
@@ -444,85 +565,110 @@ class InteractiveApp:
         app.timeoutlen = KEY_WAIT
         return app
 
-    def _dialog_changed(self, dialog: Dialog | None) -> None:
+    def _setting_number(self, key: str, default: int, lowest: int, highest: int) -> int:
+        value = self.settings.get(key, default)
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            return default
+        return int(min(max(value, lowest), highest))
+
+    def _completions_menu(self) -> CompletionsMenu:
+        """As many rows as ``autocompleteMaxVisible`` (3-20, default 5) allows."""
+        rows = self._setting_number("autocompleteMaxVisible", 5, 3, 20)
+        if self._menu is None or self._menu[0] != rows:
+            self._menu = (rows, CompletionsMenu(max_height=rows, scroll_offset=1))
+        return self._menu[1]
+
+    def _dialog_changed(self, dialog: Dialog | None = None) -> None:
+        """Focus: the newest overlay, else the dialog, else a plugin's editor, else ours."""
         if self.app is None:
             return
+        dialog = self.dialogs.current
+        if self.overlays:
+            target = self.overlays[-1].focus_target
+        elif dialog is not None:
+            target = dialog.focus_target
+        elif self.editor_component_window is not None:
+            target = self.editor_component_window
+        else:
+            target = self.editor
         try:
-            self.app.layout.focus(dialog.focus_target if dialog is not None else self.editor)
+            self.app.layout.focus(target)
         except ValueError:
             pass
         self.invalidate()
+
+    async def show_overlay(self, dialog: Dialog) -> Any:
+        """A plugin's component above the editor, over earlier overlays, with the keys."""
+        self.overlays.append(dialog)
+        self._dialog_changed()
+        try:
+            return await dialog.future
+        finally:
+            self.overlays.remove(dialog)
+            self._dialog_changed()
 
     async def show_dialog(self, dialog: Dialog) -> Any:
         return await self.dialogs.show(dialog)
 
     # ================================================================ keys
 
+    def editing(self) -> bool:
+        """The editor has the keys: no dialog, overlay or plugin editor has them."""
+        return self.dialogs.current is None and not self.overlays and self.editor_component is None
+
     def _key_bindings(self) -> KeyBindings:
+        """The chat's keys, by pi's keybinding ids (keybindings.json may move any of them)."""
         kb = KeyBindings()
-        editing = Condition(lambda: self.dialogs.current is None)
+        editing = Condition(self.editing)
+        bound: set[tuple[str, ...]] = set()
 
-        @kb.add("enter", filter=editing)
-        def _(event):
-            self.on_enter()
+        def bind(action: str, handler) -> None:
+            for spec in self.keybindings.keys(action):
+                try:
+                    sequences = key_sequences(spec)
+                except UnbindableKey as exc:
+                    self.keybinding_problems.append(f"{action}: {exc}")
+                    continue
+                for keys in sequences:
+                    bound.add(keys)
+                    kb.add(*keys, filter=editing)(lambda event, h=handler: h(event))
 
-        @kb.add("escape", "enter", filter=editing)
-        def _(event):
-            self.on_follow_up()
+        bind("tui.input.submit", lambda event: self.on_enter())
+        bind("app.message.followUp", lambda event: self.on_follow_up())
+        bind("tui.input.newLine", lambda event: self.editor.buffer.insert_text("\n"))
+        kb.add("c-j", filter=editing)(lambda event: self.editor.buffer.insert_text("\n"))
+        bind("app.interrupt", lambda event: self.on_escape())
+        bind("app.clear", lambda event: self.on_ctrl_c())
+        kb.add(Keys.SIGINT)(lambda event: self.on_ctrl_c())
 
-        @kb.add("c-j", filter=editing)
-        def _(event):
-            self.editor.buffer.insert_text("\n")
-
-        @kb.add("escape", filter=editing)
-        def _(event):
-            self.on_escape()
-
-        @kb.add("c-c", filter=editing)
-        @kb.add(Keys.SIGINT)
-        def _(event):
-            self.on_ctrl_c()
-
-        @kb.add("c-d", filter=editing)
-        def _(event):
+        def exit_or_delete(event):
             if not self.editor.text:
                 self.exit()
             else:
                 self.editor.buffer.delete()
 
-        @kb.add("c-o", filter=editing)
-        def _(event):
-            self.set_view(expand_tools=not self.view.expand_tools)
+        bind("app.exit", exit_or_delete)
+        bind("app.tools.expand", lambda event: self.set_view(expand_tools=not self.view.expand_tools))
+        bind("app.thinking.toggle", lambda event: self.toggle_thinking())
+        bind("app.model.select", lambda event: self.spawn(builtin.model(self, "")))
+        bind("app.model.cycleForward", lambda event: self.spawn(self.cycle_model(1)))
+        bind("app.model.cycleBackward", lambda event: self.spawn(self.cycle_model(-1)))
+        bind("app.thinking.cycle", lambda event: self.spawn(self.cycle_thinking()))
 
-        @kb.add("c-t", filter=editing)
-        def _(event):
-            self.set_view(hide_thinking=not self.view.hide_thinking)
-
-        @kb.add("c-l", filter=editing)
-        def _(event):
-            self.spawn(builtin.model(self, ""))
-
-        @kb.add("c-p", filter=editing)
-        def _(event):
-            self.spawn(self.cycle_model())
-
-        @kb.add("s-tab", filter=editing)
-        def _(event):
-            self.spawn(self.cycle_thinking())
-
-        @kb.add("escape", "up", filter=editing)
-        def _(event):
+        def dequeue(event):
             count = self.restore_queue()
             self.add_text(f"Restored {count} queued message{'s' if count != 1 else ''} to the editor"
                           if count else "No queued messages to restore", "dim")
 
-        @kb.add("c-g", filter=editing)
-        def _(event):
-            self.editor.buffer.open_in_editor(validate_and_handle=False)
-
-        @kb.add("c-z", filter=editing)
-        def _(event):
-            event.app.suspend_to_background()
+        bind("app.message.dequeue", dequeue)
+        bind("app.clipboard.pasteImage", lambda event: self.spawn(self.paste_image()))
+        bind("app.editor.external", lambda event: self.editor.buffer.open_in_editor(validate_and_handle=False))
+        bind("app.suspend", lambda event: event.app.suspend_to_background())
+        bind("app.session.new", lambda event: self.spawn(builtin.new(self, "")))
+        bind("app.session.tree", lambda event: self.spawn(builtin.tree(self, "")))
+        bind("app.session.fork", lambda event: self.spawn(builtin.fork(self, "")))
+        bind("app.session.resume", lambda event: self.spawn(builtin.resume(self, "")))
+        self._bind_editor_actions(kb, editing, bound)
 
         for shortcut in self.shortcuts:
             try:
@@ -532,6 +678,72 @@ class InteractiveApp:
                 continue
             kb.add(*keys, filter=editing)(lambda event, s=shortcut: self.spawn(self._call(s.handler, self.harness.ctx)))
         return kb
+
+    def _bind_editor_actions(self, kb: KeyBindings, editing, bound: set) -> None:
+        """The editor's own keys are prompt_toolkit's; an action keybindings.json moves is
+        bound to its new keys here, and its old keys stop doing it."""
+        from prompt_toolkit.key_binding.bindings.named_commands import get_by_name
+
+        from pi_plugins.interactive.keybindings import DEFAULTS
+
+        buffer = lambda: self.editor.buffer
+        actions = {
+            "tui.editor.cursorUp": lambda event: buffer().auto_up(count=event.arg),
+            "tui.editor.cursorDown": lambda event: buffer().auto_down(count=event.arg),
+            "tui.editor.pageUp": lambda event: buffer().cursor_up(count=max(self.rows // 2, 1)),
+            "tui.editor.pageDown": lambda event: buffer().cursor_down(count=max(self.rows // 2, 1)),
+        }
+        named = {
+            "tui.editor.cursorLeft": "backward-char", "tui.editor.cursorRight": "forward-char",
+            "tui.editor.cursorWordLeft": "backward-word", "tui.editor.cursorWordRight": "forward-word",
+            "tui.editor.cursorLineStart": "beginning-of-line", "tui.editor.cursorLineEnd": "end-of-line",
+            "tui.editor.deleteCharBackward": "backward-delete-char", "tui.editor.deleteCharForward": "delete-char",
+            "tui.editor.deleteWordBackward": "unix-word-rubout", "tui.editor.deleteWordForward": "kill-word",
+            "tui.editor.deleteToLineStart": "unix-line-discard", "tui.editor.deleteToLineEnd": "kill-line",
+            "tui.editor.yank": "yank", "tui.editor.yankPop": "yank-pop", "tui.editor.undo": "undo",
+        }
+        for action, command in named.items():
+            actions[action] = get_by_name(command).handler
+        freed: set[tuple[str, ...]] = set()
+        for action, handler in actions.items():
+            if not self.keybindings.customised(action):
+                continue
+            for spec in self.keybindings.keys(action):
+                try:
+                    for keys in key_sequences(spec):
+                        bound.add(keys)
+                        kb.add(*keys, filter=editing)(handler)
+                except UnbindableKey as exc:
+                    self.keybinding_problems.append(f"{action}: {exc}")
+            for spec in DEFAULTS[action]:
+                try:
+                    freed.update(key_sequences(spec))
+                except UnbindableKey:
+                    pass
+        for keys in freed - bound:
+            kb.add(*keys, filter=editing)(lambda event: None)
+
+    def _set_select_keys(self) -> None:
+        """The lists' keys (``tui.select.*``) as keybindings.json sets them."""
+        from pi_plugins.interactive import dialogs
+
+        for action in dialogs.SELECT_KEYS:
+            sequences = []
+            for spec in self.keybindings.keys(action):
+                try:
+                    sequences += key_sequences(spec)
+                except UnbindableKey as exc:
+                    self.keybinding_problems.append(f"{action}: {exc}")
+            dialogs.SELECT_KEYS[action] = sequences
+
+    def reload_keybindings(self) -> None:
+        """keybindings.json again (``/reload``), and the keys rebound."""
+        self.keybindings.reload()
+        self.keybinding_problems = []
+        self._set_select_keys()
+        self._bindings = self._key_bindings()
+        for problem in self.keybindings.problems + self.keybinding_problems:
+            self.add_text(f"Warning: keybindings: {problem}", "warning")
 
     async def _call(self, handler, *args) -> Any:
         result = handler(*args)
@@ -591,11 +803,12 @@ class InteractiveApp:
         if self.editor.text.lstrip().startswith("!"):
             self.set_editor_text("")
             return
-        if not self.editor.text.strip():
+        action = self.settings.get("doubleEscapeAction", "tree")
+        if not self.editor.text.strip() and action in ("tree", "fork"):
             now = time.monotonic()
             if now - self._last_escape < DOUBLE_PRESS:
                 self._last_escape = 0.0
-                self.spawn(builtin.tree(self, ""))
+                self.spawn(builtin.COMMANDS[action](self, ""))
             else:
                 self._last_escape = now
 
@@ -635,6 +848,61 @@ class InteractiveApp:
         self.view = evolve(self.view, **changes)
         self._start_over(reprint_only=True)
 
+    def current_theme(self) -> str:
+        from pi_plugins.interactive import theme as styles
+
+        return next((name for name, p in self.themes.items() if p.styles == styles.STYLES), "dark")
+
+    async def _watch_theme(self, interval: float = 0.5) -> None:
+        """A custom theme's file edited: the chat repaints in it (pi's hot reload)."""
+        import os
+
+        def stamp() -> tuple[str, tuple | None]:
+            name = self.current_theme()
+            source = getattr(self.themes.get(name), "source", "builtin")
+            try:
+                return name, (source, os.stat(source).st_mtime_ns) if source != "builtin" else None
+            except OSError:
+                return name, None
+
+        seen = stamp()
+        while True:
+            await asyncio.sleep(interval)
+            now = stamp()
+            if now[1] is not None and seen[0] == now[0] and seen[1] is not None and now[1] != seen[1]:
+                self.set_theme(now[0])
+                now = stamp()
+            seen = now
+
+    def theme_names(self) -> list[str]:
+        return list(self.themes)
+
+    def set_theme(self, name: str) -> None:
+        """Repaint everything in another theme (``/settings``, a theme file that changed)."""
+        from pi_plugins.interactive.themes import load_themes
+
+        ctx = self.harness.ctx
+        self.themes, _ = load_themes(cwd=ctx.cwd, agent_dir=ctx.agent_dir, settings=ctx.settings,
+                                     cli_paths=list(getattr(self.pi.args, "themes", []) or []),
+                                     discover=not getattr(self.pi.args, "no_themes", False))
+        chosen = self.themes.get(name)
+        if chosen is None:
+            self.add_text(f"No theme named {name!r}", "error")
+            return
+        chosen.apply()
+        self.painter = Painter(self.painter.color_system)
+        self._footer_cache = None
+        if self.app is not None:
+            self.app.style = Style.from_dict(PROMPT_STYLE)
+        self._start_over(reprint_only=True)
+
+    def toggle_thinking(self) -> None:
+        """Ctrl+T: thinking shown or hidden, kept as ``hideThinkingBlock`` as pi does."""
+        hidden = not self.view.hide_thinking
+        self.settings.remember("hideThinkingBlock", hidden)
+        self.set_view(hide_thinking=hidden)
+        self.add_text(f"Thinking blocks: {'hidden' if hidden else 'visible'}", "dim")
+
     def set_status(self, key: str, text: str | None) -> None:
         if text:
             self.statuses[key] = text
@@ -642,11 +910,54 @@ class InteractiveApp:
             self.statuses.pop(key, None)
         self.invalidate()
 
-    def set_widget(self, key: str, lines: list[str] | None, placement: str) -> None:
+    def set_widget(self, key: str, lines: Any, placement: str) -> None:
+        """Lines, or ``factory(tui, theme)`` making a component; None removes the widget."""
+        from pi_plugins.interactive.components import Theme, TuiHandle
+
         self.widgets.pop(key, None)
-        if lines:
+        if callable(lines):
+            self.widgets[key] = (lines(TuiHandle(self), Theme(self)), placement)
+        elif lines:
             self.widgets[key] = ([str(line) for line in lines], placement)
         self.invalidate()
+
+    def listen_to_input(self, handler) -> Any:
+        """``ctx.ui.on_terminal_input``: from the first listener on, the application reads
+        its keys through :class:`ListeningInput` (the terminal stays attached as it was;
+        only where the keys are read from changes)."""
+        from pi_plugins.interactive.components import ListeningInput
+
+        if self.app is not None and not isinstance(self.app.input, ListeningInput):
+            self.app.input = ListeningInput(self.app.input, self.input_listeners)
+        self.input_listeners.append(handler)
+        return lambda: handler in self.input_listeners and self.input_listeners.remove(handler)
+
+    def set_editor_component(self, factory: Any) -> None:
+        """A plugin's editor in place of ours (``factory(tui, theme, keybindings)``); None: ours."""
+        from pi_plugins.interactive.components import (KeybindingsView, Theme, TuiHandle, component_window,
+                                                       handle_key)
+
+        if factory is None:
+            self.editor_component = self.editor_component_window = None
+        else:
+            component = factory(TuiHandle(self), Theme(self), KeybindingsView(self.keybindings))
+
+            def key(data: str) -> None:
+                handle_key(component, data)
+                self.invalidate()
+
+            self.editor_component, self.editor_component_window = component, component_window(component, key)
+        self._dialog_changed()
+
+    def write_to_terminal(self, sequence: str) -> None:
+        """Send a control sequence (OSC 52, an image) straight to the terminal."""
+        if self.app is not None and self.running:
+            self.app.output.write_raw(sequence)
+            self.app.output.flush()
+        else:
+            out = self._output.stdout if self._output is not None else sys.stdout
+            out.write(sequence)
+            out.flush()
 
     def set_title(self, title: str) -> None:
         if self.app is not None and self.running:
@@ -654,9 +965,13 @@ class InteractiveApp:
             self.app.output.flush()
 
     def _widget_lines(self, width: int, placement: str) -> list[str]:
+        from pi_plugins.interactive.components import component_lines
+
         lines: list[str] = []
         for shown, where in self.widgets.values():
-            if where == placement:
+            if where == placement and not isinstance(shown, list):
+                lines += component_lines(shown, width)
+            elif where == placement:
                 text = Text("\n").join(Text.from_ansi(line, no_wrap=True, overflow="ellipsis") for line in shown)
                 lines += self.painter.lines(Padding(text, (0, 1)), width)
         return lines
@@ -714,7 +1029,29 @@ class InteractiveApp:
             self.spawn(self.harness.queue(stripped, behavior="steer"))  # templates expand
             self.invalidate()
             return
-        self.start_prompt(stripped)
+        self.start_prompt(stripped, self._take_pasted_images(stripped))
+
+    async def paste_image(self) -> None:
+        """Ctrl+V: the clipboard's image becomes an attachment, ``[image #N]`` in the editor
+        (sent with the prompt while the mark stays in the text)."""
+        import base64
+
+        from pi_core.protocol.messages import ImageContent
+        from pi_plugins.interactive.clipboard import paste_image
+
+        found = await paste_image()
+        if found is None:
+            self.add_text("No image in the clipboard (wl-paste or xclip finds none)", "dim")
+            return
+        data, mime = found
+        self.pasted_images.append(ImageContent(data=base64.b64encode(data).decode("ascii"), mime_type=mime))
+        self.editor.buffer.insert_text(f"[image #{len(self.pasted_images)}]")
+        self.invalidate()
+
+    def _take_pasted_images(self, text: str) -> list:
+        images = [image for number, image in enumerate(self.pasted_images, 1) if f"[image #{number}]" in text]
+        self.pasted_images = []
+        return images
 
     def start_prompt(self, text: str, images: list | None = None) -> None:
         self.run_task = self.spawn(self._run_prompt(text, images or []))
@@ -764,8 +1101,8 @@ class InteractiveApp:
             self.busy = None
             self.set_working(None)
 
-    async def cycle_model(self) -> None:
-        result = await self.harness.cycle_model()
+    async def cycle_model(self, step: int = 1) -> None:
+        result = await self.harness.cycle_model(step)
         if result is None:
             self.add_text("Only one model is available", "dim")
             return
@@ -811,7 +1148,9 @@ class InteractiveApp:
             if message.role == "user":
                 text = user_text(message)
                 if text.strip():
-                    self.add(UserBlock(text))
+                    images = [c for c in message.content if getattr(c, "type", None) == "image"] \
+                        if isinstance(message.content, list) else []
+                    self.add(UserBlock(text, images))
             elif message.role == "assistant":
                 self.streaming = self.add(AssistantBlock(message))
             elif message.role == "custom" and message.display:
@@ -874,7 +1213,12 @@ class InteractiveApp:
                 tool.state.finished = True
                 tool.changed()
                 self.changed()
+        elif kind == "agent_start":
+            if self.working is None:  # a run a plugin started (ctx.send_user_message)
+                self.set_working("Working... (esc to interrupt)")
         elif kind == "agent_end":
+            if self.run_task is None and not self.busy:
+                self.set_working(None)
             self._settle()
         elif kind == "queue_update":
             self.invalidate()

@@ -13,9 +13,10 @@ from __future__ import annotations
 import re
 from typing import Any, Callable
 
-from attrs import frozen
+from attrs import define, frozen
 from rich.console import Group, RenderableType
 from rich.padding import Padding
+from rich.rule import Rule
 from rich.text import Text
 
 from pi_core.protocol.messages import (
@@ -46,6 +47,8 @@ class View:
 
     expand_tools: bool = False
     hide_thinking: bool = False
+    #: What stands for hidden thinking (``ctx.ui.set_hidden_thinking_label``).
+    thinking_label: str = "Thinking..."
 
 
 class Block:
@@ -61,8 +64,12 @@ class Block:
     def renderable(self, view: View, live: bool = False) -> RenderableType | None:
         raise NotImplementedError
 
+    def images(self) -> list:
+        """The images this block holds, drawn under it in the scrollback where the terminal can."""
+        return []
+
     def lines(self, painter: Painter, width: int, view: View, live: bool = False) -> list[str]:
-        key = (self.version, width, view, live)
+        key = (self.version, width, view, live, painter)  # another painter: another theme
         if self._cache is not None and self._cache[0] == key:
             return self._cache[1]
         renderable = self.renderable(view, live)
@@ -129,11 +136,17 @@ class TextBlock(Block):
 
 
 class HeaderBlock(Block):
-    def __init__(self, title: str, hints: list[tuple[str, str]], notes: list[str] = ()) -> None:
+    def __init__(self, title: str | None, hints: list[tuple[str, str]], notes: list[str] = (),
+                 sections: list[tuple[str, list[str]]] = ()) -> None:
         super().__init__()
         self.title, self.hints, self.notes = title, hints, list(notes)
+        #: What was loaded, pi's "[Context]", "[Skills]", "[Prompts]", "[Extensions]", "[Themes]".
+        self.sections = list(sections)
 
-    def renderable(self, view: View, live: bool = False) -> RenderableType:
+    def renderable(self, view: View, live: bool = False) -> RenderableType | None:
+        if self.title is None:  # quietStartup: only what went wrong
+            notes = [Text(note, style="warning") for note in self.notes]
+            return Padding(Group(*notes), (0, 1)) if notes else None
         hint = Text()
         for index, (key, what) in enumerate(self.hints):
             if index:
@@ -141,14 +154,20 @@ class HeaderBlock(Block):
             hint.append(key, style="dim")
             hint.append(f" {what}", style="muted")
         parts = [Text(self.title, style="bold accent"), hint]
+        for name, items in self.sections:
+            parts += [Text(""), Text(f"[{name}]", style="accent"), Text("  " + ", ".join(items), style="dim")]
         parts += [Text(note, style="warning") for note in self.notes]
         return Padding(Group(*parts), (0, 1))
 
 
 class UserBlock(Block):
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, images: list | None = None) -> None:
         super().__init__()
         self.text = text
+        self._images = list(images or [])
+
+    def images(self) -> list:
+        return self._images
 
     def renderable(self, view: View, live: bool = False) -> RenderableType:
         return Padding(PiMarkdown(self.text.strip(), box_style="user.box"), (1, 1), style="user.box",
@@ -221,7 +240,7 @@ class AssistantBlock(Block):
                 parts.append(Text(""))
             if isinstance(content, ThinkingContent):
                 if view.hide_thinking:
-                    parts.append(Padding(Text("Thinking...", style="thinking"), (0, 1)))
+                    parts.append(Padding(Text(view.thinking_label, style="thinking"), (0, 1)))
                 else:
                     parts.append(_markdown(content.thinking.strip(), "thinking"))
             else:
@@ -246,7 +265,7 @@ class AssistantBlock(Block):
             if not text.strip():
                 continue
             if thinking and view.hide_thinking:
-                out += ["", *painter.lines(Padding(Text("Thinking...", style="thinking"), (0, 1)), width)]
+                out += ["", *painter.lines(Padding(Text(view.thinking_label, style="thinking"), (0, 1)), width)]
                 continue
             style = "thinking" if thinking else "none"
             tail = stream_tail(text, fences=self._fences.setdefault(index, FenceState()))
@@ -264,6 +283,14 @@ class AssistantBlock(Block):
         return out
 
 
+@define(frozen=True)
+class RenderOptions:
+    """What ``render_result`` is told: the output expanded (Ctrl+O), or still partial."""
+
+    expanded: bool = False
+    is_partial: bool = False
+
+
 class ToolBlock(Block):
     """A tool call: its title while the arguments stream, then its (partial) result."""
 
@@ -275,12 +302,44 @@ class ToolBlock(Block):
     def final(self) -> bool:  # type: ignore[override]
         return self.state.finished
 
+    #: The theme handed to tools' ``render_call`` / ``render_result`` (the chat sets it).
+    theme: Any = None
+
+    def images(self) -> list:
+        return [c for c in self.state.content or [] if getattr(c, "type", None) == "image"]
+
     def renderable(self, view: View, live: bool = False) -> RenderableType:
         state = self.state
         box = ("tool.error" if state.is_error else "tool.success") if state.finished else "tool.pending"
-        body = result_body(state, view.expand_tools)
-        inner = Group(call_title(state), Text(""), body) if body is not None else call_title(state)
+        title: RenderableType = self._drawn("render_call", state.args) or call_title(state)
+        body = None
+        if state.content is not None:
+            from pi_core.protocol.tools import ToolResult
+
+            result = ToolResult(content=list(state.content), details=state.details, is_error=state.is_error)
+            body = self._drawn("render_result", result, RenderOptions(view.expand_tools, not state.finished))
+        if body is None:
+            body = result_body(state, view.expand_tools)
+        inner = Group(title, Text(""), body) if body is not None else title
         return Padding(inner, (1, 1), style=box, expand=True)
+
+    def _drawn(self, slot: str, *args: Any) -> RenderableType | None:
+        """A tool's own drawing of its call or result (lines), or None for the default."""
+        draw = getattr(self.state.tool, slot, None)
+        if draw is None:
+            return None
+        if not hasattr(self, "render_state"):
+            self.render_state: dict = {}
+        context = {"args": self.state.args, "state": self.render_state, "is_error": self.state.is_error}
+        try:
+            lines = draw(*args, self.theme, context)
+        except Exception as exc:
+            return Text(f"[{slot} failed: {type(exc).__name__}: {exc}]", style="error")
+        if lines is None:
+            return None
+        if isinstance(lines, str):
+            lines = lines.split("\n")
+        return Text("\n").join(Text.from_ansi(str(line)) for line in lines)
 
 
 class BashBlock(Block):
@@ -372,6 +431,34 @@ class SummaryBlock(Block):
         else:
             parts.append(Text(f"{self.note} (ctrl+o to expand)", style="muted"))
         return Padding(Group(*parts), (1, 1), style="custom.box", expand=True)
+
+
+class ComponentBlock(Block):
+    """A plugin's component in the chat (a header from ``ctx.ui.set_header``)."""
+
+    def __init__(self, component: Any) -> None:
+        super().__init__()
+        self.component = component
+
+    def lines(self, painter: Painter, width: int, view: View, live: bool = False) -> list[str]:
+        from pi_plugins.interactive.components import component_lines
+
+        return component_lines(self.component, width)
+
+
+class NoticeBlock(Block):
+    """A titled piece of Markdown between two rules (the changelog's "What's New")."""
+
+    def __init__(self, title: str | None, text: str) -> None:
+        super().__init__()
+        self.title, self.text = title, text
+
+    def renderable(self, view: View, live: bool = False) -> RenderableType:
+        parts: list[RenderableType] = [Rule(style="border")]
+        if self.title:
+            parts += [Padding(Text(self.title, style="bold accent"), (0, 1)), Text("")]
+        parts += [_markdown(self.text), Rule(style="border")]
+        return Group(*parts)
 
 
 def user_text(message: UserMessage) -> str:

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import os
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -12,6 +11,7 @@ from rich.text import Text
 from pi_plugins.interactive.dialogs import InputDialog, Item, ListDialog
 from pi_plugins.interactive.footer import format_tokens
 from pi_plugins.interactive import tree_view
+from pi_plugins.interactive.keys import UnbindableKey, key_sequences
 
 if TYPE_CHECKING:
     from pi_plugins.interactive.app import InteractiveApp
@@ -62,27 +62,38 @@ async def tree(tui: "InteractiveApp", args: str, selected: str | None = None) ->
     if not len(session):
         tui.add_text("No entries in session", "dim")
         return
-    state = {"mode": tui.harness.ctx.settings.get("treeFilterMode", "default")}
+    state = {"mode": tui.harness.ctx.settings.get("treeFilterMode", "default"), "folded": set(),
+             "times": False}
     if state["mode"] not in tree_view.FILTERS:
         state["mode"] = "default"
     while True:
         roots = session.tree()
         leaf = session.leaf_id
         calls = tree_view.tool_calls_by_id(roots, {t.name: t for t in tui.harness.agent.tools or []})
+        listed: list = []
 
         def items(mode: str) -> list[Item]:
-            return [Item(tree_view.row_label(row, calls), row.entry.id,
+            listed[:] = tree_view.rows(roots, leaf, mode, folded=state["folded"])
+            by_id = {row.entry.id: row for row in listed}
+            return [Item(tree_view.row_label(row, calls, can_fold=tree_view.foldable(row, by_id),
+                                             label_times=state["times"]), row.entry.id,
                          search_text=tree_view.searchable(row.node, calls))
-                    for row in tree_view.rows(roots, leaf, mode)]
+                    for row in listed]
+
+        def refresh(dialog: ListDialog, select: str | None = None) -> None:
+            dialog.subtitle = _tree_subtitle(state["mode"])
+            dialog.set_items(items(state["mode"]), select or (dialog.current.value if dialog.current else None))
 
         def set_mode(dialog: ListDialog, mode: str) -> None:
             state["mode"] = mode
-            dialog.subtitle = _tree_subtitle(mode)
-            dialog.set_items(items(mode), dialog.current.value if dialog.current else None)
+            state["folded"].clear()
+            refresh(dialog)
 
-        def cycle(dialog: ListDialog) -> None:
-            modes = tree_view.FILTERS
-            set_mode(dialog, modes[(modes.index(state["mode"]) + 1) % len(modes)])
+        def cycle(step: int):
+            def action(dialog: ListDialog) -> None:
+                modes = tree_view.FILTERS
+                set_mode(dialog, modes[(modes.index(state["mode"]) + step) % len(modes)])
+            return action
 
         def toggle(mode: str):
             return lambda dialog: set_mode(dialog, "default" if state["mode"] == mode else mode)
@@ -91,14 +102,55 @@ async def tree(tui: "InteractiveApp", args: str, selected: str | None = None) ->
             if dialog.current is not None:
                 dialog.done(("label", dialog.current.value))
 
+        def fold(direction: str):
+            """Ctrl+←: fold this branch segment, else go to its start; Ctrl+→: unfold, else onwards."""
+            def action(dialog: ListDialog) -> None:
+                current = dialog.current
+                if current is None or dialog.search.text:
+                    return
+                by_id = {row.entry.id: row for row in listed}
+                row = by_id.get(current.value)
+                if direction == "up" and row is not None and tree_view.foldable(row, by_id) \
+                        and row.entry.id not in state["folded"]:
+                    state["folded"].add(row.entry.id)
+                    refresh(dialog, row.entry.id)
+                elif direction == "down" and row is not None and row.entry.id in state["folded"]:
+                    state["folded"].discard(row.entry.id)
+                    refresh(dialog, row.entry.id)
+                else:
+                    index = next(i for i, r in enumerate(listed) if r.entry.id == current.value)
+                    dialog.select_value(listed[tree_view.segment_start(listed, index, direction)].entry.id)
+            return action
+
+        def timestamps(dialog: ListDialog) -> None:
+            state["times"] = not state["times"]
+            refresh(dialog)
+
+        actions = {
+            "app.tree.filter.cycleForward": cycle(1), "app.tree.filter.cycleBackward": cycle(-1),
+            "app.tree.filter.userOnly": toggle("user-only"), "app.tree.filter.noTools": toggle("no-tools"),
+            "app.tree.filter.labeledOnly": toggle("labeled-only"), "app.tree.filter.all": toggle("all"),
+            "app.tree.filter.default": lambda d: set_mode(d, "default"), "app.tree.editLabel": label,
+            "app.tree.toggleLabelTimestamp": timestamps,
+            "app.tree.foldOrUp": fold("up"), "app.tree.unfoldOrDown": fold("down"),
+        }
+        keys = {"left": lambda d: d.move(-d.visible, wrap=False), "right": lambda d: d.move(d.visible, wrap=False)}
+        for action_id, handler in actions.items():
+            for spec in tui.keybindings.keys(action_id):
+                try:
+                    keys.update({" ".join(seq): handler for seq in key_sequences(spec)})
+                except UnbindableKey:
+                    continue
+        kb = tui.keybindings
         dialog = ListDialog(
             tui.painter, "Session tree", items(state["mode"]), subtitle=_tree_subtitle(state["mode"]),
             search=True, max_visible=max(5, min(tui.rows // 2, 20)),
-            hint="↑↓ move  ←→ page  enter go there  shift+l label  ctrl+o filter  esc cancel",
-            keys={"c-o": cycle, "c-u": toggle("user-only"), "c-t": toggle("no-tools"),
-                  "c-l": toggle("labeled-only"), "c-a": toggle("all"), "c-d": toggle("default"),
-                  "L": label, "left": lambda d: d.move(-d.visible, wrap=False),
-                  "right": lambda d: d.move(d.visible, wrap=False)})
+            hint=(f"↑↓ move  ←→ page  {kb.hint('app.tree.foldOrUp', True)}/{kb.hint('app.tree.unfoldOrDown', True)} "
+                  f"fold/branch  enter go there  {kb.hint('app.tree.editLabel')} label  "
+                  f"{kb.hint('app.tree.toggleLabelTimestamp')} label time  "
+                  f"{kb.hint('app.tree.filter.cycleForward')}/{kb.hint('app.tree.filter.cycleBackward')} filter  "
+                  "esc cancel"),
+            keys=keys)
         dialog.select_value(selected or leaf)
         chosen = await tui.show_dialog(dialog)
         if chosen is None:
@@ -130,6 +182,9 @@ async def _go_to(tui: "InteractiveApp", entry_id: str) -> bool:
     editor_text = tree_view.editor_text_for(entry)
     target = entry.parent_id if editor_text is not None else entry_id
     while True:
+        if harness.ctx.settings.get("branchSummary.skipPrompt", False):
+            choice, instructions = "none", None  # the setting: never ask, never summarize
+            break
         choice = await tui.show_dialog(ListDialog(tui.painter, "Summarize the branch you leave?", [
             Item("No summary", "none"), Item("Summarize", "summary"),
             Item("Summarize with custom prompt", "custom")]))
@@ -270,32 +325,14 @@ async def new(tui: "InteractiveApp", args: str) -> None:
     tui.add_text("New session started", "dim")
 
 
-def _age(when: datetime) -> str:
-    seconds = (datetime.now(timezone.utc) - when).total_seconds()
-    for size, unit in ((86400, "d"), (3600, "h"), (60, "m")):
-        if seconds >= size:
-            return f"{int(seconds // size)}{unit} ago"
-    return "just now"
-
-
 async def resume(tui: "InteractiveApp", args: str) -> None:
-    """``/resume``: pick another session of this project."""
-    from pi_core.app.listing import list_sessions
-    from pi_core.session.locations import session_dir_for
+    """``/resume``: pi's session picker (:mod:`pi_plugins.interactive.session_picker`)."""
+    from pi_plugins.interactive.session_picker import SessionPicker
 
-    harness = tui.harness
-    folder = harness.session.sessions_dir or session_dir_for(harness.ctx.cwd)
-    current = harness.session.file
-    sessions = [s for s in list_sessions(folder) if current is None or s.path != current]
-    if not sessions:
-        tui.add_text("No other sessions in this project", "dim")
-        return
-    items = [Item(s.name or " ".join(s.first_message.split())[:120], s.path,
-                  description=f"{s.message_count} messages · {_age(s.modified)}") for s in sessions]
-    chosen = await tui.show_dialog(ListDialog(tui.painter, "Resume a session", items, search=True))
+    chosen = await SessionPicker(tui).pick()
     if chosen is None:
         return
-    if not await harness.switch_session(str(chosen)):
+    if not await tui.harness.switch_session(str(chosen)):
         tui.add_text("Switch cancelled by a plugin", "dim")
         return
     tui.start_over()
@@ -340,39 +377,135 @@ async def export(tui: "InteractiveApp", args: str) -> None:
 
 
 HOTKEYS = [
-    ("enter", "send; while the agent works: steer"),
-    ("alt+enter", "queue a follow-up for when the agent is done"),
-    ("escape", "abort (queued messages return to the editor); twice on an empty editor: /tree"),
-    ("alt+up", "put queued messages back in the editor"),
-    ("ctrl+c", "clear the editor; twice: quit"),
-    ("ctrl+d", "quit (empty editor)"),
-    ("ctrl+j, shift+enter", "new line"),
-    ("tab", "complete a path or command"),
+    ("tui.input.submit", "send; while the agent works: steer"),
+    ("app.message.followUp", "queue a follow-up for when the agent is done"),
+    ("app.interrupt", "abort (queued messages return to the editor); twice on an empty editor: /tree"),
+    ("app.message.dequeue", "put queued messages back in the editor"),
+    ("app.clear", "clear the editor; twice: quit"),
+    ("app.exit", "quit (empty editor)"),
+    ("tui.input.newLine", "new line (also ctrl+j)"),
+    ("tui.input.tab", "complete a path or command"),
     ("@", "find a project file"),
     ("!cmd / !!cmd", "run a shell command (!! keeps it out of the context)"),
-    ("up / down", "previous prompts"),
-    ("ctrl+l", "choose a model"),
-    ("ctrl+p", "next model"),
-    ("shift+tab", "next thinking level"),
-    ("ctrl+o", "expand or collapse tool output"),
-    ("ctrl+t", "show or hide thinking"),
-    ("ctrl+g", "edit in $VISUAL / $EDITOR"),
-    ("ctrl+z", "suspend"),
+    ("tui.editor.cursorUp", "previous prompts"),
+    ("app.model.select", "choose a model"),
+    ("app.model.cycleForward", "next model"),
+    ("app.model.cycleBackward", "previous model"),
+    ("app.thinking.cycle", "next thinking level"),
+    ("app.tools.expand", "expand or collapse tool output"),
+    ("app.thinking.toggle", "show or hide thinking"),
+    ("app.clipboard.pasteImage", "paste an image from the clipboard"),
+    ("app.editor.external", "edit in $VISUAL / $EDITOR"),
+    ("app.suspend", "suspend"),
 ]
 
 
 async def hotkeys(tui: "InteractiveApp", args: str) -> None:
-    width = max(len(k) for k, _ in HOTKEYS)
-    lines = [f"{key.ljust(width)}  {what}" for key, what in HOTKEYS]
-    for shortcut in tui.shortcuts:
-        lines.append(f"{shortcut.key.ljust(width)}  {shortcut.description}")
+    """``/hotkeys``: the keys as keybindings.json set them."""
+    rows = [(tui.keybindings.hint(key) if "." in key and " " not in key else key, what) for key, what in HOTKEYS]
+    rows += [(shortcut.key, shortcut.description) for shortcut in tui.shortcuts]
+    width = max(len(k) for k, _ in rows)
+    lines = [f"{key.ljust(width)}  {what}" for key, what in rows]
     tui.add_text("Keyboard shortcuts\n" + "\n".join(lines), "none")
 
 
 async def reload_(tui: "InteractiveApp", args: str) -> None:
     await tui.harness.reload()
     await tui._load_plugin_parts()
-    tui.add_text("Reloaded plugins, skills, prompt templates and context files.", "dim")
+    tui.reload_keybindings()
+    tui.add_text("Reloaded plugins, skills, prompt templates, context files and keybindings.", "dim")
+
+
+def last_answer(tui: "InteractiveApp") -> str | None:
+    """The text of the newest assistant message that has some."""
+    for message in reversed(tui.harness.messages):
+        if getattr(message, "role", None) == "assistant":
+            text = "".join(getattr(c, "text", "") for c in message.content if getattr(c, "type", None) == "text")
+            if text.strip():
+                return text
+    return None
+
+
+async def copy(tui: "InteractiveApp", args: str) -> None:
+    """``/copy``: the last answer to the system clipboard and, as OSC 52, the terminal's."""
+    from pi_plugins.interactive.clipboard import copy_with_tools, osc52
+
+    text = last_answer(tui)
+    if text is None:
+        tui.add_text("No agent messages to copy yet.", "error")
+        return
+    tool = await copy_with_tools(text)
+    sequence = osc52(text)
+    if sequence is not None:
+        tui.write_to_terminal(sequence)
+    if tool is None and sequence is None:
+        tui.add_text("Could not copy: no clipboard tool, and the text is too long for OSC 52", "error")
+        return
+    tui.add_text("Copied last agent message to clipboard", "dim")
+
+
+async def _share(tui: "InteractiveApp", args: str) -> None:
+    from pi_plugins.interactive.share import share
+
+    await share(tui, args)
+
+
+async def changelog(tui: "InteractiveApp", args: str) -> None:
+    """``/changelog``: every released version's changes, oldest first (as pi)."""
+    from pi_plugins.interactive.blocks import NoticeBlock
+    from pi_plugins.interactive.changelog import read_changelog
+
+    entries = read_changelog()
+    text = "\n\n".join(e.content for e in reversed(entries)) if entries else "No changelog entries found."
+    tui.add(NoticeBlock("What's New", text))
+
+
+async def import_(tui: "InteractiveApp", args: str) -> None:
+    """``/import FILE``: a session file copied into this project's sessions and resumed."""
+    import shutil
+    from pathlib import Path
+
+    from pi_core.session.locations import session_dir_for
+
+    path = args.strip().strip("\"'")
+    if not path:
+        tui.add_text("Usage: /import <path.jsonl>", "error")
+        return
+    source = Path(path).expanduser()
+    if not source.is_absolute():
+        source = Path(tui.harness.ctx.cwd) / source
+    if not source.is_file():
+        tui.add_text(f"Failed to import session: no such file {source}", "error")
+        return
+    if not await tui.ui.confirm("Import session", f"Replace current session with {path}?"):
+        tui.add_text("Import cancelled", "dim")
+        return
+    harness = tui.harness
+    folder = Path(harness.session.sessions_dir or session_dir_for(harness.ctx.cwd))
+    folder.mkdir(parents=True, exist_ok=True)
+    destination = folder / source.name
+    if destination.resolve() != source.resolve():
+        if destination.exists():
+            tui.add_text(f"Failed to import session: {destination} already exists", "error")
+            return
+        shutil.copyfile(source, destination)
+    if not await harness.switch_session(str(destination)):
+        tui.add_text("Import cancelled", "dim")
+        return
+    tui.start_over()
+    tui.add_text(f"Session imported from: {path}", "dim")
+
+
+async def _scoped_models(tui: "InteractiveApp", args: str) -> None:
+    from pi_plugins.interactive.scoped_models import scoped_models
+
+    await scoped_models(tui, args)
+
+
+async def _settings(tui: "InteractiveApp", args: str) -> None:
+    from pi_plugins.interactive.settings_dialog import settings_dialog
+
+    await settings_dialog(tui, args)
 
 
 async def quit_(tui: "InteractiveApp", args: str) -> None:
@@ -381,16 +514,22 @@ async def quit_(tui: "InteractiveApp", args: str) -> None:
 
 BUILTINS = [
     ("model", "Choose the model", model),
+    ("scoped-models", "Choose the models Ctrl+P cycles through", _scoped_models),
     ("compact", "Summarize older messages to free context [instructions]", compact),
     ("tree", "Move to any point of the session tree", tree),
     ("fork", "New session from an earlier user message", fork),
     ("rewind", "Restore the files to a checkpoint of this session [entry id]", rewind),
     ("clone", "Copy the current branch into a new session", clone),
     ("new", "Start a new session", new),
-    ("resume", "Resume another session of this project", resume),
+    ("resume", "Resume a session (this project or all)", resume),
     ("name", "Name this session <name>", name),
     ("session", "Session file, id, messages, tokens and cost", session),
     ("export", "Export the session to HTML [file]", export),
+    ("import", "Import and resume a session from a JSONL file <path>", import_),
+    ("changelog", "Show the changelog", changelog),
+    ("share", "Share the session as a secret GitHub gist", _share),
+    ("copy", "Copy the last agent message to the clipboard", copy),
+    ("settings", "Change settings (saved to settings.json at once)", _settings),
     ("hotkeys", "Keyboard shortcuts", hotkeys),
     ("reload", "Reload plugins, skills, prompt templates and context files", reload_),
     ("quit", "Quit", quit_),

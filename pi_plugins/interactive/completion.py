@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 from prompt_toolkit.completion import Completer, Completion
 from prompt_toolkit.document import Document
@@ -96,8 +96,33 @@ class EditorCompleter(Completer):
         self.commands = commands
         self.files = files
 
+    #: Plugins' providers (``ctx.ui.add_autocomplete_provider``), each made of the one before.
+    providers: list
+    #: name -> the plugin command's ``argument_completions``.
+    arguments: Callable[[], dict] = staticmethod(lambda: {})
+
     def get_completions(self, document: Document, complete_event) -> Iterable[Completion]:
+        providers = getattr(self, "providers", None)
+        if providers:
+            provider: Any = _Builtin(self, complete_event)
+            for make in providers:
+                provider = make(provider) or provider
+            lines = document.text.split("\n")
+            found = provider.get_suggestions(lines, document.cursor_position_row, document.cursor_position_col)
+            yield from _as_completions(found)
+            return
+        yield from self.builtin(document, complete_event)
+
+    def builtin(self, document: Document, complete_event) -> Iterable[Completion]:
         before = document.text_before_cursor
+        name, space, typed = before[1:].partition(" ")
+        if before.startswith("/") and space and "\n" not in before and name in self.arguments():
+            try:
+                offered = self.arguments()[name](typed) or []
+            except Exception:
+                offered = []
+            yield from _as_completions({"prefix": typed, "items": offered})
+            return
         if before.startswith("/") and " " not in before and "\n" not in before:
             yield from self._commands(before[1:])
             return
@@ -133,3 +158,33 @@ class EditorCompleter(Completer):
                 full = os.path.join(folder, name)
                 shown = typed_folder + name + ("/" if os.path.isdir(full) else "")
                 yield Completion(shown, start_position=-len(word), display=name)
+
+
+class _Builtin:
+    """The built-in completions as a provider plugins stack theirs on (pi's ``current``):
+    ``get_suggestions(lines, line, col)`` → ``{"prefix": text, "items": [...]}`` or None."""
+
+    def __init__(self, completer: EditorCompleter, event) -> None:
+        self.completer, self.event = completer, event
+
+    def get_suggestions(self, lines: list[str], line: int, col: int) -> dict | None:
+        text = "\n".join(lines)
+        position = sum(len(l) + 1 for l in lines[:line]) + col
+        found = list(self.completer.builtin(Document(text, position), self.event))
+        if not found:
+            return None
+        return {"prefix": lines[line][:col][len(lines[line][:col]) + found[0].start_position:],
+                "items": [{"value": c.text, "label": c.display_text, "description": c.display_meta_text}
+                          for c in found]}
+
+
+def _as_completions(found: Any) -> Iterable[Completion]:
+    if not isinstance(found, dict):
+        return
+    prefix = str(found.get("prefix") or "")
+    for item in found.get("items") or []:
+        if isinstance(item, str):
+            item = {"value": item}
+        value = str(item.get("value", ""))
+        yield Completion(value, start_position=-len(prefix), display=str(item.get("label") or value),
+                         display_meta=str(item.get("description") or ""))

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from typing import Callable
 
+from prompt_toolkit.filters import FilterOrBool, to_filter
 from prompt_toolkit.formatted_text import ANSI, StyleAndTextTuples, to_formatted_text
 from prompt_toolkit.key_binding import KeyBindingsBase
 from prompt_toolkit.layout.controls import UIContent, UIControl
+from prompt_toolkit.layout.processors import Processor, Transformation, TransformationInput
+from prompt_toolkit.layout.utils import explode_text_fragments
 
 _FRAGMENTS: dict[str, StyleAndTextTuples] = {}
 
@@ -57,3 +60,24 @@ class LinesControl(UIControl):
 
     def get_key_bindings(self) -> KeyBindingsBase | None:
         return self.key_bindings
+
+
+class DrawnCursor(Processor):
+    """The editor's cursor drawn as a reverse-video cell, for when the terminal's own is
+    hidden (pi's default; ``showHardwareCursor`` brings the terminal's back)."""
+
+    def __init__(self, enabled: FilterOrBool = True) -> None:
+        self.enabled = to_filter(enabled)
+
+    def apply_transformation(self, ti: TransformationInput) -> Transformation:
+        document = ti.document
+        if ti.lineno != document.cursor_position_row or not self.enabled():
+            return Transformation(ti.fragments)
+        fragments = explode_text_fragments(ti.fragments)
+        column = ti.source_to_display(document.cursor_position_col)
+        if column < len(fragments):
+            style, text, *rest = fragments[column]
+            fragments[column] = (f"{style} reverse", text, *rest)
+        else:
+            fragments.append(("reverse", " "))
+        return Transformation(fragments)

@@ -24,6 +24,14 @@ from pi_plugins.interactive.controls import LinesControl
 from pi_plugins.interactive.paint import Painter
 
 
+#: The list keys by pi's ids (keybindings.json's ``tui.select.*``; the chat sets them).
+SELECT_KEYS: dict[str, list[tuple[str, ...]]] = {
+    "tui.select.up": [("up",)], "tui.select.down": [("down",)], "tui.select.pageUp": [("pageup",)],
+    "tui.select.pageDown": [("pagedown",)], "tui.select.confirm": [("enter",)],
+    "tui.select.cancel": [("escape",), ("c-c",)],
+}
+
+
 @define
 class Item:
     label: Text | str
@@ -73,13 +81,13 @@ class ListDialog(Dialog):
         self.items = list(items)
         self.search = Buffer(multiline=False, document=None, on_text_changed=lambda _: self.refilter())
         kb = KeyBindings()
-        kb.add("up")(lambda e: self.move(-1))
-        kb.add("down")(lambda e: self.move(1))
-        kb.add("pageup")(lambda e: self.move(-self.visible, wrap=False))
-        kb.add("pagedown")(lambda e: self.move(self.visible, wrap=False))
-        kb.add("enter")(lambda e: self.choose())
-        kb.add("escape")(lambda e: self.done(None))
-        kb.add("c-c")(lambda e: self.done(None))
+        actions = {"tui.select.up": lambda e: self.move(-1), "tui.select.down": lambda e: self.move(1),
+                   "tui.select.pageUp": lambda e: self.move(-self.visible, wrap=False),
+                   "tui.select.pageDown": lambda e: self.move(self.visible, wrap=False),
+                   "tui.select.confirm": lambda e: self.choose(), "tui.select.cancel": lambda e: self.done(None)}
+        for action_id, handler in actions.items():
+            for sequence in SELECT_KEYS[action_id]:
+                kb.add(*sequence)(handler)
         for key, action in (keys or {}).items():
             kb.add(*key.split(" "))(lambda e, action=action: action(self))
         if search:

@@ -12,6 +12,9 @@ from rich.segment import Segment
 from rich.syntax import Syntax
 from rich.text import Text
 
+#: What each line of a fenced code block starts with (settings ``markdown.codeBlockIndent``).
+code_block_indent = "  "
+
 
 class _Heading(Heading):
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
@@ -40,9 +43,16 @@ class _CodeBlock(CodeBlock):
                 background = color.name if not color.triplet else color.triplet.hex
         syntax = Syntax(code, self.lexer_name, theme=self.theme, word_wrap=True,
                         background_color=background)
-        yield Group(Text("```" + language, style="markdown.fence"),
-                    Padding(syntax, (0, 0, 0, 2)),
-                    Text("```", style="markdown.fence"))
+        yield Text("```" + language, style="markdown.fence")
+        indent = code_block_indent
+        box = console.get_style(self.box_style, default="none") if getattr(self, "box_style", None) else None
+        lines = console.render_lines(syntax, options.update(width=max(options.max_width - len(indent), 1)),
+                                     style=box, pad=False)
+        for line in lines:
+            yield Segment(indent, box)
+            yield from line
+            yield Segment.line()
+        yield Text("```", style="markdown.fence")
 
 
 class _ListItem(ListItem):

@@ -10,10 +10,12 @@ ancestor, so the drawing stays a tree.
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import os
 from typing import Any
 
-from attrs import define
+from attrs import define, field
 from rich.text import Text
 
 from pi_core.protocol.entries import (
@@ -40,6 +42,9 @@ class Row:
     prefix: str
     active: bool  # on the path from the root to the leaf
     here: bool = False  # the leaf, or its nearest shown ancestor (labels and such are hidden)
+    parent_id: str | None = None  # the nearest shown ancestor
+    children_ids: list[str] = field(factory=list)  # the shown children (also of a folded row)
+    folded: bool = False
 
     @property
     def entry(self):
@@ -78,8 +83,9 @@ def shown(node: TreeNode, mode: str, leaf_id: str | None) -> bool:
 
 
 def rows(roots: list[TreeNode], leaf_id: str | None, mode: str = "default", query: str = "",
-         tools: dict | None = None) -> list[Row]:
-    """The rows to list, top to bottom (iterative: a session may be 20,000 entries deep)."""
+         tools: dict | None = None, folded: set[str] | frozenset = frozenset()) -> list[Row]:
+    """The rows to list, top to bottom (iterative: a session may be 20,000 entries deep);
+    the rows under a ``folded`` one are left out."""
     active = _active_path(roots, leaf_id)
     words = query.lower().split()
     tool_calls = tool_calls_by_id(roots, tools)
@@ -104,23 +110,77 @@ def rows(roots: list[TreeNode], leaf_id: str | None, mode: str = "default", quer
     here = _nearest_shown(roots, leaf_id, visible)
     out: list[Row] = []
     tops = visible_children(roots)
-    stack: list[tuple[TreeNode, str, str]] = []
+    stack: list[tuple[TreeNode, str, str, str | None]] = []
     if len(tops) == 1:
-        stack.append((tops[0], "", ""))
+        stack.append((tops[0], "", "", None))
     else:
         for index in reversed(range(len(tops))):
-            stack.append((tops[index], "", ""))
+            stack.append((tops[index], "", "", None))
     while stack:
-        node, lead, rest = stack.pop()
-        out.append(Row(node, lead, node.entry.id in active, node.entry.id == here))
+        node, lead, rest, parent_id = stack.pop()
         children = visible_children(node.children)
+        entry_id = node.entry.id
+        out.append(Row(node, lead, entry_id in active, entry_id == here, parent_id,
+                       [c.entry.id for c in children], entry_id in folded))
+        if entry_id in folded:
+            continue
         if len(children) == 1:
-            stack.append((children[0], rest, rest))
+            stack.append((children[0], rest, rest, entry_id))
             continue
         for index in reversed(range(len(children))):
             last = index == len(children) - 1
-            stack.append((children[index], rest + ("└─ " if last else "├─ "), rest + ("   " if last else "│  ")))
+            stack.append((children[index], rest + ("└─ " if last else "├─ "), rest + ("   " if last else "│  "),
+                          entry_id))
     return out
+
+
+def foldable(row: Row, by_id: dict[str, Row]) -> bool:
+    """As pi: a row with shown children that starts a root or a branch segment."""
+    if not row.children_ids:
+        return False
+    parent = by_id.get(row.parent_id) if row.parent_id else None
+    return parent is None or len(parent.children_ids) > 1
+
+
+def segment_start(listed: list[Row], index: int, direction: str) -> int:
+    """Where Ctrl+←/→ goes when there is nothing to fold or unfold: up to the start of
+    this branch segment (or the one before), down to the next branch point's first
+    child or the branch's end."""
+    by_id = {row.entry.id: row for row in listed}
+    position = {row.entry.id: i for i, row in enumerate(listed)}
+    current = listed[index]
+    if direction == "down":
+        while True:
+            children = [c for c in current.children_ids if c in by_id]
+            if current.folded or not children:
+                return position[current.entry.id]
+            if len(current.children_ids) > 1:
+                return position[children[0]]
+            current = by_id[children[0]]
+    while True:
+        parent = by_id.get(current.parent_id) if current.parent_id else None
+        if parent is None:
+            return position[current.entry.id]
+        if len(parent.children_ids) > 1 and position[current.entry.id] < index:
+            return position[current.entry.id]
+        current = parent
+
+
+def label_time(stamp: str | None, now: datetime | None = None) -> str:
+    """A label's time as pi shows it: ``14:05`` today, ``3/7 14:05`` this year, else ``25/3/7 14:05``."""
+    if not stamp:
+        return ""
+    try:
+        when = datetime.fromisoformat(stamp.replace("Z", "+00:00")).astimezone()
+    except ValueError:
+        return ""
+    now = now or datetime.now().astimezone()
+    time = when.strftime("%H:%M")
+    if when.date() == now.date():
+        return time
+    if when.year == now.year:
+        return f"{when.month}/{when.day} {time}"
+    return f"{when.year % 100:02d}/{when.month}/{when.day} {time}"
 
 
 def _ancestry(roots: list[TreeNode], leaf_id: str | None) -> list[TreeNode]:
@@ -229,12 +289,20 @@ def searchable(node: TreeNode, tool_calls: dict[str, ToolCall]) -> str:
     return f"{node.label or ''} {entry_text(node, tool_calls).plain}"
 
 
-def row_label(row: Row, tool_calls: dict[str, ToolCall]) -> Text:
-    label = Text(row.prefix, style="dim")
+def row_label(row: Row, tool_calls: dict[str, ToolCall], *, can_fold: bool = False,
+              label_times: bool = False) -> Text:
+    prefix = row.prefix
+    if prefix and (row.folded or can_fold):  # the connector shows the fold: ⊞ folded, ⊟ foldable
+        prefix = prefix[:-2] + ("⊞ " if row.folded else "⊟ ")
+    label = Text(prefix, style="dim")
+    if row.folded and not row.prefix:
+        label.append("⊞ ", style="accent")
     if row.active:
         label.append("• ", style="accent")
     if row.node.label:
         label.append(f"[{row.node.label}] ", style="label")
+        if label_times and row.node.label_timestamp:
+            label.append(f"{label_time(row.node.label_timestamp)} ", style="muted")
     label.append_text(entry_text(row.node, tool_calls))
     if row.here:
         label.append("  ← active", style="muted")

@@ -5,7 +5,9 @@ around the editor.
 The same calls as pi's extension UI (and the RPC mode's): ``notify``, ``confirm``,
 ``select``, ``input``, ``editor`` (each dialog with an optional ``timeout`` in seconds,
 after which it answers as if cancelled), ``set_status``, ``set_widget``, ``set_title``,
-``set_editor_text`` and ``get_editor_text``.
+``set_editor_text`` and ``get_editor_text``; and pi-tui's component model
+(:mod:`pi_plugins.interactive.components`): ``custom``, ``set_footer``, ``set_header``,
+``set_editor_component``, the working line, key listeners, autocomplete providers, themes.
 """
 
 from __future__ import annotations
@@ -78,3 +80,109 @@ class InteractiveUI:
 
     def get_editor_text(self) -> str:
         return self.tui.editor.text
+
+    # ------------------------------------------------------------ components (pi-tui's model)
+
+    async def custom(self, factory, overlay: bool = False, **options) -> Any:
+        """Show ``factory(tui, theme, keybindings, done)``'s component until ``done(value)``;
+        returns the value (None when the chat ends first). ``overlay``: above the editor."""
+        from pi_plugins.interactive.components import ComponentDialog
+
+        if not self.tui.running:
+            return None
+        dialog = ComponentDialog(self.tui, factory)
+        if overlay:
+            return await self.tui.show_overlay(dialog)
+        return await self.tui.show_dialog(dialog)
+
+    def set_footer(self, factory=None) -> None:
+        """``factory(tui, theme)``'s component in place of the footer; None restores it."""
+        from pi_plugins.interactive.components import Theme, TuiHandle
+
+        self.tui.footer_component = factory(TuiHandle(self.tui), Theme(self.tui)) if factory else None
+        self.tui.invalidate()
+
+    def set_header(self, factory=None) -> None:
+        """``factory(tui, theme)``'s component in place of the start-up header."""
+        from pi_plugins.interactive.components import Theme, TuiHandle
+
+        self.tui.header_component = factory(TuiHandle(self.tui), Theme(self.tui)) if factory else None
+        if self.tui.app is not None:
+            self.tui.start_over()
+
+    def set_editor_component(self, factory=None) -> None:
+        self.tui.set_editor_component(factory)
+
+    def get_editor_component(self) -> Any:
+        return self.tui.editor_component
+
+    def set_working_message(self, message: str | None = None) -> None:
+        """What the working line says while the agent works (None: the default)."""
+        self.tui.working_message = message
+        self.tui.invalidate()
+
+    def set_working_visible(self, visible: bool = True) -> None:
+        self.tui.working_visible = bool(visible)
+        self.tui.invalidate()
+
+    def set_working_indicator(self, indicator: dict | None = None) -> None:
+        """``{"frames": [...], "interval_ms": 120}`` drawn as given; ``frames: []`` hides
+        the spinner; None restores it."""
+        if indicator is None:
+            self.tui.working_frames, self.tui.working_interval = None, 0.1
+        else:
+            self.tui.working_frames = [str(f) for f in indicator.get("frames", [])]
+            interval = indicator.get("interval_ms", indicator.get("intervalMs", 100))
+            self.tui.working_interval = max(float(interval) / 1000, 0.02)
+        self.tui.invalidate()
+
+    def set_hidden_thinking_label(self, label: str | None = None) -> None:
+        """What stands for thinking while it is hidden (Ctrl+T); None: "Thinking..."."""
+        self.tui.set_view(thinking_label=label or "Thinking...")
+
+    def on_terminal_input(self, handler) -> Any:
+        """``handler(data)`` sees every key first; ``{"consume": True}`` swallows it,
+        ``{"data": text}`` replaces it. Returns the function that removes the handler."""
+        return self.tui.listen_to_input(handler)
+
+    def paste_to_editor(self, text: str) -> None:
+        self.tui.editor.buffer.insert_text(str(text))
+        self.tui.invalidate()
+
+    def add_autocomplete_provider(self, factory) -> None:
+        """``factory(current)`` returns a provider with ``get_suggestions(lines, line, col)``
+        (``{"prefix": ..., "items": [{"value", "label", "description"}]}`` or None) that may
+        ask ``current`` for the built-in suggestions."""
+        completer = self.tui.editor.completer
+        if not hasattr(completer, "providers"):
+            completer.providers = []
+        completer.providers.append(factory)
+
+    # ------------------------------------------------------------ theme and tools
+
+    @property
+    def theme(self) -> Any:
+        from pi_plugins.interactive.components import Theme
+
+        return Theme(self.tui)
+
+    def get_all_themes(self) -> list[dict]:
+        return [{"name": name, "path": None if palette.source == "builtin" else str(palette.source)}
+                for name, palette in sorted(self.tui.themes.items())]
+
+    def get_theme(self, name: str) -> Any:
+        return self.tui.themes.get(name)
+
+    def set_theme(self, theme) -> dict:
+        """Switch by name (or a theme from ``get_theme``); ``{"success", "error"}``."""
+        name = theme if isinstance(theme, str) else getattr(theme, "name", None)
+        if name not in self.tui.themes:
+            return {"success": False, "error": f"no theme named {name!r}"}
+        self.tui.set_theme(name)
+        return {"success": True}
+
+    def get_tools_expanded(self) -> bool:
+        return self.tui.view.expand_tools
+
+    def set_tools_expanded(self, expanded: bool) -> None:
+        self.tui.set_view(expand_tools=bool(expanded))

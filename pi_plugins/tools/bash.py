@@ -10,7 +10,8 @@ the session ends.)
 The model sees the last 2,000 lines or 50 KB of the output; beyond that the full
 output goes to a temporary file whose path the result gives. Output streams to
 ``tool_execution_update`` events at most ten times a second. A non-zero exit status
-is an error result that states the code.
+is an error result that states the code. The settings ``shellPath`` (the shell) and
+``shellCommandPrefix`` (a line run before each command) apply, as in pi.
 """
 
 from __future__ import annotations
@@ -116,8 +117,14 @@ async def execute(args: dict, run: ToolRun) -> ToolResult:
 
     if run.on_update is not None:
         run.update(ToolResult())
+    settings = getattr(run.ctx, "settings", None)
+    shell = settings.get("shellPath") if settings is not None else None
+    prefix = settings.get("shellCommandPrefix") if settings is not None else None
+    if prefix:  # pi's shellCommandPrefix (e.g. "shopt -s expand_aliases") runs first
+        command = f"{prefix}\n{command}"
     try:
-        result = await env.run(command, signal=run.signal, timeout=timeout, on_output=on_output)
+        result = await env.run(command, shell=shell or None, signal=run.signal, timeout=timeout,
+                               on_output=on_output)
     except FileNotFoundError:
         raise ToolError(
             f"Cannot run commands: the working directory {env.cwd} does not exist "

@@ -140,8 +140,10 @@ class _PiHome:
         self.agent_dir.mkdir()
         models = server.models_json("local", models=[
             {"id": "test-model", "name": "Test Model", "contextWindow": 128000, "reasoning": True,
+             "input": ["text", "image"],
              "cost": {"input": 3, "output": 15, "cacheRead": 0.3, "cacheWrite": 3.75}},
             {"id": "other-model", "name": "Other Model", "contextWindow": 64000},
+            {"id": "third-model", "name": "Third Model", "contextWindow": 32000},
         ])
         (self.agent_dir / "models.json").write_text(json.dumps(models))
         self.env = {
@@ -154,7 +156,11 @@ class _PiHome:
             "PYTHONUNBUFFERED": "1",
         }
 
-    def flags(self, args, settings: dict | None, plugin: str | None, files: dict[str, str] | None) -> list[str]:
+    def flags(self, args, settings: dict | None, plugin: str | None, files: dict[str, str] | None,
+              agent_files: dict[str, str] | None = None) -> list[str]:
+        for name, text in (agent_files or {}).items():
+            (self.agent_dir / name).parent.mkdir(parents=True, exist_ok=True)
+            (self.agent_dir / name).write_text(text)
         for name, text in (files or {}).items():
             (self.cwd / name).parent.mkdir(parents=True, exist_ok=True)
             (self.cwd / name).write_text(text)
@@ -179,12 +185,15 @@ def pi_tui(tmp_path, server):
     place = _PiHome(tmp_path, server)
 
     def start(*args: str, settings: dict | None = None, plugin: str | None = None,
-              files: dict[str, str] | None = None, width: int = 100, height: int = 40) -> PiTerminal:
-        argv = [sys.executable, "-m", "pi_core.app.cli", *place.flags(args, settings, plugin, files)]
-        term = PiTerminal(tmp_path, argv, env=place.env, cwd=place.cwd, width=width, height=height)
+              files: dict[str, str] | None = None, agent_files: dict[str, str] | None = None,
+              width: int = 100, height: int = 40, ready: str = "(auto)",
+              env: dict[str, str] | None = None) -> PiTerminal:
+        argv = [sys.executable, "-m", "pi_core.app.cli", *place.flags(args, settings, plugin, files, agent_files)]
+        term = PiTerminal(tmp_path, argv, env={**place.env, **(env or {})}, cwd=place.cwd, width=width,
+                          height=height)
         place.paths_of(term)
         started.append(term)
-        term.wait_for("(auto)", timeout=20)
+        term.wait_for(ready, timeout=20)
         return term
 
     yield start
@@ -200,8 +209,9 @@ def pi_screen(tmp_path, server, monkeypatch):
     use_environment(monkeypatch, place.env, place.cwd)
 
     def start(*args: str, settings: dict | None = None, plugin: str | None = None,
-              files: dict[str, str] | None = None, width: int = 100, height: int = 40) -> PiScreen:
-        term = place.paths_of(PiScreen(place.flags(args, settings, plugin, files), width, height))
+              files: dict[str, str] | None = None, agent_files: dict[str, str] | None = None,
+              width: int = 100, height: int = 40) -> PiScreen:
+        term = place.paths_of(PiScreen(place.flags(args, settings, plugin, files, agent_files), width, height))
         started.append(term)
         term.wait_for("(auto)", timeout=20)
         return term

@@ -150,6 +150,6 @@ def test_reload_in_the_chat_picks_up_a_changed_plugin_without_a_restart(pi_tui, 
     plugin_file = term.home / "test_plugin.py"
     plugin_file.write_text(plugin_file.read_text().replace('VERSION = "one"', 'VERSION = "two"'))
     term.submit("/reload")
-    term.wait_for("Reloaded plugins, skills, prompt templates and context files.")
+    term.wait_for("Reloaded plugins, skills, prompt templates, context files and keybindings.")
     term.submit("/version")
     term.wait_for("plugin version two")

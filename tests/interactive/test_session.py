@@ -125,7 +125,7 @@ def test_name_new_and_resume_move_between_sessions(pi_screen, server):
     term.submit("second session question")
     term.wait_for("Answer in the second session.")
     term.submit("/resume")
-    picker = term.wait_for("Resume a session")
+    picker = term.wait_for("Resume Session (Current Folder)")
     assert "→ auth work" in picker and "2 messages" in picker
     term.press("Enter")
     back = term.wait_drawn("Resumed ")

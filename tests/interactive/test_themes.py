@@ -98,3 +98,17 @@ def test_no_themes_leaves_the_project_theme_out(pi_tui, server):
     screen = term.wait_for("Plain answer.")
     assert "48;5;52m" not in term.screen(ansi=True)
     assert "no such theme" in screen  # said in the header
+
+
+@pytest.mark.process
+def test_an_edited_theme_file_repaints_the_chat(pi_tui):
+    def themed(accent: str) -> str:
+        return json.dumps({"name": "mine", "colors": {"accent": accent}})
+
+    term = pi_tui(settings={"theme": "mine"}, agent_files={"themes/mine.json": themed("#ff0000")})
+    term.submit("/hotkeys")  # keys are drawn in the accent colour
+    term.wait_for("Keyboard shortcuts")
+    red, green = "38;5;196", "38;5;46"  # in tmux's 256 colours
+    assert red in term.screen(ansi=True)
+    (term.agent_dir / "themes" / "mine.json").write_text(themed("#00ff00"))
+    term.wait_for(lambda s: green in term.screen(ansi=True) and red not in term.screen(ansi=True))

@@ -1,0 +1,178 @@
+"""``<agent dir>/keybindings.json``: the keys of every action, by pi's keybinding ids.
+
+pi's file works here unchanged: each id (``app.model.cycleForward``) maps to one key or a
+list of keys, a listed id replaces its defaults, and the ids pi used before it namespaced
+them (``cursorUp``, ``expandTools``) are read as their new names. A file that cannot be
+read is reported and the defaults stay.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+#: pi 0.73.1's defaults (docs/keybindings.md), id -> keys.
+DEFAULTS: dict[str, tuple[str, ...]] = {
+    "tui.editor.cursorUp": ("up",),
+    "tui.editor.cursorDown": ("down",),
+    "tui.editor.cursorLeft": ("left", "ctrl+b"),
+    "tui.editor.cursorRight": ("right", "ctrl+f"),
+    "tui.editor.cursorWordLeft": ("alt+left", "ctrl+left", "alt+b"),
+    "tui.editor.cursorWordRight": ("alt+right", "ctrl+right", "alt+f"),
+    "tui.editor.cursorLineStart": ("home", "ctrl+a"),
+    "tui.editor.cursorLineEnd": ("end", "ctrl+e"),
+    "tui.editor.jumpForward": ("ctrl+]",),
+    "tui.editor.jumpBackward": ("ctrl+alt+]",),
+    "tui.editor.pageUp": ("pageUp",),
+    "tui.editor.pageDown": ("pageDown",),
+    "tui.editor.deleteCharBackward": ("backspace",),
+    "tui.editor.deleteCharForward": ("delete", "ctrl+d"),
+    "tui.editor.deleteWordBackward": ("ctrl+w", "alt+backspace"),
+    "tui.editor.deleteWordForward": ("alt+d", "alt+delete"),
+    "tui.editor.deleteToLineStart": ("ctrl+u",),
+    "tui.editor.deleteToLineEnd": ("ctrl+k",),
+    "tui.input.newLine": ("shift+enter",),
+    "tui.input.submit": ("enter",),
+    "tui.input.tab": ("tab",),
+    "tui.editor.yank": ("ctrl+y",),
+    "tui.editor.yankPop": ("alt+y",),
+    "tui.editor.undo": ("ctrl+-",),
+    "tui.input.copy": ("ctrl+c",),
+    "tui.select.up": ("up",),
+    "tui.select.down": ("down",),
+    "tui.select.pageUp": ("pageUp",),
+    "tui.select.pageDown": ("pageDown",),
+    "tui.select.confirm": ("enter",),
+    "tui.select.cancel": ("escape", "ctrl+c"),
+    "app.interrupt": ("escape",),
+    "app.clear": ("ctrl+c",),
+    "app.exit": ("ctrl+d",),
+    "app.suspend": ("ctrl+z",),
+    "app.editor.external": ("ctrl+g",),
+    "app.clipboard.pasteImage": ("ctrl+v",),
+    "app.session.new": (),
+    "app.session.tree": (),
+    "app.session.fork": (),
+    "app.session.resume": (),
+    "app.session.togglePath": ("ctrl+p",),
+    "app.session.toggleSort": ("ctrl+s",),
+    "app.session.toggleNamedFilter": ("ctrl+n",),
+    "app.session.rename": ("ctrl+r",),
+    "app.session.delete": ("ctrl+d",),
+    "app.session.deleteNoninvasive": ("ctrl+backspace",),
+    "app.model.select": ("ctrl+l",),
+    "app.model.cycleForward": ("ctrl+p",),
+    "app.model.cycleBackward": ("shift+ctrl+p",),
+    "app.thinking.cycle": ("shift+tab",),
+    "app.thinking.toggle": ("ctrl+t",),
+    "app.tools.expand": ("ctrl+o",),
+    "app.message.followUp": ("alt+enter",),
+    "app.message.dequeue": ("alt+up",),
+    "app.tree.foldOrUp": ("ctrl+left", "alt+left"),
+    "app.tree.unfoldOrDown": ("ctrl+right", "alt+right"),
+    "app.tree.editLabel": ("shift+l",),
+    "app.tree.toggleLabelTimestamp": ("shift+t",),
+    "app.tree.filter.default": ("ctrl+d",),
+    "app.tree.filter.noTools": ("ctrl+t",),
+    "app.tree.filter.userOnly": ("ctrl+u",),
+    "app.tree.filter.labeledOnly": ("ctrl+l",),
+    "app.tree.filter.all": ("ctrl+a",),
+    "app.tree.filter.cycleForward": ("ctrl+o",),
+    "app.tree.filter.cycleBackward": ("shift+ctrl+o",),
+    "app.models.save": ("ctrl+s",),
+    "app.models.enableAll": ("ctrl+a",),
+    "app.models.clearAll": ("ctrl+x",),
+    "app.models.toggleProvider": ("ctrl+p",),
+    "app.models.reorderUp": ("alt+up",),
+    "app.models.reorderDown": ("alt+down",),
+}
+
+#: The ids of pi's configs from before the namespaced ones.
+LEGACY_IDS = {
+    "cursorUp": "tui.editor.cursorUp", "cursorDown": "tui.editor.cursorDown",
+    "cursorLeft": "tui.editor.cursorLeft", "cursorRight": "tui.editor.cursorRight",
+    "cursorWordLeft": "tui.editor.cursorWordLeft", "cursorWordRight": "tui.editor.cursorWordRight",
+    "cursorLineStart": "tui.editor.cursorLineStart", "cursorLineEnd": "tui.editor.cursorLineEnd",
+    "jumpForward": "tui.editor.jumpForward", "jumpBackward": "tui.editor.jumpBackward",
+    "pageUp": "tui.editor.pageUp", "pageDown": "tui.editor.pageDown",
+    "deleteCharBackward": "tui.editor.deleteCharBackward", "deleteCharForward": "tui.editor.deleteCharForward",
+    "deleteWordBackward": "tui.editor.deleteWordBackward", "deleteWordForward": "tui.editor.deleteWordForward",
+    "deleteToLineStart": "tui.editor.deleteToLineStart", "deleteToLineEnd": "tui.editor.deleteToLineEnd",
+    "yank": "tui.editor.yank", "yankPop": "tui.editor.yankPop", "undo": "tui.editor.undo",
+    "newLine": "tui.input.newLine", "submit": "tui.input.submit", "tab": "tui.input.tab",
+    "copy": "tui.input.copy", "selectUp": "tui.select.up", "selectDown": "tui.select.down",
+    "selectPageUp": "tui.select.pageUp", "selectPageDown": "tui.select.pageDown",
+    "selectConfirm": "tui.select.confirm", "selectCancel": "tui.select.cancel",
+    "interrupt": "app.interrupt", "clear": "app.clear", "exit": "app.exit", "suspend": "app.suspend",
+    "cycleThinkingLevel": "app.thinking.cycle", "cycleModelForward": "app.model.cycleForward",
+    "cycleModelBackward": "app.model.cycleBackward", "selectModel": "app.model.select",
+    "expandTools": "app.tools.expand", "toggleThinking": "app.thinking.toggle",
+    "toggleSessionNamedFilter": "app.session.toggleNamedFilter", "externalEditor": "app.editor.external",
+    "followUp": "app.message.followUp", "dequeue": "app.message.dequeue", "pasteImage": "app.clipboard.pasteImage",
+    "newSession": "app.session.new", "tree": "app.session.tree", "fork": "app.session.fork",
+    "resume": "app.session.resume", "treeFoldOrUp": "app.tree.foldOrUp", "treeUnfoldOrDown": "app.tree.unfoldOrDown",
+    "treeEditLabel": "app.tree.editLabel", "treeToggleLabelTimestamp": "app.tree.toggleLabelTimestamp",
+    "toggleSessionPath": "app.session.togglePath", "toggleSessionSort": "app.session.toggleSort",
+    "renameSession": "app.session.rename", "deleteSession": "app.session.delete",
+    "deleteSessionNoninvasive": "app.session.deleteNoninvasive",
+}
+
+
+class Keybindings:
+    """The keys of each action: the user's where keybindings.json names the action,
+    else pi's defaults. ``problems`` says what in the file was not understood."""
+
+    def __init__(self, user: dict[str, tuple[str, ...]] | None = None, problems: list[str] | None = None,
+                 path: Path | None = None) -> None:
+        self.user = dict(user or {})
+        self.problems = list(problems or [])
+        self.path = path
+
+    @classmethod
+    def load(cls, agent_dir: str | Path) -> "Keybindings":
+        path = Path(agent_dir) / "keybindings.json"
+        user, problems = read_keybindings(path)
+        return cls(user, problems, path)
+
+    def reload(self) -> None:
+        if self.path is not None:
+            self.user, self.problems = read_keybindings(self.path)
+
+    def keys(self, action: str) -> tuple[str, ...]:
+        if action in self.user:
+            return self.user[action]
+        return DEFAULTS.get(action, ())
+
+    def customised(self, action: str) -> bool:
+        return action in self.user and self.user[action] != DEFAULTS.get(action, ())
+
+    def hint(self, action: str, first: bool = False) -> str:
+        """The keys of an action as a person reads them (``ctrl+p``), for hints and /hotkeys;
+        ``first``: only the first of them."""
+        keys = self.keys(action)
+        return (keys[0] if first else "/".join(keys)) if keys else "(unbound)"
+
+
+def read_keybindings(path: Path) -> tuple[dict[str, tuple[str, ...]], list[str]]:
+    """keybindings.json's bindings by namespaced id, and what was wrong with it."""
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}, []
+    except (OSError, ValueError) as exc:
+        return {}, [f"{path}: {exc}; the default keys stay"]
+    if not isinstance(raw, dict):
+        return {}, [f"{path}: expected a JSON object; the default keys stay"]
+    bindings: dict[str, tuple[str, ...]] = {}
+    problems: list[str] = []
+    for key, value in raw.items():
+        action = LEGACY_IDS.get(key, key)
+        if action != key and action in raw:
+            continue  # the namespaced id given too wins, as in pi
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            problems.append(f"{path}: {key}: expected a key or a list of keys")
+            continue
+        bindings[action] = tuple(value)
+    return bindings, problems

@@ -1,0 +1,142 @@
+"""``/settings``: pi's settings dialog. Enter on an option with a few values moves it to
+the next one, on one with many (thinking level, theme) opens a list of them; every change
+takes effect and is saved to the global settings.json at once. Esc closes the dialog."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
+
+from attrs import define
+from rich.text import Text
+
+from pi_plugins.interactive.dialogs import Item, ListDialog
+
+if TYPE_CHECKING:
+    from pi_plugins.interactive.app import InteractiveApp
+
+ON_OFF = ["true", "false"]
+MODES = ["one-at-a-time", "all"]
+
+
+@define
+class Option:
+    id: str
+    label: str
+    description: str
+    values: Callable[["InteractiveApp"], list[str]]
+    current: Callable[["InteractiveApp"], str]
+    change: Callable[["InteractiveApp", str], Awaitable[None] | None]
+
+
+def _flag(key: str, default: bool = False):
+    return lambda tui: "true" if tui.settings.get(key, default) else "false"
+
+
+def _save(key: str, kind=str):
+    def change(tui: "InteractiveApp", value: str) -> None:
+        tui.settings.remember(key, (value == "true") if kind is bool else kind(value))
+        tui.invalidate()
+    return change
+
+
+async def _thinking(tui: "InteractiveApp", value: str) -> None:
+    await tui.harness.set_thinking_level(value)  # remembered as defaultThinkingLevel
+
+
+def _queue_mode(queue: str, key: str):
+    def change(tui: "InteractiveApp", value: str) -> None:
+        getattr(tui.harness.agent, queue).mode = value
+        tui.settings.remember(key, value)
+    return change
+
+
+def _auto_compact(tui: "InteractiveApp", value: str) -> None:
+    tui.harness.auto_compaction = value == "true"
+    tui.settings.remember("compaction.enabled", value == "true")
+
+
+def _hide_thinking(tui: "InteractiveApp", value: str) -> None:
+    tui.settings.remember("hideThinkingBlock", value == "true")
+    tui.set_view(hide_thinking=value == "true")
+
+
+def _theme(tui: "InteractiveApp", value: str) -> None:
+    tui.set_theme(value)
+    tui.settings.remember("theme", value)
+
+
+OPTIONS = [
+    Option("thinking", "Thinking level", "How much the model reasons before it answers",
+           lambda tui: tui.harness.thinking_levels() or ["off"], lambda tui: tui.harness.thinking_level, _thinking),
+    Option("theme", "Theme", "The colours of the chat",
+           lambda tui: sorted(tui.theme_names()), lambda tui: tui.settings.get("theme") or "dark", _theme),
+    Option("autocompact", "Auto-compact", "Compact the context when it gets too large",
+           lambda tui: ON_OFF, lambda tui: "true" if tui.harness.auto_compaction else "false", _auto_compact),
+    Option("steering-mode", "Steering mode",
+           "Enter while the agent works: 'one-at-a-time' delivers one message per turn, 'all' all at once",
+           lambda tui: MODES, lambda tui: tui.harness.agent.steering.mode, _queue_mode("steering", "steeringMode")),
+    Option("follow-up-mode", "Follow-up mode",
+           "Alt+Enter queues for when the agent stops: 'one-at-a-time' or 'all' at once",
+           lambda tui: MODES, lambda tui: tui.harness.agent.follow_up_queue.mode,
+           _queue_mode("follow_up_queue", "followUpMode")),
+    Option("transport", "Transport", "Preferred transport of providers that have several",
+           lambda tui: ["sse", "websocket", "auto"], lambda tui: tui.settings.get("transport") or "sse",
+           _save("transport")),
+    Option("hide-thinking", "Hide thinking", "Hide thinking blocks in answers",
+           lambda tui: ON_OFF, lambda tui: "true" if tui.view.hide_thinking else "false", _hide_thinking),
+    Option("collapse-changelog", "Collapse changelog", "Show a one-line note instead of the changes after an update",
+           lambda tui: ON_OFF, _flag("collapseChangelog"), _save("collapseChangelog", bool)),
+    Option("quiet-startup", "Quiet startup", "Leave out the start-up header",
+           lambda tui: ON_OFF, _flag("quietStartup"), _save("quietStartup", bool)),
+    Option("double-escape-action", "Double-escape action", "What Esc twice on an empty editor opens",
+           lambda tui: ["tree", "fork", "none"], lambda tui: tui.settings.get("doubleEscapeAction") or "tree",
+           _save("doubleEscapeAction")),
+    Option("tree-filter-mode", "Tree filter mode", "The filter /tree opens with",
+           lambda tui: ["default", "no-tools", "user-only", "labeled-only", "all"],
+           lambda tui: tui.settings.get("treeFilterMode") or "default", _save("treeFilterMode")),
+    Option("show-images", "Show images", "Show images in the terminal (kitty, iTerm2)",
+           lambda tui: ON_OFF, _flag("terminal.showImages", True), _save("terminal.showImages", bool)),
+    Option("block-images", "Block images", "Never send images to the model",
+           lambda tui: ON_OFF, _flag("images.blockImages"), _save("images.blockImages", bool)),
+    Option("skill-commands", "Skill commands", "Offer skills as /skill:name commands",
+           lambda tui: ON_OFF, _flag("enableSkillCommands", True), _save("enableSkillCommands", bool)),
+    Option("show-hardware-cursor", "Show hardware cursor", "Show the terminal's cursor instead of a drawn one",
+           lambda tui: ON_OFF, _flag("showHardwareCursor"), _save("showHardwareCursor", bool)),
+    Option("editor-padding", "Editor padding", "Columns of space on each side of the editor (0-3)",
+           lambda tui: ["0", "1", "2", "3"], lambda tui: str(tui.settings.get("editorPaddingX", 0)),
+           _save("editorPaddingX", int)),
+    Option("autocomplete-max-visible", "Autocomplete max items", "Rows of the completion list (3-20)",
+           lambda tui: ["3", "5", "7", "10", "15", "20"],
+           lambda tui: str(tui.settings.get("autocompleteMaxVisible", 5)), _save("autocompleteMaxVisible", int)),
+    Option("clear-on-shrink", "Clear on shrink", "Clear empty rows when the screen's content shrinks",
+           lambda tui: ON_OFF, _flag("terminal.clearOnShrink"), _save("terminal.clearOnShrink", bool)),
+]
+
+#: Options with more values than this open a list of them; the others step through theirs.
+CYCLE_LIMIT = 4
+
+
+async def settings_dialog(tui: "InteractiveApp", args: str) -> None:
+    selected = 0
+    while True:
+        width = max(len(o.label) for o in OPTIONS) + 2
+        items = [Item(Text.assemble(option.label.ljust(width), (option.current(tui), "accent")), option,
+                      search_text=option.description) for option in OPTIONS]
+        chosen = await tui.show_dialog(ListDialog(
+            tui.painter, "Settings", items, selected=selected, max_visible=12,
+            hint="↑↓ navigate  enter change  esc close", detail=lambda item: item.value.description))
+        if chosen is None:
+            return
+        selected = OPTIONS.index(chosen)
+        values, current = chosen.values(tui), chosen.current(tui)
+        if len(values) <= CYCLE_LIMIT:
+            value = values[(values.index(current) + 1) % len(values)] if current in values else values[0]
+        else:
+            value = await tui.show_dialog(ListDialog(
+                tui.painter, chosen.label, [Item(v, v) for v in values],
+                selected=values.index(current) if current in values else 0, search=len(values) > 10))
+            if value is None:
+                continue
+        result: Any = chosen.change(tui, value)
+        if result is not None:
+            await result

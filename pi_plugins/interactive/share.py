@@ -1,0 +1,95 @@
+"""``/share``: the session's HTML export as a secret GitHub gist.
+
+The gist is created through GitHub's REST API (``POST {api}/gists``, ``public: false``)
+with ``GITHUB_TOKEN`` (or ``GH_TOKEN``), else the token of a logged-in ``gh``. The API's
+origin is ``https://api.github.com``, or ``PI_GITHUB_API_URL`` (GitHub Enterprise, tests).
+As pi, the link printed first opens the gist in pi's session viewer
+(``PI_SHARE_VIEWER_URL``), the second is the gist itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+API = "https://api.github.com"
+VIEWER = "https://pi.dev/session/"
+
+
+class ShareError(Exception):
+    """Why the gist could not be made, in words for the user."""
+
+
+async def github_token(env=os.environ) -> str | None:
+    for name in ("GITHUB_TOKEN", "GH_TOKEN"):
+        if env.get(name):
+            return env[name]
+    if shutil.which("gh") is None:
+        return None
+    try:
+        process = await asyncio.create_subprocess_exec(
+            "gh", "auth", "token", stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+            stdin=asyncio.subprocess.DEVNULL)
+        out, _ = await asyncio.wait_for(process.communicate(), 10)
+    except (OSError, asyncio.TimeoutError):
+        return None
+    token = out.decode().strip()
+    return token if process.returncode == 0 and token else None
+
+
+async def create_gist(html: str, token: str, *, description: str, api: str | None = None) -> dict:
+    """The created gist (GitHub's JSON, with ``id`` and ``html_url``)."""
+    import httpx
+
+    origin = (api or os.environ.get("PI_GITHUB_API_URL") or API).rstrip("/")
+    body = {"description": description, "public": False, "files": {"session.html": {"content": html}}}
+    headers = {"Authorization": f"Bearer {token}", "Accept": "application/vnd.github+json",
+               "X-GitHub-Api-Version": "2022-11-28"}
+    try:
+        async with httpx.AsyncClient(timeout=60) as client:
+            response = await client.post(f"{origin}/gists", json=body, headers=headers)
+    except httpx.HTTPError as exc:
+        raise ShareError(f"cannot reach {origin}: {exc}") from None
+    if response.status_code >= 400:
+        try:
+            message = response.json().get("message") or response.text
+        except ValueError:
+            message = response.text
+        raise ShareError(f"{origin} answered {response.status_code}: {message.strip()[:300]}")
+    try:
+        gist = response.json()
+        gist["id"], gist["html_url"]
+    except (ValueError, KeyError, TypeError):
+        raise ShareError(f"{origin} did not answer with a gist") from None
+    return gist
+
+
+async def share(tui, args: str) -> None:
+    from pi_plugins.export_html import ExportError, export_html
+
+    token = await github_token()
+    if token is None:
+        tui.add_text("Cannot share: set GITHUB_TOKEN, or log in with 'gh auth login'.", "error")
+        return
+    with tempfile.TemporaryDirectory(prefix="pi-share-") as folder:
+        path = Path(folder) / "session.html"
+        try:
+            export_html(tui.harness.session, path, tools=tui.harness.agent.tools)
+            html = path.read_text(encoding="utf-8")
+        except (ExportError, OSError) as exc:
+            tui.add_text(f"Failed to export session: {exc}", "error")
+            return
+    tui.set_working("Creating gist...")
+    try:
+        name = tui.harness.session.name
+        gist = await create_gist(html, token, description=f"pi session{': ' + name if name else ''}")
+    except ShareError as exc:
+        tui.add_text(f"Failed to create gist: {exc}", "error")
+        return
+    finally:
+        tui.set_working(None)
+    viewer = os.environ.get("PI_SHARE_VIEWER_URL") or VIEWER
+    tui.add_text(f"Share URL: {viewer}#{gist['id']}\nGist: {gist['html_url']}", "none")

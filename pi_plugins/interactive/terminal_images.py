@@ -1,0 +1,81 @@
+"""Images shown in the terminal, where it can: the kitty graphics protocol (kitty,
+Ghostty) or iTerm2's inline images (iTerm2, WezTerm). Settings: ``terminal.showImages``
+(default on) and ``terminal.imageWidthCells`` (default 60). Inside tmux the sequence is
+wrapped for tmux's passthrough (``set -g allow-passthrough on``).
+
+Images go only into the scrollback, after the message that holds them is final: the
+live part of the screen is redrawn by prompt_toolkit, which does not draw images.
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+import os
+import struct
+
+KITTY_CHUNK = 4096
+
+
+def protocol(env=os.environ) -> str | None:
+    """``"kitty"``, ``"iterm2"`` or None: what this terminal draws images with."""
+    term, program = env.get("TERM", ""), env.get("TERM_PROGRAM", "")
+    if env.get("KITTY_WINDOW_ID") or term == "xterm-kitty" or program == "ghostty" or term == "xterm-ghostty":
+        return "kitty"
+    if program in ("iTerm.app", "WezTerm") or env.get("LC_TERMINAL") == "iTerm2":
+        return "iterm2"
+    return None
+
+
+def image_size(data: bytes) -> tuple[int, int] | None:
+    """(width, height) in pixels of a PNG, GIF or JPEG, read from its header."""
+    if data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) >= 24:
+        return struct.unpack(">II", data[16:24])
+    if data[:6] in (b"GIF87a", b"GIF89a") and len(data) >= 10:
+        return struct.unpack("<HH", data[6:10])
+    if data[:2] == b"\xff\xd8":
+        index = 2
+        while index + 9 < len(data):
+            if data[index] != 0xFF:
+                return None
+            marker, length = data[index + 1], struct.unpack(">H", data[index + 2:index + 4])[0]
+            if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
+                height, width = struct.unpack(">HH", data[index + 5:index + 9])
+                return width, height
+            index += 2 + length
+    return None
+
+
+def image_line(data_b64: str, mime: str, columns: int, env=os.environ) -> str | None:
+    """One line that draws the image ``columns`` cells wide (its rows from its aspect
+    ratio, cells being about twice as tall as wide), or None when it cannot be drawn."""
+    kind = protocol(env)
+    if kind is None:
+        return None
+    try:
+        raw = base64.b64decode(data_b64, validate=False)
+    except ValueError:
+        return None
+    size = image_size(raw)
+    columns = max(int(columns), 1)
+    if size is not None and size[0] > 0:
+        columns = min(columns, max(1, math.ceil(size[0] / 8)))  # small images are not blown up
+        rows = max(1, math.ceil(columns * size[1] / size[0] / 2))
+    else:
+        rows = max(1, columns // 2)
+    if kind == "kitty":
+        if mime != "image/png":
+            return None  # kitty decodes PNG itself; other formats would need converting
+        chunks = [data_b64[i:i + KITTY_CHUNK] for i in range(0, len(data_b64), KITTY_CHUNK)] or [""]
+        parts = []
+        for index, chunk in enumerate(chunks):
+            more = 1 if index < len(chunks) - 1 else 0
+            head = f"a=T,f=100,c={columns},r={rows},q=2,m={more}" if index == 0 else f"m={more}"
+            parts.append(f"\x1b_G{head};{chunk}\x1b\\")
+        sequence = "".join(parts)
+    else:
+        sequence = (f"\x1b]1337;File=inline=1;size={len(raw)};width={columns};height={rows};"
+                    f"preserveAspectRatio=1:{data_b64}\x07")
+    if env.get("TMUX"):
+        sequence = "\x1bPtmux;" + sequence.replace("\x1b", "\x1b\x1b") + "\x1b\\"
+    return " " + sequence

@@ -1,0 +1,328 @@
+"""pi-tui's component model in the chat: ctx.ui.custom (overlays too), footers, editors,
+the working line, key listeners, autocomplete, themes and tools' own drawing (tmux)."""
+
+import json
+from pathlib import Path
+
+import pytest
+from support.llm_server import Reply
+
+pytestmark = pytest.mark.process  # starts real processes (see tests/conftest.py)
+
+QA_FORM = (Path(__file__).parents[2] / "docs" / "examples" / "qa_form.py").read_text()
+
+
+def test_the_example_qa_plugin_asks_three_questions_in_an_overlay(pi_tui, server):
+    server.push(Reply(text="Thanks, Arthur."))
+    term = pi_tui(plugin=QA_FORM)
+    term.submit("/qa")
+    screen = term.wait_for("Question 1 of 3")
+    assert "What is your name?" in screen
+    lines = screen.rstrip().split("\n")
+    assert lines.index(" Question 1 of 3") < max(i for i, l in enumerate(lines) if set(l) == {"─"})
+    term.type("Arthur")
+    term.wait_for("> Arthur")
+    term.press("Enter")
+    term.wait_for("What is your quest?")
+    term.type("the grail")
+    term.press("Enter")
+    term.wait_for("What is your favourite colour?")
+    term.type("blue")
+    term.press("BSpace")  # the component takes every key
+    term.type("e")
+    term.press("Enter")
+    screen = term.wait_for("Answers: Arthur | the grail | blue")
+    assert "Question" not in screen
+    term.wait_for("Thanks, Arthur.")
+    sent = json.dumps(server.requests[0].body["messages"])
+    assert "What is your quest? the grail" in sent and "What is your favourite colour? blue" in sent
+
+
+def test_escape_cancels_the_overlay_and_the_editor_has_the_keys_again(pi_tui):
+    term = pi_tui(plugin=QA_FORM)
+    term.submit("/qa")
+    term.wait_for("Question 1 of 3")
+    term.press("Escape")
+    term.wait_drawn("Warning: Q&A cancelled")
+    term.type("typed into the editor")
+    term.wait_drawn(lambda s: term.editor(s) == "typed into the editor")
+
+
+TOOL_PLUGIN = '''
+from pi_core import hookimpl
+from pi_core.protocol.tools import ToolResult, tool
+
+
+def draw_call(args, theme, context):
+    context["state"]["city"] = args.get("city") or args.get("town")  # as the model sent them
+    return [theme.fg("accent", "WEATHER CALL for " + str(context["state"]["city"]))]
+
+
+def draw_result(result, options, theme, context):
+    text = result.content[0].text if result.content else ""
+    return ["WEATHER RESULT " + text.upper() + (" (expanded)" if options.expanded else ""),
+            "drawn for " + str(context["state"].get("city"))]
+
+
+@tool(description="The weather in a city", parameters={"type": "object", "properties": {
+    "city": {"type": "string"}}, "required": ["city"]},
+    render_call=draw_call, render_result=draw_result,
+    prepare_arguments=lambda args: {"city": args["town"]} if "town" in args else args)
+async def weather(args, run):
+    return ToolResult.text("sunny in " + args["city"])
+
+
+@hookimpl
+def register_tools():
+    return [weather]
+'''
+
+
+def test_a_tools_render_call_and_render_result_replace_the_default_drawing(pi_tui, server):
+    server.push(Reply(tool_calls=[("weather", {"town": "Paris"})]), Reply(text="It is sunny."))
+    term = pi_tui(plugin=TOOL_PLUGIN)
+    term.submit("weather?")
+    screen = term.wait_for("It is sunny.")
+    assert "WEATHER CALL for Paris" in screen
+    assert "WEATHER RESULT SUNNY IN PARIS" in screen and "drawn for Paris" in screen
+    assert '"town"' not in screen and "weather {" not in screen  # not the default drawing
+    # prepare_arguments turned the old shape into the current one before validation
+    assert "sunny in Paris" in json.dumps(server.requests[1].body["messages"])
+    term.press("C-o")
+    term.wait_for("WEATHER RESULT SUNNY IN PARIS (expanded)")
+
+
+UI_PLUGIN = '''
+from pi_core import hookimpl
+from pi_core.protocol.commands import Command
+
+seen = []
+
+
+class Footer:
+    def __init__(self, theme):
+        self.theme = theme
+
+    def render(self, width):
+        return [self.theme.fg("dim", "CUSTOM FOOTER " + str(len(seen)) + " keys seen")]
+
+
+class Banner:
+    def render(self, width):
+        return ["=" * width, "BANNER WIDGET", "=" * width]
+
+
+async def decorate(args, ctx):
+    ui = ctx.ui
+    ui.set_footer(lambda tui, theme: Footer(theme))
+    ui.set_widget("banner", lambda tui, theme: Banner())
+    def listen(data):
+        seen.append(data)
+        if data == "%":
+            return {"consume": True}
+        if data == "~":
+            return {"data": "TILDE"}
+    ui.on_terminal_input(listen)
+    ui.paste_to_editor("pasted ")
+    ui.add_autocomplete_provider(lambda current: Hashes(current))
+    ui.set_tools_expanded(True)
+    themes = [t["name"] for t in ui.get_all_themes()]
+    result = ui.set_theme("light")
+    ui.notify("themes " + ",".join(themes) + " light:" + str(result["success"]) + " expanded:"
+              + str(ui.get_tools_expanded()) + " styled:" + str("\\x1b[" in ui.theme.fg("accent", "x")))
+
+
+class Hashes:
+    def __init__(self, current):
+        self.current = current
+
+    def get_suggestions(self, lines, line, col):
+        before = lines[line][:col]
+        word = before.split(" ")[-1]
+        if word.startswith("#"):
+            return {"prefix": word, "items": [{"value": "#2983", "label": "#2983", "description": "autocomplete API"}]}
+        return self.current.get_suggestions(lines, line, col)
+
+
+async def slow(args, ctx):
+    ctx.ui.set_working_message("Pondering deeply...")
+    ctx.ui.set_working_indicator({"frames": ["@"], "interval_ms": 200})
+    ctx.ui.set_hidden_thinking_label("[thoughts hidden]")
+    ctx.send_user_message("think", trigger_turn=True)
+
+
+async def hidden(args, ctx):
+    ctx.ui.set_working_visible(False)
+    ctx.send_user_message("quietly", trigger_turn=True)
+
+
+@hookimpl
+def register_commands():
+    return [Command("decorate", "Decorate the chat", decorate), Command("hidden", "No working line", hidden),
+            Command("slow", "Start a slow run", slow),
+            Command("greet", "Greet someone", lambda args, ctx: ctx.ui.notify("hello " + args),
+                    argument_completions=lambda prefix: [n for n in ["alice", "albert", "bob"]
+                                                         if n.startswith(prefix)])]
+'''
+
+
+def test_footer_widget_key_listener_paste_autocomplete_theme_and_tools_expanded(pi_tui, tmp_path):
+    term = pi_tui(plugin=UI_PLUGIN)
+    term.submit("/decorate")
+    screen = term.wait_for(lambda s: "themes " in s and "BANNER WIDGET" in s and "CUSTOM FOOTER" in s)
+    assert "themes dark,light light:True expanded:True styled:True" in screen
+    assert "BANNER WIDGET" in screen and "CUSTOM FOOTER" in screen and "(auto)" not in screen
+    assert json.loads((term.agent_dir / "settings.json").read_text()).get("theme") is None  # not saved
+    term.wait_for(lambda s: term.editor(s) == "pasted")
+    term.type("a%b~")  # % is consumed by the listener, ~ becomes TILDE
+    term.wait_for(lambda s: term.editor(s) == "pasted abTILDE")
+    term.type(" #29")
+    term.wait_for("autocomplete API")
+    term.press("C-c")
+    term.wait_for(lambda s: "CUSTOM FOOTER" in s and term.editor(s) == "")
+
+
+def test_command_argument_completions(pi_tui):
+    term = pi_tui(plugin=UI_PLUGIN)
+    term.type("/greet al")
+    screen = term.wait_for("albert")
+    assert "alice" in screen and "bob" not in screen
+
+
+def test_working_message_indicator_and_hidden_thinking_label(pi_tui, server):
+    server.push(Reply(thinking="secret reasoning", text="Done thinking.", delay=0.3, delta_size=2))
+    term = pi_tui(plugin=UI_PLUGIN, settings={"hideThinkingBlock": True})
+    term.submit("/slow")
+    term.wait_for("@ Pondering deeply...")
+    screen = term.wait_for("Done thinking.")
+    assert "[thoughts hidden]" in screen and "secret reasoning" not in screen
+
+
+SHUTDOWN_PLUGIN = '''
+from pi_core import hookimpl
+from pi_core.protocol.commands import Command
+
+
+@hookimpl
+def register_commands():
+    return [Command("bye", "Leave", lambda args, ctx: ctx.shutdown())]
+'''
+
+
+def test_ctx_shutdown_leaves_the_chat_as_quit_does(pi_tui):
+    term = pi_tui(plugin=SHUTDOWN_PLUGIN)
+    term.submit("/bye")
+    status, _ = term.wait_for_exit()
+    assert status == 0
+
+
+STACK_PLUGIN = '''
+import asyncio
+
+from pi_core import hookimpl
+from pi_core.protocol.commands import Command
+
+
+class Box:
+    def __init__(self, name, tui, keys, done):
+        self.name, self.tui, self.keys, self.done, self.got = name, tui, keys, done, ""
+
+    def render(self, width):
+        return ["[" + self.name + "] got:" + self.got]
+
+    def handle_input(self, data):
+        if self.keys.matches(data, "tui.select.confirm"):
+            self.done(self.name + ":" + self.got)
+        else:
+            self.got += data
+        self.tui.request_render()
+
+
+async def stack(args, ctx):
+    first = asyncio.ensure_future(ctx.ui.custom(lambda t, th, k, d: Box("lower", t, k, d), overlay=True))
+    await asyncio.sleep(0.2)
+    upper = await ctx.ui.custom(lambda t, th, k, d: Box("upper", t, k, d), overlay=True)
+    ctx.ui.notify("closed " + upper)
+    ctx.ui.notify("closed " + await first)
+
+
+class Header:
+    def render(self, width):
+        return ["MY OWN HEADER"]
+
+
+class Editor:
+    def __init__(self, tui, keys):
+        self.tui, self.keys, self.text = tui, keys, ""
+
+    def render(self, width):
+        return ["vim> " + self.text]
+
+    def handle_input(self, data):
+        if self.keys.matches(data, "tui.input.submit"):
+            self.tui.submit(self.text)
+            self.text = ""
+        else:
+            self.text += data
+        self.tui.request_render()
+
+
+async def look(args, ctx):
+    ctx.ui.set_header(lambda tui, theme: Header())
+    ctx.ui.set_editor_component(lambda tui, theme, keys: Editor(tui, keys))
+
+
+async def plain(args, ctx):
+    ctx.ui.set_editor_component(None)
+
+
+@hookimpl
+def register_commands():
+    return [Command("stack", "Two overlays", stack), Command("look", "Own header and editor", look),
+            Command("plain", "Our editor again", plain)]
+'''
+
+
+def test_overlays_stack_and_the_newest_takes_the_keys(pi_tui):
+    term = pi_tui(plugin=STACK_PLUGIN)
+    term.submit("/stack")
+    screen = term.wait_for("[upper] got:")
+    assert "[lower] got:" in screen
+    assert screen.index("[lower]") < screen.index("[upper]")  # the newest drawn over (after) the older
+    term.type("ab")
+    term.wait_for("[upper] got:ab")
+    assert "[lower] got:\n" in term.screen() or term.screen().count("got:ab") == 1
+    term.press("Enter")
+    term.wait_for("closed upper:ab")
+    term.type("cd")  # the keys go to the overlay left
+    term.wait_for("[lower] got:cd")
+    term.press("Enter")
+    term.wait_drawn("closed lower:cd")
+
+
+def test_a_plugin_replaces_the_header_and_the_editor(pi_tui, server):
+    server.push(Reply(text="Typed in the plugin's editor."))
+    term = pi_tui(plugin=STACK_PLUGIN)
+    term.submit("/look")
+    screen = term.wait_for("vim>")
+    assert "MY OWN HEADER" in screen and "pi-harness v" not in screen
+    term.type("hello")
+    term.wait_for("vim> hello")
+    term.press("Enter")
+    term.wait_for("Typed in the plugin's editor.")
+    assert server.requests[0].body["messages"][-1]["content"] in ("hello", [{"type": "text", "text": "hello"}])
+    term.wait_idle()
+    term.type("/plain")
+    term.wait_for("vim> /plain")
+    term.press("Enter")
+    term.wait_drawn(lambda s: "vim>" not in s)
+
+
+def test_set_working_visible_false_hides_the_working_line(pi_tui, server):
+    server.push(Reply(text="Quiet answer, streamed slowly.", delay=0.1, delta_size=2))
+    term = pi_tui(plugin=UI_PLUGIN)
+    term.submit("/hidden")
+    term.wait_for("Quiet")  # streaming
+    seen: list[str] = []
+    term.wait_for(lambda s: seen.append(s) or "slowly." in s)  # every screen until the end
+    assert seen and not any("Working..." in s for s in seen)
