@@ -21,6 +21,7 @@ LOAD_ORDER = (
     "context_files",
     "skills",
     "prompt_templates",
+    "project_trust",
     "budget",
     "compaction",
     "checkpoints",

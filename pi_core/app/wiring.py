@@ -62,6 +62,8 @@ class RunArgs:
     list_models: str | None = None
     verbose: bool = False
     offline: bool = False
+    #: ``-a/--approve`` (True) or ``-na/--no-approve`` (False): project trust for this run.
+    approve: bool | None = None
     #: Spend limits (text as given; :mod:`pi_core.app.budget` reads them).
     max_cost: str | None = None
     max_tokens: str | None = None
@@ -260,7 +262,43 @@ def probed_endpoints(plugins, settings) -> list[str]:
     return found
 
 
-async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None) -> App:
+async def _trusted_plugins(args: RunArgs, cwd: str, home: Path, extension_paths: list[str],
+                           trust_ui: Any):
+    """(settings, plugins, trust decision): the project's protected resources are in
+    them only once the project is trusted (:mod:`pi_core.app.project_trust`). Where a
+    plugin may decide, the plugins that are not the project's load first, are asked
+    (``project_trust``), and the project's follow when it is trusted."""
+    from pi_core.app import project_trust
+    from pi_core.app.discovery import load_plugins, load_project_plugins
+    from pi_core.app.settings import Settings
+
+    untrusted = Settings.load(cwd, home, project_trusted=False)
+    discover = not args.no_extensions
+    if args.approve is not None or not project_trust.protected_resources(cwd):
+        trust = await project_trust.decide(cwd, home, override=args.approve,
+                                           global_settings=untrusted.global_data)
+        settings = Settings.load(cwd, home, project_trusted=trust.trusted)
+        return settings, load_plugins(cwd=cwd, agent_dir=home, extension_paths=extension_paths,
+                                      discover=discover, settings=settings), trust
+    plugins = load_plugins(cwd=cwd, agent_dir=home, extension_paths=extension_paths,
+                           discover=discover, settings=untrusted)
+    from pi_core.context import PluginContext
+
+    ctx = PluginContext(cwd=cwd, plugins=plugins, settings=untrusted, agent_dir=home, ui=trust_ui)
+    ctx.mode = "interactive" if trust_ui is not None else args.mode
+    trust = await project_trust.decide(cwd, home, plugins=plugins, ctx=ctx, ui=trust_ui,
+                                       global_settings=untrusted.global_data)
+    if not trust.trusted:
+        return untrusted, plugins, trust
+    settings = Settings.load(cwd, home, project_trusted=True)
+    load_project_plugins(plugins, cwd=cwd, settings=settings, discover=discover)
+    return settings, plugins, trust
+
+
+async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None,
+                    trust_ui: Any = None) -> App:
+    """The app for ``args``; ``trust_ui`` (the chat's terminal) may ask whether to trust
+    the project, where no decision was made or saved."""
     from pi_core.app.discovery import load_plugins
     from pi_core.app.agent_session import AgentSession
     from pi_core.paths import agent_dir
@@ -269,15 +307,18 @@ async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None) ->
 
     cwd = cwd or os.getcwd()
     home = agent_dir()
-    settings = Settings.load(cwd, home)
+    extension_paths = list(args.extensions)  # settings `extensions` load with discovery
+    settings, plugins, trust = await _trusted_plugins(args, cwd, home, extension_paths, trust_ui)
     from pi_core.app.keys import tool_environment
 
     settings.problems.extend(tool_environment(settings)[2])
-    for problem in settings.problems:
+    for problem in settings.problems + trust.problems:
         print(f"warning: {problem}", file=sys.stderr)
-    extension_paths = list(args.extensions)  # settings `extensions` load with discovery
-    plugins = load_plugins(cwd=cwd, agent_dir=home, extension_paths=extension_paths,
-                           discover=not args.no_extensions, settings=settings)
+    from pi_core.app.project_trust import notice
+
+    said = notice(trust, cwd, chat=trust_ui is not None)
+    if said:
+        print(said, file=sys.stderr)
     registry = await ModelRegistry.from_plugins(plugins, agent_dir=home)
     for problem in registry.errors:
         print(f"warning: {problem}", file=sys.stderr)
@@ -333,7 +374,7 @@ async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None) ->
     )
     harness.plugin_loader = lambda: load_plugins(
         cwd=cwd, agent_dir=home, extension_paths=extension_paths, discover=not args.no_extensions,
-        settings=Settings.load(cwd, home))
+        settings=Settings.load(cwd, home, project_trusted=trust.trusted))
     harness.ctx.flags = await plugin_flags(args, plugins, harness.ctx)
     await harness.start(reason=reason)
     _apply_tool_flags(args, harness)
