@@ -99,13 +99,17 @@ def _flag(*names: str, **kwargs):
 @_flag("-c", "--continue", "continue_session", help="Continue the most recent session.")
 @_flag("-r", "--resume", help="Choose a session to resume.")
 @click.option("--session", help="Use a session file or a session id prefix.")
+@click.option("--session-id", metavar="ID", help="Open this project's session with this id, or create it.")
 @click.option("--fork", help="Fork a session file or id prefix into a new session.")
 @click.option("--session-dir", help="Folder for session files.")
 @_flag("--no-session", help="Do not save the session.")
+@click.option("-n", "--name", help="Set the session's display name.")
 @click.option("--models", help="Comma-separated model patterns for cycling.")
 @_flag("-nt", "--no-tools", help="Start with no tools enabled.")
 @_flag("-nbt", "--no-builtin-tools", help="Start without the built-in tools; plugin tools stay enabled.")
-@click.option("-t", "--tools", help="Comma-separated allow-list of tool names.")
+@click.option("-t", "--tools", help="Comma-separated allow-list of tool names or patterns (*); "
+              "only +name/-name entries change the default set instead.")
+@click.option("-xt", "--exclude-tools", help="Comma-separated tool names or patterns to turn off, after the other tool flags.")
 @click.option("--thinking", type=click.Choice(["off", "minimal", "low", "medium", "high", "xhigh"]),
               help="Thinking level.")
 @click.option("-e", "--extension", "extensions", multiple=True, help="Load a plugin file or package directory (repeatable).")
@@ -138,6 +142,13 @@ def run_command(messages, print_, **flags) -> None:
     import asyncio
 
     args = RunArgs(messages=list(messages), print=print_, **flags)
+    from pi_core.app.wiring import FlagError, check_flags
+
+    try:
+        check_flags(args)
+    except FlagError as exc:  # in pi 1.6's words, with its exit code
+        click.echo(f"Error: {exc}", err=True)
+        sys.exit(1)
     if args.export:
         export_output = args.messages[0] if args.messages else None
         sys.exit(_export(args.export, export_output))

@@ -21,6 +21,35 @@ class UsageError(Exception):
     """A problem with what the user asked for; printed without a traceback."""
 
 
+class FlagError(UsageError):
+    """Flags pi 1.6 refuses before it does anything: said in pi's words (``Error: ...``)
+    with pi's exit code, 1."""
+
+
+def check_flags(args: "RunArgs") -> None:
+    """What pi 1.6 refuses in its flags (docs/cli.md), in its words: the ``--tools``
+    lists, the session id, the flags ``--fork`` and ``--session-id`` cannot be given with."""
+    from pi_core.app.tool_selection import ToolFlagError, parse_tools
+
+    try:
+        parse_tools(args.tools)
+    except ToolFlagError as exc:
+        raise FlagError(str(exc)) from None
+    if args.session_id is not None:
+        from pi_core.app.session_ids import valid_session_id
+
+        if not valid_session_id(args.session_id):
+            raise FlagError("Session id must be non-empty, contain only alphanumeric characters, '-', "
+                            "'_', and '.', and start and end with an alphanumeric character")
+    others = (("--session", args.session), ("--continue", args.continue_session), ("--resume", args.resume))
+    for flag, given in (*others, ("--no-session", args.no_session)):
+        if args.fork and given:
+            raise FlagError(f"--fork cannot be combined with {flag}")
+    for flag, given in others:
+        if args.session_id is not None and given:
+            raise FlagError(f"--session-id cannot be combined with {flag}")
+
+
 @define
 class RunArgs:
     """The flags of ``pi`` (pi's names, Python's spelling)."""
@@ -46,6 +75,12 @@ class RunArgs:
     #: ``-nbt``: the built-in tools start off; plugin tools stay on.
     no_builtin_tools: bool = False
     tools: str | None = None
+    #: ``-xt``: tool names or patterns turned off after every other tool flag.
+    exclude_tools: str | None = None
+    #: ``--session-id``: this project's session with that id, created when there is none.
+    session_id: str | None = None
+    #: ``-n/--name``: the session's display name.
+    name: str | None = None
     thinking: str | None = None
     extensions: list[str] = field(factory=list)
     no_extensions: bool = False
@@ -161,14 +196,25 @@ def open_session(args: RunArgs, cwd: str, directory: Path | None):
     from pi_core.app.listing import continue_recent, find_session
     from pi_core.session.locations import session_dir_for
 
+    from pi_core.app import session_ids
+
     if args.no_session:
+        if args.session_id is not None:
+            return session_ids.new_session_with_id(cwd, None, args.session_id, in_memory=True), "startup"
         return Session.in_memory(cwd), "startup"
     folder = directory or session_dir_for(cwd)
     if args.fork:
         found = find_session(args.fork, cwd, folder)
         if found is None:
             raise UsageError(f"--fork {args.fork}: no such session")
-        return fork_from(found.path, cwd, folder), "fork"
+        return fork_from(found.path, cwd, folder, session_id=args.session_id), "fork"
+    if args.session_id is not None:  # exactly that project-local session (pi 1.6)
+        path = session_ids.find_project_session(args.session_id, Path(folder))
+        if path is not None:
+            return Session.open(path, folder, cwd=cwd), "resume"
+        print(f"Warning: No project session found with id '{args.session_id}'; creating a new "
+              "session with that id.", file=sys.stderr)
+        return session_ids.new_session_with_id(cwd, Path(folder), args.session_id), "startup"
     if args.session:
         found = find_session(args.session, cwd, folder)
         if found is None:
@@ -347,6 +393,8 @@ async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None,
         session, reason = open_session(args, cwd, sessions_dir(args, settings))
     except SessionError as exc:  # locked by another pi, not a session file…
         raise UsageError(str(exc)) from exc
+    if args.name is not None and args.name.strip():  # -n/--name, first as in pi
+        session.append_session_info(args.name)
     options = ResourceOptions(
         system_prompt=args.system_prompt,  # the system-prompt plugin reads files it names
         append_system_prompt=list(args.append_system_prompt),
@@ -463,18 +511,24 @@ def scoped_models(patterns, registry) -> list:
 
 
 def _apply_tool_flags(args: RunArgs, harness) -> None:
+    """``--tools``, ``--exclude-tools``, ``--no-tools``, ``--no-builtin-tools``
+    (:mod:`pi_core.app.tool_selection`)."""
+    from pi_core.app.tool_selection import parse_tools, select, unknown_names
+
+    if args.tools is None and args.exclude_tools is None and not (args.no_tools or args.no_builtin_tools):
+        return
     agent = harness.agent
     tools = agent.tools or []
-    if args.tools is not None:
-        wanted = [n.strip() for n in args.tools.split(",") if n.strip()]
-        unknown = sorted(set(wanted) - {t.name for t in tools})
-        if unknown:
-            print(f"warning: --tools names unknown tools: {', '.join(unknown)}", file=sys.stderr)
-        agent.set_active_tools(wanted)
-    elif args.no_tools:
-        agent.set_active_tools([])
-    elif args.no_builtin_tools:
-        agent.set_active_tools([t.name for t in tools if t.default_active and not _is_builtin(t)])
+    names = [t.name for t in tools]
+    selection = parse_tools(args.tools)
+    unknown = unknown_names(selection, names)
+    if unknown:
+        print(f"warning: --tools names unknown tools: {', '.join(unknown)}", file=sys.stderr)
+    default = [t.name for t in tools if t.default_active]
+    agent.set_active_tools(select(
+        names, default, tools=selection, exclude=args.exclude_tools,
+        no_tools=args.no_tools and selection is None, builtin={t.name for t in tools if _is_builtin(t)},
+        no_builtin_tools=args.no_builtin_tools))
 
 
 def _is_builtin(tool) -> bool:
