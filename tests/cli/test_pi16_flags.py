@@ -127,3 +127,20 @@ def test_fork_with_a_session_id_names_the_new_session(both, server):
     assert out.returncode == 0, out.stderr
     names = sorted(p.name.split("_", 1)[1] for p in both.sessions())
     assert names == ["copy.jsonl", "origin.jsonl"]
+
+
+@pytest.mark.requires("pi16")
+def test_agents_override_md_is_read_as_pi16_reads_it(both, server):
+    (both.agent_dir / "AGENTS.override.md").write_text("global override rules")
+    (both.agent_dir / "AGENTS.md").write_text("global plain rules")
+    (both.cwd.parent / "AGENTS.md").write_text("parent rules")
+    (both.cwd / "AGENTS.md").write_text("project plain rules")
+    (both.cwd / "AGENTS.override.md").write_text("project override rules")
+    server.push(Reply(text="theirs"), Reply(text="ours"))
+    assert pi16(both, "-p", "hi").returncode == 0
+    assert both.run("-p", "hi").returncode == 0
+    texts = ("global override rules", "global plain rules", "parent rules", "project plain rules",
+             "project override rules")
+    theirs, ours = (r.body["messages"][0]["content"] for r in server.requests[-2:])
+    assert [t for t in texts if t in ours] == [t for t in texts if t in theirs] == \
+        ["global override rules", "parent rules", "project override rules"]
