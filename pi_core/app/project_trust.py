@@ -83,6 +83,8 @@ class TrustStore:
 
     def closest(self, cwd: str | os.PathLike) -> tuple[str, bool] | None:
         """``(folder, decision)`` saved for ``cwd`` or its closest parent, or ``None``."""
+        if not self.path.exists():  # nothing saved: no lock taken, no folder made
+            return None
         data = self._locked(self._read)
         current = canonical(cwd)
         while True:

@@ -268,3 +268,16 @@ def test_a_decision_saved_here_is_honoured_by_pi16(project, server, decision):
     out = _pi16(project, "-p", "hi")
     assert out.returncode == 0, out.stderr
     assert project.pi16_marker.exists() is decision
+
+
+@pytest.mark.process
+@pytest.mark.parametrize("mode", ["rpc", "acp"])
+def test_the_program_modes_skip_an_untrusted_project_and_keep_stdout_for_their_protocol(project, mode):
+    first = {"rpc": {"type": "get_state", "id": "1"},
+             "acp": {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}}[mode]
+    out = project.run("--mode", mode, input=json.dumps(first) + "\n")
+    assert not project.marker.exists()
+    assert [l for l in out.stderr.splitlines() if "--approve" in l]
+    assert all(json.loads(line) for line in out.stdout.splitlines())
+    approved = project.run("--mode", mode, "--approve", input=json.dumps(first) + "\n")
+    assert project.marker.exists() and "--approve" not in approved.stderr
