@@ -1,4 +1,5 @@
-"""``/trust``: save a project trust decision from the chat, for the next runs of pi-harness
+"""``/trust`` (a chat command, as in pi: not a plugin command, so RPC clients do not list
+it): save a project trust decision from the chat, for the next runs of pi-harness
 and of pi 1.6 (both read ``<agent dir>/trust.json``; :mod:`pi_core.app.project_trust`).
 
 Like pi, the decision takes effect at the next start: what the project may load is
@@ -9,10 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pi_core import hookimpl
 from pi_core.app.project_trust import TrustStore, TrustStoreError, canonical, project_allowed, \
     trust_options
-from pi_core.protocol.commands import Command
 
 
 def _saved(found: tuple[str, bool] | None, here: str) -> str:
@@ -45,9 +44,4 @@ async def trust_command(args: str, ctx: Any) -> None:
         return
     ctx.ui.notify(f"Saved trust decision: {'trusted' if option.trusted else 'untrusted'}. "
                   "Restart pi for this to take effect.", "info")
-
-
-@hookimpl
-def register_commands(ctx: Any) -> list[Command]:
-    return [Command("trust", "Save a project trust decision for future pi processes", trust_command)]
 

@@ -21,7 +21,6 @@ LOAD_ORDER = (
     "context_files",
     "skills",
     "prompt_templates",
-    "project_trust",
     "budget",
     "compaction",
     "checkpoints",

@@ -375,6 +375,12 @@ async def reload_(tui: "InteractiveApp", args: str) -> None:
     tui.add_text("Reloaded plugins, skills, prompt templates and context files.", "dim")
 
 
+async def trust(tui: "InteractiveApp", args: str) -> None:
+    from pi_plugins.trust import trust_command
+
+    await trust_command(args, tui.harness.ctx)
+
+
 async def quit_(tui: "InteractiveApp", args: str) -> None:
     tui.exit()
 
@@ -393,6 +399,7 @@ BUILTINS = [
     ("export", "Export the session to HTML [file]", export),
     ("hotkeys", "Keyboard shortcuts", hotkeys),
     ("reload", "Reload plugins, skills, prompt templates and context files", reload_),
+    ("trust", "Save a project trust decision for future pi processes", trust),
     ("quit", "Quit", quit_),
 ]
 COMMANDS = {name: command for name, _, command in BUILTINS}

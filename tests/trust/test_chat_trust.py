@@ -56,3 +56,23 @@ def test_a_session_only_answer_is_asked_again(project, tmp_path):
             assert project.marker.exists()
             _quit(term)
     assert not project.trust_file.exists()
+
+
+def test_slash_trust_saves_a_decision_for_the_next_run(project, tmp_path):
+    with _chat(project, tmp_path, "first") as term:
+        term.wait_for("Trust project folder?", timeout=20)
+        term.type("5")  # do not trust, this session only
+        term.press("Enter")
+        term.wait_for("(auto)", timeout=20)
+        assert not project.marker.exists()
+        term.type("/trust")
+        term.press("Enter")
+        screen = term.wait_for("Saved decision: none", timeout=20)
+        assert "Current session: untrusted" in screen and "Do not trust" in screen
+        term.press("Enter")  # the first answer: Trust
+        term.wait_for("Saved trust decision: trusted", timeout=20)
+        _quit(term)
+    with _chat(project, tmp_path, "second") as term:
+        term.wait_for("(auto)", timeout=20)
+        assert project.marker.exists()
+        _quit(term)
