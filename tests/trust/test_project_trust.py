@@ -281,3 +281,16 @@ def test_the_program_modes_skip_an_untrusted_project_and_keep_stdout_for_their_p
     assert all(json.loads(line) for line in out.stdout.splitlines())
     approved = project.run("--mode", mode, "--approve", input=json.dumps(first) + "\n")
     assert project.marker.exists() and "--approve" not in approved.stderr
+
+
+@pytest.mark.process
+def test_help_and_pi_plugins_run_no_project_code_without_a_decision(project):
+    assert project.run("--help").returncode == 0
+    assert not project.marker.exists()
+    out = subprocess.run([*project.command()[:3], "plugins"], cwd=project.cwd, env=project.env,
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and "probe" not in out.stdout and "--approve" in out.stderr
+    assert not project.marker.exists()
+    TrustStore(project.agent_dir).set(project.cwd, True)
+    assert project.run("--help").returncode == 0
+    assert project.marker.exists()  # trusted: its plugins may add flags to the help
