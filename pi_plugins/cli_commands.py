@@ -81,11 +81,13 @@ def uninstall_command(source: str, pip_args: tuple[str, ...], local: bool) -> No
 
 @click.command("list")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
-def list_command(as_json: bool) -> None:
+@click.option("-a/-na", "--approve/--no-approve", "approve", default=None,
+              help="Read (or ignore) the project's .pi/settings.json for this command (project trust).")
+def list_command(as_json: bool, approve: bool | None) -> None:
     """List the installed packages that provide pi plugins, and plugin files in settings."""
     from pi_core.app.packages import run_list
 
-    sys.exit(run_list(cwd=os.getcwd(), as_json=as_json))
+    sys.exit(run_list(cwd=os.getcwd(), as_json=as_json, approve=approve))
 
 
 

@@ -463,11 +463,12 @@ def run_remove(source: str, pip_args: list[str], *, local: bool = False, cwd: st
     return 0
 
 
-def plugin_files(cwd: str | Path) -> list[dict]:
-    """The plugin files settings.json lists (global, then the project's)."""
+def plugin_files(cwd: str | Path, approve: bool | None = None) -> list[dict]:
+    """The plugin files settings.json lists (global, then the project's: once the project
+    is trusted, or with ``approve``, ``pi list -a``)."""
     from pi_core.app.settings import Settings
 
-    settings = Settings.load(cwd, agent_dir())
+    settings = Settings.load(cwd, agent_dir(), project_trusted=approve)
     found = []
     for scope, data, base in (("global", settings.global_data, settings.global_dir),
                               ("project", settings.project_data, settings.project_dir)):
@@ -479,13 +480,13 @@ def plugin_files(cwd: str | Path) -> list[dict]:
     return found
 
 
-def run_list(*, cwd: str = ".", as_json: bool = False) -> int:
+def run_list(*, cwd: str = ".", as_json: bool = False, approve: bool | None = None) -> int:
     """``pi list``: installed plugin packages and plugin files from settings."""
     from pi_core.app.settings import Settings
 
     packages = plugin_packages()
-    files = plugin_files(cwd)
-    policy = PluginPolicy.from_settings(Settings.load(cwd, agent_dir()))
+    files = plugin_files(cwd, approve)
+    policy = PluginPolicy.from_settings(Settings.load(cwd, agent_dir(), project_trusted=approve))
     if as_json:
         rows = []
         for p in packages:

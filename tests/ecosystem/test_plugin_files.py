@@ -84,6 +84,10 @@ def test_pi_list_shows_plugin_files_with_their_scope(where, capsys):
     run_install("./a.py", [], cwd=str(cwd))
     (cwd / ".pi").mkdir()
     (cwd / ".pi" / "settings.json").write_text(json.dumps({"extensions": ["gone.py"]}))
+    assert run_list(cwd=str(cwd)) == 0  # not trusted yet: the project's file is not read
+    assert ".pi" not in capsys.readouterr().out
+    assert run_list(cwd=str(cwd), approve=True) == 0
+    assert f"  {cwd / '.pi' / 'gone.py'}  (project, missing)\n" in capsys.readouterr().out
     trust_project(agent, cwd)
     capsys.readouterr()
     assert run_list(cwd=str(cwd)) == 0
