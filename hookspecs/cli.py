@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from hookspecs.markers import collect, hookspec
 
@@ -65,3 +65,17 @@ def register_cli_commands(ctx: None) -> CliCommand | list[CliCommand] | None:
     ``"module:attribute"``, imported only when that subcommand runs, so ``pi --help``
     stays quick. ``ctx`` is ``None``: no harness runs yet.
     """
+
+
+@hookspec
+@collect
+def project_trust(event: Any, ctx: Ctx) -> dict | None:
+    """Kind: collect (the first answer that decides wins). Before the project's own
+    resources load (``.pi/extensions``, skills, settings…), when the folder has some and
+    ``-a/--approve`` or ``-na/--no-approve`` did not decide: may this project be trusted?
+    Only plugins loaded before it can answer (built-ins, installed packages, the agent
+    dir's extensions, ``-e``). ``event.cwd`` is the folder; ``ctx.ui`` can ask where
+    ``ctx.ui.has_ui``. Return pi's ``{"trusted": "yes" | "no" | "undecided",
+    "remember": bool}``: the first ``yes`` or ``no`` decides, ``remember`` saves it in
+    ``trust.json``; ``undecided`` or ``None`` leaves it to the saved decision and the
+    ``defaultProjectTrust`` setting."""

@@ -23,6 +23,7 @@ def register_cli_commands():
         CliCommand("remove", f"{HERE}:remove_command", "Uninstall a plugin package"),
         CliCommand("uninstall", f"{HERE}:uninstall_command", "Alias for remove", hidden=True),
         CliCommand("list", f"{HERE}:list_command", "List installed plugin packages"),
+        CliCommand("update", f"{HERE}:update_command", "Update pi-harness, or its plugin packages"),
         CliCommand("export", f"{HERE}:export_command", "Export a session file to HTML", hidden=True),
     ]
 
@@ -80,12 +81,33 @@ def uninstall_command(source: str, pip_args: tuple[str, ...], local: bool) -> No
 
 @click.command("list")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
-def list_command(as_json: bool) -> None:
+@click.option("-a/-na", "--approve/--no-approve", "approve", default=None,
+              help="Read (or ignore) the project's .pi/settings.json for this command (project trust).")
+def list_command(as_json: bool, approve: bool | None) -> None:
     """List the installed packages that provide pi plugins, and plugin files in settings."""
     from pi_core.app.packages import run_list
 
-    sys.exit(run_list(cwd=os.getcwd(), as_json=as_json))
+    sys.exit(run_list(cwd=os.getcwd(), as_json=as_json, approve=approve))
 
+
+
+@click.command("update", context_settings=_PIP_ARGS)
+@click.option("--self", "self_update", is_flag=True, help="Update pi-harness (the default without a target).")
+@click.option("--extensions", is_flag=True, help="Update every installed plugin package.")
+@click.option("--extension", "extension", metavar="SOURCE", help="Update one plugin package (as pi update SOURCE).")
+@click.option("--all", "everything", is_flag=True, help="Update pi-harness and every plugin package.")
+@click.option("--force", is_flag=True, help="Reinstall even what is up to date.")
+@click.argument("target", required=False)
+@click.argument("pip_args", nargs=-1, type=click.UNPROCESSED)
+def update_command(target: str | None, pip_args: tuple[str, ...], self_update: bool, extensions: bool,
+                   extension: str | None, everything: bool, force: bool) -> None:
+    """Update pi-harness (pi update, pi update self), one plugin package (pi update
+    SOURCE), every plugin package (--extensions), or all of it (--all), with pip, in the
+    environment pi runs in. Options after the target go to pip (--no-index --find-links DIR)."""
+    from pi_core.app.packages import run_update
+
+    sys.exit(run_update(extension or target, list(pip_args), self_update=self_update,
+                        extensions=extensions, everything=everything, force=force))
 
 
 @click.command("export")

@@ -1,8 +1,9 @@
 """Context files: the project's standing instructions (AGENTS.md, or CLAUDE.md) in the
 system prompt.
 
-At most one file per directory, AGENTS.md preferred over CLAUDE.md (upper-case ``.MD``
-spellings are accepted too). The agent dir's file comes first (global instructions),
+At most one file per directory: AGENTS.override.md (pi 1.6), else AGENTS.md, else
+CLAUDE.md (upper-case ``.MD`` spellings are accepted too); so an override replaces the
+other files of its own directory only. The agent dir's file comes first (global instructions),
 then those of every directory from the filesystem root down to the cwd, so the most
 specific instructions come last. ``--no-context-files`` (``ctx.options.context_files``)
 turns them off. An unreadable file is reported and the next candidate of that directory
@@ -23,7 +24,7 @@ from attrs import define, field
 from pi_core import hookimpl
 from pi_plugins.resources import Problem, agent_dir_of, cwd_of, is_file, per_run, report
 
-CANDIDATES = ("AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD")
+CANDIDATES = ("AGENTS.override.md", "AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD")
 HEADING = "# Project Context"
 
 

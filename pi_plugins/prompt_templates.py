@@ -39,6 +39,7 @@ from pi_plugins.resources import (
     Problem,
     agent_dir_of,
     cwd_of,
+    project_trusted,
     discovered_paths,
     is_dir,
     is_file,
@@ -174,7 +175,8 @@ async def find_templates(ctx: Any) -> Templates:
     gather = Gatherer("prompt template", read_template, template_files, found, found.templates,
                       shown=lambda name: "/" + name, noun="template")
     if options.prompt_templates:
-        for scope, folder in (("project", cwd / ".pi" / "prompts"), ("user", home / "prompts")):
+        scopes = (("project", cwd / ".pi" / "prompts"), ("user", home / "prompts"))
+        for scope, folder in scopes if project_trusted(ctx) else scopes[1:]:
             paths, problems = settings_entries(ctx, "prompts", scope)
             found.problems += problems
             for path in paths:

@@ -123,6 +123,15 @@ def agent_dir_of(ctx: Any) -> Path:
     return Path(os.path.abspath(os.path.expanduser(str(ctx.agent_dir))))
 
 
+def project_trusted(ctx: Any) -> bool:
+    """Whether this run may load the project's protected resources (``.pi/skills``,
+    ``.pi/prompts``, ``.pi/SYSTEM.md``…, project ``.agents/skills``): the run's project
+    trust decision (:mod:`pi_core.app.project_trust`)."""
+    from pi_core.app.project_trust import project_allowed
+
+    return project_allowed(getattr(ctx, "settings", None), cwd_of(ctx), agent_dir_of(ctx))
+
+
 def resolve_path(entry: str | os.PathLike, base: Path) -> Path:
     """``~`` expanded; a relative path taken from ``base``."""
     path = Path(os.path.expanduser(str(entry).strip()))
@@ -175,6 +184,8 @@ def settings_entries(ctx: Any, key: str, scope: str) -> tuple[list[Path], list[P
     settings = getattr(ctx, "settings", None)
     prefix = "project" if scope == "project" else "global"
     if not hasattr(settings, f"{prefix}_data"):  # no settings files (a harness composed bare)
+        return [], []
+    if scope == "project" and not project_trusted(ctx):
         return [], []
     data, base = getattr(settings, f"{prefix}_data"), getattr(settings, f"{prefix}_dir")
     entries = data.get(key) or []

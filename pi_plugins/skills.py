@@ -48,6 +48,7 @@ from pi_plugins.resources import (
     Problem,
     agent_dir_of,
     cwd_of,
+    project_trusted,
     discovered_paths,
     is_dir,
     is_file,
@@ -199,11 +200,12 @@ async def find_skills(ctx: Any) -> Skills:
             gather.add_path(path, "settings", True)
 
     if options.skills:
-        add_settings("project")
-        gather.add_folder(cwd / ".pi" / "skills", "project", True)
-        for folder in agents_skill_dirs(cwd):
-            if folder != user_agents:
-                gather.add_folder(folder, "project", False)
+        if project_trusted(ctx):  # the project's skills need the project trusted
+            add_settings("project")
+            gather.add_folder(cwd / ".pi" / "skills", "project", True)
+            for folder in agents_skill_dirs(cwd):
+                if folder != user_agents:
+                    gather.add_folder(folder, "project", False)
         add_settings("user")
         gather.add_folder(home / "skills", "user", True)
         gather.add_folder(user_agents, "user", False)

@@ -40,7 +40,7 @@ import attrs
 from attrs import define, field
 
 from pi_core import hookimpl
-from pi_plugins.resources import Problem, agent_dir_of, cwd_of, per_run, report
+from pi_plugins.resources import Problem, agent_dir_of, cwd_of, per_run, project_trusted, report
 
 #: The plugins whose sections the prompt holds, in the order they appear.
 SECTION_PLUGINS = ("pi_plugins.context_files", "pi_plugins.skills")
@@ -199,11 +199,12 @@ async def prompt_texts(ctx: Any) -> PromptTexts:
     texts = PromptTexts()
     cwd, home = cwd_of(ctx), agent_dir_of(ctx)
     options = ctx.options
-    custom = options.system_prompt or _first_file([cwd / ".pi" / "SYSTEM.md", home / "SYSTEM.md"])
+    project = [cwd / ".pi"] if project_trusted(ctx) else []  # the project's files need trust
+    custom = options.system_prompt or _first_file([p / "SYSTEM.md" for p in [*project, home]])
     if custom:
         texts.custom = text_or_file(str(custom), cwd, "system prompt", texts.problems)
     appends = [a for a in options.append_system_prompt if a] or [
-        p for p in [_first_file([cwd / ".pi" / "APPEND_SYSTEM.md", home / "APPEND_SYSTEM.md"])] if p
+        p for p in [_first_file([p / "APPEND_SYSTEM.md" for p in [*project, home]])] if p
     ]
     texts.append = [text_or_file(str(a), cwd, "appended system prompt", texts.problems) for a in appends]
     report(ctx, "system prompt", texts.problems)

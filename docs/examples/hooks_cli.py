@@ -102,6 +102,15 @@ def user_bash(event, ctx):
     return None  # run it as usual
 
 
+@hookimpl
+def project_trust(event, ctx):
+    # Before a project's own .pi resources load: trust the folders under ~/work,
+    # and save the decision in trust.json; leave every other folder to the user.
+    if event.cwd.startswith(str(Path.home() / "work")):
+        return {"trusted": "yes", "remember": True}
+    return {"trusted": "undecided"}
+
+
 async def fire_by_hand() -> None:
     """What the interactive and RPC modes do with these hooks."""
     from pi_core.app.discovery import load_file
@@ -135,6 +144,9 @@ async def fire_by_hand() -> None:
         decision = await hooks.call("user_bash", ctx=ctx, event=SimpleNamespace(
             command=command, exclude_from_context=False, cwd=ctx.cwd))
         print(f"user_bash {command!r}: {'cancelled' if decision and decision.cancel else 'runs'}")
+    for folder in (Path.home() / "work" / "app", Path("/tmp/cloned")):
+        [answer] = await hooks.call("project_trust", ctx=ctx, event=SimpleNamespace(cwd=str(folder)))
+        print(f"project_trust {folder.name}: {answer['trusted']}")
 
 
 if __name__ == "__main__":

@@ -99,13 +99,17 @@ def _flag(*names: str, **kwargs):
 @_flag("-c", "--continue", "continue_session", help="Continue the most recent session.")
 @_flag("-r", "--resume", help="Choose a session to resume.")
 @click.option("--session", help="Use a session file or a session id prefix.")
+@click.option("--session-id", metavar="ID", help="Open this project's session with this id, or create it.")
 @click.option("--fork", help="Fork a session file or id prefix into a new session.")
 @click.option("--session-dir", help="Folder for session files.")
 @_flag("--no-session", help="Do not save the session.")
+@click.option("-n", "--name", help="Set the session's display name.")
 @click.option("--models", help="Comma-separated model patterns for cycling.")
 @_flag("-nt", "--no-tools", help="Start with no tools enabled.")
 @_flag("-nbt", "--no-builtin-tools", help="Start without the built-in tools; plugin tools stay enabled.")
-@click.option("-t", "--tools", help="Comma-separated allow-list of tool names.")
+@click.option("-t", "--tools", help="Comma-separated allow-list of tool names or patterns (*); "
+              "only +name/-name entries change the default set instead.")
+@click.option("-xt", "--exclude-tools", help="Comma-separated tool names or patterns to turn off, after the other tool flags.")
 @click.option("--thinking", type=click.Choice(["off", "minimal", "low", "medium", "high", "xhigh"]),
               help="Thinking level.")
 @click.option("-e", "--extension", "extensions", multiple=True, help="Load a plugin file or package directory (repeatable).")
@@ -125,6 +129,8 @@ def _flag(*names: str, **kwargs):
 @click.option("--max-turns", metavar="N", help="Stop before a request once the session has made N model requests (budget.maxTurns).")
 @_flag("--verbose", help="Verbose start-up.")
 @_flag("--offline", help="No start-up network use (pi-harness never makes any).")
+@click.option("-a/-na", "--approve/--no-approve", "approve", default=None,
+              help="Trust (or ignore) the project's .pi resources and extensions for this run.")
 @click.option("-v", "--version", is_flag=True, expose_value=False, is_eager=True,
               callback=lambda ctx, _, value: _print_version(ctx) if value else None,
               help="Print the version and exit.")
@@ -136,6 +142,13 @@ def run_command(messages, print_, **flags) -> None:
     import asyncio
 
     args = RunArgs(messages=list(messages), print=print_, **flags)
+    from pi_core.app.wiring import FlagError, check_flags
+
+    try:
+        check_flags(args)
+    except FlagError as exc:  # in pi 1.6's words, with its exit code
+        click.echo(f"Error: {exc}", err=True)
+        sys.exit(1)
     if args.export:
         export_output = args.messages[0] if args.messages else None
         sys.exit(_export(args.export, export_output))
@@ -151,8 +164,15 @@ async def _run(args, stdin=None, stdout=None) -> int:
 
     from pi_core.app.wiring import UsageError, build_app
 
+    stdin_tty = (stdin or sys.stdin).isatty()
+    chat = not args.print and args.mode == "text" and stdin_tty
+    trust_ui = None
+    if chat and sys.stdout.isatty():  # only the chat can ask whether to trust the project
+        from pi_core.app.project_trust import TerminalTrustUI
+
+        trust_ui = TerminalTrustUI(stdin or sys.stdin, stdout or sys.stdout)
     try:
-        app = await build_app(args)
+        app = await build_app(args, trust_ui=trust_ui)
     except UsageError as exc:
         click.echo(f"error: {exc}", err=True)
         return 2
@@ -281,17 +301,25 @@ def _export(source: str, output: str | None) -> int:
 @click.option("--no-extensions", is_flag=True,
               help="Skip installed and user/project plugins; built-ins and -e still load.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
-def plugins_command(extensions: tuple[str, ...], no_extensions: bool, as_json: bool) -> None:
+@click.option("-a/-na", "--approve/--no-approve", "approve", default=None,
+              help="Trust (or ignore) the project's .pi plugins and settings for this command.")
+def plugins_command(extensions: tuple[str, ...], no_extensions: bool, as_json: bool,
+                    approve: bool | None) -> None:
     """List the plugins in load order: where each came from, its distribution and
     version, the hooks it implements; plugins disabled by settings are shown as such."""
     from pi_core.app.discovery import PluginPolicy, load_plugins
     from pi_core.paths import agent_dir
     from pi_core.app.settings import Settings
 
+    from pi_core.app.project_trust import notice, quiet_decision
+
     cwd, home = os.getcwd(), agent_dir()
-    settings = Settings.load(cwd, home)
+    trust = quiet_decision(cwd, home, Settings.load(cwd, home, project_trusted=False).global_data)
+    settings = Settings.load(cwd, home, project_trusted=trust.trusted if approve is None else approve)
     plugins = load_plugins(cwd=cwd, agent_dir=home, settings=settings,
                            discover=not no_extensions, extension_paths=extensions)
+    if approve is None and notice(trust, cwd):
+        click.echo(notice(trust, cwd), err=True)
     rows = [
         {
             "name": info.name,

@@ -10,6 +10,9 @@
 4. ``-e PATH`` from the command line (a ``.py`` file or a package directory).
 
 ``discover=False`` (the CLI's ``--no-extensions``) skips 2 and 3; explicit paths still load.
+The project's files (``.pi/extensions``, the project settings' ``extensions``) load only
+when the settings say the project is trusted (:mod:`pi_core.app.project_trust`); trusted
+later, :func:`load_project_plugins` adds them.
 A plugin that fails to import is reported and skipped.
 
 Settings choose which discovered plugins load, before anything is imported:
@@ -254,18 +257,62 @@ def load_plugins(
             seen.add(path)
             load_file(plugins, path, source=source)
 
+    trusted = getattr(settings, "project_trusted", True) is True
     if discover:
         for ep in other_eps:
             _load_entry_point(plugins, ep, "entry point", policy)
-        for folder in (home / "extensions", project_dir(cwd) / "extensions"):
-            for path in _plugin_files(folder):
-                reason = policy.reason(path.stem, None, builtin=False)
-                if reason is None:
-                    load_once(path, "file")
-                else:
-                    plugins.skipped.append(SkippedPlugin(path.stem, "file", str(path), reason))
+        folders = (home / "extensions", project_dir(cwd) / "extensions")
+        for folder in folders if trusted else folders[:1]:
+            _load_folder(plugins, folder, policy, load_once)
         for path in settings.paths("extensions"):
             load_once(path, "settings")
     for path in extension_paths:
         load_once(path, "cli")
+    plugins.loaded_paths = seen
     return plugins
+
+
+def _load_folder(plugins: Plugins, folder: Path, policy: PluginPolicy, load_once) -> None:
+    for path in _plugin_files(folder):
+        reason = policy.reason(path.stem, None, builtin=False)
+        if reason is None:
+            load_once(path, "file")
+        else:
+            plugins.skipped.append(SkippedPlugin(path.stem, "file", str(path), reason))
+
+
+def load_project_plugins(plugins: Plugins, *, cwd: str | Path, settings: Any,
+                         discover: bool = True) -> None:
+    """Once the project is trusted: its ``.pi/extensions`` and the project settings'
+    ``extensions``, then the ``-e`` plugins again at the end, so the load order is what
+    :func:`load_plugins` gives a trusted project (the ``-e`` modules are not imported
+    again). The project settings' ``plugins.disabled`` / ``enabled`` leave out what
+    they name, as they would have at start."""
+    if not discover:
+        return
+    seen: set[Path] = getattr(plugins, "loaded_paths", set())
+    policy = PluginPolicy.from_settings(settings)
+    for info in plugins.infos:
+        reason = policy.reason(info.name, info.distribution, builtin=info.source == "builtin")
+        if reason is not None and info.source != "cli":
+            plugins.unregister(info.name)
+            plugins.skipped.append(SkippedPlugin(info.name, info.source, info.location, reason,
+                                                 info.distribution, info.version))
+    cli = [info for info in plugins.infos if info.source == "cli"]
+
+    def load_once(path: Path, source: str) -> None:
+        path = Path(path).expanduser().resolve()
+        if path not in seen:
+            seen.add(path)
+            load_file(plugins, path, source=source)
+
+    _load_folder(plugins, project_dir(cwd) / "extensions", policy, load_once)
+    project = getattr(settings, "project_dir", None)
+    for entry in (settings.project_data or {}).get("extensions", []) or []:
+        if isinstance(entry, str):
+            path = Path(entry).expanduser()
+            load_once(path if path.is_absolute() or project is None else Path(project) / path, "settings")
+    for info in cli:  # -e stays last in load order
+        plugins.unregister(info.name)
+        plugins.register(info.plugin, info.name, source=info.source, location=info.location,
+                         distribution=info.distribution, version=info.version)

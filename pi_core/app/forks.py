@@ -53,15 +53,21 @@ def clone(session: Session) -> Session:
 
 
 def fork_from(source: str | os.PathLike, target_cwd: str | os.PathLike,
-              sessions_dir: str | os.PathLike | None = None) -> Session:
+              sessions_dir: str | os.PathLike | None = None, session_id: str | None = None) -> Session:
     """A new session of ``target_cwd`` holding every entry of ``source``; written at
-    once, as pi does."""
+    once, as pi does. ``session_id`` names the new session (``--fork X --session-id ID``)."""
     source = Path(os.path.abspath(source))
     with Session.open(source, read_only=True) as original:
         if not original.on_disk:
             raise SessionError(f"cannot fork {source}: the file holds no session")
         entries = original.entries
-    forked = Session.create(target_cwd, sessions_dir, parent_session=str(source))
+    if session_id is None:
+        forked = Session.create(target_cwd, sessions_dir, parent_session=str(source))
+    else:
+        from pi_core.app.session_ids import new_session_with_id
+
+        forked = new_session_with_id(os.fspath(target_cwd), Path(sessions_dir) if sessions_dir else None,
+                                     session_id, parent_session=str(source))
     forked.take_entries(entries)
     return forked
 

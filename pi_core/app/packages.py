@@ -463,11 +463,12 @@ def run_remove(source: str, pip_args: list[str], *, local: bool = False, cwd: st
     return 0
 
 
-def plugin_files(cwd: str | Path) -> list[dict]:
-    """The plugin files settings.json lists (global, then the project's)."""
+def plugin_files(cwd: str | Path, approve: bool | None = None) -> list[dict]:
+    """The plugin files settings.json lists (global, then the project's: once the project
+    is trusted, or with ``approve``, ``pi list -a``)."""
     from pi_core.app.settings import Settings
 
-    settings = Settings.load(cwd, agent_dir())
+    settings = Settings.load(cwd, agent_dir(), project_trusted=approve)
     found = []
     for scope, data, base in (("global", settings.global_data, settings.global_dir),
                               ("project", settings.project_data, settings.project_dir)):
@@ -479,13 +480,13 @@ def plugin_files(cwd: str | Path) -> list[dict]:
     return found
 
 
-def run_list(*, cwd: str = ".", as_json: bool = False) -> int:
+def run_list(*, cwd: str = ".", as_json: bool = False, approve: bool | None = None) -> int:
     """``pi list``: installed plugin packages and plugin files from settings."""
     from pi_core.app.settings import Settings
 
     packages = plugin_packages()
-    files = plugin_files(cwd)
-    policy = PluginPolicy.from_settings(Settings.load(cwd, agent_dir()))
+    files = plugin_files(cwd, approve)
+    policy = PluginPolicy.from_settings(Settings.load(cwd, agent_dir(), project_trusted=approve))
     if as_json:
         rows = []
         for p in packages:
@@ -510,3 +511,88 @@ def run_list(*, cwd: str = ".", as_json: bool = False) -> int:
     for f in files:
         _say(f"  {f['path']}  ({f['scope']}{'' if f['exists'] else ', missing'})")
     return 0
+
+
+# ---------------------------------------------------------------- pi update
+
+
+def _update_requirement(name: str, origin: str, editable: bool) -> str | None:
+    """What pip upgrades a package from: its name on the index (also for one installed
+    from a wheel or archive file: a newer one is looked for), or the folder or VCS URL it
+    came from; ``None`` for an editable install (its source is the user's checkout)."""
+    if editable:
+        return None
+    if origin == "index" or origin.endswith((".whl", ".tar.gz", ".zip", ".tar.bz2")):
+        return name
+    return origin
+
+
+def _report_update(name: str, before: dict, after: dict) -> None:
+    old, new = before.get(normalise(name)), after.get(normalise(name))
+    if new is None:
+        _say(f"warning: {name} is no longer installed", err=True)
+    elif old is None or old.version == new.version:
+        _say(f"{new.name} {new.version} is up to date")
+    else:
+        plugins = f": plugins {', '.join(new.plugins)}" if new.plugins else ""
+        _say(f"Updated {new.name} {old.version} -> {new.version}{plugins}")
+
+
+def run_update(target: str | None, pip_args: list[str], *, self_update: bool = False,
+               extensions: bool = False, everything: bool = False, force: bool = False) -> int:
+    """``pi update`` (pi 1.6's command): pi-harness itself by default (``self``, ``pi``
+    and ``--self`` say the same), ``--extensions`` every installed plugin package, a
+    SOURCE one of them, ``--all`` both; ``--force`` reinstalls. Everything goes through
+    pip into the environment pi runs in; options after the target go to pip (a local
+    index: ``--no-index --find-links DIR``)."""
+    if target is not None and target.startswith("-"):
+        pip_args, target = [target, *pip_args], None
+    if target is not None and normalise(target) in ("self", "pi", OWN_DISTRIBUTION):
+        target, self_update = None, True
+    wants_self = everything or self_update or (target is None and not extensions)
+    try:
+        packages = plugin_packages() if (everything or extensions) else \
+            ([find_package(target)] if target is not None else [])
+    except PackageError as exc:
+        _say(f"error: {exc}", err=True)
+        return exc.code
+    requirements: list[tuple[str, str]] = []
+    code = 0
+    if wants_self:
+        own = installed().get(OWN_DISTRIBUTION)
+        if own is None:
+            _say("error: pi-harness is not installed as a package here; nothing to update", err=True)
+            code = 1
+        else:
+            origin, editable = _origin(own.dist)
+            requirement = _update_requirement(own.name, origin, editable)
+            if requirement is None:
+                _say(f"pi-harness {own.version} is an editable install ({origin}): update that "
+                     "checkout (git pull), pip does not replace it", err=True)
+                code = 0 if packages else 1
+            else:
+                requirements.append((own.name, requirement))
+    for package in packages:
+        requirement = _update_requirement(package.name, package.origin, package.editable)
+        if requirement is None:
+            _say(f"{package.name} {package.version} is an editable install ({package.origin}): "
+                 "its source is yours to update")
+        else:
+            requirements.append((package.name, requirement))
+    if not requirements:
+        if not packages and (everything or extensions) and not wants_self:
+            _say("No plugin packages installed.")
+        return code
+    _say(f"Updating {', '.join(name for name, _ in requirements)}...")
+    before = installed()
+    force_args = ["--force-reinstall", "--no-deps"] if force else []
+    proc = pip("install", "--upgrade", *force_args, *pip_args, *(r for _, r in requirements))
+    if proc.returncode != 0:
+        _say(f"error: {_pip_failed('update ' + ', '.join(n for n, _ in requirements), proc)}", err=True)
+        return 1
+    after = installed()
+    for name, _ in requirements:
+        _report_update(name, before, after)
+    if any(n != OWN_DISTRIBUTION for n, _ in requirements):
+        _say("The plugins load the next time pi starts.")
+    return code

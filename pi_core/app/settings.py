@@ -5,6 +5,10 @@ Keys are pi's (``defaultModel``, ``compaction.reserveTokens``…). Unknown keys 
 A file that is not valid JSON is reported in ``problems`` and ignored, never fatal.
 Resource lists (``skills``, ``prompts``, ``extensions``) resolve relative to the folder
 of the file that names them.
+
+The project's file is read only for a trusted project (:mod:`pi_core.app.project_trust`);
+untrusted, only its ``sessionDir`` is kept, as pi reads it before deciding.
+:attr:`Settings.project_trusted` carries the decision to the resource loaders.
 """
 
 from __future__ import annotations
@@ -45,25 +49,40 @@ class Settings:
         global_dir: Path | None = None,
         project_dir: Path | None = None,
         problems: list[str] | None = None,
+        project_trusted: bool = True,
     ) -> None:
         self.global_data = global_data or {}
         self.project_data = project_data or {}
         self.global_dir = global_dir
         self.project_dir = project_dir
         self.problems = problems or []
+        #: Whether the project's protected resources may load (see project_trust).
+        self.project_trusted = project_trusted
         self.data = _merge(_merge(DEFAULTS, self.global_data), self.project_data)
 
     @classmethod
-    def load(cls, cwd: str | Path = ".", agent_dir: str | Path | None = None) -> "Settings":
+    def load(cls, cwd: str | Path = ".", agent_dir: str | Path | None = None,
+             project_trusted: bool | None = None) -> "Settings":
+        """Both files; ``project_trusted`` ``None``: decided without asking (the saved
+        decision, else ``defaultProjectTrust``; :func:`project_trust.quiet_decision`)."""
         home = Path(agent_dir) if agent_dir is not None else default_agent_dir()
         project = project_dir(cwd)
         problems: list[str] = []
+        global_data = _read(home / "settings.json", problems)
+        if project_trusted is None:
+            from pi_core.app.project_trust import quiet_decision
+
+            project_trusted = quiet_decision(cwd, home, global_data).trusted
+        project_data = _read(project / "settings.json", problems if project_trusted else [])
+        if not project_trusted:
+            project_data = {k: project_data[k] for k in ("sessionDir",) if k in project_data}
         return cls(
-            _read(home / "settings.json", problems),
-            _read(project / "settings.json", problems),
+            global_data,
+            project_data,
             global_dir=home,
             project_dir=project,
             problems=problems,
+            project_trusted=project_trusted,
         )
 
     def get(self, key: str, default: Any = None) -> Any:

@@ -21,6 +21,35 @@ class UsageError(Exception):
     """A problem with what the user asked for; printed without a traceback."""
 
 
+class FlagError(UsageError):
+    """Flags pi 1.6 refuses before it does anything: said in pi's words (``Error: ...``)
+    with pi's exit code, 1."""
+
+
+def check_flags(args: "RunArgs") -> None:
+    """What pi 1.6 refuses in its flags (docs/cli.md), in its words: the ``--tools``
+    lists, the session id, the flags ``--fork`` and ``--session-id`` cannot be given with."""
+    from pi_core.app.tool_selection import ToolFlagError, parse_tools
+
+    try:
+        parse_tools(args.tools)
+    except ToolFlagError as exc:
+        raise FlagError(str(exc)) from None
+    if args.session_id is not None:
+        from pi_core.app.session_ids import valid_session_id
+
+        if not valid_session_id(args.session_id):
+            raise FlagError("Session id must be non-empty, contain only alphanumeric characters, '-', "
+                            "'_', and '.', and start and end with an alphanumeric character")
+    others = (("--session", args.session), ("--continue", args.continue_session), ("--resume", args.resume))
+    for flag, given in (*others, ("--no-session", args.no_session)):
+        if args.fork and given:
+            raise FlagError(f"--fork cannot be combined with {flag}")
+    for flag, given in others:
+        if args.session_id is not None and given:
+            raise FlagError(f"--session-id cannot be combined with {flag}")
+
+
 @define
 class RunArgs:
     """The flags of ``pi`` (pi's names, Python's spelling)."""
@@ -46,6 +75,12 @@ class RunArgs:
     #: ``-nbt``: the built-in tools start off; plugin tools stay on.
     no_builtin_tools: bool = False
     tools: str | None = None
+    #: ``-xt``: tool names or patterns turned off after every other tool flag.
+    exclude_tools: str | None = None
+    #: ``--session-id``: this project's session with that id, created when there is none.
+    session_id: str | None = None
+    #: ``-n/--name``: the session's display name.
+    name: str | None = None
     thinking: str | None = None
     extensions: list[str] = field(factory=list)
     no_extensions: bool = False
@@ -62,6 +97,8 @@ class RunArgs:
     list_models: str | None = None
     verbose: bool = False
     offline: bool = False
+    #: ``-a/--approve`` (True) or ``-na/--no-approve`` (False): project trust for this run.
+    approve: bool | None = None
     #: Spend limits (text as given; :mod:`pi_core.app.budget` reads them).
     max_cost: str | None = None
     max_tokens: str | None = None
@@ -159,14 +196,25 @@ def open_session(args: RunArgs, cwd: str, directory: Path | None):
     from pi_core.app.listing import continue_recent, find_session
     from pi_core.session.locations import session_dir_for
 
+    from pi_core.app import session_ids
+
     if args.no_session:
+        if args.session_id is not None:
+            return session_ids.new_session_with_id(cwd, None, args.session_id, in_memory=True), "startup"
         return Session.in_memory(cwd), "startup"
     folder = directory or session_dir_for(cwd)
     if args.fork:
         found = find_session(args.fork, cwd, folder)
         if found is None:
             raise UsageError(f"--fork {args.fork}: no such session")
-        return fork_from(found.path, cwd, folder), "fork"
+        return fork_from(found.path, cwd, folder, session_id=args.session_id), "fork"
+    if args.session_id is not None:  # exactly that project-local session (pi 1.6)
+        path = session_ids.find_project_session(args.session_id, Path(folder))
+        if path is not None:
+            return Session.open(path, folder, cwd=cwd), "resume"
+        print(f"Warning: No project session found with id '{args.session_id}'; creating a new "
+              "session with that id.", file=sys.stderr)
+        return session_ids.new_session_with_id(cwd, Path(folder), args.session_id), "startup"
     if args.session:
         found = find_session(args.session, cwd, folder)
         if found is None:
@@ -260,7 +308,43 @@ def probed_endpoints(plugins, settings) -> list[str]:
     return found
 
 
-async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None) -> App:
+async def _trusted_plugins(args: RunArgs, cwd: str, home: Path, extension_paths: list[str],
+                           trust_ui: Any):
+    """(settings, plugins, trust decision): the project's protected resources are in
+    them only once the project is trusted (:mod:`pi_core.app.project_trust`). Where a
+    plugin may decide, the plugins that are not the project's load first, are asked
+    (``project_trust``), and the project's follow when it is trusted."""
+    from pi_core.app import project_trust
+    from pi_core.app.discovery import load_plugins, load_project_plugins
+    from pi_core.app.settings import Settings
+
+    untrusted = Settings.load(cwd, home, project_trusted=False)
+    discover = not args.no_extensions
+    if args.approve is not None or not project_trust.protected_resources(cwd):
+        trust = await project_trust.decide(cwd, home, override=args.approve,
+                                           global_settings=untrusted.global_data)
+        settings = Settings.load(cwd, home, project_trusted=trust.trusted)
+        return settings, load_plugins(cwd=cwd, agent_dir=home, extension_paths=extension_paths,
+                                      discover=discover, settings=settings), trust
+    plugins = load_plugins(cwd=cwd, agent_dir=home, extension_paths=extension_paths,
+                           discover=discover, settings=untrusted)
+    from pi_core.context import PluginContext
+
+    ctx = PluginContext(cwd=cwd, plugins=plugins, settings=untrusted, agent_dir=home, ui=trust_ui)
+    ctx.mode = "interactive" if trust_ui is not None else args.mode
+    trust = await project_trust.decide(cwd, home, plugins=plugins, ctx=ctx, ui=trust_ui,
+                                       global_settings=untrusted.global_data)
+    if not trust.trusted:
+        return untrusted, plugins, trust
+    settings = Settings.load(cwd, home, project_trusted=True)
+    load_project_plugins(plugins, cwd=cwd, settings=settings, discover=discover)
+    return settings, plugins, trust
+
+
+async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None,
+                    trust_ui: Any = None) -> App:
+    """The app for ``args``; ``trust_ui`` (the chat's terminal) may ask whether to trust
+    the project, where no decision was made or saved."""
     from pi_core.app.discovery import load_plugins
     from pi_core.app.agent_session import AgentSession
     from pi_core.paths import agent_dir
@@ -269,15 +353,18 @@ async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None) ->
 
     cwd = cwd or os.getcwd()
     home = agent_dir()
-    settings = Settings.load(cwd, home)
+    extension_paths = list(args.extensions)  # settings `extensions` load with discovery
+    settings, plugins, trust = await _trusted_plugins(args, cwd, home, extension_paths, trust_ui)
     from pi_core.app.keys import tool_environment
 
     settings.problems.extend(tool_environment(settings)[2])
-    for problem in settings.problems:
+    for problem in settings.problems + trust.problems:
         print(f"warning: {problem}", file=sys.stderr)
-    extension_paths = list(args.extensions)  # settings `extensions` load with discovery
-    plugins = load_plugins(cwd=cwd, agent_dir=home, extension_paths=extension_paths,
-                           discover=not args.no_extensions, settings=settings)
+    from pi_core.app.project_trust import notice
+
+    said = notice(trust, cwd, chat=trust_ui is not None)
+    if said:
+        print(said, file=sys.stderr)
     registry = await ModelRegistry.from_plugins(plugins, agent_dir=home)
     for problem in registry.errors:
         print(f"warning: {problem}", file=sys.stderr)
@@ -306,6 +393,8 @@ async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None) ->
         session, reason = open_session(args, cwd, sessions_dir(args, settings))
     except SessionError as exc:  # locked by another pi, not a session file…
         raise UsageError(str(exc)) from exc
+    if args.name is not None and args.name.strip():  # -n/--name, first as in pi
+        session.append_session_info(args.name)
     options = ResourceOptions(
         system_prompt=args.system_prompt,  # the system-prompt plugin reads files it names
         append_system_prompt=list(args.append_system_prompt),
@@ -333,7 +422,7 @@ async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None) ->
     )
     harness.plugin_loader = lambda: load_plugins(
         cwd=cwd, agent_dir=home, extension_paths=extension_paths, discover=not args.no_extensions,
-        settings=Settings.load(cwd, home))
+        settings=Settings.load(cwd, home, project_trusted=trust.trusted))
     harness.ctx.flags = await plugin_flags(args, plugins, harness.ctx)
     await harness.start(reason=reason)
     _apply_tool_flags(args, harness)
@@ -422,18 +511,24 @@ def scoped_models(patterns, registry) -> list:
 
 
 def _apply_tool_flags(args: RunArgs, harness) -> None:
+    """``--tools``, ``--exclude-tools``, ``--no-tools``, ``--no-builtin-tools``
+    (:mod:`pi_core.app.tool_selection`)."""
+    from pi_core.app.tool_selection import parse_tools, select, unknown_names
+
+    if args.tools is None and args.exclude_tools is None and not (args.no_tools or args.no_builtin_tools):
+        return
     agent = harness.agent
     tools = agent.tools or []
-    if args.tools is not None:
-        wanted = [n.strip() for n in args.tools.split(",") if n.strip()]
-        unknown = sorted(set(wanted) - {t.name for t in tools})
-        if unknown:
-            print(f"warning: --tools names unknown tools: {', '.join(unknown)}", file=sys.stderr)
-        agent.set_active_tools(wanted)
-    elif args.no_tools:
-        agent.set_active_tools([])
-    elif args.no_builtin_tools:
-        agent.set_active_tools([t.name for t in tools if t.default_active and not _is_builtin(t)])
+    names = [t.name for t in tools]
+    selection = parse_tools(args.tools)
+    unknown = unknown_names(selection, names)
+    if unknown:
+        print(f"warning: --tools names unknown tools: {', '.join(unknown)}", file=sys.stderr)
+    default = [t.name for t in tools if t.default_active]
+    agent.set_active_tools(select(
+        names, default, tools=selection, exclude=args.exclude_tools,
+        no_tools=args.no_tools and selection is None, builtin={t.name for t in tools if _is_builtin(t)},
+        no_builtin_tools=args.no_builtin_tools))
 
 
 def _is_builtin(tool) -> bool:

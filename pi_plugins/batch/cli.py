@@ -54,7 +54,7 @@ async def run_batch_command(tasks_file: str, out: str, *, concurrency: int, mode
                             session_dir: str | None, extensions: list[str],
                             no_extensions: bool, stdout: TextIO | None = None,
                             stderr: TextIO | None = None, budget: dict | None = None,
-                            max_total_cost: str | None = None) -> int:
+                            max_total_cost: str | None = None, approve: bool | None = None) -> int:
     stdout, stderr = stdout or sys.stdout, stderr or sys.stderr
     try:
         tasks = read_tasks(tasks_file)
@@ -80,7 +80,7 @@ async def run_batch_command(tasks_file: str, out: str, *, concurrency: int, mode
         await run_batch(tasks, out=out, concurrency=concurrency, executor=executor,
                         ray_address=ray_address, sessions_dir=session_dir,
                         discover=not no_extensions, extension_paths=extensions, on_event=on_event,
-                        budget=budget, max_total_cost=max_total_cost)
+                        budget=budget, max_total_cost=max_total_cost, approve=approve)
     except (BatchError, ImportError) as exc:
         if bar is not None:
             bar.close()
@@ -122,8 +122,10 @@ async def run_batch_command(tasks_file: str, out: str, *, concurrency: int, mode
               help="The whole batch's limit: once reached no task starts, running ones stop; the rest are marked budget.")
 @click.option("-e", "--extension", "extensions", multiple=True, help="Load a plugin file or package directory (repeatable).")
 @click.option("-ne", "--no-extensions", is_flag=True, help="Skip plugin discovery (explicit -e still loads).")
+@click.option("-a/-na", "--approve/--no-approve", "approve", default=None,
+              help="Trust (or ignore) the task folders' .pi resources and extensions for this batch.")
 def batch_command(tasks_file, out, concurrency, mode, model, executor, ray_address, session_dir,
-                  max_cost, max_tokens, max_turns, max_total_cost, extensions, no_extensions) -> None:
+                  max_cost, max_tokens, max_turns, max_total_cost, extensions, no_extensions, approve) -> None:
     """Run a batch of agents: one per line of TASKS.jsonl, {"id", "prompt", "cwd"?,
     "model"?, "tools"?, "system_prompt"?}. Each result line is {"id", "session", "text",
     "stop_reason", "usage", "host", "error"?}. Exits 0 when every task succeeded, 3 when
@@ -132,7 +134,7 @@ def batch_command(tasks_file, out, concurrency, mode, model, executor, ray_addre
         sys.exit(asyncio.run(run_batch_command(
             tasks_file, out, concurrency=concurrency, mode=mode, model=model, executor=executor,
             ray_address=ray_address, session_dir=session_dir, extensions=list(extensions),
-            no_extensions=no_extensions, max_total_cost=max_total_cost,
+            no_extensions=no_extensions, max_total_cost=max_total_cost, approve=approve,
             budget={"cost": max_cost, "tokens": max_tokens, "turns": max_turns})))
     except KeyboardInterrupt:  # the running agents were aborted; finished results are kept
         click.echo(f"\ninterrupted: the results of finished tasks are in {out}; "

@@ -135,7 +135,7 @@ class BatchWorker:
                     self.env = await BatchEnvironment.load(
                         cwd=self.options["cwd"], discover=self.options["discover"],
                         extension_paths=self.options["extension_paths"],
-                        sessions_dir=self.options["sessions_dir"])
+                        sessions_dir=self.options["sessions_dir"], approve=self.options.get("approve"))
                     self.env.host = node_host(_ray())
         with joined(trace):
             result = await run_task(self.env, BatchTask.from_json(task), cwd=self.options["cwd"],
@@ -148,7 +148,8 @@ class BatchWorker:
 async def run_on_ray(tasks: list[BatchTask], *, concurrency: int, address: str | None,
                      on_result: Callable[[dict], Any], on_event: Callable[[dict], Any] | None,
                      cwd: str, discover: bool = True, extension_paths: list[str] | None = None,
-                     sessions_dir: str | None = None, budget: BatchBudget | None = None) -> None:
+                     sessions_dir: str | None = None, budget: BatchBudget | None = None,
+                     approve: bool | None = None) -> None:
     from pi_plugins.telemetry import trace_carrier, work_span
 
     ray = _ray(local=not address)
@@ -165,7 +166,7 @@ async def run_on_ray(tasks: list[BatchTask], *, concurrency: int, address: str |
         share = math.ceil(concurrency / count)
         actor = ray.remote(BatchWorker).options(num_cpus=1, max_concurrency=share)
         options = {"cwd": cwd, "discover": discover, "extension_paths": list(extension_paths or []),
-                   "sessions_dir": sessions_dir}
+                   "sessions_dir": sessions_dir, "approve": approve}
         ledger = None
         if budget is not None:
             total = budget.total.max_cost if budget.total is not None else None

@@ -25,6 +25,7 @@ agent; the agents share the providers' pooled HTTP client of the event loop.
 from __future__ import annotations
 
 import asyncio
+import sys
 import json
 import os
 import socket
@@ -231,6 +232,22 @@ def results_cost(path: str | os.PathLike) -> float:
 # ---------------------------------------------------------------- running tasks
 
 
+_said_untrusted: set = set()
+
+
+def _say_untrusted(cwd: str, agent_dir: Path, approve: bool | None) -> None:
+    """The one line for a task folder whose protected resources a batch skips for want
+    of a decision (once per folder and process)."""
+    from pi_core.app.project_trust import notice, quiet_decision
+
+    if approve is not None or cwd in _said_untrusted:
+        return
+    _said_untrusted.add(cwd)
+    said = notice(quiet_decision(cwd, agent_dir), cwd)
+    if said:
+        print(f"{cwd}: {said}", file=sys.stderr)
+
+
 @define
 class BatchEnvironment:
     """What every agent of one process shares: plugins, model registry, settings by cwd."""
@@ -240,6 +257,9 @@ class BatchEnvironment:
     agent_dir: Path
     sessions_dir: Path | None = None
     host: str = field(factory=socket.gethostname)
+    #: ``pi batch -a`` (True) / ``-na`` (False): project trust for every task's folder;
+    #: ``None``: each folder's saved decision or ``defaultProjectTrust`` (a batch cannot ask).
+    approve: bool | None = None
     _settings: dict = field(factory=dict)
     _models: dict = field(factory=dict)
     #: One probe for local servers at a time: concurrent tasks wait for its models.
@@ -249,7 +269,8 @@ class BatchEnvironment:
     @classmethod
     async def load(cls, *, cwd: str | None = None, agent_dir: str | os.PathLike | None = None,
                    sessions_dir: str | os.PathLike | None = None, discover: bool = True,
-                   extension_paths: Iterable[str] = (), plugins: Any = None) -> "BatchEnvironment":
+                   extension_paths: Iterable[str] = (), plugins: Any = None,
+                   approve: bool | None = None) -> "BatchEnvironment":
         from pi_core.app.discovery import load_plugins
         from pi_core.paths import agent_dir as default_agent_dir
         from pi_core.app.registry import ModelRegistry
@@ -258,10 +279,12 @@ class BatchEnvironment:
         cwd = cwd or os.getcwd()
         home = Path(agent_dir) if agent_dir is not None else default_agent_dir()
         if plugins is None:
+            settings = Settings.load(cwd, home, project_trusted=approve)
+            _say_untrusted(cwd, home, approve)
             plugins = load_plugins(cwd=cwd, agent_dir=home, extension_paths=list(extension_paths),
-                                   discover=discover, settings=Settings.load(cwd, home))
+                                   discover=discover, settings=settings)
         registry = await ModelRegistry.from_plugins(plugins, agent_dir=home)
-        return cls(plugins=plugins, registry=registry, agent_dir=home,
+        return cls(plugins=plugins, registry=registry, agent_dir=home, approve=approve,
                    sessions_dir=Path(sessions_dir) if sessions_dir is not None else None)
 
     def settings_for(self, cwd: str):
@@ -269,7 +292,8 @@ class BatchEnvironment:
 
         found = self._settings.get(cwd)
         if found is None:
-            found = self._settings[cwd] = Settings.load(cwd, self.agent_dir)
+            found = self._settings[cwd] = Settings.load(cwd, self.agent_dir, project_trusted=self.approve)
+            _say_untrusted(cwd, self.agent_dir, self.approve)
         return found
 
     async def model_for(self, pattern: str | None, settings) -> tuple[Any, str | None]:
@@ -434,6 +458,7 @@ async def run_batch(
     on_event: Listener | None = None,
     budget: dict | None = None,
     max_total_cost: Any = None,
+    approve: bool | None = None,
 ) -> list[dict]:
     """Run ``tasks`` (dicts or :class:`BatchTask`), ``concurrency`` at a time, and return
     the results of those that ran, in the order they ended. With ``out``, each result is
@@ -474,11 +499,11 @@ async def run_batch(
                              on_event=on_event, cwd=cwd or os.getcwd(), discover=discover,
                              extension_paths=list(extension_paths),
                              sessions_dir=str(sessions_dir) if sessions_dir is not None else None,
-                             budget=spend)
+                             budget=spend, approve=approve)
         else:
             env = await BatchEnvironment.load(cwd=cwd, agent_dir=agent_dir, sessions_dir=sessions_dir,
                                               discover=discover, extension_paths=extension_paths,
-                                              plugins=plugins)
+                                              plugins=plugins, approve=approve)
             await run_local(todo, env, concurrency=concurrency, on_result=on_result,
                             on_event=on_event, cwd=cwd, budget=spend)
     finally:

@@ -508,6 +508,12 @@ async def _settings(tui: "InteractiveApp", args: str) -> None:
     await settings_dialog(tui, args)
 
 
+async def trust(tui: "InteractiveApp", args: str) -> None:
+    from pi_plugins.trust import trust_command
+
+    await trust_command(args, tui.harness.ctx)
+
+
 async def quit_(tui: "InteractiveApp", args: str) -> None:
     tui.exit()
 
@@ -532,6 +538,7 @@ BUILTINS = [
     ("settings", "Change settings (saved to settings.json at once)", _settings),
     ("hotkeys", "Keyboard shortcuts", hotkeys),
     ("reload", "Reload plugins, skills, prompt templates and context files", reload_),
+    ("trust", "Save a project trust decision for future pi processes", trust),
     ("quit", "Quit", quit_),
 ]
 COMMANDS = {name: command for name, _, command in BUILTINS}

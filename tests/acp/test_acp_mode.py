@@ -11,6 +11,7 @@ import pytest
 from acp import text_block
 
 from support.acp_client import AcpClient
+from support.cli import trust_project
 from support.llm_server import Reply
 from support.real_clients import PiHome
 
@@ -45,6 +46,7 @@ def home_for(tmp_path, server, **kwargs) -> PiHome:
     skill.mkdir(parents=True)
     (skill / "SKILL.md").write_text("---\nname: tidy\ndescription: Tidy the workspace\n---\nTidy up.\n")
     (home.cwd / "asking.py").write_text(ASKING_PLUGIN)
+    trust_project(home.agent_dir, home.cwd)  # the editor's user trusted this project
     return home
 
 

@@ -87,6 +87,7 @@ def test_a_resumed_session_starts_from_what_it_has_spent(run_pi, server):
 def test_the_settings_budget_applies_and_a_flag_overrides_it(run_pi, pi, server):
     (pi.cwd / ".pi").mkdir()
     (pi.cwd / ".pi" / "settings.json").write_text(json.dumps({"budget": {"maxTurns": 1}}))
+    pi.trust_project()  # a project's settings apply once it is trusted
     server.push(*_tool_turns(3))
     assert run_pi("-p", "look")[0] == 3 and len(server.requests) == 1
     server.requests.clear()
@@ -125,6 +126,7 @@ def test_a_bad_limit_is_a_clear_error(run_pi, server, flag, value, said):
 def test_a_bad_limit_in_settings_is_a_clear_error(run_pi, pi, server):
     (pi.cwd / ".pi").mkdir()
     (pi.cwd / ".pi" / "settings.json").write_text(json.dumps({"budget": {"maxCostUsd": "ten"}}))
+    pi.trust_project()
     code, _, err = run_pi("-p", "hi")
     assert code == 2 and "settings budget.maxCostUsd: not a number" in err and not server.requests
 

@@ -119,6 +119,7 @@ def test_context_files_skills_and_templates_reach_the_model_through_pi(pi, serve
     template = pi.cwd / ".pi" / "prompts" / "fix.md"
     template.parent.mkdir(parents=True)
     template.write_text("---\ndescription: Fix an issue\n---\nFix issue #$1 in $2.\n")
+    pi.trust_project()  # the project's templates load once it is trusted
     server.push(Reply(text="fixing"), Reply(text="releasing"))
     assert pi.run("-p", "/fix 42 parser.py").returncode == 0
     assert pi.run("-c", "-p", "/skill:release v1.2").returncode == 0

@@ -167,12 +167,22 @@ def test_load_order_is_builtins_then_user_then_project_then_command_line(tmp_pat
     write_plugin(agent_dir / "extensions" / "a_user.py", "@hookimpl\ndef turn_start(): pass\n")
     write_plugin(project / ".pi" / "extensions" / "proj.py", "@hookimpl\ndef turn_start(): pass\n")
     cli = write_plugin(tmp_path / "cli_plugin.py", "@hookimpl\ndef turn_start(): pass\n")
-    plugins = load_plugins(cwd=project, agent_dir=agent_dir, extension_paths=[cli])
+    from pi_core.app.discovery import load_project_plugins
+    from pi_core.app.settings import Settings
+
+    trusted = Settings.load(project, agent_dir, project_trusted=True)
+    plugins = load_plugins(cwd=project, agent_dir=agent_dir, extension_paths=[cli], settings=trusted)
     names = [(i.name, i.source) for i in plugins.infos]
     builtins = [n for n, s in names if s == "builtin"]
     assert builtins and names[: len(builtins)] == [(n, "builtin") for n in builtins]
     assert [n for n, s in names if s in ("file", "cli")] == ["a_user", "b_user", "proj", "cli_plugin"]
     assert names[-1] == ("cli_plugin", "cli")
+    # untrusted, the project's plugin is left out; trusted later, the order is the same
+    untrusted = Settings.load(project, agent_dir, project_trusted=False)
+    later = load_plugins(cwd=project, agent_dir=agent_dir, extension_paths=[cli], settings=untrusted)
+    assert "proj" not in [i.name for i in later.infos]
+    load_project_plugins(later, cwd=project, settings=trusted)
+    assert [(i.name, i.source) for i in later.infos] == names
 
 
 def test_no_extensions_skips_discovered_plugins_but_explicit_paths_still_load(tmp_path):

@@ -136,7 +136,7 @@ def _help(*subcommand: str) -> str:
 
 
 def test_the_options_of_every_pi_command_in_the_docs_exist():
-    subcommands = {"install", "remove", "uninstall", "list", "plugins", "batch", "serve", "connect"}
+    subcommands = {"install", "remove", "uninstall", "list", "plugins", "batch", "serve", "connect", "update"}
     helps: dict[str, str] = {}
     checked = 0
     for page in PAGES:
@@ -146,8 +146,8 @@ def test_the_options_of_every_pi_command_in_the_docs_exist():
                 if not words or words[0] != "pi":
                     continue
                 sub = words[1] if len(words) > 1 and words[1] in subcommands else ""
-                if sub in ("install", "remove", "uninstall"):
-                    # pip's options follow SOURCE
+                if sub in ("install", "remove", "uninstall", "update"):
+                    # pip's options follow SOURCE (update: its target or first option)
                     words = words[:3] + [w for w in words[3:] if not w.startswith("-")]
                 text = helps.setdefault(sub, _help(sub) if sub else _help())
                 for word in words[1:]:

@@ -39,6 +39,10 @@ class PluginEnv:
         path = (self.cwd / ".pi" if project else self.agent_dir) / "settings.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(data))
+        if project:  # a project's settings apply once it is trusted
+            from support.cli import trust_project
+
+            trust_project(self.agent_dir, self.cwd)
         return path
 
     def plugins_json(self, *args: str) -> dict:

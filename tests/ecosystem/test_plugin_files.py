@@ -5,6 +5,8 @@ import json
 
 import pytest
 
+from support.cli import trust_project
+
 from pi_core.app.discovery import load_plugins
 from pi_core.app.packages import classify, plugin_files, run_install, run_list, run_remove
 
@@ -45,6 +47,7 @@ def test_local_install_records_a_path_relative_to_the_projects_pi_folder(where, 
     existing = {"defaultModel": "x/y", "extensions": ["other.py"]}
     (cwd / ".pi").mkdir()
     (cwd / ".pi" / "settings.json").write_text(json.dumps(existing))
+    trust_project(agent, cwd)  # the project's settings are read once it is trusted
     assert run_install("plugins/review", [], local=True, cwd=str(cwd)) == 0
     data = json.loads((cwd / ".pi" / "settings.json").read_text())
     assert data == {"defaultModel": "x/y", "extensions": ["other.py", "../plugins/review"]}
@@ -81,6 +84,11 @@ def test_pi_list_shows_plugin_files_with_their_scope(where, capsys):
     run_install("./a.py", [], cwd=str(cwd))
     (cwd / ".pi").mkdir()
     (cwd / ".pi" / "settings.json").write_text(json.dumps({"extensions": ["gone.py"]}))
+    assert run_list(cwd=str(cwd)) == 0  # not trusted yet: the project's file is not read
+    assert ".pi" not in capsys.readouterr().out
+    assert run_list(cwd=str(cwd), approve=True) == 0
+    assert f"  {cwd / '.pi' / 'gone.py'}  (project, missing)\n" in capsys.readouterr().out
+    trust_project(agent, cwd)
     capsys.readouterr()
     assert run_list(cwd=str(cwd)) == 0
     out = capsys.readouterr().out

@@ -6,6 +6,8 @@ import sys
 
 import pytest
 
+from support.cli import trust_project
+
 from pi_core.app.discovery import PluginPolicy, load_plugins
 from pi_core.app.settings import Settings
 
@@ -28,6 +30,7 @@ def home(tmp_path, settings=None, project_settings=None):
         write(agent / "settings.json", json.dumps(settings))
     if project_settings is not None:
         write(cwd / ".pi" / "settings.json", json.dumps(project_settings))
+        trust_project(agent, cwd)  # a project's settings apply once it is trusted
     return agent, cwd
 
 
@@ -51,6 +54,7 @@ def test_a_disabled_plugin_file_is_never_imported(tmp_path):
     agent, cwd = home(tmp_path, {"plugins": {"disabled": ["explodes"]}})
     write(agent / "extensions" / "explodes.py", EXPLODES)
     write(cwd / ".pi" / "extensions" / "fine.py", TURN_END)
+    trust_project(agent, cwd)
     plugins = loaded(tmp_path)
     assert not plugins.errors
     assert "fine" in [i.name for i in plugins.infos]

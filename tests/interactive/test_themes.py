@@ -29,7 +29,12 @@ def test_theme_files_are_found_in_the_agent_dir_the_project_and_on_the_command_l
     write_theme(project / ".pi" / "themes", "ours")
     extra = write_theme(tmp_path / "extra", "given")
     (agent / "themes" / "broken.json").write_text("{not json")
-    themes, problems = load_themes(cwd=project, agent_dir=agent, cli_paths=[str(extra)])
+    from pi_core.app.settings import Settings
+
+    untrusted, _ = load_themes(cwd=project, agent_dir=agent, cli_paths=[str(extra)])
+    assert "ours" not in untrusted and "mine" in untrusted  # the project's need trust
+    trusted = Settings.load(project, agent, project_trusted=True)
+    themes, problems = load_themes(cwd=project, agent_dir=agent, cli_paths=[str(extra)], settings=trusted)
     assert {"dark", "light", "mine", "ours", "given"} <= set(themes)
     assert themes["given"].from_cli and not themes["mine"].from_cli
     assert any("broken.json" in p and "skipped" in p for p in problems)
@@ -81,7 +86,7 @@ def test_the_chosen_theme_paints_the_chat(tmp_path):
 def test_the_interactive_mode_uses_the_theme_the_settings_name(pi_tui, server):
     server.push(Reply(text="Themed answer."))
     colors = {**COLORS, "userMessageBg": 52}  # a 256-colour number: tmux shows 256 colours
-    term = pi_tui(settings={"theme": "mine"},
+    term = pi_tui("--approve", settings={"theme": "mine"},  # the project's theme needs trust
                   files={".pi/themes/mine.json": json.dumps({"name": "mine", "vars": {"brand": "#00aaff"}, "colors": colors})})
     term.submit("hello theme")
     term.wait_for("Themed answer.")
@@ -92,7 +97,7 @@ def test_the_interactive_mode_uses_the_theme_the_settings_name(pi_tui, server):
 def test_no_themes_leaves_the_project_theme_out(pi_tui, server):
     server.push(Reply(text="Plain answer."))
     colors = {**COLORS, "userMessageBg": 52}  # a 256-colour number: tmux shows 256 colours
-    term = pi_tui("--no-themes", settings={"theme": "mine"},
+    term = pi_tui("--no-themes", "--approve", settings={"theme": "mine"},
                   files={".pi/themes/mine.json": json.dumps({"name": "mine", "vars": {"brand": "#00aaff"}, "colors": colors})})
     term.submit("hello theme")
     screen = term.wait_for("Plain answer.")

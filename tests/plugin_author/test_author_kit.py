@@ -230,7 +230,9 @@ def test_pi_plugins_reports_each_mistake_by_plugin_and_hook_and_who_won_an_overr
     folder.mkdir(parents=True)
     (folder / "__init__.py").write_text(
         "from pi_core import hookimpl\n\n@hookimpl\ndef turn_start(event):\n    pass\n")
-    out = kit.pi("plugins", "--json", model=False)
+    untrusted = kit.pi("plugins", "--json", model=False)
+    assert "mypkg" not in untrusted.stdout and "--approve" in untrusted.stderr
+    out = kit.pi("plugins", "--json", "--approve", model=False)
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
     by_name = {p["name"]: p for p in report["plugins"]}

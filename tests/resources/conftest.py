@@ -41,9 +41,10 @@ def project(tmp_path):
 def make_ctx(home, agent_dir, project):
     """``make_ctx(options=..., tools=..., plugins=...)``: a ctx for ``project`` whose
     registry holds the given plugin modules (the resource plugins by default) and, when
-    ``tools`` is given, an agent offering them."""
+    ``tools`` is given, an agent offering them. The project is trusted (as after
+    ``--approve``) unless ``trusted=False``: its ``.pi`` resources load."""
 
-    def make(*, options=None, tools=None, plugins=RESOURCE_PLUGINS, cwd=None, extra=()):
+    def make(*, options=None, tools=None, plugins=RESOURCE_PLUGINS, cwd=None, extra=(), trusted=True):
         registry = Plugins()
         for plugin in plugins:
             registry.register(plugin)
@@ -52,7 +53,7 @@ def make_ctx(home, agent_dir, project):
         cwd = str(cwd or project)
         ctx = PluginContext(
             cwd=cwd, plugins=registry, ui=RecordingUI(has_ui=False), agent_dir=agent_dir,
-            settings=Settings.load(cwd, agent_dir), options=options or ResourceOptions(),
+            settings=Settings.load(cwd, agent_dir, project_trusted=trusted), options=options or ResourceOptions(),
         )
         if tools is not None:
             Agent(model=scripted_model(), plugins=registry, tools=list(tools), ctx=ctx)

@@ -81,3 +81,15 @@ def test_a_new_cwd_finds_its_own_context_files(make_ctx, tmp_path, project):
     ctx.cwd = str(other)
     prompt = system_prompt_of(ctx)
     assert "other rules" in prompt and "app rules" not in prompt
+
+
+def test_agents_override_md_replaces_the_files_of_its_own_directory_only(make_ctx, tmp_path, agent_dir, project):
+    write(agent_dir / "AGENTS.md", "global rules")
+    write(tmp_path / "root" / "repo" / "AGENTS.md", "repo rules")
+    write(project / "AGENTS.md", "plain app rules")
+    write(project / "CLAUDE.md", "claude app rules")
+    write(project / "AGENTS.override.md", "override app rules")
+    assert files_of(make_ctx(), tmp_path) == ["agent/AGENTS.md", "root/repo/AGENTS.md",
+                                              "root/repo/app/AGENTS.override.md"]
+    prompt = system_prompt_of(make_ctx())
+    assert "override app rules" in prompt and "plain app rules" not in prompt and "claude" not in prompt

@@ -26,6 +26,9 @@ async def submit(agent, text, base_system_prompt=""):
     return await agent.prompt(start.prompt, start.images)
 
 
+from support.cli import trust_project
+
+
 def make_agent(script, cwd, agent_dir, options=None):
     agent, provider, _ = build_agent(script, *RESOURCE_PLUGINS, tools=[tool("read", "Read a file.")], cwd=str(cwd))
     agent.ctx.agent_dir = agent_dir
@@ -55,6 +58,7 @@ def test_the_provider_gets_the_context_file_and_the_skill_list(home, agent_dir, 
 def test_the_model_receives_expanded_skills_and_templates_as_the_user_message(home, agent_dir, project):
     skill = write_skill(agent_dir / "skills" / "release", body="Tag, build, publish.")
     write(project / ".pi" / "prompts" / "fix.md", "---\ndescription: Fix an issue\n---\nFix issue #$1 in $2.")
+    trust_project(agent_dir, project)  # the project's own templates need it trusted
     agent, provider = make_agent([Reply(text="one"), Reply(text="two")], project, agent_dir)
     run(submit(agent, "/skill:release v1.2"))
     run(submit(agent, "/fix 42 parser.py"))

@@ -115,3 +115,9 @@ def test_a_missing_template_path_is_reported(make_ctx, tmp_path):
     ctx = make_ctx(options=ResourceOptions(prompt_template_paths=[tmp_path / "gone.md"]))
     assert names(ctx) == []
     assert ctx.ui.warnings() == [f"prompt templates: {tmp_path / 'gone.md'}: prompt template path does not exist"]
+
+
+def test_an_untrusted_project_keeps_its_templates_to_itself(make_ctx, agent_dir, project):
+    write(project / ".pi" / "prompts" / "review.md", "Project review.")
+    write(agent_dir / "prompts" / "global.md", "Global only.")
+    assert names(make_ctx(trusted=False)) == ["global"]

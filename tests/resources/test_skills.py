@@ -252,3 +252,13 @@ def test_plugins_add_skill_and_prompt_paths_through_resources_discover(make_ctx,
 
     resources.reload(ctx)
     assert names(ctx) == ["from-plugin"] and asked == ["startup", "reload"]
+
+
+def test_an_untrusted_project_keeps_its_skills_to_itself(make_ctx, agent_dir, project, tmp_path):
+    write_skill(project / ".pi" / "skills" / "from-pi-project")
+    write_skill(project / ".agents" / "skills" / "from-agents-cwd")
+    write_skill(tmp_path / "shared" / "from-project-settings")
+    write(project / ".pi" / "settings.json", json.dumps({"skills": [str(tmp_path / "shared")]}))
+    write_skill(agent_dir / "skills" / "from-agent-dir")
+    assert names(make_ctx(trusted=False)) == ["from-agent-dir"]
+    assert "from-pi-project" in names(make_ctx(trusted=True))

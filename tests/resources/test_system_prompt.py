@@ -178,3 +178,11 @@ def test_add_section_goes_before_the_sections_named_as_later():
     prompt = "Base.\n\n# Skills\n\nlist"
     assert add_section(prompt, "# Context", before=("# Skills",)) == "Base.\n\n# Context\n\n# Skills\n\nlist"
     assert add_section("# Skills\n\nlist", "# Context", before=("# Skills",)) == "# Context\n\n# Skills\n\nlist"
+
+
+def test_an_untrusted_projects_SYSTEM_md_and_APPEND_SYSTEM_md_are_left_out(make_ctx, project, agent_dir):
+    write(agent_dir / "APPEND_SYSTEM.md", "Global addition.")
+    write(project / ".pi" / "SYSTEM.md", "Project system prompt.")
+    write(project / ".pi" / "APPEND_SYSTEM.md", "Project addition.")
+    prompt = system_prompt_of(make_ctx(trusted=False))
+    assert "Project" not in prompt and "Global addition." in prompt

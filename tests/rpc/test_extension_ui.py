@@ -171,6 +171,7 @@ def test_get_commands_lists_plugin_commands_prompt_templates_and_skills(start_rp
     skill = pi.cwd / ".pi" / "skills" / "tidy"
     skill.mkdir(parents=True)
     (skill / "SKILL.md").write_text("---\nname: tidy\ndescription: Tidy the workspace\n---\nTidy up.\n")
+    pi.trust_project()  # the project's templates and skills load once it is trusted
     rpc = start_rpc("-e", str(pi.cwd / "ui_plugin.py"))
     commands = {c["name"]: c for c in rpc.ok("get_commands")["commands"]}
     infos = {name: command.pop("sourceInfo") for name, command in commands.items()}

@@ -180,6 +180,7 @@ def test_queued_messages_expand_prompt_templates_like_prompts(start_rpc, server,
     prompts = pi.cwd / ".pi" / "prompts"
     prompts.mkdir(parents=True)
     (prompts / "review.md").write_text("Review $1 carefully.\n")
+    pi.trust_project()
     rpc = start_rpc()
     server.push(Reply(text="Running it.", tool_calls=[held_tool(gate)]), Reply(text="Reviewed."),
                 Reply(text="Followed."))

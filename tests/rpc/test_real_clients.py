@@ -7,6 +7,7 @@ import pytest
 
 from support.llm_server import LlmServer, Reply
 from support.programs import REAL_PI
+from support.cli import trust_project
 from support.real_clients import NODE_SCRIPTS, PiHome
 
 pytestmark = [pytest.mark.requires("pi"), pytest.mark.process]
@@ -44,6 +45,7 @@ def run_scenario(tmp_path, which: str, mode: str) -> dict:
             skill = home.cwd / ".pi" / "skills" / "tidy"
             skill.mkdir(parents=True)
             (skill / "SKILL.md").write_text("---\nname: tidy\ndescription: Tidy the workspace\n---\nTidy up.\n")
+            trust_project(home.agent_dir, home.cwd)  # pi 0.73.1 has no project trust: trusted here
         out = home.node("rpc_client_scenario.mjs", str(REAL_PI), str(NODE_SCRIPTS / "pi_from_path.mjs"),
                         str(home.cwd), mode)
         assert out.returncode == 0, f"{which}: {out.stderr[-3000:]}"

@@ -64,3 +64,15 @@ class PiRunner:
 
     def sessions(self) -> list[Path]:
         return sorted((self.agent_dir / "sessions").rglob("*.jsonl"))
+
+    def trust_project(self, trusted: bool = True) -> None:
+        """Save a project trust decision for the project in this agent dir (what
+        ``/trust`` does), so its ``.pi`` resources load in every mode."""
+        trust_project(self.agent_dir, self.cwd, trusted)
+
+
+def trust_project(agent_dir: Path, cwd: Path, trusted: bool = True) -> None:
+    """Save a project trust decision for ``cwd`` in ``agent_dir``'s trust.json."""
+    from pi_core.app.project_trust import TrustStore
+
+    TrustStore(agent_dir).set(cwd, trusted)

@@ -96,3 +96,11 @@ def test_without_a_configured_server_nothing_of_mcp_is_imported(tmp_path):
 
 def test_loading_the_plugin_imports_nothing_heavy():
     assert_light_import("pi_mcp", also=("mcp",))
+
+
+def test_an_untrusted_projects_servers_are_left_out(tmp_path):
+    agent, work = tmp_path / "agent", tmp_path / "work"
+    write(agent / "mcp.json", {"mcpServers": {"global": {"command": "g"}}})
+    write(work / ".pi" / "mcp.json", {"mcpServers": {"local": {"command": "l"}}})
+    assert [s.name for s in load_config(work, agent, project=False).servers] == ["global"]
+    assert [s.name for s in load_config(work, agent).servers] == ["global", "local"]

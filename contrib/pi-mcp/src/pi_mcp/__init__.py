@@ -125,7 +125,10 @@ def make_tool(connection, spec: dict, ctx):
 
 @hookimpl
 async def register_tools(ctx):
-    config = load_config(ctx.cwd, ctx.agent_dir)
+    from pi_core.app.project_trust import project_allowed
+
+    config = load_config(ctx.cwd, ctx.agent_dir,
+                         project=project_allowed(getattr(ctx, "settings", None), ctx.cwd, ctx.agent_dir))
     for problem in config.problems:
         log.warning("%s", problem)
         ctx.ui.notify(f"pi-mcp: {problem}", "warning")

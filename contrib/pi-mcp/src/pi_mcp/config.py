@@ -44,11 +44,13 @@ class Config:
     problems: list[str] = field(factory=list)
 
 
-def load_config(cwd: str | os.PathLike, agent_dir: str | os.PathLike) -> Config:
+def load_config(cwd: str | os.PathLike, agent_dir: str | os.PathLike, project: bool = True) -> Config:
+    """The servers of both files; the project's only when ``project`` (the project is
+    trusted: pi-harness's project trust)."""
     config = Config()
     found: dict[str, ServerConfig] = {}
-    for path, base in ((Path(agent_dir) / FILE_NAME, Path(agent_dir)),
-                       (Path(cwd) / ".pi" / FILE_NAME, Path(cwd))):
+    files = ((Path(agent_dir) / FILE_NAME, Path(agent_dir)), (Path(cwd) / ".pi" / FILE_NAME, Path(cwd)))
+    for path, base in files if project else files[:1]:
         for server in _read(path, base, Path(cwd), config.problems):
             found.pop(server.name, None)  # keep the order of the file that wins
             found[server.name] = server

@@ -1,0 +1,396 @@
+"""Project trust, as pi 1.6 has it: a folder's own code and configuration load only once
+the user has trusted the folder.
+
+Cloning a repository and running ``pi`` in it must not run the repository's
+``.pi/extensions/*.py``. The resources a project could use to run code or steer the
+agent are *protected* (:data:`PROTECTED`, plus ``.agents/skills`` in the folder or an
+ancestor); context files (``AGENTS.md`` and the like) are not, and load regardless.
+
+The decision, in pi's order (:func:`decide`):
+
+1. ``-a/--approve`` or ``-na/--no-approve`` on the command line;
+2. a folder without protected resources is trusted, unless a saved decision says no;
+3. the ``project_trust`` hook of the plugins already loaded (built-ins, installed
+   packages, ``<agent dir>/extensions`` and ``-e``; the project's own are not loaded yet):
+   the first ``yes`` or ``no`` decides, ``remember`` saves it;
+4. the closest saved decision for the folder or one of its parents (``trust.json``);
+5. the agent dir's ``defaultProjectTrust``: ``"always"``, ``"never"`` or ``"ask"``
+   (the default): the chat asks; the other modes cannot, and skip the resources.
+
+Decisions are saved in ``<agent dir>/trust.json`` exactly as pi 1.6 writes it (canonical
+folder paths to ``true``/``false``/``null``, sorted, behind pi's ``trust.json.lock``
+directory lock), so one decision holds for both programs.
+
+The decision travels on the settings object (:attr:`Settings.project_trusted`): the
+settings leave the project's file out, discovery leaves ``.pi/extensions`` out, and each
+resource loader asks :func:`project_allowed` before reading a protected path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from attrs import define, field
+
+#: What a project's ``.pi`` folder may hold that needs trust (pi 1.6's list).
+PROTECTED = ("settings.json", "mcp.json", "extensions", "skills", "prompts", "themes",
+             "SYSTEM.md", "APPEND_SYSTEM.md")
+TRUST_FILE = "trust.json"
+DEFAULT_SETTING = "defaultProjectTrust"
+CHOICES = ("ask", "always", "never")
+
+
+def canonical(path: str | os.PathLike) -> str:
+    """The folder as trust.json names it: absolute, symlinks resolved."""
+    return os.path.realpath(os.path.abspath(os.path.expanduser(str(path))))
+
+
+def protected_resources(cwd: str | os.PathLike) -> list[str]:
+    """The protected resources found from ``cwd`` (paths as found; [] when none): the
+    :data:`PROTECTED` entries of ``.pi``, and ``.agents/skills`` in ``cwd`` or an ancestor
+    (the user's own ``~/.agents/skills`` excepted). A bare ``.pi`` folder needs no trust."""
+    folder = Path(canonical(cwd))
+    found = [str(folder / ".pi" / name) for name in PROTECTED if (folder / ".pi" / name).exists()]
+    users = Path(canonical(Path(os.environ.get("HOME") or Path.home()) / ".agents" / "skills"))
+    for parent in (folder, *folder.parents):
+        skills = parent / ".agents" / "skills"
+        if skills != users and skills.exists():
+            found.append(str(skills))
+    return found
+
+
+# ---------------------------------------------------------------- trust.json
+
+
+class TrustStoreError(Exception):
+    """trust.json cannot be read or written; its decisions are not used."""
+
+
+class TrustStore:
+    """``<agent dir>/trust.json``: saved decisions by folder. Reads and writes take pi's
+    lock (the directory ``trust.json.lock``, as npm's proper-lockfile makes it)."""
+
+    STALE_SECONDS = 10.0
+
+    def __init__(self, agent_dir: str | os.PathLike) -> None:
+        self.path = Path(agent_dir) / TRUST_FILE
+
+    def closest(self, cwd: str | os.PathLike) -> tuple[str, bool] | None:
+        """``(folder, decision)`` saved for ``cwd`` or its closest parent, or ``None``."""
+        if not self.path.exists():  # nothing saved: no lock taken, no folder made
+            return None
+        data = self._locked(self._read)
+        current = canonical(cwd)
+        while True:
+            value = data.get(current)
+            if value is True or value is False:
+                return current, value
+            parent = os.path.dirname(current)
+            if parent == current:
+                return None
+            current = parent
+
+    def get(self, cwd: str | os.PathLike) -> bool | None:
+        found = self.closest(cwd)
+        return None if found is None else found[1]
+
+    def set_many(self, updates: list[tuple[str, bool | None]]) -> None:
+        """Save decisions (``None`` removes the folder's own entry, as pi's "trust the
+        parent folder" does for the folder itself)."""
+        def change() -> None:
+            data = self._read()
+            for path, decision in updates:
+                key = canonical(path)
+                data.pop(key, None)
+                if decision is not None:
+                    data[key] = decision
+            self._write(data)
+
+        self._locked(change)
+
+    def set(self, cwd: str | os.PathLike, decision: bool) -> None:
+        self.set_many([(str(cwd), decision)])
+
+    def _read(self) -> dict[str, bool | None]:
+        try:
+            text = self.path.read_text(encoding="utf-8-sig")
+        except FileNotFoundError:
+            return {}
+        except OSError as exc:
+            raise TrustStoreError(f"cannot read {self.path}: {exc}") from exc
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise TrustStoreError(f"{self.path} is not valid JSON: {exc}") from exc
+        if not isinstance(data, dict) or any(v not in (True, False, None) for v in data.values()):
+            raise TrustStoreError(f"{self.path}: expected an object of folder paths to true, false or null")
+        return data
+
+    def _write(self, data: dict) -> None:
+        text = json.dumps({k: data[k] for k in sorted(data)}, indent=2, ensure_ascii=False) + "\n"
+        temp = self.path.with_name(f".{TRUST_FILE}.{os.getpid()}.tmp")
+        try:
+            temp.write_text(text, encoding="utf-8")
+            os.replace(temp, self.path)
+        except OSError as exc:
+            raise TrustStoreError(f"cannot save {self.path}: {exc}") from exc
+
+    def _locked(self, action: Callable[[], Any]) -> Any:
+        lock = self.path.with_name(TRUST_FILE + ".lock")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise TrustStoreError(f"cannot create {self.path.parent}: {exc}") from exc
+        deadline = time.monotonic() + 2.0
+        while True:
+            try:
+                os.mkdir(lock)
+                break
+            except FileExistsError:
+                try:  # a lock its holder left behind (it died): proper-lockfile's rule
+                    if time.time() - lock.stat().st_mtime > self.STALE_SECONDS:
+                        os.rmdir(lock)
+                        continue
+                except OSError:
+                    pass
+                if time.monotonic() > deadline:
+                    raise TrustStoreError(f"{lock} is held by another pi") from None
+                time.sleep(0.02)
+            except OSError as exc:
+                raise TrustStoreError(f"cannot lock {self.path}: {exc}") from exc
+        try:
+            return action()
+        finally:
+            try:
+                os.rmdir(lock)
+            except OSError:
+                pass
+
+
+# ---------------------------------------------------------------- the choices
+
+
+@define(frozen=True)
+class TrustOption:
+    """One answer of the trust question: its label, whether it trusts, what it saves."""
+
+    label: str
+    trusted: bool
+    updates: tuple = ()
+
+
+def trust_options(cwd: str | os.PathLike, *, session_only: bool = True) -> list[TrustOption]:
+    """pi's answers, in pi's order and words (the chat's question and ``/trust``)."""
+    here = canonical(cwd)
+    parent = os.path.dirname(here)
+    options = [TrustOption("Trust", True, ((here, True),))]
+    if parent != here:
+        options.append(TrustOption(f"Trust parent folder ({parent})", True, ((parent, True), (here, None))))
+    if session_only:
+        options.append(TrustOption("Trust (this session only)", True))
+    options.append(TrustOption("Do not trust", False, ((here, False),)))
+    if session_only:
+        options.append(TrustOption("Do not trust (this session only)", False))
+    return options
+
+
+def question(cwd: str | os.PathLike) -> str:
+    return (f"Trust project folder?\n{canonical(cwd)}\n\nThis allows pi to load .pi settings and "
+            "resources and execute project extensions.")
+
+
+class TerminalTrustUI:
+    """The terminal before the chat starts: asks with a numbered list (the chat's own
+    screen does not exist yet). Used for the built-in question and for the dialogs of a
+    ``project_trust`` plugin."""
+
+    has_ui = True
+
+    def __init__(self, stdin=None, stdout=None) -> None:
+        self.stdin, self.stdout = stdin or sys.stdin, stdout or sys.stdout
+
+    def notify(self, message: str, level: str = "info") -> None:
+        print(message, file=sys.stderr)
+
+    def _line(self, prompt: str) -> str | None:
+        self.stdout.write(prompt)
+        self.stdout.flush()
+        line = self.stdin.readline()
+        return None if not line else line.strip()
+
+    async def select(self, title: str, options: list[str], *, timeout: float | None = None) -> str | None:
+        text = title + "\n\n" + "".join(f"  {n}. {o}\n" for n, o in enumerate(options, 1))
+        self.stdout.write(text)
+        while True:
+            try:
+                answer = await asyncio.to_thread(self._line, f"Choose 1-{len(options)}: ")
+            except (KeyboardInterrupt, EOFError):
+                return None
+            if answer is None or answer == "":
+                return None
+            if answer.isdigit() and 1 <= int(answer) <= len(options):
+                return options[int(answer) - 1]
+
+    async def confirm(self, title: str, message: str = "", *, timeout: float | None = None) -> bool:
+        return await self.select(f"{title}\n{message}" if message else title, ["Yes", "No"]) == "Yes"
+
+    async def input(self, title: str, placeholder: str = "", *, timeout: float | None = None) -> str | None:
+        return await asyncio.to_thread(self._line, f"{title} ")
+
+
+# ---------------------------------------------------------------- the decision
+
+
+@define
+class ProjectTrustEvent:
+    """What ``project_trust`` handlers receive: the folder being decided."""
+
+    cwd: str
+    type: str = "project_trust"
+
+
+@define
+class TrustDecision:
+    """Whether the project is trusted, and why: ``flag`` (-a/-na), ``no-resources``,
+    ``plugin``, ``saved``, ``default`` (defaultProjectTrust), ``asked``, or
+    ``unasked`` (the setting says ask, but this mode cannot)."""
+
+    trusted: bool
+    source: str
+    resources: list[str] = field(factory=list)
+    problems: list[str] = field(factory=list)
+
+    @property
+    def skipped(self) -> bool:
+        """Protected resources were found and left out."""
+        return not self.trusted and bool(self.resources)
+
+
+def default_policy(global_settings: dict) -> tuple[str, str | None]:
+    """``defaultProjectTrust`` from the agent dir's settings only (a project cannot set
+    it), and a problem when its value is not one of :data:`CHOICES`."""
+    value = global_settings.get(DEFAULT_SETTING, "ask") if isinstance(global_settings, dict) else "ask"
+    if value in CHOICES:
+        return value, None
+    return "ask", f"settings {DEFAULT_SETTING} must be one of {', '.join(CHOICES)}; using \"ask\""
+
+
+def quiet_decision(cwd: str | os.PathLike, agent_dir: str | os.PathLike,
+                   global_settings: dict | None = None) -> TrustDecision:
+    """The decision where nothing can be asked and no plugin is loaded yet (``pi --help``,
+    ``pi plugins``, ``pi batch``, the SDK): saved decision, then the default."""
+    return _without_asking(cwd, agent_dir, global_settings or {}, protected_resources(cwd))
+
+
+def _without_asking(cwd, agent_dir, global_settings, resources) -> TrustDecision:
+    problems: list[str] = []
+    store = TrustStore(agent_dir)
+    try:
+        saved = store.get(cwd)
+    except TrustStoreError as exc:
+        saved, problems = None, [f"{exc}; its decisions are not used"]
+    if not resources:
+        return TrustDecision(saved is not False, "no-resources" if saved is None else "saved", [], problems)
+    if saved is not None:
+        return TrustDecision(saved, "saved", resources, problems)
+    policy, problem = default_policy(global_settings)
+    problems += [problem] if problem else []
+    if policy == "ask":
+        return TrustDecision(False, "unasked", resources, problems)
+    return TrustDecision(policy == "always", "default", resources, problems)
+
+
+async def decide(cwd: str | os.PathLike, agent_dir: str | os.PathLike, *,
+                 override: bool | None = None, plugins: Any = None, ctx: Any = None,
+                 global_settings: dict | None = None, ui: Any = None) -> TrustDecision:
+    """The trust decision for ``cwd``, in pi's order (see the module docstring). ``ui``
+    (with ``select``) is given only where the user can be asked, i.e. in the chat."""
+    resources = protected_resources(cwd)
+    if override is not None:
+        return TrustDecision(override, "flag", resources)
+    if not resources:
+        return _without_asking(cwd, agent_dir, global_settings or {}, resources)
+    problems: list[str] = []
+    store = TrustStore(agent_dir)
+    if plugins is not None and plugins.has("project_trust"):
+        answers = await plugins.call("project_trust", event=ProjectTrustEvent(canonical(cwd)), ctx=ctx)
+        for answer in answers:
+            trusted, remember = _answer(answer)
+            if trusted is None:
+                continue
+            if remember:
+                try:
+                    store.set(cwd, trusted)
+                except TrustStoreError as exc:
+                    problems.append(str(exc))
+            return TrustDecision(trusted, "plugin", resources, problems)
+    found = _without_asking(cwd, agent_dir, global_settings or {}, resources)
+    found.problems[:0] = problems
+    if found.source != "unasked" or ui is None:
+        return found
+    labels = trust_options(cwd)
+    chosen = await ui.select(question(cwd), [o.label for o in labels])
+    option = next((o for o in labels if o.label == chosen), None)
+    if option is None:  # no answer (Ctrl+C, end of input): not trusted, nothing saved
+        return TrustDecision(False, "asked", resources, found.problems)
+    if option.updates:
+        try:
+            store.set_many(list(option.updates))
+        except TrustStoreError as exc:
+            found.problems.append(str(exc))
+    return TrustDecision(option.trusted, "asked", resources, found.problems)
+
+
+def _answer(answer: Any) -> tuple[bool | None, bool]:
+    """A handler's ``{"trusted": "yes"|"no"|"undecided", "remember": bool}`` (or an
+    object with those attributes) as (trusted or None, remember)."""
+    get = answer.get if isinstance(answer, dict) else lambda k, d=None: getattr(answer, k, d)
+    value = get("trusted")
+    if value is True or value == "yes":
+        return True, bool(get("remember", False))
+    if value is False or value == "no":
+        return False, bool(get("remember", False))
+    return None, False
+
+
+def notice(decision: TrustDecision, cwd: str | os.PathLike, chat: bool = False) -> str | None:
+    """The one line a mode that cannot ask prints when it skipped protected resources
+    for want of a decision (pi 1.6 skips them silently); in the chat, pi's warning
+    whenever they were skipped by a decision other than this run's answer."""
+    if chat:
+        if not decision.skipped or decision.source in ("asked", "flag"):
+            return None
+        return ("This project is not trusted. Project .pi resources and extensions are ignored. "
+                "Use /trust to save a trust decision, then restart pi.")
+    if decision.source != "unasked" or not decision.resources:
+        return None
+    base = canonical(cwd)
+    names = ", ".join(os.path.relpath(r, base) if r.startswith(base) else r for r in decision.resources)
+    return (f"Project resources not loaded ({names}): this folder is not trusted. Pass --approve "
+            "to load them for this run, or save a decision with /trust in the chat.")
+
+
+# ---------------------------------------------------------------- for the loaders
+
+
+def project_allowed(settings: Any, cwd: str | os.PathLike | None = None,
+                    agent_dir: str | os.PathLike | None = None) -> bool:
+    """Whether a resource loader may read the project's protected resources: the
+    decision the settings carry, else (settings made without one) the saved decision or
+    the default, never asking."""
+    trusted = getattr(settings, "project_trusted", None)
+    if isinstance(trusted, bool):
+        return trusted
+    if cwd is None:
+        return False
+    from pi_core.paths import agent_dir as default_agent_dir
+
+    home = agent_dir if agent_dir is not None else default_agent_dir()
+    data = getattr(settings, "global_data", None)
+    return quiet_decision(cwd, home, data if isinstance(data, dict) else {}).trusted

@@ -1,0 +1,47 @@
+"""``/trust`` (a chat command, as in pi: not a plugin command, so RPC clients do not list
+it): save a project trust decision from the chat, for the next runs of pi-harness
+and of pi 1.6 (both read ``<agent dir>/trust.json``; :mod:`pi_core.app.project_trust`).
+
+Like pi, the decision takes effect at the next start: what the project may load is
+decided before anything of it loads.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pi_core.app.project_trust import TrustStore, TrustStoreError, canonical, project_allowed, \
+    trust_options
+
+
+def _saved(found: tuple[str, bool] | None, here: str) -> str:
+    if found is None:
+        return "none"
+    label = "trusted" if found[1] else "untrusted"
+    return f"{label} ({found[0]})" if found[0] == here else f"{label} (inherited from {found[0]})"
+
+
+async def trust_command(args: str, ctx: Any) -> None:
+    here = canonical(ctx.cwd)
+    store = TrustStore(ctx.agent_dir)
+    try:
+        saved = store.closest(here)
+    except TrustStoreError as exc:
+        ctx.ui.notify(f"Project trust: {exc}", "error")
+        return
+    current = "trusted" if project_allowed(ctx.settings, ctx.cwd, ctx.agent_dir) else "untrusted"
+    options = trust_options(here, session_only=False)
+    chosen = await ctx.ui.select(
+        f"Project trust\n{here}\n\nSaved decision: {_saved(saved, here)}\nCurrent session: {current}",
+        [o.label for o in options])
+    option = next((o for o in options if o.label == chosen), None)
+    if option is None:
+        return
+    try:
+        store.set_many(list(option.updates))
+    except TrustStoreError as exc:
+        ctx.ui.notify(f"Project trust: {exc}", "error")
+        return
+    ctx.ui.notify(f"Saved trust decision: {'trusted' if option.trusted else 'untrusted'}. "
+                  "Restart pi for this to take effect.", "info")
+
