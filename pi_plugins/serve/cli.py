@@ -63,8 +63,9 @@ class Serving:
     """One running server: :meth:`start` listens and serves in the background, :meth:`stop`
     (a signal, or a test) ends it; :meth:`wait` closes every session and returns 0."""
 
-    def __init__(self, host: str, port: int, token: str, *, cwd: str | None = None) -> None:
-        self.host, self.port, self.token, self.cwd = host, port, token, cwd
+    def __init__(self, host: str, port: int, token: str, *, cwd: str | None = None,
+                 approve: bool | None = None) -> None:
+        self.host, self.port, self.token, self.cwd, self.approve = host, port, token, cwd, approve
         self.url: str | None = None
         self.sessions = None
         self._server = None
@@ -77,7 +78,7 @@ class Serving:
         from pi_plugins.serve.app import create_app
         from pi_plugins.serve.sessions import SessionHost
 
-        self.sessions = await SessionHost.load(cwd=self.cwd)
+        self.sessions = await SessionHost.load(cwd=self.cwd, approve=self.approve)
         # What start-up made (modules, plugins, the model catalogue) lives as long as the
         # server: kept out of the collector's full passes, which otherwise walk it all
         # and stall every stream for tens of milliseconds (the p99 of bench_serve.py).
@@ -107,9 +108,10 @@ class Serving:
         return 0
 
 
-async def serve(host: str, port: int, token: str, *, cwd: str | None = None, out=None) -> int:
+async def serve(host: str, port: int, token: str, *, cwd: str | None = None, out=None,
+                approve: bool | None = None) -> int:
     """Run the server until SIGINT or SIGTERM, then close every session; 0."""
-    serving = Serving(host, port, token, cwd=cwd)
+    serving = Serving(host, port, token, cwd=cwd, approve=approve)
     url = await serving.start()
     loop = asyncio.get_running_loop()
     caught = []
@@ -148,7 +150,9 @@ def _server_class():
 @click.option("--port", type=click.IntRange(0, 65535), default=DEFAULT_PORT, show_default=True,
               help="Port (0: a free one).")
 @click.option("--token", help="The access token (else PI_SERVE_TOKEN, else a random one).")
-def serve_command(host: str, port: int, token: str | None) -> None:
+@click.option("-a/-na", "--approve/--no-approve", "approve", default=None,
+              help="Trust (or ignore) the sessions' project .pi resources and extensions while serving.")
+def serve_command(host: str, port: int, token: str | None, approve: bool | None) -> None:
     """Serve sessions: an HTTP API, pi's RPC over WebSockets, and a web page at /.
     Prints one line, `pi serve: http://HOST:PORT/#token=TOKEN`, once it listens."""
     problem = missing_dependencies("starlette", "uvicorn", "websockets")
@@ -159,7 +163,7 @@ def serve_command(host: str, port: int, token: str | None) -> None:
 
     try:
         with event_loop() as runner:
-            sys.exit(runner.run(serve(host, port, token)))
+            sys.exit(runner.run(serve(host, port, token, approve=approve)))
     except OSError as exc:
         click.echo(f"pi serve: cannot listen on {host}:{port}: {exc.strerror or exc}", err=True)
         sys.exit(1)

@@ -191,14 +191,16 @@ class SessionHost:
             served.rpc.plugin_error(error)
 
     @classmethod
-    async def load(cls, *, cwd: str | None = None) -> "SessionHost":
+    async def load(cls, *, cwd: str | None = None, approve: bool | None = None) -> "SessionHost":
+        """``approve``: ``-a`` (True) / ``-na`` (False), project trust for every session's
+        folder; None: each folder's saved decision (a server cannot ask)."""
         from pi_core.app.settings import Settings
         from pi_core.app.wiring import RunArgs, sessions_dir
         from pi_plugins.batch.runner import BatchEnvironment
 
         cwd = cwd or os.getcwd()
-        env = await BatchEnvironment.load(cwd=cwd)
-        chosen = sessions_dir(RunArgs(), Settings.load(cwd, env.agent_dir))
+        env = await BatchEnvironment.load(cwd=cwd, approve=approve)
+        chosen = sessions_dir(RunArgs(), Settings.load(cwd, env.agent_dir, project_trusted=approve))
         root = Path(chosen) if chosen is not None else env.agent_dir / "sessions"
         return cls(env, Path(os.path.realpath(root)), chosen is not None, cwd)
 

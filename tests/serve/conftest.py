@@ -108,12 +108,12 @@ class Frames:
 class Served:
     """A running ``pi serve`` (see the module docstring)."""
 
-    def __init__(self, pi, token: str = TOKEN) -> None:
+    def __init__(self, pi, token: str = TOKEN, approve: bool | None = None) -> None:
         from pi_plugins.serve.cli import Serving
 
         self.pi, self.token = pi, token
         self.cwd = str(pi.cwd)
-        self.serving = Serving("127.0.0.1", 0, token)
+        self.serving = Serving("127.0.0.1", 0, token, approve=approve)
         self._ready = threading.Event()
         self._error: BaseException | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -197,12 +197,19 @@ async def before_tool_call(event, ctx):
 
 
 @pytest.fixture
-def confirm_plugin(pi):
-    """A project plugin that asks ``confirm`` before each bash command (found by
-    discovery when the server starts: use it before ``served``)."""
+def confirm_plugin_file(pi):
+    """A project plugin that asks ``confirm`` before each bash command, in a project
+    without a trust decision (found by discovery when the server starts: use it before
+    ``served``)."""
     folder = pi.cwd / ".pi" / "extensions"
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "confirm_bash.py").write_text(CONFIRM_PLUGIN)
+
+
+@pytest.fixture
+def confirm_plugin(pi, confirm_plugin_file):
+    """:func:`confirm_plugin_file` in a trusted project: it loads."""
+    pi.trust_project()
 
 
 @pytest.fixture
@@ -212,3 +219,19 @@ def served(pi, monkeypatch):
     running = Served(pi)
     yield running
     running.stop()
+
+
+@pytest.fixture
+def serve_with(pi, monkeypatch):
+    """``serve_with(**options)``: the ``served`` server made with :class:`Served`'s options
+    (``approve``), started when called (after the test has set up the project)."""
+    use_environment(monkeypatch, {**pi.env, "PI_OFFLINE": "1"}, pi.cwd)
+    started: list[Served] = []
+
+    def start(**options: Any) -> Served:
+        started.append(Served(pi, **options))
+        return started[-1]
+
+    yield start
+    for running in started:
+        running.stop()

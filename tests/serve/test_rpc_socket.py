@@ -157,6 +157,7 @@ def test_a_plugins_error_goes_only_to_the_session_whose_run_raised_it(pi, monkey
     folder.mkdir(parents=True)
     (folder / "broken.py").write_text(
         "from pi_core import hookimpl\n\n@hookimpl\ndef turn_start(event, ctx):\n    raise RuntimeError('turn hook broke')\n")
+    pi.trust_project()
     served = request.getfixturevalue("served")
     server = request.getfixturevalue("server")
     server.push(Reply(text="Despite the plugin."))
@@ -218,3 +219,23 @@ def test_seq_of_a_session_opened_again_is_above_every_seq_it_had_before(served, 
     again = served.socket(session, since=last_before)  # a client that knew the old numbers
     again.ok("set_session_name", name="renamed")
     assert again.event("session_info_changed")["seq"] > last_before
+
+
+@pytest.mark.parametrize("approve", [None, True], ids=["no-decision", "approve"])
+def test_an_untrusted_projects_plugins_load_only_with_approve(confirm_plugin_file, server, serve_with, capfd,
+                                                              approve):
+    """pi serve cannot ask: without a decision a project's .pi/extensions do not load and
+    one line on stderr names --approve; ``-a`` (approve) loads them."""
+    served = serve_with(approve=approve)
+    server.push(Reply(tool_calls=[("bash", {"command": "echo ran"})]), Reply(text="Done."))
+    client = served.socket(served.open())
+    client.ok("prompt", message="run it")
+    if approve:
+        asked = client.event("extension_ui_request", method="confirm")
+        client.connection.send('{"type": "extension_ui_response", "id": "%s", "confirmed": true}' % asked["id"])
+    end = client.event("tool_execution_end")
+    assert "ran" in end["result"]["content"][0]["text"]
+    asks = [f for f in client.events() if f.get("type") == "extension_ui_request" and f.get("method") == "confirm"]
+    assert len(asks) == (1 if approve else 0)
+    said = capfd.readouterr().err
+    assert ("--approve" in said) == (approve is None)
