@@ -514,6 +514,18 @@ async def trust(tui: "InteractiveApp", args: str) -> None:
     await trust_command(args, tui.harness.ctx)
 
 
+async def login(tui: "InteractiveApp", args: str) -> None:
+    from pi_plugins.signin.chat import login as sign_in
+
+    await sign_in(args, tui.harness.ctx)
+
+
+async def logout(tui: "InteractiveApp", args: str) -> None:
+    from pi_plugins.signin.chat import logout as sign_out
+
+    await sign_out(args, tui.harness.ctx)
+
+
 async def quit_(tui: "InteractiveApp", args: str) -> None:
     tui.exit()
 
@@ -539,6 +551,8 @@ BUILTINS = [
     ("hotkeys", "Keyboard shortcuts", hotkeys),
     ("reload", "Reload plugins, skills, prompt templates and context files", reload_),
     ("trust", "Save a project trust decision for future pi processes", trust),
+    ("login", "Sign in with a subscription or store an API key [provider]", login),
+    ("logout", "Remove a sign-in or stored API key [provider]", logout),
     ("quit", "Quit", quit_),
 ]
 COMMANDS = {name: command for name, _, command in BUILTINS}

@@ -35,9 +35,12 @@ def auth_json(agent_dir):
     return json.loads(path.read_text())
 
 
-def test_the_plugin_registers_the_shell_and_chat_commands():
+def test_login_and_logout_are_the_chats_own_commands_and_auth_is_a_subcommand():
+    from pi_plugins.interactive.commands import COMMANDS
+
     assert [c.name for c in signin.register_cli_commands()] == ["auth"]
-    assert [c.name for c in signin.register_commands(None)] == ["login", "logout"]
+    assert {"login", "logout"} <= set(COMMANDS)
+    assert not hasattr(signin, "register_commands")  # so RPC's get_commands lists neither, as in pi
 
 
 def test_login_in_the_chat_stores_an_api_key_and_logout_removes_it(tmp_path):

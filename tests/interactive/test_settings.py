@@ -148,7 +148,7 @@ def test_block_images_keeps_images_from_the_model(pi_tui, server, tmp_path):
 
 def test_the_header_lists_what_was_loaded(pi_tui):
     skill = "---\nname: pdf-tools\ndescription: Work with PDF files\n---\nUse pdftotext.\n"
-    term = pi_tui(files={"AGENTS.md": "Be brief.\n", ".pi/skills/pdf-tools/SKILL.md": skill,
+    term = pi_tui("--approve", files={"AGENTS.md": "Be brief.\n", ".pi/skills/pdf-tools/SKILL.md": skill,
                          ".pi/prompts/review.md": "Review the code.\n"},
                   plugin="from pi_core import hookimpl\n")
     screen = term.screen()

@@ -324,6 +324,7 @@ def greeter(pi):
     folder = pi.cwd / ".pi" / "extensions"
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "greeter.py").write_text(GREETER)
+    pi.trust_project()  # a project plugin loads only in a trusted project
 
 
 def test_a_plugins_select_and_input_appear_as_dialogs(greeter, page):
