@@ -525,6 +525,13 @@ class InteractiveApp:
                         style="class:editor", input_processors=[DrawnCursor(~hardware)])
         # as pi: the terminal's cursor hidden, the editor draws its own (showHardwareCursor)
         area.window.always_hide_cursor = ~hardware
+
+        def files_listed() -> None:  # the @ menu again, from the list that just landed
+            before = area.buffer.document.text_before_cursor
+            if before and not before[-1].isspace() and before.split()[-1].startswith("@"):
+                area.buffer.start_completion(select_first=False)
+
+        self.files.on_listed = files_listed
         return area
 
     def _make_application(self) -> Application:

@@ -49,13 +49,16 @@ def fuzzy_score(query: str, candidate: str) -> float | None:
 
 
 class FileIndex:
-    """The project's files and folders, relative to ``cwd``, listed in the background."""
+    """The project's files and folders, relative to ``cwd``, listed in the background.
+    ``on_listed`` runs when a listing lands: the ``@`` menu asked while it ran was made
+    from the old list (empty at first), so the editor asks again."""
 
     def __init__(self, cwd: str) -> None:
         self.cwd = cwd
         self.paths: list[str] = []
         self.listed_at = 0.0
         self._task: asyncio.Task | None = None
+        self.on_listed: Callable[[], None] | None = None
 
     def refresh(self) -> None:
         if self._task is not None and not self._task.done():
@@ -78,6 +81,8 @@ class FileIndex:
             pass
         self.paths = found
         self.listed_at = time.monotonic()
+        if self.on_listed is not None:
+            self.on_listed()
 
     def search(self, query: str) -> list[str]:
         scored = [(s, p) for p in self.paths if (s := fuzzy_score(query, p)) is not None]
