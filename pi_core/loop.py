@@ -417,15 +417,11 @@ class Agent:
         from pi_core.protocol.stream import TextEndEvent, ThinkingEndEvent
 
         for index in sorted(open_blocks):
-            if index >= len(message.content):
-                continue
-            block = message.content[index]
-            if open_blocks[index] == "text":
-                event = TextEndEvent(content_index=index, content=getattr(block, "text", ""), partial=message)
-            else:
-                event = ThinkingEndEvent(content_index=index, content=getattr(block, "thinking", ""),
-                                         partial=message)
-            await self.emit(MessageUpdate(message=message, assistant_message_event=event))
+            if index < len(message.content):
+                kind = open_blocks[index]  # also the name of the block's text attribute
+                event = (TextEndEvent if kind == "text" else ThinkingEndEvent)(
+                    content_index=index, content=getattr(message.content[index], kind, ""), partial=message)
+                await self.emit(MessageUpdate(message=message, assistant_message_event=event))
 
     def _count(self, key: str) -> int | None:
         """The setting ``key`` when it is a whole number of at least 0, else None (the
@@ -520,12 +516,7 @@ class Agent:
             await asyncio.gather(*tasks, return_exceptions=True)
             for call in calls:
                 if call.id not in finished:
-                    finished[call.id] = ToolResult.error(ABORTED_TOOL_TEXT)
-                    self.pending_tool_calls.discard(call.id)
-                    await self.emit(ToolExecutionEnd(
-                        tool_call_id=call.id, tool_name=call.name,
-                        result=finished[call.id], is_error=True,
-                    ))
+                    await finish(_Prepared(call, immediate=ToolResult.error(ABORTED_TOOL_TEXT)))
             recorded = {r.tool_call_id for r in results}
             for call in calls:
                 if call.id not in recorded:

@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterable
 import attrs
 
 from pi_core.app.auth import MissingAuthError, no_model_problem
-from pi_core.app.budget import SUMMARY_USAGE, Budget, BudgetExceeded, Spent, has_prices, spent_of
+from pi_core.app.budget import Budget, BudgetExceeded, Spent, has_prices, spent_of
 from pi_core.app.recovery import RetryPolicy, with_recovery
 from pi_core.app.session_stats import context_usage, session_stats
 from pi_core.app.agent_session_context import AgentSessionContext
@@ -48,15 +48,18 @@ from pi_core.protocol.events import (
     UserBashEvent,
 )
 from pi_core.protocol.messages import (
+    AssistantMessage,
     BashExecutionMessage,
     ImageContent,
     TextContent,
+    Usage,
     UserMessage,
     text_of,
 )
 from pi_core.protocol.model import Model
 from pi_core.protocol.provider import THINKING_LEVELS, LlmContext, StreamOptions, complete
 from pi_core.protocol.signal import AbortSignal
+from pi_core.protocol.usage import total_usage
 
 log = logging.getLogger("pi.harness")
 
@@ -87,8 +90,8 @@ class AgentSession(Harness):
         #: Spend not on the path yet: the running subagents' (callables giving a Spent).
         self.spend_sources: list[Callable[[], Spent]] = []
         self._said_no_prices = False
-        #: What the summaries of the compaction or branch summary under way spent.
-        self._summary_spent = Spent()
+        #: The answers to the summary requests of the compaction or branch summary under way.
+        self._summary_answers: list[AssistantMessage] = []
         self.auth_problem = auth_problem
         # pi's default level is medium, clamped to what the model takes (off without reasoning)
         self.agent.thinking_level = self.clamp_thinking_level(self.agent.thinking_level)
@@ -172,13 +175,11 @@ class AgentSession(Harness):
         await self.agent.emit(hit)
         return attrs.evolve(request, stop=True)
 
-    def _record_summary_spend(self) -> None:
-        """With a budget, what a compaction's or branch summary's requests cost goes on
-        the path after its entry (a ``summary_usage`` custom entry: cost and tokens; no
-        turn), so it counts; without one, the session file is pi's."""
-        spent, self._summary_spent = self._summary_spent, Spent()
-        if self.budget.active and (spent.cost or spent.tokens):
-            self.session.append_custom(SUMMARY_USAGE, spent.as_json())
+    def _take_summary_usage(self) -> Usage | None:
+        """What the summary requests under way spent, for their entry's ``usage`` (where
+        pi 1.6 writes it: the session's totals and the budget count it)."""
+        answers, self._summary_answers = self._summary_answers, []
+        return total_usage(answers) if answers else None
 
     # ------------------------------------------------------------ the queues
 
@@ -528,8 +529,7 @@ class AgentSession(Harness):
                                 max_tokens=max_tokens,
                                 thinking_level=self.thinking_level if model.reasoning else "off")
         message = await complete(provider, model, context, options)
-        spent = spent_of([message])
-        self._summary_spent = self._summary_spent.add(Spent(spent.cost, spent.tokens))
+        self._summary_answers.append(message)
         if message.stop_reason in ("error", "aborted"):
             raise SummaryError(message.error_message or "the summary request failed")
         return message.text
@@ -574,8 +574,7 @@ class AgentSession(Harness):
                 result = fill_from_plan(compaction_result(result), event.preparation)
                 entry = self.session.append_compaction(
                     result.summary, result.first_kept_entry_id, result.tokens_before,
-                    result.details, from_hook=decision.from_hook)
-                self._record_summary_spend()
+                    result.details, from_hook=decision.from_hook, usage=self._take_summary_usage())
                 self.agent.messages = list(self.session.build_context().messages)
                 await self.notify(SessionCompactEvent(entry=entry, from_hook=bool(entry.from_hook)))
         except Exception as exc:
@@ -621,8 +620,8 @@ class AgentSession(Harness):
                     self._summary_signal = None
             if summary:
                 summary_entry = self.session.branch_with_summary(
-                    target_id, summary, details, from_hook=bool(decision.from_hook))
-                self._record_summary_spend()
+                    target_id, summary, details, from_hook=bool(decision.from_hook),
+                    usage=self._take_summary_usage())
         if summary_entry is None:
             if target_id is None:
                 self.session.reset_leaf()

@@ -181,7 +181,8 @@ structure_line = _dispatcher(
     {"session": e.SessionHeader, "message": e.MessageEntry, "model_change": e.ModelChangeEntry,
      "thinking_level_change": e.ThinkingLevelChangeEntry, "compaction": e.CompactionEntry,
      "branch_summary": e.BranchSummaryEntry, "custom": e.CustomEntry,
-     "custom_message": e.CustomMessageEntry, "label": e.LabelEntry,
+     "custom_message": e.CustomMessageEntry, "label": e.LabelEntry, "usage": e.UsageEntry,
+     "context_edit": e.ContextEditEntry,
      "session_info": e.SessionInfoEntry},
     e.UnknownEntry,
     "session line",
@@ -267,10 +268,6 @@ def loads_json(data: bytes | bytearray | memoryview | str) -> Any:
         return json.loads(data)
     except ValueError as exc:
         raise DecodeError(f"invalid JSON: {exc}") from exc
-
-
-def loads_line(line: str | bytes) -> e.SessionHeader | e.Entry:
-    return line_from_json(loads_json(line))
 
 
 def _describe(exc: BaseException) -> str:

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from attrs import define, field
 
-from pi_core.protocol.messages import AgentMessage, UserContent, _Extra, _extra_field
+from pi_core.protocol.messages import AgentMessage, Usage, UserContent, _Extra, _extra_field
 
 SESSION_VERSION = 3
 
@@ -122,6 +122,7 @@ class CompactionEntry(_Extra):
     first_kept_entry_id: str = ""
     tokens_before: int = 0
     details: Any = None
+    usage: Usage | None = None  # of the summary's own request (pi 1.6): counted in the totals
     from_hook: bool | None = None
     _extra: dict | None = _extra_field()
 
@@ -137,7 +138,40 @@ class BranchSummaryEntry(_Extra):
     from_id: str = ""
     summary: str = ""
     details: Any = None
+    usage: Usage | None = None
     from_hook: bool | None = None
+    _extra: dict | None = _extra_field()
+
+
+@define
+class UsageEntry(_Extra):
+    """Model usage outside the conversation (pi 1.6: cache warming, a plugin's own calls):
+    counted in the session's totals, never in the context; any ``kind`` is usage."""
+
+    type: Literal["usage"] = field(default="usage", init=False)
+    id: str = _id()
+    parent_id: str | None = _parent()
+    timestamp: str = _stamp()
+    kind: str = ""
+    provider: str = ""
+    model: str = ""
+    usage: Usage = field(factory=Usage)
+    note: str | None = None
+    _extra: dict | None = _extra_field()
+
+
+@define
+class ContextEditEntry(_Extra):
+    """pi 1.6's edit of what the model sees of an earlier entry on the branch, history
+    untouched: ``replacement`` None leaves the target out, ``{"content": ...}`` replaces
+    only its content. The latest edit of a target on the path wins."""
+
+    type: Literal["context_edit"] = field(default="context_edit", init=False)
+    id: str = _id()
+    parent_id: str | None = _parent()
+    timestamp: str = _stamp()
+    target_id: str = ""
+    replacement: Any = field(default=None, metadata={"always_written": True})
     _extra: dict | None = _extra_field()
 
 
@@ -217,6 +251,8 @@ Entry = (
     | ThinkingLevelChangeEntry
     | CompactionEntry
     | BranchSummaryEntry
+    | UsageEntry
+    | ContextEditEntry
     | CustomEntry
     | CustomMessageEntry
     | LabelEntry

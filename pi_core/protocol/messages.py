@@ -225,6 +225,7 @@ class ToolResultMessage(_Extra):
     tool_name: str
     content: list[UserContent] = field(factory=list)
     details: Any = None
+    usage: Usage | None = None  # the tool's own model work (pi 1.6), not the turn's
     is_error: bool = False
     timestamp: int = field(factory=now_ms)
     _extra: dict | None = _extra_field()

@@ -33,6 +33,7 @@ from pi_core.protocol.codec import dumps
 from pi_core.protocol.entries import (
     BranchSummaryEntry,
     CompactionEntry,
+    ContextEditEntry,
     CustomEntry,
     CustomMessageEntry,
     Entry,
@@ -51,6 +52,7 @@ from pi_core.protocol.messages import (
     AgentMessage,
     BranchSummaryMessage,
     CompactionSummaryMessage,
+    Usage,
 )
 from pi_core.session.context import SessionContext, build_session_context
 from pi_core.session.locations import session_dir_for, session_file_name
@@ -152,8 +154,7 @@ class Session:
     @classmethod
     def in_memory(cls, cwd: str | os.PathLike | None = None) -> "Session":
         """A session that is never written (``--no-session``)."""
-        cwd = os.fspath(cwd) if cwd is not None else os.getcwd()
-        return cls(SessionHeader(cwd=cwd), SessionTree(), cwd=cwd, file=None, sessions_dir=None)
+        return cls._new_at(None, None, os.fspath(cwd) if cwd is not None else None)
 
     def take_entries(self, entries: list[Entry], *, write: bool = True) -> None:
         """Fill this new, empty session with ``entries`` as they are (ids, parents and
@@ -176,11 +177,6 @@ class Session:
         """What is wrong in the file, by line: unreadable lines and tree damage found on
         open, and entries found not to have their type's shape when first read."""
         return self._tree.problems
-
-    @property
-    def persisted(self) -> bool:
-        """True unless the session is in memory only."""
-        return self.file is not None
 
     @property
     def on_disk(self) -> bool:
@@ -259,15 +255,17 @@ class Session:
         self._tree.leaf_id = None
 
     def branch_with_summary(
-        self, entry_id: str | None, summary: str, details: Any = None, from_hook: bool | None = None
+        self, entry_id: str | None, summary: str, details: Any = None,
+        from_hook: bool | None = None, usage: Usage | None = None,
     ) -> BranchSummaryEntry:
-        """Move the leaf to ``entry_id`` and hang there a summary of the branch left."""
+        """Move the leaf to ``entry_id`` and hang there a summary of the branch left
+        (``usage``: what the summary's request spent)."""
         if entry_id is not None and entry_id not in self._tree:
             raise SessionError(f"entry {entry_id!r} is not in the session")
         self._check_writable()
         self._tree.leaf_id = entry_id
         return self.append(BranchSummaryEntry(from_id=entry_id or "root", summary=summary,
-                                              details=details, from_hook=from_hook))
+                                              details=details, usage=usage, from_hook=from_hook))
 
     # ------------------------------------------------------------ appending
 
@@ -310,11 +308,26 @@ class Session:
         tokens_before: int,
         details: Any = None,
         from_hook: bool | None = None,
+        usage: Usage | None = None,
     ) -> CompactionEntry:
         return self.append(CompactionEntry(
             summary=summary, first_kept_entry_id=first_kept_entry_id,
-            tokens_before=tokens_before, details=details, from_hook=from_hook,
+            tokens_before=tokens_before, details=details, usage=usage, from_hook=from_hook,
         ))
+
+    def append_context_edit(self, target_id: str, replacement: dict | None) -> ContextEditEntry:
+        """Leave ``target_id`` (a message on the branch) out of the model's context from
+        here on (``replacement`` None) or replace its content (``{"content": ...}``)."""
+        target = self._tree.get(target_id)
+        role = target.message.role if isinstance(target, MessageEntry) else None
+        content = replacement.get("content") if isinstance(replacement, dict) else None
+        if replacement is not None and not isinstance(content, (str, list)):
+            raise SessionError('a context edit\'s replacement is None or {"content": str or list}')
+        if target is None or target_id not in {e.id for e in self._tree.path(self.leaf_id, False)}:
+            raise SessionError(f"entry {target_id!r} is not on the session's branch")
+        if role not in ("user", "assistant", "toolResult") and not isinstance(target, CustomMessageEntry):
+            raise SessionError(f"entry {target_id!r} has no content the model sees to edit")
+        return self.append(ContextEditEntry(target_id=target_id, replacement=replacement))
 
     def append_custom(self, custom_type: str, data: Any = None) -> CustomEntry:
         """Plugin state kept in the session; never sent to the model."""
@@ -363,7 +376,7 @@ class Session:
     # ------------------------------------------------------------ internals
 
     @classmethod
-    def _new_at(cls, path: Path, directory: Path, cwd: str | None) -> "Session":
+    def _new_at(cls, path: Path | None, directory: Path | None, cwd: str | None) -> "Session":
         cwd = cwd or os.getcwd()
         return cls(SessionHeader(cwd=cwd), SessionTree(), cwd=cwd, file=path,
                    sessions_dir=directory)

@@ -272,8 +272,8 @@ def shape(line):
 
 
 def test_every_line_kind_written_has_the_shape_of_the_same_kind_in_the_fixtures(tmp_path):
-    fixture_shapes = {}
-    for path in SESSION_FIXTURES.glob("*.jsonl"):
+    fixture_shapes = {}  # pi 0.73.1's, and pi 1.6's (summaries with their usage)
+    for path in [*SESSION_FIXTURES.glob("*.jsonl"), *SESSION_FIXTURES.parent.glob("sessions-pi16/*.jsonl")]:
         for text in path.read_text().splitlines():
             line = json.loads(text)
             kind = (line["type"], line.get("message", {}).get("role"))
