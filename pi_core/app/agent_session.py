@@ -23,6 +23,7 @@ import attrs
 from pi_core.app.auth import MissingAuthError, no_model_problem
 from pi_core.app.budget import Budget, BudgetExceeded, Spent, has_prices, spent_of
 from pi_core.app.recovery import RetryPolicy, with_recovery
+from pi_core.app.session_events import AgentSettled, SessionInfoChanged
 from pi_core.app.session_stats import context_usage, session_stats
 from pi_core.app.agent_session_context import AgentSessionContext
 from pi_core.harness import Harness
@@ -127,6 +128,8 @@ class AgentSession(Harness):
         self.budget_stop = None
         produced = await with_recovery(self, run)
         self._flush_bash()
+        last = next((m for m in reversed(produced) if isinstance(m, AssistantMessage)), None)
+        await self.emit(AgentSettled(aborted=last is not None and last.stop_reason == "aborted"))
         return produced
 
     def abort(self) -> None:
@@ -229,29 +232,32 @@ class AgentSession(Harness):
         return number_duplicates(found)
 
     async def prompt(self, text: str, images: Iterable[ImageContent] = (), *,
-                     on_accepted: Callable[[], Any] | None = None, **kwargs: Any) -> list:
+                     on_accepted: Callable[[str], Any] | None = None, **kwargs: Any) -> list:
         """The harness's prompt, but a ``/command`` with a handler runs at once, even
         while the agent runs (as pi runs extension commands)."""
         if not self._started:
             await self.start()
         if text.startswith("/") and await self.run_extension_command(text):
             if on_accepted is not None:
-                on_accepted()
+                on_accepted("handled")
             return []
         return await super().prompt(text, images, on_accepted=on_accepted, **kwargs)
 
     async def queue(self, text: str, images: Iterable[ImageContent] = (), *,
-                    behavior: str = "steer", source: str = "interactive") -> None:
+                    behavior: str = "steer", source: str = "interactive") -> str:
         """Queue a message as steering or a follow-up (RPC ``steer`` / ``follow_up``),
-        expanded by the ``input`` chain; a ``/command`` with a handler cannot be queued."""
+        expanded by the ``input`` chain; a ``/command`` with a handler cannot be queued.
+        Returns pi 1.6's disposition: "handled" (an input plugin took it) or "queued"."""
         if text.startswith("/"):
             name = text[1:].split(" ", 1)[0]
             if await self.command_handler(name) is not None:
                 raise ValueError(f'Extension command "/{name}" cannot be queued. Use prompt '
                                  "or run the command when the agent is not streaming.")
         event = await self.plugins.call("input", event=InputEvent(text, list(images), source), ctx=self.ctx)
-        if not event.handled:
-            self._enqueue(user_message(event.text, event.images), behavior)
+        if event.handled:
+            return "handled"
+        self._enqueue(user_message(event.text, event.images), behavior)
+        return "queued"
 
     async def run_extension_command(self, text: str) -> bool:
         """Run ``/name args`` if a plugin's command ``name`` has a handler (True), as
@@ -542,14 +548,14 @@ class AgentSession(Harness):
         await self.emit(CompactionStart(reason=reason))
         self.is_compacting = True
         from pi_core.app.compaction_plan import fill_from_plan, prepare_compaction, to_event
-        from pi_core.app.tokens import fit_budget
+        from pi_core.app.tokens import estimate_tokens, fit_budget
 
         settings = self.ctx.settings
         entries = self.session.path()
         window = self.model.context_window
         keep = fit_budget(int(settings.get("compaction.keepRecentTokens", 20000)), window)
         event = BeforeCompactEvent(
-            reason=reason, entries=entries, instructions=instructions,
+            reason=reason, entries=entries, will_retry=will_retry, instructions=instructions,
             reserve_tokens=fit_budget(int(settings.get("compaction.reserveTokens", 16384)), window),
             keep_recent_tokens=keep,
             preparation=to_event(prepare_compaction(
@@ -576,7 +582,10 @@ class AgentSession(Harness):
                     result.summary, result.first_kept_entry_id, result.tokens_before,
                     result.details, from_hook=decision.from_hook, usage=self._take_summary_usage())
                 self.agent.messages = list(self.session.build_context().messages)
-                await self.notify(SessionCompactEvent(entry=entry, from_hook=bool(entry.from_hook)))
+                result = attrs.evolve(result, usage=entry.usage, estimated_tokens_after=sum(
+                    estimate_tokens(m) for m in self.agent.messages))
+                await self.notify(SessionCompactEvent(entry=entry, from_hook=bool(entry.from_hook),
+                                                      reason=reason, will_retry=will_retry))
         except Exception as exc:
             error = str(exc) or type(exc).__name__
             log.warning("compaction failed: %s", error)
@@ -669,9 +678,11 @@ class AgentSession(Harness):
         if not self.model.reasoning:
             return ["off"]
         mapped = self.model.thinking_level_map or {}
-        levels = [level for level in THINKING_LEVELS[:-1] if not (level in mapped and mapped[level] is None)]
+        levels = [level for level in THINKING_LEVELS[:-2] if not (level in mapped and mapped[level] is None)]
         if (self.model.compat or {}).get("supportsXhigh") or mapped.get("xhigh") is not None:
             levels.append("xhigh")
+        if mapped.get("max") is not None:  # pi 1.6's level above xhigh, where a model names it
+            levels.append("max")
         return levels or ["off"]
 
     def clamp_thinking_level(self, level: str) -> str:
@@ -712,6 +723,21 @@ class AgentSession(Harness):
         current = levels.index(self.thinking_level) if self.thinking_level in levels else -1
         await self.set_thinking_level(levels[(current + 1) % len(levels)])
         return self.thinking_level
+
+    async def set_session_name(self, name: str) -> None:
+        """Name the session (``/name``, RPC ``set_session_name``, ``ctx.set_session_name``)
+        and say so: ``session_info_changed`` to the plugins and the event stream (pi 1.6)."""
+        self.session.append_session_info(name)
+        await self.emit(SessionInfoChanged(name=self.session.name))
+
+    def session_info_changed(self) -> None:
+        """``session_info_changed`` soon (for a name set outside a coroutine)."""
+        try:
+            task = asyncio.get_running_loop().create_task(
+                self.emit(SessionInfoChanged(name=self.session.name)))
+        except RuntimeError:  # no event loop: nobody listens
+            return
+        task.add_done_callback(lambda t: t.exception())
 
     # ------------------------------------------------------------ stats
 

@@ -27,6 +27,11 @@ class AgentSessionContext(HarnessContext):
 
     harness: "AgentSession"
 
+    def set_session_name(self, name: str) -> None:
+        """Name the session; plugins and the event stream hear ``session_info_changed``."""
+        self.harness.session.append_session_info(name)
+        self.harness.session_info_changed()
+
     async def set_model(self, model: Model) -> None:
         await self.harness.set_model(model)
 

@@ -13,7 +13,7 @@ from pi_core.protocol.signal import AbortSignal
 from pi_core.protocol.stream import AssistantMessageEvent
 
 ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh"]
-THINKING_LEVELS: tuple[str, ...] = ("off", "minimal", "low", "medium", "high", "xhigh")
+THINKING_LEVELS: tuple[str, ...] = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
 
 
 @define

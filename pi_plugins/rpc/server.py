@@ -26,7 +26,7 @@ class RpcServer:
     def __init__(self, app) -> None:
         self.app = app
         self.harness = app.harness
-        self.full_events = app.args.events != "lean"
+        self.full_events = app.args.events == "full"  # pi 1.6: deltas only, unless asked
         self.exit_code = 0
         self.output = Output(_binary(app.stdout), on_closed=self._client_gone)
         self.ui = RpcUI(self.output.send)
