@@ -364,7 +364,8 @@ class Agent:
                 thinking_level=request.thinking_level,
                 session_id=getattr(self.ctx, "session_id", None),
                 headers=dict(self.get_headers(model)) if self.get_headers else {},
-                on_payload=self._on_payload(model),
+                on_payload=self._chained("before_provider_request", "payload", model),
+                on_headers=self._chained("before_provider_headers", "headers", model),
                 on_response=self._on_response,
                 # a discovered local server gets no provider retries: the harness's are enough
                 max_retries=0 if model.discovered else self._count("retry.provider.maxRetries"),
@@ -443,14 +444,15 @@ class Agent:
         key = self.get_api_key(model)
         return await key if inspect.isawaitable(key) else key
 
-    def _on_payload(self, model: Model):
-        if not self.plugins.has("before_provider_request"):
+    def _chained(self, hook: str, arg: str, model: Model):
+        """A provider's callback through the chain ``hook`` (None when nobody implements it)."""
+        if not self.plugins.has(hook):
             return None
 
-        async def on_payload(payload: dict) -> dict:
-            return await self.plugins.call("before_provider_request", payload=payload, model=model, ctx=self.ctx)
+        async def through(value: dict) -> dict:
+            return await self.plugins.call(hook, **{arg: value}, model=model, ctx=self.ctx)
 
-        return on_payload
+        return through
 
     async def _on_response(self, status: int, headers: dict) -> None:
         if self.plugins.has("after_provider_response"):

@@ -26,6 +26,20 @@ class AgentSessionContext(HarnessContext):
     control (waiting included), sending messages, compaction, summaries and processes."""
 
     harness: "AgentSession"
+    #: The mode that runs (pi 1.6's ``ctx.mode``): pi's "tui", "rpc", "json" or "print",
+    #: or one of ours ("acp", "serve", ...); set as the mode starts.
+    mode: str = "print"
+
+    @property
+    def ui(self) -> Any:
+        return self._ui
+
+    @ui.setter
+    def ui(self, ui: Any) -> None:
+        """Any mode's UI, its dialogs announced (``ui_prompt_start`` / ``ui_prompt_end``)."""
+        from pi_core.app.ui_prompts import PromptingUI
+
+        self._ui = ui if isinstance(ui, PromptingUI) else PromptingUI(ui, self.plugins, self)
 
     def set_session_name(self, name: str) -> None:
         """Name the session; plugins and the event stream hear ``session_info_changed``."""

@@ -171,6 +171,7 @@ async def _run(args, stdin=None, stdout=None) -> int:
             return 2
         from pi_core.app.auth import MissingAuthError
 
+        app.harness.ctx.mode = {"interactive": "tui", "text": "print"}.get(name, name)  # pi 1.6's ctx.mode
         try:
             return await mode.run(app)
         except UsageError as exc:

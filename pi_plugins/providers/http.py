@@ -51,6 +51,18 @@ class StreamError(Exception):
         self.failure = failure or Failure(kind="other")
 
 
+def merged_headers(headers: dict) -> dict:
+    """Headers as a ``before_provider_headers`` handler left them: names compared without
+    case (a later spelling replaces an earlier one), a ``None`` value removing the header."""
+    merged: dict = {}
+    for name, value in headers.items():
+        for earlier in [k for k in merged if k.lower() == name.lower()]:
+            del merged[earlier]
+        if value is not None:
+            merged[name] = value
+    return merged
+
+
 class HttpRequest:
     __slots__ = ("url", "headers", "body")
 
@@ -359,6 +371,8 @@ class SseProvider:
         try:
             request = self.build_request(model, context, options)
             body = await options.prepare_payload(request.body)
+            if options.on_headers is not None:  # pi 1.6's before_provider_headers
+                request.headers = merged_headers(await options.on_headers(dict(request.headers)))
             if signal.aborted:
                 raise asyncio.CancelledError
             watch = _AbortWatch(signal)
