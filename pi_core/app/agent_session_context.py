@@ -41,6 +41,16 @@ class AgentSessionContext(HarnessContext):
 
         self._ui = ui if isinstance(ui, PromptingUI) else PromptingUI(ui, self.plugins, self)
 
+    def append_context_edit(self, target_id: str, replacement: dict | None):
+        """pi 1.6's context edit (:func:`pi_core.app.context_edits.append_context_edit`):
+        ``None`` leaves the message out of what the model sees, ``{"content": ...}``
+        replaces its content; the history keeps it."""
+        from pi_core.app.context_edits import append_context_edit
+
+        entry = append_context_edit(self.harness.session, target_id, replacement)
+        self.harness.agent.messages = list(self.harness.session.build_context().messages)
+        return entry
+
     def set_session_name(self, name: str) -> None:
         """Name the session; plugins and the event stream hear ``session_info_changed``."""
         self.harness.session.append_session_info(name)

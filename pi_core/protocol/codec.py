@@ -67,12 +67,7 @@ def _make_converter() -> Any:
     made.register_structure_hook(m.AgentMessage, structure_message)
     made.register_structure_hook(m.Message, structure_message)
     made.register_structure_hook(e.Entry, structure_line)
-    made.register_structure_hook_func(
-        lambda t: t == str | list[m.UserContent], _structure_user_content
-    )
-    made.register_structure_hook_func(
-        lambda t: t in (list[m.Content], list[m.UserContent]), _structure_content_list
-    )
+    made.register_structure_hook_func(lambda t: t in _CONTENT_TYPES, _structure_content_list)
     return made
 
 
@@ -189,17 +184,17 @@ structure_line = _dispatcher(
 )
 
 
-def _structure_user_content(value, _type=None):
-    if isinstance(value, str):
+_TEXT_OR_BLOCKS = str | list[m.UserContent]  # a user's or a plugin's content
+_CONTENT_TYPES = (_TEXT_OR_BLOCKS, list[m.Content], list[m.UserContent])
+
+
+def _structure_content_list(value, type_=None):
+    """Content blocks (or, where the type allows one, a string)."""
+    if isinstance(value, str) and type_ == _TEXT_OR_BLOCKS:
         return value
     if not isinstance(value, list):
-        raise DecodeError(f"content must be a string or a list, got {type(value).__name__}")
-    return [structure_content(block) for block in value]
-
-
-def _structure_content_list(value, _type=None):
-    if not isinstance(value, list):
-        raise DecodeError(f"content must be a list, got {type(value).__name__}")
+        kinds = "a string or a list" if type_ == _TEXT_OR_BLOCKS else "a list"
+        raise DecodeError(f"content must be {kinds}, got {type(value).__name__}")
     return [structure_content(block) for block in value]
 
 

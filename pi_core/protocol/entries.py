@@ -40,14 +40,6 @@ def new_session_id() -> str:
     return uuid_text(value)
 
 
-def random_uuid() -> str:
-    """A random (version 4) UUID."""
-    value = int.from_bytes(os.urandom(16), "big")
-    value = (value & ~(0xF << 76)) | 0x4 << 76
-    value = (value & ~(0x3 << 62)) | 0b10 << 62
-    return uuid_text(value)
-
-
 def uuid_text(value: int) -> str:
     """A 128-bit value in the UUID spelling (without the uuid module, whose import pulls
     in platform: a millisecond of every start)."""
@@ -145,8 +137,7 @@ class BranchSummaryEntry(_Extra):
 
 @define
 class UsageEntry(_Extra):
-    """Model usage outside the conversation (pi 1.6: cache warming, a plugin's own calls):
-    counted in the session's totals, never in the context; any ``kind`` is usage."""
+    """pi 1.6: spending outside the conversation (cache warming, a plugin's calls)."""
 
     type: Literal["usage"] = field(default="usage", init=False)
     id: str = _id()
@@ -162,9 +153,8 @@ class UsageEntry(_Extra):
 
 @define
 class ContextEditEntry(_Extra):
-    """pi 1.6's edit of what the model sees of an earlier entry on the branch, history
-    untouched: ``replacement`` None leaves the target out, ``{"content": ...}`` replaces
-    only its content. The latest edit of a target on the path wins."""
+    """pi 1.6: what the model sees of ``target_id`` from here on, the history untouched:
+    ``replacement`` None leaves it out, ``{"content": ...}`` replaces only its content."""
 
     type: Literal["context_edit"] = field(default="context_edit", init=False)
     id: str = _id()

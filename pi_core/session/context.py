@@ -99,9 +99,8 @@ def build_session_context(
 
 
 def _add(messages: list[AgentMessage], message: AgentMessage | None, edit: Any) -> None:
-    """``message`` as its latest context edit leaves it (``()``: none): ``None`` drops it,
-    ``{"content": ...}`` replaces the content of the roles that have one editable (a string
-    becomes one text block where the role needs blocks), as pi 1.6's projection does."""
+    """``message`` as its latest context edit leaves it (``()``: none), as pi 1.6 projects
+    it: a string replaces an assistant's or a tool result's content as one text block."""
     if message is None or edit is None:
         return
     if edit != () and message.role in ("user", "assistant", "toolResult", "custom"):

@@ -33,7 +33,6 @@ from pi_core.protocol.codec import dumps
 from pi_core.protocol.entries import (
     BranchSummaryEntry,
     CompactionEntry,
-    ContextEditEntry,
     CustomEntry,
     CustomMessageEntry,
     Entry,
@@ -46,7 +45,7 @@ from pi_core.protocol.entries import (
     UnknownEntry,
     SESSION_VERSION,
     new_entry_id,
-    random_uuid,
+    new_session_id,
 )
 from pi_core.protocol.messages import (
     AgentMessage,
@@ -315,20 +314,6 @@ class Session:
             tokens_before=tokens_before, details=details, usage=usage, from_hook=from_hook,
         ))
 
-    def append_context_edit(self, target_id: str, replacement: dict | None) -> ContextEditEntry:
-        """Leave ``target_id`` (a message on the branch) out of the model's context from
-        here on (``replacement`` None) or replace its content (``{"content": ...}``)."""
-        target = self._tree.get(target_id)
-        role = target.message.role if isinstance(target, MessageEntry) else None
-        content = replacement.get("content") if isinstance(replacement, dict) else None
-        if replacement is not None and not isinstance(content, (str, list)):
-            raise SessionError('a context edit\'s replacement is None or {"content": str or list}')
-        if target is None or target_id not in {e.id for e in self._tree.path(self.leaf_id, False)}:
-            raise SessionError(f"entry {target_id!r} is not on the session's branch")
-        if role not in ("user", "assistant", "toolResult") and not isinstance(target, CustomMessageEntry):
-            raise SessionError(f"entry {target_id!r} has no content the model sees to edit")
-        return self.append(ContextEditEntry(target_id=target_id, replacement=replacement))
-
     def append_custom(self, custom_type: str, data: Any = None) -> CustomEntry:
         """Plugin state kept in the session; never sent to the model."""
         return self.append(CustomEntry(custom_type=custom_type, data=data))
@@ -435,7 +420,7 @@ class Session:
             entry_id = new_entry_id()
             if entry_id not in self._tree:
                 return entry_id
-        return random_uuid()
+        return new_session_id()  # a whole UUID, as pi's fallback id
 
     def _check_writable(self) -> None:
         if self.read_only or self._closed:

@@ -18,6 +18,7 @@ from pi_core.app.session_stats import usage_totals
 from pi_core.protocol.codec import to_json
 from pi_core.protocol.entries import UsageEntry
 from pi_core.protocol.messages import Cost, ToolResultMessage, TextContent, Usage
+from pi_core.app.context_edits import append_context_edit
 from pi_core.session import Session, SessionError
 from support.fixtures import FIXTURES
 from support.llm_server import LlmServer, Reply
@@ -69,17 +70,17 @@ def our_session(directory: Path) -> Session:
     result = s.append_message(ToolResultMessage(tool_call_id="call_1", tool_name="bash",
                                                 content=[TextContent("hi\n" * 40)], usage=spent(5, 2, 0.5)))
     answer = s.append_message(assistant("It printed hi forty times.", model="test-model", provider="local"))
-    s.append_context_edit(secret.id, None)
-    s.append_context_edit(result.id, {"content": "hi (x40)"})
-    s.append_context_edit(answer.id, {"content": "It printed hi."})
+    append_context_edit(s, secret.id, None)
+    append_context_edit(s, result.id, {"content": "hi (x40)"})
+    append_context_edit(s, answer.id, {"content": "It printed hi."})
     s.append(UsageEntry(kind="cache_warm", provider="local", model="test-model", usage=spent(0, 0, 0.25)))
     reminder = s.append_custom_message("reminder", "Be brief.")
-    edited = s.append_context_edit(reminder.id, {"content": [{"type": "text", "text": "Be very brief."}]})
+    edited = append_context_edit(s, reminder.id, {"content": [{"type": "text", "text": "Be very brief."}]})
     kept = s.append_message(user("go on"))
     s.append_message(assistant("going", model="test-model", provider="local"))
     s.append_compaction("## Goal\nEcho", kept.id, 999, {"readFiles": [], "modifiedFiles": []}, False,
                         usage=spent(40, 10, 1.0))
-    s.append_context_edit(kept.id, {"content": "go on (edited after the compaction)"})
+    append_context_edit(s, kept.id, {"content": "go on (edited after the compaction)"})
     s.append_message(user("after compaction"))
     s.append_message(assistant("still here", model="test-model", provider="local"))
     s.branch_with_summary(edited.id, "A branch was left.", None, False, usage=spent(20, 5, 2.0))
@@ -126,11 +127,11 @@ def test_a_context_edit_is_refused_for_what_is_not_an_editable_message_on_the_br
     session = our_session(tmp_path)
     off_branch = next(e for e in session.entries if e.type == "compaction")
     with pytest.raises(SessionError, match="not on the session's branch"):
-        session.append_context_edit(off_branch.id, None)
+        append_context_edit(session, off_branch.id, None)
     with pytest.raises(SessionError, match="no content the model sees"):
-        session.append_context_edit(session.entries[0].id, None)  # a model change
+        append_context_edit(session, session.entries[0].id, None)  # a model change
     with pytest.raises(SessionError, match="replacement"):
-        session.append_context_edit(session.leaf_id, {"text": "no content key"})
+        append_context_edit(session, session.leaf_id, {"text": "no content key"})
 
 
 # ---------------------------------------------------------------- resuming, over HTTP
