@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import time
 from typing import Any, Callable, Iterable
 
 import attrs
@@ -106,6 +107,9 @@ class AgentSession(Harness):
         self._summary_signal: AbortSignal | None = None
         self._published_queue: tuple[list[str], list[str]] = ([], [])
         self.agent.subscribe(self._queue_drained)
+        #: When the answer under way began (monotonic seconds), for pi 1.6's durationMs.
+        self._answer_began: float | None = None
+        self.agent._listeners.insert(0, self._stamp)  # before the message is stored
         #: Runs plugins started while the agent was idle (``send_user_message``).
         self._background: set[asyncio.Future] = set()
         #: Builds a fresh plugin manager for /reload (set by the app, which knows how
@@ -198,6 +202,22 @@ class AgentSession(Harness):
         cleared = super().clear_queues()
         self._queue_changed()
         return cleared
+
+    def _stamp(self, event: Any) -> None:
+        """pi 1.6's fields on a finished answer: ``durationMs`` (from its first event) and
+        the ``thinkingLevel`` it was asked with. (A tool result's ``durationMs`` pi writes
+        before its ``timestamp``: it waits for a field of its own.)"""
+        message = getattr(event, "message", None)
+        if not isinstance(message, AssistantMessage):
+            return
+        if event.type == "message_start":
+            self._answer_began = time.monotonic()
+        elif event.type == "message_end":
+            extra = message.extra
+            if self._answer_began is not None:
+                extra.setdefault("durationMs", round((time.monotonic() - self._answer_began) * 1000))
+                self._answer_began = None
+            extra.setdefault("thinkingLevel", self.thinking_level)
 
     def _queue_changed(self) -> None:
         try:

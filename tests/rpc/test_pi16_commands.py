@@ -131,3 +131,14 @@ def test_plugins_hear_pi16s_new_hooks(start_rpc, server, pi, monkeypatch, tmp_pa
     assert notes(tmp_path / "notes.jsonl") == [
         {"ui_prompt_start": ["confirm", "Run it?"]}, {"ui_prompt_end": True},
         {"settled": False}, {"name": "Named"}]
+
+
+def test_an_answer_carries_pi16s_duration_and_thinking_level(rpc, server):
+    server.push(Reply(text="ok"))
+    rpc.ok("prompt", message="hi")
+    rpc.event("agent_settled")
+    (end,) = [e for e in rpc.events("message_end") if e["message"]["role"] == "assistant"]
+    answer = rpc.ok("get_messages")["messages"][-1]
+    assert answer["thinkingLevel"] == rpc.ok("get_state")["thinkingLevel"]
+    assert isinstance(answer["durationMs"], int) and answer["durationMs"] >= 0
+    assert end["message"]["durationMs"] == answer["durationMs"]
