@@ -75,9 +75,6 @@ class MessageQueue:
         self.mode = mode
         self.messages: list[AgentMessage] = []
 
-    def push(self, message: AgentMessage) -> None:
-        self.messages.append(message)
-
     def drain(self) -> list[AgentMessage]:
         if self.mode == "all":
             drained, self.messages = self.messages, []
@@ -191,11 +188,11 @@ class Agent:
 
     def steer(self, message: str | AgentMessage) -> None:
         """Queue a message for the model's next request, after the running tools finish."""
-        self.steering.push(user_message(message))
+        self.steering.messages.append(user_message(message))
 
     def follow_up(self, message: str | AgentMessage) -> None:
         """Queue a message for when the run would otherwise end."""
-        self.follow_up_queue.push(user_message(message))
+        self.follow_up_queue.messages.append(user_message(message))
 
     def clear_queues(self) -> tuple[list[AgentMessage], list[AgentMessage]]:
         """Take every queued (steering, follow-up) message out, e.g. back into an editor."""
@@ -488,7 +485,7 @@ class Agent:
             result = finished[call.id]
             result_message = ToolResultMessage(
                 tool_call_id=call.id, tool_name=call.name, content=result.content,
-                details=result.details, is_error=result.is_error,
+                details=result.details, usage=result.usage, is_error=result.is_error,
             )
             await self._deliver(result_message, produced)
             results.append(self.messages[-1])
