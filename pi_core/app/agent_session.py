@@ -23,7 +23,7 @@ import attrs
 
 from pi_core.app.auth import MissingAuthError, no_model_problem
 from pi_core.app.budget import Budget, BudgetExceeded, Spent, has_prices, spent_of
-from pi_core.app.recovery import RetryPolicy, with_recovery
+from pi_core.app.recovery import RetryPolicy, last_failure, with_recovery
 from pi_core.app.session_events import AgentSettled, SessionInfoChanged
 from pi_core.app.session_stats import context_usage, session_stats
 from pi_core.app.agent_session_context import AgentSessionContext
@@ -204,9 +204,13 @@ class AgentSession(Harness):
         return cleared
 
     def _stamp(self, event: Any) -> None:
-        """pi 1.6's fields on a finished answer: ``durationMs`` (from its first event) and
-        the ``thinkingLevel`` it was asked with. (A tool result's ``durationMs`` pi writes
+        """pi 1.6's fields: ``willRetry`` on ``agent_end``; on a finished answer
+        ``durationMs`` (from its first event) and the ``thinkingLevel`` it was asked with. (A tool result's ``durationMs`` pi writes
         before its ``timestamp``: it waits for a field of its own.)"""
+        if event.type == "agent_end":
+            event.will_retry = self.retry.will_retry(last_failure(self.agent.messages),
+                                                     self.auto_compaction)
+            return
         message = getattr(event, "message", None)
         if not isinstance(message, AssistantMessage):
             return

@@ -24,6 +24,7 @@ class AgentStart:
 class AgentEnd:
     type: Literal["agent_end"] = field(default="agent_end", init=False)
     messages: list[AgentMessage] = field(factory=list)
+    will_retry: bool = False  # pi 1.6: the app sends the failed request again (set by it)
 
 
 @define

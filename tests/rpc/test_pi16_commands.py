@@ -142,3 +142,18 @@ def test_an_answer_carries_pi16s_duration_and_thinking_level(rpc, server):
     assert answer["thinkingLevel"] == rpc.ok("get_state")["thinkingLevel"]
     assert isinstance(answer["durationMs"], int) and answer["durationMs"] >= 0
     assert end["message"]["durationMs"] == answer["durationMs"]
+
+
+def test_agent_end_says_whether_the_failed_request_is_sent_again(start_rpc, server, pi):
+    from support.rpc import write_settings
+
+    write_settings(pi, retry={"baseDelayMs": 1, "maxRetries": 1, "provider": {"maxRetries": 0}})
+    rpc = start_rpc()
+    server.push(Reply(status=500, error="boom"), Reply(status=500, error="boom again"))
+    server.default = Reply(text="unused")
+    rpc.ok("prompt", message="hi")
+    settled = rpc.event("agent_settled")
+    ends = [e["willRetry"] for e in rpc.events("agent_end")]
+    assert ends == [True, False]  # one retry allowed: the second failure is the last
+    assert settled == {"type": "agent_settled", "aborted": False}
+    assert rpc.position(rpc.events("agent_end")[-1]) < rpc.position(settled)
