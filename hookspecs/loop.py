@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from hookspecs.markers import chain, notify, hookspec
 
@@ -48,6 +48,14 @@ def agent_start(event: AgentStart, ctx: Ctx) -> None:
 @notify
 def agent_end(event: AgentEnd, ctx: Ctx) -> None:
     """Kind: notify. A run ended; ``event.messages`` holds every message it produced."""
+
+
+@hookspec
+@notify
+def agent_settled(event: Any, ctx: Ctx) -> None:
+    """Kind: notify. pi 1.6: the prompt's work is all done (no retry, no compaction and
+    retry, no queued message follows); ``event.aborted`` says whether it was aborted.
+    ``agent_end`` closes each run of the loop; this closes what the user asked for."""
 
 
 @hookspec

@@ -64,6 +64,18 @@ def before_provider_request(payload: dict, model: Model, ctx: Ctx) -> dict | Non
 
 
 @hookspec
+@chain("headers")
+def before_provider_headers(headers: dict, model: Model, ctx: Ctx) -> dict | None:
+    """Kind: chain.
+
+    pi 1.6: the HTTP headers of a request to ``model`` (a dict of the headers the model
+    and the caller add; the provider's own auth and content headers come on top), before
+    the request is built. Return a replacement dict (a value ``None`` removes that
+    header), or ``None`` to keep them.
+    """
+
+
+@hookspec
 @notify
 def after_provider_response(event: ProviderResponseEvent, ctx: Ctx) -> None:
     """Kind: notify. The provider answered: ``event.status`` and ``event.headers``."""

@@ -60,7 +60,29 @@ def session_before_compact(event: BeforeCompactEvent, ctx: Ctx) -> CompactionDec
 @hookspec
 @notify
 def session_compact(event: SessionCompactEvent, ctx: Ctx) -> None:
-    """Kind: notify. A compaction entry was written (``event.entry``)."""
+    """Kind: notify. A compaction entry was written (``event.entry``); ``event.reason``
+    manual, threshold or overflow, ``event.will_retry`` whether the failed request is
+    sent again now (pi 1.6)."""
+
+
+@hookspec
+@notify
+def session_info_changed(event: Any, ctx: Ctx) -> None:
+    """Kind: notify. pi 1.6: the session's display name changed (``event.name``, None
+    when cleared), by ``/name``, RPC ``set_session_name`` or ``ctx.set_session_name``."""
+
+
+@hookspec
+@notify
+def ui_prompt_start(event: Any, ctx: Ctx) -> None:
+    """Kind: notify. pi 1.6: a plugin's dialog (``event.kind``: select, confirm, input,
+    editor; ``event.title``) now waits for the user; nested dialogs make one span."""
+
+
+@hookspec
+@notify
+def ui_prompt_end(event: Any, ctx: Ctx) -> None:
+    """Kind: notify. The dialog span that ``ui_prompt_start`` opened is over."""
 
 
 @hookspec

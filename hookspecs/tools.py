@@ -63,7 +63,8 @@ def after_tool_call(result: ToolResult, event: ToolCallEvent, ctx: Ctx) -> ToolR
 
     After a tool ran, before its result becomes a message. ``result`` is a
     :class:`pi_core.protocol.tools.ToolResult`; ``event`` the :class:`pi_core.protocol.events.ToolCallEvent`.
-    Return a changed result to patch ``content``, ``details`` or ``is_error``.
+    Return a changed result to patch ``content``, ``details``, ``is_error`` or (pi 1.6)
+    ``usage``, the model work the tool did itself.
     """
 
 

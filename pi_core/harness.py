@@ -163,28 +163,28 @@ class Harness:
         *,
         source: str = "interactive",
         streaming_behavior: str | None = None,
-        on_accepted: Callable[[], Any] | None = None,
+        on_accepted: Callable[[str], Any] | None = None,
     ) -> list[AgentMessage]:
         """Run a prompt to its end (with the app's retries and overflow recovery).
 
         As pi does: the ``input`` chain (where skills and templates expand; the app runs
         a plugin's ``/command`` before it); while the agent runs, ``streaming_behavior`` "steer" or "followUp" queues the result, and
         without one the prompt is refused. ``on_accepted`` is called once the prompt is
-        accepted (handled, queued, or about to start the run), so a caller such as the
-        RPC mode can answer before the run's first event.
+        accepted, with how (pi 1.6's disposition: "handled", "queued" or "started"), so a
+        caller such as the RPC mode can answer before the run's first event.
         """
         if not self._started:
             await self.start()
         event = await self.plugins.call("input", event=InputEvent(text, list(images), source), ctx=self.ctx)
         if event.handled:
-            _call(on_accepted)
+            _call(on_accepted, "handled")
             return []
         if self.is_running:
             if streaming_behavior not in ("steer", "followUp", "follow_up"):
                 raise AgentBusyError("Agent is already processing. Specify streamingBehavior "
                                      "('steer' or 'followUp') to queue the message.")
             self._enqueue(user_message(event.text, event.images), streaming_behavior)
-            _call(on_accepted)
+            _call(on_accepted, "queued")
             return []
         return await self._run_prompt(event.text, event.images, on_accepted)
 
@@ -199,7 +199,7 @@ class Harness:
             self.agent.system_prompt = start.system_prompt
             later, self._next_turn = self._next_turn, []
             prompts = [user_message(start.prompt, start.images), *start.messages, *later]
-            _call(on_accepted)
+            _call(on_accepted, "started")
             return await self._run(self.agent.prompt(prompts))
         finally:
             self._prompting = False
@@ -271,6 +271,6 @@ class Harness:
             self.session.append_message(message)
 
 
-def _call(callback: Callable[[], Any] | None) -> None:
+def _call(callback: Callable[[str], Any] | None, disposition: str) -> None:
     if callback is not None:
-        callback()
+        callback(disposition)

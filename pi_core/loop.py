@@ -75,9 +75,6 @@ class MessageQueue:
         self.mode = mode
         self.messages: list[AgentMessage] = []
 
-    def push(self, message: AgentMessage) -> None:
-        self.messages.append(message)
-
     def drain(self) -> list[AgentMessage]:
         if self.mode == "all":
             drained, self.messages = self.messages, []
@@ -191,11 +188,11 @@ class Agent:
 
     def steer(self, message: str | AgentMessage) -> None:
         """Queue a message for the model's next request, after the running tools finish."""
-        self.steering.push(user_message(message))
+        self.steering.messages.append(user_message(message))
 
     def follow_up(self, message: str | AgentMessage) -> None:
         """Queue a message for when the run would otherwise end."""
-        self.follow_up_queue.push(user_message(message))
+        self.follow_up_queue.messages.append(user_message(message))
 
     def clear_queues(self) -> tuple[list[AgentMessage], list[AgentMessage]]:
         """Take every queued (steering, follow-up) message out, e.g. back into an editor."""
@@ -364,7 +361,8 @@ class Agent:
                 thinking_level=request.thinking_level,
                 session_id=getattr(self.ctx, "session_id", None),
                 headers=dict(self.get_headers(model)) if self.get_headers else {},
-                on_payload=self._on_payload(model),
+                on_payload=self._chained("before_provider_request", "payload", model),
+                on_headers=self._chained("before_provider_headers", "headers", model),
                 on_response=self._on_response,
                 # a discovered local server gets no provider retries: the harness's are enough
                 max_retries=0 if model.discovered else self._count("retry.provider.maxRetries"),
@@ -417,15 +415,11 @@ class Agent:
         from pi_core.protocol.stream import TextEndEvent, ThinkingEndEvent
 
         for index in sorted(open_blocks):
-            if index >= len(message.content):
-                continue
-            block = message.content[index]
-            if open_blocks[index] == "text":
-                event = TextEndEvent(content_index=index, content=getattr(block, "text", ""), partial=message)
-            else:
-                event = ThinkingEndEvent(content_index=index, content=getattr(block, "thinking", ""),
-                                         partial=message)
-            await self.emit(MessageUpdate(message=message, assistant_message_event=event))
+            if index < len(message.content):
+                kind = open_blocks[index]  # also the name of the block's text attribute
+                event = (TextEndEvent if kind == "text" else ThinkingEndEvent)(
+                    content_index=index, content=getattr(message.content[index], kind, ""), partial=message)
+                await self.emit(MessageUpdate(message=message, assistant_message_event=event))
 
     def _count(self, key: str) -> int | None:
         """The setting ``key`` when it is a whole number of at least 0, else None (the
@@ -447,14 +441,15 @@ class Agent:
         key = self.get_api_key(model)
         return await key if inspect.isawaitable(key) else key
 
-    def _on_payload(self, model: Model):
-        if not self.plugins.has("before_provider_request"):
+    def _chained(self, hook: str, arg: str, model: Model):
+        """A provider's callback through the chain ``hook`` (None when nobody implements it)."""
+        if not self.plugins.has(hook):
             return None
 
-        async def on_payload(payload: dict) -> dict:
-            return await self.plugins.call("before_provider_request", payload=payload, model=model, ctx=self.ctx)
+        async def through(value: dict) -> dict:
+            return await self.plugins.call(hook, **{arg: value}, model=model, ctx=self.ctx)
 
-        return on_payload
+        return through
 
     async def _on_response(self, status: int, headers: dict) -> None:
         if self.plugins.has("after_provider_response"):
@@ -490,7 +485,7 @@ class Agent:
             result = finished[call.id]
             result_message = ToolResultMessage(
                 tool_call_id=call.id, tool_name=call.name, content=result.content,
-                details=result.details, is_error=result.is_error,
+                details=result.details, usage=result.usage, is_error=result.is_error,
             )
             await self._deliver(result_message, produced)
             results.append(self.messages[-1])
@@ -520,12 +515,7 @@ class Agent:
             await asyncio.gather(*tasks, return_exceptions=True)
             for call in calls:
                 if call.id not in finished:
-                    finished[call.id] = ToolResult.error(ABORTED_TOOL_TEXT)
-                    self.pending_tool_calls.discard(call.id)
-                    await self.emit(ToolExecutionEnd(
-                        tool_call_id=call.id, tool_name=call.name,
-                        result=finished[call.id], is_error=True,
-                    ))
+                    await finish(_Prepared(call, immediate=ToolResult.error(ABORTED_TOOL_TEXT)))
             recorded = {r.tool_call_id for r in results}
             for call in calls:
                 if call.id not in recorded:

@@ -19,6 +19,7 @@ from pi_core.protocol.messages import (
     CustomMessage,
     TextContent,
     ToolResultMessage,
+    UnknownMessage,
     UserMessage,
 )
 
@@ -59,6 +60,8 @@ def to_llm(message):
         text = COMPACTION_FRAME.format(summary=message.summary)
     elif isinstance(message, BranchSummaryMessage):
         text = BRANCH_FRAME.format(summary=message.summary)
+    elif isinstance(message, UnknownMessage):  # pi 1.6's system messages: the prompt is ours
+        return None
     else:
         return message
     return UserMessage(content=[TextContent(text)], timestamp=message.timestamp)

@@ -22,13 +22,17 @@ def event_line(event, full: bool = False) -> str:
 
 
 def event_json(event, full: bool = False) -> dict:
-    """The JSON value of an event, in pi's shape (lean ``message_update`` by default)."""
+    """The JSON value of an event, in pi's shape. ``message_update`` is pi 1.6's by
+    default: the delta and the answer's usage so far, no snapshots (linear in the
+    answer's length); ``full`` is pi 0.73's, with the whole partial message each time."""
     if event.type != "message_update":
         value = to_json(event)
         value.pop("turnIndex", None)  # for plugins; pi's JSON events have none
         return value
-    value = {"type": "message_update", "assistantMessageEvent": stream_event_json(
-        event.assistant_message_event, full)}
+    value = {"type": "message_update"}
+    if not full:
+        value["usage"] = to_json(event.message.usage)
+    value["assistantMessageEvent"] = stream_event_json(event.assistant_message_event, full)
     if full:
         partial = getattr(event.assistant_message_event, "partial", None)
         snapshot = value["assistantMessageEvent"].get("partial")
@@ -45,6 +49,9 @@ def stream_event_json(event, full: bool = False) -> dict:
                       ("reason", "reason")):
         if hasattr(event, name):
             value[key] = getattr(event, name)
+    if event.type == "toolcall_start":  # pi 1.6 names the call as it starts
+        block = _block(event)
+        value["id"], value["toolName"] = getattr(block, "id", ""), getattr(block, "name", "")
     if getattr(event, "tool_call", None) is not None:
         value["toolCall"] = to_json(event.tool_call)
     for name in ("message", "error"):
@@ -53,6 +60,12 @@ def stream_event_json(event, full: bool = False) -> dict:
     if full and getattr(event, "partial", None) is not None:
         value["partial"] = to_json(event.partial)
     return value
+
+
+def _block(event):
+    partial, index = getattr(event, "partial", None), getattr(event, "content_index", 0)
+    content = getattr(partial, "content", None) or []
+    return content[index] if 0 <= index < len(content) else None
 
 
 async def _prompts(app) -> None:

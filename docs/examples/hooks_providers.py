@@ -23,6 +23,10 @@ class EchoProvider:
         builder = MessageBuilder(api=model.api, provider=model.provider, model=model.id)
         last = context.messages[-1].content[0].text
         payload = await options.prepare_payload({"model": model.id, "input": last, "shout": False})
+        headers = {"x-echo-client": "pi", "x-tracking": "1"}
+        if options.on_headers is not None:  # before_provider_headers (pi 1.6)
+            headers = {k: v for k, v in (await options.on_headers(headers)).items() if v is not None}
+        print("headers sent:", headers)
         await options.response(200, {"x-echo-version": "1"})
         yield builder.start()
         yield builder.text_start()
@@ -52,6 +56,11 @@ class ProviderTour:
     def before_provider_request(self, payload, model, ctx):
         print(f"before_provider_request: {model.key} {payload}")
         return {**payload, "shout": True}  # the payload actually sent
+
+    @hookimpl
+    def before_provider_headers(self, headers, model, ctx):
+        print(f"before_provider_headers: {model.key} {headers}")
+        return {**headers, "x-session": "demo", "x-tracking": None}  # None removes one
 
     @hookimpl
     def after_provider_response(self, event, ctx):

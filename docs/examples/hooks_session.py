@@ -14,6 +14,7 @@ from pi_core import hookimpl
 from pi_core.protocol.events import CompactionDecision, CompactionResult, TreeDecision
 from pi_core.protocol.messages import Failure
 from pi_core.app.sdk import create_harness
+from pi_core.testing import RecordingUI
 from pi_core.app.settings import Settings
 from pi_core.testing import Reply, ScriptedProvider, scripted_model
 
@@ -64,7 +65,24 @@ class SessionTour:
 
     @hookimpl
     def session_compact(self, event, ctx):
-        print(f"session_compact: {event.entry.summary!r} from_hook={event.from_hook}")
+        print(f"session_compact: {event.entry.summary!r} from_hook={event.from_hook} "
+              f"reason={event.reason} will_retry={event.will_retry}")
+
+    @hookimpl
+    def agent_settled(self, event, ctx):  # the prompt's work is all done (retries included)
+        print(f"agent_settled: aborted={event.aborted} mode={ctx.mode}")
+
+    @hookimpl
+    def session_info_changed(self, event, ctx):
+        print(f"session_info_changed: {event.name!r}")
+
+    @hookimpl
+    def ui_prompt_start(self, event, ctx):  # only where there is a UI to wait for
+        print(f"ui_prompt_start: {event.kind} {event.title!r}")
+
+    @hookimpl
+    def ui_prompt_end(self, event, ctx):
+        print("ui_prompt_end")
 
     @hookimpl
     def compaction_end(self, event, ctx):
@@ -95,6 +113,9 @@ async def main(folder: Path) -> None:
                                    model=scripted_model(), settings=settings, cwd=str(folder))
     await harness.prompt("Hi")
     first = harness.session.leaf_id
+    harness.ctx.set_session_name("Greetings")
+    harness.ctx.ui = RecordingUI(confirms=[True])  # a mode with a UI (the chat, an RPC client)
+    print("confirmed:", await harness.ctx.ui.confirm("Go on?"))
     await harness.prompt("/skill:haiku autumn")
     sent = provider.requests[-1].messages[-1].content[0].text
     print("the model got:", sent.split(" location=")[0], "...", sent.splitlines()[-1])

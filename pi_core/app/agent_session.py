@@ -16,13 +16,15 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import time
 from typing import Any, Callable, Iterable
 
 import attrs
 
 from pi_core.app.auth import MissingAuthError, no_model_problem
-from pi_core.app.budget import SUMMARY_USAGE, Budget, BudgetExceeded, Spent, has_prices, spent_of
-from pi_core.app.recovery import RetryPolicy, with_recovery
+from pi_core.app.budget import Budget, BudgetExceeded, Spent, has_prices, spent_of
+from pi_core.app.recovery import RetryPolicy, last_failure, with_recovery
+from pi_core.app.session_events import AgentSettled, SessionInfoChanged
 from pi_core.app.session_stats import context_usage, session_stats
 from pi_core.app.agent_session_context import AgentSessionContext
 from pi_core.harness import Harness
@@ -48,15 +50,18 @@ from pi_core.protocol.events import (
     UserBashEvent,
 )
 from pi_core.protocol.messages import (
+    AssistantMessage,
     BashExecutionMessage,
     ImageContent,
     TextContent,
+    Usage,
     UserMessage,
     text_of,
 )
 from pi_core.protocol.model import Model
 from pi_core.protocol.provider import THINKING_LEVELS, LlmContext, StreamOptions, complete
 from pi_core.protocol.signal import AbortSignal
+from pi_core.protocol.usage import total_usage
 
 log = logging.getLogger("pi.harness")
 
@@ -87,8 +92,8 @@ class AgentSession(Harness):
         #: Spend not on the path yet: the running subagents' (callables giving a Spent).
         self.spend_sources: list[Callable[[], Spent]] = []
         self._said_no_prices = False
-        #: What the summaries of the compaction or branch summary under way spent.
-        self._summary_spent = Spent()
+        #: The answers to the summary requests of the compaction or branch summary under way.
+        self._summary_answers: list[AssistantMessage] = []
         self.auth_problem = auth_problem
         # pi's default level is medium, clamped to what the model takes (off without reasoning)
         self.agent.thinking_level = self.clamp_thinking_level(self.agent.thinking_level)
@@ -102,6 +107,9 @@ class AgentSession(Harness):
         self._summary_signal: AbortSignal | None = None
         self._published_queue: tuple[list[str], list[str]] = ([], [])
         self.agent.subscribe(self._queue_drained)
+        #: When the answer under way began (monotonic seconds), for pi 1.6's durationMs.
+        self._answer_began: float | None = None
+        self.agent._listeners.insert(0, self._stamp)  # before the message is stored
         #: Runs plugins started while the agent was idle (``send_user_message``).
         self._background: set[asyncio.Future] = set()
         #: Builds a fresh plugin manager for /reload (set by the app, which knows how
@@ -124,6 +132,8 @@ class AgentSession(Harness):
         self.budget_stop = None
         produced = await with_recovery(self, run)
         self._flush_bash()
+        last = next((m for m in reversed(produced) if isinstance(m, AssistantMessage)), None)
+        await self.emit(AgentSettled(aborted=last is not None and last.stop_reason == "aborted"))
         return produced
 
     def abort(self) -> None:
@@ -172,13 +182,11 @@ class AgentSession(Harness):
         await self.agent.emit(hit)
         return attrs.evolve(request, stop=True)
 
-    def _record_summary_spend(self) -> None:
-        """With a budget, what a compaction's or branch summary's requests cost goes on
-        the path after its entry (a ``summary_usage`` custom entry: cost and tokens; no
-        turn), so it counts; without one, the session file is pi's."""
-        spent, self._summary_spent = self._summary_spent, Spent()
-        if self.budget.active and (spent.cost or spent.tokens):
-            self.session.append_custom(SUMMARY_USAGE, spent.as_json())
+    def _take_summary_usage(self) -> Usage | None:
+        """What the summary requests under way spent, for their entry's ``usage`` (where
+        pi 1.6 writes it: the session's totals and the budget count it)."""
+        answers, self._summary_answers = self._summary_answers, []
+        return total_usage(answers) if answers else None
 
     # ------------------------------------------------------------ the queues
 
@@ -194,6 +202,26 @@ class AgentSession(Harness):
         cleared = super().clear_queues()
         self._queue_changed()
         return cleared
+
+    def _stamp(self, event: Any) -> None:
+        """pi 1.6's fields: ``willRetry`` on ``agent_end``; on a finished answer
+        ``durationMs`` (from its first event) and the ``thinkingLevel`` it was asked with. (A tool result's ``durationMs`` pi writes
+        before its ``timestamp``: it waits for a field of its own.)"""
+        if event.type == "agent_end":
+            event.will_retry = self.retry.will_retry(last_failure(self.agent.messages),
+                                                     self.auto_compaction)
+            return
+        message = getattr(event, "message", None)
+        if not isinstance(message, AssistantMessage):
+            return
+        if event.type == "message_start":
+            self._answer_began = time.monotonic()
+        elif event.type == "message_end":
+            extra = message.extra
+            if self._answer_began is not None:
+                extra.setdefault("durationMs", round((time.monotonic() - self._answer_began) * 1000))
+                self._answer_began = None
+            extra.setdefault("thinkingLevel", self.thinking_level)
 
     def _queue_changed(self) -> None:
         try:
@@ -228,29 +256,32 @@ class AgentSession(Harness):
         return number_duplicates(found)
 
     async def prompt(self, text: str, images: Iterable[ImageContent] = (), *,
-                     on_accepted: Callable[[], Any] | None = None, **kwargs: Any) -> list:
+                     on_accepted: Callable[[str], Any] | None = None, **kwargs: Any) -> list:
         """The harness's prompt, but a ``/command`` with a handler runs at once, even
         while the agent runs (as pi runs extension commands)."""
         if not self._started:
             await self.start()
         if text.startswith("/") and await self.run_extension_command(text):
             if on_accepted is not None:
-                on_accepted()
+                on_accepted("handled")
             return []
         return await super().prompt(text, images, on_accepted=on_accepted, **kwargs)
 
     async def queue(self, text: str, images: Iterable[ImageContent] = (), *,
-                    behavior: str = "steer", source: str = "interactive") -> None:
+                    behavior: str = "steer", source: str = "interactive") -> str:
         """Queue a message as steering or a follow-up (RPC ``steer`` / ``follow_up``),
-        expanded by the ``input`` chain; a ``/command`` with a handler cannot be queued."""
+        expanded by the ``input`` chain; a ``/command`` with a handler cannot be queued.
+        Returns pi 1.6's disposition: "handled" (an input plugin took it) or "queued"."""
         if text.startswith("/"):
             name = text[1:].split(" ", 1)[0]
             if await self.command_handler(name) is not None:
                 raise ValueError(f'Extension command "/{name}" cannot be queued. Use prompt '
                                  "or run the command when the agent is not streaming.")
         event = await self.plugins.call("input", event=InputEvent(text, list(images), source), ctx=self.ctx)
-        if not event.handled:
-            self._enqueue(user_message(event.text, event.images), behavior)
+        if event.handled:
+            return "handled"
+        self._enqueue(user_message(event.text, event.images), behavior)
+        return "queued"
 
     async def run_extension_command(self, text: str) -> bool:
         """Run ``/name args`` if a plugin's command ``name`` has a handler (True), as
@@ -530,8 +561,7 @@ class AgentSession(Harness):
                                 max_tokens=max_tokens,
                                 thinking_level=self.thinking_level if model.reasoning else "off")
         message = await complete(provider, model, context, options)
-        spent = spent_of([message])
-        self._summary_spent = self._summary_spent.add(Spent(spent.cost, spent.tokens))
+        self._summary_answers.append(message)
         if message.stop_reason in ("error", "aborted"):
             raise SummaryError(message.error_message or "the summary request failed")
         return message.text
@@ -544,14 +574,14 @@ class AgentSession(Harness):
         await self.emit(CompactionStart(reason=reason))
         self.is_compacting = True
         from pi_core.app.compaction_plan import fill_from_plan, prepare_compaction, to_event
-        from pi_core.app.tokens import fit_budget
+        from pi_core.app.tokens import estimate_tokens, fit_budget
 
         settings = self.ctx.settings
         entries = self.session.path()
         window = self.model.context_window
         keep = fit_budget(int(settings.get("compaction.keepRecentTokens", 20000)), window)
         event = BeforeCompactEvent(
-            reason=reason, entries=entries, instructions=instructions,
+            reason=reason, entries=entries, will_retry=will_retry, instructions=instructions,
             reserve_tokens=fit_budget(int(settings.get("compaction.reserveTokens", 16384)), window),
             keep_recent_tokens=keep,
             preparation=to_event(prepare_compaction(
@@ -576,10 +606,12 @@ class AgentSession(Harness):
                 result = fill_from_plan(compaction_result(result), event.preparation)
                 entry = self.session.append_compaction(
                     result.summary, result.first_kept_entry_id, result.tokens_before,
-                    result.details, from_hook=decision.from_hook)
-                self._record_summary_spend()
+                    result.details, from_hook=decision.from_hook, usage=self._take_summary_usage())
                 self.agent.messages = list(self.session.build_context().messages)
-                await self.notify(SessionCompactEvent(entry=entry, from_hook=bool(entry.from_hook)))
+                result = attrs.evolve(result, usage=entry.usage, estimated_tokens_after=sum(
+                    estimate_tokens(m) for m in self.agent.messages))
+                await self.notify(SessionCompactEvent(entry=entry, from_hook=bool(entry.from_hook),
+                                                      reason=reason, will_retry=will_retry))
         except Exception as exc:
             error = str(exc) or type(exc).__name__
             log.warning("compaction failed: %s", error)
@@ -623,8 +655,8 @@ class AgentSession(Harness):
                     self._summary_signal = None
             if summary:
                 summary_entry = self.session.branch_with_summary(
-                    target_id, summary, details, from_hook=bool(decision.from_hook))
-                self._record_summary_spend()
+                    target_id, summary, details, from_hook=bool(decision.from_hook),
+                    usage=self._take_summary_usage())
         if summary_entry is None:
             if target_id is None:
                 self.session.reset_leaf()
@@ -672,9 +704,11 @@ class AgentSession(Harness):
         if not self.model.reasoning:
             return ["off"]
         mapped = self.model.thinking_level_map or {}
-        levels = [level for level in THINKING_LEVELS[:-1] if not (level in mapped and mapped[level] is None)]
+        levels = [level for level in THINKING_LEVELS[:-2] if not (level in mapped and mapped[level] is None)]
         if (self.model.compat or {}).get("supportsXhigh") or mapped.get("xhigh") is not None:
             levels.append("xhigh")
+        if mapped.get("max") is not None:  # pi 1.6's level above xhigh, where a model names it
+            levels.append("max")
         return levels or ["off"]
 
     def clamp_thinking_level(self, level: str) -> str:
@@ -715,6 +749,21 @@ class AgentSession(Harness):
         current = levels.index(self.thinking_level) if self.thinking_level in levels else -1
         await self.set_thinking_level(levels[(current + 1) % len(levels)])
         return self.thinking_level
+
+    async def set_session_name(self, name: str) -> None:
+        """Name the session (``/name``, RPC ``set_session_name``, ``ctx.set_session_name``)
+        and say so: ``session_info_changed`` to the plugins and the event stream (pi 1.6)."""
+        self.session.append_session_info(name)
+        await self.emit(SessionInfoChanged(name=self.session.name))
+
+    def session_info_changed(self) -> None:
+        """``session_info_changed`` soon (for a name set outside a coroutine)."""
+        try:
+            task = asyncio.get_running_loop().create_task(
+                self.emit(SessionInfoChanged(name=self.session.name)))
+        except RuntimeError:  # no event loop: nobody listens
+            return
+        task.add_done_callback(lambda t: t.exception())
 
     # ------------------------------------------------------------ stats
 

@@ -26,6 +26,35 @@ class AgentSessionContext(HarnessContext):
     control (waiting included), sending messages, compaction, summaries and processes."""
 
     harness: "AgentSession"
+    #: The mode that runs (pi 1.6's ``ctx.mode``): pi's "tui", "rpc", "json" or "print",
+    #: or one of ours ("acp", "serve", ...); set as the mode starts.
+    mode: str = "print"
+
+    @property
+    def ui(self) -> Any:
+        return self._ui
+
+    @ui.setter
+    def ui(self, ui: Any) -> None:
+        """Any mode's UI, its dialogs announced (``ui_prompt_start`` / ``ui_prompt_end``)."""
+        from pi_core.app.ui_prompts import PromptingUI
+
+        self._ui = ui if isinstance(ui, PromptingUI) else PromptingUI(ui, self.plugins, self)
+
+    def append_context_edit(self, target_id: str, replacement: dict | None):
+        """pi 1.6's context edit (:func:`pi_core.app.context_edits.append_context_edit`):
+        ``None`` leaves the message out of what the model sees, ``{"content": ...}``
+        replaces its content; the history keeps it."""
+        from pi_core.app.context_edits import append_context_edit
+
+        entry = append_context_edit(self.harness.session, target_id, replacement)
+        self.harness.agent.messages = list(self.harness.session.build_context().messages)
+        return entry
+
+    def set_session_name(self, name: str) -> None:
+        """Name the session; plugins and the event stream hear ``session_info_changed``."""
+        self.harness.session.append_session_info(name)
+        self.harness.session_info_changed()
 
     async def set_model(self, model: Model) -> None:
         await self.harness.set_model(model)

@@ -23,11 +23,13 @@ from typing import Any, Callable, Iterable, Literal
 
 from attrs import define, field
 
-from pi_core.protocol.entries import CustomEntry, MessageEntry
+from pi_core.protocol.entries import (
+    BranchSummaryEntry, CompactionEntry, CustomEntry, MessageEntry, UsageEntry,
+)
 from pi_core.protocol.messages import AssistantMessage, ToolResultMessage
 
-#: The custom entry the AgentSession writes after a compaction or branch summary
-#: under a budget: what its summary requests spent (``{"cost", "tokens", "turns": 0}``).
+#: The custom entry earlier versions wrote after a compaction or branch summary under a
+#: budget (``{"cost", "tokens", "turns": 0}``); now the entry's own ``usage`` says it.
 SUMMARY_USAGE = "summary_usage"
 
 #: (limit name, settings key, flag) for cost, tokens and turns.
@@ -145,13 +147,19 @@ class Budget:
 
 def spent_of(entries: Iterable[Any]) -> Spent:
     """What a session path has spent: its assistant messages' usage, what its tool
-    results say their tools spent (``details["spent"]``: subagents), and its compactions'
-    and branch summaries' (``summary_usage`` entries)."""
+    results say their tools spent (``details["spent"]``: subagents), its compactions' and
+    branch summaries' ``usage`` (``summary_usage`` entries in files of earlier versions)
+    and its ``usage`` entries (pi 1.6)."""
     spent = Spent()
     for entry in entries:
         if isinstance(entry, CustomEntry):
             if entry.custom_type == SUMMARY_USAGE:
                 spent = spent.add(Spent.from_json(entry.data))
+            continue
+        if isinstance(entry, (CompactionEntry, BranchSummaryEntry, UsageEntry)):
+            if entry.usage is not None:
+                spent.cost += entry.usage.cost.total
+                spent.tokens += entry.usage.input + entry.usage.output
             continue
         message = entry.message if isinstance(entry, MessageEntry) else entry
         if isinstance(message, ToolResultMessage):

@@ -94,8 +94,8 @@ def _flag(*names: str, **kwargs):
 @click.option("--mode", default="text", help=MODES_HELP)
 @_flag("-p", "--print", "print_", help="Process the prompt, print the answer and exit.")
 @click.option("--events", type=click.Choice(["lean", "full"]), default=None,
-              help="message_update lines: lean (the delta only; JSON mode's default) or full "
-                   "(pi's message snapshots; RPC mode's default).")
+              help="message_update lines: lean (pi 1.6's: the delta and the usage so far; "
+                   "the default) or full (pi 0.73's, with message snapshots).")
 @_flag("-c", "--continue", "continue_session", help="Continue the most recent session.")
 @_flag("-r", "--resume", help="Choose a session to resume.")
 @click.option("--session", help="Use a session file or a session id prefix.")
@@ -191,6 +191,7 @@ async def _run(args, stdin=None, stdout=None) -> int:
             return 2
         from pi_core.app.auth import MissingAuthError
 
+        app.harness.ctx.mode = {"interactive": "tui", "text": "print"}.get(name, name)  # pi 1.6's ctx.mode
         try:
             return await mode.run(app)
         except UsageError as exc:

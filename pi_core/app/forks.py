@@ -13,7 +13,7 @@ from pathlib import Path
 
 import attrs
 
-from pi_core.protocol.entries import Entry, LabelEntry, MessageEntry, UnknownEntry, new_entry_id, random_uuid
+from pi_core.protocol.entries import Entry, LabelEntry, MessageEntry, UnknownEntry, new_entry_id, new_session_id
 from pi_core.protocol.messages import AssistantMessage
 from pi_core.session import Session, SessionError
 
@@ -78,7 +78,7 @@ def _unique_id(taken: set[str]) -> str:
         if entry_id not in taken:
             taken.add(entry_id)
             return entry_id
-    return random_uuid()
+    return new_session_id()  # a whole UUID, as pi's fallback id
 
 
 def _is_assistant(entry: Entry) -> bool:

@@ -32,6 +32,18 @@ class RetryPolicy:
         self.base_delay_ms = int(settings.get("retry.baseDelayMs", 2000))
         self.max_delay_ms = int(settings.get("retry.provider.maxRetryDelayMs", 60000))
         self._cancel: asyncio.Event | None = None
+        #: The run under way: retries made, and whether an overflow was compacted.
+        self.attempt, self.overflow_tried = 0, False
+
+    def will_retry(self, failed: AssistantMessage | None, auto_compaction: bool) -> bool:
+        """Whether the run will send ``failed``'s request again (pi 1.6's ``willRetry``):
+        the same checks as :func:`with_recovery` makes before it does (a server's wait
+        longer than allowed, found only then, aside)."""
+        if failed is None or failed.failure is None:
+            return False
+        if failed.failure.kind == "overflow":
+            return auto_compaction and not self.overflow_tried
+        return failed.failure.kind == "retryable" and self.enabled and self.attempt < self.max_retries
 
     def cancel(self) -> None:
         if self._cancel is not None:
@@ -53,6 +65,7 @@ async def with_recovery(harness: "AgentSession", run) -> list[AgentMessage]:
     """Await a run; then retry retryable failures and compact-then-retry once on a
     context overflow. Returns every message the attempts produced."""
     policy, agent = harness.retry, harness.agent
+    policy.attempt, policy.overflow_tried = 0, False
     produced = list(await run)
     attempt, overflow_tried, previous, first = 0, False, None, None
     while True:
@@ -66,7 +79,7 @@ async def with_recovery(harness: "AgentSession", run) -> list[AgentMessage]:
         previous = failed.error_message
         first = first or failed
         if kind == "overflow" and not overflow_tried and harness.auto_compaction:
-            overflow_tried = True
+            overflow_tried = policy.overflow_tried = True
             agent.messages.pop()  # the failure stays in the file, not the context
             if await harness.compact(reason="overflow", will_retry=True) is None:
                 break
@@ -76,7 +89,7 @@ async def with_recovery(harness: "AgentSession", run) -> list[AgentMessage]:
             continue
         if kind != "retryable" or not policy.enabled or attempt >= policy.max_retries:
             break
-        attempt += 1
+        attempt = policy.attempt = attempt + 1
         asked = failed.failure.retry_after_ms
         delay = asked or policy.base_delay_ms * 2 ** (attempt - 1)
         if policy.max_delay_ms and asked and asked > policy.max_delay_ms:  # the server's wait only

@@ -1,36 +1,62 @@
 """Session stats and context use, what ``AgentSession.stats()`` and ``context_usage()``
-give the modes (RPC's ``get_session_stats``): counts, tokens and cost of what the model
-sees now, and its share of the window."""
+give the modes (RPC's ``get_session_stats``): counts, tokens and cost of the whole
+session file, and the context's share of the window.
+
+As pi 1.6 adds them up: every message entry of the file (all branches) counts, and the
+tokens and cost are those of every assistant message, every tool result that reports its
+own model work (``usage``), every compaction and branch summary that carries the usage of
+its request, and every ``usage`` entry (cache warming, a plugin's calls). pi 0.73.1
+counted only the messages in the context; its clients read the same fields.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterable
 
-from pi_core.protocol.messages import AssistantMessage
+from pi_core.protocol.entries import BranchSummaryEntry, CompactionEntry, MessageEntry, UsageEntry
+from pi_core.protocol.messages import AssistantMessage, ToolResultMessage
 
 if TYPE_CHECKING:
     from pi_core.app.agent_session import AgentSession
 
 
+def usage_totals(entries: Iterable) -> dict[str, float]:
+    """Tokens (``input``, ``output``, ``cacheRead``, ``cacheWrite``) and ``cost`` spent
+    over ``entries`` (pi 1.6's session totals; see the module docstring)."""
+    totals = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "cost": 0.0}
+    for entry in entries:
+        if isinstance(entry, MessageEntry):
+            message = entry.message
+            usage = (message.usage if isinstance(message, (AssistantMessage, ToolResultMessage))
+                     else None)
+        else:
+            usage = (entry.usage if isinstance(entry, (UsageEntry, CompactionEntry,
+                                                        BranchSummaryEntry)) else None)
+        if usage is not None:
+            totals["input"] += usage.input
+            totals["output"] += usage.output
+            totals["cacheRead"] += usage.cache_read
+            totals["cacheWrite"] += usage.cache_write
+            totals["cost"] += usage.cost.total
+    return totals
+
+
 def session_stats(harness: "AgentSession") -> dict:
-    """Message counts, token totals and cost of the current context (what the model
-    sees: after a compaction, only what came after it), and the context's use of the
-    window; pi's ``get_session_stats`` shape."""
+    """Message counts, token totals and cost of the session file, and the context's use
+    of the window; pi 1.6's ``get_session_stats`` shape."""
     counts = {"user": 0, "assistant": 0, "toolResult": 0}
-    tokens = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
-    tool_calls, cost = 0, 0.0
-    for message in harness.agent.messages:
-        role = getattr(message, "role", None)
-        counts[role] = counts.get(role, 0) + 1
-        if isinstance(message, AssistantMessage):
-            tool_calls += len(message.tool_calls)
-            usage = message.usage
-            tokens["input"] += usage.input
-            tokens["output"] += usage.output
-            tokens["cacheRead"] += usage.cache_read
-            tokens["cacheWrite"] += usage.cache_write
-            cost += usage.cost.total
-    tokens["total"] = tokens["input"] + tokens["output"] + tokens["cacheRead"] + tokens["cacheWrite"]
+    tool_calls = total = 0
+    entries = harness.session.entries
+    for entry in entries:
+        if isinstance(entry, MessageEntry):
+            total += 1
+            role = getattr(entry.message, "role", None)
+            counts[role] = counts.get(role, 0) + 1
+            if isinstance(entry.message, AssistantMessage):
+                tool_calls += len(entry.message.tool_calls)
+    spent = usage_totals(entries)
+    tokens = {key: spent[key] for key in ("input", "output", "cacheRead", "cacheWrite")}
+    tokens["total"] = sum(tokens.values())
     stats = {
         "sessionFile": str(harness.session.file) if harness.session.file else None,
         "sessionId": harness.session.id,
@@ -38,14 +64,15 @@ def session_stats(harness: "AgentSession") -> dict:
         "assistantMessages": counts["assistant"],
         "toolCalls": tool_calls,
         "toolResults": counts["toolResult"],
-        "totalMessages": len(harness.agent.messages),
+        "totalMessages": total,
         "tokens": tokens,
-        "cost": cost,
+        "cost": spent["cost"],
     }
     usage = context_usage(harness)
     if usage is not None:
         stats["contextUsage"] = usage
     return stats
+
 
 def context_usage(harness: "AgentSession") -> dict | None:
     """Tokens in the context against the window (None without a window). Right after

@@ -67,12 +67,7 @@ def _make_converter() -> Any:
     made.register_structure_hook(m.AgentMessage, structure_message)
     made.register_structure_hook(m.Message, structure_message)
     made.register_structure_hook(e.Entry, structure_line)
-    made.register_structure_hook_func(
-        lambda t: t == str | list[m.UserContent], _structure_user_content
-    )
-    made.register_structure_hook_func(
-        lambda t: t in (list[m.Content], list[m.UserContent]), _structure_content_list
-    )
+    made.register_structure_hook_func(lambda t: t in _CONTENT_TYPES, _structure_content_list)
     return made
 
 
@@ -181,24 +176,25 @@ structure_line = _dispatcher(
     {"session": e.SessionHeader, "message": e.MessageEntry, "model_change": e.ModelChangeEntry,
      "thinking_level_change": e.ThinkingLevelChangeEntry, "compaction": e.CompactionEntry,
      "branch_summary": e.BranchSummaryEntry, "custom": e.CustomEntry,
-     "custom_message": e.CustomMessageEntry, "label": e.LabelEntry,
+     "custom_message": e.CustomMessageEntry, "label": e.LabelEntry, "usage": e.UsageEntry,
+     "context_edit": e.ContextEditEntry,
      "session_info": e.SessionInfoEntry},
     e.UnknownEntry,
     "session line",
 )
 
 
-def _structure_user_content(value, _type=None):
-    if isinstance(value, str):
+_TEXT_OR_BLOCKS = str | list[m.UserContent]  # a user's or a plugin's content
+_CONTENT_TYPES = (_TEXT_OR_BLOCKS, list[m.Content], list[m.UserContent])
+
+
+def _structure_content_list(value, type_=None):
+    """Content blocks (or, where the type allows one, a string)."""
+    if isinstance(value, str) and type_ == _TEXT_OR_BLOCKS:
         return value
     if not isinstance(value, list):
-        raise DecodeError(f"content must be a string or a list, got {type(value).__name__}")
-    return [structure_content(block) for block in value]
-
-
-def _structure_content_list(value, _type=None):
-    if not isinstance(value, list):
-        raise DecodeError(f"content must be a list, got {type(value).__name__}")
+        kinds = "a string or a list" if type_ == _TEXT_OR_BLOCKS else "a list"
+        raise DecodeError(f"content must be {kinds}, got {type(value).__name__}")
     return [structure_content(block) for block in value]
 
 
@@ -267,10 +263,6 @@ def loads_json(data: bytes | bytearray | memoryview | str) -> Any:
         return json.loads(data)
     except ValueError as exc:
         raise DecodeError(f"invalid JSON: {exc}") from exc
-
-
-def loads_line(line: str | bytes) -> e.SessionHeader | e.Entry:
-    return line_from_json(loads_json(line))
 
 
 def _describe(exc: BaseException) -> str:

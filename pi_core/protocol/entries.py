@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from attrs import define, field
 
-from pi_core.protocol.messages import AgentMessage, UserContent, _Extra, _extra_field
+from pi_core.protocol.messages import AgentMessage, Usage, UserContent, _Extra, _extra_field
 
 SESSION_VERSION = 3
 
@@ -37,14 +37,6 @@ def new_session_id() -> str:
     rand = int.from_bytes(os.urandom(10), "big")
     rand_a, rand_b = rand >> 68, rand & ((1 << 62) - 1)
     value = (ms & ((1 << 48) - 1)) << 80 | 0x7 << 76 | rand_a << 64 | 0b10 << 62 | rand_b
-    return uuid_text(value)
-
-
-def random_uuid() -> str:
-    """A random (version 4) UUID."""
-    value = int.from_bytes(os.urandom(16), "big")
-    value = (value & ~(0xF << 76)) | 0x4 << 76
-    value = (value & ~(0x3 << 62)) | 0b10 << 62
     return uuid_text(value)
 
 
@@ -122,6 +114,7 @@ class CompactionEntry(_Extra):
     first_kept_entry_id: str = ""
     tokens_before: int = 0
     details: Any = None
+    usage: Usage | None = None  # of the summary's own request (pi 1.6): counted in the totals
     from_hook: bool | None = None
     _extra: dict | None = _extra_field()
 
@@ -137,7 +130,38 @@ class BranchSummaryEntry(_Extra):
     from_id: str = ""
     summary: str = ""
     details: Any = None
+    usage: Usage | None = None
     from_hook: bool | None = None
+    _extra: dict | None = _extra_field()
+
+
+@define
+class UsageEntry(_Extra):
+    """pi 1.6: spending outside the conversation (cache warming, a plugin's calls)."""
+
+    type: Literal["usage"] = field(default="usage", init=False)
+    id: str = _id()
+    parent_id: str | None = _parent()
+    timestamp: str = _stamp()
+    kind: str = ""
+    provider: str = ""
+    model: str = ""
+    usage: Usage = field(factory=Usage)
+    note: str | None = None
+    _extra: dict | None = _extra_field()
+
+
+@define
+class ContextEditEntry(_Extra):
+    """pi 1.6: what the model sees of ``target_id`` from here on, the history untouched:
+    ``replacement`` None leaves it out, ``{"content": ...}`` replaces only its content."""
+
+    type: Literal["context_edit"] = field(default="context_edit", init=False)
+    id: str = _id()
+    parent_id: str | None = _parent()
+    timestamp: str = _stamp()
+    target_id: str = ""
+    replacement: Any = field(default=None, metadata={"always_written": True})
     _extra: dict | None = _extra_field()
 
 
@@ -217,6 +241,8 @@ Entry = (
     | ThinkingLevelChangeEntry
     | CompactionEntry
     | BranchSummaryEntry
+    | UsageEntry
+    | ContextEditEntry
     | CustomEntry
     | CustomMessageEntry
     | LabelEntry

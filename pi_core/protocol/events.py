@@ -24,6 +24,7 @@ class AgentStart:
 class AgentEnd:
     type: Literal["agent_end"] = field(default="agent_end", init=False)
     messages: list[AgentMessage] = field(factory=list)
+    will_retry: bool = False  # pi 1.6: the app sends the failed request again (set by it)
 
 
 @define
@@ -179,6 +180,8 @@ class CompactionResult:
     summary: str
     first_kept_entry_id: str
     tokens_before: int
+    estimated_tokens_after: int | None = field(default=None, kw_only=True)  # pi 1.6, after
+    usage: Any = field(default=None, kw_only=True)  # pi 1.6: what the summary requests spent
     details: Any = None
 
 
@@ -280,6 +283,7 @@ class BeforeCompactEvent:
 
     reason: Literal["manual", "threshold", "overflow"]
     entries: list
+    will_retry: bool = False  # pi 1.6: the failed request is sent again after it
     instructions: str | None = None
     reserve_tokens: int = 16384
     keep_recent_tokens: int = 20000
@@ -335,6 +339,8 @@ class SessionCompactEvent:
     type: Literal["session_compact"] = field(default="session_compact", init=False)
     entry: Any = None
     from_hook: bool = False
+    reason: Literal["manual", "threshold", "overflow"] = "manual"
+    will_retry: bool = False
 
 
 @define

@@ -69,6 +69,18 @@ class _Streamed:
         return getattr(self, self._body)
 
 
+def _streamed_text(body: str) -> property:
+    """The text of a streamed block (its parts joined when read); setting it replaces them."""
+    def get(self) -> str:
+        return self._flush() if self._pending else getattr(self, body)
+
+    def put(self, value: str) -> None:
+        setattr(self, body, value)
+        self._pending = None
+
+    return property(get, put)
+
+
 @define
 class TextContent(_Streamed, _Extra):
     type: Literal["text"] = field(default="text", init=False)
@@ -77,16 +89,7 @@ class TextContent(_Streamed, _Extra):
     _extra: dict | None = _extra_field()
     _pending: list[str] | None = _pending()
     _body = "_text"
-
-    @property
-    def text(self) -> str:
-        if self._pending:
-            self._flush()
-        return self._text
-
-    @text.setter
-    def text(self, value: str) -> None:
-        self._text, self._pending = value, None
+    text = _streamed_text("_text")
 
 
 @define
@@ -106,16 +109,7 @@ class ThinkingContent(_Streamed, _Extra):
     _extra: dict | None = _extra_field()
     _pending: list[str] | None = _pending()
     _body = "_thinking"
-
-    @property
-    def thinking(self) -> str:
-        if self._pending:
-            self._flush()
-        return self._thinking
-
-    @thinking.setter
-    def thinking(self, value: str) -> None:
-        self._thinking, self._pending = value, None
+    thinking = _streamed_text("_thinking")
 
 
 @define
@@ -225,6 +219,7 @@ class ToolResultMessage(_Extra):
     tool_name: str
     content: list[UserContent] = field(factory=list)
     details: Any = None
+    usage: Usage | None = None  # the tool's own model work (pi 1.6), not the turn's
     is_error: bool = False
     timestamp: int = field(factory=now_ms)
     _extra: dict | None = _extra_field()

@@ -13,7 +13,7 @@ from pi_core.protocol.signal import AbortSignal
 from pi_core.protocol.stream import AssistantMessageEvent
 
 ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh"]
-THINKING_LEVELS: tuple[str, ...] = ("off", "minimal", "low", "medium", "high", "xhigh")
+THINKING_LEVELS: tuple[str, ...] = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
 
 
 @define
@@ -58,6 +58,8 @@ class StreamOptions:
     #: Providers pass their native payload through this before sending it (the
     #: ``before_provider_request`` hook); it returns the payload to send.
     on_payload: Callable[[dict], Awaitable[dict]] | None = None
+    #: ... and their request headers through this (``before_provider_headers``; None drops one).
+    on_headers: Callable[[dict], Awaitable[dict]] | None = None
     #: Providers report the response status and headers here (``after_provider_response``).
     on_response: Callable[[int, dict], Awaitable[None]] | None = None
     #: How often the provider itself sends a request again after a transient failure

@@ -25,6 +25,7 @@ class ToolResult:
     details: Any = None
     is_error: bool = False
     terminate: bool = False
+    usage: Any = None  # pi 1.6: the tool's own model work (a subagent's), in the session's totals
 
     @classmethod
     def text(cls, text: str, details: Any = None, *, is_error: bool = False) -> "ToolResult":

@@ -4,7 +4,9 @@ As pi builds it: the model and thinking level are the last ones set on the path 
 ``model_change`` or an assistant message's provider and model); if a compaction is on the
 path, its summary comes first, then the messages it kept (from ``firstKeptEntryId`` up to
 the compaction), then everything after it. Branch summaries and custom messages take part
-as their message forms; ``custom``, ``label`` and ``session_info`` entries never do.
+as their message forms; ``custom``, ``label``, ``session_info`` and ``usage`` entries never
+do. pi 1.6's ``context_edit`` entries among those (the latest per target wins) leave their
+target out (``replacement`` null) or replace only its content, the history untouched.
 
 One guard pi lacks: a tool result whose call is not just before it (a compaction or a
 damaged file can cut a call from its result) is left out, since every provider refuses
@@ -17,19 +19,18 @@ from typing import Any, Callable, Sequence
 
 from attrs import define, field
 
+from pi_core.protocol.codec import message_from_json, to_json
 from pi_core.protocol.entries import (
     CompactionEntry,
+    ContextEditEntry,
     Entry,
     MessageEntry,
     ModelChangeEntry,
-    ThinkingLevelChangeEntry,
-    iso_to_ms,
     message_of,
 )
 from pi_core.protocol.messages import (
     AgentMessage,
     AssistantMessage,
-    CompactionSummaryMessage,
     ToolCall,
     ToolResultMessage,
 )
@@ -64,54 +65,50 @@ def build_session_context(
     compaction_at = next((i for i in range(len(path) - 1, -1, -1)
                           if path[i].type == "compaction"), -1)
     messages: list[AgentMessage] = []
-    start = 0
-    if compaction_at >= 0 and isinstance(compaction := read(path[compaction_at]),
-                                         CompactionEntry):
-        messages.append(CompactionSummaryMessage(
-            summary=compaction.summary, tokens_before=compaction.tokens_before,
-            timestamp=iso_to_ms(compaction.timestamp),
-        ))
-        kept = next((i for i in range(compaction_at)
-                     if path[i].id == compaction.first_kept_entry_id), compaction_at)
-        for entry in read_all(path[kept:compaction_at]):
-            _add(messages, entry)
-        start = compaction_at + 1
+    selected = path
+    compaction = read(path[compaction_at]) if compaction_at >= 0 else None
+    if isinstance(compaction, CompactionEntry):
+        first = next((i for i in range(compaction_at)
+                      if path[i].id == compaction.first_kept_entry_id), compaction_at)
+        selected = [*path[first:compaction_at], *path[compaction_at + 1:]]
+    edits = {e.target_id: e.replacement for e in read_all(
+        [i for i in selected if i.type == "context_edit"]) if isinstance(e, ContextEditEntry)}
+    if isinstance(compaction, CompactionEntry):
+        _add(messages, message_of(compaction), edits.get(compaction.id, ()))
     add = messages.append
-    for entry in read_all(path[start:]):  # read in bulk first: the scan below then finds
-        if type(entry) is MessageEntry:   # most of what it reads already read
+    for entry in read_all(selected):  # read in bulk first: the scan below then finds
+        if type(entry) is MessageEntry and not edits:  # most of what it reads already read
             add(entry.message)
-        else:
-            _add(messages, entry)
+        elif not isinstance(entry, CompactionEntry):  # an earlier one among those kept
+            _add(messages, message_of(entry), edits.get(entry.id, ()))
 
     thinking_level = model = None
     for item in reversed(path):  # the last of each on the path counts
         kind = item.type
-        if kind == "message":
-            if model is None:
-                entry = read(item)
-                if isinstance(entry, MessageEntry) and isinstance(entry.message, AssistantMessage):
-                    model = ModelRef(entry.message.provider, entry.message.model)
-                    if thinking_level is not None:
-                        break
-        elif kind == "thinking_level_change" and thinking_level is None:
-            entry = read(item)
-            if isinstance(entry, ThinkingLevelChangeEntry):
-                thinking_level = entry.thinking_level
-        elif kind == "model_change" and model is None:
+        if kind == "thinking_level_change" and thinking_level is None:
+            thinking_level = getattr(read(item), "thinking_level", None)
+        elif kind in ("message", "model_change") and model is None:
             entry = read(item)
             if isinstance(entry, ModelChangeEntry):
                 model = ModelRef(entry.provider, entry.model_id)
+            elif isinstance(entry, MessageEntry) and isinstance(entry.message, AssistantMessage):
+                model = ModelRef(entry.message.provider, entry.message.model)
         if thinking_level is not None and model is not None:
             break
     return SessionContext(_without_orphan_results(messages), thinking_level or "off", model)
 
 
-def _add(messages: list[AgentMessage], entry: Entry) -> None:
-    """Earlier compactions on the path are left out: only the latest one's summary counts."""
-    if not isinstance(entry, CompactionEntry):
-        message = message_of(entry)
-        if message is not None:
-            messages.append(message)
+def _add(messages: list[AgentMessage], message: AgentMessage | None, edit: Any) -> None:
+    """``message`` as its latest context edit leaves it (``()``: none), as pi 1.6 projects
+    it: a string replaces an assistant's or a tool result's content as one text block."""
+    if message is None or edit is None:
+        return
+    if edit != () and message.role in ("user", "assistant", "toolResult", "custom"):
+        content = edit.get("content") if isinstance(edit, dict) else None
+        if isinstance(content, str) and message.role in ("assistant", "toolResult"):
+            content = [{"type": "text", "text": content}]
+        message = message_from_json({**to_json(message), "content": content})
+    messages.append(message)
 
 
 _NONE_OWED: frozenset = frozenset()

@@ -12,9 +12,7 @@ whole. Lines that could not be read are carried over unchanged, so nothing is lo
 
 from __future__ import annotations
 
-import json
-
-from pi_core.protocol.codec import to_json
+from pi_core.protocol.codec import dumps, to_json
 from pi_core.protocol.entries import SESSION_VERSION, new_entry_id
 from pi_core.session.reader import FileContents, RawLine
 
@@ -72,4 +70,4 @@ def _tree_keys_first(value: dict) -> dict:
 
 
 def _line(value: dict) -> bytes:
-    return (json.dumps(value, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+    return (dumps(value) + "\n").encode("utf-8")

@@ -45,12 +45,13 @@ from pi_core.protocol.entries import (
     UnknownEntry,
     SESSION_VERSION,
     new_entry_id,
-    random_uuid,
+    new_session_id,
 )
 from pi_core.protocol.messages import (
     AgentMessage,
     BranchSummaryMessage,
     CompactionSummaryMessage,
+    Usage,
 )
 from pi_core.session.context import SessionContext, build_session_context
 from pi_core.session.locations import session_dir_for, session_file_name
@@ -152,8 +153,7 @@ class Session:
     @classmethod
     def in_memory(cls, cwd: str | os.PathLike | None = None) -> "Session":
         """A session that is never written (``--no-session``)."""
-        cwd = os.fspath(cwd) if cwd is not None else os.getcwd()
-        return cls(SessionHeader(cwd=cwd), SessionTree(), cwd=cwd, file=None, sessions_dir=None)
+        return cls._new_at(None, None, os.fspath(cwd) if cwd is not None else None)
 
     def take_entries(self, entries: list[Entry], *, write: bool = True) -> None:
         """Fill this new, empty session with ``entries`` as they are (ids, parents and
@@ -176,11 +176,6 @@ class Session:
         """What is wrong in the file, by line: unreadable lines and tree damage found on
         open, and entries found not to have their type's shape when first read."""
         return self._tree.problems
-
-    @property
-    def persisted(self) -> bool:
-        """True unless the session is in memory only."""
-        return self.file is not None
 
     @property
     def on_disk(self) -> bool:
@@ -259,15 +254,17 @@ class Session:
         self._tree.leaf_id = None
 
     def branch_with_summary(
-        self, entry_id: str | None, summary: str, details: Any = None, from_hook: bool | None = None
+        self, entry_id: str | None, summary: str, details: Any = None,
+        from_hook: bool | None = None, usage: Usage | None = None,
     ) -> BranchSummaryEntry:
-        """Move the leaf to ``entry_id`` and hang there a summary of the branch left."""
+        """Move the leaf to ``entry_id`` and hang there a summary of the branch left
+        (``usage``: what the summary's request spent)."""
         if entry_id is not None and entry_id not in self._tree:
             raise SessionError(f"entry {entry_id!r} is not in the session")
         self._check_writable()
         self._tree.leaf_id = entry_id
         return self.append(BranchSummaryEntry(from_id=entry_id or "root", summary=summary,
-                                              details=details, from_hook=from_hook))
+                                              details=details, usage=usage, from_hook=from_hook))
 
     # ------------------------------------------------------------ appending
 
@@ -310,10 +307,11 @@ class Session:
         tokens_before: int,
         details: Any = None,
         from_hook: bool | None = None,
+        usage: Usage | None = None,
     ) -> CompactionEntry:
         return self.append(CompactionEntry(
             summary=summary, first_kept_entry_id=first_kept_entry_id,
-            tokens_before=tokens_before, details=details, from_hook=from_hook,
+            tokens_before=tokens_before, details=details, usage=usage, from_hook=from_hook,
         ))
 
     def append_custom(self, custom_type: str, data: Any = None) -> CustomEntry:
@@ -363,7 +361,7 @@ class Session:
     # ------------------------------------------------------------ internals
 
     @classmethod
-    def _new_at(cls, path: Path, directory: Path, cwd: str | None) -> "Session":
+    def _new_at(cls, path: Path | None, directory: Path | None, cwd: str | None) -> "Session":
         cwd = cwd or os.getcwd()
         return cls(SessionHeader(cwd=cwd), SessionTree(), cwd=cwd, file=path,
                    sessions_dir=directory)
@@ -422,7 +420,7 @@ class Session:
             entry_id = new_entry_id()
             if entry_id not in self._tree:
                 return entry_id
-        return random_uuid()
+        return new_session_id()  # a whole UUID, as pi's fallback id
 
     def _check_writable(self) -> None:
         if self.read_only or self._closed:

@@ -197,9 +197,7 @@ class SessionTree:
             if type(entry) is not MessageEntry or entry.id != unread.id:
                 add(self._read(unread, raw))  # any other entry, or with the problem it reports
                 continue
-            entry.id = unread.id
-            if entry.parent_id is not None and entry.parent_id == unread.parent_id:
-                entry.parent_id = unread.parent_id
+            _share_strings(entry, unread)
             by_id[unread.id] = entries[unread.position] = entry
             self.unread -= 1
             add(entry)
@@ -221,10 +219,6 @@ class SessionTree:
         self._entries[unread.position] = entry
         self.unread -= 1
         return entry
-
-    def parent_of(self, entry_id: str) -> str | None:
-        """The parent the tree uses (None for a root, also for a repaired one)."""
-        return self._parent[entry_id]
 
     def path(self, to_id: str | None, read: bool = True) -> list[Entry]:
         """The entries from the root down to ``to_id`` (empty for None or an unknown id).

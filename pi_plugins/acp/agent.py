@@ -28,7 +28,7 @@ from pi_plugins.acp.updates import UpdateWriter, kind_of
 
 log = logging.getLogger("pi.acp")
 
-THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
+THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
 #: Handled here, as pi-acp handles it (compaction is no prompt for the model).
 BUILTIN_COMMANDS = {"compact": "Compact the session's context (optional instructions)"}
 

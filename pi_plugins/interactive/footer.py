@@ -13,6 +13,8 @@ from pathlib import Path
 from rich.console import Group
 from rich.text import Text
 
+from pi_core.app.session_stats import usage_totals
+
 
 def format_tokens(count: float) -> str:
     if count < 1000:
@@ -47,23 +49,6 @@ def git_branch(cwd: str) -> str | None:
                 return head[len("ref: refs/heads/"):]
             return head[:7] or None
     return None
-
-
-def usage_totals(entries) -> dict[str, float]:
-    """Tokens and cost of every assistant message in the session file, all branches
-    (what was spent, not what is in context)."""
-    totals = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "cost": 0.0}
-    for entry in entries:
-        message = getattr(entry, "message", None)
-        if message is None or getattr(message, "role", None) != "assistant":
-            continue
-        usage = message.usage
-        totals["input"] += usage.input
-        totals["output"] += usage.output
-        totals["cacheRead"] += usage.cache_read
-        totals["cacheWrite"] += usage.cache_write
-        totals["cost"] += usage.cost.total
-    return totals
 
 
 def footer(harness, width: int, branch: str | None = None, statuses: dict[str, str] | None = None,

@@ -91,7 +91,7 @@ def thinking_config(model: Model, options: StreamOptions) -> dict | None:
             return {"thinkingLevel": "MINIMAL"}
         return {"thinkingBudget": 0}
     level = clamp_level(model, level)
-    level = "high" if level in ("off", "xhigh") else level
+    level = "high" if level in ("off", "xhigh", "max") else level
     if _gemini3_pro(model.id):
         return {"includeThoughts": True, "thinkingLevel": "LOW" if level in ("minimal", "low") else "HIGH"}
     if _gemma4(model.id):

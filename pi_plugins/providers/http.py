@@ -53,6 +53,18 @@ class StreamError(Exception):
         self.failure = failure or Failure(kind="other")
 
 
+def merged_headers(headers: dict) -> dict:
+    """Headers as a ``before_provider_headers`` handler left them: names compared without
+    case (a later spelling replaces an earlier one), a ``None`` value removing the header."""
+    merged: dict = {}
+    for name, value in headers.items():
+        for earlier in [k for k in merged if k.lower() == name.lower()]:
+            del merged[earlier]
+        if value is not None:
+            merged[name] = value
+    return merged
+
+
 class HttpRequest:
     __slots__ = ("url", "headers", "body")
 
@@ -394,7 +406,9 @@ class SseProvider:
             request = self.build_request(model, context, options)
             request.url = rewrite_origin(environment_url(request.url))  # PI_PROVIDER_ORIGINS
             body = await options.prepare_payload(request.body)
-            self.finalize(request, body)
+            if options.on_headers is not None:  # pi 1.6's before_provider_headers
+                request.headers = merged_headers(await options.on_headers(dict(request.headers)))
+            self.finalize(request, body)  # after the headers: a signature covers them
             if signal.aborted:
                 raise asyncio.CancelledError
             watch = _AbortWatch(signal)

@@ -13,7 +13,8 @@ MAX_TOKENS_CAP = 32000
 
 def supported_levels(model: Model) -> list[str]:
     """The levels this model offers: ``off`` only for models without reasoning; ``xhigh``
-    only where the model's level map names it; levels mapped to ``None`` are unsupported."""
+    and ``max`` only where the model's level map names them; levels mapped to ``None`` are
+    unsupported."""
     if not model.reasoning:
         return ["off"]
     level_map = model.thinking_level_map or {}
@@ -21,7 +22,7 @@ def supported_levels(model: Model) -> list[str]:
     for level in THINKING_LEVELS:
         if level in level_map and level_map[level] is None:
             continue
-        if level == "xhigh" and level not in level_map:
+        if level in ("xhigh", "max") and level not in level_map:
             continue
         levels.append(level)
     return levels
@@ -65,7 +66,7 @@ def max_tokens(model: Model, options: StreamOptions) -> int | None:
 def budget_for(level: str, base_max_tokens: int, model_max_tokens: int) -> tuple[int, int]:
     """(max tokens, thinking budget) for a budget-based API: the budget is added to the
     output limit, within the model's maximum, leaving at least 1024 tokens to answer."""
-    level = "high" if level == "xhigh" else level
+    level = "high" if level in ("xhigh", "max") else level
     budget = DEFAULT_BUDGETS[level]
     total = min(base_max_tokens + budget, model_max_tokens)
     if total <= budget:

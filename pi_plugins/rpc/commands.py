@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from pi_core.protocol.codec import from_json, to_json
-from pi_core.protocol.messages import AssistantMessage, ImageContent
+from pi_core.protocol.entries import UnknownEntry
+from pi_core.protocol.messages import AssistantMessage, ImageContent, text_of
 
 from pi_plugins.rpc.protocol import NO_DATA, CommandError, failure, success
 
@@ -23,7 +24,7 @@ log = logging.getLogger("pi.rpc")
 
 #: The handler wrote its own response.
 ANSWERED = object()
-THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
+THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
 QUEUE_MODES = ("all", "one-at-a-time")
 #: pi's order for a model object; fields it does not know follow. ``headers`` are left
 #: out: they may carry secrets.
@@ -73,10 +74,10 @@ class Commands:
         behavior = _choice(c, "streamingBehavior", ("steer", "followUp"), required=False)
         accepted = False
 
-        def on_accepted() -> None:
+        def on_accepted(disposition: str = "started") -> None:
             nonlocal accepted
             accepted = True
-            self.send(success(c))
+            self.send(success(c, {"disposition": disposition}))  # pi 1.6's; 0.73 sent none
 
         try:
             await self.harness.prompt(text, images, source="rpc", streaming_behavior=behavior,
@@ -89,17 +90,23 @@ class Commands:
         return ANSWERED
 
     async def cmd_steer(self, c: dict) -> Any:
-        await self.harness.queue(_string(c, "message"), _images(c), behavior="steer", source="rpc")
-        return NO_DATA
+        return {"disposition": await self.harness.queue(
+            _string(c, "message"), _images(c), behavior="steer", source="rpc")}
 
     async def cmd_follow_up(self, c: dict) -> Any:
-        await self.harness.queue(_string(c, "message"), _images(c), behavior="followUp", source="rpc")
-        return NO_DATA
+        return {"disposition": await self.harness.queue(
+            _string(c, "message"), _images(c), behavior="followUp", source="rpc")}
 
     async def cmd_abort(self, c: dict) -> Any:
         self.harness.abort()
         await self.harness.wait_for_idle()
         return NO_DATA
+
+    async def cmd_clear_queue(self, c: dict) -> Any:
+        """pi 1.6: take the queued messages out and give back their text (a client's Esc
+        puts them back in its editor before it aborts)."""
+        steering, follow_up = self.harness.clear_queues()
+        return {"steering": [_text(m) for m in steering], "followUp": [_text(m) for m in follow_up]}
 
     async def cmd_new_session(self, c: dict) -> Any:
         parent = _string(c, "parentSession", required=False)
@@ -163,6 +170,9 @@ class Commands:
         level = await self.harness.cycle_thinking_level()
         return None if level is None else {"level": level}
 
+    async def cmd_get_available_thinking_levels(self, c: dict) -> Any:
+        return {"levels": self.harness.thinking_levels()}
+
     # ------------------------------------------------------------ queues
 
     async def cmd_set_steering_mode(self, c: dict) -> Any:
@@ -211,7 +221,8 @@ class Commands:
     # ------------------------------------------------------------ the user's shell
 
     async def cmd_bash(self, c: dict) -> Any:
-        message = await self.harness.run_bash(_string(c, "command"))
+        exclude = c.get("excludeFromContext") is True  # pi 1.6: kept, but not sent to the model
+        message = await self.harness.run_bash(_string(c, "command"), exclude_from_context=exclude)
         if message is None:  # a user_bash plugin cancelled it
             return {"output": "", "cancelled": True, "truncated": False}
         data = {"output": message.output}
@@ -266,6 +277,23 @@ class Commands:
         done = await self.harness.clone()
         return {"cancelled": not done}
 
+    async def cmd_get_entries(self, c: dict) -> Any:
+        """pi 1.6: every entry in file order, or those after the entry ``since`` (an id is
+        a cursor that holds across restarts: the file only grows)."""
+        entries = self.harness.session.entries
+        since = _string(c, "since", required=False)
+        if since is not None:
+            at = next((i for i, e in enumerate(entries) if e.id == since), None)
+            if at is None:
+                raise CommandError(f"Entry not found: {since}")
+            entries = entries[at + 1:]
+        return {"entries": [_entry_json(e) for e in entries], "leafId": self.harness.session.leaf_id}
+
+    async def cmd_get_tree(self, c: dict) -> Any:
+        """pi 1.6: the session as a tree (a list: there may be several roots)."""
+        return {"tree": [_node_json(n) for n in self.harness.session.tree()],
+                "leafId": self.harness.session.leaf_id}
+
     async def cmd_get_fork_messages(self, c: dict) -> Any:
         return {"messages": [{"entryId": entry_id, "text": text}
                              for entry_id, text in self.harness.fork_messages() if text]}
@@ -292,8 +320,7 @@ class Commands:
         name = _string(c, "name").strip()
         if not name:
             raise CommandError("Session name cannot be empty")
-        self.harness.session.append_session_info(name)
-        self.send({"type": "session_info_changed", "name": self.harness.session.name})
+        await self.harness.set_session_name(name)  # sends session_info_changed
         return NO_DATA
 
     # ------------------------------------------------------------ commands
@@ -337,6 +364,34 @@ class Commands:
 
     def _path(self, path: str) -> str:
         return os.path.join(self.harness.ctx.cwd, os.path.expanduser(path))
+
+
+# ---------------------------------------------------------------- values
+
+
+def _text(message) -> str:
+    return text_of(getattr(message, "content", "") or "")
+
+
+def _entry_json(entry) -> dict:
+    return entry.data if isinstance(entry, UnknownEntry) else to_json(entry)
+
+
+def _node_json(node) -> dict:
+    """A tree node as pi 1.6 sends it, children first written depth-first without
+    recursion (a long session's tree is as deep as it is long)."""
+    out: dict = {}
+    stack = [(node, out)]
+    while stack:
+        current, value = stack.pop()
+        value["entry"] = _entry_json(current.entry)
+        value["children"] = [{} for _ in current.children]
+        if current.label is not None:
+            value["label"] = current.label
+            if current.label_timestamp is not None:
+                value["labelTimestamp"] = current.label_timestamp
+        stack.extend(zip(current.children, value["children"]))
+    return out
 
 
 # ---------------------------------------------------------------- arguments

@@ -21,7 +21,7 @@ class RpcServer:
         self.harness = app.harness
         self.exit_code = 0
         self.output = Output(_binary(app.stdout), on_closed=self._client_gone)
-        self.session = RpcSession(app, self.output.send, full_events=app.args.events != "lean")
+        self.session = RpcSession(app, self.output.send, full_events=app.args.events == "full")  # pi 1.6: deltas only, unless asked
         self.ui = self.session.ui
         self.commands = self.session.commands(self.output.send)
         self.reader: LineReader | None = None

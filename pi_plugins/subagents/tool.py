@@ -16,7 +16,9 @@ import logging
 import weakref
 from typing import TYPE_CHECKING, Any
 
+from pi_core.protocol.messages import AssistantMessage
 from pi_core.protocol.tools import Tool, ToolResult, ToolRun
+from pi_core.protocol.usage import total_usage
 from pi_plugins.subagents import TOOL_NAME
 from pi_plugins.subagents.definitions import Definitions, discover_agents
 
@@ -93,6 +95,13 @@ def _progress_text(states: list[ChildState]) -> str:
 
 
 def _result(states: list[ChildState]) -> ToolResult:
+    result = _answer(states)
+    usages = [AssistantMessage(usage=s.usage) for s in states if s.usage is not None]
+    result.usage = total_usage(usages) if usages else None  # pi 1.6: on the tool result
+    return result
+
+
+def _answer(states: list[ChildState]) -> ToolResult:
     details = {"results": [s.as_json() for s in states], "spent": _spent(states).as_json()}
     failed = [s for s in states if s.status == "failed"]
     if len(states) == 1:

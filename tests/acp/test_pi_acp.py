@@ -64,8 +64,8 @@ def collapse(updates: list[dict]) -> list[dict]:
     return out
 
 
-async def editor_session(home: PiHome) -> dict:
-    async with AcpClient.spawn(["node", str(PI_ACP / "dist" / "index.js")], env=home.env,
+async def editor_session(home: PiHome, adapter=PI_ACP, node: str = "node") -> dict:
+    async with AcpClient.spawn([node, str(adapter / "dist" / "index.js")], env=home.env,
                                cwd=str(home.cwd)) as client:
         init = await client.conn.initialize(protocol_version=1)
         session = await client.conn.new_session(cwd=str(home.cwd), mcp_servers=[])
@@ -94,12 +94,12 @@ async def editor_session(home: PiHome) -> dict:
         }
 
 
-def run(tmp_path, which: str) -> dict:
+def run(tmp_path, which: str, adapter=PI_ACP, node: str = "node") -> dict:
     with LlmServer() as server:
         script(server)
         home = PiHome(tmp_path / which, server, which,
                       settings={"compaction": {"keepRecentTokens": 5}, "quietStartup": True})
-        return asyncio.run(asyncio.wait_for(editor_session(home), 120))
+        return asyncio.run(asyncio.wait_for(editor_session(home, adapter, node), 180))
 
 
 def test_pi_acp_gives_an_editor_the_same_session_with_pi_harness_as_with_the_real_pi(tmp_path):
@@ -134,3 +134,20 @@ def test_pi_acp_compacts_a_session_shorter_than_keep_recent_tokens_as_the_real_p
     texts = [u["text"] for u in seen["ours"]["updates"] if u["kind"] == "agent_message_chunk"]
     assert any(t.startswith("Compaction completed.") and "Short summary." in t for t in texts), seen
     assert seen["ours"] == seen["real"]
+
+
+@pytest.mark.requires("pi16", "pi-acp34")
+def test_pi_acp_034_gives_an_editor_the_same_session_with_pi_harness_as_with_pi16(tmp_path):
+    """pi-acp 0.0.34 (which targets pi 1.x: it asks for the thinking levels, waits for
+    ``agent_settled``) initializes, opens a session, prompts, cancels and lists commands
+    against us as against pi 1.6."""
+    from support.programs import NODE22, PI_ACP34
+
+    real = run(tmp_path, "real16", PI_ACP34, str(NODE22))
+    assert real["file"] == "hello\n" and real["stopReasons"] == ["end_turn", "cancelled", "end_turn"], real
+    ours = run(tmp_path, "ours", PI_ACP34, str(NODE22))
+    # pi 1.6 bundles two extensions of its own (/llama, /mcp); pi-harness has neither
+    for update in real["commands"]:
+        update["names"] = [n for n in update["names"] if n not in ("llama", "mcp")]
+    differing = {key: {"real": real[key], "ours": ours[key]} for key in real if real[key] != ours[key]}
+    assert differing == {}, json.dumps(differing, indent=1)

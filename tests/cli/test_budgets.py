@@ -65,8 +65,8 @@ def test_json_mode_gets_budget_exceeded_then_agent_end(run_pi, server):
     code, out, _ = run_pi("--max-turns", "1", "--mode", "json", "look around")
     lines = [json.loads(line) for line in out.splitlines()]
     assert len(server.requests) == 1
-    assert lines[-2] == {"type": "budget_exceeded", "limit": "turns", "spent": 1, "max": 1}
-    assert lines[-1]["type"] == "agent_end"
+    assert lines[-3] == {"type": "budget_exceeded", "limit": "turns", "spent": 1, "max": 1}
+    assert [line["type"] for line in lines[-2:]] == ["agent_end", "agent_settled"]
 
 
 def test_max_tokens_counts_input_plus_output(run_pi, server):

@@ -42,7 +42,7 @@ def test_every_fixture_line_loads_and_dumps_to_the_same_json_in_the_same_key_ord
 
 def test_fixture_lines_read_as_typed_objects():
     line = next(p.values[0] for p in LINES if '"role":"assistant"' in p.values[0] and "thinking" in p.values[0])
-    entry = codec.loads_line(line)
+    entry = codec.line_from_json(codec.loads_json(line))
     message = entry.message
     assert isinstance(entry, MessageEntry) and isinstance(message, AssistantMessage)
     kinds = [type(c).__name__ for c in message.content]
@@ -105,7 +105,7 @@ def test_a_provider_failure_is_never_written():
 
 def test_malformed_lines_give_a_clear_error():
     with pytest.raises(codec.DecodeError, match="invalid JSON"):
-        codec.loads_line('{"type": "message", ')
+        codec.loads_json('{"type": "message", ')
     with pytest.raises(codec.DecodeError, match="content must be"):
         codec.message_from_json({"role": "user", "content": 42, "timestamp": 1})
     with pytest.raises(codec.DecodeError, match="JSON object"):

@@ -1,6 +1,6 @@
 """Under a budget, compactions and branch summaries count: their summary requests' cost
-and tokens are recorded on the path (a ``summary_usage`` entry) and survive a reopen;
-without a budget the session file stays pi's. Every reply uses 10 + 5 tokens."""
+and tokens are recorded on the path (the entry's ``usage``, where pi 1.6 writes it) and
+survive a reopen. Every reply uses 10 + 5 tokens."""
 
 import asyncio
 import json
@@ -61,12 +61,18 @@ def test_a_compaction_and_a_branch_summary_count_toward_the_budget(tmp_path, ser
     after_tree, tree_requests = after_tree
     assert tree_requests >= 1
     assert after_tree.tokens == 15 * (1 + tree_requests) and after_tree.turns == 1
-    kinds = [json.loads(line).get("customType") for line in open(file)]
-    assert kinds.count("summary_usage") == 2
+    lines = [json.loads(line) for line in open(file)]
+    summaries = [line for line in lines if line["type"] in ("compaction", "branch_summary")]
+    assert [s["usage"]["input"] + s["usage"]["output"] for s in summaries] == [
+        15 * compaction_requests, 15 * tree_requests]
     assert again == after_tree  # reopened, the session has spent the same
 
 
-def test_without_a_budget_no_summary_usage_is_written(tmp_path, server, monkeypatch):
+def test_summaries_carry_their_usage_without_a_budget_too_as_pi_writes_them(
+        tmp_path, server, monkeypatch):
     _scenario(tmp_path, server, {}, monkeypatch)
     [file] = (tmp_path / "sessions").iterdir()
+    lines = [json.loads(line) for line in open(file)]
     assert "summary_usage" not in file.read_text()
+    assert all(line["usage"]["totalTokens"] > 0 for line in lines
+               if line["type"] in ("compaction", "branch_summary"))

@@ -14,7 +14,7 @@ from support.fixtures import REQUEST_FIXTURES, SESSION_FIXTURES
 from support.llm_server import Reply
 from support.provider_streams import collect, run
 
-from pi_core.protocol.codec import loads_line, message_from_json
+from pi_core.protocol.codec import line_from_json, loads_json, message_from_json
 from pi_core.protocol.entries import MessageEntry
 from pi_core.protocol.model import Model, ModelCost
 from pi_core.protocol.provider import LlmContext, StreamOptions, ToolSpec
@@ -25,7 +25,7 @@ PI_REQUESTS = json.loads((HERE / "data" / "pi_requests.json").read_text(encoding
 
 def session_messages(name: str) -> list:
     lines = (SESSION_FIXTURES / name).read_text(encoding="utf-8").splitlines()
-    entries = [loads_line(line) for line in lines if line.strip()]
+    entries = [line_from_json(loads_json(line)) for line in lines if line.strip()]
     return [e.message for e in entries if isinstance(e, MessageEntry)]
 
 

@@ -14,10 +14,11 @@ def test_rpc_gets_budget_exceeded_then_agent_end_and_the_next_prompt_stops_at_on
     assert exceeded == {"type": "budget_exceeded", "limit": "turns", "spent": 2, "max": 2}
     assert rpc.position(end) == rpc.position(exceeded) + 1
     assert len(server.requests) == 2
+    rpc.event("agent_settled")
     after = len(rpc.lines)
     rpc.response_to(rpc.send("prompt", message="more"))
-    rpc.wait_for(lambda line: line["type"] == "agent_end", after=after)
-    assert [l["type"] for l in rpc.lines[after:]][-2:] == ["budget_exceeded", "agent_end"]
+    rpc.wait_for(lambda line: line["type"] == "agent_settled", after=after)
+    assert [l["type"] for l in rpc.lines[after:]][-3:] == ["budget_exceeded", "agent_end", "agent_settled"]
     assert len(server.requests) == 2
 
 

@@ -21,11 +21,12 @@ def user_texts(request) -> list[str]:
     return texts
 
 
-def test_prompt_is_answered_when_accepted_then_streams_events_with_message_snapshots(rpc, server):
+def test_prompt_is_answered_when_accepted_then_streams_pi16_delta_updates(rpc, server):
     server.push(Reply(text="Hello there, friend.", delta_size=4))
     command = rpc.send("prompt", message="hi")
     response = rpc.response_to(command)
-    assert response == {"id": command["id"], "type": "response", "command": "prompt", "success": True}
+    assert response == {"id": command["id"], "type": "response", "command": "prompt", "success": True,
+                        "data": {"disposition": "started"}}
     start = rpc.event("agent_start")
     assert rpc.position(response) < rpc.position(start)
     end = rpc.event("agent_end")
@@ -35,13 +36,24 @@ def test_prompt_is_answered_when_accepted_then_streams_events_with_message_snaps
     updates = rpc.events("message_update")
     deltas = [u for u in updates if u["assistantMessageEvent"]["type"] == "text_delta"]
     assert "".join(d["assistantMessageEvent"]["delta"] for d in deltas) == "Hello there, friend."
-    # pi's RPC shape: every update carries the message so far (and the event's partial).
+    # pi 1.6's shape: the delta and the usage so far, no snapshots (linear output)
+    assert all("message" not in u and "partial" not in u["assistantMessageEvent"] and "usage" in u
+               for u in updates)
+    assert end["messages"][-1]["content"] == [{"type": "text", "text": "Hello there, friend."}]
+    assert rpc.event("agent_settled") == {"type": "agent_settled", "aborted": False}
+
+
+def test_events_full_gives_pi_073s_updates_with_message_snapshots(start_rpc, server):
+    server.push(Reply(text="Hello there, friend.", delta_size=4))
+    rpc = start_rpc("--events", "full")
+    rpc.ok("prompt", message="hi")
+    rpc.event("agent_end")
+    deltas = [u for u in rpc.events("message_update") if u["assistantMessageEvent"]["type"] == "text_delta"]
     so_far = ""
     for update in deltas:
         so_far += update["assistantMessageEvent"]["delta"]
         assert update["message"]["content"][0]["text"] == so_far
         assert update["assistantMessageEvent"]["partial"]["content"][0]["text"] == so_far
-    assert end["messages"][-1]["content"] == [{"type": "text", "text": "Hello there, friend."}]
 
 
 def test_events_lean_gives_json_modes_updates_with_the_delta_only(start_rpc, server):

@@ -56,6 +56,11 @@ def test_rpc_client_gets_the_same_results_from_pi_harness_as_from_the_real_pi(tm
     real = run_scenario(tmp_path, "real", "full")
     ours = run_scenario(tmp_path, "ours", "full")
     assert "error" not in real["promptAndWait"], real  # the scenario itself works with pi
+    # pi 1.6 counts the whole session file in get_session_stats, as we do; 0.73.1 counted
+    # the context, which after a compaction is shorter: the one step where the pis differ
+    real_after, ours_after = real.pop("statsAfterCompact")["ok"], ours.pop("statsAfterCompact")["ok"]
+    assert ours_after["tokens"] == real_after["tokens"]
+    assert ours_after["totalMessages"] > real_after["totalMessages"]
     differing = {step: {"real": real[step], "ours": ours.get(step)}
                  for step in real if real[step] != ours.get(step)}
     assert differing == {}
@@ -72,3 +77,47 @@ def test_rpc_client_without_a_model_gets_the_same_answers(tmp_path):
     differing = {step: {"real": real[step], "ours": ours.get(step)}
                  for step in real if real[step] != ours.get(step)}
     assert differing == {}
+
+
+# ---------------------------------------------------------------- pi 1.6.0 and its RpcClient
+
+
+def script16(server: LlmServer) -> None:
+    server.push(
+        Reply(text="Hi there."),                                              # promptDisposition
+        Reply(text="Running.", tool_calls=[("bash", {"command": "echo tool-output"})]),
+        Reply(text="Ran it."),
+        Reply(text="Once more."),                                             # waitForIdle
+        Reply(text="word " * 400, delta_size=5, delay=0.02),                  # queueAndClear (aborted)
+        Reply(text="Second slow answer goes on. " * 3, **SLOW),               # promptStreamingBehavior
+        Reply(text="Queued by prompt."),
+    )
+    server.default = Reply(text="## Goal\nScenario summary.")                 # compaction
+
+
+def run_scenario16(tmp_path, which: str) -> dict:
+    from support.programs import NODE22, PI16, require_real
+
+    require_real("pi16")
+    with LlmServer() as server:
+        home = PiHome(tmp_path / which, server, which, models=MODELS,
+                      settings={"retry": {"baseDelayMs": 10}, "compaction": {"keepRecentTokens": 5}})
+        script16(server)
+        out = home.node("rpc_client16_scenario.mjs", str(PI16), str(NODE_SCRIPTS / "pi_from_path.mjs"),
+                        str(home.cwd), node=str(NODE22))
+        assert out.returncode == 0, f"{which}: {out.stderr[-3000:]}"
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.requires("pi16")
+def test_pi16s_rpc_client_gets_the_same_results_from_pi_harness_as_from_pi16(tmp_path):
+    real = run_scenario16(tmp_path, "real16")
+    ours = run_scenario16(tmp_path, "ours")
+    assert "error" not in real["promptDisposition"], real  # the scenario itself works with pi 1.6
+    # pi 1.6 bundles two extensions of its own (/llama, /mcp); pi-harness has neither
+    real["getCommands"]["ok"] = [c for c in real["getCommands"]["ok"]
+                                 if c not in ("extension:llama", "extension:mcp")]
+    differing = {step: {"real": real[step], "ours": ours.get(step)}
+                 for step in real if real[step] != ours.get(step)}
+    assert differing == {}
+    assert set(ours) == set(real)

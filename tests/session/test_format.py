@@ -142,7 +142,7 @@ def test_in_memory_session_never_touches_disk(tmp_path, monkeypatch):
     session = Session.in_memory("/home/me/app")
     start_like_pi(session)
     session.append_message(assistant("hi"))
-    assert session.file is None and not session.persisted
+    assert session.file is None
     assert [m.role for m in session.build_context().messages] == ["user", "assistant"]
     assert list(tmp_path.iterdir()) == []
 

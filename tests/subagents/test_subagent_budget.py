@@ -50,7 +50,7 @@ def test_a_child_stops_at_its_parents_limit_and_its_spend_stops_the_parent(tmp_p
     # the parent's next request would start past the limit too: the run ends there
     assert harness.budget_stop is not None and harness.budget_stop.limit == "cost"
     assert abs(harness.budget_stop.spent - 0.06) < 1e-9
-    assert [e.type for e in events][-2:] == ["budget_exceeded", "agent_end"]
+    assert [e.type for e in events][-3:] == ["budget_exceeded", "agent_end", "agent_settled"]
 
 
 def test_a_finished_childs_spend_counts_toward_the_parent_and_a_reopened_parent(tmp_path, server, agent_home):

@@ -59,6 +59,14 @@ def test_a_parent_fans_out_to_three_children_in_parallel_each_with_its_own_linke
     children = result.details["results"]
     assert [c["text"] for c in children] == [f"answer: {t}" for t in TASKS]
     assert all(c["usage"]["input"] == 7 and c["usage"]["output"] == 3 for c in children)
+    # pi 1.6: the tool's own model work is the result's usage, in the parent's file and totals
+    assert (result.usage.input, result.usage.output) == (21, 9)
+    written = [json.loads(line)["message"] for line in open(harness.session.file)
+               if '"toolResult"' in line]
+    assert written[0]["usage"]["input"] == 21
+    from pi_core.app.session_stats import usage_totals
+    answers = sum(m.usage.input for m in harness.messages if m.role == "assistant")
+    assert usage_totals(harness.session.entries)["input"] == answers + 21
     sessions = {c["session"] for c in children}
     assert len(sessions) == 3 and str(harness.session.file) not in sessions
     for path in sessions:

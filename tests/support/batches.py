@@ -40,11 +40,11 @@ def read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
 
 
-_VOLATILE = {"id", "parentId", "timestamp", "responseId"}
+_VOLATILE = {"id", "parentId", "timestamp", "responseId", "durationMs"}  # durationMs: pi 1.6 timing
 
 
 def session_contents(path: str) -> list[dict]:
-    """A session file's lines without ids and timestamps: what must equal between runs."""
+    """A session file's lines without ids, timestamps and durations: what must equal between runs."""
 
     def strip(value):
         if isinstance(value, dict):

@@ -1,6 +1,7 @@
 """Run a real client program (pi's RpcClient, pi-acp) against ``pi`` from PATH, where
-``pi`` is either the real pi 0.73.1 or pi-harness: one home per run, a bin folder whose
-``pi`` starts the one asked for, and the scripted LLM server behind both."""
+``pi`` is the real pi 0.73.1 (``"real"``), the real pi 1.6.0 on Node 22 (``"real16"``)
+or pi-harness (``"ours"``): one home per run, a bin folder whose ``pi`` starts the one
+asked for, and the scripted LLM server behind them."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from support.programs import REAL_PI
+from support.programs import NODE22, PI16, REAL_PI
 
 NODE_SCRIPTS = Path(__file__).parent / "node"
 
@@ -35,6 +36,8 @@ class PiHome:
             (self.agent_dir / "settings.json").write_text(json.dumps(settings))
         if which == "real":
             command = f'exec node "{REAL_PI / "dist" / "cli.js"}" "$@"'
+        elif which == "real16":
+            command = f'exec "{NODE22}" "{PI16 / "dist" / "cli.js"}" "$@"'
         else:
             command = f'exec "{sys.executable}" -m pi_core.app.cli "$@"'
         self._script("pi", command)
@@ -56,10 +59,11 @@ class PiHome:
             "PYTHONUNBUFFERED": "1",
         }
 
-    def node(self, script: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-        return subprocess.run(["node", str(NODE_SCRIPTS / script), *args], cwd=self.cwd, env=self.env,
+    def node(self, script: str, *args: str, timeout: float = 120, node: str = "node") -> subprocess.CompletedProcess:
+        """Run one of the node scripts (``node``: the binary, Node 22 for the 1.x clients)."""
+        return subprocess.run([node, str(NODE_SCRIPTS / script), *args], cwd=self.cwd, env=self.env,
                               capture_output=True, text=True, timeout=timeout)
 
-    def popen_node(self, script: str, *args: str) -> subprocess.Popen:
-        return subprocess.Popen(["node", str(NODE_SCRIPTS / script), *args], cwd=self.cwd, env=self.env,
+    def popen_node(self, script: str, *args: str, node: str = "node") -> subprocess.Popen:
+        return subprocess.Popen([node, str(NODE_SCRIPTS / script), *args], cwd=self.cwd, env=self.env,
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)

@@ -1,0 +1,43 @@
+"""Events pi 1.6 added to the session's stream (and to the plugins' hooks of the same
+name): kept in the application, since the AgentSession is what knows them."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from attrs import define, field
+
+
+@define
+class AgentSettled:
+    """Nothing more will happen on its own (no retry, no compaction and retry, no queued
+    message): what pi 1.6's ``RpcClient.waitForIdle`` waits for. ``aborted``: the run
+    ended because it was aborted."""
+
+    type: Literal["agent_settled"] = field(default="agent_settled", init=False)
+    aborted: bool = False
+
+
+@define
+class SessionInfoChanged:
+    """The session's display name changed (``None``: cleared)."""
+
+    type: Literal["session_info_changed"] = field(default="session_info_changed", init=False)
+    name: str | None = None
+
+
+@define
+class UiPromptStart:
+    """A plugin's dialog is waiting for the user (pi 1.6): ``kind`` select, confirm,
+    input or editor; nested dialogs make one span."""
+
+    type: Literal["ui_prompt_start"] = field(default="ui_prompt_start", init=False)
+    reason: str = "ui_prompt"
+    kind: str = "confirm"
+    title: str | None = None
+
+
+@define
+class UiPromptEnd:
+    type: Literal["ui_prompt_end"] = field(default="ui_prompt_end", init=False)
+    reason: str = "ui_prompt"
