@@ -73,13 +73,13 @@ def test_since_replays_exactly_the_held_events_after_it(served, server):
     watcher.ok("prompt", message="go")
     middle = watcher.event("message_update")
     hold.set()
-    watcher.event("agent_end")
+    watcher.event("agent_settled")  # pi 1.6: the last event of a prompt
     late = served.socket(session, since=middle["seq"])
-    end = late.event("agent_end")
+    end = late.event("agent_settled")
     expected = [e for e in watcher.events() if e["seq"] > middle["seq"]]
     assert late.events()[:len(expected)] == expected and end == expected[-1]
     everything = served.socket(session, since=0)
-    everything.event("agent_end")
+    everything.event("agent_settled")
     assert everything.events()[0]["type"] == "agent_start"  # the last run, from its start
     assert everything.events() == watcher.events()[watcher.events().index(everything.events()[0]):]
 
