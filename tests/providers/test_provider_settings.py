@@ -88,3 +88,28 @@ def test_without_timeout_ms_a_slow_response_is_waited_for(tmp_path, llm_server):
     llm_server.push(_late(0.5, Reply(text="slow but fine")))
     message = answer(tmp_path, llm_server.model("openai-responses"), {"retry": {"provider": {"maxRetries": 0}}})
     assert message.text == "slow but fine" and len(llm_server.requests) == 1
+
+
+@pytest.mark.parametrize("transport", ["websocket", "auto", "sse"])
+def test_every_transport_setting_reaches_chatgpts_backend_over_sse(tmp_path, llm_server, transport):
+    # pi 0.73.1 tries a WebSocket only for ChatGPT's Codex backend; there is none here, so
+    # each value gets server-sent events, as pi does for a provider without one
+    from support.provider_streams import codex_token
+
+    llm_server.push(Reply(text="over sse"))
+    model = llm_server.model("openai-codex-responses", id="gpt-5.1", provider="openai-codex")
+
+    async def scenario():
+        harness = await create_harness(model=model, session=Session.in_memory(str(tmp_path)), cwd=str(tmp_path),
+                                       builtins=True, settings=Settings({"transport": transport}),
+                                       get_api_key=lambda m: codex_token("k"))
+        try:
+            await harness.prompt("hi")
+            return harness.messages[-1]
+        finally:
+            await harness.close()
+
+    assert asyncio.run(scenario()).text == "over sse"
+    [request] = llm_server.requests
+    assert (request.method, request.path) == ("POST", "/backend-api/codex/responses")
+    assert request.headers["accept"] == "text/event-stream" and request.body["stream"] is True
