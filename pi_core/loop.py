@@ -367,6 +367,7 @@ class Agent:
                 # a discovered local server gets no provider retries: the harness's are enough
                 max_retries=0 if model.discovered else self._count("retry.provider.maxRetries"),
                 max_retry_delay_ms=self._count("retry.provider.maxRetryDelayMs"),
+                thinking_budgets=self._setting("thinkingBudgets"), timeout_ms=self._count("retry.provider.timeoutMs"),
             )
             stream = provider.stream(model, llm, options)
             try:
@@ -421,11 +422,14 @@ class Agent:
                     content_index=index, content=getattr(message.content[index], kind, ""), partial=message)
                 await self.emit(MessageUpdate(message=message, assistant_message_event=event))
 
+    def _setting(self, key: str):
+        settings = getattr(self.ctx, "settings", None)
+        return settings.get(key) if settings is not None else None
+
     def _count(self, key: str) -> int | None:
         """The setting ``key`` when it is a whole number of at least 0, else None (the
         provider's default)."""
-        settings = getattr(self.ctx, "settings", None)
-        value = settings.get(key) if settings is not None else None
+        value = self._setting(key)
         return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
     def _failure(self, partial, text: str, *, aborted: bool = False, request=None) -> AssistantMessage:

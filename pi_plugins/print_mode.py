@@ -68,7 +68,20 @@ def _block(event):
     return content[index] if 0 <= index < len(content) else None
 
 
+def _headless_ui(app) -> None:
+    """``ctx.ui`` here: the defaults of a UI that is not there (dialogs answer no or
+    nothing, notifications are logged) and pi's no-op component calls, so a plugin made
+    for the chat runs in ``-p`` too (``has_ui`` stays False)."""
+    from pi_core.context import NullUI
+    from pi_plugins.headless_ui import PrintUI
+
+    ctx = app.harness.ctx
+    if type(ctx.ui) is NullUI:
+        ctx.ui = PrintUI()
+
+
 async def _prompts(app) -> None:
+    _headless_ui(app)
     first = app.initial_prompt()
     if first.text is not None or first.images:
         await app.harness.prompt(first.text or "", first.images, source="print")

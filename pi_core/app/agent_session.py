@@ -79,6 +79,16 @@ class AgentSession(Harness):
     made, or None."""
 
     context_class = AgentSessionContext
+    #: The :class:`pi_core.app.registry.ModelRegistry` the models come from (set by the wiring).
+    model_registry: Any = None
+
+    def unregister_provider(self, name: str) -> bool:
+        """pi's ``unregisterProvider``: the provider's models leave the registry, so
+        ``available_models()`` and the scoped cycle lose them; False when it had none."""
+        if self.model_registry is None or not self.model_registry.unregister_provider(name):
+            return False
+        self.scoped_models = [(m, level) for m, level in self.scoped_models if m.provider != name]
+        return True
 
     def __init__(self, *, available_models: Callable[[], list[Model]] | None = None,
                  scoped_models: list[tuple[Model, str | None]] | None = None,

@@ -82,6 +82,11 @@ class AgentSessionContext(HarnessContext):
     async def switch_session(self, path: str) -> SessionControl:
         return SessionControl(cancelled=not await self.harness.switch_session(path))
 
+    def unregister_provider(self, name: str) -> bool:
+        """pi's ``unregisterProvider(name)``: the provider's models leave the model
+        registry at once (``/model``, Ctrl+P's cycle); False when it had none."""
+        return self.harness.unregister_provider(name)
+
     def shutdown(self) -> None:
         """Leave pi as its ``/quit`` does (pi's ``ctx.shutdown()``), where the mode says how
         (``harness.on_shutdown``); elsewhere nothing happens."""

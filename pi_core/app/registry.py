@@ -90,6 +90,18 @@ class ModelRegistry:
             self.refresh()
         return added
 
+    def unregister_provider(self, name: str) -> bool:
+        """pi's ``unregisterProvider``: the models plugins registered for provider ``name``
+        leave the registry now (and so ``/model`` and the cycle); models.json's stay, as
+        in pi. False when there were none."""
+        kept = [m for m in self.builtin if m.provider != name]
+        if len(kept) == len(self.builtin):
+            return False
+        self.builtin = kept
+        self.local = {key for key in self.local if not key.startswith(f"{name}/")}
+        self.refresh()
+        return True
+
     def __repr__(self) -> str:
         return f"<ModelRegistry {len(self.models)} models, {len(self.providers)} providers>"
 

@@ -420,6 +420,7 @@ async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None,
         scoped_models=scoped_models(args.models or settings.get("enabledModels"), registry),
         auth_problem=lambda chosen: auth_problem(registry, chosen),
     )
+    harness.model_registry = registry
     harness.plugin_loader = lambda: load_plugins(
         cwd=cwd, agent_dir=home, extension_paths=extension_paths, discover=not args.no_extensions,
         settings=Settings.load(cwd, home, project_trusted=trust.trusted))

@@ -69,6 +69,9 @@ class StreamOptions:
     #: at once instead of being sent again (the setting ``retry.provider.maxRetryDelayMs``;
     #: ``0``: no cap; ``None``: 60,000, pi's default).
     max_retry_delay_ms: int | None = None
+    #: pi's ``thinkingBudgets`` (level: tokens, budget-based APIs) and ``retry.provider.timeoutMs``.
+    thinking_budgets: dict[str, int] | None = None
+    timeout_ms: int | None = None
 
     async def prepare_payload(self, payload: dict) -> dict:
         return await self.on_payload(payload) if self.on_payload else payload

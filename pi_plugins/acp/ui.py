@@ -4,7 +4,9 @@
 (an "Allow…" choice is an allow option, "Deny…" or "Reject…" a reject one), so
 pi-permissions asks in the editor. The request names the tool call being decided, when
 there is one. ``input`` and ``editor`` have no counterpart in the protocol: they answer
-None, as a dismissed dialog does. Notifications go to stderr, which editors log.
+None, as a dismissed dialog does. Notifications go to stderr, which editors log. The
+component calls are pi's RPC mode's no-ops (:mod:`pi_plugins.headless_ui`; pi-acp runs
+pi in that mode).
 """
 
 from __future__ import annotations
@@ -13,9 +15,12 @@ import sys
 import uuid
 from typing import Any, Callable
 
+from pi_plugins.headless_ui import HeadlessComponents
 
-class AcpUI:
+
+class AcpUI(HeadlessComponents):
     has_ui = True
+    theme_error = "Theme switching not supported in RPC mode"
 
     def __init__(self, connection: Callable[[], Any], session_id: Callable[[], str | None]) -> None:
         self._connection = connection
@@ -75,9 +80,6 @@ class AcpUI:
         pass
 
     def set_editor_text(self, text: str) -> None:
-        pass
-
-    def paste_to_editor(self, text: str) -> None:
         pass
 
     def get_editor_text(self) -> str:

@@ -140,6 +140,8 @@ class InteractiveApp:
         self._last_ctrl_c = 0.0
         self._last_escape = 0.0
         self._printed_width: int | None = None
+        #: The live area's tallest height since the scrollback was last written (terminal.clearOnShrink).
+        self._tallest_live = 0
         self._clear_screen = False
         self._flush_wanted = asyncio.Event()
         self._footer_cache: tuple[Any, list[str]] | None = None
@@ -330,6 +332,7 @@ class InteractiveApp:
         ready = self.transcript.take_ready()
         width = self.width
         self._printed_width = width
+        self._tallest_live = 0  # prompt_toolkit sizes the live area afresh after this
         lines = [line for block in ready for line in (*self._paint(block, width), *self._image_lines(block))]
         if lines or clear:
             self._write(lines, clear)
@@ -347,6 +350,18 @@ class InteractiveApp:
         width = self.width
         if self._printed_width is not None and width != self._printed_width:
             self._printed_width = width
+            self._start_over(reprint_only=True)
+
+    def _after_render(self, app) -> None:
+        """pi's ``terminal.clearOnShrink``: prompt_toolkit keeps the live area as tall as it
+        has been (a closed dialog leaves empty rows below the footer, pi's default); with
+        the setting, a shorter live area reprints the chat, so the rows go (pi's full
+        redraw on shrink, which may flicker). Not while a dialog or overlay is open."""
+        size = app.output.get_size()
+        height = app.layout.container.preferred_height(size.columns, size.rows).preferred
+        tallest, self._tallest_live = self._tallest_live, max(self._tallest_live, height)
+        if (height < tallest and not self._clear_screen and self.dialogs.current is None
+                and not self.overlays and self.settings.get("terminal.clearOnShrink", False) is True):
             self._start_over(reprint_only=True)
 
     def _start_over(self, reprint_only: bool = False) -> None:
@@ -567,6 +582,7 @@ class InteractiveApp:
             min_redraw_interval=0.03,
             max_render_postpone_time=0.1,
             before_render=self._before_render,
+            after_render=self._after_render,
         )
         app.ttimeoutlen = ESCAPE_WAIT
         app.timeoutlen = KEY_WAIT

@@ -200,7 +200,7 @@ def build_body(model: Model, context: LlmContext, options: StreamOptions, oauth:
     limit = max_tokens(model, options) or 0
     budget = None
     if thinking_on and not adaptive_thinking(model.id):
-        limit, budget = budget_for(level, limit, model.max_tokens)
+        limit, budget = budget_for(level, limit, model.max_tokens, options.thinking_budgets)
     body: dict[str, Any] = {
         "model": model.id,
         "messages": convert_messages(model, context.messages, cache, oauth),

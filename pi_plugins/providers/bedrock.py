@@ -168,7 +168,7 @@ def build_body(model: Model, context: LlmContext, options: StreamOptions) -> dic
     limit = max_tokens(model, options) or model.max_tokens
     budget = None
     if thinking:
-        limit, budget = budget_for(level, limit, model.max_tokens)
+        limit, budget = budget_for(level, limit, model.max_tokens, options.thinking_budgets)
     cache = cache_point(model)
     messages = convert_messages(model, context.messages)
     if cache and messages and messages[-1]["role"] == "user":

@@ -38,7 +38,7 @@ from pi_plugins.providers.http import (
     json_data,
     truncated,
 )
-from pi_plugins.providers.thinking import clamp_level, max_tokens
+from pi_plugins.providers.thinking import clamp_level, custom_budget, max_tokens
 from pi_plugins.providers.transform import keep_id_chars, transform_messages
 
 API = "google-generative-ai"
@@ -98,6 +98,9 @@ def thinking_config(model: Model, options: StreamOptions) -> dict | None:
         return {"includeThoughts": True, "thinkingLevel": "MINIMAL" if level in ("minimal", "low") else "HIGH"}
     if _gemini3_flash(model.id):
         return {"includeThoughts": True, "thinkingLevel": level.upper()}
+    custom = custom_budget(options.thinking_budgets, level)
+    if custom is not None:
+        return {"includeThoughts": True, "thinkingBudget": custom}
     for tag, budgets in BUDGETS.items():
         if tag in model.id:
             return {"includeThoughts": True, "thinkingBudget": budgets[level]}

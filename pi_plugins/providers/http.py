@@ -271,6 +271,20 @@ async def http_client(url: str):
     return await _pool(url).first_client()
 
 
+async def _within(timeout_ms: int | None, sending: Any) -> Any:
+    """The response of ``sending``, or httpx's ``ReadTimeout`` when it takes longer than
+    ``timeout_ms`` (the setting ``retry.provider.timeoutMs``: as pi's SDKs time a request,
+    until the response starts; a timed-out request is sent again like any transient failure)."""
+    if not timeout_ms:
+        return await sending
+    try:
+        return await asyncio.wait_for(sending, timeout_ms / 1000)
+    except TimeoutError:
+        import httpx
+
+        raise httpx.ReadTimeout(f"no response within {timeout_ms} ms (retry.provider.timeoutMs)") from None
+
+
 class _AbortWatch:
     """Turns the abort signal into closing the connection at once: while the stream
     awaits the network the task is cancelled; while it is suspended at a ``yield`` the
@@ -349,10 +363,10 @@ class SseProvider:
             else:
                 content, sent_headers, sent = None, headers, 0
             try:
-                response = await client.send(
+                response = await _within(options.timeout_ms, client.send(
                     client.build_request(method, url, content=content, headers=sent_headers),
                     stream=True,
-                )
+                ))
             except Exception as exc:
                 kind = transport_kind(exc)
                 if kind is None or kind == "invalid" or attempt >= retries:

@@ -63,12 +63,21 @@ def max_tokens(model: Model, options: StreamOptions) -> int | None:
     return min(model.max_tokens, MAX_TOKENS_CAP) if model.max_tokens > 0 else None
 
 
-def budget_for(level: str, base_max_tokens: int, model_max_tokens: int) -> tuple[int, int]:
-    """(max tokens, thinking budget) for a budget-based API: the budget is added to the
-    output limit, within the model's maximum, leaving at least 1024 tokens to answer."""
+def budget_for(level: str, base_max_tokens: int, model_max_tokens: int,
+               custom: dict | None = None) -> tuple[int, int]:
+    """(max tokens, thinking budget) for a budget-based API: the budget (the setting
+    ``thinkingBudgets``'s for the level, else pi's default) is added to the output limit,
+    within the model's maximum, leaving at least 1024 tokens to answer."""
     level = "high" if level in ("xhigh", "max") else level
-    budget = DEFAULT_BUDGETS[level]
+    budget = custom_budget(custom, level)
+    budget = DEFAULT_BUDGETS[level] if budget is None else budget
     total = min(base_max_tokens + budget, model_max_tokens)
     if total <= budget:
         budget = max(0, total - 1024)
     return total, budget
+
+
+def custom_budget(custom: dict | None, level: str) -> int | None:
+    """The setting ``thinkingBudgets``'s token budget for ``level`` (None: not set)."""
+    value = custom.get(level) if isinstance(custom, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None

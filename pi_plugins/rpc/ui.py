@@ -5,7 +5,9 @@ A dialog (``confirm``, ``select``, ``input``, ``editor``) writes an
 ``extension_ui_response`` with that id; a ``timeout`` (seconds here, milliseconds on the
 wire) or the end of input answers with the dialog's default, as a cancelled dialog does
 (confirm: False; the others: None). ``notify``, ``set_status``, ``set_widget``,
-``set_title`` and ``set_editor_text`` only write a request; no answer is expected.
+``set_title`` and ``set_editor_text`` only write a request; no answer is expected
+(``set_widget`` with lines only: a component factory is ignored, as in pi). The
+component calls are pi's RPC mode's no-ops (:mod:`pi_plugins.headless_ui`).
 """
 
 from __future__ import annotations
@@ -14,11 +16,14 @@ import asyncio
 import uuid
 from typing import Any, Callable
 
+from pi_plugins.headless_ui import HeadlessComponents
+
 CANCELLED = {"cancelled": True}
 
 
-class RpcUI:
+class RpcUI(HeadlessComponents):
     has_ui = True
+    theme_error = "Theme switching not supported in RPC mode"
 
     def __init__(self, send: Callable[[dict], None]) -> None:
         self._send = send
@@ -85,6 +90,8 @@ class RpcUI:
         self._request({"method": "setStatus", "statusKey": key, "statusText": text})
 
     def set_widget(self, key: str, lines: list[str] | None = None, placement: str | None = None) -> None:
+        if lines is not None and not isinstance(lines, (list, tuple)):
+            return  # a component factory: nothing to draw it with, as pi ignores it
         self._request({"method": "setWidget", "widgetKey": key,
                        "widgetLines": list(lines) if lines is not None else None,
                        "widgetPlacement": placement})
@@ -94,9 +101,6 @@ class RpcUI:
 
     def set_editor_text(self, text: str) -> None:
         self._request({"method": "set_editor_text", "text": text})
-
-    def paste_to_editor(self, text: str) -> None:
-        self.set_editor_text(text)
 
     def get_editor_text(self) -> str:
         """The client keeps the editor; RPC cannot ask it synchronously."""

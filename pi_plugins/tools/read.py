@@ -234,47 +234,78 @@ async def _read_image(
     except OSError as exc:
         raise os_error(exc, path, "reading") from None
     notes = [f"Read image {path} [{mime}, {format_size(len(data))}]"]
-    encoded = base64.b64encode(data).decode("ascii")
-    if len(encoded) > MAX_IMAGE_BASE64:
-        shrunk = _shrink(data)
-        if shrunk is None:
-            notes.append(
-                f"[Image left out: it is over the {format_size(MAX_IMAGE_BASE64)} a model accepts. "
-                f"Make a smaller copy with bash (e.g. ImageMagick: convert {path} -resize 1600x1600 small.png) "
-                "and read that.]"
-            )
+    settings = getattr(getattr(run, "ctx", None), "settings", None)
+    if settings is None or settings.get("images.autoResize", True) is not False:
+        fitted = fit_image(data, mime)
+        if fitted is None:
+            notes.append("[Image omitted: could not be resized below the inline image size limit.]")
             return ToolResult(content=[TextContent("\n".join(notes))])
-        data, mime, note = shrunk
-        notes.append(note)
-        encoded = base64.b64encode(data).decode("ascii")
+        data, mime, note = fitted
+        if note:
+            notes.append(note)
+    encoded = base64.b64encode(data).decode("ascii")
     model = getattr(getattr(run, "ctx", None), "model", None)
     if model is not None and not getattr(model, "accepts_images", True):
         notes.append("[The current model does not take images; the request will carry a placeholder instead.]")
     return ToolResult(content=[TextContent("\n".join(notes)), ImageContent(data=encoded, mime_type=mime)])
 
 
-def _shrink(data: bytes) -> tuple[bytes, str, str] | None:
-    """A smaller JPEG of the image if Pillow is installed (it is optional), else None."""
-    try:
-        import io
+def _base64_size(size: int) -> int:
+    return (size + 2) // 3 * 4
 
-        from PIL import Image
-    except ImportError:
-        return None
+
+def fit_image(data: bytes, mime: str) -> tuple[bytes, str, str | None] | None:
+    """The image as pi's ``images.autoResize`` sends it: unchanged when it is within
+    2000x2000 and 4.5 MB of base64; else scaled (Lanczos) to fit 2000x2000, as PNG or
+    JPEG (quality 80, 85, 70, 55, 40), whichever first fits, then smaller by a quarter at
+    a time; with the note that maps its coordinates to the original's. None: it cannot
+    be made small enough. Pillow is imported here, on the first image read."""
+    import io
+
+    from PIL import Image, ImageOps
+
     try:
         image = Image.open(io.BytesIO(data))
-        width, height = image.size
-        for side in (MAX_IMAGE_SIDE, 1600, 1200, 800, 400):
-            copy = image.convert("RGB")
-            copy.thumbnail((side, side))
-            out = io.BytesIO()
-            copy.save(out, "JPEG", quality=80)
-            if len(out.getvalue()) * 4 // 3 + 4 <= MAX_IMAGE_BASE64:
-                note = f"[Scaled from {width}x{height} to {copy.size[0]}x{copy.size[1]} to fit the size limit.]"
-                return out.getvalue(), "image/jpeg", note
+        oriented = ImageOps.exif_transpose(image)
+        width, height = oriented.size
+    except Exception:  # not decodable: sent as it is while it fits, as read it
+        return (data, mime, None) if _base64_size(len(data)) < MAX_IMAGE_BASE64 else None
+    if width <= MAX_IMAGE_SIDE and height <= MAX_IMAGE_SIDE and _base64_size(len(data)) < MAX_IMAGE_BASE64:
+        return data, mime, None
+    target_w, target_h = width, height
+    if target_w > MAX_IMAGE_SIDE:
+        target_w, target_h = MAX_IMAGE_SIDE, round(target_h * MAX_IMAGE_SIDE / target_w)
+    if target_h > MAX_IMAGE_SIDE:
+        target_w, target_h = round(target_w * MAX_IMAGE_SIDE / target_h), MAX_IMAGE_SIDE
+    try:
+        oriented.load()
+        while True:
+            resized = oriented.resize((max(1, target_w), max(1, target_h)), Image.LANCZOS)
+            for encoded, kind in _encodings(resized):
+                if _base64_size(len(encoded)) < MAX_IMAGE_BASE64:
+                    note = (f"[Image: original {width}x{height}, displayed at {resized.width}x{resized.height}. "
+                            f"Multiply coordinates by {width / resized.width:.2f} to map to original image.]")
+                    return encoded, kind, note
+            smaller = (max(1, int(target_w * 0.75)), max(1, int(target_h * 0.75)))
+            if smaller == (target_w, target_h):
+                return None
+            target_w, target_h = smaller
     except Exception:
         return None
-    return None
+
+
+def _encodings(image):
+    """PNG, then JPEG at pi's qualities, one at a time (each is made only if needed)."""
+    import io
+
+    out = io.BytesIO()
+    image.save(out, "PNG")
+    yield out.getvalue(), "image/png"
+    rgb = image if image.mode == "RGB" else image.convert("RGB")
+    for quality in (80, 85, 70, 55, 40):
+        out = io.BytesIO()
+        rgb.save(out, "JPEG", quality=quality)
+        yield out.getvalue(), "image/jpeg"
 
 
 read_tool = Tool(
