@@ -113,7 +113,7 @@ def test_connect_bridges_a_served_session_beside_another_client(pi, server):
         while not seen_by_watcher or seen_by_watcher[-1]["type"] != "agent_end":
             seen_by_watcher.append(json.loads(watcher.recv(timeout=10)))
     assert seen_by_bridge[0] == {"id": "p", "type": "response", "command": "prompt", "success": True,
-                                 "disposition": "started"}  # pi 1.6's
+                                 "data": {"disposition": "started"}}  # pi 1.6's
     assert seen_by_bridge[1:] == seen_by_watcher
     assert served.stop()[0] == 0
 
