@@ -76,7 +76,7 @@ def _headless_ui(app) -> None:
     from pi_plugins.headless_ui import PrintUI
 
     ctx = app.harness.ctx
-    if type(ctx.ui) is NullUI:
+    if type(getattr(ctx.ui, "wrapped", ctx.ui)) is NullUI:  # the app wraps any UI (ui_prompt_start)
         ctx.ui = PrintUI()
 
 
