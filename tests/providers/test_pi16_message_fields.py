@@ -85,3 +85,11 @@ def test_a_pi16_session_files_fields_are_read_and_written_back_exactly():
         assert message.usage.reasoning == answer["usage"]["reasoning"] == 0
         assert "rawStopReason" not in (message.extra or {})
         assert json.dumps(to_json(message)) == json.dumps(answer)  # same keys, same order
+
+
+def test_a_failed_response_keeps_its_status_as_the_raw_reason(llm_server):
+    llm_server.push(Reply(text="Part", error="the model fell over"))
+    _events, message = run(collect(llm_server.model(RESPONSES), context()))
+    assert message.stop_reason == "error" and "the model fell over" in message.error_message
+    assert message.raw_stop_reason == "failed"
+    assert list(to_json(message)).index("rawStopReason") < list(to_json(message)).index("errorMessage")
