@@ -158,6 +158,7 @@ class Usage(_Extra):
     output: int = 0
     cache_read: int = 0
     cache_write: int = 0
+    reasoning: int | None = None  # thinking tokens, part of output; None where the API gives no split (pi 1.6)
     total_tokens: int = 0
     cost: Cost = field(factory=Cost)
     _extra: dict | None = _extra_field()
@@ -198,6 +199,7 @@ class AssistantMessage(_Extra):
     stop_reason: StopReason = "stop"
     timestamp: int = field(factory=now_ms)
     response_id: str | None = None
+    raw_stop_reason: str | None = None  # the provider's own stop/finish reason, as received (pi 1.6)
     error_message: str | None = None
     failure: Failure | None = field(default=None, kw_only=True, eq=False, metadata={"transient": True})
     _extra: dict | None = _extra_field()

@@ -320,10 +320,13 @@ class MessagesReader(StreamReader):
         elif kind == "message_delta":
             reason = (data.get("delta") or {}).get("stop_reason")
             if reason:
+                self.raw_stop = builder.message.raw_stop_reason = reason
                 if reason not in STOP_REASONS:
                     raise StreamError(f"Unhandled stop reason: {reason}")
                 self.stop_reason = STOP_REASONS[reason]
-                self.raw_stop = reason
+            thinking = ((data.get("usage") or {}).get("output_tokens_details") or {}).get("thinking_tokens")
+            if thinking is not None:  # a subset of output, where Anthropic reports it
+                builder.message.usage.reasoning = thinking
             self._usage(data.get("usage") or {})
         elif kind == "message_stop":
             self.stopped = True

@@ -285,8 +285,8 @@ class ConverseReader(StreamReader):
                 end = builder.close(index)
                 return [end] if end is not None else ()
         elif kind == "messageStop":
-            reason = data.get("stopReason") or "end_turn"
-            self.raw_stop = reason
+            builder.message.raw_stop_reason = data.get("stopReason")
+            reason = self.raw_stop = data.get("stopReason") or "end_turn"
             self.stop_reason = STOP_REASONS.get(reason, "error")
             self.stopped = True
         elif kind == "metadata":

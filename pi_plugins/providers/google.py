@@ -274,7 +274,7 @@ class GeminiReader(StreamReader):
         reason = candidate.get("finishReason")
         if reason:
             self.finished = True
-            self.raw_finish = reason
+            self.raw_finish = message.raw_stop_reason = reason
             self.stop_reason = FINISH_STOP.get(reason, "error")
             if message.tool_calls and self.stop_reason == "stop":
                 self.stop_reason = "toolUse"
@@ -285,6 +285,7 @@ class GeminiReader(StreamReader):
                 input=(meta.get("promptTokenCount") or 0) - cached,
                 output=(meta.get("candidatesTokenCount") or 0) + (meta.get("thoughtsTokenCount") or 0),
                 cache_read=cached,
+                reasoning=meta.get("thoughtsTokenCount") or 0,
                 total_tokens=meta.get("totalTokenCount") or 0,
             ))
         return events

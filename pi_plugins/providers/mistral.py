@@ -50,7 +50,10 @@ class MistralReader(CompletionsReader):
             if thinking:
                 delta["reasoning_content"] = "".join(thinking)
             event = SseEvent(event.event, json.dumps(chunk), event.id)
-        return super().on_event(event)
+        events = super().on_event(event)
+        message = self.builder.message  # pi 1.6's Mistral keeps neither the raw finish reason nor a reasoning count
+        message.raw_stop_reason = message.usage.reasoning = None
+        return events
 
 
 class MistralProvider(OpenAICompletionsProvider):

@@ -374,8 +374,9 @@ def parse_usage(raw: dict, model: Model) -> Usage:
     cache_read = max(0, cached - written) if written > 0 else cached
     input_tokens = max(0, prompt - cache_read - written)
     output = raw.get("completion_tokens") or 0
+    reasoning = (raw.get("completion_tokens_details") or {}).get("reasoning_tokens") or raw.get("reasoning_tokens") or 0
     usage = Usage(input=input_tokens, output=output, cache_read=cache_read, cache_write=written,
-                  total_tokens=input_tokens + output + cache_read + written)
+                  reasoning=reasoning, total_tokens=input_tokens + output + cache_read + written)
     return calculate_cost(model, usage)
 
 
@@ -433,6 +434,7 @@ class CompletionsReader(StreamReader):
         events = []
         if choice.get("finish_reason"):
             self.finished = self.saw_finish = True
+            message.raw_stop_reason = choice["finish_reason"]
             self.stop_reason, self.error_message = map_finish_reason(choice["finish_reason"])
         delta = choice.get("delta") or {}
         content = delta.get("content")

@@ -231,6 +231,7 @@ class ResponsesReader(StreamReader):
         if kind in ("response.completed", "response.incomplete", "response.failed"):
             response = data.get("response") or {}
             if kind == "response.failed" or response.get("status") == "failed":
+                self.builder.message.raw_stop_reason = response.get("status")
                 error = response.get("error") or {}
                 details = response.get("incomplete_details") or {}
                 if error:
@@ -287,10 +288,13 @@ class ResponsesReader(StreamReader):
                 input=(usage.get("input_tokens") or 0) - cached,
                 output=usage.get("output_tokens") or 0,
                 cache_read=cached,
+                reasoning=(usage.get("output_tokens_details") or {}).get("reasoning_tokens") or 0,
                 total_tokens=usage.get("total_tokens") or 0,
             )
         calculate_cost(self.model, message.usage)
         status = response.get("status")
+        reason = (response.get("incomplete_details") or {}).get("reason")
+        message.raw_stop_reason = f"{status}.{reason}" if isinstance(reason, str) and reason else status
         self.stop_reason = STATUS_STOP.get(status, "stop") if status else "stop"
 
     def end(self) -> Iterable:

@@ -436,8 +436,9 @@ def _responses(reply: Reply, model: str, number: int) -> list[str]:
         return events
     u = _usage(reply)
     status = "incomplete" if reply.stop in ("length", "incomplete", "max_output_tokens") else "completed"
+    details = {"incomplete_details": {"reason": "max_output_tokens"}} if reply.stop == "max_output_tokens" else {}
     ev({"type": "response.completed", "response": {
-        "id": rid, "status": status, "model": model,
+        "id": rid, "status": status, "model": model, **details,
         "usage": {"input_tokens": u["input"] + u["cache_read"], "output_tokens": u["output"],
                   "total_tokens": u["input"] + u["cache_read"] + u["output"],
                   "input_tokens_details": {"cached_tokens": u["cache_read"]},
@@ -489,7 +490,8 @@ def _anthropic(reply: Reply, model: str, number: int) -> list[str]:
         return events
     ev({"type": "message_delta", "delta": {"stop_reason": reply.stop or ("tool_use" if calls else "end_turn"),
                                            "stop_sequence": None},
-        "usage": {"output_tokens": u["output"]}})
+        "usage": {"output_tokens": u["output"], **({"output_tokens_details": {"thinking_tokens": u["reasoning"]}}
+                                                   if "reasoning" in (reply.usage or {}) else {})}})
     ev({"type": "message_stop"})
     return events
 
