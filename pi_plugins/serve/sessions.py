@@ -9,10 +9,11 @@ frames after N, then the live ones, with nothing lost or doubled between the two
 happen in one step of the event loop). A response goes only to the client that sent the
 command.
 
-pi's ``message_update`` repeats the whole message so far, so a run's frames grow with the
-square of its answer (22 MB for 2,000 deltas). Past ``HELD_BYTES`` a session lets go of
-its oldest ``message_update`` frames first: each is superseded by the later ones and the
-message's ``message_end``, so every other event of the run stays held.
+The frames are ``pi --mode rpc``'s (pi 1.6's shape): a ``message_update`` carries its
+delta, and a client builds the answer from ``message_start`` on. Past ``HELD_BYTES`` a
+session lets go of the ``message_update`` frames of messages that have ended first (their
+``message_end`` holds the whole message), so a client attaching mid-answer still gets
+every delta of the message that is streaming, and every other event of the run.
 
 Plugins, settings and the model registry are loaded once and shared by every session, as
 ``pi batch`` shares them (:class:`pi_plugins.batch.runner.BatchEnvironment`).
@@ -35,7 +36,7 @@ log = logging.getLogger("pi.serve")
 
 #: The extension-UI methods that wait for an answer.
 DIALOGS = frozenset({"confirm", "select", "input", "editor"})
-#: The replay buffer's size per session before its oldest message_update frames go.
+#: The replay buffer's size per session before the ended messages' updates go.
 HELD_BYTES = 4 * 1024 * 1024
 #: Frames a client may have unsent before it is dropped (it reconnects with ``since``).
 CLIENT_BACKLOG = 20_000
@@ -92,11 +93,11 @@ class ServedSession:
         #: Counted from the clock in microseconds, so after a restart of the server a
         #: client's old ``since`` is below every new seq and it gets all that is held.
         self.seq = time.time_ns() // 1000
-        #: (seq, frame, id of the dialog it asks if it is one, a message_update?)
-        self.held: deque[tuple[int, str, str | None, bool]] = deque()
+        #: (seq, frame, id of the dialog it asks if it is one, the frame's type)
+        self.held: deque[tuple[int, str, str | None, str]] = deque()
         self.held_bytes = 0
         self.clients: set[Client] = set()
-        self.rpc = RpcSession(app, self.emit)
+        self.rpc = RpcSession(app, self.emit, full_events=False)  # as pi --mode rpc sends them
         self.rpc.open(plugin_errors=False)  # the plugins are shared: see SessionHost
 
     @property
@@ -113,7 +114,7 @@ class ServedSession:
         value["seq"] = self.seq
         text = dumps(value).decode("utf-8")
         dialog = value.get("id") if kind == "extension_ui_request" and value.get("method") in DIALOGS else None
-        self.held.append((self.seq, text, dialog, kind == "message_update"))
+        self.held.append((self.seq, text, dialog, kind))
         self.held_bytes += len(text)
         if self.held_bytes > HELD_BYTES:
             self._let_go()
@@ -121,12 +122,14 @@ class ServedSession:
             client.put(text)
 
     def _let_go(self) -> None:
-        """Down to three quarters of ``HELD_BYTES``: the oldest message_update frames
-        first, then (a run of huge tool outputs) the oldest frames of any kind."""
+        """Down to three quarters of ``HELD_BYTES``: the oldest message_update frames of
+        ended messages first, then (a run of huge tool outputs) the oldest of any kind."""
         excess = self.held_bytes - HELD_BYTES * 3 // 4
+        ends = [i for i, entry in enumerate(self.held) if entry[3] == "message_end"]
+        last_end = ends[-1] if ends else -1  # updates before it belong to ended messages
         kept: deque = deque()
-        for entry in self.held:
-            if excess > 0 and entry[3]:
+        for i, entry in enumerate(self.held):
+            if excess > 0 and i < last_end and entry[3] == "message_update":
                 excess -= len(entry[1])
                 self.held_bytes -= len(entry[1])
             else:

@@ -189,23 +189,35 @@ def test_a_client_too_far_behind_is_dropped_rather_than_holding_the_session():
     assert dropped is True and delivered == CLIENT_BACKLOG
 
 
-def test_a_long_run_lets_go_of_old_snapshots_first_and_keeps_every_other_event(served, server, monkeypatch):
+def test_a_long_run_lets_go_of_ended_messages_updates_first_and_keeps_every_other_event(served, server,
+                                                                                        monkeypatch):
+    """Two long answers in one run: past the limit the first answer's deltas go (its
+    message_end holds it whole); every other frame, and the streaming answer's deltas, stay."""
     from pi_plugins.serve import sessions
 
-    monkeypatch.setattr(sessions, "HELD_BYTES", 20_000)
-    server.push(Reply(text="A long answer that outgrows the buffer. " * 40, delta_size=10))
+    monkeypatch.setattr(sessions, "HELD_BYTES", 60_000)
+    words = "A long answer that outgrows the buffer. " * 20
+    server.push(Reply(text=words, delta_size=8, tool_calls=[("bash", {"command": "echo between"})]),
+                Reply(text=words, delta_size=8))
     session = served.open()
     live = served.socket(session)
     live.ok("prompt", message="talk a lot")
-    live.event("agent_end")
+    live.event("agent_settled")
     replay = served.socket(session, since=0)
-    replay.event("agent_end")
+    replay.event("agent_settled")
     held = replay.events()
-    assert sum(len(json.dumps(f)) for f in held) < 20_000
+    def size(frames):  # as the server writes them: compact JSON
+        return sum(len(json.dumps(f, separators=(",", ":"), ensure_ascii=False)) for f in frames)
+
+    assert size(live.events()) > 60_000  # the run did outgrow the limit
+    assert size(held) < 60_000
     others = [f for f in live.events() if f["type"] != "message_update"]
     assert [f for f in held if f["type"] != "message_update"] == others  # every other event kept
     updates = [f["seq"] for f in held if f["type"] == "message_update"]
-    assert updates and updates == [f["seq"] for f in live.events() if f["type"] == "message_update"][-len(updates):]
+    all_updates = [f["seq"] for f in live.events() if f["type"] == "message_update"]
+    assert updates == all_updates[-len(updates):]  # the oldest went
+    ends = [f["seq"] for f in live.events() if f["type"] == "message_end" and f["message"]["role"] == "assistant"]
+    assert [u for u in all_updates if u > ends[0]] == [u for u in updates if u > ends[0]]  # the last answer whole
 
 
 def test_seq_of_a_session_opened_again_is_above_every_seq_it_had_before(served, server):

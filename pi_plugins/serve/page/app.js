@@ -135,6 +135,24 @@
     });
   }
 
+  // pi 1.6's message_update: one stream event, applied to the message message_start began.
+  function applyDelta(message, event) {
+    const content = message.content || (message.content = []);
+    const i = event.contentIndex ?? content.length - 1;
+    switch (event.type) {
+      case "text_start": content[i] = { type: "text", text: "" }; break;
+      case "text_delta": (content[i] ||= { type: "text", text: "" }).text += event.delta || ""; break;
+      case "text_end": if (typeof event.content === "string") content[i] = { type: "text", text: event.content }; break;
+      case "thinking_start": content[i] = { type: "thinking", thinking: "" }; break;
+      case "thinking_delta": (content[i] ||= { type: "thinking", thinking: "" }).thinking += event.delta || ""; break;
+      case "thinking_end":
+        if (typeof event.content === "string") content[i] = { type: "thinking", thinking: event.content };
+        break;
+      case "toolcall_start": content[i] = { type: "toolCall", id: event.id, name: event.toolName, arguments: {} }; break;
+      case "toolcall_end": if (event.toolCall) content[i] = event.toolCall; break;
+    }
+  }
+
   function receive(frame) {
     if (frame.type === "response") {
       const waiting = state.pending.get(frame.id);
@@ -149,8 +167,12 @@
       case "agent_start": setStreaming(true); break;
       case "agent_end": setStreaming(false); state.streaming = null; renderLive(); loadSessions(); break;
       case "message_start":
+        if (frame.message.role === "assistant") { state.streaming = structuredClone(frame.message); scheduleLive(); }
+        break;
       case "message_update":
-        if (frame.message && frame.message.role === "assistant") { state.streaming = frame.message; scheduleLive(); }
+        if (frame.message && frame.message.role === "assistant") state.streaming = frame.message; // pi 0.73's snapshots
+        else if (state.streaming) applyDelta(state.streaming, frame.assistantMessageEvent || {});
+        scheduleLive();
         break;
       case "message_end":
         if (frame.message.role === "assistant") state.streaming = null;
