@@ -106,27 +106,33 @@ def test_our_sign_in_is_used_and_refreshed_by_pi(tmp_path, llm_server, monkeypat
 
 @pytest.mark.process
 @pytest.mark.requires("pi")
-def test_pi_and_pi_harness_refreshing_at_once_refresh_once(tmp_path, llm_server):
-    """The same lock: whichever takes auth.json.lock first refreshes, the other waits and
-    uses the new token."""
+def test_pi_harness_waits_for_pis_refresh_and_uses_its_token(tmp_path, llm_server):
+    """The same lock: while pi holds auth.json.lock for its refresh, we wait, re-read and use
+    pi's new token instead of refreshing again.
+
+    pi goes first because pi reads auth.json at start-up under the same lock and gives up
+    after about 200 ms (pi's own limit); started while we held the lock, pi would report
+    no key, as a second pi would."""
     package = require_real("pi")
     agent = tmp_path / "agent"
     agent.mkdir()
     with SignInServer() as server:
-        server.refresh_delay = 1.0  # the other program arrives while the first one refreshes
+        server.refresh_delay = 1.0  # we arrive while pi refreshes
         refresh = server.issue_refresh_token()
         (agent / "auth.json").write_text(json.dumps({"anthropic": {
             "type": "oauth", "refresh": refresh, "access": "sk-ant-oat01-old", "expires": 1}}, indent=2))
         os.chmod(agent / "auth.json", 0o600)
         env = environment(tmp_path, agent, server.origins({"https://api.anthropic.com": llm_server.url}))
         llm_server.push(Reply(text="answer"), Reply(text="answer"))
-        runs = [subprocess.Popen(command + ["--model", MODEL, "--no-session", "-p", "Hi"], env=env, cwd=tmp_path,
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                for command in ([sys.executable, "-m", "pi_core.app.cli"],
-                                [node_for("pi"), "--import", str(NODE / "provider_origins.mjs"),
-                                 str(package / "dist" / "cli.js")])]
-        outputs = [run.communicate(timeout=90) for run in runs]
-        assert [run.returncode for run in runs] == [0, 0], outputs
+
+        def start(command):
+            return subprocess.Popen(command + ["--model", MODEL, "--no-session", "-p", "Hi"], env=env, cwd=tmp_path,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        pi = start([node_for("pi"), "--import", str(NODE / "provider_origins.mjs"), str(package / "dist" / "cli.js")])
+        assert server.refresh_arrived.wait(60), pi.communicate(timeout=5)
+        ours = start([sys.executable, "-m", "pi_core.app.cli"])
+        outputs = [run.communicate(timeout=90) for run in (pi, ours)]
+        assert [pi.returncode, ours.returncode] == [0, 0], outputs
         assert [out.strip() for out, _ in outputs] == ["answer", "answer"]
         assert server.refreshes == 1
         token = json.loads((agent / "auth.json").read_text())["anthropic"]["access"]

@@ -36,6 +36,8 @@ class SignInServer:
         self.refreshes = 0
         #: Seconds a refresh takes (so two processes overlap).
         self.refresh_delay = 0.0
+        #: Set when a refresh request arrives, before its delay.
+        self.refresh_arrived = threading.Event()
         #: Refuse every refresh (a revoked sign-in).
         self.refuse_refresh = False
         self.expires_in = 3600
@@ -132,6 +134,7 @@ class SignInServer:
                             or (anthropic and body.get("state") != asked["state"]):
                         return self._reply(400, {"error": "invalid_grant"})
                 elif grant == "refresh_token":
+                    outer.refresh_arrived.set()
                     if outer.refresh_delay:
                         time.sleep(outer.refresh_delay)
                     with outer.lock:
