@@ -257,13 +257,13 @@ class Session:
         self, entry_id: str | None, summary: str, details: Any = None,
         from_hook: bool | None = None, usage: Usage | None = None,
     ) -> BranchSummaryEntry:
-        """Move the leaf to ``entry_id`` and hang there a summary of the branch left
-        (``usage``: what the summary's request spent)."""
+        """Move the leaf to ``entry_id`` and hang there a summary of the branch left, whose
+        leaf is the ``fromId`` (as pi 1.6 writes it) (``usage``: what the summary spent)."""
         if entry_id is not None and entry_id not in self._tree:
             raise SessionError(f"entry {entry_id!r} is not in the session")
         self._check_writable()
-        self._tree.leaf_id = entry_id
-        return self.append(BranchSummaryEntry(from_id=entry_id or "root", summary=summary,
+        from_id, self._tree.leaf_id = self._tree.leaf_id or "root", entry_id
+        return self.append(BranchSummaryEntry(from_id=from_id, summary=summary,
                                               details=details, usage=usage, from_hook=from_hook))
 
     # ------------------------------------------------------------ appending

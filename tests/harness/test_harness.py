@@ -219,7 +219,7 @@ def test_tree_navigation_with_and_without_a_summary(tmp_path):
     a_leaf = harness.session.leaf_id
     assert run(harness.navigate_tree(fork_point, summarize=True))
     summary = [l for l in lines(harness.session) if l["type"] == "branch_summary"][0]
-    assert summary["parentId"] == fork_point and summary["fromId"] == fork_point
+    assert summary["parentId"] == fork_point and summary["fromId"] == a_leaf != fork_point
     assert summary["summary"].startswith("The user explored a different conversation branch")
     assert [text_of(m.content) if m.role == "user" else m.role for m in harness.messages][-1] == "branchSummary"
     run(harness.prompt("try approach B"))

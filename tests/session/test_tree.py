@@ -54,18 +54,20 @@ def test_reset_leaf_makes_the_next_entry_a_new_root(chat):
     assert [e.id for e in chat.children(None)] == [chat.entries[0].id, entry.id]
 
 
-def test_branch_with_summary_hangs_the_summary_at_the_branch_point(chat):
+def test_branch_with_summary_hangs_the_summary_at_the_branch_point_and_names_the_leaf_left(chat):
     a1 = chat.path()[2]
+    left = chat.leaf_id
     entry = chat.branch_with_summary(a1.id, "we tried q2", {"readFiles": []}, True)
     assert isinstance(entry, BranchSummaryEntry) and entry.parent_id == a1.id
-    assert entry.from_id == a1.id and chat.leaf_id == entry.id
+    assert entry.from_id == left != a1.id and chat.leaf_id == entry.id
     context = chat.build_context().messages
     assert isinstance(context[-1], BranchSummaryMessage) and context[-1].summary == "we tried q2"
 
 
-def test_branch_with_summary_from_before_the_first_entry_says_root(chat):
+def test_branch_with_summary_to_before_the_first_entry_hangs_it_at_the_root(chat):
+    left = chat.leaf_id
     entry = chat.branch_with_summary(None, "everything")
-    assert entry.parent_id is None and entry.from_id == "root"
+    assert entry.parent_id is None and entry.from_id == left
 
 
 def test_unknown_entries_are_refused_with_a_clear_error(chat):
