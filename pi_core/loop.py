@@ -24,6 +24,7 @@ import asyncio
 import copy
 import inspect
 import json
+import time
 from typing import Any, Callable, Iterable, Literal
 
 from attrs import asdict, define, has
@@ -57,6 +58,7 @@ from pi_core.plugins import Plugins
 from pi_core.protocol.provider import LlmContext, RequestContext, StreamOptions, ToolSpec
 from pi_core.protocol.schema import ArgumentsError
 from pi_core.protocol.signal import AbortSignal
+from pi_core.protocol.stream import TextEndEvent, ThinkingEndEvent
 from pi_core.protocol.tools import Tool, ToolResult, ToolRun, as_result
 
 QueueMode = Literal["all", "one-at-a-time"]
@@ -206,9 +208,8 @@ class Agent:
         self._task.cancel()
 
     async def wait_for_idle(self) -> None:
-        task = self._task
-        if task is not None:
-            await asyncio.shield(task)
+        if self._task is not None:
+            await asyncio.shield(self._task)
 
     async def prompt(
         self, message: str | AgentMessage | list[AgentMessage], images: Iterable[ImageContent] = ()
@@ -220,10 +221,9 @@ class Agent:
     async def continue_(self) -> list[AgentMessage]:
         """Run the loop from the current transcript, e.g. to deliver queued messages or
         retry after an error."""
-        last = self.messages[-1] if self.messages else None
-        if last is None:
+        if not self.messages:
             raise ValueError("no messages to continue from")
-        if last.role == "assistant":
+        if self.messages[-1].role == "assistant":
             queued = self.steering.drain() or self.follow_up_queue.drain()
             if not queued:
                 raise ValueError("cannot continue from an assistant message with nothing queued")
@@ -293,11 +293,8 @@ class Agent:
                 if message.stop_reason in ("error", "aborted"):
                     await self.emit(TurnEnd(message=message, turn_index=self._turn_index))
                     return
-                results: list[ToolResultMessage] = []
                 calls = message.tool_calls
-                terminate = False
-                if calls:
-                    results, terminate = await self._run_tools(message, calls, signal, produced)
+                results, terminate = await self._run_tools(message, calls, signal, produced) if calls else ([], False)
                 tools_owed = bool(calls) and not terminate
                 await self.emit(TurnEnd(message=message, tool_results=results,
                                         turn_index=self._turn_index))
@@ -413,8 +410,6 @@ class Agent:
     async def _end_blocks(self, message: AssistantMessage, open_blocks: dict[int, str]) -> None:
         """An aborted stream still ends the text and thinking it began (pi sends their
         ``*_end`` before ``message_end``), so clients close what they show."""
-        from pi_core.protocol.stream import TextEndEvent, ThinkingEndEvent
-
         for index in sorted(open_blocks):
             if index < len(message.content):
                 kind = open_blocks[index]  # also the name of the block's text attribute
@@ -471,18 +466,19 @@ class Agent:
             by_name[c.name].execution_mode == "sequential" for c in calls if c.name in by_name
         )
         finished: dict[str, ToolResult] = {}
+        took: dict[str, int] = {}  # milliseconds in the tool's execute (pi 1.6's durationMs)
         results: list[ToolResultMessage] = []
         tasks: list[asyncio.Future] = []
 
         async def finish(prepared: _Prepared) -> None:
             result = prepared.immediate
             if result is None:
-                result = await self._execute(prepared, signal, message)
+                result = await self._execute(prepared, signal, message, took)
             finished[prepared.call.id] = result
             self.pending_tool_calls.discard(prepared.call.id)
             await self.emit(ToolExecutionEnd(
                 tool_call_id=prepared.call.id, tool_name=prepared.call.name,
-                result=result, is_error=result.is_error,
+                result=result, is_error=result.is_error, duration_ms=took.get(prepared.call.id),
             ))
 
         async def record(call: ToolCall) -> None:
@@ -490,6 +486,7 @@ class Agent:
             result_message = ToolResultMessage(
                 tool_call_id=call.id, tool_name=call.name, content=result.content,
                 details=result.details, usage=result.usage, is_error=result.is_error,
+                duration_ms=took.get(call.id),
             )
             await self._deliver(result_message, produced)
             results.append(self.messages[-1])
@@ -556,7 +553,7 @@ class Agent:
                     return _Prepared(call, immediate=ToolResult.error(_invalid(call, exc)))
         return _Prepared(call, tool=tool, args=args)
 
-    async def _execute(self, prepared: _Prepared, signal: AbortSignal, message) -> ToolResult:
+    async def _execute(self, prepared: _Prepared, signal: AbortSignal, message, took: dict) -> ToolResult:
         call = prepared.call
         updates: list[asyncio.Future] = []
 
@@ -567,11 +564,13 @@ class Agent:
             ))))
 
         run = ToolRun(tool_call_id=call.id, signal=signal, ctx=self.ctx, on_update=on_update)
+        began = time.monotonic()
         try:
             result = as_result(await prepared.tool.execute(prepared.args, run))
         except Exception as exc:
             result = ToolResult.error(str(exc) or type(exc).__name__)
         finally:
+            took[call.id] = round((time.monotonic() - began) * 1000)
             if updates:
                 await asyncio.gather(*updates, return_exceptions=True)
         if self.plugins.has("after_tool_call"):

@@ -215,8 +215,8 @@ class AgentSession(Harness):
 
     def _stamp(self, event: Any) -> None:
         """pi 1.6's fields: ``willRetry`` on ``agent_end``; on a finished answer
-        ``durationMs`` (from its first event) and the ``thinkingLevel`` it was asked with. (A tool result's ``durationMs`` pi writes
-        before its ``timestamp``: it waits for a field of its own.)"""
+        ``durationMs`` (from its first event) and the ``thinkingLevel`` it was asked with. (A tool
+        result's ``durationMs`` is the loop's: it times the tool's execute.)"""
         if event.type == "agent_end":
             event.will_retry = self.retry.will_retry(last_failure(self.agent.messages),
                                                      self.auto_compaction)

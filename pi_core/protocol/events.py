@@ -85,6 +85,7 @@ class ToolExecutionEnd:
     tool_name: str = ""
     result: Any = None
     is_error: bool = False
+    duration_ms: int | None = None  # how long the tool ran; None when it never ran
 
 
 @define

@@ -223,6 +223,7 @@ class ToolResultMessage(_Extra):
     details: Any = None
     usage: Usage | None = None  # the tool's own model work (pi 1.6), not the turn's
     is_error: bool = False
+    duration_ms: int | None = None  # how long the tool ran (pi 1.6)
     timestamp: int = field(factory=now_ms)
     _extra: dict | None = _extra_field()
 

@@ -144,6 +144,17 @@ def test_an_answer_carries_pi16s_duration_and_thinking_level(rpc, server):
     assert end["message"]["durationMs"] == answer["durationMs"]
 
 
+def test_a_tool_result_carries_how_long_the_tool_ran_and_a_refused_call_none(rpc, server):
+    server.push(Reply(tool_calls=[("bash", {"command": "sleep 0.3"}), ("no_such_tool", {})]), Reply(text="Done."))
+    rpc.ok("prompt", message="wait")
+    rpc.event("agent_settled")
+    ends = {e["toolName"]: e for e in rpc.events("tool_execution_end")}
+    results = {m["toolName"]: m for m in rpc.ok("get_messages")["messages"] if m["role"] == "toolResult"}
+    assert 300 <= ends["bash"]["durationMs"] < 10_000 and results["bash"]["durationMs"] == ends["bash"]["durationMs"]
+    assert list(results["bash"])[-2:] == ["durationMs", "timestamp"]  # where pi 1.6 writes it
+    assert "durationMs" not in ends["no_such_tool"] and "durationMs" not in results["no_such_tool"]
+
+
 def test_agent_end_says_whether_the_failed_request_is_sent_again(start_rpc, server, pi):
     from support.rpc import write_settings
 
