@@ -16,17 +16,12 @@ def total_usage(messages: Iterable[object]) -> Usage:
         if not isinstance(message, AssistantMessage):
             continue
         usage = message.usage
-        total.input += usage.input
-        total.output += usage.output
-        total.cache_read += usage.cache_read
-        total.cache_write += usage.cache_write
-        total.total_tokens += usage.total_tokens
-        cost = usage.cost
-        total.cost.input += cost.input
-        total.cost.output += cost.output
-        total.cost.cache_read += cost.cache_read
-        total.cost.cache_write += cost.cache_write
-        total.cost.total += cost.total
+        for name in ("input", "output", "cache_read", "cache_write", "total_tokens"):
+            setattr(total, name, getattr(total, name) + getattr(usage, name))
+        for name in ("input", "output", "cache_read", "cache_write", "total"):
+            setattr(total.cost, name, getattr(total.cost, name) + getattr(usage.cost, name))
+        if usage.reasoning is not None:  # a total of reasoning only where some answer split it out
+            total.reasoning = (total.reasoning or 0) + usage.reasoning
         if usage._extra and usage._extra.get("estimated"):
             total.extra["estimated"] = True
     return total
