@@ -115,8 +115,10 @@ class App:
     """Everything a mode needs: the harness, the model registry, the flags, the output."""
 
     def __init__(self, args: RunArgs, harness: Any, registry: Any, plugins: Any,
-                 stdout=None, stderr=None, stdin=None) -> None:
+                 stdout=None, stderr=None, stdin=None, notices: list[str] | None = None) -> None:
         self.args = args
+        #: What the start had to say, kept for the chat to show (the other modes printed it).
+        self.notices = notices or []
         self.harness = harness
         self.registry = registry
         self._plugins = plugins
@@ -358,16 +360,25 @@ async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None,
     from pi_core.app.keys import tool_environment
 
     settings.problems.extend(tool_environment(settings)[2])
+    notices: list[str] = []
+
+    def say(line: str) -> None:
+        """On stderr now, or in the chat's header (where a line printed before the chat was lost)."""
+        if trust_ui is not None:
+            notices.append(line)
+        else:
+            print(line, file=sys.stderr)
+
     for problem in settings.problems + trust.problems:
-        print(f"warning: {problem}", file=sys.stderr)
+        say(f"warning: {problem}")
     from pi_core.app.project_trust import notice
 
     said = notice(trust, cwd, chat=trust_ui is not None)
     if said:
-        print(said, file=sys.stderr)
+        say(said)
     registry = await ModelRegistry.from_plugins(plugins, agent_dir=home)
     for problem in registry.errors:
-        print(f"warning: {problem}", file=sys.stderr)
+        say(f"warning: {problem}")
     await find_local_models(args, registry, plugins, settings)
     try:
         model, level, explicit, warning = choose_model(args, registry, settings)
@@ -380,11 +391,11 @@ async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None,
 
         model, level, explicit, warning = unknown_model(), None, False, None
     if warning:
-        print(f"warning: {warning}", file=sys.stderr)
+        say(f"warning: {warning}")
     if model.key in registry.local:
         why = "" if args.model or settings.get("defaultModel") else "no model or API key is configured; "
-        print(f"Using {model.key}, found on a local server at {model.base_url} "
-              f"({why}`pi --list-models` lists what was found)", file=sys.stderr)
+        say(f"Using {model.key}, found on a local server at {model.base_url} "
+            f"({why}`pi --list-models` lists what was found)")
     if args.api_key:
         registry.set_runtime_key(model.provider, args.api_key)
     from pi_core.session.reader import SessionError
@@ -427,7 +438,7 @@ async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None,
     harness.ctx.flags = await plugin_flags(args, plugins, harness.ctx)
     await harness.start(reason=reason)
     _apply_tool_flags(args, harness)
-    return App(args, harness, registry, plugins)
+    return App(args, harness, registry, plugins, notices=notices)
 
 
 #: Modes that serve a client program: they keep running when no model is configured.

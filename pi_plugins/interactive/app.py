@@ -403,7 +403,7 @@ class InteractiveApp:
         return self._builtin_header()
 
     def _builtin_header(self) -> HeaderBlock:
-        notes = []
+        notes = list(getattr(self.pi, "notices", []))
         problems = getattr(self.harness.session, "problems", None) or []
         if problems:
             notes.append(f"{len(problems)} damaged line(s) in the session file were skipped")
