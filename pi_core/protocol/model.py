@@ -71,6 +71,7 @@ def calculate_cost(model: Model, usage: Usage) -> Usage:
     c.input = model.cost.input * usage.input / 1e6
     c.output = model.cost.output * usage.output / 1e6
     c.cache_read = model.cost.cache_read * usage.cache_read / 1e6
-    c.cache_write = model.cost.cache_write * usage.cache_write / 1e6
+    long_writes = (usage._extra or {}).get("cacheWrite1h") or 0  # an hour's cache: twice the input rate (pi 1.6)
+    c.cache_write = (model.cost.cache_write * (usage.cache_write - long_writes) + model.cost.input * 2 * long_writes) / 1e6
     c.total = c.input + c.output + c.cache_read + c.cache_write
     return usage

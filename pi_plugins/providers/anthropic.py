@@ -251,12 +251,17 @@ class MessagesReader(StreamReader):
         self.started = False
         self.stopped = False
 
-    def _usage(self, raw: dict) -> None:
+    def _usage(self, raw: dict, start: bool = False) -> None:
         usage = self.builder.message.usage
         for field, key in (("input", "input_tokens"), ("output", "output_tokens"),
                            ("cache_read", "cache_read_input_tokens"), ("cache_write", "cache_creation_input_tokens")):
             if raw.get(key) is not None:
                 setattr(usage, field, raw[key])
+        # pi 1.6's cacheWrite1h: the part of cacheWrite kept an hour (PI_CACHE_RETENTION=long),
+        # priced at twice the input rate; said from the start, then as a delta reports it
+        long_writes = (raw.get("cache_creation") or {}).get("ephemeral_1h_input_tokens")
+        if start or long_writes is not None:
+            usage.extra["cacheWrite1h"] = long_writes or 0
         usage.total_tokens = usage.input + usage.output + usage.cache_read + usage.cache_write
         calculate_cost(self.model, usage)
 
@@ -274,7 +279,7 @@ class MessagesReader(StreamReader):
             self.started = True
             message = data.get("message") or {}
             builder.message.response_id = message.get("id")
-            self._usage(message.get("usage") or {})
+            self._usage(message.get("usage") or {}, start=True)
         elif kind == "content_block_start":
             block = data.get("content_block") or {}
             btype = block.get("type")

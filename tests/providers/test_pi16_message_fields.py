@@ -10,6 +10,7 @@ from support.llm_server import ANTHROPIC, AZURE, BEDROCK, CODEX, COMPLETIONS, GO
 
 from pi_core.protocol.codec import message_from_json, to_json
 from pi_core.protocol.messages import TextContent, UserMessage
+from pi_core.protocol.model import ModelCost
 from pi_core.protocol.provider import LlmContext
 
 PI16_SESSION = Path(__file__).parents[1] / "fixtures" / "sessions-pi16" / "cli-context-edit.jsonl"
@@ -93,3 +94,16 @@ def test_a_failed_response_keeps_its_status_as_the_raw_reason(llm_server):
     assert message.stop_reason == "error" and "the model fell over" in message.error_message
     assert message.raw_stop_reason == "failed"
     assert list(to_json(message)).index("rawStopReason") < list(to_json(message)).index("errorMessage")
+
+
+def test_an_hours_cache_writes_are_kept_apart_and_priced_at_twice_the_input_rate(llm_server):
+    """pi 1.6's ``cacheWrite1h`` (PI_CACHE_RETENTION=long): 1.25x for the five-minute
+    writes, 2x the input rate for the hour's."""
+    llm_server.push(Reply(text="Cached.", usage={"input": 0, "cache_write": 1_000_000, "cache_write_1h": 400_000}),
+                    Reply(text="Plain.", usage={"input": 0, "cache_write": 1_000_000}))
+    model = llm_server.model(ANTHROPIC, cost=ModelCost(input=3, output=15, cache_read=0.3, cache_write=3.75))
+    _events, hour = run(collect(model, context()))
+    _events, plain = run(collect(model, context()))
+    assert to_json(hour)["usage"]["cacheWrite1h"] == 400_000 and to_json(plain)["usage"]["cacheWrite1h"] == 0
+    assert hour.usage.cost.cache_write == pytest.approx(3.75 * 0.6 + 3 * 2 * 0.4)
+    assert plain.usage.cost.cache_write == pytest.approx(3.75)

@@ -453,7 +453,10 @@ def _anthropic(reply: Reply, model: str, number: int) -> list[str]:
         "id": rid, "type": "message", "role": "assistant", "content": [], "model": model,
         "stop_reason": None, "stop_sequence": None,
         "usage": {"input_tokens": u["input"], "output_tokens": 1, "cache_read_input_tokens": u["cache_read"],
-                  "cache_creation_input_tokens": u["cache_write"]}}}, "message_start"),
+                  "cache_creation_input_tokens": u["cache_write"],
+                  **({"cache_creation": {"ephemeral_1h_input_tokens": u["cache_write_1h"],
+                                         "ephemeral_5m_input_tokens": u["cache_write"] - u["cache_write_1h"]}}
+                     if "cache_write_1h" in u else {})}}}, "message_start"),
         _sse({"type": "ping"}, "ping")]
 
     def ev(data: dict) -> None:
