@@ -534,7 +534,7 @@ def _report_update(name: str, before: dict, after: dict) -> None:
     elif old is None or old.version == new.version:
         _say(f"{new.name} {new.version} is up to date")
     else:
-        plugins = f": plugins {', '.join(new.plugins)}" if new.plugins else ""
+        plugins = f": plugins {', '.join(new.plugins)}" if new.plugins and name != OWN_DISTRIBUTION else ""
         _say(f"Updated {new.name} {old.version} -> {new.version}{plugins}")
 
 

@@ -1,7 +1,10 @@
 """pi update (pi 1.6's command) through pip, offline: a folder of wheels is the package
 index (``--no-index --find-links DIR``), in a fresh venv, as the pi install tests do."""
 
+from importlib import metadata
+
 import pytest
+from support.wheels import build_wheel, pip_install
 
 pytestmark = pytest.mark.process
 
@@ -51,3 +54,26 @@ def test_update_itself_leaves_an_editable_checkout_alone_and_all_goes_on_with_th
     assert out.returncode == 0, out.stderr
     assert "editable install" in out.stderr
     assert "Updated pi-multi 1.0.0 -> 1.0.1: plugins alpha" in out.stdout
+
+
+def _own_wheel(folder, version: str):
+    """pi-harness at ``version`` as the index would hold it: its metadata and entry
+    points (the code stays this work tree's, which the venv sees behind its own)."""
+    points = metadata.distribution("pi-harness").entry_points
+    groups: dict[str, dict[str, str]] = {}
+    for point in points:
+        groups.setdefault(point.group, {})[point.name] = point.value
+    return build_wheel(folder, "pi-harness", version, {}, groups)
+
+
+def test_update_upgrades_pi_harness_itself_from_the_index(plugin_env, tmp_path):
+    installed = tmp_path / "installed"
+    installed.mkdir()
+    pip_install(plugin_env.python, _own_wheel(installed, "0.1.0"))  # installed from a wheel, not editable
+    _own_wheel(plugin_env.wheels, "0.1.1")
+    out = plugin_env.pi("update", *_index(plugin_env))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["Updating pi-harness...", "Updated pi-harness 0.1.0 -> 0.1.1"]
+    again = plugin_env.pi("update", "self", *_index(plugin_env))
+    assert again.returncode == 0 and "pi-harness 0.1.1 is up to date" in again.stdout
+    assert "read" in plugin_env.tools()  # the built-ins still load
