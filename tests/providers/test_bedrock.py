@@ -88,7 +88,7 @@ def test_claude_gets_cache_points_and_its_thinking_fields_as_pi_sends_them(llm_s
     assert fields["anthropic_beta"] == ["interleaved-thinking-2025-05-14"]
 
 
-def test_the_clouds_own_credentials_make_bedrock_and_vertex_usable_without_a_key():
+def test_the_clouds_own_credentials_make_bedrock_and_vertex_usable_without_a_key(tmp_path):
     from pi_core.app.registry import ModelRegistry
 
     def available(env):
@@ -98,8 +98,11 @@ def test_the_clouds_own_credentials_make_bedrock_and_vertex_usable_without_a_key
     assert available({}) == set()
     assert available({"AWS_PROFILE": "work"}) == {"amazon-bedrock"}
     assert available({"AWS_ACCESS_KEY_ID": "a"}) == set()  # half a pair is no credentials
-    assert available({"GOOGLE_APPLICATION_CREDENTIALS": "/adc.json", "GOOGLE_CLOUD_PROJECT": "p",
+    (tmp_path / "adc.json").write_text("{}")  # Google's credentials count when the file exists
+    assert available({"GOOGLE_APPLICATION_CREDENTIALS": str(tmp_path / "adc.json"), "GOOGLE_CLOUD_PROJECT": "p",
                       "GOOGLE_CLOUD_LOCATION": "us-central1"}) == {"google-vertex"}
+    assert available({"GOOGLE_APPLICATION_CREDENTIALS": str(tmp_path / "none.json"), "GOOGLE_CLOUD_PROJECT": "p",
+                      "GOOGLE_CLOUD_LOCATION": "us-central1"}) == set()
 
 
 @pytest.mark.process
