@@ -172,7 +172,7 @@ async def _run(args, stdin=None, stdout=None) -> int:
 
         trust_ui = TerminalTrustUI(stdin or sys.stdin, stdout or sys.stdout)
     try:
-        app = await build_app(args, trust_ui=trust_ui)
+        app = await build_app(args, trust_ui=trust_ui, chat=chat)
     except UsageError as exc:
         click.echo(f"error: {exc}", err=True)
         return 2
