@@ -330,10 +330,11 @@ class AuthStorage:
         self.reload()  # another process may have refreshed it meanwhile
         if not self.needs_refresh(provider) and isinstance(self._data.get(provider), dict):
             return flow.api_key(self._data[provider])
+        # pi's words, then why (pi keeps the reason to itself)
         raise SignInExpiredError(
-            f"The {flow.name} sign-in ({provider}) has expired and could not be refreshed "
-            f"({_without_secrets(detail, entry)}). Use /login to sign in to {provider} again "
-            f"(or `pi auth login {provider}`).")
+            f'Authentication failed for "{provider}". Credentials may have expired or network is '
+            f"unavailable. Run '/login {provider}' to re-authenticate (or `pi auth login {provider}`). "
+            f"({flow.name}: {_without_secrets(detail, entry)})")
 
     def _write(self, data: dict) -> None:
         """Replace the file (atomically; 0600 in a 0700 folder). Callers hold the lock."""
