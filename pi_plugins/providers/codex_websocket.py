@@ -137,9 +137,10 @@ async def connect(url: str, headers: dict[str, str]) -> Any:
     state = await _this_loop()
     try:
         # no size cap on a frame (a long answer's response.completed holds all of it), no
-        # User-Agent of the library's own (the request has pi's)
+        # User-Agent of the library's own (the request has pi's), no pings (pi's runtime
+        # sends none)
         socket = await ws_connect(url, additional_headers=headers, user_agent_header=None, max_size=None,
-                                  open_timeout=30, close_timeout=2)
+                                  open_timeout=30, close_timeout=2, ping_interval=None)
     except (OSError, asyncio.TimeoutError) as exc:
         raise TransportFailure(f"WebSocket error: {exc or type(exc).__name__}") from exc
     except Exception as exc:  # the handshake refused (websockets.InvalidStatus and kin)
@@ -200,6 +201,17 @@ async def acquire(url: str, headers: dict[str, str], session_id: str | None) -> 
     socket = await connect(url, headers)
     entry = sessions[session_id] = _Entry(socket)
     return Lease(socket, entry, session_id, False)
+
+
+async def close_session(session_id: str | None) -> None:
+    """The session is left (pi closes its sockets when a session is disposed): its kept
+    socket closes now instead of after five idle minutes."""
+    state = _loops.get(asyncio.get_running_loop())
+    entry = state.sessions.pop(session_id, None) if state is not None and session_id else None
+    if entry is not None:
+        if entry.idle is not None:
+            entry.idle.cancel()
+        await close(entry.socket)
 
 
 def cached_body(entry: _Entry, body: dict) -> dict:

@@ -263,3 +263,9 @@ class OpenAICodexProvider(SseProvider):
 @hookimpl
 def register_providers(ctx):
     return [OpenAICodexProvider(getattr(ctx, "settings", None))]
+
+
+@hookimpl
+async def session_shutdown(ctx):
+    """A session that is left closes its kept WebSocket (pi's session cleanup)."""
+    await ws.close_session(getattr(ctx, "session_id", None))

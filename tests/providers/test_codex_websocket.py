@@ -337,3 +337,23 @@ def test_ours_speaks_to_the_socket_as_the_real_pi_on_node_22_does(tmp_path, llm_
     for frames in (pi_frames, our_frames):  # the next turn continues the first's response
         assert frames[1].body["previous_response_id"] == f"resp_test{frames[0].connection:04d}"
         assert len(frames[1].body["input"]) == 1
+
+
+def test_leaving_the_session_closes_its_kept_socket_at_once(tmp_path, llm_server):
+    from pi_core.app.sdk import create_harness
+    from pi_core.session import Session
+
+    llm_server.push(Reply(text="kept"))
+
+    async def scenario():
+        harness = await create_harness(model=MODEL, session=Session.in_memory(str(tmp_path)), cwd=str(tmp_path),
+                                       builtins=True, settings=Settings({}), get_api_key=lambda m: TOKEN)
+        await harness.prompt("hi")
+        kept = not llm_server.websocket_closes
+        await harness.close()  # session_shutdown
+        closed = await asyncio.to_thread(llm_server.wait_for_closes, 1, 5.0)
+        return harness.messages[-1].text, kept, closed
+
+    text, kept, closed = asyncio.run(scenario())
+    assert text == "kept" and kept and closed
+    assert llm_server.requests[0].method == "WEBSOCKET"
