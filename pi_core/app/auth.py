@@ -37,6 +37,15 @@ def no_model_problem(model) -> str | None:
     return None
 
 
+def no_models_available() -> str:
+    """pi's words when no model can be used (``pi --list-models``, the chat's start),
+    naming this project's docs (their folder when this is a source checkout)."""
+    docs = Path(__file__).resolve().parents[2] / "docs"
+    where = docs if (docs / "providers.md").is_file() else Path("docs")
+    return ("No models available. Use /login to log into a provider via OAuth or API key. See:\n"
+            f"  {where / 'providers.md'}\n  {where / 'configuration.md'}")
+
+
 def resolve_config_value(value: str, env: Mapping[str, str] | None = None, *,
                          run: bool = True) -> str | None:
     """``!command`` → its trimmed output (run once per process; with ``run`` false only

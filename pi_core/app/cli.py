@@ -272,7 +272,9 @@ async def _list_models(args) -> int:
         if args.list_models and registry.available():
             click.echo(f'No models matching "{args.list_models}"')
         else:
-            click.echo(_no_models_available())
+            from pi_core.app.auth import no_models_available
+
+            click.echo(no_models_available())
         tried = probed_endpoints(plugins, settings) if looked and not registry.local else []
         if tried:
             click.echo(f"No local model server answered at {', '.join(tried)} "
@@ -280,17 +282,6 @@ async def _list_models(args) -> int:
         return 0
     click.echo(model_table(models, registry.local))
     return 0
-
-
-def _no_models_available() -> str:
-    """pi's message when no model can be used, naming this project's docs (their folder
-    when this is a source checkout)."""
-    from pathlib import Path
-
-    docs = Path(__file__).resolve().parents[2] / "docs"
-    where = docs if (docs / "providers.md").is_file() else Path("docs")
-    return ("No models available. Use /login to log into a provider via OAuth or API key. See:\n"
-            f"  {where / 'providers.md'}\n  {where / 'configuration.md'}")
 
 
 def _export(source: str, output: str | None) -> int:
