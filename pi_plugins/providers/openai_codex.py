@@ -28,7 +28,7 @@ from pi_core.protocol.provider import LlmContext, StreamOptions
 from pi_plugins.providers import codex_websocket as ws
 from pi_plugins.providers.failures import classify, redact
 from pi_plugins.providers.http import (ABORTED, HttpRequest, SseProvider, StreamError, StreamReader, _AbortWatch,
-                                       environment_url, json_data, merged_headers)
+                                       describe_exception, environment_url, json_data, merged_headers)
 from pi_plugins.providers.kit import MessageBuilder
 from pi_plugins.providers.sse import SseEvent
 from pi_plugins.providers.openai_responses import ResponsesReader, convert_input
@@ -144,12 +144,18 @@ class OpenAICodexProvider(SseProvider):
             async for event in super().stream(model, context, options):
                 yield event
             return
-        body = await options.prepare_payload(request.body)
+        try:
+            body = await options.prepare_payload(request.body)
+            headers = ws.websocket_headers(request.headers, session or ws.new_request_id())
+            if options.on_headers is not None:
+                headers = merged_headers(await options.on_headers(dict(headers)))
+        except Exception as exc:  # a hook that failed: the answer's error, as over SSE
+            message, failure = describe_exception(exc)
+            builder = MessageBuilder(api=model.api, provider=model.provider, model=model.id)
+            yield builder.error(redact(f"{model.provider}/{model.id}: {message}", options.api_key), failure=failure)
+            return
         # the fallback sends the same body: the before_provider_request hooks ran once
         over_sse = attrs.evolve(options, on_payload=lambda payload: _same(payload, body))
-        headers = ws.websocket_headers(request.headers, session or ws.new_request_id())
-        if options.on_headers is not None:
-            headers = merged_headers(await options.on_headers(dict(headers)))
         final = None
         answer = self._over_websocket(model, context, options, transport, url, headers, body)
         try:

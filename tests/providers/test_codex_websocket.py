@@ -357,3 +357,16 @@ def test_leaving_the_session_closes_its_kept_socket_at_once(tmp_path, llm_server
     text, kept, closed = asyncio.run(scenario())
     assert text == "kept" and kept and closed
     assert llm_server.requests[0].method == "WEBSOCKET"
+
+
+def test_a_payload_hook_that_fails_is_the_answers_error_and_nothing_is_sent(llm_server):
+    async def broken(payload):
+        raise RuntimeError("the hook broke")
+
+    async def scenario():
+        options = StreamOptions(api_key=TOKEN, session_id="session-1", max_retries=0, on_payload=broken)
+        return [e async for e in OpenAICodexProvider(Settings({})).stream(MODEL, CONTEXT, options)]
+
+    message = final(asyncio.run(scenario()))
+    assert message.stop_reason == "error" and "the hook broke" in message.error_message
+    assert not llm_server.requests and not llm_server.handshakes
