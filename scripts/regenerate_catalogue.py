@@ -45,6 +45,12 @@ CREDENTIALS_ENV = {
                       ["GOOGLE_APPLICATION_CREDENTIALS", "GCLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION"]],
 }
 
+#: Of those variables, the ones that name a credentials file, with the file used when
+#: the variable is unset: pi counts Google's credentials when the file exists.
+CREDENTIALS_FILES = {
+    "google-vertex": {"GOOGLE_APPLICATION_CREDENTIALS": "~/.config/gcloud/application_default_credentials.json"},
+}
+
 _DUMP = """
 const [pkg] = process.argv.slice(1);
 const { MODELS } = await import(pkg + "/dist/models.generated.js");
@@ -94,6 +100,8 @@ def catalogue(pi: dict) -> dict:
         entry = {"name": provider, "api": api}
         if provider in CREDENTIALS_ENV:
             entry["compat"] = {"credentialsEnv": CREDENTIALS_ENV[provider]}
+            if provider in CREDENTIALS_FILES:
+                entry["compat"]["credentialsFiles"] = CREDENTIALS_FILES[provider]
         if base:  # Azure has none: its resource comes from the environment
             entry["baseUrl"] = base
         variable = _key_variable(provider, pi["keys"].get(provider) or [])

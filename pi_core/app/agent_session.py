@@ -134,7 +134,22 @@ class AgentSession(Harness):
         problem = no_model_problem(self.model) or (self.auth_problem and self.auth_problem(self.model))
         if problem:
             raise MissingAuthError(problem)
+        await self._refresh_sign_in()
         return await super()._run_prompt(text, images, on_accepted)
+
+    async def _refresh_sign_in(self) -> None:
+        """As pi: an expired sign-in is refreshed before the prompt is sent, and one whose
+        refresh is refused is the prompt's error in pi's words (naming the provider and
+        ``/login``), said before any request."""
+        from pi_core.app.auth import SignInExpiredError
+
+        get_key = self.agent.get_api_key
+        key = get_key(self.model) if get_key is not None else None
+        if inspect.isawaitable(key):
+            try:
+                await key
+            except SignInExpiredError as exc:
+                raise MissingAuthError(str(exc)) from None
 
     async def _run(self, run) -> list:
         """A run with pi's recovery (:mod:`pi_core.app.recovery`); then the user's

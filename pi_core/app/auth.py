@@ -37,6 +37,15 @@ def no_model_problem(model) -> str | None:
     return None
 
 
+def no_models_available() -> str:
+    """pi's words when no model can be used (``pi --list-models``, the chat's start),
+    naming this project's docs (their folder when this is a source checkout)."""
+    docs = Path(__file__).resolve().parents[2] / "docs"
+    where = docs if (docs / "providers.md").is_file() else Path("docs")
+    return ("No models available. Use /login to log into a provider via OAuth or API key. See:\n"
+            f"  {where / 'providers.md'}\n  {where / 'configuration.md'}")
+
+
 def resolve_config_value(value: str, env: Mapping[str, str] | None = None, *,
                          run: bool = True) -> str | None:
     """``!command`` → its trimmed output (run once per process; with ``run`` false only
@@ -330,10 +339,11 @@ class AuthStorage:
         self.reload()  # another process may have refreshed it meanwhile
         if not self.needs_refresh(provider) and isinstance(self._data.get(provider), dict):
             return flow.api_key(self._data[provider])
+        # pi's words, then why (pi keeps the reason to itself)
         raise SignInExpiredError(
-            f"The {flow.name} sign-in ({provider}) has expired and could not be refreshed "
-            f"({_without_secrets(detail, entry)}). Use /login to sign in to {provider} again "
-            f"(or `pi auth login {provider}`).")
+            f'Authentication failed for "{provider}". Credentials may have expired or network is '
+            f"unavailable. Run '/login {provider}' to re-authenticate (or `pi auth login {provider}`). "
+            f"({flow.name}: {_without_secrets(detail, entry)})")
 
     def _write(self, data: dict) -> None:
         """Replace the file (atomically; 0600 in a 0700 folder). Callers hold the lock."""

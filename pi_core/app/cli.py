@@ -172,7 +172,7 @@ async def _run(args, stdin=None, stdout=None) -> int:
 
         trust_ui = TerminalTrustUI(stdin or sys.stdin, stdout or sys.stdout)
     try:
-        app = await build_app(args, trust_ui=trust_ui)
+        app = await build_app(args, trust_ui=trust_ui, chat=chat)
     except UsageError as exc:
         click.echo(f"error: {exc}", err=True)
         return 2
@@ -255,7 +255,7 @@ async def _list_models(args) -> int:
     from pi_core.app.wiring import find_local_models, probed_endpoints
     from pi_core.app.discovery import load_plugins
     from pi_core.paths import agent_dir
-    from pi_core.app.registry import ModelRegistry, model_table
+    from pi_core.app.registry import ModelRegistry, collation_key, model_table
     from pi_core.app.settings import Settings
 
     cwd, home = os.getcwd(), agent_dir()
@@ -264,10 +264,17 @@ async def _list_models(args) -> int:
                            discover=not args.no_extensions, settings=settings)
     registry = await ModelRegistry.from_plugins(plugins, agent_dir=home)
     looked = await find_local_models(args, registry, plugins, settings)
-    models = registry.search(args.list_models or "")
+    # pi lists what the search matched by provider and id, not by how well it matched
+    models = sorted(registry.search(args.list_models or ""),
+                    key=lambda m: (collation_key(m.provider), collation_key(m.id)))
     if not models:
-        click.echo("No models match." if args.list_models else
-                   "No models available: set an API key or add models to models.json.")
+        # pi's words: nothing usable at all, or nothing usable that the search matches
+        if args.list_models and registry.available():
+            click.echo(f'No models matching "{args.list_models}"')
+        else:
+            from pi_core.app.auth import no_models_available
+
+            click.echo(no_models_available())
         tried = probed_endpoints(plugins, settings) if looked and not registry.local else []
         if tried:
             click.echo(f"No local model server answered at {', '.join(tried)} "

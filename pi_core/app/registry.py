@@ -164,10 +164,26 @@ class ModelRegistry:
             return f"environment ({self.env_var(model)})"
         if (self._settings.get(model.provider) or ProviderConfig()).api_key:
             return "models.json"
-        for group in (model.compat or {}).get("credentialsEnv") or ():  # a cloud's own credentials
-            if group and all(self.env.get(name) for name in group):
+        compat = model.compat or {}
+        files = compat.get("credentialsFiles") or {}
+        for group in compat.get("credentialsEnv") or ():  # a cloud's own credentials
+            if group and all(self._credential(name, files) for name in group):
                 return f"environment ({', '.join(group)})"
         return None
+
+    def _credential(self, name: str, files: dict) -> bool:
+        """A variable of a cloud's credentials is set; one that names a credentials file
+        (``credentialsFiles``: the variable and the file used when it is unset, as
+        Google's ``GOOGLE_APPLICATION_CREDENTIALS`` and gcloud's
+        ``~/.config/gcloud/application_default_credentials.json``) counts when the file it
+        names, or else that default file, exists (pi's rule)."""
+        value = self.env.get(name)
+        if name not in files:
+            return bool(value)
+        path = value or files[name]
+        if path.startswith("~/"):
+            path = os.path.join(self.env.get("HOME") or os.path.expanduser("~"), path[2:])
+        return os.path.isfile(path)
 
     def key_variables(self) -> set[str]:
         """The environment variables that hold, or would hold, a provider's key: each
@@ -412,6 +428,20 @@ def _tokens(count: int) -> str:
     return str(count)
 
 
+#: ASCII as the Unicode root collation orders it (what Node's ``localeCompare`` uses):
+#: spaces, punctuation and symbols before digits before letters, letters without case.
+_COLLATION = " _-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$0123456789abcdefghijklmnopqrstuvwxyz"
+_RANK = {c: i for i, c in enumerate(_COLLATION)}
+
+
+def collation_key(text: str) -> tuple:
+    """A sort key that orders ASCII text as pi's ``localeCompare`` does: by character
+    without case first, then lower case before upper case (``~anthropic/…`` before
+    ``anthropic/…``, ``deepseek-ai/…`` after ``XiaomiMiMo/…``)."""
+    primary = tuple(_RANK.get(c.lower(), len(_COLLATION) + ord(c)) for c in text)
+    return primary, tuple(c.isupper() for c in text)
+
+
 def model_table(models: Iterable[Model], local: set[str] = frozenset()) -> str:
     """The ``--list-models`` table: provider, model, context, max-out, thinking, images;
     models found on local servers (keys in ``local``) add a column that marks them."""
@@ -422,5 +452,6 @@ def model_table(models: Iterable[Model], local: set[str] = frozenset()) -> str:
              "yes" if m.reasoning else "no", "yes" if m.accepts_images else "no")
             + ((("local" if m.key in local else ""),) if marked else ()) for m in models]
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
-    return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip()
+    # every cell padded to its column's width, the last one too (pi's lines end in spaces)
+    return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths))
                      for row in [header, *rows])

@@ -230,8 +230,9 @@ def open_session(args: RunArgs, cwd: str, directory: Path | None):
 
 
 def choose_model(args: RunArgs, registry, settings):
-    """(model, thinking level or None, explicit?) from the flags, then settings, then the
-    first model with a key."""
+    """(model, thinking level or None, explicit?) from the flags, then settings, then
+    among the models with a key pi's default of the first provider that has one
+    (:mod:`pi_core.app.default_models`), else the first."""
     from pi_core.app.registry import ModelNotFoundError
 
     try:
@@ -251,7 +252,9 @@ def choose_model(args: RunArgs, registry, settings):
         raise UsageError(
             "No model available: set a provider's API key (for example OPENAI_API_KEY), "
             "add a model to models.json, or pass --model. `pi --list-models` lists models.")
-    return candidates[0], None, False, None
+    from pi_core.app.default_models import initial_model
+
+    return initial_model(candidates), None, False, None
 
 
 def wants_local_models(args: RunArgs, registry, settings, env=None) -> bool:
@@ -344,9 +347,10 @@ async def _trusted_plugins(args: RunArgs, cwd: str, home: Path, extension_paths:
 
 
 async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None,
-                    trust_ui: Any = None) -> App:
+                    trust_ui: Any = None, chat: bool = False) -> App:
     """The app for ``args``; ``trust_ui`` (the chat's terminal) may ask whether to trust
-    the project, where no decision was made or saved."""
+    the project, where no decision was made or saved. The chat (``chat``) starts without
+    a model, as pi's does, so that ``/login`` can be used to get one."""
     from pi_core.app.discovery import load_plugins
     from pi_core.app.agent_session import AgentSession
     from pi_core.paths import agent_dir
@@ -383,7 +387,7 @@ async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None,
     try:
         model, level, explicit, warning = choose_model(args, registry, settings)
     except UsageError:
-        if args.mode not in SERVING_MODES:
+        if args.mode not in SERVING_MODES and not chat:
             raise
         # as pi: a program that started us still gets answers (no models, a failed
         # prompt that says why) instead of a process that is gone

@@ -38,6 +38,7 @@ from rich.text import Text
 from pi_core import __version__
 from pi_core.app.wiring import UsageError
 from pi_core.loop import AgentBusyError
+from pi_core.protocol.model import is_unknown
 from pi_core.protocol.messages import TextContent
 from pi_plugins.interactive import commands as builtin
 from pi_plugins.interactive.blocks import (
@@ -186,6 +187,10 @@ class InteractiveApp:
         self._start_over()
         self._show_news()
         self._populate_history()
+        if is_unknown(harness.model):  # started without a model, as pi's chat can: /login gets one
+            from pi_core.app.auth import no_models_available
+
+            self.add_text(f"Warning: {no_models_available()}", "warning")
         self._flush_now()  # the header and any history, before the editor appears
         unsubscribe = harness.subscribe(self._on_event)
         loop = asyncio.get_running_loop()

@@ -68,7 +68,8 @@ def footer(harness, width: int, branch: str | None = None, statuses: dict[str, s
             parts.append(f"{mark}{format_tokens(totals[key])}")
     if totals["cost"]:
         parts.append(f"${totals['cost']:.3f}")
-    context = harness.stats()["contextUsage"]
+    # no context window (no model yet: the chat started without one, as pi's does)
+    context = harness.stats().get("contextUsage") or {"contextWindow": 0, "percent": 0.0}
     window = context["contextWindow"] or harness.model.context_window or 0
     percent = context["percent"]
     auto = " (auto)" if harness.auto_compaction else ""

@@ -25,6 +25,7 @@ from pi_core.protocol.messages import (
 )
 from pi_core.protocol.model import Model, calculate_cost
 from pi_core.protocol.provider import LlmContext, StreamOptions
+from pi_plugins.providers.cloudflare import gateway_headers, is_gateway
 from pi_plugins.providers.copilot import adapt as adapt_for_copilot, is_copilot
 from pi_plugins.providers.failures import classify
 from pi_plugins.providers.http import (
@@ -371,7 +372,7 @@ class AnthropicProvider(SseProvider):
             betas.append(INTERLEAVED_THINKING_BETA)
         headers = {"anthropic-version": VERSION, "accept": "application/json", "content-type": "application/json"}
         copilot = is_copilot(model)
-        oauth = not copilot and is_oauth_token(options.api_key)
+        oauth = not copilot and not is_gateway(model) and is_oauth_token(options.api_key)
         if copilot:  # GitHub Copilot's Claude: its token as Bearer
             headers["anthropic-dangerous-direct-browser-access"] = "true"
             if options.api_key:
@@ -381,12 +382,17 @@ class AnthropicProvider(SseProvider):
                             "anthropic-dangerous-direct-browser-access": "true",
                             "anthropic-beta": ",".join((*OAUTH_BETAS, *betas)),
                             "user-agent": f"claude-cli/{CLAUDE_CODE_VERSION}", "x-app": "cli"})
+        elif is_gateway(model):  # Cloudflare's gateway: its own header, as pi's Anthropic client sends it
+            headers["anthropic-dangerous-direct-browser-access"] = "true"
         elif options.api_key:
             headers["x-api-key"] = options.api_key
         if betas and not oauth:
             headers["anthropic-beta"] = ",".join(betas)
         headers.update(model.headers or {})
         headers.update(options.headers or {})
+        if is_gateway(model):
+            headers = gateway_headers(headers, options.api_key, ("x-api-key", "authorization"),
+                                      model.headers, options.headers)
         request = HttpRequest(join_url(model.base_url, "/v1/messages"), headers,
                               build_body(model, context, options, oauth))
         if copilot:

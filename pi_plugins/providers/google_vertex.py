@@ -64,8 +64,20 @@ def adc_token() -> str:
         credentials = _credentials[0]
         expiry = getattr(credentials, "expiry", None)
         if not credentials.token or expiry is None or expiry.timestamp() - 60 < time.time():
-            credentials.refresh(google.auth.transport.requests.Request())
+            credentials.refresh(_token_request(google.auth.transport.requests.Request)())
         return credentials.token
+
+
+def _token_request(base):
+    """google-auth's HTTP request, sent where ``PI_PROVIDER_ORIGINS`` moves its origin (a
+    gcloud sign-in always refreshes at ``https://oauth2.googleapis.com/token``)."""
+    from pi_core.app.origins import rewrite
+
+    class Request(base):
+        def __call__(self, url, *args, **kwargs):
+            return super().__call__(rewrite(url), *args, **kwargs)
+
+    return Request
 
 
 def _custom_base(model: Model) -> str | None:

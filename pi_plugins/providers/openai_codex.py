@@ -6,24 +6,31 @@ What differs from ``openai-responses``, as pi 0.73.1 sends it: the endpoint
 token as Bearer with the ChatGPT account it names (``chatgpt-account-id``, from the
 token's claims), ``originator: pi``, the system prompt as ``instructions``, nothing
 stored, low text verbosity, and ``response.done`` ending the stream like
-``response.completed``. pi tries a WebSocket first and falls back to these server-sent
-events; this plugin speaks the server-sent events only.
+``response.completed``. Unless the setting ``transport`` is ``sse``, the request goes
+over a WebSocket first and over these server-sent events when that fails, as pi's does
+(:mod:`pi_plugins.providers.codex_websocket`).
 """
 
 from __future__ import annotations
 
-import os
+import asyncio
 import platform
 from typing import Any
 
 import attrs
 
 from pi_core import hookimpl
+from pi_core.app.origins import rewrite as rewrite_origin
 from pi_core.app.signins import account_id
+from pi_core.protocol.messages import Failure
 from pi_core.protocol.model import Model
 from pi_core.protocol.provider import LlmContext, StreamOptions
-from pi_plugins.providers.failures import classify
-from pi_plugins.providers.http import HttpRequest, SseProvider, StreamError, StreamReader, json_data
+from pi_plugins.providers import codex_websocket as ws
+from pi_plugins.providers.failures import classify, redact
+from pi_plugins.providers.http import (ABORTED, HttpRequest, SseProvider, StreamError, StreamReader, _AbortWatch,
+                                       describe_exception, environment_url, json_data, merged_headers)
+from pi_plugins.providers.kit import MessageBuilder
+from pi_plugins.providers.sse import SseEvent
 from pi_plugins.providers.openai_responses import ResponsesReader, convert_input
 from pi_plugins.providers.thinking import level_value, reasoning_level
 
@@ -92,9 +99,146 @@ class CodexReader(ResponsesReader):
         return super().on_event(event)
 
 
+class _SocketCloser:
+    """What the abort watch closes while the stream waits at a ``yield``: the socket."""
+
+    def __init__(self, socket):
+        self.socket = socket
+
+    async def aclose(self) -> None:
+        await ws.close(self.socket, 1000, "aborted")
+
+
+async def _same(payload: dict, body: dict) -> dict:
+    return body
+
+
 class OpenAICodexProvider(SseProvider):
     api = API
     default_max_retries = 3  # pi retries Codex three times
+
+    def __init__(self, settings=None):
+        #: The settings (their ``transport``), read at each request: /settings changes it.
+        self.settings = settings
+
+    def transport(self) -> str:
+        """``auto`` (pi's default), ``websocket``, ``websocket-cached`` or ``sse``; pi's
+        older boolean ``websockets`` when ``transport`` is unset."""
+        settings = self.settings
+        value = settings.get("transport") if settings is not None else None
+        if value is None and settings is not None and isinstance(settings.get("websockets"), bool):
+            value = "websocket" if settings.get("websockets") else "sse"
+        return value if isinstance(value, str) and value else "auto"
+
+    async def stream(self, model: Model, context: LlmContext, options: StreamOptions):
+        transport = self.transport()
+        session = options.session_id
+        if transport == "sse" or (session and session in ws.fallback_sessions) or options.signal.aborted:
+            async for event in super().stream(model, context, options):
+                yield event
+            return
+        try:
+            request = self.build_request(model, context, options)
+            url = ws.websocket_url(rewrite_origin(environment_url(request.url)))
+        except Exception:  # no sign-in, a bad URL: reported as over server-sent events
+            async for event in super().stream(model, context, options):
+                yield event
+            return
+        try:
+            body = await options.prepare_payload(request.body)
+            headers = ws.websocket_headers(request.headers, session or ws.new_request_id())
+            if options.on_headers is not None:
+                headers = merged_headers(await options.on_headers(dict(headers)))
+        except Exception as exc:  # a hook that failed: the answer's error, as over SSE
+            message, failure = describe_exception(exc)
+            builder = MessageBuilder(api=model.api, provider=model.provider, model=model.id)
+            yield builder.error(redact(f"{model.provider}/{model.id}: {message}", options.api_key), failure=failure)
+            return
+        # the fallback sends the same body: the before_provider_request hooks ran once
+        over_sse = attrs.evolve(options, on_payload=lambda payload: _same(payload, body))
+        final = None
+        answer = self._over_websocket(model, context, options, transport, url, headers, body)
+        try:
+            async for event in answer:
+                if event is None:  # the socket failed before the answer started
+                    break
+                if event.type in ("done", "error"):
+                    final = event
+                    break
+                yield event
+        finally:
+            await answer.aclose()
+        if final is not None:
+            yield final
+            return
+        async for event in super().stream(model, context, over_sse):
+            yield event
+
+    async def _over_websocket(self, model, context, options, transport, url, headers, body):
+        """The answer's events over a socket, ending with done or error, or None when the
+        request is to go over server-sent events instead."""
+        builder = MessageBuilder(api=model.api, provider=model.provider, model=model.id)
+        signal, session, key = options.signal, options.session_id, options.api_key
+        where = f"{model.provider}/{model.id}"
+        watch = _AbortWatch(signal)
+        lease, keep, started, final = None, False, False, None
+        cached = transport in ("auto", "websocket-cached")
+        try:
+            watch.reading = True
+            lease = await ws.acquire(url, headers, session)
+            frame = ws.cached_body(lease.entry, body) if cached and lease.entry is not None else body
+            await lease.socket.send(ws.frame_text(frame))
+            watch.response = _SocketCloser(lease.socket)
+            reader = self.reader(builder, model, context)
+            async for text in ws.texts(lease.socket):
+                watch.reading = False
+                if not started:
+                    started = True
+                    yield builder.start()
+                for event in reader.on_event(SseEvent(None, text)):
+                    if signal.aborted:
+                        raise asyncio.CancelledError
+                    yield event
+                if signal.aborted:
+                    raise asyncio.CancelledError
+                if reader.completed:
+                    break
+                watch.reading = True
+            watch.reading = False
+            for event in reader.end():
+                yield event
+            final = builder.done(reader.stop_reason)
+            keep = True
+            if cached and lease.entry is not None and builder.message.response_id:
+                items = convert_input(model, LlmContext(system_prompt="", messages=[builder.message]))
+                lease.entry.continuation = (body, builder.message.response_id,
+                                            [i for i in items if i.get("type") != "function_call_output"])
+        except asyncio.CancelledError:
+            if not signal.aborted:
+                raise
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                task.uncancel()
+            final = builder.error(ABORTED, aborted=True)
+        except StreamError as exc:  # the backend's own error, or a frame that is not JSON
+            final = (builder.error(ABORTED, aborted=True) if signal.aborted
+                     else builder.error(redact(f"{where}: {exc.message}", key), failure=exc.failure))
+        except Exception as exc:  # the socket: a transport failure
+            if signal.aborted:
+                final = builder.error(ABORTED, aborted=True)
+            else:
+                if session:
+                    ws.fallback_sessions.add(session)
+                if started:
+                    message = str(exc) or type(exc).__name__
+                    final = builder.error(redact(f"{where}: {message}", key), failure=Failure(kind="retryable"))
+        finally:
+            watch.close()
+            if lease is not None:
+                if not keep and lease.entry is not None:
+                    lease.entry.continuation = None
+                await lease.release(keep and not signal.aborted)
+        yield final
 
     def build_request(self, model: Model, context: LlmContext, options: StreamOptions) -> HttpRequest:
         token = options.api_key
@@ -123,5 +267,11 @@ class OpenAICodexProvider(SseProvider):
 
 
 @hookimpl
-def register_providers():
-    return [OpenAICodexProvider()]
+def register_providers(ctx):
+    return [OpenAICodexProvider(getattr(ctx, "settings", None))]
+
+
+@hookimpl
+async def session_shutdown(ctx):
+    """A session that is left closes its kept WebSocket (pi's session cleanup)."""
+    await ws.close_session(getattr(ctx, "session_id", None))

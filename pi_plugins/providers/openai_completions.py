@@ -39,6 +39,7 @@ from pi_core.protocol.messages import (
 from pi_core.protocol.model import Model, calculate_cost
 from pi_core.protocol.provider import LlmContext, StreamOptions
 from pi_core.app.tokens import estimate_usage, usage_tokens
+from pi_plugins.providers.cloudflare import gateway_headers, is_gateway
 from pi_plugins.providers.copilot import adapt as adapt_for_copilot, is_copilot
 from pi_plugins.providers.failures import classify
 from pi_plugins.providers.http import (
@@ -519,6 +520,8 @@ class OpenAICompletionsProvider(SseProvider):
             headers.update({"session_id": options.session_id, "x-client-request-id": options.session_id,
                             "x-session-affinity": options.session_id})
         headers.update(options.headers or {})
+        if is_gateway(model):
+            headers = gateway_headers(headers, options.api_key, ("authorization",), model.headers, options.headers)
         body = build_body(model, context, options, compat)
         request = HttpRequest(join_url(model.base_url, "/chat/completions"), headers, body)
         if is_copilot(model):

@@ -27,6 +27,7 @@ from pi_core.protocol.messages import (
 from pi_core.protocol.model import Model, calculate_cost
 from pi_core.protocol.provider import LlmContext, StreamOptions
 from pi_plugins.providers.kit import parse_arguments
+from pi_plugins.providers.cloudflare import gateway_headers, is_gateway
 from pi_plugins.providers.copilot import adapt as adapt_for_copilot, is_copilot
 from pi_plugins.providers.failures import classify
 from pi_plugins.providers.http import (
@@ -321,6 +322,8 @@ class OpenAIResponsesProvider(SseProvider):
                 headers["session_id"] = options.session_id
             headers["x-client-request-id"] = options.session_id
         headers.update(options.headers or {})
+        if is_gateway(model):
+            headers = gateway_headers(headers, options.api_key, ("authorization",), model.headers, options.headers)
         request = HttpRequest(join_url(model.base_url, "/responses"), headers, build_body(model, context, options))
         if is_copilot(model):
             adapt_for_copilot(model, context, options, request)

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import asyncio
 
+from pi_core.app.default_models import select_after_login
 from pi_core.app.signins import SIGN_INS, LoginCallbacks, SignInError
+from pi_core.protocol.model import is_unknown
 from pi_plugins.signin.common import (auth_storage, copilot_model_ids, display_name,
                                       known_providers, open_browser)
 
@@ -52,7 +54,7 @@ async def login(args: str, ctx) -> None:
             ui.notify(f"Failed to save API key for {provider}: API key cannot be empty.", "error")
             return
         store.set_api_key(provider, key)
-        ui.notify(f"Saved API key for {provider}. Credentials saved to {store.path}")
+        await _after_login(ctx, provider, f"Saved API key for {provider}", store.path)
         return
     flow = SIGN_INS[provider]
 
@@ -85,7 +87,32 @@ async def login(args: str, ctx) -> None:
         if str(exc) != "Login cancelled":
             ui.notify(f"Failed to login to {flow.name}: {exc}", "error")
         return
-    ui.notify(f"Logged in to {flow.name}. Credentials saved to {store.path}")
+    await _after_login(ctx, provider, f"Logged in to {flow.name}", store.path)
+
+
+async def _after_login(ctx, provider: str, action: str, path) -> None:
+    """As pi: the chat sees the new credentials at once and, when it had no model yet,
+    takes the provider's default model (or says why it cannot)."""
+    harness = getattr(ctx, "harness", None)
+    registry = getattr(harness, "model_registry", None)
+    if registry is not None:
+        registry.refresh()
+    chosen = problem = None
+    current = getattr(ctx, "model", None)
+    if registry is not None and current is not None and is_unknown(current):
+        chosen, problem = select_after_login(provider, registry.available(), action)
+        if chosen is not None:
+            try:
+                await ctx.set_model(chosen)
+            except Exception as exc:  # pragma: no cover - a plugin refused the model
+                chosen, problem = None, (f"{action}, but selecting its default model failed: {exc}. "
+                                         "Use /model to select a model.")
+    if chosen is not None:
+        ctx.ui.notify(f"{action}. Selected {chosen.id}. Credentials saved to {path}")
+        return
+    ctx.ui.notify(f"{action}. Credentials saved to {path}")
+    if problem:
+        ctx.ui.notify(problem, "error")
 
 
 async def logout(args: str, ctx) -> None:

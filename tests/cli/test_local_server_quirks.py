@@ -93,8 +93,9 @@ def test_list_models_names_the_endpoints_it_tried_when_none_answered(tmp_path):
     home = Home(tmp_path, endpoints)
     done = home.run("--list-models")
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == [
-        "No models available: set an API key or add models to models.json.",
+    assert done.stdout.splitlines()[0] == "No models available. Use /login to log into a provider via OAuth or API key. See:"
+    assert done.stdout.splitlines()[1].endswith("providers.md")
+    assert done.stdout.splitlines()[3:] == [
         f"No local model server answered at {', '.join(endpoints)} "
         "(the setting localModels.endpoints changes the list)."]
 

@@ -105,7 +105,7 @@ class PiScreen(PiScreenHelpers):
         from pi_core.app.wiring import build_app
         from pi_plugins.interactive.app import InteractiveApp
 
-        app = await build_app(args)
+        app = await build_app(args, chat=True)  # the chat, as the terminal runs it
         try:
             self._app = InteractiveApp(app, input=self._pipe, output=self.terminal.output)
             self._loop = asyncio.get_running_loop()

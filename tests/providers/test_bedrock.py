@@ -88,7 +88,7 @@ def test_claude_gets_cache_points_and_its_thinking_fields_as_pi_sends_them(llm_s
     assert fields["anthropic_beta"] == ["interleaved-thinking-2025-05-14"]
 
 
-def test_the_clouds_own_credentials_make_bedrock_and_vertex_usable_without_a_key():
+def test_the_clouds_own_credentials_make_bedrock_and_vertex_usable_without_a_key(tmp_path):
     from pi_core.app.registry import ModelRegistry
 
     def available(env):
@@ -98,8 +98,11 @@ def test_the_clouds_own_credentials_make_bedrock_and_vertex_usable_without_a_key
     assert available({}) == set()
     assert available({"AWS_PROFILE": "work"}) == {"amazon-bedrock"}
     assert available({"AWS_ACCESS_KEY_ID": "a"}) == set()  # half a pair is no credentials
-    assert available({"GOOGLE_APPLICATION_CREDENTIALS": "/adc.json", "GOOGLE_CLOUD_PROJECT": "p",
+    (tmp_path / "adc.json").write_text("{}")  # Google's credentials count when the file exists
+    assert available({"GOOGLE_APPLICATION_CREDENTIALS": str(tmp_path / "adc.json"), "GOOGLE_CLOUD_PROJECT": "p",
                       "GOOGLE_CLOUD_LOCATION": "us-central1"}) == {"google-vertex"}
+    assert available({"GOOGLE_APPLICATION_CREDENTIALS": str(tmp_path / "none.json"), "GOOGLE_CLOUD_PROJECT": "p",
+                      "GOOGLE_CLOUD_LOCATION": "us-central1"}) == set()
 
 
 @pytest.mark.process
@@ -122,3 +125,50 @@ def test_pi_p_signs_a_bedrock_request_with_the_aws_keys_alone(tmp_path, llm_serv
     assert done.stdout.strip() == "From Bedrock."
     assert "Credential=AKIDPROCESS/" in llm_server.requests[0].headers["authorization"]
     assert "/us-west-2/bedrock/" in llm_server.requests[0].headers["authorization"]
+
+
+@pytest.mark.process
+@pytest.mark.requires("pi")
+def test_the_bedrock_request_matches_the_real_pis(tmp_path, llm_server):
+    """pi's AWS SDK speaks HTTP/2 to Bedrock unless AWS_BEDROCK_FORCE_HTTP1=1 (pi's own
+    switch for endpoints without it), which the scripted HTTP/1.1 server needs. The
+    SDK's bookkeeping headers (amz-sdk-invocation-id, amz-sdk-request, x-amz-user-agent,
+    x-amz-content-sha256) are its own; botocore signs without them, and both are SigV4."""
+    import json
+    import os
+    import re
+    import subprocess
+    from pathlib import Path
+
+    from support.programs import node_for, require_real
+
+    package = require_real("pi")
+    requests = {}
+    for who in ("pi", "ours"):
+        agent = tmp_path / who / "agent"
+        agent.mkdir(parents=True)
+        (agent / "models.json").write_text(json.dumps({"providers": {"amazon-bedrock": {"baseUrl": llm_server.url}}}))
+        env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path / who), "PI_CODING_AGENT_DIR": str(agent),
+               "PI_OFFLINE": "1", "AWS_ACCESS_KEY_ID": "AKIDBOTH", "AWS_SECRET_ACCESS_KEY": "s",
+               "AWS_REGION": "us-west-2", "AWS_BEDROCK_FORCE_HTTP1": "1", "AWS_EC2_METADATA_DISABLED": "true",
+               "AWS_CONFIG_FILE": "/nonexistent", "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent"}
+        command = ([node_for("pi"), str(Path(package) / "dist" / "cli.js")] if who == "pi"
+                   else [sys.executable, "-m", "pi_core.app.cli"])
+        llm_server.push(Reply(text="From Bedrock."))
+        done = subprocess.run([*command, "--model", "amazon-bedrock/us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+                               "--thinking", "high", "--no-session", "-p", "Hi"], env=env, cwd=tmp_path / who,
+                              capture_output=True, text=True, timeout=90)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == "From Bedrock."
+        requests[who] = llm_server.requests[-1]
+    pi, ours = requests["pi"], requests["ours"]
+    assert ours.path == pi.path == "/model/us.anthropic.claude-sonnet-4-5-20250929-v1%3A0/converse-stream"
+    scope = re.compile(r"^AWS4-HMAC-SHA256 Credential=AKIDBOTH/\d{8}/us-west-2/bedrock/aws4_request, SignedHeaders=")
+    assert scope.match(pi.headers["authorization"]) and scope.match(ours.headers["authorization"])
+    assert ours.headers["content-type"] == pi.headers["content-type"] == "application/json"
+    assert "x-amz-date" in ours.headers and "x-amz-date" in pi.headers
+    skip = ("system", "toolConfig")  # the system prompts and tool texts are each program's own
+    assert {k: v for k, v in ours.body.items() if k not in skip} == {k: v for k, v in pi.body.items() if k not in skip}
+    assert list(ours.body) == list(pi.body)
+    assert sorted(t["toolSpec"]["name"] for t in ours.body["toolConfig"]["tools"]) == \
+        sorted(t["toolSpec"]["name"] for t in pi.body["toolConfig"]["tools"])

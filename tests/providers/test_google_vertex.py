@@ -62,6 +62,57 @@ def test_application_default_credentials_give_a_bearer_token_to_the_projects_loc
     assert request.headers["authorization"].startswith("Bearer ya29.google") and "x-goog-api-key" not in request.headers
 
 
+def _gcloud_signed_in(home: Path) -> Path:
+    """What ``gcloud auth application-default login`` leaves: a user's refresh token."""
+    adc = home / ".config" / "gcloud" / "application_default_credentials.json"
+    adc.parent.mkdir(parents=True)
+    adc.write_text(json.dumps({"type": "authorized_user", "client_id": "c-1.apps.googleusercontent.com",
+                               "client_secret": "s-1", "refresh_token": "1//refresh"}))
+    return adc
+
+
+def test_gclouds_credentials_file_makes_vertex_usable_with_a_project_and_location_as_pi_counts_it(tmp_path):
+    from pi_core.app.registry import ModelRegistry
+
+    def usable(env):
+        registry = ModelRegistry(builtin_models(), agent_dir=tmp_path / "agent", env=env, models_json=False)
+        return any(m.provider == "google-vertex" for m in registry.available())
+
+    home, elsewhere = tmp_path / "home", tmp_path / "key.json"
+    place = {"GOOGLE_CLOUD_PROJECT": "p", "GOOGLE_CLOUD_LOCATION": "us-central1"}
+    assert not usable({"HOME": str(home), **place})  # no credentials anywhere
+    _gcloud_signed_in(home)
+    assert usable({"HOME": str(home), **place})
+    assert usable({"HOME": str(home), "GCLOUD_PROJECT": "p", "GOOGLE_CLOUD_LOCATION": "us-central1"})
+    assert not usable({"HOME": str(home), "GOOGLE_CLOUD_PROJECT": "p"})  # no location
+    assert not usable({"HOME": str(home), "GOOGLE_CLOUD_LOCATION": "us-central1"})  # no project
+    # the variable names the file, and only that one counts (pi does not look further)
+    assert not usable({"HOME": str(home), "GOOGLE_APPLICATION_CREDENTIALS": str(elsewhere), **place})
+    elsewhere.write_text("{}")
+    assert usable({"HOME": str(tmp_path / "nobody"), "GOOGLE_APPLICATION_CREDENTIALS": str(elsewhere), **place})
+
+
+def test_a_request_with_gclouds_credentials_file_gets_the_users_token(llm_server, tmp_path, monkeypatch):
+    with SignInServer() as google:
+        _gcloud_signed_in(tmp_path / "home")
+        monkeypatch.setenv("HOME", str(tmp_path / "home"))
+        for name in ("GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_CLOUD_API_KEY", "CLOUDSDK_CONFIG"):
+            monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv("GOOGLE_CLOUD_PROJECT", "proj-1")
+        monkeypatch.setenv("GOOGLE_CLOUD_LOCATION", "global")
+        # a gcloud sign-in refreshes at Google's token endpoint, wherever its file says
+        monkeypatch.setenv("PI_PROVIDER_ORIGINS", json.dumps({"https://aiplatform.googleapis.com": llm_server.url,
+                                                              "https://oauth2.googleapis.com": google.url}))
+        monkeypatch.setattr(google_vertex, "_credentials", [])
+        llm_server.push(Reply(text="From Vertex."))
+        message = run(answer(vertex(), StreamOptions(max_retries=0)))
+        assert message.text == "From Vertex.", message.error_message
+        assert google.refreshes == 1
+    request = llm_server.requests[0]
+    assert request.path == "/v1/projects/proj-1/locations/global/publishers/google/models/gemini-2.5-flash:streamGenerateContent"
+    assert request.headers["authorization"].startswith("Bearer ya29.google")
+
+
 def test_without_a_project_the_error_says_which_variable_to_set(monkeypatch):
     for name in ("GOOGLE_CLOUD_API_KEY", "GOOGLE_CLOUD_PROJECT", "GCLOUD_PROJECT"):
         monkeypatch.delenv(name, raising=False)
@@ -106,3 +157,25 @@ def test_the_vertex_api_key_request_matches_the_real_pis(tmp_path, llm_server):
     assert ours.headers["x-goog-api-key"] == pi.headers["x-goog-api-key"] == "vertex-key"
     skip = ("contents", "systemInstruction", "tools")
     assert {k: v for k, v in ours.body.items() if k not in skip} == {k: v for k, v in pi.body.items() if k not in skip}
+
+
+@pytest.mark.process
+@pytest.mark.requires("pi")
+def test_with_gclouds_credentials_file_both_programs_list_the_vertex_models(tmp_path):
+    from support.programs import node_for, require_real
+
+    package = require_real("pi")
+    _gcloud_signed_in(tmp_path / "home")
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path / "home"), "PI_OFFLINE": "1",
+           "PI_CODING_AGENT_DIR": str(tmp_path / "agent"), "GOOGLE_CLOUD_PROJECT": "p",
+           "GOOGLE_CLOUD_LOCATION": "us-central1"}
+    listed = {}
+    for who, command in (("pi", [node_for("pi"), str(Path(package) / "dist" / "cli.js")]),
+                         ("ours", [sys.executable, "-m", "pi_core.app.cli"])):
+        with open(tmp_path / f"{who}.txt", "w") as out:  # pi 0.73.1 writes it to stderr (stdin is no terminal)
+            done = subprocess.run([*command, "--list-models", "google-vertex"], env=env, cwd=tmp_path,
+                                  stdout=out, stderr=out, timeout=60)
+        assert done.returncode == 0
+        listed[who] = (tmp_path / f"{who}.txt").read_text().splitlines()
+    assert listed["ours"] == listed["pi"]
+    assert len(listed["pi"]) > 10 and all(line.startswith("google-vertex ") for line in listed["pi"][1:])

@@ -90,18 +90,20 @@ def test_without_timeout_ms_a_slow_response_is_waited_for(tmp_path, llm_server):
     assert message.text == "slow but fine" and len(llm_server.requests) == 1
 
 
-@pytest.mark.parametrize("transport", ["websocket", "auto", "sse"])
-def test_every_transport_setting_reaches_chatgpts_backend_over_sse(tmp_path, llm_server, transport):
-    # pi 0.73.1 tries a WebSocket only for ChatGPT's Codex backend; there is none here, so
-    # each value gets server-sent events, as pi does for a provider without one
+@pytest.mark.parametrize("transport,over", [("websocket", "WEBSOCKET"), ("auto", "WEBSOCKET"), (None, "WEBSOCKET"),
+                                            ("sse", "POST")])
+def test_the_transport_setting_chooses_how_chatgpts_backend_is_spoken_to(tmp_path, llm_server, transport, over):
+    # pi 0.73.1 tries a WebSocket to ChatGPT's Codex backend unless the setting says "sse"
+    # (its default is "auto"); tests/providers/test_codex_websocket.py has the rest
     from support.provider_streams import codex_token
 
-    llm_server.push(Reply(text="over sse"))
+    llm_server.websocket = True
+    llm_server.push(Reply(text="answered"))
     model = llm_server.model("openai-codex-responses", id="gpt-5.1", provider="openai-codex")
 
     async def scenario():
         harness = await create_harness(model=model, session=Session.in_memory(str(tmp_path)), cwd=str(tmp_path),
-                                       builtins=True, settings=Settings({"transport": transport}),
+                                       builtins=True, settings=Settings({} if transport is None else {"transport": transport}),
                                        get_api_key=lambda m: codex_token("k"))
         try:
             await harness.prompt("hi")
@@ -109,7 +111,7 @@ def test_every_transport_setting_reaches_chatgpts_backend_over_sse(tmp_path, llm
         finally:
             await harness.close()
 
-    assert asyncio.run(scenario()).text == "over sse"
+    assert asyncio.run(scenario()).text == "answered"
     [request] = llm_server.requests
-    assert (request.method, request.path) == ("POST", "/backend-api/codex/responses")
-    assert request.headers["accept"] == "text/event-stream" and request.body["stream"] is True
+    assert (request.method, request.path) == (over, "/backend-api/codex/responses")
+    assert request.body["stream"] is True

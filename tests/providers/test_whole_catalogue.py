@@ -39,8 +39,9 @@ def test_list_models_lists_every_provider_and_model_of_pi(tmp_path):
     agent = tmp_path / "agent"
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path / "home"), "PI_CODING_AGENT_DIR": str(agent),
            "PI_OFFLINE": "1", **every_key(agent)}
-    # pi writes the table to stderr and exits: into a pipe Node's writes are asynchronous
-    # and the end is lost, into a file they are synchronous
+    # pi 0.73.1 writes the table to stdout from a terminal, and to stderr when stdin is
+    # not one (its print mode guards stdout), as here; pi 1.6 and we write it to stdout.
+    # Into a pipe Node's writes are asynchronous and the end is lost, into a file they are not.
     with open(tmp_path / "pi-list.txt", "w") as table:
         theirs = subprocess.run([node_for("pi"), str(package / "dist" / "cli.js"), "--list-models"], env=env,
                                 cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=table, timeout=60)
@@ -51,6 +52,40 @@ def test_list_models_lists_every_provider_and_model_of_pi(tmp_path):
     pi_rows, our_rows = rows(theirs.stderr), rows(ours.stdout)  # pi 0.73.1 writes the table to stderr
     assert len({r[0] for r in pi_rows}) == 31 and len(pi_rows) == 969, sorted({p for p in json.loads(CATALOGUE.read_text())["providers"]} - {r[0] for r in pi_rows})
     assert our_rows == pi_rows
+    assert ours.stdout == theirs.stderr  # line for line: pi's order, its padded columns
+
+
+@pytest.mark.process
+@pytest.mark.requires("pi")
+@pytest.mark.parametrize("search", ["sonnet", "gpt-5 codex", "no-such-model-anywhere"])
+def test_a_searched_list_is_pis_line_for_line(tmp_path, search):
+    package = require_real("pi")
+    agent = tmp_path / "agent"
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path / "home"), "PI_CODING_AGENT_DIR": str(agent),
+           "PI_OFFLINE": "1", **every_key(agent)}
+    with open(tmp_path / "pi-list.txt", "w") as table:
+        subprocess.run([node_for("pi"), str(package / "dist" / "cli.js"), "--list-models", search], env=env,
+                       cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=table, timeout=60)
+    ours = subprocess.run([sys.executable, "-m", "pi_core.app.cli", "--list-models", search], env=env,
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert ours.stdout == (tmp_path / "pi-list.txt").read_text()
+
+
+@pytest.mark.process
+@pytest.mark.requires("pi")
+def test_with_no_model_usable_both_say_so_in_pis_words(tmp_path):
+    package = require_real("pi")
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path / "home"), "PI_CODING_AGENT_DIR": str(tmp_path / "agent"),
+           "PI_OFFLINE": "1"}
+    with open(tmp_path / "pi-list.txt", "w") as table:
+        subprocess.run([node_for("pi"), str(package / "dist" / "cli.js"), "--list-models"], env=env,
+                       cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=table, timeout=60)
+    ours = subprocess.run([sys.executable, "-m", "pi_core.app.cli", "--list-models"], env=env,
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    pi_lines, our_lines = (tmp_path / "pi-list.txt").read_text().splitlines(), ours.stdout.splitlines()
+    assert our_lines[0] == pi_lines[0] == \
+        "No models available. Use /login to log into a provider via OAuth or API key. See:"
+    assert our_lines[1].endswith("/providers.md") and pi_lines[1].endswith("/providers.md")
 
 
 @pytest.mark.process

@@ -112,6 +112,8 @@ class Request:
     api: str | None
     #: time.monotonic() when the whole body had arrived
     received: float = 0.0
+    #: For a WebSocket frame (method ``WEBSOCKET``): the number of its connection.
+    connection: int = 0
 
     @property
     def model(self) -> str | None:
@@ -158,6 +160,16 @@ class LlmServer:
         self._counter = 0
         self._http: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        #: True: ChatGPT's backend also takes WebSockets at ``/backend-api/codex/responses``
+        #: (each ``response.create`` frame is a request, method ``WEBSOCKET``, answered
+        #: with the next reply's Responses events as text frames); False: the upgrade gets
+        #: a 404, as from a server without them.
+        self.websocket = False
+        #: The WebSocket handshakes: (connection number, headers), and connections closed.
+        self.handshakes: list[tuple[int, dict[str, str]]] = []
+        self.websocket_closes: list[int] = []
+        #: The connection number of each reply written whole over a WebSocket.
+        self.websocket_answers: list[int] = []
 
     # ------------------------------------------------------------ lifecycle
 
@@ -207,6 +219,11 @@ class LlmServer:
         with self._changed:
             self._changed.wait_for(lambda: len(self.requests) >= count, timeout)
         return self.requests
+
+    def wait_for_closes(self, count: int, timeout: float = 5.0) -> bool:
+        """Wait until ``count`` WebSocket connections have ended."""
+        with self._changed:
+            return self._changed.wait_for(lambda: len(self.websocket_closes) >= count, timeout)
 
     def wait_for_disconnect(self, timeout: float = 5.0) -> bool:
         with self._changed:
@@ -570,6 +587,12 @@ class _Handler(BaseHTTPRequestHandler):
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     def do_GET(self) -> None:
+        if (self.owner.websocket and (self.headers.get("upgrade") or "").lower() == "websocket"
+                and urlsplit(self.path).path.endswith("/codex/responses")):
+            from support.codex_websocket import serve_websocket
+
+            serve_websocket(self)
+            return
         self._json(404, {"error": {"message": f"no such endpoint: GET {self.path}"}})
 
     def _chunked(self) -> bytes:

@@ -111,7 +111,9 @@ class SignInServer:
                         outer.refreshes += 1
                     token = f"tid=1;exp={int(time.time()) + outer.expires_in};proxy-ep=proxy.individual.githubcopilot.com;{outer._new('cp')}"
                     return self._reply(200, {"token": token, "expires_at": int(time.time()) + outer.expires_in})
-                if path == "/google/token":  # Google's OAuth token endpoint, for application-default credentials
+                # Google's OAuth token endpoint, for application-default credentials (a
+                # service account's file names it; a gcloud sign-in's is oauth2.googleapis.com/token)
+                if path in ("/google/token", "/token"):
                     with outer.lock:
                         outer.refreshes += 1
                     return self._reply(200, {"access_token": outer._new("ya29.google"), "expires_in": 3600,

@@ -1,0 +1,70 @@
+"""Each provider's default model, as pi 0.73.1 names them (its ``defaultModelPerProvider``):
+the model a start without a configured one takes from the first of these providers that
+has a key, and the one a sign-in selects when no model was selected yet. Data carried
+over from pi; ``tests/providers/test_default_models.py`` checks it against pi's package.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+DEFAULT_MODEL_PER_PROVIDER = {
+    "amazon-bedrock": "us.anthropic.claude-opus-4-6-v1",
+    "anthropic": "claude-opus-4-7",
+    "openai": "gpt-5.4",
+    "azure-openai-responses": "gpt-5.4",
+    "openai-codex": "gpt-5.5",
+    "deepseek": "deepseek-v4-pro",
+    "google": "gemini-3.1-pro-preview",
+    "google-vertex": "gemini-3.1-pro-preview",
+    "github-copilot": "gpt-5.4",
+    "openrouter": "moonshotai/kimi-k2.6",
+    "vercel-ai-gateway": "zai/glm-5.1",
+    "xai": "grok-4.20-0309-reasoning",
+    "groq": "openai/gpt-oss-120b",
+    "cerebras": "zai-glm-4.7",
+    "zai": "glm-5.1",
+    "mistral": "devstral-medium-latest",
+    "minimax": "MiniMax-M2.7",
+    "minimax-cn": "MiniMax-M2.7",
+    "moonshotai": "kimi-k2.6",
+    "moonshotai-cn": "kimi-k2.6",
+    "huggingface": "moonshotai/Kimi-K2.6",
+    "fireworks": "accounts/fireworks/models/kimi-k2p6",
+    "opencode": "kimi-k2.6",
+    "opencode-go": "kimi-k2.6",
+    "kimi-coding": "kimi-for-coding",
+    "cloudflare-workers-ai": "@cf/moonshotai/kimi-k2.6",
+    "cloudflare-ai-gateway": "workers-ai/@cf/moonshotai/kimi-k2.6",
+    "xiaomi": "mimo-v2.5-pro",
+    "xiaomi-token-plan-cn": "mimo-v2.5-pro",
+    "xiaomi-token-plan-ams": "mimo-v2.5-pro",
+    "xiaomi-token-plan-sgp": "mimo-v2.5-pro",
+}
+
+
+def initial_model(available: Iterable):
+    """pi's pick among the usable models when none is configured: the default model of
+    the first provider (in the table's order) that has it usable, else the first one."""
+    available = list(available)
+    for provider, model_id in DEFAULT_MODEL_PER_PROVIDER.items():
+        for model in available:
+            if model.provider == provider and model.id == model_id:
+                return model
+    return available[0] if available else None
+
+
+def select_after_login(provider: str, available: Iterable, action: str):
+    """(the model to select, or why none) after signing in to ``provider`` with no model
+    selected yet: its default model, in pi's words when there is none to take."""
+    if provider not in DEFAULT_MODEL_PER_PROVIDER:
+        return None, (f'{action}, but no default model is configured for provider "{provider}". '
+                      "Use /model to select a model.")
+    models = [m for m in available if m.provider == provider]
+    if not models:
+        return None, f"{action}, but no models are available for that provider. Use /model to select a model."
+    wanted = DEFAULT_MODEL_PER_PROVIDER[provider]
+    model = next((m for m in models if m.id == wanted), None)
+    if model is None:
+        return None, f'{action}, but its default model "{wanted}" is not available. Use /model to select a model.'
+    return model, None
