@@ -368,7 +368,7 @@ async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None,
 
     def say(line: str) -> None:
         """On stderr now, or in the chat's header (where a line printed before the chat was lost)."""
-        if trust_ui is not None:
+        if chat:
             notices.append(line)
         else:
             print(line, file=sys.stderr)
