@@ -326,3 +326,57 @@ def test_set_working_visible_false_hides_the_working_line(pi_tui, server):
     seen: list[str] = []
     term.wait_for(lambda s: seen.append(s) or "slowly." in s)  # every screen until the end
     assert seen and not any("Working..." in s for s in seen)
+
+
+ASYNC_COMPLETION_PLUGIN = '''
+import asyncio
+
+from pi_core import hookimpl
+from pi_core.protocol.commands import Command
+
+
+class SlowVariables:
+    """Asks a slow source (a second) for the $ words; the rest from the built-in provider."""
+
+    def __init__(self, current):
+        self.current = current
+
+    async def get_suggestions(self, lines, line, col):
+        word = lines[line][:col].split(" ")[-1]
+        if not word.startswith("$"):
+            return self.current.get_suggestions(lines, line, col)
+        await asyncio.sleep(1.0)
+        names = ["$PROJECT_ROOT", "$PYTHONPATH", "$HOME"]
+        return {"prefix": word, "items": [{"value": n, "description": "from the slow source"}
+                                          for n in names if n.startswith(word)]}
+
+
+async def variables(args, ctx):
+    ctx.ui.add_autocomplete_provider(lambda current: SlowVariables(current))
+    ctx.ui.notify("variables ready", "info")
+
+
+@hookimpl
+def register_commands():
+    return [Command("variables", "Complete $ words slowly", variables)]
+'''
+
+
+def test_a_slow_async_autocomplete_provider_leaves_the_editor_free_and_its_suggestions_appear(pi_tui):
+    import time
+
+    term = pi_tui(plugin=ASYNC_COMPLETION_PLUGIN)
+    term.submit("/variables")
+    term.wait_drawn("variables ready")
+    started = time.monotonic()
+    term.type("$P")
+    term.type("Y")  # typed while the provider still waits: the editor takes it at once
+    screen = term.wait_for(lambda s: term.editor(s) == "$PY")
+    assert time.monotonic() - started < 0.9 and "from the slow source" not in screen
+    screen = term.wait_for("from the slow source")
+    assert "$PYTHONPATH" in screen and "$PROJECT_ROOT" not in screen  # the answer for what is typed now
+    term.press("Tab")
+    term.wait_for(lambda s: term.editor(s) == "$PYTHONPATH")
+    term.press("C-c")
+    term.type("/vari")  # the built-in provider's answer, through the async one
+    term.wait_for("Complete $ words slowly")
