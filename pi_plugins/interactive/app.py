@@ -18,6 +18,7 @@ import shutil
 import signal
 import sys
 import time
+from collections import deque
 from typing import Any
 
 from prompt_toolkit.application import Application, run_in_terminal
@@ -26,7 +27,8 @@ from prompt_toolkit.history import InMemoryHistory
 from prompt_toolkit.input.ansi_escape_sequences import ANSI_SEQUENCES
 from prompt_toolkit.key_binding import DynamicKeyBindings, KeyBindings
 from prompt_toolkit.keys import Keys
-from prompt_toolkit.layout import ConditionalContainer, DynamicContainer, HSplit, Layout, VSplit, Window
+from prompt_toolkit.layout import (ConditionalContainer, DynamicContainer, FloatContainer, HSplit, Layout, VSplit,
+                                   Window)
 from prompt_toolkit.layout.dimension import Dimension
 from prompt_toolkit.layout.menus import CompletionsMenu
 from prompt_toolkit.output.color_depth import ColorDepth
@@ -60,6 +62,7 @@ from pi_plugins.interactive.dialogs import Dialog, DialogHost
 from pi_plugins.interactive.footer import footer, git_branch
 from pi_plugins.interactive.keybindings import Keybindings
 from pi_plugins.interactive.keys import UnbindableKey, key_sequences, parse_key
+from pi_plugins.interactive.overlays import OverlayOptions, OverlayStack
 from pi_plugins.interactive import markdown
 from pi_plugins.interactive.paint import Painter, detect_color_system
 from pi_plugins.interactive import theme as palette
@@ -150,7 +153,13 @@ class InteractiveApp:
         self._exit_code = 0
         self.keybindings = Keybindings.load(self.harness.ctx.agent_dir)
         # what plugins put on screen (ctx.ui): components, the working line, key listeners
-        self.overlays: list = []
+        self.overlays = OverlayStack(self._dialog_changed)
+        #: The chat's last printed lines, drawn behind overlays; while overlays show, the
+        #: last ``_held_back`` of them are only there, not in the terminal's scrollback.
+        self._printed_tail: deque[str] = deque(maxlen=300)
+        self._backdrop_rows = 0
+        self._held_back = 0
+        self._held_count = 0
         self.footer_component: Any = None
         self.header_component: Any = None
         self.editor_component: Any = None
@@ -228,6 +237,7 @@ class InteractiveApp:
     async def _shut_down(self) -> None:
         """Stop what runs, then print what the scrollback does not have yet."""
         self.dialogs.cancel_all()
+        self.overlays.cancel_all()
         if self.run_task is not None or self.busy:
             self.harness.abort()
             self.harness.abort_bash()
@@ -248,6 +258,7 @@ class InteractiveApp:
     def exit(self, code: int = 0) -> None:
         self._exit_code = code
         self.dialogs.cancel_all()
+        self.overlays.cancel_all()
         if self.run_task is not None:
             self.harness.abort()
         if self.app is not None and self.app.is_running and not self.app.is_done:
@@ -322,6 +333,14 @@ class InteractiveApp:
         out = self._output.stdout if self._output is not None else sys.stdout
         if clear:
             out.write("\x1b[2J\x1b[H\x1b[3J")  # screen, home, scrollback
+            self._printed_tail.clear()
+        self._printed_tail.extend(line for line in lines if "\x1b_G" not in line and "\x1b]1337" not in line)
+        if clear:
+            # overlays open: the last lines are drawn behind them instead, right below
+            # the terminal's top row (at least one line printed keeps the chat at the bottom)
+            self._held_count = min(self._held_back, max(len(lines) - 1, 0))
+            if self._held_back:
+                lines = lines[:len(lines) - self._held_count] or [""]
         if lines:
             out.write("\n".join(lines) + "\n")
         out.flush()
@@ -343,7 +362,8 @@ class InteractiveApp:
         while True:
             await self._flush_wanted.wait()
             self._flush_wanted.clear()
-            if self._clear_screen or (self.transcript.live and self.transcript.live[0].final):
+            if self._clear_screen or (self.transcript.live and self.transcript.live[0].final
+                                      and not self.overlays.showing):  # printed when they close
                 await run_in_terminal(self._flush_now, in_executor=False)
 
     def _before_render(self, _app) -> None:
@@ -351,6 +371,24 @@ class InteractiveApp:
         if self._printed_width is not None and width != self._printed_width:
             self._printed_width = width
             self._start_over(reprint_only=True)
+        self._backdrop_rows = 0
+        was = self.overlays.showing
+        if self.overlays.lay_out(width, self.rows):
+            # overlays sit on terminal rows: the chat fills the terminal (less the spare row)
+            used = len(self._live_lines(width)) + self._bottom_height()
+            self._backdrop_rows = max(self.rows - 1 - used, 0)
+        if self.overlays.showing != was:  # reprint: the lines behind the overlays, or all again
+            self._held_back = self._backdrop_rows
+            self._start_over(reprint_only=True)
+
+    def _backdrop_lines(self, width: int) -> list[str]:
+        """Behind overlays: the chat's lines the scrollback holds back, where the terminal
+        showed them (the newest if the room shrank), empty rows below them."""
+        rows = self._backdrop_rows
+        if not rows:
+            return []
+        held = list(self._printed_tail)[-self._held_count:] if self._held_count else []
+        return held[-rows:] if len(held) >= rows else held + [""] * (rows - len(held))
 
     def _after_render(self, app) -> None:
         """pi's ``terminal.clearOnShrink``: prompt_toolkit keeps the live area as tall as it
@@ -361,7 +399,7 @@ class InteractiveApp:
         height = app.layout.container.preferred_height(size.columns, size.rows).preferred
         tallest, self._tallest_live = self._tallest_live, max(self._tallest_live, height)
         if (height < tallest and not self._clear_screen and self.dialogs.current is None
-                and not self.overlays and self.settings.get("terminal.clearOnShrink", False) is True):
+                and not self.overlays.entries and self.settings.get("terminal.clearOnShrink", False) is True):
             self._start_over(reprint_only=True)
 
     def _start_over(self, reprint_only: bool = False) -> None:
@@ -566,9 +604,9 @@ class InteractiveApp:
             Window(LinesControl(lambda width: self._widget_lines(width, "belowEditor")), dont_extend_height=True),
             Window(LinesControl(self._footer_lines), dont_extend_height=True),
         ])
-        overlays = DynamicContainer(lambda: HSplit([o.container for o in self.overlays]) if self.overlays
-                                    else Window(height=0))
-        root = HSplit([Window(LinesControl(self._live_lines), dont_extend_height=True), overlays, self._bottom])
+        chat = HSplit([Window(LinesControl(self._backdrop_lines), dont_extend_height=True),
+                       Window(LinesControl(self._live_lines), dont_extend_height=True), self._bottom])
+        root = FloatContainer(chat, floats=self.overlays.floats)
         app = Application(
             layout=Layout(root, focused_element=self.editor),
             input=self._input,
@@ -606,8 +644,8 @@ class InteractiveApp:
         if self.app is None:
             return
         dialog = self.dialogs.current
-        if self.overlays:
-            target = self.overlays[-1].focus_target
+        if self.overlays.focused_overlay is not None:
+            target = self.overlays.focused_overlay.dialog.focus_target
         elif dialog is not None:
             target = dialog.focus_target
         elif self.editor_component_window is not None:
@@ -620,15 +658,11 @@ class InteractiveApp:
             pass
         self.invalidate()
 
-    async def show_overlay(self, dialog: Dialog) -> Any:
-        """A plugin's component above the editor, over earlier overlays, with the keys."""
-        self.overlays.append(dialog)
-        self._dialog_changed()
-        try:
-            return await dialog.future
-        finally:
-            self.overlays.remove(dialog)
-            self._dialog_changed()
+    async def show_overlay(self, dialog: Dialog, options: OverlayOptions | None = None,
+                           on_handle=None) -> Any:
+        """A plugin's component over the chat, where ``options`` place it, over earlier
+        overlays, with the keys unless it is ``non_capturing``."""
+        return await self.overlays.show(dialog, options or OverlayOptions(), on_handle)
 
     async def show_dialog(self, dialog: Dialog) -> Any:
         return await self.dialogs.show(dialog)
@@ -637,7 +671,8 @@ class InteractiveApp:
 
     def editing(self) -> bool:
         """The editor has the keys: no dialog, overlay or plugin editor has them."""
-        return self.dialogs.current is None and not self.overlays and self.editor_component is None
+        return (self.dialogs.current is None and self.overlays.focused_overlay is None
+                and self.editor_component is None)
 
     def _key_bindings(self) -> KeyBindings:
         """The chat's keys, by pi's keybinding ids (keybindings.json may move any of them)."""

@@ -19,7 +19,9 @@ def test_the_example_qa_plugin_asks_three_questions_in_an_overlay(pi_tui, server
     screen = term.wait_for("Question 1 of 3")
     assert "What is your name?" in screen
     lines = screen.rstrip().split("\n")
-    assert lines.index(" Question 1 of 3") < max(i for i, l in enumerate(lines) if set(l) == {"─"})
+    [row] = [i for i, line in enumerate(lines) if "Question 1 of 3" in line]
+    assert row < max(i for i, l in enumerate(lines) if set(l) == {"─"})  # over the chat, above the editor
+    assert lines[row].index("Question") == 10 + 1  # centred, 80 columns wide (pi's default) in 100
     term.type("Arthur")
     term.wait_for("> Arthur")
     term.press("Enter")
@@ -239,7 +241,8 @@ class Box:
 
 
 async def stack(args, ctx):
-    first = asyncio.ensure_future(ctx.ui.custom(lambda t, th, k, d: Box("lower", t, k, d), overlay=True))
+    first = asyncio.ensure_future(ctx.ui.custom(lambda t, th, k, d: Box("lower", t, k, d), overlay=True,
+                                                overlay_options={"anchor": "top-left", "width": 30}))
     await asyncio.sleep(0.2)
     upper = await ctx.ui.custom(lambda t, th, k, d: Box("upper", t, k, d), overlay=True)
     ctx.ui.notify("closed " + upper)
@@ -380,3 +383,108 @@ def test_a_slow_async_autocomplete_provider_leaves_the_editor_free_and_its_sugge
     term.press("C-c")
     term.type("/vari")  # the built-in provider's answer, through the async one
     term.wait_for("Complete $ words slowly")
+
+
+PLACEMENT_PLUGIN = '''
+import asyncio
+
+from pi_core import hookimpl
+from pi_core.protocol.commands import Command
+
+handles = {}
+
+
+class Box:
+    """A frame as wide as it is drawn, so the screen shows its width."""
+
+    def __init__(self, name, rows, keys=None, done=None):
+        self.name, self.rows, self.keys, self.done = name, rows, keys, done
+
+    def render(self, width):
+        body = ["|" + (self.name + " " + str(n)).ljust(width - 2)[:width - 2] + "|" for n in range(self.rows)]
+        return ["+" + "-" * (width - 2) + "+", *body, "+" + "-" * (width - 2) + "+"]
+
+    def handle_input(self, data):
+        if data == "h":
+            handles["corner"].set_hidden(not handles["corner"].is_hidden())
+        elif self.keys.matches(data, "tui.select.confirm"):
+            self.done("keys reached " + self.name)
+
+
+def keep(name):
+    return lambda handle: handles.__setitem__(name, handle)
+
+
+async def place(args, ctx):
+    ui = ctx.ui
+    shown = [
+        ui.custom(lambda t, th, k, d: Box("corner", 1), overlay=True, on_handle=keep("corner"),
+                  overlay_options={"anchor": "top-right", "width": 20, "margin": {"top": 2}, "non_capturing": True}),
+        ui.custom(lambda t, th, k, d: Box("low", 1), overlay=True, on_handle=keep("low"),
+                  overlay_options={"anchor": "bottom-left", "width": "30%", "margin": 1, "non_capturing": True}),
+        ui.custom(lambda t, th, k, d: Box("moved", 1), overlay=True, on_handle=keep("moved"),
+                  overlay_options={"row": 10, "col": 50, "offset_x": -5, "offset_y": 2, "width": 20,
+                                   "non_capturing": True}),
+        ui.custom(lambda t, th, k, d: Box("wide only", 1), overlay=True, on_handle=keep("wide"),
+                  overlay_options={"visible": lambda columns, rows: columns >= 120}),
+        ui.custom(lambda t, th, k, d: Box("middle", 5, k, d), overlay=True,
+                  overlay_options=lambda: {"width": 40, "max_height": 4}),
+    ]
+    tasks = [asyncio.ensure_future(s) for s in shown]
+    answer = await tasks[-1]
+    for name in ("corner", "low", "moved", "wide"):
+        handles[name].hide()
+    ctx.ui.notify(answer + "; others hidden", "info")
+
+
+async def bad(args, ctx):
+    try:
+        await ctx.ui.custom(lambda t, th, k, d: Box("x", 1), overlay=True, overlay_options={"anchor": "middle"})
+    except ValueError as exc:
+        ctx.ui.notify("refused: " + str(exc), "info")
+
+
+@hookimpl
+def register_commands():
+    return [Command("place", "Placed overlays", place), Command("bad", "A bad anchor", bad)]
+'''
+
+
+def _frame_at(lines, row, col, width):
+    return lines[row][col:col + width] == "+" + "-" * (width - 2) + "+"
+
+
+def test_overlay_options_place_and_size_overlays_where_pi_tui_would(pi_tui, server):
+    server.push(Reply(text="An answer behind the overlays."))
+    term = pi_tui(plugin=PLACEMENT_PLUGIN)  # 100 × 40
+    term.submit("hello")  # some chat behind the overlays
+    term.wait_for("An answer behind the overlays.")
+    term.wait_idle()
+    term.submit("/place")
+    screen = term.wait_for(lambda s: "middle 2" in s and "corner 0" in s and "low 0" in s and "moved 0" in s)
+    lines = screen.split("\n")
+    assert _frame_at(lines, 2, 80, 20) and "|corner 0" in lines[3][80:]  # top-right, 2 rows of margin
+    assert _frame_at(lines, 36, 1, 30) and "|low 0" in lines[37][1:]  # bottom-left, 30%, margin 1
+    assert _frame_at(lines, 38, 1, 30)
+    assert _frame_at(lines, 12, 45, 20)  # row 10, col 50, moved by (-5, +2)
+    # centred, 40 wide, cut to 4 rows: rows 18..21, columns 30..69
+    assert _frame_at(lines, 18, 30, 40) and "|middle 2" in lines[21][30:] and "middle 3" not in screen
+    assert "wide only" not in screen  # visible() says no in 100 columns
+    assert "An answer behind the overlays." in screen  # the chat stays behind them, once
+    term.type("h")  # the capturing overlay has the keys: it hides the corner through its handle
+    term.wait_for(lambda s: "corner 0" not in s and "middle 0" in s)
+    term.type("h")
+    term.wait_for("corner 0")
+    term.press("Enter")
+    screen = term.wait_drawn("keys reached middle; others hidden")
+    assert not any(name in screen for name in ("corner 0", "low 0", "moved 0", "middle 0"))
+    assert "An answer behind the overlays." in screen and "+--" not in screen  # the chat as it was
+    history = term.screen(history=True)
+    assert history.count("pi-harness v") == 1 and history.count("An answer behind the overlays.") == 1
+
+
+def test_bad_overlay_options_are_refused_with_the_reason(pi_tui):
+    term = pi_tui(plugin=PLACEMENT_PLUGIN)
+    term.submit("/bad")
+    screen = term.wait_drawn("refused: overlay_options: anchor 'middle' is not one of center, top-left")
+    assert "+--" not in screen
