@@ -226,6 +226,7 @@ class OverlayStack:
 
     def __init__(self, on_change: Callable[[], None]) -> None:
         self.entries: list[Overlay] = []
+        self._waiting: list[Overlay] = []  # until done(), hidden for good or not
         self.focused_overlay: Overlay | None = None
         self._counter = 0
         self._on_change = on_change
@@ -241,11 +242,12 @@ class OverlayStack:
 
         self._counter += 1
         entry = Overlay(dialog, options, self._counter)
-        window = component_window(dialog.component, dialog._key if entry.capturing else None,
-                                  lines=lambda width: entry.lines)
+        # every overlay can take the keys (a non-capturing one when its handle focuses it)
+        window = component_window(dialog.component, dialog._key, lines=lambda width: entry.lines)
         dialog.focus_target = dialog.container = window
         entry.float = Float(window, top=0, left=0, width=1, height=1)
         self.entries.append(entry)
+        self._waiting.append(entry)
         if entry.capturing and entry.visible(*_size_now()):
             self.focused_overlay = entry
         self._on_change()
@@ -254,6 +256,7 @@ class OverlayStack:
         try:
             return await dialog.future
         finally:
+            self._waiting.remove(entry)
             self.remove_overlay(entry)
 
     def remove_overlay(self, entry: Overlay) -> None:
@@ -300,7 +303,8 @@ class OverlayStack:
         return None
 
     def cancel_all(self) -> None:
-        for entry in list(self.entries):
+        """The chat ends: every ``custom()`` still waiting returns None."""
+        for entry in list(self._waiting):
             entry.dialog.done(None)
 
     # ------------------------------------------------------------ drawing

@@ -407,6 +407,10 @@ class Box:
     def handle_input(self, data):
         if data == "h":
             handles["corner"].set_hidden(not handles["corner"].is_hidden())
+        elif data == "f":
+            handles["low"].focus()
+        elif data == "u":
+            handles["middle"].unfocus()
         elif self.keys.matches(data, "tui.select.confirm"):
             self.done("keys reached " + self.name)
 
@@ -420,17 +424,18 @@ async def place(args, ctx):
     shown = [
         ui.custom(lambda t, th, k, d: Box("corner", 1), overlay=True, on_handle=keep("corner"),
                   overlay_options={"anchor": "top-right", "width": 20, "margin": {"top": 2}, "non_capturing": True}),
-        ui.custom(lambda t, th, k, d: Box("low", 1), overlay=True, on_handle=keep("low"),
+        ui.custom(lambda t, th, k, d: Box("low", 1, k, d), overlay=True, on_handle=keep("low"),
                   overlay_options={"anchor": "bottom-left", "width": "30%", "margin": 1, "non_capturing": True}),
         ui.custom(lambda t, th, k, d: Box("moved", 1), overlay=True, on_handle=keep("moved"),
                   overlay_options={"row": 10, "col": 50, "offset_x": -5, "offset_y": 2, "width": 20,
                                    "non_capturing": True}),
         ui.custom(lambda t, th, k, d: Box("wide only", 1), overlay=True, on_handle=keep("wide"),
                   overlay_options={"visible": lambda columns, rows: columns >= 120}),
-        ui.custom(lambda t, th, k, d: Box("middle", 5, k, d), overlay=True,
+        ui.custom(lambda t, th, k, d: Box("middle", 5, k, d), overlay=True, on_handle=keep("middle"),
                   overlay_options=lambda: {"width": 40, "max_height": 4}),
     ]
     tasks = [asyncio.ensure_future(s) for s in shown]
+    tasks[1].add_done_callback(lambda task: ctx.ui.notify("low closed: " + str(task.result()), "info"))
     answer = await tasks[-1]
     for name in ("corner", "low", "moved", "wide"):
         handles[name].hide()
@@ -444,9 +449,15 @@ async def bad(args, ctx):
         ctx.ui.notify("refused: " + str(exc), "info")
 
 
+async def front(args, ctx):
+    handles["middle"].focus()
+    ctx.ui.notify("middle focused: " + str(handles["middle"].is_focused()), "info")
+
+
 @hookimpl
 def register_commands():
-    return [Command("place", "Placed overlays", place), Command("bad", "A bad anchor", bad)]
+    return [Command("place", "Placed overlays", place), Command("bad", "A bad anchor", bad),
+            Command("front", "Focus the middle overlay", front)]
 '''
 
 
@@ -488,3 +499,20 @@ def test_bad_overlay_options_are_refused_with_the_reason(pi_tui):
     term.submit("/bad")
     screen = term.wait_drawn("refused: overlay_options: anchor 'middle' is not one of center, top-left")
     assert "+--" not in screen
+
+
+def test_an_overlays_handle_moves_the_keys_between_overlays_and_the_editor(pi_tui):
+    term = pi_tui(plugin=PLACEMENT_PLUGIN)
+    term.submit("/place")
+    term.wait_for(lambda s: "middle 2" in s and "low 0" in s)
+    term.type("f")  # the middle overlay focuses the low one: it has the keys now
+    term.press("Enter")
+    screen = term.wait_for("low closed: keys reached low")
+    assert "low 0" not in screen and "middle 0" in screen
+    term.type("u")  # the keys went back to the middle one; it gives them up: the editor has them
+    term.type("/front")
+    term.wait_for(lambda s: "/front" in s and "middle 0" in s)
+    term.press("Enter")  # typed into the editor while the overlays show
+    term.wait_for("middle focused: True")
+    term.press("Enter")
+    term.wait_drawn("keys reached middle; others hidden")
