@@ -91,9 +91,10 @@ class InteractiveUI:
         from pi_plugins.interactive.components import ComponentDialog
         from pi_plugins.interactive.overlays import parse_options
 
-        if not overlay and (overlay_options is not None or on_handle is not None):
-            raise ValueError("custom(): overlay_options and on_handle are for overlay=True")
-        options = parse_options(overlay_options() if callable(overlay_options) else overlay_options)
+        # as pi: the options are for overlays (ignored otherwise), a function is asked once
+        options = None
+        if overlay:
+            options = parse_options(overlay_options() if callable(overlay_options) else overlay_options)
         if not self.tui.running:
             return None
         dialog = ComponentDialog(self.tui, factory)

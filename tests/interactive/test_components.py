@@ -472,16 +472,21 @@ def test_overlay_options_place_and_size_overlays_where_pi_tui_would(pi_tui, serv
     term.wait_for("An answer behind the overlays.")
     term.wait_idle()
     term.submit("/place")
-    screen = term.wait_for(lambda s: "middle 2" in s and "corner 0" in s and "low 0" in s and "moved 0" in s)
-    lines = screen.split("\n")
-    assert _frame_at(lines, 2, 80, 20) and "|corner 0" in lines[3][80:]  # top-right, 2 rows of margin
-    assert _frame_at(lines, 36, 1, 30) and "|low 0" in lines[37][1:]  # bottom-left, 30%, margin 1
-    assert _frame_at(lines, 38, 1, 30)
-    assert _frame_at(lines, 12, 45, 20)  # row 10, col 50, moved by (-5, +2)
-    # centred, 40 wide, cut to 4 rows: rows 18..21, columns 30..69
-    assert _frame_at(lines, 18, 30, 40) and "|middle 2" in lines[21][30:] and "middle 3" not in screen
+
+    def placed(screen):
+        lines = screen.split("\n") + [""] * 40
+        return (_frame_at(lines, 2, 80, 20) and "|corner 0" in lines[3][80:]  # top-right, 2 rows of margin
+                and _frame_at(lines, 36, 1, 30) and "|low 0" in lines[37][1:]  # bottom-left, 30%, margin 1
+                and _frame_at(lines, 38, 1, 30)
+                and _frame_at(lines, 12, 45, 20)  # row 10, col 50, moved by (-5, +2)
+                # centred, 40 wide, cut to 4 rows: rows 18..21, columns 30..69
+                and _frame_at(lines, 18, 30, 40) and "|middle 2" in lines[21][30:])
+
+    screen = term.wait_for(placed)
+    assert "middle 3" not in screen
     assert "wide only" not in screen  # visible() says no in 100 columns
-    assert "An answer behind the overlays." in screen  # the chat stays behind them, once
+    assert screen.count("An answer behind the overlays.") == 1  # the chat stays behind them
+    assert term.screen(history=True).count("An answer behind the overlays.") == 1  # not in the scrollback too
     term.type("h")  # the capturing overlay has the keys: it hides the corner through its handle
     term.wait_for(lambda s: "corner 0" not in s and "middle 0" in s)
     term.type("h")

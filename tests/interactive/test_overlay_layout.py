@@ -43,5 +43,5 @@ console.log(JSON.stringify(cases.map(([o, h, w, r]) => TUI.prototype.resolveOver
     theirs = json.loads(done.stdout)
     for (options, height, columns, rows), want in zip(CASES, theirs):
         got = resolve_layout(parse_options(options), height, columns, rows)
-        assert {"width": got.width, "row": got.row, "col": got.col, "maxHeight": got.max_height} == \
-            {"width": want["width"], "row": want["row"], "col": want["col"], "maxHeight": want.get("maxHeight")}, options
+        want = {"width": want["width"], "row": want["row"], "col": want["col"], "maxHeight": want.get("maxHeight")}
+        assert {"width": got.width, "row": got.row, "col": got.col, "maxHeight": got.max_height} == want, options
