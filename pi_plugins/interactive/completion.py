@@ -117,7 +117,10 @@ class EditorCompleter(Completer):
         for make in self.providers:
             provider = make(provider) or provider
         lines = document.text.split("\n")
-        return provider.get_suggestions(lines, document.cursor_position_row, document.cursor_position_col)
+        where = (lines, document.cursor_position_row, document.cursor_position_col)
+        if _takes_options(provider.get_suggestions):  # pi's (lines, line, col, options)
+            return provider.get_suggestions(*where, {"force": bool(complete_event.completion_requested)})
+        return provider.get_suggestions(*where)
 
     def get_completions(self, document: Document, complete_event) -> Iterable[Completion]:
         if getattr(self, "providers", None):
@@ -200,7 +203,7 @@ class _Builtin:
     def __init__(self, completer: EditorCompleter, event) -> None:
         self.completer, self.event = completer, event
 
-    def get_suggestions(self, lines: list[str], line: int, col: int) -> dict | None:
+    def get_suggestions(self, lines: list[str], line: int, col: int, options: dict | None = None) -> dict | None:
         text = "\n".join(lines)
         position = sum(len(l) + 1 for l in lines[:line]) + col
         found = list(self.completer.builtin(Document(text, position), self.event))
@@ -209,6 +212,17 @@ class _Builtin:
         return {"prefix": lines[line][:col][len(lines[line][:col]) + found[0].start_position:],
                 "items": [{"value": c.text, "label": c.display_text, "description": c.display_meta_text}
                           for c in found]}
+
+
+def _takes_options(function: Callable) -> bool:
+    """Whether a provider's ``get_suggestions`` takes pi's fourth argument, ``options``
+    (``{"force": True}`` when Tab asked, not typing)."""
+    try:
+        parameters = list(inspect.signature(function).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return len(positional) >= 4 or any(p.kind == p.VAR_POSITIONAL for p in parameters)
 
 
 def _as_completions(found: Any) -> Iterable[Completion]:

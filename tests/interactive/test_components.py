@@ -344,10 +344,10 @@ class SlowVariables:
     def __init__(self, current):
         self.current = current
 
-    async def get_suggestions(self, lines, line, col):
+    async def get_suggestions(self, lines, line, col, options):  # pi's shape, options {"force": ...}
         word = lines[line][:col].split(" ")[-1]
         if not word.startswith("$"):
-            return self.current.get_suggestions(lines, line, col)
+            return self.current.get_suggestions(lines, line, col, options)
         await asyncio.sleep(1.0)
         names = ["$PROJECT_ROOT", "$PYTHONPATH", "$HOME"]
         return {"prefix": word, "items": [{"value": n, "description": "from the slow source"}
