@@ -248,6 +248,9 @@ class InteractiveApp:
                 pass
         for task in list(self._tasks):
             task.cancel()
+        if self._held_count:  # the lines drawn behind overlays are not in the scrollback yet
+            held, self._held_count, self._held_back = list(self._printed_tail)[-self._held_count:], 0, 0
+            self._write(held)
         remaining = self.transcript.live
         self.transcript.committed = len(self.transcript.blocks)
         lines = [line for block in remaining for line in self._paint(block, self.width)]

@@ -449,6 +449,11 @@ async def bad(args, ctx):
         ctx.ui.notify("refused: " + str(exc), "info")
 
 
+async def peek(args, ctx):
+    await ctx.ui.custom(lambda t, th, k, d: Box("peek", 1), overlay=True,
+                        overlay_options={"anchor": "top-center", "width": 30, "non_capturing": True})
+
+
 async def front(args, ctx):
     handles["middle"].focus()
     ctx.ui.notify("middle focused: " + str(handles["middle"].is_focused()), "info")
@@ -457,7 +462,7 @@ async def front(args, ctx):
 @hookimpl
 def register_commands():
     return [Command("place", "Placed overlays", place), Command("bad", "A bad anchor", bad),
-            Command("front", "Focus the middle overlay", front)]
+            Command("front", "Focus the middle overlay", front), Command("peek", "A panel that leaves the keys", peek)]
 '''
 
 
@@ -521,3 +526,18 @@ def test_an_overlays_handle_moves_the_keys_between_overlays_and_the_editor(pi_tu
     term.wait_for("middle focused: True")
     term.press("Enter")
     term.wait_drawn("keys reached middle; others hidden")
+
+
+def test_quitting_while_an_overlay_shows_leaves_the_whole_chat_in_the_terminal(pi_tui, server):
+    server.push(Reply(text="The last answer before quitting."))
+    term = pi_tui(plugin=PLACEMENT_PLUGIN)
+    term.submit("hello")
+    term.wait_for("The last answer before quitting.")
+    term.wait_idle()
+    term.submit("/peek")  # it does not take the keys: the editor still has them
+    term.wait_for("peek 0")
+    term.submit("/quit")
+    screen = term.wait_for("[[exited 0]]")
+    history = term.screen(history=True)
+    assert "peek 0" not in screen and history.count("The last answer before quitting.") == 1
+    assert history.index("pi-harness v") < history.index("hello") < history.index("The last answer")
