@@ -155,10 +155,9 @@ class InteractiveApp:
         # what plugins put on screen (ctx.ui): components, the working line, key listeners
         self.overlays = OverlayStack(self._dialog_changed)
         #: The chat's last printed lines, drawn behind overlays; while overlays show, the
-        #: last ``_held_back`` of them are only there, not in the terminal's scrollback.
+        #: last ``_held_count`` of them are only there, not in the terminal's scrollback.
         self._printed_tail: deque[str] = deque(maxlen=300)
         self._backdrop_rows = 0
-        self._held_back = 0
         self._held_count = 0
         self.footer_component: Any = None
         self.header_component: Any = None
@@ -249,7 +248,7 @@ class InteractiveApp:
         for task in list(self._tasks):
             task.cancel()
         if self._held_count:  # the lines drawn behind overlays are not in the scrollback yet
-            held, self._held_count, self._held_back = list(self._printed_tail)[-self._held_count:], 0, 0
+            held, self._held_count = list(self._printed_tail)[-self._held_count:], 0
             self._write(held)
         remaining = self.transcript.live
         self.transcript.committed = len(self.transcript.blocks)
@@ -339,11 +338,10 @@ class InteractiveApp:
             self._printed_tail.clear()
         self._printed_tail.extend(line for line in lines if "\x1b_G" not in line and "\x1b]1337" not in line)
         if clear:
-            # overlays open: the last lines are drawn behind them instead, right below
-            # the terminal's top row (at least one line printed keeps the chat at the bottom)
-            self._held_count = min(self._held_back, max(len(lines) - 1, 0))
-            if self._held_back:
-                lines = lines[:len(lines) - self._held_count] or [""]
+            # overlays open: the last lines are drawn behind them instead, where the
+            # terminal would show them (the chat is then as tall as the terminal)
+            self._held_count = min(self._backdrop_room(), len(lines)) if self.overlays.showing else 0
+            lines = lines[:len(lines) - self._held_count]
         if lines:
             out.write("\n".join(lines) + "\n")
         out.flush()
@@ -365,8 +363,11 @@ class InteractiveApp:
         while True:
             await self._flush_wanted.wait()
             self._flush_wanted.clear()
-            if self._clear_screen or (self.transcript.live and self.transcript.live[0].final
-                                      and not self.overlays.showing):  # printed when they close
+            if self._clear_screen or (self.transcript.live and self.transcript.live[0].final):
+                if self.overlays.showing and not self._clear_screen:
+                    # behind overlays the last lines are held back: print it all again, in order
+                    self.transcript.reset()
+                    self._clear_screen = True
                 await run_in_terminal(self._flush_now, in_executor=False)
 
     def _before_render(self, _app) -> None:
@@ -374,15 +375,15 @@ class InteractiveApp:
         if self._printed_width is not None and width != self._printed_width:
             self._printed_width = width
             self._start_over(reprint_only=True)
-        self._backdrop_rows = 0
         was = self.overlays.showing
-        if self.overlays.lay_out(width, self.rows):
-            # overlays sit on terminal rows: the chat fills the terminal (less the spare row)
-            used = len(self._live_lines(width)) + self._bottom_height()
-            self._backdrop_rows = max(self.rows - 1 - used, 0)
+        # overlays sit on terminal rows: the chat fills the terminal behind them
+        self._backdrop_rows = self._backdrop_room() if self.overlays.lay_out(width, self.rows) else 0
         if self.overlays.showing != was:  # reprint: the lines behind the overlays, or all again
-            self._held_back = self._backdrop_rows
             self._start_over(reprint_only=True)
+
+    def _backdrop_room(self) -> int:
+        """The rows above the live chat when the chat is as tall as the terminal."""
+        return max(self.rows - len(self._live_lines(self.width)) - self._bottom_height(), 0)
 
     def _backdrop_lines(self, width: int) -> list[str]:
         """Behind overlays: the chat's lines the scrollback holds back, where the terminal

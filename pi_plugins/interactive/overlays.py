@@ -16,9 +16,7 @@ opens) takes pi-tui's keys in snake_case (pi's camelCase is accepted too):
 - ``non_capturing``: the overlay does not take the keys.
 
 The layout is pi-tui's ``resolveOverlayLayout``, so a row or column means the same
-terminal cell as in pi. The chat draws inline and keeps the terminal's top row for the
-scrollback (an inline app as tall as the terminal scrolls), so an overlay asked for row
-0 starts on row 1.
+terminal cell as in pi: while an overlay shows, the chat is drawn as tall as the terminal.
 """
 
 from __future__ import annotations
@@ -222,7 +220,8 @@ class OverlayStack:
 
     While one shows, the chat is drawn as tall as the terminal, with the chat's last
     lines behind the overlays (as pi composites them over the chat); the app reprints the
-    scrollback when the first shows and when the last goes."""
+    scrollback when the first shows, when a message is finished behind them, and when the
+    last goes."""
 
     def __init__(self, on_change: Callable[[], None]) -> None:
         self.entries: list[Overlay] = []
@@ -322,11 +321,10 @@ class OverlayStack:
         for entry in shown:
             first = resolve_layout(entry.options, 0, columns, rows)
             lines = component_lines(entry.dialog.component, first.width)
-            lines = lines[:min(first.max_height or len(lines), rows - 1)]
+            lines = lines[:min(first.max_height or len(lines), rows)]
             place = resolve_layout(entry.options, len(lines), columns, rows)
             entry.lines = lines
-            # the chat's row 0 is the terminal's row 1 (the top row stays the scrollback's)
-            entry.float.top, entry.float.left = max(place.row - 1, 0), place.col
+            entry.float.top, entry.float.left = place.row, place.col  # the chat fills the terminal
             entry.float.width, entry.float.height = place.width, max(len(lines), 1)
         floats = [e.float for e in sorted(shown, key=lambda e: e.focus_order)]
         if floats != self.floats:  # a window just joined the layout: it may take the keys now

@@ -541,3 +541,26 @@ def test_quitting_while_an_overlay_shows_leaves_the_whole_chat_in_the_terminal(p
     history = term.screen(history=True)
     assert "peek 0" not in screen and history.count("The last answer before quitting.") == 1
     assert history.index("pi-harness v") < history.index("hello") < history.index("The last answer")
+
+
+def test_a_conversation_behind_an_overlay_reaches_the_scrollback_in_order(pi_tui, server):
+    server.push(Reply(text="The first answer."))
+    server.push(Reply(text=" ".join(f"word{i}" for i in range(400)), delay=0.01, delta_size=20))
+    term = pi_tui(plugin=PLACEMENT_PLUGIN)
+    term.submit("hello")
+    term.wait_for("The first answer.")
+    term.wait_idle()
+    term.submit("/peek")  # a panel over the chat that leaves the keys to the editor
+    term.wait_for("peek 0")
+    term.submit("stream please")
+    screen = term.wait_for(lambda s: "word399" in s and "peek 0" in s, timeout=30)
+    lines = screen.split("\n")
+    assert lines[1][35:65] == "|peek 0".ljust(29) + "|"  # still top-centre, 30 wide, over the answer
+    order = ["pi-harness v", "hello", "The first answer.", "stream please", "word0 ", "word399"]
+
+    def in_order_once(history):  # once the finished answer is printed (the chat is reprinted for it)
+        return ([history.count(text) for text in order] == [1] * len(order)
+                and [history.index(text) for text in order] == sorted(history.index(text) for text in order))
+
+    history = term.wait_for(in_order_once, history=True)
+    assert "peek 0" in "\n".join(history.split("\n")[-42:])  # the panel still shows on the screen
