@@ -491,7 +491,8 @@ def test_overlay_options_place_and_size_overlays_where_pi_tui_would(pi_tui, serv
     assert "middle 3" not in screen
     assert "wide only" not in screen  # visible() says no in 100 columns
     assert screen.count("An answer behind the overlays.") == 1  # the chat stays behind them
-    assert term.screen(history=True).count("An answer behind the overlays.") == 1  # not in the scrollback too
+    # ... and is not in the scrollback too, once the chat is reprinted for the overlays
+    term.wait_for(lambda h: h.count("An answer behind the overlays.") == 1 and "middle 0" in h, history=True)
     term.type("h")  # the capturing overlay has the keys: it hides the corner through its handle
     term.wait_for(lambda s: "corner 0" not in s and "middle 0" in s)
     term.type("h")
@@ -500,8 +501,8 @@ def test_overlay_options_place_and_size_overlays_where_pi_tui_would(pi_tui, serv
     screen = term.wait_drawn("keys reached middle; others hidden")
     assert not any(name in screen for name in ("corner 0", "low 0", "moved 0", "middle 0"))
     assert "An answer behind the overlays." in screen and "+--" not in screen  # the chat as it was
-    history = term.screen(history=True)
-    assert history.count("pi-harness v") == 1 and history.count("An answer behind the overlays.") == 1
+    term.wait_for(lambda h: h.count("pi-harness v") == 1 and h.count("An answer behind the overlays.") == 1
+                  and "others hidden" in h, history=True)
 
 
 def test_bad_overlay_options_are_refused_with_the_reason(pi_tui):
