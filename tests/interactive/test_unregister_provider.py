@@ -37,7 +37,7 @@ def test_an_unregistered_providers_models_leave_the_model_list(pi_tui):
     term.press("Escape")
     term.wait_drawn(lambda s: "Select a model" not in s)
     term.submit("/drop-proxy")
-    term.wait_for("unregistered True then False")
+    term.wait_drawn("unregistered True then False")  # printed: typing now reaches the editor
     term.submit("/model")
     screen = term.wait_for("→ test-model [local]")
     assert "proxy-model" not in screen and "my-proxy" not in screen
