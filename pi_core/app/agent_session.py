@@ -82,13 +82,27 @@ class AgentSession(Harness):
     #: The :class:`pi_core.app.registry.ModelRegistry` the models come from (set by the wiring).
     model_registry: Any = None
 
+    def register_provider(self, name: str, config: dict) -> None:
+        """pi's ``registerProvider`` (:meth:`ModelRegistry.register_provider`), now."""
+        if self.model_registry is None:
+            raise RuntimeError("register_provider: this session has no model registry")
+        self.model_registry.register_provider(name, config)
+        self._rescope()
+
     def unregister_provider(self, name: str) -> bool:
-        """pi's ``unregisterProvider``: the provider's models leave the registry, so
-        ``available_models()`` and the scoped cycle lose them; False when it had none."""
+        """pi's ``unregisterProvider``: the provider's models leave the registry (the
+        built-in ones it replaced come back), so ``available_models()`` and the scoped
+        cycle follow; False when it had none."""
         if self.model_registry is None or not self.model_registry.unregister_provider(name):
             return False
-        self.scoped_models = [(m, level) for m, level in self.scoped_models if m.provider != name]
+        self._rescope()
         return True
+
+    def _rescope(self) -> None:
+        """The scoped cycle as the registry now has its models (gone ones leave it)."""
+        registry = self.model_registry
+        self.scoped_models = [(found, level) for m, level in self.scoped_models
+                              if (found := registry.find(m.provider, m.id)) is not None]
 
     def __init__(self, *, available_models: Callable[[], list[Model]] | None = None,
                  scoped_models: list[tuple[Model, str | None]] | None = None,

@@ -82,9 +82,15 @@ class AgentSessionContext(HarnessContext):
     async def switch_session(self, path: str) -> SessionControl:
         return SessionControl(cancelled=not await self.harness.switch_session(path))
 
+    def register_provider(self, name: str, config: dict) -> None:
+        """pi's ``registerProvider(name, config)``, at once: ``models`` replace the
+        provider's (a built-in one's too), or ``base_url``/``headers`` re-point them."""
+        self.harness.register_provider(name, config)
+
     def unregister_provider(self, name: str) -> bool:
         """pi's ``unregisterProvider(name)``: the provider's models leave the model
-        registry at once (``/model``, Ctrl+P's cycle); False when it had none."""
+        registry at once (``/model``, Ctrl+P's cycle), and built-in ones it replaced come
+        back; False when it had none."""
         return self.harness.unregister_provider(name)
 
     def shutdown(self) -> None:

@@ -68,6 +68,9 @@ class ModelRegistry:
         self.models: list[Model] = []
         self._settings: dict[str, ProviderConfig] = {}
         self._runtime_keys: dict[str, str] = {}
+        #: Providers plugins registered while running (``register_provider``), by name,
+        #: in pi's ProviderConfig shape; applied over the built-in models and models.json.
+        self.registered: dict[str, dict] = {}
         #: Keys (``provider/id``) of the models found on servers by ``discover_models``.
         self.local: set[str] = set()
         self.refresh()
@@ -90,10 +93,31 @@ class ModelRegistry:
             self.refresh()
         return added
 
+    def register_provider(self, name: str, config: Mapping[str, Any]) -> None:
+        """pi's ``registerProvider``: with ``models``, they replace every model provider
+        ``name`` had (a built-in one's too); with only ``baseUrl``/``headers``, those
+        override its models'. Registering the same name again merges the new keys into
+        the old config. Keys as in models.json (``baseUrl``, ``apiKey``, ``api``,
+        ``headers``, ``authHeader``, ``models``) or in snake_case. Raises ValueError."""
+        config = _camel_config(config)
+        if config.get("models"):
+            if not config.get("baseUrl"):
+                raise ValueError(f'Provider {name}: "baseUrl" is required when defining models.')
+            if not config.get("apiKey"):
+                raise ValueError(f'Provider {name}: "apiKey" is required when defining models.')
+        merged = {**self.registered.get(name, {}), **{k: v for k, v in config.items() if v is not None}}
+        _apply_registration(name, merged, list(self.builtin), self.env)  # a bad config raises here
+        self.registered[name] = merged
+        self.refresh()
+
     def unregister_provider(self, name: str) -> bool:
-        """pi's ``unregisterProvider``: the models plugins registered for provider ``name``
-        leave the registry now (and so ``/model`` and the cycle); models.json's stay, as
-        in pi. False when there were none."""
+        """pi's ``unregisterProvider``: a provider from ``register_provider`` goes, and
+        the built-in models it replaced or re-pointed come back; else the models plugins
+        registered (``register_models``) for ``name`` leave the registry now (and so
+        ``/model`` and the cycle); models.json's stay, as in pi. False when there were none."""
+        if self.registered.pop(name, None) is not None:
+            self.refresh()
+            return True
         kept = [m for m in self.builtin if m.provider != name]
         if len(kept) == len(self.builtin):
             return False
@@ -125,6 +149,9 @@ class ModelRegistry:
             except ValueError as exc:
                 self.errors.append(f"models.json ({path}): {exc}; only the built-in models are available")
                 models, settings = list(self.builtin), {}
+        for name, config in self.registered.items():
+            models, extra = _apply_registration(name, config, models, self.env)
+            settings.update(extra)
         self.models = models
         self._settings = settings
 
@@ -319,6 +346,30 @@ class ModelRegistry:
                 scored.append((total, model))
         scored.sort(key=lambda pair: pair[0])
         return [model for _, model in scored]
+
+
+def _camel(key: str) -> str:
+    head, *rest = key.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def _camel_config(config: Mapping[str, Any]) -> dict:
+    """A provider config with pi's key names (``base_url`` → ``baseUrl``), its models' too."""
+    if not isinstance(config, Mapping):
+        raise ValueError("a provider config must be a dict")
+    found = {_camel(k): v for k, v in config.items()}
+    if isinstance(found.get("models"), list):
+        found["models"] = [{_camel(k): v for k, v in m.items()} if isinstance(m, Mapping) else m
+                           for m in found["models"]]
+    return found
+
+
+def _apply_registration(name: str, config: dict, models: list[Model],
+                        env: Mapping[str, str]) -> tuple[list[Model], dict[str, ProviderConfig]]:
+    """``models`` with a registered provider applied, as pi's ``applyProviderConfig``."""
+    if config.get("models"):
+        models = [m for m in models if m.provider != name]
+    return models_from_config({"providers": {name: config}}, models, env)
 
 
 def _exact_id_or_key(pattern: str, models: list[Model]) -> Model | None:

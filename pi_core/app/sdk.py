@@ -62,7 +62,7 @@ async def create_harness(
             pass
     for plugin in plugins:
         registry.register(plugin)
-    explicit, extra = True, {}
+    explicit, extra, models = True, {}, None
     if not isinstance(model, Model):
         if model is not None and not isinstance(model, str):
             raise TypeError(f"model must be a Model, a pattern such as 'provider/id', or None; "
@@ -80,6 +80,8 @@ async def create_harness(
         options=options, ui=ui, tools=tools, get_api_key=get_api_key, resolve_model=resolve_model,
         system_prompt=system_prompt, **extra,
     )
+    if models is not None:  # ctx.register_provider / unregister_provider change it, as in pi
+        harness.model_registry = models
     await harness.start()
     if active_tools is not None:
         harness.agent.set_active_tools(active_tools)

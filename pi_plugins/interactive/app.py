@@ -18,6 +18,7 @@ import shutil
 import signal
 import sys
 import time
+from collections import deque
 from typing import Any
 
 from prompt_toolkit.application import Application, run_in_terminal
@@ -26,7 +27,8 @@ from prompt_toolkit.history import InMemoryHistory
 from prompt_toolkit.input.ansi_escape_sequences import ANSI_SEQUENCES
 from prompt_toolkit.key_binding import DynamicKeyBindings, KeyBindings
 from prompt_toolkit.keys import Keys
-from prompt_toolkit.layout import ConditionalContainer, DynamicContainer, HSplit, Layout, VSplit, Window
+from prompt_toolkit.layout import (ConditionalContainer, DynamicContainer, FloatContainer, HSplit, Layout, VSplit,
+                                   Window)
 from prompt_toolkit.layout.dimension import Dimension
 from prompt_toolkit.layout.menus import CompletionsMenu
 from prompt_toolkit.output.color_depth import ColorDepth
@@ -61,6 +63,7 @@ from pi_plugins.interactive.dialogs import Dialog, DialogHost
 from pi_plugins.interactive.footer import footer, git_branch
 from pi_plugins.interactive.keybindings import Keybindings
 from pi_plugins.interactive.keys import UnbindableKey, key_sequences, parse_key
+from pi_plugins.interactive.overlays import OverlayOptions, OverlayStack
 from pi_plugins.interactive import markdown
 from pi_plugins.interactive.paint import Painter, detect_color_system
 from pi_plugins.interactive import theme as palette
@@ -151,7 +154,12 @@ class InteractiveApp:
         self._exit_code = 0
         self.keybindings = Keybindings.load(self.harness.ctx.agent_dir)
         # what plugins put on screen (ctx.ui): components, the working line, key listeners
-        self.overlays: list = []
+        self.overlays = OverlayStack(self._dialog_changed)
+        #: The chat's last printed lines, drawn behind overlays; while overlays show, the
+        #: last ``_held_count`` of them are only there, not in the terminal's scrollback.
+        self._printed_tail: deque[str] = deque(maxlen=300)
+        self._backdrop_rows = 0
+        self._held_count = 0
         self.footer_component: Any = None
         self.header_component: Any = None
         self.editor_component: Any = None
@@ -233,6 +241,7 @@ class InteractiveApp:
     async def _shut_down(self) -> None:
         """Stop what runs, then print what the scrollback does not have yet."""
         self.dialogs.cancel_all()
+        self.overlays.cancel_all()
         if self.run_task is not None or self.busy:
             self.harness.abort()
             self.harness.abort_bash()
@@ -243,6 +252,9 @@ class InteractiveApp:
                 pass
         for task in list(self._tasks):
             task.cancel()
+        if self._held_count:  # the lines drawn behind overlays are not in the scrollback yet
+            held, self._held_count = list(self._printed_tail)[-self._held_count:], 0
+            self._write(held)
         remaining = self.transcript.live
         self.transcript.committed = len(self.transcript.blocks)
         lines = [line for block in remaining for line in self._paint(block, self.width)]
@@ -253,6 +265,7 @@ class InteractiveApp:
     def exit(self, code: int = 0) -> None:
         self._exit_code = code
         self.dialogs.cancel_all()
+        self.overlays.cancel_all()
         if self.run_task is not None:
             self.harness.abort()
         if self.app is not None and self.app.is_running and not self.app.is_done:
@@ -327,6 +340,13 @@ class InteractiveApp:
         out = self._output.stdout if self._output is not None else sys.stdout
         if clear:
             out.write("\x1b[2J\x1b[H\x1b[3J")  # screen, home, scrollback
+            self._printed_tail.clear()
+        self._printed_tail.extend(line for line in lines if "\x1b_G" not in line and "\x1b]1337" not in line)
+        if clear:
+            # overlays open: the last lines are drawn behind them instead, where the
+            # terminal would show them (the chat is then as tall as the terminal)
+            self._held_count = min(self._backdrop_room(), len(lines)) if self.overlays.showing else 0
+            lines = lines[:len(lines) - self._held_count]
         if lines:
             out.write("\n".join(lines) + "\n")
         out.flush()
@@ -349,6 +369,10 @@ class InteractiveApp:
             await self._flush_wanted.wait()
             self._flush_wanted.clear()
             if self._clear_screen or (self.transcript.live and self.transcript.live[0].final):
+                if self.overlays.showing and not self._clear_screen:
+                    # behind overlays the last lines are held back: print it all again, in order
+                    self.transcript.reset()
+                    self._clear_screen = True
                 await run_in_terminal(self._flush_now, in_executor=False)
 
     def _before_render(self, _app) -> None:
@@ -356,6 +380,24 @@ class InteractiveApp:
         if self._printed_width is not None and width != self._printed_width:
             self._printed_width = width
             self._start_over(reprint_only=True)
+        was = self.overlays.showing
+        # overlays sit on terminal rows: the chat fills the terminal behind them
+        self._backdrop_rows = self._backdrop_room() if self.overlays.lay_out(width, self.rows) else 0
+        if self.overlays.showing != was:  # reprint: the lines behind the overlays, or all again
+            self._start_over(reprint_only=True)
+
+    def _backdrop_room(self) -> int:
+        """The rows above the live chat when the chat is as tall as the terminal."""
+        return max(self.rows - len(self._live_lines(self.width)) - self._bottom_height(), 0)
+
+    def _backdrop_lines(self, width: int) -> list[str]:
+        """Behind overlays: the chat's lines the scrollback holds back, where the terminal
+        showed them (the newest if the room shrank), empty rows below them."""
+        rows = self._backdrop_rows
+        if not rows:
+            return []
+        held = list(self._printed_tail)[-self._held_count:] if self._held_count else []
+        return held[-rows:] if len(held) >= rows else held + [""] * (rows - len(held))
 
     def _after_render(self, app) -> None:
         """pi's ``terminal.clearOnShrink``: prompt_toolkit keeps the live area as tall as it
@@ -366,7 +408,7 @@ class InteractiveApp:
         height = app.layout.container.preferred_height(size.columns, size.rows).preferred
         tallest, self._tallest_live = self._tallest_live, max(self._tallest_live, height)
         if (height < tallest and not self._clear_screen and self.dialogs.current is None
-                and not self.overlays and self.settings.get("terminal.clearOnShrink", False) is True):
+                and not self.overlays.entries and self.settings.get("terminal.clearOnShrink", False) is True):
             self._start_over(reprint_only=True)
 
     def _start_over(self, reprint_only: bool = False) -> None:
@@ -571,9 +613,9 @@ class InteractiveApp:
             Window(LinesControl(lambda width: self._widget_lines(width, "belowEditor")), dont_extend_height=True),
             Window(LinesControl(self._footer_lines), dont_extend_height=True),
         ])
-        overlays = DynamicContainer(lambda: HSplit([o.container for o in self.overlays]) if self.overlays
-                                    else Window(height=0))
-        root = HSplit([Window(LinesControl(self._live_lines), dont_extend_height=True), overlays, self._bottom])
+        chat = HSplit([Window(LinesControl(self._backdrop_lines), dont_extend_height=True),
+                       Window(LinesControl(self._live_lines), dont_extend_height=True), self._bottom])
+        root = FloatContainer(chat, floats=self.overlays.floats)
         app = Application(
             layout=Layout(root, focused_element=self.editor),
             input=self._input,
@@ -611,8 +653,8 @@ class InteractiveApp:
         if self.app is None:
             return
         dialog = self.dialogs.current
-        if self.overlays:
-            target = self.overlays[-1].focus_target
+        if self.overlays.focused_overlay is not None:
+            target = self.overlays.focused_overlay.dialog.focus_target
         elif dialog is not None:
             target = dialog.focus_target
         elif self.editor_component_window is not None:
@@ -625,15 +667,11 @@ class InteractiveApp:
             pass
         self.invalidate()
 
-    async def show_overlay(self, dialog: Dialog) -> Any:
-        """A plugin's component above the editor, over earlier overlays, with the keys."""
-        self.overlays.append(dialog)
-        self._dialog_changed()
-        try:
-            return await dialog.future
-        finally:
-            self.overlays.remove(dialog)
-            self._dialog_changed()
+    async def show_overlay(self, dialog: Dialog, options: OverlayOptions | None = None,
+                           on_handle=None) -> Any:
+        """A plugin's component over the chat, where ``options`` place it, over earlier
+        overlays, with the keys unless it is ``non_capturing``."""
+        return await self.overlays.show(dialog, options or OverlayOptions(), on_handle)
 
     async def show_dialog(self, dialog: Dialog) -> Any:
         return await self.dialogs.show(dialog)
@@ -642,7 +680,8 @@ class InteractiveApp:
 
     def editing(self) -> bool:
         """The editor has the keys: no dialog, overlay or plugin editor has them."""
-        return self.dialogs.current is None and not self.overlays and self.editor_component is None
+        return (self.dialogs.current is None and self.overlays.focused_overlay is None
+                and self.editor_component is None)
 
     def _key_bindings(self) -> KeyBindings:
         """The chat's keys, by pi's keybinding ids (keybindings.json may move any of them)."""

@@ -8,12 +8,16 @@ The project's files are listed in the background (the walk ``find`` uses, so
 from __future__ import annotations
 
 import asyncio
+import inspect
+import logging
 import os
 import time
-from typing import Any, Callable, Iterable
+from typing import Any, AsyncGenerator, Callable, Iterable
 
 from prompt_toolkit.completion import Completer, Completion
 from prompt_toolkit.document import Document
+
+log = logging.getLogger("pi.interactive")
 
 MAX_FILES = 20_000
 MAX_SHOWN = 20
@@ -106,17 +110,44 @@ class EditorCompleter(Completer):
     #: name -> the plugin command's ``argument_completions``.
     arguments: Callable[[], dict] = staticmethod(lambda: {})
 
+    def _provided(self, document: Document, complete_event) -> Any:
+        """What the plugins' providers answer (``ctx.ui.add_autocomplete_provider``), each
+        made of the one before; may be awaitable (an ``async def get_suggestions``)."""
+        provider: Any = _Builtin(self, complete_event)
+        for make in self.providers:
+            provider = make(provider) or provider
+        lines = document.text.split("\n")
+        where = (lines, document.cursor_position_row, document.cursor_position_col)
+        if _takes_options(provider.get_suggestions):  # pi's (lines, line, col, options)
+            return provider.get_suggestions(*where, {"force": bool(complete_event.completion_requested)})
+        return provider.get_suggestions(*where)
+
     def get_completions(self, document: Document, complete_event) -> Iterable[Completion]:
-        providers = getattr(self, "providers", None)
-        if providers:
-            provider: Any = _Builtin(self, complete_event)
-            for make in providers:
-                provider = make(provider) or provider
-            lines = document.text.split("\n")
-            found = provider.get_suggestions(lines, document.cursor_position_row, document.cursor_position_col)
+        if getattr(self, "providers", None):
+            found = self._provided(document, complete_event)
+            if inspect.isawaitable(found):  # only get_completions_async may wait for it
+                getattr(found, "close", lambda: None)()
+                return
             yield from _as_completions(found)
             return
         yield from self.builtin(document, complete_event)
+
+    async def get_completions_async(self, document: Document, complete_event) -> AsyncGenerator[Completion, None]:
+        """The editor asks here: a provider's coroutine is awaited while the editor
+        goes on taking keys (prompt_toolkit drops the answer if the text changed)."""
+        if not getattr(self, "providers", None):
+            for completion in self.builtin(document, complete_event):
+                yield completion
+            return
+        try:
+            found = self._provided(document, complete_event)
+            while inspect.isawaitable(found):  # ``return current.get_suggestions(...)`` in an async one
+                found = await found
+        except Exception as exc:
+            log.warning("an autocomplete provider failed: %s", exc)
+            return
+        for completion in _as_completions(found):
+            yield completion
 
     def builtin(self, document: Document, complete_event) -> Iterable[Completion]:
         before = document.text_before_cursor
@@ -172,7 +203,7 @@ class _Builtin:
     def __init__(self, completer: EditorCompleter, event) -> None:
         self.completer, self.event = completer, event
 
-    def get_suggestions(self, lines: list[str], line: int, col: int) -> dict | None:
+    def get_suggestions(self, lines: list[str], line: int, col: int, options: dict | None = None) -> dict | None:
         text = "\n".join(lines)
         position = sum(len(l) + 1 for l in lines[:line]) + col
         found = list(self.completer.builtin(Document(text, position), self.event))
@@ -181,6 +212,17 @@ class _Builtin:
         return {"prefix": lines[line][:col][len(lines[line][:col]) + found[0].start_position:],
                 "items": [{"value": c.text, "label": c.display_text, "description": c.display_meta_text}
                           for c in found]}
+
+
+def _takes_options(function: Callable) -> bool:
+    """Whether a provider's ``get_suggestions`` takes pi's fourth argument, ``options``
+    (``{"force": True}`` when Tab asked, not typing)."""
+    try:
+        parameters = list(inspect.signature(function).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return len(positional) >= 4 or any(p.kind == p.VAR_POSITIONAL for p in parameters)
 
 
 def _as_completions(found: Any) -> Iterable[Completion]:

@@ -4,9 +4,10 @@ and, to take keys, ``handle_input(data)`` (``data``: what the terminal sent, e.g
 ``"\\x1b[A"`` for Up; compare with :func:`matches_key` or ``keybindings.matches``).
 
 ``await ctx.ui.custom(factory, overlay=False)`` calls ``factory(tui, theme, keybindings,
-done)`` and shows the component it returns in the editor's place (``overlay=True``: above
-the editor, over any other overlay; the newest has the keys); ``done(value)`` closes it
-and ``custom()`` returns the value. ``tui.request_render()`` redraws after a change.
+done)`` and shows the component it returns in the editor's place (``overlay=True``: over
+the chat, where ``overlay_options`` say, :mod:`pi_plugins.interactive.overlays`; the
+newest has the keys); ``done(value)`` closes it and ``custom()`` returns the value.
+``tui.request_render()`` redraws after a change.
 """
 
 from __future__ import annotations
@@ -163,8 +164,10 @@ def component_lines(component: Any, width: int) -> list[str]:
     return [line if "\x1b" in line or len(line) <= width else line[:width] for line in lines]
 
 
-def component_window(component: Any, on_key: Callable[[str], None] | None = None) -> Window:
-    """A prompt_toolkit window showing ``component``; with ``on_key`` it takes the keys."""
+def component_window(component: Any, on_key: Callable[[str], None] | None = None,
+                     lines: Callable[[int], list[str]] | None = None) -> Window:
+    """A prompt_toolkit window showing ``component`` (or ``lines(width)``: what was drawn
+    of it); with ``on_key`` it takes the keys."""
     kb = None
     if on_key is not None:
         kb = KeyBindings()
@@ -173,7 +176,8 @@ def component_window(component: Any, on_key: Callable[[str], None] | None = None
         def _(event):
             on_key("".join(press.data for press in event.key_sequence))
 
-    return Window(LinesControl(lambda width: component_lines(component, width), focusable=on_key is not None,
+    draw = lines or (lambda width: component_lines(component, width))
+    return Window(LinesControl(draw, focusable=on_key is not None,
                                key_bindings=kb), dont_extend_height=True)
 
 

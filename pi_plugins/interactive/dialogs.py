@@ -64,13 +64,17 @@ def _border(width: int) -> Text:
 
 class ListDialog(Dialog):
     """Choose one item with the arrow keys and Enter; Esc or Ctrl+C cancels. With
-    ``search``, typing narrows the list to items holding every typed word."""
+    ``search``, typing narrows the list to items holding every typed word (or what
+    ``matcher`` keeps)."""
 
     def __init__(self, painter: Painter, title: str, items: list[Item], *, subtitle: str | None = None,
                  search: bool = False, query: str = "", selected: int = 0, max_visible: int = 10,
                  hint: str | None = None, keys: dict[str, Callable[["ListDialog"], None]] | None = None,
-                 detail: Callable[[Item], str | None] | None = None) -> None:
+                 detail: Callable[[Item], str | None] | None = None,
+                 matcher: Callable[[str, list[Item]], list[Item]] | None = None) -> None:
         super().__init__()
+        #: ``matcher(query, items)``: the items to list for what is typed, in order.
+        self.matcher = matcher
         self.painter = painter
         self.title, self.subtitle = title, subtitle
         self.all_items = list(items)
@@ -113,7 +117,10 @@ class ListDialog(Dialog):
     def refilter(self, keep: int | None = None) -> None:
         words = self.search.text.lower().split()
         current = self.current
-        self.items = [i for i in self.all_items if all(w in i.haystack() for w in words)]
+        if self.matcher is not None:
+            self.items = self.matcher(self.search.text, self.all_items)
+        else:
+            self.items = [i for i in self.all_items if all(w in i.haystack() for w in words)]
         if keep is not None:
             self.selected = max(0, min(keep, len(self.items) - 1))
         elif current is not None and current in self.items:

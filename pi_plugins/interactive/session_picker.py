@@ -1,6 +1,7 @@
 """``/resume``: pi's session picker. This project's sessions or every project's (Tab),
 sorted threaded (a fork under the session it came from), by most recent or by how well
-they match what is typed (``app.session.toggleSort``), all or only named ones
+they match what is typed (``app.session.toggleSort``; the search is pi's: fuzzy words,
+``"exact phrases"``, ``re:`` regular expressions), all or only named ones
 (``app.session.toggleNamedFilter``), with the folder shown or not
 (``app.session.togglePath``); rename (``app.session.rename``) and delete after a
 confirmation (``app.session.delete``, or ``app.session.deleteNoninvasive`` while nothing
@@ -19,6 +20,7 @@ from rich.text import Text
 
 from pi_plugins.interactive.dialogs import InputDialog, Item, ListDialog
 from pi_plugins.interactive.keys import UnbindableKey, key_sequences
+from pi_plugins.interactive.session_search import search
 
 if TYPE_CHECKING:
     from pi_plugins.interactive.app import InteractiveApp
@@ -62,14 +64,6 @@ def _threaded(sessions: list) -> list[tuple[object, int]]:
     return ordered
 
 
-def _fuzzy_rank(info, query: str) -> tuple:
-    words = query.lower().split()
-    text = f"{info.name or ''} {info.first_message}".lower()
-    positions = [text.find(w) for w in words]
-    return (0 if info.name and all(w in info.name.lower() for w in words) else 1,
-            sum(p for p in positions if p >= 0), -info.modified.timestamp())
-
-
 def _delete_file(path: Path) -> None:
     """Into the trash when a ``trash`` command is there (as pi), else removed."""
     if shutil.which("trash"):
@@ -107,11 +101,11 @@ class SessionPicker:
         return found
 
     def items(self, query: str = "") -> list[Item]:
+        """Every session, threaded while nothing is typed in that order, else flat (most
+        recent first; :meth:`matching` narrows and sorts them by what is typed)."""
         sessions = self.sessions()
         if self.sort == "threaded" and not query.strip():
             rows = _threaded(sessions)
-        elif self.sort == "fuzzy" and query.strip():
-            rows = [(s, 0) for s in sorted(sessions, key=lambda s: _fuzzy_rank(s, query))]
         else:
             rows = [(s, 0) for s in sessions]
         items = []
@@ -122,8 +116,12 @@ class SessionPicker:
             if self.show_path or self.scope == "all":
                 description += f" · {info.cwd}"
             items.append(Item(label, info.path, description=description,
-                              search_text=f"{info.name or ''} {info.first_message} {info.cwd}"))
+                              search_text=f"{info.id} {info.name or ''} {info.first_message} {info.cwd}"))
         return items
+
+    def matching(self, query: str, items: list[Item]) -> list[Item]:
+        """pi's search (:mod:`session_search`): best match first, except in Recent order."""
+        return search(items, query, lambda item: item.search_text, by_relevance=self.sort != "recent")
 
     def heading(self) -> str:
         scope = "◉ Current Folder | ○ All" if self.scope == "current" else "○ Current Folder | ◉ All"
@@ -133,7 +131,7 @@ class SessionPicker:
         if self.status:
             return self.status
         keys = self.tui.keybindings
-        return (f"tab scope · {keys.hint('app.session.toggleSort')} sort · "
+        return (f"tab scope · re:<pattern> regex · \"phrase\" exact · {keys.hint('app.session.toggleSort')} sort · "
                 f"{keys.hint('app.session.toggleNamedFilter')} named · {keys.hint('app.session.delete')} delete · "
                 f"{keys.hint('app.session.togglePath')} path ({'on' if self.show_path else 'off'}) · "
                 f"{keys.hint('app.session.rename')} rename · enter open · esc cancel")
@@ -200,7 +198,7 @@ class SessionPicker:
             items = self.items(self.query)
             selected = next((i for i, item in enumerate(items) if item.value == self.selected_path), 0)
             dialog = ListDialog(tui.painter, "", items, search=True, query=self.query, selected=selected,
-                                keys=self._keys(), max_visible=10)
+                                keys=self._keys(), max_visible=10, matcher=self.matching)
             self._refresh(dialog)
             dialog.search.on_text_changed += lambda _, d=dialog: self._reorder(d)
             if self.selected_path is not None:

@@ -83,16 +83,25 @@ class InteractiveUI:
 
     # ------------------------------------------------------------ components (pi-tui's model)
 
-    async def custom(self, factory, overlay: bool = False, **options) -> Any:
+    async def custom(self, factory, overlay: bool = False, overlay_options=None, on_handle=None) -> Any:
         """Show ``factory(tui, theme, keybindings, done)``'s component until ``done(value)``;
-        returns the value (None when the chat ends first). ``overlay``: above the editor."""
+        returns the value (None when the chat ends first). ``overlay``: over the chat,
+        where ``overlay_options`` (a dict, or a function giving one) place it
+        (:mod:`pi_plugins.interactive.overlays`); ``on_handle(handle)`` gets its handle."""
         from pi_plugins.interactive.components import ComponentDialog
+        from pi_plugins.interactive.overlays import parse_options
 
+        # as pi: the options are for overlays (ignored otherwise), a function is asked once
+        options = None
+        if overlay:
+            options = parse_options(overlay_options() if callable(overlay_options) else overlay_options)
         if not self.tui.running:
             return None
         dialog = ComponentDialog(self.tui, factory)
         if overlay:
-            return await self.tui.show_overlay(dialog)
+            if overlay_options is None and isinstance(getattr(dialog.component, "width", None), int):
+                options = parse_options({"width": dialog.component.width})  # as pi: the component's own width
+            return await self.tui.show_overlay(dialog, options, on_handle)
         return await self.tui.show_dialog(dialog)
 
     def set_footer(self, factory=None) -> None:

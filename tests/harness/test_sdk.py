@@ -52,3 +52,20 @@ def test_a_new_file_session_given_to_create_harness_is_the_one_it_uses(tmp_path)
 
     harness = run(scenario())
     assert harness.session is session and session.file.exists()
+
+
+def test_a_composed_agents_plugins_register_and_unregister_providers_as_in_pi(tmp_path, monkeypatch):
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
+
+    async def scenario():
+        harness = await create_harness(model="anthropic/claude-sonnet-4-5", builtins=True, cwd=str(tmp_path))
+        try:
+            ctx = harness.ctx
+            ctx.register_provider("anthropic", {"base_url": "http://127.0.0.1:9"})
+            assert harness.model_registry.find("anthropic", "claude-sonnet-4-5").base_url == "http://127.0.0.1:9"
+            assert ctx.unregister_provider("anthropic") is True
+            assert harness.model_registry.find("anthropic", "claude-sonnet-4-5").base_url == "https://api.anthropic.com"
+        finally:
+            await harness.close()
+
+    run(scenario())

@@ -87,3 +87,31 @@ def test_resume_deletes_after_a_confirmation_and_filters_named_sessions(pi_tui, 
     assert not doomed.exists() and keep.exists()
     term.press("Escape")
     term.wait_drawn(lambda s: "Resume Session" not in s)
+
+
+def test_resume_search_takes_quoted_phrases_and_re_regular_expressions(pi_tui, tmp_path):
+    agent = tmp_path / "agent"
+    cwd = str(tmp_path / "project")
+    for n, question in enumerate(["fix the node cve in the parser", "node upgrade then read the cve list",
+                                  "prepare release v2.10 notes"]):
+        _write_session(agent, cwd, f"2026-11-01T1{n}-00-00-000Z", f"11111111-2222-4333-8444-00000000000{n}", question)
+    term = pi_tui()
+    term.submit("/resume")
+    picker = term.wait_for("Resume Session (Current Folder)")
+    assert 're:<pattern> regex · "phrase" exact' in picker
+    term.type("node cve")  # words match fuzzily: both node sessions
+    term.wait_for(lambda s: "fix the node cve" in s and "node upgrade" in s and "release" not in s)
+    term.press("C-u")
+    term.type('"node cve"')  # a quoted phrase matches exactly
+    term.wait_for(lambda s: "→ fix the node cve" in s and "node upgrade" not in s)
+    term.press("C-u")
+    term.type(r"re:V\d+\.\d+")  # a regular expression, case aside
+    picker = term.wait_for(lambda s: "→ prepare release v2.10 notes" in s and "node" not in s.split(" > ")[-1])
+    term.press("C-u")
+    term.type("re:node(")  # an invalid one matches nothing
+    picker = term.wait_for(lambda s: "No matches" in s)
+    assert "fix the node cve" not in picker and "node upgrade" not in picker
+    term.press("BSpace")
+    term.wait_for(lambda s: "fix the node cve" in s and "node upgrade" in s and "release" not in s)
+    term.press("Enter")
+    term.wait_drawn("Resumed ")

@@ -275,3 +275,43 @@ def test_a_later_plugins_model_of_the_same_key_replaces_the_earlier(tmp_path):
     plugins.register(Second(), "second")
     registry = asyncio.run(ModelRegistry.from_plugins(plugins, agent_dir=tmp_path, env={}))
     assert [(m.key, m.name) for m in registry.models] == [("p/m", "second"), ("p/n", "")]
+
+
+# ---------------------------------------------------------------- registered at run time (pi's registerProvider)
+
+
+def test_a_registered_provider_replaces_a_built_in_ones_models_until_unregistered(tmp_path):
+    reg = registry(tmp_path, models_json={"providers": {"anthropic": {"modelOverrides": {
+        "claude-sonnet-4-5": {"name": "Sonnet as I named it"}}}}})
+    built = {m.id for m in reg.models if m.provider == "anthropic"}
+    reg.register_provider("anthropic", {"base_url": "http://127.0.0.1:9/v1", "api_key": "K",
+                                        "api": "openai-completions", "models": [{"id": "mine", "context_window": 999}]})
+    [mine] = [m for m in reg.models if m.provider == "anthropic"]
+    assert (mine.id, mine.api, mine.context_window, reg.api_key(mine)) == ("mine", "openai-completions", 999, "K")
+    assert reg.unregister_provider("anthropic") is True
+    assert {m.id for m in reg.models if m.provider == "anthropic"} == built
+    assert reg.find("anthropic", "claude-sonnet-4-5").name == "Sonnet as I named it"  # models.json's too
+    assert reg.registered == {}
+
+
+def test_a_registered_base_url_re_points_a_built_in_provider_and_merges_with_a_later_one(tmp_path):
+    reg = registry(tmp_path)
+    reg.register_provider("anthropic", {"baseUrl": "http://127.0.0.1:9"})
+    reg.register_provider("anthropic", {"headers": {"X-Team": "blue"}})  # merged into the first
+    sonnet = reg.find("anthropic", "claude-sonnet-4-5")
+    assert (sonnet.base_url, sonnet.headers) == ("http://127.0.0.1:9", {"X-Team": "blue"})
+    reg.unregister_provider("anthropic")
+    assert reg.find("anthropic", "claude-sonnet-4-5").base_url == "https://api.anthropic.com"
+
+
+@pytest.mark.parametrize("config, reason", [
+    ({"models": [{"id": "x"}], "api_key": "K", "api": "openai-completions"}, '"baseUrl" is required'),
+    ({"models": [{"id": "x"}], "base_url": "http://127.0.0.1:9", "api": "openai-completions"}, '"apiKey" is required'),
+    ({"models": [{"id": "x"}], "base_url": "http://127.0.0.1:9", "api_key": "K"}, 'no "api"'),
+])
+def test_a_bad_registration_is_refused_and_changes_nothing(tmp_path, config, reason):
+    reg = registry(tmp_path)
+    before = list(reg.models)
+    with pytest.raises(ValueError, match=reason):
+        reg.register_provider("brand-new", config)
+    assert reg.models == before and reg.registered == {}
