@@ -78,6 +78,7 @@ SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 DOUBLE_PRESS = 0.5  # seconds: Ctrl+C twice quits, Esc twice opens the tree
 ESCAPE_WAIT = 0.05  # how long a lone Esc byte waits to become Alt+something
 KEY_WAIT = 0.15  # how long Esc waits for a key completing a binding (Alt+Enter)
+SIGNAL_GRACE_SECONDS = 5  # after SIGTERM/SIGHUP, how long the chat may take to end by itself
 _COLOR_DEPTHS = {"truecolor": ColorDepth.TRUE_COLOR, "256": ColorDepth.DEPTH_8_BIT,
                  "standard": ColorDepth.DEPTH_4_BIT, "windows": ColorDepth.DEPTH_4_BIT,
                  None: ColorDepth.MONOCHROME}
@@ -202,11 +203,28 @@ class InteractiveApp:
         self._flush_now()  # the header and any history, before the editor appears
         unsubscribe = harness.subscribe(self._on_event)
         loop = asyncio.get_running_loop()
+        main, ended_anyway = asyncio.current_task(), []
+
+        def end_anyway() -> None:
+            """prompt_toolkit waits for whatever holds its terminal (``in_terminal``)
+            before it ends; after a hang-up that may never come: stop waiting. The
+            commands go first, so that what they set on the terminal is undone before
+            the chat restores the terminal it found."""
+            if self.running:
+                ended_anyway.append(True)
+                for task in list(self._tasks):
+                    task.cancel()
+                main.cancel()
+
+        def on_signal(code: int) -> None:
+            self.exit(code)
+            loop.call_later(SIGNAL_GRACE_SECONDS, end_anyway)
+
         # SIGTERM and SIGHUP leave the chat as a quit does (session_shutdown, every child
         # stopped, the session flushed) and exit with the signal's status, 128 + its number
         for signum in (signal.SIGTERM, signal.SIGHUP):
             try:
-                loop.add_signal_handler(signum, self.exit, 128 + int(signum))
+                loop.add_signal_handler(signum, on_signal, 128 + int(signum))
             except (NotImplementedError, RuntimeError):
                 pass
 
@@ -227,6 +245,10 @@ class InteractiveApp:
 
         try:
             await self.app.run_async(pre_run=started, set_exception_handler=False)
+        except asyncio.CancelledError:
+            if not ended_anyway:
+                raise
+            main.uncancel()
         finally:
             self.running = False
             unsubscribe()

@@ -77,6 +77,46 @@ def test_sigterm_exits_cleanly_with_the_signals_status(pi_tui):
     assert status == 128 + signal.SIGTERM and _sane(stty)
 
 
+HOLDING_PLUGIN = '''
+import asyncio
+
+from prompt_toolkit.application import in_terminal
+
+from pi_core import hookimpl
+from pi_core.protocol.commands import Command
+
+
+async def hold(args, ctx):
+    ctx.ui.notify("holding the terminal", "info")
+    await asyncio.sleep(0.5)  # drawn first
+    async with in_terminal():  # and never given back
+        await asyncio.Event().wait()
+
+
+@hookimpl
+def register_commands():
+    return [Command("hold", "Hold the terminal forever", hold)]
+'''
+
+
+def test_sigterm_ends_the_chat_even_while_something_holds_the_terminal(pi_tui):
+    """A terminal that hangs up (ssh gone, tmux killed) must not leave a chat behind,
+    spinning on its dead input, whatever holds prompt_toolkit's terminal then."""
+    import os
+    import signal
+    import subprocess
+
+    term = pi_tui(plugin=HOLDING_PLUGIN)
+    term.submit("/hold")
+    term.wait_for("holding the terminal")
+    time.sleep(1)  # the plugin is inside in_terminal now
+    pid = int(term._tmux("display-message", "-t", "t", "-p", "#{pane_pid}").strip())
+    children = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
+    os.kill(int(children[0]), signal.SIGTERM)
+    status, stty = term.wait_for_exit(20)
+    assert status == 128 + signal.SIGTERM and _sane(stty)
+
+
 def test_a_resize_repaints_the_chat_at_the_new_width(pi_tui, server):
     sentence = "The quick brown fox jumps over the lazy dog again and again. " * 3
     words = set(sentence.split())
