@@ -149,7 +149,7 @@ async def stream_one(netloc: str, session: str, number: int, start: asyncio.Even
             seq = SEQ.findall(frame[-40:])
             seqs.append(int(seq[-1]) if seq else -1)
             found = DELTA.search(frame)
-            if found and '"type":"text_delta"' in frame[:120]:
+            if found and '"assistantMessageEvent":{"type":"text_delta"' in frame:
                 index = int(found[2])
                 markers.append(index)
                 received[(number, index)] = now
