@@ -1,10 +1,5 @@
 """Azure OpenAI: the resource's Responses endpoint with the key in api-key, as pi sends it."""
 
-import json
-import os
-import subprocess
-import sys
-
 import pytest
 from support.llm_server import Reply
 from support.provider_streams import collect, run
@@ -47,25 +42,11 @@ def test_a_deployment_map_names_the_model_sent(llm_server, monkeypatch):
 @pytest.mark.process
 @pytest.mark.requires("pi")
 def test_the_azure_request_matches_the_real_pis(tmp_path, llm_server):
-    from support.programs import node_for, require_real
+    from support.side_by_side import requests_of_both
 
-    package = require_real("pi")
-    requests = {}
-    for who in ("pi", "ours"):
-        cwd = tmp_path / who
-        cwd.mkdir()
-        env = {"PATH": os.environ["PATH"], "HOME": str(cwd / "home"), "PI_OFFLINE": "1",
-               "PI_CODING_AGENT_DIR": str(cwd / "agent"), "AZURE_OPENAI_API_KEY": "az-key",
-               "AZURE_OPENAI_BASE_URL": f"{llm_server.url}/openai/v1"}
-        command = ([node_for("pi"), str(package / "dist" / "cli.js")] if who == "pi"
-                   else [sys.executable, "-m", "pi_core.app.cli"])
-        llm_server.push(Reply(text="ok"))
-        done = subprocess.run([*command, "--model", "azure-openai-responses/gpt-4.1", "--no-session", "-p", "Hi"],
-                              cwd=cwd, env=env, capture_output=True, text=True, timeout=90)
-        assert done.returncode == 0, done.stderr
-        assert done.stdout.strip() == "ok"
-        requests[who] = llm_server.requests[-1]
-    pi, ours = requests["pi"], requests["ours"]
+    pi, ours = requests_of_both(tmp_path, llm_server, "azure-openai-responses/gpt-4.1",
+                                env={"AZURE_OPENAI_API_KEY": "az-key",
+                                     "AZURE_OPENAI_BASE_URL": f"{llm_server.url}/openai/v1"})
     assert (ours.path, ours.query) == (pi.path, pi.query)
     assert ours.headers["api-key"] == pi.headers["api-key"] == "az-key"
     skip = ("input", "tools", "prompt_cache_key")

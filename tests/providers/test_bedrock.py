@@ -135,33 +135,18 @@ def test_the_bedrock_request_matches_the_real_pis(tmp_path, llm_server):
     SDK's bookkeeping headers (amz-sdk-invocation-id, amz-sdk-request, x-amz-user-agent,
     x-amz-content-sha256) are its own; botocore signs without them, and both are SigV4."""
     import json
-    import os
     import re
-    import subprocess
-    from pathlib import Path
 
-    from support.programs import node_for, require_real
+    from support.side_by_side import requests_of_both
 
-    package = require_real("pi")
-    requests = {}
-    for who in ("pi", "ours"):
-        agent = tmp_path / who / "agent"
-        agent.mkdir(parents=True)
+    def prepare(agent):
         (agent / "models.json").write_text(json.dumps({"providers": {"amazon-bedrock": {"baseUrl": llm_server.url}}}))
-        env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path / who), "PI_CODING_AGENT_DIR": str(agent),
-               "PI_OFFLINE": "1", "AWS_ACCESS_KEY_ID": "AKIDBOTH", "AWS_SECRET_ACCESS_KEY": "s",
-               "AWS_REGION": "us-west-2", "AWS_BEDROCK_FORCE_HTTP1": "1", "AWS_EC2_METADATA_DISABLED": "true",
-               "AWS_CONFIG_FILE": "/nonexistent", "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent"}
-        command = ([node_for("pi"), str(Path(package) / "dist" / "cli.js")] if who == "pi"
-                   else [sys.executable, "-m", "pi_core.app.cli"])
-        llm_server.push(Reply(text="From Bedrock."))
-        done = subprocess.run([*command, "--model", "amazon-bedrock/us.anthropic.claude-sonnet-4-5-20250929-v1:0",
-                               "--thinking", "high", "--no-session", "-p", "Hi"], env=env, cwd=tmp_path / who,
-                              capture_output=True, text=True, timeout=90)
-        assert done.returncode == 0, done.stderr
-        assert done.stdout.strip() == "From Bedrock."
-        requests[who] = llm_server.requests[-1]
-    pi, ours = requests["pi"], requests["ours"]
+    pi, ours = requests_of_both(
+        tmp_path, llm_server, "amazon-bedrock/us.anthropic.claude-sonnet-4-5-20250929-v1:0", args=("--thinking", "high"),
+        prepare=prepare, answer="From Bedrock.",
+        env={"AWS_ACCESS_KEY_ID": "AKIDBOTH", "AWS_SECRET_ACCESS_KEY": "s", "AWS_REGION": "us-west-2",
+             "AWS_BEDROCK_FORCE_HTTP1": "1", "AWS_EC2_METADATA_DISABLED": "true",
+             "AWS_CONFIG_FILE": "/nonexistent", "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent"})
     assert ours.path == pi.path == "/model/us.anthropic.claude-sonnet-4-5-20250929-v1%3A0/converse-stream"
     scope = re.compile(r"^AWS4-HMAC-SHA256 Credential=AKIDBOTH/\d{8}/us-west-2/bedrock/aws4_request, SignedHeaders=")
     assert scope.match(pi.headers["authorization"]) and scope.match(ours.headers["authorization"])

@@ -4,10 +4,6 @@ in-process and against the real pi's requests to the same local server (pi runs 
 ``support/node/provider_origins.mjs``, which applies PI_PROVIDER_ORIGINS to its fetch)."""
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 from support.llm_server import Reply
@@ -20,7 +16,6 @@ from pi_plugins.providers.catalogue import builtin_models
 from pi_plugins.providers.openai_completions import OpenAICompletionsProvider
 from pi_plugins.providers.openai_responses import OpenAIResponsesProvider
 
-NODE = Path(__file__).parents[1] / "support" / "node"
 MODELS = {"anthropic-messages": "claude-3-5-haiku", "openai-responses": "gpt-4",
           "openai-completions": "workers-ai/@cf/moonshotai/kimi-k2.5"}
 PROVIDERS = {"anthropic-messages": AnthropicProvider(), "openai-responses": OpenAIResponsesProvider(),
@@ -70,23 +65,9 @@ COMPARED = ("cf-aig-authorization", "authorization", "x-api-key", "anthropic-dan
 @pytest.mark.requires("pi")
 @pytest.mark.parametrize("api", list(MODELS))
 def test_the_gateway_request_matches_the_real_pis(tmp_path, llm_server, api):
-    from support.programs import node_for, require_real
+    from support.side_by_side import requests_of_both
 
-    package = require_real("pi")
-    requests = {}
-    for who in ("pi", "ours"):
-        cwd = tmp_path / who
-        cwd.mkdir()
-        env = {"PATH": os.environ["PATH"], "HOME": str(cwd / "home"), "PI_OFFLINE": "1",
-               "PI_CODING_AGENT_DIR": str(cwd / "agent"), **ENV,
-               "PI_PROVIDER_ORIGINS": json.dumps({"https://gateway.ai.cloudflare.com": llm_server.url})}
-        command = ([node_for("pi"), "--import", str(NODE / "provider_origins.mjs"), str(Path(package) / "dist" / "cli.js")]
-                   if who == "pi" else [sys.executable, "-m", "pi_core.app.cli"])
-        llm_server.push(Reply(text="ok"))
-        done = subprocess.run([*command, "--model", f"cloudflare-ai-gateway/{MODELS[api]}", "--no-session",
-                               "-p", "Hi"], cwd=cwd, env=env, capture_output=True, text=True, timeout=90)
-        assert done.returncode == 0, done.stderr
-        requests[who] = llm_server.requests[-1]
-    pi, ours = requests["pi"], requests["ours"]
+    pi, ours = requests_of_both(tmp_path, llm_server, f"cloudflare-ai-gateway/{MODELS[api]}", env=ENV,
+                                origins={"https://gateway.ai.cloudflare.com": llm_server.url})
     assert ours.path == pi.path
     assert {h: ours.headers.get(h) for h in COMPARED} == {h: pi.headers.get(h) for h in COMPARED}

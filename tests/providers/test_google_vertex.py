@@ -133,26 +133,11 @@ def test_without_google_auth_the_error_names_the_extra(monkeypatch):
 @pytest.mark.process
 @pytest.mark.requires("pi")
 def test_the_vertex_api_key_request_matches_the_real_pis(tmp_path, llm_server):
-    from support.programs import node_for, require_real
+    from support.side_by_side import requests_of_both
 
-    package = require_real("pi")
-    shim = Path(__file__).parents[1] / "support" / "node" / "provider_origins.mjs"
-    requests = {}
-    for who in ("pi", "ours"):
-        cwd = tmp_path / who
-        cwd.mkdir()
-        env = {"PATH": os.environ["PATH"], "HOME": str(cwd / "home"), "PI_OFFLINE": "1",
-               "PI_CODING_AGENT_DIR": str(cwd / "agent"), "GOOGLE_CLOUD_API_KEY": "vertex-key",
-               "PI_PROVIDER_ORIGINS": json.dumps({"https://aiplatform.googleapis.com": llm_server.url})}
-        command = ([node_for("pi"), "--import", str(shim), str(package / "dist" / "cli.js")] if who == "pi"
-                   else [sys.executable, "-m", "pi_core.app.cli"])
-        llm_server.push(Reply(text="ok"))
-        done = subprocess.run([*command, "--model", "google-vertex/gemini-2.5-flash", "--no-session", "-p", "Hi"],
-                              cwd=cwd, env=env, capture_output=True, text=True, timeout=90)
-        assert done.returncode == 0, done.stderr
-        assert done.stdout.strip() == "ok"
-        requests[who] = llm_server.requests[-1]
-    pi, ours = requests["pi"], requests["ours"]
+    pi, ours = requests_of_both(tmp_path, llm_server, "google-vertex/gemini-2.5-flash",
+                                env={"GOOGLE_CLOUD_API_KEY": "vertex-key"},
+                                origins={"https://aiplatform.googleapis.com": llm_server.url})
     assert (ours.path, ours.query) == (pi.path, pi.query)
     assert ours.headers["x-goog-api-key"] == pi.headers["x-goog-api-key"] == "vertex-key"
     skip = ("contents", "systemInstruction", "tools")

@@ -39,31 +39,11 @@ def test_thinking_and_text_parts_become_thinking_and_text(llm_server):
 @pytest.mark.process
 @pytest.mark.requires("pi")
 def test_the_mistral_request_matches_the_real_pis(tmp_path, llm_server):
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
+    from support.side_by_side import requests_of_both
 
-    from support.programs import node_for, require_real
-
-    package = require_real("pi")
-    shim = Path(__file__).parents[1] / "support" / "node" / "provider_origins.mjs"
-    requests = {}
-    for who in ("pi", "ours"):
-        cwd = tmp_path / who
-        cwd.mkdir()
-        env = {"PATH": os.environ["PATH"], "HOME": str(cwd / "home"), "PI_OFFLINE": "1",
-               "PI_CODING_AGENT_DIR": str(cwd / "agent"), "MISTRAL_API_KEY": "mistral-key",
-               "PI_PROVIDER_ORIGINS": json.dumps({"https://api.mistral.ai": llm_server.url})}
-        command = ([node_for("pi"), "--import", str(shim), str(package / "dist" / "cli.js")] if who == "pi"
-                   else [sys.executable, "-m", "pi_core.app.cli"])
-        llm_server.push(Reply(text="ok"))
-        done = subprocess.run([*command, "--model", "mistral/mistral-large-latest", "--no-session", "-p", "Hi"],
-                              cwd=cwd, env=env, capture_output=True, text=True, timeout=90)
-        assert done.returncode == 0, done.stderr
-        assert done.stdout.strip() == "ok"
-        requests[who] = llm_server.requests[-1]
-    pi, ours = requests["pi"], requests["ours"]
+    pi, ours = requests_of_both(tmp_path, llm_server, "mistral/mistral-large-latest",
+                                env={"MISTRAL_API_KEY": "mistral-key"},
+                                origins={"https://api.mistral.ai": llm_server.url})
     assert ours.path == pi.path == "/v1/chat/completions"
     assert ours.headers["authorization"] == pi.headers["authorization"] == "Bearer mistral-key"
     skip = ("messages", "tools")

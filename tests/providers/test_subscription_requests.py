@@ -14,6 +14,7 @@ import pytest
 from support.llm_server import Reply
 from support.programs import node_for, require_real
 from support.provider_streams import collect, run
+from support.side_by_side import requests_of_both
 
 from pi_core.protocol.messages import TextContent, UserMessage
 from pi_core.protocol.provider import LlmContext, StreamOptions, ToolSpec
@@ -65,24 +66,8 @@ COMPARED_HEADERS = ("authorization", "anthropic-beta", "user-agent", "x-app", "a
 @pytest.mark.process
 @pytest.mark.requires("pi")
 def test_the_claude_subscription_request_matches_the_real_pis(tmp_path, llm_server):
-    package = require_real("pi")
-    model = "anthropic/claude-sonnet-4-5"
-    requests = {}
-    for who in ("pi", "ours"):
-        agent, cwd = tmp_path / who / "agent", tmp_path / who / "project"
-        cwd.mkdir(parents=True)
-        _signed_in(agent)
-        env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path / who / "home"), "PI_OFFLINE": "1",
-               "PI_CODING_AGENT_DIR": str(agent),
-               "PI_PROVIDER_ORIGINS": json.dumps({"https://api.anthropic.com": llm_server.url})}
-        command = ([node_for("pi"), "--import", str(NODE / "provider_origins.mjs"), str(package / "dist" / "cli.js")]
-                   if who == "pi" else [sys.executable, "-m", "pi_core.app.cli"])
-        llm_server.push(Reply(text="ok"))
-        done = subprocess.run([*command, "--model", model, "--no-session", "-p", "Hi"], cwd=cwd, env=env,
-                              capture_output=True, text=True, timeout=90)
-        assert done.returncode == 0, done.stderr
-        requests[who] = llm_server.requests[-1]
-    pi, ours = requests["pi"], requests["ours"]
+    pi, ours = requests_of_both(tmp_path, llm_server, "anthropic/claude-sonnet-4-5", prepare=_signed_in,
+                                origins={"https://api.anthropic.com": llm_server.url})
     assert ours.path == pi.path
     assert {h: ours.headers.get(h) for h in COMPARED_HEADERS} == {h: pi.headers.get(h) for h in COMPARED_HEADERS}
     assert ours.body["system"][0] == pi.body["system"][0]
