@@ -285,7 +285,15 @@ async def _within(timeout_ms: int | None, sending: Any) -> Any:
         raise httpx.ReadTimeout(f"no response within {timeout_ms} ms (retry.provider.timeoutMs)") from None
 
 
-class _AbortWatch:
+def take_back_abort() -> None:
+    """The signal aborted the stream by cancelling this task (:class:`AbortWatch`): take
+    the cancel back, so the provider can end the answer as aborted."""
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        task.uncancel()
+
+
+class AbortWatch:
     """Turns the abort signal into closing the connection at once: while the stream
     awaits the network the task is cancelled; while it is suspended at a ``yield`` the
     response is closed, so the next read ends it."""
@@ -346,7 +354,7 @@ class SseProvider:
     default_max_retries = 2
 
     async def _send(self, client: Any, request: HttpRequest, body: dict, options: StreamOptions,
-                    watch: "_AbortWatch") -> tuple[Any, int]:
+                    watch: "AbortWatch") -> tuple[Any, int]:
         """POST the request; a 408, 409, 429 or 5xx answer, or a connection that failed,
         is sent again after a short backoff (the server's retry-after when it gives one
         under a minute), as the provider SDKs do, up to the provider's retry count. A
@@ -412,7 +420,7 @@ class SseProvider:
         if signal.aborted:
             yield builder.error(ABORTED, aborted=True)
             return
-        watch: _AbortWatch | None = None
+        watch: AbortWatch | None = None
         pool = shard = slot = None
         final = None  # the done or error event, sent once the connection is released
         request, sent = None, 0
@@ -425,7 +433,7 @@ class SseProvider:
             self.finalize(request, body)  # after the headers: a signature covers them
             if signal.aborted:
                 raise asyncio.CancelledError
-            watch = _AbortWatch(signal)
+            watch = AbortWatch(signal)
             watch.reading = True  # an abort while waiting for a server's slot ends the wait
             slot = await slots.acquire(model)
             watch.reading = False
@@ -489,9 +497,7 @@ class SseProvider:
         except asyncio.CancelledError:
             if not signal.aborted:
                 raise
-            task = asyncio.current_task()
-            if task is not None and task.cancelling():
-                task.uncancel()
+            take_back_abort()
             final = builder.error(ABORTED, aborted=True)
         except StreamError as exc:
             if signal.aborted:

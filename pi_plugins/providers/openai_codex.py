@@ -27,8 +27,9 @@ from pi_core.protocol.model import Model
 from pi_core.protocol.provider import LlmContext, StreamOptions
 from pi_plugins.providers import codex_websocket as ws
 from pi_plugins.providers.failures import classify, redact
-from pi_plugins.providers.http import (ABORTED, HttpRequest, SseProvider, StreamError, StreamReader, _AbortWatch,
-                                       describe_exception, environment_url, json_data, merged_headers)
+from pi_plugins.providers.http import (ABORTED, AbortWatch, HttpRequest, SseProvider, StreamError, StreamReader,
+                                       describe_exception, environment_url, json_data, merged_headers,
+                                       take_back_abort)
 from pi_plugins.providers.kit import MessageBuilder
 from pi_plugins.providers.sse import SseEvent
 from pi_plugins.providers.openai_responses import ResponsesReader, convert_input
@@ -180,7 +181,7 @@ class OpenAICodexProvider(SseProvider):
         builder = MessageBuilder(api=model.api, provider=model.provider, model=model.id)
         signal, session, key = options.signal, options.session_id, options.api_key
         where = f"{model.provider}/{model.id}"
-        watch = _AbortWatch(signal)
+        watch = AbortWatch(signal)
         lease, keep, started, final = None, False, False, None
         cached = transport in ("auto", "websocket-cached")
         try:
@@ -216,9 +217,7 @@ class OpenAICodexProvider(SseProvider):
         except asyncio.CancelledError:
             if not signal.aborted:
                 raise
-            task = asyncio.current_task()
-            if task is not None and task.cancelling():
-                task.uncancel()
+            take_back_abort()
             final = builder.error(ABORTED, aborted=True)
         except StreamError as exc:  # the backend's own error, or a frame that is not JSON
             final = (builder.error(ABORTED, aborted=True) if signal.aborted
