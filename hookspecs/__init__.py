@@ -23,8 +23,8 @@ and may leave out any argument it does not need, as pluggy allows.
 Plugin authors import the marker from the core: ``from pi_core import hookimpl``.
 """
 
-from hookspecs.markers import PROJECT, chain, collect, decide, hookimpl, hookspec, notify
 from hookspecs import cli, loop, providers, session, tools
+from hookspecs.markers import PROJECT, chain, collect, decide, hookimpl, hookspec, notify
 
 #: The spec modules, in the order the plugin manager adds them.
 SPEC_MODULES = (loop, tools, session, providers, cli)

@@ -8,8 +8,8 @@ from hookspecs.markers import collect, hookspec
 
 if TYPE_CHECKING:
     from pi_core.protocol.commands import Command, Flag, MessageRenderer, Shortcut
-    from pi_core.protocol.shell import CliCommand, Mode
     from pi_core.protocol.ctx import Ctx
+    from pi_core.protocol.shell import CliCommand, Mode
 
 
 @hookspec

@@ -4,13 +4,23 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from hookspecs.markers import chain, notify, hookspec
+from hookspecs.markers import chain, hookspec, notify
 
 if TYPE_CHECKING:
-    from pi_core.protocol.events import AgentEnd, AgentStart, BeforeAgentStartEvent, InputEvent, MessageStart, MessageUpdate, QueueUpdate, TurnEnd, TurnStart
+    from pi_core.protocol.ctx import Ctx
+    from pi_core.protocol.events import (
+        AgentEnd,
+        AgentStart,
+        BeforeAgentStartEvent,
+        InputEvent,
+        MessageStart,
+        MessageUpdate,
+        QueueUpdate,
+        TurnEnd,
+        TurnStart,
+    )
     from pi_core.protocol.messages import AgentMessage
     from pi_core.protocol.provider import RequestContext
-    from pi_core.protocol.ctx import Ctx
 
 
 @hookspec

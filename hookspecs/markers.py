@@ -17,7 +17,8 @@ guards an action (the action should not happen when a guard fails).
 
 from __future__ import annotations
 
-from typing import Any, Callable, Literal, TypeVar
+from collections.abc import Callable
+from typing import Any, Literal, TypeVar
 
 import pluggy
 

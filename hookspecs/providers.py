@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from hookspecs.markers import chain, collect, notify, hookspec
+from hookspecs.markers import chain, collect, hookspec, notify
 
 if TYPE_CHECKING:
-    from pi_core.protocol.events import ProviderResponseEvent
-    from pi_core.protocol.provider import Provider
-    from pi_core.protocol.model import Model
     from pi_core.protocol.ctx import Ctx
+    from pi_core.protocol.events import ProviderResponseEvent
+    from pi_core.protocol.model import Model
+    from pi_core.protocol.provider import Provider
     from pi_core.protocol.shell import Settings
 
 

@@ -4,11 +4,30 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from hookspecs.markers import collect, decide, notify, hookspec
+from hookspecs.markers import collect, decide, hookspec, notify
 
 if TYPE_CHECKING:
-    from pi_core.protocol.events import AutoRetryEnd, AutoRetryStart, BeforeCompactEvent, BeforeTreeEvent, CancelDecision, CompactionDecision, CompactionEnd, CompactionStart, ForkEvent, ModelSelect, ResourcesDiscoverEvent, SessionCompactEvent, SessionShutdown, SessionStart, SessionTreeEvent, SwitchEvent, ThinkingLevelSelect, TreeDecision
     from pi_core.protocol.ctx import Ctx
+    from pi_core.protocol.events import (
+        AutoRetryEnd,
+        AutoRetryStart,
+        BeforeCompactEvent,
+        BeforeTreeEvent,
+        CancelDecision,
+        CompactionDecision,
+        CompactionEnd,
+        CompactionStart,
+        ForkEvent,
+        ModelSelect,
+        ResourcesDiscoverEvent,
+        SessionCompactEvent,
+        SessionShutdown,
+        SessionStart,
+        SessionTreeEvent,
+        SwitchEvent,
+        ThinkingLevelSelect,
+        TreeDecision,
+    )
     from pi_core.protocol.shell import Checkpointer
 
 

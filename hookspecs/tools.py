@@ -4,14 +4,22 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from hookspecs.markers import chain, collect, decide, notify, hookspec
+from hookspecs.markers import chain, collect, decide, hookspec, notify
 
 if TYPE_CHECKING:
-    from pi_core.protocol.events import ToolCallDecision, ToolCallEvent, ToolExecutionEnd, ToolExecutionStart, ToolExecutionUpdate, UserBashDecision, UserBashEvent
-    from pi_core.protocol.messages import BashExecutionMessage
-    from pi_core.protocol.tools import Tool, ToolResult
     from pi_core.protocol.ctx import Ctx
     from pi_core.protocol.environment import ExecutionEnvironment
+    from pi_core.protocol.events import (
+        ToolCallDecision,
+        ToolCallEvent,
+        ToolExecutionEnd,
+        ToolExecutionStart,
+        ToolExecutionUpdate,
+        UserBashDecision,
+        UserBashEvent,
+    )
+    from pi_core.protocol.messages import BashExecutionMessage
+    from pi_core.protocol.tools import Tool, ToolResult
 
 
 @hookspec

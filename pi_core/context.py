@@ -19,8 +19,8 @@ from pi_core.bus import EventBus
 if TYPE_CHECKING:
     from pi_core.harness import Harness
     from pi_core.loop import Agent
-    from pi_core.protocol.options import ResourceOptions
     from pi_core.plugins import Plugins
+    from pi_core.protocol.options import ResourceOptions
     from pi_core.protocol.shell import Settings
 
 log = logging.getLogger("pi.ui")
@@ -65,16 +65,16 @@ class PluginContext:
         self,
         *,
         cwd: str,
-        plugins: "Plugins",
-        agent: "Agent | None" = None,
+        plugins: Plugins,
+        agent: Agent | None = None,
         ui: Any = None,
         events: EventBus | None = None,
-        settings: "Settings | None" = None,
-        options: "ResourceOptions | None" = None,
+        settings: Settings | None = None,
+        options: ResourceOptions | None = None,
         agent_dir: Path | None = None,
     ) -> None:
-        from pi_core.protocol.options import ResourceOptions
         from pi_core.paths import agent_dir as default_agent_dir
+        from pi_core.protocol.options import ResourceOptions
         from pi_core.protocol.shell import NoSettings
 
         self.cwd = cwd
@@ -131,7 +131,7 @@ class HarnessContext(PluginContext):
     """``ctx`` once a harness runs: the core's context plus the session and the
     harness's operations (entries, names, labels, tools at run time). Sending messages with every ``deliver_as`` is the app's."""
 
-    harness: "Harness"
+    harness: Harness
 
     @property
     def session(self):

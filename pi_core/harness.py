@@ -12,7 +12,8 @@ and compaction, summaries and tree navigation, model cycling, stats, the user's
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from pi_core.context import HarnessContext
 from pi_core.loop import Agent, AgentBusyError, user_message

@@ -25,11 +25,13 @@ import copy
 import inspect
 import json
 import time
-from typing import Any, Callable, Iterable, Literal
+from collections.abc import Callable, Iterable
+from typing import Any, Literal
 
 from attrs import asdict, define, has
 
 from pi_core.context import PluginContext
+from pi_core.plugins import Plugins
 from pi_core.protocol.events import (
     AgentEnd,
     AgentStart,
@@ -54,7 +56,6 @@ from pi_core.protocol.messages import (
     UserMessage,
 )
 from pi_core.protocol.model import Model
-from pi_core.plugins import Plugins
 from pi_core.protocol.provider import LlmContext, RequestContext, StreamOptions, ToolSpec
 from pi_core.protocol.schema import ArgumentsError
 from pi_core.protocol.signal import AbortSignal

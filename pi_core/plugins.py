@@ -23,7 +23,8 @@ import logging
 import traceback
 import types
 from collections import deque
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pluggy
 from attrs import define, field
@@ -105,7 +106,7 @@ class _Manager(pluggy.PluginManager):
     wrong argument name or an unsupported ``wrapper`` drops that one hook (reported
     with the plugin's name), not the whole plugin."""
 
-    def __init__(self, project: str, owner: "Plugins") -> None:
+    def __init__(self, project: str, owner: Plugins) -> None:
         super().__init__(project)
         self._owner = owner
         self._registering: str | None = None

@@ -17,8 +17,8 @@ page's Content-Security-Policy forbids loading anything else.
 
 from __future__ import annotations
 
-import json
 import contextvars
+import json
 import os
 import re
 from html import escape as _html_escape
@@ -98,7 +98,7 @@ def default_output_name(source: str | os.PathLike | Session) -> str:
 
 
 #: The tools whose own ``summarize`` heads each call on the page (set per export).
-_TOOLS: "contextvars.ContextVar[dict | None]" = contextvars.ContextVar("export_tools", default=None)
+_TOOLS: contextvars.ContextVar[dict | None] = contextvars.ContextVar("export_tools", default=None)
 
 
 def _tools() -> dict:

@@ -30,7 +30,7 @@ def redact_value(value: Any, keys: dict[str, str]) -> Any:
         return value if all(changed[k] is value[k] for k in value) else changed
     if isinstance(value, (list, tuple)):
         changed = [redact_value(v, keys) for v in value]
-        return value if all(a is b for a, b in zip(changed, value)) else type(value)(changed)
+        return value if all(a is b for a, b in zip(changed, value, strict=True)) else type(value)(changed)
     import copy
 
     import attrs

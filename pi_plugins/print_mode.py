@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 
 from pi_core import hookimpl
-from pi_core.protocol.shell import Mode
 from pi_core.protocol.codec import to_json
+from pi_core.protocol.shell import Mode
 
 
 def event_line(event, full: bool = False) -> str:

@@ -34,16 +34,16 @@ from attrs import define, field
 
 from pi_core import hookimpl
 from pi_plugins.resources import (
-    Gatherer,
     SKILL_COMMAND_PREFIX,
+    Gatherer,
     Problem,
     agent_dir_of,
     cwd_of,
-    project_trusted,
     discovered_paths,
     is_dir,
     is_file,
     per_run,
+    project_trusted,
     report,
     resolve_path,
     settings_entries,

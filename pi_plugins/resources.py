@@ -14,8 +14,9 @@ from __future__ import annotations
 import os
 import re
 import weakref
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Iterable
+from typing import Any
 
 from attrs import define
 
@@ -46,8 +47,8 @@ def report(ctx: Any, what: str, problems: Iterable[Problem]) -> None:
 
 # ---------------------------------------------------------------- per-run cache
 
-_caches: list["PerRun"] = []
-_reloaded: "weakref.WeakKeyDictionary[Any, bool]" = weakref.WeakKeyDictionary()
+_caches: list[PerRun] = []
+_reloaded: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()
 
 
 class PerRun:

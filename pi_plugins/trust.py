@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pi_core.app.project_trust import TrustStore, TrustStoreError, canonical, project_allowed, \
-    trust_options
+from pi_core.app.project_trust import TrustStore, TrustStoreError, canonical, project_allowed, trust_options
 
 
 def _saved(found: tuple[str, bool] | None, here: str) -> str:

@@ -17,16 +17,17 @@ import asyncio
 import inspect
 import logging
 import time
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import attrs
 
+from pi_core.app.agent_session_context import AgentSessionContext
 from pi_core.app.auth import MissingAuthError, no_model_problem
 from pi_core.app.budget import Budget, BudgetExceeded, Spent, has_prices, spent_of
 from pi_core.app.recovery import RetryPolicy, last_failure, with_recovery
 from pi_core.app.session_events import AgentSettled, SessionInfoChanged
 from pi_core.app.session_stats import context_usage, session_stats
-from pi_core.app.agent_session_context import AgentSessionContext
 from pi_core.harness import Harness
 from pi_core.loop import AgentBusyError, user_message
 from pi_core.plugins import flag
@@ -50,6 +51,7 @@ from pi_core.protocol.events import (
     UserBashEvent,
 )
 from pi_core.protocol.messages import (
+    AgentMessage,
     AssistantMessage,
     BashExecutionMessage,
     ImageContent,
@@ -405,7 +407,7 @@ class AgentSession(Harness):
             loop = asyncio.get_running_loop()
         except RuntimeError:
             run.close()
-            raise RuntimeError("a run can start only inside the event loop (from a hook or a command)")
+            raise RuntimeError("a run can start only inside the event loop (from a hook or a command)") from None
         task = loop.create_task(self._guarded(run))
         self._background.add(task)
         task.add_done_callback(self._background.discard)

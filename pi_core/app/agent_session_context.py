@@ -25,7 +25,7 @@ class AgentSessionContext(HarnessContext):
     """``ctx`` in the app: the harness's context plus model and thinking level, session
     control (waiting included), sending messages, compaction, summaries and processes."""
 
-    harness: "AgentSession"
+    harness: AgentSession
     #: The mode that runs (pi 1.6's ``ctx.mode``): pi's "tui", "rpc", "json" or "print",
     #: or one of ours ("acp", "serve", ...); set as the mode starts.
     mode: str = "print"

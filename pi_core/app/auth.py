@@ -17,8 +17,9 @@ import json
 import os
 import re
 import time
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from pi_core.protocol.model import is_unknown
 
@@ -121,7 +122,7 @@ class _SyncLock:
         self.lock = _lock_path(path)
 
     def __enter__(self):
-        for attempt in range(10):
+        for _attempt in range(10):
             if _try_lock(self.lock, WRITE_LOCK_STALE_S):
                 return self
             time.sleep(0.02)

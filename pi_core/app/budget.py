@@ -19,12 +19,17 @@ from __future__ import annotations
 
 import inspect
 import math
-from typing import Any, Callable, Iterable, Literal
+from collections.abc import Callable, Iterable
+from typing import Any, Literal
 
 from attrs import define, field
 
 from pi_core.protocol.entries import (
-    BranchSummaryEntry, CompactionEntry, CustomEntry, MessageEntry, UsageEntry,
+    BranchSummaryEntry,
+    CompactionEntry,
+    CustomEntry,
+    MessageEntry,
+    UsageEntry,
 )
 from pi_core.protocol.messages import AssistantMessage, ToolResultMessage
 
@@ -47,14 +52,14 @@ class Spent:
     tokens: int = 0
     turns: int = 0
 
-    def add(self, other: "Spent") -> "Spent":
+    def add(self, other: Spent) -> Spent:
         return Spent(self.cost + other.cost, self.tokens + other.tokens, self.turns + other.turns)
 
     def as_json(self) -> dict:
         return {"cost": self.cost, "tokens": self.tokens, "turns": self.turns}
 
     @classmethod
-    def from_json(cls, value: Any) -> "Spent":
+    def from_json(cls, value: Any) -> Spent:
         """A tool result's ``details["spent"]``; anything malformed counts as nothing."""
         try:
             return cls(float(value.get("cost", 0)), int(value.get("tokens", 0)), int(value.get("turns", 0)))
@@ -102,11 +107,11 @@ class Budget:
     max_tokens: int | None = None
     max_turns: int | None = None
     #: A subagent's: the parent's budget and the parent's total spend (the child's included).
-    parent: "Budget | None" = None
+    parent: Budget | None = None
     parent_spent: Callable[[], Any] | None = None
 
     @classmethod
-    def from_settings(cls, settings: Any, flags: dict | None = None) -> "Budget":
+    def from_settings(cls, settings: Any, flags: dict | None = None) -> Budget:
         """The settings' ``budget`` limits, each replaced by its flag when given
         (``flags``: limit name → the flag's text)."""
         flags = flags or {}

@@ -137,9 +137,9 @@ def _flag(*names: str, **kwargs):
 def run_command(messages, print_, **flags) -> None:
     """pi: a minimal, self-extensible coding agent. Chats in the terminal, or answers
     once with -p; --mode json and --mode rpc serve programs."""
-    from pi_core.app.wiring import RunArgs
-
     import asyncio
+
+    from pi_core.app.wiring import RunArgs
 
     args = RunArgs(messages=list(messages), print=print_, **flags)
     from pi_core.app.wiring import FlagError, check_flags
@@ -252,11 +252,11 @@ class _StopOnSignal:
 
 
 async def _list_models(args) -> int:
-    from pi_core.app.wiring import find_local_models, probed_endpoints
     from pi_core.app.discovery import load_plugins
-    from pi_core.paths import agent_dir
     from pi_core.app.registry import ModelRegistry, collation_key, model_table
     from pi_core.app.settings import Settings
+    from pi_core.app.wiring import find_local_models, probed_endpoints
+    from pi_core.paths import agent_dir
 
     cwd, home = os.getcwd(), agent_dir()
     settings = Settings.load(cwd, home)
@@ -316,10 +316,9 @@ def plugins_command(extensions: tuple[str, ...], no_extensions: bool, as_json: b
     """List the plugins in load order: where each came from, its distribution and
     version, the hooks it implements; plugins disabled by settings are shown as such."""
     from pi_core.app.discovery import PluginPolicy, load_plugins
-    from pi_core.paths import agent_dir
-    from pi_core.app.settings import Settings
-
     from pi_core.app.project_trust import notice, quiet_decision
+    from pi_core.app.settings import Settings
+    from pi_core.paths import agent_dir
 
     cwd, home = os.getcwd(), agent_dir()
     trust = quiet_decision(cwd, home, Settings.load(cwd, home, project_trusted=False).global_data)

@@ -13,11 +13,13 @@ nothing from the built-in one.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import attrs
 from attrs import define, field
 
+from pi_core.app.tokens import context_tokens, estimate_tokens
 from pi_core.protocol.entries import (
     BranchSummaryEntry,
     CompactionEntry,
@@ -26,7 +28,6 @@ from pi_core.protocol.entries import (
     message_of,
 )
 from pi_core.protocol.messages import AssistantMessage, ToolCall
-from pi_core.app.tokens import context_tokens, estimate_tokens
 
 if TYPE_CHECKING:
     from pi_core.protocol.events import CompactionPreparation, CompactionResult

@@ -6,7 +6,7 @@ over from pi; ``tests/providers/test_default_models.py`` checks it against pi's 
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 DEFAULT_MODEL_PER_PROVIDER = {
     "amazon-bedrock": "us.anthropic.claude-opus-4-6-v1",

@@ -27,8 +27,9 @@ from __future__ import annotations
 import importlib.machinery
 import importlib.util
 import sys
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from attrs import define
 
@@ -64,7 +65,7 @@ class PluginPolicy:
         self.disabled = {_normalise(n) for n in disabled}
 
     @classmethod
-    def from_settings(cls, settings: Any, problems: list[str] | None = None) -> "PluginPolicy":
+    def from_settings(cls, settings: Any, problems: list[str] | None = None) -> PluginPolicy:
         """The policy in ``settings``; a malformed list is ignored and described in ``problems``."""
         lists = {}
         for key in ("enabled", "disabled"):

@@ -13,7 +13,14 @@ from pathlib import Path
 
 import attrs
 
-from pi_core.protocol.entries import Entry, LabelEntry, MessageEntry, UnknownEntry, new_entry_id, new_session_id
+from pi_core.protocol.entries import (
+    Entry,
+    LabelEntry,
+    MessageEntry,
+    UnknownEntry,
+    new_entry_id,
+    new_session_id,
+)
 from pi_core.protocol.messages import AssistantMessage
 from pi_core.session import Session, SessionError
 

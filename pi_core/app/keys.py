@@ -28,7 +28,8 @@ from __future__ import annotations
 import fnmatch
 import os
 import weakref
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 #: Variable names left out of every command's environment unless ``include`` names them.
 HIDDEN_BY_DEFAULT = ("*KEY*", "*SECRET*", "*TOKEN*", "*PASSWORD*")
@@ -36,7 +37,7 @@ HIDDEN_BY_DEFAULT = ("*KEY*", "*SECRET*", "*TOKEN*", "*PASSWORD*")
 MIN_REDACTED = 8
 SETTING = "toolEnvironment"
 
-_registries: "weakref.WeakSet[Any]" = weakref.WeakSet()
+_registries: weakref.WeakSet[Any] = weakref.WeakSet()
 
 
 def watch(registry: Any) -> None:

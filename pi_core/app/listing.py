@@ -11,16 +11,16 @@ header's timestamp, else the file's mtime.
 from __future__ import annotations
 
 import os
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from attrs import define
 
-from pi_core.protocol.codec import DecodeError, loads_json
 from pi_core.app.listing_index import SessionIndex
-from pi_core.session.locations import SESSION_SUFFIX, session_dir_for, sessions_root
 from pi_core.app.listing_scan import FileFacts, scan_file
+from pi_core.protocol.codec import DecodeError, loads_json
+from pi_core.session.locations import SESSION_SUFFIX, session_dir_for, sessions_root
 
 NO_MESSAGES = "(no messages)"
 
@@ -141,10 +141,10 @@ def read_session_info(path: str | os.PathLike) -> SessionInfo | None:
 
 
 def _info(path: Path, facts: FileFacts) -> SessionInfo:
-    mtime = datetime.fromtimestamp(facts.mtime_ns / 1e9, timezone.utc)
+    mtime = datetime.fromtimestamp(facts.mtime_ns / 1e9, UTC)
     created = _iso(facts.created)
     if facts.last_activity:
-        modified = datetime.fromtimestamp(facts.last_activity / 1000, timezone.utc)
+        modified = datetime.fromtimestamp(facts.last_activity / 1000, UTC)
     else:
         modified = created or mtime
     return SessionInfo(

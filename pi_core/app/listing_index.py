@@ -14,8 +14,8 @@ import os
 import stat
 from pathlib import Path
 
-from pi_core.protocol.codec import DecodeError, loads_json
 from pi_core.app.listing_scan import FileFacts, scan_file
+from pi_core.protocol.codec import DecodeError, loads_json
 
 INDEX_NAME = ".pi-session-index.json"
 INDEX_VERSION = 1

@@ -14,7 +14,8 @@ anything else is scanned again from the start.
 from __future__ import annotations
 
 import os
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from attrs import asdict, define
 
@@ -51,7 +52,7 @@ class FileFacts:
         return asdict(self)
 
     @classmethod
-    def from_json(cls, value: dict) -> "FileFacts":
+    def from_json(cls, value: dict) -> FileFacts:
         return cls(**value)
 
 

@@ -4,14 +4,16 @@ overrides of base URLs, headers, ``compat`` and single model fields."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 import attrs
 from attrs import define, field
 
 from pi_core.app.auth import _strip_json_comments, resolve_config_value
 from pi_core.protocol.model import Model, ModelCost
+
 
 @define
 class ProviderConfig:
@@ -116,7 +118,7 @@ def models_from_config(
                 changed = _apply_override(changed, override, env)
             models[i] = changed
         defaults = by_provider.get(name, [None])[0]
-        for n, raw in enumerate(defs):
+        for raw in defs:
             api = raw.get("api") or provider.get("api") or (defaults.api if defaults else None)
             _check(bool(api), f'provider {name}, model {raw["id"]}: no "api" (set it on the provider or the model)')
             base_url = raw.get("baseUrl") or provider.get("baseUrl") or (defaults.base_url if defaults else "")

@@ -288,7 +288,7 @@ def _read_settings(path: Path) -> dict:
     try:
         data = json.loads(text)
     except ValueError as exc:
-        raise PackageError(f"{path} is not valid JSON ({exc}); fix it first, it was left as is")
+        raise PackageError(f"{path} is not valid JSON ({exc}); fix it first, it was left as is") from None
     if not isinstance(data, dict):
         raise PackageError(f"{path}: expected a JSON object; fix it first, it was left as is")
     return data

@@ -55,13 +55,13 @@ class RetryPolicy:
         try:
             await asyncio.wait_for(self._cancel.wait(), seconds)
             return False
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return True
         finally:
             self._cancel = None
 
 
-async def with_recovery(harness: "AgentSession", run) -> list[AgentMessage]:
+async def with_recovery(harness: AgentSession, run) -> list[AgentMessage]:
     """Await a run; then retry retryable failures and compact-then-retry once on a
     context overflow. Returns every message the attempts produced."""
     policy, agent = harness.retry, harness.agent

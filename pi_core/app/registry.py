@@ -19,8 +19,9 @@ from __future__ import annotations
 import inspect
 import os
 import re
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 import attrs
 from attrs import define
@@ -28,8 +29,8 @@ from attrs import define
 from pi_core.app import keys
 from pi_core.app.auth import AuthStorage, resolve_config_value
 from pi_core.app.models_json import ProviderConfig, load_models_json, models_from_config
-from pi_core.protocol.model import Model
 from pi_core.paths import agent_dir as default_agent_dir
+from pi_core.protocol.model import Model
 from pi_core.protocol.provider import THINKING_LEVELS
 
 
@@ -77,7 +78,7 @@ class ModelRegistry:
         keys.watch(self)  # its keys are redacted and kept out of commands while it lives
 
     @classmethod
-    async def from_plugins(cls, plugins: Any, ctx: Any = None, **kwargs: Any) -> "ModelRegistry":
+    async def from_plugins(cls, plugins: Any, ctx: Any = None, **kwargs: Any) -> ModelRegistry:
         """A registry of every model the plugins register (``register_models``)."""
         models = await plugins.call("register_models", ctx=ctx)
         return cls([m for m in models if isinstance(m, Model)], **kwargs)
@@ -504,5 +505,5 @@ def model_table(models: Iterable[Model], local: set[str] = frozenset()) -> str:
             + ((("local" if m.key in local else ""),) if marked else ()) for m in models]
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
     # every cell padded to its column's width, the last one too (pi's lines end in spaces)
-    return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths))
+    return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
                      for row in [header, *rows])

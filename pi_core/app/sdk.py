@@ -21,12 +21,13 @@ with a key. Those two are resolved in a model registry of the plugins' models an
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from importlib import import_module
-from typing import Any, Callable
+from typing import Any
 
 from pi_core.app.agent_session import AgentSession
-from pi_core.protocol.model import Model
 from pi_core.plugins import Plugins
+from pi_core.protocol.model import Model
 
 
 async def create_harness(

@@ -11,7 +11,8 @@ counted only the messages in the context; its clients read the same fields.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from pi_core.protocol.entries import BranchSummaryEntry, CompactionEntry, MessageEntry, UsageEntry
 from pi_core.protocol.messages import AssistantMessage, ToolResultMessage
@@ -41,7 +42,7 @@ def usage_totals(entries: Iterable) -> dict[str, float]:
     return totals
 
 
-def session_stats(harness: "AgentSession") -> dict:
+def session_stats(harness: AgentSession) -> dict:
     """Message counts, token totals and cost of the session file, and the context's use
     of the window; pi 1.6's ``get_session_stats`` shape."""
     counts = {"user": 0, "assistant": 0, "toolResult": 0}
@@ -74,12 +75,12 @@ def session_stats(harness: "AgentSession") -> dict:
     return stats
 
 
-def context_usage(harness: "AgentSession") -> dict | None:
+def context_usage(harness: AgentSession) -> dict | None:
     """Tokens in the context against the window (None without a window). Right after
     a compaction the count is unknown (null) until a model has answered again, as pi
     reports it."""
-    from pi_core.protocol.entries import CompactionEntry
     from pi_core.app.tokens import context_tokens, usage_tokens
+    from pi_core.protocol.entries import CompactionEntry
 
     window = harness.model.context_window or 0
     if window <= 0:

@@ -62,7 +62,7 @@ class Settings:
 
     @classmethod
     def load(cls, cwd: str | Path = ".", agent_dir: str | Path | None = None,
-             project_trusted: bool | None = None) -> "Settings":
+             project_trusted: bool | None = None) -> Settings:
         """Both files; ``project_trusted`` ``None``: decided without asking (the saved
         decision, else ``defaultProjectTrust``; :func:`project_trust.quiet_decision`)."""
         home = Path(agent_dir) if agent_dir is not None else default_agent_dir()

@@ -22,11 +22,12 @@ import os
 import secrets
 import threading
 import time
+from collections.abc import Awaitable, Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Awaitable, Callable
+from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
-from attrs import define, field
+from attrs import define
 
 from pi_core.app.origins import rewrite
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 import functools
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from pi_core.protocol.messages import (
     AssistantMessage,

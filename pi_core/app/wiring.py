@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 from attrs import define, field
 
@@ -26,7 +26,7 @@ class FlagError(UsageError):
     with pi's exit code, 1."""
 
 
-def check_flags(args: "RunArgs") -> None:
+def check_flags(args: RunArgs) -> None:
     """What pi 1.6 refuses in its flags (docs/cli.md), in its words: the ``--tools``
     lists, the session id, the flags ``--fork`` and ``--session-id`` cannot be given with."""
     from pi_core.app.tool_selection import ToolFlagError, parse_tools
@@ -193,12 +193,11 @@ def sessions_dir(args: RunArgs, settings) -> Path | None:
 
 
 def open_session(args: RunArgs, cwd: str, directory: Path | None):
-    from pi_core.session import Session
+    from pi_core.app import session_ids
     from pi_core.app.forks import fork_from
     from pi_core.app.listing import continue_recent, find_session
+    from pi_core.session import Session
     from pi_core.session.locations import session_dir_for
-
-    from pi_core.app import session_ids
 
     if args.no_session:
         if args.session_id is not None:
@@ -351,11 +350,11 @@ async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None,
     """The app for ``args``; ``trust_ui`` (the chat's terminal) may ask whether to trust
     the project, where no decision was made or saved. The chat (``chat``) starts without
     a model, as pi's does, so that ``/login`` can be used to get one."""
-    from pi_core.app.discovery import load_plugins
     from pi_core.app.agent_session import AgentSession
-    from pi_core.paths import agent_dir
+    from pi_core.app.discovery import load_plugins
     from pi_core.app.registry import ModelRegistry
     from pi_core.app.settings import Settings
+    from pi_core.paths import agent_dir
 
     cwd = cwd or os.getcwd()
     home = agent_dir()

@@ -9,7 +9,8 @@ prompt, where the input hooks expand it.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from attrs import define
 

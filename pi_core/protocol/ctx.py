@@ -16,14 +16,14 @@ import attrs
 
 if TYPE_CHECKING:
     from pi_core.bus import EventBus
-    from pi_core.protocol.events import CompactionResult
     from pi_core.harness import Harness
+    from pi_core.plugins import Plugins
+    from pi_core.protocol.events import CompactionResult
     from pi_core.protocol.model import Model
     from pi_core.protocol.options import ResourceOptions
-    from pi_core.plugins import Plugins
-    from pi_core.session import Session
     from pi_core.protocol.shell import Settings
     from pi_core.protocol.tools import Tool
+    from pi_core.session import Session
 
 DeliverAs = Literal["steer", "follow_up", "next_turn"]
 

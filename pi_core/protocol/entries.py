@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 from attrs import define, field
@@ -22,7 +22,7 @@ SESSION_VERSION = 3
 
 def iso_now() -> str:
     """The current UTC time as pi writes it: ``2026-11-30T04:04:52.055Z``."""
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
 
 

@@ -3,7 +3,8 @@ one and the native stream back into :mod:`pi_core.protocol.stream` events."""
 
 from __future__ import annotations
 
-from typing import Any, AsyncIterator, Awaitable, Callable, Literal, Protocol
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, Literal, Protocol
 
 from attrs import define, field
 

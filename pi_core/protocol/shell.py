@@ -7,8 +7,9 @@ shape.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Protocol
+from typing import Any, Protocol
 
 from attrs import define
 

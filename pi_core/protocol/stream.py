@@ -13,11 +13,11 @@ it owns the partial message and returns the event for each step.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from attrs import define, field
 
-from pi_core.protocol.messages import AssistantMessage, Failure, StopReason, ToolCall
+from pi_core.protocol.messages import AssistantMessage, StopReason, ToolCall
 
 
 @define

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import inspect
 import json
-from typing import Any, Callable, Literal
+from collections.abc import Callable
+from typing import Any, Literal
 
 from attrs import define, field
 
@@ -28,11 +29,11 @@ class ToolResult:
     usage: Any = None  # pi 1.6: the tool's own model work (a subagent's), in the session's totals
 
     @classmethod
-    def text(cls, text: str, details: Any = None, *, is_error: bool = False) -> "ToolResult":
+    def text(cls, text: str, details: Any = None, *, is_error: bool = False) -> ToolResult:
         return cls(content=[TextContent(text)], details=details, is_error=is_error)
 
     @classmethod
-    def error(cls, message: str) -> "ToolResult":
+    def error(cls, message: str) -> ToolResult:
         return cls.text(message, {}, is_error=True)
 
 

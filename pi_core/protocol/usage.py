@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from pi_core.protocol.messages import AssistantMessage, Cost, Usage
 

@@ -15,7 +15,8 @@ such a request.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from attrs import define, field
 

@@ -12,8 +12,8 @@ import os
 import re
 from pathlib import Path
 
-from pi_core.protocol.entries import SessionHeader
 from pi_core.paths import agent_dir
+from pi_core.protocol.entries import SessionHeader
 
 SESSION_SUFFIX = ".jsonl"
 

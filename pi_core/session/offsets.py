@@ -93,7 +93,7 @@ def save(session_file: str, contents: FileContents) -> None:
         length, lines = offset + size + 1, contents.line_numbers[count - 1]
     rows = []
     for entry, line, (offset, size) in zip(contents.entries[:count], contents.line_numbers,
-                                           contents.spans):
+                                           contents.spans, strict=False):
         rows.append((offset, size, line, entry.id, entry.parent_id, entry.type))
     target = index_path(session_file)
     temp = f"{target}.{os.getpid()}.tmp"

@@ -27,14 +27,14 @@ from __future__ import annotations
 import gc
 import os
 import re
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any, BinaryIO, Iterable, Iterator
+from typing import Any, BinaryIO
 
 from attrs import define, field
 
 from pi_core.protocol.codec import DecodeError, line_from_json, loads_json
 from pi_core.protocol.entries import SESSION_VERSION, Entry, SessionHeader, UnknownEntry
-
 
 _SPACE = b" \t\r\n"
 
@@ -78,7 +78,7 @@ class FileContents:
     bridges: dict = field(factory=dict)  # id -> (parent id, line) of unusable lines
     spans: list[tuple[int, int]] = field(factory=list)  # (offset, length) of each entry's line
     lines: int = 0  # lines read (the number of the last one)
-    source: "LineSource | None" = None  # where unread entries are read back from
+    source: LineSource | None = None  # where unread entries are read back from
     scanned: int = 0  # bytes scanned now (the rest came from the offset index)
 
 

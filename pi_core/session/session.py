@@ -31,6 +31,7 @@ from typing import Any
 
 from pi_core.protocol.codec import dumps
 from pi_core.protocol.entries import (
+    SESSION_VERSION,
     BranchSummaryEntry,
     CompactionEntry,
     CustomEntry,
@@ -43,7 +44,6 @@ from pi_core.protocol.entries import (
     SessionInfoEntry,
     ThinkingLevelChangeEntry,
     UnknownEntry,
-    SESSION_VERSION,
     new_entry_id,
     new_session_id,
 )
@@ -111,7 +111,7 @@ class Session:
         sessions_dir: str | os.PathLike | None = None,
         *,
         parent_session: str | None = None,
-    ) -> "Session":
+    ) -> Session:
         """A new session for ``cwd``; its file (in ``sessions_dir``, by default the
         project's folder under ``<agent dir>/sessions``) appears with the first
         assistant message."""
@@ -129,7 +129,7 @@ class Session:
         *,
         cwd: str | None = None,
         read_only: bool = False,
-    ) -> "Session":
+    ) -> Session:
         """Open a session file; for writing (the default) this takes its lock and migrates
         an old version, and refuses a newer one (:class:`SessionError` naming the version;
         ``read_only`` still opens it). A path that does not exist
@@ -151,7 +151,7 @@ class Session:
             raise
 
     @classmethod
-    def in_memory(cls, cwd: str | os.PathLike | None = None) -> "Session":
+    def in_memory(cls, cwd: str | os.PathLike | None = None) -> Session:
         """A session that is never written (``--no-session``)."""
         return cls._new_at(None, None, os.fspath(cwd) if cwd is not None else None)
 
@@ -348,7 +348,7 @@ class Session:
             self._tree.lines = None
         self._closed = True
 
-    def __enter__(self) -> "Session":
+    def __enter__(self) -> Session:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -361,13 +361,13 @@ class Session:
     # ------------------------------------------------------------ internals
 
     @classmethod
-    def _new_at(cls, path: Path | None, directory: Path | None, cwd: str | None) -> "Session":
+    def _new_at(cls, path: Path | None, directory: Path | None, cwd: str | None) -> Session:
         cwd = cwd or os.getcwd()
         return cls(SessionHeader(cwd=cwd), SessionTree(), cwd=cwd, file=path,
                    sessions_dir=directory)
 
     @classmethod
-    def _load(cls, path: Path, directory: Path, cwd: str | None, handle, read_only) -> "Session":
+    def _load(cls, path: Path, directory: Path, cwd: str | None, handle, read_only) -> Session:
         contents = read_session_file(path)
         if contents.version > SESSION_VERSION and handle is not None:
             raise SessionError(

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import errno
 import os
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from pi_core.session.reader import SessionError
 
@@ -44,7 +44,7 @@ class SessionFile:
     # ------------------------------------------------------------ opening
 
     @classmethod
-    def open(cls, path: str | os.PathLike, *, create: bool = False) -> "SessionFile":
+    def open(cls, path: str | os.PathLike, *, create: bool = False) -> SessionFile:
         """Open ``path`` for appending and take its lock (creating it, empty, if
         ``create``); raises :class:`SessionLockedError` if another process holds it."""
         path = Path(path)

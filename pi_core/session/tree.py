@@ -10,8 +10,9 @@ entry under it; branching moves it.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any
 
 from attrs import define, field
 
@@ -27,7 +28,7 @@ class TreeNode:
     """One entry in :meth:`SessionTree.nodes`, its children oldest first."""
 
     entry: Entry
-    children: list["TreeNode"] = field(factory=list)
+    children: list[TreeNode] = field(factory=list)
     label: str | None = None
     label_timestamp: str | None = None
 
@@ -55,7 +56,7 @@ class SessionTree:
     def from_entries(
         cls, entries: Iterable[Entry], line_numbers: Iterable[int],
         bridges: dict[str, tuple[str | None, int]] | None = None,
-    ) -> tuple["SessionTree", list[Problem]]:
+    ) -> tuple[SessionTree, list[Problem]]:
         """A tree from a file's entries, with the problems found: duplicate ids, missing
         parents and parent cycles, each named by its line.
 
@@ -66,7 +67,7 @@ class SessionTree:
         problems: list[Problem] = []
         line_of: dict[str, int] = {}
         by_id, kept = tree._by_id, tree._entries
-        for entry, number in zip(entries, line_numbers):
+        for entry, number in zip(entries, line_numbers, strict=False):
             entry_id = entry.id
             if entry_id in by_id:
                 problems.append(Problem(number, f"duplicate entry id {entry_id!r} (first on line "
@@ -188,7 +189,7 @@ class SessionTree:
         lines = pending[0].source.read_spans([(e.offset, e.length) for e in pending])
         out = []
         add = out.append
-        for unread, raw in zip(pending, lines):
+        for unread, raw in zip(pending, lines, strict=True):
             try:  # what _read does, spelled out for the line that reads cleanly
                 value = parse(raw)
                 entry = line_from_json(value) if type(value) is dict else None

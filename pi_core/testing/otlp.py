@@ -76,7 +76,7 @@ class OtlpReceiver:
         self.endpoint = f"http://127.0.0.1:{self.server.server_address[1]}"
         self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
-    def __enter__(self) -> "OtlpReceiver":
+    def __enter__(self) -> OtlpReceiver:
         self._thread.start()
         return self
 
@@ -108,7 +108,9 @@ class OtlpReceiver:
             if self.on_spans is not None:
                 self.on_spans(found)
         elif path.endswith("/v1/metrics"):
-            from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
+            from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
+                ExportMetricsServiceRequest,
+            )
 
             request = ExportMetricsServiceRequest.FromString(body)
             with self._lock:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from typing import Callable
+from collections.abc import Callable
 
 #: Requirements that are not a program on PATH: name → "is it there?".
 REQUIREMENTS: dict[str, Callable[[], bool]] = {}

@@ -7,7 +7,8 @@ answers; ``dialogs`` shows what was asked either way.
 
 from __future__ import annotations
 
-from typing import Iterable, NamedTuple
+from collections.abc import Iterable
+from typing import NamedTuple
 
 
 class Dialog(NamedTuple):

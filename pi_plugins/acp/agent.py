@@ -22,7 +22,6 @@ from typing import Any
 from pi_core import __version__, hookimpl
 from pi_core.app.wiring import UsageError
 from pi_core.protocol.messages import ImageContent
-
 from pi_plugins.acp.ui import AcpUI
 from pi_plugins.acp.updates import UpdateWriter, kind_of
 
@@ -66,8 +65,13 @@ class PiAcpAgent:
     # ------------------------------------------------------------ set-up
 
     async def initialize(self, protocol_version: int, client_capabilities=None, client_info=None, **kwargs):
-        from acp.schema import (AgentCapabilities, Implementation, InitializeResponse, McpCapabilities,
-                                PromptCapabilities)
+        from acp.schema import (
+            AgentCapabilities,
+            Implementation,
+            InitializeResponse,
+            McpCapabilities,
+            PromptCapabilities,
+        )
 
         return InitializeResponse(
             protocol_version=1 if protocol_version >= 1 else protocol_version,
@@ -101,6 +105,7 @@ class PiAcpAgent:
                            **kwargs):
         from acp import RequestError
         from acp.schema import LoadSessionResponse
+
         from pi_core.app.listing import find_session
 
         await self._idle()

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import sys
 import uuid
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from pi_plugins.headless_ui import HeadlessComponents
 

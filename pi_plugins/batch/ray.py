@@ -36,13 +36,19 @@ import math
 import os
 import socket
 import sys
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-from pi_plugins.batch.runner import (BatchBudget, BatchEnvironment, BatchError, BatchTask,
-                                     budget_result, run_task)
 from pi_core.protocol.codec import to_json
 from pi_core.protocol.usage import total_usage
-
+from pi_plugins.batch.runner import (
+    BatchBudget,
+    BatchEnvironment,
+    BatchError,
+    BatchTask,
+    budget_result,
+    run_task,
+)
 
 #: Ray's switch for its local-only mode (read when ``ray`` is imported).
 LOCAL_ONLY = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"

@@ -25,12 +25,13 @@ agent; the agents share the providers' pooled HTTP client of the event loop.
 from __future__ import annotations
 
 import asyncio
-import sys
 import json
 import os
 import socket
+import sys
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from attrs import define, field
 
@@ -53,7 +54,7 @@ class BatchTask:
     system_prompt: str | None = None
 
     @classmethod
-    def from_json(cls, data: Any, where: str = "task") -> "BatchTask":
+    def from_json(cls, data: Any, where: str = "task") -> BatchTask:
         if not isinstance(data, dict):
             raise BatchError(f"{where}: a task is a JSON object, not {type(data).__name__}")
         unknown = sorted(set(data) - _TASK_KEYS)
@@ -202,7 +203,7 @@ class BatchBudget:
         return budget
 
 
-def budget_result(task: "BatchTask", host: str | None) -> dict:
+def budget_result(task: BatchTask, host: str | None) -> dict:
     """The result of a task the batch's budget kept from starting."""
     from pi_core.protocol.codec import to_json
     from pi_core.protocol.usage import total_usage
@@ -219,13 +220,6 @@ def results_cost(path: str | os.PathLike) -> float:
             cost += float(data["usage"]["cost"]["total"])
         except (ValueError, KeyError, TypeError):
             continue
-    return cost
-    with handle:
-        for line in handle:
-            try:
-                cost += float(json.loads(line)["usage"]["cost"]["total"])
-            except (ValueError, KeyError, TypeError):
-                continue
     return cost
 
 
@@ -270,11 +264,11 @@ class BatchEnvironment:
     async def load(cls, *, cwd: str | None = None, agent_dir: str | os.PathLike | None = None,
                    sessions_dir: str | os.PathLike | None = None, discover: bool = True,
                    extension_paths: Iterable[str] = (), plugins: Any = None,
-                   approve: bool | None = None) -> "BatchEnvironment":
+                   approve: bool | None = None) -> BatchEnvironment:
         from pi_core.app.discovery import load_plugins
-        from pi_core.paths import agent_dir as default_agent_dir
         from pi_core.app.registry import ModelRegistry
         from pi_core.app.settings import Settings
+        from pi_core.paths import agent_dir as default_agent_dir
 
         cwd = cwd or os.getcwd()
         home = Path(agent_dir) if agent_dir is not None else default_agent_dir()
@@ -336,11 +330,11 @@ async def run_task(env: BatchEnvironment, task: BatchTask, *, cwd: str | None = 
     """Run one task to its end in its own harness and session; never raises for the
     task's own failure (it is the result's ``error``). With ``budget``, the task stops at
     its limits or the batch's (stop reason ``budget``)."""
-    from pi_core.protocol.codec import to_json
     from pi_core.app.agent_session import AgentSession
+    from pi_core.protocol.codec import to_json
     from pi_core.protocol.options import ResourceOptions
-    from pi_core.session import Session
     from pi_core.protocol.usage import final_assistant, total_usage
+    from pi_core.session import Session
 
     result: dict[str, Any] = {"id": task.id, "session": None, "text": "", "stop_reason": None,
                               "usage": None, "host": env.host}

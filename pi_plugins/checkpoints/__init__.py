@@ -52,7 +52,7 @@ def _in_git_work_tree(cwd: str) -> bool:
 log = logging.getLogger("pi.checkpoints")
 
 #: harness → its checkpointer, or the reason checkpoints are off for it.
-_STATE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_STATE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def enabled(ctx) -> tuple[bool, str]:
@@ -68,7 +68,7 @@ def enabled(ctx) -> tuple[bool, str]:
     return True, ""
 
 
-def checkpointer_for(ctx) -> "Checkpointer | str":
+def checkpointer_for(ctx) -> Checkpointer | str:
     """The harness's checkpointer, made on first use, or why there is none."""
     harness = getattr(ctx, "harness", None)
     if harness is None:

@@ -20,7 +20,6 @@ from typing import Any
 from attrs import define, field
 
 from pi_core.protocol.entries import CustomEntry
-
 from pi_plugins.checkpoints import CUSTOM_TYPE
 from pi_plugins.checkpoints.store import GitStore, StoreError
 

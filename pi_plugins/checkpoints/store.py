@@ -130,7 +130,7 @@ class GitStore:
             raise StoreError(f"git {args[0]} failed: {err.decode(errors='replace').strip()}")
         return out
 
-    def open(self) -> "GitStore":
+    def open(self) -> GitStore:
         """Create the store on first use; refresh its copy of the user's excludes."""
         if not (self.git_dir / "HEAD").exists():
             self.dir.mkdir(parents=True, exist_ok=True)

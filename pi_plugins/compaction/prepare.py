@@ -12,8 +12,8 @@ from pi_core.app.compaction_plan import (  # noqa: F401  (planning is the app's)
     find_cut,
     prepare_compaction,
 )
-from pi_core.protocol.entries import BranchSummaryEntry, CompactionEntry, message_of
 from pi_core.app.tokens import estimate_tokens
+from pi_core.protocol.entries import BranchSummaryEntry, CompactionEntry, message_of
 
 
 def branch_messages(entries: list, token_budget: int = 0) -> tuple[list, FileOps]:

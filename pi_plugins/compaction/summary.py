@@ -5,7 +5,7 @@ and file lists."""
 from __future__ import annotations
 
 import json
-from typing import Awaitable, Callable
+from collections.abc import Awaitable, Callable
 
 from pi_core.protocol.messages import (
     AssistantMessage,

@@ -27,8 +27,15 @@ from prompt_toolkit.history import InMemoryHistory
 from prompt_toolkit.input.ansi_escape_sequences import ANSI_SEQUENCES
 from prompt_toolkit.key_binding import DynamicKeyBindings, KeyBindings
 from prompt_toolkit.keys import Keys
-from prompt_toolkit.layout import (ConditionalContainer, DynamicContainer, FloatContainer, HSplit, Layout, VSplit,
-                                   Window)
+from prompt_toolkit.layout import (
+    ConditionalContainer,
+    DynamicContainer,
+    FloatContainer,
+    HSplit,
+    Layout,
+    VSplit,
+    Window,
+)
 from prompt_toolkit.layout.dimension import Dimension
 from prompt_toolkit.layout.menus import CompletionsMenu
 from prompt_toolkit.output.color_depth import ColorDepth
@@ -40,9 +47,11 @@ from rich.text import Text
 from pi_core import __version__
 from pi_core.app.wiring import UsageError
 from pi_core.loop import AgentBusyError
-from pi_core.protocol.model import is_unknown
 from pi_core.protocol.messages import TextContent
+from pi_core.protocol.model import is_unknown
 from pi_plugins.interactive import commands as builtin
+from pi_plugins.interactive import markdown
+from pi_plugins.interactive import theme as palette
 from pi_plugins.interactive.blocks import (
     AssistantBlock,
     BashBlock,
@@ -64,9 +73,7 @@ from pi_plugins.interactive.footer import footer, git_branch
 from pi_plugins.interactive.keybindings import Keybindings
 from pi_plugins.interactive.keys import UnbindableKey, key_sequences, parse_key
 from pi_plugins.interactive.overlays import OverlayOptions, OverlayStack
-from pi_plugins.interactive import markdown
 from pi_plugins.interactive.paint import Painter, detect_color_system
-from pi_plugins.interactive import theme as palette
 from pi_plugins.interactive.theme import PROMPT_STYLE, THINKING_BORDER
 from pi_plugins.interactive.tool_views import ToolState
 from pi_plugins.interactive.transcript import Transcript
@@ -270,7 +277,7 @@ class InteractiveApp:
         if self.run_task is not None:
             try:
                 await asyncio.wait_for(asyncio.shield(self.run_task), 5)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
         for task in list(self._tasks):
             task.cancel()
@@ -1023,8 +1030,13 @@ class InteractiveApp:
 
     def set_editor_component(self, factory: Any) -> None:
         """A plugin's editor in place of ours (``factory(tui, theme, keybindings)``); None: ours."""
-        from pi_plugins.interactive.components import (KeybindingsView, Theme, TuiHandle, component_window,
-                                                       handle_key)
+        from pi_plugins.interactive.components import (
+            KeybindingsView,
+            Theme,
+            TuiHandle,
+            component_window,
+            handle_key,
+        )
 
         if factory is None:
             self.editor_component = self.editor_component_window = None

@@ -11,7 +11,8 @@ terminal's scrollback.
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from attrs import define, frozen
 from rich.console import Group, RenderableType

@@ -61,7 +61,7 @@ async def copy_with_tools(text: str) -> str | None:
                 return command[0]
             if await asyncio.wait_for(process.wait(), TIMEOUT) == 0:
                 return command[0]
-        except (OSError, asyncio.TimeoutError, BrokenPipeError, ConnectionResetError):
+        except (TimeoutError, OSError, BrokenPipeError, ConnectionResetError):
             continue
     return None
 
@@ -72,7 +72,7 @@ async def _read(command: list[str]) -> bytes | None:
             *command, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
             stdin=asyncio.subprocess.DEVNULL)
         out, _ = await asyncio.wait_for(process.communicate(), TIMEOUT)
-    except (OSError, asyncio.TimeoutError):
+    except (TimeoutError, OSError):
         return None
     return out if process.returncode == 0 else None
 

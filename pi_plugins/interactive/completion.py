@@ -12,7 +12,8 @@ import inspect
 import logging
 import os
 import time
-from typing import Any, AsyncGenerator, Callable, Iterable
+from collections.abc import AsyncGenerator, Callable, Iterable
+from typing import Any
 
 from prompt_toolkit.completion import Completer, Completion
 from prompt_toolkit.document import Document

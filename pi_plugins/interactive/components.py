@@ -13,7 +13,8 @@ newest has the keys); ``done(value)`` closes it and ``custom()`` returns the val
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit.input import Input
 from prompt_toolkit.key_binding import KeyBindings
@@ -65,7 +66,7 @@ class Theme:
     return ANSI text. Colour names are pi's (``accent``, ``muted``, ``dim``, ``success``,
     ``error``, ``warning``, ``border``, ``toolTitle``…) or any rich colour."""
 
-    def __init__(self, tui: "InteractiveApp") -> None:
+    def __init__(self, tui: InteractiveApp) -> None:
         self._tui = tui
 
     @property
@@ -135,7 +136,7 @@ class KeybindingsView:
 class TuiHandle:
     """``tui`` for components: redraw, the terminal's size, and the editor."""
 
-    def __init__(self, app: "InteractiveApp") -> None:
+    def __init__(self, app: InteractiveApp) -> None:
         self._app = app
 
     def request_render(self) -> None:
@@ -190,7 +191,7 @@ def handle_key(component: Any, data: str) -> None:
 class ComponentDialog(Dialog):
     """A plugin's component in the editor's place (or as an overlay) until ``done``."""
 
-    def __init__(self, tui: "InteractiveApp", factory: Callable) -> None:
+    def __init__(self, tui: InteractiveApp, factory: Callable) -> None:
         super().__init__()
         self.component = factory(TuiHandle(tui), Theme(tui), KeybindingsView(tui.keybindings), self.close)
         if asyncio.iscoroutine(self.component):

@@ -5,24 +5,24 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from attrs import define, field
 from prompt_toolkit.application import get_app
 from prompt_toolkit.buffer import Buffer
+from prompt_toolkit.filters import Condition
 from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.layout import ConditionalContainer, HSplit, Window
 from prompt_toolkit.layout.controls import BufferControl
 from prompt_toolkit.layout.dimension import Dimension
 from prompt_toolkit.layout.processors import BeforeInput
-from prompt_toolkit.filters import Condition
 from rich.console import Group
 from rich.padding import Padding
 from rich.text import Text
 
 from pi_plugins.interactive.controls import LinesControl
 from pi_plugins.interactive.paint import Painter
-
 
 #: The list keys by pi's ids (keybindings.json's ``tui.select.*``; the chat sets them).
 SELECT_KEYS: dict[str, list[tuple[str, ...]]] = {
@@ -69,7 +69,7 @@ class ListDialog(Dialog):
 
     def __init__(self, painter: Painter, title: str, items: list[Item], *, subtitle: str | None = None,
                  search: bool = False, query: str = "", selected: int = 0, max_visible: int = 10,
-                 hint: str | None = None, keys: dict[str, Callable[["ListDialog"], None]] | None = None,
+                 hint: str | None = None, keys: dict[str, Callable[[ListDialog], None]] | None = None,
                  detail: Callable[[Item], str | None] | None = None,
                  matcher: Callable[[str, list[Item]], list[Item]] | None = None) -> None:
         super().__init__()

@@ -129,7 +129,7 @@ class Keybindings:
         self.path = path
 
     @classmethod
-    def load(cls, agent_dir: str | Path) -> "Keybindings":
+    def load(cls, agent_dir: str | Path) -> Keybindings:
         path = Path(agent_dir) / "keybindings.json"
         user, problems = read_keybindings(path)
         return cls(user, problems, path)

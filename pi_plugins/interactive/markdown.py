@@ -5,9 +5,8 @@ the background of the box it sits in (a user message's code keeps the message's 
 
 from __future__ import annotations
 
-from rich.console import Console, ConsoleOptions, Group, RenderResult
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.markdown import CodeBlock, Heading, ListItem, Markdown
-from rich.padding import Padding
 from rich.segment import Segment
 from rich.syntax import Syntax
 from rich.text import Text
@@ -28,7 +27,7 @@ class _Heading(Heading):
 
 class _CodeBlock(CodeBlock):
     @classmethod
-    def create(cls, markdown, token) -> "_CodeBlock":
+    def create(cls, markdown, token) -> _CodeBlock:
         block = super().create(markdown, token)
         block.box_style = getattr(markdown, "box_style", None)
         return block

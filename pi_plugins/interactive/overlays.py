@@ -22,7 +22,8 @@ terminal cell as in pi: while an overlay shows, the chat is drawn as tall as the
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from attrs import define, field
 

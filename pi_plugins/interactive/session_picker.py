@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,7 +30,7 @@ SORT_LABELS = {"threaded": "Threaded", "recent": "Recent", "fuzzy": "Fuzzy"}
 
 
 def _age(when: datetime) -> str:
-    seconds = (datetime.now(timezone.utc) - when).total_seconds()
+    seconds = (datetime.now(UTC) - when).total_seconds()
     for size, unit in ((86400, "d"), (3600, "h"), (60, "m")):
         if seconds >= size:
             return f"{int(seconds // size)}{unit} ago"
@@ -73,7 +73,7 @@ def _delete_file(path: Path) -> None:
 
 
 class SessionPicker:
-    def __init__(self, tui: "InteractiveApp") -> None:
+    def __init__(self, tui: InteractiveApp) -> None:
         from pi_core.session.locations import session_dir_for, sessions_root
 
         self.tui = tui

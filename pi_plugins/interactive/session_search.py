@@ -7,7 +7,8 @@ quote mark one of a word's letters)."""
 from __future__ import annotations
 
 import re
-from typing import Callable, Iterable, TypeVar
+from collections.abc import Callable, Iterable
+from typing import TypeVar
 
 from attrs import define, field
 

@@ -4,7 +4,8 @@ takes effect and is saved to the global settings.json at once. Esc closes the di
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 
 from attrs import define
 from rich.text import Text
@@ -23,9 +24,9 @@ class Option:
     id: str
     label: str
     description: str
-    values: Callable[["InteractiveApp"], list[str]]
-    current: Callable[["InteractiveApp"], str]
-    change: Callable[["InteractiveApp", str], Awaitable[None] | None]
+    values: Callable[[InteractiveApp], list[str]]
+    current: Callable[[InteractiveApp], str]
+    change: Callable[[InteractiveApp, str], Awaitable[None] | None]
 
 
 def _flag(key: str, default: bool = False):
@@ -33,34 +34,34 @@ def _flag(key: str, default: bool = False):
 
 
 def _save(key: str, kind=str):
-    def change(tui: "InteractiveApp", value: str) -> None:
+    def change(tui: InteractiveApp, value: str) -> None:
         tui.settings.remember(key, (value == "true") if kind is bool else kind(value))
         tui.invalidate()
     return change
 
 
-async def _thinking(tui: "InteractiveApp", value: str) -> None:
+async def _thinking(tui: InteractiveApp, value: str) -> None:
     await tui.harness.set_thinking_level(value)  # remembered as defaultThinkingLevel
 
 
 def _queue_mode(queue: str, key: str):
-    def change(tui: "InteractiveApp", value: str) -> None:
+    def change(tui: InteractiveApp, value: str) -> None:
         getattr(tui.harness.agent, queue).mode = value
         tui.settings.remember(key, value)
     return change
 
 
-def _auto_compact(tui: "InteractiveApp", value: str) -> None:
+def _auto_compact(tui: InteractiveApp, value: str) -> None:
     tui.harness.auto_compaction = value == "true"
     tui.settings.remember("compaction.enabled", value == "true")
 
 
-def _hide_thinking(tui: "InteractiveApp", value: str) -> None:
+def _hide_thinking(tui: InteractiveApp, value: str) -> None:
     tui.settings.remember("hideThinkingBlock", value == "true")
     tui.set_view(hide_thinking=value == "true")
 
 
-def _theme(tui: "InteractiveApp", value: str) -> None:
+def _theme(tui: InteractiveApp, value: str) -> None:
     tui.set_theme(value)
     tui.settings.remember("theme", value)
 
@@ -117,7 +118,7 @@ OPTIONS = [
 CYCLE_LIMIT = 4
 
 
-async def settings_dialog(tui: "InteractiveApp", args: str) -> None:
+async def settings_dialog(tui: InteractiveApp, args: str) -> None:
     selected = 0
     while True:
         width = max(len(o.label) for o in OPTIONS) + 2

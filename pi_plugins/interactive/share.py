@@ -34,7 +34,7 @@ async def github_token(env=os.environ) -> str | None:
             "gh", "auth", "token", stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
             stdin=asyncio.subprocess.DEVNULL)
         out, _ = await asyncio.wait_for(process.communicate(), 10)
-    except (OSError, asyncio.TimeoutError):
+    except (TimeoutError, OSError):
         return None
     token = out.decode().strip()
     return token if process.returncode == 0 and token else None

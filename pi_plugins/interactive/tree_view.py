@@ -10,9 +10,8 @@ ancestor, so the drawing stays a tree.
 
 from __future__ import annotations
 
-from datetime import datetime
-
 import os
+from datetime import datetime
 from typing import Any
 
 from attrs import define, field

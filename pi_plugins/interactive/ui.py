@@ -26,7 +26,7 @@ _STYLES = {"error": "error", "warning": "warning", "success": "success"}
 class InteractiveUI:
     has_ui = True
 
-    def __init__(self, tui: "InteractiveApp") -> None:
+    def __init__(self, tui: InteractiveApp) -> None:
         self.tui = tui
 
     def notify(self, message: str, level: str = "info") -> None:
@@ -60,7 +60,7 @@ class InteractiveUI:
             return await self.tui.show_dialog(dialog)
         try:
             return await asyncio.wait_for(self.tui.show_dialog(dialog), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return None
 
     def set_status(self, key: str, text: str | None = None) -> None:

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from pi_core import hookimpl
 from pi_core.protocol.messages import (
@@ -26,7 +27,8 @@ from pi_core.protocol.messages import (
 from pi_core.protocol.model import Model, calculate_cost
 from pi_core.protocol.provider import LlmContext, StreamOptions
 from pi_plugins.providers.cloudflare import gateway_headers, is_gateway
-from pi_plugins.providers.copilot import adapt as adapt_for_copilot, is_copilot
+from pi_plugins.providers.copilot import adapt as adapt_for_copilot
+from pi_plugins.providers.copilot import is_copilot
 from pi_plugins.providers.failures import classify
 from pi_plugins.providers.http import (
     HttpRequest,

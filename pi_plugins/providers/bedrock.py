@@ -13,21 +13,34 @@ The region is ``AWS_REGION``, else ``AWS_DEFAULT_REGION``, else the model's base
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import re
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 from urllib.parse import quote
 
 from pi_core import hookimpl
-from pi_core.protocol.messages import (AssistantMessage, ImageContent, TextContent, ThinkingContent,
-                                       ToolResultMessage, UserMessage)
+from pi_core.protocol.messages import (
+    AssistantMessage,
+    ImageContent,
+    TextContent,
+    ThinkingContent,
+    ToolResultMessage,
+    UserMessage,
+)
 from pi_core.protocol.model import Model, calculate_cost
 from pi_core.protocol.provider import LlmContext, StreamOptions
 from pi_plugins.providers.failures import classify
-from pi_plugins.providers.http import (HttpRequest, JsonBody, SseProvider, StreamError, StreamReader,
-                                       json_data, truncated)
+from pi_plugins.providers.http import (
+    HttpRequest,
+    JsonBody,
+    SseProvider,
+    StreamError,
+    StreamReader,
+    json_data,
+    truncated,
+)
 from pi_plugins.providers.sse import SseEvent
 from pi_plugins.providers.thinking import budget_for, max_tokens
 from pi_plugins.providers.transform import keep_id_chars, transform_messages

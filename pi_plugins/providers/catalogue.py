@@ -13,8 +13,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from pi_core import hookimpl
-from pi_core.protocol.model import Model
 from pi_core.app.models_json import models_from_config
+from pi_core.protocol.model import Model
 
 CATALOGUE = Path(__file__).with_name("catalogue.json")
 

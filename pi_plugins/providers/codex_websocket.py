@@ -25,7 +25,8 @@ import asyncio
 import json
 import uuid
 import weakref
-from typing import Any, AsyncIterator
+from collections.abc import AsyncIterator
+from typing import Any
 
 #: pi's WebSocket beta, in place of ``responses=experimental``.
 BETA = "responses_websockets=2026-02-06"
@@ -80,7 +81,7 @@ class _Loop:
 
     def __init__(self) -> None:
         self.sessions: dict[str, _Entry] = {}
-        self.open: "weakref.WeakSet[Any]" = weakref.WeakSet()
+        self.open: weakref.WeakSet[Any] = weakref.WeakSet()
         self.closing: set[asyncio.Task] = set()
         self.keeper = self._close_at_shutdown()
 
@@ -100,7 +101,7 @@ class _Loop:
                     pass
 
 
-_loops: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Loop]" = weakref.WeakKeyDictionary()
+_loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Loop] = weakref.WeakKeyDictionary()
 
 
 async def _this_loop() -> _Loop:
@@ -141,7 +142,7 @@ async def connect(url: str, headers: dict[str, str]) -> Any:
         # sends none)
         socket = await ws_connect(url, additional_headers=headers, user_agent_header=None, max_size=None,
                                   open_timeout=30, close_timeout=2, ping_interval=None)
-    except (OSError, asyncio.TimeoutError) as exc:
+    except (TimeoutError, OSError) as exc:
         raise TransportFailure(f"WebSocket error: {exc or type(exc).__name__}") from exc
     except Exception as exc:  # the handshake refused (websockets.InvalidStatus and kin)
         if type(exc).__module__.startswith("websockets"):

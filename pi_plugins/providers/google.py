@@ -12,8 +12,9 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Iterable
 from itertools import count
-from typing import Any, Iterable
+from typing import Any
 
 from pi_core import hookimpl
 from pi_core.protocol.messages import (

@@ -18,7 +18,8 @@ import json
 import os
 import re
 import sys
-from typing import Any, AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable
+from typing import Any
 
 try:
     import orjson
@@ -30,9 +31,9 @@ from pi_core.protocol.messages import Failure
 from pi_core.protocol.model import Model
 from pi_core.protocol.provider import LlmContext, StreamOptions
 from pi_core.protocol.stream import AssistantMessageEvent
-from pi_plugins.providers.kit import MessageBuilder
-from pi_plugins.providers.failures import classify, redact, retry_after_ms, server_message
 from pi_plugins.providers import slots
+from pi_plugins.providers.failures import classify, redact, retry_after_ms, server_message
+from pi_plugins.providers.kit import MessageBuilder
 from pi_plugins.providers.pool import ClientPool, pool_for
 from pi_plugins.providers.sse import SseDecoder, SseEvent
 
@@ -354,7 +355,7 @@ class SseProvider:
     default_max_retries = 2
 
     async def _send(self, client: Any, request: HttpRequest, body: dict, options: StreamOptions,
-                    watch: "AbortWatch") -> tuple[Any, int]:
+                    watch: AbortWatch) -> tuple[Any, int]:
         """POST the request; a 408, 409, 429 or 5xx answer, or a connection that failed,
         is sent again after a short backoff (the server's retry-after when it gives one
         under a minute), as the provider SDKs do, up to the provider's retry count. A

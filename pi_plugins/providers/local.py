@@ -202,7 +202,7 @@ class Endpoint:
         for name in names:
             self.models[name] = {"context": None, "tools": None, "vision": None}
         shows = await asyncio.gather(*(_ok_json(self.url, "/api/show", {"model": n}) for n in names))
-        for name, show in zip(names, shows):
+        for name, show in zip(names, shows, strict=True):
             if not isinstance(show, dict):
                 continue
             info = self.models[name]

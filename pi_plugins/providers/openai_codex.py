@@ -27,12 +27,22 @@ from pi_core.protocol.model import Model
 from pi_core.protocol.provider import LlmContext, StreamOptions
 from pi_plugins.providers import codex_websocket as ws
 from pi_plugins.providers.failures import classify, redact
-from pi_plugins.providers.http import (ABORTED, AbortWatch, HttpRequest, SseProvider, StreamError, StreamReader,
-                                       describe_exception, environment_url, json_data, merged_headers,
-                                       take_back_abort)
+from pi_plugins.providers.http import (
+    ABORTED,
+    AbortWatch,
+    HttpRequest,
+    SseProvider,
+    StreamError,
+    StreamReader,
+    describe_exception,
+    environment_url,
+    json_data,
+    merged_headers,
+    take_back_abort,
+)
 from pi_plugins.providers.kit import MessageBuilder
-from pi_plugins.providers.sse import SseEvent
 from pi_plugins.providers.openai_responses import ResponsesReader, convert_input
+from pi_plugins.providers.sse import SseEvent
 from pi_plugins.providers.thinking import level_value, reasoning_level
 
 API = "openai-codex-responses"

@@ -23,9 +23,11 @@ digits).
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from pi_core import hookimpl
+from pi_core.app.tokens import estimate_usage, usage_tokens
 from pi_core.protocol.messages import (
     AssistantMessage,
     ImageContent,
@@ -38,18 +40,18 @@ from pi_core.protocol.messages import (
 )
 from pi_core.protocol.model import Model, calculate_cost
 from pi_core.protocol.provider import LlmContext, StreamOptions
-from pi_core.app.tokens import estimate_usage, usage_tokens
 from pi_plugins.providers.cloudflare import gateway_headers, is_gateway
-from pi_plugins.providers.copilot import adapt as adapt_for_copilot, is_copilot
+from pi_plugins.providers.copilot import adapt as adapt_for_copilot
+from pi_plugins.providers.copilot import is_copilot
 from pi_plugins.providers.failures import classify
 from pi_plugins.providers.http import (
     HttpRequest,
-    json_text,
     SseProvider,
     StreamError,
     StreamReader,
     join_url,
     json_data,
+    json_text,
     truncated,
 )
 from pi_plugins.providers.thinking import level_value, max_tokens, reasoning_level

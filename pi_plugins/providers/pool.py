@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import weakref
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 #: Connections per shard: small, because httpcore scans its connections (some scans
 #: nested) on every request and close.
@@ -66,7 +67,7 @@ class ClientPool:
         return self.shards[0].client
 
 
-_pools: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict]" = weakref.WeakKeyDictionary()
+_pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict] = weakref.WeakKeyDictionary()
 
 
 def pool_for(secure: bool, make_client: Callable[[int], Any]) -> ClientPool:

@@ -17,7 +17,7 @@ from typing import Any
 from pi_core.protocol.model import Model
 
 #: Per event loop: base URL -> (limit, semaphore).
-_slots: "weakref.WeakKeyDictionary[Any, dict[str, tuple[int, asyncio.Semaphore]]]" = weakref.WeakKeyDictionary()
+_slots: weakref.WeakKeyDictionary[Any, dict[str, tuple[int, asyncio.Semaphore]]] = weakref.WeakKeyDictionary()
 
 
 def limit_of(model: Model) -> int | None:

@@ -17,7 +17,7 @@ The input messages are never changed; changed messages are copies.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import attrs
 
@@ -128,7 +128,7 @@ def _adapt_assistant(
             content.append(call)
         else:
             content.append(block)
-    if content == message.content and all(a is b for a, b in zip(content, message.content)):
+    if content == message.content and all(a is b for a, b in zip(content, message.content, strict=True)):
         return message
     return attrs.evolve(message, content=content)
 

@@ -17,7 +17,6 @@ from typing import Any
 from pi_core.protocol.codec import from_json, to_json
 from pi_core.protocol.entries import UnknownEntry
 from pi_core.protocol.messages import AssistantMessage, ImageContent, text_of
-
 from pi_plugins.rpc.protocol import NO_DATA, CommandError, failure, success
 
 log = logging.getLogger("pi.rpc")
@@ -240,8 +239,8 @@ class Commands:
     # ------------------------------------------------------------ sessions
 
     async def cmd_get_session_stats(self, c: dict) -> Any:
-        from pi_core.protocol.messages import AssistantMessage
         from pi_core.app.tokens import is_estimated
+        from pi_core.protocol.messages import AssistantMessage
 
         stats = self.harness.stats()
         # a server that reports no usage (llama-cpp-python): the counts are our estimate
@@ -390,7 +389,7 @@ def _node_json(node) -> dict:
             value["label"] = current.label
             if current.label_timestamp is not None:
                 value["labelTimestamp"] = current.label_timestamp
-        stack.extend(zip(current.children, value["children"]))
+        stack.extend(zip(current.children, value["children"], strict=True))
     return out
 
 

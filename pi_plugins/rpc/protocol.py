@@ -12,7 +12,8 @@ import asyncio
 import json
 import os
 import threading
-from typing import Any, BinaryIO, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any, BinaryIO
 
 try:
     import orjson

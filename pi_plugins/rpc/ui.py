@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from pi_plugins.headless_ui import HeadlessComponents
 
@@ -56,7 +57,7 @@ class RpcUI(HeadlessComponents):
         self._send({"type": "extension_ui_request", "id": request_id, **request})
         try:
             return await asyncio.wait_for(answer, timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return CANCELLED
         finally:
             self._pending.pop(request_id, None)

@@ -8,8 +8,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-from urllib.parse import quote, urlsplit, parse_qs
-
+from urllib.parse import parse_qs, quote, urlsplit
 
 #: After stdin ends, how long frames still arriving are written out before closing.
 EOF_GRACE = 0.5

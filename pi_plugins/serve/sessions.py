@@ -26,9 +26,10 @@ import logging
 import os
 import time
 from collections import deque
+from collections.abc import Callable
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from pi_plugins.rpc.protocol import dumps
 
@@ -44,7 +45,7 @@ CLIENT_BACKLOG = 20_000
 
 #: The session whose client's command is running (set by the WebSocket's reader; the
 #: command tasks and what they start inherit it), so a plugin's error goes to its session.
-CURRENT: ContextVar["ServedSession | None"] = ContextVar("pi_serve_session", default=None)
+CURRENT: ContextVar[ServedSession | None] = ContextVar("pi_serve_session", default=None)
 
 
 class RequestError(Exception):
@@ -194,7 +195,7 @@ class SessionHost:
             served.rpc.plugin_error(error)
 
     @classmethod
-    async def load(cls, *, cwd: str | None = None, approve: bool | None = None) -> "SessionHost":
+    async def load(cls, *, cwd: str | None = None, approve: bool | None = None) -> SessionHost:
         """``approve``: ``-a`` (True) / ``-na`` (False), project trust for every session's
         folder; None: each folder's saved decision (a server cannot ask)."""
         from pi_core.app.settings import Settings

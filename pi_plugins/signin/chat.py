@@ -9,8 +9,13 @@ import asyncio
 from pi_core.app.default_models import select_after_login
 from pi_core.app.signins import SIGN_INS, LoginCallbacks, SignInError
 from pi_core.protocol.model import is_unknown
-from pi_plugins.signin.common import (auth_storage, copilot_model_ids, display_name,
-                                      known_providers, open_browser)
+from pi_plugins.signin.common import (
+    auth_storage,
+    copilot_model_ids,
+    display_name,
+    known_providers,
+    open_browser,
+)
 
 SUBSCRIPTION = "Use a subscription"
 #: Providers that have no API key of their own: only their sign-in serves them.

@@ -13,8 +13,13 @@ import threading
 import click
 
 from pi_core.app.signins import SIGN_INS, LoginCallbacks, SignInError
-from pi_plugins.signin.common import (auth_storage, copilot_model_ids, display_name,
-                                      known_providers, open_browser)
+from pi_plugins.signin.common import (
+    auth_storage,
+    copilot_model_ids,
+    display_name,
+    known_providers,
+    open_browser,
+)
 
 
 @click.group("auth", context_settings={"help_option_names": ["-h", "--help"]})

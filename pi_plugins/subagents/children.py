@@ -12,23 +12,23 @@ session is. Its depth (the parent's plus one) decides whether it may spawn child
 from __future__ import annotations
 
 import weakref
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import attrs
 from attrs import define
 
-from pi_core.protocol.codec import to_json
 from pi_core.app.agent_session import AgentSession
 from pi_core.app.budget import Budget, Spent
+from pi_core.protocol.codec import to_json
 from pi_core.protocol.model import Model
-from pi_core.session import Session
 from pi_core.protocol.usage import final_assistant, total_usage
+from pi_core.session import Session
 from pi_plugins.subagents import TOOL_NAME
 from pi_plugins.subagents.definitions import AgentDefinition
 
-
 #: How deep each harness sits: absent means a top-level agent (depth 0).
-_depths: "weakref.WeakKeyDictionary[AgentSession, int]" = weakref.WeakKeyDictionary()
+_depths: weakref.WeakKeyDictionary[AgentSession, int] = weakref.WeakKeyDictionary()
 
 
 def depth_of(harness: AgentSession) -> int:

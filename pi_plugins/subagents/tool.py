@@ -23,6 +23,7 @@ from pi_plugins.subagents import TOOL_NAME
 from pi_plugins.subagents.definitions import Definitions, discover_agents
 
 if TYPE_CHECKING:
+    from pi_core.app.budget import Spent
     from pi_plugins.subagents.children import ChildState
 
 log = logging.getLogger("pi.subagents")
@@ -59,7 +60,7 @@ INTRO = (
 )
 
 #: One concurrency limit per parent harness.
-_slots: "weakref.WeakKeyDictionary[Any, tuple[int, asyncio.Semaphore]]" = weakref.WeakKeyDictionary()
+_slots: weakref.WeakKeyDictionary[Any, tuple[int, asyncio.Semaphore]] = weakref.WeakKeyDictionary()
 
 
 def describe(definitions: Definitions) -> str:
@@ -120,7 +121,7 @@ def _answer(states: list[ChildState]) -> ToolResult:
     return ToolResult.text("\n\n".join(parts), details, is_error=len(failed) == len(states))
 
 
-def _spent(states: list) -> "Spent":
+def _spent(states: list) -> Spent:
     """What the children have spent so far: the parent's budget counts it."""
     from pi_core.app.budget import Spent
 

@@ -87,7 +87,7 @@ class Telemetry:
         atexit.register(self.shutdown)
 
     @classmethod
-    def from_environment(cls) -> "Telemetry":
+    def from_environment(cls) -> Telemetry:
         environ = os.environ
         resource = Resource.create()
         if str(resource.attributes.get("service.name", "")).startswith("unknown_service"):

@@ -26,8 +26,8 @@ def builtin_tools() -> list:
     from pi_plugins.tools.find import find_tool
     from pi_plugins.tools.grep import grep_tool
     from pi_plugins.tools.ls import ls_tool
-    from pi_plugins.tools.read import read_tool
     from pi_plugins.tools.presentation import dress
+    from pi_plugins.tools.read import read_tool
     from pi_plugins.tools.write import write_tool
 
     return [dress(t) for t in (read_tool, bash_tool, edit_tool, write_tool, grep_tool, find_tool, ls_tool)]

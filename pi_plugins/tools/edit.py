@@ -13,6 +13,7 @@ so only the matched region changes; the rest of the file stays byte for byte.
 
 from __future__ import annotations
 
+import itertools
 import json
 from typing import Any
 
@@ -162,7 +163,7 @@ def plan_edits(content: str, edits: list[dict], path: str) -> list[_Match]:
             start, end = hits[0], hits[0] + length
         matches.append(_Match(i, start, end, new, tolerant))
     ordered = sorted(matches, key=lambda m: m.start)
-    for before, after in zip(ordered, ordered[1:]):
+    for before, after in itertools.pairwise(ordered):
         if before.end > after.start:
             raise ToolError(
                 f"edits[{before.index}] and edits[{after.index}] overlap in {path}. Each edit is "

@@ -44,7 +44,7 @@ class ExecutionEnvironment(protocol.ExecutionEnvironment):
         merge_stderr: bool = True,
         on_output: Any = None,
         prefix: str = "pi-bash",
-    ) -> "CommandResult":
+    ) -> CommandResult:
         """Run a command to its end through :meth:`spawn`: the one runner that the bash
         tool, the user's ``!cmd`` and ``ctx.exec`` share (one kill policy, one bounded
         output buffer, one truncation rule; :mod:`pi_plugins.tools.runner`). A string
@@ -194,7 +194,7 @@ class LocalProcess(Process):
 
     @classmethod
     async def start(cls, argv: list[str], cwd: str, env: dict[str, str] | None, merge_stderr: bool,
-                    owner: Any = None) -> "LocalProcess":
+                    owner: Any = None) -> LocalProcess:
         import subprocess
 
         processes.supervise()
@@ -308,7 +308,7 @@ class LocalProcess(Process):
 # ---------------------------------------------------------------- the lookup
 
 
-async def environment_for(run: "ToolRun | None") -> ExecutionEnvironment:
+async def environment_for(run: ToolRun | None) -> ExecutionEnvironment:
     """The environment for one tool run: the ``execution_environment`` hook's answer
     (the last plugin's wins), else the local machine in the harness's cwd."""
     ctx: Any = getattr(run, "ctx", None)

@@ -16,7 +16,13 @@ from attrs import define, field
 from pi_core.protocol.tools import Tool, ToolResult, ToolRun
 from pi_plugins.tools.errors import ToolError, os_error
 from pi_plugins.tools.lookup import environment_for
-from pi_plugins.tools.truncation import GREP_MAX_LINE_CHARS, MAX_BYTES, format_size, truncate_head, truncate_line
+from pi_plugins.tools.truncation import (
+    GREP_MAX_LINE_CHARS,
+    MAX_BYTES,
+    format_size,
+    truncate_head,
+    truncate_line,
+)
 
 if TYPE_CHECKING:
     from pi_plugins.tools.environment import ExecutionEnvironment

@@ -9,8 +9,8 @@ proceed side by side.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import AsyncIterator
 
 _locks: dict[str, tuple[asyncio.Lock, int]] = {}
 

@@ -10,7 +10,7 @@ if TYPE_CHECKING:
     from pi_plugins.tools.environment import ExecutionEnvironment
 
 
-async def environment_for(run: "ToolRun | None") -> "ExecutionEnvironment":
+async def environment_for(run: ToolRun | None) -> ExecutionEnvironment:
     """:func:`pi_plugins.tools.environment.environment_for`."""
     from pi_plugins.tools.environment import environment_for as find
 

@@ -15,7 +15,8 @@ the session ends (see :mod:`pi_plugins.tools.processes`).
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from attrs import define
 
@@ -76,7 +77,7 @@ class CommandResult:
 
 
 async def run_command(
-    env: "ExecutionEnvironment",
+    env: ExecutionEnvironment,
     argv: list[str],
     *,
     cwd: str | None = None,

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any, AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 from attrs import define
 
@@ -38,7 +39,7 @@ class Ignores:
     def __init__(self, specs: tuple[tuple[str, Any], ...] = ()):
         self.specs = specs
 
-    def inside(self, base: str, spec: Any) -> "Ignores":
+    def inside(self, base: str, spec: Any) -> Ignores:
         return self if spec is None else Ignores((*self.specs, (base, spec)))
 
     def ignored(self, full: str, is_dir: bool) -> bool:

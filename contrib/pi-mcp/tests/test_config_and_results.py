@@ -5,10 +5,11 @@ import subprocess
 import sys
 import textwrap
 
-from pi_core.protocol.messages import ImageContent, TextContent
-from pi_core.testing import assert_light_import
 from pi_mcp.config import load_config
 from pi_mcp.results import to_tool_result, tool_name
+
+from pi_core.protocol.messages import ImageContent, TextContent
+from pi_core.testing import assert_light_import
 
 
 def write(path, data):

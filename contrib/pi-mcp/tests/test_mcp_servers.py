@@ -8,9 +8,9 @@ import sys
 import textwrap
 import time
 
+import pi_mcp
 import pytest
 
-import pi_mcp
 from pi_core.protocol.messages import ImageContent, text_of
 from pi_core.testing import RecordingUI, Reply
 

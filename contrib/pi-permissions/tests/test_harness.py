@@ -3,11 +3,11 @@ bash, read and write in a temp project; a fake UI answers the dialogs."""
 
 import asyncio
 
+import pi_permissions
 import pytest
 
-import pi_permissions
-from pi_core.protocol.messages import text_of
 from pi_core.app.settings import Settings
+from pi_core.protocol.messages import text_of
 from pi_core.testing import RecordingUI, Reply, assert_light_import, run_command
 
 

@@ -3,9 +3,9 @@
 import os
 
 import pytest
+from pi_permissions.rules import command_parts, load_policy, parse_rule
 
 from pi_core.app.settings import Settings
-from pi_permissions.rules import command_parts, load_policy, parse_rule
 
 
 def policy(global_rules=None, project_rules=None):

@@ -4,12 +4,12 @@ what it may run, approval by command and by dialog, resume and tree navigation."
 import asyncio
 import json
 
-import pytest
-
 import pi_plan
+import pytest
+from pi_plan.readonly import is_read_only_command
+
 from pi_core.protocol.messages import CustomMessage, text_of
 from pi_core.session import Session
-from pi_plan.readonly import is_read_only_command
 from pi_core.testing import RecordingUI, Reply, assert_light_import
 
 PLAN_ANSWER = ("I looked around.\n\n**Plan:**\n1. Add `parse()` to parser.py\n2. **Write tests** for it\n"

@@ -10,13 +10,13 @@ import threading
 import uuid
 from pathlib import Path
 
-import pytest
-
 import pi_sandbox
+import pytest
+from pi_sandbox.environment import SandboxEnvironment
+
 from pi_core.app.sdk import create_harness
 from pi_core.app.settings import Settings
 from pi_core.testing import Reply, ScriptedProvider, assert_light_import, scripted_model
-from pi_sandbox.environment import SandboxEnvironment
 
 needs_bwrap = pytest.mark.requires("bwrap")
 

@@ -4,9 +4,9 @@ custom entries of a session file, and it follows the branch through /tree and re
 import asyncio
 import json
 
+import pi_todo
 import pytest
 
-import pi_todo
 from pi_core.app.discovery import load_plugins
 from pi_core.protocol.entries import CustomEntry, MessageEntry
 from pi_core.session import Session

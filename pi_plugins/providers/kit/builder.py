@@ -7,7 +7,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from pi_core.protocol.messages import AssistantMessage, Failure, StopReason, TextContent, ThinkingContent, ToolCall
+from pi_core.protocol.messages import (
+    AssistantMessage,
+    Failure,
+    StopReason,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+)
 from pi_core.protocol.stream import (
     DoneEvent,
     ErrorEvent,
@@ -139,7 +146,7 @@ class MessageBuilder:
         """End every open block, in content order; returns their end events."""
         return [self.close(index) for index in sorted(self._open)]
 
-    def _state(self, index: int | None) -> "_OpenBlock":
+    def _state(self, index: int | None) -> _OpenBlock:
         try:
             return self._open[next(reversed(self._open)) if index is None else index]
         except (KeyError, StopIteration):

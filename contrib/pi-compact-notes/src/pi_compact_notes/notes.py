@@ -10,6 +10,7 @@ from typing import Any
 
 from attrs import define, field
 
+from pi_compact_notes import GENERATOR
 from pi_core.protocol.messages import (
     AssistantMessage,
     BashExecutionMessage,
@@ -18,8 +19,6 @@ from pi_core.protocol.messages import (
     UserMessage,
     text_of,
 )
-
-from pi_compact_notes import GENERATOR
 
 
 @define
@@ -31,7 +30,7 @@ class Limits:
     last_reply_chars: int = 1200
 
     @classmethod
-    def from_settings(cls, section: Any) -> "Limits":
+    def from_settings(cls, section: Any) -> Limits:
         section = section if isinstance(section, dict) else {}
         names = {"maxRequests": "requests", "maxCommands": "commands", "maxProblems": "problems"}
         values = {attr: section[key] for key, attr in names.items()

@@ -21,7 +21,6 @@ from typing import Any
 
 from pi_core import hookimpl
 from pi_core.protocol.commands import Command
-
 from pi_mcp.config import ServerConfig, load_config
 
 log = logging.getLogger("pi.mcp")
@@ -43,7 +42,7 @@ class Servers:
 
         connections = [Connection(c) for c in configs]
         outcomes = await asyncio.gather(*(c.start() for c in connections), return_exceptions=True)
-        for connection, outcome in zip(connections, outcomes):
+        for connection, outcome in zip(connections, outcomes, strict=True):
             if isinstance(outcome, BaseException):
                 reason = str(outcome) if isinstance(outcome, ServerError) else repr(outcome)
                 self.failures[connection.name] = reason
@@ -81,7 +80,7 @@ class Servers:
         return "\n".join(lines)
 
 
-_servers: "weakref.WeakKeyDictionary[Any, Servers]" = weakref.WeakKeyDictionary()
+_servers: weakref.WeakKeyDictionary[Any, Servers] = weakref.WeakKeyDictionary()
 
 
 def _schema(spec: dict, server: str, ctx) -> dict:
@@ -103,7 +102,6 @@ def _schema(spec: dict, server: str, ctx) -> dict:
 def make_tool(connection, spec: dict, ctx):
     """The pi ``Tool`` for one tool (``spec``, as listed) of a connected server."""
     from pi_core.protocol.tools import Tool, ToolResult
-
     from pi_mcp.connection import ServerError
     from pi_mcp.results import to_tool_result, tool_name
 

@@ -83,7 +83,7 @@ class Connection:
         try:
             await asyncio.wait_for(asyncio.shield(ready), self.config.startup_timeout)
             return
-        except asyncio.TimeoutError:
+        except TimeoutError:
             reason = f"did not start within {self.config.startup_timeout:g} s"
         except Exception as exc:
             reason = describe(exc)
@@ -175,9 +175,9 @@ class Connection:
         if task is not None and not task.done():
             try:
                 if self._session is None:  # still starting: nothing to wind down gently
-                    raise asyncio.TimeoutError
+                    raise TimeoutError
                 await asyncio.wait_for(asyncio.shield(task), 10)
-            except (asyncio.TimeoutError, Exception):
+            except (TimeoutError, Exception):
                 task.cancel()
                 with contextlib.suppress(BaseException):
                     await task

@@ -26,7 +26,6 @@ from attrs import define, field
 
 from pi_core import hookimpl
 from pi_core.protocol.commands import Command
-
 from pi_permissions.rules import Policy, Rule, Verdict, load_policy
 
 SETTINGS_KEY = "permissions"
@@ -43,7 +42,7 @@ class SessionState:
     reported: bool = False
 
 
-_states: "weakref.WeakKeyDictionary[Any, SessionState]" = weakref.WeakKeyDictionary()
+_states: weakref.WeakKeyDictionary[Any, SessionState] = weakref.WeakKeyDictionary()
 
 
 def state(ctx) -> SessionState:

@@ -26,7 +26,6 @@ from attrs import define, field
 
 from pi_core import hookimpl
 from pi_core.protocol.commands import Command
-
 from pi_plan.readonly import is_read_only_command
 
 CUSTOM_TYPE = "pi-plan"
@@ -62,7 +61,7 @@ class PlanState:
         return {"planning": self.planning, "restoreTools": self.restore, "steps": self.steps}
 
     @classmethod
-    def from_data(cls, data: Any) -> "PlanState":
+    def from_data(cls, data: Any) -> PlanState:
         if not isinstance(data, dict):
             return cls()
         restore = data.get("restoreTools")
@@ -71,7 +70,7 @@ class PlanState:
         return cls(bool(data.get("planning")), restore, steps)
 
 
-_states: "weakref.WeakKeyDictionary[Any, PlanState]" = weakref.WeakKeyDictionary()
+_states: weakref.WeakKeyDictionary[Any, PlanState] = weakref.WeakKeyDictionary()
 
 
 def plan_tools(ctx) -> list[str]:

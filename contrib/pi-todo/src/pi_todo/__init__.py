@@ -58,7 +58,7 @@ class TodoList:
         return {"todos": [asdict(i) for i in self.items], "nextId": self.next_id}
 
     @classmethod
-    def from_data(cls, data: Any) -> "TodoList":
+    def from_data(cls, data: Any) -> TodoList:
         """A list from an entry's data; anything malformed is skipped, never fatal."""
         if not isinstance(data, dict):
             return cls()
@@ -84,7 +84,7 @@ class TodoList:
 
 
 # One list per harness (its ctx); a plugin module may serve several harnesses at once.
-_lists: "weakref.WeakKeyDictionary[Any, TodoList]" = weakref.WeakKeyDictionary()
+_lists: weakref.WeakKeyDictionary[Any, TodoList] = weakref.WeakKeyDictionary()
 
 
 def list_from_path(entries) -> TodoList:
