@@ -51,7 +51,7 @@ def build_tree(root: Path) -> tuple[Path, Path]:
 
 def make_ctx(agent_dir: Path, cwd: Path):
     from pi_core import Agent, Plugins
-    from pi_core.context import PluginContext
+    from pi_core.context import Context
     from pi_core.protocol.tools import Tool
     from pi_plugins import context_files, prompt_templates, skills, system_prompt
     from pi_core.testing import scripted_model
@@ -59,7 +59,7 @@ def make_ctx(agent_dir: Path, cwd: Path):
     plugins = Plugins()
     for module in (system_prompt, context_files, skills, prompt_templates):
         plugins.register(module)
-    ctx = PluginContext(cwd=str(cwd), plugins=plugins, agent_dir=agent_dir)
+    ctx = Context(cwd=str(cwd), plugins=plugins, agent_dir=agent_dir)
     tools = [Tool(name=n, description=f"The {n} tool.") for n in ("read", "bash", "edit", "write")]
     Agent(model=scripted_model(), plugins=plugins, tools=tools, ctx=ctx)
     return ctx

@@ -22,6 +22,14 @@ def register_commands(ctx: Ctx) -> Command | list[Command] | None:
 
 
 @hookspec
+@collect
+def configuration_problems(ctx: Ctx) -> str | list[str] | None:
+    """Kind: collect (a plain list). Once the flags are read (``ctx.get_flag``) and before
+    anything runs: what is wrong with the plugin's configuration, one line each (``--max-cost:
+    not a number: 'lots'``). Any line stops the start with a usage error (exit status 2)."""
+
+
+@hookspec
 @collect(key="name", result="pi_core.protocol.commands:as_flag")
 def register_flags(ctx: Ctx) -> Flag | list[Flag] | None:
     """Kind: collect (by flag name). Return extra command-line flags the plugin reads

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from hookspecs.markers import chain, hookspec, notify
+from hookspecs.markers import chain, decide, hookspec, notify
 
 if TYPE_CHECKING:
     from pi_core.protocol.ctx import Ctx
     from pi_core.protocol.events import (
+        AfterRunEvent,
         AgentEnd,
         AgentStart,
         BeforeAgentStartEvent,
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
         MessageStart,
         MessageUpdate,
         QueueUpdate,
+        RunDecision,
         TurnEnd,
         TurnStart,
     )
@@ -58,6 +60,21 @@ def agent_start(event: AgentStart, ctx: Ctx) -> None:
 @notify
 def agent_end(event: AgentEnd, ctx: Ctx) -> None:
     """Kind: notify. A run ended; ``event.messages`` holds every message it produced."""
+
+
+@hookspec
+@decide(result="pi_core.protocol.results:run_decision")
+def after_agent_run(event: AfterRunEvent, ctx: Ctx) -> RunDecision | None:
+    """Kind: decide.
+
+    A run of the loop ended (after ``agent_end``) and nothing else is under way.
+    Return ``RunDecision(run_again=True)`` (or ``{"runAgain": True}``) to send the request
+    again from the context as it now is: a failed answer the context ends in is left out
+    of it (it stays in the session file), as pi's retries do. Called again after every
+    run it asked for (``event.continued`` counts them), and not at all once the user
+    aborted (``event.signal``). The built-in ``retries`` plugin retries rate limits and
+    server errors here with backoff, and compacts and retries once on a context overflow.
+    """
 
 
 @hookspec

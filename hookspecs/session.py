@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from hookspecs.markers import collect, decide, hookspec, notify
+from hookspecs.markers import chain, collect, decide, hookspec, notify
 
 if TYPE_CHECKING:
     from pi_core.protocol.ctx import Ctx
@@ -58,6 +58,19 @@ def session_before_fork(event: ForkEvent, ctx: Ctx) -> CancelDecision | dict | N
     """Kind: decide. ``/fork`` (``event.position`` "before" ``event.entry_id``) or a
     clone ("at" it) is about to make a new session; ``cancel=True`` (or
     ``{"cancel": True}``) stops it."""
+
+
+@hookspec
+@chain("event")
+def prepare_compaction(event: BeforeCompactEvent, ctx: Ctx) -> BeforeCompactEvent | None:
+    """Kind: chain.
+
+    Compaction is about to run: plan it. Return the event with ``preparation`` (the
+    plan: what to summarise, where the kept part starts), ``reserve_tokens`` and
+    ``keep_recent_tokens`` set, or ``None`` to keep it as it is; ``session_before_compact``
+    then receives it. The built-in ``compaction`` plugin plans here; a plugin that
+    replaces it (``-builtin:compaction``) plans here too, or leaves ``preparation`` None.
+    """
 
 
 @hookspec

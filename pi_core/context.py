@@ -1,27 +1,29 @@
-"""``ctx``: what every hook receives, the plugin's handle on the running harness.
+"""``ctx``: what every hook receives, the plugin's handle on the running agent.
 
-The core's context covers the agent loop (cwd, agent dir, settings, this run's resource
-options, ui, event bus, model, tools, abort, idle state, steering and follow-ups);
-:class:`HarnessContext` adds the session and the harness's operations; the app's
-(:class:`pi_core.app.agent_session_context.AgentSessionContext`) adds sending messages
-with every ``deliver_as``, compaction, summaries, tree navigation, session control and
-processes.
+One concrete class, :class:`Context`, with every member of the documented
+:class:`pi_core.protocol.ctx.Ctx` (pi's ``ExtensionContext`` / ``ExtensionAPI``). An
+:class:`pi_core.loop.Agent` alone gives it the loop's part (cwd, settings, ui, model,
+tools, abort, steering); once a harness (``pi_core.app.harness.Harness``) runs, the
+session, sending with every ``deliver_as``, compaction, summaries, session control and
+processes go to it. A member that needs a harness says so when there is none.
 """
 
 from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from pi_core.bus import EventBus
+from pi_core.protocol.ctx import ExecResult, SessionControl
 
 if TYPE_CHECKING:
-    from pi_core.harness import Harness
     from pi_core.loop import Agent
     from pi_core.plugins import Plugins
+    from pi_core.protocol.model import Model
     from pi_core.protocol.options import ResourceOptions
     from pi_core.protocol.shell import Settings
+    from pi_core.protocol.signal import AbortSignal
 
 log = logging.getLogger("pi.ui")
 
@@ -60,19 +62,19 @@ class NullUI:
         return ""
 
 
-class PluginContext:
-    def __init__(
-        self,
-        *,
-        cwd: str,
-        plugins: Plugins,
-        agent: Agent | None = None,
-        ui: Any = None,
-        events: EventBus | None = None,
-        settings: Settings | None = None,
-        options: ResourceOptions | None = None,
-        agent_dir: Path | None = None,
-    ) -> None:
+class Context:
+    """``ctx``: see the module docstring and :class:`pi_core.protocol.ctx.Ctx`."""
+
+    #: The harness this ctx belongs to (None for a bare :class:`Agent`). Plugins use
+    #: ctx's own members; the SDK and modes may hold the harness itself.
+    harness: Any = None
+    #: The mode that runs (pi 1.6's ``ctx.mode``): pi's "tui", "rpc", "json" or "print",
+    #: or one of ours ("acp", "serve", ...); set as the mode starts.
+    mode: str = "print"
+
+    def __init__(self, *, cwd: str, plugins: Plugins, agent: Agent | None = None, ui: Any = None,
+                 events: EventBus | None = None, settings: Settings | None = None,
+                 options: ResourceOptions | None = None, agent_dir: Path | None = None) -> None:
         from pi_core.paths import agent_dir as default_agent_dir
         from pi_core.protocol.options import ResourceOptions
         from pi_core.protocol.shell import NoSettings
@@ -80,7 +82,7 @@ class PluginContext:
         self.cwd = cwd
         self.plugins = plugins
         self.agent = agent
-        self.ui = ui or NullUI()
+        self._ui = ui or NullUI()
         self.events = events or EventBus()
         self.agent_dir = Path(agent_dir) if agent_dir is not None else default_agent_dir()
         self.settings = settings if settings is not None else NoSettings()
@@ -88,37 +90,49 @@ class PluginContext:
         #: Values of the plugins' command-line flags (``register_flags``), by name.
         self.flags: dict[str, Any] = {}
 
+    @property
+    def ui(self) -> Any:
+        return self._ui
+
+    @ui.setter
+    def ui(self, ui: Any) -> None:
+        """Any mode's UI; a harness wraps it (to announce its dialogs: ``ui_prompt_start``)."""
+        ui = ui or NullUI()
+        self._ui = self.harness.wrap_ui(ui) if self.harness is not None else ui
+
+    def _harness(self, member: str) -> Any:
+        if self.harness is None:
+            raise RuntimeError(f"ctx.{member} needs a harness (this ctx belongs to a bare Agent)")
+        return self.harness
+
     def get_flag(self, name: str, default: Any = None) -> Any:
         """The value of a plugin's flag (``--name``), its default when not given, or
         ``default`` for a flag nobody registered (pi's ``getFlag``)."""
         return self.flags.get(name.lstrip("-"), default)
 
+    # ------------------------------------------------ the agent
+
     @property
-    def model(self):
+    def model(self) -> Model | None:
         return self.agent.model if self.agent else None
 
     def is_idle(self) -> bool:
+        if self.harness is not None:
+            return not self.harness.is_running
         return self.agent is None or not self.agent.is_running
 
     def abort(self) -> None:
-        if self.agent is not None:
+        """Stop whatever runs: the stream, the tools, a retry's wait, a summary."""
+        if self.harness is not None:
+            self.harness.abort()
+        elif self.agent is not None:
             self.agent.abort()
 
-    def send_user_message(
-        self, content: Any, deliver_as: Literal["steer", "follow_up"] = "steer",
-        trigger_turn: bool = False,
-    ) -> None:
-        """Queue a user message: ``steer`` reaches the model before its next request,
-        ``follow_up`` after the run would otherwise end. (A bare :class:`Agent` has no
-        harness to start runs or hold ``next_turn`` messages: see ``HarnessContext``.)"""
-        if deliver_as not in ("steer", "follow_up"):
-            raise ValueError(f"a bare agent's ctx takes steer or follow_up, not {deliver_as!r}")
-        if deliver_as == "steer":
-            self.agent.steer(content)
-        else:
-            self.agent.follow_up(content)
+    async def set_model(self, model: Model) -> None:
+        await self._harness("set_model").set_model(model)
 
-    send_message = send_user_message
+    async def set_thinking_level(self, level: str) -> None:
+        await self._harness("set_thinking_level").set_thinking_level(level)
 
     def get_active_tools(self) -> list[str]:
         return [t.name for t in self.agent.active_tools()] if self.agent else []
@@ -126,38 +140,162 @@ class PluginContext:
     def set_active_tools(self, names: list[str]) -> None:
         self.agent.set_active_tools(names)
 
-
-class HarnessContext(PluginContext):
-    """``ctx`` once a harness runs: the core's context plus the session and the
-    harness's operations (entries, names, labels, tools at run time). Sending messages with every ``deliver_as`` is the app's."""
-
-    harness: Harness
-
-    @property
-    def session(self):
-        return self.harness.session
-
-    @property
-    def session_id(self) -> str | None:
-        return self.harness.session.id if self.harness.session is not None else None
-
-    def append_entry(self, custom_type: str, data: Any = None):
-        """Keep plugin state in the session (a ``custom`` entry, never sent to the model)."""
-        return self.harness.session.append_custom(custom_type, data)
-
-    # ------------------------------------------------ tools at run time
-
     def register_tool(self, tool) -> None:
         """Add (or replace, by name) a tool now; the model is offered it from its next
         request on, without a reload (pi's ``registerTool`` after start-up)."""
-        self.harness.register_tool(tool)
+        self._harness("register_tool").register_tool(tool)
 
     def unregister_tool(self, name: str) -> bool:
         """Take a tool away now; False when there was none of that name."""
-        return self.harness.unregister_tool(name)
+        return self._harness("unregister_tool").unregister_tool(name)
+
+    def register_provider(self, name: str, config: dict) -> None:
+        """pi's ``registerProvider(name, config)``, at once: ``models`` replace the
+        provider's (a built-in one's too), or ``base_url``/``headers`` re-point them."""
+        self._harness("register_provider").register_provider(name, config)
+
+    def unregister_provider(self, name: str) -> bool:
+        """pi's ``unregisterProvider(name)``: the provider's models leave the model
+        registry at once (``/model``, Ctrl+P's cycle), and built-in ones it replaced come
+        back; False when it had none."""
+        return self._harness("unregister_provider").unregister_provider(name)
+
+    # ------------------------------------------------ sending
+
+    def send_user_message(self, content: Any, deliver_as: str = "steer", trigger_turn: bool = False) -> None:
+        """Send the model a user message (text or content blocks), pi's ``sendUserMessage``.
+
+        While the agent runs, ``steer`` reaches it before its next request and
+        ``follow_up`` when the run would otherwise end. While it is idle the message
+        starts a run at once (through the ``input`` chain, ``source="extension"``).
+        ``next_turn`` waits for the user's next prompt and goes in after its user
+        message, unless ``trigger_turn`` starts the run now. A bare agent takes only
+        ``steer`` and ``follow_up``, queued."""
+        if self.harness is not None:
+            self.harness.send(content, deliver_as=deliver_as, trigger_turn=trigger_turn, as_prompt=True)
+        elif deliver_as == "steer":
+            self.agent.steer(content)
+        elif deliver_as == "follow_up":
+            self.agent.follow_up(content)
+        else:
+            raise ValueError(f"a bare agent's ctx takes steer or follow_up, not {deliver_as!r}")
+
+    def send_message(self, message: Any, deliver_as: str = "steer", trigger_turn: bool = False,
+                     display: bool | None = None) -> None:
+        """Put a plugin's message into the conversation (a :class:`CustomMessage`, or
+        text made into one of type ``"extension"``), pi's ``sendMessage``. While the agent
+        runs: ``steer``, ``follow_up`` or ``next_turn``. While it is idle the message joins
+        the conversation and the session; ``trigger_turn`` then starts a run to answer it.
+        ``display=False`` keeps it out of the chat's view (the model still reads it)."""
+        import attrs
+
+        from pi_core.protocol.messages import CustomMessage
+
+        if not isinstance(message, CustomMessage) and not hasattr(message, "role"):
+            message = CustomMessage(custom_type="extension", content=str(message))
+        if display is not None and isinstance(message, CustomMessage):
+            message = attrs.evolve(message, display=display)
+        if self.harness is None:
+            self.send_user_message(message, deliver_as, trigger_turn)
+            return
+        self.harness.send(message, deliver_as=deliver_as, trigger_turn=trigger_turn, as_prompt=False)
+
+    async def emit(self, event: Any) -> None:
+        """A session event of a plugin's (such as ``auto_retry_start`` or
+        ``budget_exceeded``): the plugins' hook of its type, then every subscriber."""
+        await (self.harness or self.agent).emit(event)
+
+    # ------------------------------------------------ the session
+
+    @property
+    def session(self):
+        return self.harness.session if self.harness is not None else None
+
+    @property
+    def session_id(self) -> str | None:
+        session = self.session
+        return session.id if session is not None else None
+
+    def append_entry(self, custom_type: str, data: Any = None):
+        """Keep plugin state in the session (a ``custom`` entry, never sent to the model)."""
+        return self._harness("append_entry").session.append_custom(custom_type, data)
+
+    def append_context_edit(self, target_id: str, replacement: dict | None):
+        """pi 1.6's context edit: ``None`` leaves the message out of what the model sees,
+        ``{"content": ...}`` replaces its content; the history keeps it."""
+        return self._harness("append_context_edit").append_context_edit(target_id, replacement)
 
     def set_session_name(self, name: str) -> None:
-        self.harness.session.append_session_info(name)
+        """Name the session; plugins and the event stream hear ``session_info_changed``."""
+        self._harness("set_session_name").name_session(name)
 
     def set_label(self, entry_id: str, label: str | None) -> None:
-        self.harness.session.append_label(entry_id, label)
+        self._harness("set_label").session.append_label(entry_id, label)
+
+    async def compact(self, instructions: str | None = None, *, reason: str = "manual",
+                      will_retry: bool = False):
+        """Compact the branch now (``session_before_compact`` decides how); the result,
+        or None when cancelled, failed or there was nothing to compact."""
+        return await self._harness("compact").compact(instructions, reason=reason, will_retry=will_retry)
+
+    async def summarize(self, system_prompt: str, text: str, max_tokens: int) -> str:
+        """One request to the current model for a summary (compaction, branch summaries)."""
+        return await self._harness("summarize").summarize(system_prompt, text, max_tokens)
+
+    # ------------------------------------------------ session control
+
+    async def wait_for_idle(self) -> SessionControl:
+        """Wait until the agent (and any run a plugin started) has finished."""
+        await (self.harness or self.agent).wait_for_idle()
+        return SessionControl(cancelled=False)
+
+    async def new_session(self, parent_session: str | None = None) -> SessionControl:
+        return SessionControl(cancelled=not await self._harness("new_session").new_session(parent_session))
+
+    async def fork(self, entry_id: str, position: str = "before") -> SessionControl:
+        """A new session from this one: ending just ``before`` the user message
+        ``entry_id`` (its text is in ``.text``, as /fork puts it in the editor) or ``at``
+        (including) any entry."""
+        text, cancelled = await self._harness("fork").fork(entry_id, position=position)
+        return SessionControl(cancelled=cancelled, text=text)
+
+    async def switch_session(self, path: str) -> SessionControl:
+        return SessionControl(cancelled=not await self._harness("switch_session").switch_session(path))
+
+    async def navigate_tree(self, entry_id: str | None, summarize: bool = False) -> SessionControl:
+        moved = await self._harness("navigate_tree").navigate_tree(entry_id, summarize=summarize)
+        return SessionControl(cancelled=not moved)
+
+    async def reload(self) -> SessionControl:
+        """pi's /reload: plugins, skills, templates and context files found again."""
+        await self._harness("reload").reload()
+        return SessionControl(cancelled=False)
+
+    def shutdown(self) -> None:
+        """Leave pi as its ``/quit`` does (pi's ``ctx.shutdown()``), where the mode says how
+        (``harness.on_shutdown``); elsewhere nothing happens."""
+        handler = getattr(self.harness, "on_shutdown", None)
+        if handler is not None:
+            handler()
+
+    # ------------------------------------------------ processes
+
+    async def environment(self):
+        """The execution environment commands run in (the ``execution_environment``
+        hook's answer: the local machine, unless a plugin supplies a sandbox or such)."""
+        env = await self.plugins.call("execution_environment", ctx=self)
+        if env is None:
+            raise RuntimeError("no plugin provides an execution environment to run commands "
+                               "in (the built-in local_environment plugin does)")
+        return env
+
+    async def exec(self, command: list[str] | str, *, timeout: float | None = None,
+                   cwd: str | None = None, signal: AbortSignal | None = None) -> ExecResult:
+        """Run a command through the execution environment (the one runner the bash
+        tool uses): a list runs as is, a string with the shell. On timeout, abort or
+        cancellation the command and everything it started are killed."""
+        env = await self.environment()
+        result = await env.run(command, cwd=cwd or self.cwd, timeout=timeout, signal=signal,
+                               merge_stderr=False, prefix="pi-exec")
+        return ExecResult(result.output, result.stderr, result.exit_code, result.killed,
+                          result.truncated, result.full_output_path)

@@ -30,7 +30,7 @@ from typing import Any, Literal
 
 from attrs import asdict, define, has
 
-from pi_core.context import PluginContext
+from pi_core.context import Context
 from pi_core.plugins import Plugins
 from pi_core.protocol.events import (
     AgentEnd,
@@ -133,7 +133,7 @@ class Agent:
         get_api_key: Callable[[Model], Any] | None = None,
         get_headers: Callable[[Model], dict] | None = None,
         cwd: str = ".",
-        ctx: PluginContext | None = None,
+        ctx: Context | None = None,
     ) -> None:
         self.plugins = plugins or Plugins()
         self.model = model
@@ -145,7 +145,7 @@ class Agent:
         self.tool_execution = tool_execution
         self.get_api_key = get_api_key
         self.get_headers = get_headers
-        self.ctx = ctx or PluginContext(cwd=cwd, plugins=self.plugins)
+        self.ctx = ctx or Context(cwd=cwd, plugins=self.plugins)
         self.ctx.agent = self
         self.tools = tools
         self.providers = {p.api: p for p in providers} if providers is not None else None
@@ -188,6 +188,32 @@ class Agent:
     def set_active_tools(self, names: Iterable[str] | None) -> None:
         """Offer the model exactly the tools ``names`` (``None``: back to the defaults)."""
         self._active = None if names is None else set(names)
+
+    def add_tool(self, tool: Tool) -> None:
+        """Add or replace (by name) a tool; offered from the next request if it is on by default."""
+        self.tools = [*(t for t in self.tools or [] if t.name != tool.name), tool]
+        if self._active is not None and tool.default_active:
+            self._active.add(tool.name)
+
+    def remove_tool(self, name: str) -> bool:
+        """Take the tool ``name`` away; False when there was none."""
+        before = self.tools or []
+        self.tools = [t for t in before if t.name != name]
+        if self._active is not None:
+            self._active.discard(name)
+        return len(self.tools) != len(before)
+
+    async def collect_again(self) -> None:
+        """Collect tools and providers from the plugins anew (a reload); the tools that
+        were switched on stay on where they still exist."""
+        self.tools = self.providers = None
+        await self.setup()
+        if self._active is not None:
+            self._active &= {t.name for t in self.tools}
+
+    def provider_for(self, model: Model) -> Any:
+        """The provider plugin that speaks ``model``'s API, or None."""
+        return (self.providers or {}).get(model.api)
 
     def steer(self, message: str | AgentMessage) -> None:
         """Queue a message for the model's next request, after the running tools finish."""
@@ -257,7 +283,7 @@ class Agent:
             self._turn_index = 0
             await self.emit(TurnStart(turn_index=0))
             for message in prompts:
-                await self._deliver(message, produced)
+                await self.deliver(message, produced)
             await self._turns(produced, signal)
         except asyncio.CancelledError:
             if not signal.aborted:
@@ -266,7 +292,7 @@ class Agent:
         except Exception as exc:  # a bug below the providers' contract; keep the session usable
             self.plugins.report("agent loop", "run", exc)
             failure = self._failure(None, f"{type(exc).__name__}: {exc}", aborted=signal.aborted)
-            await self._deliver(failure, produced)
+            await self.deliver(failure, produced)
         finally:
             self.streaming_message = None
             self.pending_tool_calls = set()
@@ -286,7 +312,7 @@ class Agent:
                     await self.emit(TurnStart(turn_index=self._turn_index))
                 first = False
                 for message in pending:
-                    await self._deliver(message, produced)
+                    await self.deliver(message, produced)
                 pending = []
                 message = await self._respond(signal, produced)
                 if message is None:  # prepare_request stopped the run (a budget)
@@ -306,15 +332,16 @@ class Agent:
             if not pending:
                 return
 
-    async def _deliver(self, message: AgentMessage, produced: list) -> None:
+    async def deliver(self, message: AgentMessage, produced: list | None = None) -> None:
         """A complete message: message_start, the message_end chain, then into the transcript."""
         await self.emit(MessageStart(message=message))
         await self._finish_message(message, produced)
 
-    async def _finish_message(self, message: AgentMessage, produced: list) -> AgentMessage:
+    async def _finish_message(self, message: AgentMessage, produced: list | None) -> AgentMessage:
         message = await self.plugins.call("message_end", message=message, ctx=self.ctx)
         self.messages.append(message)
-        produced.append(message)
+        if produced is not None:
+            produced.append(message)
         await self.emit(MessageEnd(message=message))
         return message
 
@@ -350,12 +377,12 @@ class Agent:
             if request.stop:
                 return None
             model = request.model
-            provider = (self.providers or {}).get(model.api)
+            provider = self.provider_for(model)
             if provider is None:
                 raise LookupError(f"no provider for api {model.api!r} (model {model.key})")
             options = StreamOptions(
                 signal=signal,
-                api_key=await self._api_key(model),
+                api_key=await self.api_key(model),
                 thinking_level=request.thinking_level,
                 session_id=getattr(self.ctx, "session_id", None),
                 headers=dict(self.get_headers(model)) if self.get_headers else {},
@@ -435,7 +462,7 @@ class Agent:
         message.error_message = text
         return message
 
-    async def _api_key(self, model: Model) -> str | None:
+    async def api_key(self, model: Model) -> str | None:
         if self.get_api_key is None:
             return None
         key = self.get_api_key(model)
@@ -489,7 +516,7 @@ class Agent:
                 details=result.details, usage=result.usage, is_error=result.is_error,
                 duration_ms=took.get(call.id),
             )
-            await self._deliver(result_message, produced)
+            await self.deliver(result_message, produced)
             results.append(self.messages[-1])
 
         try:

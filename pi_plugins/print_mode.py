@@ -77,7 +77,7 @@ def _headless_ui(app) -> None:
 
     ctx = app.harness.ctx
     if type(getattr(ctx.ui, "wrapped", ctx.ui)) is NullUI:  # the app wraps any UI (ui_prompt_start)
-        ctx.ui = PrintUI()
+        app.harness.set_ui(PrintUI())
 
 
 async def _prompts(app) -> None:
@@ -93,7 +93,9 @@ async def _prompts(app) -> None:
 
 async def run_print(app) -> int:
     await _prompts(app)
-    stop = getattr(app.harness, "budget_stop", None)
+    from pi_plugins.budget import stop_of
+
+    stop = stop_of(app.harness.ctx)
     if stop is not None:  # the budget ended the run before a request: exit status 3
         app.stderr.write(f"budget reached: {stop.describe()}\n")
         return 3

@@ -59,6 +59,13 @@ def register_flags(ctx):
             Flag("greeting", "Say this first", type="string", default="")]
 
 
+@hookimpl
+def configuration_problems(ctx):
+    # checked once the flags are read, before anything runs: a line here stops pi (exit 2)
+    greeting = ctx.get_flag("greeting") or ""
+    return ["--greeting: at most 80 characters"] if len(greeting) > 80 else None
+
+
 @click.command("hello")
 @click.argument("name")
 def hello(name):

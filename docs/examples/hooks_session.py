@@ -52,8 +52,19 @@ class SessionTour:
         print(f"thinking_level_select: {event.previous_level} -> {event.level}")
 
     @hookimpl
+    def after_agent_run(self, event, ctx):
+        # A run ended; RunDecision(run_again=True) would send the request again (the
+        # built-in retries plugin decides here). This one only watches.
+        print(f"after_agent_run: after {event.continued} retries")
+
+    @hookimpl
     def compaction_start(self, event, ctx):
         print(f"compaction_start: {event.reason}")
+
+    @hookimpl
+    def prepare_compaction(self, event, ctx):
+        # The plan is the compaction plugin's (event.preparation); a plugin may change it.
+        print(f"prepare_compaction: planned={event.preparation is not None}")
 
     @hookimpl
     def session_before_compact(self, event, ctx):

@@ -38,6 +38,27 @@ def no_model_problem(model) -> str | None:
     return None
 
 
+def preflight(get_api_key, auth_problem=None):
+    """The harness's check before a prompt's first request, as pi makes it: a missing
+    model or key is said before any request (:class:`MissingAuthError`), and an expired
+    sign-in is refreshed first; one whose refresh is refused is the prompt's error in
+    pi's words (naming the provider and ``/login``)."""
+    import inspect
+
+    async def check(model) -> None:
+        problem = no_model_problem(model) or (auth_problem and auth_problem(model))
+        if problem:
+            raise MissingAuthError(problem)
+        key = get_api_key(model) if get_api_key is not None else None
+        if inspect.isawaitable(key):
+            try:
+                await key
+            except SignInExpiredError as exc:
+                raise MissingAuthError(str(exc)) from None
+
+    return check
+
+
 def no_models_available() -> str:
     """pi's words when no model can be used (``pi --list-models``, the chat's start),
     naming this project's docs (their folder when this is a source checkout)."""

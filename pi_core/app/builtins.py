@@ -28,6 +28,7 @@ LOAD_ORDER = (
     "prompt_templates",
     "budget",
     "compaction",
+    "retries",
     "checkpoints",
     "print_mode",
     "rpc_mode",

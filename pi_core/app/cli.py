@@ -124,9 +124,6 @@ def _flag(*names: str, **kwargs):
 @click.option("--export", help="Export a session file to HTML and exit (pi --export FILE [OUT]).")
 @click.option("--list-models", is_flag=False, flag_value="", default=None, metavar="[SEARCH]",
               help="List available models (optionally matching SEARCH) and exit.")
-@click.option("--max-cost", metavar="USD", help="Stop before a request once the session has spent this much (settings budget.maxCostUsd).")
-@click.option("--max-tokens", metavar="N", help="Stop before a request once the session has used N input plus output tokens (budget.maxTokens).")
-@click.option("--max-turns", metavar="N", help="Stop before a request once the session has made N model requests (budget.maxTurns).")
 @_flag("--verbose", help="Verbose start-up.")
 @_flag("--offline", help="No start-up network use (pi-harness never makes any).")
 @click.option("-a/-na", "--approve/--no-approve", "approve", default=None,
@@ -359,10 +356,10 @@ def plugins_command(extensions: tuple[str, ...], no_extensions: bool, as_json: b
             errors.append(f"warning: settings name a plugin that is not installed: {name}")
     import asyncio
 
-    from pi_core.context import PluginContext
+    from pi_core.context import Context
 
     before = len(plugins.errors)
-    overrides = asyncio.run(collect_overrides(plugins, PluginContext(
+    overrides = asyncio.run(collect_overrides(plugins, Context(
         cwd=cwd, plugins=plugins, settings=settings, agent_dir=home)))
     errors += [str(e) for e in list(plugins.errors)[before:]]
     if as_json:

@@ -1,10 +1,9 @@
 """The plugins' flags in ``pi --help``, as pi's ``--help`` lists its extensions' flags.
 
-Plugins are loaded for the help only when one could add a flag: a ``-e`` on the command
-line, or (without ``--no-extensions``) a discovered plugin, i.e. an installed package's
-entry point, a file in ``<agent dir>/extensions`` or ``.pi/extensions``, or a settings
-``extensions`` path. The built-in plugins add none, so a plain ``pi --help`` loads
-nothing and stays as quick as before. The check itself imports no plugin machinery.
+The plugins that would load are asked, the built-in ones included (the ``budget``
+plugin's ``--max-cost``…); ``pi --help`` itself is answered from a cache
+(:mod:`pi_core.app.entry`) but where a plugin file could add flags, so this runs once per
+installation. :func:`plugin_files`, the check for such a file, imports no plugin machinery.
 """
 
 from __future__ import annotations
@@ -32,16 +31,6 @@ def extension_args(args: list[str]) -> tuple[list[str], bool]:
         elif word in _NO_EXTENSIONS:
             discover = False
     return paths, discover
-
-
-def discovered_plugins(cwd: str | None = None) -> bool:
-    """Whether discovery would find any plugin that is not built in: a plugin file
-    (:func:`plugin_files`) or an installed package's entry point."""
-    if plugin_files(cwd):
-        return True
-    from pi_core.app.discovery import plugin_entry_points
-
-    return bool(plugin_entry_points()[1])
 
 
 def plugin_files(cwd: str | None = None) -> bool:
@@ -80,29 +69,21 @@ def plugin_files(cwd: str | None = None) -> bool:
     return False
 
 
-def plugins_may_add_flags(args: list[str]) -> bool:
-    paths, discover = extension_args(args)
-    return bool(paths) or (discover and discovered_plugins())
-
-
 def plugin_flags(args: list[str]) -> list:
-    """The flags the plugins that would load register (loaded without the built-ins,
-    which add none); [] when no plugin could add one."""
-    if not plugins_may_add_flags(args):
-        return []
+    """The flags the plugins that would load register, the built-in ones' included."""
     import asyncio
 
     from pi_core.app.discovery import load_plugins
     from pi_core.app.settings import Settings
-    from pi_core.context import PluginContext
+    from pi_core.context import Context
     from pi_core.paths import agent_dir
 
     paths, discover = extension_args(args)
     cwd, home = os.getcwd(), agent_dir()
     settings = Settings.load(cwd, home)
-    plugins = load_plugins(cwd=cwd, agent_dir=home, settings=settings, builtins=False,
-                           discover=discover, extension_paths=paths)
-    ctx = PluginContext(cwd=cwd, plugins=plugins, settings=settings, agent_dir=home)
+    plugins = load_plugins(cwd=cwd, agent_dir=home, settings=settings, discover=discover,
+                           extension_paths=paths)
+    ctx = Context(cwd=cwd, plugins=plugins, settings=settings, agent_dir=home)
     return asyncio.run(plugins.call("register_flags", ctx=ctx))
 
 

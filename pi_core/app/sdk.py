@@ -7,8 +7,9 @@
 Plugins are modules or objects with ``@hookimpl`` functions, registered in the order
 given (after pi-harness's built-ins when ``builtins=True``). The session is in memory
 unless one is given (``Session.create(cwd)`` for a file, ``Session.open(path)`` to resume).
-Without the built-ins, the local machine's execution environment (the built-in
-``local_environment`` plugin) is still registered first, so ``ctx.exec`` and ``!cmd`` run.
+Without the built-ins, the local machine's execution environment and pi's retries (the
+built-in ``local_environment`` and ``retries`` plugins) are still registered first, so
+``ctx.exec`` and ``!cmd`` run and a rate limit is retried as pi does.
 
 ``model`` is a :class:`Model`, or a pattern as ``pi --model`` takes it (``"provider/id"``,
 an id, ``"id:high"``), or ``None`` for the settings' ``defaultModel`` or the first model
@@ -25,7 +26,7 @@ from collections.abc import Callable
 from importlib import import_module
 from typing import Any
 
-from pi_core.app.agent_session import AgentSession
+from pi_core.app.harness import Harness
 from pi_core.plugins import Plugins
 from pi_core.protocol.model import Model
 
@@ -45,7 +46,7 @@ async def create_harness(
     get_api_key: Callable[[Model], Any] | None = None,
     resolve_model: Callable[[str, str], Model | None] | None = None,
     system_prompt: str = "",
-) -> AgentSession:
+) -> Harness:
     """A started harness over the given plugins (see the module docstring)."""
     from pi_core.app.discovery import load_plugins
     from pi_core.app.settings import Settings
@@ -55,35 +56,30 @@ async def create_harness(
     if settings is None:
         settings = Settings.load(cwd)
     registry = load_plugins(cwd=cwd, discover=False, settings=settings) if builtins else Plugins()
-    if not builtins:
+    for name in () if builtins else ("local_environment", "retries"):
         try:
-            registry.register(import_module("pi_plugins.local_environment"), "local_environment",
-                              source="builtin", location="pi_plugins.local_environment")
-        except ImportError:  # the core without the built-in plugins: no local commands
+            registry.register(import_module(f"pi_plugins.{name}"), name, source="builtin",
+                              location=f"pi_plugins.{name}")
+        except ImportError:  # the core without the built-in plugins
             pass
     for plugin in plugins:
         registry.register(plugin)
-    explicit, extra, models = True, {}, None
+    explicit, models = True, None
     if not isinstance(model, Model):
         if model is not None and not isinstance(model, str):
             raise TypeError(f"model must be a Model, a pattern such as 'provider/id', or None; "
                             f"not {type(model).__name__}")
         model, level, explicit, models = await _resolve_model(model, registry, settings)
         thinking_level = thinking_level or level
-        get_api_key = get_api_key or models.api_key
-        resolve_model = resolve_model or models.find
-        extra = {"get_headers": models.request_headers, "available_models": models.available}
-    harness = AgentSession(
-        plugins=registry, model=model,
+    from pi_core.app.assembly import assemble
+
+    harness = await assemble(
+        plugins=registry, model=model, registry=models,
         # ``is None``: a new session is empty, and an empty Session is falsy.
         session=session if session is not None else Session.in_memory(cwd),
         model_is_explicit=explicit, thinking_level=thinking_level, cwd=cwd, settings=settings,
         options=options, ui=ui, tools=tools, get_api_key=get_api_key, resolve_model=resolve_model,
-        system_prompt=system_prompt, **extra,
-    )
-    if models is not None:  # ctx.register_provider / unregister_provider change it, as in pi
-        harness.model_registry = models
-    await harness.start()
+        system_prompt=system_prompt)
     if active_tools is not None:
         harness.agent.set_active_tools(active_tools)
     return harness

@@ -1,5 +1,5 @@
 """Events pi 1.6 added to the session's stream (and to the plugins' hooks of the same
-name): kept in the application, since the AgentSession is what knows them."""
+name): kept in the application, since the harness is what knows them."""
 
 from __future__ import annotations
 

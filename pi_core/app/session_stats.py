@@ -1,4 +1,4 @@
-"""Session stats and context use, what ``AgentSession.stats()`` and ``context_usage()``
+"""Session stats and context use, what ``Harness.stats()`` and ``context_usage()``
 give the modes (RPC's ``get_session_stats``): counts, tokens and cost of the whole
 session file, and the context's share of the window.
 
@@ -18,7 +18,7 @@ from pi_core.protocol.entries import BranchSummaryEntry, CompactionEntry, Messag
 from pi_core.protocol.messages import AssistantMessage, ToolResultMessage
 
 if TYPE_CHECKING:
-    from pi_core.app.agent_session import AgentSession
+    from pi_core.app.harness import Harness
 
 
 def usage_totals(entries: Iterable) -> dict[str, float]:
@@ -42,7 +42,7 @@ def usage_totals(entries: Iterable) -> dict[str, float]:
     return totals
 
 
-def session_stats(harness: AgentSession) -> dict:
+def session_stats(harness: Harness) -> dict:
     """Message counts, token totals and cost of the session file, and the context's use
     of the window; pi 1.6's ``get_session_stats`` shape."""
     counts = {"user": 0, "assistant": 0, "toolResult": 0}
@@ -75,12 +75,12 @@ def session_stats(harness: AgentSession) -> dict:
     return stats
 
 
-def context_usage(harness: AgentSession) -> dict | None:
+def context_usage(harness: Harness) -> dict | None:
     """Tokens in the context against the window (None without a window). Right after
     a compaction the count is unknown (null) until a model has answered again, as pi
     reports it."""
-    from pi_core.app.tokens import context_tokens, usage_tokens
     from pi_core.protocol.entries import CompactionEntry
+    from pi_core.tokens import context_tokens, usage_tokens
 
     window = harness.model.context_window or 0
     if window <= 0:

@@ -58,7 +58,12 @@ class Settings:
         self.problems = problems or []
         #: Whether the project's protected resources may load (see project_trust).
         self.project_trusted = project_trusted
-        self.data = _merge(_merge(DEFAULTS, self.global_data), self.project_data)
+        #: Settings changed for this run only (:meth:`set`), over both files.
+        self.run_data: dict = {}
+        self.data = self._merged()
+
+    def _merged(self) -> dict:
+        return _merge(_merge(_merge(DEFAULTS, self.global_data), self.project_data), self.run_data)
 
     @classmethod
     def load(cls, cwd: str | Path = ".", agent_dir: str | Path | None = None,
@@ -105,7 +110,7 @@ class Settings:
         if node.get(last) == value:
             return
         node[last] = value
-        self.data = _merge(_merge(DEFAULTS, self.global_data), self.project_data)
+        self.data = self._merged()
         if self.global_dir is None:
             return
         import os
@@ -118,6 +123,16 @@ class Settings:
             os.replace(temp, path)
         except OSError as exc:
             self.problems.append(f"{path}: cannot save {key}: {exc}")
+
+    def set(self, key: str, value: Any) -> None:
+        """Change a setting for this run only, never saved (RPC's ``set_auto_compaction``
+        and ``set_auto_retry``, the chat's settings dialog)."""
+        node = self.run_data
+        *parents, last = key.split(".")
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[last] = value
+        self.data = self._merged()
 
     def paths(self, key: str) -> list[Path]:
         """A resource list (``skills``, ``prompts``…): global entries, then project ones,

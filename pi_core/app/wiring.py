@@ -99,10 +99,6 @@ class RunArgs:
     offline: bool = False
     #: ``-a/--approve`` (True) or ``-na/--no-approve`` (False): project trust for this run.
     approve: bool | None = None
-    #: Spend limits (text as given; :mod:`pi_core.app.budget` reads them).
-    max_cost: str | None = None
-    max_tokens: str | None = None
-    max_turns: str | None = None
 
 
 @define
@@ -332,9 +328,9 @@ async def _trusted_plugins(args: RunArgs, cwd: str, home: Path, extension_paths:
                                       discover=discover, settings=settings), trust
     plugins = load_plugins(cwd=cwd, agent_dir=home, extension_paths=extension_paths,
                            discover=discover, settings=untrusted)
-    from pi_core.context import PluginContext
+    from pi_core.context import Context
 
-    ctx = PluginContext(cwd=cwd, plugins=plugins, settings=untrusted, agent_dir=home, ui=trust_ui)
+    ctx = Context(cwd=cwd, plugins=plugins, settings=untrusted, agent_dir=home, ui=trust_ui)
     ctx.mode = "interactive" if trust_ui is not None else args.mode
     trust = await project_trust.decide(cwd, home, plugins=plugins, ctx=ctx, ui=trust_ui,
                                        global_settings=untrusted.global_data)
@@ -350,7 +346,6 @@ async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None,
     """The app for ``args``; ``trust_ui`` (the chat's terminal) may ask whether to trust
     the project, where no decision was made or saved. The chat (``chat``) starts without
     a model, as pi's does, so that ``/login`` can be used to get one."""
-    from pi_core.app.agent_session import AgentSession
     from pi_core.app.discovery import load_plugins
     from pi_core.app.registry import ModelRegistry
     from pi_core.app.settings import Settings
@@ -418,45 +413,29 @@ async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None,
         prompt_templates=not args.no_prompt_templates,
         prompt_template_paths=[Path(p) for p in args.prompt_templates],
     )
-    from pi_core.app.budget import Budget, BudgetError
+    from pi_core.app.assembly import ConfigurationError, assemble
+    from pi_core.context import Context
 
+    flags = await plugin_flags(args, plugins, Context(cwd=cwd, plugins=plugins, settings=settings,
+                                                      agent_dir=home, options=options))
     try:
-        budget = Budget.from_settings(settings, {"cost": args.max_cost, "tokens": args.max_tokens,
-                                                 "turns": args.max_turns})
-    except BudgetError as exc:
+        harness = await assemble(
+            plugins=plugins, session=session, model=model, registry=registry, settings=settings,
+            cwd=cwd, agent_dir=home, thinking_level=args.thinking or level, model_is_explicit=explicit,
+            options=options, ui=ui, flags=flags, reason=reason,
+            scoped_models=scoped_models(args.models or settings.get("enabledModels"), registry),
+            plugin_loader=lambda: load_plugins(
+                cwd=cwd, agent_dir=home, extension_paths=extension_paths, discover=not args.no_extensions,
+                settings=Settings.load(cwd, home, project_trusted=trust.trusted)))
+    except ConfigurationError as exc:
+        session.close()
         raise UsageError(str(exc)) from None
-    harness = AgentSession(
-        budget=budget, plugins=plugins, session=session, model=model, thinking_level=args.thinking or level,
-        model_is_explicit=explicit, cwd=cwd, settings=settings, options=options, ui=ui,
-        agent_dir=home, get_api_key=registry.api_key, get_headers=registry.request_headers,
-        resolve_model=registry.find,
-        available_models=registry.available,
-        scoped_models=scoped_models(args.models or settings.get("enabledModels"), registry),
-        auth_problem=lambda chosen: auth_problem(registry, chosen),
-    )
-    harness.model_registry = registry
-    harness.plugin_loader = lambda: load_plugins(
-        cwd=cwd, agent_dir=home, extension_paths=extension_paths, discover=not args.no_extensions,
-        settings=Settings.load(cwd, home, project_trusted=trust.trusted))
-    harness.ctx.flags = await plugin_flags(args, plugins, harness.ctx)
-    await harness.start(reason=reason)
     _apply_tool_flags(args, harness)
     return App(args, harness, registry, plugins, notices=notices)
 
 
 #: Modes that serve a client program: they keep running when no model is configured.
 SERVING_MODES = ("rpc", "acp")
-
-
-def auth_problem(registry, model) -> str | None:
-    """Why no request can go to ``model``, said before any request: its provider names
-    the variable of a key it needs (the catalogue's providers do) and no key is set. A
-    plugin's own model (no ``api_key_env``) may need none: its provider decides."""
-    if model.api_key_env is None or registry.has_auth(model):
-        return None
-    return (f"No API key found for {model.provider}: set {registry.env_var(model)}, pass "
-            f"--api-key, or add the key to {registry.auth.path} (`pi --list-models` shows "
-            "the models that have one).")
 
 
 async def plugin_flags(args: RunArgs, plugins, ctx) -> dict:

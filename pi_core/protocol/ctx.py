@@ -1,10 +1,9 @@
 """``Ctx``: the documented shape of the ``ctx`` every hook receives.
 
 A :class:`typing.Protocol`, so a plugin can annotate ``ctx: Ctx`` and a type checker
-knows every member; at run time ``ctx`` is a
-:class:`pi_core.app.agent_session_context.AgentSessionContext` (or, for an :class:`pi_core.loop.Agent` without a session, a
-:class:`pi_core.context.PluginContext`, which has the loop's part only). A test checks
-that the harness's context has every member listed here.
+knows every member; at run time ``ctx`` is a :class:`pi_core.context.Context` (for an
+:class:`pi_core.loop.Agent` without a harness, the members that need one say so). A test
+checks that the context has every member listed here.
 """
 
 from __future__ import annotations
@@ -16,7 +15,6 @@ import attrs
 
 if TYPE_CHECKING:
     from pi_core.bus import EventBus
-    from pi_core.harness import Harness
     from pi_core.plugins import Plugins
     from pi_core.protocol.events import CompactionResult
     from pi_core.protocol.model import Model
@@ -82,7 +80,7 @@ class Ctx(Protocol):
     ui: UI
     events: EventBus  # plugin-to-plugin messages: ``on(name, fn)``, ``await emit(name, data)``
     flags: dict[str, Any]
-    harness: Harness
+    harness: Any  # the SDK's and the modes' handle; plugins use the members below
 
     def get_flag(self, name: str, default: Any = None) -> Any: ...
 
@@ -112,7 +110,8 @@ class Ctx(Protocol):
     def append_entry(self, custom_type: str, data: Any = None) -> Any: ...
     def set_session_name(self, name: str) -> None: ...
     def set_label(self, entry_id: str, label: str | None) -> None: ...
-    async def compact(self, instructions: str | None = None, *, reason: str = "manual") -> CompactionResult | None: ...
+    async def compact(self, instructions: str | None = None, *, reason: str = "manual",
+                      will_retry: bool = False) -> CompactionResult | None: ...
     async def summarize(self, system_prompt: str, text: str, max_tokens: int) -> str: ...
 
     # ---- session control (from commands; each result has ``.cancelled``)
@@ -129,7 +128,7 @@ class Ctx(Protocol):
                    cwd: str | None = None) -> ExecResult: ...
 
 
-#: The members a test checks the app's context (``AgentSessionContext``) has.
+#: The members a test checks the context (:class:`pi_core.context.Context`) has.
 MEMBERS = tuple(
     name for name in (*Ctx.__annotations__, *vars(Ctx))
     if not name.startswith("_") and name not in ("MEMBERS",)

@@ -292,6 +292,25 @@ class BeforeCompactEvent:
 
 
 @define
+class AfterRunEvent:
+    """``after_agent_run``: a run of the loop ended with ``messages`` (all the runs of this
+    prompt so far), after ``continued`` earlier continuations; ``signal`` is aborted when
+    the user aborts (a wait for a retry stops on it)."""
+
+    messages: list
+    continued: int = 0
+    signal: Any = None
+
+
+@define
+class RunDecision:
+    """An ``after_agent_run`` result: ``run_again`` sends the request again, from the
+    context as it now is (a failed answer it ends in is left out, not deleted)."""
+
+    run_again: bool = False
+
+
+@define
 class CompactionDecision:
     """A ``session_before_compact`` result: ``cancel``; or a ready ``result``; or
     ``generate``, an async function producing the result, called only if this decision

@@ -61,6 +61,18 @@ def cancel_decision(value: Any) -> Any:
     return CancelDecision(cancel=_bool(value.get("cancel", False), "cancel"))
 
 
+def run_decision(value: Any) -> Any:
+    """``after_agent_run``: :class:`RunDecision` or ``{"runAgain": bool}``."""
+    from pi_core.protocol.events import RunDecision
+
+    if isinstance(value, RunDecision):
+        return value
+    if not isinstance(value, dict):
+        raise TypeError(f"expected a RunDecision or {{'runAgain': bool}}, not {type(value).__name__}")
+    _check_keys(value, {"runAgain"}, "decision")
+    return RunDecision(run_again=_bool(value.get("runAgain", False), "runAgain"))
+
+
 def tool_call_decision(value: Any) -> ToolCallDecision:
     """``before_tool_call``: :class:`ToolCallDecision` or ``{"block", "reason", "arguments"}``."""
     if isinstance(value, ToolCallDecision):

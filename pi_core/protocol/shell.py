@@ -53,6 +53,9 @@ class Settings(Protocol):
     def remember(self, key: str, value: Any) -> None:
         """Store ``key`` in the global settings file (what the user chose last)."""
 
+    def set(self, key: str, value: Any) -> None:
+        """Change ``key`` for this run only, never saved."""
+
     def paths(self, key: str) -> list[Path]:
         """The paths a list-valued ``key`` names, each resolved against its own file."""
 
@@ -72,11 +75,18 @@ class Checkpointer(Protocol):
 
 
 class NoSettings:
-    """The settings of a harness composed without settings.json: every key unset. The
-    core never reads the disk for settings; the shell passes the merged files."""
+    """The settings of a harness composed without settings.json: every key unset but
+    those :meth:`set` for this run. The core never reads the disk for settings; the
+    shell passes the merged files."""
+
+    def __init__(self) -> None:
+        self.run_data: dict[str, Any] = {}
 
     def get(self, key: str, default: Any = None) -> Any:
-        return default
+        return self.run_data.get(key, default)
+
+    def set(self, key: str, value: Any) -> None:
+        self.run_data[key] = value
 
     def remember(self, key: str, value: Any) -> None:
         pass

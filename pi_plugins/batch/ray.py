@@ -103,10 +103,12 @@ class WorkerBudget(BatchBudget):
         self.ledger, self.key = ledger, key
 
     def local_cost(self) -> float:
-        return self.finished + sum(h.spent().cost for h in self.running)
+        from pi_plugins import budget as budgets
+
+        return self.finished + sum(budgets.spent(h.ctx).cost for h in self.running)
 
     async def report(self):
-        from pi_core.app.budget import Spent
+        from pi_plugins.budget.limits import Spent
 
         return Spent(cost=await self.ledger.update.remote(self.key, self.local_cost()))
 

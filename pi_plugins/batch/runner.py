@@ -11,7 +11,7 @@ Run again with the same ``out`` and the ids already there without an ``error`` a
 skipped; failed ones run again (their new line follows the old: the last line of an id
 is its result).
 
-Budgets (:mod:`pi_core.app.budget`): ``budget`` holds per-task limits (``{"cost",
+Budgets (:mod:`pi_plugins.budget`): ``budget`` holds per-task limits (``{"cost",
 "tokens", "turns"}``, over each task's settings ``budget``), ``max_total_cost`` the batch's:
 the cost of the results already in ``out`` plus what the running tasks have spent so far.
 Once it is reached no task starts and the running ones end before their next request;
@@ -170,7 +170,7 @@ class BatchBudget:
     what its running tasks have spent so far."""
 
     def __init__(self, limits: dict | None = None, max_total_cost: Any = None, spent_before: float = 0.0):
-        from pi_core.app.budget import Budget, BudgetError, parse_limit
+        from pi_plugins.budget.limits import Budget, BudgetError, parse_limit
 
         self.limits = {k: v for k, v in (limits or {}).items() if v is not None}
         try:
@@ -183,16 +183,17 @@ class BatchBudget:
         self.running: set = set()
 
     def spent(self):
-        from pi_core.app.budget import Spent
+        from pi_plugins import budget as budgets
+        from pi_plugins.budget.limits import Spent
 
-        return Spent(cost=self.finished + sum(h.spent().cost for h in self.running))
+        return Spent(cost=self.finished + sum(budgets.spent(h.ctx).cost for h in self.running))
 
     def reached(self) -> bool:
         return self.total is not None and self.total.exceeded(self.spent()) is not None
 
     def for_task(self, settings):
         """A task's budget: its limits, with the batch's total as its parent."""
-        from pi_core.app.budget import Budget, BudgetError
+        from pi_plugins.budget.limits import Budget, BudgetError
 
         try:
             budget = Budget.from_settings(settings, self.limits)
@@ -330,11 +331,12 @@ async def run_task(env: BatchEnvironment, task: BatchTask, *, cwd: str | None = 
     """Run one task to its end in its own harness and session; never raises for the
     task's own failure (it is the result's ``error``). With ``budget``, the task stops at
     its limits or the batch's (stop reason ``budget``)."""
-    from pi_core.app.agent_session import AgentSession
+    from pi_core.app.assembly import assemble
     from pi_core.protocol.codec import to_json
     from pi_core.protocol.options import ResourceOptions
     from pi_core.protocol.usage import final_assistant, total_usage
     from pi_core.session import Session
+    from pi_plugins.budget import attach, stop_of
 
     result: dict[str, Any] = {"id": task.id, "session": None, "text": "", "stop_reason": None,
                               "usage": None, "host": env.host}
@@ -347,18 +349,20 @@ async def run_task(env: BatchEnvironment, task: BatchTask, *, cwd: str | None = 
         settings = env.settings_for(where)
         model, level = await env.model_for(task.model, settings)
         session = Session.create(where, env.session_folder(where, settings))
-        harness = AgentSession(
-            plugins=env.plugins, session=session, model=model, thinking_level=level,
-            model_is_explicit=True, cwd=where, settings=settings, agent_dir=env.agent_dir,
-            options=ResourceOptions(system_prompt=task.system_prompt),
-            system_prompt=task.system_prompt or "",
-            get_api_key=env.registry.api_key, get_headers=env.registry.request_headers,
-            resolve_model=env.registry.find, available_models=env.registry.available,
-            **({"budget": budget.for_task(settings)} if budget is not None else {}),
-        )
-        if budget is not None:
-            budget.running.add(harness)
-        await harness.start()
+        task_budget = budget.for_task(settings) if budget is not None else None
+
+        def before_start(started) -> None:
+            nonlocal harness
+            harness = started
+            if task_budget is not None:
+                attach(started.ctx, task_budget)
+                budget.running.add(started)
+
+        await assemble(
+            plugins=env.plugins, session=session, model=model, registry=env.registry,
+            thinking_level=level, model_is_explicit=True, cwd=where, settings=settings,
+            agent_dir=env.agent_dir, options=ResourceOptions(system_prompt=task.system_prompt),
+            system_prompt=task.system_prompt or "", before_start=before_start)
         if task.tools is not None:
             unknown = sorted(set(task.tools) - {t.name for t in harness.agent.tools or []})
             if unknown:
@@ -366,7 +370,7 @@ async def run_task(env: BatchEnvironment, task: BatchTask, *, cwd: str | None = 
             harness.agent.set_active_tools(task.tools)
         produced = await harness.prompt(task.prompt, source="rpc")
         final = final_assistant(produced)
-        if harness.budget_stop is not None:  # its own limit or the batch's, maybe before any answer
+        if stop_of(harness.ctx) is not None:  # its own limit or the batch's, maybe before any answer
             result["text"] = final.text if final is not None else ""
             result["stop_reason"], result["error"] = "budget", BUDGET_ERROR
         elif final is None:

@@ -51,7 +51,7 @@ def _in_git_work_tree(cwd: str) -> bool:
 
 log = logging.getLogger("pi.checkpoints")
 
-#: harness → its checkpointer, or the reason checkpoints are off for it.
+#: a session's ctx → its checkpointer, or the reason checkpoints are off for it.
 _STATE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
@@ -69,24 +69,23 @@ def enabled(ctx) -> tuple[bool, str]:
 
 
 def checkpointer_for(ctx) -> Checkpointer | str:
-    """The harness's checkpointer, made on first use, or why there is none."""
-    harness = getattr(ctx, "harness", None)
-    if harness is None:
+    """The session's checkpointer, made on first use, or why there is none."""
+    if ctx.session is None:
         return "checkpoints need a session"
-    state = _STATE.get(harness)
+    state = _STATE.get(ctx)
     if state is None:
         on, why = enabled(ctx)
         if on:
             from pi_plugins.checkpoints.checkpointer import CheckpointError, open_checkpointer
 
             try:
-                state = open_checkpointer(harness)
+                state = open_checkpointer(ctx)
             except CheckpointError as exc:
                 log.warning("%s", exc)
                 state = str(exc)
         else:
             state = why
-        _STATE[harness] = state
+        _STATE[ctx] = state
     return state
 
 
@@ -115,8 +114,7 @@ READ_ONLY_TOOLS = frozenset({"read", "grep", "find", "ls"})
 async def tool_execution_start(event, ctx):
     # A batch run one tool after another stores each result before the next tool starts
     # (a parallel batch stores them all at its end): record the workspace at each.
-    harness = getattr(ctx, "harness", None)
-    message = getattr(harness.session.leaf, "message", None) if harness is not None else None
+    message = getattr(ctx.session.leaf, "message", None) if ctx.session is not None else None
     if getattr(message, "role", None) != "toolResult":
         return
     if message.tool_name not in READ_ONLY_TOOLS:

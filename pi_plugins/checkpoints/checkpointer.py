@@ -1,4 +1,4 @@
-"""Checkpoints of one harness: snapshots recorded as ``custom`` entries of its session,
+"""Checkpoints of one session: snapshots recorded as ``custom`` entries of its session,
 listed, and restored.
 
 A checkpoint is a ``custom`` entry (``customType`` ``checkpoint``; the real pi keeps it
@@ -92,10 +92,10 @@ def is_checkpoint(entry: Any) -> bool:
 
 
 class Checkpointer:
-    """Records and restores the workspace of ``harness`` (one per harness)."""
+    """Records and restores the workspace of one session (``ctx``'s)."""
 
-    def __init__(self, harness: Any, store: GitStore) -> None:
-        self.harness = harness
+    def __init__(self, ctx: Any, store: GitStore) -> None:
+        self.ctx = ctx
         self.store = store
         self._lock = asyncio.Lock()
         #: The leaf when the workspace was last snapshotted.
@@ -103,7 +103,7 @@ class Checkpointer:
 
     @property
     def session(self):
-        return self.harness.session
+        return self.ctx.session
 
     # ------------------------------------------------------------ reading the session
 
@@ -222,7 +222,7 @@ class Checkpointer:
     async def restore(self, entry_id: str) -> RestoreResult:
         """Restore the workspace to its state at ``entry_id``, first recording the current
         state as a checkpoint (restoring to that one undoes this)."""
-        if self.harness.is_running:
+        if not self.ctx.is_idle():
             raise CheckpointError("wait for the agent to finish (or abort it) before restoring files")
         target = self.target(entry_id)
         undo, current = await self.record("restore", force=True,
@@ -233,9 +233,8 @@ class Checkpointer:
                              skipped=done.skipped)
 
 
-def open_checkpointer(harness: Any) -> Checkpointer:
-    """A checkpointer for ``harness`` over the store of its cwd's work tree."""
-    ctx = harness.ctx
+def open_checkpointer(ctx: Any) -> Checkpointer:
+    """A checkpointer for the session of ``ctx`` over the store of its cwd's work tree."""
     try:
         limit = int(ctx.settings.get("checkpoints.maxFileBytes", 1 << 20))
     except (TypeError, ValueError):
@@ -245,4 +244,4 @@ def open_checkpointer(harness: Any) -> Checkpointer:
         store.open()
     except (StoreError, OSError) as exc:
         raise CheckpointError(f"cannot open the checkpoint store: {exc}") from exc
-    return Checkpointer(harness, store)
+    return Checkpointer(ctx, store)

@@ -1,16 +1,19 @@
 """Compaction, as a plugin: when the context nears the model's window, summarise the
-older part of the branch and keep going.
+older part of the branch and keep going. The whole feature is here; the harness gives
+the primitive (``ctx.compact``: the events, the hooks, the entry, the rebuilt context).
 
 - ``prepare_request``: before every request (so a long tool run compacts mid-run and
-  goes on), compact when the context's tokens exceed ``window - reserveTokens``;
-  reserve and keep-recent budgets are held to a quarter of the window
-  (:func:`pi_core.app.tokens.fit_budget`), so
-  a small local model answers first and compacts only when it must;
+  goes on), compact when the context's tokens exceed ``window - reserveTokens``, unless
+  ``compaction.enabled`` is off; reserve and keep-recent budgets are held to a quarter of
+  the window (:func:`pi_plugins.compaction.plan.fit_budget`), so a small local model
+  answers first and compacts only when it must;
+- ``prepare_compaction``: plans every compaction (manual, threshold, overflow):
+  :mod:`pi_plugins.compaction.plan`;
 - ``session_before_compact``: offers the built-in summariser as a deferred decision, so a
   plugin later in load order that supplies its own summary (or cancels) costs nothing;
 - ``session_before_tree``: the same for branch summaries when moving in the tree.
 
-The AgentSession runs manual (``/compact``) and overflow compactions through the same hook.
+Drop it with ``-builtin:compaction`` and a plugin of your own can do all of this.
 """
 
 from __future__ import annotations
@@ -18,29 +21,41 @@ from __future__ import annotations
 import attrs
 
 from pi_core import hookimpl
-from pi_core.app.tokens import context_tokens, fit_budget
 from pi_core.protocol.events import CompactionDecision, CompactionResult, TreeDecision
+from pi_core.tokens import context_tokens
 
 # The planning and summary modules load when a compaction or a branch summary runs, not
 # with every pi start.
 
 
-def _harness(ctx):
-    return getattr(ctx, "harness", None)
+def _budget(ctx, key: str, default: int) -> int:
+    from pi_plugins.compaction.plan import fit_budget
+
+    return fit_budget(int(ctx.settings.get(key, default)), ctx.model.context_window)
 
 
 @hookimpl
 async def prepare_request(request, ctx):
-    harness = _harness(ctx)
-    if harness is None or not harness.auto_compaction or request.stop:
+    if not ctx.settings.get("compaction.enabled", True) or request.stop or ctx.session is None:
         return None
     window = request.model.context_window
-    reserve = fit_budget(int(ctx.settings.get("compaction.reserveTokens", 16384)), window)
-    if context_tokens(request.messages) <= window - reserve:
+    if context_tokens(request.messages) <= window - _budget(ctx, "compaction.reserveTokens", 16384):
         return None
-    if await harness.compact(reason="threshold") is None:
+    if await ctx.compact(reason="threshold") is None:
         return None
-    return attrs.evolve(request, messages=list(harness.agent.messages))
+    return attrs.evolve(request, messages=list(ctx.agent.messages))
+
+
+@hookimpl
+def prepare_compaction(event, ctx):
+    """The plan (what is summarised, where the kept part starts) and the budgets."""
+    from pi_plugins.compaction.plan import prepare_compaction as plan
+    from pi_plugins.compaction.plan import to_event
+
+    keep = _budget(ctx, "compaction.keepRecentTokens", 20000)
+    preparation = plan(event.entries, keep, context=list(ctx.agent.messages), tools=ctx.agent.tools or ())
+    return attrs.evolve(event, reserve_tokens=_budget(ctx, "compaction.reserveTokens", 16384),
+                        keep_recent_tokens=keep, preparation=to_event(preparation))
 
 
 @hookimpl
@@ -65,14 +80,13 @@ def session_before_compact(event, ctx):
 def session_before_tree(event, ctx):
     if not event.summarize or not event.entries:
         return None
-    reserve = fit_budget(int(ctx.settings.get("branchSummary.reserveTokens", 16384)),
-                         ctx.agent.model.context_window)
+    reserve = _budget(ctx, "branchSummary.reserveTokens", 16384)
 
     async def generate():
         from pi_plugins.compaction.prepare import branch_messages
         from pi_plugins.compaction.summary import summarize_branch
 
-        budget = max(ctx.agent.model.context_window - reserve, 0)
+        budget = max(ctx.model.context_window - reserve, 0)
         messages, file_ops = branch_messages(event.entries, budget)
         return await summarize_branch(messages, file_ops, ctx.summarize, reserve, event.instructions)
 

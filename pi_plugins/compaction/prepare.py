@@ -1,19 +1,11 @@
-"""Choosing what a branch summary covers when ``/tree`` leaves a branch. Planning a
-compaction is the app's (:mod:`pi_core.app.compaction_plan`: the AgentSession hands its
-plan to every plugin on ``event.preparation``); its names are still importable from here."""
+"""Choosing what a branch summary covers when ``/tree`` leaves a branch (planning a
+compaction is :mod:`pi_plugins.compaction.plan`)."""
 
 from __future__ import annotations
 
-from pi_core.app.compaction_plan import (  # noqa: F401  (planning is the app's)
-    CUT_ROLES,
-    TURN_START_ROLES,
-    FileOps,
-    Preparation,
-    find_cut,
-    prepare_compaction,
-)
-from pi_core.app.tokens import estimate_tokens
 from pi_core.protocol.entries import BranchSummaryEntry, CompactionEntry, message_of
+from pi_core.tokens import estimate_tokens
+from pi_plugins.compaction.plan import FileOps
 
 
 def branch_messages(entries: list, token_budget: int = 0) -> tuple[list, FileOps]:

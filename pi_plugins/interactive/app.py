@@ -195,7 +195,7 @@ class InteractiveApp:
             raise UsageError("the interactive mode needs a terminal; use -p (print mode) or "
                              "--mode json|rpc for programs")
         harness = self.harness
-        harness.ctx.ui = self.ui
+        harness.set_ui(self.ui)
         harness.on_shutdown = self.exit  # ctx.shutdown()
         await self._load_plugin_parts()
         initial = self.pi.initial_prompt(read_stdin=False)

@@ -72,7 +72,7 @@ def footer(harness, width: int, branch: str | None = None, statuses: dict[str, s
     context = harness.stats().get("contextUsage") or {"contextWindow": 0, "percent": 0.0}
     window = context["contextWindow"] or harness.model.context_window or 0
     percent = context["percent"]
-    auto = " (auto)" if harness.auto_compaction else ""
+    auto = " (auto)" if harness.ctx.settings.get("compaction.enabled", True) else ""
     context_text = f"{'?' if percent is None else f'{percent:.1f}'}%/{format_tokens(window)}{auto}"
     context_style = "error" if (percent or 0) > 90 else "warning" if (percent or 0) > 70 else "dim"
     left = Text(" ".join(parts) + (" " if parts else ""), style="dim")

@@ -52,7 +52,7 @@ def _queue_mode(queue: str, key: str):
 
 
 def _auto_compact(tui: InteractiveApp, value: str) -> None:
-    tui.harness.auto_compaction = value == "true"
+    tui.settings.set("compaction.enabled", value == "true")
     tui.settings.remember("compaction.enabled", value == "true")
 
 
@@ -72,7 +72,7 @@ OPTIONS = [
     Option("theme", "Theme", "The colours of the chat",
            lambda tui: sorted(tui.theme_names()), lambda tui: tui.settings.get("theme") or "dark", _theme),
     Option("autocompact", "Auto-compact", "Compact the context when it gets too large",
-           lambda tui: ON_OFF, lambda tui: "true" if tui.harness.auto_compaction else "false", _auto_compact),
+           lambda tui: ON_OFF, lambda tui: "true" if tui.settings.get("compaction.enabled", True) else "false", _auto_compact),
     Option("steering-mode", "Steering mode",
            "Enter while the agent works: 'one-at-a-time' delivers one message per turn, 'all' all at once",
            lambda tui: MODES, lambda tui: tui.harness.agent.steering.mode, _queue_mode("steering", "steeringMode")),

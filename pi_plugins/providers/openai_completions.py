@@ -27,7 +27,6 @@ from collections.abc import Iterable
 from typing import Any
 
 from pi_core import hookimpl
-from pi_core.app.tokens import estimate_usage, usage_tokens
 from pi_core.protocol.messages import (
     AssistantMessage,
     ImageContent,
@@ -40,6 +39,7 @@ from pi_core.protocol.messages import (
 )
 from pi_core.protocol.model import Model, calculate_cost
 from pi_core.protocol.provider import LlmContext, StreamOptions
+from pi_core.tokens import estimate_usage, usage_tokens
 from pi_plugins.providers.cloudflare import gateway_headers, is_gateway
 from pi_plugins.providers.copilot import adapt as adapt_for_copilot
 from pi_plugins.providers.copilot import is_copilot

@@ -129,7 +129,7 @@ class Commands:
         if h.session.name is not None:
             state["sessionName"] = h.session.name
         state.update({
-            "autoCompactionEnabled": h.auto_compaction,
+            "autoCompactionEnabled": bool(h.ctx.settings.get("compaction.enabled", True)),
             "messageCount": len(h.messages),
             "pendingMessageCount": len(h.agent.steering) + len(h.agent.follow_up_queue),
         })
@@ -206,15 +206,17 @@ class Commands:
         return to_json(result)
 
     async def cmd_set_auto_compaction(self, c: dict) -> Any:
-        self.harness.auto_compaction = _bool(c, "enabled")
+        self.harness.ctx.settings.set("compaction.enabled", _bool(c, "enabled"))
         return NO_DATA
 
     async def cmd_set_auto_retry(self, c: dict) -> Any:
-        self.harness.retry.enabled = _bool(c, "enabled")
+        self.harness.ctx.settings.set("retry.enabled", _bool(c, "enabled"))
         return NO_DATA
 
     async def cmd_abort_retry(self, c: dict) -> Any:
-        self.harness.abort_retry()
+        h = self.harness
+        if h.is_running and not h.agent.is_running:  # between runs: a retry's wait
+            h.abort()
         return NO_DATA
 
     # ------------------------------------------------------------ the user's shell
@@ -239,8 +241,8 @@ class Commands:
     # ------------------------------------------------------------ sessions
 
     async def cmd_get_session_stats(self, c: dict) -> Any:
-        from pi_core.app.tokens import is_estimated
         from pi_core.protocol.messages import AssistantMessage
+        from pi_core.tokens import is_estimated
 
         stats = self.harness.stats()
         # a server that reports no usage (llama-cpp-python): the counts are our estimate

@@ -43,7 +43,7 @@ class RpcSession:
         """Take over the harness's UI and events, and its plugins' errors unless the
         transport routes those itself (plugins shared by many sessions: it calls
         :meth:`plugin_error` for the session whose run the error came from)."""
-        self.harness.ctx.ui = self.ui
+        self.harness.set_ui(self.ui)
         self._unsubscribe = self.harness.subscribe(self._event)
         if plugin_errors:
             self.app.plugins.error_listeners.append(self.plugin_error)

@@ -303,8 +303,8 @@ class SessionHost:
     async def _app(self, session, cwd: str, model_pattern: str | None):
         """A started harness on ``session`` with what ``pi`` gives it, as the RPC mode's
         :class:`pi_core.app.wiring.App`."""
-        from pi_core.app.agent_session import AgentSession
-        from pi_core.app.wiring import App, RunArgs, auth_problem, scoped_models
+        from pi_core.app.assembly import assemble
+        from pi_core.app.wiring import App, RunArgs, scoped_models
         from pi_core.protocol.options import ResourceOptions
         from pi_plugins.batch.runner import BatchError
 
@@ -320,16 +320,12 @@ class SessionHost:
 
             model, level = unknown_model(), None
         registry = env.registry
-        harness = AgentSession(
-            plugins=env.plugins, session=session, model=model, thinking_level=level,
+        harness = await assemble(
+            plugins=env.plugins, session=session, model=model, registry=registry, thinking_level=level,
             model_is_explicit=model_pattern is not None, cwd=cwd, settings=settings,
             options=ResourceOptions(), agent_dir=env.agent_dir,
-            get_api_key=registry.api_key, get_headers=registry.request_headers,
-            resolve_model=registry.find, available_models=registry.available,
             scoped_models=scoped_models(settings.get("enabledModels"), registry),
-            auth_problem=lambda chosen: auth_problem(registry, chosen),
-        )
-        await harness.start(reason="resume" if len(session) else "startup")
+            reason="resume" if len(session) else "startup")
         return App(RunArgs(mode="rpc"), harness, registry, env.plugins)
 
     async def close(self, session_id: str) -> None:

@@ -1,4 +1,4 @@
-"""Running one subagent: a child :class:`~pi_core.app.agent_session.AgentSession` in the parent's event
+"""Running one subagent: a child :class:`~pi_core.app.harness.Harness` in the parent's event
 loop (an asyncio task, not a process).
 
 The child shares what is costly and safe to share: the parent's plugins, tool objects,
@@ -18,20 +18,21 @@ from typing import Any
 import attrs
 from attrs import define
 
-from pi_core.app.agent_session import AgentSession
-from pi_core.app.budget import Budget, Spent
+from pi_core.app.harness import Harness
 from pi_core.protocol.codec import to_json
 from pi_core.protocol.model import Model
 from pi_core.protocol.usage import final_assistant, total_usage
 from pi_core.session import Session
+from pi_plugins import budget as budgets
+from pi_plugins.budget.limits import Budget, Spent
 from pi_plugins.subagents import TOOL_NAME
 from pi_plugins.subagents.definitions import AgentDefinition
 
 #: How deep each harness sits: absent means a top-level agent (depth 0).
-_depths: weakref.WeakKeyDictionary[AgentSession, int] = weakref.WeakKeyDictionary()
+_depths: weakref.WeakKeyDictionary[Harness, int] = weakref.WeakKeyDictionary()
 
 
-def depth_of(harness: AgentSession) -> int:
+def depth_of(harness: Harness) -> int:
     return _depths.get(harness, 0)
 
 
@@ -68,7 +69,7 @@ class ChildState:
         return data
 
 
-def find_model(parent: AgentSession, pattern: str) -> Model:
+def find_model(parent: Harness, pattern: str) -> Model:
     """A definition's ``model``: ``provider/id`` or an id among the parent's models."""
     models = list(parent.available_models())
     for match in (lambda m: m.key == pattern, lambda m: m.id == pattern,
@@ -79,14 +80,14 @@ def find_model(parent: AgentSession, pattern: str) -> Model:
     raise ChildError(f"model {pattern!r} is not among the available models")
 
 
-def child_session(parent: AgentSession) -> Session:
+def child_session(parent: Harness) -> Session:
     session = parent.session
     if session.file is None:
         return Session.in_memory(parent.ctx.cwd)
     return Session.create(parent.ctx.cwd, session.sessions_dir, parent_session=str(session.file))
 
 
-async def build_child(parent: AgentSession, definition: AgentDefinition | None, max_depth: int) -> AgentSession:
+async def build_child(parent: Harness, definition: AgentDefinition | None, max_depth: int) -> Harness:
     """A started child harness of ``parent`` (see the module docstring)."""
     model = find_model(parent, definition.model) if definition and definition.model else parent.model
     thinking = (definition.thinking if definition and definition.thinking else parent.thinking_level)
@@ -95,17 +96,21 @@ async def build_child(parent: AgentSession, definition: AgentDefinition | None, 
     if definition is not None and definition.system_prompt:
         options = attrs.evolve(options, system_prompt=definition.system_prompt)
         system_prompt = definition.system_prompt
-    child = AgentSession(
-        plugins=parent.plugins, session=child_session(parent), model=model,
+    from pi_core.app.assembly import assemble
+
+    def share(child: Harness) -> None:
+        child.agent.providers = parent.agent.providers  # the same objects, the same pool
+        child.agent.get_headers, child.available_models = parent.agent.get_headers, parent.available_models
+        # the parent's limits on the parent's total, which includes this child's spend
+        budgets.attach(child.ctx, Budget(parent=budgets.budget_of(parent.ctx),
+                                         parent_spent=lambda: budgets.spent(parent.ctx)))
+
+    child = await assemble(
+        plugins=parent.plugins, session=child_session(parent), model=model, registry=parent.model_registry,
         thinking_level=thinking, model_is_explicit=True, cwd=parent.ctx.cwd,
         settings=parent.ctx.settings, options=options, agent_dir=parent.ctx.agent_dir,
         tools=parent.agent.tools, get_api_key=parent.agent.get_api_key,
-        get_headers=parent.agent.get_headers, resolve_model=parent.resolve_model,
-        system_prompt=system_prompt, available_models=parent.available_models,
-        # the parent's limits on the parent's total, which includes this child's spend
-        budget=Budget(parent=parent.budget, parent_spent=parent.spent),
-    )
-    child.agent.providers = parent.agent.providers  # the same objects, the same pool
+        resolve_model=parent.resolve_model, system_prompt=system_prompt, before_start=share, reason=None)
     depth = depth_of(parent) + 1
     _depths[child] = depth
     if definition is not None and definition.tools is not None:
@@ -119,7 +124,7 @@ async def build_child(parent: AgentSession, definition: AgentDefinition | None, 
     return child
 
 
-async def run_child(parent: AgentSession, state: ChildState, definition: AgentDefinition | None,
+async def run_child(parent: Harness, state: ChildState, definition: AgentDefinition | None,
                     max_depth: int, on_progress: Callable[[], None], signal) -> ChildState:
     """Run the child to its end; ``state`` is filled in as it goes. Aborting ``signal`` (or
     cancelling this task) aborts the child, which ends before this returns or raises."""
@@ -130,7 +135,7 @@ async def run_child(parent: AgentSession, state: ChildState, definition: AgentDe
         on_progress()
         return state
     state.status = "running"
-    state.spent = child.spent
+    state.spent = lambda: budgets.spent(child.ctx)
     state.session = str(child.session.file) if child.session.file else None
     on_progress()
 
@@ -159,10 +164,11 @@ async def run_child(parent: AgentSession, state: ChildState, definition: AgentDe
         state.usage = total_usage(messages)
         state.text = final.text if final is not None else ""
         state.stop_reason = final.stop_reason if final is not None else None
-        state.spent = child.spent()
-        if child.budget_stop is not None:  # its own or its parent's limit
+        state.spent = budgets.spent(child.ctx)
+        stop = budgets.stop_of(child.ctx)
+        if stop is not None:  # its own or its parent's limit
             state.status, state.stop_reason = "failed", "budget"
-            state.error = f"budget reached: {child.budget_stop.describe()}"
+            state.error = f"budget reached: {stop.describe()}"
         elif final is not None and final.stop_reason in ("error", "aborted"):
             state.status = "failed"
             state.error = final.error_message or final.stop_reason

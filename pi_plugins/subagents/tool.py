@@ -19,11 +19,12 @@ from typing import TYPE_CHECKING, Any
 from pi_core.protocol.messages import AssistantMessage
 from pi_core.protocol.tools import Tool, ToolResult, ToolRun
 from pi_core.protocol.usage import total_usage
+from pi_plugins import budget as budgets
 from pi_plugins.subagents import TOOL_NAME
 from pi_plugins.subagents.definitions import Definitions, discover_agents
 
 if TYPE_CHECKING:
-    from pi_core.app.budget import Spent
+    from pi_plugins.budget.limits import Spent
     from pi_plugins.subagents.children import ChildState
 
 log = logging.getLogger("pi.subagents")
@@ -123,7 +124,7 @@ def _answer(states: list[ChildState]) -> ToolResult:
 
 def _spent(states: list) -> Spent:
     """What the children have spent so far: the parent's budget counts it."""
-    from pi_core.app.budget import Spent
+    from pi_plugins.budget.limits import Spent
 
     total = Spent()
     for state in states:
@@ -137,7 +138,7 @@ class SubagentTool(Tool):
     async def execute(self, args: dict, run: ToolRun) -> ToolResult:
         from pi_plugins.subagents.children import ChildState, depth_of, run_child
 
-        parent = getattr(run.ctx, "harness", None)
+        parent = run.ctx.harness
         if parent is None:
             return ToolResult.error("subagent needs a harness (a session) to run children in")
         settings = run.ctx.settings
@@ -169,7 +170,7 @@ class SubagentTool(Tool):
         children = [asyncio.ensure_future(one(s)) for s in states]
         # until the result (whose details carry it) is on the parent's path
         spend = lambda: _spent(states)  # noqa: E731
-        parent.spend_sources.append(spend)
+        counted = budgets.spend_source(parent.ctx, spend)
         try:
             await asyncio.gather(*children)
         except BaseException:
@@ -178,7 +179,7 @@ class SubagentTool(Tool):
             await asyncio.gather(*children, return_exceptions=True)
             raise
         finally:
-            parent.spend_sources.remove(spend)
+            counted()
         return _result(states)
 
 

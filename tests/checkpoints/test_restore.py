@@ -220,10 +220,10 @@ def test_the_size_limit_comes_from_the_settings(repo, tmp_path):
 
 
 def test_without_git_checkpoints_say_so(repo, tmp_path, monkeypatch):
-    from pi_core.context import PluginContext
+    from pi_core.context import Context
     from pi_core.plugins import Plugins
 
-    ctx = PluginContext(cwd=str(repo), plugins=Plugins(), settings=Settings({}))
+    ctx = Context(cwd=str(repo), plugins=Plugins(), settings=Settings({}))
     assert checkpoints.enabled(ctx) == (True, "")
     monkeypatch.setenv("PATH", str(tmp_path / "no-programs-here"))
     assert checkpoints.enabled(ctx) == (False, "checkpoints need git, which is not installed")

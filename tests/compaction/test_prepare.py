@@ -4,10 +4,11 @@ import asyncio
 
 from pi_core.protocol.entries import CompactionEntry, MessageEntry, ModelChangeEntry
 from pi_core.protocol.messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
-from pi_plugins.compaction.prepare import branch_messages, find_cut, prepare_compaction
-from pi_core.app.compaction_plan import to_event
+from pi_plugins.compaction.plan import find_cut, prepare_compaction
+from pi_plugins.compaction.prepare import branch_messages
+from pi_plugins.compaction.plan import to_event
 from pi_plugins.compaction.summary import serialize, summarize_compaction
-from pi_core.app.tokens import context_tokens, estimate_method, estimate_tokens
+from pi_core.tokens import context_tokens, estimate_method, estimate_tokens
 
 
 def chain(*items):
@@ -39,7 +40,7 @@ WORDS = "x" * 400  # 100 tokens by the chars/4 estimate
 
 
 def test_estimates_are_chars_over_four_without_a_local_tiktoken_encoding(monkeypatch, tmp_path):
-    from pi_core.app import tokens
+    from pi_core import tokens
 
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))  # nothing cached: no download
     tokens._counter.cache_clear()

@@ -1,7 +1,7 @@
 """Compaction with a small context window (an 8k local model) under the default
 settings, whose reserve (16384) and keep-recent (20000) budgets exceed the window."""
 
-from pi_core.app.tokens import fit_budget as fit
+from pi_plugins.compaction.plan import fit_budget as fit
 from pi_core.testing import Reply
 
 from support.agents import run
@@ -25,7 +25,7 @@ def test_an_8k_model_compacts_a_long_conversation_and_keeps_going(tmp_path):
     assert ends and all(end.result is not None for end in ends)
     assert "compaction" in [l["type"] for l in lines(harness.session)]
     # Every request after a compaction fits the window's budget (window minus the reserve).
-    from pi_core.app.tokens import context_tokens
+    from pi_core.tokens import context_tokens
     assert all(context_tokens(r.messages) <= 8192 for r in provider.requests)
 
 

@@ -242,7 +242,7 @@ def test_the_docs_table_check_fails_on_a_disagreement():
 
 def test_every_ctx_member_is_on_the_app_context_and_in_the_docs():
     from pi_core.protocol.ctx import MEMBERS
-    from pi_core.app.agent_session_context import AgentSessionContext as HarnessContext
+    from pi_core.context import Context as HarnessContext
 
     missing = [m for m in MEMBERS if not hasattr(HarnessContext, m) and m not in
                ("cwd", "agent_dir", "settings", "options", "plugins", "ui", "events", "flags", "harness")]

@@ -5,12 +5,13 @@ survive a reopen. Every reply uses 10 + 5 tokens."""
 import asyncio
 import json
 
+from support.llm_server import Reply
+
 from pi_core.app.sdk import create_harness
 from pi_core.app.settings import Settings
 from pi_core.protocol.model import ModelCost
 from pi_core.session import Session
-
-from support.llm_server import Reply
+from pi_plugins import budget as budgets
 
 
 async def _harness(tmp_path, server, settings, session=None):
@@ -35,14 +36,14 @@ def _scenario(tmp_path, server, settings, monkeypatch):
         first_answer = next(e.id for e in harness.session.path()
                             if getattr(getattr(e, "message", None), "role", None) == "assistant")
         assert await harness.compact() is not None
-        after_compaction, compaction_requests = harness.spent(), len(server.requests) - 3
+        after_compaction, compaction_requests = budgets.spent(harness.ctx), len(server.requests) - 3
         before_tree = len(server.requests)
         assert await harness.navigate_tree(first_answer, summarize=True)
-        after_tree, tree_requests = harness.spent(), len(server.requests) - before_tree
+        after_tree, tree_requests = budgets.spent(harness.ctx), len(server.requests) - before_tree
         file = harness.session.file
         await harness.close()
         reopened = await _harness(tmp_path, server, settings, Session.open(file))
-        again = reopened.spent()
+        again = budgets.spent(reopened.ctx)
         await reopened.close()
         return after_compaction, compaction_requests, (after_tree, tree_requests), again, file
 

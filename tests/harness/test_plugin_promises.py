@@ -300,7 +300,7 @@ def test_a_plugin_message_while_idle_joins_the_conversation_without_a_run(tmp_pa
 
 def test_ctx_is_the_documented_protocol():
     from pi_core import Ctx
-    from pi_core.app.agent_session_context import AgentSessionContext as HarnessContext
+    from pi_core.context import Context as HarnessContext
 
     harness_ctx_members = set(dir(HarnessContext))
     from pi_core.protocol.ctx import MEMBERS

@@ -4,7 +4,7 @@ temp dir, and a ``ctx`` wired to a Plugins registry holding the resource plugins
 import pytest
 
 from pi_core import Agent, Plugins
-from pi_core.context import PluginContext
+from pi_core.context import Context
 from pi_core.protocol.options import ResourceOptions
 from pi_core.app.settings import Settings
 from pi_core.testing import scripted_model
@@ -51,7 +51,7 @@ def make_ctx(home, agent_dir, project):
         for plugin in extra:
             registry.register(plugin)
         cwd = str(cwd or project)
-        ctx = PluginContext(
+        ctx = Context(
             cwd=cwd, plugins=registry, ui=RecordingUI(has_ui=False), agent_dir=agent_dir,
             settings=Settings.load(cwd, agent_dir, project_trusted=trusted), options=options or ResourceOptions(),
         )

@@ -4,12 +4,13 @@ per million each request costs $0.02."""
 
 import asyncio
 
+from support.llm_server import Reply
+
 from pi_core.app.sdk import create_harness
 from pi_core.app.settings import Settings
 from pi_core.protocol.model import ModelCost
 from pi_core.session import Session
-
-from support.llm_server import Reply
+from pi_plugins import budget as budgets
 
 
 async def _parent(tmp_path, server, max_cost):
@@ -48,8 +49,8 @@ def test_a_child_stops_at_its_parents_limit_and_its_spend_stops_the_parent(tmp_p
     assert child["status"] == "failed" and child["stopReason"] == "budget"
     assert child["error"].startswith("budget reached: cost")
     # the parent's next request would start past the limit too: the run ends there
-    assert harness.budget_stop is not None and harness.budget_stop.limit == "cost"
-    assert abs(harness.budget_stop.spent - 0.06) < 1e-9
+    assert budgets.stop_of(harness.ctx) is not None and budgets.stop_of(harness.ctx).limit == "cost"
+    assert abs(budgets.stop_of(harness.ctx).spent - 0.06) < 1e-9
     assert [e.type for e in events][-3:] == ["budget_exceeded", "agent_end", "agent_settled"]
 
 
@@ -63,7 +64,7 @@ def test_a_finished_childs_spend_counts_toward_the_parent_and_a_reopened_parent(
         reopened = await create_harness(
             model=harness.model, session=Session.open(harness.session.file), cwd=str(tmp_path / "work"),
             builtins=True, settings=Settings({}))
-        spent = reopened.spent()
+        spent = budgets.spent(reopened.ctx)
         await reopened.close()
         return harness, spent
 
@@ -74,5 +75,5 @@ def test_a_finished_childs_spend_counts_toward_the_parent_and_a_reopened_parent(
     spent_by_child = result.details["spent"]
     assert spent_by_child["tokens"] == 45 and spent_by_child["turns"] == 3
     assert abs(spent_by_child["cost"] - 0.06) < 1e-9
-    assert harness.budget_stop is not None and abs(harness.budget_stop.spent - 0.08) < 1e-9
+    assert budgets.stop_of(harness.ctx) is not None and abs(budgets.stop_of(harness.ctx).spent - 0.08) < 1e-9
     assert spent.turns == 4 and spent.tokens == 60 and abs(spent.cost - 0.08) < 1e-9

@@ -1,14 +1,14 @@
-"""Helpers for tests that drive a real AgentSession (the app's harness) with the scripted provider and real
+"""Helpers for tests that drive a real harness with the scripted provider and real
 session files."""
 
 import json
 
 from pi_core import Plugins, hookimpl, tool
-from pi_core.app.agent_session import AgentSession
+from pi_core.app.harness import Harness
 from pi_core.protocol.messages import text_of
 from pi_core.session import Session
 from pi_core.app.settings import Settings
-from pi_plugins import app_messages, compaction, local_environment
+from pi_plugins import app_messages, budget, compaction, local_environment, retries
 from pi_core.testing import Reply, ScriptedProvider, scripted_model
 
 from support.agents import Recorder
@@ -53,12 +53,14 @@ def make(tmp_path, script, *plugins, settings=None, window=128_000, session=None
     registry.register(provider, "scripted")
     registry.register(app_messages, "app_messages")
     registry.register(local_environment, "local_environment")
+    registry.register(budget, "budget")
     registry.register(compaction, "compaction")
+    registry.register(retries, "retries")
     for plugin in plugins:
         registry.register(plugin)
     session = session or Session.create(tmp_path / "work", tmp_path / "sessions")
     data = {"retry": {"baseDelayMs": 5}, **(settings or {})}
-    harness = AgentSession(plugins=registry, session=session, model=scripted_model(context_window=window, reasoning=reasoning, discovered=discovered),
+    harness = Harness(plugins=registry, session=session, model=scripted_model(context_window=window, reasoning=reasoning, discovered=discovered),
                             cwd=str(tmp_path), settings=Settings(data), tools=[dump])
     events = Recorder()
     harness.subscribe(events)

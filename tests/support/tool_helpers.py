@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from pi_core import hookimpl
-from pi_core.context import PluginContext
+from pi_core.context import Context
 from pi_core.plugins import Plugins
 from pi_core.protocol.signal import AbortSignal
 from pi_core.protocol.tools import ToolResult, ToolRun, as_result
@@ -53,7 +53,7 @@ async def invoke(
     plugins = Plugins()
     if env is not None:
         plugins.register(EnvironmentPlugin(env))
-    ctx = PluginContext(cwd=str(cwd), plugins=plugins)
+    ctx = Context(cwd=str(cwd), plugins=plugins)
     tool = TOOLS[name]
     run = ToolRun("call_1", signal or AbortSignal(), ctx, updates.append if updates is not None else None)
     try:

@@ -126,7 +126,7 @@ def test_image_is_found_by_content_not_by_name(ws):
 def test_text_only_model_is_told_the_image_will_not_reach_it(ws):
     import asyncio
 
-    from pi_core.context import PluginContext
+    from pi_core.context import Context
     from pi_core.plugins import Plugins
     from pi_core.protocol.signal import AbortSignal
     from pi_core.protocol.tools import ToolRun
@@ -134,7 +134,7 @@ def test_text_only_model_is_told_the_image_will_not_reach_it(ws):
     from pi_plugins.tools.read import read_tool
 
     (ws / "dot.png").write_bytes(tiny_png())
-    ctx = PluginContext(cwd=str(ws), plugins=Plugins())
+    ctx = Context(cwd=str(ws), plugins=Plugins())
     ctx.agent = type("A", (), {"model": scripted_model(input=["text"])})()
     result = asyncio.run(read_tool.execute({"path": "dot.png"}, ToolRun("c", AbortSignal(), ctx)))
     assert "does not take images" in text_of(result)

@@ -13,7 +13,7 @@ import pytest
 from PIL import Image
 
 from pi_core.app.settings import Settings
-from pi_core.context import PluginContext
+from pi_core.context import Context
 from pi_core.plugins import Plugins
 from pi_core.protocol.messages import ImageContent
 from pi_core.protocol.signal import AbortSignal
@@ -30,7 +30,7 @@ def picture(path, width, height, kind="PNG", noise=False):
 
 
 def read(ws, name, settings=None):
-    ctx = PluginContext(cwd=str(ws), plugins=Plugins(), settings=Settings(settings or {}))
+    ctx = Context(cwd=str(ws), plugins=Plugins(), settings=Settings(settings or {}))
     result = asyncio.run(read_tool.execute({"path": name}, ToolRun("c", AbortSignal(), ctx)))
     images = [c for c in result.content if isinstance(c, ImageContent)]
     return text_of(result), images

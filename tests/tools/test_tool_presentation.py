@@ -4,7 +4,7 @@ HTML export, compaction's file lists and the system prompt ask the tool, not its
 import asyncio
 
 from pi_core import Tool, tool
-from pi_core.app.compaction_plan import FileOps
+from pi_plugins.compaction.plan import FileOps
 from pi_core.protocol.messages import AssistantMessage, ToolCall
 from pi_plugins.interactive.tool_views import ToolState, call_title
 from pi_plugins.interactive.tree_view import tool_call_text

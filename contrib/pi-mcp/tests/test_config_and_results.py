@@ -86,8 +86,8 @@ def test_without_a_configured_server_nothing_of_mcp_is_imported(tmp_path):
         os.environ["PI_CODING_AGENT_DIR"] = {str(tmp_path / "agent")!r}
         import pi_mcp
         from pi_core.plugins import Plugins
-        from pi_core.context import PluginContext
-        ctx = PluginContext(cwd={str(tmp_path)!r}, plugins=Plugins())
+        from pi_core.context import Context
+        ctx = Context(cwd={str(tmp_path)!r}, plugins=Plugins())
         print(asyncio.run(pi_mcp.register_tools(ctx)), "mcp" in sys.modules)
     """)
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)

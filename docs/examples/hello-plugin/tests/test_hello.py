@@ -26,4 +26,4 @@ def test_the_model_greets_through_the_tool(harness):
 def test_loading_the_plugin_stays_light():
     # ``@tool`` at the top builds the tool when pi starts, which needs pi_core.protocol.tools; the
     # loop, the harness and the HTTP stack must still wait until they are used.
-    assert_light_import("pi_hello", heavy=("pi_core.loop", "pi_core.harness", "httpx"))
+    assert_light_import("pi_hello", heavy=("pi_core.loop", "pi_core.app.harness", "httpx"))

@@ -1,4 +1,4 @@
-"""Token counts for compaction, the footer and session stats: what the provider reported
+"""Token counts for compaction, the footer, session stats and providers without usage: what the provider reported
 for the last assistant message, plus an estimate for what came after it.
 
 The estimate uses tiktoken when its encoding is already on this machine (tiktoken would
@@ -113,15 +113,6 @@ def context_tokens(messages: list) -> int:
         if usage is not None and usage_tokens(usage):
             return usage_tokens(usage) + sum(estimate_tokens(m) for m in messages[index + 1 :])
     return sum(estimate_tokens(m) for m in messages)
-
-
-def fit_budget(tokens: int, context_window: int) -> int:
-    """A compaction budget (``reserveTokens``, ``keepRecentTokens``) that fits the model:
-    at most a quarter of its window. The defaults (16384, 20000) are sized for large
-    windows; unclamped, an 8k local model would compact an empty conversation before its
-    first answer (pi's ``window - reserve`` is negative there) and keep everything it
-    meant to summarise."""
-    return min(tokens, max(context_window // 4, 1))
 
 
 def estimate_text_tokens(text: str) -> int:

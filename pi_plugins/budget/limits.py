@@ -1,5 +1,6 @@
-"""Spend limits: ``--max-cost``, ``--max-tokens``, ``--max-turns`` or the settings'
-``"budget": {"maxCostUsd", "maxTokens", "maxTurns"}``, checked before every model request.
+"""Spend limits, what they count and when they are reached: ``--max-cost``,
+``--max-tokens``, ``--max-turns`` or the settings' ``"budget": {"maxCostUsd", "maxTokens",
+"maxTurns"}``, checked before every model request (the hooks: :mod:`pi_plugins.budget`).
 
 The budget is the session's: what counts is what its path has spent (every assistant
 message's usage: cost from the model's prices, input plus output tokens, one turn per
@@ -10,7 +11,7 @@ session records a ``budget_exceeded`` custom entry.
 
 A tool that spends on models itself (a subagent) reports it in its result's details as
 ``"spent": {"cost", "tokens", "turns"}``, which counts on the path too; while it runs, its
-spend is one of the session's ``spend_sources``. A subagent's budget has the parent's as
+spend is one of the session's spend sources (:func:`pi_plugins.budget.spend_source`). A subagent's budget has the parent's as
 ``parent`` (with the parent's total spend, which includes the child's): the child stops at
 its parent's limit.
 """

@@ -6,20 +6,17 @@ branch summary / custom_message entry), never at a tool result, which must stay 
 call. When the cut lands inside a turn (a single turn larger than the budget), the turn's
 prefix is summarised separately: a *split turn*. A repeated compaction starts where the
 previous one kept from, so what survived it is summarised again with its summary given
-as context. The AgentSession plans before ``session_before_compact`` and hands the plan to
-every plugin on the event (``event.preparation``), so a plugin's own summariser needs
-nothing from the built-in one.
+as context. The plugin plans in ``prepare_compaction``, before ``session_before_compact``,
+which hands the plan to every plugin on the event (``event.preparation``), so a plugin's
+own summariser needs nothing from the built-in one.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
 
-import attrs
 from attrs import define, field
 
-from pi_core.app.tokens import context_tokens, estimate_tokens
 from pi_core.protocol.entries import (
     BranchSummaryEntry,
     CompactionEntry,
@@ -28,9 +25,7 @@ from pi_core.protocol.entries import (
     message_of,
 )
 from pi_core.protocol.messages import AssistantMessage, ToolCall
-
-if TYPE_CHECKING:
-    from pi_core.protocol.events import CompactionPreparation, CompactionResult
+from pi_core.tokens import context_tokens, estimate_tokens
 
 
 def _default_files(name: str, arguments: dict) -> dict:
@@ -200,13 +195,10 @@ def to_event(plan: Preparation | None):
         previous_summary=plan.previous_summary, read_files=read, modified_files=modified)
 
 
-def fill_from_plan(result: CompactionResult, plan: CompactionPreparation | None) -> CompactionResult:
-    """A plugin's summary may leave out where the kept part starts and the tokens
-    before: the plan's are used (there is no summary to keep without them)."""
-    if not result.first_kept_entry_id:
-        if plan is None:
-            raise ValueError("the summary names no firstKeptEntryId and there is no plan to take it from")
-        result = attrs.evolve(result, first_kept_entry_id=plan.first_kept_entry_id)
-    if not result.tokens_before and plan is not None:
-        result = attrs.evolve(result, tokens_before=plan.tokens_before)
-    return result
+def fit_budget(tokens: int, context_window: int) -> int:
+    """A compaction budget (``reserveTokens``, ``keepRecentTokens``) that fits the model:
+    at most a quarter of its window. The defaults (16384, 20000) are sized for large
+    windows; unclamped, an 8k local model would compact an empty conversation before its
+    first answer (pi's ``window - reserve`` is negative there) and keep everything it
+    meant to summarise."""
+    return min(tokens, max(context_window // 4, 1))

@@ -1,0 +1,85 @@
+"""Compacting, the primitive the compaction plugin (or one replacing it) builds on:
+``compaction_start``, the plan (``prepare_compaction``), the decision
+(``session_before_compact``: cancel, a plugin's own summary, or the built-in summariser's),
+the entry, the rebuilt context, ``session_compact`` and ``compaction_end``. When and
+how much to compact is the plugin's."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+import attrs
+
+from pi_core.protocol.events import BeforeCompactEvent, CompactionEnd, CompactionStart, SessionCompactEvent
+
+if TYPE_CHECKING:
+    from pi_core.app.harness import Harness
+
+log = logging.getLogger("pi.harness")
+
+
+async def compact(harness: Harness, instructions: str | None = None, *, reason: str = "manual",
+                  will_retry: bool = False):
+    """Compact the branch: ``prepare_compaction`` plans it (the built-in compaction
+    plugin's plan), ``session_before_compact`` decides (cancel, a plugin's own
+    summary, or the built-in summariser's); the entry is appended and the context
+    rebuilt. Returns the result, or None when cancelled, failed or nothing to do."""
+    await harness.emit(CompactionStart(reason=reason))
+    harness.is_compacting = True
+    with harness.abortable() as signal:
+        result, error = await _compaction(harness, harness.session.path(), reason, instructions, will_retry)
+    harness.is_compacting = False
+    if result is False:  # a plugin cancelled it
+        await harness.emit(CompactionEnd(reason=reason, aborted=True))
+        return None
+    await harness.emit(CompactionEnd(reason=reason, result=result, aborted=signal.aborted,
+                                  will_retry=will_retry and result is not None, error_message=error))
+    return result
+
+
+async def _compaction(harness: Harness, entries: list, reason: str, instructions: str | None, will_retry: bool):
+    """(result or None, error) of a compaction; (False, None) when a plugin cancelled it."""
+    from pi_core.protocol.results import compaction_result
+    from pi_core.tokens import estimate_tokens
+
+    result, error = None, None
+    try:
+        event = await harness.plugins.call("prepare_compaction", ctx=harness.ctx, event=BeforeCompactEvent(
+            reason=reason, entries=entries, will_retry=will_retry, instructions=instructions))
+        decision = await harness.plugins.call("session_before_compact", event=event, ctx=harness.ctx)
+        if decision is None and (event.preparation is not None or not harness.plugins.has("prepare_compaction")):
+            error = "no compaction plugin is loaded"
+        elif decision is None:
+            error = "Already compacted" if entries else "Nothing to compact (session too small)"
+        elif decision.cancel:
+            return False, None
+        else:
+            result = decision.result or (await decision.generate() if decision.generate else None)
+        if result is not None:
+            result = _complete(compaction_result(result), event.preparation)
+            entry = harness.session.append_compaction(
+                result.summary, result.first_kept_entry_id, result.tokens_before,
+                result.details, from_hook=decision.from_hook, usage=harness.take_summary_usage())
+            harness.agent.messages = list(harness.session.build_context().messages)
+            result = attrs.evolve(result, usage=entry.usage, estimated_tokens_after=sum(
+                estimate_tokens(m) for m in harness.agent.messages))
+            await harness.notify(SessionCompactEvent(entry=entry, from_hook=bool(entry.from_hook),
+                                                  reason=reason, will_retry=will_retry))
+    except Exception as exc:
+        error = str(exc) or type(exc).__name__
+        log.warning("compaction failed: %s", error)
+        result = None
+    return result, error
+
+
+def _complete(result, plan):
+    """A plugin's summary may leave out where the kept part starts and the tokens
+    before: the plan's are used (there is no summary to keep without them)."""
+    if not result.first_kept_entry_id:
+        if plan is None:
+            raise ValueError("the summary names no firstKeptEntryId and there is no plan to take it from")
+        result = attrs.evolve(result, first_kept_entry_id=plan.first_kept_entry_id)
+    if not result.tokens_before and plan is not None:
+        result = attrs.evolve(result, tokens_before=plan.tokens_before)
+    return result

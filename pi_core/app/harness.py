@@ -1,0 +1,654 @@
+"""The harness: the agent loop joined to a session and the plugins (pi's AgentSession).
+
+One object, composed of collaborators: the loop (:class:`pi_core.loop.Agent`), the
+session tree (:class:`pi_core.session.Session`), the plugins, and ``ctx``
+(:class:`pi_core.context.Context`); leaving the session and moving in its tree are
+:class:`pi_core.app.session_moves.SessionMoves`, plugins' messages
+:class:`pi_core.app.plugin_sends.PluginSends`, the user's ``!cmd``
+:mod:`pi_core.app.user_shell`.
+
+It takes a prompt through a plugin's ``/command`` or the ``input`` chain, then
+``before_agent_start`` (which builds the system prompt), then the loop; after each run
+``after_agent_run`` may send the request again (the built-in ``retries`` plugin retries
+and recovers from an overflow there). It stores every finished message, restores model,
+thinking level and context from the session, queues steering and follow-ups, and gives
+plugins the primitives they build features on (compacting, summaries, emitting events,
+stopping a run). Features themselves (compaction's plan and threshold, budgets, retries)
+are plugins.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import logging
+import time
+from collections.abc import Awaitable, Callable, Iterable, Iterator
+from typing import Any
+
+import attrs
+
+from pi_core.context import Context
+from pi_core.loop import Agent, AgentBusyError, user_message
+from pi_core.protocol.events import (
+    AfterRunEvent,
+    BeforeAgentStartEvent,
+    InputEvent,
+    ModelSelect,
+    QueueUpdate,
+    SessionShutdown,
+    SessionStart,
+)
+from pi_core.protocol.messages import (
+    AgentMessage,
+    AssistantMessage,
+    BranchSummaryMessage,
+    CompactionSummaryMessage,
+    CustomMessage,
+    ImageContent,
+    TextContent,
+    Usage,
+    UserMessage,
+    text_of,
+)
+from pi_core.protocol.model import Model, is_unknown
+from pi_core.protocol.provider import LlmContext, StreamOptions, complete
+from pi_core.protocol.signal import AbortSignal
+from pi_core.protocol.usage import total_usage
+
+log = logging.getLogger("pi.harness")
+
+
+class SummaryError(RuntimeError):
+    """The model could not write a summary (its error is in the message)."""
+
+
+class Harness:
+    """An agent, a session and the plugins, joined (see the module docstring).
+
+    ``resolve_model(provider, model_id)`` finds a model by name (for restoring a
+    session's model); ``get_api_key(model)`` gives its key. ``model_is_explicit`` says the
+    caller chose ``model`` (the CLI's ``--model``), so a resumed session's own model does
+    not replace it. ``available_models()`` gives every model the user could switch to;
+    ``scoped_models`` (``--models`` / ``enabledModels``) is what cycling goes through, with
+    thinking levels. ``preflight(model)`` runs before a prompt's first request and raises
+    to refuse it (the app's: no model, no key, a sign-in whose refresh was refused).
+    """
+
+    def __init__(
+        self, *, plugins, session, model: Model, thinking_level: str | None = None,
+        model_is_explicit: bool = False, cwd: str | None = None, settings=None, options=None,
+        ui: Any = None, agent_dir=None, tools: list | None = None,
+        get_api_key: Callable[[Model], Any] | None = None,
+        get_headers: Callable[[Model], dict] | None = None,
+        resolve_model: Callable[[str, str], Model | None] | None = None,
+        system_prompt: str = "",
+        available_models: Callable[[], list[Model]] | None = None,
+        scoped_models: list[tuple[Model, str | None]] | None = None,
+        preflight: Callable[[Model], Awaitable[None]] | None = None,
+        model_registry: Any = None,
+        plugin_loader: Callable[[], Any] | None = None,
+    ) -> None:
+        from pi_core.app.model_choice import ModelChoice
+        from pi_core.app.plugin_sends import PluginSends
+        from pi_core.app.session_moves import SessionMoves
+
+        self.plugins = plugins
+        #: What ``before_agent_start`` starts from on every prompt (the system-prompt
+        #: plugin builds the whole prompt; without it, this is the prompt).
+        self.base_system_prompt = system_prompt
+        self.session = session
+        self.resolve_model = resolve_model
+        self.ctx = Context(cwd=cwd or session.cwd, plugins=plugins, settings=settings,
+                           options=options, agent_dir=agent_dir)
+        self.ctx.harness = self
+        self.set_ui(ui)
+        settings = self.ctx.settings
+        self.agent = Agent(
+            model=model, plugins=plugins, ctx=self.ctx, tools=tools, get_api_key=get_api_key,
+            get_headers=get_headers,
+            thinking_level=thinking_level or settings.get("defaultThinkingLevel") or "medium",
+            steering_mode=settings.get("steeringMode", "one-at-a-time"),
+            follow_up_mode=settings.get("followUpMode", "one-at-a-time"),
+        )
+        self.models = ModelChoice(self)
+        # pi's default level is medium, clamped to what the model takes (off without reasoning)
+        self.agent.thinking_level = self.clamp_thinking_level(self.agent.thinking_level)
+        self._explicit_model = model_is_explicit
+        self._explicit_thinking = thinking_level is not None
+        self.available_models = available_models or (lambda: [self.agent.model])
+        self.scoped_models = list(scoped_models or [])
+        self.preflight = preflight
+        #: The :class:`pi_core.app.registry.ModelRegistry` the models come from, if any.
+        self.model_registry = model_registry
+        #: Builds a fresh plugin manager for /reload (the app knows how its plugins were
+        #: found); None: reload keeps the plugins, re-reads resources.
+        self.plugin_loader = plugin_loader
+        self.moves = SessionMoves(self)
+        self.sends = PluginSends(self)
+        self._started = False
+        self._prompting = False
+        self.is_compacting = False
+        #: The user's ``!cmd`` under way (its signal) and those waiting for the run to end.
+        self.bash_signal: AbortSignal | None = None
+        self.pending_commands: list = []
+        #: Aborted by :meth:`abort`: what a prompt's waits (a retry's, a summary's) stop on.
+        self._run_signal: AbortSignal | None = None
+        self._summary_answers: list[AssistantMessage] = []
+        self._published_queue: tuple[list[str], list[str]] = ([], [])
+        self._answer_began: float | None = None
+        self.agent.subscribe(self._stamp)  # before the message is stored
+        self.agent.subscribe(self._persist)
+        self.agent.subscribe(self._queue_drained)
+
+    # ------------------------------------------------------------ state
+
+    @property
+    def model(self) -> Model:
+        return self.agent.model
+
+    @property
+    def thinking_level(self) -> str:
+        return self.agent.thinking_level
+
+    @property
+    def messages(self) -> list[AgentMessage]:
+        return self.agent.messages
+
+    @property
+    def is_running(self) -> bool:
+        """A prompt is under way: the loop runs, or a retry waits, or it is starting,
+        or a run a plugin started while the agent was idle."""
+        return self._prompting or self.agent.is_running
+
+    def set_ui(self, ui: Any) -> None:
+        """Any mode's UI for ``ctx.ui`` (:meth:`wrap_ui`)."""
+        self.ctx.ui = ui
+
+    def wrap_ui(self, ui: Any) -> Any:
+        """``ui`` with its dialogs announced (``ui_prompt_start`` / ``ui_prompt_end``)."""
+        from pi_core.app.ui_prompts import PromptingUI
+
+        return ui if isinstance(ui, PromptingUI) else PromptingUI(ui, self.plugins, self.ctx)
+
+    def subscribe(self, listener: Callable[[Any], Any]) -> Callable[[], None]:
+        """Every agent event and every harness event (compaction, retries, queue…)."""
+        return self.agent.subscribe(listener)
+
+    async def emit(self, event: Any) -> None:
+        """A session event (queue, compaction, retry): the plugins' hook, then subscribers."""
+        await self.agent.emit(event)
+
+    async def notify(self, event: Any) -> None:
+        """A lifecycle event (session start and shutdown, model and thinking changes, tree
+        moves): for the plugins' hooks only, as pi keeps them out of its event stream."""
+        await self.plugins.call(event.type, event=event, ctx=self.ctx)
+
+    # ------------------------------------------------------------ lifecycle
+
+    async def start(self, reason: str = "startup", previous_session_file: str | None = None) -> None:
+        """Load the session's context, model and thinking level; write the opening
+        entries of a new session; tell the plugins (``session_start``)."""
+        await self.agent.setup()
+        fresh = not len(self.session)
+        restored = self.session.build_context()
+        self.agent.messages = list(restored.messages)
+        if restored.model is not None and not self._explicit_model and self.resolve_model:
+            found = self.resolve_model(restored.model.provider, restored.model.model_id)
+            if found is not None and found.key != self.agent.model.key:
+                previous, self.agent.model = self.agent.model, found
+                await self.notify(ModelSelect(model=found, previous_model=previous, source="restore"))
+        if not fresh and not self._explicit_thinking:
+            self.agent.thinking_level = restored.thinking_level
+        ref = restored.model
+        if is_unknown(self.model):
+            pass  # nothing to record until a real model is chosen
+        elif ref is None or (ref.provider, ref.model_id) != (self.model.provider, self.model.id):
+            self.session.append_model_change(self.model.provider, self.model.id)
+        if fresh or restored.thinking_level != self.thinking_level:
+            self.session.append_thinking_level_change(self.thinking_level)
+        self._started = True
+        await self.notify(SessionStart(reason=reason, previous_session_file=previous_session_file))
+
+    async def close(self, reason: str = "quit") -> None:
+        """Tell the plugins the session is being left (``reason`` new, resume, fork, quit
+        or reload), then release its file."""
+        await self.notify(SessionShutdown(reason=reason))
+        self.session.close()
+
+    # ------------------------------------------------------------ prompting
+
+    async def prompt(self, text: str, images: Iterable[ImageContent] = (), *, source: str = "interactive",
+                     streaming_behavior: str | None = None,
+                     on_accepted: Callable[[str], Any] | None = None) -> list[AgentMessage]:
+        """Run a prompt to its end (with what ``after_agent_run`` adds: retries, recovery).
+
+        As pi does: a plugin's ``/command`` runs at once, even while the agent runs;
+        otherwise the ``input`` chain (where skills and templates expand); while the
+        agent runs, ``streaming_behavior`` "steer" or "followUp" queues the result, and
+        without one the prompt is refused. ``on_accepted`` is called once the prompt is
+        accepted, with how (pi 1.6's disposition: "handled", "queued" or "started"), so a
+        caller such as the RPC mode can answer before the run's first event.
+        """
+        if not self._started:
+            await self.start()
+        if text.startswith("/") and await self.run_extension_command(text):
+            _call(on_accepted, "handled")
+            return []
+        event = await self.plugins.call("input", event=InputEvent(text, list(images), source), ctx=self.ctx)
+        if event.handled:
+            _call(on_accepted, "handled")
+            return []
+        if self.is_running:
+            if streaming_behavior not in ("steer", "followUp", "follow_up"):
+                raise AgentBusyError("Agent is already processing. Specify streamingBehavior "
+                                     "('steer' or 'followUp') to queue the message.")
+            self.enqueue(user_message(event.text, event.images), streaming_behavior)
+            _call(on_accepted, "queued")
+            return []
+        return await self.run_prompt(event.text, event.images, on_accepted)
+
+    async def run_prompt(self, text: str, images: list, on_accepted=None) -> list[AgentMessage]:
+        """Start the run for an accepted prompt: the preflight, ``before_agent_start``,
+        then the loop."""
+        self._prompting = True
+        try:
+            if self.preflight is not None:
+                await self.preflight(self.model)
+            start = await self.plugins.call(
+                "before_agent_start", ctx=self.ctx,
+                event=BeforeAgentStartEvent(prompt=text, images=list(images),
+                                            system_prompt=self.base_system_prompt))
+            self.agent.system_prompt = start.system_prompt
+            prompts = [user_message(start.prompt, start.images), *start.messages, *self.sends.take_next_turn()]
+            _call(on_accepted, "started")
+            return await self.run(self.agent.prompt(prompts))
+        finally:
+            self._prompting = False
+
+    async def queue(self, text: str, images: Iterable[ImageContent] = (), *,
+                    behavior: str = "steer", source: str = "interactive") -> str:
+        """Queue a message as steering or a follow-up (RPC ``steer`` / ``follow_up``),
+        expanded by the ``input`` chain; a ``/command`` with a handler cannot be queued.
+        Returns pi 1.6's disposition: "handled" (an input plugin took it) or "queued"."""
+        if text.startswith("/"):
+            name = text[1:].split(" ", 1)[0]
+            if await self.command_handler(name) is not None:
+                raise ValueError(f'Extension command "/{name}" cannot be queued. Use prompt '
+                                 "or run the command when the agent is not streaming.")
+        event = await self.plugins.call("input", event=InputEvent(text, list(images), source), ctx=self.ctx)
+        if event.handled:
+            return "handled"
+        self.enqueue(user_message(event.text, event.images), behavior)
+        return "queued"
+
+    def enqueue(self, message: AgentMessage, behavior: str) -> None:
+        if behavior == "steer":
+            self.steer(message)
+        else:
+            self.follow_up(message)
+
+    async def continue_(self) -> list[AgentMessage]:
+        return await self.run(self.agent.continue_())
+
+    async def run(self, run: Awaitable[list[AgentMessage]]) -> list[AgentMessage]:
+        """Await a run of the loop; then, while an ``after_agent_run`` plugin asks, send
+        the request again from the context (the failed answer left out of it, as pi's
+        retries leave it: it stays in the session file). The user's commands that ran
+        meanwhile join the conversation, and ``agent_settled`` closes the prompt."""
+        from pi_core.app.session_events import AgentSettled
+        from pi_core.app.user_shell import flush_user_commands
+
+        signal = self._run_signal = AbortSignal()
+        try:
+            produced = list(await run)
+            continued = 0
+            while not signal.aborted:
+                event = AfterRunEvent(messages=produced, continued=continued, signal=signal)
+                decision = await self.plugins.call("after_agent_run", event=event, ctx=self.ctx)
+                if decision is None or not decision.run_again or signal.aborted:
+                    break
+                if _last_failure(self.agent.messages) is not None:
+                    self.agent.messages.pop()
+                continued += 1
+                produced += await self.agent.continue_()
+        finally:
+            self._run_signal = None
+        flush_user_commands(self)
+        last = next((m for m in reversed(produced) if isinstance(m, AssistantMessage)), None)
+        await self.emit(AgentSettled(aborted=last is not None and last.stop_reason == "aborted"))
+        return produced
+
+    def abort(self) -> None:
+        """Stop whatever runs: the stream, the tools, a retry's wait, a summary."""
+        if self._run_signal is not None:
+            self._run_signal.abort()
+        self.agent.abort()
+
+    @contextlib.contextmanager
+    def abortable(self) -> Iterator[AbortSignal]:
+        """The signal :meth:`abort` stops: the run's, or inside this block (a summary
+        asked for between runs) one of its own."""
+        outer = self._run_signal
+        self._run_signal = outer or AbortSignal()
+        try:
+            yield self._run_signal
+        finally:
+            self._run_signal = outer
+
+    async def wait_for_idle(self) -> None:
+        """Until the agent has finished, including runs plugins started while it was idle."""
+        await self.sends.wait_for_idle()
+
+    # ------------------------------------------------------------ the queues
+
+    def steer(self, message: str | AgentMessage) -> None:
+        self.agent.steer(message)
+        self._queue_changed()
+
+    def follow_up(self, message: str | AgentMessage) -> None:
+        self.agent.follow_up(message)
+        self._queue_changed()
+
+    def clear_queues(self) -> tuple[list, list]:
+        cleared = self.agent.clear_queues()
+        self._queue_changed()
+        return cleared
+
+    def _queue_changed(self) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # queued from outside the event loop: the next drain tells
+            return
+        task = loop.create_task(self._publish_queue())
+        task.add_done_callback(lambda t: t.exception())
+
+    async def _queue_drained(self, event: Any) -> None:
+        """The loop took queued messages (one goes in as a user message): tell
+        subscribers the queues' new state, as pi does."""
+        if event.type == "message_start" and getattr(event.message, "role", None) == "user":
+            await self._publish_queue()
+
+    async def _publish_queue(self) -> None:
+        """A ``queue_update`` when the queues differ from the last one sent."""
+        state = ([_text(m) for m in self.agent.steering.messages],
+                 [_text(m) for m in self.agent.follow_up_queue.messages])
+        if state == self._published_queue:
+            return
+        self._published_queue = state
+        await self.emit(QueueUpdate(steering=state[0], follow_up=state[1]))
+
+    # ------------------------------------------------------------ plugins' commands and sends
+
+    async def commands(self) -> list:
+        """Slash commands from the plugins (``register_commands``). Plugin commands of
+        the same name all stay reachable, numbered in load order (``/review:1``,
+        ``/review:2``), as in pi; a skill or template command of a taken name gives way."""
+        found = await self.plugins.call("register_commands", ctx=self.ctx)
+        return number_duplicates(found)
+
+    async def run_extension_command(self, text: str) -> bool:
+        """Run ``/name args`` if a plugin's command ``name`` has a handler (True), as
+        pi runs extension commands; a handler that raises is reported, not raised."""
+        name, _, args = text[1:].partition(" ")
+        handler = await self.command_handler(name)
+        if handler is None:
+            return False
+        try:
+            result = handler(args, self.ctx)
+            if inspect.isawaitable(result):
+                await result
+        except Exception as exc:
+            self.plugins.report(f"command:{name}", "command", exc)
+        return True
+
+    async def command_handler(self, name: str) -> Callable | None:
+        for command in await self.commands():
+            if command.name == name and command.handler is not None:
+                return command.handler
+        return None
+
+    def send(self, message: Any, *, deliver_as: str = "steer", trigger_turn: bool = False,
+             as_prompt: bool = False) -> None:
+        """A message from a plugin (see :meth:`PluginSends.send`)."""
+        self.sends.send(message, deliver_as=deliver_as, trigger_turn=trigger_turn, as_prompt=as_prompt)
+
+    # ------------------------------------------------------------ tools at run time
+
+    def register_tool(self, tool) -> None:
+        from pi_core.protocol.tools import Tool
+
+        if not isinstance(tool, Tool):
+            raise TypeError(f"register_tool takes a pi_core.Tool, not {type(tool).__name__}")
+        self.agent.add_tool(tool)
+
+    def unregister_tool(self, name: str) -> bool:
+        return self.agent.remove_tool(name)
+
+    # ------------------------------------------------------------ summaries and compaction
+
+    async def summarize(self, system_prompt: str, text: str, max_tokens: int) -> str:
+        """One request to the current model for a summary; raises :class:`SummaryError`.
+        Aborted by :meth:`abort`; what it spent goes on the summary's entry."""
+        model = self.agent.model
+        provider = self.agent.provider_for(model)
+        if provider is None:
+            raise SummaryError(f"no provider for api {model.api!r}")
+        signal = self._run_signal or AbortSignal()
+        context = LlmContext(system_prompt=system_prompt, messages=[UserMessage(content=[TextContent(text)])])
+        options = StreamOptions(signal=signal, api_key=await self.agent.api_key(model), max_tokens=max_tokens,
+                                thinking_level=self.thinking_level if model.reasoning else "off")
+        message = await complete(provider, model, context, options)
+        self._summary_answers.append(message)
+        if message.stop_reason in ("error", "aborted"):
+            raise SummaryError(message.error_message or "the summary request failed")
+        return message.text
+
+    def take_summary_usage(self) -> Usage | None:
+        """What the summary requests under way spent, for their entry's ``usage`` (where
+        pi 1.6 writes it: the session's totals and the budget count it)."""
+        answers, self._summary_answers = self._summary_answers, []
+        return total_usage(answers) if answers else None
+
+    async def compact(self, instructions: str | None = None, *, reason: str = "manual",
+                      will_retry: bool = False):
+        """Compact the branch (:func:`pi_core.app.compacting.compact`)."""
+        from pi_core.app.compacting import compact
+
+        return await compact(self, instructions, reason=reason, will_retry=will_retry)
+
+    def append_context_edit(self, target_id: str, replacement: dict | None):
+        """pi 1.6's context edit (:func:`pi_core.app.context_edits.append_context_edit`),
+        the context rebuilt with it."""
+        from pi_core.app.context_edits import append_context_edit
+
+        entry = append_context_edit(self.session, target_id, replacement)
+        self.agent.messages = list(self.session.build_context().messages)
+        return entry
+
+    # ------------------------------------------------------------ leaving, the tree, reload
+
+    async def new_session(self, parent_session: str | None = None) -> bool:
+        return await self.moves.new_session(parent_session)
+
+    async def switch_session(self, path: str) -> bool:
+        return await self.moves.switch_session(path)
+
+    def fork_messages(self) -> list[tuple[str, str]]:
+        return self.moves.fork_messages()
+
+    async def fork(self, entry_id: str, position: str = "before") -> tuple[str, bool]:
+        return await self.moves.fork(entry_id, position)
+
+    async def clone(self) -> bool:
+        return await self.moves.clone()
+
+    async def navigate_tree(self, target_id: str | None, *, summarize: bool = False,
+                            instructions: str | None = None) -> bool:
+        return await self.moves.navigate_tree(target_id, summarize=summarize, instructions=instructions)
+
+    async def reload(self) -> None:
+        await self.moves.reload()
+
+    async def run_bash(self, command: str, *, exclude_from_context: bool = False):
+        """The user's ``!cmd`` (:func:`pi_core.app.user_shell.run_user_command`)."""
+        from pi_core.app.user_shell import run_user_command
+
+        return await run_user_command(self, command, exclude_from_context=exclude_from_context)
+
+    def abort_bash(self) -> None:
+        """Stop the user's running command and everything it started."""
+        from pi_core.app.user_shell import abort_user_command
+
+        abort_user_command(self)
+
+    # ------------------------------------------------------------ model and thinking level
+
+    async def set_model(self, model: Model, source: str = "set") -> None:
+        await self.models.set_model(model, source)
+
+    async def set_thinking_level(self, level: str) -> None:
+        await self.models.set_thinking_level(level)
+
+    def thinking_levels(self) -> list[str]:
+        return self.models.thinking_levels()
+
+    def clamp_thinking_level(self, level: str) -> str:
+        return self.models.clamp_thinking_level(level)
+
+    async def cycle_model(self, step: int = 1) -> tuple[Model, str, bool] | None:
+        return await self.models.cycle_model(step)
+
+    async def cycle_thinking_level(self) -> str | None:
+        return await self.models.cycle_thinking_level()
+
+    def register_provider(self, name: str, config: dict) -> None:
+        self.models.register_provider(name, config)
+
+    def unregister_provider(self, name: str) -> bool:
+        return self.models.unregister_provider(name)
+
+    # ------------------------------------------------------------ workspace checkpoints
+
+    async def checkpointer(self):
+        """The plugin that keeps workspace checkpoints (``workspace_checkpoints``);
+        raises :class:`LookupError` saying why there is none."""
+        found = await self.plugins.call("workspace_checkpoints", ctx=self.ctx)
+        if found is None or isinstance(found, str):
+            raise LookupError(found or "no checkpoints plugin is loaded")
+        return found
+
+    async def checkpoints(self) -> list:
+        """The session's checkpoints (entry id, timestamp, changed files), oldest first."""
+        return (await self.checkpointer()).list()
+
+    async def restore_checkpoint(self, entry_id: str):
+        """Put the workspace back as it was at ``entry_id`` (the nearest checkpoint at or
+        before it); the state replaced is recorded first, as a checkpoint to undo to."""
+        return await (await self.checkpointer()).restore(entry_id)
+
+    # ------------------------------------------------------------ the session's name, stats
+
+    async def set_session_name(self, name: str) -> None:
+        """Name the session (``/name``, RPC ``set_session_name``) and say so:
+        ``session_info_changed`` to the plugins and the event stream (pi 1.6)."""
+        from pi_core.app.session_events import SessionInfoChanged
+
+        self.session.append_session_info(name)
+        await self.emit(SessionInfoChanged(name=self.session.name))
+
+    def name_session(self, name: str) -> None:
+        """:meth:`set_session_name` from outside a coroutine (``ctx.set_session_name``):
+        the event follows soon, where an event loop runs."""
+        from pi_core.app.session_events import SessionInfoChanged
+
+        self.session.append_session_info(name)
+        try:
+            task = asyncio.get_running_loop().create_task(self.emit(SessionInfoChanged(name=self.session.name)))
+        except RuntimeError:  # no event loop: nobody listens
+            return
+        task.add_done_callback(lambda t: t.exception())
+
+    def stats(self) -> dict:
+        """pi's ``get_session_stats`` (:func:`pi_core.app.session_stats.session_stats`)."""
+        from pi_core.app.session_stats import session_stats
+
+        return session_stats(self)
+
+    def context_usage(self) -> dict | None:
+        """The context's tokens against the window (:func:`pi_core.app.session_stats.context_usage`)."""
+        from pi_core.app.session_stats import context_usage
+
+        return context_usage(self)
+
+    # ------------------------------------------------------------ what every message gets
+
+    def _stamp(self, event: Any) -> None:
+        """pi 1.6's fields on a finished answer: ``durationMs`` (from its first event)
+        and the ``thinkingLevel`` it was asked with. (A tool result's ``durationMs`` is
+        the loop's: it times the tool's execute.)"""
+        message = getattr(event, "message", None)
+        if not isinstance(message, AssistantMessage):
+            return
+        if event.type == "message_start":
+            self._answer_began = time.monotonic()
+        elif event.type == "message_end":
+            extra = message.extra
+            if self._answer_began is not None:
+                extra.setdefault("durationMs", round((time.monotonic() - self._answer_began) * 1000))
+                self._answer_began = None
+            extra.setdefault("thinkingLevel", self.thinking_level)
+
+    def _persist(self, event: Any) -> None:
+        if event.type != "message_end":
+            return
+        message = event.message
+        if isinstance(message, (CompactionSummaryMessage, BranchSummaryMessage)):
+            return
+        if isinstance(message, CustomMessage):
+            self.session.append_custom_message(message.custom_type, message.content,
+                                               message.display, message.details)
+        else:
+            self.session.append_message(message)
+
+
+def number_duplicates(commands: list) -> list:
+    """Commands in order, extension commands sharing a name suffixed ``:1``, ``:2``…;
+    for other sources (skills, templates) a later one replaces an earlier one."""
+    counts: dict[str, int] = {}
+    for command in commands:
+        if command.source == "extension":
+            counts[command.name] = counts.get(command.name, 0) + 1
+    result: list = []
+    seen: dict[str, int] = {}
+    numbered: dict[str, int] = {}
+    for command in commands:
+        name = command.name
+        if command.source == "extension" and counts[name] > 1:
+            numbered[name] = numbered.get(name, 0) + 1
+            result.append(attrs.evolve(command, name=f"{name}:{numbered[name]}"))
+            continue
+        if command.source != "extension" and counts.get(name):
+            continue  # an extension command has the name
+        if name in seen:
+            result[seen[name]] = command
+        else:
+            seen[name] = len(result)
+            result.append(command)
+    return result
+
+
+def _last_failure(messages: list) -> AssistantMessage | None:
+    last = messages[-1] if messages else None
+    return last if isinstance(last, AssistantMessage) and last.stop_reason == "error" else None
+
+
+def _call(callback: Callable[[str], Any] | None, disposition: str) -> None:
+    if callback is not None:
+        callback(disposition)
+
+
+def _text(message: Any) -> str:
+    content = getattr(message, "content", "")
+    return text_of(content) if isinstance(content, (str, list)) else str(content)

@@ -1,0 +1,49 @@
+"""Retries and overflow recovery, as a plugin: what happens when a request fails.
+
+As pi does it: a retryable failure (429, 5xx, overloaded, connection lost) gets
+``1 + retry.maxRetries`` attempts with exponential backoff from ``retry.baseDelayMs``,
+honouring retry-after up to ``retry.provider.maxRetryDelayMs``, between
+``auto_retry_start`` and ``auto_retry_end``; a context overflow compacts (``ctx.compact``)
+and retries once. The failed answer stays in the session file and leaves the context.
+Providers never retry on their own: this is the one retry policy
+(:mod:`pi_plugins.retries.policy`).
+
+- ``after_agent_run``: decides, waits, and asks the harness to run the request again;
+- ``agent_end``: pi 1.6's ``willRetry``, set before anyone else sees the event.
+
+Drop it with ``-builtin:retries``; a plugin of your own can decide on ``after_agent_run``.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+from pi_core import hookimpl
+
+#: Each session's retries under way (its ctx → :class:`pi_plugins.retries.policy.Attempts`).
+_attempts: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _of(ctx):
+    from pi_plugins.retries.policy import Attempts
+
+    found = _attempts.get(ctx)
+    if found is None:
+        found = _attempts[ctx] = Attempts()
+    return found
+
+
+@hookimpl
+def agent_end(event, ctx):
+    from pi_plugins.retries.policy import will_retry
+
+    event.will_retry = will_retry(ctx, _of(ctx), event.messages)
+
+
+@hookimpl
+async def after_agent_run(event, ctx):
+    from pi_core.protocol.events import RunDecision
+    from pi_plugins.retries.policy import recover
+
+    again = await recover(ctx, _of(ctx), event)
+    return RunDecision(run_again=True) if again else None

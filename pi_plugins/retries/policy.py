@@ -1,0 +1,152 @@
+"""The one retry policy: when a failed request is sent again, after how long, and what
+the user is told (pi's, with the ``retry.*`` settings; see :mod:`pi_plugins.retries`).
+
+One heuristic of ours, for a discovered local server only (``Model.discovered``): an
+answer with the same error body as the attempt before ends the retries, as a small
+server that cannot take the request says so again and again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from attrs import define
+
+from pi_core.protocol.events import AutoRetryEnd, AutoRetryStart
+from pi_core.protocol.messages import AssistantMessage
+
+
+@define
+class Attempts:
+    """A prompt's retries so far: ``active`` while a retried request is under way."""
+
+    attempt: int = 0
+    overflow_tried: bool = False
+    previous: str | None = None
+    first: AssistantMessage | None = None
+    active: bool = False
+
+
+@define
+class Policy:
+    """The ``retry.*`` settings."""
+
+    enabled: bool
+    max_retries: int
+    base_delay_ms: int
+    max_delay_ms: int
+
+    @classmethod
+    def of(cls, settings: Any) -> Policy:
+        return cls(bool(settings.get("retry.enabled", True)), int(settings.get("retry.maxRetries", 3)),
+                   int(settings.get("retry.baseDelayMs", 2000)),
+                   int(settings.get("retry.provider.maxRetryDelayMs", 60000)))
+
+
+def will_retry(ctx: Any, state: Attempts, messages: list) -> bool:
+    """Whether the run will send the failed request again (pi 1.6's ``willRetry``): the
+    checks :func:`recover` makes before it does (a server's wait longer than allowed,
+    found only then, aside)."""
+    failed = last_failure(ctx.agent.messages)
+    if failed is None or failed.failure is None:
+        return False
+    attempt, overflow_tried = (state.attempt, state.overflow_tried) if state.active else (0, False)
+    if failed.failure.kind == "overflow":
+        return bool(ctx.settings.get("compaction.enabled", True)) and not overflow_tried
+    policy = Policy.of(ctx.settings)
+    return failed.failure.kind == "retryable" and policy.enabled and attempt < policy.max_retries
+
+
+async def recover(ctx: Any, state: Attempts, event: Any) -> bool:
+    """After a run: True to send the request again (after the wait, or after compacting
+    an overflow); otherwise the retries end, with ``auto_retry_end`` if there were any."""
+    if event.continued == 0:  # a new prompt's first failure
+        state.attempt, state.overflow_tried, state.previous, state.first = 0, False, None, None
+    again = await _step(ctx, state, last_failure(ctx.agent.messages), event.signal)
+    state.active = again
+    if not again and state.attempt:
+        failed = last_failure(ctx.agent.messages)
+        if failed is not None and went_away(failed, state.first):
+            failed.error_message = f"{failed.error_message}; the first attempt ended: {state.first.error_message}"
+        await ctx.emit(AutoRetryEnd(success=failed is None, attempt=state.attempt,
+                                    final_error=failed.error_message if failed else None))
+        state.attempt = 0
+    return again
+
+
+async def _step(ctx: Any, state: Attempts, failed: AssistantMessage | None, signal: Any) -> bool:
+    if failed is None:
+        return False
+    kind = failed.failure.kind
+    if kind == "retryable" and ctx.model.discovered and same_answer(failed, state.previous):
+        failed.error_message = f"{failed.error_message} (the same answer twice: not retried again)"
+        return False
+    state.previous = failed.error_message
+    state.first = state.first or failed
+    if kind == "overflow" and not state.overflow_tried and ctx.settings.get("compaction.enabled", True):
+        state.overflow_tried = True
+        ctx.agent.messages.pop()  # the failure stays in the file, not the context
+        return await ctx.compact(reason="overflow", will_retry=True) is not None
+    policy = Policy.of(ctx.settings)
+    if kind != "retryable" or not policy.enabled or state.attempt >= policy.max_retries:
+        return False
+    state.attempt += 1
+    asked = failed.failure.retry_after_ms
+    delay = asked or policy.base_delay_ms * 2 ** (state.attempt - 1)
+    if policy.max_delay_ms and asked and asked > policy.max_delay_ms:  # the server's wait only
+        status = f"{failed.failure.status}: " if failed.failure.status else ""
+        failed.error_message = (
+            f"{failed.error_message} ({status}the server asked to wait {delay / 1000:g} s before "
+            f"trying again, more than retry.provider.maxRetryDelayMs ({policy.max_delay_ms / 1000:g} s) "
+            "allows, so it was not retried)")
+        return False
+    await ctx.emit(AutoRetryStart(attempt=state.attempt, max_attempts=policy.max_retries,
+                                  delay_ms=delay, error_message=failed.error_message or ""))
+    ctx.agent.messages.pop()
+    if not await _wait(delay / 1000, signal):
+        await ctx.emit(AutoRetryEnd(success=False, attempt=state.attempt, final_error="retry cancelled"))
+        state.attempt = 0
+        return False
+    return True
+
+
+async def _wait(seconds: float, signal: Any) -> bool:
+    """Sleep unless the user aborts; True when the wait ran out."""
+    if signal is None:
+        await asyncio.sleep(seconds)
+        return True
+    try:
+        await asyncio.wait_for(signal.wait(), seconds)
+        return False
+    except TimeoutError:
+        return True
+
+
+def last_failure(messages: list) -> AssistantMessage | None:
+    """The failed assistant message the context ends in, if it does."""
+    last = messages[-1] if messages else None
+    if isinstance(last, AssistantMessage) and last.stop_reason == "error" and last.failure:
+        return last
+    return None
+
+
+#: Statuses that mean "later", whatever the body says: the same body twice proves nothing.
+_TRANSIENT_STATUS = frozenset({408, 425, 429, 503, 529})
+
+
+def same_answer(failed: AssistantMessage, previous: str | None) -> bool:
+    """An HTTP error answered with the same body as the attempt before (and no sign
+    that waiting would help): the server would say it a third time."""
+    failure = failed.failure
+    return (previous is not None and failed.error_message == previous and failure.status is not None
+            and failure.status >= 400 and failure.status not in _TRANSIENT_STATUS
+            and failure.retry_after_ms is None)
+
+
+def went_away(last: AssistantMessage, first: AssistantMessage | None) -> bool:
+    """The retries ended on a server that no longer answers, after a first attempt that
+    failed another way (a server that crashed on the request): the first failure is the
+    one that says why, so it must not be lost."""
+    return (first is not None and first is not last and first.error_message != last.error_message
+            and last.failure.status is None and first.failure.status is None)
