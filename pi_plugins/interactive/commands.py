@@ -14,10 +14,10 @@ from pi_plugins.interactive.footer import format_tokens
 from pi_plugins.interactive.keys import UnbindableKey, key_sequences
 
 if TYPE_CHECKING:
-    from pi_plugins.interactive.app import InteractiveApp
+    from pi_plugins.interactive.port import ChatPort
 
 
-async def model(tui: InteractiveApp, args: str) -> None:
+async def model(tui: ChatPort, args: str) -> None:
     """``/model [search]``: an exact match switches at once, else the selector opens."""
     harness = tui.harness
     models = harness.available_models()
@@ -40,18 +40,18 @@ async def model(tui: InteractiveApp, args: str) -> None:
         await _switch_model(tui, chosen)
 
 
-async def _switch_model(tui: InteractiveApp, chosen) -> None:
+async def _switch_model(tui: ChatPort, chosen) -> None:
     await tui.harness.set_model(chosen)
     tui.add_text(f"Model: {chosen.provider}/{chosen.id}", "dim")
 
 
-async def compact(tui: InteractiveApp, args: str) -> None:
+async def compact(tui: ChatPort, args: str) -> None:
     """``/compact [instructions]``"""
     await tui.busy_with("compaction", "Compacting context... (esc to cancel)",
                         tui.harness.compact(args or None))
 
 
-async def tree(tui: InteractiveApp, args: str, selected: str | None = None) -> None:
+async def tree(tui: ChatPort, args: str, selected: str | None = None) -> None:
     """``/tree``: choose an entry; the leaf moves there (to a user message's parent,
     with its text back in the editor), optionally leaving a summary of the branch."""
     harness = tui.harness
@@ -87,7 +87,7 @@ async def tree(tui: InteractiveApp, args: str, selected: str | None = None) -> N
         selected = chosen
 
 
-def _tree_dialog(tui: InteractiveApp, state: dict, selected: str | None) -> tuple[ListDialog, str | None]:
+def _tree_dialog(tui: ChatPort, state: dict, selected: str | None) -> tuple[ListDialog, str | None]:
     """The /tree dialog over the session as it is now, and the leaf it shows."""
     session = tui.harness.session
     roots = session.tree()
@@ -182,7 +182,7 @@ def _tree_subtitle(mode: str) -> str:
     return f"filter: {mode} · type to search"
 
 
-async def _go_to(tui: InteractiveApp, entry_id: str) -> bool:
+async def _go_to(tui: ChatPort, entry_id: str) -> bool:
     """Move to ``entry_id`` after asking about a summary; False to show the tree again."""
     harness = tui.harness
     entry = harness.session.entry(entry_id)
@@ -233,7 +233,7 @@ async def _go_to(tui: InteractiveApp, entry_id: str) -> bool:
     return True
 
 
-async def _offer_restore(tui: InteractiveApp, entry_id: str) -> bool | None:
+async def _offer_restore(tui: ChatPort, entry_id: str) -> bool | None:
     """Where checkpoints are on and the files at ``entry_id`` differ from the workspace,
     ask whether to restore them too: True, False, or None when the user backed out."""
     try:
@@ -250,7 +250,7 @@ async def _offer_restore(tui: InteractiveApp, entry_id: str) -> bool | None:
     return None if choice is None else choice == "restore"
 
 
-async def _restore_files(tui: InteractiveApp, entry_id: str) -> None:
+async def _restore_files(tui: ChatPort, entry_id: str) -> None:
     try:
         result = await tui.harness.restore_checkpoint(entry_id)
     except Exception as exc:
@@ -265,7 +265,7 @@ async def _restore_files(tui: InteractiveApp, entry_id: str) -> None:
     tui.add_text(text, "dim")
 
 
-async def rewind(tui: InteractiveApp, args: str) -> None:
+async def rewind(tui: ChatPort, args: str) -> None:
     """``/rewind [entry id]``: put the files back as they were at one of the session's
     checkpoints (the conversation stays where it is; ``/tree`` moves it)."""
     if tui.run_task is not None:
@@ -290,7 +290,7 @@ async def rewind(tui: InteractiveApp, args: str) -> None:
     await _restore_files(tui, entry_id)
 
 
-async def fork(tui: InteractiveApp, args: str) -> None:
+async def fork(tui: ChatPort, args: str) -> None:
     """``/fork``: a new session from before one of this branch's user messages."""
     points = tui.harness.fork_messages()
     if not points:
@@ -316,7 +316,7 @@ async def fork(tui: InteractiveApp, args: str) -> None:
         await _restore_files(tui, before)
 
 
-async def clone(tui: InteractiveApp, args: str) -> None:
+async def clone(tui: ChatPort, args: str) -> None:
     if not await tui.harness.clone():
         tui.add_text("Clone cancelled by a plugin", "dim")
         return
@@ -324,7 +324,7 @@ async def clone(tui: InteractiveApp, args: str) -> None:
     tui.add_text("Cloned the current branch into a new session", "dim")
 
 
-async def new(tui: InteractiveApp, args: str) -> None:
+async def new(tui: ChatPort, args: str) -> None:
     if not await tui.harness.new_session():
         tui.add_text("New session cancelled by a plugin", "dim")
         return
@@ -332,7 +332,7 @@ async def new(tui: InteractiveApp, args: str) -> None:
     tui.add_text("New session started", "dim")
 
 
-async def resume(tui: InteractiveApp, args: str) -> None:
+async def resume(tui: ChatPort, args: str) -> None:
     """``/resume``: pi's session picker (:mod:`pi_plugins.interactive.session_picker`)."""
     from pi_plugins.interactive.session_picker import SessionPicker
 
@@ -346,7 +346,7 @@ async def resume(tui: InteractiveApp, args: str) -> None:
     tui.add_text(f"Resumed {os.path.basename(chosen)}", "dim")
 
 
-async def name(tui: InteractiveApp, args: str) -> None:
+async def name(tui: ChatPort, args: str) -> None:
     session = tui.harness.session
     if not args:
         tui.add_text(f"Session name: {session.name}" if session.name else "Usage: /name <name>", "dim")
@@ -356,7 +356,7 @@ async def name(tui: InteractiveApp, args: str) -> None:
     tui.invalidate()
 
 
-async def session(tui: InteractiveApp, args: str) -> None:
+async def session(tui: ChatPort, args: str) -> None:
     stats = tui.harness.stats()
     tokens = stats["tokens"]
     lines = [
@@ -372,7 +372,7 @@ async def session(tui: InteractiveApp, args: str) -> None:
     tui.add_text("\n".join(lines), "none")
 
 
-async def export(tui: InteractiveApp, args: str) -> None:
+async def export(tui: ChatPort, args: str) -> None:
     from pi_plugins.export_html import ExportError, export_html
 
     try:
@@ -407,7 +407,7 @@ HOTKEYS = [
 ]
 
 
-async def hotkeys(tui: InteractiveApp, args: str) -> None:
+async def hotkeys(tui: ChatPort, args: str) -> None:
     """``/hotkeys``: the keys as keybindings.json set them."""
     rows = [(tui.keybindings.hint(key) if "." in key and " " not in key else key, what) for key, what in HOTKEYS]
     rows += [(shortcut.key, shortcut.description) for shortcut in tui.shortcuts]
@@ -416,14 +416,14 @@ async def hotkeys(tui: InteractiveApp, args: str) -> None:
     tui.add_text("Keyboard shortcuts\n" + "\n".join(lines), "none")
 
 
-async def reload_(tui: InteractiveApp, args: str) -> None:
+async def reload_(tui: ChatPort, args: str) -> None:
     await tui.harness.reload()
-    await tui._load_plugin_parts()
+    await tui.load_plugin_parts()
     tui.reload_keybindings()
     tui.add_text("Reloaded plugins, skills, prompt templates, context files and keybindings.", "dim")
 
 
-def last_answer(tui: InteractiveApp) -> str | None:
+def last_answer(tui: ChatPort) -> str | None:
     """The text of the newest assistant message that has some."""
     for message in reversed(tui.harness.messages):
         if getattr(message, "role", None) == "assistant":
@@ -433,7 +433,7 @@ def last_answer(tui: InteractiveApp) -> str | None:
     return None
 
 
-async def copy(tui: InteractiveApp, args: str) -> None:
+async def copy(tui: ChatPort, args: str) -> None:
     """``/copy``: the last answer to the system clipboard and, as OSC 52, the terminal's."""
     from pi_plugins.interactive.clipboard import copy_with_tools, osc52
 
@@ -451,13 +451,13 @@ async def copy(tui: InteractiveApp, args: str) -> None:
     tui.add_text("Copied last agent message to clipboard", "dim")
 
 
-async def _share(tui: InteractiveApp, args: str) -> None:
+async def _share(tui: ChatPort, args: str) -> None:
     from pi_plugins.interactive.share import share
 
     await share(tui, args)
 
 
-async def changelog(tui: InteractiveApp, args: str) -> None:
+async def changelog(tui: ChatPort, args: str) -> None:
     """``/changelog``: every released version's changes, oldest first (as pi)."""
     from pi_plugins.interactive.blocks import NoticeBlock
     from pi_plugins.interactive.changelog import read_changelog
@@ -467,7 +467,7 @@ async def changelog(tui: InteractiveApp, args: str) -> None:
     tui.add(NoticeBlock("What's New", text))
 
 
-async def import_(tui: InteractiveApp, args: str) -> None:
+async def import_(tui: ChatPort, args: str) -> None:
     """``/import FILE``: a session file copied into this project's sessions and resumed."""
     import shutil
     from pathlib import Path
@@ -503,37 +503,37 @@ async def import_(tui: InteractiveApp, args: str) -> None:
     tui.add_text(f"Session imported from: {path}", "dim")
 
 
-async def _scoped_models(tui: InteractiveApp, args: str) -> None:
+async def _scoped_models(tui: ChatPort, args: str) -> None:
     from pi_plugins.interactive.scoped_models import scoped_models
 
     await scoped_models(tui, args)
 
 
-async def _settings(tui: InteractiveApp, args: str) -> None:
+async def _settings(tui: ChatPort, args: str) -> None:
     from pi_plugins.interactive.settings_dialog import settings_dialog
 
     await settings_dialog(tui, args)
 
 
-async def trust(tui: InteractiveApp, args: str) -> None:
+async def trust(tui: ChatPort, args: str) -> None:
     from pi_plugins.trust import trust_command
 
     await trust_command(args, tui.harness.ctx)
 
 
-async def login(tui: InteractiveApp, args: str) -> None:
+async def login(tui: ChatPort, args: str) -> None:
     from pi_plugins.signin.chat import login as sign_in
 
     await sign_in(args, tui.harness.ctx)
 
 
-async def logout(tui: InteractiveApp, args: str) -> None:
+async def logout(tui: ChatPort, args: str) -> None:
     from pi_plugins.signin.chat import logout as sign_out
 
     await sign_out(args, tui.harness.ctx)
 
 
-async def quit_(tui: InteractiveApp, args: str) -> None:
+async def quit_(tui: ChatPort, args: str) -> None:
     tui.exit()
 
 

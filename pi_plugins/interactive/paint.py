@@ -8,6 +8,7 @@ is chosen for both, from the environment (``COLORTERM``, ``TERM``, ``NO_COLOR``)
 
 from __future__ import annotations
 
+import logging
 import re
 
 from rich.console import Console
@@ -17,6 +18,7 @@ from pi_plugins.interactive.theme import STYLES
 
 _ANSI = re.compile(r"\x1b\[[0-9;:?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
 _TRAILING_SPACES = re.compile(r" +$")
+log = logging.getLogger("pi.interactive")
 
 
 def strip_ansi(text: str) -> str:
@@ -59,3 +61,12 @@ class Painter:
             text = text[:-1]
         # rich pads every line to the width; unstyled padding only makes copies messy
         return [_TRAILING_SPACES.sub("", line) for line in text.split("\n")] if text else []
+
+
+def block_lines(block, painter: Painter, width: int, view, live: bool = False) -> list[str]:
+    """A chat block's lines; one unpaintable message must not stop the chat."""
+    try:
+        return block.lines(painter, width, view, live=live)
+    except Exception as exc:
+        log.debug("painting %r failed", block, exc_info=True)
+        return ["", f" [this message could not be shown: {type(exc).__name__}: {exc}]"]

@@ -15,7 +15,7 @@ from pi_plugins.interactive.dialogs import Item, ListDialog
 from pi_plugins.interactive.keys import UnbindableKey, key_sequences
 
 if TYPE_CHECKING:
-    from pi_plugins.interactive.app import InteractiveApp
+    from pi_plugins.interactive.port import ChatPort
 
 
 def _key(model) -> str:
@@ -23,7 +23,7 @@ def _key(model) -> str:
 
 
 class ScopedModels:
-    def __init__(self, tui: InteractiveApp) -> None:
+    def __init__(self, tui: ChatPort) -> None:
         self.tui = tui
         self.models = {_key(m): m for m in tui.harness.available_models()}
         self.all_ids = list(self.models)
@@ -155,5 +155,5 @@ class ScopedModels:
         await self.tui.show_dialog(dialog)
 
 
-async def scoped_models(tui: InteractiveApp, args: str) -> None:
+async def scoped_models(tui: ChatPort, args: str) -> None:
     await ScopedModels(tui).show()

@@ -23,7 +23,7 @@ from pi_plugins.interactive.keys import UnbindableKey, key_sequences
 from pi_plugins.interactive.session_search import search
 
 if TYPE_CHECKING:
-    from pi_plugins.interactive.app import InteractiveApp
+    from pi_plugins.interactive.port import ChatPort
 
 SORTS = ["threaded", "recent", "fuzzy"]
 SORT_LABELS = {"threaded": "Threaded", "recent": "Recent", "fuzzy": "Fuzzy"}
@@ -73,7 +73,7 @@ def _delete_file(path: Path) -> None:
 
 
 class SessionPicker:
-    def __init__(self, tui: InteractiveApp) -> None:
+    def __init__(self, tui: ChatPort) -> None:
         from pi_core.session.locations import session_dir_for, sessions_root
 
         self.tui = tui

@@ -13,7 +13,7 @@ from rich.text import Text
 from pi_plugins.interactive.dialogs import Item, ListDialog
 
 if TYPE_CHECKING:
-    from pi_plugins.interactive.app import InteractiveApp
+    from pi_plugins.interactive.port import ChatPort
 
 ON_OFF = ["true", "false"]
 MODES = ["one-at-a-time", "all"]
@@ -24,9 +24,9 @@ class Option:
     id: str
     label: str
     description: str
-    values: Callable[[InteractiveApp], list[str]]
-    current: Callable[[InteractiveApp], str]
-    change: Callable[[InteractiveApp, str], Awaitable[None] | None]
+    values: Callable[[ChatPort], list[str]]
+    current: Callable[[ChatPort], str]
+    change: Callable[[ChatPort, str], Awaitable[None] | None]
 
 
 def _flag(key: str, default: bool = False):
@@ -34,34 +34,34 @@ def _flag(key: str, default: bool = False):
 
 
 def _save(key: str, kind=str):
-    def change(tui: InteractiveApp, value: str) -> None:
+    def change(tui: ChatPort, value: str) -> None:
         tui.settings.remember(key, (value == "true") if kind is bool else kind(value))
         tui.invalidate()
     return change
 
 
-async def _thinking(tui: InteractiveApp, value: str) -> None:
+async def _thinking(tui: ChatPort, value: str) -> None:
     await tui.harness.set_thinking_level(value)  # remembered as defaultThinkingLevel
 
 
 def _queue_mode(queue: str, key: str):
-    def change(tui: InteractiveApp, value: str) -> None:
+    def change(tui: ChatPort, value: str) -> None:
         getattr(tui.harness.agent, queue).mode = value
         tui.settings.remember(key, value)
     return change
 
 
-def _auto_compact(tui: InteractiveApp, value: str) -> None:
+def _auto_compact(tui: ChatPort, value: str) -> None:
     tui.settings.set("compaction.enabled", value == "true")
     tui.settings.remember("compaction.enabled", value == "true")
 
 
-def _hide_thinking(tui: InteractiveApp, value: str) -> None:
+def _hide_thinking(tui: ChatPort, value: str) -> None:
     tui.settings.remember("hideThinkingBlock", value == "true")
     tui.set_view(hide_thinking=value == "true")
 
 
-def _theme(tui: InteractiveApp, value: str) -> None:
+def _theme(tui: ChatPort, value: str) -> None:
     tui.set_theme(value)
     tui.settings.remember("theme", value)
 
@@ -118,7 +118,7 @@ OPTIONS = [
 CYCLE_LIMIT = 4
 
 
-async def settings_dialog(tui: InteractiveApp, args: str) -> None:
+async def settings_dialog(tui: ChatPort, args: str) -> None:
     selected = 0
     while True:
         width = max(len(o.label) for o in OPTIONS) + 2

@@ -14,6 +14,10 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pi_plugins.interactive.port import ChatPort
 
 API = "https://api.github.com"
 VIEWER = "https://pi.dev/session/"
@@ -67,7 +71,7 @@ async def create_gist(html: str, token: str, *, description: str, api: str | Non
     return gist
 
 
-async def share(tui, args: str) -> None:
+async def share(tui: ChatPort, args: str) -> None:
     from pi_plugins.export_html import ExportError, export_html
 
     token = await github_token()

@@ -1,0 +1,106 @@
+"""What is drawn below the scrollback, frame by frame: the blocks still streaming or
+waiting, the queued messages, plugins' widgets, the working line with its spinner, and
+the footer. Everything here is painted to lines (:mod:`.paint`) and handed to
+prompt_toolkit's windows (:mod:`.layout`).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from rich.padding import Padding
+from rich.text import Text
+
+from pi_plugins.interactive import theme as palette
+from pi_plugins.interactive.blocks import user_text
+from pi_plugins.interactive.footer import footer
+from pi_plugins.interactive.theme import THINKING_BORDER
+
+if TYPE_CHECKING:
+    from pi_plugins.interactive.app import InteractiveApp
+
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+
+
+class LiveArea:
+    def __init__(self, tui: InteractiveApp) -> None:
+        self.tui = tui
+        self._footer_cache: tuple[Any, list[str]] | None = None
+
+    def lines(self, width: int) -> list[str]:
+        """The live chat: unfinished blocks, the queue, widgets above the editor and the
+        working line, as many as fit above the editor."""
+        tui = self.tui
+        lines: list[str] = []
+        for block in tui.transcript.live:
+            lines += tui.paint(block, width, live=not block.final)
+        lines += self._queue_lines(width)
+        above = self.widget_lines(width, "aboveEditor")
+        if above:
+            lines += ["", *above]
+        if tui.working and tui.working_visible:
+            frames = tui.working_frames if tui.working_frames is not None else SPINNER
+            frame = frames[int(time.monotonic() / tui.working_interval) % len(frames)] if frames else ""
+            message = tui.working_message if tui.working_message and tui.harness.agent.is_running else tui.working
+            text = (Text(" ") + Text.from_ansi(frame) + Text(" ") if frame else Text(" ")) + Text(message, style="muted")
+            lines += [""] + tui.painter.lines(text, width)
+        # one row to spare: an application exactly as tall as the terminal makes it scroll
+        # while redrawing, and the old frame would stay in the scrollback
+        room = max(tui.rows - tui.layout.bottom_height() - 1, 3)
+        return lines[-room:]
+
+    def _queue_lines(self, width: int) -> list[str]:
+        agent = self.tui.harness.agent
+        steering = [user_text(m) for m in agent.steering.messages]
+        follow = [user_text(m) for m in agent.follow_up_queue.messages]
+        if not steering and not follow:
+            return []
+        parts = [Text("")]
+        parts += [Text(f" Steering: {' '.join(t.split())}", style="dim", no_wrap=True, overflow="ellipsis")
+                  for t in steering]
+        parts += [Text(f" Follow-up: {' '.join(t.split())}", style="dim", no_wrap=True, overflow="ellipsis")
+                  for t in follow]
+        parts.append(Text(" ↳ alt+up to edit all queued messages", style="dim"))
+        return [line for part in parts for line in self.tui.painter.lines(part, width)]
+
+    def widget_lines(self, width: int, placement: str) -> list[str]:
+        """Plugins' widgets (``ctx.ui.set_widget``) above or below the editor."""
+        from pi_plugins.interactive.components import component_lines
+
+        lines: list[str] = []
+        for shown, where in self.tui.widgets.values():
+            if where == placement and not isinstance(shown, list):
+                lines += component_lines(shown, width)
+            elif where == placement:
+                text = Text("\n").join(Text.from_ansi(line, no_wrap=True, overflow="ellipsis") for line in shown)
+                lines += self.tui.painter.lines(Padding(text, (0, 1)), width)
+        return lines
+
+    def footer_lines(self, width: int) -> list[str]:
+        """The footer (a plugin's, or ours: painted again only when what it shows changed)."""
+        tui = self.tui
+        if tui.footer_component is not None:
+            from pi_plugins.interactive.components import component_lines
+
+            return component_lines(tui.footer_component, width)
+        harness = tui.harness
+        key = (width, len(harness.session), harness.session.leaf_id, harness.model.key,
+               harness.thinking_level, harness.session.name, tuple(sorted(tui.statuses.items())),
+               tui.branch, len(harness.agent.messages))
+        if self._footer_cache is None or self._footer_cache[0] != key:
+            providers = len({m.provider for m in harness.available_models()})
+            lines = tui.painter.lines(footer(harness, width, tui.branch, tui.statuses, providers), width)
+            self._footer_cache = (key, lines)
+        return self._footer_cache[1]
+
+    def repaint_footer(self) -> None:
+        """Paint the footer afresh next time (the theme changed)."""
+        self._footer_cache = None
+
+    def border_style(self) -> str:
+        """The editor's borders: the bash colour for ``!``, else the thinking level's."""
+        tui = self.tui
+        if tui.editor.text.lstrip().startswith("!"):
+            return f"fg:{palette.BASH_BORDER}"
+        return f"fg:{THINKING_BORDER.get(tui.harness.thinking_level, THINKING_BORDER['off'])}"
