@@ -1,36 +1,186 @@
-"""pi-harness core: the message protocol, the agent loop, the plugin manager.
+"""pi-harness's public API: every name a plugin author or an SDK user needs, in one place.
 
-Plugin authors need little more than::
+::
 
-    from pi_core import hookimpl, tool, ToolResult
+    from pi_core import hookimpl, tool, ToolResult, Command, create_harness
 
-Every name is imported on first use, so loading a plugin does not pay for the loop and
-``pi --help`` (which imports this package for ``__version__``) does not pay for pluggy.
+Import from here (and from ``pi_core.testing`` and ``hookspecs``), never from the modules
+below: they are free to move, this facade is not. Every name is imported on first use, so
+loading a plugin does not pay for the loop and ``pi --help`` (which imports this package
+for ``__version__``) does not pay for pluggy.
+
+This package is the one core module that names the application shell (``create_harness``,
+``Settings`` …): lazily, as a table entry, never at import time.
 """
 
 __version__ = "0.1.0"
 
-_LAZY = {
-    "hookimpl": "hookspecs.markers",
-    "Ctx": "pi_core.protocol.ctx",
-    "Agent": "pi_core.loop",
-    "AgentBusyError": "pi_core.loop",
-    "Plugins": "pi_core.plugins",
-    "Tool": "pi_core.protocol.tools",
-    "ToolResult": "pi_core.protocol.tools",
-    "ToolRun": "pi_core.protocol.tools",
-    "tool": "pi_core.protocol.tools",
-}
+#: Where each public name lives: the one table to update when a module moves. The
+#: ``TYPE_CHECKING`` imports and ``__all__`` below repeat it for type checkers and linters,
+#: and tests/core/test_public_api.py keeps the three equal.
+_LAZY: dict[str, str] = {name: module for module, names in {
+    # Hooks, and what a hook or a tool receives
+    "hookspecs.markers": "hookimpl",
+    "pi_core.protocol.ctx": "Ctx UI ExecResult SessionControl",
+    "pi_core.context": "Context NullUI",
+    # Tools and the environment they run in
+    "pi_core.protocol.tools": "Tool ToolResult ToolRun tool",
+    "pi_core.protocol.environment": "DirEntry ExecutionEnvironment FileInfo OutputSink Process",
+    # The command line and the user interface
+    "pi_core.protocol.commands": "Command Flag MessageRenderer Shortcut",
+    "pi_core.protocol.shell": "CliCommand Mode",
+    # Models and providers
+    "pi_core.protocol.model": "Model ModelCost calculate_cost",
+    "pi_core.protocol.provider": "LlmContext Provider RequestContext StreamOptions THINKING_LEVELS "
+                                 "ThinkingLevel ToolSpec",
+    "pi_core.protocol.stream": "AssistantMessageEvent DoneEvent ErrorEvent StartEvent TextDeltaEvent "
+                               "TextEndEvent TextStartEvent ThinkingDeltaEvent ThinkingEndEvent "
+                               "ThinkingStartEvent ToolCallDeltaEvent ToolCallEndEvent ToolCallStartEvent",
+    # Messages and their content
+    "pi_core.protocol.messages": "AgentMessage AssistantMessage BashExecutionMessage BranchSummaryMessage "
+                                 "CompactionSummaryMessage Content Cost CustomMessage Failure ImageContent "
+                                 "Message StopReason TextContent ThinkingContent ToolCall ToolResultMessage "
+                                 "Usage UserMessage text_of",
+    "pi_core.protocol.usage": "final_assistant total_usage",
+    "pi_core.protocol.codec": "from_json to_json",
+    # Events, and the decisions and results hooks return
+    "pi_core.protocol.events": "AfterRunEvent AgentEnd AgentEvent AgentStart AutoRetryEnd AutoRetryStart "
+                               "BeforeAgentStartEvent BeforeCompactEvent BeforeTreeEvent CancelDecision "
+                               "CompactionDecision CompactionEnd CompactionPreparation CompactionResult "
+                               "CompactionStart ForkEvent InputEvent MessageEnd MessageStart MessageUpdate "
+                               "ModelSelect ProviderResponseEvent QueueUpdate ResourcesDiscoverEvent "
+                               "SessionCompactEvent SessionShutdown SessionStart SessionTreeEvent "
+                               "SwitchEvent ThinkingLevelChanged ThinkingLevelSelect ToolCallDecision "
+                               "ToolCallEvent ToolExecutionEnd ToolExecutionStart ToolExecutionUpdate "
+                               "RunDecision TreeDecision TurnEnd TurnStart UserBashDecision UserBashEvent",
+    "pi_core.protocol.options": "ResourceOptions",
+    # Sessions: their entries, files and tree
+    "pi_core.protocol.entries": "BranchSummaryEntry CompactionEntry ContextEditEntry CustomEntry "
+                                "CustomMessageEntry Entry LabelEntry MessageEntry ModelChangeEntry "
+                                "SessionHeader SessionInfoEntry ThinkingLevelChangeEntry UnknownEntry "
+                                "UsageEntry message_of",
+    "pi_core.session": "Session SessionError TreeNode session_dir_for sessions_root",
+    # The core: the loop, the harness, the plugins, events, cancelling, pi's folders
+    "pi_core.loop": "Agent AgentBusyError",
+    "pi_core.plugins": "Plugins",
+    "pi_core.bus": "EventBus",
+    "pi_core.protocol.signal": "AbortSignal",
+    "pi_core.paths": "agent_dir project_dir",
+    # The application shell (the SDK): pi composed and run from Python
+    "pi_core.app.sdk": "create_harness",
+    "pi_core.app.harness": "Harness",
+    "pi_core.app.settings": "Settings",
+    "pi_core.app.discovery": "load_plugins",
+    "pi_core.app.registry": "ModelRegistry",
+    "pi_core.app.auth": "AuthStorage",
+    "pi_core.app.forks": "clone fork",
+    "pi_core.app.listing": "SessionInfo continue_recent list_all_sessions list_sessions",
+}.items() for name in names.split()}
 
-__all__ = ["__version__", *_LAZY]
+TYPE_CHECKING = False  # not typing's: importing typing would slow ``pi --help``
+if TYPE_CHECKING:
+    # In the order and groups of the table above, so the two read side by side:
+    # isort: off
+    from hookspecs.markers import hookimpl
+    from pi_core.protocol.ctx import Ctx, UI, ExecResult, SessionControl
+    from pi_core.context import Context, NullUI
+    from pi_core.protocol.tools import Tool, ToolResult, ToolRun, tool
+    from pi_core.protocol.environment import DirEntry, ExecutionEnvironment, FileInfo, OutputSink, Process
+    from pi_core.protocol.commands import Command, Flag, MessageRenderer, Shortcut
+    from pi_core.protocol.shell import CliCommand, Mode
+    from pi_core.protocol.model import Model, ModelCost, calculate_cost
+    from pi_core.protocol.provider import (
+        LlmContext, Provider, RequestContext, StreamOptions, THINKING_LEVELS, ThinkingLevel, ToolSpec,
+    )
+    from pi_core.protocol.stream import (
+        AssistantMessageEvent, DoneEvent, ErrorEvent, StartEvent, TextDeltaEvent, TextEndEvent,
+        TextStartEvent, ThinkingDeltaEvent, ThinkingEndEvent, ThinkingStartEvent, ToolCallDeltaEvent,
+        ToolCallEndEvent, ToolCallStartEvent,
+    )
+    from pi_core.protocol.messages import (
+        AgentMessage, AssistantMessage, BashExecutionMessage, BranchSummaryMessage, CompactionSummaryMessage,
+        Content, Cost, CustomMessage, Failure, ImageContent, Message, StopReason, TextContent,
+        ThinkingContent, ToolCall, ToolResultMessage, Usage, UserMessage, text_of,
+    )
+    from pi_core.protocol.usage import final_assistant, total_usage
+    from pi_core.protocol.codec import from_json, to_json
+    from pi_core.protocol.events import (
+        AfterRunEvent, AgentEnd, AgentEvent, AgentStart, AutoRetryEnd, AutoRetryStart, BeforeAgentStartEvent,
+        BeforeCompactEvent, BeforeTreeEvent, CancelDecision, CompactionDecision, CompactionEnd,
+        CompactionPreparation, CompactionResult, CompactionStart, ForkEvent, InputEvent, MessageEnd,
+        MessageStart, MessageUpdate, ModelSelect, ProviderResponseEvent, QueueUpdate, ResourcesDiscoverEvent,
+        SessionCompactEvent, SessionShutdown, SessionStart, SessionTreeEvent, SwitchEvent,
+        ThinkingLevelChanged, ThinkingLevelSelect, ToolCallDecision, ToolCallEvent, ToolExecutionEnd,
+        ToolExecutionStart, ToolExecutionUpdate, RunDecision, TreeDecision, TurnEnd, TurnStart, UserBashDecision,
+        UserBashEvent,
+    )
+    from pi_core.protocol.options import ResourceOptions
+    from pi_core.protocol.entries import (
+        BranchSummaryEntry, CompactionEntry, ContextEditEntry, CustomEntry, CustomMessageEntry, Entry,
+        LabelEntry, MessageEntry, ModelChangeEntry, SessionHeader, SessionInfoEntry,
+        ThinkingLevelChangeEntry, UnknownEntry, UsageEntry, message_of,
+    )
+    from pi_core.session import Session, SessionError, TreeNode, session_dir_for, sessions_root
+    from pi_core.loop import Agent, AgentBusyError
+    from pi_core.plugins import Plugins
+    from pi_core.bus import EventBus
+    from pi_core.protocol.signal import AbortSignal
+    from pi_core.paths import agent_dir, project_dir
+    from pi_core.app.sdk import create_harness
+    from pi_core.app.harness import Harness
+    from pi_core.app.settings import Settings
+    from pi_core.app.discovery import load_plugins
+    from pi_core.app.registry import ModelRegistry
+    from pi_core.app.auth import AuthStorage
+    from pi_core.app.forks import clone, fork
+    from pi_core.app.listing import SessionInfo, continue_recent, list_all_sessions, list_sessions
+    # isort: on
+
+__all__ = [
+    "__version__",
+    "hookimpl", "Ctx", "UI", "ExecResult", "SessionControl", "Context", "NullUI",
+    "Tool", "ToolResult", "ToolRun", "tool",
+    "DirEntry", "ExecutionEnvironment", "FileInfo", "OutputSink", "Process",
+    "Command", "Flag", "MessageRenderer", "Shortcut", "CliCommand", "Mode",
+    "Model", "ModelCost", "calculate_cost",
+    "LlmContext", "Provider", "RequestContext", "StreamOptions", "THINKING_LEVELS", "ThinkingLevel", "ToolSpec",
+    "AssistantMessageEvent", "DoneEvent", "ErrorEvent", "StartEvent", "TextDeltaEvent", "TextEndEvent",
+    "TextStartEvent", "ThinkingDeltaEvent", "ThinkingEndEvent", "ThinkingStartEvent", "ToolCallDeltaEvent",
+    "ToolCallEndEvent", "ToolCallStartEvent",
+    "AgentMessage", "AssistantMessage", "BashExecutionMessage", "BranchSummaryMessage",
+    "CompactionSummaryMessage", "Content", "Cost", "CustomMessage", "Failure", "ImageContent", "Message",
+    "StopReason", "TextContent", "ThinkingContent", "ToolCall", "ToolResultMessage", "Usage", "UserMessage",
+    "text_of", "final_assistant", "total_usage", "from_json", "to_json",
+    "AfterRunEvent", "AgentEnd", "AgentEvent", "AgentStart", "AutoRetryEnd", "AutoRetryStart", "BeforeAgentStartEvent",
+    "BeforeCompactEvent", "BeforeTreeEvent", "CancelDecision", "CompactionDecision", "CompactionEnd",
+    "CompactionPreparation", "CompactionResult", "CompactionStart", "ForkEvent", "InputEvent", "MessageEnd",
+    "MessageStart", "MessageUpdate", "ModelSelect", "ProviderResponseEvent", "QueueUpdate",
+    "ResourcesDiscoverEvent", "SessionCompactEvent", "SessionShutdown", "SessionStart", "SessionTreeEvent",
+    "SwitchEvent", "ThinkingLevelChanged", "ThinkingLevelSelect", "ToolCallDecision", "ToolCallEvent",
+    "ToolExecutionEnd", "ToolExecutionStart", "ToolExecutionUpdate", "RunDecision", "TreeDecision", "TurnEnd", "TurnStart",
+    "UserBashDecision", "UserBashEvent", "ResourceOptions",
+    "BranchSummaryEntry", "CompactionEntry", "ContextEditEntry", "CustomEntry", "CustomMessageEntry", "Entry",
+    "LabelEntry", "MessageEntry", "ModelChangeEntry", "SessionHeader", "SessionInfoEntry",
+    "ThinkingLevelChangeEntry", "UnknownEntry", "UsageEntry", "message_of",
+    "Session", "SessionError", "TreeNode", "session_dir_for", "sessions_root",
+    "Agent", "AgentBusyError", "Harness", "Plugins", "EventBus", "AbortSignal", "agent_dir", "project_dir",
+    "create_harness", "Settings", "load_plugins", "ModelRegistry", "AuthStorage", "clone", "fork",
+    "SessionInfo", "continue_recent", "list_all_sessions", "list_sessions",
+]
 
 
-def __getattr__(name: str):
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'pi_core' has no attribute {name!r}")
-    import importlib
+if not TYPE_CHECKING:  # hidden from type checkers, so that a misspelt name is an error there
 
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+    def __getattr__(name: str):
+        module = _LAZY.get(name)
+        if module is None:
+            raise AttributeError(f"module 'pi_core' has no attribute {name!r}")
+        import importlib
+
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value
+        return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})

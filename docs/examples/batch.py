@@ -10,11 +10,9 @@ import json
 import tempfile
 from pathlib import Path
 
-from pi_core import hookimpl
-from pi_plugins.batch.runner import run_batch
-from pi_core.app.discovery import load_plugins
-from pi_core.protocol.messages import text_of
+from pi_core import hookimpl, load_plugins, text_of
 from pi_core.testing import Reply, ScriptedProvider, scripted_model
+from pi_plugins.batch.runner import run_batch
 
 
 def answer(context):

@@ -15,10 +15,9 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from pi_core import hookimpl
-from pi_core.app.sdk import create_harness
-from pi_plugins import checkpoints, tools
+from pi_core import create_harness, hookimpl
 from pi_core.testing import Reply, ScriptedProvider, scripted_model
+from pi_plugins import checkpoints, tools
 
 
 class NoCheckpointsInScratch:

@@ -6,8 +6,7 @@ Run it: python docs/examples/compose.py
 
 import asyncio
 
-from pi_core import hookimpl, tool
-from pi_core.app.sdk import create_harness
+from pi_core import create_harness, hookimpl, tool
 from pi_core.testing import Reply, ScriptedProvider, scripted_model
 
 

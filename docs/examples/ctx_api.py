@@ -9,9 +9,7 @@ Run it: python docs/examples/ctx_api.py
 import asyncio
 import tempfile
 
-from pi_core import hookimpl, tool
-from pi_core.context import NullUI
-from pi_core.app.sdk import create_harness
+from pi_core import NullUI, create_harness, hookimpl, tool
 from pi_core.testing import Reply, ScriptedProvider, scripted_model
 
 

@@ -19,10 +19,7 @@ from types import SimpleNamespace
 
 import click
 
-from pi_core import hookimpl
-from pi_core.protocol.shell import Mode
-from pi_core.protocol.shell import CliCommand
-from pi_core.protocol.commands import Command, Flag, MessageRenderer, Shortcut
+from pi_core import CliCommand, Command, Flag, MessageRenderer, Mode, Shortcut, hookimpl
 
 
 async def boxed_print(app):
@@ -120,15 +117,11 @@ def project_trust(event, ctx):
 
 async def fire_by_hand() -> None:
     """What the interactive and RPC modes do with these hooks."""
-    from pi_core.app.discovery import load_file
-    from pi_core.plugins import Plugins
-    from pi_core.app.sdk import create_harness
-    from pi_core.app.settings import Settings
+    from pi_core import Settings, create_harness
     from pi_core.testing import Reply, ScriptedProvider, scripted_model
 
-    plugins = Plugins()
-    load_file(plugins, __file__)
-    harness = await create_harness(ScriptedProvider([Reply(text="ok")]), *[i.plugin for i in plugins.infos],
+    this_file = sys.modules[__name__]  # the plugin is this module
+    harness = await create_harness(ScriptedProvider([Reply(text="ok")]), this_file,
                                    model=scripted_model(), settings=Settings({"keepSession": True}))
     await harness.prompt("hi")
     ctx, hooks = harness.ctx, harness.plugins

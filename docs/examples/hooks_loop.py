@@ -8,9 +8,7 @@ import asyncio
 
 import attrs
 
-from pi_core import hookimpl
-from pi_core.protocol.messages import CustomMessage, TextContent, UserMessage
-from pi_core.app.sdk import create_harness
+from pi_core import CustomMessage, TextContent, UserMessage, create_harness, hookimpl
 from pi_core.testing import Reply, ScriptedProvider, scripted_model
 
 

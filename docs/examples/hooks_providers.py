@@ -7,9 +7,7 @@ Run it: python docs/examples/hooks_providers.py
 
 import asyncio
 
-from pi_core import hookimpl
-from pi_core.protocol.model import Model, ModelCost
-from pi_core.app.sdk import create_harness
+from pi_core import Model, ModelCost, create_harness, hookimpl
 from pi_plugins.providers.kit import MessageBuilder
 
 
@@ -68,8 +66,7 @@ class ProviderTour:
 
 
 async def main() -> None:
-    from pi_core import Plugins
-    from pi_core.app.registry import ModelRegistry
+    from pi_core import ModelRegistry, Plugins
 
     plugins = Plugins()
     plugins.register(ProviderTour())

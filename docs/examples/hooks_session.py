@@ -10,13 +10,16 @@ import tempfile
 from pathlib import Path
 
 import pi_plugins.skills
-from pi_core import hookimpl
-from pi_core.protocol.events import CompactionDecision, CompactionResult, TreeDecision
-from pi_core.protocol.messages import Failure
-from pi_core.app.sdk import create_harness
-from pi_core.testing import RecordingUI
-from pi_core.app.settings import Settings
-from pi_core.testing import Reply, ScriptedProvider, scripted_model
+from pi_core import (
+    CompactionDecision,
+    CompactionResult,
+    Failure,
+    Settings,
+    TreeDecision,
+    create_harness,
+    hookimpl,
+)
+from pi_core.testing import RecordingUI, Reply, ScriptedProvider, scripted_model
 
 
 class SessionTour:

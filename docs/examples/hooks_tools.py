@@ -11,10 +11,7 @@ import tempfile
 import attrs
 
 import pi_plugins.tools
-from pi_core import ToolResult, hookimpl, tool
-from pi_core.protocol.events import ToolCallDecision
-from pi_core.protocol.messages import TextContent
-from pi_core.app.sdk import create_harness
+from pi_core import TextContent, ToolCallDecision, ToolResult, create_harness, hookimpl, tool
 from pi_core.testing import Reply, ScriptedProvider, scripted_model
 from pi_plugins.tools.environment import LocalEnvironment
 

@@ -10,8 +10,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from pi_core.app.auth import AuthStorage
-from pi_core.app.registry import ModelRegistry
+from pi_core import AuthStorage, ModelRegistry
 
 MODELS_JSON = {
     "providers": {

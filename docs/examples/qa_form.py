@@ -6,8 +6,7 @@ lines, ``handle_input(data)`` takes the keys, ``done(value)`` closes it and beco
 ``await ctx.ui.custom(...)`` returns.
 """
 
-from pi_core import hookimpl
-from pi_core.protocol.commands import Command
+from pi_core import Command, hookimpl
 
 QUESTIONS = ["What is your name?", "What is your quest?", "What is your favourite colour?"]
 

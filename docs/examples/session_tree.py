@@ -8,10 +8,7 @@ Run it: python docs/examples/session_tree.py
 import json
 import tempfile
 
-from pi_core.protocol.messages import AssistantMessage, TextContent, UserMessage
-from pi_core.app.forks import fork
-from pi_core.app.listing import list_sessions
-from pi_core.session import Session
+from pi_core import AssistantMessage, Session, TextContent, UserMessage, fork, list_sessions
 
 
 def user(text):

@@ -9,8 +9,7 @@ import pi_compact_notes
 import pytest
 from pi_compact_notes.notes import Limits, Notes
 
-from pi_core.app.settings import Settings
-from pi_core.protocol.messages import CompactionSummaryMessage, UserMessage, text_of
+from pi_core import CompactionSummaryMessage, Settings, UserMessage, text_of
 from pi_core.testing import Reply, assert_light_import
 
 

@@ -8,7 +8,7 @@ import textwrap
 from pi_mcp.config import load_config
 from pi_mcp.results import to_tool_result, tool_name
 
-from pi_core.protocol.messages import ImageContent, TextContent
+from pi_core import ImageContent, TextContent
 from pi_core.testing import assert_light_import
 
 
@@ -85,8 +85,7 @@ def test_without_a_configured_server_nothing_of_mcp_is_imported(tmp_path):
         import asyncio, os, sys
         os.environ["PI_CODING_AGENT_DIR"] = {str(tmp_path / "agent")!r}
         import pi_mcp
-        from pi_core.plugins import Plugins
-        from pi_core.context import Context
+        from pi_core import Context, Plugins
         ctx = Context(cwd={str(tmp_path)!r}, plugins=Plugins())
         print(asyncio.run(pi_mcp.register_tools(ctx)), "mcp" in sys.modules)
     """)

@@ -11,7 +11,7 @@ import time
 import pi_mcp
 import pytest
 
-from pi_core.protocol.messages import ImageContent, text_of
+from pi_core import ImageContent, text_of
 from pi_core.testing import RecordingUI, Reply
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
@@ -199,7 +199,7 @@ def test_a_stopped_server_starts_again_on_the_next_call(project, make):
 
 
 def pi_mcp_shutdown():
-    from pi_core.protocol.events import SessionShutdown
+    from pi_core import SessionShutdown
 
     return SessionShutdown()
 

@@ -6,8 +6,7 @@ import asyncio
 import pi_permissions
 import pytest
 
-from pi_core.app.settings import Settings
-from pi_core.protocol.messages import text_of
+from pi_core import Settings, text_of
 from pi_core.testing import RecordingUI, Reply, assert_light_import, run_command
 
 

@@ -5,7 +5,7 @@ import os
 import pytest
 from pi_permissions.rules import command_parts, load_policy, parse_rule
 
-from pi_core.app.settings import Settings
+from pi_core import Settings
 
 
 def policy(global_rules=None, project_rules=None):

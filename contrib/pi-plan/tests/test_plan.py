@@ -8,8 +8,7 @@ import pi_plan
 import pytest
 from pi_plan.readonly import is_read_only_command
 
-from pi_core.protocol.messages import CustomMessage, text_of
-from pi_core.session import Session
+from pi_core import CustomMessage, Session, text_of
 from pi_core.testing import RecordingUI, Reply, assert_light_import
 
 PLAN_ANSWER = ("I looked around.\n\n**Plan:**\n1. Add `parse()` to parser.py\n2. **Write tests** for it\n"

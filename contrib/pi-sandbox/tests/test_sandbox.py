@@ -14,8 +14,7 @@ import pi_sandbox
 import pytest
 from pi_sandbox.environment import SandboxEnvironment
 
-from pi_core.app.sdk import create_harness
-from pi_core.app.settings import Settings
+from pi_core import Settings, create_harness
 from pi_core.testing import Reply, ScriptedProvider, assert_light_import, scripted_model
 
 needs_bwrap = pytest.mark.requires("bwrap")
@@ -254,7 +253,7 @@ def test_an_aborted_sandboxed_command_leaves_no_process(workspace):
     env = SandboxEnvironment(str(workspace))
 
     async def scenario():
-        from pi_core.protocol.signal import AbortSignal
+        from pi_core import AbortSignal
 
         signal = AbortSignal()
         task = asyncio.ensure_future(env.run(

@@ -7,9 +7,7 @@ import json
 import pi_todo
 import pytest
 
-from pi_core.app.discovery import load_plugins
-from pi_core.protocol.entries import CustomEntry, MessageEntry
-from pi_core.session import Session
+from pi_core import CustomEntry, MessageEntry, Session, load_plugins
 from pi_core.testing import RecordingUI, Reply, assert_light_import, run_command
 
 

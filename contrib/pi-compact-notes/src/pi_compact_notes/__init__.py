@@ -27,8 +27,7 @@ def compact_to_notes(entries: list, preparation, *, instructions: str | None = N
     into notes, by the harness's plan ``preparation`` (the event's), or None when there
     is nothing to compact. ``limits`` is a :class:`pi_compact_notes.notes.Limits`."""
     from pi_compact_notes.notes import Limits, Notes
-    from pi_core.protocol.entries import CompactionEntry
-    from pi_core.protocol.events import CompactionResult
+    from pi_core import CompactionEntry, CompactionResult
 
     plan = preparation
     if plan is None or not (plan.messages_to_summarize or plan.turn_prefix_messages):
@@ -50,7 +49,7 @@ def compact_to_notes(entries: list, preparation, *, instructions: str | None = N
 @hookimpl
 def session_before_compact(event, ctx):
     from pi_compact_notes.notes import Limits
-    from pi_core.protocol.events import CompactionDecision
+    from pi_core import CompactionDecision
 
     section = ctx.settings.get(SETTINGS_KEY) or {}
     if isinstance(section, dict) and section.get("enabled") is False:

@@ -11,7 +11,7 @@ from typing import Any
 from attrs import define, field
 
 from pi_compact_notes import GENERATOR
-from pi_core.protocol.messages import (
+from pi_core import (
     AssistantMessage,
     BashExecutionMessage,
     CompactionSummaryMessage,

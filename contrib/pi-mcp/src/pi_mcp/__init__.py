@@ -19,8 +19,7 @@ import logging
 import weakref
 from typing import Any
 
-from pi_core import hookimpl
-from pi_core.protocol.commands import Command
+from pi_core import Command, hookimpl
 from pi_mcp.config import ServerConfig, load_config
 
 log = logging.getLogger("pi.mcp")
@@ -101,7 +100,7 @@ def _schema(spec: dict, server: str, ctx) -> dict:
 
 def make_tool(connection, spec: dict, ctx):
     """The pi ``Tool`` for one tool (``spec``, as listed) of a connected server."""
-    from pi_core.protocol.tools import Tool, ToolResult
+    from pi_core import Tool, ToolResult
     from pi_mcp.connection import ServerError
     from pi_mcp.results import to_tool_result, tool_name
 

@@ -11,8 +11,7 @@ from __future__ import annotations
 import json
 import re
 
-from pi_core.protocol.messages import ImageContent, TextContent
-from pi_core.protocol.tools import ToolResult
+from pi_core import ImageContent, TextContent, ToolResult
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 MAX_NAME = 64  # what the providers accept for a tool name

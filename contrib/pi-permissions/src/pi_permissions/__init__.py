@@ -24,8 +24,7 @@ from typing import Any
 
 from attrs import define, field
 
-from pi_core import hookimpl
-from pi_core.protocol.commands import Command
+from pi_core import Command, hookimpl
 from pi_permissions.rules import Policy, Rule, Verdict, load_policy
 
 SETTINGS_KEY = "permissions"
@@ -114,7 +113,7 @@ async def ask_user(ctx, tool_name: str, arguments: dict, verdict: Verdict) -> tu
 
 @hookimpl
 async def before_tool_call(event, ctx):
-    from pi_core.protocol.events import ToolCallDecision
+    from pi_core import ToolCallDecision
 
     current = state(ctx)
     tool, args = event.tool_name, event.arguments

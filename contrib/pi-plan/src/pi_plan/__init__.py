@@ -24,8 +24,7 @@ from typing import Any
 import attrs
 from attrs import define, field
 
-from pi_core import hookimpl
-from pi_core.protocol.commands import Command
+from pi_core import Command, hookimpl
 from pi_plan.readonly import is_read_only_command
 
 CUSTOM_TYPE = "pi-plan"
@@ -144,7 +143,7 @@ def leave(ctx, *, approved: bool) -> PlanState:
     left = PlanState(False, None, state.steps)
     _record(ctx, left)
     if approved:
-        from pi_core.protocol.messages import CustomMessage
+        from pi_core import CustomMessage
 
         text = "The user approved the plan. Plan mode is over: all your tools are available again."
         if state.steps:
@@ -224,7 +223,7 @@ def before_tool_call(event, ctx):
     """The second guard: whatever tools are active, plan mode runs only read-only calls."""
     if not current(ctx).planning:
         return None
-    from pi_core.protocol.events import ToolCallDecision
+    from pi_core import ToolCallDecision
 
     name = event.tool_name
     if name not in plan_tools(ctx):

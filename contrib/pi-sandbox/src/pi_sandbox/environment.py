@@ -36,7 +36,10 @@ import stat
 import tempfile
 from typing import Any
 
-from pi_plugins.tools.environment import DirEntry, FileInfo, LocalEnvironment, OutputSink, Process
+from pi_core import DirEntry, FileInfo, OutputSink, Process
+
+# The built-in tools' environment for this machine, which the sandbox narrows.
+from pi_plugins.tools.environment import LocalEnvironment
 
 
 class SandboxError(OSError):
@@ -203,7 +206,7 @@ class SandboxEnvironment(LocalEnvironment):
 
     def auth_file(self) -> str | None:
         """pi's ``auth.json`` (of the owner's agent dir), when there is one."""
-        from pi_core.paths import agent_dir
+        from pi_core import agent_dir
 
         folder = getattr(self.owner, "agent_dir", None) or agent_dir()
         path = os.path.realpath(os.path.join(str(folder), "auth.json"))

@@ -15,8 +15,7 @@ from typing import Any
 
 from attrs import asdict, define, field
 
-from pi_core import hookimpl
-from pi_core.protocol.commands import Command
+from pi_core import Command, hookimpl
 
 # pi_core.protocol.tools (and the loop behind it) is imported on first use: loading this plugin at
 # start-up stays nearly free.
@@ -141,7 +140,7 @@ def apply(todos: TodoList, action: str, text: str | None, item_id: int | None) -
 
 
 async def _run_todo(args: dict, run):
-    from pi_core.protocol.tools import ToolResult
+    from pi_core import ToolResult
 
     ctx = run.ctx
     todos = current(ctx)
@@ -156,7 +155,7 @@ async def _run_todo(args: dict, run):
 
 
 def todo_tool():
-    from pi_core.protocol.tools import Tool
+    from pi_core import Tool
 
     return Tool(name="todo", label="Todo", description=DESCRIPTION, parameters=PARAMETERS, function=_run_todo)
 
