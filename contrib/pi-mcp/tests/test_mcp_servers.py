@@ -70,7 +70,7 @@ def project(tmp_path, monkeypatch):
                         "env": {"PID_FILE": str(tmp_path / "demo.pid"), "DEMO_TOKEN": "${DEMO_SECRET}"},
                         "timeout": 30}}
     write_config(work, servers)
-    from pi_core.app.project_trust import TrustStore
+    from pi_plugins.trust.policy import TrustStore
 
     TrustStore(tmp_path / "agent").set(work, True)  # a project's mcp.json needs it trusted
     return work

@@ -204,7 +204,7 @@ def test_plan_off_leaves_without_telling_the_model_and_usage_is_explained(make):
 
 
 def test_the_plan_tools_setting_narrows_plan_mode(make, harness, monkeypatch):
-    from pi_core.app.project_trust import TrustStore
+    from pi_plugins.trust.policy import TrustStore
 
     (harness.work / ".pi").mkdir(parents=True)
     (harness.work / ".pi" / "settings.json").write_text('{"plan": {"tools": ["read", "ls"]}}')

@@ -49,7 +49,7 @@ def harness_for(workspace, script, sandbox=None):
     if sandbox is not None:
         (workspace / ".pi").mkdir(exist_ok=True)
         (workspace / ".pi" / "settings.json").write_text(json.dumps({"sandbox": sandbox}))
-        from pi_core.app.project_trust import TrustStore
+        from pi_plugins.trust.policy import TrustStore
 
         TrustStore(workspace.parent / "agent").set(workspace, True)  # project settings need trust
     settings = Settings.load(workspace, workspace.parent / "agent")
