@@ -208,14 +208,11 @@ def quiet_trust(cwd: str | Path, agent_dir: str | Path, global_settings: dict | 
     if isinstance(disabled, list) and TRUST_PLUGIN in disabled:
         return Untrusted()
     plugins = Plugins()
-    from pi_core.app.discovery import plugin_entry_points
-
-    for ep in plugin_entry_points()[0]:
-        if ep.name == TRUST_PLUGIN:
-            try:
-                plugins.register(ep.load(), ep.name, source="builtin", location=ep.value)
-            except Exception as exc:  # not importable: no decision, so untrusted
-                return Untrusted([f"the {TRUST_PLUGIN} plugin cannot load: {exc}"])
+    for ep in _own_entry_points(TRUST_PLUGIN):
+        try:
+            plugins.register(ep.load(), ep.name, source="builtin", location=ep.value)
+        except Exception as exc:  # not importable: no decision, so untrusted
+            return Untrusted([f"the {TRUST_PLUGIN} plugin cannot load: {exc}"])
     if not plugins.has("decide_project_trust"):
         return Untrusted()
     question = TrustQuestion(cwd, agent_dir, approve=approve, global_settings=data, chat=chat)
@@ -232,6 +229,20 @@ def _without_waiting(coroutine: Any) -> Any:
         return done.value
     coroutine.close()
     return None
+
+
+def _own_entry_points(name: str) -> list:
+    """pi-harness's own ``pi.plugins`` entry point ``name`` (its metadata alone: a scan of
+    every installed distribution would cost a start-up tens of milliseconds)."""
+    from importlib import metadata
+
+    from pi_core.app.discovery import GROUP, OWN_DISTRIBUTION
+
+    try:
+        found = metadata.distribution(OWN_DISTRIBUTION).entry_points
+    except metadata.PackageNotFoundError:
+        return []
+    return [ep for ep in found if ep.group == GROUP and ep.name == name]
 
 
 async def decide_trust(plugins: Any, question: TrustQuestion, ctx: Any) -> Any:

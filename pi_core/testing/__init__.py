@@ -9,6 +9,7 @@ which gives tests the ``harness`` and ``recording_ui`` fixtures. Import the rest
   script over the real provider event stream, with no network;
 - :class:`RecordingUI`: answers dialogs from queues and records what plugins ask and show;
 - :class:`HarnessMaker` (the ``harness`` fixture) and :func:`run_command`;
+- :func:`trust_project`: save a project trust decision, as ``/trust`` does;
 - :func:`assert_light_import`: loading a plugin must not import the loop, tools or asyncio;
 - ``@pytest.mark.requires("bwrap")``, :func:`require_program`: a test that needs a program
   skips where it is absent, and fails under ``CI=true``.
@@ -31,6 +32,7 @@ _LAZY = {
     "scripted_model": "pi_core.testing.scripted",
     "Dialog": "pi_core.testing.ui",
     "RecordingUI": "pi_core.testing.ui",
+    "trust_project": "pi_core.testing.trust",
 }
 
 __all__ = sorted(_LAZY)
