@@ -23,10 +23,10 @@ and may leave out any argument it does not need, as pluggy allows.
 Plugin authors import the marker from the core: ``from pi_core import hookimpl``.
 """
 
-from hookspecs import cli, loop, providers, session, tools
+from hookspecs import app, cli, loop, providers, session, tools
 from hookspecs.markers import PROJECT, chain, collect, decide, hookimpl, hookspec, notify
 
 #: The spec modules, in the order the plugin manager adds them.
-SPEC_MODULES = (loop, tools, session, providers, cli)
+SPEC_MODULES = (loop, tools, session, providers, cli, app)
 
 __all__ = ["PROJECT", "SPEC_MODULES", "chain", "collect", "decide", "hookimpl", "hookspec", "notify"]

@@ -69,7 +69,7 @@ _LAZY: dict[str, str] = {name: module for module, names in {
     # The application shell (the SDK): pi composed and run from Python
     "pi_core.app.sdk": "create_harness",
     "pi_core.app.harness": "Harness",
-    "pi_core.app.settings": "Settings",
+    "pi_core.app.settings": "Settings TrustQuestion project_allowed",
     "pi_core.app.discovery": "load_plugins",
     "pi_core.app.registry": "ModelRegistry",
     "pi_core.app.auth": "AuthStorage",
@@ -128,7 +128,7 @@ if TYPE_CHECKING:
     from pi_core.paths import agent_dir, project_dir
     from pi_core.app.sdk import create_harness
     from pi_core.app.harness import Harness
-    from pi_core.app.settings import Settings
+    from pi_core.app.settings import Settings, TrustQuestion, project_allowed
     from pi_core.app.discovery import load_plugins
     from pi_core.app.registry import ModelRegistry
     from pi_core.app.auth import AuthStorage
@@ -164,7 +164,7 @@ __all__ = [
     "ThinkingLevelChangeEntry", "UnknownEntry", "UsageEntry", "message_of",
     "Session", "SessionError", "TreeNode", "session_dir_for", "sessions_root",
     "Agent", "AgentBusyError", "Harness", "Plugins", "EventBus", "AbortSignal", "agent_dir", "project_dir",
-    "create_harness", "Settings", "load_plugins", "ModelRegistry", "AuthStorage", "clone", "fork",
+    "create_harness", "Settings", "TrustQuestion", "project_allowed", "load_plugins", "ModelRegistry", "AuthStorage", "clone", "fork",
     "SessionInfo", "continue_recent", "list_all_sessions", "list_sessions",
 ]
 

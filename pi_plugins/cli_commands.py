@@ -1,11 +1,9 @@
-"""The built-in ``pi`` subcommands that are plugins (``register_cli_commands``):
-``pi install``, ``pi remove`` (``uninstall``), ``pi list`` (plugin packages, through pip)
-and ``export`` (``pi --export FILE [OUT]``). The click commands below are imported only
-when one of them runs."""
+"""The built-in ``pi export`` subcommand (``register_cli_commands``; ``pi --export FILE
+[OUT]``). Its click command is imported only when it runs. ``pi install``, ``remove``,
+``list`` and ``update`` are the ``packages`` plugin's (:mod:`pi_plugins.packages`)."""
 
 from __future__ import annotations
 
-import os
 import sys
 
 import click
@@ -19,95 +17,8 @@ HERE = __name__
 @hookimpl
 def register_cli_commands():
     return [
-        CliCommand("install", f"{HERE}:install_command", "Install a plugin package"),
-        CliCommand("remove", f"{HERE}:remove_command", "Uninstall a plugin package"),
-        CliCommand("uninstall", f"{HERE}:uninstall_command", "Alias for remove", hidden=True),
-        CliCommand("list", f"{HERE}:list_command", "List installed plugin packages"),
-        CliCommand("update", f"{HERE}:update_command", "Update pi-harness, or its plugin packages"),
         CliCommand("export", f"{HERE}:export_command", "Export a session file to HTML", hidden=True),
     ]
-
-
-_PIP_ARGS = {"ignore_unknown_options": True, "allow_interspersed_args": False,
-             "help_option_names": ["-h", "--help"]}
-_LOCAL_HELP = "Use the project's .pi/settings.json (plugin files only; packages share the environment)."
-
-
-@click.command("install", context_settings=_PIP_ARGS)
-@click.option("-l", "--local", is_flag=True, help=_LOCAL_HELP)
-@click.option("--editable", is_flag=True, help="Install a project folder in editable mode (pip -e).")
-@click.argument("source")
-@click.argument("pip_args", nargs=-1, type=click.UNPROCESSED)
-def install_command(source: str, pip_args: tuple[str, ...], local: bool, editable: bool) -> None:
-    """Install a plugin package and report the plugins it adds.
-
-    SOURCE is a PyPI requirement (pi-todo, "pi-todo>=1.2"), a path to a Python project
-    or wheel, or a git URL (git+https://..., or pi's git:host/user/repo[@ref]). It is
-    installed with pip into the environment pi runs in; options after SOURCE go to pip
-    (pi install ./my-plugin --no-build-isolation). Its plugins load on the next run.
-
-    A .py file or a plugin folder without a pyproject.toml is not copied: its path is
-    added to "extensions" in settings.json (global, or the project's with -l).
-    """
-    from pi_core.app.packages import run_install
-
-    sys.exit(run_install(source, list(pip_args), local=local, cwd=os.getcwd(), editable=editable))
-
-
-def _remove(source: str, pip_args: tuple[str, ...], local: bool) -> None:
-    from pi_core.app.packages import run_remove
-
-    sys.exit(run_remove(source, list(pip_args), local=local, cwd=os.getcwd()))
-
-
-@click.command("remove", context_settings=_PIP_ARGS)
-@click.option("-l", "--local", is_flag=True, help=_LOCAL_HELP)
-@click.argument("source")
-@click.argument("pip_args", nargs=-1, type=click.UNPROCESSED)
-def remove_command(source: str, pip_args: tuple[str, ...], local: bool) -> None:
-    """Uninstall a plugin package (by distribution name, plugin name or project path),
-    or take a plugin file out of settings.json."""
-    _remove(source, pip_args, local)
-
-
-@click.command("uninstall", context_settings=_PIP_ARGS, hidden=True)
-@click.option("-l", "--local", is_flag=True, help=_LOCAL_HELP)
-@click.argument("source")
-@click.argument("pip_args", nargs=-1, type=click.UNPROCESSED)
-def uninstall_command(source: str, pip_args: tuple[str, ...], local: bool) -> None:
-    """Alias for remove."""
-    _remove(source, pip_args, local)
-
-
-@click.command("list")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
-@click.option("-a/-na", "--approve/--no-approve", "approve", default=None,
-              help="Read (or ignore) the project's .pi/settings.json for this command (project trust).")
-def list_command(as_json: bool, approve: bool | None) -> None:
-    """List the installed packages that provide pi plugins, and plugin files in settings."""
-    from pi_core.app.packages import run_list
-
-    sys.exit(run_list(cwd=os.getcwd(), as_json=as_json, approve=approve))
-
-
-
-@click.command("update", context_settings=_PIP_ARGS)
-@click.option("--self", "self_update", is_flag=True, help="Update pi-harness (the default without a target).")
-@click.option("--extensions", is_flag=True, help="Update every installed plugin package.")
-@click.option("--extension", "extension", metavar="SOURCE", help="Update one plugin package (as pi update SOURCE).")
-@click.option("--all", "everything", is_flag=True, help="Update pi-harness and every plugin package.")
-@click.option("--force", is_flag=True, help="Reinstall even what is up to date.")
-@click.argument("target", required=False)
-@click.argument("pip_args", nargs=-1, type=click.UNPROCESSED)
-def update_command(target: str | None, pip_args: tuple[str, ...], self_update: bool, extensions: bool,
-                   extension: str | None, everything: bool, force: bool) -> None:
-    """Update pi-harness (pi update, pi update self), one plugin package (pi update
-    SOURCE), every plugin package (--extensions), or all of it (--all), with pip, in the
-    environment pi runs in. Options after the target go to pip (--no-index --find-links DIR)."""
-    from pi_core.app.packages import run_update
-
-    sys.exit(run_update(extension or target, list(pip_args), self_update=self_update,
-                        extensions=extensions, everything=everything, force=force))
 
 
 @click.command("export")

@@ -127,8 +127,8 @@ def agent_dir_of(ctx: Any) -> Path:
 def project_trusted(ctx: Any) -> bool:
     """Whether this run may load the project's protected resources (``.pi/skills``,
     ``.pi/prompts``, ``.pi/SYSTEM.md``…, project ``.agents/skills``): the run's project
-    trust decision (:mod:`pi_core.app.project_trust`)."""
-    from pi_core.app.project_trust import project_allowed
+    trust decision (:func:`pi_core.app.settings.project_allowed`)."""
+    from pi_core.app.settings import project_allowed
 
     return project_allowed(getattr(ctx, "settings", None), cwd_of(ctx), agent_dir_of(ctx))
 

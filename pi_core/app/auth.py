@@ -4,7 +4,9 @@ key itself. Keys never appear in reprs, errors or logs. A prompt with no model o
 stops before any request (:class:`MissingAuthError`).
 
 auth.json also holds the subscription sign-ins (``{"type": "oauth", "refresh", "access",
-"expires", ...}``, :mod:`pi_core.app.signins`). An expired one is refreshed before the
+"expires", ...}``). Their flows are a plugin's (``register_sign_ins``; the built-in
+``signin``, :mod:`pi_plugins.signin.flows`): the store is given them
+(:attr:`AuthStorage.sign_ins`) and holds none itself. An expired one is refreshed before the
 request, under the lock pi takes on auth.json (proper-lockfile's: the directory
 ``auth.json.lock``, stale after 30 s, its time kept fresh while held), so two processes,
 ours or pi's, refresh once: the second waits, re-reads and uses the new token.
@@ -13,6 +15,7 @@ ours or pi's, refresh once: the second waits, re-reads and uses the new token.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import os
 import re
@@ -191,10 +194,16 @@ class _AsyncLock:
 
 class AuthStorage:
     """``<agent dir>/auth.json``: ``{"<provider>": {"type": "api_key", "key": "..."}}``.
-    Written atomically, created with mode 0600 in a 0700 folder."""
+    Written atomically, created with mode 0600 in a 0700 folder.
 
-    def __init__(self, path: str | os.PathLike):
+    ``sign_ins``: the sign-in flows by provider (what ``register_sign_ins`` gives), or
+    an async function returning them, called the first time one is needed (a model
+    registry made from plugins passes that, so a start that refreshes nothing asks no
+    plugin). Without them, no sign-in runs or is refreshed."""
+
+    def __init__(self, path: str | os.PathLike, sign_ins: Any = None):
         self.path = Path(path)
+        self.sign_ins = sign_ins
         self.error: str | None = None
         self._data: dict[str, Any] = {}
         self._loaded: tuple | None = None
@@ -319,11 +328,17 @@ class AuthStorage:
             self._write(data)
             return True
 
-    async def login(self, provider: str, callbacks, **options) -> None:
-        """Run ``provider``'s sign-in (:mod:`pi_core.app.signins`) and store it."""
-        from pi_core.app.signins import sign_in
+    async def sign_in(self, provider: str) -> Any:
+        """``provider``'s sign-in flow (see :attr:`sign_ins`), or ``None``."""
+        flows = self.sign_ins
+        if callable(flows):
+            found = flows()
+            flows = self.sign_ins = dict(await found if inspect.isawaitable(found) else found)
+        return (flows or {}).get(provider)
 
-        flow = sign_in(provider)
+    async def login(self, provider: str, callbacks, **options) -> None:
+        """Run ``provider``'s sign-in (:meth:`sign_in`) and store it."""
+        flow = await self.sign_in(provider)
         if flow is None:
             raise ValueError(f"{provider} has no sign-in; store an API key for it instead")
         self.set_oauth(provider, await flow.login(callbacks, **options))
@@ -333,9 +348,7 @@ class AuthStorage:
         the lock, with auth.json re-read (another process may have refreshed it), and the
         new credentials written back. Raises :class:`SignInExpiredError` when the provider
         refuses the refresh (the stored sign-in is kept, for a later try)."""
-        from pi_core.app.signins import sign_in
-
-        flow = sign_in(provider)
+        flow = await self.sign_in(provider)
         self.reload()
         if flow is None or not self.needs_refresh(provider):
             entry = self._data.get(provider)

@@ -165,9 +165,9 @@ async def _run(args, stdin=None, stdout=None) -> int:
     chat = not args.print and args.mode == "text" and stdin_tty
     trust_ui = None
     if chat and sys.stdout.isatty():  # only the chat can ask whether to trust the project
-        from pi_core.app.project_trust import TerminalTrustUI
+        from pi_core.app.terminal_ui import TerminalUI
 
-        trust_ui = TerminalTrustUI(stdin or sys.stdin, stdout or sys.stdout)
+        trust_ui = TerminalUI(stdin or sys.stdin, stdout or sys.stdout)
     try:
         app = await build_app(args, trust_ui=trust_ui, chat=chat)
     except UsageError as exc:
@@ -313,17 +313,16 @@ def plugins_command(extensions: tuple[str, ...], no_extensions: bool, as_json: b
     """List the plugins in load order: where each came from, its distribution and
     version, the hooks it implements; plugins disabled by settings are shown as such."""
     from pi_core.app.discovery import PluginPolicy, load_plugins
-    from pi_core.app.project_trust import notice, quiet_decision
-    from pi_core.app.settings import Settings
+    from pi_core.app.settings import Settings, quiet_trust
     from pi_core.paths import agent_dir
 
     cwd, home = os.getcwd(), agent_dir()
-    trust = quiet_decision(cwd, home, Settings.load(cwd, home, project_trusted=False).global_data)
+    trust = quiet_trust(cwd, home, Settings.load(cwd, home, project_trusted=False).global_data)
     settings = Settings.load(cwd, home, project_trusted=trust.trusted if approve is None else approve)
     plugins = load_plugins(cwd=cwd, agent_dir=home, settings=settings,
                            discover=not no_extensions, extension_paths=extensions)
-    if approve is None and notice(trust, cwd):
-        click.echo(notice(trust, cwd), err=True)
+    if approve is None and trust.notice:
+        click.echo(trust.notice, err=True)
     rows = [
         {
             "name": info.name,

@@ -2,7 +2,8 @@
 ``register_commands(cli)``, but resolved lazily: a plugin names its click command by
 ``"module:attribute"``, and that module is imported only when the subcommand runs, so
 ``pi --help`` and ``pi -p`` never pay for it. The built-in ``install``, ``remove``,
-``list`` and ``--export`` come this way from :mod:`pi_plugins.cli_commands`.
+``list`` and ``update`` come this way from :mod:`pi_plugins.packages`, and ``--export``
+from :mod:`pi_plugins.cli_commands`.
 """
 
 from __future__ import annotations

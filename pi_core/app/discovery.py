@@ -11,7 +11,7 @@
 
 ``discover=False`` (the CLI's ``--no-extensions``) skips 2 and 3; explicit paths still load.
 The project's files (``.pi/extensions``, the project settings' ``extensions``) load only
-when the settings say the project is trusted (:mod:`pi_core.app.project_trust`); trusted
+when the settings say the project is trusted (the ``trust`` plugin decides); trusted
 later, :func:`load_project_plugins` adds them.
 A plugin that fails to import is reported and skipped.
 

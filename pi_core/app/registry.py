@@ -19,6 +19,7 @@ from __future__ import annotations
 import inspect
 import os
 import re
+import weakref
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,6 @@ from typing import Any
 import attrs
 from attrs import define
 
-from pi_core.app import keys
 from pi_core.app.auth import AuthStorage, resolve_config_value
 from pi_core.app.models_json import ProviderConfig, load_models_json, models_from_config
 from pi_core.paths import agent_dir as default_agent_dir
@@ -48,6 +48,18 @@ class Resolution:
 
 def _is_local(url: str) -> bool:
     return bool(re.match(r"^https?://(localhost|127\.\d+\.\d+\.\d+|\[::1\]|0\.0\.0\.0)(:|/|$)", url))
+
+
+#: Every model registry alive in this process (weakly held): whose keys there are.
+_live: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def live_registries() -> list[Any]:
+    """The model registries alive now (``pi``'s, a subagent's, the SDK's): the keys the
+    process holds are theirs (:meth:`ModelRegistry.key_variables`,
+    :meth:`ModelRegistry.held_keys`). A primitive for the plugin that keeps keys out of
+    commands and redacts them (the built-in ``keys``); the shell holds no such policy."""
+    return list(_live)
 
 
 class ModelRegistry:
@@ -75,13 +87,20 @@ class ModelRegistry:
         #: Keys (``provider/id``) of the models found on servers by ``discover_models``.
         self.local: set[str] = set()
         self.refresh()
-        keys.watch(self)  # its keys are redacted and kept out of commands while it lives
+        _live.add(self)  # its keys are redacted and kept out of commands while it lives
 
     @classmethod
     async def from_plugins(cls, plugins: Any, ctx: Any = None, **kwargs: Any) -> ModelRegistry:
-        """A registry of every model the plugins register (``register_models``)."""
+        """A registry of every model the plugins register (``register_models``); its
+        auth.json store asks them for sign-ins (``register_sign_ins``) when it needs one."""
         models = await plugins.call("register_models", ctx=ctx)
-        return cls([m for m in models if isinstance(m, Model)], **kwargs)
+        registry = cls([m for m in models if isinstance(m, Model)], **kwargs)
+
+        async def sign_ins() -> dict:
+            return {flow.id: flow for flow in await plugins.call("register_sign_ins", ctx=ctx)}
+
+        registry.auth.sign_ins = sign_ins
+        return registry
 
     async def discover(self, plugins: Any, settings: Any = None, ctx: Any = None) -> list[Model]:
         """Ask the plugins for models on servers they find (``discover_models``) and add
@@ -216,7 +235,7 @@ class ModelRegistry:
     def key_variables(self) -> set[str]:
         """The environment variables that hold, or would hold, a provider's key: each
         model's ``<PROVIDER>_API_KEY`` (or ``api_key_env``), and the variables auth.json
-        and models.json name as a key. Commands never see them (:mod:`pi_core.app.keys`)."""
+        and models.json name as a key. Commands never see them (the ``keys`` plugin, :mod:`pi_plugins.keys`)."""
         names = {self.env_var(m) for m in self.models}
         named = [entry.get("key") for entry in self.auth._data.values() if isinstance(entry, dict)]
         named += [config.api_key for config in self._settings.values()]
@@ -227,7 +246,7 @@ class ModelRegistry:
     def held_keys(self) -> list[tuple[str, str]]:
         """(key, whose) of every key this registry holds without running a command:
         ``--api-key`` and auth.json by provider, the environment by variable, models.json
-        by its variable or provider. For redaction (:mod:`pi_core.app.keys`)."""
+        by its variable or provider. For redaction (the ``keys`` plugin)."""
         found = [(key, provider) for provider, key in self._runtime_keys.items() if key]
         for provider, key, variable in self.auth.held(self.env):
             found.append((key, variable or provider))

@@ -6,9 +6,14 @@ A file that is not valid JSON is reported in ``problems`` and ignored, never fat
 Resource lists (``skills``, ``prompts``, ``extensions``) resolve relative to the folder
 of the file that names them.
 
-The project's file is read only for a trusted project (:mod:`pi_core.app.project_trust`);
-untrusted, only its ``sessionDir`` is kept, as pi reads it before deciding.
-:attr:`Settings.project_trusted` carries the decision to the resource loaders.
+The project's file is read only for a trusted project; untrusted, only its
+``sessionDir`` is kept, as pi reads it before deciding. :attr:`Settings.project_trusted`
+carries the decision to the resource loaders (:func:`project_allowed`).
+
+Who decides is a plugin's business (the built-in ``trust``, :mod:`pi_plugins.trust`):
+the shell asks the ``decide_project_trust`` hook (:func:`quiet_trust` before any plugin is
+loaded, :func:`decide_trust` once they are) and fails closed: no answer, or an answer
+from a plugin that raised, is "untrusted".
 """
 
 from __future__ import annotations
@@ -68,16 +73,14 @@ class Settings:
     @classmethod
     def load(cls, cwd: str | Path = ".", agent_dir: str | Path | None = None,
              project_trusted: bool | None = None) -> Settings:
-        """Both files; ``project_trusted`` ``None``: decided without asking (the saved
-        decision, else ``defaultProjectTrust``; :func:`project_trust.quiet_decision`)."""
+        """Both files; ``project_trusted`` ``None``: decided without asking
+        (:func:`quiet_trust`: the saved decision, else ``defaultProjectTrust``)."""
         home = Path(agent_dir) if agent_dir is not None else default_agent_dir()
         project = project_dir(cwd)
         problems: list[str] = []
         global_data = _read(home / "settings.json", problems)
         if project_trusted is None:
-            from pi_core.app.project_trust import quiet_decision
-
-            project_trusted = quiet_decision(cwd, home, global_data).trusted
+            project_trusted = quiet_trust(cwd, home, global_data).trusted
         project_data = _read(project / "settings.json", problems if project_trusted else [])
         if not project_trusted:
             project_data = {k: project_data[k] for k in ("sessionDir",) if k in project_data}
@@ -163,3 +166,116 @@ def _read(path: Path, problems: list[str]) -> dict:
         problems.append(f"{path}: expected a JSON object; its settings are ignored")
         return {}
     return data
+
+
+# ---------------------------------------------------------------- the trust gate
+
+
+class TrustQuestion:
+    """What ``decide_project_trust`` handlers receive (see the hook's spec)."""
+
+    type = "decide_project_trust"
+
+    def __init__(self, cwd: str | Path, agent_dir: str | Path, *, approve: bool | None = None,
+                 global_settings: dict | None = None, quiet: bool = True, can_ask: bool = False,
+                 chat: bool = False) -> None:
+        self.cwd, self.agent_dir, self.approve = str(cwd), Path(agent_dir), approve
+        self.global_settings = global_settings if isinstance(global_settings, dict) else {}
+        self.quiet, self.can_ask, self.chat = quiet, can_ask, chat
+
+
+class Untrusted:
+    """The answer where no plugin gave one (or the one that did raised): fail closed."""
+
+    trusted = False
+    settled = False
+    notice = None
+
+    def __init__(self, problems: list[str] | None = None) -> None:
+        self.problems = problems or []
+
+
+#: The built-in plugin asked before any plugin is loaded (its ``pi.plugins`` entry point).
+TRUST_PLUGIN = "trust"
+
+
+def _answer(answer: Any) -> Any:
+    """A ``decide_project_trust`` answer, or :class:`Untrusted` where there is none: no
+    plugin answered, the answer has no boolean ``trusted``, or the handler raised (its
+    :class:`pi_core.plugins.GuardFailure` blocks)."""
+    if getattr(answer, "block", False) is True and hasattr(answer, "reason"):
+        return Untrusted([answer.reason])
+    if answer is None or not isinstance(getattr(answer, "trusted", None), bool):
+        return Untrusted()
+    return answer
+
+
+def quiet_trust(cwd: str | Path, agent_dir: str | Path, global_settings: dict | None = None, *,
+                approve: bool | None = None, chat: bool = False) -> Any:
+    """The decision before any plugin is loaded and where nothing may be asked (``pi
+    plugins``, ``pi list``, ``pi batch``, the SDK, ``Settings.load``): the answer of the
+    built-in plugin named :data:`TRUST_PLUGIN` alone, unless the agent dir's settings
+    disable it (``plugins.disabled``); untrusted without it."""
+    from pi_core.plugins import Plugins
+
+    data = global_settings if isinstance(global_settings, dict) else {}
+    disabled = (data.get("plugins") or {}).get("disabled") if isinstance(data.get("plugins"), dict) else None
+    if isinstance(disabled, list) and TRUST_PLUGIN in disabled:
+        return Untrusted()
+    plugins = Plugins()
+    for ep in _own_entry_points(TRUST_PLUGIN):
+        try:
+            plugins.register(ep.load(), ep.name, source="builtin", location=ep.value)
+        except Exception as exc:  # not importable: no decision, so untrusted
+            return Untrusted([f"the {TRUST_PLUGIN} plugin cannot load: {exc}"])
+    if not plugins.has("decide_project_trust"):
+        return Untrusted()
+    question = TrustQuestion(cwd, agent_dir, approve=approve, global_settings=data, chat=chat)
+    return _answer(_without_waiting(plugins.call("decide_project_trust", event=question, ctx=None)))
+
+
+def _without_waiting(coroutine: Any) -> Any:
+    """The result of a hook call whose handlers do not wait on anything (a quiet answer
+    reads files only), without an event loop: ``Settings.load`` is synchronous and may
+    run inside one. A handler that does wait gives no answer (untrusted)."""
+    try:
+        coroutine.send(None)
+    except StopIteration as done:
+        return done.value
+    coroutine.close()
+    return None
+
+
+def _own_entry_points(name: str) -> list:
+    """pi-harness's own ``pi.plugins`` entry point ``name`` (its metadata alone: a scan of
+    every installed distribution would cost a start-up tens of milliseconds)."""
+    from importlib import metadata
+
+    from pi_core.app.discovery import GROUP, OWN_DISTRIBUTION
+
+    try:
+        found = metadata.distribution(OWN_DISTRIBUTION).entry_points
+    except metadata.PackageNotFoundError:
+        return []
+    return [ep for ep in found if ep.group == GROUP and ep.name == name]
+
+
+async def decide_trust(plugins: Any, question: TrustQuestion, ctx: Any) -> Any:
+    """The decision of the plugins loaded so far (``decide_project_trust``), failing closed."""
+    if plugins is None or not plugins.has("decide_project_trust"):
+        return Untrusted()
+    return _answer(await plugins.call("decide_project_trust", event=question, ctx=ctx))
+
+
+def project_allowed(settings: Any, cwd: str | Path | None = None,
+                    agent_dir: str | Path | None = None) -> bool:
+    """Whether a resource loader may read the project's protected resources: the
+    decision the settings carry, else (settings made without one) :func:`quiet_trust`'s."""
+    trusted = getattr(settings, "project_trusted", None)
+    if isinstance(trusted, bool):
+        return trusted
+    if cwd is None:
+        return False
+    home = Path(agent_dir) if agent_dir is not None else default_agent_dir()
+    data = getattr(settings, "global_data", None)
+    return quiet_trust(cwd, home, data if isinstance(data, dict) else {}).trusted is True

@@ -311,18 +311,17 @@ def probed_endpoints(plugins, settings) -> list[str]:
 async def _trusted_plugins(args: RunArgs, cwd: str, home: Path, extension_paths: list[str],
                            trust_ui: Any):
     """(settings, plugins, trust decision): the project's protected resources are in
-    them only once the project is trusted (:mod:`pi_core.app.project_trust`). Where a
-    plugin may decide, the plugins that are not the project's load first, are asked
-    (``project_trust``), and the project's follow when it is trusted."""
-    from pi_core.app import project_trust
+    them only once the project is trusted, as the ``decide_project_trust`` hook says
+    (the built-in ``trust`` plugin; untrusted without an answer). When the quiet answer
+    is not settled, the plugins that are not the project's load first and are asked, and
+    the project's follow when it is trusted."""
     from pi_core.app.discovery import load_plugins, load_project_plugins
-    from pi_core.app.settings import Settings
+    from pi_core.app.settings import Settings, TrustQuestion, decide_trust, quiet_trust
 
     untrusted = Settings.load(cwd, home, project_trusted=False)
     discover = not args.no_extensions
-    if args.approve is not None or not project_trust.protected_resources(cwd):
-        trust = await project_trust.decide(cwd, home, override=args.approve,
-                                           global_settings=untrusted.global_data)
+    trust = quiet_trust(cwd, home, untrusted.global_data, approve=args.approve, chat=trust_ui is not None)
+    if trust.settled:
         settings = Settings.load(cwd, home, project_trusted=trust.trusted)
         return settings, load_plugins(cwd=cwd, agent_dir=home, extension_paths=extension_paths,
                                       discover=discover, settings=settings), trust
@@ -332,8 +331,9 @@ async def _trusted_plugins(args: RunArgs, cwd: str, home: Path, extension_paths:
 
     ctx = Context(cwd=cwd, plugins=plugins, settings=untrusted, agent_dir=home, ui=trust_ui)
     ctx.mode = "interactive" if trust_ui is not None else args.mode
-    trust = await project_trust.decide(cwd, home, plugins=plugins, ctx=ctx, ui=trust_ui,
-                                       global_settings=untrusted.global_data)
+    trust = await decide_trust(plugins, TrustQuestion(
+        cwd, home, approve=args.approve, global_settings=untrusted.global_data, quiet=False,
+        can_ask=trust_ui is not None, chat=trust_ui is not None), ctx)
     if not trust.trusted:
         return untrusted, plugins, trust
     settings = Settings.load(cwd, home, project_trusted=True)
@@ -355,9 +355,7 @@ async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None,
     home = agent_dir()
     extension_paths = list(args.extensions)  # settings `extensions` load with discovery
     settings, plugins, trust = await _trusted_plugins(args, cwd, home, extension_paths, trust_ui)
-    from pi_core.app.keys import tool_environment
-
-    settings.problems.extend(tool_environment(settings)[2])
+    settings.problems.extend(await plugins.call("settings_problems", settings=settings, ctx=None))
     notices: list[str] = []
 
     def say(line: str) -> None:
@@ -369,11 +367,8 @@ async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None,
 
     for problem in settings.problems + trust.problems:
         say(f"warning: {problem}")
-    from pi_core.app.project_trust import notice
-
-    said = notice(trust, cwd, chat=trust_ui is not None)
-    if said:
-        say(said)
+    if trust.notice:  # what the trust plugin says the run skipped
+        say(trust.notice)
     registry = await ModelRegistry.from_plugins(plugins, agent_dir=home)
     for problem in registry.errors:
         say(f"warning: {problem}")

@@ -9,6 +9,7 @@ which gives tests the ``harness`` and ``recording_ui`` fixtures. Import the rest
   script over the real provider event stream, with no network;
 - :class:`RecordingUI`: answers dialogs from queues and records what plugins ask and show;
 - :class:`HarnessMaker` (the ``harness`` fixture) and :func:`run_command`;
+- :func:`trust_project`: save a project trust decision, as ``/trust`` does;
 - :func:`assert_light_import`: loading a plugin must not import the loop, tools or asyncio;
 - :class:`OtlpReceiver`: an OpenTelemetry collector in a thread, for tests of spans;
 - ``@pytest.mark.requires("bwrap")``, :func:`require_program`: a test that needs a program
@@ -37,6 +38,7 @@ _LAZY = {
     "scripted_model": "pi_core.testing.scripted",
     "Dialog": "pi_core.testing.ui",
     "RecordingUI": "pi_core.testing.ui",
+    "trust_project": "pi_core.testing.trust",
 }
 
 if TYPE_CHECKING:
@@ -45,11 +47,13 @@ if TYPE_CHECKING:
     from pi_core.testing.otlp import OtlpReceiver
     from pi_core.testing.programs import require, require_program
     from pi_core.testing.scripted import Reply, ScriptedProvider, scripted_model
+    from pi_core.testing.trust import trust_project
     from pi_core.testing.ui import Dialog, RecordingUI
 
 __all__ = [
     "HarnessMaker", "run_command", "HEAVY", "assert_light_import", "OtlpReceiver", "require",
     "require_program", "Reply", "ScriptedProvider", "scripted_model", "Dialog", "RecordingUI",
+    "trust_project",
 ]
 
 if not TYPE_CHECKING:  # hidden from type checkers, so that a misspelt name is an error there

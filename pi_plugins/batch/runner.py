@@ -233,12 +233,12 @@ _said_untrusted: set = set()
 def _say_untrusted(cwd: str, agent_dir: Path, approve: bool | None) -> None:
     """The one line for a task folder whose protected resources a batch skips for want
     of a decision (once per folder and process)."""
-    from pi_core.app.project_trust import notice, quiet_decision
+    from pi_core.app.settings import quiet_trust
 
     if approve is not None or cwd in _said_untrusted:
         return
     _said_untrusted.add(cwd)
-    said = notice(quiet_decision(cwd, agent_dir), cwd)
+    said = quiet_trust(cwd, agent_dir).notice
     if said:
         print(f"{cwd}: {said}", file=sys.stderr)
 

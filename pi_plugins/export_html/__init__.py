@@ -74,10 +74,10 @@ def render_page(session: Session) -> str:
 
 
 def _redacted(chunks: list[str]) -> list[str]:
-    """The page with the keys pi holds redacted (:mod:`pi_core.app.keys`): tool output
+    """The page with the keys pi holds redacted (:mod:`pi_plugins.keys.rules`): tool output
     is redacted before it is stored, but a session recorded before that, or by another
     program, may still hold a key."""
-    from pi_core.app.keys import held_keys, redact
+    from pi_plugins.keys.rules import held_keys, redact
 
     keys = held_keys()
     return [redact(chunk, keys) for chunk in chunks] if keys else chunks

@@ -210,7 +210,7 @@ def load_themes(*, cwd: str | Path, agent_dir: str | Path | None, settings: Any 
     if discover:
         if agent_dir is not None:
             candidates += _files(Path(agent_dir) / "themes")
-        from pi_core.app.project_trust import project_allowed
+        from pi_core.app.settings import project_allowed
 
         if project_allowed(settings, cwd, agent_dir):  # the project's themes need trust
             candidates += _files(Path(cwd) / ".pi" / "themes")

@@ -12,8 +12,8 @@ per-request ones: ``X-Initiator`` (``user`` when the user spoke last, else ``age
 
 from __future__ import annotations
 
-from pi_core.app.signins import copilot_base_url
 from pi_core.protocol.messages import ImageContent, ToolResultMessage, UserMessage
+from pi_plugins.signin.flows import copilot_base_url
 
 PROVIDER = "github-copilot"
 DEFAULT_BASE_URL = "https://api.individual.githubcopilot.com"

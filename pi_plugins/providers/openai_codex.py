@@ -21,7 +21,6 @@ import attrs
 
 from pi_core import hookimpl
 from pi_core.app.origins import rewrite as rewrite_origin
-from pi_core.app.signins import account_id
 from pi_core.protocol.messages import Failure
 from pi_core.protocol.model import Model
 from pi_core.protocol.provider import LlmContext, StreamOptions
@@ -44,6 +43,7 @@ from pi_plugins.providers.kit import MessageBuilder
 from pi_plugins.providers.openai_responses import ResponsesReader, convert_input
 from pi_plugins.providers.sse import SseEvent
 from pi_plugins.providers.thinking import level_value, reasoning_level
+from pi_plugins.signin.flows import account_id
 
 API = "openai-codex-responses"
 DEFAULT_BASE_URL = "https://chatgpt.com/backend-api"

@@ -1,7 +1,8 @@
 """Signing in to providers: ``pi auth login PROVIDER`` / ``pi auth logout PROVIDER``
 from the shell, ``/login`` and ``/logout`` in the chat (built-in chat commands, as in pi, so RPC's
 ``get_commands`` does not list them; :mod:`pi_plugins.signin.chat`). A subscription sign-in (Claude
-Pro/Max, ChatGPT Plus/Pro, GitHub Copilot) runs its flow (:mod:`pi_core.app.signins`);
+Pro/Max, ChatGPT Plus/Pro, GitHub Copilot) runs its flow (:mod:`pi_plugins.signin.flows`,
+given to auth.json's store through ``register_sign_ins``, which also refreshes them);
 any other provider is asked for its API key. Both land in ``<agent dir>/auth.json`` in
 pi's shape, so one sign-in serves pi and pi-harness. The modules that do the work load
 only when a command runs."""
@@ -14,3 +15,10 @@ from pi_core.protocol.shell import CliCommand
 def register_cli_commands():
     return [CliCommand("auth", "pi_plugins.signin.cli:auth_command",
                        "Sign in to a provider, or store or remove its API key")]
+
+
+@hookimpl
+def register_sign_ins():
+    from pi_plugins.signin.flows import SIGN_INS
+
+    return list(SIGN_INS.values())

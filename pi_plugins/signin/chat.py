@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 
 from pi_core.app.default_models import select_after_login
-from pi_core.app.signins import SIGN_INS, LoginCallbacks, SignInError
 from pi_core.protocol.model import is_unknown
 from pi_plugins.signin.common import (
     auth_storage,
@@ -16,6 +15,7 @@ from pi_plugins.signin.common import (
     known_providers,
     open_browser,
 )
+from pi_plugins.signin.flows import SIGN_INS, LoginCallbacks, SignInError
 
 SUBSCRIPTION = "Use a subscription"
 #: Providers that have no API key of their own: only their sign-in serves them.

@@ -12,7 +12,6 @@ import threading
 
 import click
 
-from pi_core.app.signins import SIGN_INS, LoginCallbacks, SignInError
 from pi_plugins.signin.common import (
     auth_storage,
     copilot_model_ids,
@@ -20,6 +19,7 @@ from pi_plugins.signin.common import (
     known_providers,
     open_browser,
 )
+from pi_plugins.signin.flows import SIGN_INS, LoginCallbacks, SignInError
 
 
 @click.group("auth", context_settings={"help_option_names": ["-h", "--help"]})

@@ -8,13 +8,13 @@ import sys
 from pathlib import Path
 
 from pi_core.app.auth import AuthStorage
-from pi_core.app.signins import SIGN_INS
+from pi_plugins.signin.flows import SIGN_INS
 
 
 def auth_storage(agent_dir: Path | None = None) -> AuthStorage:
     from pi_core.paths import agent_dir as default_agent_dir
 
-    return AuthStorage((agent_dir or default_agent_dir()) / "auth.json")
+    return AuthStorage((agent_dir or default_agent_dir()) / "auth.json", sign_ins=SIGN_INS)
 
 
 def known_providers(agent_dir: Path | None = None) -> list[str]:

@@ -149,8 +149,8 @@ class LocalEnvironment(ExecutionEnvironment):
     def command_environment(self) -> dict[str, str]:
         """The environment commands start with: this process's without the variables
         holding keys, as the owner's ``toolEnvironment`` setting says
-        (:mod:`pi_core.app.keys`)."""
-        from pi_core.app.keys import command_environment
+        (:mod:`pi_plugins.keys.rules`)."""
+        from pi_plugins.keys.rules import command_environment
 
         return command_environment(os.environ, getattr(self.owner, "settings", None))
 

@@ -5,12 +5,12 @@
 bytes, and once the output outgrows the budget it writes all of it, from the first byte,
 to a temporary file through the execution environment, so nothing is lost and memory
 stays flat however much a command prints. What it shows has the keys pi holds
-redacted (:func:`pi_core.app.keys.redact`); the file keeps the bytes as they came.
+redacted (:func:`pi_plugins.keys.rules.redact`); the file keeps the bytes as they came.
 """
 
 from __future__ import annotations
 
-from pi_core.app.keys import redact
+from pi_plugins.keys.rules import redact
 from pi_plugins.tools.environment import ExecutionEnvironment, OutputSink
 from pi_plugins.tools.truncation import MAX_BYTES, MAX_LINES, Truncation, truncate_tail
 

@@ -57,7 +57,7 @@ def test_login_in_the_chat_stores_an_api_key_and_logout_removes_it(tmp_path):
 
 
 def test_login_in_the_chat_signs_in_to_claude_with_the_pasted_redirect(tmp_path, monkeypatch):
-    from pi_core.app.signins import AnthropicSignIn
+    from pi_plugins.signin.flows import AnthropicSignIn
 
     monkeypatch.setattr(AnthropicSignIn, "callback_port", 0)
     with SignInServer() as server:

@@ -14,6 +14,7 @@ from support.llm_server import Reply
 from support.signin_server import SignInServer
 
 from pi_core.app.auth import AuthStorage, SignInExpiredError
+from pi_plugins.signin.flows import SIGN_INS
 
 MODEL = "anthropic/claude-sonnet-4-5"
 
@@ -38,7 +39,7 @@ def expired_sign_in(path, server: SignInServer, provider: str = "anthropic") -> 
 
 
 def test_an_expired_token_is_refreshed_and_written_back(provider_side, tmp_path):
-    store = AuthStorage(tmp_path / "auth.json")
+    store = AuthStorage(tmp_path / "auth.json", sign_ins=SIGN_INS)
     old = expired_sign_in(store.path, provider_side)
     assert store.api_key("anthropic") is None and store.needs_refresh("anthropic")
     key = asyncio.run(store.refreshed_key("anthropic"))
@@ -56,7 +57,7 @@ def test_an_expired_token_is_refreshed_and_written_back(provider_side, tmp_path)
 
 def test_a_refused_refresh_names_the_provider_and_says_to_login_again(provider_side, tmp_path):
     provider_side.refuse_refresh = True
-    store = AuthStorage(tmp_path / "auth.json")
+    store = AuthStorage(tmp_path / "auth.json", sign_ins=SIGN_INS)
     expired_sign_in(store.path, provider_side)
     with pytest.raises(SignInExpiredError) as caught:
         asyncio.run(store.refreshed_key("anthropic"))
@@ -69,7 +70,7 @@ def test_a_refused_refresh_names_the_provider_and_says_to_login_again(provider_s
 
 
 def test_a_lock_left_by_a_dead_process_is_taken_over_after_30_seconds(provider_side, tmp_path):
-    store = AuthStorage(tmp_path / "auth.json")
+    store = AuthStorage(tmp_path / "auth.json", sign_ins=SIGN_INS)
     expired_sign_in(store.path, provider_side)
     lock = tmp_path / "auth.json.lock"
     lock.mkdir()
@@ -79,7 +80,7 @@ def test_a_lock_left_by_a_dead_process_is_taken_over_after_30_seconds(provider_s
 
 
 def test_a_held_lock_is_waited_for_and_the_other_holders_token_used(provider_side, tmp_path):
-    store = AuthStorage(tmp_path / "auth.json")
+    store = AuthStorage(tmp_path / "auth.json", sign_ins=SIGN_INS)
     expired_sign_in(store.path, provider_side)
     lock = tmp_path / "auth.json.lock"
     lock.mkdir()
@@ -147,7 +148,7 @@ def test_pi_p_with_a_refused_refresh_says_which_sign_in_to_renew(pi_home, llm_se
 
 
 def test_an_expired_copilot_token_is_exchanged_again_with_the_github_token(provider_side, tmp_path):
-    store = AuthStorage(tmp_path / "auth.json")
+    store = AuthStorage(tmp_path / "auth.json", sign_ins=SIGN_INS)
     store.path.write_text(json.dumps({"github-copilot": {
         "type": "oauth", "refresh": "gho_github_token", "access": "tid=old", "expires": 1}}))
     key = asyncio.run(store.refreshed_key("github-copilot"))
@@ -159,7 +160,7 @@ def test_an_expired_copilot_token_is_exchanged_again_with_the_github_token(provi
 
 
 def test_an_expired_chatgpt_sign_in_is_refreshed_with_its_account(provider_side, tmp_path):
-    store = AuthStorage(tmp_path / "auth.json")
+    store = AuthStorage(tmp_path / "auth.json", sign_ins=SIGN_INS)
     refresh = provider_side.issue_refresh_token()
     store.path.write_text(json.dumps({"openai-codex": {
         "type": "oauth", "access": "old", "refresh": refresh, "expires": 1, "accountId": "acct-123"}}))

@@ -14,8 +14,15 @@ import pytest
 from support.signin_server import SignInServer
 
 from pi_core.app.auth import AuthStorage
-from pi_core.app.signins import (AnthropicSignIn, GitHubCopilotSignIn, LoginCallbacks,
-                                 OpenAICodexSignIn, SignInError, copilot_base_url)
+from pi_plugins.signin.flows import (
+    SIGN_INS,
+    AnthropicSignIn,
+    GitHubCopilotSignIn,
+    LoginCallbacks,
+    OpenAICodexSignIn,
+    SignInError,
+    copilot_base_url,
+)
 
 
 @pytest.fixture
@@ -27,7 +34,7 @@ def provider_side(monkeypatch):
 
 @pytest.fixture
 def store(tmp_path):
-    return AuthStorage(tmp_path / "agent" / "auth.json")
+    return AuthStorage(tmp_path / "agent" / "auth.json", sign_ins=SIGN_INS)
 
 
 class NoRedirect(urllib.request.HTTPRedirectHandler):

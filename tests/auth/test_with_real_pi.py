@@ -20,7 +20,7 @@ from support.programs import node_for, require_real
 from support.signin_server import SignInServer
 
 from pi_core.app.auth import AuthStorage
-from pi_core.app.signins import AnthropicSignIn, LoginCallbacks
+from pi_plugins.signin.flows import SIGN_INS, AnthropicSignIn, LoginCallbacks
 
 NODE = Path(__file__).parents[1] / "support" / "node"
 MODEL = "anthropic/claude-sonnet-4-5"
@@ -88,7 +88,7 @@ def test_our_sign_in_is_used_and_refreshed_by_pi(tmp_path, llm_server, monkeypat
             except urllib.error.HTTPError as exc:
                 return exc.headers["Location"]
 
-        store = AuthStorage(agent / "auth.json")
+        store = AuthStorage(agent / "auth.json", sign_ins=SIGN_INS)
         asyncio.run(store.login("anthropic", LoginCallbacks(on_auth=lambda url, _: links.append(url),
                                                             prompt=None, manual_code=paste)))
         ours = expire(agent / "auth.json")

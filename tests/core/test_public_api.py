@@ -37,10 +37,7 @@ BUILT_IN_APIS = {
                                     "execution environment on (hooks_tools.py, pi-sandbox)",
 }
 #: Deeper core imports a contrib package's source still makes, and why.
-CONTRIB_EXCEPTIONS = {
-    ("pi_mcp", "pi_core.app.project_trust"): "whether the project is trusted: it moves out of the "
-                                             "shell with project trust (issue 35), and this with it",
-}
+CONTRIB_EXCEPTIONS: dict = {}
 
 
 # ---------------------------------------------------------------- the facades

@@ -8,7 +8,7 @@ import pytest
 from support.cli import trust_project
 
 from pi_core.app.discovery import load_plugins
-from pi_core.app.packages import classify, plugin_files, run_install, run_list, run_remove
+from pi_plugins.packages.manage import classify, plugin_files, run_install, run_list, run_remove
 
 TURN_END = "from pi_core import hookimpl\n\n@hookimpl\ndef turn_end(event):\n    pass\n"
 

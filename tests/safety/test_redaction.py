@@ -1,9 +1,9 @@
-"""The rules of redaction (:mod:`pi_core.app.keys`, the ``keys`` plugin): which values
+"""The rules of redaction (:mod:`pi_plugins.keys.rules`, the ``keys`` plugin): which values
 count as keys, what replaces them, and what is left alone."""
 
 import json
 
-from pi_core.app import keys
+from pi_plugins.keys import rules as keys
 from pi_core.app.registry import ModelRegistry
 from pi_core.protocol.messages import TextContent
 from pi_core.protocol.tools import ToolResult

@@ -73,6 +73,6 @@ class PiRunner:
 
 def trust_project(agent_dir: Path, cwd: Path, trusted: bool = True) -> None:
     """Save a project trust decision for ``cwd`` in ``agent_dir``'s trust.json."""
-    from pi_core.app.project_trust import TrustStore
+    from pi_core.testing import trust_project as save
 
-    TrustStore(agent_dir).set(cwd, trusted)
+    save(agent_dir, cwd, trusted)

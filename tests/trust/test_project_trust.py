@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from pi_core.app.project_trust import TrustStore, canonical, decide, protected_resources
+from pi_plugins.trust.policy import TrustStore, canonical, decide, protected_resources
 from support.llm_server import Reply
 
 APPROVE_PLUGIN = '''

@@ -70,9 +70,9 @@ def project(tmp_path, monkeypatch):
                         "env": {"PID_FILE": str(tmp_path / "demo.pid"), "DEMO_TOKEN": "${DEMO_SECRET}"},
                         "timeout": 30}}
     write_config(work, servers)
-    from pi_core.app.project_trust import TrustStore
+    from pi_core.testing import trust_project
 
-    TrustStore(tmp_path / "agent").set(work, True)  # a project's mcp.json needs it trusted
+    trust_project(tmp_path / "agent", work)  # a project's mcp.json needs it trusted
     return work
 
 

@@ -203,12 +203,12 @@ def test_plan_off_leaves_without_telling_the_model_and_usage_is_explained(make):
 
 
 def test_the_plan_tools_setting_narrows_plan_mode(make, harness, monkeypatch):
-    from pi_core.app.project_trust import TrustStore
+    from pi_core.testing import trust_project
 
     (harness.work / ".pi").mkdir(parents=True)
     (harness.work / ".pi" / "settings.json").write_text('{"plan": {"tools": ["read", "ls"]}}')
     monkeypatch.setenv("PI_CODING_AGENT_DIR", str(harness.tmp_path / "agent"))
-    TrustStore(harness.tmp_path / "agent").set(harness.work, True)  # project settings need trust
+    trust_project(harness.tmp_path / "agent", harness.work)  # project settings need trust
     script = [Reply(tool_calls=[("bash", {"command": "ls"})]), Reply(text="ok")]
 
     async def scenario():

@@ -48,9 +48,9 @@ def harness_for(workspace, script, sandbox=None):
     if sandbox is not None:
         (workspace / ".pi").mkdir(exist_ok=True)
         (workspace / ".pi" / "settings.json").write_text(json.dumps({"sandbox": sandbox}))
-        from pi_core.app.project_trust import TrustStore
+        from pi_core.testing import trust_project
 
-        TrustStore(workspace.parent / "agent").set(workspace, True)  # project settings need trust
+        trust_project(workspace.parent / "agent", workspace)  # project settings need trust
     settings = Settings.load(workspace, workspace.parent / "agent")
     provider = ScriptedProvider(script)
     return run(create_harness(provider, pi_sandbox, builtins=True, model=scripted_model(),

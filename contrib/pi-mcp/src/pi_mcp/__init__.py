@@ -122,7 +122,7 @@ def make_tool(connection, spec: dict, ctx):
 
 @hookimpl
 async def register_tools(ctx):
-    from pi_core.app.project_trust import project_allowed
+    from pi_core import project_allowed
 
     config = load_config(ctx.cwd, ctx.agent_dir,
                          project=project_allowed(getattr(ctx, "settings", None), ctx.cwd, ctx.agent_dir))

@@ -9,7 +9,7 @@ Every command (the bash tool, ``!cmd``, ``ctx.exec``, grep's ripgrep) runs as::
 
 so the whole filesystem is read-only but for the workspace (and the extra writable paths
 the settings name), pi's ``auth.json`` reads as empty (an empty file bound over it), the
-environment holds no keys (as every command's: :mod:`pi_core.app.keys`, ``toolEnvironment``
+environment holds no keys (as every command's: :mod:`pi_plugins.keys.rules`, ``toolEnvironment``
 included), ``/tmp`` is private, and without ``network: true`` the
 command has a network namespace of its own (a loopback with nothing listening: no
 connection anywhere, not even to this machine's local ports). Its processes live in a

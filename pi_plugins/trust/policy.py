@@ -21,17 +21,17 @@ Decisions are saved in ``<agent dir>/trust.json`` exactly as pi 1.6 writes it (c
 folder paths to ``true``/``false``/``null``, sorted, behind pi's ``trust.json.lock``
 directory lock), so one decision holds for both programs.
 
-The decision travels on the settings object (:attr:`Settings.project_trusted`): the
-settings leave the project's file out, discovery leaves ``.pi/extensions`` out, and each
-resource loader asks :func:`project_allowed` before reading a protected path.
+The shell asks for the decision through the ``decide_project_trust`` hook (this
+package's ``__init__`` answers it) and fails closed without an answer. The decision
+travels on the settings object (:attr:`Settings.project_trusted`): the settings leave the
+project's file out, discovery leaves ``.pi/extensions`` out, and each resource loader
+asks :func:`pi_core.app.settings.project_allowed` before reading a protected path.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -206,45 +206,6 @@ def question(cwd: str | os.PathLike) -> str:
             "resources and execute project extensions.")
 
 
-class TerminalTrustUI:
-    """The terminal before the chat starts: asks with a numbered list (the chat's own
-    screen does not exist yet). Used for the built-in question and for the dialogs of a
-    ``project_trust`` plugin."""
-
-    has_ui = True
-
-    def __init__(self, stdin=None, stdout=None) -> None:
-        self.stdin, self.stdout = stdin or sys.stdin, stdout or sys.stdout
-
-    def notify(self, message: str, level: str = "info") -> None:
-        print(message, file=sys.stderr)
-
-    def _line(self, prompt: str) -> str | None:
-        self.stdout.write(prompt)
-        self.stdout.flush()
-        line = self.stdin.readline()
-        return None if not line else line.strip()
-
-    async def select(self, title: str, options: list[str], *, timeout: float | None = None) -> str | None:
-        text = title + "\n\n" + "".join(f"  {n}. {o}\n" for n, o in enumerate(options, 1))
-        self.stdout.write(text)
-        while True:
-            try:
-                answer = await asyncio.to_thread(self._line, f"Choose 1-{len(options)}: ")
-            except (KeyboardInterrupt, EOFError):
-                return None
-            if answer is None or answer == "":
-                return None
-            if answer.isdigit() and 1 <= int(answer) <= len(options):
-                return options[int(answer) - 1]
-
-    async def confirm(self, title: str, message: str = "", *, timeout: float | None = None) -> bool:
-        return await self.select(f"{title}\n{message}" if message else title, ["Yes", "No"]) == "Yes"
-
-    async def input(self, title: str, placeholder: str = "", *, timeout: float | None = None) -> str | None:
-        return await asyncio.to_thread(self._line, f"{title} ")
-
-
 # ---------------------------------------------------------------- the decision
 
 
@@ -266,6 +227,14 @@ class TrustDecision:
     source: str
     resources: list[str] = field(factory=list)
     problems: list[str] = field(factory=list)
+    #: The line a mode prints about what it skipped (:func:`notice`), set by the plugin.
+    notice: str | None = None
+
+    @property
+    def settled(self) -> bool:
+        """No plugin's ``project_trust`` answer and no question could change it: the
+        flags decided, or the folder has nothing to protect."""
+        return self.source == "flag" or not self.resources
 
     @property
     def skipped(self) -> bool:
@@ -283,10 +252,13 @@ def default_policy(global_settings: dict) -> tuple[str, str | None]:
 
 
 def quiet_decision(cwd: str | os.PathLike, agent_dir: str | os.PathLike,
-                   global_settings: dict | None = None) -> TrustDecision:
+                   global_settings: dict | None = None, *, override: bool | None = None) -> TrustDecision:
     """The decision where nothing can be asked and no plugin is loaded yet (``pi --help``,
-    ``pi plugins``, ``pi batch``, the SDK): saved decision, then the default."""
-    return _without_asking(cwd, agent_dir, global_settings or {}, protected_resources(cwd))
+    ``pi plugins``, ``pi batch``, the SDK): the flags, the saved decision, then the default."""
+    resources = protected_resources(cwd)
+    if override is not None:
+        return TrustDecision(override, "flag", resources)
+    return _without_asking(cwd, agent_dir, global_settings or {}, resources)
 
 
 def _without_asking(cwd, agent_dir, global_settings, resources) -> TrustDecision:
@@ -375,23 +347,3 @@ def notice(decision: TrustDecision, cwd: str | os.PathLike, chat: bool = False) 
     names = ", ".join(os.path.relpath(r, base) if r.startswith(base) else r for r in decision.resources)
     return (f"Project resources not loaded ({names}): this folder is not trusted. Pass --approve "
             "to load them for this run, or save a decision with /trust in the chat.")
-
-
-# ---------------------------------------------------------------- for the loaders
-
-
-def project_allowed(settings: Any, cwd: str | os.PathLike | None = None,
-                    agent_dir: str | os.PathLike | None = None) -> bool:
-    """Whether a resource loader may read the project's protected resources: the
-    decision the settings carry, else (settings made without one) the saved decision or
-    the default, never asking."""
-    trusted = getattr(settings, "project_trusted", None)
-    if isinstance(trusted, bool):
-        return trusted
-    if cwd is None:
-        return False
-    from pi_core.paths import agent_dir as default_agent_dir
-
-    home = agent_dir if agent_dir is not None else default_agent_dir()
-    data = getattr(settings, "global_data", None)
-    return quiet_decision(cwd, home, data if isinstance(data, dict) else {}).trusted

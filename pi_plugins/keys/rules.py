@@ -13,7 +13,8 @@ Two things, both read by the plugins that run commands and show their output:
   stays.
 - :func:`redact`: text with the value of every key pi holds replaced by
   ``[redacted: NAME]``, NAME being the variable or the provider the key belongs to. The
-  keys are those of every live :class:`pi_core.app.registry.ModelRegistry` (``--api-key``,
+  keys are those of every live :class:`pi_core.app.registry.ModelRegistry`
+  (:func:`pi_core.app.registry.live_registries`: ``--api-key``,
   ``auth.json``, the provider variables, ``models.json``), and the values of the
   variables the patterns above name. Values shorter than :data:`MIN_REDACTED`
   characters are left alone: ``TOKENIZERS_PARALLELISM=false`` must not turn every
@@ -27,7 +28,6 @@ from __future__ import annotations
 
 import fnmatch
 import os
-import weakref
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -36,14 +36,6 @@ HIDDEN_BY_DEFAULT = ("*KEY*", "*SECRET*", "*TOKEN*", "*PASSWORD*")
 #: Values shorter than this are not redacted (they would mangle ordinary text).
 MIN_REDACTED = 8
 SETTING = "toolEnvironment"
-
-_registries: weakref.WeakSet[Any] = weakref.WeakSet()
-
-
-def watch(registry: Any) -> None:
-    """Hold the keys of ``registry`` (a model registry calls this when it is made) for
-    as long as it lives."""
-    _registries.add(registry)
 
 
 def matches(name: str, patterns: Iterable[str]) -> bool:
@@ -83,8 +75,10 @@ def tool_environment(settings: Any) -> tuple[list[str], list[str], list[str]]:
 
 def key_variables() -> set[str]:
     """The variables that hold (or would hold) a key pi resolves for a provider."""
+    from pi_core.app.registry import live_registries
+
     names: set[str] = set()
-    for registry in list(_registries):
+    for registry in live_registries():
         names |= registry.key_variables()
     return names
 
@@ -111,7 +105,9 @@ def held_keys(env: Mapping[str, str] | None = None) -> dict[str, str]:
     for name, value in env.items():
         if value and matches(name, HIDDEN_BY_DEFAULT):
             found.setdefault(value, name)
-    for registry in list(_registries):
+    from pi_core.app.registry import live_registries
+
+    for registry in live_registries():
         for value, name in registry.held_keys():
             found[value] = name  # the registry knows whose it is
     return {value: name for value, name in found.items() if len(value) >= MIN_REDACTED}

@@ -1,6 +1,6 @@
 """``/trust`` (a chat command, as in pi: not a plugin command, so RPC clients do not list
 it): save a project trust decision from the chat, for the next runs of pi-harness
-and of pi 1.6 (both read ``<agent dir>/trust.json``; :mod:`pi_core.app.project_trust`).
+and of pi 1.6 (both read ``<agent dir>/trust.json``; :mod:`pi_plugins.trust.policy`).
 
 Like pi, the decision takes effect at the next start: what the project may load is
 decided before anything of it loads.
@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pi_core.app.project_trust import TrustStore, TrustStoreError, canonical, project_allowed, trust_options
+from pi_core.app.settings import project_allowed
+from pi_plugins.trust.policy import TrustStore, TrustStoreError, canonical, trust_options
 
 
 def _saved(found: tuple[str, bool] | None, here: str) -> str:

@@ -9,7 +9,8 @@ code from the local callback server or pasted by the user, the token exchange) a
 ``"type": "oauth"``: ``refresh``, ``access``, ``expires`` (Unix ms) and what the provider
 needs besides (``accountId``, ``enterpriseUrl``). Every URL goes through
 ``PI_PROVIDER_ORIGINS`` (:mod:`pi_core.app.origins`), so tests play the other side on
-127.0.0.1. Storage and refresh-under-lock are :mod:`pi_core.app.auth`'s.
+127.0.0.1. Storage and refresh-under-lock are :mod:`pi_core.app.auth`'s, which gets these
+flows through the ``register_sign_ins`` hook (:mod:`pi_plugins.signin`).
 """
 
 from __future__ import annotations

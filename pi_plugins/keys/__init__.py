@@ -1,6 +1,7 @@
-"""Keys stay out of the model's reach: every tool's result has the keys pi holds
-redacted before it becomes a message (so before the model, the session file and an
-export see it).
+"""Keys stay out of the model's reach (the rules: :mod:`.rules`): every tool's result
+has the keys pi holds redacted before it becomes a message (so before the model, the
+session file and an export see it), and a wrong ``toolEnvironment`` setting is reported
+at start-up (``settings_problems``).
 
 A command's output is redacted where it is collected (the bash tool, ``!cmd``,
 ``ctx.exec``: :mod:`pi_plugins.tools.output`), and its environment leaves the keys out
@@ -8,7 +9,7 @@ A command's output is redacted where it is collected (the bash tool, ``!cmd``,
 back (``read`` of ``~/.pi/agent/auth.json``, a key in an error), text and details alike.
 It runs last (``trylast``), after every other plugin's ``after_tool_call``, and fails
 closed: a result it cannot copy becomes its redacted text alone. What is redacted
-and how to change it: docs/security.md; the rules: :mod:`pi_core.app.keys`.
+and how to change it: docs/security.md; the rules: :mod:`pi_plugins.keys.rules`.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from pi_core import hookimpl
 def redact_value(value: Any, keys: dict[str, str]) -> Any:
     """``value`` with every string in it (through dicts, lists, attrs classes such as
     text content) redacted; the same object when nothing changed."""
-    from pi_core.app.keys import redact
+    from pi_plugins.keys.rules import redact
 
     if isinstance(value, str):
         return redact(value, keys)
@@ -56,16 +57,16 @@ def redact_value(value: Any, keys: dict[str, str]) -> Any:
 def _text_only(result: Any, keys: dict[str, str]) -> Any:
     """The result as redacted text alone: what is left when a result holds something
     :func:`redact_value` cannot copy. A key is never let through for that."""
-    from pi_core.app.keys import redact
     from pi_core.protocol.messages import text_of
     from pi_core.protocol.tools import ToolResult
+    from pi_plugins.keys.rules import redact
 
     return ToolResult.text(redact(text_of(result.content), keys), None, is_error=result.is_error)
 
 
 @hookimpl(trylast=True)
 def after_tool_call(result, event, ctx):
-    from pi_core.app.keys import held_keys
+    from pi_plugins.keys.rules import held_keys
 
     keys = held_keys()
     if not keys:
@@ -81,3 +82,11 @@ def after_tool_call(result, event, ctx):
 
     return attrs.evolve(result, content=content, details=details)
 
+
+
+@hookimpl
+def settings_problems(settings):
+    """What is wrong with ``toolEnvironment`` (:func:`pi_plugins.keys.rules.tool_environment`)."""
+    from pi_plugins.keys.rules import tool_environment
+
+    return tool_environment(settings)[2]

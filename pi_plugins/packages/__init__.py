@@ -1,0 +1,21 @@
+"""Plugin packages: ``pi install``, ``pi remove`` (``uninstall``), ``pi list`` and
+``pi update``, through pip in the environment pi runs in (:mod:`.manage`), and plugin
+files named in settings.json. The subcommands come through ``register_cli_commands``
+(:mod:`.cli`, imported only when one runs), so dropping this plugin drops them.
+"""
+
+from pi_core import hookimpl
+from pi_core.protocol.shell import CliCommand
+
+CLI = "pi_plugins.packages.cli"
+
+
+@hookimpl
+def register_cli_commands():
+    return [
+        CliCommand("install", f"{CLI}:install_command", "Install a plugin package"),
+        CliCommand("remove", f"{CLI}:remove_command", "Uninstall a plugin package"),
+        CliCommand("uninstall", f"{CLI}:uninstall_command", "Alias for remove", hidden=True),
+        CliCommand("list", f"{CLI}:list_command", "List installed plugin packages"),
+        CliCommand("update", f"{CLI}:update_command", "Update pi-harness, or its plugin packages"),
+    ]
