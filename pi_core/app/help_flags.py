@@ -31,7 +31,7 @@ def extension_args(args: list[str]) -> tuple[list[str], bool]:
             paths.append(word.partition("=")[2])
         elif word in _NO_EXTENSIONS:
             discover = False
-    return paths, discover
+    return [p for p in paths if not p.startswith("builtin:")], discover  # a built-in adds no flag
 
 
 def discovered_plugins(cwd: str | None = None) -> bool:
@@ -41,7 +41,7 @@ def discovered_plugins(cwd: str | None = None) -> bool:
         return True
     from pi_core.app.discovery import plugin_entry_points
 
-    return bool(plugin_entry_points()[1])
+    return bool(plugin_entry_points())
 
 
 def plugin_files(cwd: str | None = None) -> bool:
@@ -75,7 +75,9 @@ def plugin_files(cwd: str | None = None) -> bool:
             data = json.loads(text)
         except ValueError:
             continue
-        if isinstance(data, dict) and data.get("extensions"):
+        entries = data.get("extensions") if isinstance(data, dict) else None
+        if isinstance(entries, list) and any(  # a built-in's switch (-builtin:NAME) is no file
+                isinstance(e, str) and not e.lstrip("+-").startswith("builtin:") for e in entries):
             return True
     return False
 

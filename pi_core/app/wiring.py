@@ -316,8 +316,9 @@ async def _trusted_plugins(args: RunArgs, cwd: str, home: Path, extension_paths:
                            trust_ui: Any):
     """(settings, plugins, trust decision): the project's protected resources are in
     them only once the project is trusted (:mod:`pi_core.app.project_trust`). Where a
-    plugin may decide, the plugins that are not the project's load first, are asked
-    (``project_trust``), and the project's follow when it is trusted."""
+    plugin may decide, the plugins that are not the project's (and that the project's
+    plugin lists would keep) load first and are asked (``project_trust``); the rest
+    follow in load order once it is decided."""
     from pi_core.app import project_trust
     from pi_core.app.discovery import load_plugins, load_project_plugins
     from pi_core.app.settings import Settings
@@ -330,18 +331,16 @@ async def _trusted_plugins(args: RunArgs, cwd: str, home: Path, extension_paths:
         settings = Settings.load(cwd, home, project_trusted=trust.trusted)
         return settings, load_plugins(cwd=cwd, agent_dir=home, extension_paths=extension_paths,
                                       discover=discover, settings=settings), trust
-    plugins = load_plugins(cwd=cwd, agent_dir=home, extension_paths=extension_paths,
-                           discover=discover, settings=untrusted)
+    plugins = load_plugins(cwd=cwd, agent_dir=home, extension_paths=extension_paths, discover=discover,
+                           settings=untrusted, if_trusted=Settings.load(cwd, home, project_trusted=True))
     from pi_core.context import PluginContext
 
     ctx = PluginContext(cwd=cwd, plugins=plugins, settings=untrusted, agent_dir=home, ui=trust_ui)
     ctx.mode = "interactive" if trust_ui is not None else args.mode
     trust = await project_trust.decide(cwd, home, plugins=plugins, ctx=ctx, ui=trust_ui,
                                        global_settings=untrusted.global_data)
-    if not trust.trusted:
-        return untrusted, plugins, trust
-    settings = Settings.load(cwd, home, project_trusted=True)
-    load_project_plugins(plugins, cwd=cwd, settings=settings, discover=discover)
+    settings = Settings.load(cwd, home, project_trusted=True) if trust.trusted else untrusted
+    load_project_plugins(plugins, settings=settings)  # and what waited for the decision
     return settings, plugins, trust
 
 
