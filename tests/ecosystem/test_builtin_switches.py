@@ -8,6 +8,7 @@ import sys
 
 import pytest
 from support.cli import trust_project
+from support.llm_server import Reply
 
 from pi_core.app.discovery import load_plugins
 
@@ -126,3 +127,15 @@ def test_pi_plugins_shows_the_dropped_built_in_and_why(tmp_path):
             "[dropped (-builtin:compaction in the user settings)]") in run.stdout
     assert "budget  (builtin, pi-harness 0.1.0)  pi_plugins.budget\n" in run.stdout
     assert not run.stderr
+
+
+@pytest.mark.process
+def test_the_real_pi_drops_and_loads_back_a_built_in(pi, server, tmp_path):
+    """Through the command line: the print mode is a built-in like any other."""
+    (pi.agent_dir / "settings.json").write_text(json.dumps({"extensions": ["-builtin:print_mode"]}))
+    server.push(Reply(text="back"))
+    dropped = pi.run("-p", "hi")
+    assert dropped.returncode == 2 and "--mode text: no plugin provides this mode" in dropped.stderr
+    loaded_back = pi.run("-e", "builtin:print_mode", "-p", "hi")
+    assert loaded_back.returncode == 0, loaded_back.stderr
+    assert loaded_back.stdout == "back\n"
