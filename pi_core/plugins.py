@@ -220,6 +220,15 @@ class Plugins:
             self.pm.unregister(name=name)
             self._cache.clear()
 
+    def reorder(self, names: list[str]) -> None:
+        """Put the registered plugins in the load order ``names`` gives (each registered
+        name once): discovery loads a project's plugins once its trust is decided, and
+        they take their documented place among those loaded before."""
+        if sorted(names) != sorted(self._infos):
+            raise ValueError("reorder needs every registered plugin's name, once")
+        self._infos = {name: self._infos[name] for name in names}
+        self._cache.clear()
+
     @property
     def infos(self) -> list[PluginInfo]:
         """The registered plugins in load order."""

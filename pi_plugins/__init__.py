@@ -1,10 +1,5 @@
-"""The built-in plugins of pi-harness, each registered as a ``pi.plugins`` entry point.
+"""The built-in plugins of pi-harness, one module or package each.
 
-``LOAD_ORDER`` (kept in :mod:`pi_core.app.builtins`, so discovery needs no import of this
-package) is the one list of the built-ins and their order; pyproject.toml declares
-the same entry points in the same order (a test keeps them equal). setuptools writes
-entry points sorted by name, so the order is lost on install: discovery loads the
-built-ins in this order (any not listed come after, by name, with a warning).
+:data:`pi_core.app.builtins.BUILTINS` lists them by name, in load order (the one list;
+discovery reads it without importing this package).
 """
-
-from pi_core.app.builtins import LOAD_ORDER  # noqa: E402,F401  (the one list)

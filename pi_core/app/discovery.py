@@ -1,7 +1,7 @@
 """Finding and loading plugins, in load order.
 
-1. built-ins: the ``pi.plugins`` entry points of pi-harness itself, in the order
-   ``pi_core.app.builtins.LOAD_ORDER`` declares (installed metadata sorts them by name);
+1. built-ins: pi-harness's own plugins, in the order :data:`pi_core.app.builtins.BUILTINS`
+   lists them;
 2. installed packages' ``pi.plugins`` entry points, by distribution name, then entry-point
    name, so the order is stable from run to run;
 3. plugin files and folders: ``<agent dir>/extensions/*.py`` (and ``extensions/NAME/__init__.py``),
@@ -11,15 +11,25 @@
 
 ``discover=False`` (the CLI's ``--no-extensions``) skips 2 and 3; explicit paths still load.
 The project's files (``.pi/extensions``, the project settings' ``extensions``) load only
-when the settings say the project is trusted (the ``trust`` plugin decides); trusted
-later, :func:`load_project_plugins` adds them.
+when the settings say the project is trusted (the ``trust`` plugin decides).
 A plugin that fails to import is reported and skipped.
 
-Settings choose which discovered plugins load, before anything is imported:
-``plugins.disabled`` (names of plugins or of their distributions) leaves those out, built-ins
-included; ``plugins.enabled``, when set, is an allow-list for 2 and 3 (built-ins load unless
-disabled). Paths named explicitly (``-e``, settings ``extensions``) always load. What was
-left out is in ``plugins.skipped``, so ``pi plugins`` can show it.
+Settings choose which plugins load, before anything is imported:
+
+- ``plugins.disabled`` (names of plugins or of their distributions) leaves those out,
+  built-ins included; ``plugins.enabled``, when set, is an allow-list for 2 and 3 (built-ins
+  load unless disabled). A project's list replaces the user's.
+- pi 1.6's switches for built-ins in the ``extensions`` list: ``-builtin:NAME`` drops the
+  built-in NAME, ``+builtin:NAME`` keeps it; an entry in the project's list overrides the
+  user's (in one list, a drop wins). ``-e builtin:NAME`` loads it whatever settings say.
+
+Paths named explicitly (``-e``, settings ``extensions``) always load. What was left out
+is in ``plugins.skipped``, so ``pi plugins`` can show it, with the reason.
+
+Where plugins must decide the project's trust before the project's settings may apply,
+:func:`load_plugins` with ``if_trusted`` imports only what those settings would keep too,
+and :func:`load_project_plugins` loads the rest once trust is decided, in the same load
+order: a plugin the project disables is never imported in a trusted project.
 """
 
 from __future__ import annotations
@@ -27,6 +37,7 @@ from __future__ import annotations
 import importlib.machinery
 import importlib.util
 import sys
+import weakref
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -39,6 +50,8 @@ from pi_core.plugins import Plugins
 
 GROUP = "pi.plugins"
 OWN_DISTRIBUTION = "pi-harness"
+#: How settings ``extensions`` and ``-e`` name a built-in plugin, as pi 1.6 does.
+BUILTIN_PREFIX = "builtin:"
 
 
 @define
@@ -53,16 +66,33 @@ class SkippedPlugin:
     version: str | None = None
 
 
-class PluginPolicy:
-    """``plugins.enabled`` / ``plugins.disabled`` from settings: which plugins may load.
+def _normalise(name: str) -> str:
+    return name.lower().replace("_", "-").replace(".", "-")
 
-    Names match a plugin's name or its distribution's (``pi-todo`` covers all its plugins).
-    Settings merge as usual: a project's list replaces the global one.
+
+def builtin_switch(entry: str) -> tuple[bool, str] | None:
+    """``(on, name)`` for a settings ``extensions`` entry that switches a built-in
+    (``-builtin:NAME``, ``+builtin:NAME``, or a plain ``builtin:NAME``); else ``None``."""
+    sign, rest = (entry[0], entry[1:]) if entry[:1] in ("+", "-") else ("+", entry)
+    if not rest.startswith(BUILTIN_PREFIX):
+        return None
+    return sign == "+", rest[len(BUILTIN_PREFIX):]
+
+
+class PluginPolicy:
+    """Which plugins may load: ``plugins.enabled`` / ``plugins.disabled``, and the built-in
+    switches of the ``extensions`` lists (see the module docstring).
+
+    Names match a plugin's name or its distribution's (``pi-todo`` covers all its plugins),
+    whatever their case and spelling of ``-``, ``_`` and ``.``.
     """
 
-    def __init__(self, enabled: Iterable[str] | None = None, disabled: Iterable[str] = ()) -> None:
+    def __init__(self, enabled: Iterable[str] | None = None, disabled: Iterable[str] = (),
+                 switched: dict[str, tuple[bool, str]] | None = None) -> None:
         self.enabled = None if enabled is None else {_normalise(n) for n in enabled}
         self.disabled = {_normalise(n) for n in disabled}
+        #: Built-in name -> (loads, the entry that says so and where).
+        self.switched = {_normalise(n): v for n, v in (switched or {}).items()}
 
     @classmethod
     def from_settings(cls, settings: Any, problems: list[str] | None = None) -> PluginPolicy:
@@ -77,10 +107,29 @@ class PluginPolicy:
                     problems.append(f"settings plugins.{key} must be a list of plugin names; ignored")
                 continue
             lists[key] = value
-        return cls(lists.get("enabled"), lists.get("disabled", ()))
+        switched: dict[str, tuple[bool, str]] = {}
+        for scope, data in (("user", getattr(settings, "global_data", None)),
+                            ("project", getattr(settings, "project_data", None))):
+            here: dict[str, tuple[bool, str]] = {}
+            for entry in _entries(data):
+                found = builtin_switch(entry)
+                if found is None:
+                    continue
+                loads, name = found
+                if here.get(_normalise(name), (True,))[0]:  # in one list, a drop wins
+                    here[_normalise(name)] = (loads, f"{entry} in the {scope} settings")
+            switched.update(here)  # the project's entries override the user's
+        unknown = sorted(n for n in switched if n not in _builtin_names())
+        if unknown and problems is not None:
+            problems.append("settings extensions name no built-in plugin: "
+                            + ", ".join(BUILTIN_PREFIX + n for n in unknown) + " (`pi plugins` lists them)")
+        return cls(lists.get("enabled"), lists.get("disabled", ()), switched)
 
     def reason(self, name: str, distribution: str | None, builtin: bool) -> str | None:
         """Why the plugin must not load, or ``None`` when it may."""
+        if builtin and _normalise(name) in self.switched:
+            loads, why = self.switched[_normalise(name)]
+            return None if loads else f"dropped ({why})"
         names = {_normalise(name)} | ({_normalise(distribution)} if distribution else set())
         if names & self.disabled:
             return "disabled (plugins.disabled)"
@@ -92,6 +141,17 @@ class PluginPolicy:
         """Names in either list that match no known plugin or distribution (likely typos)."""
         known = {_normalise(k) for k in known}
         return sorted((self.disabled | (self.enabled or set())) - known)
+
+
+def _entries(data: Any) -> list[str]:
+    entries = data.get("extensions") if isinstance(data, dict) else None
+    return [e for e in entries if isinstance(e, str)] if isinstance(entries, list) else []
+
+
+def _builtin_names() -> set[str]:
+    from pi_core.app.builtins import BUILTINS
+
+    return {_normalise(n) for n in BUILTINS}
 
 
 class FoundEntryPoint:
@@ -115,12 +175,10 @@ class FoundEntryPoint:
         return self.entry_point.load()
 
 
-def _normalise(name: str) -> str:
-    return name.lower().replace("_", "-").replace(".", "-")
-
-
-def plugin_entry_points() -> tuple[list[FoundEntryPoint], list[FoundEntryPoint]]:
-    """(built-in entry points in declared order, third-party ones in stable order)."""
+def plugin_entry_points() -> list[FoundEntryPoint]:
+    """The installed packages' ``pi.plugins`` entry points in stable order. The built-ins
+    are not among them (:data:`pi_core.app.builtins.BUILTINS`; an install of pi-harness
+    from before they were listed there still declares them, and they are left out)."""
     from importlib import metadata
 
     facts: dict[int, tuple[str, str | None]] = {}  # by distribution: METADATA parsed once
@@ -135,42 +193,54 @@ def plugin_entry_points() -> tuple[list[FoundEntryPoint], list[FoundEntryPoint]]
             known = facts[id(dist)] = (meta["Name"] or "", meta["Version"])
         return known
 
-    builtin, others, seen = [], [], set()
+    from pi_core.app.builtins import BUILTINS
+
+    found, seen = [], set()
     for ep in metadata.entry_points(group=GROUP):
         dist, version = dist_facts(ep)
         if (dist, ep.name) in seen:  # a distribution visible twice on sys.path
             continue
+        if _normalise(dist) == OWN_DISTRIBUTION and ep.name in BUILTINS:
+            continue  # an install from before the built-ins were listed in BUILTINS
         seen.add((dist, ep.name))
-        found = FoundEntryPoint(ep, dist, version)
-        (builtin if _normalise(dist) == OWN_DISTRIBUTION else others).append(found)
-    others.sort(key=lambda found: (_normalise(found.distribution), found.name))
-    builtin.sort(key=lambda found: _builtin_position(found.name))
-    return builtin, others
+        found.append(FoundEntryPoint(ep, dist, version))
+    found.sort(key=lambda f: (_normalise(f.distribution), f.name))
+    return found
 
 
-def _builtin_position(name: str) -> tuple[int, str]:
-    from pi_core.app.builtins import LOAD_ORDER
+@define
+class Found:
+    """A plugin discovery found, in its place in the load order, before any import.
+    ``reason`` says why settings leave it out (``None``: it loads)."""
 
-    return (LOAD_ORDER.index(name) if name in LOAD_ORDER else len(LOAD_ORDER), name)
+    name: str
+    source: str  # builtin, entry point, file, settings, cli
+    location: str  # a module (built-ins, entry points) or a file's path
+    reason: str | None = None
+    distribution: str | None = None
+    version: str | None = None
+    entry_point: FoundEntryPoint | None = None
 
+    def load(self, plugins: Plugins) -> str | None:
+        """Import and register it last in load order; the name it got, or ``None``."""
+        if self.source in ("builtin", "entry point"):
+            try:
+                if self.entry_point is not None:
+                    plugin = self.entry_point.load()
+                else:
+                    plugin = importlib.import_module(self.location)
+                if isinstance(plugin, type):
+                    plugin = plugin()
+            except Exception as exc:
+                plugins.report(self.name, "load", exc)
+                return None
+            return plugins.register(plugin, self.name, source=self.source, location=self.location,
+                                    distribution=self.distribution, version=self.version)
+        return load_file(plugins, self.location, source=self.source)
 
-def _load_entry_point(plugins: Plugins, ep: FoundEntryPoint, source: str,
-                      policy: PluginPolicy) -> None:
-    name, version = ep.distribution, ep.version
-    reason = policy.reason(ep.name, name, builtin=source == "builtin")
-    if reason is not None:
-        plugins.skipped.append(SkippedPlugin(
-            ep.name, source, ep.value, reason, distribution=name or None, version=version))
-        return
-    try:
-        plugin = ep.load()
-        if isinstance(plugin, type):
-            plugin = plugin()
-    except Exception as exc:
-        plugins.report(ep.name, "load", exc)
-        return
-    plugins.register(plugin, ep.name, source=source, location=ep.value,
-                     distribution=name or None, version=version)
+    def skipped(self) -> SkippedPlugin:
+        return SkippedPlugin(self.name, self.source, self.location, self.reason or "",
+                             self.distribution, self.version)
 
 
 class _FreshSourceLoader(importlib.machinery.SourceFileLoader):
@@ -217,6 +287,132 @@ def _plugin_files(folder: Path) -> list[Path]:
     return sorted(found, key=lambda p: p.name)
 
 
+def _listed_paths(settings: Any, problems: list[str]) -> list[Path]:
+    """The plugin paths of the settings' ``extensions`` lists (global, then project), each
+    resolved against its own file's folder; the built-in switches are not paths."""
+    found = []
+    for data, base in ((getattr(settings, "global_data", None), getattr(settings, "global_dir", None)),
+                       (getattr(settings, "project_data", None), getattr(settings, "project_dir", None))):
+        for entry in _entries(data):
+            if builtin_switch(entry) is not None:
+                continue
+            if entry[:1] in ("+", "-", "!"):
+                problems.append(f"settings extensions: {entry!r}: only built-ins take a + or -; ignored")
+                continue
+            path = Path(entry).expanduser()
+            found.append(path if path.is_absolute() or base is None else Path(base) / path)
+    return found
+
+
+class PluginLoader:
+    """The plugins of one start (a cwd, an agent dir, the command line's ``-e``): finds
+    them in load order and imports them; loaded again with other settings (the project's
+    trust decided), it imports only what is new, leaves out what those settings leave
+    out, and keeps the load order."""
+
+    def __init__(self, plugins: Plugins, *, cwd: str | Path, agent_dir: Path,
+                 extension_paths: Iterable[str | Path], builtins: bool, discover: bool) -> None:
+        self.plugins, self.cwd, self.agent_dir = plugins, cwd, agent_dir
+        self.extension_paths = [str(p) for p in extension_paths]
+        self.builtins, self.discover = builtins, discover
+        self._entry_points: list[FoundEntryPoint] | None = None
+        self._loaded: dict[str, str] = {}  # Found.location -> registered name
+        self._tried: set[str] = set()  # imported or failed to: never again
+        self._skipped: list[SkippedPlugin] = []
+        self._told: set[str] = set()
+
+    def find(self, settings: Any, problems: list[str]) -> list[Found]:
+        """Every plugin these settings would see, in load order, each with its reason
+        to be left out (``None``: it loads); nothing is imported."""
+        from pi_core import __version__
+        from pi_core.app.builtins import BUILTINS
+
+        policy = PluginPolicy.from_settings(settings, problems)
+        explicit = {_normalise(p[len(BUILTIN_PREFIX):]) for p in self.extension_paths
+                    if p.startswith(BUILTIN_PREFIX)}
+        for name in sorted(explicit - _builtin_names()):
+            problems.append(f"-e {BUILTIN_PREFIX}{name}: no built-in plugin has that name (`pi plugins` lists them)")
+        found: list[Found] = []
+        for name, module in BUILTINS.items():
+            asked = _normalise(name) in explicit
+            if self.builtins or asked:
+                reason = None if asked else policy.reason(name, OWN_DISTRIBUTION, builtin=True)
+                found.append(Found(name, "builtin", module, reason, OWN_DISTRIBUTION, __version__))
+        if self.discover:
+            if self._entry_points is None:
+                self._entry_points = plugin_entry_points()
+            found += [Found(ep.name, "entry point", ep.value, policy.reason(ep.name, ep.distribution, False),
+                            ep.distribution or None, ep.version, ep) for ep in self._entry_points]
+            trusted = getattr(settings, "project_trusted", True) is True
+            folders = (self.agent_dir / "extensions", project_dir(self.cwd) / "extensions")
+            for folder in folders if trusted else folders[:1]:
+                found += [Found(p.stem, "file", str(p), policy.reason(p.stem, None, False))
+                          for p in _plugin_files(folder)]
+            found += [Found(p.stem, "settings", str(p)) for p in _listed_paths(settings, problems)]
+        found += [Found(Path(p).stem, "cli", p) for p in self.extension_paths
+                  if not p.startswith(BUILTIN_PREFIX)]
+        return _once(found)
+
+    def load(self, settings: Any, *, if_trusted: Any = None) -> Plugins:
+        """Load what ``settings`` keep; with ``if_trusted`` (the settings the project's
+        trust would give), only what both keep: the rest waits for the next load."""
+        plugins, problems = self.plugins, []
+        found = self.find(settings, problems)
+        if if_trusted is not None:
+            also = {f.location for f in self.find(if_trusted, []) if f.reason is None}
+            found = [f for f in found if f.reason is not None or f.location in also]
+        for problem in dict.fromkeys(problems):
+            if problem not in self._told:
+                self._told.add(problem)
+                plugins.report("settings", "plugins", ValueError(problem))
+        for skip in self._skipped:
+            plugins.skipped.remove(skip)
+        self._skipped = [f.skipped() for f in found if f.reason is not None]
+        plugins.skipped += self._skipped
+        for f in found:
+            name = self._loaded.get(f.location)
+            if f.reason is not None and name is not None:  # loaded before these settings applied
+                plugins.unregister(name)
+                del self._loaded[f.location]
+                self._tried.discard(f.location)
+            elif f.reason is None and f.location not in self._tried:
+                self._tried.add(f.location)
+                name = f.load(plugins)
+                if name is not None:
+                    self._loaded[f.location] = name
+        self._reorder([self._loaded[f.location] for f in found if f.location in self._loaded])
+        return plugins
+
+    def _reorder(self, ours: list[str]) -> None:
+        """Our plugins in load order; a plugin registered by someone else stays right
+        after the plugin it followed."""
+        place = {name: i for i, name in enumerate(ours)}
+        keys, last = {}, -1.0
+        for info in self.plugins.infos:
+            last = place.get(info.name, last + 1e-6)
+            keys[info.name] = last
+        order = sorted(keys, key=keys.__getitem__)
+        if order != [info.name for info in self.plugins.infos]:
+            self.plugins.reorder(order)
+
+
+def _once(found: list[Found]) -> list[Found]:
+    """The same file named twice (global and project settings, ``-e``) loads once, at its
+    first place; paths compare resolved."""
+    seen, kept = set(), []
+    for f in found:
+        if f.source not in ("builtin", "entry point"):
+            f.location = str(Path(f.location).expanduser().resolve())
+        if f.location not in seen:
+            seen.add(f.location)
+            kept.append(f)
+    return kept
+
+
+#: Each manager's loader, so that :func:`load_project_plugins` can finish what it began.
+_LOADERS: weakref.WeakKeyDictionary[Plugins, PluginLoader] = weakref.WeakKeyDictionary()
+
+
 def load_plugins(
     plugins: Plugins | None = None,
     *,
@@ -226,94 +422,30 @@ def load_plugins(
     builtins: bool = True,
     discover: bool = True,
     settings: Any = None,
+    if_trusted: Any = None,
 ) -> Plugins:
     """Load every plugin in load order into ``plugins`` (a new manager by default).
 
     ``settings`` (a :class:`pi_core.app.settings.Settings`, read from ``cwd`` and
-    ``agent_dir`` when not given) decides which discovered plugins may load."""
+    ``agent_dir`` when not given) decides which discovered plugins may load. Before the
+    project's trust is decided, pass the untrusted settings and, as ``if_trusted``, the
+    trusted ones: what those would leave out is not imported, and
+    :func:`load_project_plugins` loads the rest once trust is decided."""
     plugins = plugins or Plugins()
     home = Path(agent_dir) if agent_dir is not None else default_agent_dir()
     if settings is None:
         from pi_core.app.settings import Settings
 
         settings = Settings.load(cwd, home)
-    problems: list[str] = []
-    policy = PluginPolicy.from_settings(settings, problems)
-    for problem in problems:
-        plugins.report("settings", "plugins", ValueError(problem))
-    builtin_eps, other_eps = plugin_entry_points()
-    if builtins:
-        from pi_core.app.builtins import LOAD_ORDER
-
-        for ep in builtin_eps:
-            if ep.name not in LOAD_ORDER:
-                plugins.report(ep.name, "load", LookupError(
-                    "a built-in entry point missing from pi_core.app.builtins.LOAD_ORDER; it loads last"))
-            _load_entry_point(plugins, ep, "builtin", policy)
-    seen: set[Path] = set()
-
-    def load_once(path: Path, source: str) -> None:
-        path = Path(path).expanduser().resolve()
-        if path not in seen:  # the same file named twice (global and project settings, -e)
-            seen.add(path)
-            load_file(plugins, path, source=source)
-
-    trusted = getattr(settings, "project_trusted", True) is True
-    if discover:
-        for ep in other_eps:
-            _load_entry_point(plugins, ep, "entry point", policy)
-        folders = (home / "extensions", project_dir(cwd) / "extensions")
-        for folder in folders if trusted else folders[:1]:
-            _load_folder(plugins, folder, policy, load_once)
-        for path in settings.paths("extensions"):
-            load_once(path, "settings")
-    for path in extension_paths:
-        load_once(path, "cli")
-    plugins.loaded_paths = seen
-    return plugins
+    loader = PluginLoader(plugins, cwd=cwd, agent_dir=home, extension_paths=extension_paths,
+                          builtins=builtins, discover=discover)
+    _LOADERS[plugins] = loader
+    return loader.load(settings, if_trusted=if_trusted)
 
 
-def _load_folder(plugins: Plugins, folder: Path, policy: PluginPolicy, load_once) -> None:
-    for path in _plugin_files(folder):
-        reason = policy.reason(path.stem, None, builtin=False)
-        if reason is None:
-            load_once(path, "file")
-        else:
-            plugins.skipped.append(SkippedPlugin(path.stem, "file", str(path), reason))
-
-
-def load_project_plugins(plugins: Plugins, *, cwd: str | Path, settings: Any,
-                         discover: bool = True) -> None:
-    """Once the project is trusted: its ``.pi/extensions`` and the project settings'
-    ``extensions``, then the ``-e`` plugins again at the end, so the load order is what
-    :func:`load_plugins` gives a trusted project (the ``-e`` modules are not imported
-    again). The project settings' ``plugins.disabled`` / ``enabled`` leave out what
-    they name, as they would have at start."""
-    if not discover:
-        return
-    seen: set[Path] = getattr(plugins, "loaded_paths", set())
-    policy = PluginPolicy.from_settings(settings)
-    for info in plugins.infos:
-        reason = policy.reason(info.name, info.distribution, builtin=info.source == "builtin")
-        if reason is not None and info.source != "cli":
-            plugins.unregister(info.name)
-            plugins.skipped.append(SkippedPlugin(info.name, info.source, info.location, reason,
-                                                 info.distribution, info.version))
-    cli = [info for info in plugins.infos if info.source == "cli"]
-
-    def load_once(path: Path, source: str) -> None:
-        path = Path(path).expanduser().resolve()
-        if path not in seen:
-            seen.add(path)
-            load_file(plugins, path, source=source)
-
-    _load_folder(plugins, project_dir(cwd) / "extensions", policy, load_once)
-    project = getattr(settings, "project_dir", None)
-    for entry in (settings.project_data or {}).get("extensions", []) or []:
-        if isinstance(entry, str):
-            path = Path(entry).expanduser()
-            load_once(path if path.is_absolute() or project is None else Path(project) / path, "settings")
-    for info in cli:  # -e stays last in load order
-        plugins.unregister(info.name)
-        plugins.register(info.plugin, info.name, source=info.source, location=info.location,
-                         distribution=info.distribution, version=info.version)
+def load_project_plugins(plugins: Plugins, *, settings: Any) -> None:
+    """Once the project's trust is decided: the plugins :func:`load_plugins` began with,
+    under ``settings`` (trusted: the project's ``.pi/extensions``, its settings'
+    ``extensions`` and plugin lists; untrusted: what waited for the decision), in the
+    load order a single load would give. Nothing is imported twice."""
+    _LOADERS[plugins].load(settings)

@@ -30,7 +30,7 @@ def extension_args(args: list[str]) -> tuple[list[str], bool]:
             paths.append(word.partition("=")[2])
         elif word in _NO_EXTENSIONS:
             discover = False
-    return paths, discover
+    return [p for p in paths if not p.startswith("builtin:")], discover  # a built-in adds no flag
 
 
 def plugin_files(cwd: str | None = None) -> bool:
@@ -64,7 +64,9 @@ def plugin_files(cwd: str | None = None) -> bool:
             data = json.loads(text)
         except ValueError:
             continue
-        if isinstance(data, dict) and data.get("extensions"):
+        entries = data.get("extensions") if isinstance(data, dict) else None
+        if isinstance(entries, list) and any(  # a built-in's switch (-builtin:NAME) is no file
+                isinstance(e, str) and not e.lstrip("+-").startswith("builtin:") for e in entries):
             return True
     return False
 

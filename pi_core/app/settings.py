@@ -215,19 +215,25 @@ def quiet_trust(cwd: str | Path, agent_dir: str | Path, global_settings: dict | 
     """The decision before any plugin is loaded and where nothing may be asked (``pi
     plugins``, ``pi list``, ``pi batch``, the SDK, ``Settings.load``): the answer of the
     built-in plugin named :data:`TRUST_PLUGIN` alone, unless the agent dir's settings
-    disable it (``plugins.disabled``); untrusted without it."""
+    disable it (``plugins.disabled``, ``-builtin:trust``); untrusted without it."""
     from pi_core.plugins import Plugins
 
     data = global_settings if isinstance(global_settings, dict) else {}
     disabled = (data.get("plugins") or {}).get("disabled") if isinstance(data.get("plugins"), dict) else None
-    if isinstance(disabled, list) and TRUST_PLUGIN in disabled:
+    extensions = data.get("extensions")
+    if (isinstance(disabled, list) and TRUST_PLUGIN in disabled) or \
+            (isinstance(extensions, list) and f"-builtin:{TRUST_PLUGIN}" in extensions):
         return Untrusted()
+    import importlib
+
+    from pi_core.app.builtins import BUILTINS
+
     plugins = Plugins()
-    for ep in _own_entry_points(TRUST_PLUGIN):
-        try:
-            plugins.register(ep.load(), ep.name, source="builtin", location=ep.value)
-        except Exception as exc:  # not importable: no decision, so untrusted
-            return Untrusted([f"the {TRUST_PLUGIN} plugin cannot load: {exc}"])
+    try:
+        plugins.register(importlib.import_module(BUILTINS[TRUST_PLUGIN]), TRUST_PLUGIN, source="builtin",
+                         location=BUILTINS[TRUST_PLUGIN])
+    except Exception as exc:  # not importable: no decision, so untrusted
+        return Untrusted([f"the {TRUST_PLUGIN} plugin cannot load: {exc}"])
     if not plugins.has("decide_project_trust"):
         return Untrusted()
     question = TrustQuestion(cwd, agent_dir, approve=approve, global_settings=data, chat=chat)
@@ -245,19 +251,6 @@ def _without_waiting(coroutine: Any) -> Any:
     coroutine.close()
     return None
 
-
-def _own_entry_points(name: str) -> list:
-    """pi-harness's own ``pi.plugins`` entry point ``name`` (its metadata alone: a scan of
-    every installed distribution would cost a start-up tens of milliseconds)."""
-    from importlib import metadata
-
-    from pi_core.app.discovery import GROUP, OWN_DISTRIBUTION
-
-    try:
-        found = metadata.distribution(OWN_DISTRIBUTION).entry_points
-    except metadata.PackageNotFoundError:
-        return []
-    return [ep for ep in found if ep.group == GROUP and ep.name == name]
 
 
 async def decide_trust(plugins: Any, question: TrustQuestion, ctx: Any) -> Any:

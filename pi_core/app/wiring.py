@@ -313,8 +313,9 @@ async def _trusted_plugins(args: RunArgs, cwd: str, home: Path, extension_paths:
     """(settings, plugins, trust decision): the project's protected resources are in
     them only once the project is trusted, as the ``decide_project_trust`` hook says
     (the built-in ``trust`` plugin; untrusted without an answer). When the quiet answer
-    is not settled, the plugins that are not the project's load first and are asked, and
-    the project's follow when it is trusted."""
+    is not settled, the plugins that are not the project's (and that the project's plugin
+    lists would keep) load first and are asked; the rest follow in load order once it is
+    decided."""
     from pi_core.app.discovery import load_plugins, load_project_plugins
     from pi_core.app.settings import Settings, TrustQuestion, decide_trust, quiet_trust
 
@@ -325,8 +326,8 @@ async def _trusted_plugins(args: RunArgs, cwd: str, home: Path, extension_paths:
         settings = Settings.load(cwd, home, project_trusted=trust.trusted)
         return settings, load_plugins(cwd=cwd, agent_dir=home, extension_paths=extension_paths,
                                       discover=discover, settings=settings), trust
-    plugins = load_plugins(cwd=cwd, agent_dir=home, extension_paths=extension_paths,
-                           discover=discover, settings=untrusted)
+    plugins = load_plugins(cwd=cwd, agent_dir=home, extension_paths=extension_paths, discover=discover,
+                           settings=untrusted, if_trusted=Settings.load(cwd, home, project_trusted=True))
     from pi_core.context import Context
 
     ctx = Context(cwd=cwd, plugins=plugins, settings=untrusted, agent_dir=home, ui=trust_ui)
@@ -334,10 +335,8 @@ async def _trusted_plugins(args: RunArgs, cwd: str, home: Path, extension_paths:
     trust = await decide_trust(plugins, TrustQuestion(
         cwd, home, approve=args.approve, global_settings=untrusted.global_data, quiet=False,
         can_ask=trust_ui is not None, chat=trust_ui is not None), ctx)
-    if not trust.trusted:
-        return untrusted, plugins, trust
-    settings = Settings.load(cwd, home, project_trusted=True)
-    load_project_plugins(plugins, cwd=cwd, settings=settings, discover=discover)
+    settings = Settings.load(cwd, home, project_trusted=True) if trust.trusted else untrusted
+    load_project_plugins(plugins, settings=settings)  # and what waited for the decision
     return settings, plugins, trust
 
 

@@ -99,3 +99,18 @@ def test_a_package_installed_or_removed_changes_the_cached_help(tmp_path):
     assert "--shout" in help_text() and "--shout" in help_text()
     (info / "entry_points.txt").unlink(), (info / "METADATA").unlink(), info.rmdir()
     assert "--shout" not in help_text()
+
+
+def test_built_in_switches_load_no_plugin_for_the_help(tmp_path, monkeypatch):
+    """``-builtin:NAME`` in settings and ``-e builtin:NAME`` name no plugin that could
+    add a flag, so ``pi --help`` stays without plugins."""
+    from pi_core.app.help_flags import extension_args, plugin_files
+
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(agent))
+    (agent / "settings.json").write_text('{"extensions": ["-builtin:compaction", "+builtin:budget"]}')
+    assert not plugin_files(str(tmp_path))
+    assert extension_args(["-e", "builtin:compaction", "--extension=builtin:budget"]) == ([], True)
+    (agent / "settings.json").write_text('{"extensions": ["-builtin:compaction", "./mine.py"]}')
+    assert plugin_files(str(tmp_path))

@@ -80,6 +80,11 @@ def test_help_lists_the_flags_of_a_discovered_plugin_unless_extensions_are_off(p
     assert "--plan" not in help_text(pi, "--no-extensions").stdout
 
 
-def test_plain_help_has_no_plugin_section_when_no_plugin_adds_flags(pi):
+def test_plain_help_lists_the_built_in_plugins_flags_and_no_others(pi):
+    import re
+
     shown = help_text(pi)
-    assert shown.returncode == 0 and "--model" in shown.stdout and "Plugin flags:" not in shown.stdout
+    assert shown.returncode == 0 and "--model" in shown.stdout
+    section = shown.stdout.split("Plugin flags:", 1)[1]
+    # the budget plugin's; a plugin of one's own would add its own here
+    assert re.findall(r"^\s+(--[\w-]+)", section, re.M) == ["--max-cost", "--max-tokens", "--max-turns"]

@@ -181,7 +181,7 @@ def test_load_order_is_builtins_then_user_then_project_then_command_line(tmp_pat
     untrusted = Settings.load(project, agent_dir, project_trusted=False)
     later = load_plugins(cwd=project, agent_dir=agent_dir, extension_paths=[cli], settings=untrusted)
     assert "proj" not in [i.name for i in later.infos]
-    load_project_plugins(later, cwd=project, settings=trusted)
+    load_project_plugins(later, settings=trusted)
     assert [(i.name, i.source) for i in later.infos] == names
 
 
@@ -258,16 +258,26 @@ def test_the_installed_pi_script_lists_the_builtin_plugins(tmp_path):
     assert "app_messages  (builtin" in out.stdout
 
 
-def test_builtins_load_in_their_declared_order_whatever_the_metadata_sorting():
-    import tomllib
+def test_builtins_load_in_the_order_their_one_list_gives():
+    from pi_core.app.builtins import BUILTINS
 
-    from pi_plugins import LOAD_ORDER
+    loaded = [(i.name, i.location) for i in load_plugins(discover=False).infos if i.source == "builtin"]
+    assert loaded == list(BUILTINS.items())
 
-    root = Path(__file__).parents[2]
-    declared = tomllib.loads((root / "pyproject.toml").read_text())["project"]["entry-points"]["pi.plugins"]
-    assert set(declared) == set(LOAD_ORDER)
-    loaded = [i.name for i in load_plugins(discover=False).infos if i.source == "builtin"]
-    assert loaded == list(LOAD_ORDER)
+
+def test_an_older_install_declaring_the_builtins_as_entry_points_loads_none_twice(tmp_path, monkeypatch):
+    """pi-harness's metadata from before the one list (its built-ins as entry points, in
+    name order) adds nothing; an entry point of its own that the list lacks still loads."""
+    (tmp_path / "pi_extra_builtin.py").write_text("from pi_core import hookimpl\n\n@hookimpl\ndef turn_start(): pass\n")
+    info = tmp_path / "pi_harness-0.0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: pi-harness\nVersion: 0.0.1\n")
+    (info / "entry_points.txt").write_text(
+        "[pi.plugins]\ncompaction = pi_plugins.compaction\nextra = pi_extra_builtin\ntools = pi_plugins.tools\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    names = [(i.name, i.source) for i in load_plugins(cwd=tmp_path, agent_dir=tmp_path / "agent").infos]
+    assert names.count(("tools", "builtin")) == 1 and names.count(("compaction", "builtin")) == 1
+    assert [n for n, s in names if s != "builtin"] == ["extra"]
 
 
 def test_adding_a_hook_is_one_decorated_spec_plus_one_call():

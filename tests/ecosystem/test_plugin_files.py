@@ -121,12 +121,17 @@ def test_a_folder_is_a_package_when_it_has_a_project_file_else_a_plugin_folder(t
         classify("./empty", tmp_path)
 
 
-def test_pyproject_declares_the_built_ins_of_load_order_in_that_order():
+def test_the_built_ins_are_declared_once_in_load_order_and_not_as_entry_points():
+    """One list (pi_core.app.builtins) names the built-ins and their order; pyproject
+    declares no entry point for them, so there is no second list to keep equal."""
+    import importlib.util
     import tomllib
     from pathlib import Path
 
-    from pi_plugins import LOAD_ORDER
+    from pi_core.app.builtins import BUILTINS
 
     pyproject = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
-    declared = list(pyproject["project"]["entry-points"]["pi.plugins"])
-    assert declared == list(LOAD_ORDER)
+    assert "pi.plugins" not in pyproject["project"].get("entry-points", {})
+    assert all(importlib.util.find_spec(module) for module in BUILTINS.values())
+
+

@@ -5,7 +5,6 @@ import asyncio
 import subprocess
 import sys
 import time
-from importlib import metadata
 
 import pytest
 
@@ -161,9 +160,10 @@ def test_two_bash_calls_run_side_by_side(ws, tmp_path):
     assert [text_of(r) for r in results] == ["a\n", "b\n"]
 
 
-def test_the_plugin_is_an_entry_point_of_the_distribution():
-    points = {ep.name: ep.value for ep in metadata.entry_points(group="pi.plugins")}
-    assert points.get("tools") == "pi_plugins.tools"
+def test_the_plugin_is_a_built_in_of_the_distribution():
+    from pi_core.app.builtins import BUILTINS
+
+    assert BUILTINS.get("tools") == "pi_plugins.tools"
 
 
 @pytest.mark.process
