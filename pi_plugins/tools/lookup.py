@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from pi_core.protocol.environment import ExecutionEnvironment
     from pi_core.protocol.tools import ToolRun
-    from pi_plugins.tools.environment import ExecutionEnvironment
 
 
 async def environment_for(run: ToolRun | None) -> ExecutionEnvironment:
