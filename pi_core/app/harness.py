@@ -104,7 +104,8 @@ class Harness:
         self.models = ModelChoice(self)
         # pi's default level is medium, clamped to what the model takes (off without reasoning)
         self.agent.thinking_level = self.clamp_thinking_level(self.agent.thinking_level)
-        self._explicit_model = model_is_explicit
+        #: The caller chose the model (``--model``): a resumed session's own does not replace it.
+        self.model_is_explicit = model_is_explicit
         self._explicit_thinking = thinking_level is not None
         self.available_models = available_models or (lambda: [self.agent.model])
         self.scoped_models = list(scoped_models or [])
@@ -184,7 +185,7 @@ class Harness:
         fresh = not len(self.session)
         restored = self.session.build_context()
         self.agent.messages = list(restored.messages)
-        if restored.model is not None and not self._explicit_model and self.resolve_model:
+        if restored.model is not None and not self.model_is_explicit and self.resolve_model:
             found = self.resolve_model(restored.model.provider, restored.model.model_id)
             if found is not None and found.key != self.agent.model.key:
                 previous, self.agent.model = self.agent.model, found
