@@ -12,8 +12,6 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from pi_core import __version__
-
 if TYPE_CHECKING:
     from pi_core.plugins import Plugins
 
@@ -67,12 +65,10 @@ def main() -> None:
 
 
 def _print_version(ctx: click.Context) -> None:
-    """The bare version, as pi prints it: on stdout when run from a terminal, else on
-    stderr (pi keeps stdout for the protocol whenever stdin is not a terminal, and pi-acp
-    counts on it: what it reads on stdout it compares with the npm release of pi)."""
-    stream = sys.stdout if sys.stdin is not None and sys.stdin.isatty() else sys.stderr
-    stream.write(f"{__version__}\n")
-    stream.flush()
+    """``--version`` among other arguments (alone, :mod:`pi_core.app.entry` answers it)."""
+    from pi_core.app.entry import print_version
+
+    print_version()
     ctx.exit(0)
 
 

@@ -1,6 +1,7 @@
 """The ``pi`` console script. ``pi --help`` is answered from a cache of click's own
-output, without importing click or anything else (most of what ``--help`` used to cost);
-every other command runs the click command line (:mod:`pi_core.app.cli`).
+output, and ``pi --version`` from ``pi_core.__version__``, without importing click or
+anything else (most of what they used to cost); every other command runs the click
+command line (:mod:`pi_core.app.cli`).
 
 The cache (in :mod:`pi_core.app.cache_folder`) is keyed on the pi version, the size and
 time of ``cli.py``, the width click would wrap to and the installed packages (their
@@ -14,9 +15,13 @@ import sys
 from pi_core.app.cache_folder import cache_dir
 
 _HELP = (["--help"], ["-h"])
+_VERSION = (["--version"], ["-v"])
 
 
 def main() -> int:
+    if sys.argv[1:] in _VERSION:
+        print_version()
+        return 0
     if sys.argv[1:] in _HELP and not _plugins_may_add_flags():
         path = _cache_path()
         if path is not None:
@@ -31,6 +36,17 @@ def main() -> int:
     from pi_core.app.cli import main as cli
 
     return cli()
+
+
+def print_version() -> None:
+    """The bare version, as pi prints it: on stdout when run from a terminal, else on
+    stderr (pi keeps stdout for the protocol whenever stdin is not a terminal, and pi-acp
+    counts on it: what it reads on stdout it compares with the npm release of pi)."""
+    from pi_core import __version__
+
+    stream = sys.stdout if sys.stdin is not None and sys.stdin.isatty() else sys.stderr
+    stream.write(f"{__version__}\n")
+    stream.flush()
 
 
 def _plugins_may_add_flags() -> bool:

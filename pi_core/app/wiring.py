@@ -189,17 +189,22 @@ def sessions_dir(args: RunArgs, settings) -> Path | None:
 
 
 def open_session(args: RunArgs, cwd: str, directory: Path | None):
-    from pi_core.app import session_ids
-    from pi_core.app.forks import fork_from
-    from pi_core.app.listing import continue_recent, find_session
     from pi_core.session import Session
     from pi_core.session.locations import session_dir_for
 
-    if args.no_session:
-        if args.session_id is not None:
-            return session_ids.new_session_with_id(cwd, None, args.session_id, in_memory=True), "startup"
+    if args.no_session and args.session_id is None:
         return Session.in_memory(cwd), "startup"
     folder = directory or session_dir_for(cwd)
+    if not (args.no_session or args.fork or args.session_id is not None or args.session
+            or args.continue_session):
+        return Session.create(cwd, folder), "startup"
+    # finding, forking or naming a session (what a new one never needs: pi -p's start)
+    from pi_core.app import session_ids
+    from pi_core.app.forks import fork_from
+    from pi_core.app.listing import continue_recent, find_session
+
+    if args.no_session:
+        return session_ids.new_session_with_id(cwd, None, args.session_id, in_memory=True), "startup"
     if args.fork:
         found = find_session(args.fork, cwd, folder)
         if found is None:
@@ -219,9 +224,7 @@ def open_session(args: RunArgs, cwd: str, directory: Path | None):
         if found.scope == "global":
             return fork_from(found.path, cwd, folder), "fork"
         return Session.open(found.path, folder, cwd=cwd), "resume"
-    if args.continue_session:
-        return continue_recent(cwd, folder), "resume"
-    return Session.create(cwd, folder), "startup"
+    return continue_recent(cwd, folder), "resume"  # --continue
 
 
 def model_wish(args: RunArgs) -> dict:

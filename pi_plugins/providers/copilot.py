@@ -13,7 +13,6 @@ per-request ones: ``X-Initiator`` (``user`` when the user spoke last, else ``age
 from __future__ import annotations
 
 from pi_core.protocol.messages import ImageContent, ToolResultMessage, UserMessage
-from pi_plugins.signin.flows import copilot_base_url
 
 PROVIDER = "github-copilot"
 DEFAULT_BASE_URL = "https://api.individual.githubcopilot.com"
@@ -36,6 +35,10 @@ def dynamic_headers(messages: list) -> dict[str, str]:
 def adapt(model, context, options, request) -> None:
     """Point ``request`` at the API the Copilot token names and add Copilot's headers."""
     if model.base_url.rstrip("/") == DEFAULT_BASE_URL and options.api_key:
+        # the sign-in flows (a local callback server, hashing) are imported by Copilot
+        # requests only, not by every provider that can speak to Copilot
+        from pi_plugins.signin.flows import copilot_base_url
+
         base = copilot_base_url(options.api_key)
         if base != DEFAULT_BASE_URL:
             request.url = base + request.url[len(DEFAULT_BASE_URL):]

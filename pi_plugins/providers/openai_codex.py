@@ -43,7 +43,6 @@ from pi_plugins.providers.kit import MessageBuilder
 from pi_plugins.providers.openai_responses import ResponsesReader, convert_input
 from pi_plugins.providers.sse import SseEvent
 from pi_plugins.providers.thinking import level_value, reasoning_level
-from pi_plugins.signin.flows import account_id
 
 API = "openai-codex-responses"
 DEFAULT_BASE_URL = "https://chatgpt.com/backend-api"
@@ -253,6 +252,8 @@ class OpenAICodexProvider(SseProvider):
         token = options.api_key
         if not token:
             raise ValueError(f"No API key for provider: {model.provider} (sign in: pi auth login openai-codex)")
+        from pi_plugins.signin.flows import account_id  # the sign-in flows: for Codex requests only
+
         account = account_id(token)
         if not account:
             raise ValueError("Failed to extract accountId from token (sign in again: /login openai-codex)")

@@ -67,9 +67,19 @@ def test_another_width_or_a_changed_cli_is_not_answered_from_the_cache(tmp_path,
 
 
 @pytest.mark.process
+def test_the_version_alone_is_answered_without_importing_click(tmp_path):
+    for flag in ("--version", "-v"):
+        done = run(tmp_path, flag)
+        # from a program (stdin is not a terminal) pi prints its bare version on stderr;
+        # then the probe says whether click was imported
+        assert done.returncode == 0 and done.stdout == ""
+        assert done.stderr == f"{__version__}\nFalse\n"
+    assert not (tmp_path / "pi-harness").exists()
+
+
+@pytest.mark.process
 def test_other_commands_go_to_click(tmp_path):
-    done = run(tmp_path, "--version")  # click exits by itself: the probe prints nothing more
-    # from a program (stdin is not a terminal) pi prints its bare version on stderr
+    done = run(tmp_path, "--no-session", "--version")  # click exits by itself: the probe prints nothing more
     assert done.returncode == 0 and done.stdout == "" and done.stderr == f"{__version__}\n"
     assert not (tmp_path / "pi-harness").exists()
 

@@ -18,12 +18,20 @@ from support.side_by_side import requests_of_both
 
 from pi_core.protocol.messages import TextContent, UserMessage
 from pi_core.protocol.provider import LlmContext, StreamOptions, ToolSpec
+from pi_core.testing import assert_light_import
 
 NODE = Path(__file__).parents[1] / "support" / "node"
 TOKEN = "sk-ant-oat01-subscription-token"
 CONTEXT = LlmContext(system_prompt="Be brief.", messages=[UserMessage(content=[TextContent("Hi")])],
                      tools=[ToolSpec("read", "Read a file", {"type": "object", "properties": {"path": {"type": "string"}}}),
                             ToolSpec("lookup", "Ours", {"type": "object", "properties": {}})])
+
+
+@pytest.mark.process
+@pytest.mark.parametrize("provider", ["openai_completions", "openai_responses", "anthropic", "openai_codex"])
+def test_a_provider_imports_the_sign_in_flows_only_for_a_subscription_request(provider):
+    # pi -p to any other server does not pay for them (a local callback server, hashing)
+    assert_light_import(f"pi_plugins.providers.{provider}", (), also=("pi_plugins.signin.flows",))
 
 
 def test_a_claude_subscription_request_is_bearer_with_claude_codes_identity(llm_server):
