@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from attrs import define, field
 
-from pi_core.protocol.messages import AgentMessage, ImageContent, ToolResultMessage
+from pi_core.protocol.messages import AgentMessage, ImageContent, ToolResultMessage, _filled
 from pi_core.protocol.stream import AssistantMessageEvent
 
 
@@ -37,7 +37,7 @@ class TurnStart:
 @define
 class TurnEnd:
     type: Literal["turn_end"] = field(default="turn_end", init=False)
-    message: AgentMessage = None
+    message: AgentMessage = _filled()
     tool_results: list[ToolResultMessage] = field(factory=list)
     turn_index: int = 0
 
@@ -45,20 +45,20 @@ class TurnEnd:
 @define
 class MessageStart:
     type: Literal["message_start"] = field(default="message_start", init=False)
-    message: AgentMessage = None
+    message: AgentMessage = _filled()
 
 
 @define
 class MessageUpdate:
     type: Literal["message_update"] = field(default="message_update", init=False)
-    message: AgentMessage = None
-    assistant_message_event: AssistantMessageEvent = None
+    message: AgentMessage = _filled()
+    assistant_message_event: AssistantMessageEvent = _filled()
 
 
 @define
 class MessageEnd:
     type: Literal["message_end"] = field(default="message_end", init=False)
-    message: AgentMessage = None
+    message: AgentMessage = _filled()
 
 
 @define
