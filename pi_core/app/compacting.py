@@ -11,7 +11,13 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from pi_core.protocol.events import BeforeCompactEvent, CompactionEnd, CompactionStart, SessionCompactEvent
+from pi_core.protocol.events import (
+    BeforeCompactEvent,
+    CompactionEnd,
+    CompactionReason,
+    CompactionStart,
+    SessionCompactEvent,
+)
 
 if TYPE_CHECKING:
     from pi_core.app.harness import Harness
@@ -19,7 +25,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("pi.harness")
 
 
-async def compact(harness: Harness, instructions: str | None = None, *, reason: str = "manual",
+async def compact(harness: Harness, instructions: str | None = None, *, reason: CompactionReason = "manual",
                   will_retry: bool = False):
     """Compact the branch: ``prepare_compaction`` plans it (the built-in compaction
     plugin's plan), ``session_before_compact`` decides (cancel, a plugin's own
@@ -38,7 +44,7 @@ async def compact(harness: Harness, instructions: str | None = None, *, reason: 
     return result
 
 
-async def _compaction(harness: Harness, entries: list, reason: str, instructions: str | None, will_retry: bool):
+async def _compaction(harness: Harness, entries: list, reason: CompactionReason, instructions: str | None, will_retry: bool):
     """(result or None, error) of a compaction; (False, None) when a plugin cancelled it."""
     from pi_core.protocol.results import compaction_result
     from pi_core.tokens import estimate_tokens

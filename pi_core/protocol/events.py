@@ -14,6 +14,13 @@ from attrs import define, field
 from pi_core.protocol.messages import AgentMessage, ImageContent, ToolResultMessage, _filled
 from pi_core.protocol.stream import AssistantMessageEvent
 
+#: Why a compaction runs: the user asked, the context passed its threshold, or the
+#: model refused a request as too long.
+CompactionReason = Literal["manual", "threshold", "overflow"]
+#: How the model was chosen: set by name, cycled to, or restored from the session.
+ModelSource = Literal["set", "cycle", "restore"]
+#: Where a fork ends: just before the entry (pi's /fork) or with it (a clone).
+ForkPosition = Literal["before", "at"]
 
 @define
 class AgentStart:
@@ -189,13 +196,13 @@ class CompactionResult:
 @define
 class CompactionStart:
     type: Literal["compaction_start"] = field(default="compaction_start", init=False)
-    reason: Literal["manual", "threshold", "overflow"] = "manual"
+    reason: CompactionReason = "manual"
 
 
 @define
 class CompactionEnd:
     type: Literal["compaction_end"] = field(default="compaction_end", init=False)
-    reason: Literal["manual", "threshold", "overflow"] = "manual"
+    reason: CompactionReason = "manual"
     result: CompactionResult | None = None
     aborted: bool = False
     will_retry: bool = False
@@ -239,7 +246,7 @@ class ModelSelect:
     type: Literal["model_select"] = field(default="model_select", init=False)
     model: Any = None
     previous_model: Any = None
-    source: Literal["set", "cycle", "restore"] = "set"
+    source: ModelSource = "set"
 
 
 @define
@@ -282,7 +289,7 @@ class BeforeCompactEvent:
     """``session_before_compact``: ``entries`` is the branch (root → leaf) to compact;
     ``preparation`` the plan (``None`` when there is nothing to summarise)."""
 
-    reason: Literal["manual", "threshold", "overflow"]
+    reason: CompactionReason
     entries: list
     will_retry: bool = False  # pi 1.6: the failed request is sent again after it
     instructions: str | None = None
@@ -359,7 +366,7 @@ class SessionCompactEvent:
     type: Literal["session_compact"] = field(default="session_compact", init=False)
     entry: Any = None
     from_hook: bool = False
-    reason: Literal["manual", "threshold", "overflow"] = "manual"
+    reason: CompactionReason = "manual"
     will_retry: bool = False
 
 
@@ -377,7 +384,7 @@ class ForkEvent:
     session ends just before that entry, pi's /fork) or "at" (it ends with it: a clone)."""
 
     entry_id: str | None
-    position: Literal["before", "at"] = "before"
+    position: ForkPosition = "before"
 
 
 @define
