@@ -122,6 +122,12 @@ class Context:
     def model(self) -> Model | None:
         return self.agent.model if self.agent else None
 
+    @property
+    def model_registry(self) -> Any:
+        """pi's ``ctx.modelRegistry``: the models and their keys (None where the harness
+        was given a model without a registry)."""
+        return self.harness.model_registry if self.harness is not None else None
+
     def is_idle(self) -> bool:
         if self.harness is not None:
             return not self.harness.is_running

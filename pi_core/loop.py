@@ -50,10 +50,8 @@ from pi_core.protocol.messages import (
     AgentMessage,
     AssistantMessage,
     ImageContent,
-    TextContent,
     ToolCall,
     ToolResultMessage,
-    UserMessage,
 )
 from pi_core.protocol.model import Model
 from pi_core.protocol.provider import LlmContext, RequestContext, StreamOptions, ToolSpec
@@ -61,42 +59,9 @@ from pi_core.protocol.schema import ArgumentsError
 from pi_core.protocol.signal import AbortSignal
 from pi_core.protocol.stream import TextEndEvent, ThinkingEndEvent
 from pi_core.protocol.tools import Tool, ToolResult, ToolRun, as_result
+from pi_core.queues import AgentBusyError, MessageQueue, QueueMode, user_message
 
-QueueMode = Literal["all", "one-at-a-time"]
 ABORTED_TOOL_TEXT = "Tool execution was aborted"
-
-
-class AgentBusyError(RuntimeError):
-    """A run is already going; queue with steer() or follow_up(), or wait for it."""
-
-
-class MessageQueue:
-    """Steering or follow-up messages waiting for the loop; ``one-at-a-time`` hands
-    them out singly, ``all`` together."""
-
-    def __init__(self, mode: QueueMode = "one-at-a-time"):
-        self.mode = mode
-        self.messages: list[AgentMessage] = []
-
-    def drain(self) -> list[AgentMessage]:
-        if self.mode == "all":
-            drained, self.messages = self.messages, []
-            return drained
-        return [self.messages.pop(0)] if self.messages else []
-
-    def clear(self) -> list[AgentMessage]:
-        cleared, self.messages = self.messages, []
-        return cleared
-
-    def __len__(self) -> int:
-        return len(self.messages)
-
-
-def user_message(content: str | AgentMessage, images: Iterable[ImageContent] = ()) -> AgentMessage:
-    """A user message from text (stored as a list of blocks, as pi does), or the message."""
-    if not isinstance(content, str):
-        return content
-    return UserMessage(content=[TextContent(content), *images])
 
 
 @define

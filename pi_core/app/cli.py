@@ -256,7 +256,8 @@ async def _list_models(args) -> int:
     from pi_core.app.discovery import load_plugins
     from pi_core.app.registry import ModelRegistry, collation_key, model_table
     from pi_core.app.settings import Settings
-    from pi_core.app.wiring import find_local_models, probed_endpoints
+    from pi_core.app.start_model import find_local_models
+    from pi_core.app.wiring import model_wish, probed_endpoints
     from pi_core.paths import agent_dir
 
     cwd, home = os.getcwd(), agent_dir()
@@ -264,7 +265,7 @@ async def _list_models(args) -> int:
     plugins = load_plugins(cwd=cwd, agent_dir=home, extension_paths=args.extensions,
                            discover=not args.no_extensions, settings=settings)
     registry = await ModelRegistry.from_plugins(plugins, agent_dir=home)
-    looked = await find_local_models(args, registry, plugins, settings)
+    looked = await find_local_models(registry, plugins, settings, **model_wish(args))
     # pi lists what the search matched by provider and id, not by how well it matched
     models = sorted(registry.search(args.list_models or ""),
                     key=lambda m: (collation_key(m.provider), collation_key(m.id)))

@@ -18,11 +18,43 @@ from pi_core.protocol.events import (
     CompactionStart,
     SessionCompactEvent,
 )
+from pi_core.protocol.messages import TextContent, Usage, UserMessage
+from pi_core.protocol.provider import LlmContext, StreamOptions, complete
+from pi_core.protocol.signal import AbortSignal
+from pi_core.protocol.usage import total_usage
 
 if TYPE_CHECKING:
     from pi_core.app.harness import Harness
 
 log = logging.getLogger("pi.harness")
+
+
+class SummaryError(RuntimeError):
+    """The model could not write a summary (its error is in the message)."""
+
+
+async def summarize(harness: Harness, system_prompt: str, text: str, max_tokens: int) -> str:
+    """One request to the current model for a summary; raises :class:`SummaryError`.
+    Aborted by ``harness.abort()``; what it spent goes on the summary's entry."""
+    model = harness.agent.model
+    provider = harness.agent.provider_for(model)
+    if provider is None:
+        raise SummaryError(f"no provider for api {model.api!r}")
+    signal = harness.run_signal or AbortSignal()
+    context = LlmContext(system_prompt=system_prompt, messages=[UserMessage(content=[TextContent(text)])])
+    options = StreamOptions(signal=signal, api_key=await harness.agent.api_key(model), max_tokens=max_tokens,
+                            thinking_level=harness.thinking_level if model.reasoning else "off")
+    message = await complete(provider, model, context, options)
+    harness.summary_answers.append(message)
+    if message.stop_reason in ("error", "aborted"):
+        raise SummaryError(message.error_message or "the summary request failed")
+    return message.text
+
+def take_summary_usage(harness: Harness) -> Usage | None:
+    """What the summary requests under way spent, for their entry's ``usage`` (where
+    pi 1.6 writes it: the session's totals and the budget count it)."""
+    answers, harness.summary_answers = harness.summary_answers, []
+    return total_usage(answers) if answers else None
 
 
 async def compact(harness: Harness, instructions: str | None = None, *, reason: CompactionReason = "manual",
@@ -46,8 +78,8 @@ async def compact(harness: Harness, instructions: str | None = None, *, reason: 
 
 async def _compaction(harness: Harness, entries: list, reason: CompactionReason, instructions: str | None, will_retry: bool):
     """(result or None, error) of a compaction; (False, None) when a plugin cancelled it."""
+    from pi_core.app.tokens import estimate_tokens
     from pi_core.protocol.results import compaction_result
-    from pi_core.tokens import estimate_tokens
 
     result, error = None, None
     try:
@@ -66,7 +98,7 @@ async def _compaction(harness: Harness, entries: list, reason: CompactionReason,
             result = _complete(compaction_result(result), event.preparation)
             entry = harness.session.append_compaction(
                 result.summary, result.first_kept_entry_id, result.tokens_before,
-                result.details, from_hook=decision.from_hook, usage=harness.take_summary_usage())
+                result.details, from_hook=decision.from_hook, usage=take_summary_usage(harness))
             harness.agent.messages = list(harness.session.build_context().messages)
             result = attrs.evolve(result, usage=entry.usage, estimated_tokens_after=sum(
                 estimate_tokens(m) for m in harness.agent.messages))

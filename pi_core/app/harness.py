@@ -21,14 +21,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from typing import Any
 
-import attrs
-
+from pi_core.app.plugin_commands import handler_for, run_extension_command
 from pi_core.context import Context
 from pi_core.loop import Agent, AgentBusyError, user_message
 from pi_core.protocol.events import (
@@ -47,21 +45,12 @@ from pi_core.protocol.messages import (
     CompactionSummaryMessage,
     CustomMessage,
     ImageContent,
-    TextContent,
-    Usage,
-    UserMessage,
     text_of,
 )
 from pi_core.protocol.model import Model, is_unknown
-from pi_core.protocol.provider import LlmContext, StreamOptions, complete
 from pi_core.protocol.signal import AbortSignal
-from pi_core.protocol.usage import total_usage
 
 log = logging.getLogger("pi.harness")
-
-
-class SummaryError(RuntimeError):
-    """The model could not write a summary (its error is in the message)."""
 
 
 class Harness:
@@ -115,7 +104,8 @@ class Harness:
         self.models = ModelChoice(self)
         # pi's default level is medium, clamped to what the model takes (off without reasoning)
         self.agent.thinking_level = self.clamp_thinking_level(self.agent.thinking_level)
-        self._explicit_model = model_is_explicit
+        #: The caller chose the model (``--model``): a resumed session's own does not replace it.
+        self.model_is_explicit = model_is_explicit
         self._explicit_thinking = thinking_level is not None
         self.available_models = available_models or (lambda: [self.agent.model])
         self.scoped_models = list(scoped_models or [])
@@ -134,8 +124,9 @@ class Harness:
         self.bash_signal: AbortSignal | None = None
         self.pending_commands: list = []
         #: Aborted by :meth:`abort`: what a prompt's waits (a retry's, a summary's) stop on.
-        self._run_signal: AbortSignal | None = None
-        self._summary_answers: list[AssistantMessage] = []
+        self.run_signal: AbortSignal | None = None
+        #: The answers of the summary requests under way (their usage goes on their entry).
+        self.summary_answers: list[AssistantMessage] = []
         self._published_queue: tuple[list[str], list[str]] = ([], [])
         self._answer_began: float | None = None
         self.agent.subscribe(self._stamp)  # before the message is stored
@@ -194,7 +185,7 @@ class Harness:
         fresh = not len(self.session)
         restored = self.session.build_context()
         self.agent.messages = list(restored.messages)
-        if restored.model is not None and not self._explicit_model and self.resolve_model:
+        if restored.model is not None and not self.model_is_explicit and self.resolve_model:
             found = self.resolve_model(restored.model.provider, restored.model.model_id)
             if found is not None and found.key != self.agent.model.key:
                 previous, self.agent.model = self.agent.model, found
@@ -233,7 +224,7 @@ class Harness:
         """
         if not self._started:
             await self.start()
-        if text.startswith("/") and await self.run_extension_command(text):
+        if text.startswith("/") and await run_extension_command(self, text):
             _call(on_accepted, "handled")
             return []
         event = await self.plugins.call("input", event=InputEvent(text, list(images), source), ctx=self.ctx)
@@ -274,7 +265,7 @@ class Harness:
         Returns pi 1.6's disposition: "handled" (an input plugin took it) or "queued"."""
         if text.startswith("/"):
             name = text[1:].split(" ", 1)[0]
-            if await self.command_handler(name) is not None:
+            if await handler_for(self, name) is not None:
                 raise ValueError(f'Extension command "/{name}" cannot be queued. Use prompt '
                                  "or run the command when the agent is not streaming.")
         event = await self.plugins.call("input", event=InputEvent(text, list(images), source), ctx=self.ctx)
@@ -300,7 +291,7 @@ class Harness:
         from pi_core.app.session_events import AgentSettled
         from pi_core.app.user_shell import flush_user_commands
 
-        signal = self._run_signal = AbortSignal()
+        signal = self.run_signal = AbortSignal()
         try:
             produced = list(await run)
             continued = 0
@@ -314,7 +305,7 @@ class Harness:
                 continued += 1
                 produced += await self.agent.continue_()
         finally:
-            self._run_signal = None
+            self.run_signal = None
         flush_user_commands(self)
         last = next((m for m in reversed(produced) if isinstance(m, AssistantMessage)), None)
         await self.emit(AgentSettled(aborted=last is not None and last.stop_reason == "aborted"))
@@ -322,20 +313,20 @@ class Harness:
 
     def abort(self) -> None:
         """Stop whatever runs: the stream, the tools, a retry's wait, a summary."""
-        if self._run_signal is not None:
-            self._run_signal.abort()
+        if self.run_signal is not None:
+            self.run_signal.abort()
         self.agent.abort()
 
     @contextlib.contextmanager
     def abortable(self) -> Iterator[AbortSignal]:
         """The signal :meth:`abort` stops: the run's, or inside this block (a summary
         asked for between runs) one of its own."""
-        outer = self._run_signal
-        self._run_signal = outer or AbortSignal()
+        outer = self.run_signal
+        self.run_signal = outer or AbortSignal()
         try:
-            yield self._run_signal
+            yield self.run_signal
         finally:
-            self._run_signal = outer
+            self.run_signal = outer
 
     async def wait_for_idle(self) -> None:
         """Until the agent has finished, including runs plugins started while it was idle."""
@@ -382,32 +373,10 @@ class Harness:
     # ------------------------------------------------------------ plugins' commands and sends
 
     async def commands(self) -> list:
-        """Slash commands from the plugins (``register_commands``). Plugin commands of
-        the same name all stay reachable, numbered in load order (``/review:1``,
-        ``/review:2``), as in pi; a skill or template command of a taken name gives way."""
-        found = await self.plugins.call("register_commands", ctx=self.ctx)
-        return number_duplicates(found)
+        """Slash commands from the plugins (:func:`pi_core.app.plugin_commands.collect`)."""
+        from pi_core.app.plugin_commands import collect
 
-    async def run_extension_command(self, text: str) -> bool:
-        """Run ``/name args`` if a plugin's command ``name`` has a handler (True), as
-        pi runs extension commands; a handler that raises is reported, not raised."""
-        name, _, args = text[1:].partition(" ")
-        handler = await self.command_handler(name)
-        if handler is None:
-            return False
-        try:
-            result = handler(args, self.ctx)
-            if inspect.isawaitable(result):
-                await result
-        except Exception as exc:
-            self.plugins.report(f"command:{name}", "command", exc)
-        return True
-
-    async def command_handler(self, name: str) -> Callable | None:
-        for command in await self.commands():
-            if command.name == name and command.handler is not None:
-                return command.handler
-        return None
+        return await collect(self.plugins, self.ctx)
 
     def send(self, message: Any, *, deliver_as: str = "steer", trigger_turn: bool = False,
              as_prompt: bool = False) -> None:
@@ -429,27 +398,10 @@ class Harness:
     # ------------------------------------------------------------ summaries and compaction
 
     async def summarize(self, system_prompt: str, text: str, max_tokens: int) -> str:
-        """One request to the current model for a summary; raises :class:`SummaryError`.
-        Aborted by :meth:`abort`; what it spent goes on the summary's entry."""
-        model = self.agent.model
-        provider = self.agent.provider_for(model)
-        if provider is None:
-            raise SummaryError(f"no provider for api {model.api!r}")
-        signal = self._run_signal or AbortSignal()
-        context = LlmContext(system_prompt=system_prompt, messages=[UserMessage(content=[TextContent(text)])])
-        options = StreamOptions(signal=signal, api_key=await self.agent.api_key(model), max_tokens=max_tokens,
-                                thinking_level=self.thinking_level if model.reasoning else "off")
-        message = await complete(provider, model, context, options)
-        self._summary_answers.append(message)
-        if message.stop_reason in ("error", "aborted"):
-            raise SummaryError(message.error_message or "the summary request failed")
-        return message.text
+        """One request to the current model for a summary (:func:`pi_core.app.compacting.summarize`)."""
+        from pi_core.app.compacting import summarize
 
-    def take_summary_usage(self) -> Usage | None:
-        """What the summary requests under way spent, for their entry's ``usage`` (where
-        pi 1.6 writes it: the session's totals and the budget count it)."""
-        answers, self._summary_answers = self._summary_answers, []
-        return total_usage(answers) if answers else None
+        return await summarize(self, system_prompt, text, max_tokens)
 
     async def compact(self, instructions: str | None = None, *, reason: str = "manual",
                       will_retry: bool = False):
@@ -611,32 +563,6 @@ class Harness:
                                                message.display, message.details)
         else:
             self.session.append_message(message)
-
-
-def number_duplicates(commands: list) -> list:
-    """Commands in order, extension commands sharing a name suffixed ``:1``, ``:2``…;
-    for other sources (skills, templates) a later one replaces an earlier one."""
-    counts: dict[str, int] = {}
-    for command in commands:
-        if command.source == "extension":
-            counts[command.name] = counts.get(command.name, 0) + 1
-    result: list = []
-    seen: dict[str, int] = {}
-    numbered: dict[str, int] = {}
-    for command in commands:
-        name = command.name
-        if command.source == "extension" and counts[name] > 1:
-            numbered[name] = numbered.get(name, 0) + 1
-            result.append(attrs.evolve(command, name=f"{name}:{numbered[name]}"))
-            continue
-        if command.source != "extension" and counts.get(name):
-            continue  # an extension command has the name
-        if name in seen:
-            result[seen[name]] = command
-        else:
-            seen[name] = len(result)
-            result.append(command)
-    return result
 
 
 def _last_failure(messages: list) -> AssistantMessage | None:

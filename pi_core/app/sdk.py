@@ -88,16 +88,12 @@ async def create_harness(
 async def _resolve_model(pattern: str | None, plugins: Plugins,
                          settings: Any) -> tuple[Model, str | None, bool, Any]:
     """(model, thinking level, explicit?, registry) for a pattern or ``None``, as ``pi``
-    chooses (:func:`pi_core.app.wiring.choose_model`); raises
+    chooses (:func:`pi_core.app.start_model.choose_model`); raises
     :class:`pi_core.app.registry.ModelNotFoundError` when none fits."""
-    from pi_core.app.registry import ModelNotFoundError, ModelRegistry
-    from pi_core.app.wiring import RunArgs, UsageError, choose_model, find_local_models
+    from pi_core.app.registry import ModelRegistry
+    from pi_core.app.start_model import choose_model, find_local_models
 
     models = await ModelRegistry.from_plugins(plugins)
-    args = RunArgs(model=pattern)
-    await find_local_models(args, models, plugins, settings)
-    try:
-        model, level, explicit, _ = choose_model(args, models, settings)
-    except UsageError as exc:
-        raise ModelNotFoundError(str(exc)) from None
+    await find_local_models(models, plugins, settings, pattern=pattern)
+    model, level, explicit, _ = choose_model(models, settings, pattern=pattern)
     return model, level, explicit, models

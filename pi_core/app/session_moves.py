@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pi_core.app.compacting import take_summary_usage
 from pi_core.loop import AgentBusyError
 from pi_core.plugins import flag
 from pi_core.protocol.events import (
@@ -122,7 +123,7 @@ class SessionMoves:
             if summary:
                 summary_entry = session.branch_with_summary(
                     target_id, summary, details, from_hook=bool(decision.from_hook),
-                    usage=h.take_summary_usage())
+                    usage=take_summary_usage(h))
         if summary_entry is None:
             if target_id is None:
                 session.reset_leaf()

@@ -79,8 +79,8 @@ def context_usage(harness: Harness) -> dict | None:
     """Tokens in the context against the window (None without a window). Right after
     a compaction the count is unknown (null) until a model has answered again, as pi
     reports it."""
+    from pi_core.app.tokens import context_tokens, usage_tokens
     from pi_core.protocol.entries import CompactionEntry
-    from pi_core.tokens import context_tokens, usage_tokens
 
     window = harness.model.context_window or 0
     if window <= 0:

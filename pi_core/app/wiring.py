@@ -224,74 +224,9 @@ def open_session(args: RunArgs, cwd: str, directory: Path | None):
     return Session.create(cwd, folder), "startup"
 
 
-def choose_model(args: RunArgs, registry, settings):
-    """(model, thinking level or None, explicit?) from the flags, then settings, then
-    among the models with a key pi's default of the first provider that has one
-    (:mod:`pi_core.app.default_models`), else the first."""
-    from pi_core.app.registry import ModelNotFoundError
-
-    try:
-        if args.model:
-            found = registry.resolve(args.model, args.provider)
-            return found.model, found.thinking_level, True, found.warning
-        default = settings.get("defaultModel")
-        if default:
-            found = registry.resolve(default, args.provider or settings.get("defaultProvider"))
-            return found.model, found.thinking_level, False, found.warning
-    except ModelNotFoundError as exc:
-        raise UsageError(str(exc)) from exc
-    candidates = registry.available()
-    if args.provider:
-        candidates = [m for m in candidates if m.provider == args.provider]
-    if not candidates:
-        raise UsageError(
-            "No model available: set a provider's API key (for example OPENAI_API_KEY), "
-            "add a model to models.json, or pass --model. `pi --list-models` lists models.")
-    from pi_core.app.default_models import initial_model
-
-    return initial_model(candidates), None, False, None
-
-
-def wants_local_models(args: RunArgs, registry, settings, env=None) -> bool:
-    """Whether to look for models on local servers (``discover_models``): never offline
-    (``--offline``, ``PI_OFFLINE``) or with ``localModels.enabled`` false; with a model
-    named (``--model``, a ``defaultModel``) only when it is not known yet (a model of a
-    server found in an earlier run, or one ``--list-models`` listed); otherwise when no
-    model is usable yet (no key), or always with ``localModels.enabled`` true (a key
-    still wins)."""
-    env = os.environ if env is None else env
-    if args.offline or env.get("PI_OFFLINE", "").strip().lower() not in ("", "0", "false", "no"):
-        return False
-    config = settings.get("localModels")
-    enabled = config.get("enabled") if isinstance(config, dict) else None
-    if enabled is False:
-        return False
-    if args.model:
-        return not _known(registry, args.model, args.provider)
-    default = settings.get("defaultModel")
-    if default and _known(registry, default, args.provider or settings.get("defaultProvider")):
-        return False
-    return enabled is True or not (args.api_key or registry.available())
-
-
-def _known(registry, pattern: str, provider: str | None) -> bool:
-    """``pattern`` names a model of the registry (not a custom id of a known provider)."""
-    from pi_core.app.registry import ModelNotFoundError
-
-    try:
-        return not registry.resolve(pattern, provider).warning
-    except ModelNotFoundError:
-        return False
-
-
-async def find_local_models(args: RunArgs, registry, plugins, settings, env=None) -> bool:
-    """Add the models of local servers to ``registry`` when :func:`wants_local_models`
-    says to look (``pi``, ``pi --list-models``, ``pi batch`` and the SDK all come here);
-    whether it looked."""
-    if not wants_local_models(args, registry, settings, env):
-        return False
-    await registry.discover(plugins, settings)
-    return True
+def model_wish(args: RunArgs) -> dict:
+    """What the flags ask of the model, as :mod:`pi_core.app.start_model` takes it."""
+    return {"pattern": args.model, "provider": args.provider, "api_key": args.api_key, "offline": args.offline}
 
 
 def probed_endpoints(plugins, settings) -> list[str]:
@@ -371,12 +306,16 @@ async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None,
     registry = await ModelRegistry.from_plugins(plugins, agent_dir=home)
     for problem in registry.errors:
         say(f"warning: {problem}")
-    await find_local_models(args, registry, plugins, settings)
+    from pi_core.app.registry import ModelNotFoundError
+    from pi_core.app.start_model import choose_model, find_local_models
+
+    await find_local_models(registry, plugins, settings, **model_wish(args))
     try:
-        model, level, explicit, warning = choose_model(args, registry, settings)
-    except UsageError:
+        model, level, explicit, warning = choose_model(registry, settings, pattern=args.model,
+                                                       provider=args.provider)
+    except ModelNotFoundError as exc:
         if args.mode not in SERVING_MODES and not chat:
-            raise
+            raise UsageError(str(exc)) from exc
         # as pi: a program that started us still gets answers (no models, a failed
         # prompt that says why) instead of a process that is gone
         from pi_core.protocol.model import unknown_model

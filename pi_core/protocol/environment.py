@@ -1,7 +1,7 @@
 """The execution environment: the one door through which the tools reach files and
 processes (the ``execution_environment`` hook returns one). Its shape is stated here;
-:mod:`pi_plugins.tools.environment` implements it for this machine and adds the shared
-command runner.
+:mod:`pi_plugins.tools.environment` holds the one concrete base (the path rules and the
+shared command runner) and the local machine's.
 
 Errors are the ordinary :class:`OSError` family (``FileNotFoundError``,
 ``PermissionError``, ``IsADirectoryError``…), whatever the environment, so every tool
@@ -10,8 +10,7 @@ turns them into the same advice for the model.
 
 from __future__ import annotations
 
-import os
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from attrs import define
 
@@ -88,74 +87,45 @@ class OutputSink:
         raise NotImplementedError
 
 
-class ExecutionEnvironment:
-    """Files and processes for the tools. Paths given to the methods are absolute: the
-    tools turn the model's paths into them with :meth:`resolve`."""
+class ExecutionEnvironment(Protocol):
+    """The shape of an execution environment, for typing (as :class:`pi_core.protocol.ctx.Ctx`
+    is ctx's): the one concrete base to subclass, with the path rules and the shared
+    command runner, is :class:`pi_plugins.tools.environment.ExecutionEnvironment`. Paths
+    given to the methods are absolute: the tools make them with :meth:`resolve`."""
 
-    cwd: str = "/"
-    home: str | None = None
+    cwd: str
+    home: str | None
 
     def resolve(self, path: str) -> str:
-        """The absolute path the model means: relative to ``cwd``, ``~`` for the home
-        directory, and a leading ``@`` (copied from an @file mention) dropped."""
-        if path.startswith("@"):
-            path = path[1:]
-        if self.home and (path == "~" or path.startswith("~/")):
-            path = self.home + path[1:]
-        return os.path.normpath(os.path.join(self.cwd, path))
+        """The absolute path the model means (relative to ``cwd``, ``~``, ``@file``)."""
 
-    async def stat(self, path: str) -> FileInfo:
-        raise NotImplementedError
+    async def stat(self, path: str) -> FileInfo: ...
 
     async def read_bytes(self, path: str, offset: int = 0, size: int | None = None) -> bytes:
         """``size`` bytes from ``offset`` (the rest of the file when ``size`` is None)."""
-        raise NotImplementedError
 
     async def write_bytes(self, path: str, data: bytes) -> None:
         """Create or replace the file's content (the directory must exist)."""
-        raise NotImplementedError
 
     async def make_dirs(self, path: str) -> None:
         """Create the directory and its missing parents; an existing one is fine."""
-        raise NotImplementedError
 
-    async def list_dir(self, path: str) -> list[DirEntry]:
-        raise NotImplementedError
+    async def list_dir(self, path: str) -> list[DirEntry]: ...
 
     async def which(self, program: str) -> str | None:
         """The path of ``program`` if it is installed, else None."""
-        raise NotImplementedError
 
-    async def spawn(
-        self,
-        argv: list[str],
-        *,
-        cwd: str | None = None,
-        env: dict[str, str] | None = None,
-        merge_stderr: bool = True,
-    ) -> Process:
+    async def spawn(self, argv: list[str], *, cwd: str | None = None, env: dict[str, str] | None = None,
+                    merge_stderr: bool = True) -> Process:
         """Start ``argv`` (stdin empty) in its own process group, so that
         :meth:`Process.kill` reaches every process it starts."""
-        raise NotImplementedError
 
     async def open_output_file(self, prefix: str) -> OutputSink:
         """A new temporary file for output too long for the model, readable later with
         the ``read`` tool."""
-        raise NotImplementedError
 
-    async def run(
-        self,
-        command: str | list[str],
-        *,
-        shell: str | None = None,
-        cwd: str | None = None,
-        signal: Any = None,
-        timeout: float | None = None,
-        merge_stderr: bool = True,
-        on_output: Any = None,
-        prefix: str = "pi-bash",
-    ) -> Any:
-        """Run a command to its end: a string with ``shell -c``, a list as it is. Returns
-        the exit code and the (bounded) output; :mod:`pi_plugins.tools.runner` holds the
-        one implementation that the tools, ``!cmd`` and ``ctx.exec`` share."""
-        raise NotImplementedError
+    async def run(self, command: str | list[str], *, shell: str | None = None, cwd: str | None = None,
+                  signal: Any = None, timeout: float | None = None, merge_stderr: bool = True,
+                  on_output: Any = None, prefix: str = "pi-bash") -> Any:
+        """Run a command to its end: a string with ``shell -c``, a list as it is; the
+        exit code and the (bounded) output."""

@@ -53,7 +53,7 @@ class PiAcpAgent:
         self.conn: Any = None
         self.ui = AcpUI(lambda: self.conn, lambda: self.session_id)
         self.harness.set_ui(self.ui)
-        self.harness._explicit_model = False  # a loaded session brings back its own model
+        self.harness.model_is_explicit = False  # a loaded session brings back its own model
         self.app.plugins.register(PendingToolCall(self.ui), "acp_pending_tool_call", source="builtin")
         self.session_id: str | None = None
         self._fresh = True  # the harness's session is the one build_app opened, unused

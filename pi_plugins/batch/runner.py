@@ -296,23 +296,23 @@ class BatchEnvironment:
         """(model, thinking level) of a task's ``model``, else the settings' default or
         the first available model; chosen once per pattern and settings (choosing the
         default scans the whole catalogue). Local servers are looked for as ``pi`` does
-        (:func:`pi_core.app.wiring.find_local_models`): when nothing is configured, or the
+        (:func:`pi_core.app.start_model.find_local_models`): when nothing is configured, or the
         task names a model not known yet."""
-        from pi_core.app.wiring import RunArgs, UsageError, choose_model, find_local_models
+        from pi_core.app.registry import ModelNotFoundError
+        from pi_core.app.start_model import choose_model, find_local_models
 
         key = (pattern, id(settings))
         found = self._models.get(key)
         if found is None:
-            args = RunArgs(model=pattern)
             async with self._probe:
                 if key not in self._probed:  # a failed look is not repeated for every task
                     self._probed.add(key)
-                    await find_local_models(args, self.registry, self.plugins, settings)
+                    await find_local_models(self.registry, self.plugins, settings, pattern=pattern)
             found = self._models.get(key)
         if found is None:
             try:
-                model, level, _, _ = choose_model(args, self.registry, settings)
-            except UsageError as exc:
+                model, level, _, _ = choose_model(self.registry, settings, pattern=pattern)
+            except ModelNotFoundError as exc:
                 raise BatchError(str(exc)) from None
             found = self._models[key] = (model, level)
         return found

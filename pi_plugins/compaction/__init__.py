@@ -21,8 +21,8 @@ from __future__ import annotations
 import attrs
 
 from pi_core import hookimpl
+from pi_core.app.tokens import context_tokens
 from pi_core.protocol.events import CompactionDecision, CompactionResult, TreeDecision
-from pi_core.tokens import context_tokens
 
 # The planning and summary modules load when a compaction or a branch summary runs, not
 # with every pi start.

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 
 from attrs import define, field
 
+from pi_core.app.tokens import context_tokens, estimate_tokens
 from pi_core.protocol.entries import (
     BranchSummaryEntry,
     CompactionEntry,
@@ -25,7 +26,6 @@ from pi_core.protocol.entries import (
     message_of,
 )
 from pi_core.protocol.messages import AssistantMessage, ToolCall
-from pi_core.tokens import context_tokens, estimate_tokens
 
 
 def _default_files(name: str, arguments: dict) -> dict:

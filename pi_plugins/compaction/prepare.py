@@ -3,8 +3,8 @@ compaction is :mod:`pi_plugins.compaction.plan`)."""
 
 from __future__ import annotations
 
+from pi_core.app.tokens import estimate_tokens
 from pi_core.protocol.entries import BranchSummaryEntry, CompactionEntry, message_of
-from pi_core.tokens import estimate_tokens
 from pi_plugins.compaction.plan import FileOps
 
 

@@ -36,13 +36,13 @@ from pi_core.protocol.stream import AssistantMessageEvent
 from pi_plugins.providers.failures import classify
 from pi_plugins.providers.http import (
     HttpRequest,
-    JsonBody,
     SseProvider,
     StreamError,
     StreamReader,
     json_data,
     truncated,
 )
+from pi_plugins.providers.request_body import JsonBody
 from pi_plugins.providers.sse import SseEvent
 from pi_plugins.providers.thinking import budget_for, max_tokens
 from pi_plugins.providers.transform import keep_id_chars, transform_messages

@@ -21,11 +21,6 @@ import sys
 from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
-try:
-    import orjson
-except ImportError:  # pragma: no cover - a dependency; the standard library still works
-    orjson = None
-
 from pi_core.app.origins import rewrite as rewrite_origin
 from pi_core.protocol.messages import Failure
 from pi_core.protocol.model import Model
@@ -35,14 +30,15 @@ from pi_plugins.providers import slots
 from pi_plugins.providers.failures import classify, redact, retry_after_ms, server_message
 from pi_plugins.providers.kit import MessageBuilder
 from pi_plugins.providers.pool import ClientPool, pool_for
+from pi_plugins.providers.request_body import request_content
 from pi_plugins.providers.sse import SseDecoder, SseEvent
+from pi_plugins.retries.policy import RETRY_STATUSES, sdk_retry_delay, too_long_note, waits_too_long
 
 ABORTED = "Request was aborted"
 #: Seconds: to connect, and between two reads (reasoning models can be quiet for minutes).
 CONNECT_TIMEOUT = 30.0
 READ_TIMEOUT = 600.0
 _MAX_ERROR_BODY = 64 * 1024
-_LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
 class StreamError(Exception):
@@ -139,93 +135,6 @@ def environment_url(url: str) -> str:
 
 def join_url(base: str, path: str) -> str:
     return base.rstrip("/") + path
-
-
-def encode_json(body: Any) -> bytes:
-    """The request body as UTF-8 JSON, with orjson (ten times the standard library on a
-    long conversation); lone surrogates (invalid in UTF-8, rejected by every API) are
-    dropped, and what orjson cannot write (an integer over 64 bits) goes through
-    :mod:`json`."""
-    if orjson is not None:
-        try:
-            return orjson.dumps(body)
-        except TypeError:  # orjson.JSONEncodeError is one
-            pass
-    text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError:
-        return _LONE_SURROGATE.sub("", text).encode("utf-8")
-
-
-def json_text(value: Any) -> str:
-    """Compact JSON text of ``value`` (tool-call arguments inside a body), through orjson."""
-    return encode_json(value).decode("utf-8")
-
-
-#: A body larger than this is sent in pieces, never held whole: a resumed long session
-#: would otherwise hold its conversation twice more (the encoded text and its bytes).
-STREAM_BODY_AT = 1 << 20
-_BATCH = 256  # list items encoded at a time (64 and 1024 took as long on the 50 MB resume)
-
-
-class JsonBody:
-    """A request body encoded piece by piece: each top-level key, and the items of its
-    lists ``_BATCH`` at a time. Small bodies are encoded once and kept (:attr:`data`);
-    a large one is measured in a first pass (for its ``content-length``: no chunked
-    upload, which some local servers refuse) and encoded again while it is sent."""
-
-    def __init__(self, body: Any) -> None:
-        self.body = body
-        self.data: bytes | None = None
-        self.length = 0
-        kept: list[bytes] | None = []
-        for piece in self._pieces():
-            self.length += len(piece)
-            if kept is not None:
-                kept.append(piece)
-                if self.length > STREAM_BODY_AT:
-                    kept = None
-        if kept is not None:
-            self.data = b"".join(kept)
-
-    def _pieces(self):
-        """The pieces, as bytes or views into them: a batch's list brackets are cut off
-        without copying it (44 MB copied twice over was a fifth of the sending)."""
-        body = self.body
-        if not isinstance(body, dict):
-            yield encode_json(body)
-            return
-        separator = b"{"
-        for key, value in body.items():
-            yield separator + encode_json(key) + b":"
-            separator = b","
-            if isinstance(value, list) and len(value) > _BATCH:
-                yield b"["
-                for start in range(0, len(value), _BATCH):
-                    if start:
-                        yield b","
-                    yield memoryview(encode_json(value[start:start + _BATCH]))[1:-1]
-                yield b"]"
-            else:
-                yield encode_json(value)
-        yield b"}" if separator == b"," else b"{}"
-
-    async def stream(self):
-        for piece in self._pieces():
-            yield piece
-
-    def whole(self) -> bytes:
-        """Every byte that will be sent, at once (to sign it)."""
-        return self.data if self.data is not None else b"".join(bytes(p) for p in self._pieces())
-
-
-def request_content(body: Any, headers: dict[str, str]) -> tuple[Any, dict[str, str]]:
-    """What to hand httpx as the content of a JSON request, and the headers to send."""
-    encoded = JsonBody(body)
-    if encoded.data is not None:
-        return encoded.data, headers
-    return encoded.stream(), {**headers, "content-length": str(encoded.length)}
 
 
 def _no_cookies():
@@ -394,11 +303,12 @@ class SseProvider:
                     url = rewrite_origin(url)
                     client = await http_client(url)
                     continue
+                asked = retry_after_ms(response.headers)
                 if response.status_code not in RETRY_STATUSES or attempt >= retries \
                         or _header_value(response.headers, "x-should-retry") == "false" \
-                        or waits_too_long(retry_after_ms(response.headers), options):
+                        or waits_too_long(asked, options.max_retry_delay_ms):
                     return response, sent
-                delay = sdk_retry_delay(attempt, response.headers)
+                delay = sdk_retry_delay(attempt, asked)
                 await _release(response)
                 watch.response = None
             finally:
@@ -454,8 +364,9 @@ class SseProvider:
                         retry_after_ms(response.headers, parsed, message),
                     )
                     status = f"{response.status_code} {response.reason_phrase}".strip()
-                    if failure.kind == "retryable" and waits_too_long(failure.retry_after_ms, options):
-                        message += too_long_note(failure.retry_after_ms, options)
+                    cap = options.max_retry_delay_ms
+                    if failure.kind == "retryable" and waits_too_long(failure.retry_after_ms, cap):
+                        message += too_long_note(failure.retry_after_ms, cap)
                         failure = Failure(kind="other", status=failure.status,
                                           retry_after_ms=failure.retry_after_ms)
                     final = builder.error(redact(f"{where}: {status}: {message}", key), failure=failure)
@@ -523,36 +434,6 @@ class SseProvider:
         yield final
 
 
-#: The statuses the provider SDKs send again.
-RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504}) | frozenset(range(505, 600))
-
-
-#: pi's default for ``retry.provider.maxRetryDelayMs``.
-MAX_RETRY_DELAY_MS = 60_000
-
-
-def _max_retry_delay(options: StreamOptions) -> int:
-    cap = getattr(options, "max_retry_delay_ms", None)
-    return MAX_RETRY_DELAY_MS if cap is None else cap
-
-
-def waits_too_long(asked_ms: int | None, options: StreamOptions) -> bool:
-    """The server asked to wait longer than ``retry.provider.maxRetryDelayMs`` (``0``:
-    no cap): the request fails now, at every level, instead of being sent again."""
-    cap = _max_retry_delay(options)
-    return asked_ms is not None and cap > 0 and asked_ms > cap
-
-
-def _seconds(ms: int) -> str:
-    return f"{ms / 1000:g} s"
-
-
-def too_long_note(asked_ms: int, options: StreamOptions) -> str:
-    return (f"; the server asked to wait {_seconds(asked_ms)} before trying again, more than "
-            f"retry.provider.maxRetryDelayMs ({_seconds(_max_retry_delay(options))}) allows, so "
-            "it was not retried (try later, or raise the setting; 0 lifts the cap)")
-
-
 #: Media types a streaming answer may come as: server-sent events, or the JSON of an
 #: API that answers a stream request whole. A missing header says nothing wrong.
 _STREAM_TYPES = ("text/event-stream", "application/json", "application/x-ndjson",
@@ -571,18 +452,6 @@ def streams(content_type: str | None) -> bool:
 def _header_value(headers: Any, name: str) -> str | None:
     value = headers.get(name) if headers is not None else None
     return value.lower() if isinstance(value, str) else None
-
-
-def sdk_retry_delay(attempt: int, headers: Any) -> float:
-    """Seconds before retry ``attempt + 1``: the server's ``retry-after-ms`` or
-    ``retry-after`` when under a minute, else 0.5 s doubling up to 8 s, less up to a
-    quarter at random (the OpenAI and Anthropic SDKs' backoff)."""
-    import random
-
-    asked = retry_after_ms(headers) if headers is not None else None
-    if asked is not None and 0 < asked <= 60_000:
-        return asked / 1000
-    return min(0.5 * 2 ** attempt, 8.0) * (1 - random.random() * 0.25)
 
 
 async def _release(response: Any) -> None:

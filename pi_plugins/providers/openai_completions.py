@@ -27,6 +27,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from pi_core import hookimpl
+from pi_core.app.tokens import estimate_usage, usage_tokens
 from pi_core.protocol.messages import (
     AssistantMessage,
     ImageContent,
@@ -40,7 +41,6 @@ from pi_core.protocol.messages import (
 from pi_core.protocol.model import Model, calculate_cost
 from pi_core.protocol.provider import LlmContext, StreamOptions
 from pi_core.protocol.stream import AssistantMessageEvent
-from pi_core.tokens import estimate_usage, usage_tokens
 from pi_plugins.providers.cloudflare import gateway_headers, is_gateway
 from pi_plugins.providers.copilot import adapt as adapt_for_copilot
 from pi_plugins.providers.copilot import is_copilot
@@ -52,9 +52,9 @@ from pi_plugins.providers.http import (
     StreamReader,
     join_url,
     json_data,
-    json_text,
     truncated,
 )
+from pi_plugins.providers.request_body import json_text
 from pi_plugins.providers.thinking import level_value, max_tokens, reasoning_level
 from pi_plugins.providers.transform import blank, keep_id_chars, short_hash, transform_messages
 

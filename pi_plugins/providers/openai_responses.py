@@ -39,10 +39,10 @@ from pi_plugins.providers.http import (
     StreamReader,
     join_url,
     json_data,
-    json_text,
     truncated,
 )
 from pi_plugins.providers.kit import parse_arguments
+from pi_plugins.providers.request_body import json_text
 from pi_plugins.providers.thinking import level_value, max_tokens, reasoning_level
 from pi_plugins.providers.transform import short_hash, transform_messages
 

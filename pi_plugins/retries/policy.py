@@ -1,5 +1,7 @@
 """The one retry policy: when a failed request is sent again, after how long, and what
-the user is told (pi's, with the ``retry.*`` settings; see :mod:`pi_plugins.retries`).
+the user is told (pi's, with the ``retry.*`` settings), at both of pi's levels: the
+session's (:mod:`pi_plugins.retries`) and inside a provider, as pi's provider SDKs do
+(the provider kit uses the functions at the end).
 
 One heuristic of ours, for a discovered local server only (``Model.discovered``): an
 answer with the same error body as the attempt before ends the retries, as a small
@@ -94,7 +96,7 @@ async def _step(ctx: Any, state: Attempts, failed: AssistantMessage | None, sign
     state.attempt += 1
     asked = failed.failure.retry_after_ms
     delay = asked or policy.base_delay_ms * 2 ** (state.attempt - 1)
-    if policy.max_delay_ms and asked and asked > policy.max_delay_ms:  # the server's wait only
+    if asked and waits_too_long(asked, policy.max_delay_ms):  # the server's wait only
         status = f"{failed.failure.status}: " if failed.failure.status else ""
         failed.error_message = (
             f"{failed.error_message} ({status}the server asked to wait {delay / 1000:g} s before "
@@ -150,3 +152,41 @@ def went_away(last: AssistantMessage, first: AssistantMessage | None) -> bool:
     one that says why, so it must not be lost."""
     return (first is not None and first is not last and first.error_message != last.error_message
             and last.failure.status is None and first.failure.status is None)
+
+
+# ---------------------------------------------------------------- inside a provider
+# The provider SDKs pi uses send a transient failure again themselves before the session
+# sees it (the OpenAI and Anthropic SDKs twice, Google's not at all): the provider kit
+# (:mod:`pi_plugins.providers.http`) does the same, with these.
+
+#: The statuses the provider SDKs send again.
+RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504}) | frozenset(range(505, 600))
+
+#: pi's default for ``retry.provider.maxRetryDelayMs``.
+MAX_RETRY_DELAY_MS = 60_000
+
+
+def waits_too_long(asked_ms: int | None, cap_ms: int | None) -> bool:
+    """The server asked to wait longer than ``retry.provider.maxRetryDelayMs`` (``cap_ms``;
+    None: pi's default, ``0``: no cap): the request fails now, at every level, instead of
+    being sent again."""
+    cap = MAX_RETRY_DELAY_MS if cap_ms is None else cap_ms
+    return asked_ms is not None and cap > 0 and asked_ms > cap
+
+
+def too_long_note(asked_ms: int, cap_ms: int | None) -> str:
+    cap = MAX_RETRY_DELAY_MS if cap_ms is None else cap_ms
+    return (f"; the server asked to wait {asked_ms / 1000:g} s before trying again, more than "
+            f"retry.provider.maxRetryDelayMs ({cap / 1000:g} s) allows, so "
+            "it was not retried (try later, or raise the setting; 0 lifts the cap)")
+
+
+def sdk_retry_delay(attempt: int, asked_ms: int | None) -> float:
+    """Seconds before retry ``attempt + 1``: the server's wait when under a minute, else
+    0.5 s doubling up to 8 s, less up to a quarter at random (the OpenAI and Anthropic
+    SDKs' backoff)."""
+    import random
+
+    if asked_ms is not None and 0 < asked_ms <= 60_000:
+        return asked_ms / 1000
+    return min(0.5 * 2 ** attempt, 8.0) * (1 - random.random() * 0.25)

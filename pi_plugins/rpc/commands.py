@@ -241,8 +241,8 @@ class Commands:
     # ------------------------------------------------------------ sessions
 
     async def cmd_get_session_stats(self, c: dict) -> Any:
+        from pi_core.app.tokens import is_estimated
         from pi_core.protocol.messages import AssistantMessage
-        from pi_core.tokens import is_estimated
 
         stats = self.harness.stats()
         # a server that reports no usage (llama-cpp-python): the counts are our estimate

@@ -98,12 +98,11 @@ async def login(args: str, ctx) -> None:
 async def _after_login(ctx, provider: str, action: str, path) -> None:
     """As pi: the chat sees the new credentials at once and, when it had no model yet,
     takes the provider's default model (or says why it cannot)."""
-    harness = getattr(ctx, "harness", None)
-    registry = getattr(harness, "model_registry", None)
+    registry = ctx.model_registry
     if registry is not None:
         registry.refresh()
     chosen = problem = None
-    current = getattr(ctx, "model", None)
+    current = ctx.model
     if registry is not None and current is not None and is_unknown(current):
         chosen, problem = select_after_login(provider, registry.available(), action)
         if chosen is not None:

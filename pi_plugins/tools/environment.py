@@ -21,7 +21,6 @@ import shutil
 import stat as stat_mode
 from typing import TYPE_CHECKING, Any
 
-from pi_core.protocol import environment as protocol
 from pi_core.protocol.environment import DirEntry, FileInfo, Kind, OutputSink, Process
 from pi_plugins.tools import processes
 
@@ -30,8 +29,23 @@ if TYPE_CHECKING:
     from pi_plugins.tools.runner import CommandResult
 
 
-class ExecutionEnvironment(protocol.ExecutionEnvironment):
-    """The protocol's environment with the shared command runner: subclass this one."""
+class ExecutionEnvironment:
+    """The one concrete execution environment to subclass (a sandbox, a remote machine):
+    the path rules and the shared command runner over the methods a subclass gives
+    (``stat``, ``read_bytes``, ``write_bytes``, ``make_dirs``, ``list_dir``, ``which``,
+    ``spawn``, ``open_output_file``; their shape: :class:`pi_core.protocol.environment.ExecutionEnvironment`)."""
+
+    cwd: str = "/"
+    home: str | None = None
+
+    def resolve(self, path: str) -> str:
+        """The absolute path the model means: relative to ``cwd``, ``~`` for the home
+        directory, and a leading ``@`` (copied from an @file mention) dropped."""
+        if path.startswith("@"):
+            path = path[1:]
+        if self.home and (path == "~" or path.startswith("~/")):
+            path = self.home + path[1:]
+        return os.path.normpath(os.path.join(self.cwd, path))
 
     async def run(
         self,

@@ -25,7 +25,7 @@ from pi_plugins.tools.truncation import (
 )
 
 if TYPE_CHECKING:
-    from pi_plugins.tools.environment import ExecutionEnvironment
+    from pi_core.protocol.environment import ExecutionEnvironment
 
 DEFAULT_LIMIT = 100
 

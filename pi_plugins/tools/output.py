@@ -10,8 +10,8 @@ redacted (:func:`pi_plugins.keys.rules.redact`); the file keeps the bytes as the
 
 from __future__ import annotations
 
+from pi_core.protocol.environment import ExecutionEnvironment, OutputSink
 from pi_plugins.keys.rules import redact
-from pi_plugins.tools.environment import ExecutionEnvironment, OutputSink
 from pi_plugins.tools.truncation import MAX_BYTES, MAX_LINES, Truncation, truncate_tail
 
 

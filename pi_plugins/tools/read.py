@@ -17,7 +17,7 @@ from pi_plugins.tools.lookup import environment_for
 from pi_plugins.tools.truncation import MAX_BYTES, MAX_LINES, Truncation, format_size
 
 if TYPE_CHECKING:
-    from pi_plugins.tools.environment import ExecutionEnvironment
+    from pi_core.protocol.environment import ExecutionEnvironment
 
 BLOCK = 1024 * 1024
 #: Base64 payload most providers accept for one image (pi's limit).

@@ -24,7 +24,7 @@ from pi_plugins.tools.output import OutputCollector
 from pi_plugins.tools.truncation import Truncation
 
 if TYPE_CHECKING:
-    from pi_plugins.tools.environment import ExecutionEnvironment
+    from pi_core.protocol.environment import ExecutionEnvironment
 
 #: After the command exits, how long to wait for output still in the pipe. A background
 #: job that keeps the pipe open must not hold the caller up.

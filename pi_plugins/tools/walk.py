@@ -19,7 +19,7 @@ from typing import Any
 
 from attrs import define
 
-from pi_plugins.tools.environment import ExecutionEnvironment
+from pi_core.protocol.environment import ExecutionEnvironment
 
 IGNORE_FILES = (".gitignore", ".ignore", ".rgignore")  # later ones take precedence
 

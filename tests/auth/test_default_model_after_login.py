@@ -13,7 +13,8 @@ import time
 import pytest
 
 from pi_core.app.default_models import DEFAULT_MODEL_PER_PROVIDER
-from pi_core.app.wiring import RunArgs, UsageError, build_app, choose_model
+from pi_core.app.start_model import choose_model
+from pi_core.app.wiring import RunArgs, UsageError, build_app
 from pi_core.protocol.model import is_unknown
 from pi_core.testing.ui import RecordingUI
 from pi_plugins.signin import chat
@@ -93,10 +94,10 @@ def test_after_a_chatgpt_sign_in_the_next_start_takes_pis_codex_model(tmp_path):
         "accountId": "acct"}}))
     os.chmod(agent / "auth.json", 0o600)
     registry = ModelRegistry(builtin_models(), agent_dir=agent, env={})
-    model, *_ = choose_model(RunArgs(), registry, Settings({}))
+    model, *_ = choose_model(registry, Settings({}))
     assert model.key == "openai-codex/gpt-5.5"
     both = ModelRegistry(builtin_models(), agent_dir=agent, env={"GROQ_API_KEY": "k"})
-    assert choose_model(RunArgs(), both, Settings({}))[0].key == "openai-codex/gpt-5.5"  # earlier in pi's table
+    assert choose_model(both, Settings({}))[0].key == "openai-codex/gpt-5.5"  # earlier in pi's table
 
 
 @pytest.mark.process

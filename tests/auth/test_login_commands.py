@@ -20,6 +20,10 @@ from pi_plugins.signin import chat
 
 
 class Ctx:
+    """The members of ctx that /login and /logout use, without a harness."""
+
+    model = model_registry = None
+
     def __init__(self, agent_dir, ui):
         self.agent_dir, self.ui = agent_dir, ui
 

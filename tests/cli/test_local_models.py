@@ -5,22 +5,22 @@ is configured. The probe keeps to its time budget whatever the ports do."""
 
 import asyncio
 import json
-import os
 import subprocess
 import sys
 import time
 
 import pytest
-
-from pi_core import Plugins
-from pi_core.app.wiring import RunArgs, wants_local_models
-from pi_core.app.registry import ModelRegistry
-from pi_core.app.settings import Settings
-from pi_plugins.providers import local
-from pi_plugins.providers.local import BUDGET_S, DEFAULT_CONTEXT, discover
 from support.llm_server import Reply
 from support.local_servers import KINDS, Home, LocalServer, SilentPort, free_port
 from support.rpc import RpcClient
+
+from pi_core import Plugins
+from pi_core.app.registry import ModelRegistry
+from pi_core.app.settings import Settings
+from pi_core.app.start_model import choose_model, wants_local_models
+from pi_core.app.wiring import RunArgs, model_wish
+from pi_plugins.providers import local
+from pi_plugins.providers.local import BUDGET_S, DEFAULT_CONTEXT, discover
 
 EXPECTED_ID = {"ollama": "qwen2.5-coder:0.5b", "llama.cpp": "qwen2.5-coder-0.5b",
                "lmstudio": "qwen2.5-coder-0.5b", "vllm": "qwen2.5-coder-0.5b"}
@@ -140,7 +140,13 @@ def test_a_model_the_server_gives_no_tools_is_sent_none(tmp_path):
 
 
 def test_an_assistant_tool_call_goes_with_empty_string_content(tmp_path):
-    from pi_core.protocol.messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
+    from pi_core.protocol.messages import (
+        AssistantMessage,
+        TextContent,
+        ToolCall,
+        ToolResultMessage,
+        UserMessage,
+    )
     from pi_core.protocol.provider import LlmContext, StreamOptions
     from pi_plugins.providers.openai_completions import build_body, resolve_compat
 
@@ -178,11 +184,10 @@ def test_local_servers_are_looked_for_only_when_nothing_is_configured(tmp_path, 
     from pi_plugins.providers.catalogue import builtin_models
 
     registry = ModelRegistry(builtin_models(), agent_dir=tmp_path, env=env)
-    assert wants_local_models(args, registry, Settings(settings), env=env) is looks
+    assert wants_local_models(registry, Settings(settings), env=env, **model_wish(args)) is looks
 
 
 def test_an_explicit_key_keeps_its_model_the_default(tmp_path):
-    from pi_core.app.wiring import choose_model
     from pi_plugins.providers.catalogue import builtin_models
 
     with LocalServer("ollama") as ollama:
@@ -191,7 +196,7 @@ def test_an_explicit_key_keeps_its_model_the_default(tmp_path):
         registry = ModelRegistry(builtin_models(), agent_dir=tmp_path, env={"ANTHROPIC_API_KEY": "sk-x"})
         settings = Settings({"localModels": {"enabled": True, "endpoints": [ollama.url]}})
         asyncio.run(registry.discover(plugins, settings))
-    model = choose_model(RunArgs(), registry, settings)[0]
+    model = choose_model(registry, settings)[0]
     assert model.provider == "anthropic"
     assert "ollama/qwen2.5-coder:0.5b" in [m.key for m in registry.available()]
 

@@ -8,7 +8,7 @@ from pi_plugins.compaction.plan import find_cut, prepare_compaction
 from pi_plugins.compaction.prepare import branch_messages
 from pi_plugins.compaction.plan import to_event
 from pi_plugins.compaction.summary import serialize, summarize_compaction
-from pi_core.tokens import context_tokens, estimate_method, estimate_tokens
+from pi_core.app.tokens import context_tokens, estimate_method, estimate_tokens
 
 
 def chain(*items):
@@ -40,7 +40,7 @@ WORDS = "x" * 400  # 100 tokens by the chars/4 estimate
 
 
 def test_estimates_are_chars_over_four_without_a_local_tiktoken_encoding(monkeypatch, tmp_path):
-    from pi_core import tokens
+    from pi_core.app import tokens
 
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))  # nothing cached: no download
     tokens._counter.cache_clear()

@@ -25,7 +25,7 @@ def test_an_8k_model_compacts_a_long_conversation_and_keeps_going(tmp_path):
     assert ends and all(end.result is not None for end in ends)
     assert "compaction" in [l["type"] for l in lines(harness.session)]
     # Every request after a compaction fits the window's budget (window minus the reserve).
-    from pi_core.tokens import context_tokens
+    from pi_core.app.tokens import context_tokens
     assert all(context_tokens(r.messages) <= 8192 for r in provider.requests)
 
 

@@ -101,6 +101,14 @@ def test_the_plugin_pages_examples_show_their_output():
     assert {"docs/examples/hooks_loop.py", "docs/examples/hooks_cli.py"} <= set(shown)
 
 
+def test_the_architecture_page_shows_a_built_in_replaced_by_a_plugin():
+    page = (DOCS / "architecture.md").read_text()
+    assert "docs/examples/replace_compaction.py" in [name for name, _ in example_outputs(DOCS / "architecture.md")]
+    assert '"-builtin:compaction"' in page
+    out = (EXAMPLES / "replace_compaction.out").read_text()
+    assert "compaction: dropped (-builtin:compaction" in out and "compacted (threshold)" in out
+
+
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
 def test_doctests_in_the_docs_pass(page, tmp_path, monkeypatch):
     monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))

@@ -62,7 +62,7 @@ async def repoint(args, ctx):
 
 async def restore(args, ctx):
     done = ctx.unregister_provider("anthropic")
-    model = ctx.harness.model_registry.find("anthropic", "claude-sonnet-4-5")
+    model = ctx.model_registry.find("anthropic", "claude-sonnet-4-5")
     ctx.ui.notify(f"restored {done}: claude-sonnet-4-5 at {model.base_url}", "info")
 
 

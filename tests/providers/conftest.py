@@ -1,5 +1,4 @@
 import pytest
-
 from support.llm_server import llm_server  # noqa: F401  (the fixture)
 from support.provider_streams import PROVIDERS
 

@@ -5,7 +5,6 @@ name what to set or install."""
 import sys
 
 import pytest
-
 from support.llm_server import Reply, event_frame
 from support.provider_streams import collect, run
 

@@ -3,7 +3,6 @@
 import json
 
 import pytest
-
 from support.llm_server import Reply
 from support.provider_streams import collect, run
 

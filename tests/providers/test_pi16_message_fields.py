@@ -5,8 +5,19 @@ import json
 from pathlib import Path
 
 import pytest
+from support.llm_server import (
+    ANTHROPIC,
+    AZURE,
+    BEDROCK,
+    CODEX,
+    COMPLETIONS,
+    GOOGLE,
+    MISTRAL,
+    RESPONSES,
+    VERTEX,
+    Reply,
+)
 from support.provider_streams import collect, run
-from support.llm_server import ANTHROPIC, AZURE, BEDROCK, CODEX, COMPLETIONS, GOOGLE, MISTRAL, RESPONSES, VERTEX, Reply
 
 from pi_core.protocol.codec import message_from_json, to_json
 from pi_core.protocol.messages import TextContent, UserMessage

@@ -10,8 +10,8 @@ from support.provider_streams import collect, run
 from pi_core.protocol.messages import TextContent, UserMessage
 from pi_core.protocol.model import Model
 from pi_core.protocol.provider import LlmContext, StreamOptions
-from pi_plugins.providers import http
-from pi_plugins.providers.http import JsonBody, encode_json, json_text
+from pi_plugins.providers import request_body
+from pi_plugins.providers.request_body import JsonBody, encode_json, json_text
 
 
 def test_encoded_body_is_compact_utf8_json_like_pi_writes_it():
@@ -30,7 +30,7 @@ def test_lone_surrogates_are_dropped_and_huge_integers_still_encode():
 def test_pieces_join_to_the_same_json_whatever_the_list_length(count, monkeypatch):
     body = {"model": "m", "messages": [{"role": "user", "content": f"m{i} ✓"} for i in range(count)],
             "stream": True, "tools": [{"name": "t\ud800"}]}
-    monkeypatch.setattr(http, "STREAM_BODY_AT", 10)  # force the streamed form
+    monkeypatch.setattr(request_body, "STREAM_BODY_AT", 10)  # force the streamed form
     encoded = JsonBody(body)
     assert encoded.data is None
     pieces = b"".join(_drain(encoded.stream()))
@@ -54,7 +54,7 @@ def test_a_large_conversation_reaches_the_server_whole_with_its_length(llm_serve
                              StreamOptions(api_key="k")))
     assert message.stop_reason == "stop"
     (request,) = llm_server.requests
-    assert len(request.raw) > http.STREAM_BODY_AT
+    assert len(request.raw) > request_body.STREAM_BODY_AT
     assert int(request.headers["content-length"]) == len(request.raw)
     assert "transfer-encoding" not in request.headers
     sent = request.body["messages"]

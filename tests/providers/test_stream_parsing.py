@@ -6,9 +6,9 @@ import random
 
 import pytest
 
-from pi_plugins.providers.kit.partial_json import PartialJson, parse_complete
-from pi_plugins.providers.kit import MessageBuilder
 from pi_plugins.providers.failures import classify, retry_after_ms, server_message
+from pi_plugins.providers.kit import MessageBuilder
+from pi_plugins.providers.kit.partial_json import PartialJson, parse_complete
 from pi_plugins.providers.sse import SseDecoder
 from pi_plugins.providers.transform import short_hash
 

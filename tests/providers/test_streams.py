@@ -1,15 +1,33 @@
 """Each provider against the scripted server over a real socket, in its exact wire format."""
 
 import asyncio
-import re
 import base64
+import re
 
 import pytest
+from support.llm_server import (
+    ANTHROPIC,
+    AZURE,
+    BEDROCK,
+    CODEX,
+    COMPLETIONS,
+    GOOGLE,
+    MISTRAL,
+    RESPONSES,
+    VERTEX,
+    Reply,
+)
 from support.provider_streams import PROVIDERS, collect, run
-from support.llm_server import ANTHROPIC, AZURE, BEDROCK, CODEX, COMPLETIONS, GOOGLE, MISTRAL, RESPONSES, VERTEX, Reply
 
 from pi_core.protocol.codec import to_json
-from pi_core.protocol.messages import ImageContent, TextContent, ToolResultMessage, UserMessage, AssistantMessage, ToolCall
+from pi_core.protocol.messages import (
+    AssistantMessage,
+    ImageContent,
+    TextContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
 from pi_core.protocol.model import ModelCost
 from pi_core.protocol.provider import LlmContext, StreamOptions, ToolSpec
 from pi_core.protocol.signal import AbortSignal
