@@ -58,12 +58,13 @@ class Dispatch:
 
     def coercer(self) -> Callable | None:
         """The result coercion function, imported on first use."""
-        if isinstance(self.result, str):
+        result = self.result
+        if isinstance(result, str):
             import importlib
 
-            module, _, name = self.result.partition(":")
-            self.result = getattr(importlib.import_module(module), name)
-        return self.result
+            module, _, name = result.partition(":")
+            result = self.result = getattr(importlib.import_module(module), name)
+        return result
 
     def __repr__(self) -> str:
         return f"<Dispatch {self.describe()}>"

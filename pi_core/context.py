@@ -20,6 +20,7 @@ from pi_core.protocol.ctx import ExecResult, SessionControl
 if TYPE_CHECKING:
     from pi_core.loop import Agent
     from pi_core.plugins import Plugins
+    from pi_core.protocol.events import CompactionReason, ForkPosition
     from pi_core.protocol.model import Model
     from pi_core.protocol.options import ResourceOptions
     from pi_core.protocol.shell import Settings
@@ -105,6 +106,11 @@ class Context:
             raise RuntimeError(f"ctx.{member} needs a harness (this ctx belongs to a bare Agent)")
         return self.harness
 
+    def _agent(self, member: str) -> Agent:
+        if self.agent is None:
+            raise RuntimeError(f"ctx.{member} needs an agent (this ctx has none)")
+        return self.agent
+
     def get_flag(self, name: str, default: Any = None) -> Any:
         """The value of a plugin's flag (``--name``), its default when not given, or
         ``default`` for a flag nobody registered (pi's ``getFlag``)."""
@@ -144,7 +150,7 @@ class Context:
         return [t.name for t in self.agent.active_tools()] if self.agent else []
 
     def set_active_tools(self, names: list[str]) -> None:
-        self.agent.set_active_tools(names)
+        self._agent("set_active_tools").set_active_tools(names)
 
     def register_tool(self, tool) -> None:
         """Add (or replace, by name) a tool now; the model is offered it from its next
@@ -180,9 +186,9 @@ class Context:
         if self.harness is not None:
             self.harness.send(content, deliver_as=deliver_as, trigger_turn=trigger_turn, as_prompt=True)
         elif deliver_as == "steer":
-            self.agent.steer(content)
+            self._agent("send_user_message").steer(content)
         elif deliver_as == "follow_up":
-            self.agent.follow_up(content)
+            self._agent("send_user_message").follow_up(content)
         else:
             raise ValueError(f"a bare agent's ctx takes steer or follow_up, not {deliver_as!r}")
 
@@ -209,7 +215,7 @@ class Context:
     async def emit(self, event: Any) -> None:
         """A session event of a plugin's (such as ``auto_retry_start`` or
         ``budget_exceeded``): the plugins' hook of its type, then every subscriber."""
-        await (self.harness or self.agent).emit(event)
+        await (self.harness or self._agent("emit")).emit(event)
 
     # ------------------------------------------------ the session
 
@@ -238,7 +244,7 @@ class Context:
     def set_label(self, entry_id: str, label: str | None) -> None:
         self._harness("set_label").session.append_label(entry_id, label)
 
-    async def compact(self, instructions: str | None = None, *, reason: str = "manual",
+    async def compact(self, instructions: str | None = None, *, reason: CompactionReason = "manual",
                       will_retry: bool = False):
         """Compact the branch now (``session_before_compact`` decides how); the result,
         or None when cancelled, failed or there was nothing to compact."""
@@ -252,13 +258,13 @@ class Context:
 
     async def wait_for_idle(self) -> SessionControl:
         """Wait until the agent (and any run a plugin started) has finished."""
-        await (self.harness or self.agent).wait_for_idle()
+        await (self.harness or self._agent("wait_for_idle")).wait_for_idle()
         return SessionControl(cancelled=False)
 
     async def new_session(self, parent_session: str | None = None) -> SessionControl:
         return SessionControl(cancelled=not await self._harness("new_session").new_session(parent_session))
 
-    async def fork(self, entry_id: str, position: str = "before") -> SessionControl:
+    async def fork(self, entry_id: str, position: ForkPosition = "before") -> SessionControl:
         """A new session from this one: ending just ``before`` the user message
         ``entry_id`` (its text is in ``.text``, as /fork puts it in the editor) or ``at``
         (including) any entry."""

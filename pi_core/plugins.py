@@ -66,7 +66,7 @@ class _Impl:
 
     def __init__(self, impl: pluggy.HookImpl):
         self.plugin = impl.plugin_name
-        self.function = impl.function
+        self.function: Callable[..., Any] = impl.function
         self.argnames = tuple(impl.argnames) + tuple(impl.kwargnames)
         self.is_async = inspect.iscoroutinefunction(impl.function)
 
@@ -120,7 +120,7 @@ class _Manager(pluggy.PluginManager):
             return None
         hook = getattr(self.hook, name, None)
         spec = getattr(hook, "spec", None)
-        who = self._registering or getattr(plugin, "__name__", type(plugin).__name__)
+        who = self._registering or str(getattr(plugin, "__name__", type(plugin).__name__))
         if opts.get("wrapper") or opts.get("hookwrapper"):
             self._owner.report(who, name, TypeError(
                 "@hookimpl(wrapper=True) / hookwrapper is not supported: pi calls hooks itself "
@@ -302,7 +302,7 @@ class Plugins:
         ``kwargs`` holds), collect the items. A hook without a spec is notified.
         Cheap when nobody implements the hook: ``message_update`` fires per token."""
         impls = self.impls(hook)
-        kind = self._kinds.get(hook)
+        kind: Any = self._kinds.get(hook)  # a spec's marker, or _UNSPECIFIED
         if kind is None:
             try:
                 kind = self.dispatch(hook)

@@ -8,6 +8,7 @@ to; ``paste_to_editor`` is ``set_editor_text``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from pi_core.context import NullUI
@@ -38,6 +39,7 @@ class HeadlessComponents:
     """Mixed into a mode's UI; ``theme_error`` is what ``set_theme`` answers (pi's words)."""
 
     theme_error = "UI not available"
+    set_editor_text: Callable[[str], None]  # the mode's UI this is mixed into has it
 
     async def custom(self, factory: Any, overlay: bool = False, **options: Any) -> Any:
         return None

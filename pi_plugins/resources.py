@@ -16,7 +16,7 @@ import re
 import weakref
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from attrs import define
 
@@ -162,7 +162,7 @@ async def discovered_paths(ctx: Any) -> dict[str, list[Path]]:
     plugins = getattr(ctx, "plugins", None)
     if plugins is None or not plugins.has("resources_discover"):
         return found
-    reason = "reload" if _reloaded.get(ctx) else "startup"
+    reason: Literal["startup", "reload"] = "reload" if _reloaded.get(ctx) else "startup"
     event = ResourcesDiscoverEvent(cwd=str(ctx.cwd), reason=reason)
     items = await plugins.call("resources_discover", event=event, ctx=ctx)
     problems = []

@@ -238,7 +238,7 @@ class AuthStorage:
             return
         try:
             data = json.loads(text) if text.strip() else {}
-        except ValueError as exc:  # say where, never what (the file holds secrets)
+        except json.JSONDecodeError as exc:  # say where, never what (the file holds secrets)
             self._data, self.error = {}, f"{self.path} is not valid JSON (line {exc.lineno}); it was ignored"
             return
         self._data = data if isinstance(data, dict) else {}

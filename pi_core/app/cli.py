@@ -193,7 +193,9 @@ async def _run(args, stdin=None, stdout=None) -> int:
         except asyncio.CancelledError:
             if stop.received is None:
                 raise
-            asyncio.current_task().uncancel()
+            task = asyncio.current_task()
+            assert task is not None  # this code runs in one
+            task.uncancel()
         except MissingAuthError as exc:  # as pi: said before any request, exit code 1
             click.echo(f"error: {exc}", err=True)
             return 1
@@ -215,7 +217,8 @@ class _StopOnSignal:
         import asyncio
         import signal
 
-        self.harness, self.received, self.installed = harness, None, []
+        self.harness, self.installed = harness, []
+        self.received: int | None = None
         self.task = asyncio.current_task()
         loop = asyncio.get_running_loop()
         wanted = [signal.SIGTERM, getattr(signal, "SIGHUP", None)]
@@ -234,6 +237,7 @@ class _StopOnSignal:
         self.received = signum
         self.harness.abort()
         self.harness.abort_bash()
+        assert self.task is not None  # made inside a task (the run's)
         self.task.cancel()
 
     def remove(self) -> None:
@@ -320,7 +324,7 @@ def plugins_command(extensions: tuple[str, ...], no_extensions: bool, as_json: b
                            discover=not no_extensions, extension_paths=extensions)
     if approve is None and trust.notice:
         click.echo(trust.notice, err=True)
-    rows = [
+    rows: list[dict[str, Any]] = [
         {
             "name": info.name,
             "source": info.source,

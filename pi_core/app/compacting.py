@@ -11,7 +11,13 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from pi_core.protocol.events import BeforeCompactEvent, CompactionEnd, CompactionStart, SessionCompactEvent
+from pi_core.protocol.events import (
+    BeforeCompactEvent,
+    CompactionEnd,
+    CompactionReason,
+    CompactionStart,
+    SessionCompactEvent,
+)
 from pi_core.protocol.messages import TextContent, Usage, UserMessage
 from pi_core.protocol.provider import LlmContext, StreamOptions, complete
 from pi_core.protocol.signal import AbortSignal
@@ -51,7 +57,7 @@ def take_summary_usage(harness: Harness) -> Usage | None:
     return total_usage(answers) if answers else None
 
 
-async def compact(harness: Harness, instructions: str | None = None, *, reason: str = "manual",
+async def compact(harness: Harness, instructions: str | None = None, *, reason: CompactionReason = "manual",
                   will_retry: bool = False):
     """Compact the branch: ``prepare_compaction`` plans it (the built-in compaction
     plugin's plan), ``session_before_compact`` decides (cancel, a plugin's own
@@ -70,7 +76,7 @@ async def compact(harness: Harness, instructions: str | None = None, *, reason: 
     return result
 
 
-async def _compaction(harness: Harness, entries: list, reason: str, instructions: str | None, will_retry: bool):
+async def _compaction(harness: Harness, entries: list, reason: CompactionReason, instructions: str | None, will_retry: bool):
     """(result or None, error) of a compaction; (False, None) when a plugin cancelled it."""
     from pi_core.app.tokens import estimate_tokens
     from pi_core.protocol.results import compaction_result

@@ -267,6 +267,7 @@ def load_file(plugins: Plugins, path: str | Path, source: str = "file") -> str |
             module_name, target, loader=_FreshSourceLoader(module_name, str(target)),
             submodule_search_locations=[str(path)] if path.is_dir() else None,
         )
+        assert spec is not None and spec.loader is not None  # a loader was given
         module = importlib.util.module_from_spec(spec)
         sys.modules[module_name] = module
         spec.loader.exec_module(module)
@@ -356,7 +357,7 @@ class PluginLoader:
     def load(self, settings: Any, *, if_trusted: Any = None) -> Plugins:
         """Load what ``settings`` keep; with ``if_trusted`` (the settings the project's
         trust would give), only what both keep: the rest waits for the next load."""
-        plugins, problems = self.plugins, []
+        plugins, problems = self.plugins, list[str]()
         found = self.find(settings, problems)
         if if_trusted is not None:
             also = {f.location for f in self.find(if_trusted, []) if f.reason is None}

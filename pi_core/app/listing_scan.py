@@ -212,7 +212,8 @@ def _activity(value: dict) -> int | None:
     stamp = message.get("timestamp")
     if isinstance(stamp, (int, float)) and not isinstance(stamp, bool):
         return int(stamp)
-    return iso_to_ms(value.get("timestamp")) or None
+    stamp = value.get("timestamp")
+    return (iso_to_ms(stamp) or None) if isinstance(stamp, str) else None
 
 
 def _complete_end(data: bytes) -> int:

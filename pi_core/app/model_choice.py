@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pi_core.protocol.events import ModelSelect, ThinkingLevelChanged, ThinkingLevelSelect
+from pi_core.protocol.events import ModelSelect, ModelSource, ThinkingLevelChanged, ThinkingLevelSelect
 from pi_core.protocol.model import Model
 from pi_core.protocol.provider import THINKING_LEVELS
 
@@ -18,7 +18,7 @@ class ModelChoice:
     def __init__(self, harness: Harness) -> None:
         self.harness = harness
 
-    async def set_model(self, model: Model, source: str = "set") -> None:
+    async def set_model(self, model: Model, source: ModelSource = "set") -> None:
         """Switch models; the thinking level is re-clamped for the new one (as pi: a
         switch from a model without reasoning starts at the default level)."""
         previous = self.harness.agent.model

@@ -119,7 +119,7 @@ def models_from_config(
             models[i] = changed
         defaults = by_provider.get(name, [None])[0]
         for raw in defs:
-            api = raw.get("api") or provider.get("api") or (defaults.api if defaults else None)
+            api = raw.get("api") or provider.get("api") or (defaults.api if defaults else "")
             _check(bool(api), f'provider {name}, model {raw["id"]}: no "api" (set it on the provider or the model)')
             base_url = raw.get("baseUrl") or provider.get("baseUrl") or (defaults.base_url if defaults else "")
             model_headers = {k: resolve_config_value(v, env) or "" for k, v in (raw.get("headers") or {}).items()}

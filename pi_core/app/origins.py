@@ -40,7 +40,7 @@ def _origin(url: str) -> str | None:
 def _parse(text: str) -> dict[str, str]:
     try:
         data = json.loads(text)
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         raise OriginsError(f"{VARIABLE} is not valid JSON ({exc.msg}); expected an object "
                            '{"https://api.anthropic.com": "http://127.0.0.1:8123", ...}') from None
     if not isinstance(data, dict):

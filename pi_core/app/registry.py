@@ -20,9 +20,9 @@ import inspect
 import os
 import re
 import weakref
-from collections.abc import Iterable, Mapping
+from collections.abc import Coroutine, Iterable, Mapping, Set
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import attrs
 from attrs import define
@@ -159,7 +159,8 @@ class ModelRegistry:
         self.auth.reload()
         if self.auth.error:
             self.errors.append(self.auth.error)
-        models, settings = list(self.builtin), {}
+        models = list(self.builtin)
+        settings: dict[str, ProviderConfig] = {}
         if self.use_models_json:
             path = self.models_json_path
             try:
@@ -293,7 +294,7 @@ class ModelRegistry:
         if settings is not None and settings.auth_header:
             key = self.api_key(model)
             if inspect.isawaitable(key):  # a sign-in's refresh: its token is the key itself
-                key.close()
+                cast(Coroutine, key).close()  # refreshed_key's coroutine, never awaited
                 key = None
             if key:
                 return {"Authorization": f"Bearer {key}"}
@@ -513,7 +514,7 @@ def collation_key(text: str) -> tuple:
     return primary, tuple(c.isupper() for c in text)
 
 
-def model_table(models: Iterable[Model], local: set[str] = frozenset()) -> str:
+def model_table(models: Iterable[Model], local: Set[str] = frozenset()) -> str:
     """The ``--list-models`` table: provider, model, context, max-out, thinking, images;
     models found on local servers (keys in ``local``) add a column that marks them."""
     models = list(models)

@@ -85,7 +85,8 @@ async def create_harness(
     return harness
 
 
-async def _resolve_model(pattern: str | None, plugins: Plugins, settings: Any):
+async def _resolve_model(pattern: str | None, plugins: Plugins,
+                         settings: Any) -> tuple[Model, str | None, bool, Any]:
     """(model, thinking level, explicit?, registry) for a pattern or ``None``, as ``pi``
     chooses (:func:`pi_core.app.start_model.choose_model`); raises
     :class:`pi_core.app.registry.ModelNotFoundError` when none fits."""

@@ -12,6 +12,7 @@ from pi_core.plugins import flag
 from pi_core.protocol.events import (
     BeforeTreeEvent,
     ForkEvent,
+    ForkPosition,
     SessionShutdown,
     SessionStart,
     SessionTreeEvent,
@@ -54,11 +55,12 @@ class SessionMoves:
     def fork_messages(self) -> list[tuple[str, str]]:
         """(entry id, text) of the user messages on the current branch: the fork points."""
         from pi_core.protocol.entries import MessageEntry
+        from pi_core.protocol.messages import UserMessage
 
         return [(e.id, text_of(e.message.content)) for e in self.harness.session.path()
-                if isinstance(e, MessageEntry) and e.message.role == "user"]
+                if isinstance(e, MessageEntry) and isinstance(e.message, UserMessage)]
 
-    async def fork(self, entry_id: str, position: str = "before") -> tuple[str, bool]:
+    async def fork(self, entry_id: str, position: ForkPosition = "before") -> tuple[str, bool]:
         """A new session from this one. ``before``: holding the branch up to (not
         including) the user message ``entry_id``; returns its text (for the editor).
         ``at``: holding the branch up to and including any entry ``entry_id``. Also

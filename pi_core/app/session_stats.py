@@ -45,7 +45,7 @@ def usage_totals(entries: Iterable) -> dict[str, float]:
 def session_stats(harness: Harness) -> dict:
     """Message counts, token totals and cost of the session file, and the context's use
     of the window; pi 1.6's ``get_session_stats`` shape."""
-    counts = {"user": 0, "assistant": 0, "toolResult": 0}
+    counts: dict[str | None, int] = {"user": 0, "assistant": 0, "toolResult": 0}
     tool_calls = total = 0
     entries = harness.session.entries
     for entry in entries:

@@ -11,12 +11,13 @@ not know becomes an ``Unknown*`` object that writes back exactly what was read.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 try:  # three times faster than the standard library on session files (see loads_json)
     import orjson
 except ImportError:  # pragma: no cover - orjson is a dependency; keep working without it
-    orjson = None
+    orjson = None  # type: ignore[assignment]  # the module or None: readers test for None
 
 import attrs
 
@@ -88,7 +89,8 @@ def _unstructure_factory(cls: type, converter: Any):
     from cattrs.gen import make_dict_unstructure_fn
 
     overrides = _field_overrides(cls)
-    base = make_dict_unstructure_fn(cls, converter, _cattrs_include_init_false=True, **overrides)
+    base: Callable[[Any], dict] = make_dict_unstructure_fn(
+        cls, converter, _cattrs_include_init_false=True, **overrides)
     # cattrs writes omittable fields last; where one sits before a required field in pi's
     # order (a tool result's ``details``), put the keys back in declaration order.
     written = [a for a in attrs.fields(cls) if not overrides[a.name].omit]
@@ -118,7 +120,7 @@ def _unstructure_factory(cls: type, converter: Any):
 def _structure_factory(cls: type, converter: Any):
     from cattrs.gen import make_dict_structure_fn
 
-    base = make_dict_structure_fn(cls, converter, **_field_overrides(cls))
+    base: Callable[..., Any] = make_dict_structure_fn(cls, converter, **_field_overrides(cls))
     known = frozenset(
         camel(a.alias) for a in attrs.fields(cls)
         if a.name != "_extra" and not a.metadata.get("transient")

@@ -11,11 +11,11 @@ from __future__ import annotations
 import os
 import time
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from attrs import define, field
 
-from pi_core.protocol.messages import AgentMessage, Usage, UserContent, _Extra, _extra_field
+from pi_core.protocol.messages import AgentMessage, Usage, UserContent, _Extra, _extra_field, _filled
 
 SESSION_VERSION = 3
 
@@ -77,7 +77,7 @@ class MessageEntry(_Extra):
     id: str = _id()
     parent_id: str | None = _parent()
     timestamp: str = _stamp()
-    message: AgentMessage = None
+    message: AgentMessage = _filled()
     _extra: dict | None = _extra_field()
 
 
@@ -227,8 +227,9 @@ class UnknownEntry:
         return self.data.get("type", "")
 
     @property
-    def id(self) -> str | None:
-        return self.data.get("id")
+    def id(self) -> str:
+        # Every entry of a session has one: the reader skips a line without an id.
+        return cast(str, self.data.get("id"))
 
     @property
     def parent_id(self) -> str | None:

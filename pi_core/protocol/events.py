@@ -11,9 +11,16 @@ from typing import Any, Literal
 
 from attrs import define, field
 
-from pi_core.protocol.messages import AgentMessage, ImageContent, ToolResultMessage
+from pi_core.protocol.messages import AgentMessage, ImageContent, ToolResultMessage, _filled
 from pi_core.protocol.stream import AssistantMessageEvent
 
+#: Why a compaction runs: the user asked, the context passed its threshold, or the
+#: model refused a request as too long.
+CompactionReason = Literal["manual", "threshold", "overflow"]
+#: How the model was chosen: set by name, cycled to, or restored from the session.
+ModelSource = Literal["set", "cycle", "restore"]
+#: Where a fork ends: just before the entry (pi's /fork) or with it (a clone).
+ForkPosition = Literal["before", "at"]
 
 @define
 class AgentStart:
@@ -37,7 +44,7 @@ class TurnStart:
 @define
 class TurnEnd:
     type: Literal["turn_end"] = field(default="turn_end", init=False)
-    message: AgentMessage = None
+    message: AgentMessage = _filled()
     tool_results: list[ToolResultMessage] = field(factory=list)
     turn_index: int = 0
 
@@ -45,20 +52,20 @@ class TurnEnd:
 @define
 class MessageStart:
     type: Literal["message_start"] = field(default="message_start", init=False)
-    message: AgentMessage = None
+    message: AgentMessage = _filled()
 
 
 @define
 class MessageUpdate:
     type: Literal["message_update"] = field(default="message_update", init=False)
-    message: AgentMessage = None
-    assistant_message_event: AssistantMessageEvent = None
+    message: AgentMessage = _filled()
+    assistant_message_event: AssistantMessageEvent = _filled()
 
 
 @define
 class MessageEnd:
     type: Literal["message_end"] = field(default="message_end", init=False)
-    message: AgentMessage = None
+    message: AgentMessage = _filled()
 
 
 @define
@@ -189,13 +196,13 @@ class CompactionResult:
 @define
 class CompactionStart:
     type: Literal["compaction_start"] = field(default="compaction_start", init=False)
-    reason: Literal["manual", "threshold", "overflow"] = "manual"
+    reason: CompactionReason = "manual"
 
 
 @define
 class CompactionEnd:
     type: Literal["compaction_end"] = field(default="compaction_end", init=False)
-    reason: Literal["manual", "threshold", "overflow"] = "manual"
+    reason: CompactionReason = "manual"
     result: CompactionResult | None = None
     aborted: bool = False
     will_retry: bool = False
@@ -239,7 +246,7 @@ class ModelSelect:
     type: Literal["model_select"] = field(default="model_select", init=False)
     model: Any = None
     previous_model: Any = None
-    source: Literal["set", "cycle", "restore"] = "set"
+    source: ModelSource = "set"
 
 
 @define
@@ -282,7 +289,7 @@ class BeforeCompactEvent:
     """``session_before_compact``: ``entries`` is the branch (root → leaf) to compact;
     ``preparation`` the plan (``None`` when there is nothing to summarise)."""
 
-    reason: Literal["manual", "threshold", "overflow"]
+    reason: CompactionReason
     entries: list
     will_retry: bool = False  # pi 1.6: the failed request is sent again after it
     instructions: str | None = None
@@ -359,7 +366,7 @@ class SessionCompactEvent:
     type: Literal["session_compact"] = field(default="session_compact", init=False)
     entry: Any = None
     from_hook: bool = False
-    reason: Literal["manual", "threshold", "overflow"] = "manual"
+    reason: CompactionReason = "manual"
     will_retry: bool = False
 
 
@@ -377,7 +384,7 @@ class ForkEvent:
     session ends just before that entry, pi's /fork) or "at" (it ends with it: a clone)."""
 
     entry_id: str | None
-    position: Literal["before", "at"] = "before"
+    position: ForkPosition = "before"
 
 
 @define

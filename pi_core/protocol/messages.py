@@ -23,12 +23,22 @@ def _extra_field() -> Any:
     return field(default=None, alias="extra", kw_only=True, repr=False, eq=False)
 
 
+def _filled() -> Any:
+    """The default (None) of a field every producer fills (an event's message, an entry's
+    message): typed as the field's own type, so its readers need no None check, and the
+    annotation the codec (cattrs) reads stays the plain type."""
+    return None
+
+
 class _Extra:
     """``extra``: the keys a newer pi wrote that this version does not know. Nearly every
     object has none, so the dict is made when first asked for: a resumed session holds
     about 90,000 of these objects (an empty dict each was 6 MB)."""
 
     __slots__ = ()
+    # A slot of each attrs subclass (typed ``dict | None`` there); Any here, since mypy
+    # takes the mixin's empty __slots__ to forbid assigning it.
+    _extra: Any
 
     @property
     def extra(self) -> dict:
@@ -55,6 +65,10 @@ class _Streamed:
     reads and a 100,000-delta answer never costs quadratic time."""
 
     __slots__ = ()
+    # A slot of each attrs subclass (typed ``list[str] | None`` there); Any for the same
+    # reason as _Extra._extra.
+    _pending: Any
+    _body: str  # the name of the slot that holds the text
 
     def append(self, delta: str) -> None:
         if self._pending is None:

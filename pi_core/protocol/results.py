@@ -147,7 +147,8 @@ def tree_decision(value: Any) -> TreeDecision:
     summary, details = data.get("summary"), data.get("details")
     if isinstance(summary, dict):
         _check_keys(summary, {"summary", "details"}, "branch summary")
-        summary, details = summary.get("summary"), summary.get("details", details)
+        given = summary
+        summary, details = given.get("summary"), given.get("details", details)
     if summary is not None and not isinstance(summary, str):
         raise TypeError("'summary' must be a string")
     return TreeDecision(cancel=_bool(data.get("cancel", False), "cancel"), summary=summary,

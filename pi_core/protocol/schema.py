@@ -12,9 +12,12 @@ from __future__ import annotations
 import json
 import types
 import typing
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
+
+if TYPE_CHECKING:  # imported on first use (see validate)
+    import jsonschema.protocols
 
 _SCALARS = {str: "string", int: "integer", float: "number", bool: "boolean"}
 
@@ -98,7 +101,7 @@ class Parameters:
     def __init__(self, declaration: Any):
         self.declaration = declaration
         self.schema = schema_of(declaration)
-        self._validator = None
+        self._validator: jsonschema.protocols.Validator | None = None
 
     def validate(self, arguments: Any) -> Any:
         """Validated arguments: a dict, or an instance of the declared attrs class.

@@ -6,6 +6,7 @@ shape.
 
 from __future__ import annotations
 
+import builtins
 import importlib
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -67,7 +68,7 @@ class Checkpointer(Protocol):
     def list(self) -> list[Any]:
         """The checkpoints of the current branch, oldest first."""
 
-    async def plan(self, entry_id: str) -> list[str]:
+    async def plan(self, entry_id: str) -> builtins.list[str]:  # list: the method above
         """The files a restore to ``entry_id`` would change."""
 
     async def restore(self, entry_id: str) -> Any:

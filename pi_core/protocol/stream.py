@@ -17,20 +17,20 @@ from typing import Literal
 
 from attrs import define, field
 
-from pi_core.protocol.messages import AssistantMessage, StopReason, ToolCall
+from pi_core.protocol.messages import AssistantMessage, StopReason, ToolCall, _filled
 
 
 @define
 class StartEvent:
     type: Literal["start"] = field(default="start", init=False)
-    partial: AssistantMessage = None
+    partial: AssistantMessage = _filled()
 
 
 @define
 class TextStartEvent:
     type: Literal["text_start"] = field(default="text_start", init=False)
     content_index: int = 0
-    partial: AssistantMessage = None
+    partial: AssistantMessage = _filled()
 
 
 @define
@@ -38,7 +38,7 @@ class TextDeltaEvent:
     type: Literal["text_delta"] = field(default="text_delta", init=False)
     content_index: int = 0
     delta: str = ""
-    partial: AssistantMessage = None
+    partial: AssistantMessage = _filled()
 
 
 @define
@@ -46,14 +46,14 @@ class TextEndEvent:
     type: Literal["text_end"] = field(default="text_end", init=False)
     content_index: int = 0
     content: str = ""
-    partial: AssistantMessage = None
+    partial: AssistantMessage = _filled()
 
 
 @define
 class ThinkingStartEvent:
     type: Literal["thinking_start"] = field(default="thinking_start", init=False)
     content_index: int = 0
-    partial: AssistantMessage = None
+    partial: AssistantMessage = _filled()
 
 
 @define
@@ -61,7 +61,7 @@ class ThinkingDeltaEvent:
     type: Literal["thinking_delta"] = field(default="thinking_delta", init=False)
     content_index: int = 0
     delta: str = ""
-    partial: AssistantMessage = None
+    partial: AssistantMessage = _filled()
 
 
 @define
@@ -69,14 +69,14 @@ class ThinkingEndEvent:
     type: Literal["thinking_end"] = field(default="thinking_end", init=False)
     content_index: int = 0
     content: str = ""
-    partial: AssistantMessage = None
+    partial: AssistantMessage = _filled()
 
 
 @define
 class ToolCallStartEvent:
     type: Literal["toolcall_start"] = field(default="toolcall_start", init=False)
     content_index: int = 0
-    partial: AssistantMessage = None
+    partial: AssistantMessage = _filled()
 
 
 @define
@@ -84,29 +84,29 @@ class ToolCallDeltaEvent:
     type: Literal["toolcall_delta"] = field(default="toolcall_delta", init=False)
     content_index: int = 0
     delta: str = ""
-    partial: AssistantMessage = None
+    partial: AssistantMessage = _filled()
 
 
 @define
 class ToolCallEndEvent:
     type: Literal["toolcall_end"] = field(default="toolcall_end", init=False)
     content_index: int = 0
-    tool_call: ToolCall = None
-    partial: AssistantMessage = None
+    tool_call: ToolCall = _filled()
+    partial: AssistantMessage = _filled()
 
 
 @define
 class DoneEvent:
     type: Literal["done"] = field(default="done", init=False)
     reason: StopReason = "stop"
-    message: AssistantMessage = None
+    message: AssistantMessage = _filled()
 
 
 @define
 class ErrorEvent:
     type: Literal["error"] = field(default="error", init=False)
     reason: StopReason = "error"
-    error: AssistantMessage = None
+    error: AssistantMessage = _filled()
 
 
 AssistantMessageEvent = (

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from pi_core.protocol.messages import AssistantMessage, Cost, Usage
 
@@ -27,7 +27,7 @@ def total_usage(messages: Iterable[object]) -> Usage:
     return total
 
 
-def final_assistant(messages: list[object]) -> AssistantMessage | None:
+def final_assistant(messages: Sequence[object]) -> AssistantMessage | None:
     """The last assistant message: whose text is the answer of a run."""
     for message in reversed(messages):
         if isinstance(message, AssistantMessage):

@@ -51,7 +51,7 @@ class SessionContext:
 
 
 def build_session_context(
-    path: Sequence[Entry], read: Callable[[Any], Entry] = lambda entry: entry,
+    path: Sequence[Any], read: Callable[[Any], Entry] = lambda entry: entry,
     read_all: Callable[[Sequence[Any]], Sequence[Entry]] | None = None,
 ) -> SessionContext:
     """The context for the path root → leaf (see the module docstring).
@@ -116,17 +116,21 @@ _NONE_OWED: frozenset = frozenset()
 
 
 def _without_orphan_results(messages: list[AgentMessage]) -> list[AgentMessage]:
+    # The exact classes are tested through ``kind`` (a long history has 20,000 messages),
+    # which mypy does not narrow ``message`` by: hence the ignores below.
     owed: set[str] | frozenset = _NONE_OWED  # the latest answer's calls still without a result
     kept = []
-    for message in messages:  # exact classes tested first: a long history has 20,000
+    for message in messages:
         kind = type(message)
         if kind is ToolResultMessage or (kind is not AssistantMessage
                                          and isinstance(message, ToolResultMessage)):
-            if message.tool_call_id not in owed:
+            if message.tool_call_id not in owed:  # type: ignore[union-attr]  # a tool result
                 continue
-            owed.discard(message.tool_call_id)
+            # A non-empty owed is a set: only _NONE_OWED is a frozenset.
+            owed.discard(message.tool_call_id)  # type: ignore[union-attr]
         elif kind is AssistantMessage or isinstance(message, AssistantMessage):
-            calls = [b.id for b in message.content if isinstance(b, ToolCall)]
+            calls = [b.id for b in message.content  # type: ignore[union-attr]  # an answer
+                     if isinstance(b, ToolCall)]
             owed = set(calls) if calls else _NONE_OWED
         elif owed:
             owed = _NONE_OWED

@@ -18,7 +18,8 @@ from __future__ import annotations
 import hashlib
 import os
 
-from pi_core.protocol.codec import DecodeError, loads_json
+from pi_core.protocol.codec import DecodeError, line_from_json, loads_json
+from pi_core.protocol.entries import Entry, SessionHeader
 from pi_core.session.reader import FileContents, LineSource, Problem, UnreadEntry, read_entry
 
 INDEX_SUFFIX = ".idx"
@@ -46,14 +47,18 @@ def load(session_file: str, source: LineSource) -> FileContents | None:
             return None
         length = value["length"]
         header_line: str = value["header"]
-        if os.fstat(source.fd).st_size < length:
+        fd = source.fd
+        if fd is None or os.fstat(fd).st_size < length:
             return None
         first = header_line.encode("utf-8", "surrogateescape")
         if (source.read(0, len(first) + 1) != first + b"\n"
                 or _fingerprint(source, length) != value["check"]):
             return None
         out = FileContents()
-        out.header = read_entry(loads_json(first), 1)[0]
+        header = line_from_json(loads_json(first))
+        if not isinstance(header, SessionHeader):
+            return None
+        out.header = header
         out.version = value["fileVersion"]
         out.lines = value["lines"]
         out.length = length
@@ -63,6 +68,7 @@ def load(session_file: str, source: LineSource) -> FileContents | None:
             if parent == previous:  # mostly: one string for the id and its child's parent
                 parent = previous
             previous = entry_id
+            entry: Entry | UnreadEntry
             if kind in ("label", "session_info"):  # the tree indexes these: read them now
                 entry = read_entry(loads_json(source.read(offset, size)), line)[0]
             else:  # (a problem reading one was found by the scan, and is stored below)
@@ -82,6 +88,7 @@ def save(session_file: str, contents: FileContents) -> None:
     import orjson
 
     source = contents.source
+    assert source is not None  # an index is saved only for a file read from disk
     length, lines = contents.length, contents.lines
     count = len(contents.entries)
     if contents.missing_newline:  # the last line may still change: stop before it

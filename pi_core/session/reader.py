@@ -29,7 +29,8 @@ import os
 import re
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any, BinaryIO
+from io import FileIO
+from typing import Any, final
 
 from attrs import define, field
 
@@ -68,7 +69,7 @@ class RawLine:
 class FileContents:
     header: SessionHeader | None = None
     version: int = SESSION_VERSION
-    entries: list[Entry] = field(factory=list)
+    entries: list[Entry | UnreadEntry] = field(factory=list)
     line_numbers: list[int] = field(factory=list)
     raw_lines: list[RawLine] = field(factory=list)  # only for files older than version 3
     problems: list[Problem] = field(factory=list)
@@ -199,7 +200,7 @@ def read_session_file(path: str | os.PathLike, *, use_index: bool = True) -> Fil
         start = out.length if out is not None else 0
         if out is None:
             out = FileContents()
-        with os.fdopen(os.dup(source.fd), "rb", buffering=0) as f:
+        with open(os.dup(source._descriptor()), "rb", buffering=0) as f:
             f.seek(start)
             _read(_split_lines(f), name, out, source, start)
         out.source = source
@@ -220,7 +221,7 @@ def read_session_lines(lines: Iterable[bytes], name: str = "session") -> FileCon
     return out
 
 
-def _split_lines(f: BinaryIO, size: int = 1 << 22) -> Iterator[tuple[memoryview, bool]]:
+def _split_lines(f: FileIO, size: int = 1 << 22) -> Iterator[tuple[memoryview, bool]]:
     """The lines of ``f`` without their newline, and whether each had one.
 
     Lines are views into one reused buffer, valid until the next line is asked for: no
@@ -318,7 +319,7 @@ def _is_torn(raw) -> bool:
     return False
 
 
-def _read_header(name: str, raw: bytes, number: int) -> tuple[SessionHeader, int]:
+def _read_header(name: str, raw: memoryview | bytes, number: int) -> tuple[SessionHeader, int]:
     try:
         value = loads_json(raw)
     except DecodeError as exc:
@@ -338,6 +339,7 @@ def _read_header(name: str, raw: bytes, number: int) -> tuple[SessionHeader, int
         header = line_from_json(value)
     except DecodeError as exc:
         raise SessionError(f"{name}: line {number}: unreadable header ({exc})") from None
+    assert isinstance(header, SessionHeader)  # its type is "session", checked above
     return header, version
 
 
@@ -358,7 +360,7 @@ def _salvage(out: FileContents, raw, number: int) -> None:
             parent.decode("utf-8", "replace") if parent is not None else None, number))
 
 
-def _parse(out: FileContents, raw: bytes, number: int) -> dict | None:
+def _parse(out: FileContents, raw: memoryview | bytes, number: int) -> dict | None:
     try:
         value = loads_json(raw)
     except DecodeError as exc:
@@ -374,13 +376,14 @@ def _parse(out: FileContents, raw: bytes, number: int) -> dict | None:
     return value
 
 
-def _read_entry(out: FileContents, raw: bytes, number: int, at: int) -> None:
+def _read_entry(out: FileContents, raw: memoryview | bytes, number: int, at: int) -> None:
     value = _parse(out, raw, number)
     if value is None:
         return
     if not isinstance(value.get("id"), str):
         out.problems.append(Problem(number, "entry without an id; the line is skipped"))
         return
+    entry: Entry | UnreadEntry
     if value.get("type") in _INDEXED:
         entry, problem = read_entry(value, number)
         if problem is not None:
@@ -398,6 +401,7 @@ def _read_entry(out: FileContents, raw: bytes, number: int, at: int) -> None:
 _INDEXED = frozenset({"label", "session_info"})  # the tree indexes these: read them at once
 
 
+@final  # never subclassed: the tree tells it apart by ``type(x) is UnreadEntry``
 class UnreadEntry:
     """An entry not yet made into objects: where its line is, and its type, id and parent.
 
@@ -428,6 +432,7 @@ class UnreadEntry:
         if raw is None:
             raw = self.raw
         if raw is None:
+            assert self.source is not None  # raw is kept whenever there is no source
             raw = self.source.read(self.offset, self.length)
         elif isinstance(raw, dict):
             return raw
@@ -465,14 +470,19 @@ def read_entry(value: dict, line: int) -> tuple[Entry, Problem | None]:
     """The entry of a parsed line; one that does not have its type's shape is kept as an
     :class:`UnknownEntry` (it stays in the tree, out of the context) with a problem."""
     try:
-        return line_from_json(value), None
+        entry = line_from_json(value)
     except DecodeError as exc:
         return UnknownEntry(value), Problem(
             line, f"{value.get('type')} entry {value['id']!r} cannot be read ({exc}); "
                   "it stays in the tree but is left out of the context")
+    if isinstance(entry, SessionHeader):  # a header with a parentId, among the entries
+        return UnknownEntry(value), Problem(
+            line, f"a second session header {value['id']!r}; it stays in the tree but is "
+                  "left out of the context")
+    return entry, None
 
 
-def _keep_raw(out: FileContents, raw: bytes, number: int) -> None:
+def _keep_raw(out: FileContents, raw: memoryview | bytes, number: int) -> None:
     try:
         value = loads_json(raw)
     except DecodeError as exc:

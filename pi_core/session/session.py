@@ -27,7 +27,7 @@ import gc
 import logging
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pi_core.protocol.codec import dumps
 from pi_core.protocol.entries import (
@@ -68,6 +68,7 @@ from pi_core.session.store import SessionFile, write_new_file
 from pi_core.session.tree import SessionTree, TreeNode
 
 log = logging.getLogger("pi.session")
+_E = TypeVar("_E", bound=Entry)  # append gives back the entry it was given
 
 FREEZE_AT = 5_000  # entries: from here on a loaded session's objects are frozen (gc.freeze)
 
@@ -268,7 +269,7 @@ class Session:
 
     # ------------------------------------------------------------ appending
 
-    def append(self, entry: Entry) -> Entry:
+    def append(self, entry: _E) -> _E:
         """Append ``entry`` under the leaf (its id made unique, its parent set) and make it
         the leaf. The line is on disk when this returns (once the file exists)."""
         self._check_writable()
@@ -279,10 +280,12 @@ class Session:
         entry.parent_id = self._tree.leaf_id
         line = dumps(entry) + "\n"  # fails before anything changes if it cannot be written
         if self._on_disk:
-            if self._handle.unlinked():
+            handle = self._handle
+            assert handle is not None  # a session on disk holds its file open
+            if handle.unlinked():
                 self._write_again(line)
             else:
-                self._handle.write_lines([line])
+                handle.write_lines([line])
         elif self.file is not None and _starts_file(entry):
             self._write_everything(extra_line=line)
         self._tree.add(entry)
@@ -379,6 +382,7 @@ class Session:
         if contents.header is not None and contents.version < SESSION_VERSION:
             old = contents
             contents = cls._migrate(path, contents, handle)
+            assert old.source is not None  # read from the file
             old.source.close()
         problems = list(contents.problems)
         if contents.header is None:
@@ -430,6 +434,7 @@ class Session:
     def _write_again(self, line: str) -> None:
         """The file was deleted under us: write it again, header and every entry."""
         log.warning("%s was deleted while the session was open; writing it again", self.file)
+        assert self._handle is not None  # only a session on disk is written again
         self._handle.close()
         self._handle = None
         self._write_everything(extra_line=line)
@@ -440,6 +445,7 @@ class Session:
         if extra_line is not None:
             lines.append(extra_line)
         if self._handle is None:
+            assert self.file is not None  # callers write only a session with a file
             self._handle = write_new_file(self.file, lines)
         else:
             self._handle.write_lines(lines)

@@ -26,7 +26,7 @@ from pi_core.session.reader import SessionError
 try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows: no advisory locks, a single writer is assumed
-    fcntl = None
+    fcntl = None  # type: ignore[assignment]  # the module or None: the lock tests for None
 
 
 class SessionLockedError(SessionError):

@@ -9,16 +9,17 @@ entry under it; branching moves it.
 
 from __future__ import annotations
 
+import enum
 import logging
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal, overload
 
 from attrs import define, field
 
 from pi_core.protocol.codec import line_from_json, loads_json, orjson
 from pi_core.protocol.entries import Entry, LabelEntry, MessageEntry, SessionInfoEntry, UnknownEntry
-from pi_core.session.reader import Problem, UnreadEntry, read_unread
+from pi_core.session.reader import LineSource, Problem, UnreadEntry, read_unread
 
 log = logging.getLogger("pi.session")
 
@@ -39,11 +40,11 @@ class SessionTree:
 
     def __init__(self, source: str = "session") -> None:
         self.source = source  # for log messages
-        self.lines = None  # the LineSource unread entries are read back from
+        self.lines: LineSource | None = None  # the LineSource unread entries are read back from
         self.problems: list[Problem] = []  # where entries that cannot be read are reported
         self.unread = 0  # entries not yet made into objects
         self._entries: list[Entry | UnreadEntry] = []
-        self._by_id: dict[str, Entry] = {}
+        self._by_id: dict[str, Entry | UnreadEntry] = {}
         self._parent: dict[str, str | None] = {}
         self._children: dict[str | None, list[str]] | None = {}
         self._labels: dict[str, tuple[str, str]] = {}
@@ -54,7 +55,7 @@ class SessionTree:
 
     @classmethod
     def from_entries(
-        cls, entries: Iterable[Entry], line_numbers: Iterable[int],
+        cls, entries: Iterable[Entry | UnreadEntry], line_numbers: Iterable[int],
         bridges: dict[str, tuple[str | None, int]] | None = None,
     ) -> tuple[SessionTree, list[Problem]]:
         """A tree from a file's entries, with the problems found: duplicate ids, missing
@@ -81,8 +82,8 @@ class SessionTree:
         tree.unread = sum(1 for entry in kept if type(entry) is UnreadEntry)
         parents = tree._parent
         forward = False  # a parent on a later line: the only way a cycle can form
-        for entry in kept:
-            parent = entry.parent_id
+        for stored in kept:
+            parent = stored.parent_id
             if parent is not None and parent not in parents:  # not an earlier entry's id
                 if parent in by_id:
                     forward = True
@@ -91,24 +92,24 @@ class SessionTree:
                     if mended is not _UNMENDED:
                         lost, line = (bridges or {})[parent]
                         where = f"{mended!r}" if mended is not None else "the root"
-                        problems.append(Problem(line_of[entry.id], (
-                            f"entry {entry.id!r} names parent {parent!r}, whose line "
+                        problems.append(Problem(line_of[stored.id], (
+                            f"entry {stored.id!r} names parent {parent!r}, whose line "
                             f"{line} could not be read; it now hangs under {where}")))
                         if mended is not None and mended not in parents:
                             forward = True
                     else:
-                        problems.append(Problem(line_of[entry.id], (
-                            f"entry {entry.id!r} names parent {parent!r}, which is not in "
+                        problems.append(Problem(line_of[stored.id], (
+                            f"entry {stored.id!r} names parent {parent!r}, which is not in "
                             "the file; it is treated as a root")))
                     parent = None if mended is _UNMENDED else mended
-            parents[entry.id] = parent
+            parents[stored.id] = parent
         if forward:
             problems.extend(tree._break_cycles(line_of))
         tree._children = None  # built when first asked for: a resume never needs them
         noted = (LabelEntry, SessionInfoEntry)
-        for entry in tree._entries:
-            if type(entry) is not UnreadEntry and isinstance(entry, noted):
-                tree._note(entry)
+        for stored in tree._entries:
+            if type(stored) is not UnreadEntry and isinstance(stored, noted):
+                tree._note(stored)
         if tree._entries:
             tree.leaf_id = tree._entries[-1].id
         problems.sort(key=lambda p: p.line)
@@ -119,7 +120,7 @@ class SessionTree:
         state: dict[str, int] = {}  # 1: on the walk now, 2: known to reach a root
         for entry in self._entries:
             walk = []
-            current = entry.id
+            current: str | None = entry.id
             while current is not None and current not in state:
                 state[current] = 1
                 walk.append(current)
@@ -186,8 +187,10 @@ class SessionTree:
             return [self._read(e) if type(e) is UnreadEntry else e for e in items]
         by_id, entries = self._by_id, self._entries
         parse = orjson.loads if orjson is not None else loads_json
-        lines = pending[0].source.read_spans([(e.offset, e.length) for e in pending])
-        out = []
+        source = pending[0].source
+        assert source is not None  # pending holds only lines with a source
+        lines = source.read_spans([(e.offset, e.length) for e in pending])
+        out: list[Entry] = []
         add = out.append
         for unread, raw in zip(pending, lines, strict=True):
             try:  # what _read does, spelled out for the line that reads cleanly
@@ -209,6 +212,7 @@ class SessionTree:
     def _read(self, unread: UnreadEntry, raw: Any = None) -> Entry:
         done = self._by_id[unread.id]
         if done is not unread:  # read already, through another reference
+            assert type(done) is not UnreadEntry
             return done
         entry, problem = read_unread(unread, raw)
         if problem is not None:
@@ -221,11 +225,17 @@ class SessionTree:
         self.unread -= 1
         return entry
 
-    def path(self, to_id: str | None, read: bool = True) -> list[Entry]:
+    @overload
+    def path(self, to_id: str | None, read: Literal[True] = True) -> list[Entry]: ...
+
+    @overload
+    def path(self, to_id: str | None, read: bool) -> list[Entry | UnreadEntry]: ...
+
+    def path(self, to_id: str | None, read: bool = True) -> list[Entry] | list[Entry | UnreadEntry]:
         """The entries from the root down to ``to_id`` (empty for None or an unknown id).
         With ``read=False`` some may still be unread (each has ``id``, ``parent_id`` and
         ``type``; :meth:`read` makes one into its entry)."""
-        path = []
+        path: list[Entry | UnreadEntry] = []
         by_id, parents = self._by_id, self._parent
         current = to_id if to_id in by_id else None
         while current is not None:
@@ -233,12 +243,13 @@ class SessionTree:
             current = parents[current]
         path.reverse()
         if read:
-            path = [self._read(e) if type(e) is UnreadEntry else e for e in path]
+            return [self._read(e) if type(e) is UnreadEntry else e for e in path]
         return path
 
     def children(self, parent_id: str | None) -> list[Entry]:
         """Direct children in file order; ``None`` gives the roots."""
-        return [self.get(i) for i in self._children_map().get(parent_id, ())]
+        by_id = self._by_id
+        return [self.read(by_id[i]) for i in self._children_map().get(parent_id, ())]
 
     def _children_map(self) -> dict[str | None, list[str]]:
         if self._children is None:
@@ -274,10 +285,10 @@ class SessionTree:
             label = self._labels.get(entry.id)
             made[entry.id] = TreeNode(entry, [], label[0] if label else None,
                                       label[1] if label else None)
-        roots = []
-        for entry in self._entries:
-            parent = self._parent[entry.id]
-            (made[parent].children if parent is not None else roots).append(made[entry.id])
+        roots: list[TreeNode] = []
+        for stored in self._entries:
+            parent = self._parent[stored.id]
+            (made[parent].children if parent is not None else roots).append(made[stored.id])
         for node in made.values():
             if len(node.children) > 1:
                 node.children.sort(key=lambda n: _sort_time(n.entry))
@@ -292,10 +303,16 @@ def _share_strings(entry: MessageEntry, unread: UnreadEntry) -> None:
         entry.parent_id = unread.parent_id
 
 
-_UNMENDED = object()
+class _Unmended(enum.Enum):
+    """The one value of :data:`_UNMENDED` (an enum member, so a type checker narrows on it)."""
+
+    UNMENDED = enum.auto()
 
 
-def _mend(parent: str, by_id: dict, bridges: dict) -> object:
+_UNMENDED = _Unmended.UNMENDED
+
+
+def _mend(parent: str, by_id: dict, bridges: dict) -> str | None | Literal[_Unmended.UNMENDED]:
     """The nearest ancestor of missing ``parent`` that is in the tree, going up through
     unusable lines whose ids were made out; ``None`` when the chain reached a root,
     :data:`_UNMENDED` when it cannot be followed."""

@@ -10,6 +10,7 @@ The ``harness`` fixture is a :class:`HarnessMaker`; inside a test's coroutine::
 from __future__ import annotations
 
 import inspect
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,7 @@ class HarnessMaker:
         self.sessions = self.tmp_path / "sessions"
         self.provider: ScriptedProvider | None = None
 
-    async def __call__(self, *plugins: Any, script: list[Reply] = (), router=None,
+    async def __call__(self, *plugins: Any, script: Sequence[Reply] = (), router=None,
                        builtins: bool = False, session: Any = "file", model=None,
                        context_window: int = 128_000, **options: Any):
         """A started harness over ``plugins`` (after the built-ins with ``builtins=True``).

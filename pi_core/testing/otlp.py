@@ -158,7 +158,8 @@ def main(argv: list[str] | None = None) -> int:
 
     def show() -> None:  # a second after the last export: the traces it touched, whole
         with lock:
-            ids, _ = set(touched), touched.clear()
+            ids = set(touched)
+            touched.clear()
         print(format_tree([s for s in receiver.spans if s.trace_id in ids]), flush=True)
 
     def arrived(spans: list[Span]) -> None:

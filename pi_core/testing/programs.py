@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Callable
+from typing import NoReturn
 
 #: Requirements that are not a program on PATH: name → "is it there?".
 REQUIREMENTS: dict[str, Callable[[], bool]] = {}
@@ -22,7 +23,7 @@ def under_ci() -> bool:
     return os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 
-def missing(what: str) -> None:
+def missing(what: str) -> NoReturn:
     """Skip the current test for lack of ``what``, or fail it under CI."""
     import pytest  # only here: the rest of the kit works where pytest is not installed
 

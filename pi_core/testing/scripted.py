@@ -77,14 +77,13 @@ class ScriptedProvider:
         self.payloads.append(payload)
         await options.response(200, {"content-type": "text/event-stream"})
         yield builder.start()
-        reply = self.router(context) if self.router is not None else None
-        if reply is None:
+        given: Script | None = self.router(context) if self.router is not None else None
+        if given is None:
             if not self.script:
                 yield builder.error("scripted provider: the script has no reply left")
                 return
-            reply = self.script.pop(0)
-        if callable(reply):
-            reply = reply(context)
+            given = self.script.pop(0)
+        reply = given(context) if callable(given) else given
         signal = options.signal
 
         async def pieces(text: str):

@@ -153,7 +153,8 @@ class PiAcpAgent:
         if stop == "aborted":
             return PromptResponse(stop_reason="cancelled")
         if stop == "error":
-            await self._send(update_agent_message_text(f"Error: {last.error_message or 'the request failed'}"))
+            said = getattr(last, "error_message", None)  # last: the failed answer
+            await self._send(update_agent_message_text(f"Error: {said or 'the request failed'}"))
         if stop == "length":
             return PromptResponse(stop_reason="max_tokens")
         return PromptResponse(stop_reason="end_turn")
@@ -247,12 +248,15 @@ class PiAcpAgent:
         commands = []
         for name, description in BUILTIN_COMMANDS.items():
             commands.append(AvailableCommand(name=name, description=description,
-                                             input=UnstructuredCommandInput(hint="optional instructions")))
+                                             # pydantic takes the root model's value
+                                             input=UnstructuredCommandInput(  # type: ignore[arg-type]
+                                                 hint="optional instructions")))
         for command in await self.harness.commands():
             hint = command.argument_hint
             commands.append(AvailableCommand(
                 name=command.name, description=command.description or command.name,
-                input=UnstructuredCommandInput(hint=hint) if hint else None))
+                # pydantic takes the root model's value for the RootModel AvailableCommandInput
+                input=UnstructuredCommandInput(hint=hint) if hint else None))  # type: ignore[arg-type]
         await self._send(AvailableCommandsUpdate(session_update="available_commands_update",
                                                  available_commands=commands))
 
@@ -369,7 +373,10 @@ async def run_acp(app) -> int:
     reader, writer = await stdio_streams()
     agent = PiAcpAgent(app)
     saved, sys.stdout = sys.stdout, sys.stderr  # only protocol lines on the real stdout
-    conn = AgentSideConnection(agent, writer, reader, listening=False, use_unstable_protocol=True)
+    # The agent answers the methods pi supports; the connection answers the rest of the
+    # acp.Agent protocol (list_sessions …) "method not found".
+    conn = AgentSideConnection(agent, writer, reader,  # type: ignore[arg-type]
+                               listening=False, use_unstable_protocol=True)
     handler = getattr(getattr(conn, "_conn", None), "_handler", None)
     if handler is not None and hasattr(handler, "add_route"):  # session/set_model, not in the schema
         handler.add_route(Route(method="session/set_model", func=agent.set_session_model, kind="request"))

@@ -14,9 +14,12 @@ from __future__ import annotations
 import sys
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pi_plugins.headless_ui import HeadlessComponents
+
+if TYPE_CHECKING:  # acp is imported when the mode runs
+    from acp.schema import PermissionOptionKind
 
 
 class AcpUI(HeadlessComponents):
@@ -45,7 +48,7 @@ class AcpUI(HeadlessComponents):
     async def editor(self, title: str, prefill: str = "", *, timeout: float | None = None) -> str | None:
         return None
 
-    async def _ask(self, title: str, choices: list[tuple[str, str, str]], message: str = "") -> str | None:
+    async def _ask(self, title: str, choices: list[tuple[str, str, PermissionOptionKind]], message: str = "") -> str | None:
         from acp.schema import PermissionOption, ToolCallUpdate
 
         conn, session_id = self._connection(), self._session_id()
@@ -87,7 +90,7 @@ class AcpUI(HeadlessComponents):
         return ""
 
 
-def _kind(option: str) -> str:
+def _kind(option: str) -> PermissionOptionKind:
     lowered = option.lower()
     if lowered.startswith(("deny", "reject", "no")):
         return "reject_once"

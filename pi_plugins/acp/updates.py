@@ -11,15 +11,31 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pi_core.protocol.messages import AssistantMessage, ToolResultMessage, UserMessage, text_of
+from pi_core.protocol.messages import (
+    AssistantMessage,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+    text_of,
+)
 
-KINDS = {"read": "read", "write": "edit", "edit": "edit", "bash": "execute", "grep": "search",
+if TYPE_CHECKING:  # acp is imported when the mode runs
+    from acp.schema import (
+        ContentToolCallContent,
+        FileEditToolCallContent,
+        TerminalToolCallContent,
+        ToolKind,
+    )
+
+KINDS: dict[str, ToolKind] = {"read": "read", "write": "edit", "edit": "edit", "bash": "execute", "grep": "search",
          "find": "search", "ls": "search"}
 
 
-def kind_of(tool_name: str) -> str:
+def kind_of(tool_name: str) -> ToolKind:
     return KINDS.get(tool_name, "other")
 
 
@@ -94,7 +110,7 @@ class UpdateWriter:
         from acp.helpers import tool_diff_content
         from acp.schema import ToolCallProgress
 
-        content = []
+        content: list[ContentToolCallContent | FileEditToolCallContent | TerminalToolCallContent] = []
         text = _result_text(result)
         before = self._before.pop(call_id, None)
         if before is not None and not is_error:
@@ -126,11 +142,11 @@ class UpdateWriter:
                     await self.send(update_user_message(text_block(text)))
             elif isinstance(message, AssistantMessage):
                 for block in message.content:
-                    if block.type == "text" and block.text:
+                    if isinstance(block, TextContent) and block.text:
                         await self.send(update_agent_message(text_block(block.text)))
-                    elif block.type == "thinking" and getattr(block, "thinking", ""):
+                    elif isinstance(block, ThinkingContent) and block.thinking:
                         await self.send(update_agent_thought(text_block(block.thinking)))
-                    elif block.type == "toolCall":
+                    elif isinstance(block, ToolCall):
                         await self._replay_tool(block, results.get(block.id))
 
     async def _replay_tool(self, call, result: ToolResultMessage | None) -> None:

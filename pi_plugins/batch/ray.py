@@ -84,7 +84,8 @@ class SpendLedger:
     """A Ray actor: the batch's spend, the results file's plus each worker's latest report."""
 
     def __init__(self, before: float):
-        self.before, self.workers = before, {}
+        self.before = before
+        self.workers: dict[Any, float] = {}
 
     def update(self, worker: str, cost: float) -> float:
         self.workers[worker] = cost
@@ -186,8 +187,11 @@ async def run_on_ray(tasks: list[BatchTask], *, concurrency: int, address: str |
         workers_only = workers[1:] if ledger is not None else workers
         pending = iter(tasks)
 
+        limit = budget.total if budget is not None else None  # a ledger is made for it
+
         async def reached() -> bool:
-            return ledger is not None and await ledger.total.remote() >= budget.total.max_cost
+            return (ledger is not None and limit is not None
+                    and await ledger.total.remote() >= limit.max_cost)
 
         async def dispatch(worker) -> None:
             for task in pending:

@@ -70,7 +70,8 @@ class BatchTask:
         tools = data.get("tools")
         if tools is not None and not (isinstance(tools, list) and all(isinstance(t, str) for t in tools)):
             raise BatchError(f"{where}: 'tools' must be a list of tool names")
-        return cls(**{k: data.get(k) for k in _TASK_KEYS})
+        fields: dict[str, Any] = {k: data.get(k) for k in _TASK_KEYS}
+        return cls(**fields)
 
     def to_json(self) -> dict:
         return {k: v for k, v in (("id", self.id), ("prompt", self.prompt), ("cwd", self.cwd),
@@ -355,6 +356,7 @@ async def run_task(env: BatchEnvironment, task: BatchTask, *, cwd: str | None = 
             nonlocal harness
             harness = started
             if task_budget is not None:
+                assert budget is not None  # the task's budget is the batch's share
                 attach(started.ctx, task_budget)
                 budget.running.add(started)
 
@@ -363,6 +365,7 @@ async def run_task(env: BatchEnvironment, task: BatchTask, *, cwd: str | None = 
             thinking_level=level, model_is_explicit=True, cwd=where, settings=settings,
             agent_dir=env.agent_dir, options=ResourceOptions(system_prompt=task.system_prompt),
             system_prompt=task.system_prompt or "", before_start=before_start)
+        assert harness is not None  # before_start was given it
         if task.tools is not None:
             unknown = sorted(set(task.tools) - {t.name for t in harness.agent.tools or []})
             if unknown:

@@ -116,7 +116,7 @@ class Budget:
         """The settings' ``budget`` limits, each replaced by its flag when given
         (``flags``: limit name → the flag's text)."""
         flags = flags or {}
-        values = {}
+        values: dict[str, Any] = {}
         for name, key, flag in LIMITS:
             if flags.get(name) is not None:
                 values[name] = parse_limit(flags[name], flag, name != "cost")

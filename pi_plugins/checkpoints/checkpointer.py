@@ -14,6 +14,7 @@ the workspace at it is the one its batch left (the checkpoint that follows it na
 from __future__ import annotations
 
 import asyncio
+import builtins
 from datetime import datetime
 from typing import Any
 
@@ -118,7 +119,8 @@ class Checkpointer:
 
     def list(self) -> list[Checkpoint]:
         """Every checkpoint of the session, in the order they were recorded."""
-        found, turns = [], {}
+        found: builtins.list[Checkpoint] = []
+        turns: dict[str | None, int] = {}
         for entry in self.session.entries:
             parent_turn = turns.get(entry.parent_id, 0)
             message = getattr(entry, "message", None)
@@ -170,7 +172,7 @@ class Checkpointer:
         (a tool that only reads ran): the next checkpoint does not stand for them."""
         self._looked_at = self.session.leaf_id
 
-    def _unlooked_results(self) -> list[str]:
+    def _unlooked_results(self) -> builtins.list[str]:
         """The tool results stored since the workspace was last looked at: the workspace
         is now what it was at each of them (a parallel batch stores its results once all
         its tools ran, a sequential one each before the next tool starts)."""
@@ -210,7 +212,7 @@ class Checkpointer:
                                   f"{self.store.git_dir}")
         return found
 
-    async def plan(self, entry_id: str) -> list[str]:
+    async def plan(self, entry_id: str) -> builtins.list[str]:
         """The files a restore to ``entry_id`` would change (nothing is written)."""
         target = self.target(entry_id)
         async with self._lock:

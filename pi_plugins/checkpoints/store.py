@@ -27,7 +27,7 @@ from attrs import define, field
 try:
     import fcntl
 except ImportError:  # pragma: no cover - not on Windows: one pi at a time is up to you
-    fcntl = None
+    fcntl = None  # type: ignore[assignment]  # the module or None: the lock tests for None
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 #: git settings that keep a command from reaching outside our store (fsmonitor daemons),
@@ -328,6 +328,8 @@ class GitStore:
             elif os.path.lexists(path):
                 done.skipped[change.path] = "exists but no checkpoint covers it"
                 continue
+            # Neither deleted (above) nor absent on both sides: a new blob, with its mode.
+            assert change.new_blob is not None and change.new_mode is not None
             try:
                 _write(path, blobs[change.new_blob], change.new_mode, root)
             except OSError as exc:

@@ -109,15 +109,15 @@ def serialize(messages: list) -> str:
                 parts.append(f"[User]: {text}")
         elif isinstance(message, AssistantMessage):
             thinking = [b.thinking for b in message.content if isinstance(b, ThinkingContent)]
-            text = [b.text for b in message.content if isinstance(b, TextContent)]
+            texts = [b.text for b in message.content if isinstance(b, TextContent)]
             calls = [
                 f"{b.name}({', '.join(f'{k}={json.dumps(v, ensure_ascii=False)}' for k, v in b.arguments.items())})"
                 for b in message.content if isinstance(b, ToolCall)
             ]
             if thinking:
                 parts.append("[Assistant thinking]: " + "\n".join(thinking))
-            if text:
-                parts.append("[Assistant]: " + "\n".join(text))
+            if texts:
+                parts.append("[Assistant]: " + "\n".join(texts))
             if calls:
                 parts.append("[Assistant tool calls]: " + "; ".join(calls))
         elif isinstance(message, ToolResultMessage):

@@ -214,7 +214,7 @@ class Stats:
     def __init__(self, entries: list[Entry]) -> None:
         self.counts: dict[str, int] = {}
         self.tool_calls = 0
-        self.tokens = {"input": 0, "output": 0, "cache_read": 0, "cache_write": 0}
+        self.tokens: dict[str, float] = {"input": 0, "output": 0, "cache_read": 0, "cache_write": 0}
         self.cost = 0.0
         self.models: list[str] = []
         seen_models: set[str] = set()

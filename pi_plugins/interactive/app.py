@@ -25,7 +25,7 @@ import logging
 import shutil
 import signal
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pi_core.app.wiring import UsageError
 from pi_core.loop import AgentBusyError
@@ -49,6 +49,8 @@ from pi_plugins.interactive.scrollback import Scrollback
 from pi_plugins.interactive.submission import Submission
 from pi_plugins.interactive.transcript import Transcript
 from pi_plugins.interactive.ui import InteractiveUI
+
+_B = TypeVar("_B", bound=Block)  # add() gives back the block it was given
 
 if TYPE_CHECKING:
     from prompt_toolkit.application import Application
@@ -140,6 +142,7 @@ class InteractiveApp:
         unsubscribe = harness.subscribe(self.events.on_event)
         loop = asyncio.get_running_loop()
         main, ended_anyway = asyncio.current_task(), []
+        assert main is not None  # run() runs in a task
 
         def end_anyway() -> None:
             """prompt_toolkit waits for whatever holds its terminal (``in_terminal``)
@@ -243,7 +246,8 @@ class InteractiveApp:
         """The plugins' commands, message renderers and shortcuts (again on ``/reload``)."""
         plugins, ctx = self.harness.plugins, self.harness.ctx
         self.plugin_commands = {c.name: c for c in await self.harness.commands()}
-        self.editor.completer.arguments = lambda: {
+        completer: Any = self.editor.completer  # ours (EditorCompleter), or a plugin's
+        completer.arguments = lambda: {
             name: c.argument_completions for name, c in self.plugin_commands.items()
             if getattr(c, "argument_completions", None) is not None}
         renderers = await plugins.call("register_message_renderers", ctx=ctx)
@@ -296,7 +300,7 @@ class InteractiveApp:
 
     # ================================================================ the chat
 
-    def add(self, block: Block) -> Block:
+    def add(self, block: _B) -> _B:
         self.transcript.add(block)
         self.changed()
         return block
@@ -342,7 +346,7 @@ class InteractiveApp:
 
     # ================================================================ themes and view
 
-    def set_view(self, **changes: bool) -> None:
+    def set_view(self, **changes: Any) -> None:  # View fields: a bool, or the thinking label
         appearance.set_view(self, **changes)
 
     def theme_names(self) -> list[str]:
@@ -384,7 +388,12 @@ class InteractiveApp:
         if self.app is not None and not isinstance(self.app.input, ListeningInput):
             self.app.input = ListeningInput(self.app.input, self.input_listeners)
         self.input_listeners.append(handler)
-        return lambda: handler in self.input_listeners and self.input_listeners.remove(handler)
+
+        def remove() -> None:
+            if handler in self.input_listeners:
+                self.input_listeners.remove(handler)
+
+        return remove
 
     def set_editor_component(self, factory: Any) -> None:
         """A plugin's editor in place of ours (``factory(tui, theme, keybindings)``); None: ours."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit.styles import Style
 
@@ -82,7 +82,7 @@ async def watch_theme(tui: InteractiveApp, interval: float = 0.5) -> None:
         seen = now
 
 
-def set_view(tui: InteractiveApp, **changes: bool) -> None:
+def set_view(tui: InteractiveApp, **changes: Any) -> None:  # View fields: a bool, or the thinking label
     """Thinking shown or hidden, tool output expanded …: the chat is printed again."""
     from attrs import evolve
 

@@ -11,7 +11,7 @@ terminal's scrollback.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from attrs import define, frozen
@@ -92,7 +92,8 @@ class FenceState:
     only what was added since the last question (streamed text only grows)."""
 
     def __init__(self) -> None:
-        self.position, self.open = 0, None
+        self.position = 0
+        self.open: str | None = None
 
     def at(self, text: str, position: int) -> str | None:
         if position < self.position or len(text) < self.position:
@@ -137,8 +138,8 @@ class TextBlock(Block):
 
 
 class HeaderBlock(Block):
-    def __init__(self, title: str | None, hints: list[tuple[str, str]], notes: list[str] = (),
-                 sections: list[tuple[str, list[str]]] = ()) -> None:
+    def __init__(self, title: str | None, hints: list[tuple[str, str]], notes: Sequence[str] = (),
+                 sections: Sequence[tuple[str, list[str]]] = ()) -> None:
         super().__init__()
         self.title, self.hints, self.notes = title, hints, list(notes)
         #: What was loaded, pi's "[Context]", "[Skills]", "[Prompts]", "[Extensions]", "[Themes]".
@@ -177,7 +178,9 @@ class UserBlock(Block):
 
 def split_paragraphs(text: str) -> list[str]:
     """Top-level Markdown blocks: the text split at blank lines outside code fences."""
-    chunks, current, fence = [], [], None
+    chunks: list[str] = []
+    current: list[str] = []
+    fence = None
     for line in text.split("\n"):
         stripped = line.lstrip()
         if stripped.startswith("```") or stripped.startswith("~~~"):
@@ -259,10 +262,12 @@ class AssistantBlock(Block):
         out: list[str] = []
         used: dict[tuple[str, str, int], list[str]] = {}
         for index, content in enumerate(self.message.content):
-            thinking = isinstance(content, ThinkingContent)
-            if not (thinking or isinstance(content, TextContent)):
+            if isinstance(content, ThinkingContent):
+                thinking, text = True, content.thinking
+            elif isinstance(content, TextContent):
+                thinking, text = False, content.text
+            else:
                 continue
-            text = content.thinking if thinking else content.text
             if not text.strip():
                 continue
             if thinking and view.hide_thinking:

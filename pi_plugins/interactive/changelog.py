@@ -27,13 +27,15 @@ def read_changelog(path: Path = CHANGELOG) -> list[Entry]:
         lines = path.read_text(encoding="utf-8").split("\n")
     except OSError:
         return []
-    entries, current, version = [], [], None
+    entries: list[Entry] = []
+    current: list[str] = []
+    version: tuple[int, int, int] | None = None
     for line in lines:
         if line.startswith("## "):
             if version is not None and current:
                 entries.append(Entry(version, "\n".join(current).strip()))
             match = _VERSION.match(line)
-            version = tuple(int(g) for g in match.groups()) if match else None
+            version = (int(match[1]), int(match[2]), int(match[3])) if match else None
             current = [line] if match else []
         elif version is not None:
             current.append(line)

@@ -6,7 +6,8 @@ commands' (:mod:`.commands`) and the chat's.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit.filters import Condition
 from prompt_toolkit.key_binding import KeyBindings
@@ -115,7 +116,7 @@ class ChatKeys:
 
         tui = self.tui
         buffer = lambda: tui.editor.buffer
-        actions = {
+        actions: dict[str, Callable[[Any], object]] = {
             "tui.editor.cursorUp": lambda event: buffer().auto_up(count=event.arg),
             "tui.editor.cursorDown": lambda event: buffer().auto_down(count=event.arg),
             "tui.editor.pageUp": lambda event: buffer().cursor_up(count=max(tui.rows // 2, 1)),

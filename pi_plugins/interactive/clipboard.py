@@ -54,9 +54,11 @@ async def copy_with_tools(text: str) -> str | None:
             process = await asyncio.create_subprocess_exec(
                 *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.DEVNULL,
                 stderr=asyncio.subprocess.DEVNULL, start_new_session=True)
-            process.stdin.write(text.encode("utf-8"))
-            await process.stdin.drain()
-            process.stdin.close()
+            stdin = process.stdin
+            assert stdin is not None  # asked for a pipe
+            stdin.write(text.encode("utf-8"))
+            await stdin.drain()
+            stdin.close()
             if command[0] == "wl-copy":  # it serves the selection until another copy
                 return command[0]
             if await asyncio.wait_for(process.wait(), TIMEOUT) == 0:

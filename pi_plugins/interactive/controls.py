@@ -76,8 +76,11 @@ class DrawnCursor(Processor):
         fragments = explode_text_fragments(ti.fragments)
         column = ti.source_to_display(document.cursor_position_col)
         if column < len(fragments):
-            style, text, *rest = fragments[column]
-            fragments[column] = (f"{style} reverse", text, *rest)
+            fragment = fragments[column]
+            if len(fragment) == 3:  # with a mouse handler
+                fragments[column] = (f"{fragment[0]} reverse", fragment[1], fragment[2])
+            else:
+                fragments[column] = (f"{fragment[0]} reverse", fragment[1])
         else:
             fragments.append(("reverse", " "))
         return Transformation(fragments)

@@ -166,7 +166,7 @@ def read_keybindings(path: Path) -> tuple[dict[str, tuple[str, ...]], list[str]]
     bindings: dict[str, tuple[str, ...]] = {}
     problems: list[str] = []
     for key, value in raw.items():
-        action = LEGACY_IDS.get(key, key)
+        action: str = LEGACY_IDS[key] if key in LEGACY_IDS else key
         if action != key and action in raw:
             continue  # the namespaced id given too wins, as in pi
         if isinstance(value, str):

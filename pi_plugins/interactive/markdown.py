@@ -26,9 +26,12 @@ class _Heading(Heading):
 
 
 class _CodeBlock(CodeBlock):
+    box_style: str | None = None  # the markdown's box_style, given at create
+
     @classmethod
     def create(cls, markdown, token) -> _CodeBlock:
         block = super().create(markdown, token)
+        assert isinstance(block, _CodeBlock)  # made by cls
         block.box_style = getattr(markdown, "box_style", None)
         return block
 
@@ -36,15 +39,16 @@ class _CodeBlock(CodeBlock):
         code = str(self.text).rstrip("\n")
         language = "" if self.lexer_name == "text" else self.lexer_name
         background = "default"
-        if getattr(self, "box_style", None):
-            color = console.get_style(self.box_style, default="none").bgcolor
+        box_style = self.box_style
+        if box_style:
+            color = console.get_style(box_style, default="none").bgcolor
             if color is not None:
                 background = color.name if not color.triplet else color.triplet.hex
         syntax = Syntax(code, self.lexer_name, theme=self.theme, word_wrap=True,
                         background_color=background)
         yield Text("```" + language, style="markdown.fence")
         indent = code_block_indent
-        box = console.get_style(self.box_style, default="none") if getattr(self, "box_style", None) else None
+        box = console.get_style(box_style, default="none") if box_style else None
         lines = console.render_lines(syntax, options.update(width=max(options.max_width - len(indent), 1)),
                                      style=box, pad=False)
         for line in lines:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import re
+from typing import Literal, cast
 
 from rich.console import Console
 from rich.theme import Theme
@@ -25,16 +26,21 @@ def strip_ansi(text: str) -> str:
     return _ANSI.sub("", text)
 
 
-def detect_color_system() -> str | None:
+#: The colour systems rich paints in (its Console's ``color_system``).
+ColorSystem = Literal["auto", "standard", "256", "truecolor", "windows"]
+
+
+def detect_color_system() -> ColorSystem | None:
     """rich's choice for this terminal: truecolor, 256, standard or None (no colour)."""
     console = Console(force_terminal=True)
-    return None if console.no_color else console.color_system
+    # rich names it as a str of those it takes (windows on legacy Windows consoles)
+    return None if console.no_color else cast("ColorSystem | None", console.color_system)
 
 
 class Painter:
     """Paints renderables with the interactive theme; one console per width, reused."""
 
-    def __init__(self, color_system: str | None = "truecolor") -> None:
+    def __init__(self, color_system: ColorSystem | None = "truecolor") -> None:
         self.color_system = color_system
         self.theme = Theme(STYLES)
         self._consoles: dict[int, Console] = {}

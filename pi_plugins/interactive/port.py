@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Coroutine
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from prompt_toolkit.widgets import TextArea
@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from pi_plugins.interactive.dialogs import Dialog
     from pi_plugins.interactive.keybindings import Keybindings
     from pi_plugins.interactive.paint import Painter
+
+_B = TypeVar("_B", bound="Block")  # add() gives back the block it was given
 
 
 class ChatPort(Protocol):
@@ -48,7 +50,7 @@ class ChatPort(Protocol):
         """The terminal's height."""
         ...
 
-    def add(self, block: Block) -> Block:
+    def add(self, block: _B) -> _B:
         """Add a block to the chat."""
         ...
 
@@ -79,7 +81,7 @@ class ChatPort(Protocol):
         """The conversation changed under the chat (tree move, new or other session)."""
         ...
 
-    def set_view(self, **changes: bool) -> None:
+    def set_view(self, **changes: Any) -> None:  # View fields: a bool, or the thinking label
         ...
 
     def theme_names(self) -> list[str]:

@@ -12,9 +12,10 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
@@ -41,7 +42,7 @@ def _title(info) -> str:
     return info.name or " ".join(info.first_message.split())[:120]
 
 
-def _threaded(sessions: list) -> list[tuple[object, int]]:
+def _threaded(sessions: list) -> list[tuple[Any, int]]:
     """Each session after the one it was forked from (``parentSession``), newest first."""
     by_path = {str(s.path): s for s in sessions}
     children: dict[str, list] = {}
@@ -52,7 +53,7 @@ def _threaded(sessions: list) -> list[tuple[object, int]]:
             children.setdefault(parent, []).append(info)
         else:
             roots.append(info)
-    ordered: list[tuple[object, int]] = []
+    ordered: list[tuple[Any, int]] = []
 
     def walk(info, depth: int) -> None:
         ordered.append((info, depth))
@@ -145,6 +146,10 @@ class SessionPicker:
         keep = dialog.current.value if dialog.current else None
         dialog.set_items(self.items(dialog.search.text), select_value=keep)
 
+    def _reorderer(self, dialog: ListDialog) -> Callable[[object], None]:
+        """The search field's handler: reorder ``dialog`` as the query changes."""
+        return lambda _: self._reorder(dialog)
+
     def _reorder(self, dialog: ListDialog) -> None:
         """Fuzzy and threaded order depend on what is typed."""
         if self.sort != "recent":
@@ -200,7 +205,7 @@ class SessionPicker:
             dialog = ListDialog(tui.painter, "", items, search=True, query=self.query, selected=selected,
                                 keys=self._keys(), max_visible=10, matcher=self.matching)
             self._refresh(dialog)
-            dialog.search.on_text_changed += lambda _, d=dialog: self._reorder(d)
+            dialog.search.on_text_changed += self._reorderer(dialog)
             if self.selected_path is not None:
                 dialog.select_value(self.selected_path)
             answer = await tui.show_dialog(dialog)

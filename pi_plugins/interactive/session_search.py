@@ -77,10 +77,10 @@ def score(parsed: SearchQuery, text: str) -> float | None:
                 return None
             total += at * 0.1
             continue
-        found = fuzzy_score(value, text)
-        if found is None:
+        score = fuzzy_score(value, text)
+        if score is None:
             return None
-        total += found
+        total += score
     return total
 
 

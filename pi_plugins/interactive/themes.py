@@ -13,6 +13,7 @@ warning says which). The tokens are mapped onto the style names the chat is pain
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -202,7 +203,7 @@ def _files(path: Path) -> list[Path]:
 
 
 def load_themes(*, cwd: str | Path, agent_dir: str | Path | None, settings: Any = None,
-                cli_paths: list[str] = (), discover: bool = True) -> tuple[dict[str, Palette], list[str]]:
+                cli_paths: Sequence[str] = (), discover: bool = True) -> tuple[dict[str, Palette], list[str]]:
     """Every theme by name (the first of a name wins, as with skills), and problems."""
     themes: dict[str, Palette] = {"dark": dark(), "light": light()}
     problems: list[str] = []

@@ -187,12 +187,13 @@ def _ancestry(roots: list[TreeNode], leaf_id: str | None) -> list[TreeNode]:
     if leaf_id is None:
         return []
     parent: dict[str, tuple[TreeNode, str | None]] = {}
-    stack = [(r, None) for r in roots]
+    stack: list[tuple[TreeNode, str | None]] = [(r, None) for r in roots]
     while stack:
         node, up = stack.pop()
         parent[node.entry.id] = (node, up)
         stack.extend((c, node.entry.id) for c in node.children)
-    path, current = [], leaf_id
+    path: list[TreeNode] = []
+    current: str | None = leaf_id
     while current is not None and current in parent:
         node, current = parent[current]
         path.append(node)

@@ -162,7 +162,7 @@ class InteractiveUI:
         """``factory(current)`` returns a provider with ``get_suggestions(lines, line, col)``
         (``{"prefix": ..., "items": [{"value", "label", "description"}]}`` or None) that may
         ask ``current`` for the built-in suggestions."""
-        completer = self.tui.editor.completer
+        completer: Any = self.tui.editor.completer  # ours (EditorCompleter), or a plugin's
         if not hasattr(completer, "providers"):
             completer.providers = []
         completer.providers.append(factory)
@@ -185,7 +185,7 @@ class InteractiveUI:
     def set_theme(self, theme) -> dict:
         """Switch by name (or a theme from ``get_theme``); ``{"success", "error"}``."""
         name = theme if isinstance(theme, str) else getattr(theme, "name", None)
-        if name not in self.tui.themes:
+        if name is None or name not in self.tui.themes:
             return {"success": False, "error": f"no theme named {name!r}"}
         self.tui.set_theme(name)
         return {"success": True}

@@ -30,8 +30,8 @@ def redact_value(value: Any, keys: dict[str, str]) -> Any:
         changed = {k: redact_value(v, keys) for k, v in value.items()}
         return value if all(changed[k] is value[k] for k in value) else changed
     if isinstance(value, (list, tuple)):
-        changed = [redact_value(v, keys) for v in value]
-        return value if all(a is b for a, b in zip(changed, value, strict=True)) else type(value)(changed)
+        items = [redact_value(v, keys) for v in value]
+        return value if all(a is b for a, b in zip(items, value, strict=True)) else type(value)(items)
     import copy
 
     import attrs
@@ -42,9 +42,9 @@ def redact_value(value: Any, keys: dict[str, str]) -> Any:
         text = redact(value.text, keys)
         if text == value.text:
             return value
-        changed = copy.copy(value)
-        changed.text = text
-        return changed
+        copied = copy.copy(value)
+        copied.text = text
+        return copied
     if attrs.has(type(value)):
         fields = {(f.alias or f.name): getattr(value, f.name)
                   for f in attrs.fields(type(value)) if f.init}

@@ -302,11 +302,14 @@ def _write_settings(path: Path, data: dict) -> None:
     os.replace(temp, path)
 
 
-def _entry_path(entry: Any, base: Path) -> Path | None:
+def _entry_path(entry: Any, base: Path | None) -> Path | None:
     if not isinstance(entry, str):
         return None
     path = Path(entry).expanduser()
-    return (path if path.is_absolute() else base / path).resolve()
+    if path.is_absolute():
+        return path.resolve()
+    assert base is not None  # settings that list entries were read from a directory
+    return (base / path).resolve()
 
 
 def add_plugin_file(path: Path, local: bool, cwd: str | Path) -> tuple[Path, bool]:
@@ -412,8 +415,9 @@ def run_install(source: str, pip_args: list[str], *, local: bool = False, cwd: s
         _say(f"warning: installed {names}, but none of it provides pi plugins "
              f"(entry points in group {GROUP!r})", err=True)
     else:
-        name = _requirement_name(found.value)
-        current = next((p for p in plugin_packages() if name and normalise(p.name) == normalise(name)), None)
+        wanted = _requirement_name(found.value)
+        current = next((p for p in plugin_packages()
+                        if wanted and normalise(p.name) == normalise(wanted)), None)
         if current is not None:
             _say(f"{current.name} {current.version} is installed: plugins {', '.join(current.plugins)}")
         _say(f"Nothing new: {source} was already installed (pip options such as --upgrade "
@@ -447,10 +451,11 @@ def run_remove(source: str, pip_args: list[str], *, local: bool = False, cwd: st
                     raise PackageError(f"{source} is not listed in {where}{other}")
                 _say(f"Removed plugin file {candidate} from {target}")
                 return 0
-            name = _project_name(candidate) if candidate.is_dir() else None
-            if name is None:
+            project = _project_name(candidate) if candidate.is_dir() else None
+            if project is None:
                 raise PackageError(f"{source}: cannot tell which package this is; give its name "
                                    "(see pi list)", 2)
+            name = project
         if local:
             raise PackageError(LOCAL_PACKAGE_MESSAGE, 2)
         package = find_package(name)

@@ -21,11 +21,13 @@ from pi_core.protocol.messages import (
     ImageContent,
     TextContent,
     ThinkingContent,
+    ToolCall,
     ToolResultMessage,
     UserMessage,
 )
 from pi_core.protocol.model import Model, calculate_cost
 from pi_core.protocol.provider import LlmContext, StreamOptions
+from pi_core.protocol.stream import AssistantMessageEvent
 from pi_plugins.providers.cloudflare import gateway_headers, is_gateway
 from pi_plugins.providers.copilot import adapt as adapt_for_copilot
 from pi_plugins.providers.copilot import is_copilot
@@ -60,7 +62,7 @@ CLAUDE_CODE_TOOLS = {name.lower(): name for name in (
 
 def is_oauth_token(key: str | None) -> bool:
     """A Claude subscription's access token (pi tells them by this mark)."""
-    return bool(key) and "sk-ant-oat" in key
+    return key is not None and bool(key) and "sk-ant-oat" in key
 
 
 def claude_code_name(name: str) -> str:
@@ -149,7 +151,7 @@ def _assistant_blocks(message: AssistantMessage, oauth: bool = False) -> list[di
                 blocks.append({"type": "text", "text": block.thinking})  # unsigned (aborted)
             else:
                 blocks.append({"type": "thinking", "thinking": block.thinking, "signature": block.thinking_signature})
-        elif getattr(block, "type", None) == "toolCall":
+        elif isinstance(block, ToolCall):
             name = claude_code_name(block.name) if oauth else block.name
             blocks.append({"type": "tool_use", "id": block.id, "name": name, "input": block.arguments or {}})
     return blocks
@@ -179,8 +181,10 @@ def convert_messages(model: Model, messages: list, cache: dict | None, oauth: bo
                 params.append({"role": "assistant", "content": blocks})
         elif isinstance(message, ToolResultMessage):
             results = []
-            while i < len(messages) and isinstance(messages[i], ToolResultMessage):
+            while i < len(messages):
                 result = messages[i]
+                if not isinstance(result, ToolResultMessage):
+                    break
                 results.append({"type": "tool_result", "tool_use_id": result.tool_call_id,
                                 "content": _result_content(result.content), "is_error": result.is_error})
                 i += 1
@@ -203,6 +207,7 @@ def build_body(model: Model, context: LlmContext, options: StreamOptions, oauth:
     limit = max_tokens(model, options) or 0
     budget = None
     if thinking_on and not adaptive_thinking(model.id):
+        assert level is not None  # thinking_on needs a level
         limit, budget = budget_for(level, limit, model.max_tokens, options.thinking_budgets)
     body: dict[str, Any] = {
         "model": model.id,
@@ -236,6 +241,7 @@ def build_body(model: Model, context: LlmContext, options: StreamOptions, oauth:
     if model.reasoning:
         if thinking_on and adaptive_thinking(model.id):
             body["thinking"] = {"type": "adaptive", "display": "summarized"}
+            assert level is not None  # thinking_on needs a level
             body["output_config"] = {"effort": effort(model, level)}
         elif thinking_on:
             body["thinking"] = {"type": "enabled", "budget_tokens": budget or 1024, "display": "summarized"}
@@ -250,7 +256,7 @@ def build_body(model: Model, context: LlmContext, options: StreamOptions, oauth:
 class MessagesReader(StreamReader):
     def __init__(self, builder, model, context):
         super().__init__(builder, model, context)
-        self.blocks: dict[int, int] = {}  # Anthropic's block index -> our content index
+        self.blocks: dict[int | None, int] = {}  # Anthropic's block index -> our content index
         self.started = False
         self.stopped = False
 
@@ -286,6 +292,7 @@ class MessagesReader(StreamReader):
         elif kind == "content_block_start":
             block = data.get("content_block") or {}
             btype = block.get("type")
+            event_out: AssistantMessageEvent
             if btype == "text":
                 event_out = builder.text_start()
             elif btype == "thinking":

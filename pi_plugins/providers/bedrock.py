@@ -26,11 +26,13 @@ from pi_core.protocol.messages import (
     ImageContent,
     TextContent,
     ThinkingContent,
+    ToolCall,
     ToolResultMessage,
     UserMessage,
 )
 from pi_core.protocol.model import Model, calculate_cost
 from pi_core.protocol.provider import LlmContext, StreamOptions
+from pi_core.protocol.stream import AssistantMessageEvent
 from pi_plugins.providers.failures import classify
 from pi_plugins.providers.http import (
     HttpRequest,
@@ -95,6 +97,7 @@ def _image(block: ImageContent) -> dict:
 def convert_messages(model: Model, messages: list) -> list[dict]:
     messages = transform_messages(messages, model, lambda id, *_: keep_id_chars(id, 64))
     out: list[dict] = []
+    blocks: list[dict[str, Any]]
     i = 0
     while i < len(messages):
         message = messages[i]
@@ -118,15 +121,17 @@ def convert_messages(model: Model, messages: list) -> list[dict]:
                             "text": block.thinking, "signature": block.thinking_signature}}})
                     else:
                         blocks.append({"text": block.thinking})
-                elif getattr(block, "type", None) == "toolCall":
+                elif isinstance(block, ToolCall):
                     blocks.append({"toolUse": {"toolUseId": block.id, "name": block.name,
                                                "input": block.arguments or {}}})
             if blocks:
                 out.append({"role": "assistant", "content": blocks})
         elif isinstance(message, ToolResultMessage):
             results = []
-            while i < len(messages) and isinstance(messages[i], ToolResultMessage):
+            while i < len(messages):
                 result = messages[i]
+                if not isinstance(result, ToolResultMessage):
+                    break
                 content = [{"text": b.text} if isinstance(b, TextContent) else _image(b)
                            for b in result.content if isinstance(b, (TextContent, ImageContent))]
                 results.append({"toolResult": {"toolUseId": result.tool_call_id,
@@ -181,6 +186,7 @@ def build_body(model: Model, context: LlmContext, options: StreamOptions) -> dic
     limit = max_tokens(model, options) or model.max_tokens
     budget = None
     if thinking:
+        assert level is not None  # thinking needs a level
         limit, budget = budget_for(level, limit, model.max_tokens, options.thinking_budgets)
     cache = cache_point(model)
     messages = convert_messages(model, context.messages)
@@ -198,7 +204,7 @@ def build_body(model: Model, context: LlmContext, options: StreamOptions) -> dic
             "name": t.name, "description": t.description,
             "inputSchema": {"json": t.parameters or {"type": "object", "properties": {}}}}}
             for t in context.tools]}
-    extra = thinking_fields(model, level, budget) if thinking else None
+    extra = thinking_fields(model, level, budget) if thinking and level else None
     if extra:
         body["additionalModelRequestFields"] = extra
     return body
@@ -245,12 +251,13 @@ class EventStreamDecoder:
 class ConverseReader(StreamReader):
     def __init__(self, builder, model, context):
         super().__init__(builder, model, context)
-        self.blocks: dict[int, int] = {}  # Bedrock's content block index -> our content index
+        self.blocks: dict[int | None, int] = {}  # Bedrock's content block index -> our content index
         self.stopped = False
         self.raw_stop: str | None = None
 
     def on_event(self, event: SseEvent) -> Iterable:
         kind = event.event
+        data: Any
         if kind == "exception":
             data = json_data(event)
             name = data.get("__type", "exception")
@@ -270,28 +277,29 @@ class ConverseReader(StreamReader):
             index = self.blocks.get(position)
             if "text" in delta:
                 if index is None:
-                    out = [builder.text_start()]
+                    started = builder.text_start()
                     index = self.blocks[position] = len(builder.message.content) - 1
-                    return out + [builder.text_delta(delta["text"], index)]
+                    return [started, builder.text_delta(delta["text"], index)]
                 return [builder.text_delta(delta["text"], index)]
             if "toolUse" in delta and index is not None:
                 piece = (delta["toolUse"] or {}).get("input") or ""
                 return [builder.toolcall_delta(piece, index)] if piece else ()
             reasoning = delta.get("reasoningContent")
             if isinstance(reasoning, dict):
-                out = []
+                events: list[AssistantMessageEvent] = []
                 if index is None:
-                    out.append(builder.thinking_start(signature=""))
+                    events.append(builder.thinking_start(signature=""))
                     index = self.blocks[position] = len(builder.message.content) - 1
                 block = builder.message.content[index]
+                assert isinstance(block, ThinkingContent)  # the block this index was made for
                 if reasoning.get("text"):
-                    out.append(builder.thinking_delta(reasoning["text"], index))
+                    events.append(builder.thinking_delta(reasoning["text"], index))
                 if reasoning.get("signature"):
                     block.thinking_signature = (block.thinking_signature or "") + reasoning["signature"]
                 if reasoning.get("redactedContent"):
                     block.redacted = True
                     block.thinking_signature = reasoning["redactedContent"]
-                return out
+                return events
         elif kind == "contentBlockStop":
             index = self.blocks.pop(data.get("contentBlockIndex"), None)
             if index is not None:

@@ -166,20 +166,23 @@ class Lease:
         entry, socket = self.entry, self.socket
         state = _loops.get(asyncio.get_running_loop())
         if entry is None or not keep or not is_open(socket):
-            if entry is not None and state is not None and state.sessions.get(self.session_id) is entry:
+            if (entry is not None and state is not None and self.session_id is not None
+                    and state.sessions.get(self.session_id) is entry):
                 del state.sessions[self.session_id]
             await close(socket)
             return
+        assert state is not None  # acquire made this loop's state with the entry
         entry.busy = False
         loop = asyncio.get_running_loop()
         entry.idle = loop.call_later(IDLE_SECONDS, self._expire, state)
 
     def _expire(self, state: _Loop) -> None:
-        entry = self.entry
+        entry, session_id = self.entry, self.session_id
+        assert entry is not None and session_id is not None  # only a cached lease expires
         if entry.busy:
             return
-        if state.sessions.get(self.session_id) is entry:
-            del state.sessions[self.session_id]
+        if state.sessions.get(session_id) is entry:
+            del state.sessions[session_id]
         asyncio.ensure_future(close(entry.socket, 1000, "idle_timeout"))
 
 

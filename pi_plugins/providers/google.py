@@ -78,7 +78,7 @@ def _multimodal_function_response(model_id: str) -> bool:
 
 
 def _valid_signature(signature: str | None) -> bool:
-    return bool(signature) and len(signature) % 4 == 0 and bool(_BASE64.match(signature))
+    return signature is not None and bool(signature) and len(signature) % 4 == 0 and bool(_BASE64.match(signature))
 
 
 def thinking_config(model: Model, options: StreamOptions) -> dict | None:
@@ -232,9 +232,9 @@ class GeminiReader(StreamReader):
             return ()
         if "error" in chunk:
             error = chunk["error"] if isinstance(chunk["error"], dict) else {"message": str(chunk["error"])}
-            message = f"{error.get('message', 'error')} ({error.get('status', error.get('code', ''))})"
+            said = f"{error.get('message', 'error')} ({error.get('status', error.get('code', ''))})"
             code = error.get("code")
-            raise StreamError(message, classify(code if isinstance(code, int) else None, message))
+            raise StreamError(said, classify(code if isinstance(code, int) else None, said))
         builder = self.builder
         message = builder.message
         if not message.response_id and chunk.get("responseId"):

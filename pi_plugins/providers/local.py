@@ -117,6 +117,7 @@ async def fetch_json(base: str, path: str, body: Any = None) -> tuple[int, Any]:
         status = int(head.split(" ", 2)[1])
         headers = {k.strip().lower(): v.strip() for k, _, v in
                    (line.partition(":") for line in head.split("\r\n")[1:]) if k}
+        payload: bytes | bytearray
         if "content-length" in headers:
             payload = await reader.readexactly(min(int(headers["content-length"]), _MAX_BODY))
         elif "chunked" in headers.get("transfer-encoding", "").lower():
@@ -197,8 +198,8 @@ class Endpoint:
                 task.cancel()
 
     async def _ollama(self, listed: list) -> None:
-        names = [m.get("name") or m.get("model") for m in listed if isinstance(m, dict)]
-        names = [n for n in names if isinstance(n, str) and n]
+        found = [m.get("name") or m.get("model") for m in listed if isinstance(m, dict)]
+        names: list[str] = [n for n in found if isinstance(n, str) and n]
         for name in names:
             self.models[name] = {"context": None, "tools": None, "vision": None}
         shows = await asyncio.gather(*(_ok_json(self.url, "/api/show", {"model": n}) for n in names))

@@ -40,6 +40,7 @@ from pi_core.protocol.messages import (
 )
 from pi_core.protocol.model import Model, calculate_cost
 from pi_core.protocol.provider import LlmContext, StreamOptions
+from pi_core.protocol.stream import AssistantMessageEvent
 from pi_plugins.providers.cloudflare import gateway_headers, is_gateway
 from pi_plugins.providers.copilot import adapt as adapt_for_copilot
 from pi_plugins.providers.copilot import is_copilot
@@ -195,11 +196,14 @@ def convert_messages(model: Model, context: LlmContext, compat: dict) -> list[di
         elif isinstance(message, ToolResultMessage):
             images: list[dict] = []
             named, accepts_images = compat["requiresToolResultName"], model.accepts_images
-            while i < len(messages) and isinstance(messages[i], ToolResultMessage):
+            while i < len(messages):
                 result = messages[i]
-                content = result.content
-                text = (content[0].text if len(content) == 1 and type(content[0]) is TextContent
-                        else "\n".join(b.text for b in content if isinstance(b, TextContent)))
+                if not isinstance(result, ToolResultMessage):
+                    break
+                blocks = result.content
+                first = blocks[0] if len(blocks) == 1 else None
+                text = (first.text if type(first) is TextContent
+                        else "\n".join(b.text for b in blocks if isinstance(b, TextContent)))
                 item = {"role": "tool", "content": text or IMAGE_ONLY_RESULT, "tool_call_id": result.tool_call_id}
                 if named and result.tool_name:
                     item["name"] = result.tool_name
@@ -229,13 +233,14 @@ def _assistant_converter(model: Model, compat: dict):
 
     def convert(message: AssistantMessage) -> dict | None:
         converted: dict[str, Any] = {"role": "assistant", "content": empty}
-        texts, thinking, calls = [], [], []
+        texts: list[str] = []
+        thinking: list[ThinkingContent] = []
+        calls: list[ToolCall] = []
         for b in message.content:  # one pass, the common classes tested first
-            kind = type(b)
-            if kind is TextContent or (kind is not ToolCall and isinstance(b, TextContent)):
+            if type(b) is TextContent or (type(b) is not ToolCall and isinstance(b, TextContent)):
                 if not blank(value := b.text):
                     texts.append(value)
-            elif kind is ToolCall or isinstance(b, ToolCall):
+            elif type(b) is ToolCall or isinstance(b, ToolCall):
                 calls.append(b)
             elif isinstance(b, ThinkingContent):
                 if not blank(b.thinking):
@@ -326,7 +331,7 @@ def build_body(model: Model, context: LlmContext, options: StreamOptions, compat
         if level:
             body["reasoning_effort"] = level_value(model, level)
         elif isinstance((model.thinking_level_map or {}).get("off"), str):
-            body["reasoning_effort"] = model.thinking_level_map["off"]
+            body["reasoning_effort"] = (model.thinking_level_map or {})["off"]
     routing = (model.compat or {}).get("openRouterRouting")
     if "openrouter.ai" in model.base_url and routing:
         body["provider"] = routing
@@ -434,7 +439,7 @@ class CompletionsReader(StreamReader):
         if not chunk.get("usage") and choice.get("usage"):
             message.usage = parse_usage(choice["usage"], self.model)
             self.saw_usage = True
-        events = []
+        events: list[AssistantMessageEvent] = []
         if choice.get("finish_reason"):
             self.finished = self.saw_finish = True
             message.raw_stop_reason = choice["finish_reason"]
@@ -471,7 +476,7 @@ class CompletionsReader(StreamReader):
         if index is not None and len(call) <= 2 and len(function) == 1:  # the hot path: more arguments
             arguments = function.get("arguments")
             return [builder.toolcall_delta(arguments, index)] if isinstance(arguments, str) and arguments else []
-        events = []
+        events: list[AssistantMessageEvent] = []
         if index is None and call.get("id"):
             index = self.calls_by_id.get(call["id"])
         if index is None:
@@ -480,6 +485,7 @@ class CompletionsReader(StreamReader):
             if isinstance(position, int):
                 self.calls_by_index[position] = index
         block = builder.message.content[index]
+        assert isinstance(block, ToolCall)  # calls_by_index and calls_by_id point at calls
         if call.get("id"):
             self.calls_by_id[call["id"]] = index
             if not block.id:

@@ -27,6 +27,7 @@ from pi_core.protocol.messages import (
 )
 from pi_core.protocol.model import Model, calculate_cost
 from pi_core.protocol.provider import LlmContext, StreamOptions
+from pi_core.protocol.stream import AssistantMessageEvent
 from pi_plugins.providers.cloudflare import gateway_headers, is_gateway
 from pi_plugins.providers.copilot import adapt as adapt_for_copilot
 from pi_plugins.providers.copilot import is_copilot
@@ -202,6 +203,7 @@ class ResponsesReader(StreamReader):
         elif kind == "response.output_item.added":
             item = data.get("item") or {}
             itype = item.get("type")
+            event_out: list[AssistantMessageEvent]
             if itype == "reasoning":
                 event_out = [builder.thinking_start()]
             elif itype == "message":
@@ -259,11 +261,13 @@ class ResponsesReader(StreamReader):
         block = builder.message.content[index]
         self.current = None
         if itype == "reasoning":
+            assert isinstance(block, ThinkingContent)  # current names the block the item opened
             summary = "\n\n".join(s.get("text", "") for s in item.get("summary") or [])
             content = "\n\n".join(c.get("text", "") for c in item.get("content") or [])
             block.thinking = summary or content or block.thinking
             block.thinking_signature = json.dumps(item, ensure_ascii=False, separators=(",", ":"))
         elif itype == "message":
+            assert isinstance(block, TextContent)
             parts = item.get("content") or []
             block.text = "".join(
                 (p.get("text") if p.get("type") == "output_text" else p.get("refusal")) or "" for p in parts
@@ -276,6 +280,7 @@ class ResponsesReader(StreamReader):
         if itype == "function_call":
             final = self.final_arguments if self.final_arguments is not None else item.get("arguments")
             if isinstance(final, str) and final.strip():
+                assert isinstance(block, ToolCall)
                 block.arguments = parse_arguments(final, block)
         return [end]
 

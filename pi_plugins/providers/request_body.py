@@ -10,7 +10,7 @@ from typing import Any
 try:
     import orjson
 except ImportError:  # pragma: no cover - a dependency, but the standard library still works
-    orjson = None
+    orjson = None  # type: ignore[assignment]  # the module or None: readers test for None
 
 _LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
 

@@ -155,13 +155,15 @@ def transform_messages(
         pending.clear()
         answered.clear()
 
-    for message in messages:  # one pass: a resumed history has tens of thousands
+    # One pass: a resumed history has tens of thousands. The exact classes are tested
+    # through ``kind``, which mypy does not narrow ``message`` by: hence the ignores below.
+    for message in messages:
         if not images:
             message = _adapt_images(message, model)
         kind = type(message)
         if kind is AssistantMessage or (kind is not ToolResultMessage and kind is not UserMessage
                                         and isinstance(message, AssistantMessage)):
-            message = _adapt_assistant(message, model, normalize_id, renamed)
+            message = _adapt_assistant(message, model, normalize_id, renamed)  # type: ignore[arg-type]
             if pending:
                 answer_pending()
             answered.clear()
@@ -172,10 +174,10 @@ def transform_messages(
                     pending.append(b)
             add(message)
         elif kind is ToolResultMessage or isinstance(message, ToolResultMessage):
-            new_id = renamed.get(message.tool_call_id)
-            if new_id is not None and new_id != message.tool_call_id:
-                message = attrs.evolve(message, tool_call_id=new_id)
-            answered.add(message.tool_call_id)
+            new_id = renamed.get(message.tool_call_id)  # type: ignore[union-attr]
+            if new_id is not None and new_id != message.tool_call_id:  # type: ignore[union-attr]
+                message = attrs.evolve(message, tool_call_id=new_id)  # type: ignore[arg-type]
+            answered.add(message.tool_call_id)  # type: ignore[union-attr]
             add(message)
         elif kind is UserMessage or isinstance(message, UserMessage):
             if pending:

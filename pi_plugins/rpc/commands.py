@@ -12,11 +12,11 @@ import asyncio
 import logging
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 from pi_core.protocol.codec import from_json, to_json
 from pi_core.protocol.entries import UnknownEntry
-from pi_core.protocol.messages import AssistantMessage, ImageContent, text_of
+from pi_core.protocol.messages import AssistantMessage, ImageContent, TextContent, text_of
 from pi_plugins.rpc.protocol import NO_DATA, CommandError, failure, success
 
 log = logging.getLogger("pi.rpc")
@@ -313,7 +313,7 @@ class Commands:
                 continue
             if message.stop_reason == "aborted" and not message.content:
                 continue
-            text = "".join(b.text for b in message.content if b.type == "text").strip()
+            text = "".join(b.text for b in message.content if isinstance(b, TextContent)).strip()
             return {"text": text or None}
         return {"text": None}
 
@@ -396,6 +396,14 @@ def _node_json(node) -> dict:
 
 
 # ---------------------------------------------------------------- arguments
+
+
+@overload
+def _string(c: dict, name: str, required: Literal[True] = True) -> str: ...
+
+
+@overload
+def _string(c: dict, name: str, required: bool) -> str | None: ...
 
 
 def _string(c: dict, name: str, required: bool = True) -> str | None:

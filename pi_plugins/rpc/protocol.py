@@ -18,7 +18,7 @@ from typing import Any, BinaryIO
 try:
     import orjson
 except ImportError:  # pragma: no cover - orjson is a dependency
-    orjson = None
+    orjson = None  # type: ignore[assignment]  # the module or None: readers test for None
 
 #: ``data`` left out of a response (pi leaves out ``undefined``; ``None`` is JSON null).
 NO_DATA = object()

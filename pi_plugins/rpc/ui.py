@@ -65,7 +65,8 @@ class RpcUI(HeadlessComponents):
     def resolve(self, response: dict) -> bool:
         """An ``extension_ui_response`` from the client; False when no dialog waits
         for its id (answered already, timed out, or never asked)."""
-        answer = self._pending.pop(response.get("id"), None) if isinstance(response.get("id"), str) else None
+        key = response.get("id")
+        answer = self._pending.pop(key, None) if isinstance(key, str) else None
         if answer is None or answer.done():
             return False
         answer.set_result(response)

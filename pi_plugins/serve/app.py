@@ -75,8 +75,8 @@ def create_app(host: SessionHost, *, token: str, bind_host: str = "127.0.0.1") -
     async def rpc_socket(websocket: WebSocket) -> None:
         try:
             served = host.get(websocket.path_params["id"])
-            since = websocket.query_params.get("since")
-            since = int(since) if since is not None else None
+            given = websocket.query_params.get("since")
+            since = int(given) if given is not None else None
         except (RequestError, ValueError) as exc:
             status = exc.status if isinstance(exc, RequestError) else 400
             message = str(exc) if isinstance(exc, RequestError) else "since must be an integer"
@@ -108,7 +108,8 @@ def create_app(host: SessionHost, *, token: str, bind_host: str = "127.0.0.1") -
     async def index(request: Request) -> Response:
         return FileResponse(PAGE / "index.html", headers=PAGE_HEADERS)
 
-    async def refused(request: Request, exc: RequestError) -> Response:
+    async def refused(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, RequestError)  # the handler of RequestError only
         return JSONResponse({"error": str(exc)}, status_code=exc.status)
 
     @contextlib.asynccontextmanager

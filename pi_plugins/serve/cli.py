@@ -10,8 +10,12 @@ import secrets
 import signal
 import socket
 import sys
+from typing import TYPE_CHECKING, Any
 
 import click
+
+if TYPE_CHECKING:
+    from pi_plugins.serve.sessions import SessionHost
 
 INSTALL_HINT = "pip install 'pi-harness[serve]'"
 DEFAULT_PORT = 8765
@@ -67,8 +71,8 @@ class Serving:
                  approve: bool | None = None) -> None:
         self.host, self.port, self.token, self.cwd, self.approve = host, port, token, cwd, approve
         self.url: str | None = None
-        self.sessions = None
-        self._server = None
+        self.sessions: SessionHost | None = None
+        self._server: Any = None  # uvicorn's Server (uvicorn is imported by start)
         self._task: asyncio.Task | None = None
         self._socket: socket.socket | None = None
 
@@ -78,28 +82,30 @@ class Serving:
         from pi_plugins.serve.app import create_app
         from pi_plugins.serve.sessions import SessionHost
 
-        self.sessions = await SessionHost.load(cwd=self.cwd, approve=self.approve)
+        sessions = self.sessions = await SessionHost.load(cwd=self.cwd, approve=self.approve)
         # What start-up made (modules, plugins, the model catalogue) lives as long as the
         # server: kept out of the collector's full passes, which otherwise walk it all
         # and stall every stream for tens of milliseconds (the p99 of bench_serve.py).
         gc.freeze()
-        app = create_app(self.sessions, token=self.token, bind_host=self.host)
-        self._socket = listen(self.host, self.port)
+        app = create_app(sessions, token=self.token, bind_host=self.host)
+        listening = self._socket = listen(self.host, self.port)
         config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
                                 timeout_graceful_shutdown=5, ws_max_size=64 * 1024 * 1024,
                                 # frames are small and mostly local: compressing them costs
                                 # more CPU (both ends) and latency than it saves
                                 ws_per_message_deflate=False)
         self._server = _server_class()(config)
-        self._task = asyncio.create_task(self._server.serve(sockets=[self._socket]))
-        self.url = serve_url(self.host, self._socket.getsockname()[1], self.token)
-        return self.url
+        self._task = asyncio.create_task(self._server.serve(sockets=[listening]))
+        url = self.url = serve_url(self.host, listening.getsockname()[1], self.token)
+        return url
 
     def stop(self) -> None:
         if self._server is not None:
             self._server.should_exit = True
 
     async def wait(self) -> int:
+        assert self._task is not None and self.sessions is not None and self._socket is not None, \
+            "start() first"
         try:
             await self._task
         finally:

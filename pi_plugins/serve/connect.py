@@ -24,7 +24,8 @@ def socket_url(url: str, session_id: str, token: str | None = None, since: int |
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https", "ws", "wss") or not parts.netloc:
         raise ConnectError(f"{url!r} is not the server's address (http://HOST:PORT/#token=...)")
-    token = token or (parse_qs(parts.fragment).get("token") or [None])[0] or os.environ.get("PI_SERVE_TOKEN")
+    given = parse_qs(parts.fragment).get("token")
+    token = token or (given[0] if given else None) or os.environ.get("PI_SERVE_TOKEN")
     if not token:
         raise ConnectError("no token: give --token, the URL's #token=, or PI_SERVE_TOKEN")
     scheme = {"http": "ws", "https": "wss"}.get(parts.scheme, parts.scheme)

@@ -95,7 +95,7 @@ class ServedSession:
         #: client's old ``since`` is below every new seq and it gets all that is held.
         self.seq = time.time_ns() // 1000
         #: (seq, frame, id of the dialog it asks if it is one, the frame's type)
-        self.held: deque[tuple[int, str, str | None, str]] = deque()
+        self.held: deque[tuple[int, str, str | None, str | None]] = deque()
         self.held_bytes = 0
         self.clients: set[Client] = set()
         self.rpc = RpcSession(app, self.emit, full_events=False)  # as pi --mode rpc sends them
@@ -114,7 +114,8 @@ class ServedSession:
         self.seq += 1
         value["seq"] = self.seq
         text = dumps(value).decode("utf-8")
-        dialog = value.get("id") if kind == "extension_ui_request" and value.get("method") in DIALOGS else None
+        dialog: str | None = (value.get("id") if kind == "extension_ui_request"
+                              and value.get("method") in DIALOGS else None)
         self.held.append((self.seq, text, dialog, kind))
         self.held_bytes += len(text)
         if self.held_bytes > HELD_BYTES:
@@ -293,6 +294,7 @@ class SessionHost:
             else:
                 opened = Session.create(cwd, self.folder_for(cwd))
             try:
+                assert opened.file is not None  # opened from, or made in, a folder
                 served = ServedSession(await self._app(opened, cwd, model), Path(opened.file))
             except BaseException:
                 opened.close()

@@ -23,7 +23,7 @@ import os
 import secrets
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
@@ -86,14 +86,20 @@ def parse_authorization_input(text: str) -> tuple[str | None, str | None]:
     parts = urlsplit(value)
     if parts.scheme and parts.netloc:
         query = parse_qs(parts.query)
-        return (query.get("code") or [None])[0], (query.get("state") or [None])[0]
+        return _first(query, "code"), _first(query, "state")
     if "#" in value:
         code, _, state = value.partition("#")
         return code, state
     if "code=" in value:
         query = parse_qs(value)
-        return (query.get("code") or [None])[0], (query.get("state") or [None])[0]
+        return _first(query, "code"), _first(query, "state")
     return value, None
+
+
+def _first(query: dict[str, list[str]], key: str) -> str | None:
+    """The first value of ``key`` in a parsed query string, or None."""
+    values = query.get(key)
+    return values[0] if values else None
 
 
 async def _request(method: str, url: str, *, headers: dict[str, str], json_body: Any = None,
@@ -144,8 +150,8 @@ class CallbackServer:
             def do_GET(self) -> None:
                 url = urlsplit(self.path)
                 query = parse_qs(url.query)
-                code, got_state = (query.get("code") or [None])[0], (query.get("state") or [None])[0]
-                error = (query.get("error") or [None])[0]
+                code, got_state = _first(query, "code"), _first(query, "state")
+                error = _first(query, "error")
                 if url.path != path:
                     status, page = 404, _browser_page("Callback route not found.")
                 elif error:
@@ -420,7 +426,7 @@ class GitHubCopilotSignIn(SignIn):
                 "token": f"https://{domain}/login/oauth/access_token",
                 "copilot": f"https://api.{domain}/copilot_internal/v2/token"}
 
-    async def login(self, callbacks: LoginCallbacks, *, model_ids: list[str] = (), **options: Any) -> dict:
+    async def login(self, callbacks: LoginCallbacks, *, model_ids: Sequence[str] = (), **options: Any) -> dict:
         answer = await callbacks.prompt("GitHub Enterprise URL/domain (blank for github.com)",
                                         "company.ghe.com", True)
         if callbacks.cancelled():

@@ -32,7 +32,7 @@ log = logging.getLogger("pi.subagents")
 DEFAULT_MAX_CONCURRENCY = 4
 DEFAULT_MAX_DEPTH = 1
 
-_TASK = {
+_TASK: dict[str, Any] = {
     "type": "object",
     "properties": {
         "task": {"type": "string", "minLength": 1, "description": "What the subagent should do, in full: it sees nothing of this conversation"},

@@ -98,6 +98,7 @@ async def execute(args: dict, run: ToolRun) -> ToolResult:
     def emit() -> None:
         nonlocal last_update, timer, dirty
         timer, last_update, dirty = None, loop.time(), False
+        assert collector is not None  # updates start once the command does
         snapshot = collector.snapshot()
         run.update(ToolResult(
             content=[TextContent(snapshot.content)],
@@ -149,6 +150,7 @@ async def execute(args: dict, run: ToolRun) -> ToolResult:
     if result.aborted:
         return ToolResult.text(_with_status(shown, "Command aborted"), details or {}, is_error=True)
     code = result.exit_code
+    assert code is not None  # it exited: neither timed out nor aborted
     if code != 0:
         if code < 0:
             import signal

@@ -99,7 +99,8 @@ def fold(text: str) -> tuple[str, list[int]]:
 
 def _positions(haystack: str, needle: str, most: int = 1000) -> list[int]:
     """Where ``needle`` starts in ``haystack``, overlapping occurrences included."""
-    found, at = [], haystack.find(needle)
+    found: list[int] = []
+    at = haystack.find(needle)
     while at != -1 and len(found) < most:
         found.append(at)
         at = haystack.find(needle, at + 1)
@@ -157,6 +158,7 @@ def plan_edits(content: str, edits: list[dict], path: str) -> list[_Match]:
                 "to oldText so that it matches only the place you mean."
             )
         if tolerant:
+            assert folded is not None  # tolerant matching folded the text
             text, origin = folded
             start, end = origin[hits[0]], origin[hits[0] + length - 1] + 1
         else:

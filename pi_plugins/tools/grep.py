@@ -107,7 +107,7 @@ def _report(results: _Results) -> ToolResult:
         text, cut = truncate_line(text.replace("\r", ""))
         cut_lines = cut_lines or cut
         lines.append(f"{path}:{number}: {text}" if is_match else f"{path}-{number}- {text}")
-    cut = truncate_head("\n".join(lines), max_lines=len(lines) + 1)
+    truncation = truncate_head("\n".join(lines), max_lines=len(lines) + 1)
     details: dict[str, Any] = {}
     notes = list(results.notes)
     if results.full:
@@ -116,13 +116,13 @@ def _report(results: _Results) -> ToolResult:
             f"path, or call grep with limit={results.limit * 2}"
         )
         details["matchLimitReached"] = results.limit
-    if cut.truncated:
+    if truncation.truncated:
         notes.append(f"Output cut at the {format_size(MAX_BYTES)} budget; narrow the search to see the rest")
-        details["truncation"] = cut.as_details()
+        details["truncation"] = truncation.as_details()
     if cut_lines:
         notes.append(f"Lines longer than {GREP_MAX_LINE_CHARS} characters were cut; read the file to see them whole")
         details["linesTruncated"] = True
-    text = cut.content
+    text = truncation.content
     if notes:
         text += "\n\n[" + ". ".join(notes) + "]"
     return ToolResult.text(text, details or None)

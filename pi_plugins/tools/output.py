@@ -64,14 +64,15 @@ class OutputCollector:
         if self.sink is not None:
             self.sink.write(data)
         else:
+            assert self._head is not None  # dropped only when the sink opens
             self._head.append(data)
             if self.over_budget:
                 await self._spill()
 
     async def _spill(self) -> None:
-        self.sink = await self.env.open_output_file(self.prefix)
-        for chunk in self._head:
-            self.sink.write(chunk)
+        sink = self.sink = await self.env.open_output_file(self.prefix)
+        for chunk in self._head or ():
+            sink.write(chunk)
         self._head = None
 
     def close(self) -> None:

@@ -280,7 +280,7 @@ def fit_image(data: bytes, mime: str) -> tuple[bytes, str, str | None] | None:
     try:
         oriented.load()
         while True:
-            resized = oriented.resize((max(1, target_w), max(1, target_h)), Image.LANCZOS)
+            resized = oriented.resize((max(1, target_w), max(1, target_h)), Image.Resampling.LANCZOS)
             for encoded, kind in _encodings(resized):
                 if _base64_size(len(encoded)) < MAX_IMAGE_BASE64:
                     note = (f"[Image: original {width}x{height}, displayed at {resized.width}x{resized.height}. "

@@ -15,7 +15,7 @@ the session ends (see :mod:`pi_plugins.tools.processes`).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from attrs import define
@@ -36,7 +36,7 @@ KILL_GRACE = 1.0
 _draining: set[asyncio.Task] = set()
 
 
-def _drain(process, readers: list[asyncio.Future]) -> None:
+def _drain(process, readers: Sequence[asyncio.Future]) -> None:
     """Let ``readers`` read the pipes to their end in the background, then close them."""
 
     async def finish() -> None:
@@ -127,8 +127,8 @@ async def run_command(
             await process.wait_killed()
         await asyncio.wait(readers, timeout=KILL_GRACE if stopped else EXIT_GRACE)
         for reader in readers:
-            if reader.done() and not reader.cancelled() and reader.exception() is not None:
-                raise reader.exception()
+            if reader.done() and not reader.cancelled() and (failed := reader.exception()) is not None:
+                raise failed
         code = exited.result()
     finally:
         stop_on_abort()

@@ -74,7 +74,8 @@ def truncate_head(text: str, max_lines: int = MAX_LINES, max_bytes: int = MAX_BY
     size = _size(text)
     if len(lines) <= max_lines and size <= max_bytes:
         return _whole(text, lines, size, max_lines, max_bytes)
-    kept, used, by = [], 0, "lines"
+    kept: list[str] = []
+    used, by = 0, "lines"
     for line in lines[:max_lines]:
         cost = _size(line) + (1 if kept else 0)
         if used + cost > max_bytes:

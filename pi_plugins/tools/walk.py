@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 from attrs import define
@@ -53,7 +53,7 @@ class Ignores:
         return False
 
 
-async def _spec(env: ExecutionEnvironment, directory: str, names: set[str], extra: list[str] = ()) -> Any:
+async def _spec(env: ExecutionEnvironment, directory: str, names: set[str], extra: Sequence[str] = ()) -> Any:
     lines: list[str] = list(extra)
     for name in IGNORE_FILES:
         if name in names:

@@ -74,7 +74,7 @@ class MessageBuilder:
         """Finish with an error; what streamed so far stays in the message. ``failure``
         tells the harness whether a retry or a compaction may help."""
         self.close_all()
-        reason = "aborted" if aborted else "error"
+        reason: StopReason = "aborted" if aborted else "error"
         self.message.stop_reason = reason
         self.message.error_message = message
         self.message.failure = failure
@@ -123,7 +123,7 @@ class MessageBuilder:
         if state is None:
             state = self._state(index)
         state.parts.append(delta)
-        value = state.parser.feed(delta)
+        value = state.parser.feed(delta)  # type: ignore[union-attr]  # a tool call's state has one
         if isinstance(value, dict):
             state.block.arguments = value
         return ToolCallDeltaEvent(content_index=state.index, delta=delta, partial=self.message)
@@ -144,7 +144,7 @@ class MessageBuilder:
 
     def close_all(self) -> list[TextEndEvent | ThinkingEndEvent | ToolCallEndEvent]:
         """End every open block, in content order; returns their end events."""
-        return [self.close(index) for index in sorted(self._open)]
+        return [event for index in sorted(self._open) if (event := self.close(index)) is not None]
 
     def _state(self, index: int | None) -> _OpenBlock:
         try:

@@ -88,7 +88,8 @@ class PartialJson:
                 i = self._read_string(text, i)
                 continue
             if mode == _SCALAR:
-                end = _SCALAR_RUN.match(text, i).end()
+                # _SCALAR_RUN matches everywhere (it may match nothing).
+                end = _SCALAR_RUN.match(text, i).end()  # type: ignore[union-attr]
                 self._scalar.append(text[i:end])
                 i = end
                 if i < n:
@@ -230,10 +231,10 @@ class PartialJson:
             self._surrogate = ""
             self._add(char)
             return i
-        char = _ESCAPES.get(escape[1])
-        if char is None:
+        escaped = _ESCAPES.get(escape[1])
+        if escaped is None:
             raise _NotJson
-        self._add(char)
+        self._add(escaped)
         return i
 
     def _add(self, piece: str) -> None:

@@ -35,10 +35,10 @@ def compact_to_notes(entries: list, preparation, *, instructions: str | None = N
     limits = limits or Limits()
     notes = Notes()
     previous = next((e for e in reversed(entries) if isinstance(e, CompactionEntry)), None)
-    ours = previous is not None and isinstance(previous.details, dict) \
-        and previous.details.get("generator") == GENERATOR
+    details = previous.details if previous is not None else None
+    ours = isinstance(details, dict) and details.get("generator") == GENERATOR
     if ours:
-        notes.add_previous(previous.details)
+        notes.add_previous(details)
     notes.add_messages([*plan.messages_to_summarize, *plan.turn_prefix_messages])
     summary = notes.render(limits, previous_summary=None if ours else plan.previous_summary,
                            instructions=instructions)

@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import logging
 import tempfile
-from typing import Any
+from typing import IO, Any
 
 from pi_mcp.config import ServerConfig
 
@@ -51,8 +51,8 @@ class Connection:
         self._session = None
         self._task: asyncio.Task | None = None
         self._stop: asyncio.Event | None = None
-        self._stderr = None
-        self._closed_stderr = None
+        self._stderr: IO[str] | None = None  # what the server writes to stderr, kept for errors
+        self._closed_stderr: IO[str] | None = None
         self._starting = asyncio.Lock()
 
     @property

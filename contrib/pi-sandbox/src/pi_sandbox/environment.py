@@ -34,6 +34,7 @@ import os
 import shutil
 import stat
 import tempfile
+from collections.abc import Sequence
 from typing import Any
 
 from pi_core import DirEntry, FileInfo, OutputSink, Process
@@ -121,7 +122,11 @@ def empty_file() -> str:
         _EMPTY[:] = [path]
         import atexit
 
-        atexit.register(lambda: os.path.exists(path) and os.unlink(path))
+        def remove() -> None:
+            if os.path.exists(path):
+                os.unlink(path)
+
+        atexit.register(remove)
     return _EMPTY[0]
 
 
@@ -133,7 +138,7 @@ class SandboxEnvironment(LocalEnvironment):
     #: the model may read them. Kept across environments, as one is made per tool run.
     output_files: set[str] = set()
 
-    def __init__(self, workspace: str, *, network: bool = False, writable: list[str] = (),
+    def __init__(self, workspace: str, *, network: bool = False, writable: Sequence[str] = (),
                  bwrap: str | None = None, owner: Any = None):
         super().__init__(workspace, owner=owner)
         self.workspace = os.path.realpath(self.cwd)

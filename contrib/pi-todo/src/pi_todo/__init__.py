@@ -127,8 +127,8 @@ def apply(todos: TodoList, action: str, text: str | None, item_id: int | None) -
         return TodoList([], todos.next_id), "Cleared the list."
     if item_id is None:
         raise ValueError(f"{action} needs the id of an item")
-    item = todos.find(item_id)
-    if item is None:
+    found = todos.find(item_id)
+    if found is None:
         known = ", ".join(f"#{i.id}" for i in todos.items) or "none"
         raise ValueError(f"there is no item #{item_id} (items: {known})")
     if action == "remove":
