@@ -204,6 +204,7 @@ def open_session(args: RunArgs, cwd: str, directory: Path | None):
     from pi_core.app.listing import continue_recent, find_session
 
     if args.no_session:
+        assert args.session_id is not None  # (without one, the in-memory session above)
         return session_ids.new_session_with_id(cwd, None, args.session_id, in_memory=True), "startup"
     if args.fork:
         found = find_session(args.fork, cwd, folder)
