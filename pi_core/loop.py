@@ -23,12 +23,9 @@ from __future__ import annotations
 import asyncio
 import copy
 import inspect
-import json
 import time
 from collections.abc import Callable, Iterable
 from typing import Any, Literal
-
-from attrs import asdict, define, has
 
 from pi_core.context import Context
 from pi_core.plugins import Plugins
@@ -60,18 +57,9 @@ from pi_core.protocol.signal import AbortSignal
 from pi_core.protocol.stream import TextEndEvent, ThinkingEndEvent
 from pi_core.protocol.tools import Tool, ToolResult, ToolRun, as_result
 from pi_core.queues import AgentBusyError, MessageQueue, QueueMode, user_message
+from pi_core.tool_calls import PreparedCall, arguments_dict, validation_failed
 
 ABORTED_TOOL_TEXT = "Tool execution was aborted"
-
-
-@define
-class _Prepared:
-    """A tool call ready to run, or (``immediate``) one already answered."""
-
-    call: ToolCall
-    tool: Tool | None = None
-    args: Any = None
-    immediate: ToolResult | None = None
 
 
 class Agent:
@@ -174,7 +162,7 @@ class Agent:
         self.tools = self.providers = None
         await self.setup()
         if self._active is not None:
-            self._active &= {t.name for t in self.tools}
+            self._active &= {t.name for t in self.tools} if self.tools else set()
 
     def provider_for(self, model: Model) -> Any:
         """The provider plugin that speaks ``model``'s API, or None."""
@@ -253,7 +241,7 @@ class Agent:
         except asyncio.CancelledError:
             if not signal.aborted:
                 raise
-            asyncio.current_task().uncancel()
+            _take_back_cancel()
         except Exception as exc:  # a bug below the providers' contract; keep the session usable
             self.plugins.report("agent loop", "run", exc)
             failure = self._failure(None, f"{type(exc).__name__}: {exc}", aborted=signal.aborted)
@@ -279,16 +267,16 @@ class Agent:
                 for message in pending:
                     await self.deliver(message, produced)
                 pending = []
-                message = await self._respond(signal, produced)
-                if message is None:  # prepare_request stopped the run (a budget)
+                answer = await self._respond(signal, produced)
+                if answer is None:  # prepare_request stopped the run (a budget)
                     return
-                if message.stop_reason in ("error", "aborted"):
-                    await self.emit(TurnEnd(message=message, turn_index=self._turn_index))
+                if answer.stop_reason in ("error", "aborted"):
+                    await self.emit(TurnEnd(message=answer, turn_index=self._turn_index))
                     return
-                calls = message.tool_calls
-                results, terminate = await self._run_tools(message, calls, signal, produced) if calls else ([], False)
+                calls = answer.tool_calls
+                results, terminate = await self._run_tools(answer, calls, signal, produced) if calls else ([], False)
                 tools_owed = bool(calls) and not terminate
-                await self.emit(TurnEnd(message=message, tool_results=results,
+                await self.emit(TurnEnd(message=answer, tool_results=results,
                                         turn_index=self._turn_index))
                 if signal.aborted or terminate:
                     return
@@ -389,7 +377,7 @@ class Agent:
         except asyncio.CancelledError:
             if not signal.aborted:
                 raise
-            asyncio.current_task().uncancel()
+            _take_back_cancel()
             final = self._failure(partial, "Request was aborted", aborted=True, request=request)
         except Exception as exc:
             final = self._failure(partial, f"{type(exc).__name__}: {exc}", request=request)
@@ -398,7 +386,9 @@ class Agent:
             await self.emit(MessageStart(message=final))
         elif final.stop_reason == "aborted" and open_blocks:
             await self._end_blocks(partial, open_blocks)
-        return await self._finish_message(final, produced)
+        stored = await self._finish_message(final, produced)
+        assert isinstance(stored, AssistantMessage)  # message_end keeps the role
+        return stored
 
     async def _end_blocks(self, message: AssistantMessage, open_blocks: dict[int, str]) -> None:
         """An aborted stream still ends the text and thinking it began (pi sends their
@@ -463,7 +453,7 @@ class Agent:
         results: list[ToolResultMessage] = []
         tasks: list[asyncio.Future] = []
 
-        async def finish(prepared: _Prepared) -> None:
+        async def finish(prepared: PreparedCall) -> None:
             result = prepared.immediate
             if result is None:
                 result = await self._execute(prepared, signal, message, took)
@@ -482,7 +472,9 @@ class Agent:
                 duration_ms=took.get(call.id),
             )
             await self.deliver(result_message, produced)
-            results.append(self.messages[-1])
+            stored = self.messages[-1]
+            assert isinstance(stored, ToolResultMessage)  # message_end keeps the role
+            results.append(stored)
 
         try:
             if sequential:
@@ -503,13 +495,13 @@ class Agent:
         except asyncio.CancelledError:
             if not signal.aborted:
                 raise
-            asyncio.current_task().uncancel()
+            _take_back_cancel()
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
             for call in calls:
                 if call.id not in finished:
-                    await finish(_Prepared(call, immediate=ToolResult.error(ABORTED_TOOL_TEXT)))
+                    await finish(PreparedCall(call, immediate=ToolResult.error(ABORTED_TOOL_TEXT)))
             recorded = {r.tool_call_id for r in results}
             for call in calls:
                 if call.id not in recorded:
@@ -518,7 +510,7 @@ class Agent:
         terminate = bool(finished) and all(r.terminate for r in finished.values())
         return results, terminate
 
-    async def _prepare(self, call: ToolCall, by_name: dict[str, Tool], message) -> _Prepared:
+    async def _prepare(self, call: ToolCall, by_name: dict[str, Tool], message) -> PreparedCall:
         """Announce the call, find the tool, validate the arguments, ask before_tool_call."""
         self.pending_tool_calls.add(call.id)
         await self.emit(ToolExecutionStart(
@@ -526,27 +518,27 @@ class Agent:
         ))
         tool = by_name.get(call.name)
         if tool is None:
-            return _Prepared(call, immediate=ToolResult.error(f"Tool {call.name} not found"))
+            return PreparedCall(call, immediate=ToolResult.error(f"Tool {call.name} not found"))
         try:
             args = tool.validate(call.arguments)
         except ArgumentsError as exc:
-            return _Prepared(call, immediate=ToolResult.error(_invalid(call, exc)))
+            return PreparedCall(call, immediate=ToolResult.error(validation_failed(call, exc)))
         if self.plugins.has("before_tool_call"):
-            raw = _as_dict(args, call.arguments)
+            raw = arguments_dict(args, call.arguments)
             event = ToolCallEvent(call.id, call.name, copy.deepcopy(raw), message)
             decision = await self.plugins.call("before_tool_call", event=event, ctx=self.ctx)
             if decision is not None and decision.block:
                 reason = decision.reason or "Tool execution was blocked"
-                return _Prepared(call, immediate=ToolResult.error(reason))
+                return PreparedCall(call, immediate=ToolResult.error(reason))
             changed = decision.arguments if decision is not None and decision.arguments is not None else event.arguments
             if changed != raw:
                 try:
                     args = tool.validate(changed)
                 except ArgumentsError as exc:
-                    return _Prepared(call, immediate=ToolResult.error(_invalid(call, exc)))
-        return _Prepared(call, tool=tool, args=args)
+                    return PreparedCall(call, immediate=ToolResult.error(validation_failed(call, exc)))
+        return PreparedCall(call, tool=tool, args=args)
 
-    async def _execute(self, prepared: _Prepared, signal: AbortSignal, message, took: dict) -> ToolResult:
+    async def _execute(self, prepared: PreparedCall, signal: AbortSignal, message, took: dict) -> ToolResult:
         call = prepared.call
         updates: list[asyncio.Future] = []
 
@@ -558,6 +550,7 @@ class Agent:
 
         run = ToolRun(tool_call_id=call.id, signal=signal, ctx=self.ctx, on_update=on_update)
         began = time.monotonic()
+        assert prepared.tool is not None  # (calls answered without running never get here)
         try:
             result = as_result(await prepared.tool.execute(prepared.args, run))
         except Exception as exc:
@@ -567,7 +560,7 @@ class Agent:
             if updates:
                 await asyncio.gather(*updates, return_exceptions=True)
         if self.plugins.has("after_tool_call"):
-            event = ToolCallEvent(call.id, call.name, _as_dict(prepared.args, call.arguments), message)
+            event = ToolCallEvent(call.id, call.name, arguments_dict(prepared.args, call.arguments), message)
             patched = await self.plugins.call("after_tool_call", result=result, event=event, ctx=self.ctx)
             result = as_result(patched)
         return result
@@ -587,10 +580,8 @@ class Agent:
                 self.plugins.report(f"subscriber {listener!r}", event.type, exc)
 
 
-def _as_dict(args: Any, fallback: dict) -> dict:
-    return args if isinstance(args, dict) else asdict(args) if has(type(args)) else dict(fallback)
-
-
-def _invalid(call: ToolCall, exc: ArgumentsError) -> str:
-    received = json.dumps(call.arguments, indent=2, ensure_ascii=False, default=str)
-    return f'Validation failed for tool "{call.name}":\n{exc}\n\nReceived arguments:\n{received}'
+def _take_back_cancel() -> None:
+    """An abort cancelled this task: take the cancel back, so the run records what it had."""
+    task = asyncio.current_task()
+    assert task is not None  # (only ever called inside the run's task)
+    task.uncancel()

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pi_core.app.harness import Harness
+from pi_core.protocol.events import StartReason
 from pi_core.protocol.model import Model
 
 
@@ -29,7 +30,7 @@ async def assemble(
     plugin_loader: Callable[[], Any] | None = None,
     get_api_key: Callable[[Model], Any] | None = None,
     resolve_model: Callable[[str, str], Model | None] | None = None,
-    reason: str | None = "startup", before_start: Callable[[Harness], Any] | None = None,
+    reason: StartReason | None = "startup", before_start: Callable[[Harness], Any] | None = None,
 ) -> Harness:
     """A harness over these parts, started with ``reason`` (``None``: not started).
 

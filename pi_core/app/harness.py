@@ -32,11 +32,16 @@ from pi_core.loop import Agent, AgentBusyError, user_message
 from pi_core.protocol.events import (
     AfterRunEvent,
     BeforeAgentStartEvent,
+    CompactionReason,
+    ForkPosition,
     InputEvent,
+    LeaveReason,
     ModelSelect,
+    ModelSource,
     QueueUpdate,
     SessionShutdown,
     SessionStart,
+    StartReason,
 )
 from pi_core.protocol.messages import (
     AgentMessage,
@@ -178,7 +183,7 @@ class Harness:
 
     # ------------------------------------------------------------ lifecycle
 
-    async def start(self, reason: str = "startup", previous_session_file: str | None = None) -> None:
+    async def start(self, reason: StartReason = "startup", previous_session_file: str | None = None) -> None:
         """Load the session's context, model and thinking level; write the opening
         entries of a new session; tell the plugins (``session_start``)."""
         await self.agent.setup()
@@ -202,7 +207,7 @@ class Harness:
         self._started = True
         await self.notify(SessionStart(reason=reason, previous_session_file=previous_session_file))
 
-    async def close(self, reason: str = "quit") -> None:
+    async def close(self, reason: LeaveReason = "quit") -> None:
         """Tell the plugins the session is being left (``reason`` new, resume, fork, quit
         or reload), then release its file."""
         await self.notify(SessionShutdown(reason=reason))
@@ -403,7 +408,7 @@ class Harness:
 
         return await summarize(self, system_prompt, text, max_tokens)
 
-    async def compact(self, instructions: str | None = None, *, reason: str = "manual",
+    async def compact(self, instructions: str | None = None, *, reason: CompactionReason = "manual",
                       will_retry: bool = False):
         """Compact the branch (:func:`pi_core.app.compacting.compact`)."""
         from pi_core.app.compacting import compact
@@ -430,7 +435,7 @@ class Harness:
     def fork_messages(self) -> list[tuple[str, str]]:
         return self.moves.fork_messages()
 
-    async def fork(self, entry_id: str, position: str = "before") -> tuple[str, bool]:
+    async def fork(self, entry_id: str, position: ForkPosition = "before") -> tuple[str, bool]:
         return await self.moves.fork(entry_id, position)
 
     async def clone(self) -> bool:
@@ -457,7 +462,7 @@ class Harness:
 
     # ------------------------------------------------------------ model and thinking level
 
-    async def set_model(self, model: Model, source: str = "set") -> None:
+    async def set_model(self, model: Model, source: ModelSource = "set") -> None:
         await self.models.set_model(model, source)
 
     async def set_thinking_level(self, level: str) -> None:

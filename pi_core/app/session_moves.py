@@ -4,7 +4,7 @@ collaborator of :class:`pi_core.app.harness.Harness`, which it changes in place.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pi_core.app.compacting import take_summary_usage
 from pi_core.loop import AgentBusyError
@@ -156,7 +156,7 @@ class SessionMoves:
             raise AgentBusyError("wait for the agent to finish (or abort it) first")
         return flag(await h.plugins.call(hook, event=event, ctx=h.ctx), "cancel")
 
-    async def _replace_session(self, session, reason: str) -> None:
+    async def _replace_session(self, session, reason: Literal["new", "resume", "fork"]) -> None:
         h = self.harness
         previous = h.session.file
         await h.close(reason)

@@ -21,6 +21,8 @@ CompactionReason = Literal["manual", "threshold", "overflow"]
 ModelSource = Literal["set", "cycle", "restore"]
 #: Where a fork ends: just before the entry (pi's /fork) or with it (a clone).
 ForkPosition = Literal["before", "at"]
+StartReason = Literal["startup", "new", "resume", "fork", "reload"]
+LeaveReason = Literal["new", "resume", "fork", "quit", "reload"]
 
 @define
 class AgentStart:
@@ -229,7 +231,7 @@ class AutoRetryEnd:
 @define
 class SessionStart:
     type: Literal["session_start"] = field(default="session_start", init=False)
-    reason: Literal["startup", "new", "resume", "fork", "reload"] = "startup"
+    reason: StartReason = "startup"
     previous_session_file: str | None = None
 
 
@@ -238,7 +240,7 @@ class SessionShutdown:
     """The session is being left: ``reason`` new, resume, fork, quit or reload."""
 
     type: Literal["session_shutdown"] = field(default="session_shutdown", init=False)
-    reason: Literal["new", "resume", "fork", "quit", "reload"] = "quit"
+    reason: LeaveReason = "quit"
 
 
 @define

@@ -19,10 +19,10 @@ import os
 import re
 import sys
 from collections.abc import AsyncIterator, Iterable
-from typing import Any
+from typing import Any, cast
 
 from pi_core.app.origins import rewrite as rewrite_origin
-from pi_core.protocol.messages import Failure
+from pi_core.protocol.messages import Failure, StopReason
 from pi_core.protocol.model import Model
 from pi_core.protocol.provider import LlmContext, StreamOptions
 from pi_core.protocol.stream import AssistantMessageEvent
@@ -91,7 +91,8 @@ class StreamReader:
         raise NotImplementedError
 
 
-_scan_json = json.JSONDecoder().scan_once
+#: The decoder's own scanner (an attribute its __init__ sets; typeshed does not list it).
+_scan_json = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
 
 def json_data(event: SseEvent) -> Any:
@@ -333,7 +334,7 @@ class SseProvider:
             return
         watch: AbortWatch | None = None
         pool = shard = slot = None
-        final = None  # the done or error event, sent once the connection is released
+        final: AssistantMessageEvent | None = None  # the done or error event, sent once released
         request, sent = None, 0
         try:
             request = self.build_request(model, context, options)
@@ -365,8 +366,9 @@ class SseProvider:
                     )
                     status = f"{response.status_code} {response.reason_phrase}".strip()
                     cap = options.max_retry_delay_ms
-                    if failure.kind == "retryable" and waits_too_long(failure.retry_after_ms, cap):
-                        message += too_long_note(failure.retry_after_ms, cap)
+                    asked = failure.retry_after_ms
+                    if failure.kind == "retryable" and asked is not None and waits_too_long(asked, cap):
+                        message += too_long_note(asked, cap)
                         failure = Failure(kind="other", status=failure.status,
                                           retry_after_ms=failure.retry_after_ms)
                     final = builder.error(redact(f"{where}: {status}: {message}", key), failure=failure)
@@ -403,7 +405,8 @@ class SseProvider:
                         raise asyncio.CancelledError
                     for event in reader.end():
                         yield event
-                    final = builder.done(reader.stop_reason)
+                    # the readers map the wire's reasons to pi's stop reasons
+                    final = builder.done(cast("StopReason | None", reader.stop_reason))
             finally:
                 await _release(response)
         except asyncio.CancelledError:
@@ -427,10 +430,11 @@ class SseProvider:
         finally:
             if watch is not None:
                 watch.close()
-            if shard is not None:
+            if pool is not None and shard is not None:
                 pool.release(shard)
             if slot is not None:
                 slot.release()
+        assert final is not None  # (every way out of the try above sets it)
         yield final
 
 

@@ -69,7 +69,7 @@ async def recover(ctx: Any, state: Attempts, event: Any) -> bool:
     state.active = again
     if not again and state.attempt:
         failed = last_failure(ctx.agent.messages)
-        if failed is not None and went_away(failed, state.first):
+        if failed is not None and state.first is not None and went_away(failed, state.first):
             failed.error_message = f"{failed.error_message}; the first attempt ended: {state.first.error_message}"
         await ctx.emit(AutoRetryEnd(success=failed is None, attempt=state.attempt,
                                     final_error=failed.error_message if failed else None))
@@ -78,9 +78,10 @@ async def recover(ctx: Any, state: Attempts, event: Any) -> bool:
 
 
 async def _step(ctx: Any, state: Attempts, failed: AssistantMessage | None, signal: Any) -> bool:
-    if failed is None:
+    if failed is None or failed.failure is None:
         return False
-    kind = failed.failure.kind
+    failure = failed.failure
+    kind = failure.kind
     if kind == "retryable" and ctx.model.discovered and same_answer(failed, state.previous):
         failed.error_message = f"{failed.error_message} (the same answer twice: not retried again)"
         return False
@@ -94,10 +95,10 @@ async def _step(ctx: Any, state: Attempts, failed: AssistantMessage | None, sign
     if kind != "retryable" or not policy.enabled or state.attempt >= policy.max_retries:
         return False
     state.attempt += 1
-    asked = failed.failure.retry_after_ms
+    asked = failure.retry_after_ms
     delay = asked or policy.base_delay_ms * 2 ** (state.attempt - 1)
     if asked and waits_too_long(asked, policy.max_delay_ms):  # the server's wait only
-        status = f"{failed.failure.status}: " if failed.failure.status else ""
+        status = f"{failure.status}: " if failure.status else ""
         failed.error_message = (
             f"{failed.error_message} ({status}the server asked to wait {delay / 1000:g} s before "
             f"trying again, more than retry.provider.maxRetryDelayMs ({policy.max_delay_ms / 1000:g} s) "
@@ -141,17 +142,19 @@ def same_answer(failed: AssistantMessage, previous: str | None) -> bool:
     """An HTTP error answered with the same body as the attempt before (and no sign
     that waiting would help): the server would say it a third time."""
     failure = failed.failure
-    return (previous is not None and failed.error_message == previous and failure.status is not None
+    return (previous is not None and failure is not None and failed.error_message == previous
+            and failure.status is not None
             and failure.status >= 400 and failure.status not in _TRANSIENT_STATUS
             and failure.retry_after_ms is None)
 
 
-def went_away(last: AssistantMessage, first: AssistantMessage | None) -> bool:
+def went_away(last: AssistantMessage, first: AssistantMessage) -> bool:
     """The retries ended on a server that no longer answers, after a first attempt that
     failed another way (a server that crashed on the request): the first failure is the
     one that says why, so it must not be lost."""
-    return (first is not None and first is not last and first.error_message != last.error_message
-            and last.failure.status is None and first.failure.status is None)
+    return (first is not last and first.error_message != last.error_message
+            and last.failure is not None and last.failure.status is None
+            and first.failure is not None and first.failure.status is None)
 
 
 # ---------------------------------------------------------------- inside a provider

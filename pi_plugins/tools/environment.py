@@ -19,12 +19,13 @@ import asyncio
 import os
 import shutil
 import stat as stat_mode
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from pi_core.protocol.environment import DirEntry, FileInfo, Kind, OutputSink, Process
 from pi_plugins.tools import processes
 
 if TYPE_CHECKING:
+    from pi_core.protocol import environment as protocol
     from pi_core.protocol.tools import ToolRun
     from pi_plugins.tools.runner import CommandResult
 
@@ -65,11 +66,12 @@ class ExecutionEnvironment:
         runs with ``shell -c`` (``shell``, else bash, else sh)."""
         from pi_plugins.tools.runner import run_command
 
+        env = cast("protocol.ExecutionEnvironment", self)  # a subclass gives the rest of the shape
         if isinstance(command, str):
-            argv = [shell or await self.which("bash") or "sh", "-c", command]
+            argv = [shell or await env.which("bash") or "sh", "-c", command]
         else:
             argv = list(command)
-        return await run_command(self, argv, cwd=cwd, signal=signal, timeout=timeout,
+        return await run_command(env, argv, cwd=cwd, signal=signal, timeout=timeout,
                                  merge_stderr=merge_stderr, on_output=on_output, prefix=prefix)
 
 
@@ -280,6 +282,7 @@ class LocalProcess(Process):
             self._pidfd = None
 
     async def read(self, size: int = 65536) -> bytes:
+        assert self._output is not None  # (set by start, before the process is handed out)
         return await self._output.read(size)
 
     async def errors(self) -> bytes:
