@@ -22,12 +22,19 @@ import subprocess
 import sys
 from importlib import metadata
 from pathlib import Path
-from typing import Any
 
 from attrs import define, field
 
 from pi_core.app.discovery import GROUP, OWN_DISTRIBUTION, PluginPolicy
-from pi_core.paths import agent_dir, project_dir
+from pi_core.paths import agent_dir
+from pi_plugins.packages.settings_entries import (
+    PackageError,
+    add_plugin_file,
+    check_plugin_file,
+    entry_path,
+    remove_plugin_file,
+    settings_file,
+)
 
 LOCAL_PACKAGE_MESSAGE = (
     "-l applies to plugin files only. Packages are installed with pip into the Python "
@@ -35,14 +42,6 @@ LOCAL_PACKAGE_MESSAGE = (
     "from a project virtualenv; to turn a plugin off in one project, list it under "
     '"plugins.disabled" in .pi/settings.json.'
 )
-
-
-class PackageError(Exception):
-    """A request ``pi install`` / ``pi remove`` cannot carry out; ``code`` is the exit code."""
-
-    def __init__(self, message: str, code: int = 1) -> None:
-        super().__init__(message)
-        self.code = code
 
 
 @define
@@ -276,91 +275,6 @@ def find_package(name: str) -> PluginPackage:
 # ---------------------------------------------------------------- plugin files in settings
 
 
-def settings_file(local: bool, cwd: str | Path) -> Path:
-    return (project_dir(cwd) if local else agent_dir()) / "settings.json"
-
-
-def _read_settings(path: Path) -> dict:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return {}
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise PackageError(f"{path} is not valid JSON ({exc}); fix it first, it was left as is") from None
-    if not isinstance(data, dict):
-        raise PackageError(f"{path}: expected a JSON object; fix it first, it was left as is")
-    return data
-
-
-def _write_settings(path: Path, data: dict) -> None:
-    """Write settings.json whole, through a temp file renamed over the old one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(temp, path)
-
-
-def _entry_path(entry: Any, base: Path | None) -> Path | None:
-    if not isinstance(entry, str):
-        return None
-    path = Path(entry).expanduser()
-    if path.is_absolute():
-        return path.resolve()
-    assert base is not None  # settings that list entries were read from a directory
-    return (base / path).resolve()
-
-
-def add_plugin_file(path: Path, local: bool, cwd: str | Path) -> tuple[Path, bool]:
-    """Record a plugin file in settings.json ``extensions``: relative to ``.pi`` in a
-    project (so the project can share it), absolute in the global file. Returns the
-    settings file and whether it changed."""
-    target = settings_file(local, cwd)
-    data = _read_settings(target)
-    entries = data.get("extensions")
-    if entries is not None and not isinstance(entries, list):
-        raise PackageError(f"{target}: \"extensions\" is not a list; fix it first")
-    entries = list(entries or [])
-    if any(_entry_path(e, target.parent) == path for e in entries):
-        return target, False
-    entries.append(os.path.relpath(path, target.parent) if local else str(path))
-    data["extensions"] = entries
-    _write_settings(target, data)
-    return target, True
-
-
-def remove_plugin_file(path: Path, local: bool, cwd: str | Path) -> Path | None:
-    """Take a plugin file out of settings.json ``extensions``; the settings file it was
-    in, or ``None`` when it was not there."""
-    target = settings_file(local, cwd)
-    data = _read_settings(target)
-    entries = data.get("extensions")
-    if not isinstance(entries, list):
-        return None
-    kept = [e for e in entries if _entry_path(e, target.parent) != path]
-    if len(kept) == len(entries):
-        return None
-    data["extensions"] = kept
-    _write_settings(target, data)
-    return target
-
-
-def _check_plugin_file(path: Path) -> str:
-    """Import a plugin file as pi will, so a broken one is refused before it is recorded."""
-    from pi_core.app.discovery import load_file
-    from pi_core.plugins import Plugins
-
-    plugins = Plugins()
-    name = load_file(plugins, path)
-    if name is None or plugins.errors:
-        raise PackageError("\n".join(str(e) for e in plugins.errors) or f"{path} did not load")
-    return name
-
-
-# ---------------------------------------------------------------- the commands
-
-
 def _say(text: str = "", err: bool = False) -> None:
     print(text, file=sys.stderr if err else sys.stdout, flush=True)
 
@@ -384,7 +298,7 @@ def run_install(source: str, pip_args: list[str], *, local: bool = False, cwd: s
                                f"(pi install ./my-plugin {source})", 2)
         found = classify(source, cwd)
         if found.kind == "file":
-            name = _check_plugin_file(Path(found.value))
+            name = check_plugin_file(Path(found.value))
             target, changed = add_plugin_file(Path(found.value), local, cwd)
             verb = "Added" if changed else "Already listed:"
             _say(f"{verb} plugin file {found.value} (plugin {name}) in {target}")
@@ -479,7 +393,7 @@ def plugin_files(cwd: str | Path, approve: bool | None = None) -> list[dict]:
                               ("project", settings.project_data, settings.project_dir)):
         entries = data.get("extensions")
         for entry in entries if isinstance(entries, list) else []:
-            path = _entry_path(entry, base)
+            path = entry_path(entry, base)
             if path is not None:
                 found.append({"path": str(path), "scope": scope, "exists": path.exists()})
     return found
