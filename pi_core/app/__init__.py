@@ -1,6 +1,9 @@
 """The application shell around the core: the ``pi`` command line (``cli``, ``entry``),
-wiring a harness from plugins, settings and models (``wiring``), plugin discovery,
-settings, the model registry (``auth``, ``models_json``, ``registry``), plugin packages,
-the SDK (``sdk``) and the resource options. The core (protocol, loop, session tree,
-harness) needs none of it; importing this package loads nothing.
+the one harness (``harness``, with its collaborators ``session_moves``, ``model_choice``,
+``plugin_sends``, ``compacting``, ``user_shell``, ``plugin_commands``), the one assembly
+(``assembly``) that ``pi`` (``wiring``), the SDK (``sdk``), ``pi serve``, batch tasks and
+subagents share, plugin discovery and the built-ins' order (``discovery``, ``builtins``),
+settings, the model registry and auth store (``registry``, ``models_json``, ``auth``) and
+the ``/resume`` listing. Features are plugins (:mod:`pi_plugins`); the core proper
+(protocol, loop, session tree, ctx) needs none of this; importing this package loads nothing.
 """
