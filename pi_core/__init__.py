@@ -15,9 +15,9 @@ This package is the one core module that names the application shell (``create_h
 
 __version__ = "0.1.0"
 
-#: Where each public name lives: the one table to update when a module moves. The
-#: ``TYPE_CHECKING`` imports and ``__all__`` below repeat it for type checkers and linters,
-#: and tests/core/test_public_api.py keeps the three equal.
+#: Where each public name lives: the one table to update when a module moves. ``__all__``
+#: below and the stub ``__init__.pyi`` (what type checkers read) repeat it, and
+#: tests/core/test_public_api.py keeps the three equal.
 _LAZY: dict[str, str] = {name: module for module, names in {
     # Hooks, and what a hook or a tool receives
     "hookspecs.markers": "hookimpl",
@@ -77,65 +77,6 @@ _LAZY: dict[str, str] = {name: module for module, names in {
     "pi_core.app.listing": "SessionInfo continue_recent list_all_sessions list_sessions",
 }.items() for name in names.split()}
 
-TYPE_CHECKING = False  # not typing's: importing typing would slow ``pi --help``
-if TYPE_CHECKING:
-    # In the order and groups of the table above, so the two read side by side:
-    # isort: off
-    from hookspecs.markers import hookimpl
-    from pi_core.protocol.ctx import Ctx, UI, ExecResult, SessionControl
-    from pi_core.context import Context, NullUI
-    from pi_core.protocol.tools import Tool, ToolResult, ToolRun, tool
-    from pi_core.protocol.environment import DirEntry, ExecutionEnvironment, FileInfo, OutputSink, Process
-    from pi_core.protocol.commands import Command, Flag, MessageRenderer, Shortcut
-    from pi_core.protocol.shell import CliCommand, Mode
-    from pi_core.protocol.model import Model, ModelCost, calculate_cost
-    from pi_core.protocol.provider import (
-        LlmContext, Provider, RequestContext, StreamOptions, THINKING_LEVELS, ThinkingLevel, ToolSpec,
-    )
-    from pi_core.protocol.stream import (
-        AssistantMessageEvent, DoneEvent, ErrorEvent, StartEvent, TextDeltaEvent, TextEndEvent,
-        TextStartEvent, ThinkingDeltaEvent, ThinkingEndEvent, ThinkingStartEvent, ToolCallDeltaEvent,
-        ToolCallEndEvent, ToolCallStartEvent,
-    )
-    from pi_core.protocol.messages import (
-        AgentMessage, AssistantMessage, BashExecutionMessage, BranchSummaryMessage, CompactionSummaryMessage,
-        Content, Cost, CustomMessage, Failure, ImageContent, Message, StopReason, TextContent,
-        ThinkingContent, ToolCall, ToolResultMessage, Usage, UserMessage, text_of,
-    )
-    from pi_core.protocol.usage import final_assistant, total_usage
-    from pi_core.protocol.codec import from_json, to_json
-    from pi_core.protocol.events import (
-        AfterRunEvent, AgentEnd, AgentEvent, AgentStart, AutoRetryEnd, AutoRetryStart, BeforeAgentStartEvent,
-        BeforeCompactEvent, BeforeTreeEvent, CancelDecision, CompactionDecision, CompactionEnd,
-        CompactionPreparation, CompactionResult, CompactionStart, ForkEvent, InputEvent, MessageEnd,
-        MessageStart, MessageUpdate, ModelSelect, ProviderResponseEvent, QueueUpdate, ResourcesDiscoverEvent,
-        SessionCompactEvent, SessionShutdown, SessionStart, SessionTreeEvent, SwitchEvent,
-        ThinkingLevelChanged, ThinkingLevelSelect, ToolCallDecision, ToolCallEvent, ToolExecutionEnd,
-        ToolExecutionStart, ToolExecutionUpdate, RunDecision, TreeDecision, TurnEnd, TurnStart, UserBashDecision,
-        UserBashEvent,
-    )
-    from pi_core.protocol.options import ResourceOptions
-    from pi_core.protocol.entries import (
-        BranchSummaryEntry, CompactionEntry, ContextEditEntry, CustomEntry, CustomMessageEntry, Entry,
-        LabelEntry, MessageEntry, ModelChangeEntry, SessionHeader, SessionInfoEntry,
-        ThinkingLevelChangeEntry, UnknownEntry, UsageEntry, message_of,
-    )
-    from pi_core.session import Session, SessionError, TreeNode, session_dir_for, sessions_root
-    from pi_core.loop import Agent, AgentBusyError
-    from pi_core.plugins import Plugins
-    from pi_core.bus import EventBus
-    from pi_core.protocol.signal import AbortSignal
-    from pi_core.paths import agent_dir, project_dir
-    from pi_core.app.sdk import create_harness
-    from pi_core.app.harness import Harness
-    from pi_core.app.settings import Settings, TrustQuestion, project_allowed
-    from pi_core.app.discovery import load_plugins
-    from pi_core.app.registry import ModelRegistry
-    from pi_core.app.auth import AuthStorage
-    from pi_core.app.forks import clone, fork
-    from pi_core.app.listing import SessionInfo, continue_recent, list_all_sessions, list_sessions
-    # isort: on
-
 __all__ = [
     "__version__",
     "hookimpl", "Ctx", "UI", "ExecResult", "SessionControl", "Context", "NullUI",
@@ -169,17 +110,15 @@ __all__ = [
 ]
 
 
-if not TYPE_CHECKING:  # hidden from type checkers, so that a misspelt name is an error there
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pi_core' has no attribute {name!r}")
+    import importlib
 
-    def __getattr__(name: str):
-        module = _LAZY.get(name)
-        if module is None:
-            raise AttributeError(f"module 'pi_core' has no attribute {name!r}")
-        import importlib
-
-        value = getattr(importlib.import_module(module), name)
-        globals()[name] = value
-        return value
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
 
 
 def __dir__() -> list[str]:

@@ -59,8 +59,16 @@ def test_every_public_name_imports_and_is_the_object_of_its_module(facade):
 
 
 def type_checking_imports(path: Path) -> dict[str, str]:
-    """name -> module, from the imports under ``if TYPE_CHECKING:``."""
+    """name -> module, from what type checkers read: the package's stub (``__init__.pyi``,
+    every import a re-export), else the imports under ``if TYPE_CHECKING:``."""
     found: dict[str, str] = {}
+    stub = path.with_suffix(".pyi")
+    if stub.exists():
+        for node in ast.parse(stub.read_text()).body:
+            if isinstance(node, ast.ImportFrom):
+                assert all(alias.asname == alias.name for alias in node.names), ast.dump(node)
+                found.update({alias.name: node.module for alias in node.names})
+        return found
     for node in ast.parse(path.read_text()).body:
         if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
             for statement in node.body:
@@ -74,6 +82,11 @@ def test_the_table_the_type_checkers_imports_and_all_agree(facade):
     package = FACADES[facade]
     assert type_checking_imports(Path(package.__file__)) == package._LAZY
     assert set(package.__all__) - {"__version__"} == set(package._LAZY)
+    stub = Path(package.__file__).with_suffix(".pyi")
+    if stub.exists():  # the stub's __all__ is the package's
+        assigned = [n for n in ast.parse(stub.read_text()).body if isinstance(n, ast.Assign)
+                    and any(getattr(t, "id", None) == "__all__" for t in n.targets)]
+        assert [ast.literal_eval(n.value) for n in assigned] == [package.__all__]
 
 
 def test_the_facade_names_the_core_the_shell_and_the_hook_specs_only():
