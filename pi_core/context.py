@@ -161,6 +161,17 @@ class Context:
         """Take a tool away now; False when there was none of that name."""
         return self._harness("unregister_tool").unregister_tool(name)
 
+    async def spawn(self, *, model: Model | None = None, thinking_level: str | None = None,
+                    system_prompt: str | None = None, options: Any = None,
+                    before_start: Any = None) -> Any:
+        """A child agent (a harness, not started) sharing this session's plugins, tools,
+        providers, keys and models, with a session of its own linked to this one; unset
+        arguments are this session's. ``before_start(child)`` runs before it could start."""
+        from_harness = self._harness("spawn")
+        return await from_harness.spawn(model=model, thinking_level=thinking_level,
+                                        system_prompt=system_prompt, options=options,
+                                        before_start=before_start)
+
     def register_provider(self, name: str, config: dict) -> None:
         """pi's ``registerProvider(name, config)``, at once: ``models`` replace the
         provider's (a built-in one's too), or ``base_url``/``headers`` re-point them."""

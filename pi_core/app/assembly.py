@@ -66,6 +66,39 @@ async def assemble(
     return harness
 
 
+async def spawn_child(parent: Harness, *, model: Model | None = None, thinking_level: str | None = None,
+                      system_prompt: str | None = None, options: Any = None,
+                      before_start: Callable[[Harness], Any] | None = None) -> Harness:
+    """A child agent of ``parent`` in this process (``ctx.spawn``; a subagent), not started.
+
+    It shares what is costly and safe to share: the plugins, the tool objects, the provider
+    objects (so its requests go through the same pooled HTTP client), settings, keys and
+    the model list; it owns its context and its session, a new file in the parent's
+    sessions folder that names the parent's as ``parentSession`` (as a fork's does), in
+    memory where the parent's is. Unset arguments are the parent's."""
+    from pi_core.session import Session
+
+    ctx, session = parent.ctx, parent.session
+    if session.file is None:
+        own = Session.in_memory(ctx.cwd)
+    else:
+        own = Session.create(ctx.cwd, session.sessions_dir, parent_session=str(session.file))
+
+    def share(child: Harness) -> None:
+        child.agent.providers = parent.agent.providers  # the same objects, the same pool
+        child.agent.get_headers, child.available_models = parent.agent.get_headers, parent.available_models
+        if before_start is not None:
+            before_start(child)
+
+    return await assemble(
+        plugins=parent.plugins, session=own, model=model or parent.model, registry=parent.model_registry,
+        thinking_level=thinking_level or parent.thinking_level, model_is_explicit=True, cwd=ctx.cwd,
+        settings=ctx.settings, options=options if options is not None else ctx.options,
+        agent_dir=ctx.agent_dir, tools=parent.agent.tools, get_api_key=parent.agent.get_api_key,
+        resolve_model=parent.resolve_model, before_start=share, reason=None,
+        system_prompt=parent.base_system_prompt if system_prompt is None else system_prompt)
+
+
 def auth_problem(registry: Any, model: Model) -> str | None:
     """Why no request can go to ``model``, said before any request: its provider names
     the variable of a key it needs (the catalogue's providers do) and no key is set. A

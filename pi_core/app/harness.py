@@ -483,6 +483,12 @@ class Harness:
     def register_provider(self, name: str, config: dict) -> None:
         self.models.register_provider(name, config)
 
+    async def spawn(self, **kwargs: Any) -> Harness:
+        """A child agent (:func:`pi_core.app.assembly.spawn_child`)."""
+        from pi_core.app.assembly import spawn_child
+
+        return await spawn_child(self, **kwargs)
+
     def unregister_provider(self, name: str) -> bool:
         return self.models.unregister_provider(name)
 

@@ -1,39 +1,42 @@
-"""Running one subagent: a child :class:`~pi_core.app.harness.Harness` in the parent's event
-loop (an asyncio task, not a process).
+"""Running one subagent: a child agent in the parent's event loop (an asyncio task, not
+a process), made by ``ctx.spawn``.
 
 The child shares what is costly and safe to share: the parent's plugins, tool objects,
 provider objects (so its requests go through the parent's pooled HTTP client, which is
 per event loop), settings, keys and model list. It owns its context, built fresh from
 the task, and its session: a new file in the parent's sessions folder whose header names
 the parent's file as ``parentSession`` (as a fork's does); in memory when the parent's
-session is. Its depth (the parent's plus one) decides whether it may spawn children.
+session is. Its depth (the parent's plus one) decides whether it may spawn children, and
+its budget is the parent's (:mod:`pi_plugins.budget`).
 """
 
 from __future__ import annotations
 
 import weakref
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 from attrs import define
 
-from pi_core.app.harness import Harness
 from pi_core.protocol.codec import to_json
+from pi_core.protocol.ctx import Ctx
 from pi_core.protocol.model import Model
 from pi_core.protocol.usage import final_assistant, total_usage
-from pi_core.session import Session
 from pi_plugins import budget as budgets
 from pi_plugins.budget.limits import Budget, Spent
 from pi_plugins.subagents import TOOL_NAME
 from pi_plugins.subagents.definitions import AgentDefinition
 
-#: How deep each harness sits: absent means a top-level agent (depth 0).
-_depths: weakref.WeakKeyDictionary[Harness, int] = weakref.WeakKeyDictionary()
+if TYPE_CHECKING:
+    from pi_core.app.harness import Harness
+
+#: How deep each session sits (by its ctx): absent means a top-level agent (depth 0).
+_depths: weakref.WeakKeyDictionary[Ctx, int] = weakref.WeakKeyDictionary()
 
 
-def depth_of(harness: Harness) -> int:
-    return _depths.get(harness, 0)
+def depth_of(ctx: Ctx) -> int:
+    return _depths.get(ctx, 0)
 
 
 class ChildError(Exception):
@@ -69,9 +72,10 @@ class ChildState:
         return data
 
 
-def find_model(parent: Harness, pattern: str) -> Model:
+def find_model(parent: Ctx, pattern: str) -> Model:
     """A definition's ``model``: ``provider/id`` or an id among the parent's models."""
-    models = list(parent.available_models())
+    registry = parent.model_registry
+    models = list(registry.available()) if registry is not None else [m for m in [parent.model] if m]
     for match in (lambda m: m.key == pattern, lambda m: m.id == pattern,
                   lambda m: pattern.lower() in m.key.lower()):
         found = [m for m in models if match(m)]
@@ -80,43 +84,28 @@ def find_model(parent: Harness, pattern: str) -> Model:
     raise ChildError(f"model {pattern!r} is not among the available models")
 
 
-def child_session(parent: Harness) -> Session:
-    session = parent.session
-    if session.file is None:
-        return Session.in_memory(parent.ctx.cwd)
-    return Session.create(parent.ctx.cwd, session.sessions_dir, parent_session=str(session.file))
-
-
-async def build_child(parent: Harness, definition: AgentDefinition | None, max_depth: int) -> Harness:
-    """A started child harness of ``parent`` (see the module docstring)."""
-    model = find_model(parent, definition.model) if definition and definition.model else parent.model
-    thinking = (definition.thinking if definition and definition.thinking else parent.thinking_level)
-    options = parent.ctx.options
-    system_prompt = parent.base_system_prompt
+async def build_child(parent: Ctx, definition: AgentDefinition | None, max_depth: int) -> Harness:
+    """A started child of the session of ``parent`` (``ctx.spawn``; see the module docstring)."""
+    model = find_model(parent, definition.model) if definition and definition.model else None
+    thinking = definition.thinking if definition and definition.thinking else None
+    options, system_prompt = None, None
     if definition is not None and definition.system_prompt:
-        options = attrs.evolve(options, system_prompt=definition.system_prompt)
+        options = attrs.evolve(parent.options, system_prompt=definition.system_prompt)
         system_prompt = definition.system_prompt
-    from pi_core.app.assembly import assemble
 
-    def share(child: Harness) -> None:
-        child.agent.providers = parent.agent.providers  # the same objects, the same pool
-        child.agent.get_headers, child.available_models = parent.agent.get_headers, parent.available_models
+    def share_budget(child: Harness) -> None:
         # the parent's limits on the parent's total, which includes this child's spend
-        budgets.attach(child.ctx, Budget(parent=budgets.budget_of(parent.ctx),
-                                         parent_spent=lambda: budgets.spent(parent.ctx)))
+        budgets.attach(child.ctx, Budget(parent=budgets.budget_of(parent),
+                                         parent_spent=lambda: budgets.spent(parent)))
 
-    child = await assemble(
-        plugins=parent.plugins, session=child_session(parent), model=model, registry=parent.model_registry,
-        thinking_level=thinking, model_is_explicit=True, cwd=parent.ctx.cwd,
-        settings=parent.ctx.settings, options=options, agent_dir=parent.ctx.agent_dir,
-        tools=parent.agent.tools, get_api_key=parent.agent.get_api_key,
-        resolve_model=parent.resolve_model, system_prompt=system_prompt, before_start=share, reason=None)
+    child = await parent.spawn(model=model, thinking_level=thinking, system_prompt=system_prompt,
+                               options=options, before_start=share_budget)
     depth = depth_of(parent) + 1
-    _depths[child] = depth
+    _depths[child.ctx] = depth
     if definition is not None and definition.tools is not None:
         names = list(definition.tools)
     else:
-        names = [t.name for t in parent.agent.active_tools()]
+        names = parent.get_active_tools()
     if depth >= max_depth:  # subagents.maxDepth: this child may not spawn its own
         names = [n for n in names if n != TOOL_NAME]
     await child.start()
@@ -124,7 +113,7 @@ async def build_child(parent: Harness, definition: AgentDefinition | None, max_d
     return child
 
 
-async def run_child(parent: Harness, state: ChildState, definition: AgentDefinition | None,
+async def run_child(parent: Ctx, state: ChildState, definition: AgentDefinition | None,
                     max_depth: int, on_progress: Callable[[], None], signal) -> ChildState:
     """Run the child to its end; ``state`` is filled in as it goes. Aborting ``signal`` (or
     cancelling this task) aborts the child, which ends before this returns or raises."""

@@ -60,7 +60,7 @@ INTRO = (
     "task completely: a subagent sees nothing of this conversation."
 )
 
-#: One concurrency limit per parent harness.
+#: One concurrency limit per parent session (by its ctx).
 _slots: weakref.WeakKeyDictionary[Any, tuple[int, asyncio.Semaphore]] = weakref.WeakKeyDictionary()
 
 
@@ -77,10 +77,10 @@ def _limit(settings, key: str, default: int) -> int:
     return value if isinstance(value, int) and value >= 0 else default
 
 
-def _slots_for(harness, limit: int) -> asyncio.Semaphore:
-    held = _slots.get(harness)
+def _slots_for(ctx, limit: int) -> asyncio.Semaphore:
+    held = _slots.get(ctx)
     if held is None or held[0] != limit:
-        held = _slots[harness] = (limit, asyncio.Semaphore(max(1, limit)))
+        held = _slots[ctx] = (limit, asyncio.Semaphore(max(1, limit)))
     return held[1]
 
 
@@ -138,8 +138,8 @@ class SubagentTool(Tool):
     async def execute(self, args: dict, run: ToolRun) -> ToolResult:
         from pi_plugins.subagents.children import ChildState, depth_of, run_child
 
-        parent = run.ctx.harness
-        if parent is None:
+        parent = run.ctx
+        if parent.session is None:
             return ToolResult.error("subagent needs a harness (a session) to run children in")
         settings = run.ctx.settings
         max_depth = _limit(settings, "subagents.maxDepth", DEFAULT_MAX_DEPTH)
@@ -149,7 +149,7 @@ class SubagentTool(Tool):
         if ("task" in args) == ("tasks" in args):
             return ToolResult.error("give either task (one subagent) or tasks (several), not both")
         specs = args["tasks"] if "tasks" in args else [{"task": args["task"], "agent": args.get("agent")}]
-        definitions = discover_agents(parent.ctx.cwd, parent.ctx.agent_dir)
+        definitions = discover_agents(parent.cwd, parent.agent_dir)
         unknown = sorted({s["agent"] for s in specs if s.get("agent") and definitions.find(s["agent"]) is None})
         if unknown:
             known = ", ".join(definitions.agents) or "none are defined"
@@ -170,7 +170,7 @@ class SubagentTool(Tool):
         children = [asyncio.ensure_future(one(s)) for s in states]
         # until the result (whose details carry it) is on the parent's path
         spend = lambda: _spent(states)  # noqa: E731
-        counted = budgets.spend_source(parent.ctx, spend)
+        counted = budgets.spend_source(parent, spend)
         try:
             await asyncio.gather(*children)
         except BaseException:
