@@ -154,8 +154,7 @@ class Harness:
 
     @property
     def is_running(self) -> bool:
-        """A prompt is under way: the loop runs, or a retry waits, or it is starting,
-        or a run a plugin started while the agent was idle."""
+        """A prompt is under way: the loop runs, or a retry waits, or it is starting."""
         return self._prompting or self.agent.is_running
 
     def set_ui(self, ui: Any) -> None:
@@ -291,8 +290,10 @@ class Harness:
     async def run(self, run: Awaitable[list[AgentMessage]]) -> list[AgentMessage]:
         """Await a run of the loop; then, while an ``after_agent_run`` plugin asks, send
         the request again from the context (the failed answer left out of it, as pi's
-        retries leave it: it stays in the session file). The user's commands that ran
-        meanwhile join the conversation, and ``agent_settled`` closes the prompt."""
+        retries leave it: it stays in the session file), and while messages were queued
+        as the run ended (after the loop last looked), run on to deliver them. The user's
+        commands that ran meanwhile join the conversation, and ``agent_settled`` closes
+        the prompt."""
         from pi_core.app.session_events import AgentSettled
         from pi_core.app.user_shell import flush_user_commands
 
@@ -303,11 +304,16 @@ class Harness:
             while not signal.aborted:
                 event = AfterRunEvent(messages=produced, continued=continued, signal=signal)
                 decision = await self.plugins.call("after_agent_run", event=event, ctx=self.ctx)
-                if decision is None or not decision.run_again or signal.aborted:
+                if signal.aborted:
                     break
-                if _last_failure(self.agent.messages) is not None:
-                    self.agent.messages.pop()
-                continued += 1
+                if decision is not None and decision.run_again:
+                    if _last_failure(self.agent.messages) is not None:
+                        self.agent.messages.pop()
+                    continued += 1
+                elif self.agent.steering.messages or self.agent.follow_up_queue.messages:
+                    continued = 0  # a turn for what was queued, not a retry
+                else:
+                    break
                 produced += await self.agent.continue_()
         finally:
             self.run_signal = None

@@ -317,3 +317,25 @@ def test_a_server_that_went_away_keeps_the_first_failure_in_the_final_error(tmp_
         "local/m: Connection error: All connection attempts failed; the first attempt ended: "
         "local/m: Connection lost: the stream ended (POST http://127.0.0.1:8080/v1/chat/completions)")
     assert events.of("auto_retry_end")[0].final_error == harness.messages[-1].error_message
+
+
+class LateSteer:
+    """Queues a steering message while the run is ending (after the loop stopped, before
+    the prompt returned): what a user typing at that moment does in the chat."""
+
+    def __init__(self):
+        self.sent = False
+
+    @hookimpl
+    def after_agent_run(self, event, ctx):
+        if not self.sent:
+            self.sent = True
+            ctx.send_user_message("one more thing", deliver_as="steer")
+
+
+def test_a_message_queued_while_the_run_ends_is_delivered_not_left_in_the_queue(tmp_path):
+    harness, provider, _ = make(tmp_path, [Reply(text="first"), Reply(text="second")], LateSteer())
+    run(harness.prompt("hi"))
+    assert [text_of(m.content) for m in harness.messages if m.role == "user"] == ["hi", "one more thing"]
+    assert harness.messages[-1].text == "second" and len(provider.requests) == 2
+    assert not harness.agent.steering.messages
