@@ -77,37 +77,7 @@ _LAZY: dict[str, str] = {name: module for module, names in {
     "pi_core.app.listing": "SessionInfo continue_recent list_all_sessions list_sessions",
 }.items() for name in names.split()}
 
-__all__ = [
-    "__version__",
-    "hookimpl", "Ctx", "UI", "ExecResult", "SessionControl", "Context", "NullUI",
-    "Tool", "ToolResult", "ToolRun", "tool",
-    "DirEntry", "ExecutionEnvironment", "FileInfo", "OutputSink", "Process",
-    "Command", "Flag", "MessageRenderer", "Shortcut", "CliCommand", "Mode",
-    "Model", "ModelCost", "calculate_cost",
-    "LlmContext", "Provider", "RequestContext", "StreamOptions", "THINKING_LEVELS", "ThinkingLevel", "ToolSpec",
-    "AssistantMessageEvent", "DoneEvent", "ErrorEvent", "StartEvent", "TextDeltaEvent", "TextEndEvent",
-    "TextStartEvent", "ThinkingDeltaEvent", "ThinkingEndEvent", "ThinkingStartEvent", "ToolCallDeltaEvent",
-    "ToolCallEndEvent", "ToolCallStartEvent",
-    "AgentMessage", "AssistantMessage", "BashExecutionMessage", "BranchSummaryMessage",
-    "CompactionSummaryMessage", "Content", "Cost", "CustomMessage", "Failure", "ImageContent", "Message",
-    "StopReason", "TextContent", "ThinkingContent", "ToolCall", "ToolResultMessage", "Usage", "UserMessage",
-    "text_of", "final_assistant", "total_usage", "from_json", "to_json",
-    "AfterRunEvent", "AgentEnd", "AgentEvent", "AgentStart", "AutoRetryEnd", "AutoRetryStart", "BeforeAgentStartEvent",
-    "BeforeCompactEvent", "BeforeTreeEvent", "CancelDecision", "CompactionDecision", "CompactionEnd",
-    "CompactionPreparation", "CompactionResult", "CompactionStart", "ForkEvent", "InputEvent", "MessageEnd",
-    "MessageStart", "MessageUpdate", "ModelSelect", "ProviderResponseEvent", "QueueUpdate",
-    "ResourcesDiscoverEvent", "SessionCompactEvent", "SessionShutdown", "SessionStart", "SessionTreeEvent",
-    "SwitchEvent", "ThinkingLevelChanged", "ThinkingLevelSelect", "ToolCallDecision", "ToolCallEvent",
-    "ToolExecutionEnd", "ToolExecutionStart", "ToolExecutionUpdate", "RunDecision", "TreeDecision", "TurnEnd", "TurnStart",
-    "UserBashDecision", "UserBashEvent", "ResourceOptions",
-    "BranchSummaryEntry", "CompactionEntry", "ContextEditEntry", "CustomEntry", "CustomMessageEntry", "Entry",
-    "LabelEntry", "MessageEntry", "ModelChangeEntry", "SessionHeader", "SessionInfoEntry",
-    "ThinkingLevelChangeEntry", "UnknownEntry", "UsageEntry", "message_of",
-    "Session", "SessionError", "TreeNode", "session_dir_for", "sessions_root",
-    "Agent", "AgentBusyError", "Harness", "Plugins", "EventBus", "AbortSignal", "agent_dir", "project_dir",
-    "create_harness", "Settings", "TrustQuestion", "project_allowed", "load_plugins", "ModelRegistry", "AuthStorage", "clone", "fork",
-    "SessionInfo", "continue_recent", "list_all_sessions", "list_sessions",
-]
+__all__ = ["__version__", *_LAZY]  # the stub (__init__.pyi) spells it out for type checkers
 
 
 def __getattr__(name: str):
