@@ -103,9 +103,10 @@ def configuration_problems(ctx):
     from pi_plugins.budget.limits import BudgetError
 
     try:
-        _from_config(ctx)
+        budget = _from_config(ctx)
     except BudgetError as exc:
         return [str(exc)]
+    _state(ctx).budget = budget  # (a caller's attach, which comes later, replaces it)
     return None
 
 
