@@ -30,6 +30,7 @@ import pluggy
 from attrs import define, field
 
 import hookspecs
+from hookspecs.markers import Dispatch, dispatch_of
 
 log = logging.getLogger("pi.plugins")
 
@@ -144,13 +145,7 @@ class _Manager(pluggy.PluginManager):
         return opts
 
 
-class _Unspecified:
-    """The kind of a hook with no spec (an event nobody declared): notify."""
-
-    kind = "notify"
-
-
-_UNSPECIFIED = _Unspecified()
+_UNSPECIFIED = Dispatch("notify")  # the kind of a hook with no spec (an event nobody declared)
 
 
 def flag(result: Any, name: str) -> bool:
@@ -168,8 +163,7 @@ class Plugins:
         for module in hookspecs.SPEC_MODULES:
             self.pm.add_hookspecs(module)
         self._infos: dict[str, PluginInfo] = {}
-        self._dispatch: dict[str, Any] = {}
-        self._kinds: dict[str, Any] = {}  # what call() dispatches by, specless hooks too
+        self._kinds: dict[str, Dispatch] = {}  # what call() dispatches by, specless hooks too
         #: Per collect hook: (key, winning plugin, plugins it replaced), from the last collect.
         self.overrides: dict[str, list[tuple[Any, str, list[str]]]] = {}
         self._cache: dict[str, tuple[_Impl, ...]] = {}
@@ -281,19 +275,14 @@ class Plugins:
 
     # ------------------------------------------------------------ dispatch kinds
 
-    def dispatch(self, hook: str):
-        """The dispatch kind the spec of ``hook`` declares (:class:`hookspecs.markers.Dispatch`)."""
-        found = self._dispatch.get(hook)
-        if found is None:
-            from hookspecs.markers import dispatch_of
-
-            caller = getattr(self.pm.hook, hook, None)
-            spec = getattr(caller, "spec", None)
+    def dispatch(self, hook: str) -> Dispatch:
+        """The dispatch kind the spec of ``hook`` declares (notify for a hook without one)."""
+        kind = self._kinds.get(hook)
+        if kind is None:
+            spec = getattr(getattr(self.pm.hook, hook, None), "spec", None)
             found = dispatch_of(spec.function) if spec is not None else None
-            if found is None:
-                raise LookupError(f"no hook spec named {hook!r} declares a dispatch kind")
-            self._dispatch[hook] = found
-        return found
+            kind = self._kinds[hook] = found or _UNSPECIFIED
+        return kind
 
     async def call(self, hook: str, /, **kwargs: Any) -> Any:
         """Call ``hook``'s handlers with ``kwargs`` (its arguments by name); how results
@@ -302,13 +291,7 @@ class Plugins:
         ``kwargs`` holds), collect the items. A hook without a spec is notified.
         Cheap when nobody implements the hook: ``message_update`` fires per token."""
         impls = self.impls(hook)
-        kind: Any = self._kinds.get(hook)  # a spec's marker, or _UNSPECIFIED
-        if kind is None:
-            try:
-                kind = self.dispatch(hook)
-            except LookupError:
-                kind = _UNSPECIFIED
-            self._kinds[hook] = kind
+        kind: Any = self._kinds.get(hook) or self.dispatch(hook)
         name = kind.kind
         if name == "notify":
             for impl in impls:
