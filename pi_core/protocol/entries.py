@@ -58,162 +58,121 @@ class SessionHeader(_Extra):
     _extra: dict | None = _extra_field()
 
 
-def _id() -> Any:
-    return field(factory=new_entry_id, kw_only=True)
-
-
-def _parent() -> Any:
-    # Written even when None: pi's first entry says "parentId": null.
-    return field(default=None, kw_only=True, metadata={"always_written": True})
-
-
-def _stamp() -> Any:
-    return field(factory=iso_now, kw_only=True)
-
-
 @define
-class MessageEntry(_Extra):
-    type: Literal["message"] = field(default="message", init=False)
-    id: str = _id()
-    parent_id: str | None = _parent()
-    timestamp: str = _stamp()
-    message: AgentMessage = _filled()
+class _EntryLine(_Extra):
+    """What every entry line has besides its ``type``, which :func:`_type_first` puts
+    before these (pi's key order)."""
+
+    id: str = field(factory=new_entry_id, kw_only=True)
+    # Written even when None: pi's first entry says "parentId": null.
+    parent_id: str | None = field(default=None, kw_only=True, metadata={"always_written": True})
+    timestamp: str = field(factory=iso_now, kw_only=True)
     _extra: dict | None = _extra_field()
 
 
-@define
-class ModelChangeEntry(_Extra):
+def _type_first(cls: type, fields: list[Any]) -> list[Any]:
+    return sorted(fields, key=lambda a: a.name != "type")
+
+
+@define(field_transformer=_type_first)
+class MessageEntry(_EntryLine):
+    type: Literal["message"] = field(default="message", init=False)
+    message: AgentMessage = _filled()
+
+
+@define(field_transformer=_type_first)
+class ModelChangeEntry(_EntryLine):
     type: Literal["model_change"] = field(default="model_change", init=False)
-    id: str = _id()
-    parent_id: str | None = _parent()
-    timestamp: str = _stamp()
     provider: str = ""
     model_id: str = ""
-    _extra: dict | None = _extra_field()
 
 
-@define
-class ThinkingLevelChangeEntry(_Extra):
+@define(field_transformer=_type_first)
+class ThinkingLevelChangeEntry(_EntryLine):
     type: Literal["thinking_level_change"] = field(default="thinking_level_change", init=False)
-    id: str = _id()
-    parent_id: str | None = _parent()
-    timestamp: str = _stamp()
     thinking_level: str = "off"
-    _extra: dict | None = _extra_field()
 
 
-@define
-class CompactionEntry(_Extra):
+@define(field_transformer=_type_first)
+class CompactionEntry(_EntryLine):
     """Everything before ``first_kept_entry_id`` reaches the model as ``summary``."""
 
     type: Literal["compaction"] = field(default="compaction", init=False)
-    id: str = _id()
-    parent_id: str | None = _parent()
-    timestamp: str = _stamp()
     summary: str = ""
     first_kept_entry_id: str = ""
     tokens_before: int = 0
     details: Any = None
     usage: Usage | None = None  # of the summary's own request (pi 1.6): counted in the totals
     from_hook: bool | None = None
-    _extra: dict | None = _extra_field()
 
 
-@define
-class BranchSummaryEntry(_Extra):
+@define(field_transformer=_type_first)
+class BranchSummaryEntry(_EntryLine):
     """A summary of the branch that was left, hung where the new branch starts."""
 
     type: Literal["branch_summary"] = field(default="branch_summary", init=False)
-    id: str = _id()
-    parent_id: str | None = _parent()
-    timestamp: str = _stamp()
     from_id: str = ""
     summary: str = ""
     details: Any = None
     usage: Usage | None = None
     from_hook: bool | None = None
-    _extra: dict | None = _extra_field()
 
 
-@define
-class UsageEntry(_Extra):
+@define(field_transformer=_type_first)
+class UsageEntry(_EntryLine):
     """pi 1.6: spending outside the conversation (cache warming, a plugin's calls)."""
 
     type: Literal["usage"] = field(default="usage", init=False)
-    id: str = _id()
-    parent_id: str | None = _parent()
-    timestamp: str = _stamp()
     kind: str = ""
     provider: str = ""
     model: str = ""
     usage: Usage = field(factory=Usage)
     note: str | None = None
-    _extra: dict | None = _extra_field()
 
 
-@define
-class ContextEditEntry(_Extra):
+@define(field_transformer=_type_first)
+class ContextEditEntry(_EntryLine):
     """pi 1.6: what the model sees of ``target_id`` from here on, the history untouched:
     ``replacement`` None leaves it out, ``{"content": ...}`` replaces only its content."""
 
     type: Literal["context_edit"] = field(default="context_edit", init=False)
-    id: str = _id()
-    parent_id: str | None = _parent()
-    timestamp: str = _stamp()
     target_id: str = ""
     replacement: Any = field(default=None, metadata={"always_written": True})
-    _extra: dict | None = _extra_field()
 
 
-@define
-class CustomEntry(_Extra):
+@define(field_transformer=_type_first)
+class CustomEntry(_EntryLine):
     """Plugin state kept in the session; never sent to the model."""
 
     type: Literal["custom"] = field(default="custom", init=False)
-    id: str = _id()
-    parent_id: str | None = _parent()
-    timestamp: str = _stamp()
     custom_type: str = ""
     data: Any = None
-    _extra: dict | None = _extra_field()
 
 
-@define
-class CustomMessageEntry(_Extra):
+@define(field_transformer=_type_first)
+class CustomMessageEntry(_EntryLine):
     """A plugin's message that takes part in the context."""
 
     type: Literal["custom_message"] = field(default="custom_message", init=False)
-    id: str = _id()
-    parent_id: str | None = _parent()
-    timestamp: str = _stamp()
     custom_type: str = ""
     content: str | list[UserContent] = ""
     display: bool = True
     details: Any = None
-    _extra: dict | None = _extra_field()
 
 
-@define
-class LabelEntry(_Extra):
+@define(field_transformer=_type_first)
+class LabelEntry(_EntryLine):
     """Sets (or, with ``label`` None, clears) the label of ``target_id``."""
 
     type: Literal["label"] = field(default="label", init=False)
-    id: str = _id()
-    parent_id: str | None = _parent()
-    timestamp: str = _stamp()
     target_id: str = ""
     label: str | None = None
-    _extra: dict | None = _extra_field()
 
 
-@define
-class SessionInfoEntry(_Extra):
+@define(field_transformer=_type_first)
+class SessionInfoEntry(_EntryLine):
     type: Literal["session_info"] = field(default="session_info", init=False)
-    id: str = _id()
-    parent_id: str | None = _parent()
-    timestamp: str = _stamp()
     name: str | None = None
-    _extra: dict | None = _extra_field()
 
 
 @define
