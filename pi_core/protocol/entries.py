@@ -15,7 +15,7 @@ from typing import Any, Literal, cast
 
 from attrs import define, field
 
-from pi_core.protocol.messages import AgentMessage, Usage, UserContent, _Extra, _extra_field, _filled
+from pi_core.protocol.messages import AgentMessage, Usage, UserContent, _Extra, _filled
 
 SESSION_VERSION = 3
 
@@ -55,7 +55,6 @@ class SessionHeader(_Extra):
     timestamp: str = field(factory=iso_now)
     cwd: str = ""
     parent_session: str | None = None
-    _extra: dict | None = _extra_field()
 
 
 @define
@@ -67,7 +66,6 @@ class _EntryLine(_Extra):
     # Written even when None: pi's first entry says "parentId": null.
     parent_id: str | None = field(default=None, kw_only=True, metadata={"always_written": True})
     timestamp: str = field(factory=iso_now, kw_only=True)
-    _extra: dict | None = _extra_field()
 
 
 def _type_first(cls: type, fields: list[Any]) -> list[Any]:

@@ -9,7 +9,7 @@ written back, so a message from a newer pi survives a load and save untouched.
 from __future__ import annotations
 
 import time
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from attrs import define, field
 
@@ -19,10 +19,6 @@ def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-def _extra_field() -> Any:
-    return field(default=None, alias="extra", kw_only=True, repr=False, eq=False)
-
-
 def _filled() -> Any:
     """The default (None) of a field every producer fills (an event's message, an entry's
     message): typed as the field's own type, so its readers need no None check, and the
@@ -30,15 +26,13 @@ def _filled() -> Any:
     return None
 
 
+@define
 class _Extra:
     """``extra``: the keys a newer pi wrote that this version does not know. Nearly every
     object has none, so the dict is made when first asked for: a resumed session holds
     about 90,000 of these objects (an empty dict each was 6 MB)."""
 
-    __slots__ = ()
-    # A slot of each attrs subclass (typed ``dict | None`` there); Any here, since mypy
-    # takes the mixin's empty __slots__ to forbid assigning it.
-    _extra: Any
+    _extra: dict | None = field(default=None, alias="extra", kw_only=True, repr=False, eq=False)
 
     @property
     def extra(self) -> dict:
@@ -55,20 +49,15 @@ class _Extra:
 # ---------------------------------------------------------------- content blocks
 
 
-def _pending() -> Any:
-    return field(default=None, init=False, repr=False, eq=False, metadata={"transient": True})
-
-
-class _Streamed:
+@define
+class _Streamed(_Extra):
     """Text that grows delta by delta while a block streams, in linear time: deltas are
     kept as parts and joined only when the text is read, so a consumer pays for what it
     reads and a 100,000-delta answer never costs quadratic time."""
 
-    __slots__ = ()
-    # A slot of each attrs subclass (typed ``list[str] | None`` there); Any for the same
-    # reason as _Extra._extra.
-    _pending: Any
-    _body: str  # the name of the slot that holds the text
+    _pending: list[str] | None = field(default=None, init=False, repr=False, eq=False,
+                                       metadata={"transient": True})
+    _body: ClassVar[str]  # the name of the slot that holds the text
 
     def append(self, delta: str) -> None:
         if self._pending is None:
@@ -96,12 +85,10 @@ def _streamed_text(body: str) -> property:
 
 
 @define
-class TextContent(_Streamed, _Extra):
+class TextContent(_Streamed):
     type: Literal["text"] = field(default="text", init=False)
     _text: str = field(default="", alias="text")
     text_signature: str | None = None
-    _extra: dict | None = _extra_field()
-    _pending: list[str] | None = _pending()
     _body = "_text"
     text = _streamed_text("_text")
 
@@ -111,17 +98,14 @@ class ImageContent(_Extra):
     type: Literal["image"] = field(default="image", init=False)
     data: str
     mime_type: str
-    _extra: dict | None = _extra_field()
 
 
 @define
-class ThinkingContent(_Streamed, _Extra):
+class ThinkingContent(_Streamed):
     type: Literal["thinking"] = field(default="thinking", init=False)
     _thinking: str = field(default="", alias="thinking")
     thinking_signature: str | None = None
     redacted: bool | None = None
-    _extra: dict | None = _extra_field()
-    _pending: list[str] | None = _pending()
     _body = "_thinking"
     thinking = _streamed_text("_thinking")
 
@@ -133,7 +117,6 @@ class ToolCall(_Extra):
     name: str
     arguments: dict = field(factory=dict)
     thought_signature: str | None = None
-    _extra: dict | None = _extra_field()
 
 
 @define
@@ -163,7 +146,6 @@ class Cost(_Extra):
     cache_read: float = 0
     cache_write: float = 0
     total: float = 0
-    _extra: dict | None = _extra_field()
 
 
 @define
@@ -175,7 +157,6 @@ class Usage(_Extra):
     reasoning: int | None = None  # thinking tokens, part of output; None where the API gives no split (pi 1.6)
     total_tokens: int = 0
     cost: Cost = field(factory=Cost)
-    _extra: dict | None = _extra_field()
 
 
 StopReason = Literal["stop", "length", "toolUse", "error", "aborted"]
@@ -199,7 +180,6 @@ class UserMessage(_Extra):
     role: Literal["user"] = field(default="user", init=False)
     content: str | list[UserContent]
     timestamp: int = field(factory=now_ms)
-    _extra: dict | None = _extra_field()
 
 
 @define
@@ -216,7 +196,6 @@ class AssistantMessage(_Extra):
     raw_stop_reason: str | None = None  # the provider's own stop/finish reason, as received (pi 1.6)
     error_message: str | None = None
     failure: Failure | None = field(default=None, kw_only=True, eq=False, metadata={"transient": True})
-    _extra: dict | None = _extra_field()
 
     @property
     def text(self) -> str:
@@ -239,7 +218,6 @@ class ToolResultMessage(_Extra):
     is_error: bool = False
     duration_ms: int | None = None  # how long the tool ran (pi 1.6)
     timestamp: int = field(factory=now_ms)
-    _extra: dict | None = _extra_field()
 
 
 # ---------------------------------------------------------------- app messages
@@ -258,7 +236,6 @@ class BashExecutionMessage(_Extra):
     full_output_path: str | None = None
     timestamp: int = field(factory=now_ms)
     exclude_from_context: bool | None = None
-    _extra: dict | None = _extra_field()
 
 
 @define
@@ -271,7 +248,6 @@ class CustomMessage(_Extra):
     display: bool = True
     details: Any = None
     timestamp: int = field(factory=now_ms)
-    _extra: dict | None = _extra_field()
 
 
 @define
@@ -280,7 +256,6 @@ class BranchSummaryMessage(_Extra):
     summary: str
     from_id: str
     timestamp: int = field(factory=now_ms)
-    _extra: dict | None = _extra_field()
 
 
 @define
@@ -289,7 +264,6 @@ class CompactionSummaryMessage(_Extra):
     summary: str
     tokens_before: int
     timestamp: int = field(factory=now_ms)
-    _extra: dict | None = _extra_field()
 
 
 @define
