@@ -209,8 +209,7 @@ class Plugins:
         return name
 
     def unregister(self, name: str) -> None:
-        info = self._infos.pop(name, None)
-        if info is not None:
+        if self._infos.pop(name, None) is not None:
             self.pm.unregister(name=name)
             self._cache.clear()
 

@@ -10,6 +10,7 @@ not know becomes an ``Unknown*`` object that writes back exactly what was read.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from typing import Any
@@ -34,18 +35,10 @@ def camel(name: str) -> str:
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
-_converter_made: list = []  # the converter, once made
-
-
+@functools.cache
 def converter() -> Any:
     """The cattrs converter, made on first use (importing cattrs and generating its hooks
     is a few ms a start that writes nothing need not pay)."""
-    if not _converter_made:
-        _converter_made.append(_make_converter())
-    return _converter_made[0]
-
-
-def _make_converter() -> Any:
     import cattrs
 
     # Without detailed validation cattrs' generated code calls each field's hook directly
@@ -210,12 +203,7 @@ def to_json(obj: Any) -> Any:
 
 def from_json(value: Any, cls: Any) -> Any:
     """Read a JSON value as ``cls``; raises :class:`DecodeError` with the reason."""
-    try:
-        return converter().structure(value, cls)
-    except DecodeError:
-        raise
-    except Exception as exc:  # cattrs wraps field errors in groups; flatten to one line
-        raise DecodeError(_describe(exc)) from exc
+    return _decoded(converter().structure, value, cls)
 
 
 def message_from_json(value: dict) -> m.AgentMessage:
@@ -224,11 +212,15 @@ def message_from_json(value: dict) -> m.AgentMessage:
 
 def line_from_json(value: dict) -> e.SessionHeader | e.Entry:
     """A session file line (header or entry) from its JSON value."""
+    return _decoded(structure_line, value)  # the dispatcher's hook directly: no lookup per line
+
+
+def _decoded(structure: Callable[..., Any], *args: Any) -> Any:
     try:
-        return structure_line(value)  # the dispatcher's hook directly: no lookup per line
+        return structure(*args)
     except DecodeError:
         raise
-    except Exception as exc:
+    except Exception as exc:  # cattrs wraps field errors in groups; flatten to one line
         raise DecodeError(_describe(exc)) from exc
 
 

@@ -134,7 +134,4 @@ class Ctx(Protocol):
 
 
 #: The members a test checks the context (:class:`pi_core.context.Context`) has.
-MEMBERS = tuple(
-    name for name in (*Ctx.__annotations__, *vars(Ctx))
-    if not name.startswith("_") and name not in ("MEMBERS",)
-)
+MEMBERS = tuple(name for name in (*Ctx.__annotations__, *vars(Ctx)) if not name.startswith("_"))

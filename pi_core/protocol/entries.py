@@ -37,13 +37,7 @@ def new_session_id() -> str:
     rand = int.from_bytes(os.urandom(10), "big")
     rand_a, rand_b = rand >> 68, rand & ((1 << 62) - 1)
     value = (ms & ((1 << 48) - 1)) << 80 | 0x7 << 76 | rand_a << 64 | 0b10 << 62 | rand_b
-    return uuid_text(value)
-
-
-def uuid_text(value: int) -> str:
-    """A 128-bit value in the UUID spelling (without the uuid module, whose import pulls
-    in platform: a millisecond of every start)."""
-    h = f"{value:032x}"
+    h = f"{value:032x}"  # spelled out: the uuid module's import pulls in platform (1 ms a start)
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 

@@ -98,7 +98,7 @@ async def complete(provider: Provider, model: Model, context: LlmContext, option
     a title…). Failures come back as a message with stop reason ``error``."""
     from pi_core.protocol.messages import AssistantMessage
 
-    final = None
+    final, error = None, "the stream ended without a result"
     try:
         async for event in provider.stream(model, context, options):
             if event.type == "done":
@@ -106,9 +106,6 @@ async def complete(provider: Provider, model: Model, context: LlmContext, option
             elif event.type == "error":
                 final = event.error
     except Exception as exc:  # a provider that broke its contract
-        final = AssistantMessage(api=model.api, provider=model.provider, model=model.id,
-                                 stop_reason="error", error_message=f"{type(exc).__name__}: {exc}")
-    if final is None:
-        final = AssistantMessage(api=model.api, provider=model.provider, model=model.id,
-                                 stop_reason="error", error_message="the stream ended without a result")
-    return final
+        final, error = None, f"{type(exc).__name__}: {exc}"
+    return final or AssistantMessage(api=model.api, provider=model.provider, model=model.id,
+                                     stop_reason="error", error_message=error)

@@ -74,7 +74,6 @@ class FileContents:
     raw_lines: list[RawLine] = field(factory=list)  # only for files older than version 3
     problems: list[Problem] = field(factory=list)
     length: int = 0  # bytes read
-    torn_line: int = 0  # the number of an incomplete last line (skipped), else 0
     missing_newline: bool = False  # the file does not end in a newline
     bridges: dict = field(factory=dict)  # id -> (parent id, line) of unusable lines
     spans: list[tuple[int, int]] = field(factory=list)  # (offset, length) of each entry's line
@@ -270,7 +269,6 @@ def _read(lines: Iterable[tuple[memoryview | bytes, bool]], name: str, out: File
             if not terminated:
                 out.missing_newline = True
                 if _is_torn(raw):
-                    out.torn_line = number
                     out.problems.append(Problem(
                         number, f"incomplete last line ({len(raw)} bytes), the end of an "
                                 "interrupted write; it is skipped and stays in the file"))
@@ -290,7 +288,7 @@ def _read(lines: Iterable[tuple[memoryview | bytes, bool]], name: str, out: File
             else:
                 found = match(raw)
                 if (found is not None and raw[-1] == 125  # "}": a whole line, as written
-                        and found.group(1) not in _INDEXED_TYPES):
+                        and found.group(1) not in _INDEXED_LINES):
                     parent = found.group(3)
                     kind = found.group(1)
                     entry = UnreadEntry(
@@ -346,7 +344,8 @@ def _read_header(name: str, raw: memoryview | bytes, number: int) -> tuple[Sessi
 # The start of a line as pi (and we) write it: type, id and parent, without parsing it.
 _TREE_KEYS = re.compile(
     rb'\{"type":"([^"\\]*)","id":"([^"\\]+)","parentId":(?:"([^"\\]+)"|null)[,}]')
-_INDEXED_TYPES = frozenset({b"label", b"session_info"})
+_INDEXED_TYPES = frozenset({"label", "session_info"})  # the tree indexes these: read them at once
+_INDEXED_LINES = frozenset(t.encode() for t in _INDEXED_TYPES)
 _TYPES = {t.encode(): t for t in ("message", "model_change", "thinking_level_change",
                                   "compaction", "branch_summary", "custom", "custom_message")}
 
@@ -384,7 +383,7 @@ def _read_entry(out: FileContents, raw: memoryview | bytes, number: int, at: int
         out.problems.append(Problem(number, "entry without an id; the line is skipped"))
         return
     entry: Entry | UnreadEntry
-    if value.get("type") in _INDEXED:
+    if value.get("type") in _INDEXED_TYPES:
         entry, problem = read_entry(value, number)
         if problem is not None:
             out.problems.append(problem)
@@ -396,9 +395,6 @@ def _read_entry(out: FileContents, raw: memoryview | bytes, number: int, at: int
     out.entries.append(entry)
     out.line_numbers.append(number)
     out.spans.append((at, len(raw)))
-
-
-_INDEXED = frozenset({"label", "session_info"})  # the tree indexes these: read them at once
 
 
 @final  # never subclassed: the tree tells it apart by ``type(x) is UnreadEntry``
