@@ -102,8 +102,6 @@ class Agent:
         self.ctx.agent = self
         self.tools = tools
         self.providers = {p.api: p for p in providers} if providers is not None else None
-        self.streaming_message: AssistantMessage | None = None
-        self.pending_tool_calls: set[str] = set()
         self._active: set[str] | None = None
         self._listeners: list[Callable[[Any], Any]] = []
         self._task: asyncio.Task | None = None
@@ -247,8 +245,6 @@ class Agent:
             failure = self._failure(None, f"{type(exc).__name__}: {exc}", aborted=signal.aborted)
             await self.deliver(failure, produced)
         finally:
-            self.streaming_message = None
-            self.pending_tool_calls = set()
             self._closing = True
         await self.emit(AgentEnd(messages=produced))
         self._task = None
@@ -352,7 +348,7 @@ class Agent:
                 async for event in stream:
                     kind = event.type
                     if kind == "start":
-                        partial = self.streaming_message = event.partial
+                        partial = event.partial
                         await self.emit(MessageStart(message=partial))
                     elif kind == "done":
                         final = event.message
@@ -362,7 +358,7 @@ class Agent:
                         break
                     else:
                         if partial is None:  # a provider that skipped "start"
-                            partial = self.streaming_message = event.partial
+                            partial = event.partial
                             await self.emit(MessageStart(message=partial))
                         if kind in ("text_start", "thinking_start"):
                             open_blocks[event.content_index] = kind[:-6]
@@ -381,7 +377,6 @@ class Agent:
             final = self._failure(partial, "Request was aborted", aborted=True, request=request)
         except Exception as exc:
             final = self._failure(partial, f"{type(exc).__name__}: {exc}", request=request)
-        self.streaming_message = None
         if partial is None:
             await self.emit(MessageStart(message=final))
         elif final.stop_reason == "aborted" and open_blocks:
@@ -458,7 +453,6 @@ class Agent:
             if result is None:
                 result = await self._execute(prepared, signal, message, took)
             finished[prepared.call.id] = result
-            self.pending_tool_calls.discard(prepared.call.id)
             await self.emit(ToolExecutionEnd(
                 tool_call_id=prepared.call.id, tool_name=prepared.call.name,
                 result=result, is_error=result.is_error, duration_ms=took.get(prepared.call.id),
@@ -506,13 +500,11 @@ class Agent:
             for call in calls:
                 if call.id not in recorded:
                     await record(call)
-        results = [r for r in results if isinstance(r, ToolResultMessage)]
         terminate = bool(finished) and all(r.terminate for r in finished.values())
         return results, terminate
 
     async def _prepare(self, call: ToolCall, by_name: dict[str, Tool], message) -> PreparedCall:
         """Announce the call, find the tool, validate the arguments, ask before_tool_call."""
-        self.pending_tool_calls.add(call.id)
         await self.emit(ToolExecutionStart(
             tool_call_id=call.id, tool_name=call.name, args=call.arguments
         ))

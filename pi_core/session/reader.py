@@ -12,14 +12,12 @@ be made out (:data:`_TREE_KEYS`) the tree mends the chain past it. Lines before 
 that are not JSON (a torn fragment the header was written after) are skipped, as pi does.
 
 Speed: an entry is not parsed when the file is read. A line as pi (and we) write it starts
-``{"type":…,"id":…,"parentId":…`` and ends with ``}``: those three keys are read from its
-first bytes (:data:`_TREE_KEYS`) and the entry is kept as where its line is
-(:class:`UnreadEntry`: offset and length), read back and parsed (orjson) the first time
-someone asks for it. Opening a long session so costs a scan of its bytes, and with the
-offset index beside it (:mod:`pi_core.session.offsets`) only of the bytes added since;
-building the context parses just the path from the leaf after the last compaction.
-Any other line is parsed at once, so a bad one is named on open. Labels and session
-names, which the tree indexes, are made into objects at once.
+``{"type":…,"id":…,"parentId":…`` and ends with ``}``: those keys are read from its first
+bytes (:data:`_TREE_KEYS`) and the entry is kept as where its line is
+(:class:`UnreadEntry`), parsed the first time someone asks for it. Opening a long session
+so costs a scan of its bytes (with the offset index, :mod:`pi_core.session.offsets`, only
+of those added since), and the context parses just the path after the last compaction.
+Any other line, and labels and session names (the tree indexes them), are parsed at once.
 """
 
 from __future__ import annotations
@@ -399,13 +397,9 @@ def _read_entry(out: FileContents, raw: memoryview | bytes, number: int, at: int
 
 @final  # never subclassed: the tree tells it apart by ``type(x) is UnreadEntry``
 class UnreadEntry:
-    """An entry not yet made into objects: where its line is, and its type, id and parent.
-
-    The tree turns it into its entry class the first time anyone asks for it (see
-    :meth:`SessionTree.get`), so opening a long session builds only what is used: the
-    path from the leaf, usually shortened by a compaction. ``raw`` holds its bytes (or its
-    parsed JSON) when there is no file to read them back from.
-    """
+    """An entry not yet made into objects (see the module docstring): where its line is,
+    and its type, id and parent; ``raw`` holds its bytes (or its parsed JSON) when there
+    is no file to read them back from. The tree makes it an entry when first asked for."""
 
     __slots__ = ("id", "parent_id", "type", "line", "offset", "length", "source", "raw",
                  "position")

@@ -1,22 +1,15 @@
 """A session: its tree of entries, its file, and every operation the harness needs.
 
-Files are pi's version 3 JSONL (see ``design.md`` §6), interchangeable with pi's own:
-
-- a new session's file appears with its first message (the user's prompt: pi waits for
-  the first assistant message, so a prompt interrupted before the answer is lost there);
-  the header and every entry before it are written then, in one write;
-- after that each append is one line, written at once (one ``write`` call); a file
-  deleted while the session is open is written again, header and every entry, before
-  the next one;
-- the file is append-only: opening it for writing takes its lock and never changes a
-  byte (an incomplete last line stays; the next entry starts on a new line), except that
-  versions 1 and 2 are migrated; damaged lines are reported in :attr:`Session.problems`
-  (and logged) while the rest of the session opens;
-- a file of a version newer than this one opens read-only (view, export, fork), never
-  for writing;
-- entries stay lines in the file until first used (the context needs only the path from
-  the leaf, after its last compaction), so opening a long session costs a scan of its
-  bytes, or with its offset index only of the bytes added since.
+Files are pi's version 3 JSONL (``docs/sessions.md``), interchangeable with pi's own. A
+new session's file appears with its first message (the user's prompt: pi waits for the
+first assistant message, so a prompt interrupted before the answer is lost there), the
+header and every entry before it in one write; after that each append is one line written
+at once to the locked, append-only file (:mod:`pi_core.session.store`). A file deleted
+while the session is open is written again, header and every entry, before the next one.
+Versions 1 and 2 are migrated on open; a newer version opens read-only (view, export,
+fork), never for writing. Damaged lines are reported in :attr:`Session.problems` (and
+logged) while the rest opens, and entries stay lines in the file until first used
+(:mod:`pi_core.session.reader`).
 
 An in-memory session (:meth:`Session.in_memory`) has the same API and never touches disk.
 """
@@ -114,8 +107,7 @@ class Session:
         parent_session: str | None = None,
     ) -> Session:
         """A new session for ``cwd``; its file (in ``sessions_dir``, by default the
-        project's folder under ``<agent dir>/sessions``) appears with the first
-        assistant message."""
+        project's folder under ``<agent dir>/sessions``) appears with its first message."""
         cwd = os.fspath(cwd)
         directory = Path(sessions_dir) if sessions_dir is not None else session_dir_for(cwd)
         header = SessionHeader(cwd=cwd, parent_session=parent_session)
@@ -132,10 +124,9 @@ class Session:
         read_only: bool = False,
     ) -> Session:
         """Open a session file; for writing (the default) this takes its lock and migrates
-        an old version, and refuses a newer one (:class:`SessionError` naming the version;
-        ``read_only`` still opens it). A path that does not exist
-        (or an empty file) starts a new session to be written there, as pi's
-        ``--session`` does. ``cwd`` overrides the header's."""
+        an old version, and refuses a newer one (``read_only`` still opens it). A path that
+        does not exist (or an empty file) starts a new session to be written there, as
+        pi's ``--session`` does. ``cwd`` overrides the header's."""
         path = Path(os.path.abspath(path))
         directory = Path(sessions_dir) if sessions_dir is not None else path.parent
         if not path.exists():
