@@ -66,8 +66,7 @@ class NullUI:
 class Context:
     """``ctx``: see the module docstring and :class:`pi_core.protocol.ctx.Ctx`."""
 
-    #: The harness this ctx belongs to (None for a bare :class:`Agent`). Plugins use
-    #: ctx's own members; the SDK and modes may hold the harness itself.
+    #: The harness this ctx belongs to (None for a bare :class:`Agent`).
     harness: Any = None
     #: The mode that runs (pi 1.6's ``ctx.mode``): pi's "tui", "rpc", "json" or "print",
     #: or one of ours ("acp", "serve", ...); set as the mode starts.
@@ -167,10 +166,9 @@ class Context:
         """A child agent (a harness, not started) sharing this session's plugins, tools,
         providers, keys and models, with a session of its own linked to this one; unset
         arguments are this session's. ``before_start(child)`` runs before it could start."""
-        from_harness = self._harness("spawn")
-        return await from_harness.spawn(model=model, thinking_level=thinking_level,
-                                        system_prompt=system_prompt, options=options,
-                                        before_start=before_start)
+        return await self._harness("spawn").spawn(model=model, thinking_level=thinking_level,
+                                                  system_prompt=system_prompt, options=options,
+                                                  before_start=before_start)
 
     def register_provider(self, name: str, config: dict) -> None:
         """pi's ``registerProvider(name, config)``, at once: ``models`` replace the
@@ -178,22 +176,19 @@ class Context:
         self._harness("register_provider").register_provider(name, config)
 
     def unregister_provider(self, name: str) -> bool:
-        """pi's ``unregisterProvider(name)``: the provider's models leave the model
-        registry at once (``/model``, Ctrl+P's cycle), and built-in ones it replaced come
-        back; False when it had none."""
+        """pi's ``unregisterProvider(name)``: its models leave the registry at once, built-in
+        ones it replaced come back; False when it had none."""
         return self._harness("unregister_provider").unregister_provider(name)
 
     # ------------------------------------------------ sending
 
     def send_user_message(self, content: Any, deliver_as: str = "steer", trigger_turn: bool = False) -> None:
         """Send the model a user message (text or content blocks), pi's ``sendUserMessage``.
-
-        While the agent runs, ``steer`` reaches it before its next request and
-        ``follow_up`` when the run would otherwise end. While it is idle the message
-        starts a run at once (through the ``input`` chain, ``source="extension"``).
-        ``next_turn`` waits for the user's next prompt and goes in after its user
-        message, unless ``trigger_turn`` starts the run now. A bare agent takes only
-        ``steer`` and ``follow_up``, queued."""
+        While the agent runs, ``steer`` reaches it before its next request and ``follow_up``
+        when the run would otherwise end; while it is idle the message starts a run at once
+        (through the ``input`` chain, ``source="extension"``). ``next_turn`` waits for the
+        user's next prompt, unless ``trigger_turn`` starts the run now. A bare agent takes
+        only ``steer`` and ``follow_up``, queued."""
         if self.harness is not None:
             self.harness.send(content, deliver_as=deliver_as, trigger_turn=trigger_turn, as_prompt=True)
         elif deliver_as == "steer":
@@ -220,8 +215,8 @@ class Context:
             message = attrs.evolve(message, display=display)
         if self.harness is None:
             self.send_user_message(message, deliver_as, trigger_turn)
-            return
-        self.harness.send(message, deliver_as=deliver_as, trigger_turn=trigger_turn, as_prompt=False)
+        else:
+            self.harness.send(message, deliver_as=deliver_as, trigger_turn=trigger_turn, as_prompt=False)
 
     async def emit(self, event: Any) -> None:
         """A session event of a plugin's (such as ``auto_retry_start`` or
@@ -295,8 +290,7 @@ class Context:
         return SessionControl(cancelled=False)
 
     def shutdown(self) -> None:
-        """Leave pi as its ``/quit`` does (pi's ``ctx.shutdown()``), where the mode says how
-        (``harness.on_shutdown``); elsewhere nothing happens."""
+        """Leave pi as ``/quit`` does, where the mode says how (``harness.on_shutdown``)."""
         handler = getattr(self.harness, "on_shutdown", None)
         if handler is not None:
             handler()
@@ -304,8 +298,7 @@ class Context:
     # ------------------------------------------------ processes
 
     async def environment(self):
-        """The execution environment commands run in (the ``execution_environment``
-        hook's answer: the local machine, unless a plugin supplies a sandbox or such)."""
+        """The ``execution_environment`` hook's answer: the local machine, or a sandbox."""
         env = await self.plugins.call("execution_environment", ctx=self)
         if env is None:
             raise RuntimeError("no plugin provides an execution environment to run commands "

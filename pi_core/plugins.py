@@ -3,10 +3,11 @@
 pluggy gives the registry, spec validation and markers. On top of it this module calls
 the implementations itself, in **load order** (registration order; ``tryfirst`` and
 ``trylast`` move a handler to the front or back), awaits ``async def`` handlers, isolates
-failures (a handler that raises is reported with its plugin and hook, then skipped) and
-gives each hook kind its meaning. A call site names the hook and passes its arguments
-(:meth:`Plugins.call`); the marker on the hook's spec says which kind it is (notify,
-decide, chain or collect), so no caller picks one.
+failures (a handler that raises, or returns what its spec's coercion refuses, is reported
+with its plugin and hook, then skipped) and gives each hook kind its meaning: a call site
+names the hook (:meth:`Plugins.call`) and the marker on its spec says which kind it is
+(notify: ``None``; decide: the winning result; chain: the final value of its argument;
+collect: the items; a hook without a spec is notified).
 
 Guards fail closed: a decide hook that guards an action (``before_tool_call``,
 ``user_bash``, ``session_before_*``) and raises blocks the action instead of letting it
@@ -284,11 +285,9 @@ class Plugins:
         return kind
 
     async def call(self, hook: str, /, **kwargs: Any) -> Any:
-        """Call ``hook``'s handlers with ``kwargs`` (its arguments by name); how results
-        combine is what its spec's marker declares: notify gives ``None``, decide the
-        winning result, chain the final value of its argument (``arg``, whose value
-        ``kwargs`` holds), collect the items. A hook without a spec is notified.
-        Cheap when nobody implements the hook: ``message_update`` fires per token."""
+        """Call ``hook``'s handlers with ``kwargs`` (its arguments by name), combining their
+        results as its spec's marker declares (see the module docstring). Cheap when
+        nobody implements the hook: ``message_update`` fires per token."""
         impls = self.impls(hook)
         kind: Any = self._kinds.get(hook) or self.dispatch(hook)
         name = kind.kind
@@ -309,10 +308,7 @@ class Plugins:
 
     async def _decide(self, hook: str, kind, impls: tuple, kwargs: dict) -> Any:
         """Last non-``None`` result wins; one with ``cancel`` or ``block`` set wins at once.
-        Each result is read by the spec's coercion (object or dict shape); a malformed
-        one is reported with its plugin and counts as no opinion. In a hook whose spec
-        says it guards an action (``guard``), a handler that raises is reported and its
-        :class:`GuardFailure` blocks the action: guards fail closed."""
+        A result the spec's coercion refuses counts as no opinion; a guard fails closed."""
         decision = None
         coerce = kind.coercer()
         for impl in impls:
@@ -333,9 +329,8 @@ class Plugins:
         return decision
 
     async def _chain(self, hook: str, kind, impls: tuple, kwargs: dict) -> Any:
-        """Pass ``kwargs[arg]`` (``arg`` the spec's) through every handler; ``None`` keeps it. A result with
-        ``handled`` set ends the chain. A result the spec's coercion refuses is reported
-        with its plugin and the value kept."""
+        """Pass ``kwargs[arg]`` (``arg`` the spec's) through every handler; ``None`` (or a
+        result the coercion refuses) keeps it. A result with ``handled`` set ends the chain."""
         arg, coerce = kind.arg, kind.coercer()
         value = kwargs[arg]
         for impl in impls:
@@ -354,14 +349,10 @@ class Plugins:
         return value
 
     async def _collect(self, hook: str, kind, impls: tuple, kwargs: dict) -> list:
-        """Gather every handler's items (a handler returns one item or a list).
-
-        With ``key`` (an attribute name or a function), an item from a later plugin
-        replaces an earlier one with the same key, keeping the earlier one's place;
-        who replaced whom is kept in :attr:`overrides` (``pi plugins`` shows it). Where
-        the spec gives a coercion, each item goes through it; one it refuses is reported
-        with its plugin and left out.
-        """
+        """Gather every handler's items (a handler returns one item or a list); one the
+        spec's coercion refuses is left out. With ``key`` (an attribute name or a function),
+        an item from a later plugin replaces an earlier one with the same key, keeping the
+        earlier one's place; :attr:`overrides` keeps who replaced whom (``pi plugins``)."""
         key, coerce = kind.key, kind.coercer()
         keyfn = (lambda item: getattr(item, key)) if isinstance(key, str) else key
         items: dict[Any, Any] = {}
