@@ -477,6 +477,5 @@ def _keep_raw(out: FileContents, raw: memoryview | bytes, number: int) -> None:
         value = loads_json(raw)
     except DecodeError as exc:
         out.problems.append(Problem(number, f"{exc}; the line is skipped"))
-        out.raw_lines.append(RawLine(number, None, bytes(raw)))
-        return
+        value = None
     out.raw_lines.append(RawLine(number, value, bytes(raw)))
