@@ -53,18 +53,3 @@ def initial_model(available: Iterable):
                 return model
     return available[0] if available else None
 
-
-def select_after_login(provider: str, available: Iterable, action: str):
-    """(the model to select, or why none) after signing in to ``provider`` with no model
-    selected yet: its default model, in pi's words when there is none to take."""
-    if provider not in DEFAULT_MODEL_PER_PROVIDER:
-        return None, (f'{action}, but no default model is configured for provider "{provider}". '
-                      "Use /model to select a model.")
-    models = [m for m in available if m.provider == provider]
-    if not models:
-        return None, f"{action}, but no models are available for that provider. Use /model to select a model."
-    wanted = DEFAULT_MODEL_PER_PROVIDER[provider]
-    model = next((m for m in models if m.id == wanted), None)
-    if model is None:
-        return None, f'{action}, but its default model "{wanted}" is not available. Use /model to select a model.'
-    return model, None
