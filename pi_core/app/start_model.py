@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 
+from pi_core.app.auth import NO_MODEL
 from pi_core.app.registry import ModelNotFoundError
 
 
@@ -25,9 +26,7 @@ def choose_model(registry, settings, *, pattern: str | None = None, provider: st
     if provider:
         candidates = [m for m in candidates if m.provider == provider]
     if not candidates:
-        raise ModelNotFoundError(
-            "No model available: set a provider's API key (for example OPENAI_API_KEY), "
-            "add a model to models.json, or pass --model. `pi --list-models` lists models.")
+        raise ModelNotFoundError(NO_MODEL)
     from pi_core.app.default_models import initial_model
 
     return initial_model(candidates), None, False, None
