@@ -177,13 +177,10 @@ class _AsyncLock:
 
 
 class AuthStorage:
-    """``<agent dir>/auth.json``: ``{"<provider>": {"type": "api_key", "key": "..."}}``.
-    Written atomically, created with mode 0600 in a 0700 folder.
-
-    ``sign_ins``: the sign-in flows by provider (what ``register_sign_ins`` gives), or
-    an async function returning them, called the first time one is needed (a model
-    registry made from plugins passes that, so a start that refreshes nothing asks no
-    plugin). Without them, no sign-in runs or is refreshed."""
+    """``<agent dir>/auth.json``: ``{"<provider>": {"type": "api_key", "key": "..."}}``,
+    written atomically, 0600 in a 0700 folder. ``sign_ins``: the flows by provider, or an
+    async function giving them when first needed (so a start that refreshes nothing asks
+    no plugin)."""
 
     def __init__(self, path: str | os.PathLike, sign_ins: Any = None):
         self.path = Path(path)
@@ -328,10 +325,9 @@ class AuthStorage:
         self.set_oauth(provider, await flow.login(callbacks, **options))
 
     async def refreshed_key(self, provider: str) -> str | None:
-        """The token of ``provider``'s sign-in, refreshed first when it has expired: under
-        the lock, with auth.json re-read (another process may have refreshed it), and the
-        new credentials written back. Raises :class:`SignInExpiredError` when the provider
-        refuses the refresh (the stored sign-in is kept, for a later try)."""
+        """The token of ``provider``'s sign-in, refreshed under the lock when expired (re-read
+        first: another process may have done it). :class:`SignInExpiredError` when the
+        provider refuses (the sign-in is kept for a later try)."""
         flow = await self.sign_in(provider)
         self.reload()
         if flow is None or not self.needs_refresh(provider):

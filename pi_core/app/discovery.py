@@ -48,12 +48,9 @@ def builtin_switch(entry: str) -> tuple[bool, str] | None:
 
 
 class PluginPolicy:
-    """Which plugins may load: ``plugins.enabled`` / ``plugins.disabled``, and the built-in
-    switches of the ``extensions`` lists (see the module docstring).
-
-    Names match a plugin's name or its distribution's (``pi-todo`` covers all its plugins),
-    whatever their case and spelling of ``-``, ``_`` and ``.``.
-    """
+    """Which plugins may load: ``plugins.enabled`` / ``disabled`` and the ``±builtin:``
+    switches. Names match a plugin's or its distribution's, whatever their case and
+    spelling of ``-``, ``_`` and ``.``."""
 
     def __init__(self, enabled: Iterable[str] | None = None, disabled: Iterable[str] = (),
                  switched: dict[str, tuple[bool, str]] | None = None) -> None:
@@ -242,10 +239,9 @@ def _listed_paths(settings: Any, problems: list[str]) -> list[Path]:
 
 
 class PluginLoader:
-    """The plugins of one start (a cwd, an agent dir, the command line's ``-e``): finds
-    them in load order and imports them; loaded again with other settings (the project's
-    trust decided), it imports only what is new, leaves out what those settings leave
-    out, and keeps the load order."""
+    """The plugins of one start: found in load order and imported; loaded again with
+    other settings (trust decided), it imports only what is new, drops what they leave
+    out, and keeps the order."""
 
     def __init__(self, plugins: Plugins, *, cwd: str | Path, agent_dir: Path,
                  extension_paths: Iterable[str | Path], builtins: bool, discover: bool) -> None:
@@ -361,13 +357,9 @@ def load_plugins(
     settings: Any = None,
     if_trusted: Any = None,
 ) -> Plugins:
-    """Load every plugin in load order into ``plugins`` (a new manager by default).
-
-    ``settings`` (a :class:`pi_core.app.settings.Settings`, read from ``cwd`` and
-    ``agent_dir`` when not given) decides which discovered plugins may load. Before the
-    project's trust is decided, pass the untrusted settings and, as ``if_trusted``, the
-    trusted ones: what those would leave out is not imported, and
-    :func:`load_project_plugins` loads the rest once trust is decided."""
+    """Load every plugin in load order into ``plugins`` (a new manager by default), as
+    ``settings`` (read when not given) allow. Before trust is decided, pass the untrusted
+    settings and, as ``if_trusted``, the trusted ones (see the module docstring)."""
     plugins = plugins or Plugins()
     home = Path(agent_dir) if agent_dir is not None else default_agent_dir()
     if settings is None:
@@ -381,8 +373,6 @@ def load_plugins(
 
 
 def load_project_plugins(plugins: Plugins, *, settings: Any) -> None:
-    """Once the project's trust is decided: the plugins :func:`load_plugins` began with,
-    under ``settings`` (trusted: the project's ``.pi/extensions``, its settings'
-    ``extensions`` and plugin lists; untrusted: what waited for the decision), in the
-    load order a single load would give. Nothing is imported twice."""
+    """Once trust is decided: :func:`load_plugins`'s plugins under ``settings``, in the
+    order a single load would give; nothing is imported twice."""
     _LOADERS[plugins].load(settings)

@@ -165,8 +165,8 @@ class Harness:
         await self.agent.emit(event)
 
     async def notify(self, event: Any) -> None:
-        """A lifecycle event (session start and shutdown, model and thinking changes, tree
-        moves): for the plugins' hooks only, as pi keeps them out of its event stream."""
+        """A lifecycle event (session start, model change…): for the plugins' hooks only,
+        as pi keeps them out of its event stream."""
         await self.plugins.call(event.type, event=event, ctx=self.ctx)
 
     # ------------------------------------------------------------ lifecycle
@@ -205,15 +205,11 @@ class Harness:
     async def prompt(self, text: str, images: Iterable[ImageContent] = (), *, source: str = "interactive",
                      streaming_behavior: str | None = None,
                      on_accepted: Callable[[str], Any] | None = None) -> list[AgentMessage]:
-        """Run a prompt to its end (with what ``after_agent_run`` adds: retries, recovery).
-
-        As pi does: a plugin's ``/command`` runs at once, even while the agent runs;
-        otherwise the ``input`` chain (where skills and templates expand); while the
-        agent runs, ``streaming_behavior`` "steer" or "followUp" queues the result, and
-        without one the prompt is refused. ``on_accepted`` is called once the prompt is
-        accepted, with how (pi 1.6's disposition: "handled", "queued" or "started"), so a
-        caller such as the RPC mode can answer before the run's first event.
-        """
+        """Run a prompt to its end, as pi does: a plugin's ``/command`` at once, else
+        the ``input`` chain, then the run; while the agent runs, ``streaming_behavior``
+        ("steer" or "followUp") queues it, and without one it is refused. ``on_accepted``
+        hears pi 1.6's disposition ("handled", "queued", "started") before the run's
+        first event."""
         if not self._started:
             await self.start()
         if text.startswith("/") and await run_extension_command(self, text):
@@ -252,9 +248,8 @@ class Harness:
 
     async def queue(self, text: str, images: Iterable[ImageContent] = (), *,
                     behavior: str = "steer", source: str = "interactive") -> str:
-        """Queue a message as steering or a follow-up (RPC ``steer`` / ``follow_up``),
-        expanded by the ``input`` chain; a ``/command`` with a handler cannot be queued.
-        Returns pi 1.6's disposition: "handled" (an input plugin took it) or "queued"."""
+        """Queue a message as steering or a follow-up, through the ``input`` chain (not a
+        ``/command``); pi 1.6's disposition: "handled" or "queued"."""
         if text.startswith("/"):
             name = text[1:].split(" ", 1)[0]
             if await handler_for(self, name) is not None:
@@ -276,12 +271,10 @@ class Harness:
         return await self.run(self.agent.continue_())
 
     async def run(self, run: Awaitable[list[AgentMessage]]) -> list[AgentMessage]:
-        """Await a run of the loop; then, while an ``after_agent_run`` plugin asks, send
-        the request again from the context (the failed answer left out of it, as pi's
-        retries leave it: it stays in the session file), and while messages were queued
-        as the run ended (after the loop last looked), run on to deliver them. The user's
-        commands that ran meanwhile join the conversation, and ``agent_settled`` closes
-        the prompt."""
+        """Await a run of the loop; then run on while an ``after_agent_run`` plugin asks
+        (the failed answer left out of the context, as pi's retries do; it stays in the
+        file) or messages were queued as it ended. Then the user's commands join and
+        ``agent_settled`` closes the prompt."""
         signal = self.run_signal = AbortSignal()
         try:
             produced = list(await run)
@@ -292,7 +285,8 @@ class Harness:
                 if signal.aborted:
                     break
                 if decision is not None and decision.run_again:
-                    if _last_failure(self.agent.messages) is not None:
+                    last = self.agent.messages[-1] if self.agent.messages else None
+                    if isinstance(last, AssistantMessage) and last.stop_reason == "error":
                         self.agent.messages.pop()
                     continued += 1
                 elif self.agent.steering.messages or self.agent.follow_up_queue.messages:
@@ -466,8 +460,7 @@ class Harness:
     # ------------------------------------------------------------ workspace checkpoints
 
     async def checkpointer(self):
-        """The plugin that keeps workspace checkpoints (``workspace_checkpoints``);
-        raises :class:`LookupError` saying why there is none."""
+        """The ``workspace_checkpoints`` plugin; :class:`LookupError` says why none."""
         found = await self.plugins.call("workspace_checkpoints", ctx=self.ctx)
         if found is None or isinstance(found, str):
             raise LookupError(found or "no checkpoints plugin is loaded")
@@ -478,8 +471,7 @@ class Harness:
         return (await self.checkpointer()).list()
 
     async def restore_checkpoint(self, entry_id: str):
-        """Put the workspace back as it was at ``entry_id`` (the nearest checkpoint at or
-        before it); the state replaced is recorded first, as a checkpoint to undo to."""
+        """Put the workspace back as it was at ``entry_id`` (the checkpoint plugin's)."""
         return await (await self.checkpointer()).restore(entry_id)
 
     # ------------------------------------------------------------ the session's name, stats
@@ -503,9 +495,8 @@ class Harness:
     # ------------------------------------------------------------ what every message gets
 
     def _stamp(self, event: Any) -> None:
-        """pi 1.6's fields on a finished answer: ``durationMs`` (from its first event)
-        and the ``thinkingLevel`` it was asked with. (A tool result's ``durationMs`` is
-        the loop's: it times the tool's execute.)"""
+        """pi 1.6's ``durationMs`` (from the first event) and ``thinkingLevel`` on a
+        finished answer."""
         message = getattr(event, "message", None)
         if not isinstance(message, AssistantMessage):
             return
@@ -529,11 +520,6 @@ class Harness:
                                                message.display, message.details)
         else:
             self.session.append_message(message)
-
-
-def _last_failure(messages: list) -> AssistantMessage | None:
-    last = messages[-1] if messages else None
-    return last if isinstance(last, AssistantMessage) and last.stop_reason == "error" else None
 
 
 def _soon(coroutine: Any) -> None:

@@ -78,12 +78,9 @@ def _validate(config: Any) -> None:
 def models_from_config(
     config: dict, builtin: Iterable[Model] = (), env: Mapping[str, str] | None = None
 ) -> tuple[list[Model], dict[str, ProviderConfig]]:
-    """Apply a models.json document (pi's schema) to ``builtin`` models: provider-level
-    ``baseUrl``/``compat``/``headers`` overrides, ``modelOverrides``, and new or replacing
-    ``models``. Returns all models and what each provider said about its key and headers.
-    Raises :class:`ValueError` with the reason when the document does not fit the schema.
-
-    The built-in catalogue uses the same schema, with ``apiKeyEnv`` per provider."""
+    """A models.json document (pi's schema; the catalogue's too, with ``apiKeyEnv``)
+    applied to ``builtin`` models: all models, and each provider's key and headers.
+    Raises :class:`ValueError` saying why the document does not fit the schema."""
     _validate(config)
     models = list(builtin)
     by_provider: dict[str, list[Model]] = {}

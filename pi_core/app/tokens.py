@@ -1,9 +1,6 @@
-"""Token counts for compaction, the footer, session stats and providers without usage: what the provider reported
-for the last assistant message, plus an estimate for what came after it.
-
-The estimate uses tiktoken when its encoding is already on this machine (tiktoken would
-otherwise download it on first use, which must never happen at run time); else a
-characters / 4 heuristic, as pi uses. Neither touches the network.
+"""Token counts: what the provider reported for the last answer, plus an estimate of
+what came after it. The estimate is tiktoken's where its encoding is already on this
+machine (it would download it otherwise, never allowed at run time), else pi's chars / 4.
 """
 
 from __future__ import annotations
