@@ -1,7 +1,5 @@
-"""Each provider's default model, as pi 0.73.1 names them (its ``defaultModelPerProvider``):
-the model a start without a configured one takes from the first of these providers that
-has a key, and the one a sign-in selects when no model was selected yet. Data carried
-over from pi; ``tests/providers/test_default_models.py`` checks it against pi's package.
+"""Each provider's default model, pi 0.73.1's ``defaultModelPerProvider`` (a test checks
+it against pi's package): what a start without a model, or a sign-in, selects.
 """
 
 from __future__ import annotations
