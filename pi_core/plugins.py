@@ -169,7 +169,7 @@ class Plugins:
         self.overrides: dict[str, list[tuple[Any, str, list[str]]]] = {}
         self._cache: dict[str, tuple[_Impl, ...]] = {}
         self.errors: deque[PluginError] = deque(maxlen=200)
-        #: Plugins discovery found but settings left out (:class:`pi_core.app.discovery.SkippedPlugin`).
+        #: Plugins discovery found but settings left out (:class:`pi_core.app.discovery.Found`).
         self.skipped: list = []
         self.error_listeners: list[Callable[[PluginError], None]] = []
 

@@ -1,11 +1,7 @@
-"""The one assembly: a :class:`pi_core.app.harness.Harness` from its parts, as ``pi``
-(:func:`pi_core.app.wiring.build_app`), the SDK (:func:`pi_core.app.sdk.create_harness`),
-``pi serve``, batch tasks and subagents all make theirs, so each runs the same code.
-
-The parts are what the caller found its own way (plugins loaded or given, a session
-opened or new, a model chosen); the assembly joins them to the model registry (keys,
-headers, the models to switch to, the check before a prompt), asks the plugins whether
-their configuration holds (``configuration_problems``) and starts the session.
+"""The one assembly: a :class:`pi_core.app.harness.Harness` from the parts a caller
+found (plugins, session, model), joined to the model registry, checked
+(``configuration_problems``) and started; ``pi``, the SDK, ``pi serve``, batch tasks and
+subagents all make theirs here, so each runs the same code.
 """
 
 from __future__ import annotations
@@ -33,12 +29,9 @@ async def assemble(
     reason: StartReason | None = "startup", before_start: Callable[[Harness], Any] | None = None,
 ) -> Harness:
     """A harness over these parts, started with ``reason`` (``None``: not started).
-
-    ``registry`` (a :class:`pi_core.app.registry.ModelRegistry`) supplies keys, headers,
-    the models to switch to and restore, and what a missing key says; without one,
-    ``get_api_key`` and ``resolve_model`` may. ``flags`` are the plugins' flag values
-    (``ctx.get_flag``). ``before_start(harness)`` runs once the plugins' configuration
-    holds and before the session starts. Raises :class:`ConfigurationError`."""
+    ``registry`` supplies keys, headers and models (else ``get_api_key`` and
+    ``resolve_model``); ``flags`` are ``ctx.get_flag``'s; ``before_start(harness)`` runs
+    before the session starts. Raises :class:`ConfigurationError`."""
     from pi_core.app.auth import preflight
 
     if registry is not None:
@@ -69,13 +62,10 @@ async def assemble(
 async def spawn_child(parent: Harness, *, model: Model | None = None, thinking_level: str | None = None,
                       system_prompt: str | None = None, options: Any = None,
                       before_start: Callable[[Harness], Any] | None = None) -> Harness:
-    """A child agent of ``parent`` in this process (``ctx.spawn``; a subagent), not started.
-
-    It shares what is costly and safe to share: the plugins, the tool objects, the provider
-    objects (so its requests go through the same pooled HTTP client), settings, keys and
-    the model list; it owns its context and its session, a new file in the parent's
-    sessions folder that names the parent's as ``parentSession`` (as a fork's does), in
-    memory where the parent's is. Unset arguments are the parent's."""
+    """A child agent of ``parent`` (``ctx.spawn``), not started. It shares the plugins,
+    tools, providers (their HTTP pool), settings, keys and models; its context and
+    session are its own (a new file naming the parent's as ``parentSession``, or in
+    memory). Unset arguments are the parent's."""
     from pi_core.session import Session
 
     ctx, session = parent.ctx, parent.session
@@ -100,9 +90,8 @@ async def spawn_child(parent: Harness, *, model: Model | None = None, thinking_l
 
 
 def auth_problem(registry: Any, model: Model) -> str | None:
-    """Why no request can go to ``model``, said before any request: its provider names
-    the variable of a key it needs (the catalogue's providers do) and no key is set. A
-    plugin's own model (no ``api_key_env``) may need none: its provider decides."""
+    """Why no request can go to ``model``: it names the variable of the key it needs and
+    none is set (a model without ``api_key_env`` may need none: its provider decides)."""
     if model.api_key_env is None or registry.has_auth(model):
         return None
     return (f"No API key found for {model.provider}: set {registry.env_var(model)}, pass "

@@ -1,15 +1,11 @@
-"""Keys: ``<agent dir>/auth.json`` (pi's format, written 0600) and config values that
-may be ``!command`` (its output), the name of an environment variable (its value) or the
-key itself. Keys never appear in reprs, errors or logs. A prompt with no model or no key
-stops before any request (:class:`MissingAuthError`).
+"""Keys: ``<agent dir>/auth.json`` (pi's format, written 0600), and config values that
+may be ``!command``, an environment variable's name or the key itself. Keys never appear
+in reprs, errors or logs.
 
-auth.json also holds the subscription sign-ins (``{"type": "oauth", "refresh", "access",
-"expires", ...}``). Their flows are a plugin's (``register_sign_ins``; the built-in
-``signin``, :mod:`pi_plugins.signin.flows`): the store is given them
-(:attr:`AuthStorage.sign_ins`) and holds none itself. An expired one is refreshed before the
-request, under the lock pi takes on auth.json (proper-lockfile's: the directory
-``auth.json.lock``, stale after 30 s, its time kept fresh while held), so two processes,
-ours or pi's, refresh once: the second waits, re-reads and uses the new token.
+auth.json also holds subscription sign-ins (``"type": "oauth"``), whose flows a plugin
+gives (``register_sign_ins``). An expired one is refreshed before the request under the
+lock pi takes (proper-lockfile's directory ``auth.json.lock``, stale after 30 s, touched
+while held), so two processes, ours or pi's, refresh once.
 """
 
 from __future__ import annotations
@@ -18,7 +14,6 @@ import asyncio
 import inspect
 import json
 import os
-import re
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -33,23 +28,18 @@ class MissingAuthError(RuntimeError):
     """No model, or no key for the model: the prompt stops before any request."""
 
 
-def no_model_problem(model) -> str | None:
-    """Why no prompt can start: there is no model at all (pi says so before any request)."""
-    if is_unknown(model):
-        return ("No model available: set a provider's API key (for example OPENAI_API_KEY), "
-                "add a model to models.json, or pass --model. `pi --list-models` lists models.")
-    return None
+#: Why no prompt can start when there is no model at all (said before any request).
+NO_MODEL = ("No model available: set a provider's API key (for example OPENAI_API_KEY), "
+            "add a model to models.json, or pass --model. `pi --list-models` lists models.")
 
 
 def preflight(get_api_key, auth_problem=None):
-    """The harness's check before a prompt's first request, as pi makes it: a missing
-    model or key is said before any request (:class:`MissingAuthError`), and an expired
-    sign-in is refreshed first; one whose refresh is refused is the prompt's error in
-    pi's words (naming the provider and ``/login``)."""
-    import inspect
+    """The harness's check before a prompt's first request, as pi makes it: no model or
+    no key is a :class:`MissingAuthError`; an expired sign-in is refreshed first, and a
+    refused refresh is the error in pi's words."""
 
     async def check(model) -> None:
-        problem = no_model_problem(model) or (auth_problem and auth_problem(model))
+        problem = (NO_MODEL if is_unknown(model) else None) or (auth_problem and auth_problem(model))
         if problem:
             raise MissingAuthError(problem)
         key = get_api_key(model) if get_api_key is not None else None
@@ -91,12 +81,6 @@ def resolve_config_value(value: str, env: Mapping[str, str] | None = None, *,
             _command_cache[value] = output or None
         return _command_cache[value]
     return env.get(value) or value
-
-
-def _strip_json_comments(text: str) -> str:
-    """models.json may hold ``//`` comments and trailing commas, as pi allows."""
-    text = re.sub(r'"(?:\\.|[^"\\])*"|//[^\n]*', lambda m: m.group(0) if m.group(0)[0] == '"' else "", text)
-    return re.sub(r'"(?:\\.|[^"\\])*"|,(\s*[}\]])', lambda m: m.group(1) if m.group(1) is not None else m.group(0), text)
 
 
 class SignInExpiredError(RuntimeError):
@@ -193,13 +177,10 @@ class _AsyncLock:
 
 
 class AuthStorage:
-    """``<agent dir>/auth.json``: ``{"<provider>": {"type": "api_key", "key": "..."}}``.
-    Written atomically, created with mode 0600 in a 0700 folder.
-
-    ``sign_ins``: the sign-in flows by provider (what ``register_sign_ins`` gives), or
-    an async function returning them, called the first time one is needed (a model
-    registry made from plugins passes that, so a start that refreshes nothing asks no
-    plugin). Without them, no sign-in runs or is refreshed."""
+    """``<agent dir>/auth.json``: ``{"<provider>": {"type": "api_key", "key": "..."}}``,
+    written atomically, 0600 in a 0700 folder. ``sign_ins``: the flows by provider, or an
+    async function giving them when first needed (so a start that refreshes nothing asks
+    no plugin)."""
 
     def __init__(self, path: str | os.PathLike, sign_ins: Any = None):
         self.path = Path(path)
@@ -344,10 +325,9 @@ class AuthStorage:
         self.set_oauth(provider, await flow.login(callbacks, **options))
 
     async def refreshed_key(self, provider: str) -> str | None:
-        """The token of ``provider``'s sign-in, refreshed first when it has expired: under
-        the lock, with auth.json re-read (another process may have refreshed it), and the
-        new credentials written back. Raises :class:`SignInExpiredError` when the provider
-        refuses the refresh (the stored sign-in is kept, for a later try)."""
+        """The token of ``provider``'s sign-in, refreshed under the lock when expired (re-read
+        first: another process may have done it). :class:`SignInExpiredError` when the
+        provider refuses (the sign-in is kept for a later try)."""
         flow = await self.sign_in(provider)
         self.reload()
         if flow is None or not self.needs_refresh(provider):

@@ -1,10 +1,6 @@
-"""The built-in plugins of pi-harness: the one list of them, in load order.
-
-Each line is one plugin: the name ``pi plugins`` shows and ``plugins.disabled`` and
-``-builtin:NAME`` take, and the module discovery imports. Adding a built-in is adding its
-line here, at the place in the load order where it should load. (They are not entry
-points: installed metadata sorts entry points by name, so their order would be lost.)
-Names only: the shell imports no plugin.
+"""The built-in plugins, in load order: the name ``pi plugins`` shows (and
+``-builtin:NAME`` takes) and the module to import. Not entry points, whose metadata
+sorts them by name and loses the order; names only, the shell imports no plugin.
 """
 
 BUILTINS: dict[str, str] = {

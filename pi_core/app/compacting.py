@@ -1,7 +1,4 @@
-"""Compacting, the primitive the compaction plugin (or one replacing it) builds on:
-``compaction_start``, the plan (``prepare_compaction``), the decision
-(``session_before_compact``: cancel, a plugin's own summary, or the built-in summariser's),
-the entry, the rebuilt context, ``session_compact`` and ``compaction_end``. When and
+"""Compacting and summaries, the primitives the compaction plugin builds on; when and
 how much to compact is the plugin's."""
 
 from __future__ import annotations
@@ -59,10 +56,9 @@ def take_summary_usage(harness: Harness) -> Usage | None:
 
 async def compact(harness: Harness, instructions: str | None = None, *, reason: CompactionReason = "manual",
                   will_retry: bool = False):
-    """Compact the branch: ``prepare_compaction`` plans it (the built-in compaction
-    plugin's plan), ``session_before_compact`` decides (cancel, a plugin's own
-    summary, or the built-in summariser's); the entry is appended and the context
-    rebuilt. Returns the result, or None when cancelled, failed or nothing to do."""
+    """Compact the branch: ``prepare_compaction`` plans, ``session_before_compact``
+    decides (cancel, or a summary), the entry is appended and the context rebuilt.
+    The result, or None when cancelled, failed or there was nothing to do."""
     await harness.emit(CompactionStart(reason=reason))
     harness.is_compacting = True
     with harness.abortable() as signal:
@@ -112,8 +108,7 @@ async def _compaction(harness: Harness, entries: list, reason: CompactionReason,
 
 
 def _complete(result, plan):
-    """A plugin's summary may leave out where the kept part starts and the tokens
-    before: the plan's are used (there is no summary to keep without them)."""
+    """A plugin's summary without the first kept entry or the tokens before: the plan's."""
     if not result.first_kept_entry_id:
         if plan is None:
             raise ValueError("the summary names no firstKeptEntryId and there is no plan to take it from")

@@ -1,6 +1,5 @@
-"""pi 1.6's context edits, written: what the model sees of an earlier message changes
-from here on, its entry and the history stay as they are (the session's context applies
-them: :mod:`pi_core.session.context`)."""
+"""pi 1.6's context edits, written: what the model sees of an earlier message changes,
+its entry stays (:mod:`pi_core.session.context` applies them)."""
 
 from __future__ import annotations
 
@@ -11,10 +10,9 @@ EDITABLE_ROLES = ("user", "assistant", "toolResult")
 
 
 def append_context_edit(session: Session, target_id: str, replacement: dict | None) -> ContextEditEntry:
-    """Leave ``target_id`` out of the model's context (``replacement`` None) or replace
-    its content (``{"content": str or blocks}``), with the checks pi 1.6 makes: the target
-    is a user, assistant, tool-result or plugin message on the session's branch. A string
-    for an assistant or tool result becomes one text block, as pi writes it."""
+    """Leave ``target_id`` out of the context (``replacement`` None) or replace its
+    content (``{"content": ...}``), checked as pi 1.6 does; a string for an assistant or
+    tool result becomes one text block, as pi writes it."""
     content = replacement.get("content") if isinstance(replacement, dict) else None
     if replacement is not None and not isinstance(content, (str, list)):
         raise SessionError('a context edit\'s replacement is None or {"content": str or list}')

@@ -1,7 +1,5 @@
-"""Each provider's default model, as pi 0.73.1 names them (its ``defaultModelPerProvider``):
-the model a start without a configured one takes from the first of these providers that
-has a key, and the one a sign-in selects when no model was selected yet. Data carried
-over from pi; ``tests/providers/test_default_models.py`` checks it against pi's package.
+"""Each provider's default model, pi 0.73.1's ``defaultModelPerProvider`` (a test checks
+it against pi's package): what a start without a model, or a sign-in, selects.
 """
 
 from __future__ import annotations
@@ -53,18 +51,3 @@ def initial_model(available: Iterable):
                 return model
     return available[0] if available else None
 
-
-def select_after_login(provider: str, available: Iterable, action: str):
-    """(the model to select, or why none) after signing in to ``provider`` with no model
-    selected yet: its default model, in pi's words when there is none to take."""
-    if provider not in DEFAULT_MODEL_PER_PROVIDER:
-        return None, (f'{action}, but no default model is configured for provider "{provider}". '
-                      "Use /model to select a model.")
-    models = [m for m in available if m.provider == provider]
-    if not models:
-        return None, f"{action}, but no models are available for that provider. Use /model to select a model."
-    wanted = DEFAULT_MODEL_PER_PROVIDER[provider]
-    model = next((m for m in models if m.id == wanted), None)
-    if model is None:
-        return None, f'{action}, but its default model "{wanted}" is not available. Use /model to select a model.'
-    return model, None

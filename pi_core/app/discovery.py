@@ -1,35 +1,14 @@
-"""Finding and loading plugins, in load order.
+"""Finding and loading plugins, in load order: the built-ins
+(:data:`pi_core.app.builtins.BUILTINS`), installed ``pi.plugins`` entry points (by
+distribution, then name), the extensions folders (the agent dir's, then the project's),
+the settings' ``extensions`` lists, then ``-e`` paths. Settings (``plugins.enabled`` /
+``disabled``, pi 1.6's ``±builtin:NAME``) choose what loads before anything is imported;
+what they leave out is in ``plugins.skipped``. docs/plugins.md ("Where plugins come from")
+says it for users.
 
-1. built-ins: pi-harness's own plugins, in the order :data:`pi_core.app.builtins.BUILTINS`
-   lists them;
-2. installed packages' ``pi.plugins`` entry points, by distribution name, then entry-point
-   name, so the order is stable from run to run;
-3. plugin files and folders: ``<agent dir>/extensions/*.py`` (and ``extensions/NAME/__init__.py``),
-   then ``<cwd>/.pi/extensions/`` alike,
-   then the files and folders settings.json lists under ``extensions`` (global, then project);
-4. ``-e PATH`` from the command line (a ``.py`` file or a package directory).
-
-``discover=False`` (the CLI's ``--no-extensions``) skips 2 and 3; explicit paths still load.
-The project's files (``.pi/extensions``, the project settings' ``extensions``) load only
-when the settings say the project is trusted (the ``trust`` plugin decides).
-A plugin that fails to import is reported and skipped.
-
-Settings choose which plugins load, before anything is imported:
-
-- ``plugins.disabled`` (names of plugins or of their distributions) leaves those out,
-  built-ins included; ``plugins.enabled``, when set, is an allow-list for 2 and 3 (built-ins
-  load unless disabled). A project's list replaces the user's.
-- pi 1.6's switches for built-ins in the ``extensions`` list: ``-builtin:NAME`` drops the
-  built-in NAME, ``+builtin:NAME`` keeps it; an entry in the project's list overrides the
-  user's (in one list, a drop wins). ``-e builtin:NAME`` loads it whatever settings say.
-
-Paths named explicitly (``-e``, settings ``extensions``) always load. What was left out
-is in ``plugins.skipped``, so ``pi plugins`` can show it, with the reason.
-
-Where plugins must decide the project's trust before the project's settings may apply,
-:func:`load_plugins` with ``if_trusted`` imports only what those settings would keep too,
-and :func:`load_project_plugins` loads the rest once trust is decided, in the same load
-order: a plugin the project disables is never imported in a trusted project.
+A project's files load only when it is trusted: :func:`load_plugins` with ``if_trusted``
+imports only what the trusted settings would keep too, and :func:`load_project_plugins`
+loads the rest once trust is decided, so a plugin the project disables is never imported.
 """
 
 from __future__ import annotations
@@ -42,6 +21,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+import attrs
 from attrs import define
 
 from pi_core.paths import agent_dir as default_agent_dir
@@ -52,18 +32,6 @@ GROUP = "pi.plugins"
 OWN_DISTRIBUTION = "pi-harness"
 #: How settings ``extensions`` and ``-e`` name a built-in plugin, as pi 1.6 does.
 BUILTIN_PREFIX = "builtin:"
-
-
-@define
-class SkippedPlugin:
-    """A discovered plugin the settings left out; it was never imported."""
-
-    name: str
-    source: str
-    location: str
-    reason: str
-    distribution: str | None = None
-    version: str | None = None
 
 
 def _normalise(name: str) -> str:
@@ -80,12 +48,9 @@ def builtin_switch(entry: str) -> tuple[bool, str] | None:
 
 
 class PluginPolicy:
-    """Which plugins may load: ``plugins.enabled`` / ``plugins.disabled``, and the built-in
-    switches of the ``extensions`` lists (see the module docstring).
-
-    Names match a plugin's name or its distribution's (``pi-todo`` covers all its plugins),
-    whatever their case and spelling of ``-``, ``_`` and ``.``.
-    """
+    """Which plugins may load: ``plugins.enabled`` / ``disabled`` and the ``±builtin:``
+    switches. Names match a plugin's or its distribution's, whatever their case and
+    spelling of ``-``, ``_`` and ``.``."""
 
     def __init__(self, enabled: Iterable[str] | None = None, disabled: Iterable[str] = (),
                  switched: dict[str, tuple[bool, str]] | None = None) -> None:
@@ -154,64 +119,36 @@ def _builtin_names() -> set[str]:
     return {_normalise(n) for n in BUILTINS}
 
 
-class FoundEntryPoint:
-    """A ``pi.plugins`` entry point (importlib.metadata's) with its distribution's name
-    and version."""
-
-    __slots__ = ("entry_point", "distribution", "version")
-
-    def __init__(self, entry_point: Any, distribution: str, version: str | None) -> None:
-        self.entry_point, self.distribution, self.version = entry_point, distribution, version
-
-    @property
-    def name(self) -> str:
-        return self.entry_point.name
-
-    @property
-    def value(self) -> str:
-        return self.entry_point.value
-
-    def load(self) -> Any:
-        return self.entry_point.load()
-
-
-def plugin_entry_points() -> list[FoundEntryPoint]:
+def plugin_entry_points() -> list[Found]:
     """The installed packages' ``pi.plugins`` entry points in stable order. The built-ins
     are not among them (:data:`pi_core.app.builtins.BUILTINS`; an install of pi-harness
     from before they were listed there still declares them, and they are left out)."""
     from importlib import metadata
 
-    facts: dict[int, tuple[str, str | None]] = {}  # by distribution: METADATA parsed once
-
-    def dist_facts(ep: metadata.EntryPoint) -> tuple[str, str | None]:
-        dist = ep.dist
-        if dist is None:
-            return "", None
-        known = facts.get(id(dist))
-        if known is None:
-            meta = dist.metadata
-            known = facts[id(dist)] = (meta["Name"] or "", meta["Version"])
-        return known
-
     from pi_core.app.builtins import BUILTINS
 
     found, seen = [], set()
+    known: dict[Any, tuple[str, str | None]] = {None: ("", None)}  # METADATA parsed once a distribution
     for ep in metadata.entry_points(group=GROUP):
-        dist, version = dist_facts(ep)
+        if ep.dist is not None and ep.dist not in known:
+            meta = ep.dist.metadata
+            known[ep.dist] = (meta["Name"] or "", meta["Version"])
+        dist, version = known[ep.dist]
         if (dist, ep.name) in seen:  # a distribution visible twice on sys.path
             continue
         if _normalise(dist) == OWN_DISTRIBUTION and ep.name in BUILTINS:
             continue  # an install from before the built-ins were listed in BUILTINS
         seen.add((dist, ep.name))
-        found.append(FoundEntryPoint(ep, dist, version))
-    found.sort(key=lambda f: (_normalise(f.distribution), f.name))
+        found.append(Found(ep.name, "entry point", ep.value, None, dist or None, version, ep))
+    found.sort(key=lambda f: (_normalise(f.distribution or ""), f.name))
     return found
 
 
 @define
 class Found:
     """A plugin discovery found, in its place in the load order, before any import.
-    ``reason`` says why settings leave it out (``None``: it loads)."""
+    ``reason`` says why settings leave it out (``None``: it loads); those left out are
+    what ``plugins.skipped`` lists."""
 
     name: str
     source: str  # builtin, entry point, file, settings, cli
@@ -219,7 +156,7 @@ class Found:
     reason: str | None = None
     distribution: str | None = None
     version: str | None = None
-    entry_point: FoundEntryPoint | None = None
+    entry_point: Any = None  # importlib.metadata's EntryPoint
 
     def load(self, plugins: Plugins) -> str | None:
         """Import and register it last in load order; the name it got, or ``None``."""
@@ -237,10 +174,6 @@ class Found:
             return plugins.register(plugin, self.name, source=self.source, location=self.location,
                                     distribution=self.distribution, version=self.version)
         return load_file(plugins, self.location, source=self.source)
-
-    def skipped(self) -> SkippedPlugin:
-        return SkippedPlugin(self.name, self.source, self.location, self.reason or "",
-                             self.distribution, self.version)
 
 
 class _FreshSourceLoader(importlib.machinery.SourceFileLoader):
@@ -306,20 +239,19 @@ def _listed_paths(settings: Any, problems: list[str]) -> list[Path]:
 
 
 class PluginLoader:
-    """The plugins of one start (a cwd, an agent dir, the command line's ``-e``): finds
-    them in load order and imports them; loaded again with other settings (the project's
-    trust decided), it imports only what is new, leaves out what those settings leave
-    out, and keeps the load order."""
+    """The plugins of one start: found in load order and imported; loaded again with
+    other settings (trust decided), it imports only what is new, drops what they leave
+    out, and keeps the order."""
 
     def __init__(self, plugins: Plugins, *, cwd: str | Path, agent_dir: Path,
                  extension_paths: Iterable[str | Path], builtins: bool, discover: bool) -> None:
         self.plugins, self.cwd, self.agent_dir = plugins, cwd, agent_dir
         self.extension_paths = [str(p) for p in extension_paths]
         self.builtins, self.discover = builtins, discover
-        self._entry_points: list[FoundEntryPoint] | None = None
+        self._entry_points: list[Found] | None = None
         self._loaded: dict[str, str] = {}  # Found.location -> registered name
         self._tried: set[str] = set()  # imported or failed to: never again
-        self._skipped: list[SkippedPlugin] = []
+        self._skipped: list[Found] = []
         self._told: set[str] = set()
 
     def find(self, settings: Any, problems: list[str]) -> list[Found]:
@@ -342,8 +274,8 @@ class PluginLoader:
         if self.discover:
             if self._entry_points is None:
                 self._entry_points = plugin_entry_points()
-            found += [Found(ep.name, "entry point", ep.value, policy.reason(ep.name, ep.distribution, False),
-                            ep.distribution or None, ep.version, ep) for ep in self._entry_points]
+            found += [attrs.evolve(ep, reason=policy.reason(ep.name, ep.distribution, False))
+                      for ep in self._entry_points]
             trusted = getattr(settings, "project_trusted", True) is True
             folders = (self.agent_dir / "extensions", project_dir(self.cwd) / "extensions")
             for folder in folders if trusted else folders[:1]:
@@ -368,7 +300,7 @@ class PluginLoader:
                 plugins.report("settings", "plugins", ValueError(problem))
         for skip in self._skipped:
             plugins.skipped.remove(skip)
-        self._skipped = [f.skipped() for f in found if f.reason is not None]
+        self._skipped = [f for f in found if f.reason is not None]
         plugins.skipped += self._skipped
         for f in found:
             name = self._loaded.get(f.location)
@@ -425,13 +357,9 @@ def load_plugins(
     settings: Any = None,
     if_trusted: Any = None,
 ) -> Plugins:
-    """Load every plugin in load order into ``plugins`` (a new manager by default).
-
-    ``settings`` (a :class:`pi_core.app.settings.Settings`, read from ``cwd`` and
-    ``agent_dir`` when not given) decides which discovered plugins may load. Before the
-    project's trust is decided, pass the untrusted settings and, as ``if_trusted``, the
-    trusted ones: what those would leave out is not imported, and
-    :func:`load_project_plugins` loads the rest once trust is decided."""
+    """Load every plugin in load order into ``plugins`` (a new manager by default), as
+    ``settings`` (read when not given) allow. Before trust is decided, pass the untrusted
+    settings and, as ``if_trusted``, the trusted ones (see the module docstring)."""
     plugins = plugins or Plugins()
     home = Path(agent_dir) if agent_dir is not None else default_agent_dir()
     if settings is None:
@@ -445,8 +373,6 @@ def load_plugins(
 
 
 def load_project_plugins(plugins: Plugins, *, settings: Any) -> None:
-    """Once the project's trust is decided: the plugins :func:`load_plugins` began with,
-    under ``settings`` (trusted: the project's ``.pi/extensions``, its settings'
-    ``extensions`` and plugin lists; untrusted: what waited for the decision), in the
-    load order a single load would give. Nothing is imported twice."""
+    """Once trust is decided: :func:`load_plugins`'s plugins under ``settings``, in the
+    order a single load would give; nothing is imported twice."""
     _LOADERS[plugins].load(settings)

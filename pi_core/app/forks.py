@@ -1,9 +1,6 @@
-"""Forks: new sessions made from another's entries, as pi's SessionManager makes them.
-
-``fork`` (``/fork``, pi's ``createBranchedSession``) and ``clone`` (``/clone``) copy a
-branch of an open session; ``fork_from`` (``--fork``, or resuming another project's
-session here) copies a whole file into the target project. Each new session names its
-source as parent in its header.
+"""Forks, as pi's SessionManager makes them: ``fork`` (``/fork``) and ``clone`` copy a
+branch of an open session, ``fork_from`` (``--fork``) a whole file into another project;
+each new session names its source as parent.
 """
 
 from __future__ import annotations
@@ -26,10 +23,8 @@ from pi_core.session import Session, SessionError
 
 
 def fork(session: Session, leaf_id: str | None) -> Session:
-    """A new session (file) holding the path from the root to ``leaf_id`` and the
-    labels on it. ``None`` gives an empty session with that parent. Written at once if
-    the path holds an assistant message, else with the first message appended (its
-    entries are all in the original file already)."""
+    """A new session holding the path to ``leaf_id`` (``None``: empty) and its labels;
+    written at once if it holds an assistant message, else with the first message."""
     path = session.path(leaf_id) if leaf_id is not None else []
     if leaf_id is not None and not path:
         raise SessionError(f"entry {leaf_id!r} is not in the session")

@@ -1,20 +1,11 @@
 """The harness: the agent loop joined to a session and the plugins (pi's AgentSession).
 
-One object, composed of collaborators: the loop (:class:`pi_core.loop.Agent`), the
-session tree (:class:`pi_core.session.Session`), the plugins, and ``ctx``
-(:class:`pi_core.context.Context`); leaving the session and moving in its tree are
-:class:`pi_core.app.session_moves.SessionMoves`, plugins' messages
-:class:`pi_core.app.plugin_sends.PluginSends`, the user's ``!cmd``
-:mod:`pi_core.app.user_shell`.
-
-It takes a prompt through a plugin's ``/command`` or the ``input`` chain, then
-``before_agent_start`` (which builds the system prompt), then the loop; after each run
-``after_agent_run`` may send the request again (the built-in ``retries`` plugin retries
-and recovers from an overflow there). It stores every finished message, restores model,
-thinking level and context from the session, queues steering and follow-ups, and gives
-plugins the primitives they build features on (compacting, summaries, emitting events,
-stopping a run). Features themselves (compaction's plan and threshold, budgets, retries)
-are plugins.
+One object over the loop (:class:`pi_core.loop.Agent`), the session and ``ctx``, with
+collaborators for session moves, the model, plugins' sends, compacting and the user's
+``!cmd``. It takes a prompt through a plugin's ``/command`` or the ``input`` chain,
+``before_agent_start`` and the loop, stores every finished message, and gives plugins
+the primitives features are built on; the features (compaction's policy, budgets,
+retries) are plugins.
 """
 
 from __future__ import annotations
@@ -26,7 +17,15 @@ import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from typing import Any
 
-from pi_core.app.plugin_commands import handler_for, run_extension_command
+from pi_core.app import session_stats, user_shell
+from pi_core.app.compacting import compact, summarize
+from pi_core.app.context_edits import append_context_edit
+from pi_core.app.model_choice import ModelChoice
+from pi_core.app.plugin_commands import collect, handler_for, run_extension_command
+from pi_core.app.plugin_sends import PluginSends
+from pi_core.app.session_events import AgentSettled, SessionInfoChanged
+from pi_core.app.session_moves import SessionMoves
+from pi_core.app.ui_prompts import PromptingUI
 from pi_core.context import Context
 from pi_core.loop import Agent, AgentBusyError, user_message
 from pi_core.protocol.events import (
@@ -61,13 +60,9 @@ log = logging.getLogger("pi.harness")
 class Harness:
     """An agent, a session and the plugins, joined (see the module docstring).
 
-    ``resolve_model(provider, model_id)`` finds a model by name (for restoring a
-    session's model); ``get_api_key(model)`` gives its key. ``model_is_explicit`` says the
-    caller chose ``model`` (the CLI's ``--model``), so a resumed session's own model does
-    not replace it. ``available_models()`` gives every model the user could switch to;
-    ``scoped_models`` (``--models`` / ``enabledModels``) is what cycling goes through, with
-    thinking levels. ``preflight(model)`` runs before a prompt's first request and raises
-    to refuse it (the app's: no model, no key, a sign-in whose refresh was refused).
+    ``resolve_model(provider, model_id)`` finds a session's model again; ``scoped_models``
+    (``--models``, with thinking levels) is what cycling goes through; ``preflight(model)``
+    raises to refuse a prompt before its first request (no model, no key).
     """
 
     def __init__(
@@ -84,10 +79,6 @@ class Harness:
         model_registry: Any = None,
         plugin_loader: Callable[[], Any] | None = None,
     ) -> None:
-        from pi_core.app.model_choice import ModelChoice
-        from pi_core.app.plugin_sends import PluginSends
-        from pi_core.app.session_moves import SessionMoves
-
         self.plugins = plugins
         #: What ``before_agent_start`` starts from on every prompt (the system-prompt
         #: plugin builds the whole prompt; without it, this is the prompt).
@@ -108,7 +99,7 @@ class Harness:
         )
         self.models = ModelChoice(self)
         # pi's default level is medium, clamped to what the model takes (off without reasoning)
-        self.agent.thinking_level = self.clamp_thinking_level(self.agent.thinking_level)
+        self.agent.thinking_level = self.models.clamp_thinking_level(self.agent.thinking_level)
         #: The caller chose the model (``--model``): a resumed session's own does not replace it.
         self.model_is_explicit = model_is_explicit
         self._explicit_thinking = thinking_level is not None
@@ -163,8 +154,6 @@ class Harness:
 
     def wrap_ui(self, ui: Any) -> Any:
         """``ui`` with its dialogs announced (``ui_prompt_start`` / ``ui_prompt_end``)."""
-        from pi_core.app.ui_prompts import PromptingUI
-
         return ui if isinstance(ui, PromptingUI) else PromptingUI(ui, self.plugins, self.ctx)
 
     def subscribe(self, listener: Callable[[Any], Any]) -> Callable[[], None]:
@@ -176,8 +165,8 @@ class Harness:
         await self.agent.emit(event)
 
     async def notify(self, event: Any) -> None:
-        """A lifecycle event (session start and shutdown, model and thinking changes, tree
-        moves): for the plugins' hooks only, as pi keeps them out of its event stream."""
+        """A lifecycle event (session start, model change…): for the plugins' hooks only,
+        as pi keeps them out of its event stream."""
         await self.plugins.call(event.type, event=event, ctx=self.ctx)
 
     # ------------------------------------------------------------ lifecycle
@@ -197,9 +186,8 @@ class Harness:
         if not fresh and not self._explicit_thinking:
             self.agent.thinking_level = restored.thinking_level
         ref = restored.model
-        if is_unknown(self.model):
-            pass  # nothing to record until a real model is chosen
-        elif ref is None or (ref.provider, ref.model_id) != (self.model.provider, self.model.id):
+        if not is_unknown(self.model) and (  # nothing to record until a real model is chosen
+                ref is None or (ref.provider, ref.model_id) != (self.model.provider, self.model.id)):
             self.session.append_model_change(self.model.provider, self.model.id)
         if fresh or restored.thinking_level != self.thinking_level:
             self.session.append_thinking_level_change(self.thinking_level)
@@ -217,15 +205,11 @@ class Harness:
     async def prompt(self, text: str, images: Iterable[ImageContent] = (), *, source: str = "interactive",
                      streaming_behavior: str | None = None,
                      on_accepted: Callable[[str], Any] | None = None) -> list[AgentMessage]:
-        """Run a prompt to its end (with what ``after_agent_run`` adds: retries, recovery).
-
-        As pi does: a plugin's ``/command`` runs at once, even while the agent runs;
-        otherwise the ``input`` chain (where skills and templates expand); while the
-        agent runs, ``streaming_behavior`` "steer" or "followUp" queues the result, and
-        without one the prompt is refused. ``on_accepted`` is called once the prompt is
-        accepted, with how (pi 1.6's disposition: "handled", "queued" or "started"), so a
-        caller such as the RPC mode can answer before the run's first event.
-        """
+        """Run a prompt to its end, as pi does: a plugin's ``/command`` at once, else
+        the ``input`` chain, then the run; while the agent runs, ``streaming_behavior``
+        ("steer" or "followUp") queues it, and without one it is refused. ``on_accepted``
+        hears pi 1.6's disposition ("handled", "queued", "started") before the run's
+        first event."""
         if not self._started:
             await self.start()
         if text.startswith("/") and await run_extension_command(self, text):
@@ -264,9 +248,8 @@ class Harness:
 
     async def queue(self, text: str, images: Iterable[ImageContent] = (), *,
                     behavior: str = "steer", source: str = "interactive") -> str:
-        """Queue a message as steering or a follow-up (RPC ``steer`` / ``follow_up``),
-        expanded by the ``input`` chain; a ``/command`` with a handler cannot be queued.
-        Returns pi 1.6's disposition: "handled" (an input plugin took it) or "queued"."""
+        """Queue a message as steering or a follow-up, through the ``input`` chain (not a
+        ``/command``); pi 1.6's disposition: "handled" or "queued"."""
         if text.startswith("/"):
             name = text[1:].split(" ", 1)[0]
             if await handler_for(self, name) is not None:
@@ -288,15 +271,10 @@ class Harness:
         return await self.run(self.agent.continue_())
 
     async def run(self, run: Awaitable[list[AgentMessage]]) -> list[AgentMessage]:
-        """Await a run of the loop; then, while an ``after_agent_run`` plugin asks, send
-        the request again from the context (the failed answer left out of it, as pi's
-        retries leave it: it stays in the session file), and while messages were queued
-        as the run ended (after the loop last looked), run on to deliver them. The user's
-        commands that ran meanwhile join the conversation, and ``agent_settled`` closes
-        the prompt."""
-        from pi_core.app.session_events import AgentSettled
-        from pi_core.app.user_shell import flush_user_commands
-
+        """Await a run of the loop; then run on while an ``after_agent_run`` plugin asks
+        (the failed answer left out of the context, as pi's retries do; it stays in the
+        file) or messages were queued as it ended. Then the user's commands join and
+        ``agent_settled`` closes the prompt."""
         signal = self.run_signal = AbortSignal()
         try:
             produced = list(await run)
@@ -307,7 +285,8 @@ class Harness:
                 if signal.aborted:
                     break
                 if decision is not None and decision.run_again:
-                    if _last_failure(self.agent.messages) is not None:
+                    last = self.agent.messages[-1] if self.agent.messages else None
+                    if isinstance(last, AssistantMessage) and last.stop_reason == "error":
                         self.agent.messages.pop()
                     continued += 1
                 elif self.agent.steering.messages or self.agent.follow_up_queue.messages:
@@ -317,7 +296,7 @@ class Harness:
                 produced += await self.agent.continue_()
         finally:
             self.run_signal = None
-        flush_user_commands(self)
+        user_shell.flush_user_commands(self)
         last = next((m for m in reversed(produced) if isinstance(m, AssistantMessage)), None)
         await self.emit(AgentSettled(aborted=last is not None and last.stop_reason == "aborted"))
         return produced
@@ -359,12 +338,7 @@ class Harness:
         return cleared
 
     def _queue_changed(self) -> None:
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:  # queued from outside the event loop: the next drain tells
-            return
-        task = loop.create_task(self._publish_queue())
-        task.add_done_callback(lambda t: t.exception())
+        _soon(self._publish_queue())  # outside the event loop, the next drain tells
 
     async def _queue_drained(self, event: Any) -> None:
         """The loop took queued messages (one goes in as a user message): tell
@@ -385,8 +359,6 @@ class Harness:
 
     async def commands(self) -> list:
         """Slash commands from the plugins (:func:`pi_core.app.plugin_commands.collect`)."""
-        from pi_core.app.plugin_commands import collect
-
         return await collect(self.plugins, self.ctx)
 
     def send(self, message: Any, *, deliver_as: str = "steer", trigger_turn: bool = False,
@@ -410,22 +382,16 @@ class Harness:
 
     async def summarize(self, system_prompt: str, text: str, max_tokens: int) -> str:
         """One request to the current model for a summary (:func:`pi_core.app.compacting.summarize`)."""
-        from pi_core.app.compacting import summarize
-
         return await summarize(self, system_prompt, text, max_tokens)
 
     async def compact(self, instructions: str | None = None, *, reason: CompactionReason = "manual",
                       will_retry: bool = False):
         """Compact the branch (:func:`pi_core.app.compacting.compact`)."""
-        from pi_core.app.compacting import compact
-
         return await compact(self, instructions, reason=reason, will_retry=will_retry)
 
     def append_context_edit(self, target_id: str, replacement: dict | None):
         """pi 1.6's context edit (:func:`pi_core.app.context_edits.append_context_edit`),
         the context rebuilt with it."""
-        from pi_core.app.context_edits import append_context_edit
-
         entry = append_context_edit(self.session, target_id, replacement)
         self.agent.messages = list(self.session.build_context().messages)
         return entry
@@ -456,15 +422,11 @@ class Harness:
 
     async def run_bash(self, command: str, *, exclude_from_context: bool = False):
         """The user's ``!cmd`` (:func:`pi_core.app.user_shell.run_user_command`)."""
-        from pi_core.app.user_shell import run_user_command
-
-        return await run_user_command(self, command, exclude_from_context=exclude_from_context)
+        return await user_shell.run_user_command(self, command, exclude_from_context=exclude_from_context)
 
     def abort_bash(self) -> None:
         """Stop the user's running command and everything it started."""
-        from pi_core.app.user_shell import abort_user_command
-
-        abort_user_command(self)
+        user_shell.abort_user_command(self)
 
     # ------------------------------------------------------------ model and thinking level
 
@@ -476,9 +438,6 @@ class Harness:
 
     def thinking_levels(self) -> list[str]:
         return self.models.thinking_levels()
-
-    def clamp_thinking_level(self, level: str) -> str:
-        return self.models.clamp_thinking_level(level)
 
     async def cycle_model(self, step: int = 1) -> tuple[Model, str, bool] | None:
         return await self.models.cycle_model(step)
@@ -501,8 +460,7 @@ class Harness:
     # ------------------------------------------------------------ workspace checkpoints
 
     async def checkpointer(self):
-        """The plugin that keeps workspace checkpoints (``workspace_checkpoints``);
-        raises :class:`LookupError` saying why there is none."""
+        """The ``workspace_checkpoints`` plugin; :class:`LookupError` says why none."""
         found = await self.plugins.call("workspace_checkpoints", ctx=self.ctx)
         if found is None or isinstance(found, str):
             raise LookupError(found or "no checkpoints plugin is loaded")
@@ -513,8 +471,7 @@ class Harness:
         return (await self.checkpointer()).list()
 
     async def restore_checkpoint(self, entry_id: str):
-        """Put the workspace back as it was at ``entry_id`` (the nearest checkpoint at or
-        before it); the state replaced is recorded first, as a checkpoint to undo to."""
+        """Put the workspace back as it was at ``entry_id`` (the checkpoint plugin's)."""
         return await (await self.checkpointer()).restore(entry_id)
 
     # ------------------------------------------------------------ the session's name, stats
@@ -522,41 +479,24 @@ class Harness:
     async def set_session_name(self, name: str) -> None:
         """Name the session (``/name``, RPC ``set_session_name``) and say so:
         ``session_info_changed`` to the plugins and the event stream (pi 1.6)."""
-        from pi_core.app.session_events import SessionInfoChanged
-
         self.session.append_session_info(name)
         await self.emit(SessionInfoChanged(name=self.session.name))
 
     def name_session(self, name: str) -> None:
         """:meth:`set_session_name` from outside a coroutine (``ctx.set_session_name``):
-        the event follows soon, where an event loop runs."""
-        from pi_core.app.session_events import SessionInfoChanged
-
+        the event follows soon, where an event loop runs (without one, nobody listens)."""
         self.session.append_session_info(name)
-        try:
-            task = asyncio.get_running_loop().create_task(self.emit(SessionInfoChanged(name=self.session.name)))
-        except RuntimeError:  # no event loop: nobody listens
-            return
-        task.add_done_callback(lambda t: t.exception())
+        _soon(self.emit(SessionInfoChanged(name=self.session.name)))
 
     def stats(self) -> dict:
         """pi's ``get_session_stats`` (:func:`pi_core.app.session_stats.session_stats`)."""
-        from pi_core.app.session_stats import session_stats
-
-        return session_stats(self)
-
-    def context_usage(self) -> dict | None:
-        """The context's tokens against the window (:func:`pi_core.app.session_stats.context_usage`)."""
-        from pi_core.app.session_stats import context_usage
-
-        return context_usage(self)
+        return session_stats.session_stats(self)
 
     # ------------------------------------------------------------ what every message gets
 
     def _stamp(self, event: Any) -> None:
-        """pi 1.6's fields on a finished answer: ``durationMs`` (from its first event)
-        and the ``thinkingLevel`` it was asked with. (A tool result's ``durationMs`` is
-        the loop's: it times the tool's execute.)"""
+        """pi 1.6's ``durationMs`` (from the first event) and ``thinkingLevel`` on a
+        finished answer."""
         message = getattr(event, "message", None)
         if not isinstance(message, AssistantMessage):
             return
@@ -582,9 +522,14 @@ class Harness:
             self.session.append_message(message)
 
 
-def _last_failure(messages: list) -> AssistantMessage | None:
-    last = messages[-1] if messages else None
-    return last if isinstance(last, AssistantMessage) and last.stop_reason == "error" else None
+def _soon(coroutine: Any) -> None:
+    """Run ``coroutine`` in the running event loop, unawaited; none running: drop it."""
+    try:
+        task = asyncio.get_running_loop().create_task(coroutine)
+    except RuntimeError:
+        coroutine.close()
+        return
+    task.add_done_callback(lambda t: t.exception())
 
 
 def _call(callback: Callable[[str], Any] | None, disposition: str) -> None:

@@ -1,11 +1,7 @@
-"""Listing sessions for ``/resume`` and ``pi -r``: name, first message, modified, count.
-
-Each folder's listing goes through its :class:`~pi_core.app.listing_index.SessionIndex`, so
-only files that changed since the last listing are read, and only their new bytes
-(see :mod:`pi_core.app.listing_scan` for how little of a file is parsed).
-
-``modified`` is pi's: the time of the latest user or assistant message, else the
-header's timestamp, else the file's mtime.
+"""Listing sessions for ``/resume`` and ``pi -r``: name, first message, modified, count,
+read through each folder's index (:mod:`pi_core.app.listing_index`), so only the new
+bytes of changed files are read. ``modified`` is pi's: the latest user or assistant
+message, else the header's timestamp, else the file's mtime.
 """
 
 from __future__ import annotations
@@ -18,8 +14,7 @@ from typing import Any
 from attrs import define
 
 from pi_core.app.listing_index import SessionIndex
-from pi_core.app.listing_scan import FileFacts, scan_file
-from pi_core.protocol.codec import DecodeError, loads_json
+from pi_core.app.listing_scan import FileFacts, is_header, parse_line, scan_file
 from pi_core.session.locations import SESSION_SUFFIX, session_dir_for, sessions_root
 
 NO_MESSAGES = "(no messages)"
@@ -127,10 +122,10 @@ def read_header(path: Path) -> dict | None:
     """The header of a session file, or None if it does not start with one."""
     try:
         with open(path, "rb") as f:
-            value = loads_json(f.readline())
-    except (OSError, DecodeError):
+            value = parse_line(f.readline())
+    except OSError:
         return None
-    return value if _is_header(value) else None
+    return value if is_header(value) else None
 
 
 def read_session_info(path: str | os.PathLike) -> SessionInfo | None:
@@ -154,20 +149,12 @@ def _info(path: Path, facts: FileFacts) -> SessionInfo:
     )
 
 
-# ---------------------------------------------------------------- helpers
-
-
 def _session_files(directory: Path) -> list[Path]:
     try:
         return [Path(entry.path) for entry in os.scandir(directory)
                 if entry.name.endswith(SESSION_SUFFIX) and entry.is_file()]
     except OSError:
         return []
-
-
-def _is_header(value: Any) -> bool:
-    return isinstance(value, dict) and value.get("type") == "session" and isinstance(
-        value.get("id"), str)
 
 
 def _iso(stamp: Any) -> datetime | None:

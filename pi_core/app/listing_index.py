@@ -1,10 +1,7 @@
-"""A cache of the listing's facts, one file per sessions folder, beside the sessions.
-
-``.pi-session-index.json`` maps each session file's name to its :class:`FileFacts`. A
-listing stats every file and rescans only the ones that changed (just their new bytes,
-as files only grow), so listing a thousand sessions reads almost nothing. The JSONL
-files stay the source of truth: a missing, stale or unreadable index is rebuilt from
-them, and a folder that is read-only is simply listed without one.
+"""A cache of the listing's facts, ``.pi-session-index.json`` beside the sessions: each
+file's :class:`FileFacts`, so a listing stats every file and rescans only the changed
+ones (their new bytes). The JSONL files stay the truth: a missing, stale or unreadable
+index is rebuilt from them; a read-only folder is listed without one.
 """
 
 from __future__ import annotations
@@ -13,6 +10,8 @@ import json
 import os
 import stat
 from pathlib import Path
+
+import attrs
 
 from pi_core.app.listing_scan import FileFacts, scan_file
 from pi_core.protocol.codec import DecodeError, loads_json
@@ -48,7 +47,7 @@ class SessionIndex:
         except OSError:
             return
         data = json.dumps({"version": INDEX_VERSION,
-                           "files": {name: f.to_json() for name, f in self._seen.items()}},
+                           "files": {name: attrs.asdict(f) for name, f in self._seen.items()}},
                           ensure_ascii=False, separators=(",", ":"))
         temp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
         try:
@@ -69,7 +68,7 @@ class SessionIndex:
         known = {}
         for name, facts in (value.get("files") or {}).items():
             try:
-                known[name] = FileFacts.from_json(facts)
+                known[name] = FileFacts(**facts)
             except TypeError:
                 continue
         return known

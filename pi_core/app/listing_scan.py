@@ -1,14 +1,11 @@
 """What the session listing needs from one file, read without parsing the file.
 
-Lines written by pi (and by us) start with ``{"type":"…"`` and a message entry's message
-starts with ``{"role":"…"``, so the message count is a byte count, and only the header,
-the first user message, the last ``session_info`` and the last user and assistant
-messages are parsed. A file whose lines do not all start that way is parsed line by line
-instead, with the same result.
-
-Files only grow, so facts from an earlier scan are brought up to date by scanning just
-the bytes added since (same inode, same header line, a newline where the scan stopped);
-anything else is scanned again from the start.
+Lines pi (and we) write start with ``{"type":"…"`` and a message's with ``{"role":"…"``,
+so the message count is a byte count and only the header, the first user message, the
+last ``session_info`` and the last user and assistant messages are parsed (a file not
+written that way is parsed line by line, with the same result). Files only grow, so an
+earlier scan is brought up to date from the bytes added since (same inode and header
+line, a newline where it stopped); anything else is scanned from the start.
 """
 
 from __future__ import annotations
@@ -17,7 +14,7 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-from attrs import asdict, define
+from attrs import define
 
 from pi_core.protocol.codec import DecodeError, loads_json
 from pi_core.protocol.entries import iso_to_ms
@@ -48,13 +45,6 @@ class FileFacts:
     first_message: str
     last_activity: int | None  # Unix ms of the latest user or assistant message
 
-    def to_json(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, value: dict) -> FileFacts:
-        return cls(**value)
-
 
 def scan_file(path: str | os.PathLike, previous: FileFacts | None = None) -> FileFacts | None:
     """The facts of ``path`` (None if it is no session file), reusing ``previous``."""
@@ -65,8 +55,8 @@ def scan_file(path: str | os.PathLike, previous: FileFacts | None = None) -> Fil
             return previous
         with open(path, "rb") as f:
             first = f.readline()
-            header = _parse(first)
-            if not _is_header(header):
+            header = parse_line(first)
+            if not is_header(header):
                 return None
             header_line = first.decode("utf-8", "replace")
             if (previous is not None and previous.inode == stat.st_ino
@@ -148,7 +138,7 @@ def _scan_fast(data: bytes, end: int) -> tuple[int, str, Any, int | None] | None
 def _scan_slow(data: bytes, end: int) -> tuple[int, str, Any, int | None]:
     count, first_message, name, last_activity = 0, "", _UNSET, None
     for raw in data[:end].split(b"\n"):
-        value = _parse(raw) if raw.strip() else None
+        value = parse_line(raw) if raw.strip() else None
         if not isinstance(value, dict):
             continue
         if value.get("type") == "session_info":
@@ -172,7 +162,7 @@ def _lines_with(data: bytes, needle: bytes, end: int, backwards: bool = False
         line_start = data.rfind(b"\n", 0, position + 1) + 1
         line_end = data.find(b"\n", line_start, end)
         line_end = end if line_end < 0 else line_end
-        value = _parse(data[line_start:line_end])
+        value = parse_line(data[line_start:line_end])
         if isinstance(value, dict):
             yield value
         if backwards:
@@ -221,17 +211,19 @@ def _complete_end(data: bytes) -> int:
     if data.endswith(b"\n"):
         return len(data)
     last = data.rfind(b"\n") + 1
-    return len(data) if _parse(data[last:]) is not None else last
+    return len(data) if parse_line(data[last:]) is not None else last
 
 
-def _parse(raw: bytes) -> Any:
+def parse_line(raw: bytes) -> Any:
+    """One JSON line, or None where it is not JSON."""
     try:
         return loads_json(raw)
     except DecodeError:
         return None
 
 
-def _is_header(value: Any) -> bool:
+def is_header(value: Any) -> bool:
+    """A session file's first line: ``{"type": "session", "id": ...}``."""
     return isinstance(value, dict) and value.get("type") == "session" and isinstance(
         value.get("id"), str)
 

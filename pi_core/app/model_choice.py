@@ -1,6 +1,5 @@
-"""The model and its thinking level: setting, clamping and cycling them as pi does, and
-the providers a plugin registers at run time. A collaborator of
-:class:`pi_core.app.harness.Harness`."""
+"""The harness's model and thinking level, set, clamped and cycled as pi does, and the
+providers plugins register at run time."""
 
 from __future__ import annotations
 
@@ -103,9 +102,8 @@ class ModelChoice:
         self._rescope()
 
     def unregister_provider(self, name: str) -> bool:
-        """pi's ``unregisterProvider``: the provider's models leave the registry (the
-        built-in ones it replaced come back), so ``available_models()`` and the scoped
-        cycle follow; False when it had none."""
+        """pi's ``unregisterProvider`` (:meth:`ModelRegistry.unregister_provider`), now;
+        False when it had none."""
         if self.harness.model_registry is None or not self.harness.model_registry.unregister_provider(name):
             return False
         self._rescope()

@@ -4,6 +4,7 @@ overrides of base URLs, headers, ``compat`` and single model fields."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,7 @@ from typing import Any
 import attrs
 from attrs import define, field
 
-from pi_core.app.auth import _strip_json_comments, resolve_config_value
+from pi_core.app.auth import resolve_config_value
 from pi_core.protocol.model import Model, ModelCost
 
 
@@ -77,12 +78,9 @@ def _validate(config: Any) -> None:
 def models_from_config(
     config: dict, builtin: Iterable[Model] = (), env: Mapping[str, str] | None = None
 ) -> tuple[list[Model], dict[str, ProviderConfig]]:
-    """Apply a models.json document (pi's schema) to ``builtin`` models: provider-level
-    ``baseUrl``/``compat``/``headers`` overrides, ``modelOverrides``, and new or replacing
-    ``models``. Returns all models and what each provider said about its key and headers.
-    Raises :class:`ValueError` with the reason when the document does not fit the schema.
-
-    The built-in catalogue uses the same schema, with ``apiKeyEnv`` per provider."""
+    """A models.json document (pi's schema; the catalogue's too, with ``apiKeyEnv``)
+    applied to ``builtin`` models: all models, and each provider's key and headers.
+    Raises :class:`ValueError` saying why the document does not fit the schema."""
     _validate(config)
     models = list(builtin)
     by_provider: dict[str, list[Model]] = {}
@@ -157,6 +155,12 @@ def _apply_override(model: Model, override: dict, env: Mapping[str, str] | None)
         changes["headers"] = {**(model.headers or {}), **resolved}
     changes["compat"] = _merge_compat(model.compat, override.get("compat"))
     return attrs.evolve(model, **changes)
+
+
+def _strip_json_comments(text: str) -> str:
+    """models.json may hold ``//`` comments and trailing commas, as pi allows."""
+    text = re.sub(r'"(?:\\.|[^"\\])*"|//[^\n]*', lambda m: m.group(0) if m.group(0)[0] == '"' else "", text)
+    return re.sub(r'"(?:\\.|[^"\\])*"|,(\s*[}\]])', lambda m: m.group(1) if m.group(1) is not None else m.group(0), text)
 
 
 def load_models_json(path: Path) -> dict | None:

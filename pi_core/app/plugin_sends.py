@@ -1,7 +1,6 @@
 """Messages plugins send (``ctx.send_user_message``, ``ctx.send_message``), delivered as
-pi delivers them: queued while the agent runs, a run of their own while it is idle, or
-held for the user's next prompt (``next_turn``). A collaborator of
-:class:`pi_core.app.harness.Harness`."""
+pi does: queued while the agent runs, a run of their own while idle, or held for the
+next prompt (``next_turn``)."""
 
 from __future__ import annotations
 

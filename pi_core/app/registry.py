@@ -1,16 +1,7 @@
-"""The model registry: the models plugins offer, the user's ``models.json`` on top
-(:mod:`pi_core.app.models_json`), the key for each request (:mod:`pi_core.app.auth`),
-and model patterns resolved.
-
-Generic by design: it knows no provider. Models come from the ``register_models`` hook
-(the built-in catalogue is one such plugin); ``<agent dir>/models.json`` (pi's schema)
-adds providers and models, overrides base URLs, headers, ``compat`` and single model
-fields. Keys are looked up in this order: ``--api-key`` (:meth:`ModelRegistry.set_runtime_key`),
-``<agent dir>/auth.json``, the environment (the model's ``api_key_env``, else
-``<PROVIDER>_API_KEY``), the provider's ``apiKey`` in models.json. A value in auth.json or
-models.json may be ``!command`` (its output), the name of an environment variable (its
-value) or the key itself. Models without a key are fine for local servers.
-
+"""The model registry: the models plugins register (it knows no provider), the user's
+``models.json`` over them (:mod:`pi_core.app.models_json`), model patterns resolved, and
+the key for each request, looked up as pi does: ``--api-key``, auth.json, the
+environment (``api_key_env``, else ``<PROVIDER>_API_KEY``), models.json's ``apiKey``.
 Keys never appear in reprs, errors or logs.
 """
 
@@ -55,10 +46,8 @@ _live: weakref.WeakSet[Any] = weakref.WeakSet()
 
 
 def live_registries() -> list[Any]:
-    """The model registries alive now (``pi``'s, a subagent's, the SDK's): the keys the
-    process holds are theirs (:meth:`ModelRegistry.key_variables`,
-    :meth:`ModelRegistry.held_keys`). A primitive for the plugin that keeps keys out of
-    commands and redacts them (the built-in ``keys``); the shell holds no such policy."""
+    """The model registries alive now (``pi``'s, a subagent's, the SDK's), whose keys the
+    ``keys`` plugin keeps out of commands and redacts; the shell holds no such policy."""
     return list(_live)
 
 
@@ -114,11 +103,9 @@ class ModelRegistry:
         return added
 
     def register_provider(self, name: str, config: Mapping[str, Any]) -> None:
-        """pi's ``registerProvider``: with ``models``, they replace every model provider
-        ``name`` had (a built-in one's too); with only ``baseUrl``/``headers``, those
-        override its models'. Registering the same name again merges the new keys into
-        the old config. Keys as in models.json (``baseUrl``, ``apiKey``, ``api``,
-        ``headers``, ``authHeader``, ``models``) or in snake_case. Raises ValueError."""
+        """pi's ``registerProvider``: ``models`` replace every model ``name`` had; only
+        ``baseUrl``/``headers`` override its models'. Again for the same name merges.
+        Keys as in models.json, or snake_case. Raises ValueError."""
         config = _camel_config(config)
         if config.get("models"):
             if not config.get("baseUrl"):
@@ -131,10 +118,9 @@ class ModelRegistry:
         self.refresh()
 
     def unregister_provider(self, name: str) -> bool:
-        """pi's ``unregisterProvider``: a provider from ``register_provider`` goes, and
-        the built-in models it replaced or re-pointed come back; else the models plugins
-        registered (``register_models``) for ``name`` leave the registry now (and so
-        ``/model`` and the cycle); models.json's stay, as in pi. False when there were none."""
+        """pi's ``unregisterProvider``: a registered provider goes (the models it replaced
+        come back); else the plugins' models of ``name`` leave, models.json's stay, as in
+        pi. False when there were none."""
         if self.registered.pop(name, None) is not None:
             self.refresh()
             return True
@@ -149,10 +135,6 @@ class ModelRegistry:
     def __repr__(self) -> str:
         return f"<ModelRegistry {len(self.models)} models, {len(self.providers)} providers>"
 
-    @property
-    def models_json_path(self) -> Path:
-        return self.agent_dir / "models.json"
-
     def refresh(self) -> None:
         """Re-read models.json and auth.json (pi re-reads them when /model opens)."""
         self.errors = []
@@ -162,7 +144,7 @@ class ModelRegistry:
         models = list(self.builtin)
         settings: dict[str, ProviderConfig] = {}
         if self.use_models_json:
-            path = self.models_json_path
+            path = self.agent_dir / "models.json"
             try:
                 config = load_models_json(path)
                 if config is not None:
@@ -220,11 +202,9 @@ class ModelRegistry:
         return None
 
     def _credential(self, name: str, files: dict) -> bool:
-        """A variable of a cloud's credentials is set; one that names a credentials file
-        (``credentialsFiles``: the variable and the file used when it is unset, as
-        Google's ``GOOGLE_APPLICATION_CREDENTIALS`` and gcloud's
-        ``~/.config/gcloud/application_default_credentials.json``) counts when the file it
-        names, or else that default file, exists (pi's rule)."""
+        """A variable of a cloud's credentials is set; one of ``credentialsFiles`` (as
+        ``GOOGLE_APPLICATION_CREDENTIALS``, with gcloud's default file when unset) counts
+        when its file exists (pi's rule)."""
         value = self.env.get(name)
         if name not in files:
             return bool(value)
@@ -234,9 +214,8 @@ class ModelRegistry:
         return os.path.isfile(path)
 
     def key_variables(self) -> set[str]:
-        """The environment variables that hold, or would hold, a provider's key: each
-        model's ``<PROVIDER>_API_KEY`` (or ``api_key_env``), and the variables auth.json
-        and models.json name as a key. Commands never see them (the ``keys`` plugin, :mod:`pi_plugins.keys`)."""
+        """The environment variables that hold, or would hold, a provider's key (each
+        model's, and those auth.json and models.json name), for the ``keys`` plugin."""
         names = {self.env_var(m) for m in self.models}
         named = [entry.get("key") for entry in self.auth._data.values() if isinstance(entry, dict)]
         named += [config.api_key for config in self._settings.values()]
@@ -245,9 +224,8 @@ class ModelRegistry:
         return names
 
     def held_keys(self) -> list[tuple[str, str]]:
-        """(key, whose) of every key this registry holds without running a command:
-        ``--api-key`` and auth.json by provider, the environment by variable, models.json
-        by its variable or provider. For redaction (the ``keys`` plugin)."""
+        """(key, whose: a provider or variable) of every key held without running a
+        command, for redaction (the ``keys`` plugin)."""
         found = [(key, provider) for provider, key in self._runtime_keys.items() if key]
         for provider, key, variable in self.auth.held(self.env):
             found.append((key, variable or provider))
@@ -264,16 +242,14 @@ class ModelRegistry:
 
     def has_auth(self, model: Model) -> bool:
         """A key is configured, or none is needed: a provider of models.json's own, a
-        server on this machine, or a model without a base URL (an in-process provider a
-        plugin registered, such as the docs' EchoProvider: there is nothing to log in to)."""
+        server on this machine, or no base URL (an in-process provider)."""
         settings = self._settings.get(model.provider)
         return (self.key_source(model) is not None or (settings is not None and settings.custom)
                 or not model.base_url or _is_local(model.base_url) or model.key in self.local)
 
     def api_key(self, model: Model) -> Any:
-        """The key for a request to ``model`` (``None``: send none, fine for local servers).
-        A sign-in whose token has expired gives an awaitable instead, which refreshes it
-        (:meth:`AuthStorage.refreshed_key`; the loop awaits what this returns)."""
+        """The key for a request to ``model`` (``None``: send none); an expired sign-in
+        gives an awaitable that refreshes it (the loop awaits what this returns)."""
         key = self._runtime_keys.get(model.provider)
         if key:
             return key
@@ -303,11 +279,10 @@ class ModelRegistry:
     # ------------------------------------------------------------ patterns
 
     def resolve(self, pattern: str, provider: str | None = None) -> Resolution:
-        """The model a CLI ``--model`` (and ``--provider``) means: ``provider/id``, a
-        bare id, or part of an id or name (an alias is preferred to a dated version),
-        each optionally followed by ``:<thinking level>``. An unknown id of a known
-        provider becomes a custom model of that provider (with a warning). Raises
-        :class:`ModelNotFoundError`."""
+        """The model ``--model`` (and ``--provider``) means, as pi resolves it:
+        ``provider/id``, an id, or part of one (aliases before dated versions), each with
+        an optional ``:<thinking level>``; an unknown id of a known provider becomes a
+        custom model (with a warning). Raises :class:`ModelNotFoundError`."""
         models = self.models
         if not models:
             raise ModelNotFoundError("No models available. Add models to models.json or install a provider plugin.")

@@ -4,19 +4,12 @@
     harness.subscribe(print)
     await harness.prompt("hello")
 
-Plugins are modules or objects with ``@hookimpl`` functions, registered in the order
-given (after pi-harness's built-ins when ``builtins=True``). The session is in memory
-unless one is given (``Session.create(cwd)`` for a file, ``Session.open(path)`` to resume).
-Without the built-ins, the local machine's execution environment and pi's retries (the
-built-in ``local_environment`` and ``retries`` plugins) are still registered first, so
-``ctx.exec`` and ``!cmd`` run and a rate limit is retried as pi does.
-
-``model`` is a :class:`Model`, or a pattern as ``pi --model`` takes it (``"provider/id"``,
-an id, ``"id:high"``), or ``None`` for the settings' ``defaultModel`` or the first model
-with a key. Those two are resolved in a model registry of the plugins' models and
-``<agent dir>/models.json``, which also supplies the keys; local servers are looked for as
-``pi`` does (with nothing configured, or a model named that is not known yet), so
-``create_harness(builtins=True)`` talks to an Ollama or llama.cpp server on this machine.
+Plugins (modules or objects with ``@hookimpl`` functions) register in the order given,
+after the built-ins with ``builtins=True``; without them, ``local_environment`` and
+``retries`` still register first, so ``!cmd`` runs and rate limits are retried as pi
+does. The session is in memory unless one is given. ``model`` is a :class:`Model`, a
+``pi --model`` pattern, or ``None`` (the settings' or pi's default), resolved with the
+plugins' models and models.json, local servers looked for as ``pi`` does.
 """
 
 from __future__ import annotations
@@ -87,9 +80,8 @@ async def create_harness(
 
 async def _resolve_model(pattern: str | None, plugins: Plugins,
                          settings: Any) -> tuple[Model, str | None, bool, Any]:
-    """(model, thinking level, explicit?, registry) for a pattern or ``None``, as ``pi``
-    chooses (:func:`pi_core.app.start_model.choose_model`); raises
-    :class:`pi_core.app.registry.ModelNotFoundError` when none fits."""
+    """(model, thinking level, explicit?, registry), as ``pi`` chooses
+    (:func:`pi_core.app.start_model.choose_model`, which raises when none fits)."""
     from pi_core.app.registry import ModelRegistry
     from pi_core.app.start_model import choose_model, find_local_models
 

@@ -1,6 +1,5 @@
-"""Leaving the session and moving in its tree: new, resume, fork, clone, ``/tree`` and
-``/reload``, each asking the plugins first (``session_before_*``) as pi does. A
-collaborator of :class:`pi_core.app.harness.Harness`, which it changes in place."""
+"""The harness's session moves: new, resume, fork, clone, ``/tree`` and ``/reload``, each
+asking the plugins first (``session_before_*``) as pi does."""
 
 from __future__ import annotations
 
@@ -61,10 +60,9 @@ class SessionMoves:
                 if isinstance(e, MessageEntry) and isinstance(e.message, UserMessage)]
 
     async def fork(self, entry_id: str, position: ForkPosition = "before") -> tuple[str, bool]:
-        """A new session from this one. ``before``: holding the branch up to (not
-        including) the user message ``entry_id``; returns its text (for the editor).
-        ``at``: holding the branch up to and including any entry ``entry_id``. Also
-        returns whether a plugin cancelled."""
+        """A new session holding the branch up to the user message ``entry_id`` (``before``,
+        its text returned for the editor) or any entry, itself included (``at``); and
+        whether a plugin cancelled."""
         if position not in ("before", "at"):
             raise ValueError(f"position must be 'before' or 'at', not {position!r}")
         session = self.harness.session
@@ -135,10 +133,9 @@ class SessionMoves:
         return True
 
     async def reload(self) -> None:
-        """pi's /reload: ``session_shutdown`` (reason reload); the plugins found and
-        loaded again (when the app said how); tools and providers collected again;
-        skills, templates and context files forgotten so they are read again; then
-        ``session_start`` (reason reload), which asks ``resources_discover`` again."""
+        """pi's /reload: ``session_shutdown``, the plugins loaded again (when the app
+        said how), tools and providers collected again, then ``session_start`` (reason
+        reload), on which resource plugins read their files again."""
         h = self.harness
         if h.is_running:
             raise AgentBusyError("wait for the agent to finish before reloading")

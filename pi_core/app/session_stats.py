@@ -1,12 +1,7 @@
-"""Session stats and context use, what ``Harness.stats()`` and ``context_usage()``
-give the modes (RPC's ``get_session_stats``): counts, tokens and cost of the whole
-session file, and the context's share of the window.
-
-As pi 1.6 adds them up: every message entry of the file (all branches) counts, and the
-tokens and cost are those of every assistant message, every tool result that reports its
-own model work (``usage``), every compaction and branch summary that carries the usage of
-its request, and every ``usage`` entry (cache warming, a plugin's calls). pi 0.73.1
-counted only the messages in the context; its clients read the same fields.
+"""Session stats (``Harness.stats()``, RPC's ``get_session_stats``) and the context's use
+of the window. As pi 1.6 adds them up: every message entry of the file (all branches),
+and the usage of assistant messages, tool results that report some, compaction and
+branch summaries, and ``usage`` entries (pi 0.73.1 counted the context only).
 """
 
 from __future__ import annotations
@@ -23,7 +18,7 @@ if TYPE_CHECKING:
 
 def usage_totals(entries: Iterable) -> dict[str, float]:
     """Tokens (``input``, ``output``, ``cacheRead``, ``cacheWrite``) and ``cost`` spent
-    over ``entries`` (pi 1.6's session totals; see the module docstring)."""
+    over ``entries``."""
     totals = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "cost": 0.0}
     for entry in entries:
         if isinstance(entry, MessageEntry):
@@ -43,8 +38,7 @@ def usage_totals(entries: Iterable) -> dict[str, float]:
 
 
 def session_stats(harness: Harness) -> dict:
-    """Message counts, token totals and cost of the session file, and the context's use
-    of the window; pi 1.6's ``get_session_stats`` shape."""
+    """pi 1.6's ``get_session_stats``: message counts, tokens, cost, context use."""
     counts: dict[str | None, int] = {"user": 0, "assistant": 0, "toolResult": 0}
     tool_calls = total = 0
     entries = harness.session.entries
@@ -76,11 +70,9 @@ def session_stats(harness: Harness) -> dict:
 
 
 def context_usage(harness: Harness) -> dict | None:
-    """Tokens in the context against the window (None without a window). Right after
-    a compaction the count is unknown (null) until a model has answered again, as pi
-    reports it."""
+    """Tokens in the context against the window (None without one); unknown after a
+    compaction until a model has answered again, as pi reports it."""
     from pi_core.app.tokens import context_tokens, usage_tokens
-    from pi_core.protocol.entries import CompactionEntry
 
     window = harness.model.context_window or 0
     if window <= 0:

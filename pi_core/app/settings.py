@@ -103,9 +103,8 @@ class Settings:
         return value
 
     def remember(self, key: str, value: Any) -> None:
-        """Keep a choice for the next run in the global settings.json, as pi keeps the
-        last model and thinking level chosen as the defaults (in memory only when there
-        is no file). The file is replaced whole, so a reader never sees half of it."""
+        """Keep a choice for the next run in the global settings.json (as pi keeps the
+        last model chosen), replaced whole so a reader never sees half of it."""
         node = self.global_data
         *parents, last = key.split(".")
         for part in parents:
@@ -128,8 +127,7 @@ class Settings:
             self.problems.append(f"{path}: cannot save {key}: {exc}")
 
     def set(self, key: str, value: Any) -> None:
-        """Change a setting for this run only, never saved (RPC's ``set_auto_compaction``
-        and ``set_auto_retry``, the chat's settings dialog)."""
+        """Change a setting for this run only, never saved (RPC's ``set_auto_retry``…)."""
         node = self.run_data
         *parents, last = key.split(".")
         for part in parents:
@@ -138,8 +136,7 @@ class Settings:
         self.data = self._merged()
 
     def paths(self, key: str) -> list[Path]:
-        """A resource list (``skills``, ``prompts``…): global entries, then project ones,
-        each resolved against its own file's folder; ``~`` expands."""
+        """A resource list (``skills``…), global then project, each against its file's folder."""
         found = []
         for data, base in ((self.global_data, self.global_dir), (self.project_data, self.project_dir)):
             for entry in data.get(key, []) or []:

@@ -1,19 +1,18 @@
-"""Which model a start uses: the one named (``--model``, an SDK pattern, a batch task's),
-else the settings' ``defaultModel``, else pi's default of the first provider with a key;
-and whether to look for models on local servers first. ``pi``, ``pi --list-models``, the
-SDK and ``pi batch`` all choose here."""
+"""Which model a start uses, and whether to look for models on local servers first:
+``pi``, ``pi --list-models``, the SDK and ``pi batch`` all choose here."""
 
 from __future__ import annotations
 
 import os
 
+from pi_core.app.auth import NO_MODEL
 from pi_core.app.registry import ModelNotFoundError
 
 
 def choose_model(registry, settings, *, pattern: str | None = None, provider: str | None = None):
-    """(model, thinking level or None, explicit?, warning) from ``pattern``, then settings,
-    then among the models with a key pi's default of the first provider that has one
-    (:mod:`pi_core.app.default_models`), else the first; raises :class:`ModelNotFoundError`."""
+    """(model, thinking level or None, explicit?, warning): ``pattern``, else the
+    settings' ``defaultModel``, else pi's default among the models with a key
+    (:mod:`pi_core.app.default_models`); raises :class:`ModelNotFoundError`."""
     if pattern:
         found = registry.resolve(pattern, provider)
         return found.model, found.thinking_level, True, found.warning
@@ -25,9 +24,7 @@ def choose_model(registry, settings, *, pattern: str | None = None, provider: st
     if provider:
         candidates = [m for m in candidates if m.provider == provider]
     if not candidates:
-        raise ModelNotFoundError(
-            "No model available: set a provider's API key (for example OPENAI_API_KEY), "
-            "add a model to models.json, or pass --model. `pi --list-models` lists models.")
+        raise ModelNotFoundError(NO_MODEL)
     from pi_core.app.default_models import initial_model
 
     return initial_model(candidates), None, False, None
@@ -36,11 +33,8 @@ def choose_model(registry, settings, *, pattern: str | None = None, provider: st
 def wants_local_models(registry, settings, *, pattern: str | None = None, provider: str | None = None,
                        api_key: str | None = None, offline: bool = False, env=None) -> bool:
     """Whether to look for models on local servers (``discover_models``): never offline
-    (``--offline``, ``PI_OFFLINE``) or with ``localModels.enabled`` false; with a model
-    named (``pattern``, a ``defaultModel``) only when it is not known yet (a model of a
-    server found in an earlier run, or one ``--list-models`` listed); otherwise when no
-    model is usable yet (no key), or always with ``localModels.enabled`` true (a key
-    still wins)."""
+    or with ``localModels.enabled`` false; with a model named, only when it is not known;
+    else when no model is usable yet, or always with ``localModels.enabled`` true."""
     env = os.environ if env is None else env
     if offline or env.get("PI_OFFLINE", "").strip().lower() not in ("", "0", "false", "no"):
         return False

@@ -1,9 +1,6 @@
-"""Token counts for compaction, the footer, session stats and providers without usage: what the provider reported
-for the last assistant message, plus an estimate for what came after it.
-
-The estimate uses tiktoken when its encoding is already on this machine (tiktoken would
-otherwise download it on first use, which must never happen at run time); else a
-characters / 4 heuristic, as pi uses. Neither touches the network.
+"""Token counts: what the provider reported for the last answer, plus an estimate of
+what came after it. The estimate is tiktoken's where its encoding is already on this
+machine (it would download it otherwise, never allowed at run time), else pi's chars / 4.
 """
 
 from __future__ import annotations
@@ -118,27 +115,3 @@ def context_tokens(messages: list) -> int:
 def estimate_text_tokens(text: str) -> int:
     """Tokens of ``text`` by the same estimate as :func:`estimate_tokens`."""
     return _counter()[1](text) if text else 0
-
-
-def is_estimated(usage: Usage) -> bool:
-    """Whether ``usage`` is an estimate of ours (``"estimated": true`` beside its
-    counts), not what the server reported."""
-    extra = usage._extra
-    return bool(extra and extra.get("estimated"))
-
-
-def estimate_usage(system_prompt: str, messages: list, tools: list, answer: Any) -> Usage:
-    """Usage for a server that reports none (llama-cpp-python ignores
-    ``stream_options.include_usage``): the request (system prompt, messages, tool
-    schemas) as input, ``answer`` (an assistant message) as output, marked estimated so
-    stats can say so; compaction then sees the context fill up as it does with a
-    server that counts."""
-    tool_text = "".join(getattr(t, "name", "") + getattr(t, "description", "")
-                        + json.dumps(getattr(t, "parameters", None) or {}, ensure_ascii=False)
-                        for t in tools or ())
-    prompt = (estimate_text_tokens(system_prompt or "") + estimate_text_tokens(tool_text)
-              + sum(estimate_tokens(m) for m in messages))
-    output = estimate_tokens(answer)
-    usage = Usage(input=prompt, output=output, total_tokens=prompt + output)
-    usage.extra["estimated"] = True
-    return usage

@@ -71,7 +71,7 @@ def adc_token() -> str:
 def _token_request(base):
     """google-auth's HTTP request, sent where ``PI_PROVIDER_ORIGINS`` moves its origin (a
     gcloud sign-in always refreshes at ``https://oauth2.googleapis.com/token``)."""
-    from pi_core.app.origins import rewrite
+    from pi_plugins.providers.origins import rewrite
 
     class Request(base):
         def __call__(self, url, *args, **kwargs):

@@ -21,7 +21,6 @@ import sys
 from collections.abc import AsyncIterator, Iterable
 from typing import Any, cast
 
-from pi_core.app.origins import rewrite as rewrite_origin
 from pi_core.protocol.messages import Failure, StopReason
 from pi_core.protocol.model import Model
 from pi_core.protocol.provider import LlmContext, StreamOptions
@@ -29,6 +28,7 @@ from pi_core.protocol.stream import AssistantMessageEvent
 from pi_plugins.providers import slots
 from pi_plugins.providers.failures import classify, redact, retry_after_ms, server_message
 from pi_plugins.providers.kit import MessageBuilder
+from pi_plugins.providers.origins import rewrite as rewrite_origin
 from pi_plugins.providers.pool import ClientPool, pool_for
 from pi_plugins.providers.request_body import request_content
 from pi_plugins.providers.sse import SseDecoder, SseEvent

@@ -20,7 +20,6 @@ from typing import Any
 import attrs
 
 from pi_core import hookimpl
-from pi_core.app.origins import rewrite as rewrite_origin
 from pi_core.protocol.messages import Failure
 from pi_core.protocol.model import Model
 from pi_core.protocol.provider import LlmContext, StreamOptions
@@ -41,6 +40,7 @@ from pi_plugins.providers.http import (
 )
 from pi_plugins.providers.kit import MessageBuilder
 from pi_plugins.providers.openai_responses import ResponsesReader, convert_input
+from pi_plugins.providers.origins import rewrite as rewrite_origin
 from pi_plugins.providers.sse import SseEvent
 from pi_plugins.providers.thinking import level_value, reasoning_level
 

@@ -27,7 +27,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from pi_core import hookimpl
-from pi_core.app.tokens import estimate_usage, usage_tokens
+from pi_core.app.tokens import estimate_text_tokens, estimate_tokens, usage_tokens
 from pi_core.protocol.messages import (
     AssistantMessage,
     ImageContent,
@@ -396,6 +396,23 @@ def map_finish_reason(reason: str | None) -> tuple[str, str | None]:
     if reason in ("function_call", "tool_calls"):
         return "toolUse", None
     return "error", f"Provider finish_reason: {reason}"
+
+
+def estimate_usage(system_prompt: str, messages: list, tools: list, answer: Any) -> Usage:
+    """Usage for a server that reports none (llama-cpp-python ignores
+    ``stream_options.include_usage``): the request (system prompt, messages, tool
+    schemas) as input, ``answer`` (an assistant message) as output, marked estimated so
+    stats can say so; compaction then sees the context fill up as it does with a
+    server that counts."""
+    tool_text = "".join(getattr(t, "name", "") + getattr(t, "description", "")
+                        + json.dumps(getattr(t, "parameters", None) or {}, ensure_ascii=False)
+                        for t in tools or ())
+    prompt = (estimate_text_tokens(system_prompt or "") + estimate_text_tokens(tool_text)
+              + sum(estimate_tokens(m) for m in messages))
+    output = estimate_tokens(answer)
+    usage = Usage(input=prompt, output=output, total_tokens=prompt + output)
+    usage.extra["estimated"] = True
+    return usage
 
 
 class CompletionsReader(StreamReader):

@@ -16,7 +16,7 @@ from typing import Any, Literal, overload
 
 from pi_core.protocol.codec import from_json, to_json
 from pi_core.protocol.entries import UnknownEntry
-from pi_core.protocol.messages import AssistantMessage, ImageContent, TextContent, text_of
+from pi_core.protocol.messages import AssistantMessage, ImageContent, TextContent, Usage, text_of
 from pi_plugins.rpc.protocol import NO_DATA, CommandError, failure, success
 
 log = logging.getLogger("pi.rpc")
@@ -241,7 +241,6 @@ class Commands:
     # ------------------------------------------------------------ sessions
 
     async def cmd_get_session_stats(self, c: dict) -> Any:
-        from pi_core.app.tokens import is_estimated
         from pi_core.protocol.messages import AssistantMessage
 
         stats = self.harness.stats()
@@ -447,3 +446,10 @@ def _images(c: dict) -> list[ImageContent]:
                                '{"type": "image", "data": base64, "mimeType": "image/..."}')
         images.append(from_json(value, ImageContent))
     return images
+
+
+def is_estimated(usage: Usage) -> bool:
+    """Whether ``usage`` is an estimate of ours (``"estimated": true`` beside its
+    counts), not what the server reported."""
+    extra = usage._extra
+    return bool(extra and extra.get("estimated"))

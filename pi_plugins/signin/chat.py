@@ -5,8 +5,9 @@ how (a subscription or an API key) and which provider, then the flow; the link i
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterable
 
-from pi_core.app.default_models import select_after_login
+from pi_core.app.default_models import DEFAULT_MODEL_PER_PROVIDER
 from pi_core.protocol.model import is_unknown
 from pi_plugins.signin.common import (
     auth_storage,
@@ -93,6 +94,22 @@ async def login(args: str, ctx) -> None:
             ui.notify(f"Failed to login to {flow.name}: {exc}", "error")
         return
     await _after_login(ctx, provider, f"Logged in to {flow.name}", store.path)
+
+
+def select_after_login(provider: str, available: Iterable, action: str):
+    """(the model to select, or why none) after signing in to ``provider`` with no model
+    selected yet: its default model, in pi's words when there is none to take."""
+    if provider not in DEFAULT_MODEL_PER_PROVIDER:
+        return None, (f'{action}, but no default model is configured for provider "{provider}". '
+                      "Use /model to select a model.")
+    models = [m for m in available if m.provider == provider]
+    if not models:
+        return None, f"{action}, but no models are available for that provider. Use /model to select a model."
+    wanted = DEFAULT_MODEL_PER_PROVIDER[provider]
+    model = next((m for m in models if m.id == wanted), None)
+    if model is None:
+        return None, f'{action}, but its default model "{wanted}" is not available. Use /model to select a model.'
+    return model, None
 
 
 async def _after_login(ctx, provider: str, action: str, path) -> None:

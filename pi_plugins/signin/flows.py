@@ -8,7 +8,7 @@ code from the local callback server or pasted by the user, the token exchange) a
 ``refresh(credentials)``; both return the credentials auth.json keeps beside
 ``"type": "oauth"``: ``refresh``, ``access``, ``expires`` (Unix ms) and what the provider
 needs besides (``accountId``, ``enterpriseUrl``). Every URL goes through
-``PI_PROVIDER_ORIGINS`` (:mod:`pi_core.app.origins`), so tests play the other side on
+``PI_PROVIDER_ORIGINS`` (:mod:`pi_plugins.providers.origins`), so tests play the other side on
 127.0.0.1. Storage and refresh-under-lock are :mod:`pi_core.app.auth`'s, which gets these
 flows through the ``register_sign_ins`` hook (:mod:`pi_plugins.signin`).
 """
@@ -30,7 +30,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 
 from attrs import define
 
-from pi_core.app.origins import rewrite
+from pi_plugins.providers.origins import rewrite
 
 TIMEOUT = 30.0
 

@@ -55,8 +55,8 @@ def test_the_chat_starts_without_a_model_and_login_selects_the_providers_default
 
 
 def test_without_a_default_to_take_the_sign_in_says_to_use_model_in_pis_words():
-    from pi_core.app.default_models import select_after_login
     from pi_plugins.providers.catalogue import builtin_models
+    from pi_plugins.signin.chat import select_after_login
 
     models = builtin_models()
     assert select_after_login("corp", models, "Saved API key for corp") == (

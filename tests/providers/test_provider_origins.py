@@ -6,9 +6,9 @@ import pytest
 from support.llm_server import Reply
 from support.provider_streams import collect, run
 
-from pi_core.app.origins import OriginsError, rewrite
 from pi_core.protocol.messages import TextContent, UserMessage
 from pi_core.protocol.provider import LlmContext
+from pi_plugins.providers.origins import OriginsError, rewrite
 
 CONTEXT = LlmContext(system_prompt="Be brief.", messages=[UserMessage(content=[TextContent("Hi")])])
 
