@@ -1,5 +1,5 @@
 """The one assembly: a :class:`pi_core.app.harness.Harness` from its parts, as ``pi``
-(:func:`pi_core.app.wiring.build_app`), the SDK (:func:`pi_core.app.sdk.create_harness`),
+(:func:`pi_plugins.cli.wiring.build_app`), the SDK (:func:`pi_core.app.sdk.create_harness`),
 ``pi serve``, batch tasks and subagents all make theirs, so each runs the same code.
 
 The parts are what the caller found its own way (plugins loaded or given, a session

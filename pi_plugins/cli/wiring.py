@@ -29,14 +29,14 @@ class FlagError(UsageError):
 def check_flags(args: RunArgs) -> None:
     """What pi 1.6 refuses in its flags (docs/cli.md), in its words: the ``--tools``
     lists, the session id, the flags ``--fork`` and ``--session-id`` cannot be given with."""
-    from pi_core.app.tool_selection import ToolFlagError, parse_tools
+    from pi_plugins.cli.tool_selection import ToolFlagError, parse_tools
 
     try:
         parse_tools(args.tools)
     except ToolFlagError as exc:
         raise FlagError(str(exc)) from None
     if args.session_id is not None:
-        from pi_core.app.session_ids import valid_session_id
+        from pi_plugins.cli.session_ids import valid_session_id
 
         if not valid_session_id(args.session_id):
             raise FlagError("Session id must be non-empty, contain only alphanumeric characters, '-', "
@@ -199,9 +199,8 @@ def open_session(args: RunArgs, cwd: str, directory: Path | None):
             or args.continue_session):
         return Session.create(cwd, folder), "startup"
     # finding, forking or naming a session (what a new one never needs: pi -p's start)
-    from pi_core.app import session_ids
-    from pi_core.app.forks import fork_from
     from pi_core.app.listing import continue_recent, find_session
+    from pi_plugins.cli import session_ids
 
     if args.no_session:
         assert args.session_id is not None  # (without one, the in-memory session above)
@@ -441,10 +440,33 @@ def scoped_models(patterns, registry) -> list:
     return chosen
 
 
+def fork_from(source: str | os.PathLike, target_cwd: str | os.PathLike,
+              sessions_dir: str | os.PathLike | None = None, session_id: str | None = None):
+    """A new session of ``target_cwd`` holding every entry of ``source``; written at
+    once, as pi does (``--fork``, or resuming another project's session here).
+    ``session_id`` names the new session (``--fork X --session-id ID``)."""
+    from pi_core.session import Session, SessionError
+
+    source = Path(os.path.abspath(source))
+    with Session.open(source, read_only=True) as original:
+        if not original.on_disk:
+            raise SessionError(f"cannot fork {source}: the file holds no session")
+        entries = original.entries
+    if session_id is None:
+        forked = Session.create(target_cwd, sessions_dir, parent_session=str(source))
+    else:
+        from pi_plugins.cli.session_ids import new_session_with_id
+
+        forked = new_session_with_id(os.fspath(target_cwd), Path(sessions_dir) if sessions_dir else None,
+                                     session_id, parent_session=str(source))
+    forked.take_entries(entries)
+    return forked
+
+
 def _apply_tool_flags(args: RunArgs, harness) -> None:
     """``--tools``, ``--exclude-tools``, ``--no-tools``, ``--no-builtin-tools``
-    (:mod:`pi_core.app.tool_selection`)."""
-    from pi_core.app.tool_selection import parse_tools, select, unknown_names
+    (:mod:`pi_plugins.cli.tool_selection`)."""
+    from pi_plugins.cli.tool_selection import parse_tools, select, unknown_names
 
     if args.tools is None and args.exclude_tools is None and not (args.no_tools or args.no_builtin_tools):
         return

@@ -31,8 +31,8 @@ class RunCommand(click.Command):
 
     def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         super().format_options(ctx, formatter)
-        # the flags of the plugins that would load (pi_core.app.help_flags)
-        from pi_core.app.help_flags import format_flags, plugin_flags
+        # the flags of the plugins that would load (pi_plugins.cli.help_flags)
+        from pi_plugins.cli.help_flags import format_flags, plugin_flags
 
         format_flags(plugin_flags(ctx.meta.get("pi.args", [])), formatter)
 
@@ -42,7 +42,7 @@ class PiGroup(click.Group):
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if args and args[0] not in self.commands and _could_be_command(args[0]):
-            from pi_core.app.cli_commands import find
+            from pi_plugins.cli.subcommands import find
 
             command = find(args[0])  # a plugin's subcommand (register_cli_commands)
             if command is not None:
@@ -65,8 +65,8 @@ def main() -> None:
 
 
 def _print_version(ctx: click.Context) -> None:
-    """``--version`` among other arguments (alone, :mod:`pi_core.app.entry` answers it)."""
-    from pi_core.app.entry import print_version
+    """``--version`` among other arguments (alone, :mod:`pi_plugins.cli.entry` answers it)."""
+    from pi_plugins.cli.entry import print_version
 
     print_version()
     ctx.exit(0)
@@ -132,10 +132,10 @@ def run_command(messages, print_, **flags) -> None:
     once with -p; --mode json and --mode rpc serve programs."""
     import asyncio
 
-    from pi_core.app.wiring import RunArgs
+    from pi_plugins.cli.wiring import RunArgs
 
     args = RunArgs(messages=list(messages), print=print_, **flags)
-    from pi_core.app.wiring import FlagError, check_flags
+    from pi_plugins.cli.wiring import FlagError, check_flags
 
     try:
         check_flags(args)
@@ -155,13 +155,13 @@ async def _run(args, stdin=None, stdout=None) -> int:
     let a caller drive a mode in-process, as the RPC tests do."""
     import asyncio
 
-    from pi_core.app.wiring import UsageError, build_app
+    from pi_plugins.cli.wiring import UsageError, build_app
 
     stdin_tty = (stdin or sys.stdin).isatty()
     chat = not args.print and args.mode == "text" and stdin_tty
     trust_ui = None
     if chat and sys.stdout.isatty():  # only the chat can ask whether to trust the project
-        from pi_core.app.terminal_ui import TerminalUI
+        from pi_plugins.cli.terminal_ui import TerminalUI
 
         trust_ui = TerminalUI(stdin or sys.stdin, stdout or sys.stdout)
     try:
@@ -253,8 +253,8 @@ async def _list_models(args) -> int:
     from pi_core.app.registry import ModelRegistry, collation_key, model_table
     from pi_core.app.settings import Settings
     from pi_core.app.start_model import find_local_models
-    from pi_core.app.wiring import model_wish, probed_endpoints
     from pi_core.paths import agent_dir
+    from pi_plugins.cli.wiring import model_wish, probed_endpoints
 
     cwd, home = os.getcwd(), agent_dir()
     settings = Settings.load(cwd, home)
@@ -284,7 +284,7 @@ async def _list_models(args) -> int:
 
 def _export(source: str, output: str | None) -> int:
     """``pi --export FILE [OUT]``: the ``export`` subcommand a plugin provides."""
-    from pi_core.app.cli_commands import find
+    from pi_plugins.cli.subcommands import find
 
     command = find("export")
     if command is None:
