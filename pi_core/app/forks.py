@@ -2,7 +2,7 @@
 
 ``fork`` (``/fork``, pi's ``createBranchedSession``) and ``clone`` (``/clone``) copy a
 branch of an open session (``--fork``, a whole file into another project, is the command
-line's: :func:`pi_plugins.cli.wiring.fork_from`). Each new session names its source as
+line's: :func:`pi_plugins.cli.sessions.fork_from`). Each new session names its source as
 parent in its header.
 """
 

@@ -1,8 +1,7 @@
 """What ``pi`` does between parsing its flags and running a mode: load plugins and
-settings, pick the model and the session, build the harness.
-
-Modes (print, json, rpc, interactive) are plugins: they register a :class:`Mode` through
-the ``register_modes`` hook and receive the :class:`App`.
+settings (once the project's trust is decided), pick the model and the session, read the
+plugins' flags, assemble the harness (:func:`build_app`) and hand the mode its
+:class:`pi_plugins.cli.app.App`.
 """
 
 from __future__ import annotations
@@ -12,238 +11,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from attrs import define, field
-
 from pi_core.protocol.options import ResourceOptions
-
-
-class UsageError(Exception):
-    """A problem with what the user asked for; printed without a traceback."""
-
-
-class FlagError(UsageError):
-    """Flags pi 1.6 refuses before it does anything: said in pi's words (``Error: ...``)
-    with pi's exit code, 1."""
-
-
-def check_flags(args: RunArgs) -> None:
-    """What pi 1.6 refuses in its flags (docs/cli.md), in its words: the ``--tools``
-    lists, the session id, the flags ``--fork`` and ``--session-id`` cannot be given with."""
-    from pi_plugins.cli.tool_selection import ToolFlagError, parse_tools
-
-    try:
-        parse_tools(args.tools)
-    except ToolFlagError as exc:
-        raise FlagError(str(exc)) from None
-    if args.session_id is not None:
-        from pi_plugins.cli.session_ids import valid_session_id
-
-        if not valid_session_id(args.session_id):
-            raise FlagError("Session id must be non-empty, contain only alphanumeric characters, '-', "
-                            "'_', and '.', and start and end with an alphanumeric character")
-    others = (("--session", args.session), ("--continue", args.continue_session), ("--resume", args.resume))
-    for flag, given in (*others, ("--no-session", args.no_session)):
-        if args.fork and given:
-            raise FlagError(f"--fork cannot be combined with {flag}")
-    for flag, given in others:
-        if args.session_id is not None and given:
-            raise FlagError(f"--session-id cannot be combined with {flag}")
-
-
-@define
-class RunArgs:
-    """The flags of ``pi`` (pi's names, Python's spelling)."""
-
-    messages: list[str] = field(factory=list)
-    provider: str | None = None
-    model: str | None = None
-    api_key: str | None = None
-    system_prompt: str | None = None
-    append_system_prompt: list[str] = field(factory=list)
-    mode: str = "text"
-    print: bool = False
-    #: message_update shape, "lean" or "full"; None: the mode's default (JSON lean, RPC full).
-    events: str | None = None
-    continue_session: bool = False
-    resume: bool = False
-    session: str | None = None
-    fork: str | None = None
-    session_dir: str | None = None
-    no_session: bool = False
-    models: str | None = None
-    no_tools: bool = False
-    #: ``-nbt``: the built-in tools start off; plugin tools stay on.
-    no_builtin_tools: bool = False
-    tools: str | None = None
-    #: ``-xt``: tool names or patterns turned off after every other tool flag.
-    exclude_tools: str | None = None
-    #: ``--session-id``: this project's session with that id, created when there is none.
-    session_id: str | None = None
-    #: ``-n/--name``: the session's display name.
-    name: str | None = None
-    thinking: str | None = None
-    extensions: list[str] = field(factory=list)
-    no_extensions: bool = False
-    skills: list[str] = field(factory=list)
-    no_skills: bool = False
-    prompt_templates: list[str] = field(factory=list)
-    no_prompt_templates: bool = False
-    no_context_files: bool = False
-    #: ``--theme`` files or folders, and ``--no-themes`` (the interactive mode reads them).
-    themes: list[str] = field(factory=list)
-    no_themes: bool = False
-    export: str | None = None
-    export_output: str | None = None
-    list_models: str | None = None
-    verbose: bool = False
-    offline: bool = False
-    #: ``-a/--approve`` (True) or ``-na/--no-approve`` (False): project trust for this run.
-    approve: bool | None = None
-
-
-@define
-class Prompt:
-    text: str | None
-    images: list = field(factory=list)
-
-
-class App:
-    """Everything a mode needs: the harness, the model registry, the flags, the output."""
-
-    def __init__(self, args: RunArgs, harness: Any, registry: Any, plugins: Any,
-                 stdout=None, stderr=None, stdin=None, notices: list[str] | None = None) -> None:
-        self.args = args
-        #: What the start had to say, kept for the chat to show (the other modes printed it).
-        self.notices = notices or []
-        self.harness = harness
-        self.registry = registry
-        self._plugins = plugins
-        self.stdout = stdout or sys.stdout
-        self.stderr = stderr or sys.stderr
-        self.stdin = stdin or sys.stdin
-
-    @property
-    def plugins(self) -> Any:
-        """The harness's plugins (a ``/reload`` replaces them)."""
-        return getattr(self.harness, "plugins", None) or self._plugins
-
-    def initial_prompt(self, read_stdin: bool = True) -> Prompt:
-        """Piped stdin, then the ``@file`` contents, then the first message, joined into
-        one prompt (pi's order); the other messages follow one by one."""
-        parts, images = [], []
-        if read_stdin and not self.stdin.isatty():
-            piped = self.stdin.read()
-            if piped.strip():
-                parts.append(piped)
-        files = [m[1:] for m in self.args.messages if m.startswith("@") and len(m) > 1]
-        for name in files:
-            text, image = read_file_argument(name, self.harness.ctx.cwd)
-            parts.append(text)
-            if image is not None:
-                images.append(image)
-        rest = self.rest_messages()
-        if rest:
-            parts.append(rest[0])
-        return Prompt("".join(parts) if parts else None, images)
-
-    def rest_messages(self) -> list[str]:
-        return [m for m in self.args.messages if not (m.startswith("@") and len(m) > 1)]
-
-    def write(self, text: str) -> None:
-        self.stdout.write(text)
-        self.stdout.flush()
-
-
-def read_file_argument(name: str, cwd: str):
-    """An ``@file`` argument as prompt text (and image content for pictures)."""
-    from pi_core.protocol.messages import ImageContent
-
-    path = Path(os.path.expanduser(name))
-    path = path if path.is_absolute() else Path(cwd) / path
-    if not path.is_file():
-        raise UsageError(f"@{name}: no such file ({path})")
-    import base64
-    import mimetypes
-
-    mime = mimetypes.guess_type(path.name)[0] or ""
-    if mime.startswith("image/"):
-        data = base64.b64encode(path.read_bytes()).decode()
-        return f'<file name="{path}"></file>\n', ImageContent(data=data, mime_type=mime)
-    content = path.read_text(encoding="utf-8", errors="replace")
-    return f'<file name="{path}">\n{content}\n</file>\n', None
-
-
-# ---------------------------------------------------------------- building the app
-
-
-def sessions_dir(args: RunArgs, settings) -> Path | None:
-    """``--session-dir``, then ``PI_CODING_AGENT_SESSION_DIR``, then ``sessionDir``."""
-    chosen = args.session_dir or os.environ.get("PI_CODING_AGENT_SESSION_DIR")
-    if chosen:
-        return Path(chosen).expanduser()
-    setting = settings.get("sessionDir")
-    if setting:
-        path = Path(setting).expanduser()
-        return path if path.is_absolute() else Path(os.getcwd()) / path
-    return None
-
-
-def open_session(args: RunArgs, cwd: str, directory: Path | None):
-    from pi_core.session import Session
-    from pi_core.session.locations import session_dir_for
-
-    if args.no_session and args.session_id is None:
-        return Session.in_memory(cwd), "startup"
-    folder = directory or session_dir_for(cwd)
-    if not (args.no_session or args.fork or args.session_id is not None or args.session
-            or args.continue_session):
-        return Session.create(cwd, folder), "startup"
-    # finding, forking or naming a session (what a new one never needs: pi -p's start)
-    from pi_core.app.listing import continue_recent, find_session
-    from pi_plugins.cli import session_ids
-
-    if args.no_session:
-        assert args.session_id is not None  # (without one, the in-memory session above)
-        return session_ids.new_session_with_id(cwd, None, args.session_id, in_memory=True), "startup"
-    if args.fork:
-        found = find_session(args.fork, cwd, folder)
-        if found is None:
-            raise UsageError(f"--fork {args.fork}: no such session")
-        return fork_from(found.path, cwd, folder, session_id=args.session_id), "fork"
-    if args.session_id is not None:  # exactly that project-local session (pi 1.6)
-        path = session_ids.find_project_session(args.session_id, Path(folder))
-        if path is not None:
-            return Session.open(path, folder, cwd=cwd), "resume"
-        print(f"Warning: No project session found with id '{args.session_id}'; creating a new "
-              "session with that id.", file=sys.stderr)
-        return session_ids.new_session_with_id(cwd, Path(folder), args.session_id), "startup"
-    if args.session:
-        found = find_session(args.session, cwd, folder)
-        if found is None:
-            raise UsageError(f"--session {args.session}: no such session (give a file or an id prefix)")
-        if found.scope == "global":
-            return fork_from(found.path, cwd, folder), "fork"
-        return Session.open(found.path, folder, cwd=cwd), "resume"
-    return continue_recent(cwd, folder), "resume"  # --continue
+from pi_plugins.cli.app import App
+from pi_plugins.cli.run_args import RunArgs, UsageError
 
 
 def model_wish(args: RunArgs) -> dict:
     """What the flags ask of the model, as :mod:`pi_core.app.start_model` takes it."""
     return {"pattern": args.model, "provider": args.provider, "api_key": args.api_key, "offline": args.offline}
-
-
-def probed_endpoints(plugins, settings) -> list[str]:
-    """The endpoints the ``discover_models`` plugins tried, for those that say
-    (a module-level ``probed_endpoints(settings)``, as the built-in local_models has)."""
-    found: list[str] = []
-    for impl in plugins.impls("discover_models"):
-        describe = getattr(sys.modules.get(impl.function.__module__), "probed_endpoints", None)
-        if callable(describe):
-            try:
-                found += [e for e in describe(settings) if e not in found]
-            except Exception:  # a plugin's description is no reason to fail
-                pass
-    return found
 
 
 async def _trusted_plugins(args: RunArgs, cwd: str, home: Path, extension_paths: list[str],
@@ -255,7 +30,8 @@ async def _trusted_plugins(args: RunArgs, cwd: str, home: Path, extension_paths:
     lists would keep) load first and are asked; the rest follow in load order once it is
     decided."""
     from pi_core.app.discovery import load_plugins, load_project_plugins
-    from pi_core.app.settings import Settings, TrustQuestion, decide_trust, quiet_trust
+    from pi_core.app.settings import Settings, TrustQuestion, quiet_trust
+    from pi_plugins.trust import decide_trust
 
     untrusted = Settings.load(cwd, home, project_trusted=False)
     discover = not args.no_extensions
@@ -333,6 +109,7 @@ async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None,
     if args.api_key:
         registry.set_runtime_key(model.provider, args.api_key)
     from pi_core.session.reader import SessionError
+    from pi_plugins.cli.sessions import open_session, sessions_dir
 
     try:
         session, reason = open_session(args, cwd, sessions_dir(args, settings))
@@ -351,6 +128,7 @@ async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None,
     )
     from pi_core.app.assembly import ConfigurationError, assemble
     from pi_core.context import Context
+    from pi_plugins.cli.tool_selection import apply_tool_flags
 
     flags = await plugin_flags(args, plugins, Context(cwd=cwd, plugins=plugins, settings=settings,
                                                       agent_dir=home, options=options))
@@ -366,7 +144,7 @@ async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None,
     except ConfigurationError as exc:
         session.close()
         raise UsageError(str(exc)) from None
-    _apply_tool_flags(args, harness)
+    apply_tool_flags(args, harness)
     return App(args, harness, registry, plugins, notices=notices)
 
 
@@ -438,53 +216,3 @@ def scoped_models(patterns, registry) -> list:
                 seen.add(model.key)
                 chosen.append((model, level))
     return chosen
-
-
-def fork_from(source: str | os.PathLike, target_cwd: str | os.PathLike,
-              sessions_dir: str | os.PathLike | None = None, session_id: str | None = None):
-    """A new session of ``target_cwd`` holding every entry of ``source``; written at
-    once, as pi does (``--fork``, or resuming another project's session here).
-    ``session_id`` names the new session (``--fork X --session-id ID``)."""
-    from pi_core.session import Session, SessionError
-
-    source = Path(os.path.abspath(source))
-    with Session.open(source, read_only=True) as original:
-        if not original.on_disk:
-            raise SessionError(f"cannot fork {source}: the file holds no session")
-        entries = original.entries
-    if session_id is None:
-        forked = Session.create(target_cwd, sessions_dir, parent_session=str(source))
-    else:
-        from pi_plugins.cli.session_ids import new_session_with_id
-
-        forked = new_session_with_id(os.fspath(target_cwd), Path(sessions_dir) if sessions_dir else None,
-                                     session_id, parent_session=str(source))
-    forked.take_entries(entries)
-    return forked
-
-
-def _apply_tool_flags(args: RunArgs, harness) -> None:
-    """``--tools``, ``--exclude-tools``, ``--no-tools``, ``--no-builtin-tools``
-    (:mod:`pi_plugins.cli.tool_selection`)."""
-    from pi_plugins.cli.tool_selection import parse_tools, select, unknown_names
-
-    if args.tools is None and args.exclude_tools is None and not (args.no_tools or args.no_builtin_tools):
-        return
-    agent = harness.agent
-    tools = agent.tools or []
-    names = [t.name for t in tools]
-    selection = parse_tools(args.tools)
-    unknown = unknown_names(selection, names)
-    if unknown:
-        print(f"warning: --tools names unknown tools: {', '.join(unknown)}", file=sys.stderr)
-    default = [t.name for t in tools if t.default_active]
-    agent.set_active_tools(select(
-        names, default, tools=selection, exclude=args.exclude_tools,
-        no_tools=args.no_tools and selection is None, builtin={t.name for t in tools if _is_builtin(t)},
-        no_builtin_tools=args.no_builtin_tools))
-
-
-def _is_builtin(tool) -> bool:
-    """A tool of the built-in tools plugin (not one a plugin registered under the same name)."""
-    module = getattr(tool.function, "__module__", None) or type(tool).__module__
-    return module.startswith("pi_plugins.tools")

@@ -18,7 +18,8 @@ from pi_core import Plugins
 from pi_core.app.registry import ModelRegistry
 from pi_core.app.settings import Settings
 from pi_core.app.start_model import choose_model, wants_local_models
-from pi_plugins.cli.wiring import RunArgs, model_wish
+from pi_plugins.cli.run_args import RunArgs
+from pi_plugins.cli.wiring import model_wish
 from pi_plugins.providers import local
 from pi_plugins.providers.local import BUDGET_S, DEFAULT_CONTEXT, discover
 

@@ -307,7 +307,7 @@ def test_adding_a_hook_is_one_decorated_spec_plus_one_call():
 
 
 def test_pi_plugins_overrides_name_the_winner():
-    from pi_plugins.cli.main import collect_overrides
+    from pi_plugins.cli.plugins_command import collect_overrides
 
     plugins = Plugins()
     plugins.register(plugin("tools", register_tools=lambda self: [Tool(name="read")]))
@@ -319,7 +319,7 @@ def test_pi_plugins_overrides_name_the_winner():
 def test_pi_plugins_leaves_out_collect_hooks_that_need_a_run(tmp_path):
     """``pi plugins`` has no settings to hand ``discover_models`` (and must not probe
     local servers): it reports that hook's plugins without calling it, and no error."""
-    from pi_plugins.cli.main import collect_overrides
+    from pi_plugins.cli.plugins_command import collect_overrides
 
     calls = []
     plugins = Plugins()

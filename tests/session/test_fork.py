@@ -10,7 +10,7 @@ from pi_core.app.forks import clone, fork
 from pi_core.protocol.codec import to_json
 from pi_core.protocol.entries import LabelEntry
 from pi_core.session import Session, SessionError
-from pi_plugins.cli.wiring import fork_from
+from pi_plugins.cli.sessions import fork_from
 from support.sessions import assistant, copy_fixture, fixture, user
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 def parse_run_args(*flags: str):
     """``pi``'s flags as the :class:`pi_core.app.RunArgs` its command line makes of them."""
-    from pi_plugins.cli.wiring import RunArgs
+    from pi_plugins.cli.run_args import RunArgs
     from pi_plugins.cli.main import run_command
 
     params = run_command.make_context("pi", list(flags)).params
