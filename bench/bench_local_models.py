@@ -45,7 +45,7 @@ def one_shot(agent: Path, cwd: str, args: list[str], server) -> float:
     for _ in range(RUNS):
         server.push(Reply(text="ok"))
         start = time.perf_counter()
-        done = subprocess.run([sys.executable, "-m", "pi_core.app.cli", *args, "-p", "--no-session", "hi"],
+        done = subprocess.run([sys.executable, "-m", "pi_plugins.cli", *args, "-p", "--no-session", "hi"],
                               env=env, cwd=cwd, capture_output=True, text=True)
         times.append(time.perf_counter() - start)
         assert done.stdout.strip() == "ok", done.stderr

@@ -90,7 +90,7 @@ class ServeProcess:
                "PI_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
         self.process = subprocess.Popen(
             [sys.executable, *(["-m", "cProfile", "-o", profile] if profile else []),
-             "-m", "pi_core.app.cli", "serve", "--port", "0", "--token", TOKEN],
+             "-m", "pi_plugins.cli", "serve", "--port", "0", "--token", TOKEN],
             cwd=self.project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         line = self.process.stdout.readline()
         if not line.startswith("pi serve: "):

@@ -53,7 +53,7 @@ CONSOLE_SCRIPT = """#!{python}
 # -*- coding: utf-8 -*-
 import re
 import sys
-from pi_core.app.entry import main
+from pi_plugins.cli.entry import main
 if __name__ == '__main__':
     sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', sys.argv[0])
     sys.exit(main())

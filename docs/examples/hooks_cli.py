@@ -152,7 +152,7 @@ async def fire_by_hand() -> None:
 if __name__ == "__main__":
     asyncio.run(fire_by_hand())
     here = Path(__file__).parent
-    out = subprocess.run([sys.executable, "-m", "pi_core.app.cli", "--no-session",
+    out = subprocess.run([sys.executable, "-m", "pi_plugins.cli", "--no-session",
                           "-e", str(here / "hooks_cli.py"), "-e", str(here / "offline_model.py"),
                           "--model", "scripted/scripted-model", "--shout", "-p", "hi"],
                          capture_output=True, text=True)

@@ -12,7 +12,7 @@ from pathlib import Path
 HERE = Path(__file__).parent
 
 command = [
-    sys.executable, "-m", "pi_core.app.cli",  # the same as the `pi` script
+    sys.executable, "-m", "pi_plugins.cli",  # the same as the `pi` script
     "--mode", "json", "--no-session",
     "-e", str(HERE / "offline_model.py"), "--model", "scripted/scripted-model",
     "Say hello",

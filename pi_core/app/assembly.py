@@ -1,7 +1,8 @@
 """The one assembly: a :class:`pi_core.app.harness.Harness` from the parts a caller
 found (plugins, session, model), joined to the model registry, checked
-(``configuration_problems``) and started; ``pi``, the SDK, ``pi serve``, batch tasks and
-subagents all make theirs here, so each runs the same code.
+(``configuration_problems``) and started; ``pi`` (:func:`pi_plugins.cli.wiring.build_app`),
+the SDK, ``pi serve``, batch tasks and subagents all make theirs here, so each runs the
+same code.
 """
 
 from __future__ import annotations

@@ -1,12 +1,10 @@
 """Forks, as pi's SessionManager makes them: ``fork`` (``/fork``) and ``clone`` copy a
-branch of an open session, ``fork_from`` (``--fork``) a whole file into another project;
-each new session names its source as parent.
+branch of an open session; each new session names its source as parent. (``--fork``, a
+whole file into another project, is the command line's:
+:func:`pi_plugins.cli.sessions.fork_from`.)
 """
 
 from __future__ import annotations
-
-import os
-from pathlib import Path
 
 import attrs
 
@@ -52,26 +50,6 @@ def fork(session: Session, leaf_id: str | None) -> Session:
 def clone(session: Session) -> Session:
     """``/clone``: a new session holding the current branch (root to leaf)."""
     return fork(session, session.leaf_id)
-
-
-def fork_from(source: str | os.PathLike, target_cwd: str | os.PathLike,
-              sessions_dir: str | os.PathLike | None = None, session_id: str | None = None) -> Session:
-    """A new session of ``target_cwd`` holding every entry of ``source``; written at
-    once, as pi does. ``session_id`` names the new session (``--fork X --session-id ID``)."""
-    source = Path(os.path.abspath(source))
-    with Session.open(source, read_only=True) as original:
-        if not original.on_disk:
-            raise SessionError(f"cannot fork {source}: the file holds no session")
-        entries = original.entries
-    if session_id is None:
-        forked = Session.create(target_cwd, sessions_dir, parent_session=str(source))
-    else:
-        from pi_core.app.session_ids import new_session_with_id
-
-        forked = new_session_with_id(os.fspath(target_cwd), Path(sessions_dir) if sessions_dir else None,
-                                     session_id, parent_session=str(source))
-    forked.take_entries(entries)
-    return forked
 
 
 def _unique_id(taken: set[str]) -> str:

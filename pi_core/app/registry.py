@@ -11,7 +11,7 @@ import inspect
 import os
 import re
 import weakref
-from collections.abc import Coroutine, Iterable, Mapping, Set
+from collections.abc import Coroutine, Iterable, Mapping
 from pathlib import Path
 from typing import Any, cast
 
@@ -465,40 +465,3 @@ def _fuzzy(query: str, text: str) -> float | None:
     if at < len(query):
         return None
     return score - 100 if query == text else score
-
-
-def _tokens(count: int) -> str:
-    for size, unit in ((1_000_000, "M"), (1_000, "K")):
-        if count >= size:
-            value = count / size
-            return f"{value:g}{unit}" if value == int(value) else f"{value:.1f}{unit}"
-    return str(count)
-
-
-#: ASCII as the Unicode root collation orders it (what Node's ``localeCompare`` uses):
-#: spaces, punctuation and symbols before digits before letters, letters without case.
-_COLLATION = " _-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$0123456789abcdefghijklmnopqrstuvwxyz"
-_RANK = {c: i for i, c in enumerate(_COLLATION)}
-
-
-def collation_key(text: str) -> tuple:
-    """A sort key that orders ASCII text as pi's ``localeCompare`` does: by character
-    without case first, then lower case before upper case (``~anthropic/…`` before
-    ``anthropic/…``, ``deepseek-ai/…`` after ``XiaomiMiMo/…``)."""
-    primary = tuple(_RANK.get(c.lower(), len(_COLLATION) + ord(c)) for c in text)
-    return primary, tuple(c.isupper() for c in text)
-
-
-def model_table(models: Iterable[Model], local: Set[str] = frozenset()) -> str:
-    """The ``--list-models`` table: provider, model, context, max-out, thinking, images;
-    models found on local servers (keys in ``local``) add a column that marks them."""
-    models = list(models)
-    marked = any(m.key in local for m in models)
-    header = ("provider", "model", "context", "max-out", "thinking", "images") + (("source",) if marked else ())
-    rows = [(m.provider, m.id, _tokens(m.context_window), _tokens(m.max_tokens),
-             "yes" if m.reasoning else "no", "yes" if m.accepts_images else "no")
-            + ((("local" if m.key in local else ""),) if marked else ()) for m in models]
-    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
-    # every cell padded to its column's width, the last one too (pi's lines end in spaces)
-    return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
-                     for row in [header, *rows])

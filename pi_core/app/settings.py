@@ -12,8 +12,8 @@ carries the decision to the resource loaders (:func:`project_allowed`).
 
 Who decides is a plugin's business (the built-in ``trust``, :mod:`pi_plugins.trust`):
 the shell asks the ``decide_project_trust`` hook (:func:`quiet_trust` before any plugin is
-loaded, :func:`decide_trust` once they are) and fails closed: no answer, or an answer
-from a plugin that raised, is "untrusted".
+loaded, :func:`pi_plugins.trust.decide_trust` once they are) and fails closed: no answer,
+or an answer from a plugin that raised, is "untrusted" (:func:`trust_answer`).
 """
 
 from __future__ import annotations
@@ -196,7 +196,7 @@ class Untrusted:
 TRUST_PLUGIN = "trust"
 
 
-def _answer(answer: Any) -> Any:
+def trust_answer(answer: Any) -> Any:
     """A ``decide_project_trust`` answer, or :class:`Untrusted` where there is none: no
     plugin answered, the answer has no boolean ``trusted``, or the handler raised (its
     :class:`pi_core.plugins.GuardFailure` blocks)."""
@@ -234,7 +234,7 @@ def quiet_trust(cwd: str | Path, agent_dir: str | Path, global_settings: dict | 
     if not plugins.has("decide_project_trust"):
         return Untrusted()
     question = TrustQuestion(cwd, agent_dir, approve=approve, global_settings=data, chat=chat)
-    return _answer(_without_waiting(plugins.call("decide_project_trust", event=question, ctx=None)))
+    return trust_answer(_without_waiting(plugins.call("decide_project_trust", event=question, ctx=None)))
 
 
 def _without_waiting(coroutine: Any) -> Any:
@@ -247,14 +247,6 @@ def _without_waiting(coroutine: Any) -> Any:
         return done.value
     coroutine.close()
     return None
-
-
-
-async def decide_trust(plugins: Any, question: TrustQuestion, ctx: Any) -> Any:
-    """The decision of the plugins loaded so far (``decide_project_trust``), failing closed."""
-    if plugins is None or not plugins.has("decide_project_trust"):
-        return Untrusted()
-    return _answer(await plugins.call("decide_project_trust", event=question, ctx=ctx))
 
 
 def project_allowed(settings: Any, cwd: str | Path | None = None,

@@ -18,7 +18,7 @@ from attrs import define
 @define
 class Mode:
     """An output mode (``register_modes``): ``run(app)`` returns the process exit code;
-    ``app`` is the shell's :class:`pi_core.app.wiring.App`."""
+    ``app`` is the command line's :class:`pi_plugins.cli.app.App`."""
 
     name: str
     run: Callable[[Any], Awaitable[int]]

@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from pi_core import __version__, hookimpl
-from pi_core.app.wiring import UsageError
 from pi_core.protocol.messages import ImageContent
 from pi_plugins.acp.ui import AcpUI
 from pi_plugins.acp.updates import UpdateWriter, kind_of
+from pi_plugins.cli.run_args import UsageError
 
 log = logging.getLogger("pi.acp")
 
@@ -294,8 +294,8 @@ class PiAcpAgent:
     def _sessions_dir(self) -> Path:
         """``--session-dir`` / ``PI_CODING_AGENT_SESSION_DIR`` / ``sessionDir`` when
         given, else the current folder's own sessions folder."""
-        from pi_core.app.wiring import sessions_dir
         from pi_core.session.locations import session_dir_for
+        from pi_plugins.cli.sessions import sessions_dir
 
         chosen = sessions_dir(self.app.args, self.harness.ctx.settings)
         return chosen if chosen is not None else session_dir_for(self.harness.ctx.cwd)

@@ -320,8 +320,9 @@ class BatchEnvironment:
     def session_folder(self, cwd: str, settings) -> Path:
         """``sessions_dir`` when given, else ``PI_CODING_AGENT_SESSION_DIR`` or the
         ``sessionDir`` setting, else the project's folder under the agent dir."""
-        from pi_core.app.wiring import RunArgs, sessions_dir
         from pi_core.session.locations import session_dir_for
+        from pi_plugins.cli.run_args import RunArgs
+        from pi_plugins.cli.sessions import sessions_dir
 
         chosen = self.sessions_dir or sessions_dir(RunArgs(), settings)
         return Path(chosen) if chosen is not None else session_dir_for(cwd, self.agent_dir / "sessions")

@@ -27,9 +27,9 @@ import signal
 import sys
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from pi_core.app.wiring import UsageError
 from pi_core.loop import AgentBusyError
 from pi_core.protocol.model import is_unknown
+from pi_plugins.cli.run_args import UsageError
 from pi_plugins.interactive import appearance, markdown
 from pi_plugins.interactive import commands as builtin
 from pi_plugins.interactive.blocks import Block, TextBlock, ToolBlock, View, blocks_for_messages

@@ -200,8 +200,9 @@ class SessionHost:
         """``approve``: ``-a`` (True) / ``-na`` (False), project trust for every session's
         folder; None: each folder's saved decision (a server cannot ask)."""
         from pi_core.app.settings import Settings
-        from pi_core.app.wiring import RunArgs, sessions_dir
         from pi_plugins.batch.runner import BatchEnvironment
+        from pi_plugins.cli.run_args import RunArgs
+        from pi_plugins.cli.sessions import sessions_dir
 
         cwd = cwd or os.getcwd()
         env = await BatchEnvironment.load(cwd=cwd, approve=approve)
@@ -304,11 +305,13 @@ class SessionHost:
 
     async def _app(self, session, cwd: str, model_pattern: str | None):
         """A started harness on ``session`` with what ``pi`` gives it, as the RPC mode's
-        :class:`pi_core.app.wiring.App`."""
+        :class:`pi_plugins.cli.app.App`."""
         from pi_core.app.assembly import assemble
-        from pi_core.app.wiring import App, RunArgs, scoped_models
         from pi_core.protocol.options import ResourceOptions
         from pi_plugins.batch.runner import BatchError
+        from pi_plugins.cli.app import App
+        from pi_plugins.cli.run_args import RunArgs
+        from pi_plugins.cli.wiring import scoped_models
 
         env = self.env
         settings = env.settings_for(cwd)

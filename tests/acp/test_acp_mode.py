@@ -51,7 +51,7 @@ def home_for(tmp_path, server, **kwargs) -> PiHome:
 
 
 def pi_acp(home: PiHome, *flags: str):
-    command = [sys.executable, "-m", "pi_core.app.cli", "--mode", "acp", "-e", str(home.cwd / "asking.py"), *flags]
+    command = [sys.executable, "-m", "pi_plugins.cli", "--mode", "acp", "-e", str(home.cwd / "asking.py"), *flags]
     return AcpClient.spawn(command, env=home.env, cwd=str(home.cwd))
 
 
@@ -223,7 +223,7 @@ def test_pi_permissions_asks_in_the_editor(tmp_path, server):
     env = {**home.env, "PYTHONPATH": str(source)}
 
     async def run() -> tuple:
-        command = [sys.executable, "-m", "pi_core.app.cli", "--mode", "acp", "--model", "local/test-model",
+        command = [sys.executable, "-m", "pi_plugins.cli", "--mode", "acp", "--model", "local/test-model",
                    "-e", str(source / "pi_permissions")]
         async with AcpClient.spawn(command, env=env, cwd=str(home.cwd)) as client:
             await client.conn.initialize(protocol_version=1)

@@ -14,7 +14,8 @@ import pytest
 
 from pi_core.app.default_models import DEFAULT_MODEL_PER_PROVIDER
 from pi_core.app.start_model import choose_model
-from pi_core.app.wiring import RunArgs, UsageError, build_app
+from pi_plugins.cli.run_args import RunArgs, UsageError
+from pi_plugins.cli.wiring import build_app
 from pi_core.protocol.model import is_unknown
 from pi_core.testing.ui import RecordingUI
 from pi_plugins.signin import chat

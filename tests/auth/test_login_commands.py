@@ -92,7 +92,7 @@ class NoRedirect(urllib.request.HTTPRedirectHandler):
 def pi_auth(tmp_path, *args, input=None, env=None):
     environment = {"PATH": os.environ["PATH"], "HOME": str(tmp_path / "home"),
                    "PI_CODING_AGENT_DIR": str(tmp_path / "agent"), **(env or {})}
-    return subprocess.run([sys.executable, "-m", "pi_core.app.cli", "auth", *args], input=input,
+    return subprocess.run([sys.executable, "-m", "pi_plugins.cli", "auth", *args], input=input,
                           capture_output=True, text=True, env=environment, timeout=60)
 
 
@@ -113,7 +113,7 @@ def test_pi_auth_login_stores_a_key_and_logout_is_safe_to_repeat(tmp_path):
 def test_pi_auth_login_signs_in_to_chatgpt_with_the_redirect_url_pasted(tmp_path, callback_ports):
     with SignInServer() as server:
         process = subprocess.Popen(
-            [sys.executable, "-m", "pi_core.app.cli", "auth", "login", "openai-codex", "--no-browser"],
+            [sys.executable, "-m", "pi_plugins.cli", "auth", "login", "openai-codex", "--no-browser"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
             env={"PATH": os.environ["PATH"], "HOME": str(tmp_path / "home"),
                  "PI_CODING_AGENT_DIR": str(tmp_path / "agent"),

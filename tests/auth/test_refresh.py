@@ -111,7 +111,7 @@ def pi_home(tmp_path, llm_server):
 def start_pi(runner: PiRunner, origins: str) -> subprocess.Popen:
     env = {**runner.env, "PI_PROVIDER_ORIGINS": origins}
     import sys
-    return subprocess.Popen([sys.executable, "-m", "pi_core.app.cli", "--model", MODEL, "--no-session",
+    return subprocess.Popen([sys.executable, "-m", "pi_plugins.cli", "--model", MODEL, "--no-session",
                              "-p", "Hi"], cwd=runner.cwd, env=env, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 

@@ -54,7 +54,7 @@ def test_pis_sign_in_is_used_and_refreshed_here(tmp_path, llm_server, callback_p
         theirs = expire(agent / "auth.json")
         assert list(theirs) == ["type", "refresh", "access", "expires"]
         llm_server.push(Reply(text="Signed in by pi."))
-        ours = subprocess.run([sys.executable, "-m", "pi_core.app.cli", "--model", MODEL, "--no-session", "-p", "Hi"],
+        ours = subprocess.run([sys.executable, "-m", "pi_plugins.cli", "--model", MODEL, "--no-session", "-p", "Hi"],
                               env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
         assert ours.returncode == 0, ours.stderr
         assert ours.stdout.strip() == "Signed in by pi."
@@ -130,7 +130,7 @@ def test_pi_harness_waits_for_pis_refresh_and_uses_its_token(tmp_path, llm_serve
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         pi = start([node_for("pi"), "--import", str(NODE / "provider_origins.mjs"), str(package / "dist" / "cli.js")])
         assert server.refresh_arrived.wait(60), pi.communicate(timeout=5)
-        ours = start([sys.executable, "-m", "pi_core.app.cli"])
+        ours = start([sys.executable, "-m", "pi_plugins.cli"])
         outputs = [run.communicate(timeout=90) for run in (pi, ours)]
         assert [pi.returncode, ours.returncode] == [0, 0], outputs
         assert [out.strip() for out, _ in outputs] == ["answer", "answer"]

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.process
 def pi_batch(tmp_path, home, *args):
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path / "home"),
            "PI_CODING_AGENT_DIR": str(home), "PYTHONUNBUFFERED": "1"}
-    return subprocess.run([sys.executable, "-m", "pi_core.app.cli", "batch", *args], cwd=tmp_path / "project",
+    return subprocess.run([sys.executable, "-m", "pi_plugins.cli", "batch", *args], cwd=tmp_path / "project",
                           env=env, capture_output=True, text=True, timeout=120)
 
 
@@ -108,7 +108,7 @@ def test_pi_batch_draws_a_progress_bar_on_a_terminal_stderr(tmp_path, server, ho
            "PI_CODING_AGENT_DIR": str(home)}
     master, slave = pty.openpty()
     process = subprocess.Popen(
-        [sys.executable, "-m", "pi_core.app.cli", "batch", str(tmp_path / "tasks.jsonl"), "--out",
+        [sys.executable, "-m", "pi_plugins.cli", "batch", str(tmp_path / "tasks.jsonl"), "--out",
          str(tmp_path / "r.jsonl")], cwd=tmp_path / "project", env=env, stdout=subprocess.PIPE,
         stderr=slave, stdin=subprocess.DEVNULL)
     os.close(slave)
@@ -152,7 +152,7 @@ def test_interrupting_pi_batch_keeps_finished_results_and_a_rerun_does_the_rest(
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path / "home"),
            "PI_CODING_AGENT_DIR": str(home)}
     process = subprocess.Popen(
-        [sys.executable, "-m", "pi_core.app.cli", "batch", str(tmp_path / "tasks.jsonl"), "--out", str(out),
+        [sys.executable, "-m", "pi_plugins.cli", "batch", str(tmp_path / "tasks.jsonl"), "--out", str(out),
          "--concurrency", "4"], cwd=tmp_path / "project", env=env, stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True)
     try:

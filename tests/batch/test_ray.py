@@ -70,7 +70,7 @@ def test_pi_batch_on_ray_starts_a_local_ray_and_leaves_nothing_running(tmp_path,
            "PI_CODING_AGENT_DIR": str(home), "RAY_TMPDIR": ray_tmp}
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "pi_core.app.cli", "batch", str(tmp_path / "tasks.jsonl"), "--out",
+            [sys.executable, "-m", "pi_plugins.cli", "batch", str(tmp_path / "tasks.jsonl"), "--out",
              str(tmp_path / "r.jsonl"), "--executor", "ray", "--concurrency", "2", "--mode", "json"],
             cwd=tmp_path / "project", env=env, capture_output=True, text=True, timeout=180)
         assert done.returncode == 0, done.stderr
@@ -114,7 +114,7 @@ def test_a_local_ray_from_pi_batch_listens_on_loopback_only(tmp_path, server, ho
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path / "home"),
            "PI_CODING_AGENT_DIR": str(home), "RAY_TMPDIR": ray_tmp}
     batch = subprocess.Popen(
-        [sys.executable, "-m", "pi_core.app.cli", "batch", str(tmp_path / "tasks.jsonl"), "--out",
+        [sys.executable, "-m", "pi_plugins.cli", "batch", str(tmp_path / "tasks.jsonl"), "--out",
          str(tmp_path / "r.jsonl"), "--executor", "ray", "--concurrency", "1"],
         cwd=tmp_path / "project", env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:

@@ -28,7 +28,7 @@ def run_pi(pi, server, monkeypatch, capsys):
         (pi.agent_dir / "models.json").write_text(json.dumps(server.models_json("local", models=list(models))))
 
     def run(*flags):
-        from pi_core.app.cli import _run
+        from pi_plugins.cli.main import _run
 
         capsys.readouterr()
         stdout = io.StringIO()

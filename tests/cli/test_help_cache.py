@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-import pi_core.app.entry as entry
+import pi_plugins.cli.entry as entry
 from pi_core import __version__
 
-PROBE = ("import sys; sys.argv = ['pi'] + sys.argv[1:]; from pi_core.app.entry import main; "
+PROBE = ("import sys; sys.argv = ['pi'] + sys.argv[1:]; from pi_plugins.cli.entry import main; "
          "code = main(); print('click' in sys.modules, file=sys.stderr); sys.exit(code)")
 
 
@@ -25,7 +25,7 @@ def run(cache: Path, *args: str, columns: str = "100") -> subprocess.CompletedPr
 
 def click_help(*args: str, columns: str = "100") -> str:
     env = {**os.environ, "COLUMNS": columns}
-    done = subprocess.run([sys.executable, "-m", "pi_core.app.cli", *args], env=env,
+    done = subprocess.run([sys.executable, "-m", "pi_plugins.cli", *args], env=env,
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     return done.stdout
@@ -56,9 +56,9 @@ def test_another_width_or_a_changed_cli_is_not_answered_from_the_cache(tmp_path,
     assert key is not None
     real_stat = os.stat
 
-    def touched(path, *a, **k):  # cli.py edited: its size and time change
+    def touched(path, *a, **k):  # the click commands (main.py) edited: their size and time change
         result = real_stat(path, *a, **k)
-        if str(path).endswith("cli.py"):
+        if str(path).endswith("main.py"):
             return os.stat_result((*result[:6], result[6] + 1, *result[7:]))
         return result
 
@@ -114,7 +114,7 @@ def test_a_package_installed_or_removed_changes_the_cached_help(tmp_path):
 def test_built_in_switches_load_no_plugin_for_the_help(tmp_path, monkeypatch):
     """``-builtin:NAME`` in settings and ``-e builtin:NAME`` name no plugin that could
     add a flag, so ``pi --help`` stays without plugins."""
-    from pi_core.app.help_flags import extension_args, plugin_files
+    from pi_plugins.cli.help_flags import extension_args, plugin_files
 
     agent = tmp_path / "agent"
     agent.mkdir()

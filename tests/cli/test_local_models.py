@@ -18,7 +18,8 @@ from pi_core import Plugins
 from pi_core.app.registry import ModelRegistry
 from pi_core.app.settings import Settings
 from pi_core.app.start_model import choose_model, wants_local_models
-from pi_core.app.wiring import RunArgs, model_wish
+from pi_plugins.cli.run_args import RunArgs
+from pi_plugins.cli.wiring import model_wish
 from pi_plugins.providers import local
 from pi_plugins.providers.local import BUDGET_S, DEFAULT_CONTEXT, discover
 
@@ -89,7 +90,7 @@ def test_rpc_lists_the_found_models_in_get_available_models(tmp_path):
     with LocalServer("ollama", ["qwen2.5-coder:0.5b", "llama3.2:1b"]) as ollama, \
             LocalServer("vllm", ["Qwen/Qwen2.5-0.5B"]) as vllm:
         home = Home(tmp_path, [ollama.url, vllm.url])
-        process = subprocess.Popen([sys.executable, "-m", "pi_core.app.cli", "--mode", "rpc", "--no-session"],
+        process = subprocess.Popen([sys.executable, "-m", "pi_plugins.cli", "--mode", "rpc", "--no-session"],
                                    cwd=home.cwd, env=home.env, stdin=subprocess.PIPE,
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         client = RpcClient(process)

@@ -243,7 +243,7 @@ def test_usage_a_server_does_not_report_is_estimated_and_marked_so(tmp_path):
     with llama_cpp_python() as server:
         server.default = Reply(text="an answer of a few words", send_usage=False)
         home = Home(tmp_path, [server.url])
-        process = subprocess.Popen([sys.executable, "-m", "pi_core.app.cli", "--mode", "rpc", "--no-session"],
+        process = subprocess.Popen([sys.executable, "-m", "pi_plugins.cli", "--mode", "rpc", "--no-session"],
                                    cwd=home.cwd, env=home.env, stdin=subprocess.PIPE,
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         client = RpcClient(process)
@@ -290,7 +290,7 @@ def test_compaction_counts_the_estimate_of_a_server_that_reports_no_usage(tmp_pa
     with llama_cpp_python() as server:
         server.default = Reply(text="## Goal\nA summary.", send_usage=False)
         home = Home(tmp_path, [server.url], {"compaction": {"keepRecentTokens": 10}})
-        process = subprocess.Popen([sys.executable, "-m", "pi_core.app.cli", "--mode", "rpc", "--no-session",
+        process = subprocess.Popen([sys.executable, "-m", "pi_plugins.cli", "--mode", "rpc", "--no-session",
                                     "--system-prompt", text], cwd=home.cwd, env=home.env, stdin=subprocess.PIPE,
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         client = RpcClient(process)

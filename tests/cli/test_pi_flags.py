@@ -80,7 +80,7 @@ def test_no_builtin_tools_keeps_plugin_tools_only(pi, server):
 def test_a_missing_key_is_said_before_any_request(pi):
     env = {k: v for k, v in pi.env.items() if not k.endswith("_API_KEY")}
     started = time.monotonic()
-    out = subprocess.run([sys.executable, "-m", "pi_core.app.cli", "--model", "openai/gpt-4o-mini", "-p", "hi"],
+    out = subprocess.run([sys.executable, "-m", "pi_plugins.cli", "--model", "openai/gpt-4o-mini", "-p", "hi"],
                          cwd=pi.cwd, env=env, capture_output=True, text=True, timeout=60)
     assert out.returncode == 1
     assert "No API key found for openai" in out.stderr and "OPENAI_API_KEY" in out.stderr

@@ -207,7 +207,7 @@ def test_a_plugin_file_that_fails_to_import_is_reported_and_others_load(tmp_path
 def test_a_third_party_wheel_installed_into_a_venv_is_discovered_through_its_entry_point(tmp_path, sample_venv):
     python = sample_venv  # pi-zeta and pi-alpha 1.2.3 (given in that order) are installed there
     out = subprocess.run(
-        [python, "-m", "pi_core.app.cli", "plugins", "--json"], cwd=tmp_path, capture_output=True,
+        [python, "-m", "pi_plugins.cli", "plugins", "--json"], cwd=tmp_path, capture_output=True,
         text=True, env={"PI_CODING_AGENT_DIR": str(tmp_path / "agent"), "PATH": "/usr/bin:/bin"},
     )
     assert out.returncode == 0, out.stderr
@@ -238,7 +238,7 @@ def test_a_third_party_wheel_installed_into_a_venv_is_discovered_through_its_ent
 def test_pi_plugins_lists_builtins_with_their_hooks_and_a_cli_plugin(tmp_path):
     extra = write_plugin(tmp_path / "mine.py", "@hookimpl\ndef turn_end(event): pass\n")
     out = subprocess.run(
-        [sys.executable, "-m", "pi_core.app.cli", "plugins", "-e", str(extra)], cwd=tmp_path,
+        [sys.executable, "-m", "pi_plugins.cli", "plugins", "-e", str(extra)], cwd=tmp_path,
         capture_output=True, text=True, env={"PI_CODING_AGENT_DIR": str(tmp_path / "agent"),
                                              "PATH": "/usr/bin:/bin"},
     )
@@ -307,7 +307,7 @@ def test_adding_a_hook_is_one_decorated_spec_plus_one_call():
 
 
 def test_pi_plugins_overrides_name_the_winner():
-    from pi_core.app.cli import collect_overrides
+    from pi_plugins.cli.plugins_command import collect_overrides
 
     plugins = Plugins()
     plugins.register(plugin("tools", register_tools=lambda self: [Tool(name="read")]))
@@ -319,7 +319,7 @@ def test_pi_plugins_overrides_name_the_winner():
 def test_pi_plugins_leaves_out_collect_hooks_that_need_a_run(tmp_path):
     """``pi plugins`` has no settings to hand ``discover_models`` (and must not probe
     local servers): it reports that hook's plugins without calling it, and no error."""
-    from pi_core.app.cli import collect_overrides
+    from pi_plugins.cli.plugins_command import collect_overrides
 
     calls = []
     plugins = Plugins()

@@ -136,7 +136,7 @@ def test_every_hook_has_an_example():
 def _help(*subcommand: str) -> str:
     from click.testing import CliRunner
 
-    from pi_core.app.cli import main
+    from pi_plugins.cli.main import main
 
     out = CliRunner().invoke(main, [*subcommand, "--help"], terminal_width=200)
     assert out.exit_code == 0, out.output
@@ -183,7 +183,7 @@ def test_the_readme_main_command_runs_a_tool_with_no_key_and_no_network(tmp_path
     args = [str(ROOT / a) if a.startswith("docs/") else a for a in args]
     (tmp_path / "notes.txt").write_text("x")
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "PI_CODING_AGENT_DIR": str(tmp_path / "agent")}
-    done = subprocess.run([sys.executable, "-m", "pi_core.app.cli", *args], cwd=tmp_path, env=env,
+    done = subprocess.run([sys.executable, "-m", "pi_plugins.cli", *args], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[0] == "This folder holds:"

@@ -10,7 +10,7 @@ from support.wheels import make_venv, tool_wheel
 
 class PluginEnv:
     """A venv that sees this environment's packages (a fresh one, or ``python``'s), a home
-    with an agent dir and a project folder; runs ``pi`` (``python -m pi_core.app.cli``) there."""
+    with an agent dir and a project folder; runs ``pi`` (``python -m pi_plugins.cli``) there."""
 
     def __init__(self, base: Path, python: Path | None = None):
         self.base = base
@@ -24,7 +24,7 @@ class PluginEnv:
                     "PI_CODING_AGENT_DIR": str(self.agent_dir), "PIP_NO_INDEX": "1"}
 
     def pi(self, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-        return subprocess.run([self.python, "-m", "pi_core.app.cli", *args], cwd=cwd or self.cwd,
+        return subprocess.run([self.python, "-m", "pi_plugins.cli", *args], cwd=cwd or self.cwd,
                               env=self.env, capture_output=True, text=True, timeout=120)
 
     def python_run(self, code: str) -> subprocess.CompletedProcess:

@@ -118,7 +118,7 @@ def test_an_unknown_built_in_is_reported(tmp_path):
 @pytest.mark.process
 def test_pi_plugins_shows_the_dropped_built_in_and_why(tmp_path):
     home(tmp_path, user=["-builtin:compaction"])
-    run = subprocess.run([sys.executable, "-m", "pi_core.app.cli", "plugins"], cwd=tmp_path / "project",
+    run = subprocess.run([sys.executable, "-m", "pi_plugins.cli", "plugins"], cwd=tmp_path / "project",
                          capture_output=True, text=True, timeout=60,
                          env={"PI_CODING_AGENT_DIR": str(tmp_path / "agent"), "PATH": "/usr/bin:/bin",
                               "HOME": str(tmp_path / "home")})

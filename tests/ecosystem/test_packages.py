@@ -157,7 +157,7 @@ def test_a_package_outside_the_environment_is_left_alone_and_reported(plugin_env
     inner_site = subprocess.run([inner, "-c", "import site; print(site.getsitepackages()[0])"],
                                 capture_output=True, text=True, check=True).stdout.strip()
     (Path(inner_site) / "zz_outer.pth").write_text(outer_site + "\n")
-    out = subprocess.run([inner, "-m", "pi_core.app.cli", "remove", "pi-outer"], cwd=plugin_env.cwd,
+    out = subprocess.run([inner, "-m", "pi_plugins.cli", "remove", "pi-outer"], cwd=plugin_env.cwd,
                          env=plugin_env.env, capture_output=True, text=True)
     assert out.returncode == 1
     assert "pi-outer is still installed" in out.stderr and "outside the environment" in out.stderr

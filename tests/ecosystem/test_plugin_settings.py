@@ -139,7 +139,7 @@ def test_unmatched_names_are_found_for_warnings():
 
 
 def pi(tmp_path, *args):
-    return subprocess.run([sys.executable, "-m", "pi_core.app.cli", *args], cwd=tmp_path / "project",
+    return subprocess.run([sys.executable, "-m", "pi_plugins.cli", *args], cwd=tmp_path / "project",
                           capture_output=True, text=True, timeout=60,
                           env={"PI_CODING_AGENT_DIR": str(tmp_path / "agent"), "PATH": "/usr/bin:/bin",
                                "HOME": str(tmp_path / "home")})

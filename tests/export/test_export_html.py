@@ -52,7 +52,7 @@ def read_jsonl(path: Path) -> list[dict]:
 
 
 def run_pi_export(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pi_core.app.cli", "--export", *args], cwd=cwd,
+    return subprocess.run([sys.executable, "-m", "pi_plugins.cli", "--export", *args], cwd=cwd,
                           capture_output=True, text=True, timeout=60,
                           env={**os.environ, "HOME": str(cwd)})
 

@@ -102,7 +102,7 @@ class PiScreen(PiScreenHelpers):
             self._started.set()
 
     async def _serve(self, args) -> int:
-        from pi_core.app.wiring import build_app
+        from pi_plugins.cli.wiring import build_app
         from pi_plugins.interactive.app import InteractiveApp
 
         app = await build_app(args, chat=True)  # the chat, as the terminal runs it
@@ -188,7 +188,7 @@ def pi_tui(tmp_path, server):
               files: dict[str, str] | None = None, agent_files: dict[str, str] | None = None,
               width: int = 100, height: int = 40, ready: str = "(auto)",
               env: dict[str, str] | None = None) -> PiTerminal:
-        argv = [sys.executable, "-m", "pi_core.app.cli", *place.flags(args, settings, plugin, files, agent_files)]
+        argv = [sys.executable, "-m", "pi_plugins.cli", *place.flags(args, settings, plugin, files, agent_files)]
         term = PiTerminal(tmp_path, argv, env={**place.env, **(env or {})}, cwd=place.cwd, width=width,
                           height=height)
         place.paths_of(term)

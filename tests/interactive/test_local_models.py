@@ -23,7 +23,7 @@ def test_model_selector_lists_the_models_found_on_a_local_server(tmp_path):
                "PI_CODING_AGENT_DIR": str(agent_dir), "TERM": "xterm-256color", "LANG": "C.UTF-8",
                "SHELL": "/bin/sh", "PYTHONUNBUFFERED": "1"}
         ollama.push(Reply(text="Answered by llama."))
-        with Terminal(tmp_path, [sys.executable, "-m", "pi_core.app.cli"], env=env, cwd=cwd,
+        with Terminal(tmp_path, [sys.executable, "-m", "pi_plugins.cli"], env=env, cwd=cwd,
                       width=100, height=40) as term:
             term.wait_for("(auto)", timeout=20)
             term.type("/model")

@@ -27,7 +27,7 @@ class AuthorEnv:
                     "PYTHONUNBUFFERED": "1"}
 
     def command(self, *args: str, model: bool = True) -> list:
-        return [str(self.python), "-m", "pi_core.app.cli", *(["--model", MODEL] if model else []), *args]
+        return [str(self.python), "-m", "pi_plugins.cli", *(["--model", MODEL] if model else []), *args]
 
     def pi(self, *args: str, model: bool = True, input: str | None = None) -> subprocess.CompletedProcess:
         return subprocess.run(self.command(*args, model=model), cwd=self.cwd, env=self.env, input=input,

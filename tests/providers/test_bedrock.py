@@ -117,7 +117,7 @@ def test_pi_p_signs_a_bedrock_request_with_the_aws_keys_alone(tmp_path, llm_serv
            "AWS_ACCESS_KEY_ID": "AKIDPROCESS", "AWS_SECRET_ACCESS_KEY": "s", "AWS_REGION": "us-west-2",
            "AWS_EC2_METADATA_DISABLED": "true", "AWS_CONFIG_FILE": "/nonexistent", "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent"}
     llm_server.push(Reply(text="From Bedrock."))
-    done = subprocess.run([sys.executable, "-m", "pi_core.app.cli", "--model",
+    done = subprocess.run([sys.executable, "-m", "pi_plugins.cli", "--model",
                            "amazon-bedrock/us.anthropic.claude-sonnet-4-5-20250929-v1:0", "--no-session", "-p", "Hi"],
                           env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr

@@ -301,7 +301,7 @@ def test_ours_speaks_to_the_socket_as_the_real_pi_on_node_22_does(tmp_path, llm_
         env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path / who / "home"), "PI_OFFLINE": "1",
                "PI_CODING_AGENT_DIR": str(agent)}
         command = ([node22, str(Path(package) / "dist" / "cli.js")] if who == "pi"
-                   else [sys.executable, "-m", "pi_core.app.cli"])
+                   else [sys.executable, "-m", "pi_plugins.cli"])
         before = len(llm_server.requests)
         llm_server.push(Reply(thinking="hm", text="first"), Reply(text="second"))
         process = subprocess.Popen([*command, "--model", "openai-codex/gpt-5.1", "--thinking", "low",

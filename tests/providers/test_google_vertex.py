@@ -156,7 +156,7 @@ def test_with_gclouds_credentials_file_both_programs_list_the_vertex_models(tmp_
            "GOOGLE_CLOUD_LOCATION": "us-central1"}
     listed = {}
     for who, command in (("pi", [node_for("pi"), str(Path(package) / "dist" / "cli.js")]),
-                         ("ours", [sys.executable, "-m", "pi_core.app.cli"])):
+                         ("ours", [sys.executable, "-m", "pi_plugins.cli"])):
         with open(tmp_path / f"{who}.txt", "w") as out:  # pi 0.73.1 writes it to stderr (stdin is no terminal)
             done = subprocess.run([*command, "--list-models", "google-vertex"], env=env, cwd=tmp_path,
                                   stdout=out, stderr=out, timeout=60)

@@ -11,7 +11,8 @@ from support.provider_streams import collect, run
 
 from pi_core.app.auth import AuthStorage
 from pi_core.app.discovery import load_plugins
-from pi_core.app.registry import ModelNotFoundError, ModelRegistry, model_table
+from pi_core.app.registry import ModelNotFoundError, ModelRegistry
+from pi_plugins.cli.list_models import model_table
 from pi_core.protocol.messages import TextContent, UserMessage
 from pi_core.protocol.model import Model
 from pi_core.protocol.provider import LlmContext, StreamOptions

@@ -117,7 +117,7 @@ def test_the_chatgpt_subscription_request_matches_the_real_pis(tmp_path, llm_ser
         env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path / who / "home"), "PI_OFFLINE": "1",
                "PI_CODING_AGENT_DIR": str(agent)}
         command = ([node_for("pi"), str(package / "dist" / "cli.js")] if who == "pi"
-                   else [sys.executable, "-m", "pi_core.app.cli"])
+                   else [sys.executable, "-m", "pi_plugins.cli"])
         llm_server.push(Reply(text="ok"))
         done = subprocess.run([*command, "--model", "openai-codex/gpt-5.1", "--no-session", "-p", "Hi"], cwd=cwd,
                               env=env, capture_output=True, text=True, timeout=90)
@@ -161,7 +161,7 @@ def test_the_copilot_request_matches_the_real_pis_for_each_of_its_apis(tmp_path,
                "PI_CODING_AGENT_DIR": str(agent),
                "PI_PROVIDER_ORIGINS": json.dumps({"https://api.individual.githubcopilot.com": llm_server.url})}
         command = ([node_for("pi"), "--import", str(NODE / "provider_origins.mjs"), str(package / "dist" / "cli.js")]
-                   if who == "pi" else [sys.executable, "-m", "pi_core.app.cli"])
+                   if who == "pi" else [sys.executable, "-m", "pi_plugins.cli"])
         llm_server.push(Reply(text="ok"))
         done = subprocess.run([*command, "--model", f"github-copilot/{model_id}", "--no-session", "-p", "Hi"],
                               cwd=cwd, env=env, capture_output=True, text=True, timeout=90)

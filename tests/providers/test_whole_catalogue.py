@@ -46,7 +46,7 @@ def test_list_models_lists_every_provider_and_model_of_pi(tmp_path):
         theirs = subprocess.run([node_for("pi"), str(package / "dist" / "cli.js"), "--list-models"], env=env,
                                 cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=table, timeout=60)
     theirs.stderr = (tmp_path / "pi-list.txt").read_text()
-    ours = subprocess.run([sys.executable, "-m", "pi_core.app.cli", "--list-models"], env=env,
+    ours = subprocess.run([sys.executable, "-m", "pi_plugins.cli", "--list-models"], env=env,
                           cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert theirs.returncode == ours.returncode == 0, (theirs.stderr, ours.stderr)
     pi_rows, our_rows = rows(theirs.stderr), rows(ours.stdout)  # pi 0.73.1 writes the table to stderr
@@ -66,7 +66,7 @@ def test_a_searched_list_is_pis_line_for_line(tmp_path, search):
     with open(tmp_path / "pi-list.txt", "w") as table:
         subprocess.run([node_for("pi"), str(package / "dist" / "cli.js"), "--list-models", search], env=env,
                        cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=table, timeout=60)
-    ours = subprocess.run([sys.executable, "-m", "pi_core.app.cli", "--list-models", search], env=env,
+    ours = subprocess.run([sys.executable, "-m", "pi_plugins.cli", "--list-models", search], env=env,
                           cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert ours.stdout == (tmp_path / "pi-list.txt").read_text()
 
@@ -80,7 +80,7 @@ def test_with_no_model_usable_both_say_so_in_pis_words(tmp_path):
     with open(tmp_path / "pi-list.txt", "w") as table:
         subprocess.run([node_for("pi"), str(package / "dist" / "cli.js"), "--list-models"], env=env,
                        cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=table, timeout=60)
-    ours = subprocess.run([sys.executable, "-m", "pi_core.app.cli", "--list-models"], env=env,
+    ours = subprocess.run([sys.executable, "-m", "pi_plugins.cli", "--list-models"], env=env,
                           cwd=tmp_path, capture_output=True, text=True, timeout=60)
     pi_lines, our_lines = (tmp_path / "pi-list.txt").read_text().splitlines(), ours.stdout.splitlines()
     assert our_lines[0] == pi_lines[0] == \

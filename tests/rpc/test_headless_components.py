@@ -82,7 +82,7 @@ class _Stdin(io.StringIO):
 
 
 def test_component_calls_in_print_mode_do_nothing_and_the_run_goes_on(pi, server, monkeypatch):
-    from pi_core.app.cli import _run
+    from pi_plugins.cli.main import _run
 
     use_environment(monkeypatch, pi.env, pi.cwd)
     (pi.cwd / "components.py").write_text(PLUGIN)

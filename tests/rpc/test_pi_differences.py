@@ -22,7 +22,7 @@ def start_without_model(pi, start_rpc_clients) -> RpcClient:
     """``pi --mode rpc`` with no --model and nothing configured (no models.json, no keys)."""
     (pi.agent_dir / "models.json").unlink()
     env = {k: v for k, v in pi.env.items() if not k.endswith("_API_KEY")}
-    process = subprocess.Popen([sys.executable, "-m", "pi_core.app.cli", "--mode", "rpc", "--no-themes"],
+    process = subprocess.Popen([sys.executable, "-m", "pi_plugins.cli", "--mode", "rpc", "--no-themes"],
                                cwd=pi.cwd, env=env, text=True, stdin=subprocess.PIPE,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     client = RpcClient(process)

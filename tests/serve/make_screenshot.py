@@ -43,7 +43,7 @@ def main() -> None:
         server.push(Reply(thinking="The user wants an overview; list the files first.",
                           text="Let me look at the files.", tool_calls=[("bash", {"command": "wc -l *.py"})]),
                     Reply(text=ANSWER))
-        served = subprocess.Popen([sys.executable, "-m", "pi_core.app.cli", "serve", "--port", "0"],
+        served = subprocess.Popen([sys.executable, "-m", "pi_plugins.cli", "serve", "--port", "0"],
                                   cwd=pi.cwd, env={**pi.env, "PI_OFFLINE": "1"}, text=True,
                                   stdout=subprocess.PIPE)
         url = served.stdout.readline().split(" ", 2)[2].strip()

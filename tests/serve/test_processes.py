@@ -27,7 +27,7 @@ HERE = Path(__file__).parent
 class ServeProcess:
     def __init__(self, pi, *args: str, env: dict | None = None) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "pi_core.app.cli", "serve", "--port", "0", *args], cwd=pi.cwd,
+            [sys.executable, "-m", "pi_plugins.cli", "serve", "--port", "0", *args], cwd=pi.cwd,
             env={**pi.env, "PI_OFFLINE": "1", **(env or {})}, text=True,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.line = self.process.stdout.readline()
@@ -54,7 +54,7 @@ def test_serve_prints_one_line_and_a_signal_ends_it_with_0_after_aborting_the_ru
     served = ServeProcess(pi, env={"PI_SERVE_TOKEN": "from-the-environment"})
     assert served.token == "from-the-environment"
     session = served.open(pi)
-    bridge = subprocess.Popen([sys.executable, "-m", "pi_core.app.cli", "connect", served.url, "--session", session],
+    bridge = subprocess.Popen([sys.executable, "-m", "pi_plugins.cli", "connect", served.url, "--session", session],
                               env=pi.env, text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     bridge.stdin.write(json.dumps({"id": "p", "type": "prompt", "message": "sleep"}) + "\n")
     bridge.stdin.flush()
@@ -97,7 +97,7 @@ def test_connect_bridges_a_served_session_beside_another_client(pi, server):
     served = ServeProcess(pi)
     session = served.open(pi)
     with connect(f"ws://127.0.0.1:{served.port}/api/sessions/{session}/rpc?token={served.token}") as watcher:
-        feeder = subprocess.Popen([sys.executable, "-m", "pi_core.app.cli", "connect", served.url, "--session", session],
+        feeder = subprocess.Popen([sys.executable, "-m", "pi_plugins.cli", "connect", served.url, "--session", session],
                                   env=pi.env, text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         feeder.stdin.write(json.dumps({"id": "p", "type": "prompt", "message": "hi"}) + "\n")
         feeder.stdin.flush()
@@ -121,10 +121,10 @@ def test_connect_bridges_a_served_session_beside_another_client(pi, server):
 def test_connect_says_why_it_cannot_attach(pi):
     served = ServeProcess(pi)
     url = served.url.replace(served.token, "wrong")
-    refused = subprocess.run([sys.executable, "-m", "pi_core.app.cli", "connect", url, "--session", "x"],
+    refused = subprocess.run([sys.executable, "-m", "pi_plugins.cli", "connect", url, "--session", "x"],
                              env=pi.env, capture_output=True, text=True, input="", timeout=30)
     assert refused.returncode == 1 and "refused the connection (401" in refused.stderr
-    no_token = subprocess.run([sys.executable, "-m", "pi_core.app.cli", "connect", served.base, "--session", "x"],
+    no_token = subprocess.run([sys.executable, "-m", "pi_plugins.cli", "connect", served.base, "--session", "x"],
                               env=pi.env, capture_output=True, text=True, input="", timeout=30)
     assert no_token.returncode == 1 and "no token" in no_token.stderr
     served.stop()
@@ -167,7 +167,7 @@ def test_an_editor_through_pi_acp_drives_a_served_session_beside_another_client(
     session = served.open(home)
     # pi-acp starts `pi --mode rpc ...` from PATH: this `pi` attaches to the served session
     launcher = home.bin / "pi"
-    launcher.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m pi_core.app.cli connect "{served.url}" '
+    launcher.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m pi_plugins.cli connect "{served.url}" '
                         f'--session {session}\n')
 
     async def editor() -> list[str]:

@@ -6,10 +6,11 @@ import json
 
 import pytest
 
-from pi_core.app.forks import clone, fork, fork_from
+from pi_core.app.forks import clone, fork
 from pi_core.protocol.codec import to_json
 from pi_core.protocol.entries import LabelEntry
 from pi_core.session import Session, SessionError
+from pi_plugins.cli.sessions import fork_from
 from support.sessions import assistant, copy_fixture, fixture, user
 
 

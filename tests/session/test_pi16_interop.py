@@ -170,7 +170,7 @@ def resume(which: str, file: Path, tmp_path: Path) -> list[tuple]:
         server.push(Reply(text="resumed answer"))
         (agent / "models.json").write_text(json.dumps(server.models_json("local", apiKey="unused")))
         program = ([str(NODE22), str(PI16 / "dist" / "cli.js")] if which == "pi16"
-                   else [sys.executable, "-m", "pi_core.app.cli"])
+                   else [sys.executable, "-m", "pi_plugins.cli"])
         done = subprocess.run(
             [*program, "--session", str(copy), "--model", "local/test-model", "-p", "next", "--no-tools"],
             cwd=home / "project", capture_output=True, text=True, timeout=120,

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from pi_core.app.forks import fork_from
 from pi_core.session import Session, SessionError
+from pi_plugins.cli.sessions import fork_from
 from support.sessions import assistant, copy_fixture, user
 
 HEADER = ('{"type":"session","version":3,"id":"01a22aa0-0000-7000-8000-000000000000",'

@@ -10,8 +10,8 @@ from pathlib import Path
 
 def parse_run_args(*flags: str):
     """``pi``'s flags as the :class:`pi_core.app.RunArgs` its command line makes of them."""
-    from pi_core.app.wiring import RunArgs
-    from pi_core.app.cli import run_command
+    from pi_plugins.cli.run_args import RunArgs
+    from pi_plugins.cli.main import run_command
 
     params = run_command.make_context("pi", list(flags)).params
     return RunArgs(messages=list(params.pop("messages")), print=params.pop("print_"), **params)
@@ -52,7 +52,7 @@ class PiRunner:
         return ["--model", "local/test-model", *args]
 
     def command(self, *args: str) -> list[str]:
-        return [sys.executable, "-m", "pi_core.app.cli", *self.flags(*args)]
+        return [sys.executable, "-m", "pi_plugins.cli", *self.flags(*args)]
 
     def run(self, *args: str, input: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
         return subprocess.run(self.command(*args), cwd=self.cwd, env=self.env, input=input,

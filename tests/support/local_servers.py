@@ -178,7 +178,7 @@ class Home:
                     "PI_CODING_AGENT_DIR": str(self.agent_dir), "PYTHONUNBUFFERED": "1"}
 
     def run(self, *args, env=None, timeout=60):
-        return subprocess.run([sys.executable, "-m", "pi_core.app.cli", *args], cwd=self.cwd,
+        return subprocess.run([sys.executable, "-m", "pi_plugins.cli", *args], cwd=self.cwd,
                               env={**self.env, **(env or {})}, capture_output=True, text=True,
                               timeout=timeout)
 

@@ -39,7 +39,7 @@ class PiHome:
         elif which == "real16":
             command = f'exec "{NODE22}" "{PI16 / "dist" / "cli.js"}" "$@"'
         else:
-            command = f'exec "{sys.executable}" -m pi_core.app.cli "$@"'
+            command = f'exec "{sys.executable}" -m pi_plugins.cli "$@"'
         self._script("pi", command)
         # pi-acp asks `npm view` for pi's newest version: no test touches the network
         self._script("npm", 'echo "npm is not available in tests" >&2; exit 1')

@@ -191,7 +191,7 @@ class InProcessPi:
         self._thread.start()
 
     def _main(self, args) -> None:
-        from pi_core.app.cli import _run
+        from pi_plugins.cli.main import _run
 
         code = 1
         try:

@@ -35,7 +35,7 @@ def requests_of_both(tmp_path: Path, llm_server, model: str, *, env: dict | None
         if origins:
             run_env["PI_PROVIDER_ORIGINS"] = json.dumps(origins)
         command = ([node_for("pi"), "--import", str(SHIM), str(Path(package) / "dist" / "cli.js")] if who == "pi"
-                   else [sys.executable, "-m", "pi_core.app.cli"])
+                   else [sys.executable, "-m", "pi_plugins.cli"])
         llm_server.push(Reply(text=answer))
         done = subprocess.run([*command, "--model", model, *args, "--no-session", "-p", "Hi"], cwd=folder,
                               env=run_env, capture_output=True, text=True, timeout=90)

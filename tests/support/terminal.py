@@ -10,7 +10,7 @@ terminal was left as it was found.
 
 ::
 
-    with Terminal(tmp_path, ["python", "-m", "pi_core.app.cli"], env=..., cwd=...) as term:
+    with Terminal(tmp_path, ["python", "-m", "pi_plugins.cli"], env=..., cwd=...) as term:
         term.wait_for("pi-harness")
         term.type("hello")
         term.press("Enter")

@@ -20,7 +20,7 @@ PROBE = (
     "atexit.register(lambda: sys.stderr.write('OTEL-MODULES:' + ','.join(sorted("
     "m for m in sys.modules if m.startswith('opentelemetry'))) + '\\n'))\n"
     "sys.argv = ['pi', *sys.argv[1:]]\n"
-    "runpy.run_module('pi_core.app.cli', run_name='__main__')\n"
+    "runpy.run_module('pi_plugins.cli', run_name='__main__')\n"
 )
 
 

@@ -77,7 +77,7 @@ def test_auto_resize_off_sends_the_original(ws):
 
 @pytest.mark.process
 def test_pi_help_does_not_import_pillow(tmp_path):
-    probe = ("import sys; sys.argv = ['pi', '--help']; from pi_core.app.entry import main; "
+    probe = ("import sys; sys.argv = ['pi', '--help']; from pi_plugins.cli.entry import main; "
              "code = main(); print('PIL' in sys.modules, file=sys.stderr)")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60,
                           env={**os.environ, "XDG_CACHE_HOME": str(tmp_path)})

@@ -16,7 +16,7 @@ def _batch(project, tmp_path, *flags):
     tasks = tmp_path / "tasks.jsonl"
     tasks.write_text(json.dumps({"id": "t1", "prompt": "hi"}) + "\n")
     out = tmp_path / f"results{len(flags)}.jsonl"
-    done = subprocess.run([sys.executable, "-m", "pi_core.app.cli", "batch", str(tasks), "--out", str(out),
+    done = subprocess.run([sys.executable, "-m", "pi_plugins.cli", "batch", str(tasks), "--out", str(out),
                            "--model", "local/test-model", *flags], cwd=project.cwd, env=project.env,
                           capture_output=True, text=True, timeout=120)
     return done, [json.loads(line) for line in out.read_text().splitlines()]

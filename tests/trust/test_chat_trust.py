@@ -16,7 +16,7 @@ def _chat(project, tmp_path, name):
     env = {**project.env, "TERM": "xterm-256color", "LANG": "C.UTF-8", "SHELL": "/bin/sh"}
     folder = tmp_path / name
     folder.mkdir()
-    return Terminal(folder, [sys.executable, "-m", "pi_core.app.cli", "--model", "local/test-model"],
+    return Terminal(folder, [sys.executable, "-m", "pi_plugins.cli", "--model", "local/test-model"],
                     env=env, cwd=project.cwd)
 
 

@@ -1,18 +1,19 @@
 """The ``pi`` console script. ``pi --help`` is answered from a cache of click's own
 output, and ``pi --version`` from ``pi_core.__version__``, without importing click or
 anything else (most of what they used to cost); every other command runs the click
-command line (:mod:`pi_core.app.cli`).
+command line (:mod:`pi_plugins.cli.main`).
 
-The cache (in :mod:`pi_core.app.cache_folder`) is keyed on the pi version, the size and
-time of ``cli.py``, the width click would wrap to and the installed packages (their
-plugins' flags are part of the help), so it is rewritten whenever the help could differ;
-with a plugin file to load, or where the cache cannot be written, click answers.
+The cache (in :mod:`pi_plugins.cli.cache_folder`) is keyed on the pi version, the size
+and time of ``main.py`` (the click commands), the width click would wrap to and the
+installed packages (their plugins' flags are part of the help), so it is rewritten
+whenever the help could differ; with a plugin file to load, or where the cache cannot be
+written, click answers.
 """
 
 import os
 import sys
 
-from pi_core.app.cache_folder import cache_dir
+from pi_plugins.cli.cache_folder import cache_dir
 
 _HELP = (["--help"], ["-h"])
 _VERSION = (["--version"], ["-v"])
@@ -33,7 +34,7 @@ def main() -> int:
             sys.stdout.write(text)
             sys.stdout.flush()
             return 0
-    from pi_core.app.cli import main as cli
+    from pi_plugins.cli.main import main as cli
 
     return cli()
 
@@ -53,7 +54,7 @@ def _plugins_may_add_flags() -> bool:
     """A plugin file may add flags (its code may change at any time): click lists them,
     and nothing is cached. Installed plugins' flags are in the cached text, which a
     change of the installed packages replaces (:func:`_installed_key`)."""
-    from pi_core.app.help_flags import plugin_files
+    from pi_plugins.cli.help_flags import plugin_files
 
     return plugin_files()
 
@@ -63,7 +64,7 @@ def _help_into_cache(path: str) -> int:
     import io
     from contextlib import redirect_stdout
 
-    from pi_core.app.cli import main as cli
+    from pi_plugins.cli.main import main as cli
 
     captured = io.StringIO()
     code = 0
@@ -76,7 +77,7 @@ def _help_into_cache(path: str) -> int:
     sys.stdout.write(text)
     sys.stdout.flush()
     if code == 0 and text:
-        from pi_core.app.cache_folder import write_file
+        from pi_plugins.cli.cache_folder import write_file
 
         write_file(path, text.encode("utf-8"))
     return code
@@ -86,7 +87,7 @@ def _cache_path() -> str | None:
     from pi_core import __version__
 
     try:
-        cli = os.stat(os.path.join(os.path.dirname(os.path.abspath(__file__)), "cli.py"))
+        cli = os.stat(os.path.join(os.path.dirname(os.path.abspath(__file__)), "main.py"))
     except OSError:
         return None
     folder = cache_dir()

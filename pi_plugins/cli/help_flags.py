@@ -2,7 +2,7 @@
 
 The plugins that would load are asked, the built-in ones included (the ``budget``
 plugin's ``--max-cost``…); ``pi --help`` itself is answered from a cache
-(:mod:`pi_core.app.entry`) but where a plugin file could add flags, so this runs once per
+(:mod:`pi_plugins.cli.entry`) but where a plugin file could add flags, so this runs once per
 installation. :func:`plugin_files`, the check for such a file, imports no plugin machinery.
 """
 

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import re
+import sys
 
 from attrs import define, field
 
@@ -82,4 +83,29 @@ def unknown_names(selection: ToolSelection | None, names: list[str]) -> list[str
     return sorted(set(wanted) - set(names))
 
 
-__all__ = ["ToolFlagError", "ToolSelection", "parse_tools", "select", "unknown_names"]
+def apply_tool_flags(args, harness) -> None:
+    """Set the harness's active tools from the run's tool flags (``args``, a
+    :class:`pi_plugins.cli.run_args.RunArgs`)."""
+    if args.tools is None and args.exclude_tools is None and not (args.no_tools or args.no_builtin_tools):
+        return
+    agent = harness.agent
+    tools = agent.tools or []
+    names = [t.name for t in tools]
+    selection = parse_tools(args.tools)
+    unknown = unknown_names(selection, names)
+    if unknown:
+        print(f"warning: --tools names unknown tools: {', '.join(unknown)}", file=sys.stderr)
+    default = [t.name for t in tools if t.default_active]
+    agent.set_active_tools(select(
+        names, default, tools=selection, exclude=args.exclude_tools,
+        no_tools=args.no_tools and selection is None, builtin={t.name for t in tools if _is_builtin(t)},
+        no_builtin_tools=args.no_builtin_tools))
+
+
+def _is_builtin(tool) -> bool:
+    """A tool of the built-in tools plugin (not one a plugin registered under the same name)."""
+    module = getattr(tool.function, "__module__", None) or type(tool).__module__
+    return module.startswith("pi_plugins.tools")
+
+
+__all__ = ["ToolFlagError", "ToolSelection", "apply_tool_flags", "parse_tools", "select", "unknown_names"]

@@ -6,14 +6,15 @@ other subcommands) manage plugins. Anything that is not a subcommand goes to the
 
 from __future__ import annotations
 
-import os
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
+from pi_plugins.cli.plugins_command import plugins_command
+
 if TYPE_CHECKING:
-    from pi_core.plugins import Plugins
+    pass
 
 MODES_HELP = ("text (default: interactive, or print with -p), json, rpc, acp (for editors), "
               "or a mode a plugin registers")
@@ -31,8 +32,8 @@ class RunCommand(click.Command):
 
     def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         super().format_options(ctx, formatter)
-        # the flags of the plugins that would load (pi_core.app.help_flags)
-        from pi_core.app.help_flags import format_flags, plugin_flags
+        # the flags of the plugins that would load (pi_plugins.cli.help_flags)
+        from pi_plugins.cli.help_flags import format_flags, plugin_flags
 
         format_flags(plugin_flags(ctx.meta.get("pi.args", [])), formatter)
 
@@ -42,7 +43,7 @@ class PiGroup(click.Group):
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if args and args[0] not in self.commands and _could_be_command(args[0]):
-            from pi_core.app.cli_commands import find
+            from pi_plugins.cli.subcommands import find
 
             command = find(args[0])  # a plugin's subcommand (register_cli_commands)
             if command is not None:
@@ -64,9 +65,12 @@ def main() -> None:
     """pi: a minimal, self-extensible coding-agent harness."""
 
 
+main.add_command(plugins_command)
+
+
 def _print_version(ctx: click.Context) -> None:
-    """``--version`` among other arguments (alone, :mod:`pi_core.app.entry` answers it)."""
-    from pi_core.app.entry import print_version
+    """``--version`` among other arguments (alone, :mod:`pi_plugins.cli.entry` answers it)."""
+    from pi_plugins.cli.entry import print_version
 
     print_version()
     ctx.exit(0)
@@ -132,11 +136,9 @@ def run_command(messages, print_, **flags) -> None:
     once with -p; --mode json and --mode rpc serve programs."""
     import asyncio
 
-    from pi_core.app.wiring import RunArgs
+    from pi_plugins.cli.run_args import FlagError, RunArgs, check_flags
 
     args = RunArgs(messages=list(messages), print=print_, **flags)
-    from pi_core.app.wiring import FlagError, check_flags
-
     try:
         check_flags(args)
     except FlagError as exc:  # in pi 1.6's words, with its exit code
@@ -146,7 +148,9 @@ def run_command(messages, print_, **flags) -> None:
         export_output = args.messages[0] if args.messages else None
         sys.exit(_export(args.export, export_output))
     if args.list_models is not None:
-        sys.exit(asyncio.run(_list_models(args)))
+        from pi_plugins.cli.list_models import list_models
+
+        sys.exit(asyncio.run(list_models(args)))
     sys.exit(asyncio.run(_run(args)))
 
 
@@ -155,13 +159,14 @@ async def _run(args, stdin=None, stdout=None) -> int:
     let a caller drive a mode in-process, as the RPC tests do."""
     import asyncio
 
-    from pi_core.app.wiring import UsageError, build_app
+    from pi_plugins.cli.run_args import UsageError
+    from pi_plugins.cli.wiring import build_app
 
     stdin_tty = (stdin or sys.stdin).isatty()
     chat = not args.print and args.mode == "text" and stdin_tty
     trust_ui = None
     if chat and sys.stdout.isatty():  # only the chat can ask whether to trust the project
-        from pi_core.app.terminal_ui import TerminalUI
+        from pi_plugins.cli.terminal_ui import TerminalUI
 
         trust_ui = TerminalUI(stdin or sys.stdin, stdout or sys.stdout)
     try:
@@ -248,43 +253,9 @@ class _StopOnSignal:
             loop.remove_signal_handler(signum)
 
 
-async def _list_models(args) -> int:
-    from pi_core.app.discovery import load_plugins
-    from pi_core.app.registry import ModelRegistry, collation_key, model_table
-    from pi_core.app.settings import Settings
-    from pi_core.app.start_model import find_local_models
-    from pi_core.app.wiring import model_wish, probed_endpoints
-    from pi_core.paths import agent_dir
-
-    cwd, home = os.getcwd(), agent_dir()
-    settings = Settings.load(cwd, home)
-    plugins = load_plugins(cwd=cwd, agent_dir=home, extension_paths=args.extensions,
-                           discover=not args.no_extensions, settings=settings)
-    registry = await ModelRegistry.from_plugins(plugins, agent_dir=home)
-    looked = await find_local_models(registry, plugins, settings, **model_wish(args))
-    # pi lists what the search matched by provider and id, not by how well it matched
-    models = sorted(registry.search(args.list_models or ""),
-                    key=lambda m: (collation_key(m.provider), collation_key(m.id)))
-    if not models:
-        # pi's words: nothing usable at all, or nothing usable that the search matches
-        if args.list_models and registry.available():
-            click.echo(f'No models matching "{args.list_models}"')
-        else:
-            from pi_core.app.auth import no_models_available
-
-            click.echo(no_models_available())
-        tried = probed_endpoints(plugins, settings) if looked and not registry.local else []
-        if tried:
-            click.echo(f"No local model server answered at {', '.join(tried)} "
-                       "(the setting localModels.endpoints changes the list).")
-        return 0
-    click.echo(model_table(models, registry.local))
-    return 0
-
-
 def _export(source: str, output: str | None) -> int:
     """``pi --export FILE [OUT]``: the ``export`` subcommand a plugin provides."""
-    from pi_core.app.cli_commands import find
+    from pi_plugins.cli.subcommands import find
 
     command = find("export")
     if command is None:
@@ -299,114 +270,6 @@ def _export(source: str, output: str | None) -> int:
         exc.show()
         return exc.exit_code
     return 0
-
-
-@main.command("plugins")
-@click.option("-e", "--extension", "extensions", multiple=True, type=click.Path(),
-              help="Also load a plugin file or package directory (repeatable).")
-@click.option("--no-extensions", is_flag=True,
-              help="Skip installed and user/project plugins; built-ins and -e still load.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
-@click.option("-a/-na", "--approve/--no-approve", "approve", default=None,
-              help="Trust (or ignore) the project's .pi plugins and settings for this command.")
-def plugins_command(extensions: tuple[str, ...], no_extensions: bool, as_json: bool,
-                    approve: bool | None) -> None:
-    """List the plugins in load order: where each came from, its distribution and
-    version, the hooks it implements; plugins disabled by settings are shown as such."""
-    from pi_core.app.discovery import PluginPolicy, load_plugins
-    from pi_core.app.settings import Settings, quiet_trust
-    from pi_core.paths import agent_dir
-
-    cwd, home = os.getcwd(), agent_dir()
-    trust = quiet_trust(cwd, home, Settings.load(cwd, home, project_trusted=False).global_data)
-    settings = Settings.load(cwd, home, project_trusted=trust.trusted if approve is None else approve)
-    plugins = load_plugins(cwd=cwd, agent_dir=home, settings=settings,
-                           discover=not no_extensions, extension_paths=extensions)
-    if approve is None and trust.notice:
-        click.echo(trust.notice, err=True)
-    rows: list[dict[str, Any]] = [
-        {
-            "name": info.name,
-            "source": info.source,
-            "location": info.location,
-            "distribution": info.distribution,
-            "version": info.version,
-            "hooks": plugins.hooks_of(info.name),
-            "enabled": True,
-        }
-        for info in plugins.infos
-    ]
-    rows += [
-        {
-            "name": skip.name,
-            "source": skip.source,
-            "location": skip.location,
-            "distribution": skip.distribution,
-            "version": skip.version,
-            "hooks": None,
-            "enabled": False,
-            "reason": skip.reason,
-        }
-        for skip in plugins.skipped
-    ]
-    errors = [str(e) for e in plugins.errors] + [f"warning: {p}" for p in settings.problems]
-    if not no_extensions:
-        known = [r["name"] for r in rows] + [r["distribution"] for r in rows if r["distribution"]]
-        for name in PluginPolicy.from_settings(settings).unmatched(known):
-            errors.append(f"warning: settings name a plugin that is not installed: {name}")
-    import asyncio
-
-    from pi_core.context import Context
-
-    before = len(plugins.errors)
-    overrides = asyncio.run(collect_overrides(plugins, Context(
-        cwd=cwd, plugins=plugins, settings=settings, agent_dir=home)))
-    errors += [str(e) for e in list(plugins.errors)[before:]]
-    if as_json:
-        import json
-
-        click.echo(json.dumps({"plugins": rows, "overrides": overrides, "errors": errors}, indent=2))
-        return
-    for row in rows:
-        origin = row["source"]
-        if row["distribution"]:
-            origin += f", {row['distribution']} {row['version']}"
-        state = "" if row["enabled"] else f"  [{row['reason']}]"
-        click.echo(f"{row['name']}  ({origin})  {row['location']}{state}")
-        hooks = "(not loaded)" if row["hooks"] is None else ", ".join(row["hooks"]) or "(none)"
-        click.echo(f"    hooks: {hooks}")
-    builtins = {info.name for info in plugins.infos if info.source == "builtin"}
-    for override in overrides:
-        losers = override["replaces"]
-        whose = "the built-in" if all(l in builtins for l in losers) else \
-            f"the one from {', '.join(losers)}"
-        click.echo(f"{override['key']} ({override['hook']}) from {override['winner']} replaces {whose}")
-    for error in errors:
-        click.echo(error if error.startswith("warning:") else f"error: {error}", err=True)
-
-
-async def collect_overrides(plugins: Plugins, ctx: Any) -> list[dict]:
-    """Run every keyed collect hook once and say, for each key two plugins gave, which
-    plugin's item won (``pi plugins``: "read from my_plugin replaces the built-in")."""
-    import hookspecs
-
-    found = []
-    for module in hookspecs.SPEC_MODULES:
-        for name in dir(module):
-            spec = getattr(module, name)
-            kind = getattr(spec, "pi_dispatch", None)
-            if kind is None or kind.kind != "collect" or not isinstance(kind.key, str):
-                continue
-            if not plugins.has(name):
-                continue
-            caller = getattr(plugins.pm.hook, name)
-            if caller.spec is not None and set(caller.spec.argnames) - {"ctx"}:
-                continue  # needs a run's arguments (discover_models would probe servers)
-            await plugins.call(name, ctx=ctx)
-            for key, winner, losers in plugins.overrides.get(name, []):
-                found.append({"hook": name, "key": str(key), "winner": winner,
-                              "replaces": [l for l in losers if l != winner]})
-    return [f for f in found if f["replaces"]]
 
 
 if __name__ == "__main__":
