@@ -62,7 +62,7 @@ def side_by_side(ours: list[str], theirs: list[str] | None, runs: int, env: dict
     if not theirs:
         return statistics.median(a), None, None
     return (statistics.median(a), statistics.median(b),
-            statistics.median(x / y for x, y in zip(a, b)))
+            statistics.median(x / y for x, y in zip(a, b, strict=True)))
 
 
 def setup(root: Path, server: LlmServer) -> dict:
@@ -105,12 +105,10 @@ def main() -> int:
         env = setup(Path(tmp), server)
         print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; "
               f"median of {args.runs} runs, in turn")
-        times = {}
         for label, argv in (("pi -p hi", PRINT), ("pi --help", ["--help"]),
                             ("pi --version", ["--version"])):
             theirs = [*theirs_pi, *argv] if theirs_pi else None
             mine, their, ratio = side_by_side([*ours_pi, *argv], theirs, args.runs, env, tmp)
-            times[label] = mine
             line = f"{label}: ours {mine * 1000:.0f} ms"
             if their is not None and ratio is not None:
                 line += f", real pi {their * 1000:.0f} ms, ratio {ratio:.3f}x"
@@ -119,8 +117,11 @@ def main() -> int:
                 good = ratio <= BUDGET
                 print(f"  budget {BUDGET}x: {'ok' if good else 'OVER'}")
                 ok &= good
-        good = times["pi --version"] <= times["pi --help"] * 1.05
-        print(f"pi --version as fast as pi --help (within 5%): {'ok' if good else 'OVER'}")
+        version, help_, ratio = side_by_side([*ours_pi, "--version"], [*ours_pi, "--help"],
+                                             args.runs, env, tmp)
+        good = ratio is not None and ratio <= 1.1
+        print(f"pi --version / pi --help, ours in turn: {ratio:.2f}x (as fast: at most 1.1x, "
+              f"for the noise of two ~30 ms commands): {'ok' if good else 'OVER'}")
         ok &= good
     if not real:
         print("not run beside the real pi: the ratio budget was not checked")
