@@ -9,7 +9,7 @@ import sys
 
 #: What a plugin module must not import just by being loaded.
 HEAVY = ("asyncio", "pi_core.loop", "pi_core.protocol.tools", "pi_core.protocol.events", "pi_core.protocol.messages",
-         "pi_core.app.harness", "httpx")
+         "pi_core.app.harness", "httpx", "httpcore")
 
 
 def assert_light_import(module: str, heavy: tuple[str, ...] = HEAVY, *, also: tuple[str, ...] = ()) -> None:

@@ -8,9 +8,10 @@ top of what this plugin registers.
 
 from __future__ import annotations
 
-import json
 from functools import lru_cache
 from pathlib import Path
+
+import orjson
 
 from pi_core import hookimpl
 from pi_core.app.models_json import models_from_config
@@ -27,7 +28,7 @@ NO_BASE_URL = "unset://from-the-environment"
 
 @lru_cache(maxsize=1)
 def _catalogue() -> tuple[Model, ...]:
-    document = json.loads(CATALOGUE.read_text(encoding="utf-8"))
+    document = orjson.loads(CATALOGUE.read_bytes())  # a third of json.loads's time
     for provider in document["providers"].values():
         provider.setdefault("baseUrl", NO_BASE_URL)
     models, _ = models_from_config(document, env={})
@@ -35,10 +36,10 @@ def _catalogue() -> tuple[Model, ...]:
 
 
 def builtin_models() -> list[Model]:
-    """Fresh copies, so a caller may change them."""
-    import attrs
-
-    return [attrs.evolve(m) for m in _catalogue()]
+    """The catalogue's models, built once per process and shared: a caller changes one
+    with ``attrs.evolve``, as the registry applies models.json (a copy of all ~1,000 on
+    every call cost as much again as building them)."""
+    return list(_catalogue())
 
 
 @hookimpl

@@ -2,8 +2,8 @@
 differs: how to build its request (:meth:`SseProvider.build_request`) and how to read its
 events (a :class:`StreamReader`).
 
-:meth:`SseProvider.stream` sends the request (through httpx, imported on first use),
-follows redirects, reports the response to the harness, turns an
+:meth:`SseProvider.stream` sends the request (through :mod:`pi_plugins.providers.transport`,
+imported on first use), follows redirects, reports the response to the harness, turns an
 HTTP error into a classified ``error`` event naming the provider, the model and the
 server's message, feeds the server-sent events to the reader, and keeps the provider
 contract: it never raises for a request or model failure, and an abort (the signal, or
@@ -17,7 +17,6 @@ import asyncio
 import json
 import os
 import re
-import sys
 from collections.abc import AsyncIterator, Iterable
 from typing import Any, cast
 
@@ -35,9 +34,6 @@ from pi_plugins.providers.sse import SseDecoder, SseEvent
 from pi_plugins.retries.policy import RETRY_STATUSES, sdk_retry_delay, too_long_note, waits_too_long
 
 ABORTED = "Request was aborted"
-#: Seconds: to connect, and between two reads (reasoning models can be quiet for minutes).
-CONNECT_TIMEOUT = 30.0
-READ_TIMEOUT = 600.0
 _MAX_ERROR_BODY = 64 * 1024
 
 
@@ -138,41 +134,19 @@ def join_url(base: str, path: str) -> str:
     return base.rstrip("/") + path
 
 
-def _no_cookies():
-    """A cookie jar that keeps nothing. pi keeps no cookies (Node's fetch has no jar), and
-    httpx's jar parses every response's headers through http.cookiejar, a third of a
-    millisecond per request."""
-    from http.cookiejar import CookieJar
-
-    class NoCookies(CookieJar):
-        def extract_cookies(self, response, request) -> None:
-            pass
-
-        def add_cookie_header(self, request) -> None:
-            pass
-
-    return NoCookies()
-
-
 def _pool(url: str) -> ClientPool:
-    """The pooled httpx clients of this event loop (see :mod:`pi_plugins.providers.pool`),
+    """The pooled clients of this event loop (see :mod:`pi_plugins.providers.pool`),
     one pool for ``https://`` (its CA bundle loaded once and shared by every shard) and
     one for ``http://`` (local servers, no TLS context to load)."""
     secure = url.startswith("https:")
     tls: list = []  # the TLS context, made once and shared by every shard of the pool
 
     def make_client(connections: int):
-        import httpx  # on first use (with httpcore, most of what setting up a first request costs)
+        from pi_plugins.providers.transport import Client, ssl_context
 
         if secure and not tls:
-            tls.append(httpx.create_ssl_context())  # the CA bundle loads once: ~30 ms
-        return httpx.AsyncClient(
-            timeout=httpx.Timeout(READ_TIMEOUT, connect=CONNECT_TIMEOUT),
-            limits=httpx.Limits(max_connections=connections, max_keepalive_connections=connections),
-            verify=tls[0] if secure else False,
-            follow_redirects=False,  # SseProvider._send follows them (keys stay at their origin)
-            cookies=_no_cookies(),
-        )
+            tls.append(ssl_context())
+        return Client(connections, tls[0] if secure else None)
 
     return pool_for(secure, make_client)
 
@@ -183,7 +157,7 @@ async def http_client(url: str):
 
 
 async def _within(timeout_ms: int | None, sending: Any) -> Any:
-    """The response of ``sending``, or httpx's ``ReadTimeout`` when it takes longer than
+    """The response of ``sending``, or httpcore's ``ReadTimeout`` when it takes longer than
     ``timeout_ms`` (the setting ``retry.provider.timeoutMs``: as pi's SDKs time a request,
     until the response starts; a timed-out request is sent again like any transient failure)."""
     if not timeout_ms:
@@ -191,9 +165,9 @@ async def _within(timeout_ms: int | None, sending: Any) -> Any:
     try:
         return await asyncio.wait_for(sending, timeout_ms / 1000)
     except TimeoutError:
-        import httpx
+        import httpcore
 
-        raise httpx.ReadTimeout(f"no response within {timeout_ms} ms (retry.provider.timeoutMs)") from None
+        raise httpcore.ReadTimeout(f"no response within {timeout_ms} ms (retry.provider.timeoutMs)") from None
 
 
 def take_back_abort() -> None:
@@ -283,9 +257,7 @@ class SseProvider:
                 content, sent_headers, sent = None, headers, 0
             try:
                 response = await _within(options.timeout_ms, client.send(
-                    client.build_request(method, url, content=content, headers=sent_headers),
-                    stream=True,
-                ))
+                    method, url, content=content, headers=sent_headers))
             except Exception as exc:
                 kind = transport_kind(exc)
                 if kind is None or kind == "invalid" or attempt >= retries:
@@ -495,20 +467,20 @@ def broken_stream_note(message: str, request: HttpRequest | None, sent: int) -> 
 def transport_kind(exc: BaseException) -> str | None:
     """How a request failed on its way: ``connect``, ``timeout``, ``lost`` (the
     connection broke) or ``invalid`` (the URL); None for any other exception. Told by
-    httpx's own exception classes."""
-    httpx = sys.modules.get("httpx")  # an httpx error means httpx is loaded
-    if httpx is None:
-        return None
-    if isinstance(exc, httpx.TimeoutException):
+    httpcore's own exception classes (as httpx, which wraps them, told them apart)."""
+    import httpcore
+
+    if isinstance(exc, httpcore.TimeoutException):
         return "timeout"
-    if isinstance(exc, httpx.ConnectError):
+    if isinstance(exc, httpcore.ConnectError):
         return "connect"
-    if isinstance(exc, (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError,
-                        httpx.CloseError, httpx.StreamClosed)):
+    if isinstance(exc, (httpcore.RemoteProtocolError, httpcore.ReadError, httpcore.WriteError)):
         return "lost"
-    if isinstance(exc, (httpx.InvalidURL, httpx.UnsupportedProtocol)):
+    if isinstance(exc, httpcore.UnsupportedProtocol):
         return "invalid"
-    return "connect" if isinstance(exc, httpx.TransportError) else None
+    if isinstance(exc, (httpcore.ProtocolError, httpcore.NetworkError, httpcore.ProxyError)):
+        return "connect"
+    return None
 
 
 def describe_exception(exc: BaseException) -> tuple[str, Failure]:

@@ -32,7 +32,7 @@ What small servers do differently, and what a discovered model carries for it in
 - llama-cpp-python names a model by its GGUF file's path: the model's id is the file's
   name without ``.gguf`` and ``requestModel`` keeps the path for the request.
 
-The probe speaks a few lines of HTTP/1.1 over asyncio itself: loading httpx would cost a
+The probe speaks a few lines of HTTP/1.1 over asyncio itself: loading the HTTP client would cost a
 good part of the budget before the first byte is sent.
 """
 

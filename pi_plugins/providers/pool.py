@@ -1,7 +1,7 @@
 """The HTTP clients of one event loop, in shards, so hundreds of concurrent requests
 cost what a few do.
 
-One httpx client per loop is what a single agent needs, but a batch or a fan-out of
+One HTTP client per loop is what a single agent needs, but a batch or a fan-out of
 subagents puts hundreds of streams through it at once, and httpcore's pool does work in
 proportion to (queued requests x connections) every time a request starts or a response
 closes. Past its default limit of 100 connections the queue grows and the cost per

@@ -95,7 +95,7 @@ class JsonBody:
 
 
 def request_content(body: Any, headers: dict[str, str]) -> tuple[Any, dict[str, str]]:
-    """What to hand httpx as the content of a JSON request, and the headers to send."""
+    """What to send as the content of a JSON request, and the headers to send."""
     encoded = JsonBody(body)
     if encoded.data is not None:
         return encoded.data, headers

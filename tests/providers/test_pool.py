@@ -49,7 +49,7 @@ def test_the_shards_of_a_tls_pool_share_one_tls_context():
     async def scenario():
         pool = _pool("https://api.example.invalid")
         taken = [await pool.acquire() for _ in range(SHARD_CONNECTIONS + 1)]
-        contexts = {id(s.client._transport._pool._ssl_context) for s in pool.shards}
+        contexts = {id(s.client.ssl_context) for s in pool.shards}
         for shard in taken:
             pool.release(shard)
         return len(pool.shards), contexts
@@ -58,10 +58,12 @@ def test_the_shards_of_a_tls_pool_share_one_tls_context():
     assert shards == 2 and len(contexts) == 1
 
 
-def test_every_request_goes_through_httpx_whatever_the_scheme():
-    import httpx
+def test_every_request_goes_through_one_client_whatever_the_scheme():
+    from pi_plugins.providers.transport import Client
 
     async def clients():
         return await http_client("http://127.0.0.1:9"), await http_client("https://b.invalid")
 
-    assert all(isinstance(c, httpx.AsyncClient) for c in asyncio.run(clients()))
+    plain, secure = asyncio.run(clients())
+    assert isinstance(plain, Client) and isinstance(secure, Client)
+    assert plain.ssl_context is None and secure.ssl_context is not None
