@@ -62,6 +62,13 @@ from pi_core.tool_calls import PreparedCall, arguments_dict, validation_failed
 ABORTED_TOOL_TEXT = "Tool execution was aborted"
 
 
+class StopRun(Exception):
+    """Raised by a subscriber (the session's writer: the disk is full) to end the run at
+    once: every subscriber still gets the event, then the run ends with an assistant
+    message whose error is this exception's text, as a failed request does (what ``pi
+    -p``, JSON, RPC and the chat already show). Outside a run it reaches the caller."""
+
+
 class Agent:
     """A conversation with a model and its tools, driven by the loop above.
 
@@ -240,6 +247,11 @@ class Agent:
             if not signal.aborted:
                 raise
             _take_back_cancel()
+        except StopRun as exc:
+            try:
+                await self.deliver(self._failure(None, str(exc)), produced)
+            except StopRun:
+                pass  # (the failure could not be kept either: its text already says why)
         except Exception as exc:  # a bug below the providers' contract; keep the session usable
             self.plugins.report("agent loop", "run", exc)
             failure = self._failure(None, f"{type(exc).__name__}: {exc}", aborted=signal.aborted)
@@ -563,13 +575,18 @@ class Agent:
         """An agent event reaches the notify hook of its name, then the subscribers."""
         if event.type != "message_end":
             await self.plugins.call(event.type, event=event, ctx=self.ctx)
+        stop: StopRun | None = None
         for listener in self._listeners:
             try:
                 result = listener(event)
                 if result is not None and inspect.isawaitable(result):
                     await result
+            except StopRun as exc:
+                stop = stop or exc
             except Exception as exc:
                 self.plugins.report(f"subscriber {listener!r}", event.type, exc)
+        if stop is not None:
+            raise stop
 
 
 def _take_back_cancel() -> None:

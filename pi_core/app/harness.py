@@ -27,7 +27,7 @@ from pi_core.app.session_events import AgentSettled, SessionInfoChanged
 from pi_core.app.session_moves import SessionMoves
 from pi_core.app.ui_prompts import PromptingUI
 from pi_core.context import Context
-from pi_core.loop import Agent, AgentBusyError, user_message
+from pi_core.loop import Agent, AgentBusyError, StopRun, user_message
 from pi_core.protocol.events import (
     AfterRunEvent,
     BeforeAgentStartEvent,
@@ -53,6 +53,7 @@ from pi_core.protocol.messages import (
 )
 from pi_core.protocol.model import Model, is_unknown
 from pi_core.protocol.signal import AbortSignal
+from pi_core.session.store import SessionWriteError
 
 log = logging.getLogger("pi.harness")
 
@@ -515,11 +516,14 @@ class Harness:
         message = event.message
         if isinstance(message, (CompactionSummaryMessage, BranchSummaryMessage)):
             return
-        if isinstance(message, CustomMessage):
-            self.session.append_custom_message(message.custom_type, message.content,
-                                               message.display, message.details)
-        else:
-            self.session.append_message(message)
+        try:
+            if isinstance(message, CustomMessage):
+                self.session.append_custom_message(message.custom_type, message.content,
+                                                   message.display, message.details)
+            else:
+                self.session.append_message(message)
+        except SessionWriteError as exc:  # the run must not carry on as if it were kept
+            raise StopRun(str(exc)) from exc
 
 
 def _soon(coroutine: Any) -> None:

@@ -13,7 +13,7 @@ from pi_core.session.context import ModelRef, SessionContext, build_session_cont
 from pi_core.session.locations import encode_cwd, session_dir_for, session_file_name, sessions_root
 from pi_core.session.reader import Problem, SessionError
 from pi_core.session.session import Session
-from pi_core.session.store import SessionLockedError
+from pi_core.session.store import SessionLockedError, SessionWriteError
 from pi_core.session.tree import TreeNode
 
 __all__ = [
@@ -23,6 +23,7 @@ __all__ = [
     "SessionContext",
     "SessionError",
     "SessionLockedError",
+    "SessionWriteError",
     "TreeNode",
     "build_session_context",
     "encode_cwd",

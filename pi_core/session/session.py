@@ -6,6 +6,9 @@ first assistant message, so a prompt interrupted before the answer is lost there
 header and every entry before it in one write; after that each append is one line written
 at once to the locked, append-only file (:mod:`pi_core.session.store`). A file deleted
 while the session is open is written again, header and every entry, before the next one.
+A write the disk refuses (full, failing, read-only) raises :class:`SessionWriteError`
+naming the entries not on disk; they stay in the tree and are written, in order, before
+the next entry that can be (:attr:`Session.unsaved`, :meth:`Session.save`).
 Versions 1 and 2 are migrated on open; a newer version opens read-only (view, export,
 fork), never for writing. Damaged lines are reported in :attr:`Session.problems` (and
 logged) while the rest opens, and entries stay lines in the file until first used
@@ -16,6 +19,7 @@ An in-memory session (:meth:`Session.in_memory`) has the same API and never touc
 
 from __future__ import annotations
 
+import errno
 import gc
 import logging
 import os
@@ -57,7 +61,7 @@ from pi_core.session.reader import (
     read_session_file,
     read_session_lines,
 )
-from pi_core.session.store import SessionFile, write_new_file
+from pi_core.session.store import SessionFile, SessionWriteError
 from pi_core.session.tree import SessionTree, TreeNode
 
 log = logging.getLogger("pi.session")
@@ -95,6 +99,9 @@ class Session:
         self._handle = handle
         self._on_disk = on_disk
         self._closed = False
+        # Lines a failed write left off the disk (the header first while the file has
+        # none), in file order: written before the next entry.
+        self._unsaved: list[tuple[Entry | SessionHeader, str]] = []
 
     # ------------------------------------------------------------ constructors
 
@@ -171,8 +178,15 @@ class Session:
 
     @property
     def on_disk(self) -> bool:
-        """True once the file holds the header and every entry."""
+        """True once the file exists with the header and the entries so far (but those in
+        :attr:`unsaved`)."""
         return self._on_disk
+
+    @property
+    def unsaved(self) -> list[Entry]:
+        """The entries a failed write left off the disk, oldest first: they are in the
+        session and written before the next entry (or by :meth:`save`)."""
+        return [entry for entry, _ in self._unsaved if not isinstance(entry, SessionHeader)]
 
     @property
     def name(self) -> str | None:
@@ -270,17 +284,25 @@ class Session:
             entry.id = self._unique_id()
         entry.parent_id = self._tree.leaf_id
         line = dumps(entry) + "\n"  # fails before anything changes if it cannot be written
-        if self._on_disk:
-            handle = self._handle
-            assert handle is not None  # a session on disk holds its file open
-            if handle.unlinked():
-                self._write_again(line)
-            else:
-                handle.write_lines([line])
-        elif self.file is not None and _starts_file(entry):
-            self._write_everything(extra_line=line)
         self._tree.add(entry)
+        if self._on_disk:
+            self._unsaved.append((entry, line))
+            self._save()
+        elif self.file is not None and (_starts_file(entry) or self._unsaved):
+            self._write_everything()
         return entry
+
+    def save(self) -> None:
+        """Write now the entries a failed write left in memory (:attr:`unsaved`), e.g.
+        once the disk has room again; raises :class:`SessionWriteError` if it still
+        cannot. Nothing to do when every entry is on disk."""
+        if not self._unsaved or self.file is None:
+            return
+        self._check_writable()
+        if self._on_disk:
+            self._save()
+        else:
+            self._write_everything()
 
     def append_message(self, message: AgentMessage) -> MessageEntry:
         if isinstance(message, (CompactionSummaryMessage, BranchSummaryMessage)):
@@ -333,7 +355,13 @@ class Session:
 
     def close(self) -> None:
         """Release the file (and its lock). Entries not yet written (no message so far:
-        only model and thinking-level changes) are dropped."""
+        only model and thinking-level changes) are dropped; those a failed write left in
+        memory get one last write, and if it fails too the log names them."""
+        if self._unsaved and not self._closed and not self.read_only:
+            try:
+                self.save()
+            except SessionWriteError as exc:
+                log.error("%s", exc)
         if self._handle is not None:
             self._handle.close()
             self._handle = None
@@ -422,30 +450,69 @@ class Session:
             state = "closed" if self._closed else "open read-only"
             raise SessionError(f"session {self.file or self.id} is {state}; it cannot change")
 
-    def _write_again(self, line: str) -> None:
-        """The file was deleted under us: write it again, header and every entry."""
-        log.warning("%s was deleted while the session was open; writing it again", self.file)
-        assert self._handle is not None  # only a session on disk is written again
-        self._handle.close()
-        self._handle = None
-        self._write_everything(extra_line=line)
+    def _save(self) -> None:
+        """Write the unsaved lines (the newest entry's last) at the end of the file."""
+        handle = self._handle
+        assert handle is not None  # a session on disk holds its file open
+        if handle.unlinked():
+            log.warning("%s was deleted while the session was open; writing it again",
+                        self.file)
+            handle.close()
+            self._handle = None
+            self._on_disk = False
+            self._write_everything()
+            return
+        try:
+            handle.write_lines([line for _, line in self._unsaved])
+        except SessionWriteError as exc:
+            del self._unsaved[:exc.saved]
+            raise self._not_saved(exc) from exc.__cause__
+        self._unsaved.clear()
 
-    def _write_everything(self, extra_line: str | None = None) -> None:
+    def _write_everything(self) -> None:
         """The first write of a file: header and every entry so far, in one write."""
-        lines = [dumps(self.header) + "\n", *(dumps(e) + "\n" for e in self._tree)]
-        if extra_line is not None:
-            lines.append(extra_line)
+        self._unsaved = [(self.header, dumps(self.header) + "\n"),
+                         *((e, dumps(e) + "\n") for e in self._tree)]
         if self._handle is None:
             assert self.file is not None  # callers write only a session with a file
-            self._handle = write_new_file(self.file, lines)
-        else:
-            self._handle.write_lines(lines)
+            try:
+                handle = SessionFile.open(self.file, create=True)
+            except SessionWriteError as exc:
+                raise self._not_saved(exc) from exc.__cause__
+            if handle.size():
+                handle.close()
+                raise SessionError(f"{self.file}: a session file of that name already has "
+                                   "content")
+            self._handle = handle
         self._on_disk = True
+        self._save()
+
+    def _not_saved(self, exc: SessionWriteError) -> SessionWriteError:
+        """``exc`` naming the entries kept in memory and what would let them be written."""
+        exc.unsaved = self.unsaved
+        remedy = {errno.ENOSPC: "the disk has room again", errno.EDQUOT: "the disk has room again",
+                  errno.EROFS: "the file system is writable again"}.get(exc.errno or 0,
+                                                                       "the disk works again")
+        exc.args = (f"{exc.args[0]}. Not on disk: {_describe(exc.unsaved)}; they are kept "
+                    f"in memory and written with the next entry once {remedy}",)
+        return exc
 
 
 def _starts_file(entry: Entry) -> bool:
     """A message (the user's prompt first of all) makes a new session's file appear."""
     return isinstance(entry, (MessageEntry, CustomMessageEntry))
+
+
+def _describe(entries: list[Entry], most: int = 8) -> str:
+    """``user message 1a2b3c4d, assistant message 5e6f7a8b and 3 more``."""
+    names = [f"{entry.message.role} message {entry.id}" if isinstance(entry, MessageEntry)
+             else f"{entry.type} {entry.id}" for entry in entries[:most]]
+    if len(entries) > most:
+        names[-1] += f" and {len(entries) - most} more"
+    if not names:
+        return "only the session header"
+    count = f"{len(entries)} entr{'y' if len(entries) == 1 else 'ies'}"
+    return f"{count} ({', '.join(names)})"
 
 
 def _report(path: Path, problems: list[Problem]) -> None:

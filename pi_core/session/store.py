@@ -9,6 +9,13 @@
 - The file is append-only whatever it holds: an incomplete last line (a crash
   mid-write) stays where it is and the next write starts with a newline, so the new line
   never joins it. No byte is ever truncated, moved or rewritten, and no side file made.
+- A write that fails (a full disk, an I/O error, a read-only file system) raises
+  :class:`SessionWriteError` saying how many of its lines reached the file whole, and
+  nothing is retried here. The writer then no longer trusts what it believes of the
+  file's end: before the next write it looks. If the file ends in the very bytes of the
+  line that was cut and that line comes first again, only its rest is written (the file
+  is then what an unbroken write would have made); any other unfinished end gets a
+  newline first, so the cut fragment is a line of its own that the reader skips.
 - Whole-file rewrites (migration) go to a new file that is renamed over the old one.
 - Session files hold code, command output and sometimes secrets: they are created 0600,
   in folders created 0700 (pi creates them 0644 in 0755 folders).
@@ -29,8 +36,26 @@ except ImportError:  # pragma: no cover - Windows: no advisory locks, a single w
     fcntl = None  # type: ignore[assignment]  # the module or None: the lock tests for None
 
 
+#: What a disk does to a writer (full, failing, read-only, over quota): a session write
+#: meeting one of these is reported as :class:`SessionWriteError`.
+DISK_FAULTS = frozenset({errno.ENOSPC, errno.EIO, errno.EROFS, errno.EDQUOT})
+
+
 class SessionLockedError(SessionError):
     """Another process has the session open for writing."""
+
+
+class SessionWriteError(SessionError):
+    """Lines could not be written (a full disk, an I/O error, a read-only file system).
+
+    ``saved`` is how many of the lines given reached the file whole; ``errno`` the
+    system's error number. The session adds ``unsaved``: its entries not on disk."""
+
+    def __init__(self, message: str, *, saved: int = 0, errno: int | None = None) -> None:
+        super().__init__(message)
+        self.saved = saved
+        self.errno = errno
+        self.unsaved: list = []
 
 
 class SessionFile:
@@ -40,6 +65,9 @@ class SessionFile:
         self.path = path
         self._fd: int | None = fd
         self._needs_newline = False
+        self._trusted = True  # False after a failed write: look at the file's end first
+        self._cut = b""  # the start of a line this writer left unfinished at the end
+        self._cut_end: int | None = None  # the file's size just after that fragment
 
     # ------------------------------------------------------------ opening
 
@@ -49,10 +77,16 @@ class SessionFile:
         ``create``); raises :class:`SessionLockedError` if another process holds it."""
         path = Path(path)
         flags = os.O_RDWR | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
-        if create:
-            make_private_dirs(path.parent)
-            flags |= os.O_CREAT
-        fd = os.open(path, flags, 0o600)
+        try:
+            if create:
+                make_private_dirs(path.parent)
+                flags |= os.O_CREAT
+            fd = os.open(path, flags, 0o600)
+        except OSError as exc:
+            if exc.errno not in DISK_FAULTS:
+                raise
+            raise SessionWriteError(f"{path}: the session could not be saved "
+                                    f"({exc.strerror})", errno=exc.errno) from exc
         try:
             _lock(fd, path)
         except BaseException:
@@ -81,12 +115,55 @@ class SessionFile:
     # ------------------------------------------------------------ writing
 
     def write_lines(self, lines: Iterable[bytes | str]) -> None:
-        """Write whole lines (each ending in a newline) in one write call."""
-        data = b"".join(line.encode("utf-8") if isinstance(line, str) else line for line in lines)
-        if self._needs_newline:
-            data = b"\n" + data
-        _write_all(self._checked_fd(), data)
+        """Write whole lines (each ending in a newline) in one write call; raises
+        :class:`SessionWriteError` when the system refuses (nothing is retried)."""
+        fd = self._checked_fd()
+        encoded = [line.encode("utf-8") if isinstance(line, str) else line for line in lines]
+        data = b"".join(encoded)
+        skip, prefix = (0, b"\n" if self._needs_newline else b"") if self._trusted \
+            else self._look_at_the_end(fd, encoded)
+        out = memoryview(prefix + data[skip:] if prefix or skip else data)
+        done = 0
+        try:
+            while done < len(out):
+                done += os.write(fd, out[done:])
+        except OSError as exc:  # any error: what reached the file is noted either way
+            raise self._failed(fd, exc, encoded, skip + max(0, done - len(prefix))) from exc
         self._needs_newline = False
+        self._trusted, self._cut, self._cut_end = True, b"", None
+
+    def _look_at_the_end(self, fd: int, lines: list[bytes]) -> tuple[int, bytes]:
+        """After a failed write: (bytes of ``lines[0]`` already in the file, what to
+        write before the rest), from the file's end as it is now."""
+        try:
+            size = os.fstat(fd).st_size
+            cut = self._cut
+            if (cut and lines and lines[0].startswith(cut) and size == self._cut_end
+                    and os.pread(fd, len(cut), size - len(cut)) == cut):
+                return len(cut), b""
+            ends_clean = size == 0 or os.pread(fd, 1, size - 1) == b"\n"
+        except OSError:  # the end cannot be read: a newline is always safe (blank lines
+            ends_clean = False  # are skipped)
+        return 0, b"" if ends_clean else b"\n"
+
+    def _failed(self, fd: int, exc: OSError, lines: list[bytes], covered: int) -> SessionWriteError:
+        """Note what a failed write left (``covered``: bytes of ``lines`` now in the
+        file) and the error that says so."""
+        saved = 0
+        for line in lines:
+            if covered < len(line):
+                break
+            covered -= len(line)
+            saved += 1
+        self._cut = lines[saved][:covered] if saved < len(lines) else b""
+        self._needs_newline, self._trusted = False, False  # the next write looks at the end
+        try:
+            self._cut_end = os.fstat(fd).st_size
+        except OSError:
+            self._cut_end = None
+        reason = exc.strerror or type(exc).__name__
+        return SessionWriteError(f"{self.path}: the session could not be saved ({reason})",
+                                 saved=saved, errno=exc.errno)
 
     def expect_missing_newline(self) -> None:
         """The file does not end in a newline (a torn or unterminated last line); the next
@@ -118,6 +195,7 @@ class SessionFile:
             os.close(old)
         _fsync_dir(self.path.parent)
         self._needs_newline = False
+        self._trusted, self._cut, self._cut_end = True, b"", None
 
     def _checked_fd(self) -> int:
         if self._fd is None:
@@ -137,19 +215,6 @@ def make_private_dirs(directory: Path) -> None:
             folder.mkdir(mode=0o700)
         except FileExistsError:
             pass
-
-
-def write_new_file(path: Path, lines: Iterable[bytes | str]) -> SessionFile:
-    """Create ``path`` (it must not exist) holding ``lines``, locked for appending."""
-    handle = SessionFile.open(path, create=True)
-    try:
-        if handle.size():
-            raise SessionError(f"{path}: a session file of that name already has content")
-        handle.write_lines(lines)
-    except BaseException:
-        handle.close()
-        raise
-    return handle
 
 
 def _lock(fd: int, path: Path) -> None:
