@@ -36,6 +36,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from bench_session import Writer, big_session  # noqa: E402
+from pi_core.session.offsets import index_path  # noqa: E402
 from support.llm_server import LlmServer, Reply  # noqa: E402
 
 REAL_PI = Path(os.environ.get("PI_PACKAGE", "/tmp/pi/node_modules/@mariozechner/pi-coding-agent"))
@@ -181,22 +182,25 @@ def main() -> int:
             server.keep_bodies = False  # nor its copy of it
             (agent / "models.json").write_text(json.dumps(server.models_json(
                 "fake-openai", models=["fake-model"], apiKey="unused")))
-            env = {"PATH": os.environ["PATH"], "HOME": str(root), "PI_CODING_AGENT_DIR": str(agent)}
+            # the offset indexes live in the cache folder, named for their session's path
+            os.environ["XDG_CACHE_HOME"] = str(root / "cache")
+            env = {"PATH": os.environ["PATH"], "HOME": str(root), "PI_CODING_AGENT_DIR": str(agent),
+                   "XDG_CACHE_HOME": os.environ["XDG_CACHE_HOME"]}
             runner = Runner(server, env, str(work))
             print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; "
                   f"best of {args.runs} runs")
             for name, source in (("big", big), ("compacted", compacted)):
                 if name not in only:
                     continue
-                index = Path(str(source) + ".idx")
+                index = Path(str(index_path(str(source))))
                 if not index.exists():  # a session used before has its offset index
                     subprocess.run([sys.executable, "-c", "import sys; from pi_core.session "
                                     "import Session; Session.open(sys.argv[1], read_only=True)",
-                                    str(source)], check=True)
+                                    str(source)], check=True, env={**os.environ, **env})
 
                 def prepare(source=source, index=index):
                     shutil.copyfile(source, copy)
-                    shutil.copyfile(index, str(copy) + ".idx")
+                    shutil.copyfile(index, str(index_path(str(copy))))
 
                 cmd = ["--session", str(copy), "--model", "fake-openai/fake-model", "-p", "hi"]
                 ours = runner.best([ours_pi, *cmd], args.runs, prepare)
@@ -213,7 +217,7 @@ def main() -> int:
                     ok &= good
             if "startup" in only:
                 cmd = ["--model", "fake-openai/fake-model", "--no-session", "-p", "hi"]
-                cold = []  # pi's first start (an empty cache folder: pi_plugins.cli.cache_folder)
+                cold = []  # pi's first start (an empty cache folder: pi_core.cache_folder)
                 for n in range(args.runs):
                     runner.env = {**env, "XDG_CACHE_HOME": str(root / f"cold-cache-{n}")}
                     cold.append(runner.once([ours_pi, *cmd]))

@@ -251,7 +251,7 @@ def bench_append(path: Path) -> bool:
 
 def bench_listing(directory: Path, total: int) -> bool:
     from pi_core.app.listing import list_sessions
-    from pi_core.app.listing_index import INDEX_NAME
+    from pi_core.app.listing_index import listing_index_path
 
     def timed() -> tuple[float, float, int]:
         start, cpu = time.perf_counter(), time.process_time()
@@ -260,7 +260,9 @@ def bench_listing(directory: Path, total: int) -> bool:
 
     first = []
     for _ in range(3):
-        (directory / INDEX_NAME).unlink(missing_ok=True)
+        index = listing_index_path(directory)
+        if index is not None:
+            index.unlink(missing_ok=True)
         first.append(timed())
     later = [timed() for _ in range(5)]
     ok = True

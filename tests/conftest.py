@@ -39,6 +39,13 @@ def _process_marker_is_honest(request, monkeypatch):
         forbid_slow_programs(monkeypatch)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _own_cache_folder(tmp_path_factory):
+    """pi's cache folder (the help text, sessions' offset indexes) is the test run's own,
+    never the user's ``~/.cache``."""
+    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("xdg-cache"))
+
+
 @pytest.fixture(scope="session")
 def sample_venv(tmp_path_factory):
     """The python of a venv holding the sample plugin wheels (``support.wheels.SAMPLES``),

@@ -1,28 +1,35 @@
-"""A cache of the listing's facts, ``.pi-session-index.json`` beside the sessions: each
-file's :class:`FileFacts`, so a listing stats every file and rescans only the changed
-ones (their new bytes). The JSONL files stay the truth: a missing, stale or unreadable
-index is rebuilt from them; a read-only folder is listed without one.
+"""A cache of the listing's facts for one sessions folder: each file's
+:class:`FileFacts`, so a listing stats every file and rescans only the changed ones (their
+new bytes). It lives in the cache folder (named for the sessions folder's path), never in
+the sessions folder, which holds pi's files alone (an old ``.pi-session-index.json``
+there is ignored). The JSONL files stay the truth: a missing, stale or unreadable index
+is rebuilt from them; without a cache folder the listing goes without one.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import stat
 from pathlib import Path
 
 import attrs
 
 from pi_core.app.listing_scan import FileFacts, scan_file
+from pi_core.cache_folder import make_private_folder, session_side_file
 from pi_core.protocol.codec import DecodeError, loads_json
 
-INDEX_NAME = ".pi-session-index.json"
 INDEX_VERSION = 1
+
+
+def listing_index_path(directory: Path) -> Path | None:
+    """Where the listing's index of ``directory`` lives (None: no cache folder)."""
+    found = session_side_file(directory, "listing.json")
+    return Path(found) if found is not None else None
 
 
 class SessionIndex:
     def __init__(self, directory: Path) -> None:
-        self.path = directory / INDEX_NAME
+        self.path = listing_index_path(directory)
         self._known = self._load()
         self._seen: dict[str, FileFacts] = {}
         self._changed = False
@@ -39,26 +46,24 @@ class SessionIndex:
 
     def save(self) -> None:
         """Write the index if anything changed; files not seen since are dropped."""
-        if not self._changed and self._seen.keys() == self._known.keys():
-            return
-        try:
-            if not stat.S_IMODE(self.path.parent.stat().st_mode) & 0o222:
-                return  # a folder made read-only (even root honours that here)
-        except OSError:
+        if self.path is None or (not self._changed and self._seen.keys() == self._known.keys()):
             return
         data = json.dumps({"version": INDEX_VERSION,
                            "files": {name: attrs.asdict(f) for name, f in self._seen.items()}},
                           ensure_ascii=False, separators=(",", ":"))
         temp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
         try:
+            make_private_folder(str(self.path.parent))
             fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # private, as the sessions
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 f.write(data)
             os.replace(temp, self.path)
-        except OSError:  # a read-only folder: list without an index
+        except OSError:  # a cache folder that cannot be written: list without an index
             temp.unlink(missing_ok=True)
 
     def _load(self) -> dict[str, FileFacts]:
+        if self.path is None:
+            return {}
         try:
             value = loads_json(self.path.read_bytes())
         except (OSError, DecodeError):

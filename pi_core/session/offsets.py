@@ -1,7 +1,9 @@
-"""The offset index beside a long session file: where each entry's line is, so a resume
+"""The offset index of a long session file: where each entry's line is, so a resume
 reads the file's tail and the lines its context needs, not the whole file.
 
-``<name>.jsonl.idx`` holds what the reader found in the file's first ``length`` bytes
+The index lives in the cache folder (:func:`pi_core.cache_folder.session_side_file`,
+named for the session file's path), never beside the session: the sessions folder holds
+pi's files alone (an old ``<name>.jsonl.idx`` there is ignored). It holds what the reader found in the file's first ``length`` bytes
 (every entry's offset, length, line, id, parent and type; the problems and mendable
 lines), with the header line and a hash of the bytes just before ``length`` to tell
 whether it still describes the file (an edit that keeps every byte count and those bytes
@@ -9,8 +11,8 @@ would go unnoticed; the lines themselves are always read from the file). Session
 only grow, so an index that matches
 covers the start and only the bytes after it are scanned; one that does not (or cannot
 be read) is ignored and written again. The JSONL file stays the source of truth: the
-index is a cache, written only after a scan of at least :data:`INDEX_AT` bytes, and a
-folder it cannot be written to simply goes without.
+index is a cache, written only after a scan of at least :data:`INDEX_AT` bytes, and
+without a cache folder that can be written to a session simply goes without.
 """
 
 from __future__ import annotations
@@ -18,18 +20,20 @@ from __future__ import annotations
 import hashlib
 import os
 
+from pi_core.cache_folder import make_private_folder, session_side_file
 from pi_core.protocol.codec import DecodeError, line_from_json, loads_json
 from pi_core.protocol.entries import Entry, SessionHeader
 from pi_core.session.reader import FileContents, LineSource, Problem, UnreadEntry, read_entry
 
-INDEX_SUFFIX = ".idx"
+INDEX_KIND = "idx"
 INDEX_VERSION = 1
 INDEX_AT = 1 << 20  # bytes scanned: below this a scan is cheaper than the index
 _CHECKED = 4096  # bytes before the indexed length whose hash must match
 
 
-def index_path(session_file: str) -> str:
-    return session_file + INDEX_SUFFIX
+def index_path(session_file: str) -> str | None:
+    """The index's file in the cache folder (None: no cache folder)."""
+    return session_side_file(session_file, INDEX_KIND)
 
 
 def _fingerprint(source: LineSource, length: int) -> str:
@@ -40,8 +44,11 @@ def _fingerprint(source: LineSource, length: int) -> str:
 def load(session_file: str, source: LineSource) -> FileContents | None:
     """What the index knows of ``session_file``, or None when there is no index or it no
     longer matches the file (the header line and the bytes before its end)."""
+    path = index_path(session_file)
+    if path is None:
+        return None
     try:
-        with open(index_path(session_file), "rb") as f:
+        with open(path, "rb") as f:
             value = loads_json(f.read())
         if not isinstance(value, dict) or value.get("version") != INDEX_VERSION:
             return None
@@ -103,8 +110,11 @@ def save(session_file: str, contents: FileContents) -> None:
                                            contents.spans, strict=False):
         rows.append((offset, size, line, entry.id, entry.parent_id, entry.type))
     target = index_path(session_file)
+    if target is None:
+        return
     temp = f"{target}.{os.getpid()}.tmp"
     try:
+        make_private_folder(os.path.dirname(target))
         header_line = source.read(0, 1 << 16).split(b"\n", 1)[0]
         value = {
             "version": INDEX_VERSION, "fileVersion": contents.version, "length": length,

@@ -185,7 +185,7 @@ def read_session_file(path: str | os.PathLike, *, use_index: bool = True) -> Fil
     """Read ``path``; raises :class:`SessionError` when it is not a session file at all
     (its first line is not a session header). An empty file gives no header.
 
-    With ``use_index`` the offset index beside the file supplies what it knows of the
+    With ``use_index`` the offset index (in the cache folder) supplies what it knows of the
     file's start (when it still matches the file) and only the rest is scanned; a scan
     of much new text writes the index again."""
     from pi_core.session import offsets

@@ -17,7 +17,7 @@ from pi_core.app.listing import (
     most_recent_session,
     read_session_info,
 )
-from pi_core.app.listing_index import INDEX_NAME
+from pi_core.app.listing_index import listing_index_path
 from pi_core.session import Session, session_dir_for
 from support.sessions import FIXTURES, assistant, pi_probe, user
 
@@ -128,13 +128,13 @@ def test_listing_matches_pi_on_its_own_files_and_ours(tmp_path):
         assert round(mine.created.timestamp() * 1000) == pis["created"]
 
 
-# ---------------------------------------------------------------- the index beside the files
+# ---------------------------------------------------------------- the listing's index (in the cache folder)
 
 
 def test_listing_keeps_an_index_and_rereads_nothing_unchanged(tmp_path):
     session = make(tmp_path, texts=("alpha question", "answer"))
     list_sessions(tmp_path)
-    assert (tmp_path / INDEX_NAME).exists()
+    assert listing_index_path(tmp_path).exists()
     # Same size, same mtime, same inode: the listing trusts the index and reads nothing.
     stat = session.file.stat()
     session.file.write_bytes(session.file.read_bytes().replace(b"alpha", b"omega"))
@@ -166,7 +166,7 @@ def test_index_follows_appends_names_and_deletions(tmp_path):
     (info,) = list_sessions(tmp_path)
     assert (info.name, info.message_count) == ("renamed", 3)
     assert info == read_session_info(keep.file)
-    assert list(json.loads((tmp_path / INDEX_NAME).read_text())["files"]) == [keep.file.name]
+    assert list(json.loads(listing_index_path(tmp_path).read_text())["files"]) == [keep.file.name]
 
 
 def test_a_rewritten_file_is_read_again_whole(tmp_path):
@@ -182,16 +182,17 @@ def test_a_rewritten_file_is_read_again_whole(tmp_path):
 
 def test_a_damaged_index_is_rebuilt(tmp_path):
     make(tmp_path, texts=("q", "a"))
-    (tmp_path / INDEX_NAME).write_text("{not json")
+    listing_index_path(tmp_path).write_text("{not json")
     assert list_sessions(tmp_path)[0].first_message == "q"
-    assert json.loads((tmp_path / INDEX_NAME).read_text())["version"] == 1
+    assert json.loads(listing_index_path(tmp_path).read_text())["version"] == 1
 
 
-def test_a_read_only_folder_is_listed_without_writing_an_index(tmp_path):
-    make(tmp_path, texts=("q", "a"))
+def test_the_sessions_folder_holds_only_the_sessions_even_read_only(tmp_path):
+    session = make(tmp_path, texts=("q", "a"))
     tmp_path.chmod(0o555)
     try:
         assert list_sessions(tmp_path)[0].first_message == "q"
-        assert not (tmp_path / INDEX_NAME).exists()
+        assert listing_index_path(tmp_path).exists()  # in the cache folder
+        assert list(tmp_path.iterdir()) == [session.file]
     finally:
         tmp_path.chmod(0o755)

@@ -1,5 +1,6 @@
-"""The offset index beside a long session: a resume scans only what was added since, and
-a stale or broken index is never believed (the JSONL file is the source of truth)."""
+"""The offset index of a long session: a resume scans only what was added since, and a
+stale or broken index is never believed (the JSONL file is the source of truth). It lives
+in the cache folder, never in the sessions folder."""
 
 from __future__ import annotations
 
@@ -129,6 +130,35 @@ def test_a_torn_tail_after_the_indexed_part_is_still_skipped_and_kept(tmp_path):
     state = snapshot(path)
     assert state == fresh(path)
     assert state["context"][-1]["content"][0]["text"] == "after the crash"
+
+
+def test_the_index_lives_in_the_cache_folder_and_the_sessions_folder_holds_only_pi_files(
+        tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    sessions = tmp_path / "sessions"
+    session = long_session(sessions)
+    stale = session.file.with_name(session.file.name + ".idx")
+    stale.write_bytes(b"an old index beside the session: never read")
+    read_session_file(session.file).source.close()
+    index = index_path(str(session.file))
+    assert index is not None and index.startswith(str(tmp_path / "cache" / "pi-harness" / "sessions"))
+    assert os.path.exists(index) and os.stat(os.path.dirname(index)).st_mode & 0o777 == 0o700
+    assert sorted(p.name for p in sessions.iterdir()) == [session.file.name, stale.name]
+    assert read_session_file(session.file).scanned == 0  # the cached index was used
+
+    twin = tmp_path / "other" / session.file.name  # the same name in another folder
+    assert index_path(str(twin)) != index
+
+
+def test_without_a_cache_folder_there_is_no_index_and_nothing_beside_the_session(
+        tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/cache")  # not a usable cache folder
+    session = long_session(tmp_path)
+    contents = read_session_file(session.file)
+    contents.source.close()
+    assert index_path(str(session.file)) is None
+    assert list(tmp_path.iterdir()) == [session.file]
+    assert snapshot(session.file) == fresh(session.file)
 
 
 def test_resuming_after_a_compaction_reads_only_the_lines_it_keeps(tmp_path):
