@@ -39,7 +39,7 @@ class NpmRegistry:
             self.add(path.name, path.read_bytes())
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}/"
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
 
     def add(self, filename: str, data: bytes) -> None:
         manifest = _manifest(data)
