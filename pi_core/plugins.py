@@ -58,7 +58,13 @@ class PluginError:
     traceback: str = ""
 
     def __str__(self) -> str:
+        if isinstance(self.error, NotRunnable):
+            return str(self.error)
         return f"plugin {self.plugin!r} failed in {self.hook}: {type(self.error).__name__}: {self.error}"
+
+
+class NotRunnable(ValueError):
+    """An extension that is not a plugin (pi's TypeScript): reported by its own words."""
 
 
 class _Impl:

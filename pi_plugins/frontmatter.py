@@ -40,7 +40,9 @@ def parse_frontmatter(text: str) -> tuple[dict[str, Any], str]:
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when PyYAML has it
     try:
-        data = yaml.load(yaml_text, Loader=loader)
+        # pi's YAML parser ends a final block scalar (``description: |``) with its
+        # newline even at the end of the text; PyYAML does so only before a line break.
+        data = yaml.load(yaml_text + "\n", Loader=loader)
     except yaml.YAMLError as exc:
         raise FrontmatterError(f"invalid YAML frontmatter: {_describe(exc)}") from None
     if data is None:

@@ -7,6 +7,8 @@ found wins a name (later ones are reported as collisions):
 2. ``.pi/prompts/*.md``;
 3. ``prompts`` paths in the agent dir's ``settings.json``;
 4. ``<agent dir>/prompts/*.md``;
+4b. the prompt templates of pi packages (``packages`` in settings.json), in settings
+   order (:mod:`pi_plugins.packages.configured`);
 5. ``--prompt-template`` paths (``ctx.options.prompt_template_paths``), loaded even with
    ``--no-prompt-templates``, which turns 1-4 off;
 6. paths other plugins return from ``resources_discover`` as ``("prompt", path)``.
@@ -42,6 +44,7 @@ from pi_plugins.resources import (
     discovered_paths,
     is_dir,
     is_file,
+    package_resources,
     per_run,
     project_trusted,
     report,
@@ -62,7 +65,7 @@ class Template:
     content: str
     path: Path
     argument_hint: str | None = None
-    source: str = "user"  # project, user, settings, cli, plugin
+    source: str = "user"  # project, user, settings, package, cli, plugin
 
 
 @define
@@ -145,7 +148,7 @@ def read_template(path: Path, source: str) -> tuple[Template | None, list[Proble
     hint = meta.get("argument-hint")
     template = Template(
         name=path.name[: -len(".md")],
-        description=description.strip(),
+        description=description,  # as written, as pi keeps it
         content=body,
         path=path,
         argument_hint=str(hint) if hint not in (None, "") else None,
@@ -182,6 +185,8 @@ async def find_templates(ctx: Any) -> Templates:
             for path in paths:
                 gather.add_path(path, "settings", True)
             gather.add_folder(folder, scope, False)
+        for resource in (await package_resources(ctx)).enabled("prompts"):
+            gather.add_file(resource.path, "package")
     for path in options.prompt_template_paths:
         gather.add_path(resolve_path(path, cwd), "cli", False)
     for path in (await discovered_paths(ctx))["prompt"]:

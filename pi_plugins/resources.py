@@ -301,6 +301,24 @@ def source_info(path: Path | str, source: str, ctx: Any, base_dir: Path | str | 
     elif source == "settings":
         info.update(source="local", scope="user", origin="top-level",
                     baseDir=str(base_dir if base_dir is not None else Path(path).parent))
+    elif source == "package":
+        info.update(source="package", scope="user", origin="package",
+                    baseDir=str(base_dir if base_dir is not None else Path(path).parent))
     else:  # from a plugin's resources_discover
         info.update(source="extension", scope="temporary", origin="package")
     return info
+
+
+@per_run
+async def package_resources(ctx: Any) -> Any:
+    """The resources of the pi packages settings.json configures (``packages``; the
+    project's once it is trusted), found once per run; what is wrong is reported then
+    (:mod:`pi_plugins.packages.configured`)."""
+    from pi_plugins.packages.configured import PackageResources, load
+
+    settings = getattr(ctx, "settings", None)
+    if not hasattr(settings, "global_data"):  # a harness composed bare: no settings files
+        return PackageResources()
+    found = load(settings, agent_dir_of(ctx), cwd_of(ctx), project_trusted(ctx))
+    report(ctx, "packages", [Problem("settings.json", p) for p in found.problems])
+    return found

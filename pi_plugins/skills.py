@@ -8,6 +8,8 @@ Where skills come from, first found wins a name (later ones are reported as coll
    to the git repository's root (the filesystem root outside a repository);
 3. ``skills`` paths in the agent dir's ``settings.json``;
 4. ``<agent dir>/skills/``, then ``~/.agents/skills/``;
+4b. the skills of pi packages (``packages`` in settings.json, the project's first), in
+   settings order (:mod:`pi_plugins.packages.configured`);
 5. ``--skill`` paths (``ctx.options.skill_paths``), loaded even with ``--no-skills``,
    which turns 1-4 off;
 6. paths other plugins return from ``resources_discover`` as ``("skill", path)``.
@@ -51,6 +53,7 @@ from pi_plugins.resources import (
     discovered_paths,
     is_dir,
     is_file,
+    package_resources,
     per_run,
     project_trusted,
     report,
@@ -75,7 +78,7 @@ class Skill:
     path: Path  # the SKILL.md (or the single .md file)
     base_dir: Path  # where the skill's relative paths start
     disable_model_invocation: bool = False
-    source: str = "user"  # project, user, settings, cli, plugin
+    source: str = "user"  # project, user, settings, package, cli, plugin
 
 
 @define
@@ -142,7 +145,7 @@ def read_skill(path: Path, source: str) -> tuple[Skill | None, list[Problem]]:
     problems += [Problem(where, message) for message in name_problems(name, folder.name)]
     skill = Skill(
         name=name,
-        description=description.strip(),
+        description=description,  # as written: pi keeps a block scalar's final newline
         path=path,
         base_dir=folder,
         disable_model_invocation=meta.get("disable-model-invocation") is True,
@@ -209,6 +212,8 @@ async def find_skills(ctx: Any) -> Skills:
         add_settings("user")
         gather.add_folder(home / "skills", "user", True)
         gather.add_folder(user_agents, "user", False)
+        for resource in (await package_resources(ctx)).enabled("skills"):
+            gather.add_file(resource.path, "package")
     for path in options.skill_paths:
         gather.add_path(resolve_path(path, cwd), "cli", True)
     for path in (await discovered_paths(ctx))["skill"]:

@@ -26,7 +26,7 @@ from attrs import define
 
 from pi_core.paths import agent_dir as default_agent_dir
 from pi_core.paths import project_dir
-from pi_core.plugins import Plugins
+from pi_core.plugins import NotRunnable, Plugins
 
 GROUP = "pi.plugins"
 OWN_DISTRIBUTION = "pi-harness"
@@ -221,6 +221,34 @@ def _plugin_files(folder: Path) -> list[Path]:
     return sorted(found, key=lambda p: p.name)
 
 
+NODE_SUFFIXES = (".ts", ".js", ".mjs", ".cjs", ".mts", ".cts")
+PACKAGE_PREFIXES = ("npm:", "git:", "github:", "http:", "https:", "ssh:")
+CANNOT_RUN = "a TypeScript/JavaScript extension for pi (Node); it cannot run here"
+
+
+def foreign_extension(entry: str | Path) -> str | None:
+    """Why an extension path or source is pi's (TypeScript) and not a plugin, or ``None``."""
+    text = str(entry)
+    if text.startswith(PACKAGE_PREFIXES):
+        return ("a pi package: its extensions are TypeScript for pi (Node) and cannot run "
+                f"here; `pi install {text}` keeps its skills, prompt templates and themes")
+    if text.endswith(NODE_SUFFIXES):
+        return CANNOT_RUN
+    return None
+
+
+def _node_files(folder: Path) -> list[Path]:
+    """pi's extensions in an extensions folder (``*.ts``/``*.js``, folders with an
+    ``index.ts``/``index.js`` and no ``__init__.py``): named, never run."""
+    if not folder.is_dir():
+        return []
+    found = [p for p in folder.iterdir() if not p.name.startswith(("_", "."))
+             and ((p.suffix in NODE_SUFFIXES and p.is_file())
+                  or (p.is_dir() and not (p / "__init__.py").exists()
+                      and ((p / "index.ts").is_file() or (p / "index.js").is_file())))]
+    return sorted(found, key=lambda p: p.name)
+
+
 def _listed_paths(settings: Any, problems: list[str]) -> list[Path]:
     """The plugin paths of the settings' ``extensions`` lists (global, then project), each
     resolved against its own file's folder; the built-in switches are not paths."""
@@ -234,7 +262,12 @@ def _listed_paths(settings: Any, problems: list[str]) -> list[Path]:
                 problems.append(f"settings extensions: {entry!r}: only built-ins take a + or -; ignored")
                 continue
             path = Path(entry).expanduser()
-            found.append(path if path.is_absolute() or base is None else Path(base) / path)
+            path = path if path.is_absolute() or base is None else Path(base) / path
+            why = foreign_extension(entry)
+            if why is not None:
+                problems.append(f"settings extensions: {path}: {why}")
+                continue
+            found.append(path)
     return found
 
 
@@ -281,9 +314,14 @@ class PluginLoader:
             for folder in folders if trusted else folders[:1]:
                 found += [Found(p.stem, "file", str(p), policy.reason(p.stem, None, False))
                           for p in _plugin_files(folder)]
+                problems += [f"{p}: {CANNOT_RUN}" for p in _node_files(folder)]
             found += [Found(p.stem, "settings", str(p)) for p in _listed_paths(settings, problems)]
-        found += [Found(Path(p).stem, "cli", p) for p in self.extension_paths
-                  if not p.startswith(BUILTIN_PREFIX)]
+        for p in self.extension_paths:
+            why = foreign_extension(p)
+            if why is not None:
+                problems.append(f"-e {p}: {why}")
+            elif not p.startswith(BUILTIN_PREFIX):
+                found.append(Found(Path(p).stem, "cli", p))
         return _once(found)
 
     def load(self, settings: Any, *, if_trusted: Any = None) -> Plugins:
@@ -297,7 +335,8 @@ class PluginLoader:
         for problem in dict.fromkeys(problems):
             if problem not in self._told:
                 self._told.add(problem)
-                plugins.report("settings", "plugins", ValueError(problem))
+                error = NotRunnable(problem) if "cannot run here" in problem else ValueError(problem)
+                plugins.report("settings", "plugins", error)
         for skip in self._skipped:
             plugins.skipped.remove(skip)
         self._skipped = [f for f in found if f.reason is not None]

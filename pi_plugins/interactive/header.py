@@ -34,10 +34,25 @@ def _builtin_header(tui: InteractiveApp) -> HeaderBlock:
     for error in getattr(tui.harness.plugins, "errors", []) or []:
         notes.append(f"plugin error: {error}")
     notes += [f"warning: {problem}" for problem in tui.theme_problems]
+    notes += _package_extensions(tui)
     notes += [f"warning: keybindings: {problem}" for problem in tui.keybindings.problems + tui.keys.problems]
     if tui.settings.get("quietStartup", False) and not getattr(tui.pi.args, "verbose", False):
         return HeaderBlock(None, [], notes)
     return HeaderBlock(f"pi-harness v{__version__}", HINTS, notes, _loaded_sections(tui))
+
+
+def _package_extensions(tui: InteractiveApp) -> list[str]:
+    """One line for each TypeScript extension of the configured pi packages."""
+    from pathlib import Path
+
+    from pi_plugins.packages.configured import extension_lines, load
+    from pi_plugins.resources import project_trusted
+
+    ctx = tui.harness.ctx
+    if not hasattr(ctx.settings, "global_data"):
+        return []
+    found = load(ctx.settings, Path(ctx.agent_dir).absolute(), Path(ctx.cwd).absolute(), project_trusted(ctx))
+    return [f"note: {line}" for line in extension_lines(found)]
 
 
 def _loaded_sections(tui: InteractiveApp) -> list[tuple[str, list[str]]]:

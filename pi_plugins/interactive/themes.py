@@ -1,5 +1,6 @@
 """Themes in pi's JSON format: built-in ``dark`` and ``light``, files from ``themes/``
-in the agent dir and in the project's ``.pi/``, the settings' ``themes`` list, and
+in the agent dir and in the project's ``.pi/``, the settings' ``themes`` list, the
+themes of configured pi packages (``packages``), and
 ``--theme PATH`` (a file or a folder, repeatable). ``--no-themes`` leaves out all but the
 built-ins and ``--theme``. The settings key ``theme`` names the one to use (default dark).
 
@@ -202,6 +203,18 @@ def _files(path: Path) -> list[Path]:
     return [path] if path.is_file() else []
 
 
+def package_themes(settings: Any, cwd: str | Path, agent_dir: str | Path | None) -> list[Path]:
+    """The theme files of the pi packages the settings configure, in settings order."""
+    if agent_dir is None or not hasattr(settings, "global_data"):
+        return []
+    from pi_core.app.settings import project_allowed
+    from pi_plugins.packages.configured import load
+
+    home, here = Path(agent_dir).expanduser().absolute(), Path(cwd).expanduser().absolute()
+    found = load(settings, home, here, project_allowed(settings, here, home))
+    return [r.path for r in found.enabled("themes")]
+
+
 def load_themes(*, cwd: str | Path, agent_dir: str | Path | None, settings: Any = None,
                 cli_paths: Sequence[str] = (), discover: bool = True) -> tuple[dict[str, Palette], list[str]]:
     """Every theme by name (the first of a name wins, as with skills), and problems."""
@@ -221,6 +234,7 @@ def load_themes(*, cwd: str | Path, agent_dir: str | Path | None, settings: Any 
                 if not found:
                     problems.append(f"settings themes: {entry} is not a theme file or folder")
                 candidates += found
+            candidates += package_themes(settings, cwd, agent_dir)
     given: set[Path] = set()
     for raw in cli_paths:
         path = Path(raw).expanduser()

@@ -16,38 +16,48 @@ _LOCAL_HELP = "Use the project's .pi/settings.json (plugin files only; packages 
 @click.command("install", context_settings=_PIP_ARGS)
 @click.option("-l", "--local", is_flag=True, help=_LOCAL_HELP)
 @click.option("--editable", is_flag=True, help="Install a project folder in editable mode (pip -e).")
+@click.option("-a/-na", "--approve/--no-approve", "approve", default=None,
+              help="Trust (or not) the project for this command (its .pi/settings.json packages).")
 @click.argument("source")
 @click.argument("pip_args", nargs=-1, type=click.UNPROCESSED)
-def install_command(source: str, pip_args: tuple[str, ...], local: bool, editable: bool) -> None:
+def install_command(source: str, pip_args: tuple[str, ...], local: bool, editable: bool,
+                    approve: bool | None) -> None:
     """Install a plugin package and report the plugins it adds.
 
     SOURCE is a PyPI requirement (pi-todo, "pi-todo>=1.2"), a path to a Python project
-    or wheel, or a git URL (git+https://..., or pi's git:host/user/repo[@ref]). It is
-    installed with pip into the environment pi runs in; options after SOURCE go to pip
-    (pi install ./my-plugin --no-build-isolation). Its plugins load on the next run.
+    or wheel, or a git+URL: installed with pip into the environment pi runs in; options
+    after SOURCE go to pip (pi install ./my-plugin --no-build-isolation). Its plugins
+    load on the next run.
+
+    npm:NAME[@VERSION] and git:HOST/OWNER/REPO[@REF] are pi packages: kept where pi
+    keeps them and listed in settings.json "packages" (the project's with -l); their
+    skills, prompt templates and themes load here, their TypeScript extensions do not.
 
     A .py file or a plugin folder without a pyproject.toml is not copied: its path is
     added to "extensions" in settings.json (global, or the project's with -l).
     """
     from pi_plugins.packages.manage import run_install
 
-    sys.exit(run_install(source, list(pip_args), local=local, cwd=os.getcwd(), editable=editable))
+    sys.exit(run_install(source, list(pip_args), local=local, cwd=os.getcwd(), editable=editable,
+                         approve=approve))
 
 
-def _remove(source: str, pip_args: tuple[str, ...], local: bool) -> None:
+def _remove(source: str, pip_args: tuple[str, ...], local: bool, approve: bool | None = None) -> None:
     from pi_plugins.packages.manage import run_remove
 
-    sys.exit(run_remove(source, list(pip_args), local=local, cwd=os.getcwd()))
+    sys.exit(run_remove(source, list(pip_args), local=local, cwd=os.getcwd(), approve=approve))
 
 
 @click.command("remove", context_settings=_PIP_ARGS)
 @click.option("-l", "--local", is_flag=True, help=_LOCAL_HELP)
+@click.option("-a/-na", "--approve/--no-approve", "approve", default=None,
+              help="Trust (or not) the project for this command (its .pi/settings.json packages).")
 @click.argument("source")
 @click.argument("pip_args", nargs=-1, type=click.UNPROCESSED)
-def remove_command(source: str, pip_args: tuple[str, ...], local: bool) -> None:
+def remove_command(source: str, pip_args: tuple[str, ...], local: bool, approve: bool | None) -> None:
     """Uninstall a plugin package (by distribution name, plugin name or project path),
-    or take a plugin file out of settings.json."""
-    _remove(source, pip_args, local)
+    take a plugin file out of settings.json, or remove a pi package (npm:…, git:…)."""
+    _remove(source, pip_args, local, approve)
 
 
 @click.command("uninstall", context_settings=_PIP_ARGS, hidden=True)
@@ -64,7 +74,8 @@ def uninstall_command(source: str, pip_args: tuple[str, ...], local: bool) -> No
 @click.option("-a/-na", "--approve/--no-approve", "approve", default=None,
               help="Read (or ignore) the project's .pi/settings.json for this command (project trust).")
 def list_command(as_json: bool, approve: bool | None) -> None:
-    """List the installed packages that provide pi plugins, and plugin files in settings."""
+    """List pi packages (settings.json "packages"), the installed packages that provide
+    pi plugins, and plugin files in settings."""
     from pi_plugins.packages.manage import run_list
 
     sys.exit(run_list(cwd=os.getcwd(), as_json=as_json, approve=approve))
@@ -77,14 +88,17 @@ def list_command(as_json: bool, approve: bool | None) -> None:
 @click.option("--extension", "extension", metavar="SOURCE", help="Update one plugin package (as pi update SOURCE).")
 @click.option("--all", "everything", is_flag=True, help="Update pi-harness and every plugin package.")
 @click.option("--force", is_flag=True, help="Reinstall even what is up to date.")
+@click.option("-a/-na", "--approve/--no-approve", "approve", default=None,
+              help="Trust (or not) the project for this command (its .pi/settings.json packages).")
 @click.argument("target", required=False)
 @click.argument("pip_args", nargs=-1, type=click.UNPROCESSED)
 def update_command(target: str | None, pip_args: tuple[str, ...], self_update: bool, extensions: bool,
-                   extension: str | None, everything: bool, force: bool) -> None:
+                   extension: str | None, everything: bool, force: bool, approve: bool | None) -> None:
     """Update pi-harness (pi update, pi update self), one plugin package (pi update
     SOURCE), every plugin package (--extensions), or all of it (--all), with pip, in the
     environment pi runs in. Options after the target go to pip (--no-index --find-links DIR)."""
     from pi_plugins.packages.manage import run_update
 
     sys.exit(run_update(extension or target, list(pip_args), self_update=self_update,
-                        extensions=extensions, everything=everything, force=force))
+                        extensions=extensions, everything=everything, force=force,
+                        cwd=os.getcwd(), approve=approve))

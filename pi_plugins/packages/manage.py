@@ -141,10 +141,6 @@ def _is_project(path: Path) -> bool:
 def classify(source: str, cwd: str | Path) -> Source:
     """Read SOURCE as pi would: a path (project, wheel, file), ``git:`` shorthand, or a
     requirement for pip (a name, ``git+URL``, an archive URL)."""
-    if source.startswith("npm:"):
-        raise PackageError(
-            f"{source}: npm packages are extensions for pi itself (TypeScript); pi-harness "
-            "plugins are Python packages: give a PyPI name, a path or a git+URL", 2)
     if source.startswith("git:"):
         return Source("pip", _git_shorthand(source[4:]))
     candidate = Path(os.path.expanduser(source))
@@ -290,8 +286,13 @@ def _policy_notes(names: list[str], distribution: str, cwd: str | Path) -> None:
 
 
 def run_install(source: str, pip_args: list[str], *, local: bool = False, cwd: str = ".",
-                editable: bool = False) -> int:
-    """``pi install``: the exit code; reports what was added."""
+                editable: bool = False, approve: bool | None = None) -> int:
+    """``pi install``: the exit code; reports what was added. ``npm:`` and ``git:``
+    sources are pi packages (:mod:`pi_plugins.packages.pi_commands`)."""
+    from pi_plugins.packages import pi_commands
+
+    if pi_commands.is_pi_source(source) and not pip_args and not editable:
+        return pi_commands.install(source, local=local, cwd=cwd, approve=approve)
     try:
         if source.startswith("-"):
             raise PackageError(f"give SOURCE first; options after it go to pip "
@@ -350,8 +351,14 @@ def _requirement_name(requirement: str) -> str | None:
     return match.group(1) if match and "://" not in requirement else None
 
 
-def run_remove(source: str, pip_args: list[str], *, local: bool = False, cwd: str = ".") -> int:
-    """``pi remove``: the exit code."""
+def run_remove(source: str, pip_args: list[str], *, local: bool = False, cwd: str = ".",
+               approve: bool | None = None) -> int:
+    """``pi remove``: the exit code. pi packages (``npm:``, ``git:``, or any entry of
+    settings.json ``packages``) go to :mod:`pi_plugins.packages.pi_commands`."""
+    from pi_plugins.packages import pi_commands
+
+    if pi_commands.is_pi_source(source) or pi_commands.find_configured(source, cwd, approve):
+        return pi_commands.remove(source, local=local, cwd=cwd, approve=approve)
     try:
         name = source
         candidate = Path(os.path.expanduser(source))
@@ -402,10 +409,16 @@ def plugin_files(cwd: str | Path, approve: bool | None = None) -> list[dict]:
 def run_list(*, cwd: str = ".", as_json: bool = False, approve: bool | None = None) -> int:
     """``pi list``: installed plugin packages and plugin files from settings."""
     from pi_core.app.settings import Settings
+    from pi_plugins.packages import pi_commands
 
     packages = plugin_packages()
     files = plugin_files(cwd, approve)
     policy = PluginPolicy.from_settings(Settings.load(cwd, agent_dir(), project_trusted=approve))
+    pi_lines = [] if as_json else pi_commands.list_lines(cwd, approve)
+    for line in pi_lines:
+        _say(line)
+    if pi_lines and (packages or files):
+        _say()
     if as_json:
         rows = []
         for p in packages:
@@ -415,7 +428,8 @@ def run_list(*, cwd: str = ".", as_json: bool = False, approve: bool | None = No
         _say(json.dumps({"environment": sys.prefix, "packages": rows, "files": files}, indent=2))
         return 0
     if not packages and not files:
-        _say("No plugin packages installed. Add one with: pi install PKG|PATH|git+URL")
+        if not pi_lines:
+            _say("No plugin packages installed. Add one with: pi install PKG|PATH|git+URL")
         return 0
     if packages:
         _say(f"Plugin packages (in {sys.prefix}):")
@@ -433,6 +447,12 @@ def run_list(*, cwd: str = ".", as_json: bool = False, approve: bool | None = No
 
 
 # ---------------------------------------------------------------- pi update
+
+
+def _has_pi_packages(cwd: str, approve: bool | None) -> bool:
+    from pi_plugins.packages import pi_commands
+
+    return bool(pi_commands.configured_packages(cwd, approve))
 
 
 def _update_requirement(name: str, origin: str, editable: bool) -> str | None:
@@ -457,8 +477,35 @@ def _report_update(name: str, before: dict, after: dict) -> None:
         _say(f"Updated {new.name} {old.version} -> {new.version}{plugins}")
 
 
+def _update_pi_packages(target: str | None, everything: bool, extensions: bool, cwd: str,
+                        approve: bool | None) -> tuple[bool, int]:
+    """The pi packages' part of ``pi update``: (whether the target was one, exit code)."""
+    from pi_plugins.packages import pi_commands
+
+    offline = os.environ.get("PI_OFFLINE", "").lower() in ("1", "true", "yes")
+    if target is not None and (pi_commands.is_pi_source(target) or pi_commands.find_configured(target, cwd, approve)):
+        matches = pi_commands.find_configured(target, cwd, approve)
+        if not matches:
+            _say(f"Error: No matching package found for {target}", err=True)
+            return True, 1
+        if offline:
+            _say("Skipped package updates (offline mode)")
+            return True, 0
+        return True, pi_commands.update(matches, cwd)
+    if not (everything or extensions):
+        return False, 0
+    configured = pi_commands.configured_packages(cwd, approve)
+    if not configured:
+        return False, 0
+    if offline:
+        _say("Skipped package updates (offline mode)")
+        return False, 0
+    return False, pi_commands.update(configured, cwd)
+
+
 def run_update(target: str | None, pip_args: list[str], *, self_update: bool = False,
-               extensions: bool = False, everything: bool = False, force: bool = False) -> int:
+               extensions: bool = False, everything: bool = False, force: bool = False,
+               cwd: str = ".", approve: bool | None = None) -> int:
     """``pi update`` (pi 1.6's command): pi-harness itself by default (``self``, ``pi``
     and ``--self`` say the same), ``--extensions`` every installed plugin package, a
     SOURCE one of them, ``--all`` both; ``--force`` reinstalls. Everything goes through
@@ -469,6 +516,10 @@ def run_update(target: str | None, pip_args: list[str], *, self_update: bool = F
     if target is not None and normalise(target) in ("self", "pi", OWN_DISTRIBUTION):
         target, self_update = None, True
     wants_self = everything or self_update or (target is None and not extensions)
+    was_pi_package, code = _update_pi_packages(target, everything, extensions, cwd, approve)
+    if was_pi_package:
+        return code
+    had_pi_packages = code != 0 or bool((everything or extensions) and _has_pi_packages(cwd, approve))
     try:
         packages = plugin_packages() if (everything or extensions) else \
             ([find_package(target)] if target is not None else [])
@@ -476,7 +527,6 @@ def run_update(target: str | None, pip_args: list[str], *, self_update: bool = F
         _say(f"error: {exc}", err=True)
         return exc.code
     requirements: list[tuple[str, str]] = []
-    code = 0
     if wants_self:
         own = installed().get(OWN_DISTRIBUTION)
         if own is None:
@@ -499,7 +549,7 @@ def run_update(target: str | None, pip_args: list[str], *, self_update: bool = F
         else:
             requirements.append((package.name, requirement))
     if not requirements:
-        if not packages and (everything or extensions) and not wants_self:
+        if not packages and (everything or extensions) and not wants_self and not had_pi_packages:
             _say("No plugin packages installed.")
         return code
     _say(f"Updating {', '.join(name for name, _ in requirements)}...")

@@ -116,7 +116,6 @@ def test_installing_a_package_without_plugins_warns(plugin_env):
 @pytest.mark.parametrize("args, message", [
     (["remove", "click"], "click is installed but provides no pi plugins"),
     (["remove", "pi-harness"], "pi-harness is pi itself"),
-    (["install", "npm:@foo/bar"], "npm packages are extensions for pi itself"),
     (["install", "./missing"], "./missing: no such file or directory"),
     (["install", "--no-deps"], "give SOURCE first"),
     (["install", "-l", "pi-todo"], "-l applies to plugin files only"),

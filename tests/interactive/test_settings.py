@@ -157,3 +157,19 @@ def test_the_header_lists_what_was_loaded(pi_tui):
     assert lines[lines.index("[Skills]") + 1] == "pdf-tools"
     assert lines[lines.index("[Prompts]") + 1] == "/review"
     assert lines[lines.index("[Extensions]") + 1] == "test_plugin.py"
+
+
+def test_the_header_names_each_package_extension_once_and_loads_its_skills(pi_tui):
+    """A pi package in settings.json (as pi installs it): its skill is listed, its
+    TypeScript extension named once, on one line."""
+    manifest = json.dumps({"name": "pi-demo", "version": "1.0.0",
+                           "pi": {"extensions": ["./index.ts"], "skills": ["./skills"]}})
+    skill = "---\nname: demo-skill\ndescription: A demo skill.\n---\nDo it.\n"
+    term = pi_tui(settings={"packages": ["npm:pi-demo"]}, agent_files={
+        "npm/node_modules/pi-demo/package.json": manifest,
+        "npm/node_modules/pi-demo/index.ts": "export default function () {}\n",
+        "npm/node_modules/pi-demo/skills/demo-skill/SKILL.md": skill})
+    screen = term.screen()
+    lines = [line.strip() for line in screen.splitlines()]
+    assert lines[lines.index("[Skills]") + 1] == "demo-skill"
+    assert screen.count("pi-demo (index.ts): TypeScript extension for pi (Node); cannot run here") == 1

@@ -6,9 +6,25 @@ from pi_plugins.frontmatter import FrontmatterError, parse_frontmatter, split_fr
 
 
 def test_frontmatter_and_body_are_split_and_parsed():
-    meta, body = parse_frontmatter("---\nname: x\ndescription: >\n  folded\n  text\n---\n\n# Body\n")
+    meta, body = parse_frontmatter("---\nname: x\ndescription: >-\n  folded\n  text\n---\n\n# Body\n")
     assert meta == {"name": "x", "description": "folded text"}
     assert body == "# Body"
+
+
+@pytest.mark.parametrize(("yaml", "value"), [
+    ("d: |\n  a\n  b", "a\nb\n"),  # clip keeps the final newline, also last in the block
+    ("d: >\n  a\n  b", "a b\n"),
+    ("d: |-\n  a\n  b", "a\nb"),
+    ("d: >-\n  a\n  b", "a b"),
+    ("d: |+\n  a\n  b", "a\nb\n"),
+    ("d: |\n  a\nx: 1", "a\n"),
+    ("d: plain", "plain"),
+])
+def test_block_scalars_end_as_in_pi(yaml, value):
+    """pi's YAML parser (npm yaml 2.9) reads the block without the line break before the
+    closing ``---`` and still clips a block scalar to one final newline."""
+    meta, _ = parse_frontmatter(f"---\n{yaml}\n---\nBody")
+    assert meta["d"] == value
 
 
 def test_windows_line_endings_and_a_byte_order_mark_are_accepted():

@@ -1,0 +1,257 @@
+"""``pi install`` / ``remove`` / ``update`` / ``list`` for pi packages (``npm:`` and
+``git:`` sources, and what pi wrote in settings.json ``packages``), beside the PyPI
+plugin packages of :mod:`pi_plugins.packages.manage`; the messages are pi 1.6's.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from pi_core.paths import agent_dir as default_agent_dir
+from pi_plugins.packages import sources
+from pi_plugins.packages.configured import ConfiguredPackage, configured, load
+from pi_plugins.packages.npm_install import (
+    GITIGNORE,
+    add_to_settings,
+    install_git,
+    install_npm,
+    installed_version,
+    remove_from_settings,
+    remove_git,
+    settings_entry_text,
+    uninstall_npm,
+    update_git,
+)
+from pi_plugins.packages.npm_registry import NpmConfig, NpmError, Registry
+
+UNTRUSTED = "Project is not trusted. Use --approve to modify local package config."
+
+
+def is_pi_source(source: str) -> bool:
+    """What goes to pi's package manager here: ``npm:`` and ``git:`` sources."""
+    return source.startswith(("npm:", "git:"))
+
+
+def _say(text: str = "", err: bool = False) -> None:
+    print(text, file=sys.stderr if err else sys.stdout, flush=True)
+
+
+def _trusted(cwd: Path, agent: Path, approve: bool | None) -> bool:
+    from pi_core.app.settings import _read, quiet_trust
+
+    return quiet_trust(cwd, agent, _read(agent / "settings.json", []), approve=approve).trusted is True
+
+
+def _scope_paths(local: bool, cwd: Path, agent: Path) -> tuple[str, Path]:
+    scope = "project" if local else "user"
+    return scope, (cwd / ".pi" / "settings.json") if local else (agent / "settings.json")
+
+
+def _looks_like_python_project(folder: Path) -> bool:
+    has_python = (folder / "pyproject.toml").is_file() or (folder / "setup.py").is_file()
+    return has_python and not (folder / "package.json").is_file()
+
+
+def install(source_text: str, *, local: bool, cwd: str, approve: bool | None = None) -> int:
+    """``pi install npm:…|git:… [-l]``: fetched, kept and recorded as pi 1.6 does."""
+    here, agent = Path(cwd).absolute(), default_agent_dir()
+    scope, settings_path = _scope_paths(local, here, agent)
+    if local and not _trusted(here, agent, approve):
+        _say(UNTRUSTED, err=True)
+        return 1
+    try:
+        source = sources.parse_source(source_text)
+    except sources.SourceError as exc:
+        _say(f"Error: {exc}", err=True)
+        return 1
+    if isinstance(source, sources.LocalSource):
+        _say(f"Error: {source_text}: not an npm or git source", err=True)
+        return 1
+    _say(f"Installing {source_text}...")
+    try:
+        if isinstance(source, sources.NpmSource):
+            root = sources.npm_root(scope, agent, here)
+            version, count = install_npm(source, root, Registry(NpmConfig.load(root)))
+            _say(f"added {count} package{'s' if count != 1 else ''} ({source.name}@{version})")
+        else:
+            target = sources.managed_path(source, scope, agent, here)
+            if not target.exists():
+                install_git(source, target)
+                root = sources.git_root(scope, agent, here)
+                if not (root / ".gitignore").exists():
+                    (root / ".gitignore").write_text(GITIGNORE, encoding="utf-8")
+            if _looks_like_python_project(target):
+                remove_git(target, sources.git_root(scope, agent, here))
+                _say(f"{source_text} is a Python project: installing it with pip as a plugin package")
+                from pi_plugins.packages.manage import _git_shorthand, run_install
+
+                return run_install(_git_shorthand(source_text[4:]), [], cwd=cwd, local=local)
+        text = settings_entry_text(source_text, scope, agent, here)
+        add_to_settings(settings_path, text, scope, agent, here)
+    except (NpmError, OSError) as exc:
+        _say(f"Error: {exc}", err=True)
+        return 1
+    _say(f"Installed {source_text}")
+    _note_extensions(scope, source, agent, here)
+    return 0
+
+
+def _note_extensions(scope: str, source: sources.Source, agent: Path, cwd: Path) -> None:
+    from pi_plugins.packages.configured import extension_lines, resources_of
+
+    path = sources.installed_path(source, scope, agent, cwd)
+    if path is None:
+        return
+    package = ConfiguredPackage(getattr(source, "spec", ""), _label(source), source, scope, path)
+    from pi_plugins.packages.configured import PackageResources
+
+    found = PackageResources([package], resources_of([package], agent, cwd))
+    for line in extension_lines(found):
+        _say(f"note: {line}")
+
+
+def _label(source: sources.Source) -> str:
+    if isinstance(source, sources.NpmSource):
+        return f"npm:{source.spec}"
+    if isinstance(source, sources.GitSource):
+        return f"git:{source.host}/{source.path}"
+    return source.path
+
+
+def remove(source_text: str, *, local: bool, cwd: str, approve: bool | None = None) -> int:
+    """``pi remove npm:…|git:…``: off the disk and out of settings.json."""
+    here, agent = Path(cwd).absolute(), default_agent_dir()
+    scope, settings_path = _scope_paths(local, here, agent)
+    if local and not _trusted(here, agent, approve):
+        _say(UNTRUSTED, err=True)
+        return 1
+    try:
+        source = sources.parse_source(source_text)
+    except sources.SourceError as exc:
+        _say(f"Error: {exc}", err=True)
+        return 1
+    _say(f"Removing {source_text}...")
+    try:
+        if isinstance(source, sources.NpmSource):
+            root = sources.npm_root(scope, agent, here)
+            if (root / "package.json").exists():
+                count = uninstall_npm(source.name, root)
+                _say(f"removed {count} package{'s' if count != 1 else ''}" if count else "up to date")
+        elif isinstance(source, sources.GitSource):
+            target = sources.managed_path(source, scope, agent, here)
+            if target.exists():
+                remove_git(target, sources.git_root(scope, agent, here))
+        changed = remove_from_settings(settings_path, source, scope, agent, here)
+    except (NpmError, OSError) as exc:
+        _say(f"Error: {exc}", err=True)
+        return 1
+    if not changed:
+        _say(f"No matching package found for {source_text}", err=True)
+        return 1
+    _say(f"Removed {source_text}")
+    return 0
+
+
+def _settings(here: Path, agent: Path, approve: bool | None) -> tuple[dict, dict, bool]:
+    from pi_core.app.settings import _read
+
+    trusted = _trusted(here, agent, approve)
+    project = _read(here / ".pi" / "settings.json", []) if trusted else {}
+    return _read(agent / "settings.json", []), project, trusted
+
+
+def configured_packages(cwd: str, approve: bool | None = None) -> list[ConfiguredPackage]:
+    here, agent = Path(cwd).absolute(), default_agent_dir()
+    global_data, project_data, trusted = _settings(here, agent, approve)
+    return configured(global_data, project_data, agent, here, project_trusted=trusted)[0]
+
+
+def find_configured(target: str, cwd: str, approve: bool | None = None) -> list[ConfiguredPackage]:
+    """The configured packages ``target`` names (by identity)."""
+    here, agent = Path(cwd).absolute(), default_agent_dir()
+    found = []
+    for package in configured_packages(cwd, approve):
+        try:
+            wanted = sources.identity(sources.parse_source(target), package.scope, agent, here)
+        except sources.SourceError:
+            continue
+        if wanted == sources.identity(package.source, package.scope, agent, here):
+            found.append(package)
+    return found
+
+
+def update(packages: list[ConfiguredPackage], cwd: str) -> int:
+    """Bring each package to the newest version its source allows (an exact npm
+    version is pinned, git goes to its ref); pi 1.6's report."""
+    here, agent = Path(cwd).absolute(), default_agent_dir()
+    changed: list[str] = []
+    code = 0
+    for package in packages:
+        source = package.source
+        suffix = " (project)" if package.scope == "project" else ""
+        try:
+            if isinstance(source, sources.NpmSource):
+                if source.pinned:
+                    continue
+                root = sources.npm_root(package.scope, agent, here)
+                registry = Registry(NpmConfig.load(root))
+                before = installed_version(package.path) if package.path is not None else None
+                latest = registry.pick(source.name, source.version)
+                if before == latest:
+                    continue
+                _say(f"Updating {package.text}...")
+                version, _ = install_npm(source, root, registry)
+                changed.append(f"  {package.text} {before or '(missing)'} -> {version}{suffix}")
+            elif isinstance(source, sources.GitSource):
+                target = sources.managed_path(source, package.scope, agent, here)
+                _say(f"Updating {package.text}...")
+                if not target.exists():
+                    install_git(source, target)
+                    changed.append(f"  {package.text} (installed){suffix}")
+                    continue
+                old, new = update_git(source, target)
+                if old != new:
+                    changed.append(f"  {package.text} {old[:7]} -> {new[:7]}{suffix}")
+        except (NpmError, OSError) as exc:
+            _say(f"Error: {package.text}: {exc}", err=True)
+            code = 1
+    if changed:
+        _say(f"Updated {len(changed)} package{'s' if len(changed) != 1 else ''}:")
+        for line in changed:
+            _say(line)
+    elif code == 0:
+        _say(f"{packages[0].text} is already up to date" if len(packages) == 1
+             else "Packages are already up to date")
+    return code
+
+
+def list_lines(cwd: str, approve: bool | None = None) -> list[str]:
+    """``pi list``'s lines for pi packages, as pi 1.6 prints them, then one line for
+    each TypeScript extension they carry (empty without packages)."""
+    here, agent = Path(cwd).absolute(), default_agent_dir()
+    packages = configured_packages(cwd, approve)
+    lines: list[str] = []
+    for scope, title in (("user", "User packages:"), ("project", "Project packages:")):
+        group = [p for p in packages if p.scope == scope]
+        if not group:
+            continue
+        if lines:
+            lines.append("")
+        lines.append(title)
+        for package in group:
+            lines.append(f"  {package.text}{' (filtered)' if package.filtered else ''}")
+            if package.path is not None:
+                lines.append(f"    {package.path}")
+    if packages:
+        from pi_core.app.settings import Settings
+        from pi_plugins.packages.configured import extension_lines
+
+        global_data, project_data, trusted = _settings(here, agent, approve)
+        settings = Settings(global_data, project_data, global_dir=agent, project_dir=here / ".pi",
+                            project_trusted=trusted)
+        extensions = extension_lines(load(settings, agent, here, trusted))
+        if extensions:
+            lines += ["", "Package extensions that cannot run here (TypeScript for pi on Node):"]
+            lines += [f"  {line.split(': ')[0]}" for line in extensions]
+    return lines

@@ -1,0 +1,144 @@
+"""One agent dir for pi 1.6 and for us: packages the real pi 1.6 installed (it runs npm,
+pointed at the local registry by ``npm_config_registry``) work unchanged here, ours work
+unchanged in pi 1.6, and side by side the two send the same skills to the model and print
+the same ``pi list``. pi runs with ``-ne``: its extensions would add tools and rules of
+their own, which do not run here."""
+
+import json
+import re
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from support.llm_server import Reply
+from support.npm_registry import FIXTURES, NpmRegistry
+from support.programs import node_for, require_program, require_real
+
+pytestmark = [pytest.mark.process, pytest.mark.requires("pi16")]
+
+
+class Side:
+    """An agent dir and project, and both programs run there."""
+
+    def __init__(self, tmp_path: Path, server, registry: NpmRegistry) -> None:
+        self.server = server
+        self.agent, self.project = tmp_path / "agent", tmp_path / "proj"
+        self.agent.mkdir()
+        (self.project / ".pi" / "skills" / "proj-skill").mkdir(parents=True)
+        (self.project / ".pi" / "skills" / "proj-skill" / "SKILL.md").write_text(
+            "---\nname: proj-skill\ndescription: A project skill.\n---\nDo it.\n")
+        (self.agent / "skills" / "user-skill").mkdir(parents=True)
+        (self.agent / "skills" / "user-skill" / "SKILL.md").write_text(
+            "---\nname: user-skill\ndescription: A user skill.\n---\nDo it.\n")
+        models = server.models_json("local", apiKey="test-key")
+        (self.agent / "models.json").write_text(json.dumps(models))
+        self.env = {"PATH": __import__("os").environ["PATH"], "HOME": str(tmp_path / "home"),
+                    "PI_CODING_AGENT_DIR": str(self.agent), "npm_config_registry": registry.url,
+                    "npm_config_update_notifier": "false", "PYTHONUNBUFFERED": "1"}
+
+    def pi16(self, *args: str) -> subprocess.CompletedProcess:
+        package = require_real("pi16")
+        return subprocess.run([node_for("pi16"), str(package / "dist" / "cli.js"), *args], cwd=self.project,
+                              env=self.env, capture_output=True, text=True, timeout=180)
+
+    def ours(self, *args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "pi_plugins.cli", *args], cwd=self.project, env=self.env,
+                              capture_output=True, text=True, timeout=180)
+
+    def skills_block(self, who: str) -> str:
+        self.server.push(Reply(text="ok"))
+        run = self.pi16 if who == "pi" else self.ours
+        extra = ("-ne",) if who == "pi" else ()
+        done = run("--model", "local/test-model", "--no-session", "-a", *extra, "-p", "Hi")
+        assert done.returncode == 0, f"{who}: {done.stderr}"
+        system = self.server.requests[-1].body["messages"][0]["content"]
+        system = system if isinstance(system, str) else "".join(part["text"] for part in system)
+        return re.search(r"<available_skills>.*</available_skills>", system, re.S).group(0)
+
+    def add_by_hand(self, tarball: str) -> None:
+        """A package pi installed whose dependency tree the local registry cannot serve
+        (pi-subagents: 139 packages): unpacked where pi keeps it and listed as npm lists it."""
+        root = self.agent / "npm"
+        with tarfile.open(FIXTURES / tarball) as archive:
+            manifest = json.load(archive.extractfile("package/package.json"))
+            for member in archive.getmembers():
+                member.name = member.name.partition("/")[2]
+            archive.extractall(root / "node_modules" / manifest["name"],
+                               members=[m for m in archive.getmembers() if m.name], filter="data")
+        listed = json.loads((root / "package.json").read_text())
+        listed.setdefault("dependencies", {})[manifest["name"]] = f"^{manifest['version']}"
+        (root / "package.json").write_text(json.dumps(listed, indent=2) + "\n")
+        settings = json.loads((self.agent / "settings.json").read_text())
+        settings["packages"].append(f"npm:{manifest['name']}@{manifest['version']}")
+        (self.agent / "settings.json").write_text(json.dumps(settings, indent=2))
+
+
+@pytest.fixture
+def registry():
+    with NpmRegistry() as running:
+        yield running
+
+
+@pytest.fixture
+def side(tmp_path, server, registry):
+    require_program("npm", "pi 1.6 installs packages with npm")
+    return Side(tmp_path, server, registry)
+
+
+def _pi_list_part(out: str) -> str:
+    """``pi list``'s packages part (ours adds the extensions that cannot run here after it)."""
+    return out.split("\n\nPackage extensions that cannot run here")[0]
+
+
+def test_an_agent_dir_pi16_installed_packages_in_works_unchanged_here(side):
+    for source in ("npm:pi-themes", "npm:pi-prompt-template-model@0.12.2"):
+        done = side.pi16("install", source)
+        assert done.returncode == 0, done.stderr
+    side.add_by_hand("pi-subagents-0.67.0.tgz")
+    before = {p: p.stat().st_mtime_ns for p in side.agent.rglob("*") if p.is_file()}
+
+    theirs, ours = side.pi16("list", "-a"), side.ours("list", "-a")
+    assert ours.returncode == theirs.returncode == 0, ours.stderr
+    assert _pi_list_part(ours.stdout) == theirs.stdout.rstrip("\n")
+    assert ours.stdout.count("cannot run here") == 1
+    for label in ("pi-themes (index.ts)", "pi-prompt-template-model@0.12.2 (index.ts)", "pi-subagents@0.67.0 (index.ts)"):
+        assert ours.stdout.count(label) == 1
+
+    pis, ours_block = side.skills_block("pi"), side.skills_block("ours")
+    assert ours_block == pis
+    assert re.findall(r"<name>(.*?)</name>", pis) == [
+        "proj-skill", "user-skill", "prompt-template-authoring", "council-mode", "pi-subagents"]
+    assert "best-of-N compare flows.\n</description>" in pis
+    after = {p: p.stat().st_mtime_ns for p in side.agent.rglob("*") if p.is_file() and p in before}
+    assert after == before  # reading pi's agent dir changed nothing in it
+
+
+def test_packages_we_install_work_unchanged_in_pi16(side):
+    for source in ("npm:pi-themes", "npm:pi-prompt-template-model@0.12.2"):
+        done = side.ours("install", source)
+        assert done.returncode == 0, done.stderr
+    theirs, ours = side.pi16("list"), side.ours("list")
+    assert theirs.returncode == 0 and _pi_list_part(ours.stdout) == theirs.stdout.rstrip("\n")
+
+    # pi loads the extensions too: their dependency tree is there, as npm lays it out.
+    side.server.push(Reply(text="ok"))
+    done = side.pi16("--model", "local/test-model", "--no-session", "-a", "-p", "Hi")
+    assert done.returncode == 0, done.stderr
+    assert side.skills_block("pi") == side.skills_block("ours")
+
+    # pi's next npm run keeps what we installed (npm prunes what package.json does not list).
+    done = side.pi16("install", "npm:pi-themes@1.0.1")
+    assert done.returncode == 0, done.stderr
+    modules = sorted(p.name for p in (side.agent / "npm" / "node_modules").iterdir() if not p.name.startswith("."))
+    assert modules == ["balanced-match", "brace-expansion", "minimatch", "pi-prompt-template-model", "pi-themes"]
+    assert json.loads((side.agent / "settings.json").read_text())["packages"] == [
+        "npm:pi-themes@1.0.1", "npm:pi-prompt-template-model@0.12.2"]
+
+    # and ours removes what pi installed
+    done = side.ours("remove", "npm:pi-prompt-template-model@0.12.2")
+    assert done.returncode == 0, done.stderr
+    assert side.pi16("list").stdout == "User packages:\n  npm:pi-themes@1.0.1\n" \
+        f"    {side.agent}/npm/node_modules/pi-themes\n"
