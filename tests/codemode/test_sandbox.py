@@ -10,7 +10,7 @@ import threading
 import time
 
 import pytest
-from codemode_scripts import echo, output_of, results, script_calls
+from support.codemode_scripts import echo, output_of, results, script_calls
 
 import pi_plugins.codemode as codemode
 from pi_core import ToolResultMessage

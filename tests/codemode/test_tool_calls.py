@@ -9,7 +9,7 @@ import asyncio
 import json
 
 import pytest
-from codemode_scripts import echo, output_of, results, run_scripts
+from support.codemode_scripts import echo, output_of, results, run_scripts
 
 from pi_core import ToolCallDecision, hookimpl, tool
 
