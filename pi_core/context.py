@@ -156,6 +156,14 @@ class Context:
         request on, without a reload (pi's ``registerTool`` after start-up)."""
         self._harness("register_tool").register_tool(tool)
 
+    async def execute_tool(self, name: str, arguments: Any, *, parent_tool_call_id: str,
+                           signal: Any = None, on_update: Any = None) -> Any:
+        """Run a registered tool from inside another tool's call ``parent_tool_call_id``,
+        through validation and the tool hooks (pi 1.6's ``ctx.executeTool``); the result,
+        errors included, is the caller's alone. See :meth:`pi_core.loop.Agent.execute_tool`."""
+        return await self._agent("execute_tool").execute_tool(
+            name, arguments, parent_tool_call_id=parent_tool_call_id, signal=signal, on_update=on_update)
+
     def unregister_tool(self, name: str) -> bool:
         """Take a tool away now; False when there was none of that name."""
         return self._harness("unregister_tool").unregister_tool(name)

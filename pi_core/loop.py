@@ -115,6 +115,7 @@ class Agent:
         self._signal: AbortSignal | None = None
         self._closing = False
         self._turn_index = 0
+        self._nested_count: dict[str, int] = {}  # nested calls made so far, by calling tool call
 
     # ------------------------------------------------------------ public API
 
@@ -515,10 +516,11 @@ class Agent:
         terminate = bool(finished) and all(r.terminate for r in finished.values())
         return results, terminate
 
-    async def _prepare(self, call: ToolCall, by_name: dict[str, Tool], message) -> PreparedCall:
+    async def _prepare(self, call: ToolCall, by_name: dict[str, Tool], message,
+                       parent: str | None = None) -> PreparedCall:
         """Announce the call, find the tool, validate the arguments, ask before_tool_call."""
         await self.emit(ToolExecutionStart(
-            tool_call_id=call.id, tool_name=call.name, args=call.arguments
+            tool_call_id=call.id, tool_name=call.name, args=call.arguments, parent_tool_call_id=parent,
         ))
         tool = by_name.get(call.name)
         if tool is None:
@@ -529,7 +531,7 @@ class Agent:
             return PreparedCall(call, immediate=ToolResult.error(validation_failed(call, exc)))
         if self.plugins.has("before_tool_call"):
             raw = arguments_dict(args, call.arguments)
-            event = ToolCallEvent(call.id, call.name, copy.deepcopy(raw), message)
+            event = ToolCallEvent(call.id, call.name, copy.deepcopy(raw), message, parent)
             decision = await self.plugins.call("before_tool_call", event=event, ctx=self.ctx)
             if decision is not None and decision.block:
                 reason = decision.reason or "Tool execution was blocked"
@@ -542,15 +544,18 @@ class Agent:
                     return PreparedCall(call, immediate=ToolResult.error(validation_failed(call, exc)))
         return PreparedCall(call, tool=tool, args=args)
 
-    async def _execute(self, prepared: PreparedCall, signal: AbortSignal, message, took: dict) -> ToolResult:
+    async def _execute(self, prepared: PreparedCall, signal: AbortSignal, message, took: dict,
+                       parent: str | None = None, also: Callable[[ToolResult], None] | None = None) -> ToolResult:
         call = prepared.call
         updates: list[asyncio.Future] = []
 
         def on_update(partial: ToolResult) -> None:
             updates.append(asyncio.ensure_future(self.emit(ToolExecutionUpdate(
                 tool_call_id=call.id, tool_name=call.name, args=call.arguments,
-                partial_result=partial,
+                partial_result=partial, parent_tool_call_id=parent,
             ))))
+            if also is not None:
+                also(partial)
 
         run = ToolRun(tool_call_id=call.id, signal=signal, ctx=self.ctx, on_update=on_update)
         began = time.monotonic()
@@ -564,9 +569,41 @@ class Agent:
             if updates:
                 await asyncio.gather(*updates, return_exceptions=True)
         if self.plugins.has("after_tool_call"):
-            event = ToolCallEvent(call.id, call.name, arguments_dict(prepared.args, call.arguments), message)
+            event = ToolCallEvent(call.id, call.name, arguments_dict(prepared.args, call.arguments), message, parent)
             patched = await self.plugins.call("after_tool_call", result=result, event=event, ctx=self.ctx)
             result = as_result(patched)
+        return result
+
+    async def execute_tool(self, name: str, arguments: Any, *, parent_tool_call_id: str,
+                           signal: AbortSignal | None = None,
+                           on_update: Callable[[ToolResult], None] | None = None) -> ToolResult:
+        """Run a registered tool as a nested call of the tool call ``parent_tool_call_id``
+        (pi 1.6's ``ctx.executeTool``): validated, through ``before_tool_call`` and
+        ``after_tool_call``, its events carrying the parent, its id ``<parent>/<n>``. Never
+        raises for the tool's failures (unknown, invalid, blocked, thrown): they come back
+        as error results. Cancelling the caller cancels the tool and says so in
+        ``tool_execution_end``. Nothing is added to the transcript."""
+        self._nested_count[parent_tool_call_id] = number = self._nested_count.get(parent_tool_call_id, 0) + 1
+        call = ToolCall(id=f"{parent_tool_call_id}/{number}", name=name,
+                        arguments=arguments if isinstance(arguments, dict) else {})
+        by_name = {t.name: t for t in self.tools or []}
+        took: dict[str, int] = {}
+        prepared = await self._prepare(call, by_name, None, parent_tool_call_id)
+        result = prepared.immediate
+        try:
+            if result is None:
+                result = await self._execute(prepared, signal or AbortSignal(), None, took,
+                                             parent_tool_call_id, on_update)
+        except asyncio.CancelledError:
+            await self.emit(ToolExecutionEnd(
+                tool_call_id=call.id, tool_name=name, result=ToolResult.error(ABORTED_TOOL_TEXT),
+                is_error=True, duration_ms=took.get(call.id), parent_tool_call_id=parent_tool_call_id,
+            ))
+            raise
+        await self.emit(ToolExecutionEnd(
+            tool_call_id=call.id, tool_name=name, result=result, is_error=result.is_error,
+            duration_ms=took.get(call.id), parent_tool_call_id=parent_tool_call_id,
+        ))
         return result
 
     # ------------------------------------------------------------ events

@@ -100,6 +100,8 @@ class Ctx(Protocol):
                     system_prompt: str | None = None, options: Any = None,
                     before_start: Any = None) -> Any: ...
     def unregister_tool(self, name: str) -> bool: ...
+    async def execute_tool(self, name: str, arguments: Any, *, parent_tool_call_id: str,
+                           signal: Any = None, on_update: Any = None) -> Any: ...  # a nested call
 
     # ---- sending
     def send_user_message(self, content: Any, deliver_as: DeliverAs = "steer",

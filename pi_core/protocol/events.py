@@ -76,6 +76,7 @@ class ToolExecutionStart:
     tool_call_id: str = ""
     tool_name: str = ""
     args: Any = None
+    parent_tool_call_id: str | None = None  # pi 1.6: set when another tool made the call
 
 
 @define
@@ -85,6 +86,7 @@ class ToolExecutionUpdate:
     tool_name: str = ""
     args: Any = None
     partial_result: Any = None
+    parent_tool_call_id: str | None = None  # pi 1.6: set when another tool made the call
 
 
 @define
@@ -95,6 +97,7 @@ class ToolExecutionEnd:
     result: Any = None
     is_error: bool = False
     duration_ms: int | None = None  # how long the tool ran; None when it never ran
+    parent_tool_call_id: str | None = None  # pi 1.6: set when another tool made the call
 
 
 @define
@@ -154,6 +157,7 @@ class ToolCallEvent:
     tool_name: str
     arguments: dict
     assistant_message: Any = None
+    parent_tool_call_id: str | None = None  # pi 1.6: the calling tool's call, for nested calls
 
 
 @define

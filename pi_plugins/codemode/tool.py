@@ -1,0 +1,119 @@
+"""The ``codemode`` tool: parse the options line, hand the script to the sandbox with
+the globals it may use, serve its requests (tool calls through ``ctx.execute_tool``,
+look-ups, ``models``), keep its ``store()`` writes, and say what happened."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from pi_core import Tool, ToolResult, ToolRun
+from pi_plugins.codemode import declarations, ranking
+from pi_plugins.codemode.options import OptionsError, parse_options
+from pi_plugins.codemode.output import script_result
+from pi_plugins.codemode.sandbox import SandboxError, run_script
+from pi_plugins.codemode.store import ScriptStore
+from pi_plugins.codemode.values import script_value
+
+NAME = "codemode"
+PARAMETERS = {"type": "object", "required": ["code"],
+              "properties": {"code": {"type": "string", "description": "Raw JavaScript source."}}}
+MODELS_UNSUPPORTED = ("models.{method}() is not supported by this harness yet: codemode scripts here "
+                      "can call tools, but not classifier or image models.")
+
+
+def callable_tools(ctx: Any) -> list[Tool]:
+    """The tools a script may call: the active tools but codemode itself."""
+    agent = getattr(ctx, "agent", None)
+    if agent is None:
+        return []
+    return [tool for tool in agent.active_tools() if tool.name != NAME]
+
+
+class ScriptRun:
+    """One script's requests, served on the harness's side."""
+
+    def __init__(self, run: ToolRun, tools: list[Tool]) -> None:
+        self.run = run
+        self.tools = tools
+        self.by_name = {tool.name: tool for tool in tools}
+        self.calls: list[list[str]] = []  # [name, status] in the order made
+
+    def config(self, store: dict) -> dict:
+        return {"store": store,
+                "tools": [{"name": t.name, "ident": declarations.identifier(t.name)} for t in self.tools],
+                "all_tools": [{"name": t.name, "description": declarations.full_description(t)} for t in self.tools]}
+
+    async def answer(self, request: dict) -> tuple[bool, Any]:
+        kind, name, args = request.get("kind"), str(request.get("name", "")), request.get("args")
+        if kind == "tool":
+            return await self._call(name, args)
+        if kind == "searchTools":
+            options = args if isinstance(args, dict) else {}
+            given = options.get("limit")
+            limit = given if isinstance(given, int) and not isinstance(given, bool) else 8
+            found = ranking.rank(name, self.tools, limit)
+            return True, [{"name": t.name, "description": declarations.full_description(t)} for t in found]
+        if kind == "describeTool":
+            tool = self.by_name.get(name) or next(
+                (t for t in self.tools if declarations.identifier(t.name) == name), None)
+            return True, declarations.full_description(tool) if tool is not None else None
+        if kind == "describeNamespace":
+            return True, None  # no tool here belongs to a namespace yet (MCP servers will)
+        if kind == "models":
+            return False, MODELS_UNSUPPORTED.format(method=name)
+        return False, f"unknown request {kind!r}"
+
+    async def _call(self, name: str, args: Any) -> tuple[bool, Any]:
+        if name not in self.by_name:
+            return False, f"Tool {name} not found"
+        entry = [name, "running"]
+        self.calls.append(entry)
+        began = time.monotonic()
+        try:
+            result = await self.run.ctx.execute_tool(name, args, parent_tool_call_id=self.run.tool_call_id,
+                                                     signal=self.run.signal)
+        except asyncio.CancelledError:
+            entry[1] = "cancelled"
+            raise
+        ok, value = script_value(name, result, time.monotonic() - began)
+        entry[1] = "ok" if not result.is_error else "error"
+        return ok, value
+
+
+async def execute(args: dict, run: ToolRun) -> ToolResult:
+    code = str(args.get("code", ""))
+    try:
+        options = parse_options(code)
+    except OptionsError as exc:
+        return ToolResult.error(str(exc))
+    ctx = run.ctx
+    store = ScriptStore.of(ctx)
+    script = ScriptRun(run, callable_tools(ctx))
+    began = time.monotonic()
+    timeout = options.timeout_ms / 1000 if options.timeout_ms else None
+    try:
+        outcome = await run_script(code, script.config(store.values()), script.answer,
+                                   timeout=timeout, signal=run.signal)
+        ok, error, output = outcome.ok, outcome.error, outcome.output
+        if ok:
+            store.keep(outcome.store)
+    except SandboxError as exc:
+        ok, error, output = False, str(exc), exc.outcome.output
+    calls = [(name, status) for name, status in script.calls]
+    return script_result(ok=ok, seconds=time.monotonic() - began, output=output, error=error,
+                         calls=calls, max_output_tokens=options.max_output_tokens)
+
+
+def make_tool(description: str) -> Tool:
+    return Tool(name=NAME, label="codemode", description=description, parameters=PARAMETERS,
+                function=execute, default_active=False, summarize=_summary,
+                prompt_snippet="Run JavaScript that calls other tools",
+                prompt_guidelines=["Use codemode to batch independent tool calls (Promise.allSettled), chain "
+                                   "them, or filter large output, instead of many separate calls."])
+
+
+def _summary(args: dict) -> str:
+    first = str(args.get("code", "")).strip().splitlines()[:1]
+    return "codemode " + (first[0][:80] if first else "")

@@ -1,0 +1,47 @@
+"""What a tool call resolves to inside a script (pi 1.6's docs/codemode.md, "Call
+tools"): ``read`` gives the file's text or an image block, ``bash`` a structured value
+(also for non-zero exit codes), every other tool its text output. A failed, blocked or
+invalid call rejects with the tool's error text."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pi_core import ImageContent, TextContent, ToolResult
+
+_EXIT = re.compile(r"(?:\n\n|^)Command exited with code (\d+)$")
+
+
+def _text(result: ToolResult) -> str:
+    return "\n".join(block.text for block in result.content if isinstance(block, TextContent))
+
+
+def _bash(result: ToolResult, seconds: float) -> tuple[bool, Any]:
+    text = _text(result)
+    found = _EXIT.search(text)
+    if result.is_error and found is None:
+        return False, text  # timed out, aborted, killed, or could not start
+    details = result.details if isinstance(result.details, dict) else {}
+    value: dict[str, Any] = {
+        "output": text[:found.start()] if found else text,
+        "truncated": bool((details.get("truncation") or {}).get("truncated")),
+        "exit_code": int(found.group(1)) if found else 0,
+        "wall_time_seconds": round(seconds, 3),
+    }
+    if details.get("fullOutputPath"):
+        value["full_output_path"] = details["fullOutputPath"]
+    return True, value
+
+
+def script_value(name: str, result: ToolResult, seconds: float) -> tuple[bool, Any]:
+    """``(ok, value)`` for the script: value JSON-able, or the error text when not ok."""
+    if name == "bash":
+        return _bash(result, seconds)
+    if result.is_error:
+        return False, _text(result) or "The tool call failed"
+    images = [block for block in result.content if isinstance(block, ImageContent)]
+    if name == "read" and images:
+        return True, {"type": "image", "data": images[0].data, "mimeType": images[0].mime_type,
+                      "note": _text(result)}
+    return True, _text(result)

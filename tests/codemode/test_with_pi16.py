@@ -1,0 +1,75 @@
+"""Side by side with pi 1.6 (on Node 22) against the same scripted server, each in a home
+of its own, ``--tools +codemode``: the ``codemode`` tool both declare, and the result
+text both send back for the same scripts (the wall time aside). The descriptions are each
+program's own words: compared are the schema, and the globals and options line they name."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from support.llm_server import LlmServer, Reply
+from support.programs import NODE22, PI16
+
+pytestmark = [pytest.mark.requires("pi16"), pytest.mark.process]
+
+SCRIPTS = [
+    'const [a, b] = await Promise.all([tools.read({path: "a.txt"}), tools.read({path: "b.txt"})]);\n'
+    'text("first"); console.log("log", 1, {x: 2}); console.warn("w");\nreturn [a, b];',
+    "text('before'); await tools.read({path: 'a.txt'}); throw 'stop'",
+    '// @options: {"timeout_ms": 400}\ntext("spin"); while (true) {}',
+    'const x = 1;\n// @options: {"timeout_ms": 5}',
+    "store('k', {v: 1}); return load('k')",
+    "return [typeof require, typeof fetch, typeof setTimeout].join()",
+]
+
+
+def run(which: str, tmp_path: Path) -> tuple[dict, list[str]]:
+    home = tmp_path / which
+    agent, project = home / "agent", home / "project"
+    agent.mkdir(parents=True)
+    project.mkdir()
+    (project / "a.txt").write_text("alpha\n")
+    (project / "b.txt").write_text("beta\n")
+    with LlmServer() as server:
+        server.push(*[Reply(tool_calls=[("codemode", {"code": code}, f"call_{i}")]) for i, code in enumerate(SCRIPTS)],
+                    Reply(text="done"))
+        (agent / "models.json").write_text(json.dumps(server.models_json("local", apiKey="unused")))
+        program = ([str(NODE22), str(PI16 / "dist" / "cli.js")] if which == "pi16"
+                   else [sys.executable, "-m", "pi_plugins.cli"])
+        done = subprocess.run([*program, "--model", "local/test-model", "--tools", "+codemode", "--no-session",
+                               "-p", "go"], cwd=project, capture_output=True, text=True, timeout=180,
+                              env={**os.environ, "PI_CODING_AGENT_DIR": str(agent), "PI_OFFLINE": "1",
+                                   "HOME": str(home)})
+        assert done.returncode == 0, done.stderr
+        declared = {t["function"]["name"]: t["function"] for t in server.requests[0].body["tools"]}
+        last = server.requests[-1].body["messages"]
+    texts = [m["content"] if isinstance(m["content"], str) else m["content"][0]["text"]
+             for m in last if m["role"] == "tool"]
+    return declared, texts
+
+
+def without_wall_time(text: str) -> str:
+    lines = text.split("\n")
+    return "\n".join(line for line in lines if not line.startswith("Wall time "))
+
+
+def test_pi16_and_we_declare_codemode_alike_and_answer_scripts_alike(tmp_path):
+    theirs, their_texts = run("pi16", tmp_path)
+    ours, our_texts = run("ours", tmp_path)
+    assert ours["codemode"]["parameters"] == theirs["codemode"]["parameters"]
+    assert sorted(ours) == sorted(theirs)
+    for name in ("text(", "image(", "console.log(", "exit()", "store(", "load(", "ALL_TOOLS", "searchTools(",
+                 "describeTool(", "describeNamespace(", "models", "==> text N/M <==", "<console_output>",
+                 '// @options: {"max_output_tokens": 10000, "timeout_ms": 60000}'):
+        assert name in theirs["codemode"]["description"] and name in ours["codemode"]["description"], name
+    for tool in ("read", "bash", "edit", "write"):  # mode "on": declared tools say how scripts call them
+        assert f"`tools.{tool}(args)` resolves to" in theirs[tool]["description"]
+        assert f"`tools.{tool}(args)` resolves to" in ours[tool]["description"]
+    assert len(our_texts) == len(their_texts) == len(SCRIPTS)
+    for index, (mine, pis) in enumerate(zip(our_texts, their_texts, strict=True)):
+        assert without_wall_time(mine) == without_wall_time(pis), index

@@ -1,0 +1,44 @@
+"""Running codemode scripts in a harness with a scripted model: each script is one
+``codemode`` call the model makes; what comes back is the tool results' text."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pi_plugins.codemode as codemode
+from pi_core import ToolResultMessage, tool
+from pi_core.testing.harness import HarnessMaker
+from pi_core.testing.scripted import Reply
+
+
+@tool(parameters={"type": "object", "properties": {"word": {"type": "string"}}, "required": ["word"]})
+def echo(args, run):
+    """Say the word back."""
+    return f"echo {args['word']}"
+
+
+def script_calls(*scripts: str) -> list[Reply]:
+    return [*(Reply(tool_calls=[("codemode", {"code": code})]) for code in scripts), Reply(text="done")]
+
+
+async def run_scripts(tmp_path: Path, *scripts: str, tools: list | None = None, plugins: tuple = (),
+                      active: list[str] | None = None, **options: Any) -> tuple[list[ToolResultMessage], Any]:
+    make = HarnessMaker(tmp_path)
+    given = [*(tools if tools is not None else [echo]), codemode.TOOL]
+    harness = await make(codemode, *plugins, script=script_calls(*scripts), tools=given, **options)
+    harness.agent.set_active_tools(active or [t.name for t in given])
+    messages = await harness.prompt("go")
+    return [m for m in messages if isinstance(m, ToolResultMessage)], make
+
+
+def results(tmp_path: Path, *scripts: str, **options: Any) -> list[str]:
+    """The text of each script's result."""
+    found, _ = asyncio.run(run_scripts(tmp_path, *scripts, **options))
+    return [m.content[0].text for m in found]
+
+
+def output_of(text: str) -> str:
+    """The result without its first two lines (the status and the wall time, which varies)."""
+    return text.split("\n", 2)[2]
