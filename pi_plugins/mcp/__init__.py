@@ -87,7 +87,11 @@ async def _mcp_command(args: str, ctx) -> str:
         text = f"No MCP servers configured. Add them to {user_config_path(ctx.agent_dir)} or .pi/mcp.json."
     else:
         if servers.reported is not None:
-            await servers.reported
+            import asyncio
+            import contextlib
+
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.shield(servers.reported)
         text = servers.status()
     ctx.ui.notify(text, "info")
     return text

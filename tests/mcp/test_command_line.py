@@ -75,3 +75,10 @@ def test_a_print_run_calls_a_direct_server_tool_and_no_mcp_leaves_them_out(pi, s
     plain = pi.run("-p", "--no-mcp", "hello")
     assert plain.returncode == 0, plain.stderr
     assert not any(t["function"]["name"].startswith("mcp__") for t in server.requests[-1].body.get("tools", []))
+
+
+def test_the_plugin_and_its_subcommand_load_nothing_of_the_sdk():
+    from pi_core.testing import assert_light_import
+
+    assert_light_import("pi_plugins.mcp", also=("mcp", "pi_plugins.mcp.connection"))
+    assert_light_import("pi_plugins.mcp.cli", also=("mcp", "pi_plugins.mcp.connection"))
