@@ -30,6 +30,7 @@ BUILTINS: dict[str, str] = {
     "compaction": "pi_plugins.compaction",
     "retries": "pi_plugins.retries",
     "checkpoints": "pi_plugins.checkpoints",
+    "mcp": "pi_plugins.mcp",
     "print_mode": "pi_plugins.print_mode",
     "rpc_mode": "pi_plugins.rpc",
     "acp_mode": "pi_plugins.acp",

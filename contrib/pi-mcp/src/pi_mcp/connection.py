@@ -48,7 +48,7 @@ class Connection:
         self.config = config
         self.tools: list[dict] = []
         self.error: str | None = None
-        self._session = None
+        self._session: Any = None
         self._task: asyncio.Task | None = None
         self._stop: asyncio.Event | None = None
         self._stderr: IO[str] | None = None  # what the server writes to stderr, kept for errors

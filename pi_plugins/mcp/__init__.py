@@ -1,0 +1,103 @@
+"""MCP servers, as pi 1.6's built-in ``mcp`` extension (its ``docs/mcp.md``): the
+servers of ``~/.pi/agent/mcp.json`` and, in a trusted project, ``.pi/mcp.json``
+(:mod:`.config`), over stdio or streamable HTTP (:mod:`.connection`, on the official
+``mcp`` SDK), their tools as ``mcp__<server>__<tool>`` pi tools (:mod:`.servers`).
+
+- ``session_start``: every enabled server connects in the background;
+- ``before_agent_start``: the first prompt waits (up to 10 s) only for servers with
+  ``direct`` tools;
+- ``session_shutdown``: the servers stop;
+- ``register_flags``: ``--no-mcp`` (no servers for this run);
+- ``register_cli_commands``: ``pi mcp add|remove|list`` (:mod:`.cli`);
+- ``register_commands``: ``/mcp`` (the servers' state).
+
+Nothing of the SDK is imported unless a server is to connect, so ``pi -p`` without
+servers pays nothing for it. ``-builtin:mcp`` drops it all.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+from pi_core import CliCommand, Command, Flag, hookimpl
+
+_running: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+
+
+def servers_of(ctx: Any) -> Any:
+    """The session's :class:`pi_plugins.mcp.servers.McpServers`, or None (for tests and
+    for plugins such as codemode and tool search that reach non-direct tools)."""
+    return _running.get(ctx)
+
+
+@hookimpl
+def register_flags():
+    return [Flag("no-mcp", "Disable the built-in MCP support for this run: no servers connect, no MCP tools.")]
+
+
+@hookimpl
+def register_cli_commands():
+    return [CliCommand("mcp", "pi_plugins.mcp.cli:mcp_command", "Add, remove and check MCP servers")]
+
+
+@hookimpl
+async def session_start(event, ctx):
+    from pi_core import project_allowed
+    from pi_plugins.mcp.config import load
+
+    await _stop(ctx)
+    if ctx.get_flag("no-mcp"):
+        return
+    config = load(ctx.agent_dir, ctx.cwd,
+                  project_trusted=project_allowed(getattr(ctx, "settings", None), ctx.cwd, ctx.agent_dir))
+    if not config.servers and not config.errors:
+        return
+    from pi_plugins.mcp.servers import McpServers
+
+    servers = _running[ctx] = McpServers(ctx, config)
+    servers.start()
+
+
+@hookimpl
+async def before_agent_start(event, ctx):
+    servers = _running.get(ctx)
+    if servers is not None:
+        await servers.wait_for_direct()
+
+
+@hookimpl
+async def session_shutdown(event, ctx):
+    await _stop(ctx)
+
+
+async def _stop(ctx: Any) -> None:
+    servers = _running.pop(ctx, None)
+    if servers is not None:
+        await servers.close()
+
+
+async def _mcp_command(args: str, ctx) -> str:
+    servers = _running.get(ctx)
+    if ctx.get_flag("no-mcp"):
+        text = "MCP is disabled for this run (--no-mcp)."
+    elif servers is None:
+        from pi_plugins.mcp.config import user_config_path
+
+        text = f"No MCP servers configured. Add them to {user_config_path(ctx.agent_dir)} or .pi/mcp.json."
+    else:
+        if servers.reported is not None:
+            import asyncio
+            import contextlib
+
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.shield(servers.reported)
+        text = servers.status()
+    ctx.ui.notify(text, "info")
+    return text
+
+
+@hookimpl
+def register_commands():
+    return [Command(name="mcp", description="Show the MCP servers: state, tools and exposure",
+                    handler=_mcp_command)]

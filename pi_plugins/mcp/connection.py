@@ -1,0 +1,326 @@
+"""One configured MCP server: its connection over stdio or streamable HTTP, on the
+official ``mcp`` SDK (imported here only, when a server is to be connected).
+
+The SDK's client and transports are anyio context managers that must be entered and left
+by one task, so each connection lives in a task of its own that opens them, says it is
+ready, and waits to be told to stop; calls from the agent go through the open client
+meanwhile. A connection that drops (a crashed server) shows as ``disconnected`` and opens
+again on the next call, as pi 1.6's does; a tool call is never sent twice. Errors are one
+line each (the first real error of anyio's exception groups), with the tail of a failed
+stdio server's stderr.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, Any, TextIO, cast
+
+from pi_plugins.mcp.config import ServerEntry
+from pi_plugins.mcp.values import UnresolvedValue, resolve
+
+log = logging.getLogger("pi.mcp")
+STDERR_TAIL_CHARS = 2000
+CONNECTION_CLOSED = -32000  # the JSON-RPC code the SDK fails requests with when the transport ends
+MAX_PAGES = 100
+#: Delays between attempts to connect to an HTTP server that failed with a transient error.
+CONNECT_RETRY_DELAYS_S = (0.25, 1.0)
+
+
+class McpCallError(Exception):
+    """A request failed; the message is one line for the model or the user."""
+
+
+def first_error(exc: BaseException) -> BaseException:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def describe(exc: BaseException) -> str:
+    exc = first_error(exc)
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    if isinstance(exc, (McpCallError, UnresolvedValue)):
+        return text
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def as_json(model: Any) -> Any:
+    return model.model_dump(by_alias=True, mode="json", exclude_none=True)
+
+
+def _transient(exc: BaseException) -> bool:
+    """Network failures and overloaded or restarting HTTP servers: worth another try."""
+    exc = first_error(exc)
+    status = getattr(getattr(exc, "response", None), "status_code", None)
+    if isinstance(status, int):
+        return status in (408, 429) or (status >= 500 and status != 501)
+    name = type(exc).__name__
+    return name in ("ConnectError", "ConnectTimeout", "ReadError", "RemoteProtocolError") or isinstance(
+        exc, ConnectionError)
+
+
+def _expand_home(value: str) -> str:
+    return str(Path.home()) if value == "~" else (str(Path.home() / value[2:]) if value.startswith("~/") else value)
+
+
+class ServerConnection:
+    """State: ``connecting``, ``connected``, ``failed``, ``disconnected`` or ``closed``."""
+
+    def __init__(self, entry: ServerEntry, cwd: str, *, on_tools: Callable[[ServerConnection], None] | None = None,
+                 on_log: Callable[[str, dict], None] | None = None) -> None:
+        self.entry = entry
+        self.cwd = cwd
+        self.state = "connecting"
+        self.error: str | None = None
+        self.tools: list[dict] = []
+        self.instructions: str | None = None
+        self.has_resources = False
+        self.on_tools = on_tools
+        self.on_log = on_log
+        self._client: Any = None
+        self._stop: asyncio.Event | None = None
+        self._runner: asyncio.Task | None = None
+        self._opening: asyncio.Future | None = None
+        self._refreshing: asyncio.Future | None = None
+        self._closed = False
+
+    @property
+    def name(self) -> str:
+        return self.entry.name
+
+    @property
+    def connected(self) -> bool:
+        if self._client is not None and self._dropped(self._client):
+            self._mark_dropped()
+        return self.state == "connected"
+
+    # ------------------------------------------------------------ opening
+
+    async def get_client(self) -> Any:
+        """The open client, connecting first when there is none (one attempt at a time)."""
+        if self._closed:
+            raise McpCallError(f'MCP server "{self.name}" is shut down')
+        if self.connected:
+            return self._client
+        if self._opening is None:
+            self._opening = asyncio.ensure_future(self._open())
+            self._opening.add_done_callback(self._opened)
+        return await asyncio.shield(self._opening)
+
+    def _opened(self, future: asyncio.Future) -> None:
+        self._opening = None
+        if not future.cancelled():
+            future.exception()  # seen here; the callers got it
+
+    async def _open(self) -> Any:
+        self.state, self.error = "connecting", None
+        delays = CONNECT_RETRY_DELAYS_S if self.entry.is_http else ()
+        for attempt in range(len(delays) + 1):
+            try:
+                return await self._connect_once()
+            except Exception as exc:  # noqa: BLE001 - said once, as the state's error
+                if self._closed or attempt >= len(delays) or not _transient(exc):
+                    self.state = "closed" if self._closed else "failed"
+                    self.error = self.error or describe(exc)
+                    raise McpCallError(f'MCP server "{self.name}" failed to connect: {self.error}') from None
+                self.error = None
+                await asyncio.sleep(delays[attempt])
+        raise AssertionError("unreachable")
+
+    async def _connect_once(self) -> Any:
+        ready: asyncio.Future = asyncio.get_running_loop().create_future()
+        stop = self._stop = asyncio.Event()
+        stderr = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
+        self._runner = asyncio.ensure_future(self._run(ready, stop, stderr))
+        try:
+            return await asyncio.shield(ready)
+        except BaseException as exc:
+            stop.set()
+            await self._finish_runner()
+            tail = _tail(stderr)
+            if not isinstance(exc, asyncio.CancelledError):
+                self.error = describe(exc) + (f"\n{tail}" if tail else "")
+            raise
+        finally:
+            if not ready.done():
+                ready.cancel()
+
+    async def _finish_runner(self) -> None:
+        task, self._runner = self._runner, None
+        if task is None or task.done():
+            return
+        try:
+            await asyncio.wait_for(asyncio.shield(task), 5)
+        except BaseException:  # noqa: BLE001 - a hung server: cancel its task
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
+
+    async def _transport(self, stack: contextlib.AsyncExitStack, stderr: IO[str]) -> Any:
+        from mcp import StdioServerParameters
+        from mcp.client.stdio import stdio_client
+        from mcp.client.streamable_http import streamable_http_client
+
+        config, name = self.entry.config, self.name
+        if self.entry.is_http:
+            from mcp.shared._httpx_utils import create_mcp_http_client
+
+            headers = {k: resolve(v, f'MCP server "{name}" header "{k}"')
+                       for k, v in (config.get("headers") or {}).items()}
+            http = await stack.enter_async_context(create_mcp_http_client(headers=headers))
+            return streamable_http_client(config["url"], http_client=http)
+        env = {k: resolve(v, f'MCP server "{name}" env "{k}"') for k, v in (config.get("env") or {}).items()}
+        params = StdioServerParameters(
+            command=_expand_home(config["command"]), args=[_expand_home(a) for a in config.get("args", [])],
+            env={**os.environ, **env}, cwd=str(Path(self.cwd) / _expand_home(config.get("cwd", "."))))
+        return stdio_client(params, errlog=cast(TextIO, stderr))
+
+    async def _run(self, ready: asyncio.Future, stop: asyncio.Event, stderr: IO[str]) -> None:
+        from mcp import Client, Implementation
+
+        from pi_core import __version__
+
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                client = Client(await self._transport(stack, stderr), mode="legacy", cache=None,
+                                read_timeout_seconds=self.entry.timeout, message_handler=self._on_message,
+                                logging_callback=self._on_log,
+                                client_info=Implementation(name="pi", version=__version__))
+                await stack.enter_async_context(client)
+                caps = client.server_capabilities
+                tools = await self._list_tools(client) if caps.tools is not None else []
+                if stop.is_set():
+                    raise McpCallError("shut down while connecting")
+                self._client, self.tools = client, tools
+                self.has_resources = caps.resources is not None
+                self.instructions = (client.instructions or "").strip() or None
+                self.state, self.error = "connected", None
+                if not ready.done():
+                    ready.set_result(client)
+                if self.on_tools:
+                    self.on_tools(self)
+                await stop.wait()
+        except BaseException as exc:  # noqa: BLE001 - handed to the opener, never raised into the agent
+            if not ready.done():
+                ready.set_exception(exc if isinstance(exc, Exception) else McpCallError(describe(exc)))
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+        finally:
+            if self._client is not None and self._stop is stop:
+                self._client = None
+
+    @staticmethod
+    async def _list_tools(client: Any) -> list[dict]:
+        tools: list[dict] = []
+        cursor = None
+        for _ in range(MAX_PAGES):
+            page = await client.list_tools(cursor=cursor)
+            tools += [t for t in as_json(page).get("tools", []) if isinstance(t, dict) and t.get("name")]
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        return tools
+
+    # ------------------------------------------------------------ notifications
+
+    async def _on_message(self, message: Any) -> None:
+        """``tools/list_changed``: list again, in a task of its own (the SDK delivers
+        notifications from its receive loop, which the listing's answer needs)."""
+        if getattr(message, "method", None) == "notifications/tools/list_changed" and self._client is not None:
+            self._refreshing = asyncio.ensure_future(self._refresh_tools(self._client))
+
+    async def _refresh_tools(self, client: Any) -> None:
+        try:
+            tools = await self._list_tools(client)
+        except Exception as exc:  # noqa: BLE001 - shown in the state
+            self.error = f"Failed to refresh tools: {describe(exc)}"
+            return
+        if client is self._client:
+            self.tools = tools
+            if self.on_tools:
+                self.on_tools(self)
+
+    async def _on_log(self, params: Any) -> None:
+        if self.on_log:
+            self.on_log(self.name, as_json(params))
+
+    # ------------------------------------------------------------ calls
+
+    @staticmethod
+    def _dropped(client: Any) -> bool:
+        """Whether the SDK saw the transport end (a private flag, read defensively: without
+        it a drop is noticed by the next request instead)."""
+        dispatcher = getattr(getattr(client, "_session", None), "_dispatcher", None)
+        return bool(getattr(dispatcher, "_closed", False))
+
+    def _mark_dropped(self) -> None:
+        self._client = None
+        if self._stop is not None:
+            self._stop.set()
+        if self.state == "connected":
+            self.state, self.error = "disconnected", "Connection closed"
+
+    async def call_tool(self, tool: str, arguments: dict, progress: Callable[[str], None] | None = None) -> dict:
+        """The tool's result (wire JSON); raises :class:`McpCallError` in one line."""
+        client = await self.get_client()
+
+        async def on_progress(value: float, total: float | None, message: str | None) -> None:
+            if progress is not None:
+                progress(message or f"Progress {value:g}" + ("" if total is None else f"/{total:g}"))
+
+        try:
+            result = await client.call_tool(tool, arguments, progress_callback=on_progress)
+        except Exception as exc:  # noqa: BLE001 - one line for the model
+            if getattr(getattr(exc, "error", None), "code", getattr(exc, "code", None)) == CONNECTION_CLOSED \
+                    or self._dropped(client):
+                self._mark_dropped()
+                raise McpCallError(f'MCP server "{self.name}": connection closed; it reconnects on the next call') \
+                    from None
+            raise McpCallError(f"MCP tool {self.name}/{tool} failed: {describe(exc)}") from None
+        await self._refreshed()
+        return {k: v for k, v in as_json(result).items() if k != "_meta"}
+
+    async def _refreshed(self) -> None:
+        """Wait for a tool list the call changed, so the next request declares it."""
+        refreshing = self._refreshing
+        if refreshing is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(asyncio.shield(refreshing), self.entry.timeout)
+
+    async def request(self, run: Callable[[Any], Any]) -> Any:
+        """A read-only request (``await run(client)``), reconnecting first when needed."""
+        client = await self.get_client()
+        try:
+            return await run(client)
+        except Exception as exc:  # noqa: BLE001
+            if self._dropped(client):
+                self._mark_dropped()
+            raise McpCallError(f'MCP server "{self.name}": {describe(exc)}') from None
+
+    async def close(self) -> None:
+        """Stop the server (the SDK closes stdin, then ends the process); idempotent."""
+        self._closed = True
+        self.state = "closed"
+        if self._stop is not None:
+            self._stop.set()
+        self._client = None
+        opening = self._opening
+        if opening is not None and not opening.done():
+            opening.cancel()
+        await self._finish_runner()
+
+
+def _tail(stderr: IO[str]) -> str:
+    try:
+        stderr.seek(0)
+        text = stderr.read().strip()
+        stderr.close()
+    except (OSError, ValueError):
+        return ""
+    return text[-STDERR_TAIL_CHARS:]

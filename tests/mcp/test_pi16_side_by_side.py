@@ -1,0 +1,59 @@
+"""pi 1.6 and pi-harness on the same mcp.json, the same MCP server (ours, with a tool name
+that has dashes) and the same scripted model: the tools each declares, and a call's round
+trip, must match."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from support.cli import PiRunner
+from support.llm_server import Reply
+from support.programs import node_for, require_real
+
+from .conftest import SERVER, write_servers
+
+pytestmark = [pytest.mark.process, pytest.mark.requires("pi16")]
+
+
+def run(runner, who, *args):
+    if who == "pi16":
+        command = [node_for("pi16"), str(require_real("pi16") / "dist" / "cli.js")]
+    else:
+        command = [sys.executable, "-m", "pi_plugins.cli"]
+    return subprocess.run([*command, *runner.flags(*args)], cwd=runner.cwd, env={**runner.env, "PI_OFFLINE": "1"},
+                          capture_output=True, text=True, timeout=120)
+
+
+def mcp_tools(request):
+    return {t["function"]["name"]: t["function"] for t in request.body.get("tools", [])
+            if t["function"]["name"].startswith("mcp__")}
+
+
+def test_pi16_and_ours_declare_the_same_mcp_tools_and_both_round_trip_a_call(tmp_path, server):
+    seen = {}
+    for who in ("pi16", "ours"):
+        runner = PiRunner(tmp_path / who, server)
+        models = server.models_json("local", apiKey="test-key")  # pi 1.6 wants a key
+        (runner.agent_dir / "models.json").write_text(json.dumps(models))
+        write_servers(runner.agent_dir / "mcp.json", {"demo-srv": {
+            "command": sys.executable, "args": [SERVER], "exposure": "direct",
+            "toolExposure": {"crash": "hidden", "le*": "hidden"}}})
+        server.push(Reply(tool_calls=[("mcp__demo_srv__get_tiny_image", {}), ("mcp__demo_srv__add", {"a": 1, "b": 2})]),
+                    Reply(text="done"))
+        done = run(runner, who, "--no-session", "-p", "call them")
+        assert done.returncode == 0, f"{who}: {done.stderr[-2000:]}"
+        assert done.stdout.strip() == "done"
+        first, second = server.requests[-2:]
+        results = [m for m in second.body["messages"] if m["role"] == "tool"]
+        seen[who] = (mcp_tools(first), [m["content"] for m in results])
+    theirs, ours = seen["pi16"], seen["ours"]
+    assert sorted(ours[0]) == sorted(theirs[0])
+    assert "mcp__demo_srv__get_tiny_image" in ours[0] and "mcp__demo_srv__crash" not in ours[0]
+    for name, declared in theirs[0].items():
+        assert ours[0][name]["description"] == declared["description"], name
+        assert ours[0][name]["parameters"]["properties"] == declared["parameters"]["properties"], name
+    text = [c if isinstance(c, str) else "".join(p.get("text", "") for p in c) for c in ours[1]]
+    assert text == ["tiny", "3"]
+    assert ours[1] == theirs[1], json.dumps(seen, indent=1)[:3000]
