@@ -96,8 +96,6 @@ class ServerConnection:
 
     @property
     def connected(self) -> bool:
-        if self._client is not None and self._dropped(self._client):
-            self._mark_dropped()
         return self.state == "connected"
 
     # ------------------------------------------------------------ opening
@@ -169,11 +167,13 @@ class ServerConnection:
 
         config, name = self.entry.config, self.name
         if self.entry.is_http:
-            from mcp.shared._httpx_utils import create_mcp_http_client
+            import httpx2  # the SDK's HTTP client library
 
             headers = {k: resolve(v, f'MCP server "{name}" header "{k}"')
                        for k, v in (config.get("headers") or {}).items()}
-            http = await stack.enter_async_context(create_mcp_http_client(headers=headers))
+            # the SDK's own timeouts: 30 s, and 300 s for a read (a server may hold a stream open)
+            http = await stack.enter_async_context(
+                httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=300)))
             return streamable_http_client(config["url"], http_client=http)
         env = {k: resolve(v, f'MCP server "{name}" env "{k}"') for k, v in (config.get("env") or {}).items()}
         params = StdioServerParameters(
@@ -252,13 +252,6 @@ class ServerConnection:
 
     # ------------------------------------------------------------ calls
 
-    @staticmethod
-    def _dropped(client: Any) -> bool:
-        """Whether the SDK saw the transport end (a private flag, read defensively: without
-        it a drop is noticed by the next request instead)."""
-        dispatcher = getattr(getattr(client, "_session", None), "_dispatcher", None)
-        return bool(getattr(dispatcher, "_closed", False))
-
     def _mark_dropped(self) -> None:
         self._client = None
         if self._stop is not None:
@@ -277,8 +270,7 @@ class ServerConnection:
         try:
             result = await client.call_tool(tool, arguments, progress_callback=on_progress)
         except Exception as exc:  # noqa: BLE001 - one line for the model
-            if getattr(getattr(exc, "error", None), "code", getattr(exc, "code", None)) == CONNECTION_CLOSED \
-                    or self._dropped(client):
+            if getattr(getattr(exc, "error", None), "code", getattr(exc, "code", None)) == CONNECTION_CLOSED:
                 self._mark_dropped()
                 raise McpCallError(f'MCP server "{self.name}": connection closed; it reconnects on the next call') \
                     from None
@@ -298,9 +290,8 @@ class ServerConnection:
         client = await self.get_client()
         try:
             return await run(client)
-        except Exception as exc:  # noqa: BLE001
-            if self._dropped(client):
-                self._mark_dropped()
+        except Exception as exc:  # noqa: BLE001 - a failed read: the next one connects afresh
+            self._mark_dropped()
             raise McpCallError(f'MCP server "{self.name}": {describe(exc)}') from None
 
     async def close(self) -> None:
