@@ -151,6 +151,10 @@ class Context:
     def set_active_tools(self, names: list[str]) -> None:
         self._agent("set_active_tools").set_active_tools(names)
 
+    def get_all_tools(self) -> list:
+        """Every registered tool, declared or not (pi's ``getAllTools``)."""
+        return list(self.agent.tools or []) if self.agent else []
+
     def register_tool(self, tool) -> None:
         """Add (or replace, by name) a tool now; the model is offered it from its next
         request on, without a reload (pi's ``registerTool`` after start-up)."""

@@ -11,6 +11,7 @@ BUILTINS: dict[str, str] = {
     "trust": "pi_plugins.trust",
     "subagents": "pi_plugins.subagents",
     "codemode": "pi_plugins.codemode",
+    "tool-search": "pi_plugins.tool_search",
     "openai_completions": "pi_plugins.providers.openai_completions",
     "openai_responses": "pi_plugins.providers.openai_responses",
     "anthropic_messages": "pi_plugins.providers.anthropic",

@@ -72,9 +72,11 @@ async def create_harness(
         session=session if session is not None else Session.in_memory(cwd),
         model_is_explicit=explicit, thinking_level=thinking_level, cwd=cwd, settings=settings,
         options=options, ui=ui, tools=tools, get_api_key=get_api_key, resolve_model=resolve_model,
-        system_prompt=system_prompt)
-    if active_tools is not None:
+        system_prompt=system_prompt, reason=None)
+    if active_tools is not None:  # before session_start, so plugins may add to the choice
+        await harness.agent.setup()
         harness.agent.set_active_tools(active_tools)
+    await harness.start(reason="startup")
     return harness
 
 

@@ -15,6 +15,7 @@ from pi_core.protocol.schema import Parameters
 from pi_core.protocol.signal import AbortSignal
 
 ExecutionMode = Literal["parallel", "sequential"]
+Exposure = Literal["direct", "model-only", "codemode", "deferred"]
 
 
 @define
@@ -90,6 +91,9 @@ class Tool:
     guidelines) let a tool speak in the system prompt. ``render_call`` / ``render_result``
     draw the call and its result in the chat (lines; pi's renderCall / renderResult), and
     ``prepare_arguments`` turns an older call's arguments into the current shape first.
+    ``exposure`` is how the model reaches it, pi 1.6's: ``direct`` (declared while active),
+    ``model-only`` (declared, not callable from scripts), ``codemode`` and ``deferred`` (not
+    declared until ``tool_search`` loads it; register those with ``default_active=False``).
     """
 
     name: str
@@ -106,6 +110,7 @@ class Tool:
     render_call: Callable[..., list[str]] | None = field(default=None, repr=False)
     render_result: Callable[..., list[str]] | None = field(default=None, repr=False)
     prepare_arguments: Callable[[Any], Any] | None = field(default=None, repr=False)
+    exposure: Exposure = "direct"
     _compiled: Parameters | None = field(default=None, init=False, repr=False)
 
     def summarize(self, args: dict) -> str:

@@ -5,7 +5,13 @@
 - ``--tools +a,-b``: a list of only ``+name`` / ``-name`` entries changes the default
   selection instead: exact names, no patterns; plain names and ``+``/``-`` entries
   cannot be mixed (pi refuses both, with these words);
-- ``--exclude-tools a,b*`` (``-xt``): names or patterns turned off after everything else.
+- ``--exclude-tools a,b*`` (``-xt``): names or patterns turned off after everything else;
+- the ``defaultTools`` setting (docs/settings.md): the default selection, the user's list
+  then the project's; a list with a plain name replaces what it inherits, ``+name`` and
+  ``-name`` then change it in order (``["+tool_search"]`` keeps the defaults and adds it);
+- MCP tools (``mcp__server__tool`` and the resource tools): an allow-list declares only
+  those it names or matches, and once an entry starts with ``mcp__`` the MCP tools it does
+  not match are taken away altogether (``--tools read,'mcp__radius__*'``).
 """
 
 from __future__ import annotations
@@ -51,6 +57,48 @@ def parse_tools(value: str | None) -> ToolSelection | None:
                          remove=[e[1:] for e in changes if e[0] == "-" and e[1:]])
 
 
+#: pi 1.6's MCP resource tools count as MCP tools for ``--tools``.
+MCP_RESOURCE_TOOLS = ("list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource")
+
+
+def is_mcp_tool(name: str) -> bool:
+    return name.startswith("mcp__") or name in MCP_RESOURCE_TOOLS
+
+
+def mcp_withdrawn(names: list[str], tools: ToolSelection | None) -> list[str]:
+    """The MCP tools an allow-list takes away: none unless an entry starts with ``mcp__``,
+    then those no entry matches."""
+    if tools is None or tools.allow is None or not any(e.startswith("mcp__") for e in tools.allow):
+        return []
+    return [n for n in names if is_mcp_tool(n) and not any(_matches(n, e) for e in tools.allow)]
+
+
+def default_tools(layers: list, builtin_default: list[str],
+                  plugin_default: list[str] | None = None) -> tuple[list[str], list[str]]:
+    """The ``defaultTools`` selection from the settings' lists (user's, then project's,
+    ``None`` for one not given), starting from the tools on by default: (names, problems).
+    A plain list replaces the built-in ones; plugins' tools that register on stay unless
+    ``-name`` removes them."""
+    plugin_default = plugin_default or []
+    chosen, problems = [*builtin_default, *plugin_default], []
+    for value in layers:
+        if value is None:
+            continue
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            problems.append("defaultTools must be a list of tool names")
+            continue
+        entries = [v.strip() for v in value if v.strip()]
+        plain = [e for e in entries if e[0] not in "+-"]
+        if plain or not entries:
+            chosen = list(dict.fromkeys([*plain, *(n for n in chosen if n in plugin_default)]))
+        for entry in entries:
+            if entry[0] == "+" and entry[1:] and entry[1:] not in chosen:
+                chosen.append(entry[1:])
+            elif entry[0] == "-":
+                chosen = [n for n in chosen if n != entry[1:]]
+    return chosen, problems
+
+
 def _matches(name: str, entry: str) -> bool:
     if "*" not in entry:
         return name == entry
@@ -59,13 +107,17 @@ def _matches(name: str, entry: str) -> bool:
 
 def select(names: list[str], default: list[str], *, tools: ToolSelection | None = None,
            exclude: str | None = None, no_tools: bool = False,
-           builtin: set[str] | None = None, no_builtin_tools: bool = False) -> list[str]:
+           builtin: set[str] | None = None, no_builtin_tools: bool = False,
+           indirect: set[str] | None = None) -> list[str]:
     """The active tools, in the order of ``names`` (every registered tool), from the
-    ``default`` selection and the flags."""
+    ``default`` selection and the flags. A pattern does not declare an ``indirect`` tool
+    (``codemode``/``deferred`` exposure: reached through codemode or tool_search); its
+    exact name does."""
     if no_tools:
         chosen: list[str] = []
     elif tools is not None and tools.allow is not None:
-        chosen = [n for n in names if any(_matches(n, e) for e in tools.allow)]
+        chosen = [n for n in names if n in tools.allow
+                  or (n not in (indirect or set()) and any(_matches(n, e) for e in tools.allow))]
     else:
         chosen = [n for n in default if not (no_builtin_tools and n in (builtin or set()))]
         if tools is not None:
@@ -84,22 +136,34 @@ def unknown_names(selection: ToolSelection | None, names: list[str]) -> list[str
 
 
 def apply_tool_flags(args, harness) -> None:
-    """Set the harness's active tools from the run's tool flags (``args``, a
-    :class:`pi_plugins.cli.run_args.RunArgs`)."""
-    if args.tools is None and args.exclude_tools is None and not (args.no_tools or args.no_builtin_tools):
+    """Set the harness's active tools from the ``defaultTools`` setting and the run's tool
+    flags (``args``, a :class:`pi_plugins.cli.run_args.RunArgs`)."""
+    settings = harness.ctx.settings
+    layers = [getattr(settings, "global_data", {}).get("defaultTools"),
+              getattr(settings, "project_data", {}).get("defaultTools")]
+    if (args.tools is None and args.exclude_tools is None and not (args.no_tools or args.no_builtin_tools)
+            and all(layer is None for layer in layers)):
         return
     agent = harness.agent
+    selection = parse_tools(args.tools)
+    for name in mcp_withdrawn([t.name for t in agent.tools or []], selection):
+        agent.remove_tool(name)
     tools = agent.tools or []
     names = [t.name for t in tools]
-    selection = parse_tools(args.tools)
     unknown = unknown_names(selection, names)
     if unknown:
         print(f"warning: --tools names unknown tools: {', '.join(unknown)}", file=sys.stderr)
-    default = [t.name for t in tools if t.default_active]
+    builtin = {t.name for t in tools if _is_builtin(t)}
+    on = [t.name for t in tools if t.default_active]
+    chosen, problems = default_tools(layers, [n for n in on if n in builtin], [n for n in on if n not in builtin])
+    for problem in problems:
+        print(f"warning: {problem}", file=sys.stderr)
+    default = [n for n in names if n in chosen]
     agent.set_active_tools(select(
         names, default, tools=selection, exclude=args.exclude_tools,
         no_tools=args.no_tools and selection is None, builtin={t.name for t in tools if _is_builtin(t)},
-        no_builtin_tools=args.no_builtin_tools))
+        no_builtin_tools=args.no_builtin_tools,
+        indirect={t.name for t in tools if getattr(t, "exposure", "direct") in ("codemode", "deferred")}))
 
 
 def _is_builtin(tool) -> bool:
@@ -108,4 +172,5 @@ def _is_builtin(tool) -> bool:
     return module.startswith("pi_plugins.tools")
 
 
-__all__ = ["ToolFlagError", "ToolSelection", "apply_tool_flags", "parse_tools", "select", "unknown_names"]
+__all__ = ["ToolFlagError", "ToolSelection", "apply_tool_flags", "default_tools", "is_mcp_tool", "mcp_withdrawn",
+           "parse_tools", "select", "unknown_names"]

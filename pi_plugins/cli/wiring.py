@@ -136,7 +136,7 @@ async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None,
         harness = await assemble(
             plugins=plugins, session=session, model=model, registry=registry, settings=settings,
             cwd=cwd, agent_dir=home, thinking_level=args.thinking or level, model_is_explicit=explicit,
-            options=options, ui=ui, flags=flags, reason=reason,
+            options=options, ui=ui, flags=flags, reason=None,
             scoped_models=scoped_models(args.models or settings.get("enabledModels"), registry),
             plugin_loader=lambda: load_plugins(
                 cwd=cwd, agent_dir=home, extension_paths=extension_paths, discover=not args.no_extensions,
@@ -144,7 +144,12 @@ async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None,
     except ConfigurationError as exc:
         session.close()
         raise UsageError(str(exc)) from None
+    # The tool flags choose the tools before session_start, so plugins that declare more
+    # on the branch (tool_search's loaded tools) add to the flags' choice.
+    await harness.agent.setup()
     apply_tool_flags(args, harness)
+    if reason is not None:
+        await harness.start(reason=reason)
     return App(args, harness, registry, plugins, notices=notices)
 
 
