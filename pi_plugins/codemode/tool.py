@@ -9,12 +9,13 @@ import time
 from typing import Any
 
 from pi_core import Tool, ToolResult, ToolRun
-from pi_plugins.codemode import declarations, ranking
+from pi_plugins.codemode import declarations
 from pi_plugins.codemode.options import OptionsError, parse_options
 from pi_plugins.codemode.output import script_result
 from pi_plugins.codemode.sandbox import SandboxError, run_script
 from pi_plugins.codemode.store import ScriptStore
 from pi_plugins.codemode.values import script_value
+from pi_plugins.tool_search import ranking
 
 NAME = "codemode"
 PARAMETERS = {"type": "object", "required": ["code"],
