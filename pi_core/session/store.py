@@ -45,10 +45,8 @@ class SessionLockedError(SessionError):
 
 
 class SessionWriteError(SessionError):
-    """Lines could not be written (a full disk, an I/O error, a read-only file system).
-
-    ``saved`` is how many of the lines given reached the file whole; ``errno`` the
-    system's error number. The session adds ``unsaved``: its entries not on disk."""
+    """Lines could not be written: ``saved`` of them reached the file whole; the session
+    adds ``unsaved``, its entries not on disk."""
 
     def __init__(self, message: str, *, saved: int = 0, errno: int | None = None) -> None:
         super().__init__(message)

@@ -57,12 +57,10 @@ class SessionTree:
         cls, entries: Iterable[Entry | UnreadEntry], line_numbers: Iterable[int],
         bridges: dict[str, tuple[str | None, int]] | None = None,
     ) -> tuple[SessionTree, list[Problem]]:
-        """A tree from a file's entries, with the problems found: duplicate ids, missing
-        parents and parent cycles, each named by its line.
-
-        ``bridges`` gives the id → (parent id, line) of lines that could not be used: an
-        entry whose parent was such a line hangs under that line's parent (or the first
-        one up that exists), so one bad line costs only itself."""
+        """A tree from a file's entries, with the problems found (duplicate ids, missing
+        parents, cycles). ``bridges``: id → (parent id, line) of unusable lines; an entry
+        whose parent was one hangs under the nearest ancestor that exists, so one bad
+        line costs only itself."""
         tree = cls()
         problems: list[Problem] = []
         line_of: dict[str, int] = {}
@@ -179,8 +177,7 @@ class SessionTree:
         return self._read(entry) if type(entry) is UnreadEntry else entry
 
     def read_all(self, items: Sequence[Entry | UnreadEntry]) -> list[Entry]:
-        """``items`` made into entries, as :meth:`read` does one by one, with the lines
-        of those still unread read from the file in a few large reads."""
+        """``items`` made into entries, the unread lines read in a few large reads."""
         pending = [e for e in items if type(e) is UnreadEntry and e.raw is None
                    and e.source is not None and self._by_id[e.id] is e]
         if len(pending) < 2 or any(e.source is not pending[0].source for e in pending):
@@ -232,9 +229,8 @@ class SessionTree:
     def path(self, to_id: str | None, read: bool) -> list[Entry | UnreadEntry]: ...
 
     def path(self, to_id: str | None, read: bool = True) -> list[Entry] | list[Entry | UnreadEntry]:
-        """The entries from the root down to ``to_id`` (empty for None or an unknown id).
-        With ``read=False`` some may still be unread (each has ``id``, ``parent_id`` and
-        ``type``; :meth:`read` makes one into its entry)."""
+        """The entries from the root down to ``to_id`` (empty for None or an unknown id);
+        with ``read=False`` some may still be :class:`UnreadEntry`."""
         path: list[Entry | UnreadEntry] = []
         by_id, parents = self._by_id, self._parent
         current = to_id if to_id in by_id else None
