@@ -217,7 +217,7 @@ def main() -> int:
                     ok &= good
             if "startup" in only:
                 cmd = ["--model", "fake-openai/fake-model", "--no-session", "-p", "hi"]
-                cold = []  # pi's first start (an empty cache folder: pi_core.cache_folder)
+                cold = []  # pi's first start (an empty cache folder: pi_core.paths)
                 for n in range(args.runs):
                     runner.env = {**env, "XDG_CACHE_HOME": str(root / f"cold-cache-{n}")}
                     cold.append(runner.once([ours_pi, *cmd]))

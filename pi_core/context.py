@@ -1,11 +1,9 @@
 """``ctx``: what every hook receives, the plugin's handle on the running agent.
 
-One concrete class, :class:`Context`, with every member of the documented
-:class:`pi_core.protocol.ctx.Ctx` (pi's ``ExtensionContext`` / ``ExtensionAPI``). An
-:class:`pi_core.loop.Agent` alone gives it the loop's part (cwd, settings, ui, model,
-tools, abort, steering); once a harness (``pi_core.app.harness.Harness``) runs, the
-session, sending with every ``deliver_as``, compaction, summaries, session control and
-processes go to it. A member that needs a harness says so when there is none.
+One concrete class with every member of :class:`pi_core.protocol.ctx.Ctx` (pi's
+``ExtensionContext`` / ``ExtensionAPI``; docs/plugins.md, "ctx", says what each does). A
+bare :class:`pi_core.loop.Agent` serves the loop's part; the session, sending, compaction,
+session control and processes go to the harness, and a member that needs one says so.
 """
 
 from __future__ import annotations
@@ -64,8 +62,6 @@ class NullUI:
 
 
 class Context:
-    """``ctx``: see the module docstring and :class:`pi_core.protocol.ctx.Ctx`."""
-
     #: The harness this ctx belongs to (None for a bare :class:`Agent`).
     harness: Any = None
     #: The mode that runs (pi 1.6's ``ctx.mode``): pi's "tui", "rpc", "json" or "print",
@@ -96,7 +92,6 @@ class Context:
 
     @ui.setter
     def ui(self, ui: Any) -> None:
-        """Any mode's UI; a harness wraps it (to announce its dialogs: ``ui_prompt_start``)."""
         ui = ui or NullUI()
         self._ui = self.harness.wrap_ui(ui) if self.harness is not None else ui
 
@@ -111,8 +106,6 @@ class Context:
         return self.agent
 
     def get_flag(self, name: str, default: Any = None) -> Any:
-        """The value of a plugin's flag (``--name``), its default when not given, or
-        ``default`` for a flag nobody registered (pi's ``getFlag``)."""
         return self.flags.get(name.lstrip("-"), default)
 
     # ------------------------------------------------ the agent
@@ -123,8 +116,6 @@ class Context:
 
     @property
     def model_registry(self) -> Any:
-        """pi's ``ctx.modelRegistry``: the models and their keys (None where the harness
-        was given a model without a registry)."""
         return self.harness.model_registry if self.harness is not None else None
 
     def is_idle(self) -> bool:
@@ -133,7 +124,6 @@ class Context:
         return self.agent is None or not self.agent.is_running
 
     def abort(self) -> None:
-        """Stop whatever runs: the stream, the tools, a retry's wait, a summary."""
         if self.harness is not None:
             self.harness.abort()
         elif self.agent is not None:
@@ -156,8 +146,6 @@ class Context:
         return list(self.agent.tools or []) if self.agent else []
 
     def register_tool(self, tool) -> None:
-        """Add (or replace, by name) a tool now; the model is offered it from its next
-        request on, without a reload (pi's ``registerTool`` after start-up)."""
         self._harness("register_tool").register_tool(tool)
 
     async def execute_tool(self, name: str, arguments: Any, *, parent_tool_call_id: str,
@@ -169,38 +157,24 @@ class Context:
             name, arguments, parent_tool_call_id=parent_tool_call_id, signal=signal, on_update=on_update)
 
     def unregister_tool(self, name: str) -> bool:
-        """Take a tool away now; False when there was none of that name."""
         return self._harness("unregister_tool").unregister_tool(name)
 
     async def spawn(self, *, model: Model | None = None, thinking_level: str | None = None,
                     system_prompt: str | None = None, options: Any = None,
                     before_start: Any = None) -> Any:
-        """A child agent (a harness, not started) sharing this session's plugins, tools,
-        providers, keys and models, with a session of its own linked to this one; unset
-        arguments are this session's. ``before_start(child)`` runs before it could start."""
         return await self._harness("spawn").spawn(model=model, thinking_level=thinking_level,
                                                   system_prompt=system_prompt, options=options,
                                                   before_start=before_start)
 
     def register_provider(self, name: str, config: dict) -> None:
-        """pi's ``registerProvider(name, config)``, at once: ``models`` replace the
-        provider's (a built-in one's too), or ``base_url``/``headers`` re-point them."""
         self._harness("register_provider").register_provider(name, config)
 
     def unregister_provider(self, name: str) -> bool:
-        """pi's ``unregisterProvider(name)``: its models leave the registry at once, built-in
-        ones it replaced come back; False when it had none."""
         return self._harness("unregister_provider").unregister_provider(name)
 
     # ------------------------------------------------ sending
 
     def send_user_message(self, content: Any, deliver_as: str = "steer", trigger_turn: bool = False) -> None:
-        """Send the model a user message (text or content blocks), pi's ``sendUserMessage``.
-        While the agent runs, ``steer`` reaches it before its next request and ``follow_up``
-        when the run would otherwise end; while it is idle the message starts a run at once
-        (through the ``input`` chain, ``source="extension"``). ``next_turn`` waits for the
-        user's next prompt, unless ``trigger_turn`` starts the run now. A bare agent takes
-        only ``steer`` and ``follow_up``, queued."""
         if self.harness is not None:
             self.harness.send(content, deliver_as=deliver_as, trigger_turn=trigger_turn, as_prompt=True)
         elif deliver_as == "steer":
@@ -212,11 +186,6 @@ class Context:
 
     def send_message(self, message: Any, deliver_as: str = "steer", trigger_turn: bool = False,
                      display: bool | None = None) -> None:
-        """Put a plugin's message into the conversation (a :class:`CustomMessage`, or
-        text made into one of type ``"extension"``), pi's ``sendMessage``. While the agent
-        runs: ``steer``, ``follow_up`` or ``next_turn``. While it is idle the message joins
-        the conversation and the session; ``trigger_turn`` then starts a run to answer it.
-        ``display=False`` keeps it out of the chat's view (the model still reads it)."""
         import attrs
 
         from pi_core.protocol.messages import CustomMessage
@@ -247,7 +216,6 @@ class Context:
         return session.id if session is not None else None
 
     def append_entry(self, custom_type: str, data: Any = None):
-        """Keep plugin state in the session (a ``custom`` entry, never sent to the model)."""
         return self._harness("append_entry").session.append_custom(custom_type, data)
 
     def append_context_edit(self, target_id: str, replacement: dict | None):
@@ -256,7 +224,6 @@ class Context:
         return self._harness("append_context_edit").append_context_edit(target_id, replacement)
 
     def set_session_name(self, name: str) -> None:
-        """Name the session; plugins and the event stream hear ``session_info_changed``."""
         self._harness("set_session_name").name_session(name)
 
     def set_label(self, entry_id: str, label: str | None) -> None:
@@ -264,18 +231,14 @@ class Context:
 
     async def compact(self, instructions: str | None = None, *, reason: CompactionReason = "manual",
                       will_retry: bool = False):
-        """Compact the branch now (``session_before_compact`` decides how); the result,
-        or None when cancelled, failed or there was nothing to compact."""
         return await self._harness("compact").compact(instructions, reason=reason, will_retry=will_retry)
 
     async def summarize(self, system_prompt: str, text: str, max_tokens: int) -> str:
-        """One request to the current model for a summary (compaction, branch summaries)."""
         return await self._harness("summarize").summarize(system_prompt, text, max_tokens)
 
     # ------------------------------------------------ session control
 
     async def wait_for_idle(self) -> SessionControl:
-        """Wait until the agent (and any run a plugin started) has finished."""
         await (self.harness or self._agent("wait_for_idle")).wait_for_idle()
         return SessionControl(cancelled=False)
 
@@ -283,9 +246,6 @@ class Context:
         return SessionControl(cancelled=not await self._harness("new_session").new_session(parent_session))
 
     async def fork(self, entry_id: str, position: ForkPosition = "before") -> SessionControl:
-        """A new session from this one: ending just ``before`` the user message
-        ``entry_id`` (its text is in ``.text``, as /fork puts it in the editor) or ``at``
-        (including) any entry."""
         text, cancelled = await self._harness("fork").fork(entry_id, position=position)
         return SessionControl(cancelled=cancelled, text=text)
 
@@ -297,12 +257,10 @@ class Context:
         return SessionControl(cancelled=not moved)
 
     async def reload(self) -> SessionControl:
-        """pi's /reload: plugins, skills, templates and context files found again."""
         await self._harness("reload").reload()
         return SessionControl(cancelled=False)
 
     def shutdown(self) -> None:
-        """Leave pi as ``/quit`` does, where the mode says how (``harness.on_shutdown``)."""
         handler = getattr(self.harness, "on_shutdown", None)
         if handler is not None:
             handler()
@@ -319,9 +277,6 @@ class Context:
 
     async def exec(self, command: list[str] | str, *, timeout: float | None = None,
                    cwd: str | None = None, signal: AbortSignal | None = None) -> ExecResult:
-        """Run a command through the execution environment (the one runner the bash
-        tool uses): a list runs as is, a string with the shell. On timeout, abort or
-        cancellation the command and everything it started are killed."""
         env = await self.environment()
         result = await env.run(command, cwd=cwd or self.cwd, timeout=timeout, signal=signal,
                                merge_stderr=False, prefix="pi-exec")

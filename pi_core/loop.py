@@ -63,10 +63,9 @@ ABORTED_TOOL_TEXT = "Tool execution was aborted"
 
 
 class StopRun(Exception):
-    """Raised by a subscriber (the session's writer: the disk is full) to end the run at
-    once: every subscriber still gets the event, then the run ends with an assistant
-    message whose error is this exception's text, as a failed request does (what ``pi
-    -p``, JSON, RPC and the chat already show). Outside a run it reaches the caller."""
+    """Raised by a subscriber (the session's writer: the disk is full) to end the run once
+    every subscriber has the event, with an assistant message whose error is this text,
+    as a failed request ends (what every mode shows). Outside a run it reaches the caller."""
 
 
 class Agent:
@@ -129,7 +128,6 @@ class Agent:
         return lambda: self._listeners.remove(listener)
 
     async def setup(self) -> None:
-        """Collect tools and providers from the plugins, unless they were given."""
         if self.tools is None:
             self.tools = await self.plugins.call("register_tools", ctx=self.ctx)
         if self.providers is None:
@@ -145,7 +143,6 @@ class Agent:
         return [t for t in tools if t.name in self._active]
 
     def set_active_tools(self, names: Iterable[str] | None) -> None:
-        """Offer the model exactly the tools ``names`` (``None``: back to the defaults)."""
         self._active = None if names is None else set(names)
 
     def add_tool(self, tool: Tool) -> None:
@@ -155,7 +152,6 @@ class Agent:
             self._active.add(tool.name)
 
     def remove_tool(self, name: str) -> bool:
-        """Take the tool ``name`` away; False when there was none."""
         before = self.tools or []
         self.tools = [t for t in before if t.name != name]
         if self._active is not None:
@@ -171,7 +167,6 @@ class Agent:
             self._active &= {t.name for t in self.tools} if self.tools else set()
 
     def provider_for(self, model: Model) -> Any:
-        """The provider plugin that speaks ``model``'s API, or None."""
         return (self.providers or {}).get(model.api)
 
     def steer(self, message: str | AgentMessage) -> None:
@@ -205,8 +200,7 @@ class Agent:
         return await self._start(prompts)
 
     async def continue_(self) -> list[AgentMessage]:
-        """Run the loop from the current transcript, e.g. to deliver queued messages or
-        retry after an error."""
+        """Run the loop from the current transcript (queued messages, a retry)."""
         if not self.messages:
             raise ValueError("no messages to continue from")
         if self.messages[-1].role == "assistant":
@@ -413,8 +407,7 @@ class Agent:
         return settings.get(key) if settings is not None else None
 
     def _count(self, key: str) -> int | None:
-        """The setting ``key`` when it is a whole number of at least 0, else None (the
-        provider's default)."""
+        """The setting ``key`` if a whole number ≥ 0, else None (the provider's default)."""
         value = self._setting(key)
         return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 

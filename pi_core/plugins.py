@@ -1,20 +1,13 @@
 """The plugin manager: pluggy's registry plus load order, awaiting and four dispatch kinds.
 
-pluggy gives the registry, spec validation and markers. On top of it this module calls
-the implementations itself, in **load order** (registration order; ``tryfirst`` and
-``trylast`` move a handler to the front or back), awaits ``async def`` handlers, isolates
-failures (a handler that raises, or returns what its spec's coercion refuses, is reported
-with its plugin and hook, then skipped) and gives each hook kind its meaning: a call site
-names the hook (:meth:`Plugins.call`) and the marker on its spec says which kind it is
-(notify: ``None``; decide: the winning result; chain: the final value of its argument;
-collect: the items; a hook without a spec is notified).
-
-Guards fail closed: a decide hook that guards an action (``before_tool_call``,
-``user_bash``, ``session_before_*``) and raises blocks the action instead of letting it
-through (:class:`GuardFailure`); a permission plugin with a bug must not open the door.
-
-The implementation list of each hook is cached, so firing a hook nobody implements costs
-a dict lookup: ``message_update`` fires for every streamed token.
+pluggy gives the registry, spec validation and markers; this module calls the handlers
+itself, in load order (``tryfirst``/``trylast`` move one to the front or back), awaits
+``async def`` ones, and reports a handler that raises or returns what its spec's coercion
+refuses, then skips it. The marker on a hook's spec gives its kind (docs/plugins.md, "How
+hooks are called"); a hook without a spec is notified. Guards fail closed: a guarding
+decide hook that raises blocks the action (:class:`GuardFailure`), so a permission plugin
+with a bug does not open the door. Each hook's handlers are cached: firing a hook nobody
+implements costs a dict lookup (``message_update`` fires for every streamed token).
 """
 
 from __future__ import annotations
@@ -81,8 +74,7 @@ class _Impl:
 
 @define
 class GuardFailure:
-    """The decision of a guard whose handler raised: the action is blocked (``block``
-    for a tool call, ``cancel`` for the user's shell and session changes), with a
+    """The decision of a guard whose handler raised: ``block`` and ``cancel`` set, with a
     ``reason`` the model or the user reads."""
 
     plugin: str
@@ -191,9 +183,8 @@ class Plugins:
         distribution: str | None = None,
         version: str | None = None,
     ) -> str | None:
-        """Register ``plugin`` (a module or an object with ``@hookimpl`` methods) last in
-        load order. A plugin that does not fit its hook specs is reported and skipped;
-        returns the name it got, or ``None`` when it was not registered."""
+        """Register ``plugin`` last in load order; the name it got, or ``None`` when it
+        does not fit its hook specs (reported)."""
         name = name or getattr(plugin, "__name__", None) or type(plugin).__name__
         if name in self._infos:
             name = f"{name}@{location or id(plugin)}"
@@ -221,9 +212,8 @@ class Plugins:
             self._cache.clear()
 
     def reorder(self, names: list[str]) -> None:
-        """Put the registered plugins in the load order ``names`` gives (each registered
-        name once): discovery loads a project's plugins once its trust is decided, and
-        they take their documented place among those loaded before."""
+        """Put the plugins in the load order ``names`` gives: a project's plugins load once
+        its trust is decided, then take their documented place."""
         if sorted(names) != sorted(self._infos):
             raise ValueError("reorder needs every registered plugin's name, once")
         self._infos = {name: self._infos[name] for name in names}
@@ -231,7 +221,6 @@ class Plugins:
 
     @property
     def infos(self) -> list[PluginInfo]:
-        """The registered plugins in load order."""
         return list(self._infos.values())
 
     def hooks_of(self, name: str) -> list[str]:
@@ -291,9 +280,7 @@ class Plugins:
         return kind
 
     async def call(self, hook: str, /, **kwargs: Any) -> Any:
-        """Call ``hook``'s handlers with ``kwargs`` (its arguments by name), combining their
-        results as its spec's marker declares (see the module docstring). Cheap when
-        nobody implements the hook: ``message_update`` fires per token."""
+        """Call ``hook``'s handlers with ``kwargs``, their results combined by its kind."""
         impls = self.impls(hook)
         kind: Any = self._kinds.get(hook) or self.dispatch(hook)
         name = kind.kind
@@ -313,8 +300,6 @@ class Plugins:
         return await self._collect(hook, kind, impls, kwargs) if impls else []
 
     async def _decide(self, hook: str, kind, impls: tuple, kwargs: dict) -> Any:
-        """Last non-``None`` result wins; one with ``cancel`` or ``block`` set wins at once.
-        A result the spec's coercion refuses counts as no opinion; a guard fails closed."""
         decision = None
         coerce = kind.coercer()
         for impl in impls:
@@ -335,8 +320,6 @@ class Plugins:
         return decision
 
     async def _chain(self, hook: str, kind, impls: tuple, kwargs: dict) -> Any:
-        """Pass ``kwargs[arg]`` (``arg`` the spec's) through every handler; ``None`` (or a
-        result the coercion refuses) keeps it. A result with ``handled`` set ends the chain."""
         arg, coerce = kind.arg, kind.coercer()
         value = kwargs[arg]
         for impl in impls:
@@ -355,10 +338,8 @@ class Plugins:
         return value
 
     async def _collect(self, hook: str, kind, impls: tuple, kwargs: dict) -> list:
-        """Gather every handler's items (a handler returns one item or a list); one the
-        spec's coercion refuses is left out. With ``key`` (an attribute name or a function),
-        an item from a later plugin replaces an earlier one with the same key, keeping the
-        earlier one's place; :attr:`overrides` keeps who replaced whom (``pi plugins``)."""
+        """A later plugin's item replaces an earlier one with the same ``key`` in its
+        place; :attr:`overrides` keeps who replaced whom (``pi plugins``)."""
         key, coerce = kind.key, kind.coercer()
         keyfn = (lambda item: getattr(item, key)) if isinstance(key, str) else key
         items: dict[Any, Any] = {}

@@ -9,13 +9,12 @@ is rebuilt from them; without a cache folder the listing goes without one.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import attrs
 
 from pi_core.app.listing_scan import FileFacts, scan_file
-from pi_core.cache_folder import make_private_folder, session_side_file
+from pi_core.paths import session_side_file, write_file
 from pi_core.protocol.codec import DecodeError, loads_json
 
 INDEX_VERSION = 1
@@ -51,15 +50,7 @@ class SessionIndex:
         data = json.dumps({"version": INDEX_VERSION,
                            "files": {name: attrs.asdict(f) for name, f in self._seen.items()}},
                           ensure_ascii=False, separators=(",", ":"))
-        temp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
-        try:
-            make_private_folder(str(self.path.parent))
-            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # private, as the sessions
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(data)
-            os.replace(temp, self.path)
-        except OSError:  # a cache folder that cannot be written: list without an index
-            temp.unlink(missing_ok=True)
+        write_file(self.path, data.encode("utf-8"))  # can fail: list without an index
 
     def _load(self) -> dict[str, FileFacts]:
         if self.path is None:

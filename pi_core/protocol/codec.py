@@ -237,15 +237,10 @@ def dumps(obj: Any) -> str:
 
 
 def loads_json(data: bytes | bytearray | memoryview | str) -> Any:
-    """Parse one JSON text; raises :class:`DecodeError` with the reason.
-
-    orjson reads a large session file about three times faster than :mod:`json`. It
-    refuses a few texts the standard library (and JavaScript) accept, such as an escaped
-    lone surrogate (``"\\ud800"``, which ``JSON.stringify`` writes for a half emoji);
-    those fall back to :mod:`json`, so the two never disagree on what is valid. Invalid
-    UTF-8 is read with U+FFFD in place of each bad sequence, as JavaScript (pi) reads it:
-    one bad byte never costs a whole line.
-    """
+    """Parse one JSON text (:class:`DecodeError` with the reason). What orjson refuses but
+    JavaScript accepts (an escaped lone surrogate, ``"\\ud800"``, which ``JSON.stringify``
+    writes for a half emoji) falls back to :mod:`json`; invalid UTF-8 becomes U+FFFD, as
+    pi reads it: one bad byte never costs a whole line."""
     if orjson is not None:
         try:
             return orjson.loads(data)

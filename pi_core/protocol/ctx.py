@@ -1,9 +1,6 @@
-"""``Ctx``: the documented shape of the ``ctx`` every hook receives.
-
-A :class:`typing.Protocol`, so a plugin can annotate ``ctx: Ctx`` and a type checker
-knows every member; at run time ``ctx`` is a :class:`pi_core.context.Context` (for an
-:class:`pi_core.loop.Agent` without a harness, the members that need one say so). A test
-checks that the context has every member listed here.
+"""``Ctx``: the typed shape of the ``ctx`` every hook receives, so a plugin can annotate
+``ctx: Ctx``; at run time it is a :class:`pi_core.context.Context` (a test checks that
+the context has every member listed here).
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""Session file lines (format version 3): the header and the entry types, as pi writes them.
-
-Every entry has ``type``, ``id`` (8 hex characters), ``parent_id`` (``None`` for the first)
-and ``timestamp`` (ISO 8601 with milliseconds and ``Z``). Attributes are declared in pi's
-key order; unknown keys are kept in ``extra`` and unknown entry types as
-:class:`UnknownEntry`, so a file from a newer pi survives a load and append untouched.
+"""Session file lines (format version 3): the header and the entry types, as pi writes
+them, attributes in pi's key order (docs/sessions.md; :mod:`pi_core.protocol.codec`
+keeps unknown keys and entry types, so a newer pi's file survives a load and append).
 """
 
 from __future__ import annotations

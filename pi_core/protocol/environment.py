@@ -1,11 +1,7 @@
-"""The execution environment: the one door through which the tools reach files and
-processes (the ``execution_environment`` hook returns one). Its shape is stated here;
-:mod:`pi_plugins.tools.environment` holds the one concrete base (the path rules and the
-shared command runner) and the local machine's.
-
-Errors are the ordinary :class:`OSError` family (``FileNotFoundError``,
-``PermissionError``, ``IsADirectoryError``…), whatever the environment, so every tool
-turns them into the same advice for the model.
+"""The shape of the execution environment, the one door through which the tools reach
+files and processes (:mod:`pi_plugins.tools.environment` holds the concrete base). Errors
+are the :class:`OSError` family whatever the environment, so every tool turns them into
+the same advice for the model.
 """
 
 from __future__ import annotations
@@ -28,9 +24,7 @@ class FileInfo:
 
 @define(frozen=True)
 class DirEntry:
-    """One name in a directory. ``kind`` is what it is (a symbolic link is followed;
-    ``None`` when it cannot be inspected, a dangling link say), ``is_link`` whether it
-    is a symbolic link."""
+    """``kind``: a symbolic link followed (``None`` when it cannot be, a dangling link)."""
 
     name: str
     kind: Kind | None
@@ -38,8 +32,7 @@ class DirEntry:
 
 
 class Process:
-    """A running command. Output arrives in chunks from :meth:`read` (``b""`` at the
-    end); :meth:`kill` stops the command and everything it started."""
+    """A running command; :meth:`read` gives its output in chunks (``b""`` at the end)."""
 
     pid: int
 
@@ -51,8 +44,7 @@ class Process:
         raise NotImplementedError
 
     async def read_errors(self, size: int = 65536) -> bytes:
-        """stderr in chunks (``b""`` at the end), when it was not merged into the output.
-        The default gives all of :meth:`errors` at once."""
+        """stderr in chunks (``b""`` at the end); by default all of :meth:`errors` at once."""
         if getattr(self, "_errors_given", False):
             return b""
         self._errors_given = True
@@ -88,10 +80,8 @@ class OutputSink:
 
 
 class ExecutionEnvironment(Protocol):
-    """The shape of an execution environment, for typing (as :class:`pi_core.protocol.ctx.Ctx`
-    is ctx's): the one concrete base to subclass, with the path rules and the shared
-    command runner, is :class:`pi_plugins.tools.environment.ExecutionEnvironment`. Paths
-    given to the methods are absolute: the tools make them with :meth:`resolve`."""
+    """For typing; subclass :class:`pi_plugins.tools.environment.ExecutionEnvironment`.
+    Paths given to the methods are absolute: the tools make them with :meth:`resolve`."""
 
     cwd: str
     home: str | None
@@ -127,5 +117,4 @@ class ExecutionEnvironment(Protocol):
     async def run(self, command: str | list[str], *, shell: str | None = None, cwd: str | None = None,
                   signal: Any = None, timeout: float | None = None, merge_stderr: bool = True,
                   on_output: Any = None, prefix: str = "pi-bash") -> Any:
-        """Run a command to its end: a string with ``shell -c``, a list as it is; the
-        exit code and the (bounded) output."""
+        """Run a command to its end (a string with ``shell -c``); its code and bounded output."""

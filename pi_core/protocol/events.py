@@ -1,8 +1,6 @@
-"""Agent events (pi's AgentEvent) and the event objects the loop's hooks receive.
-
-Each agent event's ``type`` is also the name of the notify hook it reaches, so a plugin
-that implements ``turn_end`` sees every :class:`TurnEnd`. ``message_end`` is the one
-exception in kind: it is a chain hook that may replace the message before it is stored.
+"""Agent events (pi's AgentEvent) and the event and decision objects hooks receive and
+return (each hook's spec in ``hookspecs`` says what they mean). An agent event's ``type``
+names the notify hook it reaches; ``message_end`` alone is a chain that may replace it.
 """
 
 from __future__ import annotations
@@ -102,8 +100,6 @@ class ToolExecutionEnd:
 
 @define
 class QueueUpdate:
-    """The pending steering and follow-up texts, sent whenever either queue changes."""
-
     type: Literal["queue_update"] = field(default="queue_update", init=False)
     steering: list[str] = field(factory=list)
     follow_up: list[str] = field(factory=list)
@@ -129,8 +125,6 @@ AgentEvent = (
 
 @define
 class InputEvent:
-    """What the user submitted; ``source`` is interactive, rpc or extension."""
-
     text: str
     images: list[ImageContent] = field(factory=list)
     source: str = "interactive"
@@ -147,11 +141,7 @@ class BeforeAgentStartEvent:
 
 @define
 class ToolCallEvent:
-    """A tool call about to run (``before_tool_call``) or just run (``after_tool_call``).
-
-    ``arguments`` are the validated arguments as a dict; a ``before_tool_call`` handler
-    may change them in place or return a :class:`ToolCallDecision` with new ones.
-    """
+    """A tool call about to run or just run; ``arguments`` validated, as a dict."""
 
     tool_call_id: str
     tool_name: str
@@ -162,8 +152,6 @@ class ToolCallEvent:
 
 @define
 class ToolCallDecision:
-    """A ``before_tool_call`` result: block the call with a reason, or replace its arguments."""
-
     block: bool = False
     reason: str | None = None
     arguments: dict | None = None
@@ -177,9 +165,6 @@ class ProviderResponseEvent:
 
 @define
 class ResourcesDiscoverEvent:
-    """Asks plugins for extra skill and prompt-template paths (``resources_discover``);
-    ``reason`` is ``startup`` the first time a run loads its resources, ``reload`` after."""
-
     cwd: str
     reason: Literal["startup", "reload"] = "startup"
 
@@ -241,8 +226,6 @@ class SessionStart:
 
 @define
 class SessionShutdown:
-    """The session is being left: ``reason`` new, resume, fork, quit or reload."""
-
     type: Literal["session_shutdown"] = field(default="session_shutdown", init=False)
     reason: LeaveReason = "quit"
 
@@ -257,8 +240,7 @@ class ModelSelect:
 
 @define
 class ThinkingLevelChanged:
-    """In the event stream (pi's ``thinking_level_changed``): the level changed, by a
-    set, a cycle, or a model change that clamped it."""
+    """pi's ``thinking_level_changed``: by a set, a cycle, or a model change clamping it."""
 
     type: Literal["thinking_level_changed"] = field(default="thinking_level_changed", init=False)
     level: str = "off"
@@ -276,9 +258,8 @@ class ThinkingLevelSelect:
 
 @define
 class CompactionPreparation:
-    """What a compaction will summarise and keep: exactly what the built-in summariser
-    then uses, so a plugin's own summariser needs nothing from the built-in plugin.
-    ``messages_to_summarize`` includes a split turn's prefix (``turn_prefix_messages``)."""
+    """Exactly what the built-in summariser uses, so a plugin's own needs nothing from
+    it; ``messages_to_summarize`` includes a split turn's prefix."""
 
     first_kept_entry_id: str
     tokens_before: int
@@ -292,8 +273,7 @@ class CompactionPreparation:
 
 @define
 class BeforeCompactEvent:
-    """``session_before_compact``: ``entries`` is the branch (root → leaf) to compact;
-    ``preparation`` the plan (``None`` when there is nothing to summarise)."""
+    """``entries``: the branch (root → leaf) to compact."""
 
     reason: CompactionReason
     entries: list
@@ -306,9 +286,7 @@ class BeforeCompactEvent:
 
 @define
 class AfterRunEvent:
-    """``after_agent_run``: a run of the loop ended with ``messages`` (all the runs of this
-    prompt so far), after ``continued`` earlier continuations; ``signal`` is aborted when
-    the user aborts (a wait for a retry stops on it)."""
+    """``messages``: all the runs of this prompt so far; ``signal``: a retry's wait stops on it."""
 
     messages: list
     continued: int = 0
@@ -317,17 +295,15 @@ class AfterRunEvent:
 
 @define
 class RunDecision:
-    """An ``after_agent_run`` result: ``run_again`` sends the request again, from the
-    context as it now is (a failed answer it ends in is left out, not deleted)."""
+    """``run_again``: from the context as it now is (a failed answer it ends in left out)."""
 
     run_again: bool = False
 
 
 @define
 class CompactionDecision:
-    """A ``session_before_compact`` result: ``cancel``; or a ready ``result``; or
-    ``generate``, an async function producing the result, called only if this decision
-    wins (so a plugin later in load order can replace the built-in summariser for free)."""
+    """``generate`` (async) runs only if this decision wins, so a plugin later in load
+    order replaces the built-in summariser for free."""
 
     cancel: bool = False
     result: CompactionResult | None = None
@@ -337,8 +313,7 @@ class CompactionDecision:
 
 @define
 class BeforeTreeEvent:
-    """``session_before_tree``: moving the leaf from ``old_leaf_id`` to ``target_id``;
-    ``entries`` is the branch being left, down to the common ancestor."""
+    """``entries``: the branch being left, down to the common ancestor."""
 
     target_id: str | None
     old_leaf_id: str | None
@@ -349,9 +324,6 @@ class BeforeTreeEvent:
 
 @define
 class TreeDecision:
-    """A ``session_before_tree`` result: ``cancel``, or the branch summary (ready as
-    ``summary``/``details`` or deferred as ``generate``)."""
-
     cancel: bool = False
     summary: str | None = None
     details: Any = None
@@ -378,16 +350,13 @@ class SessionCompactEvent:
 
 @define
 class SwitchEvent:
-    """``session_before_switch``: ``reason`` new or resume, ``target`` the file to resume."""
-
     reason: Literal["new", "resume"]
     target: str | None = None
 
 
 @define
 class ForkEvent:
-    """``session_before_fork``: fork at ``entry_id``; ``position`` "before" (the new
-    session ends just before that entry, pi's /fork) or "at" (it ends with it: a clone)."""
+    """``position``: "before" the entry (pi's /fork) or "at" it (a clone)."""
 
     entry_id: str | None
     position: ForkPosition = "before"
@@ -395,15 +364,12 @@ class ForkEvent:
 
 @define
 class CancelDecision:
-    """A ``session_before_switch`` / ``session_before_fork`` result."""
-
     cancel: bool = False
 
 
 @define
 class UserBashDecision:
-    """A ``user_bash`` result: ``cancel``; or the output as a ready ``message``; or
-    ``result`` fields (``output``, ``exit_code``, ``cancelled``, ``truncated``,
+    """``result``: the fields (``output``, ``exit_code``, ``cancelled``, ``truncated``,
     ``full_output_path``) the harness makes the message from."""
 
     cancel: bool = False
@@ -413,9 +379,6 @@ class UserBashDecision:
 
 @define
 class UserBashEvent:
-    """``user_bash``: the user's ``!cmd``; a handler may return ``cancel`` or the
-    :class:`pi_core.protocol.messages.BashExecutionMessage` itself."""
-
     command: str
     exclude_from_context: bool = False
     cwd: str = "."

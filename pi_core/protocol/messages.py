@@ -1,9 +1,7 @@
 """The unified message protocol: content blocks and messages, as pi shapes them.
 
-Attribute names are Python's (``tool_call_id``); :mod:`pi_core.protocol.codec` maps them to pi's
-camelCase JSON keys. Attributes are declared in pi's key order so that new lines are
-written the way pi writes them. Keys this module does not know are kept in ``extra`` and
-written back, so a message from a newer pi survives a load and save untouched.
+Attributes are declared in pi's key order, so new lines are written as pi writes them;
+:mod:`pi_core.protocol.codec` maps them to pi's JSON keys and keeps unknown ones.
 """
 
 from __future__ import annotations

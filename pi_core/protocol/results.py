@@ -11,6 +11,7 @@ Python's snake_case spellings accepted beside pi's camelCase.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -19,36 +20,50 @@ from pi_core.protocol.events import (
     CancelDecision,
     CompactionDecision,
     CompactionResult,
+    RunDecision,
     ToolCallDecision,
     TreeDecision,
     UserBashDecision,
 )
+from pi_core.protocol.messages import BashExecutionMessage
+
+#: A field's kind: the test its value must pass, and what an error says it must be.
+_KINDS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "bool": (lambda v: isinstance(v, bool), "true or false"),
+    "str": (lambda v: isinstance(v, str), "a string"),
+    "int": (lambda v: isinstance(v, int) and not isinstance(v, bool), "an integer"),
+    "dict": (lambda v: isinstance(v, dict), "a dict"),
+    "str|dict": (lambda v: isinstance(v, (str, dict)), "a string or a dict"),
+    "function": (callable, "an async function"),
+    "any": (lambda v: True, ""),
+}
 
 
-def _pick(data: dict, *names: str, default: Any = None) -> Any:
-    for name in names:
-        if name in data:
-            return data[name]
-    return default
-
-
-def _check_keys(data: dict, allowed: set[str], what: str) -> None:
-    unknown = sorted(set(data) - allowed)
+def _fields(value: Any, what: str, spec: dict[str, tuple[str, ...]]) -> dict[str, Any]:
+    """The documented object's fields from a dict result: ``spec`` maps each field to its
+    kind and its spellings (the first one pi's). Unknown keys are refused; a key absent
+    or None is left out, so the object's default applies."""
+    if not isinstance(value, dict):
+        raise TypeError(f"{what} must be a dict or the documented object, not {type(value).__name__}")
+    allowed = {name for _, *names in spec.values() for name in names}
+    unknown = sorted(set(value) - allowed)
     if unknown:
         raise ValueError(f"{what}: unknown key(s) {', '.join(map(repr, unknown))} "
                          f"(expected some of {', '.join(sorted(allowed))})")
+    fields = {}
+    for field_name, (kind, *names) in spec.items():
+        found = next((value[name] for name in names if name in value), None)
+        if found is None:
+            continue
+        test, wanted = _KINDS[kind]
+        if not test(found):
+            raise TypeError(f"{names[0]!r} must be {wanted}, not {found!r}")
+        fields[field_name] = found
+    return fields
 
 
-def _dict(value: Any, what: str) -> dict:
-    if not isinstance(value, dict):
-        raise TypeError(f"{what} must be a dict or the documented object, not {type(value).__name__}")
-    return value
-
-
-def _bool(value: Any, name: str) -> bool:
-    if not isinstance(value, bool):
-        raise TypeError(f"{name!r} must be true or false, not {value!r}")
-    return value
+_CANCEL = ("bool", "cancel")
+_FROM_HOOK = ("bool", "fromHook", "from_hook")
 
 
 def cancel_decision(value: Any) -> Any:
@@ -57,36 +72,23 @@ def cancel_decision(value: Any) -> Any:
         if not hasattr(value, "cancel"):
             raise TypeError(f"expected an object with 'cancel' or {{'cancel': bool}}, not {type(value).__name__}")
         return value
-    _check_keys(value, {"cancel"}, "decision")
-    return CancelDecision(cancel=_bool(value.get("cancel", False), "cancel"))
+    return CancelDecision(**_fields(value, "a decision", {"cancel": _CANCEL}))
 
 
 def run_decision(value: Any) -> Any:
     """``after_agent_run``: :class:`RunDecision` or ``{"runAgain": bool}``."""
-    from pi_core.protocol.events import RunDecision
-
     if isinstance(value, RunDecision):
         return value
-    if not isinstance(value, dict):
-        raise TypeError(f"expected a RunDecision or {{'runAgain': bool}}, not {type(value).__name__}")
-    _check_keys(value, {"runAgain"}, "decision")
-    return RunDecision(run_again=_bool(value.get("runAgain", False), "runAgain"))
+    return RunDecision(**_fields(value, "an after_agent_run result", {"run_again": ("bool", "runAgain")}))
 
 
 def tool_call_decision(value: Any) -> ToolCallDecision:
     """``before_tool_call``: :class:`ToolCallDecision` or ``{"block", "reason", "arguments"}``."""
     if isinstance(value, ToolCallDecision):
         return value
-    data = _dict(value, "a before_tool_call result")
-    _check_keys(data, {"block", "reason", "arguments", "input"}, "before_tool_call result")
-    arguments = _pick(data, "arguments", "input")
-    if arguments is not None and not isinstance(arguments, dict):
-        raise TypeError(f"'arguments' must be a dict, not {type(arguments).__name__}")
-    reason = data.get("reason")
-    if reason is not None and not isinstance(reason, str):
-        raise TypeError("'reason' must be a string")
-    return ToolCallDecision(block=_bool(data.get("block", False), "block"), reason=reason,
-                            arguments=arguments)
+    return ToolCallDecision(**_fields(value, "a before_tool_call result", {
+        "block": ("bool", "block"), "reason": ("str", "reason"),
+        "arguments": ("dict", "arguments", "input")}))
 
 
 def compaction_result(value: Any) -> CompactionResult:
@@ -94,20 +96,13 @@ def compaction_result(value: Any) -> CompactionResult:
     "tokensBefore"?, "details"?}`` (missing places are filled from the event's plan)."""
     if isinstance(value, CompactionResult):
         return value
-    data = _dict(value, "a compaction summary")
-    _check_keys(data, {"summary", "firstKeptEntryId", "first_kept_entry_id", "tokensBefore",
-                       "tokens_before", "details"}, "compaction summary")
-    summary = data.get("summary")
-    if not isinstance(summary, str) or not summary.strip():
+    fields = _fields(value, "a compaction summary", {
+        "summary": ("str", "summary"),
+        "first_kept_entry_id": ("str", "firstKeptEntryId", "first_kept_entry_id"),
+        "tokens_before": ("int", "tokensBefore", "tokens_before"), "details": ("any", "details")})
+    if not fields.get("summary", "").strip():
         raise ValueError("a compaction summary needs a non-empty 'summary' string")
-    first = _pick(data, "firstKeptEntryId", "first_kept_entry_id", default="")
-    tokens = _pick(data, "tokensBefore", "tokens_before", default=0)
-    if not isinstance(first, str):
-        raise TypeError("'firstKeptEntryId' must be an entry id string")
-    if not isinstance(tokens, int) or isinstance(tokens, bool):
-        raise TypeError("'tokensBefore' must be an integer")
-    return CompactionResult(summary=summary, first_kept_entry_id=first, tokens_before=tokens,
-                            details=data.get("details"))
+    return CompactionResult(**{"first_kept_entry_id": "", "tokens_before": 0, **fields})
 
 
 def compaction_decision(value: Any) -> CompactionDecision:
@@ -117,23 +112,14 @@ def compaction_decision(value: Any) -> CompactionDecision:
         if value.result is not None and not isinstance(value.result, CompactionResult):
             return attrs.evolve(value, result=compaction_result(value.result))
         return value
-    if isinstance(value, CompactionResult):
-        return CompactionDecision(result=value)
-    data = _dict(value, "a session_before_compact result")
-    if "summary" in data:
-        return CompactionDecision(result=compaction_result(data))
-    _check_keys(data, {"cancel", "compaction", "result", "generate", "from_hook", "fromHook"},
-                "session_before_compact result")
-    given = _pick(data, "compaction", "result")
-    generate = data.get("generate")
-    if generate is not None and not callable(generate):
-        raise TypeError("'generate' must be an async function")
-    return CompactionDecision(
-        cancel=_bool(data.get("cancel", False), "cancel"),
-        result=compaction_result(given) if given is not None else None,
-        generate=generate,
-        from_hook=_bool(_pick(data, "from_hook", "fromHook", default=True), "from_hook"),
-    )
+    if isinstance(value, CompactionResult) or isinstance(value, dict) and "summary" in value:
+        return CompactionDecision(result=compaction_result(value))
+    fields = _fields(value, "a session_before_compact result", {
+        "cancel": _CANCEL, "result": ("any", "compaction", "result"),
+        "generate": ("function", "generate"), "from_hook": _FROM_HOOK})
+    if "result" in fields:
+        fields["result"] = compaction_result(fields["result"])
+    return CompactionDecision(**fields)
 
 
 def tree_decision(value: Any) -> TreeDecision:
@@ -141,57 +127,34 @@ def tree_decision(value: Any) -> TreeDecision:
     ``{"summary": "..." | {"summary", "details"}}`` (pi's shape)."""
     if isinstance(value, TreeDecision):
         return value
-    data = _dict(value, "a session_before_tree result")
-    _check_keys(data, {"cancel", "summary", "details", "generate", "from_hook", "fromHook"},
-                "session_before_tree result")
-    summary, details = data.get("summary"), data.get("details")
-    if isinstance(summary, dict):
-        _check_keys(summary, {"summary", "details"}, "branch summary")
-        given = summary
-        summary, details = given.get("summary"), given.get("details", details)
-    if summary is not None and not isinstance(summary, str):
-        raise TypeError("'summary' must be a string")
-    return TreeDecision(cancel=_bool(data.get("cancel", False), "cancel"), summary=summary,
-                        details=details, generate=data.get("generate"),
-                        from_hook=_bool(_pick(data, "from_hook", "fromHook", default=True), "from_hook"))
+    fields = _fields(value, "a session_before_tree result", {
+        "cancel": _CANCEL, "summary": ("str|dict", "summary"), "details": ("any", "details"),
+        "generate": ("any", "generate"), "from_hook": _FROM_HOOK})
+    if isinstance(fields.get("summary"), dict):
+        fields |= {"summary": None, **_fields(fields["summary"], "a branch summary", {
+            "summary": ("str", "summary"), "details": ("any", "details")})}
+    return TreeDecision(**fields)
 
 
-_BASH_KEYS = {"output": ("output",), "exit_code": ("exitCode", "exit_code"),
-              "cancelled": ("cancelled",), "truncated": ("truncated",),
-              "full_output_path": ("fullOutputPath", "full_output_path")}
+_BASH_RESULT = {"output": ("str", "output"), "exit_code": ("int", "exitCode", "exit_code"),
+                "cancelled": ("any", "cancelled"), "truncated": ("any", "truncated"),
+                "full_output_path": ("any", "fullOutputPath", "full_output_path")}
 
 
 def user_bash_decision(value: Any) -> UserBashDecision:
     """``user_bash``: a :class:`pi_core.protocol.messages.BashExecutionMessage`, ``{"cancel": True}``,
     or pi's ``{"result": {"output", "exitCode", "cancelled"?, "truncated"?}}``."""
-    from pi_core.protocol.messages import BashExecutionMessage
-
     if isinstance(value, UserBashDecision):
         return value
     if isinstance(value, BashExecutionMessage):
         return UserBashDecision(message=value)
-    data = _dict(value, "a user_bash result")
-    if "operations" in data:
+    if isinstance(value, dict) and "operations" in value:
         raise ValueError("'operations' is not supported here: return {'result': {...}} "
                          "or use the execution_environment hook")
-    _check_keys(data, {"cancel", "result"}, "user_bash result")
-    result = data.get("result")
-    if result is None:
-        return UserBashDecision(cancel=_bool(data.get("cancel", False), "cancel"))
-    result = _dict(result, "'result'")
-    allowed = {name for names in _BASH_KEYS.values() for name in names}
-    _check_keys(result, allowed, "user_bash result")
-    fields = {}
-    for field_name, names in _BASH_KEYS.items():
-        found = _pick(result, *names, default=None)
-        if found is not None:
-            fields[field_name] = found
-    if not isinstance(fields.get("output", ""), str):
-        raise TypeError("'output' must be a string")
-    code = fields.get("exit_code")
-    if code is not None and (not isinstance(code, int) or isinstance(code, bool)):
-        raise TypeError("'exitCode' must be an integer")
-    return UserBashDecision(cancel=_bool(data.get("cancel", False), "cancel"), result=fields)
+    fields = _fields(value, "a user_bash result", {"cancel": _CANCEL, "result": ("dict", "result")})
+    if "result" in fields:
+        fields["result"] = _fields(fields["result"], "a user_bash result", _BASH_RESULT)
+    return UserBashDecision(**fields)
 
 
 def same_role_message(value: Any, previous: Any) -> Any:

@@ -1,7 +1,5 @@
-"""What the hook specs name of the application around the core: output modes, ``pi``
-subcommands, the merged settings and the workspace's checkpoints. The shell
-(:mod:`pi_core.app`) and the built-in plugins implement them; the specs only need their
-shape.
+"""What the hook specs name of the application around the core (output modes, ``pi``
+subcommands, settings, checkpoints): only their shape; the shell and plugins implement them.
 """
 
 from __future__ import annotations

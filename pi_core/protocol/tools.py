@@ -79,22 +79,12 @@ def _short(value: Any, limit: int = 60) -> str:
 
 @define(eq=False)
 class Tool:
-    """A tool. Give ``function`` (``async def f(args, run)``) or subclass and override
-    :meth:`execute`. ``parameters`` is a JSON Schema dict or an attrs class.
-    ``default_active`` False keeps the tool off unless asked for (``--tools grep``).
-
-    A tool carries its own presentation and file effects, used by the chat, the tree
-    view, the HTML export and compaction's file lists: :meth:`summarize` (one line for a
-    call) and :meth:`files` (what a call reads and modifies). Give them as ``summarize=``
-    / ``files=`` functions of the arguments, or override the methods. ``prompt_snippet``
-    (one line for the system prompt's tool list) and ``prompt_guidelines`` (lines for its
-    guidelines) let a tool speak in the system prompt. ``render_call`` / ``render_result``
-    draw the call and its result in the chat (lines; pi's renderCall / renderResult), and
-    ``prepare_arguments`` turns an older call's arguments into the current shape first.
-    ``exposure`` is how the model reaches it, pi 1.6's: ``direct`` (declared while active),
-    ``model-only`` (declared, not callable from scripts), ``codemode`` and ``deferred`` (not
-    declared until ``tool_search`` loads it; register those with ``default_active=False``).
-    """
+    """A tool (docs/plugins.md, "Tools and their hooks"): give ``function`` (``async def
+    f(args, run)``) or override :meth:`execute`. ``render_call`` / ``render_result`` draw
+    it in the chat (pi's renderCall / renderResult); ``prepare_arguments`` turns an older
+    call's arguments into the current shape first. ``exposure`` is how the model reaches it
+    (pi 1.6's): ``direct``, ``model-only`` (not from scripts), ``codemode`` and ``deferred``
+    (declared once ``tool_search`` loads it; register those with ``default_active=False``)."""
 
     name: str
     description: str = ""
@@ -114,8 +104,7 @@ class Tool:
     _compiled: Parameters | None = field(default=None, init=False, repr=False)
 
     def summarize(self, args: dict) -> str:
-        """One line saying what a call does (``read src/app.py:10-40``); by default the
-        tool's name and its first argument."""
+        """One line saying what a call does (``read src/app.py:10-40``)."""
         if self.summarize_function is not None:
             return self.summarize_function(args or {})
         if isinstance(args, dict) and args:
@@ -123,7 +112,6 @@ class Tool:
         return self.name
 
     def files(self, args: dict) -> FileEffects:
-        """The files a call reads and modifies: ``{"read": [...], "modified": [...]}``."""
         if self.files_function is not None:
             return self.files_function(args or {}) or {}
         return {}
@@ -155,8 +143,7 @@ class Tool:
 
 def tool(name: str | None = None, *, description: str | None = None, parameters: Any = None,
          **options: Any) -> Callable[[Callable[..., Any]], Tool]:
-    """Make a :class:`Tool` from a function; the docstring is the default description.
-    The other keyword arguments are the Tool's (``summarize``, ``render_call``, ...)."""
+    """Make a :class:`Tool` from a function; its docstring is the default description."""
 
     def wrap(function: Callable[..., Any]) -> Tool:
         return Tool(name=name or function.__name__, description=description or inspect.getdoc(function) or "",

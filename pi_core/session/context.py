@@ -54,13 +54,9 @@ def build_session_context(
     path: Sequence[Any], read: Callable[[Any], Entry] = lambda entry: entry,
     read_all: Callable[[Sequence[Any]], Sequence[Entry]] | None = None,
 ) -> SessionContext:
-    """The context for the path root → leaf (see the module docstring).
-
-    ``read`` makes a path item into its entry, ``read_all`` a run of them (by default
-    ``read`` on each); they are called only for the items the context needs (the path
-    may hold entries not yet made into objects, whose ``type`` is known): what a
-    compaction summarised is never built.
-    """
+    """The context for the path root → leaf. ``read`` makes a path item (maybe not yet
+    parsed; its ``type`` is known) into its entry, ``read_all`` a run of them: only for
+    the items the context needs, so what a compaction summarised is never built."""
     if read_all is None:
         read_all = lambda items: [read(item) for item in items]  # noqa: E731
     compaction_at = next((i for i in range(len(path) - 1, -1, -1)

@@ -1,18 +1,14 @@
 """The offset index of a long session file: where each entry's line is, so a resume
 reads the file's tail and the lines its context needs, not the whole file.
 
-The index lives in the cache folder (:func:`pi_core.cache_folder.session_side_file`,
-named for the session file's path), never beside the session: the sessions folder holds
-pi's files alone (an old ``<name>.jsonl.idx`` there is ignored). It holds what the reader found in the file's first ``length`` bytes
-(every entry's offset, length, line, id, parent and type; the problems and mendable
-lines), with the header line and a hash of the bytes just before ``length`` to tell
-whether it still describes the file (an edit that keeps every byte count and those bytes
-would go unnoticed; the lines themselves are always read from the file). Session files
-only grow, so an index that matches
-covers the start and only the bytes after it are scanned; one that does not (or cannot
-be read) is ignored and written again. The JSONL file stays the source of truth: the
-index is a cache, written only after a scan of at least :data:`INDEX_AT` bytes, and
-without a cache folder that can be written to a session simply goes without.
+The index lives in the cache folder (:func:`pi_core.paths.session_side_file`), never
+beside the session (an old ``<name>.jsonl.idx`` there is ignored). It holds what the
+reader found in the file's first ``length`` bytes (each entry's offset, length, line, id,
+parent and type; the problems and mendable lines), with the header line and a hash of the
+bytes just before ``length`` to tell whether it still describes the file. Session files
+only grow, so a matching index covers the start and only the rest is scanned; any other
+is ignored and written again. The JSONL file stays the source of truth: the index is a
+cache, written after a scan of at least :data:`INDEX_AT` bytes, where a cache folder can be.
 """
 
 from __future__ import annotations
@@ -20,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import os
 
-from pi_core.cache_folder import make_private_folder, session_side_file
+from pi_core.paths import session_side_file, write_file
 from pi_core.protocol.codec import DecodeError, line_from_json, loads_json
 from pi_core.protocol.entries import Entry, SessionHeader
 from pi_core.session.reader import FileContents, LineSource, Problem, UnreadEntry, read_entry
@@ -112,27 +108,15 @@ def save(session_file: str, contents: FileContents) -> None:
     target = index_path(session_file)
     if target is None:
         return
-    temp = f"{target}.{os.getpid()}.tmp"
     try:
-        make_private_folder(os.path.dirname(target))
         header_line = source.read(0, 1 << 16).split(b"\n", 1)[0]
-        value = {
+        data = orjson.dumps({
             "version": INDEX_VERSION, "fileVersion": contents.version, "length": length,
             "lines": lines, "header": header_line.decode("utf-8", "surrogateescape"),
             "check": _fingerprint(source, length), "entries": rows,
             "problems": [(p.line, p.message) for p in contents.problems if p.line <= lines],
             "bridges": [(k, v[0], v[1]) for k, v in contents.bridges.items() if v[1] <= lines],
-        }
-        data = orjson.dumps(value)
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0),
-                     0o600)
-        try:
-            os.write(fd, data)
-        finally:
-            os.close(fd)
-        os.replace(temp, target)
+        })
     except (OSError, TypeError, ValueError):
-        try:
-            os.unlink(temp)
-        except OSError:
-            pass
+        return
+    write_file(target, data)

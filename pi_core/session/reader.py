@@ -1,23 +1,16 @@
 """Reading a session file: every complete line kept, every bad one named by its number.
 
-The reader never changes the file. It tells the caller what it found: the header, the
-entries with their line numbers, the problems (unreadable lines, a second header), and
-whether the file ends without a newline (a crash mid-write, or a complete line), so the
-writer starts the next entry on a line of its own. Tree-level problems (missing parent,
-cycles) are the tree's.
+The reader never changes the file. It reports the header, the entries with their line
+numbers, the problems, and whether the file ends without a newline (so the writer starts
+the next entry on a line of its own). What pi reads, we read: invalid UTF-8 becomes U+FFFD;
+an unusable line costs only itself (where its id and parent can be made out, the tree
+mends the chain past it); non-JSON lines before the header (a torn fragment) are skipped.
 
-What pi reads, we read: invalid UTF-8 is decoded with U+FFFD in place of the bad bytes;
-a line that cannot be used at all costs only itself, and where its id and parent can still
-be made out (:data:`_TREE_KEYS`) the tree mends the chain past it. Lines before the header
-that are not JSON (a torn fragment the header was written after) are skipped, as pi does.
-
-Speed: an entry is not parsed when the file is read. A line as pi (and we) write it starts
-``{"type":…,"id":…,"parentId":…`` and ends with ``}``: those keys are read from its first
-bytes (:data:`_TREE_KEYS`) and the entry is kept as where its line is
-(:class:`UnreadEntry`), parsed the first time someone asks for it. Opening a long session
-so costs a scan of its bytes (with the offset index, :mod:`pi_core.session.offsets`, only
-of those added since), and the context parses just the path after the last compaction.
-Any other line, and labels and session names (the tree indexes them), are parsed at once.
+Speed: a line as pi (and we) write it starts ``{"type":…,"id":…,"parentId":…`` and ends
+with ``}``: those keys are read from its first bytes (:data:`_TREE_KEYS`) and the entry
+is kept as where its line is (:class:`UnreadEntry`), parsed when first asked for. Opening
+a long session so costs a scan of its bytes (with :mod:`pi_core.session.offsets`, only of
+those added since); the context parses just the path after the last compaction.
 """
 
 from __future__ import annotations
@@ -55,8 +48,7 @@ class Problem:
 
 @define
 class RawLine:
-    """A line of an old-version file, kept as JSON (or as bytes when unreadable) until
-    it is migrated."""
+    """A line of an old-version file, kept until it is migrated."""
 
     number: int
     value: Any = None
@@ -92,9 +84,8 @@ def gc_paused() -> Iterator[None]:
 
 
 class LineSource:
-    """A read-only descriptor on a session file, kept while its entries may still be read
-    back (a file deleted meanwhile stays readable through it). Once closed, a read opens
-    the file again: a complete line never moves (the file is append-only)."""
+    """A read-only descriptor on a session file, kept while its entries may be read back
+    (a file deleted meanwhile stays readable). Once closed, a read opens it again."""
 
     def __init__(self, path: str) -> None:
         self.path = path
@@ -125,10 +116,9 @@ class LineSource:
         return data
 
     def read_spans(self, spans: list[tuple[int, int]]) -> Iterator[memoryview]:
-        """The bytes of each (offset, length) span, in order; spans that follow each
-        other closely in the file come from one read into one reused buffer (a resume
-        reads thousands of lines: a system call and a fresh buffer each cost a fifth of
-        its time). A view is valid until the next one is taken."""
+        """The bytes of each (offset, length) span; close spans come from one read into
+        one reused buffer (a call and a buffer per line cost a resume a fifth of its
+        time). A view is valid until the next one is taken."""
         buffer = bytearray(_BLOCK) if hasattr(os, "preadv") else None
         i, count = 0, len(spans)
         while i < count:
@@ -182,12 +172,9 @@ _pread = getattr(os, "pread", _seek_read)
 
 
 def read_session_file(path: str | os.PathLike, *, use_index: bool = True) -> FileContents:
-    """Read ``path``; raises :class:`SessionError` when it is not a session file at all
-    (its first line is not a session header). An empty file gives no header.
-
-    With ``use_index`` the offset index (in the cache folder) supplies what it knows of the
-    file's start (when it still matches the file) and only the rest is scanned; a scan
-    of much new text writes the index again."""
+    """Read ``path`` (:class:`SessionError`: not a session file; an empty one has no
+    header). With ``use_index`` the offset index supplies the file's start, if it still
+    matches, and only the rest is scanned; a long scan writes the index again."""
     from pi_core.session import offsets
 
     name = os.fspath(path)
@@ -210,8 +197,7 @@ def read_session_file(path: str | os.PathLike, *, use_index: bool = True) -> Fil
 
 
 def read_session_lines(lines: Iterable[bytes], name: str = "session") -> FileContents:
-    """Read a session file given as lines (each with its newline; the last may lack it);
-    its entries keep their bytes."""
+    """Read a session file given as lines (each with its newline, but maybe the last)."""
     out = FileContents()
     _read(((line[:-1], True) if line.endswith(b"\n") else (line, False) for line in lines),
           name, out, None, 0)
@@ -219,11 +205,8 @@ def read_session_lines(lines: Iterable[bytes], name: str = "session") -> FileCon
 
 
 def _split_lines(f: FileIO, size: int = 1 << 22) -> Iterator[tuple[memoryview, bool]]:
-    """The lines of ``f`` without their newline, and whether each had one.
-
-    Lines are views into one reused buffer, valid until the next line is asked for: no
-    bytes object per line, so the heap holds little besides what the session keeps.
-    """
+    """The lines of ``f`` without their newline, and whether each had one: views into one
+    reused buffer (valid until the next), no bytes object per line."""
     buffer = bytearray(size)
     view = memoryview(buffer)
     start = end = 0
@@ -397,9 +380,8 @@ def _read_entry(out: FileContents, raw: memoryview | bytes, number: int, at: int
 
 @final  # never subclassed: the tree tells it apart by ``type(x) is UnreadEntry``
 class UnreadEntry:
-    """An entry not yet made into objects (see the module docstring): where its line is,
-    and its type, id and parent; ``raw`` holds its bytes (or its parsed JSON) when there
-    is no file to read them back from. The tree makes it an entry when first asked for."""
+    """An entry not yet parsed (see the module docstring): where its line is, its type,
+    id and parent; ``raw`` its bytes (or JSON) when there is no file to read back from."""
 
     __slots__ = ("id", "parent_id", "type", "line", "offset", "length", "source", "raw",
                  "position")
@@ -417,8 +399,7 @@ class UnreadEntry:
         self.position = -1  # index in the tree's entry list, set by the tree
 
     def value(self, raw: Any = None) -> dict:
-        """The line's JSON (from ``raw``, its bytes, when the caller has read them);
-        raises :class:`DecodeError` for a line that is not JSON."""
+        """The line's JSON (from ``raw``, its bytes, when the caller has read them)."""
         if raw is None:
             raw = self.raw
         if raw is None:
@@ -443,9 +424,7 @@ class UnreadEntry:
 
 
 def read_unread(unread: UnreadEntry, raw: Any = None) -> tuple[Entry, Problem | None]:
-    """The entry of an unread line (``raw``: its bytes, if already read): its entry
-    class, or an :class:`UnknownEntry` (it stays in the tree, out of the context) with a
-    problem when the line cannot be read."""
+    """The entry of an unread line (``raw``: its bytes, if already read), as :func:`read_entry`."""
     try:
         value = unread.value(raw)
     except DecodeError as exc:

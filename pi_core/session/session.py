@@ -1,20 +1,13 @@
 """A session: its tree of entries, its file, and every operation the harness needs.
 
-Files are pi's version 3 JSONL (``docs/sessions.md``), interchangeable with pi's own. A
-new session's file appears with its first message (the user's prompt: pi waits for the
-first assistant message, so a prompt interrupted before the answer is lost there), the
-header and every entry before it in one write; after that each append is one line written
-at once to the locked, append-only file (:mod:`pi_core.session.store`). A file deleted
-while the session is open is written again, header and every entry, before the next one.
-A write the disk refuses (full, failing, read-only) raises :class:`SessionWriteError`
-naming the entries not on disk; they stay in the tree and are written, in order, before
-the next entry that can be (:attr:`Session.unsaved`, :meth:`Session.save`).
-Versions 1 and 2 are migrated on open; a newer version opens read-only (view, export,
-fork), never for writing. Damaged lines are reported in :attr:`Session.problems` (and
-logged) while the rest opens, and entries stay lines in the file until first used
-(:mod:`pi_core.session.reader`).
-
-An in-memory session (:meth:`Session.in_memory`) has the same API and never touches disk.
+Files are pi's version 3 JSONL (``docs/sessions.md``). A new session's file appears with
+its first message (pi waits for the first answer, losing a prompt interrupted before it),
+the header and every entry so far in one write; after that each append is one line
+(:mod:`pi_core.session.store`). A file deleted while open is written again, whole, before
+the next entry. Entries a failing disk refused stay in the tree and are written, in
+order, before the next one (:attr:`Session.unsaved`, :meth:`Session.save`). Versions 1
+and 2 are migrated on open; a newer version opens read-only. Damaged lines are reported
+in :attr:`Session.problems` while the rest opens (:mod:`pi_core.session.reader`).
 """
 
 from __future__ import annotations
@@ -130,10 +123,8 @@ class Session:
         cwd: str | None = None,
         read_only: bool = False,
     ) -> Session:
-        """Open a session file; for writing (the default) this takes its lock and migrates
-        an old version, and refuses a newer one (``read_only`` still opens it). A path that
-        does not exist (or an empty file) starts a new session to be written there, as
-        pi's ``--session`` does. ``cwd`` overrides the header's."""
+        """Open a session file (for writing: locked, an old version migrated, a newer one
+        refused). A missing or empty file starts a new session there, as pi's ``--session``."""
         path = Path(os.path.abspath(path))
         directory = Path(sessions_dir) if sessions_dir is not None else path.parent
         if not path.exists():
@@ -172,25 +163,21 @@ class Session:
 
     @property
     def problems(self) -> list[Problem]:
-        """What is wrong in the file, by line: unreadable lines and tree damage found on
-        open, and entries found not to have their type's shape when first read."""
+        """What is wrong in the file, by line (found on open, or when an entry is first read)."""
         return self._tree.problems
 
     @property
     def on_disk(self) -> bool:
-        """True once the file exists with the header and the entries so far (but those in
-        :attr:`unsaved`)."""
+        """True once the file exists with the header and the entries (but :attr:`unsaved`)."""
         return self._on_disk
 
     @property
     def unsaved(self) -> list[Entry]:
-        """The entries a failed write left off the disk, oldest first: they are in the
-        session and written before the next entry (or by :meth:`save`)."""
+        """The entries a failed write left off the disk, oldest first."""
         return [entry for entry, _ in self._unsaved if not isinstance(entry, SessionHeader)]
 
     @property
     def name(self) -> str | None:
-        """The display name from the latest ``session_info`` entry."""
         return self._tree.name
 
     @property
@@ -203,16 +190,13 @@ class Session:
 
     @property
     def entries(self) -> list[Entry]:
-        """Every entry in file order (a new list)."""
         return list(self._tree)
 
     @property
     def labels(self) -> dict[str, str]:
-        """Entry id → label, for every labelled entry."""
         return self._tree.labels
 
     def labels_with_timestamps(self) -> dict[str, tuple[str, str]]:
-        """Entry id → (label, when it was set)."""
         return self._tree.labels_with_timestamps()
 
     def __len__(self) -> int:
@@ -222,7 +206,7 @@ class Session:
         return self._tree.get(entry_id)
 
     def children(self, entry_id: str | None) -> list[Entry]:
-        """The entries directly under ``entry_id`` (``None``: the roots), in file order."""
+        """``None``: the roots."""
         return self._tree.children(entry_id)
 
     def path(self, to_id: str | None = None) -> list[Entry]:
@@ -230,7 +214,6 @@ class Session:
         return self._tree.path(to_id if to_id is not None else self._tree.leaf_id)
 
     def tree(self) -> list[TreeNode]:
-        """The whole tree from its roots, labels resolved, children oldest first."""
         return self._tree.nodes()
 
     def label(self, entry_id: str) -> str | None:
@@ -250,21 +233,19 @@ class Session:
     # ------------------------------------------------------------ moving the leaf
 
     def branch(self, entry_id: str) -> None:
-        """Move the leaf to ``entry_id``: the next entry starts a new branch there."""
         if entry_id not in self._tree:
             raise SessionError(f"entry {entry_id!r} is not in the session")
         self._tree.leaf_id = entry_id
 
     def reset_leaf(self) -> None:
-        """Move the leaf before the first entry: the next entry is a new root."""
         self._tree.leaf_id = None
 
     def branch_with_summary(
         self, entry_id: str | None, summary: str, details: Any = None,
         from_hook: bool | None = None, usage: Usage | None = None,
     ) -> BranchSummaryEntry:
-        """Move the leaf to ``entry_id`` and hang there a summary of the branch left, whose
-        leaf is the ``fromId`` (as pi 1.6 writes it) (``usage``: what the summary spent)."""
+        """Move the leaf to ``entry_id`` and hang there a summary of the branch left (its
+        leaf the ``fromId``, as pi 1.6 writes it)."""
         if entry_id is not None and entry_id not in self._tree:
             raise SessionError(f"entry {entry_id!r} is not in the session")
         self._check_writable()
@@ -275,8 +256,8 @@ class Session:
     # ------------------------------------------------------------ appending
 
     def append(self, entry: _E) -> _E:
-        """Append ``entry`` under the leaf (its id made unique, its parent set) and make it
-        the leaf. The line is on disk when this returns (once the file exists)."""
+        """Append ``entry`` under the leaf (its id made unique) and make it the leaf; its
+        line is on disk when this returns (once the file exists)."""
         self._check_writable()
         if isinstance(entry, (SessionHeader, UnknownEntry)):
             raise TypeError(f"cannot append a {type(entry).__name__}; append an entry type")
@@ -293,9 +274,7 @@ class Session:
         return entry
 
     def save(self) -> None:
-        """Write now the entries a failed write left in memory (:attr:`unsaved`), e.g.
-        once the disk has room again; raises :class:`SessionWriteError` if it still
-        cannot. Nothing to do when every entry is on disk."""
+        """Write now the entries a failed write left in memory (:attr:`unsaved`)."""
         if not self._unsaved or self.file is None:
             return
         self._check_writable()
@@ -331,32 +310,28 @@ class Session:
         ))
 
     def append_custom(self, custom_type: str, data: Any = None) -> CustomEntry:
-        """Plugin state kept in the session; never sent to the model."""
         return self.append(CustomEntry(custom_type=custom_type, data=data))
 
     def append_custom_message(
         self, custom_type: str, content: Any, display: bool = True, details: Any = None
     ) -> CustomMessageEntry:
-        """A plugin's message that is part of the context."""
         return self.append(CustomMessageEntry(custom_type=custom_type, content=content,
                                               display=display, details=details))
 
     def append_label(self, target_id: str, label: str | None) -> LabelEntry:
-        """Set the label of ``target_id``; an empty or None label clears it."""
+        """An empty or None label clears it."""
         if target_id not in self._tree:
             raise SessionError(f"entry {target_id!r} is not in the session")
         return self.append(LabelEntry(target_id=target_id, label=label or None))
 
     def append_session_info(self, name: str) -> SessionInfoEntry:
-        """Set the session's display name (an empty name clears it)."""
         return self.append(SessionInfoEntry(name=name.strip()))
 
     # ------------------------------------------------------------ closing
 
     def close(self) -> None:
-        """Release the file (and its lock). Entries not yet written (no message so far:
-        only model and thinking-level changes) are dropped; those a failed write left in
-        memory get one last write, and if it fails too the log names them."""
+        """Release the file and its lock. Entries before the first message are dropped;
+        those a failed write left get one last write (the log names them if it fails)."""
         if self._unsaved and not self._closed and not self.read_only:
             try:
                 self.save()
@@ -416,10 +391,8 @@ class Session:
         tree, tree_problems = SessionTree.from_entries(contents.entries, contents.line_numbers,
                                                        contents.bridges)
         if len(tree) >= FREEZE_AT:
-            # The entries live as long as the session; without this the collector would
-            # rescan them all a few times as the process goes on (0.3 s at 20,000
-            # entries). They hold no reference cycles, so dropping the session still
-            # frees them.
+            # They live as long as the session: spare the collector rescanning them (0.3 s
+            # at 20,000 entries). Without cycles, dropping the session still frees them.
             gc.freeze()
         problems = sorted(problems + tree_problems, key=lambda p: p.line)
         tree.source = str(path)
@@ -451,7 +424,6 @@ class Session:
             raise SessionError(f"session {self.file or self.id} is {state}; it cannot change")
 
     def _save(self) -> None:
-        """Write the unsaved lines (the newest entry's last) at the end of the file."""
         handle = self._handle
         assert handle is not None  # a session on disk holds its file open
         if handle.unlinked():
@@ -470,7 +442,6 @@ class Session:
         self._unsaved.clear()
 
     def _write_everything(self) -> None:
-        """The first write of a file: header and every entry so far, in one write."""
         self._unsaved = [(self.header, dumps(self.header) + "\n"),
                          *((e, dumps(e) + "\n") for e in self._tree)]
         if self._handle is None:
@@ -488,7 +459,6 @@ class Session:
         self._save()
 
     def _not_saved(self, exc: SessionWriteError) -> SessionWriteError:
-        """``exc`` naming the entries kept in memory and what would let them be written."""
         exc.unsaved = self.unsaved
         remedy = {errno.ENOSPC: "the disk has room again", errno.EDQUOT: "the disk has room again",
                   errno.EROFS: "the file system is writable again"}.get(exc.errno or 0,

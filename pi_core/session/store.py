@@ -1,24 +1,21 @@
 """The session file on disk: one writer at a time, one line per write, nothing lost.
 
-- Appends go through one file descriptor opened with ``O_APPEND``: each line is a single
-  ``write`` (looped only if the kernel takes part of it) straight to the kernel, so a
-  process killed the next instant loses nothing it was told was written.
-- The writer holds an exclusive ``flock`` on the file for as long as it is open; a second
-  process that tries to write the same session is refused with :class:`SessionLockedError`
-  (readers need no lock: the file only grows).
-- The file is append-only whatever it holds: an incomplete last line (a crash
-  mid-write) stays where it is and the next write starts with a newline, so the new line
-  never joins it. No byte is ever truncated, moved or rewritten, and no side file made.
-- A write that fails (a full disk, an I/O error, a read-only file system) raises
-  :class:`SessionWriteError` saying how many of its lines reached the file whole, and
-  nothing is retried here. The writer then no longer trusts what it believes of the
-  file's end: before the next write it looks. If the file ends in the very bytes of the
-  line that was cut and that line comes first again, only its rest is written (the file
-  is then what an unbroken write would have made); any other unfinished end gets a
-  newline first, so the cut fragment is a line of its own that the reader skips.
-- Whole-file rewrites (migration) go to a new file that is renamed over the old one.
-- Session files hold code, command output and sometimes secrets: they are created 0600,
-  in folders created 0700 (pi creates them 0644 in 0755 folders).
+- Each append is one ``write`` (looped only if the kernel takes part of it) on a
+  descriptor opened ``O_APPEND``: a process killed the next instant loses nothing it was
+  told was written.
+- The writer holds an exclusive ``flock`` while the file is open; a second writer gets
+  :class:`SessionLockedError` (readers need no lock: the file only grows).
+- No byte is ever truncated, moved or rewritten, and no side file made: an incomplete
+  last line (a crash mid-write) stays, and the next write starts with a newline.
+- A failed write (full disk, I/O error, read-only file system) raises
+  :class:`SessionWriteError` counting the lines that reached the file whole; nothing is
+  retried here. The next write first looks at the file's end: if it ends in the very
+  bytes of the line that was cut and that line comes first again, only its rest is
+  written (as an unbroken write would have made the file); any other unfinished end
+  gets a newline first, so the fragment is a line of its own that the reader skips.
+- Migration writes a new file and renames it over the old one.
+- Files are created 0600 in folders created 0700 (pi: 0644 in 0755): sessions hold code,
+  command output and sometimes secrets.
 """
 
 from __future__ import annotations
@@ -28,6 +25,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from pi_core.paths import make_private_dirs
 from pi_core.session.reader import SessionError
 
 try:
@@ -39,6 +37,7 @@ except ImportError:  # pragma: no cover - Windows: no advisory locks, a single w
 #: What a disk does to a writer (full, failing, read-only, over quota): a session write
 #: meeting one of these is reported as :class:`SessionWriteError`.
 DISK_FAULTS = frozenset({errno.ENOSPC, errno.EIO, errno.EROFS, errno.EDQUOT})
+_FLAGS = os.O_RDWR | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
 
 
 class SessionLockedError(SessionError):
@@ -46,10 +45,8 @@ class SessionLockedError(SessionError):
 
 
 class SessionWriteError(SessionError):
-    """Lines could not be written (a full disk, an I/O error, a read-only file system).
-
-    ``saved`` is how many of the lines given reached the file whole; ``errno`` the
-    system's error number. The session adds ``unsaved``: its entries not on disk."""
+    """Lines could not be written: ``saved`` of them reached the file whole; the session
+    adds ``unsaved``, its entries not on disk."""
 
     def __init__(self, message: str, *, saved: int = 0, errno: int | None = None) -> None:
         super().__init__(message)
@@ -64,24 +61,18 @@ class SessionFile:
     def __init__(self, path: Path, fd: int) -> None:
         self.path = path
         self._fd: int | None = fd
-        self._needs_newline = False
-        self._trusted = True  # False after a failed write: look at the file's end first
+        self._trusted = True  # False: look at the file's end before the next write
         self._cut = b""  # the start of a line this writer left unfinished at the end
         self._cut_end: int | None = None  # the file's size just after that fragment
 
-    # ------------------------------------------------------------ opening
-
     @classmethod
     def open(cls, path: str | os.PathLike, *, create: bool = False) -> SessionFile:
-        """Open ``path`` for appending and take its lock (creating it, empty, if
-        ``create``); raises :class:`SessionLockedError` if another process holds it."""
+        """Open ``path`` and take its lock (``create``: make it, empty, if missing)."""
         path = Path(path)
-        flags = os.O_RDWR | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
         try:
             if create:
                 make_private_dirs(path.parent)
-                flags |= os.O_CREAT
-            fd = os.open(path, flags, 0o600)
+            fd = os.open(path, _FLAGS | (os.O_CREAT if create else 0), 0o600)
         except OSError as exc:
             if exc.errno not in DISK_FAULTS:
                 raise
@@ -93,10 +84,6 @@ class SessionFile:
             os.close(fd)
             raise
         return cls(path, fd)
-
-    @property
-    def closed(self) -> bool:
-        return self._fd is None
 
     def size(self) -> int:
         return os.fstat(self._checked_fd()).st_size
@@ -112,16 +99,12 @@ class SessionFile:
         except Exception:  # interpreter shutdown: the kernel releases it anyway
             pass
 
-    # ------------------------------------------------------------ writing
-
     def write_lines(self, lines: Iterable[bytes | str]) -> None:
-        """Write whole lines (each ending in a newline) in one write call; raises
-        :class:`SessionWriteError` when the system refuses (nothing is retried)."""
+        """Write whole lines (each ending in a newline) in one write call."""
         fd = self._checked_fd()
         encoded = [line.encode("utf-8") if isinstance(line, str) else line for line in lines]
         data = b"".join(encoded)
-        skip, prefix = (0, b"\n" if self._needs_newline else b"") if self._trusted \
-            else self._look_at_the_end(fd, encoded)
+        skip, prefix = (0, b"") if self._trusted else self._look_at_the_end(fd, encoded)
         out = memoryview(prefix + data[skip:] if prefix or skip else data)
         done = 0
         try:
@@ -129,12 +112,10 @@ class SessionFile:
                 done += os.write(fd, out[done:])
         except OSError as exc:  # any error: what reached the file is noted either way
             raise self._failed(fd, exc, encoded, skip + max(0, done - len(prefix))) from exc
-        self._needs_newline = False
         self._trusted, self._cut, self._cut_end = True, b"", None
 
     def _look_at_the_end(self, fd: int, lines: list[bytes]) -> tuple[int, bytes]:
-        """After a failed write: (bytes of ``lines[0]`` already in the file, what to
-        write before the rest), from the file's end as it is now."""
+        """(bytes of ``lines[0]`` already in the file, what to write before the rest)."""
         try:
             size = os.fstat(fd).st_size
             cut = self._cut
@@ -147,8 +128,7 @@ class SessionFile:
         return 0, b"" if ends_clean else b"\n"
 
     def _failed(self, fd: int, exc: OSError, lines: list[bytes], covered: int) -> SessionWriteError:
-        """Note what a failed write left (``covered``: bytes of ``lines`` now in the
-        file) and the error that says so."""
+        """Note what a failed write left (``covered``: bytes of ``lines`` now in the file)."""
         saved = 0
         for line in lines:
             if covered < len(line):
@@ -156,7 +136,7 @@ class SessionFile:
             covered -= len(line)
             saved += 1
         self._cut = lines[saved][:covered] if saved < len(lines) else b""
-        self._needs_newline, self._trusted = False, False  # the next write looks at the end
+        self._trusted = False
         try:
             self._cut_end = os.fstat(fd).st_size
         except OSError:
@@ -166,21 +146,18 @@ class SessionFile:
                                  saved=saved, errno=exc.errno)
 
     def expect_missing_newline(self) -> None:
-        """The file does not end in a newline (a torn or unterminated last line); the next
-        write adds one first."""
-        self._needs_newline = True
+        """The file does not end in a newline: the next write looks and adds one first."""
+        self._trusted = False
 
     def unlinked(self) -> bool:
-        """True when the file was deleted (or replaced) since it was opened: writing to
-        this descriptor would write nowhere anyone can read."""
+        """True when the file was deleted (or replaced) since it was opened."""
         return os.fstat(self._checked_fd()).st_nlink == 0
 
     def replace_with(self, lines: Iterable[bytes]) -> None:
-        """Replace the whole file: the new content goes to a temporary file beside it,
-        reaches the disk, takes the lock and is renamed over the old one."""
+        """Replace the whole file: a temporary file beside it, on disk and locked, is
+        renamed over the old one."""
         temp = _free_name(self.path.with_name(self.path.name + ".new"))
-        fd = os.open(temp, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_EXCL | getattr(
-            os, "O_CLOEXEC", 0), 0o600)
+        fd = os.open(temp, _FLAGS | os.O_CREAT | os.O_EXCL, 0o600)
         try:
             _lock(fd, temp)
             _write_all(fd, b"".join(lines))
@@ -194,27 +171,12 @@ class SessionFile:
         if old is not None:
             os.close(old)
         _fsync_dir(self.path.parent)
-        self._needs_newline = False
         self._trusted, self._cut, self._cut_end = True, b"", None
 
     def _checked_fd(self) -> int:
         if self._fd is None:
             raise SessionError(f"{self.path}: the session file is closed")
         return self._fd
-
-
-def make_private_dirs(directory: Path) -> None:
-    """Create ``directory`` and its missing parents, readable by the owner only (0700):
-    session files hold code, command output and sometimes secrets."""
-    missing = []
-    while not directory.exists() and directory != directory.parent:
-        missing.append(directory)
-        directory = directory.parent
-    for folder in reversed(missing):
-        try:
-            folder.mkdir(mode=0o700)
-        except FileExistsError:
-            pass
 
 
 def _lock(fd: int, path: Path) -> None:

@@ -9,7 +9,6 @@ entry under it; branching moves it.
 
 from __future__ import annotations
 
-import enum
 import logging
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
@@ -58,12 +57,10 @@ class SessionTree:
         cls, entries: Iterable[Entry | UnreadEntry], line_numbers: Iterable[int],
         bridges: dict[str, tuple[str | None, int]] | None = None,
     ) -> tuple[SessionTree, list[Problem]]:
-        """A tree from a file's entries, with the problems found: duplicate ids, missing
-        parents and parent cycles, each named by its line.
-
-        ``bridges`` gives the id → (parent id, line) of lines that could not be used: an
-        entry whose parent was such a line hangs under that line's parent (or the first
-        one up that exists), so one bad line costs only itself."""
+        """A tree from a file's entries, with the problems found (duplicate ids, missing
+        parents, cycles). ``bridges``: id → (parent id, line) of unusable lines; an entry
+        whose parent was one hangs under the nearest ancestor that exists, so one bad
+        line costs only itself."""
         tree = cls()
         problems: list[Problem] = []
         line_of: dict[str, int] = {}
@@ -88,20 +85,21 @@ class SessionTree:
                 if parent in by_id:
                     forward = True
                 else:
-                    mended = _mend(parent, by_id, bridges or {})
-                    if mended is not _UNMENDED:
-                        lost, line = (bridges or {})[parent]
+                    try:
+                        mended = _mend(parent, by_id, bridges or {})
+                    except LookupError:
+                        problems.append(Problem(line_of[stored.id], (
+                            f"entry {stored.id!r} names parent {parent!r}, which is not in "
+                            "the file; it is treated as a root")))
+                        mended = None
+                    else:
+                        line = (bridges or {})[parent][1]
                         where = f"{mended!r}" if mended is not None else "the root"
                         problems.append(Problem(line_of[stored.id], (
                             f"entry {stored.id!r} names parent {parent!r}, whose line "
                             f"{line} could not be read; it now hangs under {where}")))
-                        if mended is not None and mended not in parents:
-                            forward = True
-                    else:
-                        problems.append(Problem(line_of[stored.id], (
-                            f"entry {stored.id!r} names parent {parent!r}, which is not in "
-                            "the file; it is treated as a root")))
-                    parent = None if mended is _UNMENDED else mended
+                        forward = forward or mended is not None and mended not in parents
+                    parent = mended
             parents[stored.id] = parent
         if forward:
             problems.extend(tree._break_cycles(line_of))
@@ -172,19 +170,18 @@ class SessionTree:
 
     def get(self, entry_id: str | None) -> Entry | None:
         entry = self._by_id.get(entry_id) if entry_id is not None else None
-        return self._read(entry) if type(entry) is UnreadEntry else entry
+        return self.read(entry) if entry is not None else None
 
     def read(self, entry: Entry | UnreadEntry) -> Entry:
         """``entry`` made into its entry class (for items of ``path(..., read=False)``)."""
         return self._read(entry) if type(entry) is UnreadEntry else entry
 
     def read_all(self, items: Sequence[Entry | UnreadEntry]) -> list[Entry]:
-        """``items`` made into entries, as :meth:`read` does one by one, with the lines
-        of those still unread read from the file in a few large reads."""
+        """``items`` made into entries, the unread lines read in a few large reads."""
         pending = [e for e in items if type(e) is UnreadEntry and e.raw is None
                    and e.source is not None and self._by_id[e.id] is e]
         if len(pending) < 2 or any(e.source is not pending[0].source for e in pending):
-            return [self._read(e) if type(e) is UnreadEntry else e for e in items]
+            return [self.read(e) for e in items]
         by_id, entries = self._by_id, self._entries
         parse = orjson.loads if orjson is not None else loads_json
         source = pending[0].source
@@ -207,7 +204,7 @@ class SessionTree:
             add(entry)
         if len(out) == len(items):  # every item was one of these (a resume's whole path)
             return out
-        return [self._read(e) if type(e) is UnreadEntry else e for e in items]
+        return [self.read(e) for e in items]
 
     def _read(self, unread: UnreadEntry, raw: Any = None) -> Entry:
         done = self._by_id[unread.id]
@@ -232,9 +229,8 @@ class SessionTree:
     def path(self, to_id: str | None, read: bool) -> list[Entry | UnreadEntry]: ...
 
     def path(self, to_id: str | None, read: bool = True) -> list[Entry] | list[Entry | UnreadEntry]:
-        """The entries from the root down to ``to_id`` (empty for None or an unknown id).
-        With ``read=False`` some may still be unread (each has ``id``, ``parent_id`` and
-        ``type``; :meth:`read` makes one into its entry)."""
+        """The entries from the root down to ``to_id`` (empty for None or an unknown id);
+        with ``read=False`` some may still be :class:`UnreadEntry`."""
         path: list[Entry | UnreadEntry] = []
         by_id, parents = self._by_id, self._parent
         current = to_id if to_id in by_id else None
@@ -255,10 +251,7 @@ class SessionTree:
         if self._children is None:
             children: dict[str | None, list[str]] = {}
             for entry_id, parent in self._parent.items():  # in file order, as added
-                if parent in children:
-                    children[parent].append(entry_id)
-                else:
-                    children[parent] = [entry_id]
+                children.setdefault(parent, []).append(entry_id)
             self._children = children
         return self._children
 
@@ -303,27 +296,16 @@ def _share_strings(entry: MessageEntry, unread: UnreadEntry) -> None:
         entry.parent_id = unread.parent_id
 
 
-class _Unmended(enum.Enum):
-    """The one value of :data:`_UNMENDED` (an enum member, so a type checker narrows on it)."""
-
-    UNMENDED = enum.auto()
-
-
-_UNMENDED = _Unmended.UNMENDED
-
-
-def _mend(parent: str, by_id: dict, bridges: dict) -> str | None | Literal[_Unmended.UNMENDED]:
+def _mend(parent: str, by_id: dict, bridges: dict) -> str | None:
     """The nearest ancestor of missing ``parent`` that is in the tree, going up through
-    unusable lines whose ids were made out; ``None`` when the chain reached a root,
-    :data:`_UNMENDED` when it cannot be followed."""
+    unusable lines whose ids were made out (``None``: the chain reached a root); raises
+    :class:`LookupError` when it cannot be followed."""
     current: str | None = parent
     for _ in range(len(bridges) + 1):
         if current is None or current in by_id:
             return current
-        if current not in bridges:
-            return _UNMENDED
-        current = bridges[current][0]
-    return _UNMENDED  # the unusable lines name each other in a ring
+        current = bridges[current][0]  # KeyError, a LookupError: not an unusable line
+    raise LookupError(parent)  # the unusable lines name each other in a ring
 
 
 def _sort_time(entry: Entry) -> float:

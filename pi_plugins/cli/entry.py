@@ -3,7 +3,7 @@ output, and ``pi --version`` from ``pi_core.__version__``, without importing cli
 anything else (most of what they used to cost); every other command runs the click
 command line (:mod:`pi_plugins.cli.main`).
 
-The cache (in :mod:`pi_core.cache_folder`) is keyed on the pi version, the size
+The cache (in :mod:`pi_core.paths`) is keyed on the pi version, the size
 and time of ``main.py`` (the click commands), the width click would wrap to and the
 installed packages (their plugins' flags are part of the help), so it is rewritten
 whenever the help could differ; with a plugin file to load, or where the cache cannot be
@@ -13,7 +13,7 @@ written, click answers.
 import os
 import sys
 
-from pi_core.cache_folder import cache_dir
+from pi_core.paths import cache_dir
 
 _HELP = (["--help"], ["-h"])
 _VERSION = (["--version"], ["-v"])
@@ -77,7 +77,7 @@ def _help_into_cache(path: str) -> int:
     sys.stdout.write(text)
     sys.stdout.flush()
     if code == 0 and text:
-        from pi_core.cache_folder import write_file
+        from pi_core.paths import write_file
 
         write_file(path, text.encode("utf-8"))
     return code
