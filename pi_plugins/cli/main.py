@@ -48,9 +48,19 @@ class PiGroup(click.Group):
             command = find(args[0])  # a plugin's subcommand (register_cli_commands)
             if command is not None:
                 self.add_command(command, args[0])
+            elif args[0] in PI_SUBCOMMANDS:  # pi's own word: never a message to the model
+                raise click.UsageError(
+                    f'"pi {args[0]}" is a pi command, but no loaded plugin provides it (is its '
+                    f"plugin dropped, e.g. with -builtin:NAME or plugins.disabled?). To send the "
+                    f"word to the model, quote it in a longer message or give it after --.", ctx)
         if not args or args[0] not in self.commands:
             args = ["run", *args]
         return super().parse_args(ctx, args)
+
+
+#: pi 1.6's subcommands (``pi --help``): a first word among them is a command, never a
+#: prompt, even where no plugin provides it now.
+PI_SUBCOMMANDS = frozenset({"install", "remove", "uninstall", "update", "list", "config", "auth", "mcp"})
 
 
 def _could_be_command(word: str) -> bool:
@@ -110,8 +120,8 @@ def _flag(*names: str, **kwargs):
 @click.option("-t", "--tools", help="Comma-separated allow-list of tool names or patterns (*); "
               "only +name/-name entries change the default set instead.")
 @click.option("-xt", "--exclude-tools", help="Comma-separated tool names or patterns to turn off, after the other tool flags.")
-@click.option("--thinking", type=click.Choice(["off", "minimal", "low", "medium", "high", "xhigh"]),
-              help="Thinking level.")
+@click.option("--thinking", type=click.Choice(["off", "minimal", "low", "medium", "high", "xhigh", "max"]),
+              help="Thinking level (max: pi 1.6's level above xhigh, where the model names one).")
 @click.option("-e", "--extension", "extensions", multiple=True, help="Load a plugin file or package directory (repeatable).")
 @_flag("-ne", "--no-extensions", help="Skip plugin discovery (explicit -e still loads).")
 @click.option("--skill", "skills", multiple=True, help="Load a skill file or folder (repeatable).")
@@ -119,6 +129,8 @@ def _flag(*names: str, **kwargs):
 @click.option("--prompt-template", "prompt_templates", multiple=True, help="Load a prompt template file or folder (repeatable).")
 @_flag("-np", "--no-prompt-templates", help="Do not discover prompt templates.")
 @click.option("--theme", "themes", multiple=True, help="Load a theme file or folder (repeatable).")
+@click.option("--use-theme", metavar="NAME[/NAME]",
+              help="The chat's theme for this run (light/dark: a pair, by the terminal's background); not saved.")
 @_flag("--no-themes", help="Do not discover or load themes.")
 @_flag("-nc", "--no-context-files", help="Do not load AGENTS.md / CLAUDE.md.")
 @click.option("--export", help="Export a session file to HTML and exit (pi --export FILE [OUT]).")

@@ -81,6 +81,8 @@ class RunArgs:
     #: ``--theme`` files or folders, and ``--no-themes`` (the interactive mode reads them).
     themes: list[str] = field(factory=list)
     no_themes: bool = False
+    #: ``--use-theme NAME[/NAME]``: the chat's theme for this run, not saved (pi 1.6).
+    use_theme: str | None = None
     export: str | None = None
     export_output: str | None = None
     list_models: str | None = None

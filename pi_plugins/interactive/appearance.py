@@ -31,6 +31,15 @@ def apply_theme(pi_app) -> tuple[dict, list[str]]:
     from_cli = [t for t in themes.values() if t.from_cli]
     if not ctx.settings.get("theme") and from_cli:
         chosen = from_cli[-1]
+    wanted = getattr(args, "use_theme", None)
+    if wanted:  # pi 1.6's --use-theme: this run only, never saved
+        from pi_plugins.interactive.themes import pick_named
+
+        found, problem = pick_named(themes, wanted)
+        if found is not None:
+            chosen = found
+        if problem:
+            more.append(problem)
     chosen.apply()
     return themes, problems + more
 

@@ -261,6 +261,28 @@ def load_themes(*, cwd: str | Path, agent_dir: str | Path | None, settings: Any 
     return themes, problems
 
 
+def terminal_is_light(env: Any = None) -> bool:
+    """The terminal's background is light, as ``COLORFGBG`` says ("fg;bg", bg 7 or 15);
+    dark when it says nothing (pi 1.6's last fallback)."""
+    import os
+
+    value = (os.environ if env is None else env).get("COLORFGBG", "")
+    background = value.rsplit(";", 1)[-1].strip()
+    return background in ("7", "15")
+
+
+def pick_named(themes: dict[str, Palette], wanted: str, env: Any = None) -> tuple[Palette | None, str | None]:
+    """``NAME`` or pi 1.6's ``LIGHT/DARK`` pair (by the terminal's background): the theme,
+    or None and why (``--use-theme``)."""
+    names = wanted.split("/")
+    if len(names) > 2 or not all(names):
+        return None, f"--use-theme {wanted!r}: give NAME or LIGHT/DARK"
+    name = names[0] if len(names) == 1 or terminal_is_light(env) else names[1]
+    if name not in themes:
+        return None, f"--use-theme {name!r}: no such theme (have {', '.join(sorted(themes))})"
+    return themes[name], None
+
+
 def choose(themes: dict[str, Palette], settings: Any) -> tuple[Palette, list[str]]:
     """The theme the settings name (``theme``), else dark."""
     wanted = settings.get("theme") if settings is not None else None

@@ -18,4 +18,6 @@ def register_cli_commands():
         CliCommand("uninstall", f"{CLI}:uninstall_command", "Alias for remove", hidden=True),
         CliCommand("list", f"{CLI}:list_command", "List installed plugin packages"),
         CliCommand("update", f"{CLI}:update_command", "Update pi-harness, or its plugin packages"),
+        CliCommand("config", "pi_plugins.packages.config_command:config_command",
+                   "List the package resources and built-ins the settings load"),
     ]

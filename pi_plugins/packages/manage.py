@@ -528,6 +528,8 @@ def run_update(target: str | None, pip_args: list[str], *, self_update: bool = F
         return exc.code
     requirements: list[tuple[str, str]] = []
     if wants_self:
+        wants_self, code = _custom_self_update(pip_args, force, code)
+    if wants_self:
         own = installed().get(OWN_DISTRIBUTION)
         if own is None:
             _say("error: pi-harness is not installed as a package here; nothing to update", err=True)
@@ -565,3 +567,19 @@ def run_update(target: str | None, pip_args: list[str], *, self_update: bool = F
     if any(n != OWN_DISTRIBUTION for n, _ in requirements):
         _say("The plugins load the next time pi starts.")
     return code
+
+
+def _custom_self_update(pip_args: list[str], force: bool, code: int) -> tuple[bool, int]:
+    """(pip should still update pi-harness, the exit code): ``PI_SELF_UPDATE_COMMAND`` or
+    ``selfUpdateCommand`` runs instead where set (:mod:`.self_update`)."""
+    from pi_plugins.packages.self_update import SelfUpdateError, custom_command, run_custom
+
+    try:
+        command = custom_command(agent_dir())
+    except SelfUpdateError as exc:
+        _say(f"error: {exc}", err=True)
+        return False, 1
+    if command is None:
+        return True, code
+    own = installed().get(OWN_DISTRIBUTION)
+    return False, run_custom(command, own.version if own else "0", pip, pip_args, force, _say) or code

@@ -141,3 +141,14 @@ def logout_command(provider: str) -> None:
         _say(f"Logged out of {display_name(provider)}")
     else:
         _say(f"Removed stored API key for {provider}. Environment variables and models.json config are unchanged.")
+
+
+def _add_credential_commands() -> None:
+    """``check``, ``print-api-key``, ``print-bearer-token`` (:mod:`.credentials`)."""
+    from pi_plugins.signin.credentials import COMMANDS
+
+    for command in COMMANDS:
+        auth_command.add_command(command)
+
+
+_add_credential_commands()

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from attrs import define, field
 
-THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
+THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
 
 
 @define

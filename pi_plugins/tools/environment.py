@@ -165,10 +165,13 @@ class LocalEnvironment(ExecutionEnvironment):
     def command_environment(self) -> dict[str, str]:
         """The environment commands start with: this process's without the variables
         holding keys, as the owner's ``toolEnvironment`` setting says
-        (:mod:`pi_plugins.keys.rules`)."""
+        (:mod:`pi_plugins.keys.rules`), with pi 1.6's ``PI_*`` variables
+        (:mod:`pi_plugins.tools.session_environment`)."""
         from pi_plugins.keys.rules import command_environment
+        from pi_plugins.tools.session_environment import with_session_environment
 
-        return command_environment(os.environ, getattr(self.owner, "settings", None))
+        env = command_environment(os.environ, getattr(self.owner, "settings", None))
+        return with_session_environment(env, self.owner)  # pi 1.6's PI_* variables
 
     async def open_output_file(self, prefix: str) -> OutputSink:
         return LocalOutputFile(prefix)
