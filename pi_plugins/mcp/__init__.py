@@ -57,6 +57,7 @@ async def session_start(event, ctx):
 
     servers = _running[ctx] = McpServers(ctx, config)
     servers.start()
+    servers.ensure_discovery_active()
 
 
 @hookimpl
@@ -64,6 +65,15 @@ async def before_agent_start(event, ctx):
     servers = _running.get(ctx)
     if servers is not None:
         await servers.wait_for_direct()
+
+
+@hookimpl
+async def before_tool_call(event, ctx):
+    """A call that reaches MCP tools waits for the servers it needs (see
+    :meth:`pi_plugins.mcp.servers.McpServers.reached_by`)."""
+    servers = _running.get(ctx)
+    if servers is not None:
+        await servers.wait_for(servers.reached_by(event.tool_name, event.arguments))
 
 
 @hookimpl

@@ -57,3 +57,32 @@ def test_pi16_and_ours_declare_the_same_mcp_tools_and_both_round_trip_a_call(tmp
     text = [c if isinstance(c, str) else "".join(p.get("text", "") for p in c) for c in ours[1]]
     assert text == ["tiny", "3"]
     assert ours[1] == theirs[1], json.dumps(seen, indent=1)[:3000]
+
+
+SCRIPT = ('const r = await Promise.all([tools.mcp__demo_srv__add({a: 1, b: 2}), tools.mcp__demo_srv__fail({}),\n'
+          '  tools.mcp__demo_srv__get_tiny_image({})]);\n'
+          'text(JSON.stringify(r)); return await describeNamespace("demo-srv")')
+
+
+def test_a_codemode_script_calls_two_mcp_tools_at_once_and_both_results_come_back_as_pi16s(tmp_path, server):
+    """Default (codemode) exposure: codemode is switched on for the server, the script's
+    ``Promise.all`` gets every ``CallToolResult`` in one tool result, and
+    ``describeNamespace()`` describes the server, as pi 1.6 does."""
+    seen = {}
+    for who in ("pi16", "ours"):
+        runner = PiRunner(tmp_path / who, server)
+        (runner.agent_dir / "models.json").write_text(json.dumps(server.models_json("local", apiKey="test-key")))
+        write_servers(runner.agent_dir / "mcp.json", {"demo-srv": {
+            "command": sys.executable, "args": [SERVER], "description": "Demo server for tests"}})
+        server.push(Reply(tool_calls=[("codemode", {"code": SCRIPT}, "call_1")]), Reply(text="done"))
+        done = run(runner, who, "--no-session", "-p", "go")
+        assert done.returncode == 0, f"{who}: {done.stderr[-2000:]}"
+        first, second = server.requests[-2:]
+        declared = [t["function"]["name"] for t in first.body["tools"]]
+        result = [m["content"] for m in second.body["messages"] if m["role"] == "tool"]
+        seen[who] = (declared, [line for line in result[0].split("\n") if not line.startswith("Wall time")])
+    assert "codemode" in seen["ours"][0] and not any(n.startswith("mcp__") for n in seen["ours"][0])
+    assert seen["ours"] == seen["pi16"]
+    output = "\n".join(seen["ours"][1])
+    assert '"text":"3"' in output and '"isError":true' in output and '"text":"tiny"' in output
+    assert '"name":"mcp__demo_srv","description":"Demo server for tests"' in output
