@@ -22,6 +22,7 @@ from pi_plugins.mcp.config import McpConfig, ServerEntry, namespace, user_config
 from pi_plugins.mcp.connection import McpCallError, ServerConnection
 from pi_plugins.mcp.log import ServerLog
 from pi_plugins.mcp.naming import tool_names
+from pi_plugins.mcp.prompt_section import PromptSection
 from pi_plugins.mcp.results import to_tool_result
 
 STARTUP_WAIT_S = 10.0
@@ -122,6 +123,7 @@ class McpServers:
         self.reported: asyncio.Future | None = None
         self.closed = False
         self.warned_unreachable = False
+        self.prompt_section = PromptSection()
 
     def find(self, name: str) -> Server | None:
         return next((s for s in self.servers if s.entry.name == name), None)

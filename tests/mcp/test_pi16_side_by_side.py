@@ -86,3 +86,37 @@ def test_a_codemode_script_calls_two_mcp_tools_at_once_and_both_results_come_bac
     output = "\n".join(seen["ours"][1])
     assert '"text":"3"' in output and '"isError":true' in output and '"text":"tiny"' in output
     assert '"name":"mcp__demo_srv","description":"Demo server for tests"' in output
+
+
+def section_of(text: str) -> str:
+    return text[text.index("<mcp_servers>"):text.index("</mcp_servers>") + len("</mcp_servers>")]
+
+
+def test_the_mcp_servers_section_and_its_update_are_worded_as_pi16s(tmp_path, server):
+    """The first request's system prompt ends with the section (no summary yet: the server
+    had not connected); the next prompt, once it has, keeps that system prompt and brings
+    the section up to date in a message: pi 1.6's words (it sends a system message where
+    the model takes one mid-conversation; we send it as a message of the conversation)."""
+    seen = {}
+    for who in ("pi16", "ours"):
+        runner = PiRunner(tmp_path / who, server)
+        models = server.models_json("local", apiKey="test-key")
+        for provider in models["providers"].values():
+            for model in provider["models"]:
+                model["compat"] = {"supportsMidConvoSystemMessages": True}
+        (runner.agent_dir / "models.json").write_text(json.dumps(models))
+        write_servers(runner.agent_dir / "mcp.json", {
+            "demo-srv": {"command": sys.executable, "args": [SERVER]},
+            "slow": {"command": "sleep", "args": ["30"], "exposure": "deferred"}})
+        server.push(Reply(text="one", delay=3.0), Reply(text="two"))
+        done = run(runner, who, "--no-session", "-p", "go", "again")
+        assert done.returncode == 0, f"{who}: {done.stderr[-2000:]}"
+        first, second = server.requests[-2:]
+        head = [m["content"] for m in first.body["messages"] if m["role"] in ("system", "developer")][0]
+        later = [m for m in second.body["messages"][1:] if "Updated system prompt section" in str(m["content"])]
+        assert len(later) == 1, f"{who}: {second.body['messages']}"
+        update = later[0]["content"] if isinstance(later[0]["content"], str) else later[0]["content"][0]["text"]
+        seen[who] = (section_of(head), update, second.body["messages"][0]["content"] == head)
+    assert seen["ours"] == seen["pi16"]
+    assert "- mcp__demo_srv (codemode)\n" in seen["ours"][0]
+    assert "- mcp__demo_srv (codemode): Demo tools for the tests." in seen["ours"][1]
