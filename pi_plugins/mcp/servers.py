@@ -246,9 +246,28 @@ class McpServers:
             if exposure == "hidden":
                 self._unregister(name)
                 continue
+            choice = self._flags_choice(name, exposure)
+            if choice == "withdraw":
+                self._unregister(name)
+                continue
             server.tool_names[remote] = name
             with contextlib.suppress(Exception):
                 self.ctx.register_tool(mcp_tool(server, specs[remote], name, exposure))
+                active = self.ctx.get_active_tools()
+                if choice == "off" and name in active:
+                    self.ctx.set_active_tools([n for n in active if n != name])
+                elif choice == "on" and name not in active:
+                    self.ctx.set_active_tools([*active, name])
+
+    def _flags_choice(self, name: str, exposure: str) -> str | None:
+        """What ``--tools``/``--exclude-tools``/``--no-tools`` say of a tool registering now
+        (the cli plugin keeps them on the run's ctx; None without them)."""
+        try:
+            from pi_plugins.cli.tool_selection import late_tools
+        except ImportError:  # pragma: no cover - the cli plugin is not installed
+            return None
+        flags = late_tools(self.ctx)
+        return flags.decide(name, exposure) if flags is not None else None
 
     def _unregister(self, name: str) -> None:
         with contextlib.suppress(Exception):
