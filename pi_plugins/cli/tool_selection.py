@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import re
 import sys
+import weakref
+from typing import Any
 
 from attrs import define, field
 
@@ -135,6 +137,37 @@ def unknown_names(selection: ToolSelection | None, names: list[str]) -> list[str
     return sorted(set(wanted) - set(names))
 
 
+@define
+class LateTools:
+    """The run's tool flags, kept for tools that register after start-up (MCP servers
+    connecting in the background), so they are chosen as if present at the start."""
+
+    selection: ToolSelection | None
+    exclude: str | None
+    no_tools: bool
+
+    def decide(self, name: str, exposure: str = "direct") -> str | None:
+        """``withdraw`` (not to be registered at all), ``off``, ``on``, or None (its default)."""
+        if mcp_withdrawn([name], self.selection) or any(_matches(name, e) for e in _entries(self.exclude or "")):
+            return "withdraw"
+        if self.selection is not None and self.selection.allow is not None:
+            allow = self.selection.allow
+            named = name in allow or (exposure not in ("codemode", "deferred") and any(_matches(name, e) for e in allow))
+            return "on" if named else "off"
+        if self.no_tools or (self.selection is not None and name in self.selection.remove):
+            return "off"
+        return None
+
+
+_late: weakref.WeakKeyDictionary[Any, LateTools] = weakref.WeakKeyDictionary()
+
+
+def late_tools(ctx: Any) -> LateTools | None:
+    """The tool flags of the run ``ctx`` belongs to, for a tool registered late; None
+    when the run gave none."""
+    return _late.get(ctx)
+
+
 def apply_tool_flags(args, harness) -> None:
     """Set the harness's active tools from the ``defaultTools`` setting and the run's tool
     flags (``args``, a :class:`pi_plugins.cli.run_args.RunArgs`)."""
@@ -146,6 +179,7 @@ def apply_tool_flags(args, harness) -> None:
         return
     agent = harness.agent
     selection = parse_tools(args.tools)
+    _late[harness.ctx] = LateTools(selection, args.exclude_tools, bool(args.no_tools and selection is None))
     for name in mcp_withdrawn([t.name for t in agent.tools or []], selection):
         agent.remove_tool(name)
     tools = agent.tools or []
@@ -172,5 +206,5 @@ def _is_builtin(tool) -> bool:
     return module.startswith("pi_plugins.tools")
 
 
-__all__ = ["ToolFlagError", "ToolSelection", "apply_tool_flags", "default_tools", "is_mcp_tool", "mcp_withdrawn",
+__all__ = ["LateTools", "ToolFlagError", "ToolSelection", "late_tools", "apply_tool_flags", "default_tools", "is_mcp_tool", "mcp_withdrawn",
            "parse_tools", "select", "unknown_names"]

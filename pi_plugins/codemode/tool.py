@@ -24,12 +24,32 @@ MODELS_UNSUPPORTED = ("models.{method}() is not supported by this harness yet: c
                       "can call tools, but not classifier or image models.")
 
 
+#: Exposures of tools a script reaches whether or not they are declared (pi 1.6).
+INDIRECT = ("codemode", "deferred")
+
+
 def callable_tools(ctx: Any) -> list[Tool]:
-    """The tools a script may call: the active tools but codemode itself."""
+    """The tools a script may call: the active tools but codemode itself and the
+    ``model-only`` ones, then every registered ``codemode`` or ``deferred`` tool (MCP
+    tools), declared or not, so scripts reach them whatever the active set is."""
     agent = getattr(ctx, "agent", None)
     if agent is None:
         return []
-    return [tool for tool in agent.active_tools() if tool.name != NAME]
+    active = [t for t in agent.active_tools() if t.name != NAME and t.exposure != "model-only"]
+    names = {t.name for t in active}
+    return [*active, *(t for t in agent.tools or [] if t.exposure in INDIRECT and t.name not in names)]
+
+
+def namespace_key(name: str) -> str:
+    """``mcp__dev-radius``, ``mcp__dev_radius``, ``dev-radius`` and ``dev_radius`` all name
+    the namespace ``mcp__dev_radius``."""
+    key = name.strip().replace("-", "_")
+    return key if key.startswith("mcp__") else "mcp__" + key
+
+
+def namespace_of(tool: Tool) -> dict | None:
+    found = getattr(tool, "namespace", None)
+    return found if isinstance(found, dict) and found.get("name") else None
 
 
 class ScriptRun:
@@ -54,17 +74,33 @@ class ScriptRun:
             options = args if isinstance(args, dict) else {}
             given = options.get("limit")
             limit = given if isinstance(given, int) and not isinstance(given, bool) else 8
-            found = ranking.rank(name, self.tools, limit)
+            tools = self.tools
+            if isinstance(options.get("namespace"), str):
+                tools = self.in_namespace(options["namespace"])
+            found = ranking.rank(name, tools, limit)
             return True, [{"name": t.name, "description": declarations.full_description(t)} for t in found]
         if kind == "describeTool":
             tool = self.by_name.get(name) or next(
                 (t for t in self.tools if declarations.identifier(t.name) == name), None)
             return True, declarations.full_description(tool) if tool is not None else None
         if kind == "describeNamespace":
-            return True, None  # no tool here belongs to a namespace yet (MCP servers will)
+            return True, self.describe_namespace(name)
         if kind == "models":
             return False, MODELS_UNSUPPORTED.format(method=name)
         return False, f"unknown request {kind!r}"
+
+    def in_namespace(self, name: str) -> list[Tool]:
+        wanted = {name, namespace_key(name)}
+        return [t for t in self.tools if (namespace_of(t) or {}).get("name") in wanted]
+
+    def describe_namespace(self, name: str) -> dict | None:
+        """``{name, description?, instructions?, tools}`` (an MCP server), or None."""
+        tools = self.in_namespace(name)
+        if not tools:
+            return None
+        found = dict(namespace_of(tools[0]) or {})
+        found["tools"] = [t.name for t in tools]
+        return found
 
     async def _call(self, name: str, args: Any) -> tuple[bool, Any]:
         if name not in self.by_name:

@@ -1,6 +1,7 @@
 """What a tool call resolves to inside a script (pi 1.6's docs/codemode.md, "Call
 tools"): ``read`` gives the file's text or an image block, ``bash`` a structured value
-(also for non-zero exit codes), every other tool its text output. A failed, blocked or
+(also for non-zero exit codes), an MCP tool its whole ``CallToolResult`` (``isError``
+included: it resolves), every other tool its text output. A failed, blocked or
 invalid call rejects with the tool's error text."""
 
 from __future__ import annotations
@@ -34,10 +35,31 @@ def _bash(result: ToolResult, seconds: float) -> tuple[bool, Any]:
     return True, value
 
 
+def _sorted(value: Any) -> Any:
+    """Keys in order at every level, as pi 1.6 hands a ``CallToolResult`` to scripts."""
+    if isinstance(value, dict):
+        return {k: _sorted(value[k]) for k in sorted(value)}
+    if isinstance(value, list):
+        return [_sorted(v) for v in value]
+    return value
+
+
+def mcp_result(result: ToolResult) -> dict | None:
+    """The ``CallToolResult`` an MCP tool keeps in its details (``server``, ``tool``,
+    ``result``; see pi_plugins/mcp/results.py), or None for any other result."""
+    details = result.details
+    if isinstance(details, dict) and {"server", "tool"} <= details.keys() and isinstance(details.get("result"), dict):
+        return details["result"]
+    return None
+
+
 def script_value(name: str, result: ToolResult, seconds: float) -> tuple[bool, Any]:
     """``(ok, value)`` for the script: value JSON-able, or the error text when not ok."""
     if name == "bash":
         return _bash(result, seconds)
+    called = mcp_result(result)
+    if called is not None:
+        return True, _sorted({"isError": False, **called})
     if result.is_error:
         return False, _text(result) or "The tool call failed"
     images = [block for block in result.content if isinstance(block, ImageContent)]

@@ -5,7 +5,9 @@ servers of ``~/.pi/agent/mcp.json`` and, in a trusted project, ``.pi/mcp.json``
 
 - ``session_start``: every enabled server connects in the background;
 - ``before_agent_start``: the first prompt waits (up to 10 s) only for servers with
-  ``direct`` tools;
+  ``direct`` tools; the ``mcp_servers`` section of the system prompt, a change of it
+  added as a message (:mod:`.prompt_section`);
+- ``before_tool_call``: a call that reaches MCP tools waits for the servers it needs;
 - ``session_shutdown``: the servers stop;
 - ``register_flags``: ``--no-mcp`` (no servers for this run);
 - ``register_cli_commands``: ``pi mcp add|remove|list`` (:mod:`.cli`);
@@ -57,13 +59,29 @@ async def session_start(event, ctx):
 
     servers = _running[ctx] = McpServers(ctx, config)
     servers.start()
+    servers.ensure_discovery_active()
 
 
 @hookimpl
 async def before_agent_start(event, ctx):
+    """Wait for the servers with ``direct`` tools, then put the ``mcp_servers`` section
+    where the model sees it (:mod:`.prompt_section`)."""
+    servers = _running.get(ctx)
+    if servers is None:
+        return None
+    await servers.wait_for_direct()
+    from pi_plugins.mcp.prompt_section import render
+
+    return servers.prompt_section.apply(event, render(servers.servers))
+
+
+@hookimpl
+async def before_tool_call(event, ctx):
+    """A call that reaches MCP tools waits for the servers it needs (see
+    :meth:`pi_plugins.mcp.servers.McpServers.reached_by`)."""
     servers = _running.get(ctx)
     if servers is not None:
-        await servers.wait_for_direct()
+        await servers.wait_for(servers.reached_by(event.tool_name, event.arguments))
 
 
 @hookimpl

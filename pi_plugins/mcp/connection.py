@@ -276,7 +276,7 @@ class ServerConnection:
                     from None
             raise McpCallError(f"MCP tool {self.name}/{tool} failed: {describe(exc)}") from None
         await self._refreshed()
-        return {k: v for k, v in as_json(result).items() if k != "_meta"}
+        return {k: v for k, v in as_json(result).items() if k not in ("_meta", "resultType")}  # resultType: the SDK's own
 
     async def _refreshed(self) -> None:
         """Wait for a tool list the call changed, so the next request declares it."""

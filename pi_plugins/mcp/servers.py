@@ -18,14 +18,25 @@ from typing import Any
 import attrs
 
 from pi_core import Tool, ToolResult
-from pi_plugins.mcp.config import McpConfig, ServerEntry, user_config_path
+from pi_plugins.mcp.config import McpConfig, ServerEntry, namespace, user_config_path
 from pi_plugins.mcp.connection import McpCallError, ServerConnection
 from pi_plugins.mcp.log import ServerLog
 from pi_plugins.mcp.naming import tool_names
+from pi_plugins.mcp.prompt_section import PromptSection
 from pi_plugins.mcp.results import to_tool_result
 
 STARTUP_WAIT_S = 10.0
+RESOURCE_TOOL_NAMES = ("list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource")
 EXPOSURES_OF_TOOLS = ("direct", "codemode", "deferred")
+
+
+@attrs.define(eq=False)
+class McpTool(Tool):
+    """A server's tool: a pi tool with its ``exposure`` and the server as its ``namespace``
+    (``{name, description, instructions}``), which tool search ranks by and codemode's
+    ``describeNamespace()`` answers with."""
+
+    namespace: dict | None = None
 
 
 @attrs.define(eq=False)
@@ -53,6 +64,25 @@ def describe_state(server: Server) -> str:
         connection.state, connection.state)
 
 
+def summary_line(description: str | None, instructions: str | None) -> str:
+    """pi 1.6's one line for a server: the configured description, else the server's
+    instructions, first line."""
+    text = (description or "").strip() or (instructions or "").strip()
+    return text.splitlines()[0].strip() if text else ""
+
+
+def server_namespace(server: Server) -> dict:
+    """``{name, description?, instructions?}`` as ``describeNamespace()`` gives it."""
+    instructions = server.connection.instructions if server.connection is not None else None
+    description = summary_line(server.entry.config.get("description"), None) or None
+    found: dict = {"name": namespace(server.entry.name)}
+    if description:
+        found["description"] = description
+    if instructions:
+        found["instructions"] = instructions
+    return found
+
+
 def mcp_tool(server: Server, spec: dict, name: str, exposure: str) -> Tool:
     """The pi tool for one server tool, as pi 1.6 declares it (description, else title,
     else a sentence naming it; the input schema as an object schema; label server/tool)."""
@@ -76,8 +106,9 @@ def mcp_tool(server: Server, spec: dict, name: str, exposure: str) -> Tool:
             return ToolResult.error(str(exc))
         return to_tool_result(server_name, remote, result, readable=connection.has_resources)
 
-    return Tool(name=name, description=description, parameters=schema, function=execute,
-                label=f"{server_name}/{remote}", default_active=exposure == "direct")
+    return McpTool(name=name, description=description, parameters=schema, function=execute,
+                   label=f"{server_name}/{remote}", default_active=exposure == "direct",
+                   exposure=exposure, namespace=server_namespace(server))  # type: ignore[arg-type]
 
 
 class McpServers:
@@ -91,6 +122,8 @@ class McpServers:
         self.waited = False
         self.reported: asyncio.Future | None = None
         self.closed = False
+        self.warned_unreachable = False
+        self.prompt_section = PromptSection()
 
     def find(self, name: str) -> Server | None:
         return next((s for s in self.servers if s.entry.name == name), None)
@@ -144,6 +177,52 @@ class McpServers:
             self.ctx.ui.notify("MCP servers are still connecting; their tools become available once connected.",
                                "info")
 
+    async def wait_for(self, names: list[str] | None = None, timeout: float | None = None) -> None:
+        """Wait for the named servers (all when None) to settle, as a call that reaches
+        their tools needs them registered first (pi 1.6 waits the same way)."""
+        ready = [s.ready for s in self.servers if s.entry.enabled and s.ready is not None
+                 and not s.ready.done() and (names is None or s.entry.name in names)]
+        if ready:
+            await asyncio.wait(ready, timeout=timeout or max(s.entry.timeout for s in self.servers))
+
+    def reached_by(self, tool: str, arguments: Any) -> list[str] | None:
+        """The servers a call of ``tool`` needs (None: every server): a codemode script
+        waits for the servers it names (``mcp__<server>``), or for all when it searches or
+        lists tools; ``tool_search`` and the resource tools for all; an MCP tool for its own."""
+        if tool == "codemode":
+            code = str((arguments or {}).get("code", "")) if isinstance(arguments, dict) else ""
+            if any(word in code for word in ("searchTools", "ALL_TOOLS", "describeNamespace")):
+                return None
+            return [s.entry.name for s in self.servers if namespace(s.entry.name) in code]
+        if tool == "tool_search" or tool in RESOURCE_TOOL_NAMES:
+            return None
+        return [s.entry.name for s in self.servers if tool in s.tool_names.values()
+                or tool.startswith(namespace(s.entry.name) + "__")]
+
+    def ensure_discovery_active(self) -> None:
+        """Activate what reaches the non-direct tools, from the config (so before the
+        servers connect), as pi 1.6 does: ``codemode`` for ``codemode`` exposure unless
+        ``autoEnableCodemode`` is false, ``tool_search`` for ``deferred``; warn once when
+        neither is active."""
+        exposures = {e for s in self.servers if s.entry.enabled for e in s.entry.exposures()}
+        needs_codemode, needs_search = "codemode" in exposures, "deferred" in exposures
+        if not (needs_codemode or needs_search):
+            return
+        registered = {t.name for t in self.ctx.get_all_tools()}
+        active = list(self.ctx.get_active_tools())
+        auto = self.config.auto_enable_codemode is not False
+        add = [name for name, wanted in (("codemode", needs_codemode and auto), ("tool_search", needs_search))
+               if wanted and name in registered and name not in active]
+        if add:
+            self.ctx.set_active_tools([*active, *add])
+        reachable = {*active, *add} & registered & {"codemode", "tool_search"}
+        if reachable or self.warned_unreachable:
+            return
+        self.warned_unreachable = True
+        reason = " (autoEnableCodemode is false)" if needs_codemode and "codemode" in registered and not auto else ""
+        self.ctx.ui.notify("MCP tools are only reachable from the codemode or tool_search tool, but neither is "
+                           f"active{reason}; they cannot be called.", "warning")
+
     # ------------------------------------------------------------ tools
 
     def _taken_by_others(self, server: Server):
@@ -167,9 +246,28 @@ class McpServers:
             if exposure == "hidden":
                 self._unregister(name)
                 continue
+            choice = self._flags_choice(name, exposure)
+            if choice == "withdraw":
+                self._unregister(name)
+                continue
             server.tool_names[remote] = name
             with contextlib.suppress(Exception):
                 self.ctx.register_tool(mcp_tool(server, specs[remote], name, exposure))
+                active = self.ctx.get_active_tools()
+                if choice == "off" and name in active:
+                    self.ctx.set_active_tools([n for n in active if n != name])
+                elif choice == "on" and name not in active:
+                    self.ctx.set_active_tools([*active, name])
+
+    def _flags_choice(self, name: str, exposure: str) -> str | None:
+        """What ``--tools``/``--exclude-tools``/``--no-tools`` say of a tool registering now
+        (the cli plugin keeps them on the run's ctx; None without them)."""
+        try:
+            from pi_plugins.cli.tool_selection import late_tools
+        except ImportError:  # pragma: no cover - the cli plugin is not installed
+            return None
+        flags = late_tools(self.ctx)
+        return flags.decide(name, exposure) if flags is not None else None
 
     def _unregister(self, name: str) -> None:
         with contextlib.suppress(Exception):

@@ -57,3 +57,66 @@ def test_pi16_and_ours_declare_the_same_mcp_tools_and_both_round_trip_a_call(tmp
     text = [c if isinstance(c, str) else "".join(p.get("text", "") for p in c) for c in ours[1]]
     assert text == ["tiny", "3"]
     assert ours[1] == theirs[1], json.dumps(seen, indent=1)[:3000]
+
+
+SCRIPT = ('const r = await Promise.all([tools.mcp__demo_srv__add({a: 1, b: 2}), tools.mcp__demo_srv__fail({}),\n'
+          '  tools.mcp__demo_srv__get_tiny_image({})]);\n'
+          'text(JSON.stringify(r)); return await describeNamespace("demo-srv")')
+
+
+def test_a_codemode_script_calls_two_mcp_tools_at_once_and_both_results_come_back_as_pi16s(tmp_path, server):
+    """Default (codemode) exposure: codemode is switched on for the server, the script's
+    ``Promise.all`` gets every ``CallToolResult`` in one tool result, and
+    ``describeNamespace()`` describes the server, as pi 1.6 does."""
+    seen = {}
+    for who in ("pi16", "ours"):
+        runner = PiRunner(tmp_path / who, server)
+        (runner.agent_dir / "models.json").write_text(json.dumps(server.models_json("local", apiKey="test-key")))
+        write_servers(runner.agent_dir / "mcp.json", {"demo-srv": {
+            "command": sys.executable, "args": [SERVER], "description": "Demo server for tests"}})
+        server.push(Reply(tool_calls=[("codemode", {"code": SCRIPT}, "call_1")]), Reply(text="done"))
+        done = run(runner, who, "--no-session", "-p", "go")
+        assert done.returncode == 0, f"{who}: {done.stderr[-2000:]}"
+        first, second = server.requests[-2:]
+        declared = [t["function"]["name"] for t in first.body["tools"]]
+        result = [m["content"] for m in second.body["messages"] if m["role"] == "tool"]
+        seen[who] = (declared, [line for line in result[0].split("\n") if not line.startswith("Wall time")])
+    assert "codemode" in seen["ours"][0] and not any(n.startswith("mcp__") for n in seen["ours"][0])
+    assert seen["ours"] == seen["pi16"]
+    output = "\n".join(seen["ours"][1])
+    assert '"text":"3"' in output and '"isError":true' in output and '"text":"tiny"' in output
+    assert '"name":"mcp__demo_srv","description":"Demo server for tests"' in output
+
+
+def section_of(text: str) -> str:
+    return text[text.index("<mcp_servers>"):text.index("</mcp_servers>") + len("</mcp_servers>")]
+
+
+def test_the_mcp_servers_section_and_its_update_are_worded_as_pi16s(tmp_path, server):
+    """The first request's system prompt ends with the section (no summary yet: the server
+    had not connected); the next prompt, once it has, keeps that system prompt and brings
+    the section up to date in a message: pi 1.6's words (it sends a system message where
+    the model takes one mid-conversation; we send it as a message of the conversation)."""
+    seen = {}
+    for who in ("pi16", "ours"):
+        runner = PiRunner(tmp_path / who, server)
+        models = server.models_json("local", apiKey="test-key")
+        for provider in models["providers"].values():
+            for model in provider["models"]:
+                model["compat"] = {"supportsMidConvoSystemMessages": True}
+        (runner.agent_dir / "models.json").write_text(json.dumps(models))
+        write_servers(runner.agent_dir / "mcp.json", {
+            "demo-srv": {"command": sys.executable, "args": [SERVER]},
+            "slow": {"command": "sleep", "args": ["30"], "exposure": "deferred"}})
+        server.push(Reply(text="one", delay=3.0), Reply(text="two"))
+        done = run(runner, who, "--no-session", "-p", "go", "again")
+        assert done.returncode == 0, f"{who}: {done.stderr[-2000:]}"
+        first, second = server.requests[-2:]
+        head = [m["content"] for m in first.body["messages"] if m["role"] in ("system", "developer")][0]
+        later = [m for m in second.body["messages"][1:] if "Updated system prompt section" in str(m["content"])]
+        assert len(later) == 1, f"{who}: {second.body['messages']}"
+        update = later[0]["content"] if isinstance(later[0]["content"], str) else later[0]["content"][0]["text"]
+        seen[who] = (section_of(head), update, second.body["messages"][0]["content"] == head)
+    assert seen["ours"] == seen["pi16"]
+    assert "- mcp__demo_srv (codemode)\n" in seen["ours"][0]
+    assert "- mcp__demo_srv (codemode): Demo tools for the tests." in seen["ours"][1]

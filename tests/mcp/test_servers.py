@@ -174,7 +174,7 @@ def test_start_up_problems_are_said_once_in_one_line_each(tmp_path, agent, harne
         await h.close()
 
     asyncio.run(scenario())
-    (warning,) = ui.warnings()
+    (warning,) = [w for w in ui.warnings() if w.startswith("MCP servers need attention")]
     lines = warning.splitlines()
     assert lines[0] == "MCP servers need attention:" and lines[-1] == "Run /mcp to fix."
     assert lines[1] == (f'  config: {agent / "mcp.json"}: server "old": legacy SSE transport is not supported; '
