@@ -17,8 +17,8 @@ kernel's parent-death signal on the command (``setpriv --pdeathsig KILL``, util-
 no standard-library call sets it, and a re-exec through setpriv needs no compiled
 extension) plus its process group: the warden is told each command's group and, once
 pi has ended, kills those groups and every process still carrying one of this pi's
-command markers in its environment. What both leave and ``env -i setsid`` escapes in
-that mode is documented in ``docs/sessions.md``.
+command markers in its environment. In that mode ``env -i setsid …`` escapes a ``kill -9`` of
+pi (documented in ``docs/plugins.md``).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ import os
 import shutil
 import subprocess
 import threading
+import time
 
 from pi_plugins.tools import cgroups
 
@@ -91,16 +92,22 @@ class Warden:
         self.token = os.urandom(8).hex()
         #: What every command marker of this pi process starts with.
         self.marker_prefix = f"{self.token}-"
-        self.folder = _make_folder(self.token)
-        self.setpriv = None if self.folder else _pdeathsig_helper()
         self._entry = f"{marker_name}={self.marker_prefix}"
         self._lock = threading.Lock()
         self._groups: set[int] = set()
-        self._process = self._start()
+        parent = cgroups.own_folder()
+        planned = None
+        if parent is not None:
+            _clear_stale(parent)
+            planned = os.path.join(parent, f"pi-{self.pid}-{self.token}")
+        # started before the folder is made: a pi killed in between leaves no folder
+        self._process = self._start(planned)
+        self.folder = _make_folder(planned) if planned else None
+        self.setpriv = None if self.folder else _pdeathsig_helper()
 
-    def _start(self) -> subprocess.Popen:
+    def _start(self, folder: str | None) -> subprocess.Popen:
         return subprocess.Popen(
-            [SHELL, "-c", WARDEN, "pi-warden", self.folder or "", self._entry],
+            [SHELL, "-c", WARDEN, "pi-warden", folder or "", self._entry],
             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             cwd="/", start_new_session=True)
 
@@ -109,7 +116,7 @@ class Warden:
         with self._lock:
             if self._process.poll() is None:
                 return
-            self._process = self._start()
+            self._process = self._start(self.folder)
             for group in self._groups:
                 self._write(f"+{group}\n")
 
@@ -161,13 +168,9 @@ class Warden:
             pass
 
 
-def _make_folder(token: str) -> str | None:
-    """A cgroup folder for this process's commands under its own cgroup, where one can
-    be made and a command can be moved into it; else None."""
-    parent = cgroups.own_folder()
-    if parent is None:
-        return None
-    folder = os.path.join(parent, f"pi-{os.getpid()}-{token}")
+def _make_folder(folder: str) -> str | None:
+    """``folder``, made as a cgroup under this process's own, if a command can be moved
+    into a cgroup there; else None."""
     try:
         os.mkdir(folder)
     except OSError:
@@ -180,11 +183,38 @@ def _make_folder(token: str) -> str | None:
                                stderr=subprocess.DEVNULL, timeout=10).returncode == 0
     except (OSError, subprocess.SubprocessError):
         moved = False
-    cgroups.remove(probe)
+    for _ in range(200):  # the kernel lets a cgroup go a moment after its last process
+        if cgroups.remove(probe):
+            break
+        time.sleep(0.001)
     if not moved:
         cgroups.remove(folder)
         return None
     return folder
+
+
+def _clear_stale(parent: str) -> None:
+    """Remove the empty folders of pi processes that are gone and whose warden was
+    killed with them (a batch runner's cleanup may kill both at once). A folder still
+    holding processes is left alone: its pid may belong to another pid namespace."""
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return
+    for name in names:
+        parts = name.split("-")
+        if len(parts) != 3 or parts[0] != "pi" or not parts[1].isdigit():
+            continue
+        try:
+            os.kill(int(parts[1]), 0)
+            continue  # its pi lives
+        except ProcessLookupError:
+            pass
+        except OSError:
+            continue
+        folder = os.path.join(parent, name)
+        if not cgroups.populated(folder):
+            cgroups.remove(folder)
 
 
 def _pdeathsig_helper() -> str | None:
