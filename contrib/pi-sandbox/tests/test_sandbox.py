@@ -272,6 +272,18 @@ def test_an_aborted_sandboxed_command_leaves_no_process(workspace):
     assert marked(mark) == []
 
 
+@needs_bwrap
+def test_a_sandboxed_command_runs_in_a_cgroup_of_pis_own_like_every_command(workspace):
+    from pi_core.testing.programs import require
+    from pi_plugins.tools import cgroups, processes, warden
+
+    require(cgroups.own_folder() is not None, "a cgroup v2 this process may create cgroups under")
+    result = run(SandboxEnvironment(str(workspace)).run("cat /proc/self/cgroup"))
+    [path] = [line[3:] for line in result.output.splitlines() if line.startswith("0::")]
+    folder = warden.warden(processes.MARKER).folder
+    assert "/command-" in path and folder is not None and folder.endswith(path.rsplit("/", 1)[0])
+
+
 def marked(mark):
     found = []
     for name in os.listdir("/proc"):
