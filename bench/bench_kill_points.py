@@ -2,8 +2,9 @@
 bash command forks, setsids, ``env -i setsid``s, double forks and sleeps; how many
 processes of the session are left afterwards (pi's warden included).
 
-The kill points are uniform between pi's start and a moment after the command's sleeps
-all run, so some fall before the command starts and most while it runs. With
+Each kill point is a random moment within 0.3 s of the command's first process
+appearing, so some fall while the escape forms are still starting and most while they
+all run. With
 ``--fallback`` pi runs as on a machine where no cgroup can be made (parent-death signal,
 process groups and environment markers only): there ``env -i setsid`` is expected to
 escape, and the figure shows how often.
@@ -47,12 +48,11 @@ def main() -> None:
         points = escapes.kill_points(PiRunner(Path(home), server), server, args.points, seed=args.seed)
     elapsed = time.monotonic() - began
     mid = sum(p["sleeps_at_kill"] == escapes.SLEEPS for p in points)
-    before = sum(p["sleeps_at_kill"] == 0 for p in points)
     left = collections.Counter(line.split(" ")[0] + (" (env -i setsid)" if line.endswith("3") else "")
                                for p in points for line in p["left"])
     print(f"mode: {mode}; {len(points)} kill points in {elapsed:.0f} s "
-          f"({before} before the command ran, {mid} with all its processes running, "
-          f"{len(points) - before - mid} while they started)")
+          f"(all during the command: {mid} with every escape form running, "
+          f"{len(points) - mid} while they were starting)")
     print(f"points leaving processes behind: {sum(bool(p['left']) for p in points)}; "
           f"processes left in all: {sum(left.values())} {dict(left) if left else ''}")
 

@@ -15,7 +15,9 @@ of pi's terminal does not reach it), started with the first command.
 Where no cgroup can be made (no cgroup v2, not writable, not Linux) the fallback is the
 kernel's parent-death signal on the command (``setpriv --pdeathsig KILL``, util-linux:
 no standard-library call sets it, and a re-exec through setpriv needs no compiled
-extension) plus its process group: the warden is told each command's group and, once
+extension; the kernel sends it when the thread that started the command ends, and pi
+starts commands on its event loop's thread, which lives as long as pi) plus its process
+group: the warden is told each command's group and, once
 pi has ended, kills those groups and every process still carrying one of this pi's
 command markers in its environment. In that mode ``env -i setsid …`` escapes a ``kill -9`` of
 pi (documented in ``docs/plugins.md``).
@@ -37,8 +39,8 @@ from pi_plugins.tools import cgroups
 ENTER = ('echo 0 > "$0" || { echo "pi: cannot move the command into its cgroup ($0)" >&2; '
          'exit 126; }; exec "$@"')
 
-#: The warden. ``$1``: the folder of pi's cgroups ("" when there is none); ``$2``: the
-#: start of this pi's command markers. pi writes ``+PGID`` and ``-PGID`` lines (each
+#: The warden. ``$1``: the folder of pi's cgroups ("", or a folder never made: the
+#: fallback); ``$2``: the start of this pi's command markers. pi writes ``+PGID`` and ``-PGID`` lines (each
 #: command's process group, in the fallback) until its end closes the pipe.
 WARDEN = r"""
 trap '' INT HUP QUIT TERM PIPE

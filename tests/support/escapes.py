@@ -6,8 +6,8 @@ sleeps. Its processes are found by a number in their command lines (``sleep
 600.<mark><n>``), since ``env -i`` drops any marker in the environment; pi itself is
 found by ``PI_ESCAPE_RUN=<mark>`` in its environment, which its warden inherits.
 
-:func:`kill_points` is the issue's figure: SIGKILL of ``pi -p`` at random points of a
-run whose bash command is :func:`escape_forms`, and the processes of the session left
+:func:`kill_points` is the issue's figure: SIGKILL of ``pi -p`` at random points during
+its bash command (:func:`escape_forms`), and the processes of the session left
 afterwards (``bench/bench_kill_points.py`` and ``tests/safety/test_no_escape.py``).
 """
 
@@ -96,34 +96,28 @@ def start_print_mode(pi, server, mark: int, command: list[str] | None = None) ->
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
-def time_to_tree(pi, server) -> float:
-    """Seconds from starting ``pi -p`` to every sleep of the escape forms running."""
-    mark = new_mark()
-    began = time.monotonic()
-    process = start_print_mode(pi, server, mark)
-    try:
-        while sleeping(mark) < SLEEPS:
-            if time.monotonic() - began > 30:
-                raise AssertionError("the escape forms did not start within 30 s")
-            time.sleep(0.01)
-        return time.monotonic() - began
-    finally:
-        process.kill()
-        process.wait()
-        kill_all(left_after(mark))
+def command_started(mark: int) -> bool:
+    """Whether a process of the command runs (its shell carries the mark)."""
+    return any(str(mark) in line for line in session_processes(mark).values())
 
 
-def kill_points(pi, server, count: int, seed: int = 0) -> list[dict]:
-    """SIGKILL ``pi -p`` at ``count`` random points between its start and a moment
-    after its command's sleeps all run; for each: when, how many sleeps ran at the kill,
-    and the session's processes left afterwards (killed once counted)."""
+def kill_points(pi, server, count: int, seed: int = 0, spread: float = 0.3) -> list[dict]:
+    """SIGKILL ``pi -p`` at ``count`` random points of its bash command: a random moment
+    within ``spread`` seconds of the command's first process appearing, so some points
+    fall while the escape forms are still starting and most while they all run. For
+    each: when (after the command started), how many sleeps ran at the kill, and the
+    session's processes left afterwards (killed once counted)."""
     rng = random.Random(seed)
-    span = time_to_tree(pi, server) * 1.3
     points = []
     for _ in range(count):
         mark = new_mark()
-        at = rng.uniform(0, span)
         process = start_print_mode(pi, server, mark)
+        deadline = time.monotonic() + 30
+        while not command_started(mark):
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError("pi ended, or its command did not start within 30 s")
+            time.sleep(0.002)
+        at = rng.uniform(0, spread)
         time.sleep(at)
         running = sleeping(mark)
         process.kill()
