@@ -22,7 +22,7 @@ import stat as stat_mode
 from typing import TYPE_CHECKING, Any, cast
 
 from pi_core.protocol.environment import DirEntry, FileInfo, Kind, OutputSink, Process
-from pi_plugins.tools import processes
+from pi_plugins.tools import cgroups, processes, warden
 
 if TYPE_CHECKING:
     from pi_core.protocol import environment as protocol
@@ -192,7 +192,8 @@ class LocalOutputFile(OutputSink):
 
 
 class LocalProcess(Process):
-    """A child process of this one, in a new session (so a new process group).
+    """A child process of this one, in a new session (so a new process group) and, where
+    the machine allows it, a cgroup of its own (:mod:`pi_plugins.tools.warden`).
 
     Its exit is watched apart from its pipes: a background job the command left behind
     may hold the output pipe open long after the command itself has ended (asyncio's own
@@ -217,17 +218,28 @@ class LocalProcess(Process):
         import subprocess
 
         processes.supervise()
-        marker = processes.new_marker()
-        popen = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            env={**(os.environ if env is None else env), processes.MARKER: marker},
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE,
-            start_new_session=True,  # its own session and process group: killable as one
-        )
-        command = processes.Command(popen.pid, marker, owner)
+        guard = warden.warden(processes.MARKER)
+        marker = guard.marker_prefix + processes.new_marker()
+        env = {**(os.environ if env is None else env), processes.MARKER: marker}
+        if argv:
+            warden.resolve(argv[0], cwd, env)  # a missing program fails here, as in Popen
+        confined, cgroup = guard.confine(argv, marker)
+        try:
+            popen = subprocess.Popen(
+                confined,
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE,
+                start_new_session=True,  # its own session and process group: killable as one
+            )
+        except BaseException:
+            if cgroup is not None:
+                cgroups.remove(cgroup)
+            raise
+        guard.watch_group(popen.pid)
+        command = processes.Command(popen.pid, marker, owner, cgroup=cgroup, warden=guard)
         processes.register(command)
         self = cls(popen, command)
         try:
@@ -308,6 +320,7 @@ class LocalProcess(Process):
         deadline = asyncio.get_running_loop().time() + timeout
         while not processes.dead(self._killed) and asyncio.get_running_loop().time() < deadline:
             await asyncio.sleep(0.005)
+        processes.tidy()  # its cgroup, now that its processes are gone
 
     def close(self) -> None:
         for transport in self._transports:

@@ -1,7 +1,10 @@
-"""Process supervision: no process a command started outlives its command's end.
+"""Process supervision: no process a command started outlives its command's end, or pi.
 
-A command may leave its process group (``setsid``, ``nohup … &``, double forks), so a
-group kill is not enough. Two things together find everything it started:
+Where the machine allows it each command runs in a cgroup (v2) of its own
+(:mod:`pi_plugins.tools.warden`): nothing it starts can leave that, and killing the
+cgroup kills all of it. Elsewhere a command may leave its process group (``setsid``,
+``nohup … &``, double forks), so a group kill is not enough, and two things together
+find what it started:
 
 - every command gets a marker in its environment (``PI_COMMAND_ID``), inherited by
   every descendant; a kill sweeps ``/proc`` for it;
@@ -14,7 +17,8 @@ Elsewhere (no ``/proc``) the process group is the fallback.
 
 A command that ended normally may leave a process running on purpose (``npm run dev
 &``): it stays registered under its owner (the session's ``ctx``) and is stopped by
-:func:`stop_commands` when the session ends, and in any case when this process exits.
+:func:`stop_commands` when the session ends, and in any case when this process exits
+(and, should pi be killed, by its warden).
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ import time
 from typing import Any
 
 from attrs import define, field
+
+from pi_plugins.tools import cgroups
 
 MARKER = "PI_COMMAND_ID"
 
@@ -167,20 +173,52 @@ class Command:
     marker: str
     owner: Any = field(default=None, repr=False)
     ended: bool = False  # the leader exited and was reaped
+    #: Its cgroup folder, where commands run in cgroups.
+    cgroup: str | None = None
+    #: The warden guarding it (:mod:`pi_plugins.tools.warden`), told when it is over.
+    warden: Any = field(default=None, repr=False)
 
     def kill(self) -> set[int]:
+        if self.cgroup is not None:
+            return cgroups.kill(self.cgroup)
         return kill_command(None if self.ended else self.leader, self.marker)
 
     def survivors(self) -> set[int]:
+        if self.cgroup is not None:
+            return cgroups.members(self.cgroup)
         return command_processes(None, self.marker)
+
+    def release(self) -> None:
+        """Nothing of it is left (or all of it was killed): remove its cgroup (once
+        its last process is gone) and stop its warden watching its group."""
+        if self.cgroup is not None:
+            tidy(self.cgroup)
+        elif self.warden is not None:
+            self.warden.forget_group(self.leader)
 
 
 _commands: dict[str, Command] = {}
+#: Cgroups of killed commands whose processes had not all died yet: removed later.
+_unremoved: set[str] = set()
+
+
+def tidy(folder: str | None = None) -> None:
+    """Remove ``folder`` and the cgroups of killed commands left earlier, those now
+    empty."""
+    with _lock:
+        folders = set(_unremoved) | ({folder} if folder else set())
+    left = {f for f in folders if not cgroups.remove(f)}
+    with _lock:
+        _unremoved.difference_update(folders - left)
+        _unremoved.update(left)
 
 
 def register(command: Command) -> None:
     with _lock:
         _commands[command.marker] = command
+        retry = bool(_unremoved)
+    if retry:
+        tidy()
 
 
 def finished(command: Command) -> None:
@@ -188,14 +226,17 @@ def finished(command: Command) -> None:
     (a server started with ``&``), which live until its owner stops them."""
     command.ended = True
     left = command.survivors()
-    with _lock:
-        if not left:
+    if not left:
+        with _lock:
             _commands.pop(command.marker, None)
+        command.release()
 
 
 def killed(command: Command) -> None:
+    """``command`` was killed: forget it (its cgroup goes once its processes are dead)."""
     with _lock:
         _commands.pop(command.marker, None)
+    command.release()
 
 
 def running(owner: Any = None) -> list[Command]:
@@ -214,4 +255,5 @@ def stop_commands(owner: Any = None) -> int:
     deadline = time.monotonic() + 1.0
     while time.monotonic() < deadline and not dead(killed_now):
         time.sleep(0.01)
+    tidy()
     return len(killed_now)

@@ -272,6 +272,19 @@ def test_an_aborted_sandboxed_command_leaves_no_process(workspace):
     assert marked(mark) == []
 
 
+@needs_bwrap
+def test_a_sandboxed_command_runs_in_a_cgroup_of_pis_own_like_every_command(workspace):
+    import re
+
+    from pi_core.testing.programs import require
+
+    result = run(SandboxEnvironment(str(workspace)).run("cat /proc/self/cgroup"))
+    [path] = [line[3:] for line in result.output.splitlines() if line.startswith("0::")]
+    # pi names its cgroup folder after its pid; there is none where cgroups are not writable
+    require(f"/pi-{os.getpid()}-" in path, "a cgroup v2 this process may create cgroups under")
+    assert re.fullmatch(rf".*/pi-{os.getpid()}-[0-9a-f]+/command-[0-9a-f]+", path), path
+
+
 def marked(mark):
     found = []
     for name in os.listdir("/proc"):
