@@ -349,6 +349,9 @@ class Commands:
             return {"path": module or "<unknown>", "source": "extension", "scope": "temporary",
                     "origin": "top-level"}
         path = info.location or info.name
+        if info.source == "builtin":  # as pi 1.6 describes its built-in extensions' commands
+            return {"path": f"builtin:{info.name}", "source": "builtin", "scope": "temporary",
+                    "origin": "top-level"}
         if info.source == "cli":
             return {"path": path, "source": "cli", "scope": "temporary", "origin": "top-level"}
         if info.source in ("file", "settings"):

@@ -86,5 +86,6 @@ def test_plain_help_lists_the_built_in_plugins_flags_and_no_others(pi):
     shown = help_text(pi)
     assert shown.returncode == 0 and "--model" in shown.stdout
     section = shown.stdout.split("Plugin flags:", 1)[1].split("\n\n", 1)[0]
-    # the budget plugin's; a plugin of one's own would add its own here
-    assert re.findall(r"^\s+(--[\w-]+)", section, re.M) == ["--max-cost", "--max-tokens", "--max-turns"]
+    # the budget plugin's and the mcp plugin's; a plugin of one's own would add its own here
+    assert re.findall(r"^\s+(--[\w-]+)", section, re.M) == ["--max-cost", "--max-tokens", "--max-turns",
+                                                          "--no-mcp"]
