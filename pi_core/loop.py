@@ -349,6 +349,7 @@ class Agent:
                 max_retries=0 if model.discovered else self._count("retry.provider.maxRetries"),
                 max_retry_delay_ms=self._count("retry.provider.maxRetryDelayMs"),
                 thinking_budgets=self._setting("thinkingBudgets"), timeout_ms=self._count("retry.provider.timeoutMs"),
+                idle_timeout_ms=idle_timeout_ms(self._setting("httpIdleTimeoutMs")),
             )
             stream = provider.stream(model, llm, options)
             try:
@@ -624,3 +625,20 @@ def _take_back_cancel() -> None:
     task = asyncio.current_task()
     assert task is not None  # (only ever called inside the run's task)
     task.uncancel()
+
+
+def idle_timeout_ms(value: Any) -> int | None:
+    """pi 1.6's ``httpIdleTimeoutMs``: milliseconds (a number or a numeric string, whole
+    part), ``"disabled"`` or ``0`` for none; anything else (unset, malformed) is None, the
+    default."""
+    if isinstance(value, str):
+        text = value.strip()
+        if text.lower() == "disabled":
+            return 0
+        try:
+            value = float(text)
+        except ValueError:
+            return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != value or value < 0:
+        return None
+    return None if value == float("inf") else int(value)

@@ -15,9 +15,10 @@ found wins a name (later ones are reported as collisions):
 
 Frontmatter (optional): ``description`` (else the body's first non-empty line, cut to
 60 characters) and ``argument-hint`` (shown when completing). Arguments follow the
-command, split at spaces and tabs, quotes grouping words: ``$1``, ``$2``… are single
-arguments (empty when missing), ``$@`` and ``$ARGUMENTS`` all of them joined by spaces,
-``${@:N}`` those from the Nth on, ``${@:N:L}`` L of them from the Nth. Substitution is
+command, split at whitespace with pi 1.6's quoting (:func:`parse_args`): ``$1``, ``$2``…
+are single arguments (empty when missing), ``$@`` and ``$ARGUMENTS`` all of them joined by
+spaces, ``${@:N}`` those from the Nth on, ``${@:N:L}`` L of them from the Nth, and
+``${1:-text}`` / ``${@:-text}`` the value or, when it is empty, the text. Substitution is
 one pass: an argument that itself contains ``$1`` stays as typed.
 
 Expansion runs in the ``input`` chain, ``trylast``, so the user's own input hooks see
@@ -55,7 +56,9 @@ from pi_plugins.resources import (
 )
 
 DESCRIPTION_FROM_BODY_MAX = 60
-_PLACEHOLDER = re.compile(r"\$\{@:(\d+)(?::(\d+))?\}|\$(\d+)|\$ARGUMENTS|\$@")
+_PLACEHOLDER = re.compile(
+    r"\$\{(\d+|@|ARGUMENTS):-([^}]*)\}|\$\{@:(\d+)(?::(\d+))?\}|\$(\d+)|\$ARGUMENTS|\$@"
+)
 
 
 @define(frozen=True)
@@ -83,35 +86,68 @@ class Templates:
 # ---------------------------------------------------------------- arguments
 
 
-def parse_args(text: str) -> list[str]:
-    """Split at spaces and tabs; single or double quotes group words (and are dropped)."""
-    args: list[str] = []
-    current, quote = "", None
-    for char in text:
-        if quote:
-            if char == quote:
-                quote = None
-            else:
-                current += char
-        elif char in "\"'":
-            quote = char
-        elif char in " \t":
-            if current:
-                args.append(current)
-                current = ""
+def _closing_quote(text: str, start: int) -> tuple[str, int] | None:
+    """The quoted text opened at ``start`` and the index past its closing quote, or None
+    when the quote is never closed. ``\\`` before the same quote keeps that quote."""
+    quote, i, out = text[start], start + 1, []
+    while i < len(text):
+        char = text[i]
+        if char == "\\" and text[i + 1 : i + 2] == quote:
+            out.append(quote)
+            i += 2
+        elif char == quote:
+            return "".join(out), i + 1
         else:
-            current += char
-    if current:
-        args.append(current)
+            out.append(char)
+            i += 1
+    return None
+
+
+def parse_args(text: str) -> list[str]:
+    """Split at whitespace, as pi 1.6 does: a quote groups words only at the start of an
+    argument (``doesn't`` stays a word), ``""`` is an empty argument, a quote never closed
+    is plain text, and other backslashes stay as typed."""
+    args: list[str] = []
+    current: list[str] = []
+    started = False
+    i = 0
+    while i < len(text):
+        char = text[i]
+        if char in "\"'" and not started:
+            started = True
+            quoted = _closing_quote(text, i)
+            if quoted is not None:
+                current.append(quoted[0])
+                i = quoted[1]
+                continue
+            current.append(char)  # never closed: the quote is text
+        elif char.isspace():
+            if started:
+                args.append("".join(current))
+                current, started = [], False
+        else:
+            current.append(char)
+            started = True
+        i += 1
+    if started:
+        args.append("".join(current))
     return args
 
 
 def substitute(content: str, args: list[str]) -> str:
-    """Fill ``$1``, ``$@``, ``$ARGUMENTS``, ``${@:N}`` and ``${@:N:L}`` in one pass."""
+    """Fill ``$1``, ``$@``, ``$ARGUMENTS``, ``${@:N}``, ``${@:N:L}`` and the defaults
+    ``${1:-x}``, ``${@:-x}`` (``x`` when the value is empty) in one pass."""
     joined = " ".join(args)
 
     def fill(match: re.Match) -> str:
-        start, length, position = match.groups()
+        target, default, start, length, position = match.groups()
+        if target is not None:
+            if target in ("@", "ARGUMENTS"):
+                value = joined
+            else:
+                index = int(target) - 1
+                value = args[index] if 0 <= index < len(args) else ""
+            return value or default
         if position is not None:
             index = int(position) - 1
             return args[index] if 0 <= index < len(args) else ""

@@ -73,6 +73,9 @@ class StreamOptions:
     #: pi's ``thinkingBudgets`` (level: tokens, budget-based APIs) and ``retry.provider.timeoutMs``.
     thinking_budgets: dict[str, int] | None = None
     timeout_ms: int | None = None
+    #: pi 1.6's ``httpIdleTimeoutMs``: the longest silence while waiting for the response's
+    #: headers or the next part of its body; ``0``: none; ``None``: 300,000 (pi's default).
+    idle_timeout_ms: int | None = None
 
     async def prepare_payload(self, payload: dict) -> dict:
         return await self.on_payload(payload) if self.on_payload else payload

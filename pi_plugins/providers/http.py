@@ -156,6 +156,17 @@ async def http_client(url: str):
     return await _pool(url).first_client()
 
 
+#: pi 1.6's default ``httpIdleTimeoutMs``.
+DEFAULT_IDLE_TIMEOUT_MS = 300_000
+
+
+def idle_seconds(idle_timeout_ms: int | None) -> float | None:
+    """The transport's read timeout for ``httpIdleTimeoutMs`` (0: none)."""
+    if idle_timeout_ms is None:
+        idle_timeout_ms = DEFAULT_IDLE_TIMEOUT_MS
+    return idle_timeout_ms / 1000 if idle_timeout_ms else None
+
+
 async def _within(timeout_ms: int | None, sending: Any) -> Any:
     """The response of ``sending``, or httpcore's ``ReadTimeout`` when it takes longer than
     ``timeout_ms`` (the setting ``retry.provider.timeoutMs``: as pi's SDKs time a request,
@@ -257,7 +268,8 @@ class SseProvider:
                 content, sent_headers, sent = None, headers, 0
             try:
                 response = await _within(options.timeout_ms, client.send(
-                    method, url, content=content, headers=sent_headers))
+                    method, url, content=content, headers=sent_headers,
+                    read_timeout=idle_seconds(options.idle_timeout_ms)))
             except Exception as exc:
                 kind = transport_kind(exc)
                 if kind is None or kind == "invalid" or attempt >= retries:

@@ -187,9 +187,11 @@ class Client:
         return pool
 
     async def send(self, method: str, url: str, *, headers: Mapping[str, str],
-                   content: bytes | AsyncIterator[Any] | None = None) -> Response:
+                   content: bytes | AsyncIterator[Any] | None = None,
+                   read_timeout: float | None = READ_TIMEOUT) -> Response:
         """Send a request and return its answer once the headers are in (the body is
-        read from :meth:`Response.aiter_bytes`)."""
+        read from :meth:`Response.aiter_bytes`). ``read_timeout``: seconds of silence,
+        waiting for the headers or the body, before it fails (None: no limit)."""
         if not url.isascii() or " " in url:  # httpx percent-encodes what a URL cannot hold
             url = quote(url, safe=":/?#[]@!$&'()*+,;=%~")
         parts = urlsplit(url)
@@ -210,7 +212,7 @@ class Client:
             host = f"{host}:{parts.port}"
         request = httpcore.Request(
             method, url, headers=[("host", host), *sent.items()], content=content,
-            extensions={"timeout": {"connect": CONNECT_TIMEOUT, "read": READ_TIMEOUT,
+            extensions={"timeout": {"connect": CONNECT_TIMEOUT, "read": read_timeout,
                                     "write": READ_TIMEOUT, "pool": READ_TIMEOUT}})
         pool = self._pool(proxy_for(parts.scheme, parts.hostname or "", parts.port, self.proxies))
         return Response(await pool.handle_async_request(request))

@@ -38,12 +38,19 @@ class Policy:
     max_retries: int
     base_delay_ms: int
     max_delay_ms: int
+    max_agent_delay_ms: int = 60000  # pi 1.6's cap on the session's own backoff
 
     @classmethod
     def of(cls, settings: Any) -> Policy:
         return cls(bool(settings.get("retry.enabled", True)), int(settings.get("retry.maxRetries", 3)),
                    int(settings.get("retry.baseDelayMs", 2000)),
-                   int(settings.get("retry.provider.maxRetryDelayMs", 60000)))
+                   int(settings.get("retry.provider.maxRetryDelayMs", 60000)),
+                   int(settings.get("retry.maxAgentDelayMs", 60000)))
+
+    def backoff_ms(self, attempt: int) -> int:
+        """The session's wait before ``attempt`` (1 for the first retry): doubling from
+        ``retry.baseDelayMs``, never more than ``retry.maxAgentDelayMs``."""
+        return min(self.base_delay_ms * 2 ** max(attempt - 1, 0), self.max_agent_delay_ms)
 
 
 def will_retry(ctx: Any, state: Attempts, messages: list) -> bool:
@@ -96,7 +103,7 @@ async def _step(ctx: Any, state: Attempts, failed: AssistantMessage | None, sign
         return False
     state.attempt += 1
     asked = failure.retry_after_ms
-    delay = asked or policy.base_delay_ms * 2 ** (state.attempt - 1)
+    delay = asked or policy.backoff_ms(state.attempt)
     if asked and waits_too_long(asked, policy.max_delay_ms):  # the server's wait only
         status = f"{failure.status}: " if failure.status else ""
         failed.error_message = (

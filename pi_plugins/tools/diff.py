@@ -1,4 +1,5 @@
-"""The compact, line-numbered diff that ``edit`` puts in ``details.diff`` (pi's format).
+"""The diffs ``edit`` puts in ``details``: the compact, line-numbered ``diff`` (pi's
+format), and ``patch``, a standard unified diff as pi 1.6 adds.
 
 Each shown line is ``+N text`` (added, new line number), ``-N text`` (removed, old line
 number) or `` N text`` (context); at most four context lines stand on each side of a
@@ -110,3 +111,16 @@ def generate_diff(old_text: str, new_text: str, context: int = CONTEXT) -> tuple
                 old_no += len(a)
                 new_no += len(a)
     return "\n".join(out), first
+
+
+def generate_patch(path: str, old_text: str, new_text: str, context: int = CONTEXT) -> str:
+    """A standard unified diff of the change (``--- path``/``+++ path``, ``@@`` hunks), the
+    ``patch`` pi 1.6's edit returns beside its compact diff, for tools that apply patches."""
+    from difflib import unified_diff
+
+    out: list[str] = []
+    for line in unified_diff(_tokens(old_text), _tokens(new_text), path, path, n=context):
+        if line.startswith(("---", "+++")):
+            line = line.rstrip() + "\n"  # no dates after the names
+        out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    return "".join(out)

@@ -235,9 +235,10 @@ async def execute(args: dict, run: ToolRun) -> ToolResult:
             await env.write_bytes(full, final.encode("utf-8"))
         except OSError as exc:
             raise os_error(exc, path, "writing") from None
-    from pi_plugins.tools.diff import generate_diff
+    from pi_plugins.tools.diff import generate_diff, generate_patch
 
     diff, first_changed = generate_diff(content, updated)
+    patch = generate_patch(path, content, updated)
     message = f"Successfully replaced {len(edits)} block(s) in {path}."
     tolerant = [f"edits[{m.index}]" for m in matches if m.tolerant]
     if tolerant:
@@ -245,7 +246,7 @@ async def execute(args: dict, run: ToolRun) -> ToolResult:
             f" Note: {', '.join(tolerant)} matched only after ignoring trailing whitespace and "
             "quote, dash or space style; check the diff."
         )
-    return ToolResult.text(message, {"diff": diff, "firstChangedLine": first_changed})
+    return ToolResult.text(message, {"diff": diff, "patch": patch, "firstChangedLine": first_changed})
 
 
 def prepare_arguments(arguments: Any) -> Any:

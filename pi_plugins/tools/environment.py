@@ -63,11 +63,15 @@ class ExecutionEnvironment:
         """Run a command to its end through :meth:`spawn`: the one runner that the bash
         tool, the user's ``!cmd`` and ``ctx.exec`` share (one kill policy, one bounded
         output buffer, one truncation rule; :mod:`pi_plugins.tools.runner`). A string
-        runs with ``shell -c`` (``shell``, else bash, else sh)."""
+        runs with ``shell -c`` (``shell``, else bash, else sh); a leading ``~`` in ``shell``
+        is the home directory (pi 1.6's ``shellPath``)."""
+        import os.path
+
         from pi_plugins.tools.runner import run_command
 
         env = cast("protocol.ExecutionEnvironment", self)  # a subclass gives the rest of the shape
         if isinstance(command, str):
+            shell = os.path.expanduser(shell) if shell and shell.startswith("~") else shell
             argv = [shell or await env.which("bash") or "sh", "-c", command]
         else:
             argv = list(command)

@@ -1,6 +1,14 @@
-"""``find``: files and directories whose path matches a glob, .gitignore respected."""
+"""``find``: files and directories whose path matches a glob, .gitignore respected.
+
+The pattern follows pi 1.6's rule: one without "/" matches names at any depth; one with
+"/" is relative to the searched directory (``src/*.ts`` finds ``src/a.ts``, not
+``pkg/src/b.ts``; ``**/src/*.ts`` finds both), a leading ``./`` is dropped, and an absolute
+one matches absolute paths. An all-lowercase pattern ignores case (fd's smart case).
+"""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from pi_core.protocol.tools import Tool, ToolResult, ToolRun
 from pi_plugins.tools.errors import ToolError, os_error
@@ -11,7 +19,8 @@ DEFAULT_LIMIT = 1000
 
 DESCRIPTION = (
     "Find files by glob pattern, e.g. '*.py', '**/*.json' or 'src/**/*.test.ts'. A pattern "
-    "without '/' matches file names at any depth. Returns paths relative to the searched "
+    "with '/' is relative to the search directory; one without '/' matches file names at "
+    "any depth. Returns paths relative to the searched "
     "directory (directories end in '/'). Respects .gitignore. Output stops at "
     f"{DEFAULT_LIMIT} results (change it with limit) or {MAX_BYTES // 1024}KB."
 )
@@ -19,7 +28,7 @@ DESCRIPTION = (
 PARAMETERS = {
     "type": "object",
     "properties": {
-        "pattern": {"type": "string", "description": "Glob to match, e.g. '*.py', '**/*.json' or 'src/**/*.spec.ts'"},
+        "pattern": {"type": "string", "description": "Glob relative to the search directory, e.g. 'src/**/*.ts'; without '/', e.g. '*.py', it matches file names at any depth"},
         "path": {"type": "string", "description": "Directory to search (default: the working directory)"},
         "limit": {"type": "integer", "minimum": 1, "description": f"Most results to return (default: {DEFAULT_LIMIT})"},
     },
@@ -27,8 +36,22 @@ PARAMETERS = {
 }
 
 
+def path_matcher(pattern: str, root: str) -> Callable[[str], bool]:
+    """The test for a path relative to ``root``, as pi 1.6's find applies the pattern."""
+    from pi_plugins.tools.walk import glob_matcher
+
+    while pattern.startswith("./"):
+        pattern = pattern[2:]
+    ignore_case = pattern == pattern.lower()
+    if pattern.startswith("/"):  # absolute: matched against the absolute path
+        absolute = glob_matcher(pattern, ignore_case=ignore_case)
+        base = root.rstrip("/")
+        return lambda path: absolute(f"{base}/{path}".lstrip("/"))
+    return glob_matcher(pattern, anchored=True, ignore_case=ignore_case)
+
+
 async def execute(args: dict, run: ToolRun) -> ToolResult:
-    from pi_plugins.tools.walk import glob_matcher, walk
+    from pi_plugins.tools.walk import walk
 
     if run.signal.aborted:
         raise ToolError("Operation aborted")
@@ -40,7 +63,7 @@ async def execute(args: dict, run: ToolRun) -> ToolResult:
         info = await env.stat(root)
         if info.kind != "directory":
             raise NotADirectoryError(root)
-        matches = glob_matcher(pattern)
+        matches = path_matcher(pattern, str(root))
         found: list[str] = []
         reached = False
         async for entry in walk(env, root):

@@ -190,20 +190,21 @@ def _translate(pattern: str) -> str:
     return "".join(out)
 
 
-def glob_matcher(pattern: str) -> Callable[[str], bool]:
+def glob_matcher(pattern: str, *, anchored: bool = False, ignore_case: bool = False) -> Callable[[str], bool]:
     """A test for "/"-separated relative paths. A pattern without "/" matches the last
     part of the path (``*.py`` finds Python files at any depth); one with "/" matches the
-    whole path, starting at any directory unless it starts with "/" (``src/**/*.ts``).
-    A leading "!" inverts it."""
+    whole path, starting at any directory unless it starts with "/" or ``anchored`` is
+    set (``src/**/*.ts``). A leading "!" inverts it."""
     negate = pattern.startswith("!")
     if negate:
         pattern = pattern[1:]
+    flags = re.S | (re.I if ignore_case else 0)
     if "/" not in pattern.rstrip("/"):
-        regex = re.compile(_translate(pattern.rstrip("/")), re.S)
+        regex = re.compile(_translate(pattern.rstrip("/")), flags)
         test = lambda path: regex.fullmatch(path.rsplit("/", 1)[-1]) is not None  # noqa: E731
     else:
-        anchored = pattern.startswith("/")
+        anchored = anchored or pattern.startswith("/")
         body = _translate(pattern.lstrip("/").rstrip("/"))
-        regex = re.compile(body if anchored else f"(?:.*/)?{body}", re.S)
+        regex = re.compile(body if anchored else f"(?:.*/)?{body}", flags)
         test = lambda path: regex.fullmatch(path) is not None  # noqa: E731
     return (lambda path: not test(path)) if negate else test

@@ -104,6 +104,15 @@ def test_a_500_that_outlasts_the_retries_ends_with_the_error(tmp_path):
     assert len(provider.requests) == 4
 
 
+def test_the_backoff_never_grows_past_max_agent_delay(tmp_path):
+    fails = [Reply(error=f"500 internal error (request {n})", failure=Failure("retryable", 500)) for n in range(3)]
+    harness, provider, events = make(tmp_path, [*fails, Reply(text="back")],
+                                     settings={"retry": {"baseDelayMs": 5, "maxAgentDelayMs": 8}})
+    run(harness.prompt("hi"))
+    assert harness.messages[-1].text == "back"
+    assert [e.delay_ms for e in events.of("auto_retry_start")] == [5, 8, 8]  # retry.maxAgentDelayMs, pi 1.6
+
+
 def test_a_configured_provider_gets_every_retry_even_for_the_same_answer(tmp_path):
     fail = Reply(error="openai/m: 500 Internal Server Error: overloaded", failure=Failure("retryable", 500))
     harness, provider, events = make(tmp_path, [fail, fail, fail, fail, Reply(text="unused")])

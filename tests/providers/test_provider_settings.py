@@ -115,3 +115,33 @@ def test_the_transport_setting_chooses_how_chatgpts_backend_is_spoken_to(tmp_pat
     [request] = llm_server.requests
     assert (request.method, request.path) == (over, "/backend-api/codex/responses")
     assert request.body["stream"] is True
+
+
+def test_a_stream_silent_past_http_idle_timeout_ends_as_timed_out(tmp_path, llm_server):
+    import threading
+
+    held = threading.Event()
+    llm_server.push(Reply(text="a long answer that stops halfway", chunk_size=4, hold=held, hold_after=2))
+    settings = {"httpIdleTimeoutMs": 300, "retry": {"enabled": False, "provider": {"maxRetries": 0}}}
+    started = time.monotonic()
+    try:
+        message = answer(tmp_path, llm_server.model("openai-completions"), settings)
+    finally:
+        held.set()
+    assert message.stop_reason == "error" and "timed out" in message.error_message
+    assert time.monotonic() - started < 5
+
+
+@pytest.mark.parametrize("idle", [200, "200"])
+def test_headers_later_than_http_idle_timeout_end_as_timed_out(tmp_path, llm_server, idle):
+    llm_server.push(_late(1.5, Reply(text="too late")))
+    settings = {"httpIdleTimeoutMs": idle, "retry": {"enabled": False, "provider": {"maxRetries": 0}}}
+    message = answer(tmp_path, llm_server.model("anthropic-messages"), settings)
+    assert message.stop_reason == "error" and "timed out" in message.error_message
+
+
+@pytest.mark.parametrize("idle", ["disabled", 0, " Disabled "])
+def test_http_idle_timeout_disabled_waits_for_a_slow_answer(tmp_path, llm_server, idle):
+    llm_server.push(_late(0.5, Reply(text="slow but fine")))
+    settings = {"httpIdleTimeoutMs": idle, "retry": {"provider": {"maxRetries": 0}}}
+    assert answer(tmp_path, llm_server.model("openai-completions"), settings).text == "slow but fine"

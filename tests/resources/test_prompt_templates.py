@@ -33,8 +33,19 @@ def test_placeholders_take_positional_and_all_arguments(content, expected):
 def test_quotes_group_words_and_are_dropped():
     assert parse_args("Button \"click handler\" 'disabled  support'\tx") == [
         "Button", "click handler", "disabled  support", "x"]
-    assert parse_args("a\"b c\"d  ") == ["ab cd"]
     assert parse_args("") == []
+
+
+def test_quotes_open_only_at_the_start_of_an_argument_as_in_pi16():
+    assert parse_args("a\"b c\"d  doesn't") == ['a"b', 'c"d', "doesn't"]
+    assert parse_args('"the \\"fast\\" path" "" \'never closed') == ['the "fast" path', "", "'never", "closed"]
+
+
+def test_defaults_stand_in_for_missing_or_empty_arguments():
+    content = "Review ${1:-everything}; focus on ${@:-correctness}."
+    assert substitute(content, []) == "Review everything; focus on correctness."
+    assert substitute(content, ["", ""]) == "Review everything; focus on  ."
+    assert substitute(content, ["api.py", "speed"]) == "Review api.py; focus on api.py speed."
 
 
 def test_argument_values_are_never_substituted_again():

@@ -18,9 +18,12 @@ def test_replaces_text_and_reports_a_diff_like_pi(ws):
     assert not result.is_error
     assert text_of(result) == "Successfully replaced 1 block(s) in notes.txt."
     assert (ws / "notes.txt").read_text() == NOTES.replace("draft", "final")
-    # The exact details pi recorded for this edit (fixtures/sessions/tools-openai.jsonl).
+    # The exact details pi recorded for this edit (fixtures/sessions/tools-openai.jsonl),
+    # and the unified patch pi 1.6 adds beside them.
     assert result.details == {
         "diff": " 1 title: harness notes\n-2 status: draft\n+2 status: final\n 3 owner: nobody",
+        "patch": "--- notes.txt\n+++ notes.txt\n@@ -1,3 +1,3 @@\n title: harness notes\n-status: draft\n"
+                 "+status: final\n owner: nobody\n",
         "firstChangedLine": 2,
     }
 

@@ -214,3 +214,15 @@ def test_every_command_starts_without_the_key_variables_and_their_values_are_red
     assert not names & {"Some_Api_Key", "TOKENIZERS_PARALLELISM"}
     assert result.output.endswith("false\n[redacted: GH_TOKEN]\n")
     assert "ghp_0123456789" not in result.output
+
+
+def test_a_shell_path_starting_with_a_tilde_is_under_the_home_directory(tmp_path, monkeypatch):
+    # pi 1.6's shellPath "supports a leading ~"
+    home = tmp_path / "home"
+    (home / "bin").mkdir(parents=True)
+    shell = home / "bin" / "myshell"
+    shell.write_text('#!/bin/sh\necho "myshell ran: $2"\n')
+    shell.chmod(0o755)
+    monkeypatch.setenv("HOME", str(home))
+    result = asyncio.run(LocalEnvironment(str(tmp_path)).run("echo hi", shell="~/bin/myshell"))
+    assert result.exit_code == 0 and result.output.strip() == "myshell ran: echo hi"

@@ -123,6 +123,18 @@ def test_find_patterns_with_directories_and_braces(project):
     assert text_of(call("find", {"pattern": "src"}, project)) == "src/"
 
 
+def test_find_path_patterns_are_relative_to_the_searched_directory(ws):
+    for name in ["src/a.py", "pkg/src/b.py", "src/Big.PY"]:
+        (ws / name).parent.mkdir(parents=True, exist_ok=True)
+        (ws / name).write_text("x\n")
+    found = lambda pattern: sorted(text_of(call("find", {"pattern": pattern}, ws)).splitlines())  # noqa: E731
+    assert found("src/*.py") == ["src/Big.PY", "src/a.py"]  # all lowercase: case ignored
+    assert found("./src/*.py") == found("src/*.py")
+    assert found("**/src/*.py") == ["pkg/src/b.py", "src/Big.PY", "src/a.py"]
+    assert found("src/*.PY") == ["src/Big.PY"]
+    assert found(f"{ws}/pkg/**") == ["pkg/src/", "pkg/src/b.py"]
+
+
 def test_find_limit_and_no_results(ws):
     for i in range(5):
         (ws / f"f{i}.txt").write_text("")

@@ -1,0 +1,35 @@
+"""settings.json keys pi 1.6 added, side by side with the real pi 1.6 where a run shows
+them: ``$schema`` and ``enableAnalytics`` are accepted without a word, and nothing but the
+model's request leaves either program."""
+
+import json
+import subprocess
+
+import pytest
+
+from support.llm_server import Reply
+
+pytestmark = [pytest.mark.process, pytest.mark.requires("pi16")]
+
+
+def pi16(runner, *args, timeout=120):
+    from support.programs import node_for, require_real
+
+    package = require_real("pi16")
+    return subprocess.run([node_for("pi16"), str(package / "dist" / "cli.js"), *runner.flags(*args)],
+                          cwd=runner.cwd, env={**runner.env, "PI_OFFLINE": "1"}, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def test_schema_and_enable_analytics_are_accepted_quietly_and_send_nothing(pi, server):
+    models = server.models_json("local", apiKey="test-key")  # pi 1.6 wants a key
+    (pi.agent_dir / "models.json").write_text(json.dumps(models))
+    settings = {"$schema": "https://pi.dev/schemas/settings.schema.json", "enableAnalytics": True}
+    (pi.agent_dir / "settings.json").write_text(json.dumps(settings))
+    server.push(Reply(text="answered"), Reply(text="answered"))
+    theirs = pi16(pi, "-p", "hi")
+    ours = pi.run("-p", "hi")
+    assert theirs.returncode == ours.returncode == 0, (theirs.stderr, ours.stderr)
+    assert ours.stdout == theirs.stdout == "answered\n"
+    assert ours.stderr == ""
+    assert len(server.requests) == 2  # one each: the model's request, nothing else
