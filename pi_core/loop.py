@@ -21,9 +21,7 @@ every tool call still gets a result, and queued messages stay queued.
 from __future__ import annotations
 
 import asyncio
-import copy
 import inspect
-import time
 from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
@@ -35,10 +33,7 @@ from pi_core.protocol.events import (
     MessageEnd,
     MessageStart,
     MessageUpdate,
-    ToolCallEvent,
     ToolExecutionEnd,
-    ToolExecutionStart,
-    ToolExecutionUpdate,
     TurnEnd,
     TurnStart,
 )
@@ -52,14 +47,11 @@ from pi_core.protocol.messages import (
 )
 from pi_core.protocol.model import Model
 from pi_core.protocol.provider import LlmContext, RequestContext, StreamOptions, ToolSpec
-from pi_core.protocol.schema import ArgumentsError
 from pi_core.protocol.signal import AbortSignal
 from pi_core.protocol.stream import TextEndEvent, ThinkingEndEvent
-from pi_core.protocol.tools import Tool, ToolResult, ToolRun, as_result
+from pi_core.protocol.tools import Tool, ToolResult
 from pi_core.queues import AgentBusyError, MessageQueue, QueueMode, user_message
-from pi_core.tool_calls import PreparedCall, arguments_dict, validation_failed
-
-ABORTED_TOOL_TEXT = "Tool execution was aborted"
+from pi_core.tool_calls import ABORTED_TOOL_TEXT, PreparedCall, execute, execute_nested, prepare
 
 
 class StopRun(Exception):
@@ -114,7 +106,7 @@ class Agent:
         self._signal: AbortSignal | None = None
         self._closing = False
         self._turn_index = 0
-        self._nested_count: dict[str, int] = {}  # nested calls made so far, by calling tool call
+        self.nested_counts: dict[str, int] = {}  # nested calls made so far, by calling tool call
 
     # ------------------------------------------------------------ public API
 
@@ -458,7 +450,7 @@ class Agent:
         async def finish(prepared: PreparedCall) -> None:
             result = prepared.immediate
             if result is None:
-                result = await self._execute(prepared, signal, message, took)
+                result = await execute(self, prepared, signal, message, took)
             finished[prepared.call.id] = result
             await self.emit(ToolExecutionEnd(
                 tool_call_id=prepared.call.id, tool_name=prepared.call.name,
@@ -480,11 +472,11 @@ class Agent:
         try:
             if sequential:
                 for call in calls:
-                    await finish(await self._prepare(call, by_name, message))
+                    await finish(await prepare(self, call, by_name, message))
                     await record(call)
             else:
                 for call in calls:
-                    prepared = await self._prepare(call, by_name, message)
+                    prepared = await prepare(self, call, by_name, message)
                     if prepared.immediate is not None:
                         await finish(prepared)
                     else:
@@ -510,95 +502,13 @@ class Agent:
         terminate = bool(finished) and all(r.terminate for r in finished.values())
         return results, terminate
 
-    async def _prepare(self, call: ToolCall, by_name: dict[str, Tool], message,
-                       parent: str | None = None) -> PreparedCall:
-        """Announce the call, find the tool, validate the arguments, ask before_tool_call."""
-        await self.emit(ToolExecutionStart(
-            tool_call_id=call.id, tool_name=call.name, args=call.arguments, parent_tool_call_id=parent,
-        ))
-        tool = by_name.get(call.name)
-        if tool is None:
-            return PreparedCall(call, immediate=ToolResult.error(f"Tool {call.name} not found"))
-        try:
-            args = tool.validate(call.arguments)
-        except ArgumentsError as exc:
-            return PreparedCall(call, immediate=ToolResult.error(validation_failed(call, exc)))
-        if self.plugins.has("before_tool_call"):
-            raw = arguments_dict(args, call.arguments)
-            event = ToolCallEvent(call.id, call.name, copy.deepcopy(raw), message, parent)
-            decision = await self.plugins.call("before_tool_call", event=event, ctx=self.ctx)
-            if decision is not None and decision.block:
-                reason = decision.reason or "Tool execution was blocked"
-                return PreparedCall(call, immediate=ToolResult.error(reason))
-            changed = decision.arguments if decision is not None and decision.arguments is not None else event.arguments
-            if changed != raw:
-                try:
-                    args = tool.validate(changed)
-                except ArgumentsError as exc:
-                    return PreparedCall(call, immediate=ToolResult.error(validation_failed(call, exc)))
-        return PreparedCall(call, tool=tool, args=args)
-
-    async def _execute(self, prepared: PreparedCall, signal: AbortSignal, message, took: dict,
-                       parent: str | None = None, also: Callable[[ToolResult], None] | None = None) -> ToolResult:
-        call = prepared.call
-        updates: list[asyncio.Future] = []
-
-        def on_update(partial: ToolResult) -> None:
-            updates.append(asyncio.ensure_future(self.emit(ToolExecutionUpdate(
-                tool_call_id=call.id, tool_name=call.name, args=call.arguments,
-                partial_result=partial, parent_tool_call_id=parent,
-            ))))
-            if also is not None:
-                also(partial)
-
-        run = ToolRun(tool_call_id=call.id, signal=signal, ctx=self.ctx, on_update=on_update)
-        began = time.monotonic()
-        assert prepared.tool is not None  # (calls answered without running never get here)
-        try:
-            result = as_result(await prepared.tool.execute(prepared.args, run))
-        except Exception as exc:
-            result = ToolResult.error(str(exc) or type(exc).__name__)
-        finally:
-            took[call.id] = round((time.monotonic() - began) * 1000)
-            if updates:
-                await asyncio.gather(*updates, return_exceptions=True)
-        if self.plugins.has("after_tool_call"):
-            event = ToolCallEvent(call.id, call.name, arguments_dict(prepared.args, call.arguments), message, parent)
-            patched = await self.plugins.call("after_tool_call", result=result, event=event, ctx=self.ctx)
-            result = as_result(patched)
-        return result
-
     async def execute_tool(self, name: str, arguments: Any, *, parent_tool_call_id: str,
                            signal: AbortSignal | None = None,
                            on_update: Callable[[ToolResult], None] | None = None) -> ToolResult:
-        """Run a registered tool as a nested call of the tool call ``parent_tool_call_id``
-        (pi 1.6's ``ctx.executeTool``): validated, through ``before_tool_call`` and
-        ``after_tool_call``, its events carrying the parent, its id ``<parent>/<n>``. Never
-        raises for the tool's failures (unknown, invalid, blocked, thrown): they come back
-        as error results. Cancelling the caller cancels the tool and says so in
-        ``tool_execution_end``. Nothing is added to the transcript."""
-        self._nested_count[parent_tool_call_id] = number = self._nested_count.get(parent_tool_call_id, 0) + 1
-        call = ToolCall(id=f"{parent_tool_call_id}/{number}", name=name,
-                        arguments=arguments if isinstance(arguments, dict) else {})
-        by_name = {t.name: t for t in self.tools or []}
-        took: dict[str, int] = {}
-        prepared = await self._prepare(call, by_name, None, parent_tool_call_id)
-        result = prepared.immediate
-        try:
-            if result is None:
-                result = await self._execute(prepared, signal or AbortSignal(), None, took,
-                                             parent_tool_call_id, on_update)
-        except asyncio.CancelledError:
-            await self.emit(ToolExecutionEnd(
-                tool_call_id=call.id, tool_name=name, result=ToolResult.error(ABORTED_TOOL_TEXT),
-                is_error=True, duration_ms=took.get(call.id), parent_tool_call_id=parent_tool_call_id,
-            ))
-            raise
-        await self.emit(ToolExecutionEnd(
-            tool_call_id=call.id, tool_name=name, result=result, is_error=result.is_error,
-            duration_ms=took.get(call.id), parent_tool_call_id=parent_tool_call_id,
-        ))
-        return result
+        """Run a registered tool as a nested call of ``parent_tool_call_id`` (pi 1.6's
+        ``ctx.executeTool``; :func:`pi_core.tool_calls.execute_nested`)."""
+        return await execute_nested(self, name, arguments, parent_tool_call_id=parent_tool_call_id,
+                                    signal=signal, on_update=on_update)
 
     # ------------------------------------------------------------ events
 
