@@ -190,7 +190,7 @@ class ServerConnection:
             async with contextlib.AsyncExitStack() as stack:
                 client = Client(await self._transport(stack, stderr), mode="legacy", cache=None,
                                 read_timeout_seconds=self.entry.timeout, message_handler=self._on_message,
-                                logging_callback=self._on_log,
+                                logging_callback=self._on_log, list_roots_callback=self._roots,
                                 client_info=Implementation(name="pi", version=__version__))
                 await stack.enter_async_context(client)
                 caps = client.server_capabilities
@@ -245,6 +245,14 @@ class ServerConnection:
             self.tools = tools
             if self.on_tools:
                 self.on_tools(self)
+
+    async def _roots(self, context: Any) -> Any:
+        """The session's folder as the one root, as pi 1.6 offers it (servers such as
+        server-everything add tools for clients that have roots)."""
+        from mcp.types import ListRootsResult, Root
+
+        folder = Path(os.path.abspath(self.cwd))
+        return ListRootsResult(roots=[Root(uri=folder.as_uri(), name=folder.name)])  # type: ignore[arg-type]
 
     async def _on_log(self, params: Any) -> None:
         if self.on_log:
