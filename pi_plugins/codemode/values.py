@@ -1,7 +1,9 @@
 """What a tool call resolves to inside a script (pi 1.6's docs/codemode.md, "Call
 tools"): ``read`` gives the file's text or an image block, ``bash`` a structured value
 (also for non-zero exit codes), an MCP tool its whole ``CallToolResult`` (``isError``
-included: it resolves), every other tool its text output. A failed, blocked or
+included: it resolves), a tool whose details carry ``structuredContent`` (pi 1.6's
+tools with an output schema, such as the MCP resource tools) that value, every other
+tool its text output. A failed, blocked or
 invalid call rejects with the tool's error text."""
 
 from __future__ import annotations
@@ -57,6 +59,9 @@ def script_value(name: str, result: ToolResult, seconds: float) -> tuple[bool, A
     """``(ok, value)`` for the script: value JSON-able, or the error text when not ok."""
     if name == "bash":
         return _bash(result, seconds)
+    structured = result.details.get("structuredContent") if isinstance(result.details, dict) else None
+    if isinstance(structured, dict):  # a tool with an output schema (the MCP resource tools): its value
+        return True, structured
     called = mcp_result(result)
     if called is not None:
         return True, _sorted({"isError": False, **called})

@@ -1,7 +1,9 @@
 """MCP servers, as pi 1.6's built-in ``mcp`` extension (its ``docs/mcp.md``): the
 servers of ``~/.pi/agent/mcp.json`` and, in a trusted project, ``.pi/mcp.json``
 (:mod:`.config`), over stdio or streamable HTTP (:mod:`.connection`, on the official
-``mcp`` SDK), their tools as ``mcp__<server>__<tool>`` pi tools (:mod:`.servers`).
+``mcp`` SDK), their tools as ``mcp__<server>__<tool>`` pi tools (:mod:`.servers`) and
+their resources through ``list_mcp_resources``, ``list_mcp_resource_templates`` and
+``read_mcp_resource`` (:mod:`.resources`).
 
 - ``session_start``: every enabled server connects in the background;
 - ``before_agent_start``: the first prompt waits (up to 10 s) only for servers with

@@ -190,7 +190,7 @@ class ServerConnection:
             async with contextlib.AsyncExitStack() as stack:
                 client = Client(await self._transport(stack, stderr), mode="legacy", cache=None,
                                 read_timeout_seconds=self.entry.timeout, message_handler=self._on_message,
-                                logging_callback=self._on_log,
+                                logging_callback=self._on_log, list_roots_callback=self._roots,
                                 client_info=Implementation(name="pi", version=__version__))
                 await stack.enter_async_context(client)
                 caps = client.server_capabilities
@@ -246,6 +246,14 @@ class ServerConnection:
             if self.on_tools:
                 self.on_tools(self)
 
+    async def _roots(self, context: Any) -> Any:
+        """The session's folder as the one root, as pi 1.6 offers it (servers such as
+        server-everything add tools for clients that have roots)."""
+        from mcp.types import ListRootsResult, Root
+
+        folder = Path(os.path.abspath(self.cwd))
+        return ListRootsResult(roots=[Root(uri=folder.as_uri(), name=folder.name)])  # type: ignore[arg-type]
+
     async def _on_log(self, params: Any) -> None:
         if self.on_log:
             self.on_log(self.name, as_json(params))
@@ -285,14 +293,54 @@ class ServerConnection:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(asyncio.shield(refreshing), self.entry.timeout)
 
-    async def request(self, run: Callable[[Any], Any]) -> Any:
-        """A read-only request (``await run(client)``), reconnecting first when needed."""
-        client = await self.get_client()
-        try:
-            return await run(client)
-        except Exception as exc:  # noqa: BLE001 - a failed read: the next one connects afresh
-            self._mark_dropped()
-            raise McpCallError(f'MCP server "{self.name}": {describe(exc)}') from None
+    async def _read(self, run: Callable[[Any], Any]) -> Any:
+        """A read-only request (``await run(client)``): connecting first when needed, and,
+        being safe to repeat, tried once more after a transient HTTP error or a dropped
+        connection (pi 1.6 retries reads, never tool calls)."""
+        for attempt in (1, 2):
+            client = await self.get_client()
+            try:
+                return await run(client)
+            except Exception as exc:  # noqa: BLE001 - one line for the model
+                dropped = getattr(getattr(exc, "error", None), "code", getattr(exc, "code", None)) == CONNECTION_CLOSED
+                if dropped:
+                    self._mark_dropped()
+                if attempt == 1 and (dropped or (self.entry.is_http and _transient(exc))):
+                    continue
+                answered = getattr(getattr(exc, "error", None), "message", None)
+                if isinstance(answered, str) and not dropped:  # the server's own error: its words, as pi 1.6
+                    raise McpCallError(answered) from None
+                raise McpCallError(f'MCP server "{self.name}": {describe(exc)}') from None
+        raise AssertionError("unreachable")
+
+    async def list_page(self, key: str, cursor: str | None) -> tuple[list[dict], str | None]:
+        """One page of ``resources`` or ``resourceTemplates`` (wire JSON) and the next cursor."""
+        method = "list_resources" if key == "resources" else "list_resource_templates"
+
+        async def run(client: Any) -> tuple[list[dict], str | None]:
+            page = as_json(await getattr(client, method)(cursor=cursor))
+            return [i for i in page.get(key, []) if isinstance(i, dict)], page.get("nextCursor")
+
+        return await self._read(run)
+
+    async def list_all(self, key: str) -> list[dict]:
+        """Every page of ``resources`` or ``resourceTemplates`` (up to MAX_PAGES)."""
+        items: list[dict] = []
+        cursor = None
+        for _ in range(MAX_PAGES):
+            page, cursor = await self.list_page(key, cursor)
+            items += page
+            if not cursor:
+                break
+        return items
+
+    async def read_resource(self, uri: str) -> list[dict]:
+        """The contents of one resource (wire JSON)."""
+
+        async def run(client: Any) -> list[dict]:
+            return [c for c in as_json(await client.read_resource(uri)).get("contents", []) if isinstance(c, dict)]
+
+        return await self._read(run)
 
     async def close(self) -> None:
         """Stop the server (the SDK closes stdin, then ends the process); idempotent."""

@@ -66,22 +66,27 @@ def _block(server: str, block: dict, readable: bool) -> TextContent | ImageConte
         return TextContent(f'[Resource {block.get("uri")} "{block.get("title") or block.get("name")}"'
                            f'{f" ({details})" if details else ""}{about}{read}]')
     if kind == "resource":
-        resource = block.get("resource") or {}
-        if "text" in resource:
-            return TextContent(str(resource["text"]))
-        mime = resource.get("mimeType")
-        if mime and mime.startswith("image/"):
-            return ImageContent(data=resource.get("blob", ""), mime_type=mime)
-        data = base64.b64decode(resource.get("blob") or "")
-        if _is_text_type(mime):
-            return TextContent(data.decode("utf-8", "replace"))
-        uri = resource.get("uri", "")
-        what = f"{mime or 'unknown type'}, {_size(len(data))}"
-        try:
-            return TextContent(f"[Binary resource {uri} ({what}) saved to {save_output(data, _extension(uri))}]")
-        except OSError as exc:
-            return TextContent(f"[Binary resource {uri} ({what}) could not be saved: {exc}]")
+        return resource_content(block.get("resource") or {})
     return TextContent(f"[unsupported MCP content {kind}]")
+
+
+def resource_content(resource: dict) -> TextContent | ImageContent:
+    """An embedded or read resource: its text, an image, or a line naming the temp file
+    a binary one was saved to."""
+    if "text" in resource:
+        return TextContent(str(resource["text"]))
+    mime = resource.get("mimeType")
+    if mime and mime.startswith("image/"):
+        return ImageContent(data=resource.get("blob", ""), mime_type=mime)
+    data = base64.b64decode(resource.get("blob") or "")
+    if _is_text_type(mime):
+        return TextContent(data.decode("utf-8", "replace"))
+    uri = resource.get("uri", "")
+    what = f"{mime or 'unknown type'}, {_size(len(data))}"
+    try:
+        return TextContent(f"[Binary resource {uri} ({what}) saved to {save_output(data, _extension(uri))}]")
+    except OSError as exc:
+        return TextContent(f"[Binary resource {uri} ({what}) could not be saved: {exc}]")
 
 
 def truncate_middle(text: str, max_bytes: int = MAX_OUTPUT_BYTES) -> tuple[str, int, int] | None:

@@ -23,10 +23,16 @@ from pi_plugins.mcp.connection import McpCallError, ServerConnection
 from pi_plugins.mcp.log import ServerLog
 from pi_plugins.mcp.naming import tool_names
 from pi_plugins.mcp.prompt_section import PromptSection
+from pi_plugins.mcp.resources import (
+    LIST_RESOURCES_TOOL,
+    LIST_TEMPLATES_TOOL,
+    READ_RESOURCE_TOOL,
+    resource_tools,
+)
 from pi_plugins.mcp.results import to_tool_result
 
 STARTUP_WAIT_S = 10.0
-RESOURCE_TOOL_NAMES = ("list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource")
+RESOURCE_TOOL_NAMES = (LIST_RESOURCES_TOOL, LIST_TEMPLATES_TOOL, READ_RESOURCE_TOOL)
 EXPOSURES_OF_TOOLS = ("direct", "codemode", "deferred")
 
 
@@ -124,6 +130,7 @@ class McpServers:
         self.closed = False
         self.warned_unreachable = False
         self.prompt_section = PromptSection()
+        self.resource_exposure: str | None = None  # the resource tools' exposure; None: not registered
 
     def find(self, name: str) -> Server | None:
         return next((s for s in self.servers if s.entry.name == name), None)
@@ -258,6 +265,37 @@ class McpServers:
                     self.ctx.set_active_tools([n for n in active if n != name])
                 elif choice == "on" and name not in active:
                     self.ctx.set_active_tools([*active, name])
+        self.sync_resource_tools()
+
+    def resource_connections(self) -> list[ServerConnection]:
+        """The servers the resource tools reach: enabled, not hidden, with resources."""
+        return [s.connection for s in self.servers if s.entry.enabled and s.entry.exposure != "hidden"
+                and s.connection is not None and s.connection.has_resources]
+
+    def sync_resource_tools(self) -> None:
+        """Register the resource tools with the widest exposure of the servers they reach
+        (``direct``, then ``codemode``, then ``deferred``), as pi 1.6 does; withdraw them
+        when no server has resources."""
+        exposures = {c.entry.exposure for c in self.resource_connections()}
+        wanted = next((e for e in EXPOSURES_OF_TOOLS if e in exposures), None)
+        if wanted == self.resource_exposure:
+            return
+        for name in RESOURCE_TOOL_NAMES:
+            self._unregister(name)
+        self.resource_exposure = wanted
+        if wanted is None:
+            return
+        for tool in resource_tools(self.resource_connections, wanted):
+            choice = self._flags_choice(tool.name, wanted)
+            if choice == "withdraw":
+                continue
+            with contextlib.suppress(Exception):
+                self.ctx.register_tool(tool)
+                active = self.ctx.get_active_tools()
+                if choice == "off" and tool.name in active:
+                    self.ctx.set_active_tools([n for n in active if n != tool.name])
+                elif choice == "on" and tool.name not in active:
+                    self.ctx.set_active_tools([*active, tool.name])
 
     def _flags_choice(self, name: str, exposure: str) -> str | None:
         """What ``--tools``/``--exclude-tools``/``--no-tools`` say of a tool registering now

@@ -120,3 +120,43 @@ def test_the_mcp_servers_section_and_its_update_are_worded_as_pi16s(tmp_path, se
     assert seen["ours"] == seen["pi16"]
     assert "- mcp__demo_srv (codemode)\n" in seen["ours"][0]
     assert "- mcp__demo_srv (codemode): Demo tools for the tests." in seen["ours"][1]
+
+
+RESOURCE_TOOLS = ("list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource")
+RESOURCE_CALLS = [("list_mcp_resources", {}), ("list_mcp_resources", {"server": "demo-srv"}),
+                  ("list_mcp_resource_templates", {}), ("list_mcp_resource_templates", {"server": "demo-srv"}),
+                  ("read_mcp_resource", {"server": "demo-srv", "uri": "demo://readme"}),
+                  ("read_mcp_resource", {"server": "demo-srv", "uri": "demo://notes/tea"}),
+                  ("read_mcp_resource", {"server": "demo-srv", "uri": "demo://dot.png"}),
+                  ("read_mcp_resource", {"server": "nobody", "uri": "demo://readme"}),
+                  ("read_mcp_resource", {"server": "demo-srv", "uri": "demo://missing"}),
+                  ("list_mcp_resources", {"cursor": "abc"})]
+
+
+def test_pi16_and_ours_declare_the_same_resource_tools_and_give_the_same_results(tmp_path, server):
+    """A direct server with resources: both declare the three resource tools alike (names,
+    descriptions, parameters), and each call's result reaches the model in the same words:
+    the JSON listings (MCP App resources left out), text and image contents, errors."""
+    seen = {}
+    for who in ("pi16", "ours"):
+        runner = PiRunner(tmp_path / who, server)
+        (runner.agent_dir / "models.json").write_text(json.dumps(server.models_json("local", apiKey="test-key")))
+        write_servers(runner.agent_dir / "mcp.json", {"demo-srv": {
+            "command": sys.executable, "args": [SERVER], "exposure": "direct"}})
+        server.push(Reply(tool_calls=RESOURCE_CALLS), Reply(text="done"))
+        done = run(runner, who, "--no-session", "-p", "read them")
+        assert done.returncode == 0, f"{who}: {done.stderr[-2000:]}"
+        first, second = server.requests[-2:]
+        declared = {t["function"]["name"]: t["function"] for t in first.body.get("tools", [])
+                    if t["function"]["name"] in RESOURCE_TOOLS}
+        seen[who] = (declared, [m["content"] for m in second.body["messages"] if m["role"] == "tool"])
+    (theirs, their_results), (ours, our_results) = seen["pi16"], seen["ours"]
+    assert sorted(ours) == sorted(theirs) == sorted(RESOURCE_TOOLS)
+    for name, declared in theirs.items():
+        assert ours[name]["description"] == declared["description"], name
+        assert ours[name]["parameters"] == declared["parameters"], name
+    assert len(our_results) == len(RESOURCE_CALLS)
+    for call, mine, pi16 in zip(RESOURCE_CALLS, our_results, their_results, strict=True):
+        assert mine == pi16, call
+    listing = json.loads(our_results[0])
+    assert [r["uri"] for r in listing["resources"]] == ["demo://readme", "demo://dot.png", "demo://data.bin"]

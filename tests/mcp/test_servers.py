@@ -51,9 +51,9 @@ def test_direct_tools_are_declared_with_pi_16s_names_and_calls_round_trip(tmp_pa
 
     h, pid, status = asyncio.run(scenario())
     first = harness.provider.requests[0]
-    assert declared(first) == ["mcp__demo__add", "mcp__demo__auth", "mcp__demo__big", "mcp__demo__dot",
+    assert declared(first) == ["list_mcp_resource_templates", "list_mcp_resources", "mcp__demo__add", "mcp__demo__auth", "mcp__demo__big", "mcp__demo__dot",
                                "mcp__demo__fail", "mcp__demo__get_tiny_image", "mcp__demo__structured",
-                               "mcp__demo__whoami"]  # crash hidden, learn not declared (codemode)
+                               "mcp__demo__whoami", "read_mcp_resource"]  # crash hidden, learn not declared (codemode)
     add = next(t for t in first.tools if t.name == "mcp__demo__add")
     assert add.description == "Add two whole numbers."
     assert add.parameters["properties"]["a"]["type"] == "integer" and add.parameters["required"] == ["a", "b"]

@@ -7,6 +7,11 @@ Tools: ``add``, ``dot`` (a one-pixel PNG), ``fail`` (an error result), ``whoami`
 ``big`` (N characters of text), ``get-tiny-image`` (a name with dashes), ``structured``
 (structuredContent), ``auth`` (the request's Authorization header, over HTTP) and
 ``learn`` (adds the tool ``late``, withdraws ``fail`` and says the list changed).
+
+Resources: ``demo://readme`` (text), ``demo://dot.png`` (an image), ``demo://data.bin``
+(bytes), and two MCP App ones that hosts which do not render them leave out
+(``ui://demo/app`` and ``demo://app.html``, ``text/html;profile=mcp-app``); one template,
+``demo://notes/{name}``.
 """
 
 import base64
@@ -93,6 +98,37 @@ async def learn(ctx: Context) -> str:
     server.remove_tool("fail")
     await ctx.session.send_tool_list_changed()
     return "learned"
+
+
+@server.resource("demo://readme", name="readme", description="What the demo server is for.",
+                 mime_type="text/plain")
+def readme() -> str:
+    return "The demo server answers the MCP tests."
+
+
+@server.resource("demo://dot.png", name="dot", mime_type="image/png")
+def dot_png() -> bytes:
+    return base64.b64decode(PNG)
+
+
+@server.resource("demo://data.bin", name="data", mime_type="application/octet-stream")
+def data() -> bytes:
+    return bytes(range(16))
+
+
+@server.resource("ui://demo/app", name="app", mime_type="text/html")
+def app() -> str:
+    return "<p>an MCP App</p>"
+
+
+@server.resource("demo://app.html", name="app-html", mime_type="text/html;profile=mcp-app")
+def app_html() -> str:
+    return "<p>an MCP App</p>"
+
+
+@server.resource("demo://notes/{name}", name="note", description="A note by name.", mime_type="text/plain")
+def note(name: str) -> str:
+    return f"Note {name}."
 
 
 if __name__ == "__main__":

@@ -47,3 +47,22 @@ def require_real(name: str) -> Path:
 
 for _name in _PACKAGES:
     REQUIREMENTS[_name] = lambda name=_name: real_available(name)
+
+
+# Real MCP servers (.ci/run installs them, each found through its own variable): the npm
+# servers in $npm_dir/mcp-servers, PyPI's mcp-server-time in a venv of its own beside them.
+_MCP_BIN = _NPM / "mcp-servers" / "node_modules" / ".bin"
+MCP_SERVERS = {
+    "everything": Path(os.environ.get("MCP_SERVER_EVERYTHING", _MCP_BIN / "mcp-server-everything")),
+    "memory": Path(os.environ.get("MCP_SERVER_MEMORY", _MCP_BIN / "mcp-server-memory")),
+    "filesystem": Path(os.environ.get("MCP_SERVER_FILESYSTEM", _MCP_BIN / "mcp-server-filesystem")),
+    "time": Path(os.environ.get("MCP_SERVER_TIME", _NPM / "mcp-server-time" / "bin" / "mcp-server-time")),
+}
+
+
+def mcp_server(name: str) -> str:
+    """The executable of a real MCP server (see MCP_SERVERS); skips (fails under CI) without it."""
+    path = MCP_SERVERS[name]
+    require(os.access(path, os.X_OK) and (name == "time" or shutil.which("node") is not None),
+            f"the MCP server {name} ({path})")
+    return str(path)
