@@ -148,6 +148,8 @@ async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None,
     # on the branch (tool_search's loaded tools) add to the flags' choice.
     await harness.agent.setup()
     apply_tool_flags(args, harness)
+    # pi 1.6's ctx.mode, known to session_start (main.py sets it again once the mode is chosen)
+    harness.ctx.mode = "tui" if chat else {"text": "print"}.get(args.mode, args.mode)
     if reason is not None:
         await harness.start(reason=reason)
     return App(args, harness, registry, plugins, notices=notices)
