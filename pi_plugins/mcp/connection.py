@@ -343,8 +343,11 @@ class ServerConnection:
         return await self._read(run)
 
     async def close(self) -> None:
-        """Stop the server (the SDK closes stdin, then ends the process); idempotent."""
+        """Stop the server (the SDK closes stdin, then ends the process); idempotent. A
+        server still connecting is not waited for: its task is cancelled at once."""
         self._closed = True
+        if self.state != "connected" and self._runner is not None:
+            self._runner.cancel()
         self.state = "closed"
         if self._stop is not None:
             self._stop.set()
