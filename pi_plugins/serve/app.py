@@ -29,6 +29,8 @@ from pi_core import __version__
 from pi_plugins.serve.guard import Guard
 from pi_plugins.serve.sessions import CURRENT, Client, RequestError, SessionHost
 
+#: How long a client that fell behind has to take what is on its way and the 1013 close.
+CLOSE_WAIT = 15.0
 PAGE = Path(str(resources.files("pi_plugins.serve") / "page"))
 #: The page's own headers: not framed by another site, no sniffing, no referrer.
 PAGE_HEADERS = {"X-Frame-Options": "DENY", "X-Content-Type-Options": "nosniff",
@@ -91,19 +93,26 @@ def create_app(host: SessionHost, *, token: str, bind_host: str = "127.0.0.1") -
         commands = served.rpc.commands(send)
         pump = asyncio.create_task(client.pump())
         reading = asyncio.create_task(_read(websocket, served, commands))
+        behind = asyncio.create_task(client.behind.wait())
         try:
-            await asyncio.wait({pump, reading}, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait({pump, reading, behind}, return_when=asyncio.FIRST_COMPLETED)
         finally:
             served.detach(client)
             client.stop()
             reading.cancel()
+            behind.cancel()
+            if client.dropped:
+                pump.cancel()  # stuck writing to a client that does not read: its frames go
             with contextlib.suppress(Exception, asyncio.CancelledError):
                 await pump
             with contextlib.suppress(Exception, asyncio.CancelledError):
                 await reading
             if client.dropped:
-                with contextlib.suppress(Exception):
-                    await websocket.close(code=1013, reason="too far behind; reconnect with since")
+                # sent once the client reads what is on its way; one that never reads is
+                # left to the keep-alive ping (its connection holds one frame at most)
+                with contextlib.suppress(Exception, asyncio.TimeoutError):
+                    await asyncio.wait_for(websocket.close(code=1013, reason="too far behind; reconnect with since"),
+                                           CLOSE_WAIT)
 
     async def index(request: Request) -> Response:
         return FileResponse(PAGE / "index.html", headers=PAGE_HEADERS)

@@ -5,48 +5,20 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-import httpx
 import pytest
-
 from support.llm_server import Reply
 from support.programs import REAL_PI
 from support.real_clients import PiHome
+from support.serve_process import ServeProcess
 
 pytestmark = pytest.mark.process
-LINE = re.compile(r"^pi serve: http://127\.0\.0\.1:(\d+)/#token=(\S+)\n$")
 HERE = Path(__file__).parent
-
-
-class ServeProcess:
-    def __init__(self, pi, *args: str, env: dict | None = None) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "pi_plugins.cli", "serve", "--port", "0", *args], cwd=pi.cwd,
-            env={**pi.env, "PI_OFFLINE": "1", **(env or {})}, text=True,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        self.line = self.process.stdout.readline()
-        match = LINE.match(self.line)
-        assert match, f"{self.line!r} {self.process.stderr.read() if self.process.poll() is not None else ''}"
-        self.port, self.token = int(match[1]), match[2]
-        self.url = self.line.split(" ", 2)[2].strip()
-        self.base = f"http://127.0.0.1:{self.port}"
-        self.http = httpx.Client(base_url=self.base, headers={"Authorization": f"Bearer {self.token}"}, timeout=15)
-
-    def open(self, pi) -> str:
-        response = self.http.post("/api/sessions", json={"cwd": str(pi.cwd), "model": "local/test-model"})
-        assert response.status_code == 201, response.text
-        return response.json()["id"]
-
-    def stop(self, signum=signal.SIGTERM) -> tuple[int, str, str]:
-        self.process.send_signal(signum)
-        out, err = self.process.communicate(timeout=30)
-        return self.process.returncode, out, err
 
 
 def test_serve_prints_one_line_and_a_signal_ends_it_with_0_after_aborting_the_run(pi, server, tmp_path):
@@ -208,10 +180,9 @@ def test_an_editor_through_pi_acp_drives_a_served_session_beside_another_client(
     import asyncio
 
     from acp import text_block
-    from websockets.sync.client import connect
-
     from support.acp_client import AcpClient
     from support.programs import PI_ACP
+    from websockets.sync.client import connect
 
     home = PiHome(tmp_path, server, "ours")
     server.push(Reply(text="Answer for the editor."))
