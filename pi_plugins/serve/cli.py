@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from pi_plugins.serve.limits import Limits
+
 if TYPE_CHECKING:
     from pi_plugins.serve.sessions import SessionHost
 
@@ -66,8 +68,9 @@ class Serving:
     (a signal, or a test) ends it; :meth:`wait` closes every session and returns 0."""
 
     def __init__(self, host: str, port: int, token: str, *, cwd: str | None = None,
-                 approve: bool | None = None) -> None:
+                 approve: bool | None = None, limits: Limits | None = None) -> None:
         self.host, self.port, self.token, self.cwd, self.approve = host, port, token, cwd, approve
+        self.limits = limits or Limits()
         self.url: str | None = None
         self.sessions: SessionHost | None = None
         self._server: Any = None  # uvicorn's Server (uvicorn is imported by start)
@@ -79,6 +82,7 @@ class Serving:
 
         from pi_plugins.keys.rules import hold_secret
         from pi_plugins.serve.app import create_app
+        from pi_plugins.serve.limits import guarded_protocol
         from pi_plugins.serve.sessions import SessionHost
 
         # redacted like a provider's key from what a tool gives back (a bash call reading
@@ -92,6 +96,7 @@ class Serving:
         app = create_app(sessions, token=self.token, bind_host=self.host)
         listening = self._socket = listen(self.host, self.port)
         config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
+                                http=guarded_protocol(self.limits),  # request timeout, per-address caps
                                 timeout_graceful_shutdown=5, ws_max_size=64 * 1024 * 1024,
                                 # frames are small and mostly local: compressing them costs
                                 # more CPU (both ends) and latency than it saves

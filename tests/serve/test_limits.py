@@ -98,3 +98,69 @@ def test_a_client_that_never_reads_is_closed_with_1013_and_the_servers_memory_st
     print(f"server RSS with a stalled client: {before:.0f} MB -> peak {peak:.0f} MB, {answers} of 300 answers sent")
     assert served.http.get("/api/sessions").status_code == 200  # and it serves on
     assert served.stop()[0] == 0
+
+
+def _half_open(netloc: str) -> socket.socket:
+    """A connection that starts a request and never finishes its headers."""
+    host, port = netloc.rsplit(":", 1)
+    conn = socket.create_connection((host, int(port)), timeout=10)
+    conn.sendall(b"GET /api/health HTTP/1.1\r\nHost: " + netloc.encode() + b"\r\nX-Slow: ")
+    return conn
+
+
+def _closed_by_server(conn: socket.socket, timeout: float) -> bool:
+    conn.settimeout(timeout)
+    try:
+        return conn.recv(1024) == b""
+    except ConnectionResetError:
+        return True
+    except TimeoutError:
+        return False
+
+
+def test_200_half_open_connections_lock_no_real_client_out_and_are_closed(serve_with):
+    from pi_plugins.serve.limits import Limits
+
+    served = serve_with(limits=Limits(request_timeout=1.5, max_pending=32))
+    started = time.monotonic()
+    attackers = [_half_open(served.netloc) for _ in range(200)]
+    try:
+        session = served.open()  # a real client, from the same loopback address, served
+        assert served.http.get("/api/sessions").json()["sessions"][0]["id"] == session
+        client = served.socket(session)
+        assert client.ok("get_state")["sessionId"] == session
+        assert time.monotonic() - started < 5
+        # every half-open one is closed: the oldest for newer ones, the rest when time is up
+        closed = [_closed_by_server(conn, 5) for conn in attackers]
+        assert all(closed), f"{closed.count(False)} of 200 still open"
+        assert client.ok("get_state")["sessionId"] == session  # the attached client stays
+    finally:
+        for conn in attackers:
+            conn.close()
+
+
+def test_a_request_whose_body_never_arrives_is_closed(serve_with):
+    from pi_plugins.serve.limits import Limits
+
+    served = serve_with(limits=Limits(request_timeout=1.0))
+    host, port = served.netloc.rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=10) as conn:
+        conn.sendall(b"POST /api/sessions HTTP/1.1\r\nHost: " + served.netloc.encode() +
+                     b"\r\nAuthorization: Bearer " + served.token.encode() +
+                     b"\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"cwd\":")
+        assert _closed_by_server(conn, 5)
+    assert served.http.get("/api/health").status_code == 200
+
+
+def test_more_connections_than_the_cap_from_one_address_are_closed(serve_with):
+    from pi_plugins.serve.limits import Limits
+
+    served = serve_with(limits=Limits(max_connections=10))
+    session = served.open()
+    kept = [served.socket(session) for _ in range(9)]
+    host, port = served.netloc.rsplit(":", 1)
+    extra = socket.create_connection((host, int(port)), timeout=10)
+    assert _closed_by_server(extra, 5)
+    kept[0].close()
+    time.sleep(0.3)
+    assert served.socket(session).ok("get_state")["sessionId"] == session  # room again
