@@ -32,9 +32,19 @@ from pi_plugins.serve.sessions import CURRENT, Client, RequestError, SessionHost
 #: How long a client that fell behind has to take what is on its way and the 1013 close.
 CLOSE_WAIT = 15.0
 PAGE = Path(str(resources.files("pi_plugins.serve") / "page"))
-#: The page's own headers: not framed by another site, no sniffing, no referrer.
-PAGE_HEADERS = {"X-Frame-Options": "DENY", "X-Content-Type-Options": "nosniff",
-                "Referrer-Policy": "no-referrer", "Cache-Control": "no-cache"}
+#: What the page may load and reach: its own scripts and styles, its own server (HTTP
+#: and WebSocket), images inline; no plugins, no <base>, no forms, never framed. Inline
+#: scripts stay allowed because an artifact's frame (``srcdoc``, sandboxed) inherits this
+#: policy and an HTML artifact is inline script; the page itself builds the model's text
+#: as text nodes only, and the artifact runs in an opaque origin with nowhere to send to.
+CONTENT_SECURITY_POLICY = ("default-src 'self'; script-src 'self' 'unsafe-inline'; "
+                           "style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; "
+                           "font-src 'self' data:; connect-src 'self'; frame-src 'self' blob: data:; "
+                           "object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+#: The page's own headers: its policy, not framed by another site, no sniffing, no referrer.
+PAGE_HEADERS = {"Content-Security-Policy": CONTENT_SECURITY_POLICY, "X-Frame-Options": "DENY",
+                "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer",
+                "Cache-Control": "no-cache"}
 
 
 def create_app(host: SessionHost, *, token: str, bind_host: str = "127.0.0.1") -> Guard:
@@ -69,10 +79,15 @@ def create_app(host: SessionHost, *, token: str, bind_host: str = "127.0.0.1") -
         from pi_plugins.export_html import export_html
 
         served = host.get(request.path_params["id"])
-        with tempfile.TemporaryDirectory() as folder:
-            page = export_html(served.harness.session, Path(folder) / "export.html",
-                               tools=served.harness.agent.tools)
-            return HTMLResponse(page.read_text(encoding="utf-8"))
+        session, tools = served.harness.session, list(served.harness.agent.tools)
+
+        def build() -> str:
+            with tempfile.TemporaryDirectory() as folder:
+                page = export_html(session, Path(folder) / "export.html", tools=tools)
+                return page.read_text(encoding="utf-8")
+
+        # a thread: a 30 MB session's export held every other session up for 300 ms
+        return HTMLResponse(await asyncio.to_thread(build))
 
     async def rpc_socket(websocket: WebSocket) -> None:
         try:

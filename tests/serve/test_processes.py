@@ -117,6 +117,16 @@ def test_connect_says_why_it_cannot_attach(pi):
     served.stop()
 
 
+def test_a_host_other_machines_reach_is_refused_without_allow_remote_and_warned_about_with_it(pi):
+    refused = subprocess.run([sys.executable, "-m", "pi_plugins.cli", "serve", "--port", "0", "--host", "0.0.0.0"],
+                             cwd=pi.cwd, env=pi.env, capture_output=True, text=True, timeout=30)
+    assert refused.returncode == 2 and "--allow-remote" in refused.stderr and refused.stdout == ""
+    served = ServeProcess(pi, "--host", "0.0.0.0", "--allow-remote", host="0.0.0.0")
+    assert served.http.get("/api/health").status_code == 200
+    code, _, err = served.stop()
+    assert code == 0 and "warning: listening on 0.0.0.0, reachable from other machines" in err
+
+
 def _command_lines() -> str:
     """Every process's arguments, as any user of the machine reads them."""
     return subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True, check=True).stdout

@@ -14,13 +14,13 @@ LINE = re.compile(r"^pi serve: http://127\.0\.0\.1:(\d+)/#token=(\S+)\n$")
 
 
 class ServeProcess:
-    def __init__(self, pi, *args: str, env: dict | None = None) -> None:
+    def __init__(self, pi, *args: str, env: dict | None = None, host: str = "127.0.0.1") -> None:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "pi_plugins.cli", "serve", "--port", "0", *args], cwd=pi.cwd,
             env={**pi.env, "PI_OFFLINE": "1", **(env or {})}, text=True,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.line = self.process.stdout.readline()
-        match = LINE.match(self.line)
+        match = re.match(LINE.pattern.replace(r"127\.0\.0\.1", re.escape(host)), self.line)
         assert match, f"{self.line!r} {self.process.stderr.read() if self.process.poll() is not None else ''}"
         self.port, self.token = int(match[1]), match[2]
         self.url = self.line.split(" ", 2)[2].strip()
