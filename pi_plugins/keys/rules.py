@@ -18,7 +18,8 @@ Two things, both read by the plugins that run commands and show their output:
   ``auth.json``, the provider variables, ``models.json``), and the values of the
   variables the patterns above name. Values shorter than :data:`MIN_REDACTED`
   characters are left alone: ``TOKENIZERS_PARALLELISM=false`` must not turn every
-  "false" in a file into a redaction.
+  "false" in a file into a redaction. Secrets a plugin holds that are no provider's key
+  (``pi serve``'s token) are added with :func:`hold_secret`.
 
 The keys are the process's, as the registries are: a subagent, the SDK and ``pi`` itself
 share them.
@@ -98,6 +99,20 @@ def command_environment(base: Mapping[str, str] | None = None, settings: Any = N
 # ---------------------------------------------------------------- redaction
 
 
+#: Secrets plugins hold that are no provider's key: value → name (:func:`hold_secret`).
+_HELD_SECRETS: dict[str, str] = {}
+
+
+def hold_secret(value: str, name: str) -> None:
+    """Redact ``value`` as ``[redacted: NAME]`` from now on, like a provider's key."""
+    if value:
+        _HELD_SECRETS[value] = name
+
+
+def release_secret(value: str) -> None:
+    _HELD_SECRETS.pop(value, None)
+
+
 def held_keys(env: Mapping[str, str] | None = None) -> dict[str, str]:
     """Every key pi holds, value → the name it goes by (a variable or a provider)."""
     env = os.environ if env is None else env
@@ -110,6 +125,7 @@ def held_keys(env: Mapping[str, str] | None = None) -> dict[str, str]:
     for registry in live_registries():
         for value, name in registry.held_keys():
             found[value] = name  # the registry knows whose it is
+    found.update(_HELD_SECRETS)
     return {value: name for value, name in found.items() if len(value) >= MIN_REDACTED}
 
 

@@ -147,6 +147,8 @@ def parse_line(raw: bytes) -> dict:
         raise CommandError(f"Failed to parse command: the line is not UTF-8 ({exc.reason})") from exc
     except ValueError as exc:
         raise CommandError(f"Failed to parse command: {exc}") from exc
+    except RecursionError:  # "[[[[..." 100,000 deep: an answer, not a dropped connection
+        raise CommandError("Failed to parse command: the JSON is nested too deeply") from None
     if not isinstance(value, dict):
         raise CommandError(f"Failed to parse command: expected a JSON object, got {type(value).__name__}")
     return value

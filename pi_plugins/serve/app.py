@@ -29,10 +29,22 @@ from pi_core import __version__
 from pi_plugins.serve.guard import Guard
 from pi_plugins.serve.sessions import CURRENT, Client, RequestError, SessionHost
 
+#: How long a client that fell behind has to take what is on its way and the 1013 close.
+CLOSE_WAIT = 15.0
 PAGE = Path(str(resources.files("pi_plugins.serve") / "page"))
-#: The page's own headers: not framed by another site, no sniffing, no referrer.
-PAGE_HEADERS = {"X-Frame-Options": "DENY", "X-Content-Type-Options": "nosniff",
-                "Referrer-Policy": "no-referrer", "Cache-Control": "no-cache"}
+#: What the page may load and reach: its own scripts and styles, its own server (HTTP
+#: and WebSocket), images inline; no plugins, no <base>, no forms, never framed. Inline
+#: scripts stay allowed because an artifact's frame (``srcdoc``, sandboxed) inherits this
+#: policy and an HTML artifact is inline script; the page itself builds the model's text
+#: as text nodes only, and the artifact runs in an opaque origin with nowhere to send to.
+CONTENT_SECURITY_POLICY = ("default-src 'self'; script-src 'self' 'unsafe-inline'; "
+                           "style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; "
+                           "font-src 'self' data:; connect-src 'self'; frame-src 'self' blob: data:; "
+                           "object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+#: The page's own headers: its policy, not framed by another site, no sniffing, no referrer.
+PAGE_HEADERS = {"Content-Security-Policy": CONTENT_SECURITY_POLICY, "X-Frame-Options": "DENY",
+                "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer",
+                "Cache-Control": "no-cache"}
 
 
 def create_app(host: SessionHost, *, token: str, bind_host: str = "127.0.0.1") -> Guard:
@@ -67,10 +79,15 @@ def create_app(host: SessionHost, *, token: str, bind_host: str = "127.0.0.1") -
         from pi_plugins.export_html import export_html
 
         served = host.get(request.path_params["id"])
-        with tempfile.TemporaryDirectory() as folder:
-            page = export_html(served.harness.session, Path(folder) / "export.html",
-                               tools=served.harness.agent.tools)
-            return HTMLResponse(page.read_text(encoding="utf-8"))
+        session, tools = served.harness.session, list(served.harness.agent.tools)
+
+        def build() -> str:
+            with tempfile.TemporaryDirectory() as folder:
+                page = export_html(session, Path(folder) / "export.html", tools=tools)
+                return page.read_text(encoding="utf-8")
+
+        # a thread: a 30 MB session's export held every other session up for 300 ms
+        return HTMLResponse(await asyncio.to_thread(build))
 
     async def rpc_socket(websocket: WebSocket) -> None:
         try:
@@ -91,19 +108,26 @@ def create_app(host: SessionHost, *, token: str, bind_host: str = "127.0.0.1") -
         commands = served.rpc.commands(send)
         pump = asyncio.create_task(client.pump())
         reading = asyncio.create_task(_read(websocket, served, commands))
+        behind = asyncio.create_task(client.behind.wait())
         try:
-            await asyncio.wait({pump, reading}, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait({pump, reading, behind}, return_when=asyncio.FIRST_COMPLETED)
         finally:
             served.detach(client)
             client.stop()
             reading.cancel()
+            behind.cancel()
+            if client.dropped:
+                pump.cancel()  # stuck writing to a client that does not read: its frames go
             with contextlib.suppress(Exception, asyncio.CancelledError):
                 await pump
             with contextlib.suppress(Exception, asyncio.CancelledError):
                 await reading
             if client.dropped:
-                with contextlib.suppress(Exception):
-                    await websocket.close(code=1013, reason="too far behind; reconnect with since")
+                # sent once the client reads what is on its way; one that never reads is
+                # left to the keep-alive ping (its connection holds one frame at most)
+                with contextlib.suppress(Exception, asyncio.TimeoutError):
+                    await asyncio.wait_for(websocket.close(code=1013, reason="too far behind; reconnect with since"),
+                                           CLOSE_WAIT)
 
     async def index(request: Request) -> Response:
         return FileResponse(PAGE / "index.html", headers=PAGE_HEADERS)

@@ -6,7 +6,6 @@ served session unchanged: each stdin line is one text frame, each frame one stdo
 from __future__ import annotations
 
 import asyncio
-import os
 import sys
 from urllib.parse import parse_qs, quote, urlsplit
 
@@ -19,15 +18,19 @@ class ConnectError(Exception):
 
 
 def socket_url(url: str, session_id: str, token: str | None = None, since: int | None = None) -> str:
-    """The WebSocket URL of ``session_id`` on the server at ``url`` (as ``pi serve``
-    prints it); the token from ``token``, the URL's ``#token=``, or ``PI_SERVE_TOKEN``."""
+    """The WebSocket URL of ``session_id`` on the server at ``url`` (``http://HOST:PORT``);
+    the token from ``token``, the URL's ``#token=``, ``PI_SERVE_TOKEN``, or the file
+    ``pi serve`` keeps it in (:mod:`pi_plugins.serve.token`)."""
+    from pi_plugins.serve.token import ENV, client_token, token_file
+
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https", "ws", "wss") or not parts.netloc:
-        raise ConnectError(f"{url!r} is not the server's address (http://HOST:PORT/#token=...)")
+        raise ConnectError(f"{url!r} is not the server's address (http://HOST:PORT)")
     given = parse_qs(parts.fragment).get("token")
-    token = token or (given[0] if given else None) or os.environ.get("PI_SERVE_TOKEN")
+    token = token or (given[0] if given else None) or client_token()
     if not token:
-        raise ConnectError("no token: give --token, the URL's #token=, or PI_SERVE_TOKEN")
+        raise ConnectError(f"no token: {ENV} is not set and {token_file()} holds none "
+                           "(pi serve writes it; a served token comes from the same user's agent dir)")
     scheme = {"http": "ws", "https": "wss"}.get(parts.scheme, parts.scheme)
     query = f"token={quote(token, safe='')}" + (f"&since={since}" if since is not None else "")
     return f"{scheme}://{parts.netloc}/api/sessions/{quote(session_id, safe='')}/rpc?{query}"

@@ -39,9 +39,10 @@ log = logging.getLogger("pi.serve")
 DIALOGS = frozenset({"confirm", "select", "input", "editor"})
 #: The replay buffer's size per session before the ended messages' updates go.
 HELD_BYTES = 4 * 1024 * 1024
-#: Frames a client may have unsent before it is dropped (it reconnects with ``since``).
-CLIENT_BACKLOG = 20_000
-
+#: What a client may have unsent, in characters of JSON (its bytes, for ASCII), before it
+#: is dropped with 1013 (it reconnects with ``since``): four replay buffers, so a client
+#: attaching with ``since=0`` always fits.
+CLIENT_BACKLOG_BYTES = 4 * HELD_BYTES
 
 #: The session whose client's command is running (set by the WebSocket's reader; the
 #: command tasks and what they start inherit it), so a plugin's error goes to its session.
@@ -58,28 +59,53 @@ class RequestError(Exception):
 
 class Client:
     """One attached WebSocket: its frames in order, written by its own task, so a slow
-    client never holds up the session or the other clients."""
+    client never holds up the session or the other clients. What it has unsent is
+    bounded in bytes: past ``limit`` the frames are let go and :attr:`behind` is set
+    (the connection closes with 1013); one frame alone may exceed it, so a big answer
+    to ``get_messages`` still goes to a client that keeps up."""
 
-    def __init__(self, send_text: Callable[[str], Any]) -> None:
+    def __init__(self, send_text: Callable[[str], Any], limit: int = CLIENT_BACKLOG_BYTES) -> None:
         self._send_text = send_text
-        self._queue: asyncio.Queue[str | None] = asyncio.Queue()
-        self.dropped = False
+        self.limit = limit
+        self._frames: deque[str] = deque()
+        self.queued = 0
+        self._wake = asyncio.Event()
+        self._stopped = False
+        #: Set when it fell ``limit`` behind: nothing more is queued for it.
+        self.behind = asyncio.Event()
+
+    @property
+    def dropped(self) -> bool:
+        return self.behind.is_set()
 
     def put(self, text: str) -> None:
-        if self.dropped:
+        if self.dropped or self._stopped:
             return
-        if self._queue.qsize() >= CLIENT_BACKLOG:
-            self.dropped = True  # it can come back with since=<last seq it saw>
-            self._queue.put_nowait(None)
+        if self._frames and self.queued + len(text) > self.limit:
+            self._frames.clear()  # it can come back with since=<last seq it saw>
+            self.queued = 0
+            self.behind.set()
+            self._wake.set()
             return
-        self._queue.put_nowait(text)
+        self._frames.append(text)
+        self.queued += len(text)
+        self._wake.set()
 
     def stop(self) -> None:
-        self._queue.put_nowait(None)
+        """No more frames: the pump ends once it has sent those queued."""
+        self._stopped = True
+        self._wake.set()
 
     async def pump(self) -> None:
-        while (text := await self._queue.get()) is not None:
-            await self._send_text(text)
+        while True:
+            while self._frames:
+                text = self._frames.popleft()
+                self.queued -= len(text)
+                await self._send_text(text)
+            if self._stopped or self.dropped:
+                return
+            self._wake.clear()
+            await self._wake.wait()
 
 
 class ServedSession:

@@ -108,12 +108,12 @@ class Frames:
 class Served:
     """A running ``pi serve`` (see the module docstring)."""
 
-    def __init__(self, pi, token: str = TOKEN, approve: bool | None = None) -> None:
+    def __init__(self, pi, token: str = TOKEN, approve: bool | None = None, limits=None) -> None:
         from pi_plugins.serve.cli import Serving
 
         self.pi, self.token = pi, token
         self.cwd = str(pi.cwd)
-        self.serving = Serving("127.0.0.1", 0, token, approve=approve)
+        self.serving = Serving("127.0.0.1", 0, token, approve=approve, limits=limits)
         self._ready = threading.Event()
         self._error: BaseException | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -224,7 +224,7 @@ def served(pi, monkeypatch):
 @pytest.fixture
 def serve_with(pi, monkeypatch):
     """``serve_with(**options)``: the ``served`` server made with :class:`Served`'s options
-    (``approve``), started when called (after the test has set up the project)."""
+    (``approve``, ``limits``), started when called (after the test has set up the project)."""
     use_environment(monkeypatch, {**pi.env, "PI_OFFLINE": "1"}, pi.cwd)
     started: list[Served] = []
 

@@ -59,6 +59,17 @@ def _new_session(page):
     return current.get_attribute("data-id")
 
 
+def test_the_page_drops_the_token_from_the_address_bar_and_keeps_working_after_a_reload(page, served):
+    from playwright.sync_api import expect
+
+    _new_session(page)
+    assert served.token not in page.evaluate("location.href")
+    assert served.token not in page.evaluate("JSON.stringify(history.state) + document.referrer")
+    page.reload()
+    expect(page.locator("#status")).to_have_text("ready")  # the token held in the tab's storage
+    assert served.token not in page.evaluate("location.href")
+
+
 def test_a_prompt_typed_into_the_box_streams_an_answer_into_the_messages(page, server):
     from playwright.sync_api import expect
 

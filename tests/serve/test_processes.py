@@ -5,48 +5,20 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-import httpx
 import pytest
-
 from support.llm_server import Reply
 from support.programs import REAL_PI
 from support.real_clients import PiHome
+from support.serve_process import ServeProcess
 
 pytestmark = pytest.mark.process
-LINE = re.compile(r"^pi serve: http://127\.0\.0\.1:(\d+)/#token=(\S+)\n$")
 HERE = Path(__file__).parent
-
-
-class ServeProcess:
-    def __init__(self, pi, *args: str, env: dict | None = None) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "pi_plugins.cli", "serve", "--port", "0", *args], cwd=pi.cwd,
-            env={**pi.env, "PI_OFFLINE": "1", **(env or {})}, text=True,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        self.line = self.process.stdout.readline()
-        match = LINE.match(self.line)
-        assert match, f"{self.line!r} {self.process.stderr.read() if self.process.poll() is not None else ''}"
-        self.port, self.token = int(match[1]), match[2]
-        self.url = self.line.split(" ", 2)[2].strip()
-        self.base = f"http://127.0.0.1:{self.port}"
-        self.http = httpx.Client(base_url=self.base, headers={"Authorization": f"Bearer {self.token}"}, timeout=15)
-
-    def open(self, pi) -> str:
-        response = self.http.post("/api/sessions", json={"cwd": str(pi.cwd), "model": "local/test-model"})
-        assert response.status_code == 201, response.text
-        return response.json()["id"]
-
-    def stop(self, signum=signal.SIGTERM) -> tuple[int, str, str]:
-        self.process.send_signal(signum)
-        out, err = self.process.communicate(timeout=30)
-        return self.process.returncode, out, err
 
 
 def test_serve_prints_one_line_and_a_signal_ends_it_with_0_after_aborting_the_run(pi, server, tmp_path):
@@ -54,8 +26,8 @@ def test_serve_prints_one_line_and_a_signal_ends_it_with_0_after_aborting_the_ru
     served = ServeProcess(pi, env={"PI_SERVE_TOKEN": "from-the-environment"})
     assert served.token == "from-the-environment"
     session = served.open(pi)
-    bridge = subprocess.Popen([sys.executable, "-m", "pi_plugins.cli", "connect", served.url, "--session", session],
-                              env=pi.env, text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    bridge = subprocess.Popen([sys.executable, "-m", "pi_plugins.cli", "connect", served.base, "--session", session],
+                              env={**pi.env, "PI_SERVE_TOKEN": "from-the-environment"}, text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     bridge.stdin.write(json.dumps({"id": "p", "type": "prompt", "message": "sleep"}) + "\n")
     bridge.stdin.flush()
     for line in bridge.stdout:
@@ -76,18 +48,29 @@ def test_serve_prints_one_line_and_a_signal_ends_it_with_0_after_aborting_the_ru
     assert lines[0]["id"] == session and any(l.get("message", {}).get("role") == "assistant" for l in lines)
 
 
-def test_the_token_flag_wins_and_without_one_the_token_is_random(pi):
-    given = ServeProcess(pi, "--token", "flag-token", env={"PI_SERVE_TOKEN": "env-token"})
-    assert given.token == "flag-token"
-    assert given.stop(signal.SIGINT)[0] == 0
+def test_the_token_is_kept_in_a_private_file_and_a_token_flag_is_refused(pi):
+    refused = subprocess.run([sys.executable, "-m", "pi_plugins.cli", "serve", "--port", "0", "--token", "argv-token"],
+                             cwd=pi.cwd, env=pi.env, capture_output=True, text=True, timeout=30)
+    assert refused.returncode == 2 and "--token refused" in refused.stderr and "PI_SERVE_TOKEN" in refused.stderr
+    assert "argv-token" not in refused.stderr + refused.stdout
+    from_env = ServeProcess(pi, env={"PI_SERVE_TOKEN": "env-token-0123456789"})
+    assert from_env.token == "env-token-0123456789" and from_env.stop(signal.SIGINT)[0] == 0
+    kept = pi.agent_dir / "serve-token"
+    assert not kept.exists()  # an environment's token is its owner's to keep
     tokens = []
     for _ in range(2):
-        random = ServeProcess(pi)
-        tokens.append(random.token)
-        assert random.http.get("/api/sessions").status_code == 200
-        code, out, err = random.stop()
-        assert code == 0 and random.token not in err + out  # it appears only in the one line
-    assert tokens[0] != tokens[1] and all(len(t) >= 22 for t in tokens)  # >= 128 bits of url-safe base64
+        served = ServeProcess(pi)
+        tokens.append(served.token)
+        assert served.http.get("/api/sessions").status_code == 200
+        code, out, err = served.stop()
+        assert code == 0 and served.token not in err + out  # it appears only in the one line
+    assert tokens[0] == tokens[1] == kept.read_text().strip()  # an open page reconnects after a restart
+    assert len(tokens[0]) >= 43 and os.stat(kept).st_mode & 0o777 == 0o600  # 256 bits, the user's alone
+    os.chmod(kept, 0o644)  # readable by others: never used again
+    served = ServeProcess(pi)
+    assert served.token != tokens[0] and os.stat(kept).st_mode & 0o777 == 0o600
+    code, _, err = served.stop()
+    assert code == 0 and "replaced with a new token" in err
 
 
 def test_connect_bridges_a_served_session_beside_another_client(pi, server):
@@ -97,8 +80,8 @@ def test_connect_bridges_a_served_session_beside_another_client(pi, server):
     served = ServeProcess(pi)
     session = served.open(pi)
     with connect(f"ws://127.0.0.1:{served.port}/api/sessions/{session}/rpc?token={served.token}") as watcher:
-        feeder = subprocess.Popen([sys.executable, "-m", "pi_plugins.cli", "connect", served.url, "--session", session],
-                                  env=pi.env, text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        feeder = subprocess.Popen([sys.executable, "-m", "pi_plugins.cli", "connect", served.base, "--session", session],
+                                  env=pi.env, text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE)  # the file's token
         feeder.stdin.write(json.dumps({"id": "p", "type": "prompt", "message": "hi"}) + "\n")
         feeder.stdin.flush()
         seen_by_bridge = []
@@ -119,15 +102,66 @@ def test_connect_bridges_a_served_session_beside_another_client(pi, server):
 
 
 def test_connect_says_why_it_cannot_attach(pi):
-    served = ServeProcess(pi)
-    url = served.url.replace(served.token, "wrong")
+    served = ServeProcess(pi, env={"PI_SERVE_TOKEN": "env-token-0123456789"})  # no token file
+    url = served.base + "/#token=wrong"
     refused = subprocess.run([sys.executable, "-m", "pi_plugins.cli", "connect", url, "--session", "x"],
                              env=pi.env, capture_output=True, text=True, input="", timeout=30)
     assert refused.returncode == 1 and "refused the connection (401" in refused.stderr
+    assert "readable by every user of this machine" in refused.stderr  # a token in argv is warned about
     no_token = subprocess.run([sys.executable, "-m", "pi_plugins.cli", "connect", served.base, "--session", "x"],
                               env=pi.env, capture_output=True, text=True, input="", timeout=30)
     assert no_token.returncode == 1 and "no token" in no_token.stderr
+    flag = subprocess.run([sys.executable, "-m", "pi_plugins.cli", "connect", served.base, "--session", "x",
+                           "--token", "argv-token"], env=pi.env, capture_output=True, text=True, input="", timeout=30)
+    assert flag.returncode == 2 and "--token refused" in flag.stderr
     served.stop()
+
+
+def test_a_host_other_machines_reach_is_refused_without_allow_remote_and_warned_about_with_it(pi):
+    refused = subprocess.run([sys.executable, "-m", "pi_plugins.cli", "serve", "--port", "0", "--host", "0.0.0.0"],
+                             cwd=pi.cwd, env=pi.env, capture_output=True, text=True, timeout=30)
+    assert refused.returncode == 2 and "--allow-remote" in refused.stderr and refused.stdout == ""
+    served = ServeProcess(pi, "--host", "0.0.0.0", "--allow-remote", host="0.0.0.0")
+    assert served.http.get("/api/health").status_code == 200
+    code, _, err = served.stop()
+    assert code == 0 and "warning: listening on 0.0.0.0, reachable from other machines" in err
+
+
+def _command_lines() -> str:
+    """Every process's arguments, as any user of the machine reads them."""
+    return subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True, check=True).stdout
+
+
+def test_the_token_is_on_no_command_line_and_never_reaches_the_model(pi, server):
+    spy = ("tr '\\0' ' ' < /proc/$PPID/cmdline; echo; tr '\\0' '\\n' < /proc/$PPID/environ; env; "
+           f"cat {pi.agent_dir}/serve-token; for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < $f; echo; done")
+    server.push(Reply(tool_calls=[("bash", {"command": spy})]), Reply(text="Seen."))
+    served = ServeProcess(pi)
+    session = served.open(pi)
+    bridge = subprocess.Popen([sys.executable, "-m", "pi_plugins.cli", "connect", served.base, "--session", session],
+                              env=pi.env, text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        assert served.token not in _command_lines()
+        bridge.stdin.write(json.dumps({"id": "p", "type": "prompt", "message": "look around"}) + "\n")
+        bridge.stdin.flush()
+        ends = []
+        for line in bridge.stdout:
+            frame = json.loads(line)
+            if frame.get("type") == "tool_execution_end":
+                ends.append(frame)
+            if frame.get("type") == "agent_end":
+                break
+        assert served.token not in _command_lines()  # while both run, mid-session
+    finally:
+        bridge.stdin.close()
+        bridge.wait(10)
+    output = json.dumps(ends)
+    assert "[redacted: PI_SERVE_TOKEN]" in output  # the token file's content, read by the tool
+    requests = server.wait_for_requests(2)
+    assert len(requests) == 2
+    assert all(served.token not in r.raw.decode("utf-8", "replace") for r in requests)
+    assert served.token not in pi.sessions()[0].read_text()
+    assert served.stop()[0] == 0
 
 
 @pytest.mark.requires("pi")
@@ -136,7 +170,7 @@ def test_pis_own_rpc_client_drives_a_served_session_through_connect(tmp_path, se
     server.push(Reply(text="Answer through the bridge."))
     served = ServeProcess(home, env=home.env)
     session = served.open(home)
-    env = {**home.env, "PI_CONNECT_URL": served.url, "PI_CONNECT_SESSION": session}
+    env = {**home.env, "PI_CONNECT_URL": served.base, "PI_CONNECT_SESSION": session}
     out = subprocess.run(["node", str(HERE / "node" / "rpc_client_connect.mjs"), str(REAL_PI),
                           str(HERE / "node" / "pi_connect.mjs"), str(home.cwd)],
                          cwd=home.cwd, env=env, capture_output=True, text=True, timeout=120)
@@ -156,10 +190,9 @@ def test_an_editor_through_pi_acp_drives_a_served_session_beside_another_client(
     import asyncio
 
     from acp import text_block
-    from websockets.sync.client import connect
-
     from support.acp_client import AcpClient
     from support.programs import PI_ACP
+    from websockets.sync.client import connect
 
     home = PiHome(tmp_path, server, "ours")
     server.push(Reply(text="Answer for the editor."))
@@ -167,7 +200,7 @@ def test_an_editor_through_pi_acp_drives_a_served_session_beside_another_client(
     session = served.open(home)
     # pi-acp starts `pi --mode rpc ...` from PATH: this `pi` attaches to the served session
     launcher = home.bin / "pi"
-    launcher.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m pi_plugins.cli connect "{served.url}" '
+    launcher.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m pi_plugins.cli connect "{served.base}" '
                         f'--session {session}\n')
 
     async def editor() -> list[str]:

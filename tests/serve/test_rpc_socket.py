@@ -172,21 +172,26 @@ def test_a_plugins_error_goes_only_to_the_session_whose_run_raised_it(pi, monkey
     assert [f for f in watcher.frames if f.get("type") == "extension_error"] == []
 
 
-def test_a_client_too_far_behind_is_dropped_rather_than_holding_the_session():
+def test_a_client_too_far_behind_in_bytes_is_dropped_rather_than_holding_the_session():
     import asyncio
 
-    from pi_plugins.serve.sessions import CLIENT_BACKLOG, Client
+    from pi_plugins.serve.sessions import Client
 
-    async def scenario() -> tuple[bool, int]:
+    async def scenario() -> tuple[bool, int, int]:
         sent = []
-        client = Client(lambda text: asyncio.sleep(0, sent.append(text)))
-        for n in range(CLIENT_BACKLOG + 5):
-            client.put(str(n))
-        await client.pump()  # ends at the drop, after what was queued before it
-        return client.dropped, len(sent)
+        client = Client(lambda text: asyncio.sleep(0, sent.append(text)), limit=1000)
+        pump = asyncio.create_task(client.pump())
+        client.put("x" * 5000)  # one frame alone over the limit still goes to a client keeping up
+        for _ in range(3):
+            await asyncio.sleep(0)
+        for _ in range(20):
+            client.put("y" * 100)  # the eleventh unsent one, past 1000 bytes, drops it
+        await asyncio.wait_for(client.behind.wait(), 1)
+        await asyncio.wait_for(pump, 1)
+        return client.dropped, client.queued, len(sent)
 
-    dropped, delivered = asyncio.run(scenario())
-    assert dropped is True and delivered == CLIENT_BACKLOG
+    dropped, queued, delivered = asyncio.run(scenario())
+    assert dropped is True and queued == 0 and delivered == 1  # what it had unsent is let go
 
 
 def test_a_long_run_lets_go_of_ended_messages_updates_first_and_keeps_every_other_event(served, server,

@@ -133,3 +133,47 @@ def test_a_session_id_that_is_not_live_reaches_no_file(served):
     traversal = "..%2F..%2Fetc%2Fpasswd"  # no route has a slash in an id: refused, not opened
     assert served.http.delete(f"/api/sessions/{traversal}").status_code in (404, 405)
     assert _handshake_status(served.socket_url(traversal)) in (403, 404)
+
+
+def test_the_page_is_sent_with_a_content_security_policy(served):
+    policy = served.http.get("/").headers["content-security-policy"]
+    directives = dict(d.strip().split(" ", 1) for d in policy.split(";"))
+    assert directives["default-src"] == "'self'" and directives["connect-src"] == "'self'"
+    assert directives["frame-ancestors"] == "'none'" and directives["object-src"] == "'none'"
+    assert directives["base-uri"] == "'none'" and directives["form-action"] == "'none'"
+
+
+def test_a_frame_nested_100000_deep_is_answered_with_an_error_not_a_dropped_connection(served):
+    client = served.socket(served.open())
+    client.connection.send('{"id": "deep", "type": "get_state", "x": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    answer = client.wait_for(lambda f: f.get("type") == "response" and f.get("command") == "parse")
+    assert answer["success"] is False and "nested too deeply" in answer["error"]
+    assert client.ok("get_state")["sessionId"]  # the connection carries on
+
+
+def test_an_export_is_built_off_the_event_loop(served, server):
+    import threading
+
+    import pi_plugins.export_html as export_module
+
+    from support.llm_server import Reply
+
+    server.push(Reply(text="Exported."))
+    session = served.open()
+    client = served.socket(session)
+    client.ok("prompt", message="hello")
+    client.event("agent_end")
+    threads = []
+    real = export_module.export_html
+
+    def recording(*args, **kwargs):
+        threads.append(threading.current_thread().name)
+        return real(*args, **kwargs)
+
+    export_module.export_html = recording
+    try:
+        response = served.http.get(f"/api/sessions/{session}/export")
+    finally:
+        export_module.export_html = real
+    assert response.status_code == 200 and "Exported." in response.text
+    assert threads and threads[0] != "pi-serve"  # not the server's event-loop thread

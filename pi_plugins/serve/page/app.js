@@ -19,7 +19,11 @@
 
   function readToken() {
     const fromHash = new URLSearchParams(location.hash.slice(1)).get("token");
-    if (fromHash) sessionStorage.setItem("pi-token", fromHash);
+    if (fromHash) {
+      sessionStorage.setItem("pi-token", fromHash);
+      // out of the address bar (and the history, a screenshot, a shared screen)
+      history.replaceState(null, "", location.pathname + location.search);
+    }
     return fromHash || sessionStorage.getItem("pi-token");
   }
 
