@@ -51,19 +51,30 @@ def journal_path(session: Any) -> str | None:
     return session_side_file(file, KIND) if file is not None else None
 
 
+#: The answer streaming now (ctx, message, writer): the per-delta path, without the
+#: weak dictionary's cost; cleared when that answer ends.
+_current: tuple[Any, AssistantMessage, JournalWriter | None] | None = None
+
+
 @hookimpl
 def message_update(event, ctx):
-    stream_event = event.assistant_message_event
-    if stream_event.type not in DELTAS:
-        return
-    current = _OPEN.get(ctx)
-    if current is None or current[0] is not event.message:
-        if current is not None and current[1] is not None:
-            current[1].close(remove=False)  # (an answer that never ended: the next one replaces it)
-        current = _OPEN[ctx] = (event.message, _writer(ctx, event.message))
-    writer = current[1]
+    global _current
+    current = _current
+    if current is None or current[1] is not event.message or current[0] is not ctx:
+        kind = event.assistant_message_event.type
+        if kind not in DELTAS:
+            return
+        opened = _OPEN.get(ctx)
+        if opened is None or opened[0] is not event.message:
+            if opened is not None and opened[1] is not None:
+                opened[1].close(remove=False)  # (an answer that never ended: the next one replaces it)
+            opened = _OPEN[ctx] = (event.message, _writer(ctx, event.message))
+        current = _current = (ctx, *opened)
+    writer = current[2]
     if writer is not None:
-        writer.note(stream_event.delta)
+        stream_event = event.assistant_message_event
+        if stream_event.type in DELTAS:
+            writer.note(stream_event.delta)
 
 
 def _writer(ctx, message: AssistantMessage) -> JournalWriter | None:
@@ -76,9 +87,16 @@ def _writer(ctx, message: AssistantMessage) -> JournalWriter | None:
     return JournalWriter(path, message, session.leaf_id, session.id)
 
 
+def _forget(ctx) -> tuple[AssistantMessage, JournalWriter | None] | None:
+    global _current
+    if _current is not None and _current[0] is ctx:
+        _current = None
+    return _OPEN.pop(ctx, None)
+
+
 @hookimpl(trylast=True)
 def message_end(message, ctx):
-    current = _OPEN.pop(ctx, None)
+    current = _forget(ctx)
     if current is None or current[1] is None:
         return None
     writer = current[1]
@@ -99,7 +117,7 @@ def _saved(path: str, session: Any) -> None:
 
 @hookimpl
 def session_shutdown(event, ctx):
-    current = _OPEN.pop(ctx, None)
+    current = _forget(ctx)
     if current is not None and current[1] is not None:
         current[1].flush()  # the answer never ended: keep what it had for the next open
         current[1].close(remove=False)
