@@ -288,7 +288,7 @@ class Plugins:
             for impl in impls:
                 try:
                     result = impl.function(*[kwargs[a] for a in impl.argnames])
-                    if impl.is_async or inspect.isawaitable(result):
+                    if result is not None and (impl.is_async or inspect.isawaitable(result)):
                         await result
                 except Exception as exc:
                     self.report(impl.plugin, hook, exc)

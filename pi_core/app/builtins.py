@@ -31,6 +31,7 @@ BUILTINS: dict[str, str] = {
     "compaction": "pi_plugins.compaction",
     "retries": "pi_plugins.retries",
     "checkpoints": "pi_plugins.checkpoints",
+    "answer_journal": "pi_plugins.answer_journal",
     "mcp": "pi_plugins.mcp",
     "print_mode": "pi_plugins.print_mode",
     "rpc_mode": "pi_plugins.rpc",
