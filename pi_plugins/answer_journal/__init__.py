@@ -1,6 +1,6 @@
 """A partial answer survives a crash: while an answer streams, what the user has seen of
 it (text, thinking, tool calls so far) is kept in a journal beside the session, in the
-cache folder (:func:`pi_core.cache_folder.session_side_file`, kind ``answer``), never in
+cache folder (:func:`pi_core.paths.session_side_file`, kind ``answer``), never in
 the sessions folder, which holds pi's files alone.
 
 - ``message_update``: the first delta of an answer opens its journal; each delta after
@@ -27,7 +27,7 @@ import weakref
 from typing import Any
 
 from pi_core import AssistantMessage, MessageEntry, hookimpl
-from pi_core.cache_folder import session_side_file
+from pi_core.paths import session_side_file
 from pi_plugins.answer_journal.journal import (
     JournalError,
     JournalWriter,

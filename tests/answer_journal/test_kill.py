@@ -33,7 +33,7 @@ def pi(pi, tmp_path, monkeypatch):
 
 
 def journal_of(session_file: Path) -> Path:
-    from pi_core.cache_folder import session_side_file
+    from pi_core.paths import session_side_file
 
     return Path(session_side_file(session_file, "answer"))
 
