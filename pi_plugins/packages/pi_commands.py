@@ -53,8 +53,9 @@ def _looks_like_python_project(folder: Path) -> bool:
     return has_python and not (folder / "package.json").is_file()
 
 
-def install(source_text: str, *, local: bool, cwd: str, approve: bool | None = None) -> int:
-    """``pi install npm:…|git:… [-l]``: fetched, kept and recorded as pi 1.6 does."""
+def _begin(source_text: str, local: bool, cwd: str, approve: bool | None) -> tuple | int:
+    """(here, agent dir, scope, settings path, source) for install and remove, or their
+    exit code when the project is not trusted or the source does not parse."""
     here, agent = Path(cwd).absolute(), default_agent_dir()
     scope, settings_path = _scope_paths(local, here, agent)
     if local and not _trusted(here, agent, approve):
@@ -65,6 +66,15 @@ def install(source_text: str, *, local: bool, cwd: str, approve: bool | None = N
     except sources.SourceError as exc:
         _say(f"Error: {exc}", err=True)
         return 1
+    return here, agent, scope, settings_path, source
+
+
+def install(source_text: str, *, local: bool, cwd: str, approve: bool | None = None) -> int:
+    """``pi install npm:…|git:… [-l]``: fetched, kept and recorded as pi 1.6 does."""
+    begun = _begin(source_text, local, cwd, approve)
+    if isinstance(begun, int):
+        return begun
+    here, agent, scope, settings_path, source = begun
     if isinstance(source, sources.LocalSource):
         _say(f"Error: {source_text}: not an npm or git source", err=True)
         return 1
@@ -121,16 +131,10 @@ def _label(source: sources.Source) -> str:
 
 def remove(source_text: str, *, local: bool, cwd: str, approve: bool | None = None) -> int:
     """``pi remove npm:…|git:…``: off the disk and out of settings.json."""
-    here, agent = Path(cwd).absolute(), default_agent_dir()
-    scope, settings_path = _scope_paths(local, here, agent)
-    if local and not _trusted(here, agent, approve):
-        _say(UNTRUSTED, err=True)
-        return 1
-    try:
-        source = sources.parse_source(source_text)
-    except sources.SourceError as exc:
-        _say(f"Error: {exc}", err=True)
-        return 1
+    begun = _begin(source_text, local, cwd, approve)
+    if isinstance(begun, int):
+        return begun
+    here, agent, scope, settings_path, source = begun
     _say(f"Removing {source_text}...")
     try:
         if isinstance(source, sources.NpmSource):
