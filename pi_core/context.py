@@ -132,6 +132,9 @@ class Context:
     async def set_model(self, model: Model) -> None:
         await self._harness("set_model").set_model(model)
 
+    def get_thinking_level(self) -> str | None:
+        return self.agent.thinking_level if self.agent else None
+
     async def set_thinking_level(self, level: str) -> None:
         await self._harness("set_thinking_level").set_thinking_level(level)
 

@@ -18,18 +18,15 @@ def with_session_environment(env: dict[str, str], ctx: Any) -> dict[str, str]:
         env.pop(name, None)
     env["PI_CODING_AGENT"] = "true"
     env["AI_AGENT"] = "pi"
-    harness = getattr(ctx, "harness", None)
-    if harness is None:
-        return env
-    session = getattr(harness, "session", None)
+    session = getattr(ctx, "session", None)
     if session is not None:
         env["PI_SESSION_ID"] = str(session.id)
-        if getattr(session, "file", None):
+        if session.file:
             env["PI_SESSION_FILE"] = str(session.file)
-    model = getattr(harness, "model", None)
-    if model is not None and getattr(model, "provider", None):
+    model = getattr(ctx, "model", None)
+    if model is not None and model.provider:
         env["PI_PROVIDER"], env["PI_MODEL"] = model.provider, model.id
-    level = getattr(harness, "thinking_level", None)
-    if isinstance(level, str) and level:
+    level = ctx.get_thinking_level() if hasattr(ctx, "get_thinking_level") else None
+    if level:
         env["PI_REASONING_LEVEL"] = level
     return env
