@@ -93,8 +93,11 @@ def _flag(*names: str, **kwargs):
 # Unknown options pass through: plugins' flags (register_flags) are read once they load.
 @main.command("run", cls=RunCommand, hidden=True, context_settings={
     "help_option_names": ["-h", "--help"], "ignore_unknown_options": True},
-              epilog="Subcommands: pi install|remove|list (plugin packages), pi plugins (loaded plugins), pi batch (many agents), "
-                     "and those plugins add; pi <subcommand> --help.")
+              epilog="Subcommands: pi install|remove|update|list (Python plugins and pi's npm/git packages), "
+                     "pi config (resources), pi auth (sign-ins and keys), pi mcp (MCP servers), pi plugins "
+                     "(loaded plugins), pi batch (many agents), pi serve and pi connect (the web page and its "
+                     "clients), pi export (a session as HTML), and those installed plugins add; "
+                     "pi <subcommand> --help.")
 @click.argument("messages", nargs=-1)
 @click.option("--provider", help="Provider name.")
 @click.option("--model", help='Model pattern or id ("provider/id", optional ":<thinking>").')
