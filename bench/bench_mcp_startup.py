@@ -49,7 +49,8 @@ def main() -> int:
         (mcp_root / "agent" / "mcp.json").write_text(json.dumps(mcp_json(SERVERS)))
         print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; "
               f"median of {args.runs} runs, in turn; {SERVERS} servers, none direct")
-        timed(pi, plain, tmp), timed(pi, with_mcp, tmp)  # warm-up
+        for env in (plain, with_mcp):  # warm-up
+            timed(pi, env, tmp)
         a, b = [], []
         for _ in range(args.runs):
             a.append(timed(pi, with_mcp, tmp))

@@ -299,11 +299,9 @@ class McpServers:
 
     def _flags_choice(self, name: str, exposure: str) -> str | None:
         """What ``--tools``/``--exclude-tools``/``--no-tools`` say of a tool registering now
-        (the cli plugin keeps them on the run's ctx; None without them)."""
-        try:
-            from pi_plugins.cli.tool_selection import late_tools
-        except ImportError:  # pragma: no cover - the cli plugin is not installed
-            return None
+        (the command line keeps them on the run's ctx; None without them)."""
+        from pi_plugins.cli.tool_selection import late_tools
+
         flags = late_tools(self.ctx)
         return flags.decide(name, exposure) if flags is not None else None
 
