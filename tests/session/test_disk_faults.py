@@ -11,19 +11,16 @@ import os
 import random
 
 import pytest
+from support.sessions import assistant, user
+from support.small_disk import PAGE, SmallDisk, mounted
 
 from pi_core.session import Session, SessionWriteError, store
-from support.sessions import assistant, user
-from support.small_disk import PAGE, SmallDisk
 
 
 @pytest.fixture(scope="module")
 def small_disk():
-    disk = SmallDisk(size=512 * 1024).mount()
-    try:
+    with mounted(512 * 1024) as disk:
         yield disk
-    finally:
-        disk.unmount()
 
 
 @pytest.fixture

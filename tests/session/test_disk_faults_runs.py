@@ -8,20 +8,17 @@ import asyncio
 import json
 
 import pytest
+from support.small_disk import PAGE, mounted
 
 from pi_core import AssistantMessage, tool
-from pi_core.testing import Reply
 from pi_core.session import Session
-from support.small_disk import PAGE, SmallDisk
+from pi_core.testing import Reply
 
 
 @pytest.fixture(scope="module")
 def small_disk():
-    disk = SmallDisk(size=256 * 1024).mount()
-    try:
+    with mounted(256 * 1024) as disk:
         yield disk
-    finally:
-        disk.unmount()
 
 
 @pytest.fixture

@@ -8,6 +8,7 @@ the test skips, except under ``CI=true``, where that is a failure
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import subprocess
@@ -92,3 +93,13 @@ class SmallDisk:
     def _remount(self, mode: str) -> None:
         subprocess.run(["mount", "-o", f"remount,{mode}", str(self.root)], check=True,
                        capture_output=True)
+
+
+@contextlib.contextmanager
+def mounted(size: int):
+    """A :class:`SmallDisk` of ``size`` bytes, mounted for the block (a module's fixture)."""
+    disk = SmallDisk(size=size).mount()
+    try:
+        yield disk
+    finally:
+        disk.unmount()
