@@ -59,7 +59,8 @@ def test_a_tool_using_answer_shows_the_diff_the_output_tail_and_the_footer(pi_tu
     assert footer[1].endswith("test-model • medium")  # a reasoning model starts at pi's default level
     assert (term.cwd / "greeting.txt").read_text() == "first line\ngoodbye world\nlast line\n"
     term.press("C-o")  # expand tool output: the whole bash output is repainted
-    expanded = term.wait_for(lambda s: "earlier lines" not in s and "\n 1\n 2\n 3\n" in s)
+    # wait for the whole repaint (the footer is drawn last), then check the answer survived it
+    expanded = term.wait_for(lambda s: "earlier lines" not in s and "\n 1\n 2\n 3\n" in s and "(auto)" in s)
     assert "Done: the greeting now says goodbye." in expanded
 
 
