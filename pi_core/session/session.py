@@ -335,8 +335,10 @@ class Session:
         if self._unsaved and not self._closed and not self.read_only:
             try:
                 self.save()
-            except SessionWriteError as exc:
-                log.error("%s", exc)
+            except SessionWriteError as exc:  # the process is ending: say what is lost
+                reason = os.strerror(exc.errno) if exc.errno else "the write failed"
+                log.error("%s: the session could not be saved (%s); lost on closing: %s",
+                          self.file, reason, _describe(self.unsaved))
         if self._handle is not None:
             self._handle.close()
             self._handle = None

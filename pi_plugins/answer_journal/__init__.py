@@ -6,7 +6,8 @@ the sessions folder, which holds pi's files alone.
 - ``message_update``: the first delta of an answer opens its journal; each delta after
   it is counted, and what streamed is written at most every 100 ms (:mod:`.journal`);
 - ``message_end`` (last in the chain): the answer is complete; its journal is removed
-  once the session has saved it (kept if the disk refused the entry);
+  once the session has saved it (if the disk refused the entry, the whole answer is
+  written to the journal and kept);
 - ``session_shutdown``: an answer still open is written out and its journal kept;
 - ``session_start``: a journal left by a killed pi is offered back as the aborted
   assistant message pi writes when an answer is stopped (``stopReason: "aborted"``, the
@@ -100,19 +101,22 @@ def message_end(message, ctx):
     if current is None or current[1] is None:
         return None
     writer = current[1]
-    writer.close(remove=False)
     session = ctx.session
-    try:  # the harness saves the message right after this chain: remove the journal then
-        asyncio.get_running_loop().call_soon(_saved, writer.path, session)
+    try:  # the harness saves the message right after this chain: settle the journal then
+        asyncio.get_running_loop().call_soon(_settle, writer, session)
     except RuntimeError:
-        _saved(writer.path, session)
+        _settle(writer, session)
     return None
 
 
-def _saved(path: str, session: Any) -> None:
+def _settle(writer: JournalWriter, session: Any) -> None:
+    """Saved: the journal goes. Refused by the disk: the journal, now holding the whole
+    answer, may be its only copy once this process ends, so it stays."""
     if session is not None and session.unsaved:
-        return  # the disk refused it: the journal may yet be the only copy
-    remove_journal(path)
+        writer.flush()
+        writer.close(remove=False)
+    else:
+        writer.close(remove=True)
 
 
 @hookimpl

@@ -152,6 +152,7 @@ def test_closing_on_a_full_disk_names_the_entries_that_were_not_saved(disk, capl
     lost = session.leaf
     session.close()
     assert f"user message {lost.id}" in caplog.text and "could not be saved" in caplog.text
+    assert "lost on closing" in caplog.text and "kept in memory" not in caplog.text  # it is not
     check_reopens_as_acknowledged(session.file, saved(session))
 
 
