@@ -1,4 +1,5 @@
-"""Benchmark (issue 41's figure): SIGKILL of ``pi -p`` at random points of a run whose
+"""Benchmark (issue 41's figure): SIGKILL of pi (``pi -p``, ``pi serve`` or the chat, by
+``--mode``) at random points of a run whose
 bash command forks, setsids, ``env -i setsid``s, double forks and sleeps; how many
 processes of the session are left afterwards (pi's warden included).
 
@@ -9,7 +10,8 @@ all run. With
 process groups and environment markers only): there ``env -i setsid`` is expected to
 escape, and the figure shows how often.
 
-    python bench/bench_kill_points.py [--points 100] [--seed 0] [--fallback]
+    python bench/bench_kill_points.py [--points 100] [--seed 0] [--mode print|serve|chat]
+                                      [--fallback]
 """
 
 from __future__ import annotations
@@ -33,7 +35,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--points", type=int, default=100)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--fallback", action="store_true", help="as without writable cgroups")
+    parser.add_argument("--mode", choices=sorted(escapes.STARTS), default="print",
+                        help="which pi to kill: pi -p, pi serve or the chat")
+    parser.add_argument("--fallback", action="store_true", help="as without writable cgroups (pi -p only)")
     args = parser.parse_args()
     if args.fallback:
         original = escapes.start_print_mode
@@ -45,12 +49,13 @@ def main() -> None:
     mode = "fallback (no cgroups)" if args.fallback or cgroups.own_folder() is None else "cgroups"
     began = time.monotonic()
     with LlmServer() as server, tempfile.TemporaryDirectory() as home:
-        points = escapes.kill_points(PiRunner(Path(home), server), server, args.points, seed=args.seed)
+        points = escapes.kill_points(PiRunner(Path(home), server), server, args.points, seed=args.seed,
+                                     mode=args.mode)
     elapsed = time.monotonic() - began
     mid = sum(p["sleeps_at_kill"] == escapes.SLEEPS for p in points)
     left = collections.Counter(line.split(" ")[0] + (" (env -i setsid)" if line.endswith("3") else "")
                                for p in points for line in p["left"])
-    print(f"mode: {mode}; {len(points)} kill points in {elapsed:.0f} s "
+    print(f"pi {args.mode}, {mode}; {len(points)} kill points in {elapsed:.0f} s "
           f"(all during the command: {mid} with every escape form running, "
           f"{len(points) - mid} while they were starting)")
     print(f"points leaving processes behind: {sum(bool(p['left']) for p in points)}; "

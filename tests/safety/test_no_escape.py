@@ -10,26 +10,23 @@ group, environment marker) catches all but ``env -i setsid``, and says so."""
 from __future__ import annotations
 
 import asyncio
-import json
+import contextlib
 import os
 import re
 import subprocess
 import sys
 import time
 
-import httpx
 import pytest
-from websockets.sync.client import connect
 
 from pi_core.testing.programs import require
 from pi_plugins.tools import cgroups, processes, warden
 from support.agents import run
 from support.escapes import (
-    ENV, SLEEPS, escape_forms, fallback_command, kill_all, kill_points, left_after, new_mark,
-    session_processes, sleeping, start_print_mode,
+    SLEEPS, escape_forms, fallback_command, kill_all, kill_points, left_after, new_mark,
+    session_processes, sleeping, start_print_mode, start_serve,
 )
 from support.harnesses import make
-from support.llm_server import Reply
 from support.survivors import wait_for
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="scans /proc")
@@ -115,33 +112,18 @@ def test_sigkill_of_print_mode_mid_command_leaves_no_process_of_the_session(pi, 
 
 @pytest.mark.process
 def test_sigkill_of_serve_mid_command_leaves_no_process_of_the_session(pi, server, mark):
-    server.push(Reply(tool_calls=[("bash", {"command": escape_forms(mark)})]))
-    token = "kill-test-token-0123456789"
-    served = subprocess.Popen([sys.executable, "-m", "pi_plugins.cli", "serve", "--port", "0"], cwd=pi.cwd,
-                              env={**pi.env, "PI_OFFLINE": "1", "PI_SERVE_TOKEN": token, ENV: str(mark)},
-                              text=True, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    try:
-        line = served.stdout.readline()
-        port = int(re.search(r"127\.0\.0\.1:(\d+)/", line)[1])
-        http = httpx.Client(base_url=f"http://127.0.0.1:{port}",
-                            headers={"Authorization": f"Bearer {token}"}, timeout=15)
-        session = http.post("/api/sessions", json={"cwd": str(pi.cwd), "model": "local/test-model"}).json()["id"]
-        with connect(f"ws://127.0.0.1:{port}/api/sessions/{session}/rpc?token={token}",
-                     close_timeout=0.5) as socket:  # its server is killed: no close frame comes
-            socket.send(json.dumps({"id": "p", "type": "prompt", "message": "run it"}))
-            wait_for_escapes(mark, served)
-            served.kill()
-            served.wait()
-    finally:
-        if served.poll() is None:
-            served.kill()
-            served.wait()
+    with contextlib.ExitStack() as stack:
+        served = start_serve(pi, server, mark, stack)
+        wait_for_escapes(mark, served)
+        served.kill()
+        served.wait()
     assert left_after(mark) == {}
 
 
 @pytest.mark.process
-def test_sigkill_of_print_mode_at_random_points_leaves_no_process_of_the_session(pi, server):
-    points = kill_points(pi, server, 15, seed=41)
+@pytest.mark.parametrize(("mode", "count"), [("print", 15), ("serve", 5), ("chat", 5)])
+def test_sigkill_of_pi_at_random_points_leaves_no_process_of_the_session(pi, server, mode, count):
+    points = kill_points(pi, server, count, seed=41, mode=mode)
     assert [p["left"] for p in points if p["left"]] == []
     assert any(p["sleeps_at_kill"] == SLEEPS for p in points)  # some points fell mid-command
 

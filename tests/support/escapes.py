@@ -6,18 +6,23 @@ sleeps. Its processes are found by a number in their command lines (``sleep
 600.<mark><n>``), since ``env -i`` drops any marker in the environment; pi itself is
 found by ``PI_ESCAPE_RUN=<mark>`` in its environment, which its warden inherits.
 
-:func:`kill_points` is the issue's figure: SIGKILL of ``pi -p`` at random points during
-its bash command (:func:`escape_forms`), and the processes of the session left
-afterwards (``bench/bench_kill_points.py`` and ``tests/safety/test_no_escape.py``).
+:func:`kill_points` is the issue's figure: SIGKILL of ``pi -p``, ``pi serve`` or the
+chat at random points during its bash command (:func:`escape_forms`), and the processes
+of the session left afterwards (``bench/bench_kill_points.py`` and ``tests/safety/test_no_escape.py``).
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
+import pty
 import random
+import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 from support.llm_server import Reply
@@ -101,27 +106,88 @@ def command_started(mark: int) -> bool:
     return any(str(mark) in line for line in session_processes(mark).values())
 
 
-def kill_points(pi, server, count: int, seed: int = 0, spread: float = 0.3) -> list[dict]:
-    """SIGKILL ``pi -p`` at ``count`` random points of its bash command: a random moment
-    within ``spread`` seconds of the command's first process appearing, so some points
-    fall while the escape forms are still starting and most while they all run. For
-    each: when (after the command started), how many sleeps ran at the kill, and the
-    session's processes left afterwards (killed once counted)."""
+def start_serve(pi, server, mark: int, stack: contextlib.ExitStack) -> subprocess.Popen:
+    """``pi serve`` with one session whose prompt (sent over its WebSocket, kept open in
+    ``stack``) makes the model run the escape forms."""
+    import httpx
+    from websockets.sync.client import connect
+
+    server.default = Reply(tool_calls=[("bash", {"command": escape_forms(mark)})])
+    token = f"kill-points-{mark}-0123456789"
+    served = subprocess.Popen([sys.executable, "-m", "pi_plugins.cli", "serve", "--port", "0"],
+                              cwd=pi.cwd, env={**pi.env, "PI_SERVE_TOKEN": token, ENV: str(mark)},
+                              text=True, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    stack.callback(_reap, served)
+    assert served.stdout is not None
+    port = int(re.search(r"127\.0\.0\.1:(\d+)/", served.stdout.readline())[1])  # type: ignore[index]
+    http = stack.enter_context(httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=15,
+                                            headers={"Authorization": f"Bearer {token}"}))
+    session = http.post("/api/sessions", json={"cwd": str(pi.cwd), "model": "local/test-model"})
+    socket = stack.enter_context(connect(  # its server is killed: no close frame comes
+        f"ws://127.0.0.1:{port}/api/sessions/{session.json()['id']}/rpc?token={token}",
+        close_timeout=0.5))
+    socket.send(json.dumps({"id": "p", "type": "prompt", "message": "run it"}))
+    return served
+
+
+def start_chat(pi, server, mark: int, stack: contextlib.ExitStack) -> subprocess.Popen:
+    """The interactive chat on a pseudo-terminal (read and thrown away on a thread, as a
+    terminal would), started with the prompt that makes the model run the escape forms."""
+    server.default = Reply(tool_calls=[("bash", {"command": escape_forms(mark)})])
+    terminal, screen = pty.openpty()
+    chat = subprocess.Popen(pi.command("run it"), cwd=pi.cwd,
+                            env={**pi.env, "TERM": "xterm-256color", ENV: str(mark)},
+                            stdin=screen, stdout=screen, stderr=screen, start_new_session=True)
+    os.close(screen)
+    stack.callback(_reap, chat)
+    threading.Thread(target=_drain, args=(terminal,), daemon=True).start()
+    return chat
+
+
+def _drain(fd: int) -> None:
+    try:
+        while os.read(fd, 65536):
+            pass
+    except OSError:  # the chat is gone: the terminal's other end closed
+        pass
+    finally:
+        os.close(fd)
+
+
+def _reap(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        process.kill()
+    process.wait()
+
+
+STARTS = {"print": lambda pi, server, mark, stack: start_print_mode(pi, server, mark),
+          "serve": start_serve, "chat": start_chat}
+
+
+def kill_points(pi, server, count: int, seed: int = 0, spread: float = 0.3,
+                mode: str = "print") -> list[dict]:
+    """SIGKILL pi (``mode``: ``pi -p``, ``pi serve`` or the chat) at ``count`` random
+    points of its bash command: a random moment within ``spread`` seconds of the
+    command's first process appearing, so some points fall while the escape forms are
+    still starting and most while they all run. For each: when (after the command
+    started), how many sleeps ran at the kill, and the session's processes left
+    afterwards (killed once counted)."""
     rng = random.Random(seed)
     points = []
     for _ in range(count):
         mark = new_mark()
-        process = start_print_mode(pi, server, mark)
-        deadline = time.monotonic() + 30
-        while not command_started(mark):
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise AssertionError("pi ended, or its command did not start within 30 s")
-            time.sleep(0.002)
-        at = rng.uniform(0, spread)
-        time.sleep(at)
-        running = sleeping(mark)
-        process.kill()
-        process.wait()
+        with contextlib.ExitStack() as stack:
+            process = STARTS[mode](pi, server, mark, stack)
+            deadline = time.monotonic() + 30
+            while not command_started(mark):
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError("pi ended, or its command did not start within 30 s")
+                time.sleep(0.002)
+            at = rng.uniform(0, spread)
+            time.sleep(at)
+            running = sleeping(mark)
+            process.kill()
+            process.wait()
         left = left_after(mark)
         kill_all(left)
         points.append({"at": at, "sleeps_at_kill": running, "left": sorted(left.values())})
