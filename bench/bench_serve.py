@@ -4,6 +4,9 @@ server (in a process of its own), with the WebSocket clients in this process:
 - 100 sessions streaming at once: no event lost or reordered (every client sees
   ``seq`` without a gap, and every delta once, in order), p99 delay from the LLM server's
   chunk to the WebSocket client at most 50 ms, peak memory of ``pi serve`` at most 500 MB;
+- meanwhile 200 idle clients (WebSockets on 20 sessions of their own, sending nothing
+  but the probes): p99 round trip of a request (``get_state`` on one of them, and
+  ``GET /api/sessions``, each every 50 ms) at most 100 ms;
 - 1,000 idle live sessions in one ``pi serve``: at most 1 GB.
 
 The delay: each streamed delta carries a marker ``<session:index>``; the LLM server's
@@ -11,7 +14,8 @@ process notes the wall-clock time it hands each marker to its socket (its ``send
 wrapped in that process only), this process the time the frame carrying it as
 ``assistantMessageEvent.delta`` arrives. Both are ``time.time()`` on this machine.
 
-Run: python bench/bench_serve.py [--sessions 100] [--deltas 100] [--delay 0.02] [--idle 1000]
+Run: python bench/bench_serve.py [--sessions 100] [--deltas 100] [--delay 0.02] [--idle-clients 200]
+                               [--idle 1000]
 (exits 1 when a budget is missed).
 """
 
@@ -37,6 +41,7 @@ from support.llm_server import LlmServer, Reply  # noqa: E402
 from pi_plugins.serve.cli import event_loop  # noqa: E402
 
 P99_MS = 50
+ROUND_TRIP_P99_MS = 100
 PEAK_MB = 500
 IDLE_MB = 1024
 TOKEN = "bench-token"
@@ -87,10 +92,10 @@ class ServeProcess:
         self.project.mkdir()
         (agent / "models.json").write_text(json.dumps(models))
         env = {"PATH": os.environ.get("PATH", ""), "HOME": str(home), "PI_CODING_AGENT_DIR": str(agent),
-               "PI_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
+               "PI_OFFLINE": "1", "PYTHONUNBUFFERED": "1", "PI_SERVE_TOKEN": TOKEN}
         self.process = subprocess.Popen(
             [sys.executable, *(["-m", "cProfile", "-o", profile] if profile else []),
-             "-m", "pi_plugins.cli", "serve", "--port", "0", "--token", TOKEN],
+             "-m", "pi_plugins.cli", "serve", "--port", "0"],
             cwd=self.project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         line = self.process.stdout.readline()
         if not line.startswith("pi serve: "):
@@ -158,14 +163,58 @@ async def stream_one(netloc: str, session: str, number: int, start: asyncio.Even
     return {"seqs": seqs, "markers": markers}
 
 
-async def streaming(netloc: str, sessions: list[str], deltas: int) -> tuple[dict, list[dict]]:
-    start = asyncio.Event()
+async def idle_client(netloc: str, session: str, attached: asyncio.Queue, done: asyncio.Event) -> None:
+    """A client that attaches and sends nothing; it hands its socket to the prober."""
+    import websockets
+
+    async with websockets.connect(f"ws://{netloc}/api/sessions/{session}/rpc?token={TOKEN}",
+                                  max_size=None, ping_interval=None) as ws:
+        await attached.put(ws)
+        await done.wait()
+
+
+async def probe(netloc: str, sockets: list, done: asyncio.Event, every: float = 0.05) -> list[tuple[str, float]]:
+    """Round trips (ms) of ``get_state`` on an idle client's socket and of
+    ``GET /api/sessions``, one of each every ``every`` seconds until ``done``."""
+    import httpx
+
+    trips: list[tuple[str, float]] = []
+    async with httpx.AsyncClient(base_url=f"http://{netloc}", timeout=30,
+                                 headers={"Authorization": f"Bearer {TOKEN}"}) as http:
+        n = 0
+        while not done.is_set():
+            ws = sockets[n % len(sockets)]
+            began = time.perf_counter()
+            await ws.send(json.dumps({"id": f"s{n}", "type": "get_state"}))
+            while f'"id":"s{n}"' not in await ws.recv():
+                pass
+            trips.append(("get_state", (time.perf_counter() - began) * 1000))
+            began = time.perf_counter()
+            (await http.get("/api/sessions")).raise_for_status()
+            trips.append(("GET /api/sessions", (time.perf_counter() - began) * 1000))
+            n += 1
+            await asyncio.sleep(every)
+    return trips
+
+
+async def streaming(netloc: str, sessions: list[str], deltas: int,
+                    idle_sessions: list[str], idle_clients: int) -> tuple[dict, list[dict], list]:
+    start, probing, done = asyncio.Event(), asyncio.Event(), asyncio.Event()
+    attached: asyncio.Queue = asyncio.Queue()
+    idle = [asyncio.create_task(idle_client(netloc, idle_sessions[n % len(idle_sessions)], attached, done))
+            for n in range(idle_clients)] if idle_sessions else []
+    sockets = [await attached.get() for _ in idle]
     received: dict[tuple[int, int], float] = {}
     tasks = [asyncio.create_task(stream_one(netloc, s, n, start, received)) for n, s in enumerate(sessions)]
     await asyncio.sleep(0.5)  # every client attached
+    prober = asyncio.create_task(probe(netloc, sockets, probing)) if sockets else None
     start.set()
     results = await asyncio.gather(*tasks)
-    return received, results
+    probing.set()
+    trips = await prober if prober else []
+    done.set()  # the idle clients leave once the last probe is answered
+    await asyncio.gather(*idle)
+    return received, results, trips
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -178,6 +227,7 @@ def main() -> int:
     parser.add_argument("--sessions", type=int, default=100)
     parser.add_argument("--deltas", type=int, default=250)
     parser.add_argument("--delay", type=float, default=0.02)
+    parser.add_argument("--idle-clients", type=int, default=200)
     parser.add_argument("--idle", type=int, default=1000)
     parser.add_argument("--profile", metavar="FILE", help="cProfile pi serve during the streaming run")
     args = parser.parse_args()
@@ -192,9 +242,11 @@ def main() -> int:
         served = ServeProcess(Path(tmp) / "streaming", models, args.profile)
         with event_loop() as runner:  # the clients on uvloop too: less of their own delay
             sessions = runner.run(open_sessions(served.netloc, args.sessions))
+            idle_sessions = runner.run(open_sessions(served.netloc, min(20, args.idle_clients)))
             cpu, own_cpu, load = served.cpu_seconds(), time.process_time(), os.getloadavg()[0]
             began = time.perf_counter()
-            received, results = runner.run(streaming(served.netloc, sessions, args.deltas))
+            received, results, trips = runner.run(streaming(served.netloc, sessions, args.deltas,
+                                                            idle_sessions, args.idle_clients))
         wall = time.perf_counter() - began
         own_cpu = time.process_time() - own_cpu
         peak = served.memory_mb("VmHWM")
@@ -223,6 +275,15 @@ def main() -> int:
         print(f"  p99 without each answer's first 10 deltas: {percentile(steady, 99):.1f} ms; "
               f"p99 by tenth of the answer: {', '.join(f'{v:.0f}' for v in by_tenth)} ms")
         print(f"  pi serve peak memory: {peak:.0f} MB (budget {PEAK_MB})")
+        if trips:
+            times = [ms for _, ms in trips]
+            trip99 = percentile(times, 99)
+            each = ", ".join(f"{kind} p99 {percentile([ms for k, ms in trips if k == kind], 99):.1f}"
+                             for kind in dict.fromkeys(k for k, _ in trips))
+            print(f"  {args.idle_clients} idle clients: request round trip p50 {percentile(times, 50):.1f} ms, "
+                  f"p99 {trip99:.1f} ms (budget {ROUND_TRIP_P99_MS}; {each}), {len(trips)} requests")
+            if trip99 > ROUND_TRIP_P99_MS:
+                failures.append(f"round trip p99 {trip99:.1f} ms > {ROUND_TRIP_P99_MS}")
         if broken or missing:
             failures.append("events lost or reordered")
         if p99 > P99_MS:
