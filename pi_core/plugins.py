@@ -21,15 +21,16 @@ from collections.abc import Callable
 from typing import Any
 
 import pluggy
-from attrs import define, field
+from attrs import field
 
 import hookspecs
 from hookspecs.markers import Dispatch, dispatch_of
+from pi_core.protocol.records import record
 
 log = logging.getLogger("pi.plugins")
 
 
-@define
+@record
 class PluginInfo:
     """Where a loaded plugin came from."""
 
@@ -41,7 +42,7 @@ class PluginInfo:
     version: str | None = None
 
 
-@define
+@record
 class PluginError:
     """A plugin's handler (or its loading) raised; the run went on without it."""
 
@@ -72,7 +73,7 @@ class _Impl:
         self.is_async = inspect.iscoroutinefunction(impl.function)
 
 
-@define
+@record
 class GuardFailure:
     """The decision of a guard whose handler raised: ``block`` and ``cancel`` set, with a
     ``reason`` the model or the user reads."""

@@ -12,10 +12,11 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from attrs import asdict, define, has
+from attrs import asdict, has
 
 from pi_core.protocol.events import ToolCallEvent, ToolExecutionEnd, ToolExecutionStart, ToolExecutionUpdate
 from pi_core.protocol.messages import ToolCall
+from pi_core.protocol.records import record
 from pi_core.protocol.schema import ArgumentsError
 from pi_core.protocol.signal import AbortSignal
 from pi_core.protocol.tools import Tool, ToolResult, ToolRun, as_result
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
 ABORTED_TOOL_TEXT = "Tool execution was aborted"
 
 
-@define
+@record
 class PreparedCall:
     """A tool call ready to run, or (``immediate``) one already answered."""
 

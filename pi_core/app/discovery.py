@@ -22,11 +22,11 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-from attrs import define
 
 from pi_core.paths import agent_dir as default_agent_dir
 from pi_core.paths import project_dir
 from pi_core.plugins import NotRunnable, Plugins
+from pi_core.protocol.records import record
 
 GROUP = "pi.plugins"
 OWN_DISTRIBUTION = "pi-harness"
@@ -144,7 +144,7 @@ def plugin_entry_points() -> list[Found]:
     return found
 
 
-@define
+@record
 class Found:
     """A plugin discovery found, in its place in the load order, before any import.
     ``reason`` says why settings leave it out (``None``: it loads); those left out are

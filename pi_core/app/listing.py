@@ -11,16 +11,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from attrs import define
-
 from pi_core.app.listing_index import SessionIndex
 from pi_core.app.listing_scan import FileFacts, is_header, parse_line, scan_file
+from pi_core.protocol.records import record
 from pi_core.session.locations import SESSION_SUFFIX, session_dir_for, sessions_root
 
 NO_MESSAGES = "(no messages)"
 
 
-@define(frozen=True)
+@record(frozen=True)
 class SessionInfo:
     path: Path
     id: str
@@ -33,7 +32,7 @@ class SessionInfo:
     first_message: str
 
 
-@define(frozen=True)
+@record(frozen=True)
 class FoundSession:
     """Where a ``--session`` / ``--fork`` argument led: ``scope`` is ``path`` (it was
     one), ``local`` (an id in this project) or ``global`` (an id in another project)."""

@@ -14,10 +14,9 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-from attrs import define
-
 from pi_core.protocol.codec import DecodeError, loads_json
 from pi_core.protocol.entries import iso_to_ms
+from pi_core.protocol.records import record
 
 _LINE = b'\n{"type":"'
 _MESSAGE_LINE = b'\n{"type":"message",'
@@ -27,7 +26,7 @@ _ASSISTANT = b'"message":{"role":"assistant"'
 _UNSET: Any = "\0unset"
 
 
-@define
+@record
 class FileFacts:
     """The listing's facts about one session file, and where its scan stopped."""
 

@@ -10,13 +10,14 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-from attrs import define, field
+from attrs import field
 
 from pi_core.app.auth import resolve_config_value
 from pi_core.protocol.model import Model, ModelCost
+from pi_core.protocol.records import record
 
 
-@define
+@record
 class ProviderConfig:
     """What models.json says about a provider besides its models."""
 

@@ -16,20 +16,20 @@ from pathlib import Path
 from typing import Any, cast
 
 import attrs
-from attrs import define
 
 from pi_core.app.auth import AuthStorage, resolve_config_value
 from pi_core.app.models_json import ProviderConfig, load_models_json, models_from_config
 from pi_core.paths import agent_dir as default_agent_dir
 from pi_core.protocol.model import Model
 from pi_core.protocol.provider import THINKING_LEVELS
+from pi_core.protocol.records import record
 
 
 class ModelNotFoundError(LookupError):
     """No model matches a pattern; the message says how to list them."""
 
 
-@define
+@record
 class Resolution:
     model: Model
     #: The level a ``:level`` suffix asked for (``None``: none given).

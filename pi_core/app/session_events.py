@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from typing import Literal
 
-from attrs import define, field
+from attrs import field
+
+from pi_core.protocol.records import record
 
 
-@define
+@record
 class AgentSettled:
     """Nothing more will happen on its own (no retry, no compaction and retry, no queued
     message): what pi 1.6's ``RpcClient.waitForIdle`` waits for. ``aborted``: the run
@@ -18,7 +20,7 @@ class AgentSettled:
     aborted: bool = False
 
 
-@define
+@record
 class SessionInfoChanged:
     """The session's display name changed (``None``: cleared)."""
 
@@ -26,7 +28,7 @@ class SessionInfoChanged:
     name: str | None = None
 
 
-@define
+@record
 class UiPromptStart:
     """A plugin's dialog is waiting for the user (pi 1.6): ``kind`` select, confirm,
     input or editor; nested dialogs make one span."""
@@ -37,7 +39,7 @@ class UiPromptStart:
     title: str | None = None
 
 
-@define
+@record
 class UiPromptEnd:
     type: Literal["ui_prompt_end"] = field(default="ui_prompt_end", init=False)
     reason: str = "ui_prompt"

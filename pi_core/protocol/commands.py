@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from attrs import define
+from pi_core.protocol.records import record
 
 
-@define(frozen=True)
+@record(frozen=True)
 class Command:
     name: str  # without the leading slash: "review", "skill:pdf-tools"
     description: str = ""
@@ -32,7 +32,7 @@ class Command:
     source_info: dict | None = None
 
 
-@define(frozen=True)
+@record(frozen=True)
 class Shortcut:
     """A key a plugin binds in the interactive mode (``register_shortcuts``)."""
 
@@ -42,7 +42,7 @@ class Shortcut:
     description: str = ""
 
 
-@define(frozen=True)
+@record(frozen=True)
 class MessageRenderer:
     """How the interactive mode shows a plugin's ``custom`` messages of one kind
     (``register_message_renderers``)."""
@@ -53,7 +53,7 @@ class MessageRenderer:
     render: Callable[[Any, bool], Any]
 
 
-@define(frozen=True)
+@record(frozen=True)
 class Flag:
     """A command-line flag a plugin reads (``register_flags``), pi's ``registerFlag``:
     ``pi --name`` (``type="boolean"``) or ``pi --name VALUE`` (``type="string"``); the

@@ -10,9 +10,10 @@ import time
 from datetime import UTC, datetime
 from typing import Any, Literal, cast
 
-from attrs import define, field
+from attrs import field
 
 from pi_core.protocol.messages import AgentMessage, Usage, UserContent, _Extra, _filled
+from pi_core.protocol.records import record
 
 SESSION_VERSION = 3
 
@@ -38,7 +39,7 @@ def new_session_id() -> str:
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
-@define
+@record
 class SessionHeader(_Extra):
     type: Literal["session"] = field(default="session", init=False)
     version: int = SESSION_VERSION
@@ -48,7 +49,7 @@ class SessionHeader(_Extra):
     parent_session: str | None = None
 
 
-@define
+@record
 class _EntryLine(_Extra):
     """What every entry line has besides its ``type``, which :func:`_type_first` puts
     before these (pi's key order)."""
@@ -63,26 +64,26 @@ def _type_first(cls: type, fields: list[Any]) -> list[Any]:
     return sorted(fields, key=lambda a: a.name != "type")
 
 
-@define(field_transformer=_type_first)
+@record(field_transformer=_type_first)
 class MessageEntry(_EntryLine):
     type: Literal["message"] = field(default="message", init=False)
     message: AgentMessage = _filled()
 
 
-@define(field_transformer=_type_first)
+@record(field_transformer=_type_first)
 class ModelChangeEntry(_EntryLine):
     type: Literal["model_change"] = field(default="model_change", init=False)
     provider: str = ""
     model_id: str = ""
 
 
-@define(field_transformer=_type_first)
+@record(field_transformer=_type_first)
 class ThinkingLevelChangeEntry(_EntryLine):
     type: Literal["thinking_level_change"] = field(default="thinking_level_change", init=False)
     thinking_level: str = "off"
 
 
-@define(field_transformer=_type_first)
+@record(field_transformer=_type_first)
 class CompactionEntry(_EntryLine):
     """Everything before ``first_kept_entry_id`` reaches the model as ``summary``."""
 
@@ -95,7 +96,7 @@ class CompactionEntry(_EntryLine):
     from_hook: bool | None = None
 
 
-@define(field_transformer=_type_first)
+@record(field_transformer=_type_first)
 class BranchSummaryEntry(_EntryLine):
     """A summary of the branch that was left, hung where the new branch starts."""
 
@@ -107,7 +108,7 @@ class BranchSummaryEntry(_EntryLine):
     from_hook: bool | None = None
 
 
-@define(field_transformer=_type_first)
+@record(field_transformer=_type_first)
 class UsageEntry(_EntryLine):
     """pi 1.6: spending outside the conversation (cache warming, a plugin's calls)."""
 
@@ -119,7 +120,7 @@ class UsageEntry(_EntryLine):
     note: str | None = None
 
 
-@define(field_transformer=_type_first)
+@record(field_transformer=_type_first)
 class ContextEditEntry(_EntryLine):
     """pi 1.6: what the model sees of ``target_id`` from here on, the history untouched:
     ``replacement`` None leaves it out, ``{"content": ...}`` replaces only its content."""
@@ -129,7 +130,7 @@ class ContextEditEntry(_EntryLine):
     replacement: Any = field(default=None, metadata={"always_written": True})
 
 
-@define(field_transformer=_type_first)
+@record(field_transformer=_type_first)
 class CustomEntry(_EntryLine):
     """Plugin state kept in the session; never sent to the model."""
 
@@ -138,7 +139,7 @@ class CustomEntry(_EntryLine):
     data: Any = None
 
 
-@define(field_transformer=_type_first)
+@record(field_transformer=_type_first)
 class CustomMessageEntry(_EntryLine):
     """A plugin's message that takes part in the context."""
 
@@ -149,7 +150,7 @@ class CustomMessageEntry(_EntryLine):
     details: Any = None
 
 
-@define(field_transformer=_type_first)
+@record(field_transformer=_type_first)
 class LabelEntry(_EntryLine):
     """Sets (or, with ``label`` None, clears) the label of ``target_id``."""
 
@@ -158,13 +159,13 @@ class LabelEntry(_EntryLine):
     label: str | None = None
 
 
-@define(field_transformer=_type_first)
+@record(field_transformer=_type_first)
 class SessionInfoEntry(_EntryLine):
     type: Literal["session_info"] = field(default="session_info", init=False)
     name: str | None = None
 
 
-@define
+@record
 class UnknownEntry:
     """An entry of a type this version does not know, kept as read."""
 

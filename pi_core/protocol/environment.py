@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Any, Literal, Protocol
 
-from attrs import define
+from pi_core.protocol.records import record
 
 Kind = Literal["file", "directory", "other"]
 
 
-@define(frozen=True)
+@record(frozen=True)
 class FileInfo:
     """What ``stat`` tells about a path (symbolic links followed)."""
 
@@ -22,7 +22,7 @@ class FileInfo:
     size: int
 
 
-@define(frozen=True)
+@record(frozen=True)
 class DirEntry:
     """``kind``: a symbolic link followed (``None`` when it cannot be, a dangling link)."""
 

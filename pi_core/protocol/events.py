@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from attrs import define, field
+from attrs import field
 
 from pi_core.protocol.messages import AgentMessage, ImageContent, ToolResultMessage, _filled
+from pi_core.protocol.records import record
 from pi_core.protocol.stream import AssistantMessageEvent
 
 #: Why a compaction runs: the user asked, the context passed its threshold, or the
@@ -22,26 +23,26 @@ ForkPosition = Literal["before", "at"]
 StartReason = Literal["startup", "new", "resume", "fork", "reload"]
 LeaveReason = Literal["new", "resume", "fork", "quit", "reload"]
 
-@define
+@record
 class AgentStart:
     type: Literal["agent_start"] = field(default="agent_start", init=False)
 
 
-@define
+@record
 class AgentEnd:
     type: Literal["agent_end"] = field(default="agent_end", init=False)
     messages: list[AgentMessage] = field(factory=list)
     will_retry: bool = False  # pi 1.6: the app sends the failed request again (set by it)
 
 
-@define
+@record
 class TurnStart:
     type: Literal["turn_start"] = field(default="turn_start", init=False)
     #: Counts the run's turns from 0.
     turn_index: int = 0
 
 
-@define
+@record
 class TurnEnd:
     type: Literal["turn_end"] = field(default="turn_end", init=False)
     message: AgentMessage = _filled()
@@ -49,26 +50,26 @@ class TurnEnd:
     turn_index: int = 0
 
 
-@define
+@record
 class MessageStart:
     type: Literal["message_start"] = field(default="message_start", init=False)
     message: AgentMessage = _filled()
 
 
-@define
+@record
 class MessageUpdate:
     type: Literal["message_update"] = field(default="message_update", init=False)
     message: AgentMessage = _filled()
     assistant_message_event: AssistantMessageEvent = _filled()
 
 
-@define
+@record
 class MessageEnd:
     type: Literal["message_end"] = field(default="message_end", init=False)
     message: AgentMessage = _filled()
 
 
-@define
+@record
 class ToolExecutionStart:
     type: Literal["tool_execution_start"] = field(default="tool_execution_start", init=False)
     tool_call_id: str = ""
@@ -77,7 +78,7 @@ class ToolExecutionStart:
     parent_tool_call_id: str | None = None  # pi 1.6: set when another tool made the call
 
 
-@define
+@record
 class ToolExecutionUpdate:
     type: Literal["tool_execution_update"] = field(default="tool_execution_update", init=False)
     tool_call_id: str = ""
@@ -87,7 +88,7 @@ class ToolExecutionUpdate:
     parent_tool_call_id: str | None = None  # pi 1.6: set when another tool made the call
 
 
-@define
+@record
 class ToolExecutionEnd:
     type: Literal["tool_execution_end"] = field(default="tool_execution_end", init=False)
     tool_call_id: str = ""
@@ -98,7 +99,7 @@ class ToolExecutionEnd:
     parent_tool_call_id: str | None = None  # pi 1.6: set when another tool made the call
 
 
-@define
+@record
 class QueueUpdate:
     type: Literal["queue_update"] = field(default="queue_update", init=False)
     steering: list[str] = field(factory=list)
@@ -123,7 +124,7 @@ AgentEvent = (
 # ---------------------------------------------------------------- hook events
 
 
-@define
+@record
 class InputEvent:
     text: str
     images: list[ImageContent] = field(factory=list)
@@ -131,7 +132,7 @@ class InputEvent:
     handled: bool = False
 
 
-@define
+@record
 class BeforeAgentStartEvent:
     prompt: str
     images: list[ImageContent] = field(factory=list)
@@ -139,7 +140,7 @@ class BeforeAgentStartEvent:
     messages: list[AgentMessage] = field(factory=list)
 
 
-@define
+@record
 class ToolCallEvent:
     """A tool call about to run or just run; ``arguments`` validated, as a dict."""
 
@@ -150,20 +151,20 @@ class ToolCallEvent:
     parent_tool_call_id: str | None = None  # pi 1.6: the calling tool's call, for nested calls
 
 
-@define
+@record
 class ToolCallDecision:
     block: bool = False
     reason: str | None = None
     arguments: dict | None = None
 
 
-@define
+@record
 class ProviderResponseEvent:
     status: int
     headers: dict[str, str] = field(factory=dict)
 
 
-@define
+@record
 class ResourcesDiscoverEvent:
     cwd: str
     reason: Literal["startup", "reload"] = "startup"
@@ -172,7 +173,7 @@ class ResourcesDiscoverEvent:
 # ---------------------------------------------------------------- harness events
 
 
-@define
+@record
 class CompactionResult:
     """A summary and where the kept part of the branch starts."""
 
@@ -184,13 +185,13 @@ class CompactionResult:
     details: Any = None
 
 
-@define
+@record
 class CompactionStart:
     type: Literal["compaction_start"] = field(default="compaction_start", init=False)
     reason: CompactionReason = "manual"
 
 
-@define
+@record
 class CompactionEnd:
     type: Literal["compaction_end"] = field(default="compaction_end", init=False)
     reason: CompactionReason = "manual"
@@ -200,7 +201,7 @@ class CompactionEnd:
     error_message: str | None = None
 
 
-@define
+@record
 class AutoRetryStart:
     type: Literal["auto_retry_start"] = field(default="auto_retry_start", init=False)
     attempt: int = 1
@@ -209,7 +210,7 @@ class AutoRetryStart:
     error_message: str = ""
 
 
-@define
+@record
 class AutoRetryEnd:
     type: Literal["auto_retry_end"] = field(default="auto_retry_end", init=False)
     success: bool = False
@@ -217,20 +218,20 @@ class AutoRetryEnd:
     final_error: str | None = None
 
 
-@define
+@record
 class SessionStart:
     type: Literal["session_start"] = field(default="session_start", init=False)
     reason: StartReason = "startup"
     previous_session_file: str | None = None
 
 
-@define
+@record
 class SessionShutdown:
     type: Literal["session_shutdown"] = field(default="session_shutdown", init=False)
     reason: LeaveReason = "quit"
 
 
-@define
+@record
 class ModelSelect:
     type: Literal["model_select"] = field(default="model_select", init=False)
     model: Any = None
@@ -238,7 +239,7 @@ class ModelSelect:
     source: ModelSource = "set"
 
 
-@define
+@record
 class ThinkingLevelChanged:
     """pi's ``thinking_level_changed``: by a set, a cycle, or a model change clamping it."""
 
@@ -246,7 +247,7 @@ class ThinkingLevelChanged:
     level: str = "off"
 
 
-@define
+@record
 class ThinkingLevelSelect:
     type: Literal["thinking_level_select"] = field(default="thinking_level_select", init=False)
     level: str = "off"
@@ -256,7 +257,7 @@ class ThinkingLevelSelect:
 # ---------------------------------------------------------------- session decisions
 
 
-@define
+@record
 class CompactionPreparation:
     """Exactly what the built-in summariser uses, so a plugin's own needs nothing from
     it; ``messages_to_summarize`` includes a split turn's prefix."""
@@ -271,7 +272,7 @@ class CompactionPreparation:
     modified_files: list[str] = field(factory=list)
 
 
-@define
+@record
 class BeforeCompactEvent:
     """``entries``: the branch (root → leaf) to compact."""
 
@@ -284,7 +285,7 @@ class BeforeCompactEvent:
     preparation: CompactionPreparation | None = None
 
 
-@define
+@record
 class AfterRunEvent:
     """``messages``: all the runs of this prompt so far; ``signal``: a retry's wait stops on it."""
 
@@ -293,14 +294,14 @@ class AfterRunEvent:
     signal: Any = None
 
 
-@define
+@record
 class RunDecision:
     """``run_again``: from the context as it now is (a failed answer it ends in left out)."""
 
     run_again: bool = False
 
 
-@define
+@record
 class CompactionDecision:
     """``generate`` (async) runs only if this decision wins, so a plugin later in load
     order replaces the built-in summariser for free."""
@@ -311,7 +312,7 @@ class CompactionDecision:
     from_hook: bool = True
 
 
-@define
+@record
 class BeforeTreeEvent:
     """``entries``: the branch being left, down to the common ancestor."""
 
@@ -322,7 +323,7 @@ class BeforeTreeEvent:
     instructions: str | None = None
 
 
-@define
+@record
 class TreeDecision:
     cancel: bool = False
     summary: str | None = None
@@ -331,7 +332,7 @@ class TreeDecision:
     from_hook: bool = True
 
 
-@define
+@record
 class SessionTreeEvent:
     type: Literal["session_tree"] = field(default="session_tree", init=False)
     old_leaf_id: str | None = None
@@ -339,7 +340,7 @@ class SessionTreeEvent:
     summary_entry: Any = None
 
 
-@define
+@record
 class SessionCompactEvent:
     type: Literal["session_compact"] = field(default="session_compact", init=False)
     entry: Any = None
@@ -348,13 +349,13 @@ class SessionCompactEvent:
     will_retry: bool = False
 
 
-@define
+@record
 class SwitchEvent:
     reason: Literal["new", "resume"]
     target: str | None = None
 
 
-@define
+@record
 class ForkEvent:
     """``position``: "before" the entry (pi's /fork) or "at" it (a clone)."""
 
@@ -362,12 +363,12 @@ class ForkEvent:
     position: ForkPosition = "before"
 
 
-@define
+@record
 class CancelDecision:
     cancel: bool = False
 
 
-@define
+@record
 class UserBashDecision:
     """``result``: the fields (``output``, ``exit_code``, ``cancelled``, ``truncated``,
     ``full_output_path``) the harness makes the message from."""
@@ -377,7 +378,7 @@ class UserBashDecision:
     result: dict | None = None
 
 
-@define
+@record
 class UserBashEvent:
     command: str
     exclude_from_context: bool = False

@@ -9,7 +9,9 @@ from __future__ import annotations
 import time
 from typing import Any, ClassVar, Literal
 
-from attrs import define, field
+from attrs import field
+
+from pi_core.protocol.records import record
 
 
 def now_ms() -> int:
@@ -24,7 +26,7 @@ def _filled() -> Any:
     return None
 
 
-@define
+@record
 class _Extra:
     """``extra``: the keys a newer pi wrote that this version does not know. Nearly every
     object has none, so the dict is made when first asked for: a resumed session holds
@@ -47,7 +49,7 @@ class _Extra:
 # ---------------------------------------------------------------- content blocks
 
 
-@define
+@record
 class _Streamed(_Extra):
     """Text that grows delta by delta while a block streams, in linear time: deltas are
     kept as parts and joined only when the text is read, so a consumer pays for what it
@@ -82,7 +84,7 @@ def _streamed_text(body: str) -> property:
     return property(get, put)
 
 
-@define
+@record
 class TextContent(_Streamed):
     type: Literal["text"] = field(default="text", init=False)
     _text: str = field(default="", alias="text")
@@ -91,14 +93,14 @@ class TextContent(_Streamed):
     text = _streamed_text("_text")
 
 
-@define
+@record
 class ImageContent(_Extra):
     type: Literal["image"] = field(default="image", init=False)
     data: str
     mime_type: str
 
 
-@define
+@record
 class ThinkingContent(_Streamed):
     type: Literal["thinking"] = field(default="thinking", init=False)
     _thinking: str = field(default="", alias="thinking")
@@ -108,7 +110,7 @@ class ThinkingContent(_Streamed):
     thinking = _streamed_text("_thinking")
 
 
-@define
+@record
 class ToolCall(_Extra):
     type: Literal["toolCall"] = field(default="toolCall", init=False)
     id: str
@@ -117,7 +119,7 @@ class ToolCall(_Extra):
     thought_signature: str | None = None
 
 
-@define
+@record
 class UnknownContent:
     """A content block of a type this version does not know, kept as read."""
 
@@ -135,7 +137,7 @@ UserContent = TextContent | ImageContent | UnknownContent
 # ---------------------------------------------------------------- usage
 
 
-@define
+@record
 class Cost(_Extra):
     """Dollars spent on one response, by token kind."""
 
@@ -146,7 +148,7 @@ class Cost(_Extra):
     total: float = 0
 
 
-@define
+@record
 class Usage(_Extra):
     input: int = 0
     output: int = 0
@@ -160,7 +162,7 @@ class Usage(_Extra):
 StopReason = Literal["stop", "length", "toolUse", "error", "aborted"]
 
 
-@define
+@record
 class Failure:
     """Why a request failed, as the provider classified it, for the harness's retry and
     overflow handling. Held in memory only: never written to a session file."""
@@ -173,14 +175,14 @@ class Failure:
 # ---------------------------------------------------------------- LLM messages
 
 
-@define
+@record
 class UserMessage(_Extra):
     role: Literal["user"] = field(default="user", init=False)
     content: str | list[UserContent]
     timestamp: int = field(factory=now_ms)
 
 
-@define
+@record
 class AssistantMessage(_Extra):
     role: Literal["assistant"] = field(default="assistant", init=False)
     content: list[Content] = field(factory=list)
@@ -205,7 +207,7 @@ class AssistantMessage(_Extra):
         return [c for c in self.content if isinstance(c, ToolCall)]
 
 
-@define
+@record
 class ToolResultMessage(_Extra):
     role: Literal["toolResult"] = field(default="toolResult", init=False)
     tool_call_id: str
@@ -221,7 +223,7 @@ class ToolResultMessage(_Extra):
 # ---------------------------------------------------------------- app messages
 
 
-@define
+@record
 class BashExecutionMessage(_Extra):
     """A shell command the user ran with ``!cmd`` (``!!cmd`` excludes it from context)."""
 
@@ -236,7 +238,7 @@ class BashExecutionMessage(_Extra):
     exclude_from_context: bool | None = None
 
 
-@define
+@record
 class CustomMessage(_Extra):
     """A message a plugin put into the conversation; the model sees its content."""
 
@@ -248,7 +250,7 @@ class CustomMessage(_Extra):
     timestamp: int = field(factory=now_ms)
 
 
-@define
+@record
 class BranchSummaryMessage(_Extra):
     role: Literal["branchSummary"] = field(default="branchSummary", init=False)
     summary: str
@@ -256,7 +258,7 @@ class BranchSummaryMessage(_Extra):
     timestamp: int = field(factory=now_ms)
 
 
-@define
+@record
 class CompactionSummaryMessage(_Extra):
     role: Literal["compactionSummary"] = field(default="compactionSummary", init=False)
     summary: str
@@ -264,7 +266,7 @@ class CompactionSummaryMessage(_Extra):
     timestamp: int = field(factory=now_ms)
 
 
-@define
+@record
 class UnknownMessage:
     """A message of a role this version does not know, kept as read."""
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from attrs import define, field
+from attrs import field
 
 from pi_core.protocol.messages import Usage
+from pi_core.protocol.records import record
 
 
-@define
+@record
 class ModelCost:
     """Dollars per million tokens."""
 
@@ -19,7 +20,7 @@ class ModelCost:
     cache_write: float = 0
 
 
-@define
+@record
 class Model:
     id: str
     provider: str

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from attrs import define, field
+from attrs import field
+
+from pi_core.protocol.records import record
 
 
-@define
+@record
 class ResourceOptions:
     system_prompt: str | None = None  # replaces the built-in base prompt
     append_system_prompt: list[str] = field(factory=list)

@@ -6,10 +6,11 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Literal, Protocol
 
-from attrs import define, field
+from attrs import field
 
 from pi_core.protocol.messages import AgentMessage, Message
 from pi_core.protocol.model import Model
+from pi_core.protocol.records import record
 from pi_core.protocol.signal import AbortSignal
 from pi_core.protocol.stream import AssistantMessageEvent
 
@@ -17,7 +18,7 @@ ThinkingLevel = Literal["off", "minimal", "low", "medium", "high", "xhigh"]
 THINKING_LEVELS: tuple[str, ...] = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
 
 
-@define
+@record
 class ToolSpec:
     """A tool as the model sees it."""
 
@@ -26,7 +27,7 @@ class ToolSpec:
     parameters: dict
 
 
-@define
+@record
 class LlmContext:
     """What one request sends: the system prompt, LLM messages and tool specs."""
 
@@ -35,7 +36,7 @@ class LlmContext:
     tools: list[ToolSpec] = field(factory=list)
 
 
-@define
+@record
 class RequestContext:
     """What ``prepare_request`` handlers see and may change before each request."""
 
@@ -47,7 +48,7 @@ class RequestContext:
     stop: bool = False  # set by a handler (a budget): the run ends, nothing is sent
 
 
-@define
+@record
 class StreamOptions:
     signal: AbortSignal = field(factory=AbortSignal)
     api_key: str | None = None

@@ -10,10 +10,10 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Protocol
 
-from attrs import define
+from pi_core.protocol.records import record
 
 
-@define
+@record
 class Mode:
     """An output mode (``register_modes``): ``run(app)`` returns the process exit code;
     ``app`` is the command line's :class:`pi_plugins.cli.app.App`."""
@@ -23,7 +23,7 @@ class Mode:
     description: str = ""
 
 
-@define(frozen=True)
+@record(frozen=True)
 class CliCommand:
     """A subcommand (``register_cli_commands``): ``pi NAME ...`` runs the click command
     at ``target``, which is imported only when the subcommand runs."""

@@ -15,25 +15,26 @@ from __future__ import annotations
 
 from typing import Literal
 
-from attrs import define, field
+from attrs import field
 
 from pi_core.protocol.messages import AssistantMessage, StopReason, ToolCall, _filled
+from pi_core.protocol.records import record
 
 
-@define
+@record
 class StartEvent:
     type: Literal["start"] = field(default="start", init=False)
     partial: AssistantMessage = _filled()
 
 
-@define
+@record
 class TextStartEvent:
     type: Literal["text_start"] = field(default="text_start", init=False)
     content_index: int = 0
     partial: AssistantMessage = _filled()
 
 
-@define
+@record
 class TextDeltaEvent:
     type: Literal["text_delta"] = field(default="text_delta", init=False)
     content_index: int = 0
@@ -41,7 +42,7 @@ class TextDeltaEvent:
     partial: AssistantMessage = _filled()
 
 
-@define
+@record
 class TextEndEvent:
     type: Literal["text_end"] = field(default="text_end", init=False)
     content_index: int = 0
@@ -49,14 +50,14 @@ class TextEndEvent:
     partial: AssistantMessage = _filled()
 
 
-@define
+@record
 class ThinkingStartEvent:
     type: Literal["thinking_start"] = field(default="thinking_start", init=False)
     content_index: int = 0
     partial: AssistantMessage = _filled()
 
 
-@define
+@record
 class ThinkingDeltaEvent:
     type: Literal["thinking_delta"] = field(default="thinking_delta", init=False)
     content_index: int = 0
@@ -64,7 +65,7 @@ class ThinkingDeltaEvent:
     partial: AssistantMessage = _filled()
 
 
-@define
+@record
 class ThinkingEndEvent:
     type: Literal["thinking_end"] = field(default="thinking_end", init=False)
     content_index: int = 0
@@ -72,14 +73,14 @@ class ThinkingEndEvent:
     partial: AssistantMessage = _filled()
 
 
-@define
+@record
 class ToolCallStartEvent:
     type: Literal["toolcall_start"] = field(default="toolcall_start", init=False)
     content_index: int = 0
     partial: AssistantMessage = _filled()
 
 
-@define
+@record
 class ToolCallDeltaEvent:
     type: Literal["toolcall_delta"] = field(default="toolcall_delta", init=False)
     content_index: int = 0
@@ -87,7 +88,7 @@ class ToolCallDeltaEvent:
     partial: AssistantMessage = _filled()
 
 
-@define
+@record
 class ToolCallEndEvent:
     type: Literal["toolcall_end"] = field(default="toolcall_end", init=False)
     content_index: int = 0
@@ -95,14 +96,14 @@ class ToolCallEndEvent:
     partial: AssistantMessage = _filled()
 
 
-@define
+@record
 class DoneEvent:
     type: Literal["done"] = field(default="done", init=False)
     reason: StopReason = "stop"
     message: AssistantMessage = _filled()
 
 
-@define
+@record
 class ErrorEvent:
     type: Literal["error"] = field(default="error", init=False)
     reason: StopReason = "error"

@@ -8,9 +8,10 @@ import json
 from collections.abc import Callable
 from typing import Any, Literal
 
-from attrs import define, field
+from attrs import field
 
 from pi_core.protocol.messages import ImageContent, TextContent, UserContent
+from pi_core.protocol.records import record
 from pi_core.protocol.schema import Parameters
 from pi_core.protocol.signal import AbortSignal
 
@@ -18,7 +19,7 @@ ExecutionMode = Literal["parallel", "sequential"]
 Exposure = Literal["direct", "model-only", "codemode", "deferred"]
 
 
-@define
+@record
 class ToolResult:
     """What a tool returns. ``details`` is for programs (UI, session), never the model.
     ``terminate`` set on every result of a batch ends the run after that batch."""
@@ -38,7 +39,7 @@ class ToolResult:
         return cls.text(message, {}, is_error=True)
 
 
-@define
+@record
 class ToolRun:
     """What a running tool may use besides its arguments."""
 
@@ -77,7 +78,7 @@ def _short(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-@define(eq=False)
+@record(eq=False)
 class Tool:
     """A tool (docs/plugins.md, "Tools and their hooks"): give ``function`` (``async def
     f(args, run)``) or override :meth:`execute`. ``render_call`` / ``render_result`` draw

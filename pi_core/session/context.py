@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from attrs import define, field
+from attrs import field
 
 from pi_core.protocol.codec import message_from_json, to_json
 from pi_core.protocol.entries import (
@@ -35,15 +35,16 @@ from pi_core.protocol.messages import (
     ToolCall,
     ToolResultMessage,
 )
+from pi_core.protocol.records import record
 
 
-@define(frozen=True)
+@record(frozen=True)
 class ModelRef:
     provider: str
     model_id: str
 
 
-@define
+@record
 class SessionContext:
     messages: list[AgentMessage] = field(factory=list)
     thinking_level: str = "off"

@@ -23,10 +23,11 @@ from contextlib import contextmanager
 from io import FileIO
 from typing import Any, final
 
-from attrs import define, field
+from attrs import field
 
 from pi_core.protocol.codec import DecodeError, line_from_json, loads_json
 from pi_core.protocol.entries import SESSION_VERSION, Entry, SessionHeader, UnknownEntry
+from pi_core.protocol.records import record
 
 _SPACE = b" \t\r\n"
 
@@ -35,7 +36,7 @@ class SessionError(Exception):
     """A session cannot be opened, written or changed as asked; the message says why."""
 
 
-@define
+@record
 class Problem:
     """Something wrong on one line of a session file; the rest of the file still opens."""
 
@@ -46,7 +47,7 @@ class Problem:
         return f"line {self.line}: {self.message}"
 
 
-@define
+@record
 class RawLine:
     """A line of an old-version file, kept until it is migrated."""
 
@@ -55,7 +56,7 @@ class RawLine:
     text: bytes = b""
 
 
-@define
+@record
 class FileContents:
     header: SessionHeader | None = None
     version: int = SESSION_VERSION

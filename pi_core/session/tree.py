@@ -14,16 +14,17 @@ from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import Any, Literal, overload
 
-from attrs import define, field
+from attrs import field
 
 from pi_core.protocol.codec import line_from_json, loads_json, orjson
 from pi_core.protocol.entries import Entry, LabelEntry, MessageEntry, SessionInfoEntry, UnknownEntry
+from pi_core.protocol.records import record
 from pi_core.session.reader import LineSource, Problem, UnreadEntry, read_unread
 
 log = logging.getLogger("pi.session")
 
 
-@define
+@record
 class TreeNode:
     """One entry in :meth:`SessionTree.nodes`, its children oldest first."""
 
