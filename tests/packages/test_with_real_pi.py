@@ -142,3 +142,43 @@ def test_packages_we_install_work_unchanged_in_pi16(side):
     assert done.returncode == 0, done.stderr
     assert side.pi16("list").stdout == "User packages:\n  npm:pi-themes@1.0.1\n" \
         f"    {side.agent}/npm/node_modules/pi-themes\n"
+
+
+def test_git_packages_are_shared_with_pi16_both_ways(side, tmp_path):
+    from support.git_server import GitServer, run_git
+
+    with GitServer(tmp_path / "git-server") as git_server:
+        side.env.update(git_server.env)
+        repo = git_server.repo("owner/pkg")
+        skill = "---\nname: git-skill\ndescription: {}\n---\nDo it.\n"
+        repo.commit({"package.json": json.dumps({"name": "pkg", "pi": {"skills": ["./skills"]}}),
+                     "skills/git-skill/SKILL.md": skill.format("Version one.")}, tag="v1")
+        v2 = repo.commit({"skills/git-skill/SKILL.md": skill.format("Version two.")}, tag="v2")
+        clone = side.agent / "git" / "git.example.com" / "owner" / "pkg"
+
+        done = side.pi16("install", "git:git.example.com/owner/pkg@v1")
+        assert done.returncode == 0, done.stderr
+        theirs, ours = side.pi16("list"), side.ours("list")
+        assert ours.stdout == theirs.stdout == f"User packages:\n  git:git.example.com/owner/pkg@v1\n    {clone}\n"
+        assert side.skills_block("ours") == side.skills_block("pi")
+
+        # ours moves pi's clone to another ref, and pi reads what ours wrote
+        done = side.ours("install", "git:git.example.com/owner/pkg@v2")
+        assert done.returncode == 0, done.stderr
+        assert run_git("rev-parse", "HEAD", cwd=clone) == v2
+        assert side.pi16("list").stdout == f"User packages:\n  git:git.example.com/owner/pkg@v2\n    {clone}\n"
+        assert "Version two." in side.skills_block("pi") == side.skills_block("ours")
+
+        done = side.ours("remove", "git:git.example.com/owner/pkg")
+        assert done.returncode == 0, done.stderr
+        assert side.pi16("list").stdout == "No packages installed.\n"
+        assert sorted(p.name for p in (side.agent / "git").iterdir()) == [".gitignore"]
+
+        # and pi updates a clone ours made
+        done = side.ours("install", "git:git.example.com/owner/pkg@v1")
+        assert done.returncode == 0, done.stderr
+        done = side.pi16("install", "git:git.example.com/owner/pkg")
+        assert done.returncode == 0, done.stderr
+        done = side.pi16("update", "--extensions")
+        assert done.returncode == 0, done.stderr
+        assert run_git("rev-parse", "HEAD", cwd=clone) == v2
