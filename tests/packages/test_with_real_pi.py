@@ -182,3 +182,26 @@ def test_git_packages_are_shared_with_pi16_both_ways(side, tmp_path):
         done = side.pi16("update", "--extensions")
         assert done.returncode == 0, done.stderr
         assert run_git("rev-parse", "HEAD", cwd=clone) == v2
+
+
+def test_a_missing_package_is_installed_at_start_up_as_pi16_installs_it(side, tmp_path):
+    """Both start with ``"packages": ["npm:pi-prompt-template-model@0.12.2"]`` and nothing
+    on disk: each installs it before answering, to the same files."""
+    (side.agent / "settings.json").write_text(json.dumps({"packages": ["npm:pi-prompt-template-model@0.12.2"]}))
+    pi_block = side.skills_block("pi")
+    pis = _npm_files(side.agent / "npm")
+    import shutil
+
+    shutil.rmtree(side.agent / "npm")
+    ours_block = side.skills_block("ours")
+    assert ours_block == pi_block and "prompt-template-authoring" in ours_block
+    assert _npm_files(side.agent / "npm") == pis
+    assert json.loads((side.agent / "settings.json").read_text()) == {
+        "packages": ["npm:pi-prompt-template-model@0.12.2"]}
+
+
+def _npm_files(root: Path) -> tuple[list[str], dict]:
+    """The files under an npm root (npm's lock files aside) and its package.json."""
+    files = sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()
+                   and p.name not in ("package-lock.json", ".package-lock.json"))
+    return files, json.loads((root / "package.json").read_text())
