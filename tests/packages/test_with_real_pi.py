@@ -205,3 +205,67 @@ def _npm_files(root: Path) -> tuple[list[str], dict]:
     files = sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()
                    and p.name not in ("package-lock.json", ".package-lock.json"))
     return files, json.loads((root / "package.json").read_text())
+
+
+def _pi16_screen(side: Side, *args: str, until: str = "  Built-in", timeout: float = 60) -> list[str]:
+    """pi 1.6's full-screen command drawn on an emulated 100x80 terminal: its lines once
+    ``until`` shows; then Escape closes it."""
+    import fcntl
+    import os
+    import pty
+    import select
+    import struct
+    import termios
+    import time
+
+    import pyte
+
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: pi on the pty
+        os.chdir(side.project)
+        os.execve(node_for("pi16"), [node_for("pi16"), str(require_real("pi16") / "dist" / "cli.js"), *args],
+                  {**side.env, "TERM": "xterm-256color"})
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 80, 100, 0, 0))
+    screen = pyte.Screen(100, 80)
+    stream = pyte.ByteStream(screen)
+    deadline, seen = time.monotonic() + timeout, []
+    try:
+        while time.monotonic() < deadline:
+            if select.select([fd], [], [], 0.2)[0]:
+                stream.feed(os.read(fd, 65536))
+            seen = [line.rstrip() for line in screen.display]
+            if any(line.startswith(until) for line in seen) and not select.select([fd], [], [], 0.5)[0]:
+                break
+        os.write(fd, b"\x1b")
+    finally:
+        time.sleep(0.3)
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        os.close(fd)
+    return seen
+
+
+def _package_groups(lines: list[str]) -> list[str]:
+    """The package groups of a resource screen (cursor marks taken off)."""
+    start = next(i for i, line in enumerate(lines) if line.endswith(("(user)", "(project)", "· inherited global")))
+    rest = [("  " + line[2:] if line.startswith("> ") else line) for line in lines[start:]]
+    end = next(i for i, line in enumerate(rest) if line.startswith(("  User (", "  Project (", "  Built-in")))
+    return rest[:end]
+
+
+def test_pi_config_lists_package_resources_as_pi16_does(side):
+    """The package groups of pi 1.6's resource screen, global and the project's."""
+    from .test_package_resources import unpack_into
+
+    for tarball in ("pi-themes-1.0.1.tgz", "pi-prompt-template-model-0.12.2.tgz"):
+        unpack_into(side.agent / "npm", tarball)
+    (side.agent / "settings.json").write_text(json.dumps({"packages": [
+        "npm:pi-themes", {"source": "npm:pi-prompt-template-model@0.12.2", "extensions": []}]}))
+    (side.project / ".pi" / "settings.json").write_text(json.dumps({"packages": [
+        {"source": "npm:pi-themes", "autoload": False, "themes": ["-themes/nord.json"]}]}))
+    for args in (("config", "-na"), ("config", "-l", "-a")):
+        theirs = _package_groups(_pi16_screen(side, *args))
+        ours = side.ours(*args)
+        assert ours.returncode == 0, ours.stderr
+        assert _package_groups(ours.stdout.splitlines()) == theirs
+        assert "      [x] prompt-template-authoring" in theirs[:5] + [t.split("  inherited")[0] for t in theirs]
