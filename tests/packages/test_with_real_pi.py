@@ -147,6 +147,7 @@ def test_packages_we_install_work_unchanged_in_pi16(side):
 def test_git_packages_are_shared_with_pi16_both_ways(side, tmp_path):
     from support.git_server import GitServer, run_git
 
+    require_program("git", "git packages are cloned with git")
     with GitServer(tmp_path / "git-server") as git_server:
         side.env.update(git_server.env)
         repo = git_server.repo("owner/pkg")
