@@ -31,3 +31,22 @@ def settings_problems(settings):
     from pi_plugins.packages.startup_install import install_missing
 
     return install_missing(settings)
+
+
+@hookimpl(tryfirst=True)  # before the resource plugins look again
+async def session_start(event, ctx):
+    """``/reload``: as pi 1.6, try the missing packages again; said through the UI."""
+    if getattr(event, "reason", None) != "reload":
+        return
+    import asyncio
+
+    from pi_plugins.packages.startup_install import install_missing
+
+    said: list[str] = []
+    warnings = await asyncio.to_thread(install_missing, ctx.settings, say=said.append)
+    ui = getattr(ctx, "ui", None)
+    if ui is not None:
+        for line in said:
+            ui.notify(line, "info")
+        for line in warnings:
+            ui.notify(line, "warning")

@@ -4,7 +4,7 @@ missing or whose version is not the one configured, a git package never cloned; 
 project's only once the project is trusted (the settings then carry its entries); none
 offline (``PI_OFFLINE``, ``--offline``). Each install is announced on stderr; one that
 fails does not stop the run: it becomes pi's warning, and that package's resources are
-skipped (the next start tries again).
+skipped (the next start, or ``/reload``, tries again).
 """
 
 from __future__ import annotations
@@ -85,6 +85,7 @@ def install_missing(settings: Any, *, env: Any = None, say: Any = None) -> list[
         say(f"Installing {package.text}...")
         try:
             install_one(package, agent_dir, cwd)
+            FAILED.discard(package.text)
         except (NpmError, OSError) as exc:
             FAILED.add(package.text)
             warnings.append(failure_line(package, str(exc)))

@@ -129,3 +129,29 @@ def test_local_paths_and_autoload_deltas_are_never_installed(home):
     assert not (home.project / ".pi" / "npm").exists()  # the delta changes the user's entry
 
 
+
+
+def test_reload_tries_the_missing_packages_again_and_says_so_through_the_ui(home):
+    from pi_core.context import Context
+    from pi_core.protocol.events import SessionStart
+    from pi_plugins import packages
+    from support.agents import run
+
+    class Ui:
+        def __init__(self):
+            self.notes = []
+
+        def notify(self, message, level="info"):
+            self.notes.append((level, message))
+
+    write_settings(home, {"packages": ["npm:pi-themes", "npm:no-such-package"]})
+    from pi_core.plugins import Plugins
+
+    ctx = Context(cwd=str(home.project), agent_dir=home.agent, ui=Ui(), plugins=Plugins(),
+                  settings=Settings.load(str(home.project), home.agent, project_trusted=True))
+    run(packages.session_start(SessionStart(reason="startup"), ctx))
+    assert ctx.ui.notes == [] and not (home.agent / "npm").exists()  # start-up's install is the shell's
+    run(packages.session_start(SessionStart(reason="reload"), ctx))
+    assert ctx.ui.notes[:2] == [("info", "Installing npm:pi-themes..."), ("info", "Installing npm:no-such-package...")]
+    assert ctx.ui.notes[2][0] == "warning" and 'Extension package "npm:no-such-package"' in ctx.ui.notes[2][1]
+    assert (home.agent / "npm" / "node_modules" / "pi-themes").is_dir()
