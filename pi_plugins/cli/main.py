@@ -6,6 +6,7 @@ other subcommands) manage plugins. Anything that is not a subcommand goes to the
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import TYPE_CHECKING
 
@@ -140,7 +141,7 @@ def _flag(*names: str, **kwargs):
 @click.option("--list-models", is_flag=False, flag_value="", default=None, metavar="[SEARCH]",
               help="List available models (optionally matching SEARCH) and exit.")
 @_flag("--verbose", help="Verbose start-up.")
-@_flag("--offline", help="No start-up network use (pi-harness never makes any).")
+@_flag("--offline", help="No start-up network use: missing pi packages are not installed (PI_OFFLINE=1).")
 @click.option("-a/-na", "--approve/--no-approve", "approve", default=None,
               help="Trust (or ignore) the project's .pi resources and extensions for this run.")
 @click.option("-v", "--version", is_flag=True, expose_value=False, is_eager=True,
@@ -159,6 +160,8 @@ def run_command(messages, print_, **flags) -> None:
     except FlagError as exc:  # in pi 1.6's words, with its exit code
         click.echo(f"Error: {exc}", err=True)
         sys.exit(1)
+    if args.offline:  # as pi 1.6's main: what runs later (package installs at start-up) sees it
+        os.environ["PI_OFFLINE"] = "1"
     if args.export:
         export_output = args.messages[0] if args.messages else None
         sys.exit(_export(args.export, export_output))

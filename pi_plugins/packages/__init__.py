@@ -1,7 +1,9 @@
 """Plugin packages: ``pi install``, ``pi remove`` (``uninstall``), ``pi list`` and
 ``pi update``, through pip in the environment pi runs in (:mod:`.manage`), and plugin
 files named in settings.json. The subcommands come through ``register_cli_commands``
-(:mod:`.cli`, imported only when one runs), so dropping this plugin drops them.
+(:mod:`.cli`, imported only when one runs), so dropping this plugin drops them. At
+start-up, the pi packages settings.json lists but the disk lacks are installed
+(``settings_problems``, :mod:`.startup_install`), as pi 1.6 does.
 """
 
 from pi_core import hookimpl
@@ -21,3 +23,30 @@ def register_cli_commands():
         CliCommand("config", "pi_plugins.packages.config_command:config_command",
                    "List the package resources and built-ins the settings load"),
     ]
+
+
+@hookimpl
+def settings_problems(settings):
+    """Install the configured pi packages that are missing; what failed, as warnings."""
+    from pi_plugins.packages.startup_install import install_missing
+
+    return install_missing(settings)
+
+
+@hookimpl(tryfirst=True)  # before the resource plugins look again
+async def session_start(event, ctx):
+    """``/reload``: as pi 1.6, try the missing packages again; said through the UI."""
+    if getattr(event, "reason", None) != "reload":
+        return
+    import asyncio
+
+    from pi_plugins.packages.startup_install import install_missing
+
+    said: list[str] = []
+    warnings = await asyncio.to_thread(install_missing, ctx.settings, say=said.append)
+    ui = getattr(ctx, "ui", None)
+    if ui is not None:
+        for line in said:
+            ui.notify(line, "info")
+        for line in warnings:
+            ui.notify(line, "warning")

@@ -29,8 +29,9 @@ def install_command(source: str, pip_args: tuple[str, ...], local: bool, editabl
     after SOURCE go to pip (pi install ./my-plugin --no-build-isolation). Its plugins
     load on the next run.
 
-    npm:NAME[@VERSION] and git:HOST/OWNER/REPO[@REF] are pi packages: kept where pi
-    keeps them and listed in settings.json "packages" (the project's with -l); their
+    npm:NAME[@VERSION], git:HOST/OWNER/REPO[@REF] and git URLs (https://…, ssh://…) are
+    pi packages: kept where pi keeps them and listed in settings.json "packages" (the
+    project's with -l); their
     skills, prompt templates and themes load here, their TypeScript extensions do not.
 
     A .py file or a plugin folder without a pyproject.toml is not copied: its path is

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -27,33 +28,97 @@ def _builtin_switches(data: dict | None) -> dict[str, bool]:
     return found
 
 
+UNTRUSTED = "Project is not trusted. Use --approve to modify local resource config."
+
+
+def display_name(resource: Any) -> str:
+    """How pi 1.6's resource screen names a file: a skill by its folder, an extension
+    with its folder (unless that is ``extensions``), anything else by its file name."""
+    path = resource.path
+    if resource.kind == "extensions" and path.parent.name != "extensions":
+        return f"{path.parent.name}/{path.name}"
+    if resource.kind == "skills" and path.name == "SKILL.md":
+        return path.parent.name
+    return path.name
+
+
+def _project_entry(resource: Any, project_packages: list) -> dict | None:
+    """The project's object entry for the package ``resource`` comes from."""
+    from pi_plugins.packages import sources
+
+    for package in project_packages:
+        if package.filter is not None and sources.source_string(package.entry) is not None \
+                and package.source == sources.parse_source(resource.package):
+            return package.filter
+    return None
+
+
+def override_state(resource: Any, project_packages: list) -> str:
+    """``load``, ``unload`` or ``inherit``: what the project's entry of the package says
+    of this file (pi 1.6's getProjectOverrideState)."""
+    entry = _project_entry(resource, project_packages)
+    patterns = entry.get(resource.kind) if entry is not None else None
+    if entry is None or not isinstance(patterns, list):
+        return "inherit"
+    if not patterns and entry.get("autoload") is not False:
+        return "unload"
+    state = "inherit"
+    relative = resource.relative.replace(os.sep, "/")
+    for pattern in patterns:
+        if isinstance(pattern, str) and pattern.lstrip("+-!") == relative:
+            state = "unload" if pattern[:1] in ("-", "!") else "load"
+    return state
+
+
+def package_lines(resources: Any, local: bool, inherited: set) -> list[str]:
+    """The package groups of pi 1.6's resource screen: ``SOURCE (scope)``, user before
+    project then by source, each type's files by name; in the project scope the user's
+    marked "inherited global" and the project's overrides as ``[+]``/``[-]``."""
+    groups: dict[tuple[str, str], list] = {}
+    for resource in resources.resources:
+        groups.setdefault((resource.scope, resource.package), []).append(resource)
+    project_packages = [p for p in resources.packages if p.scope == "project"]
+    lines = []
+    for scope, package in sorted(groups, key=lambda key: (key[0] != "user", key[1].casefold())):
+        found = groups[(scope, package)]
+        from_user = local and scope == "user"
+        lines.append(f"  {package} ({scope})" + (" · inherited global" if from_user else ""))
+        for kind, title in _KINDS:
+            of_kind = sorted((r for r in found if r.kind == kind), key=lambda r: display_name(r).casefold())
+            if of_kind:
+                lines.append(f"    {title}")
+            for resource in of_kind:
+                box, suffix = f"[{'x' if resource.enabled else ' '}]", ""
+                if local:
+                    state = override_state(resource, project_packages)
+                    if state != "inherit":
+                        box, suffix = ("[+]", "  project load") if state == "load" else ("[-]", "  project unload")
+                    elif scope == "user" or (resource.kind, resource.path) in inherited:
+                        suffix = "  inherited global"
+                lines.append(f"      {box} {display_name(resource)}{suffix}")
+    return lines
+
+
 def config_lines(cwd: str, local: bool, approve: bool | None) -> list[str]:
-    """The lines ``pi config`` prints for the user's scope, or the project's (``-l``)."""
+    """The lines ``pi config`` prints for the user's scope, or the project's (``-l``):
+    the packages' resources as pi 1.6 lists them, then the built-in plugins."""
     from pi_core.app.builtins import BUILTINS
     from pi_core.app.settings import Settings
     from pi_core.paths import agent_dir
     from pi_plugins.packages.configured import load
 
-    home = agent_dir()
-    settings = Settings.load(cwd, home, project_trusted=approve)
-    trusted = bool(getattr(settings, "project_trusted", approve))
-    resources = load(settings, home, Path(cwd), project_trusted=trusted)
+    home, here = agent_dir(), Path(cwd)
+    global_settings = Settings.load(cwd, home, project_trusted=False)
+    global_resources = load(global_settings, home, here, project_trusted=False)
+    settings, resources = global_settings, global_resources
     if local:
+        settings = Settings.load(cwd, home, project_trusted=approve)
+        resources = load(settings, home, here, project_trusted=True)
         lines = ["Project Local Resources", ".pi/settings.json · inherited global resources are dimmed", ""]
     else:
-        lines = ["Global Resources", _home_relative(home / "settings.json"), ""]
-    scope = "project" if local else "user"
-    by_package: dict[str, list] = {}
-    for resource in resources.resources:
-        if resource.scope == scope or local:
-            by_package.setdefault(resource.package, []).append(resource)
-    for package, found in by_package.items():
-        lines.append(f"  {package}")
-        for kind, title in _KINDS:
-            of_kind = [r for r in found if r.kind == kind]
-            if of_kind:
-                lines.append(f"    {title}")
-                lines += [f"      [{'x' if r.enabled else ' '}] {r.relative}" for r in of_kind]
+        lines = ["Global Resources", "~/.pi/agent/settings.json", ""]
+    inherited = {(r.kind, r.path) for r in global_resources.resources}
+    lines += package_lines(resources, local, inherited)
     user = _builtin_switches(getattr(settings, "global_data", None))
     project = _builtin_switches(getattr(settings, "project_data", None)) if local else {}
     lines.append("  Built-in · inherited global" if local else "  Built-in")
@@ -68,10 +133,11 @@ def config_lines(cwd: str, local: bool, approve: bool | None) -> list[str]:
     return lines + [f"warning: {p}" for p in resources.problems]
 
 
-def _home_relative(path: Path) -> str:
-    home = os.path.expanduser("~")
-    text = str(path)
-    return "~" + text[len(home):] if home and text.startswith(home + os.sep) else text
+def _trusted(cwd: str, approve: bool | None) -> bool:
+    from pi_core.app.settings import Settings
+    from pi_core.paths import agent_dir
+
+    return Settings.load(cwd, agent_dir(), project_trusted=approve).project_trusted is True
 
 
 @click.command("config")
@@ -80,6 +146,9 @@ def _home_relative(path: Path) -> str:
               help="Trust (or ignore) the project's files for this command, with -l.")
 def config_command(local: bool, approve: bool | None) -> None:
     """List the package resources and built-ins the settings load (pi config)."""
+    if local and not _trusted(os.getcwd(), approve):
+        click.echo(UNTRUSTED, err=True)
+        sys.exit(1)
     for line in config_lines(os.getcwd(), local, approve):
         click.echo(line)
     sys.exit(0)

@@ -18,6 +18,9 @@ from attrs import define, field
 from pi_plugins.packages import sources
 from pi_plugins.packages.collect import RESOURCE_TYPES, collect
 
+#: Sources whose start-up install failed in this process (:mod:`.startup_install`), already reported.
+FAILED: set[str] = set()
+
 
 @define
 class ConfiguredPackage:
@@ -120,7 +123,7 @@ def effective(packages: list[ConfiguredPackage], agent_dir: Path, cwd: Path) -> 
     return result
 
 
-def _delta_base(package: ConfiguredPackage, packages: list[ConfiguredPackage],
+def delta_base(package: ConfiguredPackage, packages: list[ConfiguredPackage],
                 agent_dir: Path, cwd: Path) -> ConfiguredPackage | None:
     """The user's entry an ``autoload: false`` project entry changes."""
     if package.scope != "project" or package.filter is None or package.filter.get("autoload") is not False:
@@ -135,7 +138,7 @@ def resources_of(packages: list[ConfiguredPackage], agent_dir: Path, cwd: Path) 
     found: list[PackageResource] = []
     seen: set[tuple[str, Path]] = set()
     for package in effective(packages, agent_dir, cwd):
-        base = _delta_base(package, packages, agent_dir, cwd)
+        base = delta_base(package, packages, agent_dir, cwd)
         root = (base or package).path
         if root is None:
             continue
@@ -162,7 +165,8 @@ def load(settings: Any, agent_dir: Path, cwd: Path, project_trusted: bool) -> Pa
     project_data = getattr(settings, "project_data", None) or {}
     packages, problems = configured(global_data, project_data, agent_dir, cwd, project_trusted=project_trusted)
     for package in effective(packages, agent_dir, cwd):
-        if package.path is None and _delta_base(package, packages, agent_dir, cwd) is None:
+        if package.path is None and delta_base(package, packages, agent_dir, cwd) is None \
+                and package.text not in FAILED:
             problems.append(f"package {package.text} is not installed; its resources are skipped "
                             f"(pi install {package.text}{' -l' if package.scope == 'project' else ''})")
     return PackageResources(packages, resources_of(packages, agent_dir, cwd), problems)

@@ -491,7 +491,7 @@ def _update_pi_packages(target: str | None, everything: bool, extensions: bool, 
         if offline:
             _say("Skipped package updates (offline mode)")
             return True, 0
-        return True, pi_commands.update(matches, cwd)
+        return True, pi_commands.update(matches, cwd, target)
     if not (everything or extensions):
         return False, 0
     configured = pi_commands.configured_packages(cwd, approve)

@@ -1,8 +1,8 @@
 """pi packages on disk and in settings.json, kept as pi 1.6 keeps them so that pi and
 pi-harness share one agent dir: npm packages under ``<root>/node_modules`` with their
 dependency tree, listed in ``<root>/package.json`` ``dependencies`` (npm, which pi runs,
-deletes what that file does not list), ``<root>/.gitignore``; git packages cloned under
-``<git root>/<host>/<path>``; the source recorded in ``settings.json`` ``packages`` as typed
+deletes what that file does not list), ``<root>/.gitignore`` (git packages are
+:mod:`.git_install`'s); the source recorded in ``settings.json`` ``packages`` as typed
 (a local path relative to the settings file), written with 2-space indentation and no
 final newline, the other keys kept in their order.
 """
@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -192,61 +191,6 @@ def uninstall_npm(name: str, root: Path) -> int:
             shutil.rmtree(folder) if folder.is_dir() and not folder.is_symlink() else folder.unlink()
             removed += 1
     return removed
-
-
-# ---------------------------------------------------------------- git
-
-
-def git(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
-    try:
-        return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, env=env)
-    except FileNotFoundError:
-        raise NpmError("git is not installed; git packages need it") from None
-
-
-def install_git(source: sources.GitSource, target: Path) -> None:
-    """Clone ``source`` into ``target`` (checked out at its ref)."""
-    if target.exists():
-        raise NpmError(f"{target} already exists")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    done = git("clone", source.repo, str(target))
-    if done.returncode != 0:
-        shutil.rmtree(target, ignore_errors=True)
-        raise NpmError(f"git clone {source.repo} failed: {done.stderr.strip()}")
-    if source.ref:
-        done = git("checkout", source.ref, cwd=target)
-        if done.returncode != 0:
-            shutil.rmtree(target, ignore_errors=True)
-            raise NpmError(f"git checkout {source.ref} failed: {done.stderr.strip()}")
-
-
-def update_git(source: sources.GitSource, target: Path) -> tuple[str, str]:
-    """Fetch and reset the clone to its ref (the remote's HEAD without one); the
-    commits before and after."""
-    before = git("rev-parse", "HEAD", cwd=target).stdout.strip()
-    if source.ref:
-        steps: list[tuple[str, ...]] = [("fetch", "origin", source.ref), ("reset", "--hard", "FETCH_HEAD")]
-    else:
-        steps = [("fetch", "--prune", "--no-tags", "origin", "+HEAD:refs/remotes/origin/HEAD"),
-                 ("reset", "--hard", "origin/HEAD")]
-    for step in [*steps, ("clean", "-fdx")]:
-        done = git(*step, cwd=target)
-        if done.returncode != 0:
-            raise NpmError(f"git {' '.join(step)} failed in {target}: {done.stderr.strip()}")
-    return before, git("rev-parse", "HEAD", cwd=target).stdout.strip()
-
-
-def remove_git(target: Path, root: Path) -> None:
-    """Delete a clone and the folders above it it leaves empty (up to ``root``)."""
-    shutil.rmtree(target, ignore_errors=True)
-    folder = target.parent
-    while folder != root and root in folder.parents:
-        try:
-            folder.rmdir()
-        except OSError:
-            break
-        folder = folder.parent
 
 
 def installed_version(folder: Path) -> Any:

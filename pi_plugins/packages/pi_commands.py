@@ -11,26 +11,32 @@ from pathlib import Path
 from pi_core.paths import agent_dir as default_agent_dir
 from pi_plugins.packages import sources
 from pi_plugins.packages.configured import ConfiguredPackage, configured, load
+from pi_plugins.packages.git_install import install_git, remove_git, update_git
 from pi_plugins.packages.npm_install import (
-    GITIGNORE,
     add_to_settings,
-    install_git,
     install_npm,
     installed_version,
     remove_from_settings,
-    remove_git,
     settings_entry_text,
     uninstall_npm,
-    update_git,
 )
 from pi_plugins.packages.npm_registry import NpmConfig, NpmError, Registry
 
 UNTRUSTED = "Project is not trusted. Use --approve to modify local package config."
 
 
+_ARCHIVES = (".whl", ".zip", ".tar.gz", ".tgz", ".tar.bz2")
+
+
 def is_pi_source(source: str) -> bool:
-    """What goes to pi's package manager here: ``npm:`` and ``git:`` sources."""
-    return source.startswith(("npm:", "git:"))
+    """What goes to pi's package manager here: ``npm:`` and ``git:`` sources, and the
+    git URLs pi takes (``https://``, ``ssh://``, ``git://``); an ``https://`` URL of an
+    archive (a wheel, a ``.zip``) stays pip's."""
+    if source.startswith(("npm:", "git:")):
+        return True
+    if source.startswith(("http://", "https://")) and source.lower().endswith(_ARCHIVES):
+        return False
+    return source.startswith(("http://", "https://", "ssh://", "git://")) and sources.parse_git(source) is not None
 
 
 def _say(text: str = "", err: bool = False) -> None:
@@ -86,17 +92,14 @@ def install(source_text: str, *, local: bool, cwd: str, approve: bool | None = N
             _say(f"added {count} package{'s' if count != 1 else ''} ({source.name}@{version})")
         else:
             target = sources.managed_path(source, scope, agent, here)
-            if not target.exists():
-                install_git(source, target)
-                root = sources.git_root(scope, agent, here)
-                if not (root / ".gitignore").exists():
-                    (root / ".gitignore").write_text(GITIGNORE, encoding="utf-8")
+            install_git(source, target, sources.git_root(scope, agent, here))
             if _looks_like_python_project(target):
                 remove_git(target, sources.git_root(scope, agent, here))
                 _say(f"{source_text} is a Python project: installing it with pip as a plugin package")
                 from pi_plugins.packages.manage import _git_shorthand, run_install
 
-                return run_install(_git_shorthand(source_text[4:]), [], cwd=cwd, local=local)
+                url = _git_shorthand(source_text[4:]) if source_text.startswith("git:") else f"git+{source_text}"
+                return run_install(url, [], cwd=cwd, local=local)
         text = settings_entry_text(source_text, scope, agent, here)
         add_to_settings(settings_path, text, scope, agent, here)
     except (NpmError, OSError) as exc:
@@ -185,7 +188,7 @@ def find_configured(target: str, cwd: str, approve: bool | None = None) -> list[
     return found
 
 
-def update(packages: list[ConfiguredPackage], cwd: str) -> int:
+def update(packages: list[ConfiguredPackage], cwd: str, target: str | None = None) -> int:
     """Bring each package to the newest version its source allows (an exact npm
     version is pinned, git goes to its ref); pi 1.6's report."""
     here, agent = Path(cwd).absolute(), default_agent_dir()
@@ -206,17 +209,14 @@ def update(packages: list[ConfiguredPackage], cwd: str) -> int:
                     continue
                 _say(f"Updating {package.text}...")
                 version, _ = install_npm(source, root, registry)
-                changed.append(f"  {package.text} {before or '(missing)'} -> {version}{suffix}")
+                if version != before:
+                    changed.append(f"  {package.text}{suffix} {before or '(none)'} -> {version}")
             elif isinstance(source, sources.GitSource):
-                target = sources.managed_path(source, package.scope, agent, here)
+                clone = sources.managed_path(source, package.scope, agent, here)
                 _say(f"Updating {package.text}...")
-                if not target.exists():
-                    install_git(source, target)
-                    changed.append(f"  {package.text} (installed){suffix}")
-                    continue
-                old, new = update_git(source, target)
+                old, new = update_git(source, clone, sources.git_root(package.scope, agent, here))
                 if old != new:
-                    changed.append(f"  {package.text} {old[:7]} -> {new[:7]}{suffix}")
+                    changed.append(f"  {package.text}{suffix} {(old or '(none)')[:7]} -> {(new or '(none)')[:7]}")
         except (NpmError, OSError) as exc:
             _say(f"Error: {package.text}: {exc}", err=True)
             code = 1
@@ -225,8 +225,7 @@ def update(packages: list[ConfiguredPackage], cwd: str) -> int:
         for line in changed:
             _say(line)
     elif code == 0:
-        _say(f"{packages[0].text} is already up to date" if len(packages) == 1
-             else "Packages are already up to date")
+        _say(f"{target} is already up to date" if target else "Packages are already up to date")
     return code
 
 

@@ -37,3 +37,16 @@ class Home:
 @pytest.fixture
 def home(tmp_path, monkeypatch, registry):
     return Home(tmp_path, monkeypatch, registry)
+
+
+@pytest.fixture
+def git_server(tmp_path, monkeypatch):
+    """A git server reached as ``git.example.com`` through a global git config."""
+    from support.git_server import GitServer
+    from support.programs import require_program
+
+    require_program("git", "git packages are cloned with git")
+    with GitServer(tmp_path / "git-server") as running:
+        for name, value in running.env.items():
+            monkeypatch.setenv(name, value)
+        yield running

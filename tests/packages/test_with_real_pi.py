@@ -142,3 +142,131 @@ def test_packages_we_install_work_unchanged_in_pi16(side):
     assert done.returncode == 0, done.stderr
     assert side.pi16("list").stdout == "User packages:\n  npm:pi-themes@1.0.1\n" \
         f"    {side.agent}/npm/node_modules/pi-themes\n"
+
+
+def test_git_packages_are_shared_with_pi16_both_ways(side, tmp_path):
+    from support.git_server import GitServer, run_git
+
+    require_program("git", "git packages are cloned with git")
+    with GitServer(tmp_path / "git-server") as git_server:
+        side.env.update(git_server.env)
+        repo = git_server.repo("owner/pkg")
+        skill = "---\nname: git-skill\ndescription: {}\n---\nDo it.\n"
+        repo.commit({"package.json": json.dumps({"name": "pkg", "pi": {"skills": ["./skills"]}}),
+                     "skills/git-skill/SKILL.md": skill.format("Version one.")}, tag="v1")
+        v2 = repo.commit({"skills/git-skill/SKILL.md": skill.format("Version two.")}, tag="v2")
+        clone = side.agent / "git" / "git.example.com" / "owner" / "pkg"
+
+        done = side.pi16("install", "git:git.example.com/owner/pkg@v1")
+        assert done.returncode == 0, done.stderr
+        theirs, ours = side.pi16("list"), side.ours("list")
+        assert ours.stdout == theirs.stdout == f"User packages:\n  git:git.example.com/owner/pkg@v1\n    {clone}\n"
+        assert side.skills_block("ours") == side.skills_block("pi")
+
+        # ours moves pi's clone to another ref, and pi reads what ours wrote
+        done = side.ours("install", "git:git.example.com/owner/pkg@v2")
+        assert done.returncode == 0, done.stderr
+        assert run_git("rev-parse", "HEAD", cwd=clone) == v2
+        assert side.pi16("list").stdout == f"User packages:\n  git:git.example.com/owner/pkg@v2\n    {clone}\n"
+        assert "Version two." in side.skills_block("pi") == side.skills_block("ours")
+
+        done = side.ours("remove", "git:git.example.com/owner/pkg")
+        assert done.returncode == 0, done.stderr
+        assert side.pi16("list").stdout == "No packages installed.\n"
+        assert sorted(p.name for p in (side.agent / "git").iterdir()) == [".gitignore"]
+
+        # and pi updates a clone ours made
+        done = side.ours("install", "git:git.example.com/owner/pkg@v1")
+        assert done.returncode == 0, done.stderr
+        done = side.pi16("install", "git:git.example.com/owner/pkg")
+        assert done.returncode == 0, done.stderr
+        done = side.pi16("update", "--extensions")
+        assert done.returncode == 0, done.stderr
+        assert run_git("rev-parse", "HEAD", cwd=clone) == v2
+
+
+def test_a_missing_package_is_installed_at_start_up_as_pi16_installs_it(side, tmp_path):
+    """Both start with ``"packages": ["npm:pi-prompt-template-model@0.12.2"]`` and nothing
+    on disk: each installs it before answering, to the same files."""
+    (side.agent / "settings.json").write_text(json.dumps({"packages": ["npm:pi-prompt-template-model@0.12.2"]}))
+    pi_block = side.skills_block("pi")
+    pis = _npm_files(side.agent / "npm")
+    import shutil
+
+    shutil.rmtree(side.agent / "npm")
+    ours_block = side.skills_block("ours")
+    assert ours_block == pi_block and "prompt-template-authoring" in ours_block
+    assert _npm_files(side.agent / "npm") == pis
+    assert json.loads((side.agent / "settings.json").read_text()) == {
+        "packages": ["npm:pi-prompt-template-model@0.12.2"]}
+
+
+def _npm_files(root: Path) -> tuple[list[str], dict]:
+    """The files under an npm root (npm's lock files aside) and its package.json."""
+    files = sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()
+                   and p.name not in ("package-lock.json", ".package-lock.json"))
+    return files, json.loads((root / "package.json").read_text())
+
+
+def _pi16_screen(side: Side, *args: str, until: str = "  Built-in", timeout: float = 60) -> list[str]:
+    """pi 1.6's full-screen command drawn on an emulated 100x80 terminal: its lines once
+    ``until`` shows; then Escape closes it."""
+    import fcntl
+    import os
+    import pty
+    import select
+    import struct
+    import termios
+    import time
+
+    import pyte
+
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: pi on the pty
+        os.chdir(side.project)
+        os.execve(node_for("pi16"), [node_for("pi16"), str(require_real("pi16") / "dist" / "cli.js"), *args],
+                  {**side.env, "TERM": "xterm-256color"})
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 80, 100, 0, 0))
+    screen = pyte.Screen(100, 80)
+    stream = pyte.ByteStream(screen)
+    deadline, seen = time.monotonic() + timeout, []
+    try:
+        while time.monotonic() < deadline:
+            if select.select([fd], [], [], 0.2)[0]:
+                stream.feed(os.read(fd, 65536))
+            seen = [line.rstrip() for line in screen.display]
+            if any(line.startswith(until) for line in seen) and not select.select([fd], [], [], 0.5)[0]:
+                break
+        os.write(fd, b"\x1b")
+    finally:
+        time.sleep(0.3)
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        os.close(fd)
+    return seen
+
+
+def _package_groups(lines: list[str]) -> list[str]:
+    """The package groups of a resource screen (cursor marks taken off)."""
+    start = next(i for i, line in enumerate(lines) if line.endswith(("(user)", "(project)", "· inherited global")))
+    rest = [("  " + line[2:] if line.startswith("> ") else line) for line in lines[start:]]
+    end = next(i for i, line in enumerate(rest) if line.startswith(("  User (", "  Project (", "  Built-in")))
+    return rest[:end]
+
+
+def test_pi_config_lists_package_resources_as_pi16_does(side):
+    """The package groups of pi 1.6's resource screen, global and the project's."""
+    from .test_package_resources import unpack_into
+
+    for tarball in ("pi-themes-1.0.1.tgz", "pi-prompt-template-model-0.12.2.tgz"):
+        unpack_into(side.agent / "npm", tarball)
+    (side.agent / "settings.json").write_text(json.dumps({"packages": [
+        "npm:pi-themes", {"source": "npm:pi-prompt-template-model@0.12.2", "extensions": []}]}))
+    (side.project / ".pi" / "settings.json").write_text(json.dumps({"packages": [
+        {"source": "npm:pi-themes", "autoload": False, "themes": ["-themes/nord.json"]}]}))
+    for args in (("config", "-na"), ("config", "-l", "-a")):
+        theirs = _package_groups(_pi16_screen(side, *args))
+        ours = side.ours(*args)
+        assert ours.returncode == 0, ours.stderr
+        assert _package_groups(ours.stdout.splitlines()) == theirs
+        assert "      [x] prompt-template-authoring" in theirs[:5] + [t.split("  inherited")[0] for t in theirs]
