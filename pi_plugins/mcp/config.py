@@ -50,6 +50,12 @@ class ServerEntry:
         return isinstance(self.config.get("url"), str)
 
     @property
+    def uses_oauth(self) -> bool:
+        """pi 1.6: an HTTP server signs in with OAuth unless it sends an Authorization header."""
+        headers = self.config.get("headers") or {}
+        return self.is_http and not any(k.lower() == "authorization" for k in headers)
+
+    @property
     def timeout(self) -> float:
         return float(self.config.get("timeout") or DEFAULT_TIMEOUT_S)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -60,6 +61,8 @@ def describe_state(server: Server) -> str:
     connection = server.connection
     if connection is None:
         return "starting"
+    if connection.state == "needs-auth":
+        return "needs sign-in"
     if connection.state == "failed":
         return f"failed: {(connection.error or 'unknown error').splitlines()[0]}"
     if connection.connected:
@@ -148,7 +151,7 @@ class McpServers:
 
     def _connect(self, server: Server) -> None:
         server.connection = ServerConnection(server.entry, self.ctx.cwd, on_tools=self._register,
-                                             on_log=self.log.write)
+                                             on_log=self.log.write, agent_dir=Path(self.ctx.agent_dir))
         server.ready = asyncio.ensure_future(self._settle(server.connection))
 
     @staticmethod
@@ -165,7 +168,7 @@ class McpServers:
     def report_problems(self) -> None:
         lines = [f"config: {error}" for error in self.config.errors]
         lines += [f"{s.entry.name}: {describe_state(s)}" for s in self.servers
-                  if s.connection is not None and s.connection.state == "failed"]
+                  if s.connection is not None and s.connection.state in ("failed", "needs-auth")]
         if lines:
             body = "\n".join(f"  {line}" for line in lines)
             self.ctx.ui.notify(f"MCP servers need attention:\n{body}\nRun /mcp to fix.", "warning")
@@ -323,6 +326,9 @@ class McpServers:
         lines = []
         for server in self.servers:
             connection, entry = server.connection, server.entry
+            if connection is not None and connection.state == "needs-auth" and entry.enabled:
+                lines.append(f"{entry.name}: needs sign-in, run /mcp login {entry.name} ({entry.exposure})")
+                continue
             if not entry.enabled:
                 state = "disabled"
             elif connection is None:
