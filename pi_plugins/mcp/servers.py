@@ -145,11 +145,12 @@ class McpServers:
         have settled (or at once when none is to connect)."""
         for server in self.servers:
             if server.entry.enabled:
-                self._connect(server)
+                self.connect(server)
         pending = [s.ready for s in self.servers if s.ready is not None]
         self.reported = asyncio.ensure_future(self._report_when_settled(pending))
 
-    def _connect(self, server: Server) -> None:
+    def connect(self, server: Server) -> None:
+        """Open (again) the server's connection in the background."""
         server.connection = ServerConnection(server.entry, self.ctx.cwd, on_tools=self._register,
                                              on_log=self.log.write, agent_dir=Path(self.ctx.agent_dir))
         server.ready = asyncio.ensure_future(self._settle(server.connection))
@@ -307,6 +308,25 @@ class McpServers:
 
         flags = late_tools(self.ctx)
         return flags.decide(name, exposure) if flags is not None else None
+
+    def withdraw_tools(self, server: Server) -> None:
+        """A disabled server's tools leave (its resources with it)."""
+        for name in server.tool_names.values():
+            self._unregister(name)
+        server.tool_names = {}
+        self.sync_resource_tools()
+
+    def apply_exposure(self, server: Server) -> None:
+        """After an exposure change: register the tools again with it, and take tools no
+        longer ``direct`` out of the declared set."""
+        if server.connection is not None and server.connection.connected:
+            self._register(server.connection)
+        self.sync_resource_tools()
+        indirect = {name for remote, name in server.tool_names.items()
+                    if server.entry.tool_exposure(remote) != "direct"}
+        active = self.ctx.get_active_tools()
+        if indirect & set(active):
+            self.ctx.set_active_tools([n for n in active if n not in indirect])
 
     def _unregister(self, name: str) -> None:
         with contextlib.suppress(Exception):
