@@ -263,3 +263,39 @@ def test_pi_mcp_login_as_a_process_prints_the_url_and_waits_for_the_browser(tmp_
     browser(authorization_url)
     out, err = process.communicate(timeout=60)
     assert (process.returncode, out, err) == (0, 'Signed in to MCP server "secure" (2 tools).\n', "")
+
+
+def test_mcp_login_logout_and_reconnect_in_a_session(tmp_path, agent, harness, oauth_server, monkeypatch):
+    url, _ = oauth_server
+    support = Path(__file__).resolve().parents[1] / "support"
+    monkeypatch.setenv("DISPLAY", ":0")  # a graphical session: the sign-in opens the "browser"
+    monkeypatch.setenv("BROWSER", f"{sys.executable} {support / 'follow_redirect.py'} %s")
+    write_servers(agent / "mcp.json", {"secure": {"url": url}, "keyed": {"url": url, "headers": {
+        "Authorization": "Bearer nope"}}})
+    ui = RecordingUI()
+
+    async def scenario():
+        h = await harness(mcp_plugin, script=[Reply(text="hello")], ui=ui, session="memory")
+        servers = mcp_plugin.servers_of(h.ctx)
+        await servers.reported
+        await mcp_plugin._mcp_command("login", h.ctx)  # the one server that needs it
+        signed_in = servers.status().splitlines()
+        await mcp_plugin._mcp_command("logout secure", h.ctx)
+        signed_out = servers.status().splitlines()
+        await mcp_plugin._mcp_command("login keyed", h.ctx)
+        await mcp_plugin._mcp_command("reconnect secure", h.ctx)
+        await mcp_plugin._mcp_command("dance", h.ctx)
+        await h.close()
+        return signed_in, signed_out
+
+    signed_in, signed_out = asyncio.run(scenario())
+    infos = ui.messages("info")
+    assert infos[0].startswith('Sign in to MCP server "secure" in your browser:\n' + url.removesuffix("/mcp"))
+    assert infos[1:3] == ['Signed in to MCP server "secure" (2 tools).', 'Signed out of MCP server "secure".']
+    assert "secure: connected, 2 tools (codemode)" in signed_in
+    assert "secure: needs sign-in, run /mcp login secure (codemode)" in signed_out
+    assert ui.messages("error") == [
+        "No enabled MCP server uses OAuth. Only HTTP servers without an Authorization header do.",
+        'MCP server "secure" requires sign-in. Run /mcp to sign in.']
+    assert ui.messages("warning")[-1] == \
+        "Usage: /mcp, /mcp login [server], /mcp logout [server], /mcp reconnect [server]"
