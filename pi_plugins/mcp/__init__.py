@@ -73,6 +73,7 @@ async def before_agent_start(event, ctx):
     servers = _running.get(ctx)
     if servers is None:
         return None
+    await servers.pick_up_sign_ins()
     await servers.wait_for_direct()
     from pi_plugins.mcp.prompt_section import render
 

@@ -52,6 +52,15 @@ Options for add:
   --header <KEY=VALUE>    HTTP header (repeatable)
   --bearer-token-env-var <NAME>
                           Send "Authorization: Bearer ${NAME}"
+  --oauth-client-id <id>  Pre-registered OAuth client id
+  --oauth-client-secret <secret>
+                          OAuth client secret (may be ${NAME} or !command)
+  --oauth-callback-port <port>
+                          Fixed OAuth callback port
+  --oauth-client-name <name>
+                          Client name sent when registering with the OAuth server
+  --oauth-client-registration <mode>
+                          auto (default), cimd, or dcr
   --exposure <mode>       codemode (default), deferred, direct, or hidden
   --description <text>    What the server offers, shown in the system prompt
 
@@ -60,7 +69,10 @@ Other options:
   --timeout <seconds>     Time limit for the whole sign-in (default: 300)"""
 HELP_HINT = 'Use "pi mcp --help" for usage.'
 ALIASES = {"-l": "--local"}
-HTTP_ONLY = ("header", "bearer-token-env-var")
+OAUTH_OPTIONS = {"oauth-client-id": "clientId", "oauth-client-secret": "clientSecret",
+                 "oauth-callback-port": "callbackPort", "oauth-client-name": "clientName",
+                 "oauth-client-registration": "clientRegistration"}
+HTTP_ONLY = ("header", "bearer-token-env-var", *OAUTH_OPTIONS)
 STDIO_ONLY = ("env", "cwd")
 
 
@@ -122,7 +134,8 @@ def run_add(args: list[str], cwd: Path, agent_dir: Path, out) -> int:
     usage = f"Usage: pi mcp add <server> [options] (--url <url> | -- <command> [args...])\n{HELP_HINT}"
     positional, values, lists = parse(args, {
         "local": "flag", "url": "value", "env": "list", "cwd": "value", "header": "list",
-        "bearer-token-env-var": "value", "exposure": "value", "description": "value"}, max_positionals=2)
+        "bearer-token-env-var": "value", "exposure": "value", "description": "value",
+        **{option: "value" for option in OAUTH_OPTIONS}}, max_positionals=2)
     name, *command = positional or [""]
     url = values.get("url")
     if not name or (url is None) == (not command):
@@ -136,7 +149,13 @@ def run_add(args: list[str], cwd: Path, agent_dir: Path, out) -> int:
         headers = _pairs("header", lists.get("header", []))
         if "bearer-token-env-var" in values:
             headers["Authorization"] = "Bearer ${" + values["bearer-token-env-var"] + "}"
-        entry = {"url": url, **({"headers": headers} if headers else {})}
+        oauth: dict[str, Any] = {key: values[option] for option, key in OAUTH_OPTIONS.items() if option in values}
+        if "callbackPort" in oauth:
+            try:
+                oauth["callbackPort"] = int(oauth["callbackPort"])
+            except ValueError:
+                raise Problem("--oauth-callback-port must be a port number.") from None
+        entry = {"url": url, **({"headers": headers} if headers else {}), **({"oauth": oauth} if oauth else {})}
     else:
         env = _pairs("env", lists.get("env", []))
         entry = {"command": command[0], **({"args": command[1:]} if command[1:] else {}),

@@ -52,6 +52,7 @@ class Server:
     connection: ServerConnection | None = None
     ready: asyncio.Future | None = None
     tool_names: dict[str, str] = attrs.field(factory=dict)  # server tool -> pi tool name
+    tokens_when_needed: Any = None  # the stored OAuth tokens when it came to need a sign-in
 
 
 def describe_state(server: Server) -> str:
@@ -153,12 +154,21 @@ class McpServers:
         """Open (again) the server's connection in the background."""
         server.connection = ServerConnection(server.entry, self.ctx.cwd, on_tools=self._register,
                                              on_log=self.log.write, agent_dir=Path(self.ctx.agent_dir))
-        server.ready = asyncio.ensure_future(self._settle(server.connection))
+        server.ready = asyncio.ensure_future(self._settle(server, server.connection))
 
-    @staticmethod
-    async def _settle(connection: ServerConnection) -> None:
+    async def _settle(self, server: Server, connection: ServerConnection) -> None:
         with contextlib.suppress(McpCallError, asyncio.CancelledError):
             await connection.get_client()
+        if connection.state == "needs-auth":
+            server.tokens_when_needed = self._stored_tokens(server)
+
+    def _stored_tokens(self, server: Server) -> Any:
+        from pi_plugins.mcp.oauth import AuthStore, server_url
+
+        try:
+            return AuthStore(Path(self.ctx.agent_dir)).state(server.entry.name, server_url(server.entry)).get("tokens")
+        except (OSError, ValueError):
+            return None
 
     async def _report_when_settled(self, pending: list) -> None:
         if pending:
@@ -209,6 +219,26 @@ class McpServers:
             return None
         return [s.entry.name for s in self.servers if tool in s.tool_names.values()
                 or tool.startswith(namespace(s.entry.name) + "__")]
+
+    async def pick_up_sign_ins(self) -> None:
+        """Servers that wait for a sign-in reconnect once credentials were stored for
+        them meanwhile (``pi mcp login`` in another process, for example run by the
+        agent), so the prompt about to start has their tools, as pi 1.6 does."""
+        waiting = [s for s in self.servers if s.entry.enabled and s.connection is not None
+                   and s.connection.state == "needs-auth"]
+        if not waiting:
+            return
+        signed_in = []
+        for server in waiting:
+            tokens = self._stored_tokens(server)
+            if isinstance(tokens, dict) and tokens.get("access_token") and tokens != server.tokens_when_needed:
+                old = server.connection
+                self.connect(server)
+                assert old is not None
+                await old.close()
+                signed_in.append(server.entry.name)
+        if signed_in:
+            await self.wait_for(signed_in, STARTUP_WAIT_S)
 
     def ensure_discovery_active(self) -> None:
         """Activate what reaches the non-direct tools, from the config (so before the

@@ -299,3 +299,38 @@ def test_mcp_login_logout_and_reconnect_in_a_session(tmp_path, agent, harness, o
         'MCP server "secure" requires sign-in. Run /mcp to sign in.']
     assert ui.messages("warning")[-1] == \
         "Usage: /mcp, /mcp login [server], /mcp logout [server], /mcp reconnect [server]"
+
+
+def test_a_sign_in_from_outside_the_session_is_picked_up_by_the_next_prompt(tmp_path, agent, harness, oauth_server):
+    url, _ = oauth_server
+    write_servers(agent / "mcp.json", {"secure": {"url": url, "exposure": "direct"}})
+    entry = next(s for s in load(agent, tmp_path, project_trusted=False).servers if s.name == "secure")
+
+    async def scenario():
+        h = await harness(mcp_plugin, script=[Reply(text="one"), Reply(text="two")], ui=RecordingUI(),
+                          session="memory")
+        await mcp_plugin.servers_of(h.ctx).reported
+        await h.prompt("before")
+        out: list = []
+        assert await login_command(entry, str(tmp_path), agent, 30, out.append, out.append, open_url=browser) == 0
+        await h.prompt("after")
+        await h.close()
+
+    asyncio.run(scenario())
+    before, after = harness.provider.requests[-2:]
+    assert not [t.name for t in before.tools if t.name.startswith("mcp__")]
+    assert {"mcp__secure__add", "mcp__secure__whoami"} <= {t.name for t in after.tools}
+
+
+def test_add_writes_the_oauth_options_as_pi_16_does(tmp_path, agent):
+    code, out, _ = pi_mcp(agent, tmp_path, "add", "fig", "--url", "https://mcp.example.com/mcp",
+                          "--oauth-client-id", "my-client", "--oauth-client-secret", "${SECRET}",
+                          "--oauth-callback-port", "8765", "--oauth-client-name", "Claude Code",
+                          "--oauth-client-registration", "dcr")
+    assert code == 0 and out.endswith("If it requires sign-in: pi mcp login fig")
+    assert json.loads((agent / "mcp.json").read_text())["mcpServers"]["fig"] == {
+        "url": "https://mcp.example.com/mcp", "oauth": {
+            "clientId": "my-client", "clientSecret": "${SECRET}", "callbackPort": 8765,
+            "clientName": "Claude Code", "clientRegistration": "dcr"}}
+    assert pi_mcp(agent, tmp_path, "add", "x", "--oauth-client-id", "c", "--", "true")[2] == \
+        "--oauth-client-id only applies to HTTP servers (--url)."
