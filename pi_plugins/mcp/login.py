@@ -116,7 +116,7 @@ async def login_command(entry: ServerEntry, cwd: str, agent_dir: Path, timeout: 
         err(f'Sign-in to MCP server "{name}" was cancelled or not completed within {round(timeout)} seconds.')
         return 1
     except Exception as exc:  # noqa: BLE001 - one line for the user
-        err(f'Sign-in to MCP server "{name}" failed: {_one_line(exc, name)}')
+        err(f'Sign-in to MCP server "{name}" failed: {one_line(exc, name)}')
         return 1
     try:
         out(f'Signed in to MCP server "{name}" ({len(connection.tools)} tools).')
@@ -125,7 +125,8 @@ async def login_command(entry: ServerEntry, cwd: str, agent_dir: Path, timeout: 
     return 0
 
 
-def _one_line(exc: BaseException, name: str) -> str:
+def one_line(exc: BaseException, name: str) -> str:
+    """The error of a failed sign-in, without the connection's own prefix."""
     from pi_plugins.mcp.connection import describe
 
     text = describe(exc)

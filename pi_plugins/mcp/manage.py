@@ -92,9 +92,9 @@ async def sign_in(servers: McpServers, server: Server, ctx: Any) -> str | None:
     except asyncio.CancelledError:
         return "Sign-in cancelled."
     except Exception as exc:  # noqa: BLE001 - one line for the user
-        from pi_plugins.mcp.login import _one_line
+        from pi_plugins.mcp.login import one_line
 
-        return f"Sign-in failed: {_one_line(exc, name)}"
+        return f"Sign-in failed: {one_line(exc, name)}"
     await connection.close()
     failure = await reconnect(servers, server)
     return f"Signed in, but {failure}" if failure else None

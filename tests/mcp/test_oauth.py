@@ -334,3 +334,16 @@ def test_add_writes_the_oauth_options_as_pi_16_does(tmp_path, agent):
             "clientName": "Claude Code", "clientRegistration": "dcr"}}
     assert pi_mcp(agent, tmp_path, "add", "x", "--oauth-client-id", "c", "--", "true")[2] == \
         "--oauth-client-id only applies to HTTP servers (--url)."
+
+
+def test_a_damaged_mcp_auth_json_is_reported_and_left_as_it_is(tmp_path, agent, oauth_server):
+    url, _ = oauth_server
+    write_servers(agent / "mcp.json", {"secure": {"url": url}})
+    (agent / "mcp-auth.json").write_text("{not json")
+
+    code, out, _ = pi_mcp(agent, tmp_path, "list")
+    assert code == 1 and out.splitlines()[0] == "secure: failed (codemode, global)"
+    assert "mcp-auth.json is not valid JSON" in out and "fix or delete it" in out
+    code, _, err = pi_mcp(agent, tmp_path, "logout", "secure")
+    assert code == 1 and err.startswith(f"Could not update {agent / 'mcp-auth.json'}: ")
+    assert (agent / "mcp-auth.json").read_text() == "{not json"
