@@ -45,8 +45,10 @@ def before_agent_start(event: BeforeAgentStartEvent, ctx: Ctx) -> BeforeAgentSta
 
     Fires once per prompt, after input expansion and before the loop starts.
     ``event`` is a :class:`pi_core.protocol.events.BeforeAgentStartEvent` holding ``prompt``,
-    ``images``, the ``system_prompt`` for this run and ``messages`` to inject before the
-    prompt. Return a changed event to replace the system prompt or inject messages.
+    ``images``, the ``system_prompt`` for this run, ``messages`` to inject after the
+    prompt (pi's ``message``) and ``before_prompt``, messages that go before it (as pi
+    1.6's system-prompt section updates do). Return a changed event to replace the system
+    prompt or inject messages.
     """
 
 

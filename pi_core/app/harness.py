@@ -241,7 +241,8 @@ class Harness:
                 event=BeforeAgentStartEvent(prompt=text, images=list(images),
                                             system_prompt=self.base_system_prompt))
             self.agent.system_prompt = start.system_prompt
-            prompts = [user_message(start.prompt, start.images), *start.messages, *self.sends.take_next_turn()]
+            prompts = [*start.before_prompt, user_message(start.prompt, start.images), *start.messages,
+                       *self.sends.take_next_turn()]
             _call(on_accepted, "started")
             return await self.run(self.agent.prompt(prompts))
         finally:

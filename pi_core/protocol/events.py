@@ -138,6 +138,8 @@ class BeforeAgentStartEvent:
     images: list[ImageContent] = field(factory=list)
     system_prompt: str = ""
     messages: list[AgentMessage] = field(factory=list)
+    #: Messages that go before the prompt (pi 1.6's system-prompt section updates).
+    before_prompt: list[AgentMessage] = field(factory=list)
 
 
 @record

@@ -12,8 +12,10 @@ their resources through ``list_mcp_resources``, ``list_mcp_resource_templates`` 
 - ``before_tool_call``: a call that reaches MCP tools waits for the servers it needs;
 - ``session_shutdown``: the servers stop;
 - ``register_flags``: ``--no-mcp`` (no servers for this run);
-- ``register_cli_commands``: ``pi mcp add|remove|list`` (:mod:`.cli`);
-- ``register_commands``: ``/mcp`` (the servers' state).
+- ``register_cli_commands``: ``pi mcp add|remove|list|login|logout`` (:mod:`.cli`; OAuth
+  in :mod:`.oauth` and :mod:`.login`);
+- ``register_commands``: ``/mcp``: the servers' dialog in the chat, else their state, and
+  ``/mcp login|logout|reconnect [server]`` (:mod:`.manage`).
 
 Nothing of the SDK is imported unless a server is to connect, so ``pi -p`` without
 servers pays nothing for it. ``-builtin:mcp`` drops it all.
@@ -71,6 +73,7 @@ async def before_agent_start(event, ctx):
     servers = _running.get(ctx)
     if servers is None:
         return None
+    await servers.pick_up_sign_ins()
     await servers.wait_for_direct()
     from pi_plugins.mcp.prompt_section import render
 
@@ -97,7 +100,7 @@ async def _stop(ctx: Any) -> None:
         await servers.close()
 
 
-async def _mcp_command(args: str, ctx) -> str:
+async def _mcp_command(args: str, ctx) -> str | None:
     servers = _running.get(ctx)
     if ctx.get_flag("no-mcp"):
         text = "MCP is disabled for this run (--no-mcp)."
@@ -106,18 +109,14 @@ async def _mcp_command(args: str, ctx) -> str:
 
         text = f"No MCP servers configured. Add them to {user_config_path(ctx.agent_dir)} or .pi/mcp.json."
     else:
-        if servers.reported is not None:
-            import asyncio
-            import contextlib
+        from pi_plugins.mcp.manage import command
 
-            with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.shield(servers.reported)
-        text = servers.status()
+        return await command(args, ctx, servers)
     ctx.ui.notify(text, "info")
     return text
 
 
 @hookimpl
 def register_commands():
-    return [Command(name="mcp", description="Show the MCP servers: state, tools and exposure",
-                    handler=_mcp_command)]
+    return [Command(name="mcp", description="Manage MCP servers: sign in, reconnect, enable or disable, "
+                    "and change exposure", handler=_mcp_command, argument_hint="[login|logout|reconnect] [server]")]

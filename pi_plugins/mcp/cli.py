@@ -1,5 +1,5 @@
-"""``pi mcp add|remove|list``: change and check ``mcp.json`` without a session, so an
-agent can run them through bash. Options are read as pi 1.6 reads them (``-l``/``--local``,
+"""``pi mcp add|remove|list|login|logout``: change and check ``mcp.json`` and sign in to
+OAuth servers without a session, so an agent can run them through bash. Options are read as pi 1.6 reads them (``-l``/``--local``,
 repeatable ``--env``/``--header``, ``--`` before a stdio command, whose own options pass
 through); messages are its. ``list`` connects to every enabled server and exits 1 when an
 entry is invalid or an enabled server is not connected. Imported only when ``pi mcp`` runs.
@@ -29,16 +29,20 @@ HELP = """Usage:
   pi mcp add <server> [options] --url <url>
   pi mcp remove <server> [-l]
   pi mcp list [--json]
+  pi mcp login <server> [-l] [--timeout <seconds>]
+  pi mcp logout <server> [-l]
 
-Add, remove and check MCP servers without starting a session.
+Configure and check MCP servers and sign in to OAuth servers without starting a session.
 Reads ~/.pi/agent/mcp.json and, in trusted projects, .pi/mcp.json.
 
 Commands:
   add <server>            Add or replace a server in mcp.json (does not connect)
   remove <server>         Remove a server from mcp.json
   list                    Connect to every enabled server; show state, tools and errors (exit 1 on failure)
+  login <server>          Sign in through the browser
+  logout <server>         Delete the stored OAuth credentials
 
-Options for add and remove:
+Options for add, remove, login, and logout:
   -l, --local             Use .pi/mcp.json in the current project instead of the user's file
 
 Options for add:
@@ -48,14 +52,27 @@ Options for add:
   --header <KEY=VALUE>    HTTP header (repeatable)
   --bearer-token-env-var <NAME>
                           Send "Authorization: Bearer ${NAME}"
+  --oauth-client-id <id>  Pre-registered OAuth client id
+  --oauth-client-secret <secret>
+                          OAuth client secret (may be ${NAME} or !command)
+  --oauth-callback-port <port>
+                          Fixed OAuth callback port
+  --oauth-client-name <name>
+                          Client name sent when registering with the OAuth server
+  --oauth-client-registration <mode>
+                          auto (default), cimd, or dcr
   --exposure <mode>       codemode (default), deferred, direct, or hidden
   --description <text>    What the server offers, shown in the system prompt
 
 Other options:
-  --json                  Print the list as JSON"""
+  --json                  Print the list as JSON
+  --timeout <seconds>     Time limit for the whole sign-in (default: 300)"""
 HELP_HINT = 'Use "pi mcp --help" for usage.'
 ALIASES = {"-l": "--local"}
-HTTP_ONLY = ("header", "bearer-token-env-var")
+OAUTH_OPTIONS = {"oauth-client-id": "clientId", "oauth-client-secret": "clientSecret",
+                 "oauth-callback-port": "callbackPort", "oauth-client-name": "clientName",
+                 "oauth-client-registration": "clientRegistration"}
+HTTP_ONLY = ("header", "bearer-token-env-var", *OAUTH_OPTIONS)
 STDIO_ONLY = ("env", "cwd")
 
 
@@ -117,7 +134,8 @@ def run_add(args: list[str], cwd: Path, agent_dir: Path, out) -> int:
     usage = f"Usage: pi mcp add <server> [options] (--url <url> | -- <command> [args...])\n{HELP_HINT}"
     positional, values, lists = parse(args, {
         "local": "flag", "url": "value", "env": "list", "cwd": "value", "header": "list",
-        "bearer-token-env-var": "value", "exposure": "value", "description": "value"}, max_positionals=2)
+        "bearer-token-env-var": "value", "exposure": "value", "description": "value",
+        **{option: "value" for option in OAUTH_OPTIONS}}, max_positionals=2)
     name, *command = positional or [""]
     url = values.get("url")
     if not name or (url is None) == (not command):
@@ -131,7 +149,13 @@ def run_add(args: list[str], cwd: Path, agent_dir: Path, out) -> int:
         headers = _pairs("header", lists.get("header", []))
         if "bearer-token-env-var" in values:
             headers["Authorization"] = "Bearer ${" + values["bearer-token-env-var"] + "}"
-        entry = {"url": url, **({"headers": headers} if headers else {})}
+        oauth: dict[str, Any] = {key: values[option] for option, key in OAUTH_OPTIONS.items() if option in values}
+        if "callbackPort" in oauth:
+            try:
+                oauth["callbackPort"] = int(oauth["callbackPort"])
+            except ValueError:
+                raise Problem("--oauth-callback-port must be a port number.") from None
+        entry = {"url": url, **({"headers": headers} if headers else {}), **({"oauth": oauth} if oauth else {})}
     else:
         env = _pairs("env", lists.get("env", []))
         entry = {"command": command[0], **({"args": command[1:]} if command[1:] else {}),
@@ -189,7 +213,7 @@ async def _report(entry, cwd: Path, agent_dir: Path) -> dict:
                               "transport": entry.transport(), "state": "disabled", "tools": []}
     if not entry.enabled:
         return report
-    connection = ServerConnection(entry, str(cwd), on_log=ServerLog(agent_dir / "mcp.log").write)
+    connection = ServerConnection(entry, str(cwd), on_log=ServerLog(agent_dir / "mcp.log").write, agent_dir=agent_dir)
     try:
         await connection.get_client()
     except McpCallError:
@@ -231,11 +255,14 @@ def run_list(args: list[str], cwd: Path, agent_dir: Path, out) -> int:
         out(f"No MCP servers configured. Add them to {user_config_path(agent_dir)} or .pi/mcp.json.")
     for r in reports:
         count = len(r["tools"])
-        state = f"connected, {count} tool{'' if count == 1 else 's'}" if r["state"] == "connected" else r["state"]
+        state = f"connected, {count} tool{'' if count == 1 else 's'}" if r["state"] == "connected" \
+            else "needs sign-in" if r["state"] == "needs-auth" else r["state"]
         out(f"{r['name']}: {state} ({r['exposure']}, {r['scope']})")
         out(f"  {r['transport']}")
         if r.get("override"):
             out(f"  project override: {r['override']}")
+        if r["state"] == "needs-auth":
+            out(f"  sign in with: pi mcp login {r['name']}")
         if r["tools"]:
             marked = [f"{t} [{r['toolExposure'][t]}]" if t in r.get("toolExposure", {}) else t for t in r["tools"]]
             out(f"  tools: {', '.join(marked)}")
@@ -250,7 +277,69 @@ def run_list(args: list[str], cwd: Path, agent_dir: Path, out) -> int:
     return 1 if failed else 0
 
 
-COMMANDS = {"add": run_add, "remove": run_remove, "list": run_list}
+def _edit_distance(a: str, b: str) -> int:
+    row = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        prev, row[0] = row[0], i
+        for j, cb in enumerate(b, 1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (ca != cb))
+    return row[-1]
+
+
+def _oauth_server(command: str, args: list[str], cwd: Path, agent_dir: Path, known: dict[str, str]):
+    """The server ``pi mcp login|logout`` names, checked as pi 1.6 checks it."""
+    positional, values, _ = parse(args, known)
+    if len(positional) != 1:
+        raise Problem(f"Usage: pi mcp {command} <server> [-l]\n{HELP_HINT}")
+    (name,) = positional
+    trusted = _trusted(cwd, agent_dir)
+    config = load(agent_dir, cwd, project_trusted=trusted)
+    entry = next((s for s in config.servers if s.name == name), None)
+    if entry is None:
+        names = [s.name for s in config.servers]
+        near = next((n for n in names if _edit_distance(n, name) <= 2), None)
+        note = (f" {project_config_path(cwd)} is ignored because the project is not trusted."
+                if not trusted and project_config_path(cwd).is_file() else "")
+        raise Problem(f'No MCP server named "{name}".' + (f' Did you mean "{near}"?' if near else "") + note
+                      + f" Configured: {', '.join(names) or 'none'}.")
+    if values.get("local") and entry.scope != "project":
+        raise Problem(f'MCP server "{name}" is defined in {entry.source}, not in the project; omit --local.')
+    if not entry.uses_oauth:
+        from pi_plugins.mcp.login import NOT_OAUTH
+
+        raise Problem(NOT_OAUTH.format(name=name))
+    return entry, values
+
+
+def run_logout(args: list[str], cwd: Path, agent_dir: Path, out) -> int:
+    from pi_plugins.mcp.login import sign_out
+
+    entry, _ = _oauth_server("logout", args, cwd, agent_dir, {"local": "flag"})
+    try:
+        removed = sign_out(entry, agent_dir)
+    except (OSError, ValueError) as exc:
+        raise Problem(f"Could not update {agent_dir / 'mcp-auth.json'}: {exc}") from None
+    out(f'Signed out of MCP server "{entry.name}".' if removed else f'No stored credentials for MCP server "{entry.name}".')
+    return 0
+
+
+def run_login(args: list[str], cwd: Path, agent_dir: Path, out, err=None) -> int:
+    import asyncio
+
+    from pi_plugins.mcp.login import DEFAULT_TIMEOUT_S, login_command, paste_from_terminal
+
+    entry, values = _oauth_server("login", args, cwd, agent_dir, {"local": "flag", "timeout": "value"})
+    try:
+        timeout = float(values.get("timeout", DEFAULT_TIMEOUT_S))
+    except ValueError:
+        timeout = -1
+    if not timeout > 0 or timeout == float("inf"):
+        raise Problem("--timeout must be a positive number of seconds.")
+    err = err or (lambda line: print(line, file=sys.stderr))
+    return asyncio.run(login_command(entry, str(cwd), agent_dir, timeout, out, err, paste=paste_from_terminal))
+
+
+COMMANDS = {"add": run_add, "remove": run_remove, "list": run_list, "logout": run_logout}
 
 
 def run(args: list[str], cwd: Path, agent_dir: Path, out=print, err=None) -> int:
@@ -260,10 +349,12 @@ def run(args: list[str], cwd: Path, agent_dir: Path, out=print, err=None) -> int
         out(HELP)
         return 0
     command = COMMANDS.get(args[0])
-    if command is None:
+    if command is None and args[0] != "login":
         err(f'Unknown mcp command "{args[0]}".\n{HELP_HINT}')
         return 1
     try:
+        if command is None:
+            return run_login(args[1:], cwd, agent_dir, out, err)
         return command(args[1:], cwd, agent_dir, out)
     except Problem as exc:
         err(str(exc))
@@ -274,7 +365,7 @@ def run(args: list[str], cwd: Path, agent_dir: Path, out=print, err=None) -> int
                                         "help_option_names": []})
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def mcp_command(args: tuple[str, ...]) -> None:
-    """Add, remove and check MCP servers (pi mcp --help)."""
+    """Add, remove and check MCP servers, and sign in to them (pi mcp --help)."""
     from pi_core import agent_dir
 
     sys.exit(run(list(args), Path(os.getcwd()), agent_dir()))

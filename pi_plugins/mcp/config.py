@@ -50,6 +50,12 @@ class ServerEntry:
         return isinstance(self.config.get("url"), str)
 
     @property
+    def uses_oauth(self) -> bool:
+        """pi 1.6: an HTTP server signs in with OAuth unless it sends an Authorization header."""
+        headers = self.config.get("headers") or {}
+        return self.is_http and not any(k.lower() == "authorization" for k in headers)
+
+    @property
     def timeout(self) -> float:
         return float(self.config.get("timeout") or DEFAULT_TIMEOUT_S)
 
@@ -301,3 +307,17 @@ def remove_server(path: Path, name: str) -> bool:
 
     _edit(path, edit)
     return removed
+
+
+def update_server(path: Path, name: str, patch: dict) -> None:
+    """Set ``patch``'s keys on ``name`` (added as an override entry when the file lacks
+    it, as pi 1.6's "Disable in this project" does); other content is kept."""
+
+    def edit(servers, data):
+        servers = servers if isinstance(servers, dict) else {}
+        entry = servers.get(name)
+        servers[name] = {**(entry if isinstance(entry, dict) else {}), **patch}
+        data["mcpServers"] = servers
+        return True
+
+    _edit(path, edit)

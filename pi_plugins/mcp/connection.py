@@ -70,12 +70,21 @@ def _expand_home(value: str) -> str:
 
 
 class ServerConnection:
-    """State: ``connecting``, ``connected``, ``failed``, ``disconnected`` or ``closed``."""
+    """State: ``connecting``, ``connected``, ``needs-auth`` (an OAuth server that wants a
+    sign-in), ``failed``, ``disconnected`` or ``closed``.
+
+    With ``agent_dir``, an HTTP server without an Authorization header signs in with the
+    OAuth credentials stored there (:mod:`.oauth`); ``sign_in`` lets this connection run
+    the browser step (``pi mcp login``), whose wait bounds the requests instead of the
+    server's ``timeout``."""
 
     def __init__(self, entry: ServerEntry, cwd: str, *, on_tools: Callable[[ServerConnection], None] | None = None,
-                 on_log: Callable[[str, dict], None] | None = None) -> None:
+                 on_log: Callable[[str, dict], None] | None = None, agent_dir: Path | None = None,
+                 sign_in: Any = None) -> None:
         self.entry = entry
         self.cwd = cwd
+        self.agent_dir = agent_dir
+        self.sign_in = sign_in
         self.state = "connecting"
         self.error: str | None = None
         self.tools: list[dict] = []
@@ -89,6 +98,13 @@ class ServerConnection:
         self._opening: asyncio.Future | None = None
         self._refreshing: asyncio.Future | None = None
         self._closed = False
+        self._auth: Any = None
+        self._refresh_first = False
+
+    @property
+    def uses_oauth(self) -> bool:
+        """HTTP without an Authorization header, with an agent dir to keep credentials in."""
+        return self.agent_dir is not None and self.entry.uses_oauth
 
     @property
     def name(self) -> str:
@@ -119,17 +135,32 @@ class ServerConnection:
     async def _open(self) -> Any:
         self.state, self.error = "connecting", None
         delays = CONNECT_RETRY_DELAYS_S if self.entry.is_http else ()
-        for attempt in range(len(delays) + 1):
+        attempt, refreshed = 0, False
+        while True:
+            self._refresh_first = refreshed
             try:
                 return await self._connect_once()
             except Exception as exc:  # noqa: BLE001 - said once, as the state's error
+                if not self._closed and self._wants_sign_in(exc):
+                    if not refreshed and self._auth.credentials.can_refresh():
+                        refreshed = True  # the server rejected the token: refresh it once, as pi 1.6
+                        continue
+                    self.state, self.error = "needs-auth", None
+                    raise McpCallError(f'MCP server "{self.name}" requires sign-in. Run /mcp to sign in.') from None
                 if self._closed or attempt >= len(delays) or not _transient(exc):
                     self.state = "closed" if self._closed else "failed"
                     self.error = self.error or describe(exc)
                     raise McpCallError(f'MCP server "{self.name}" failed to connect: {self.error}') from None
                 self.error = None
                 await asyncio.sleep(delays[attempt])
-        raise AssertionError("unreachable")
+                attempt += 1
+
+    def _wants_sign_in(self, exc: BaseException) -> bool:
+        if self._auth is None:
+            return False
+        from pi_plugins.mcp.oauth import needs_sign_in
+
+        return self._auth.sign_in_required or needs_sign_in(exc)
 
     async def _connect_once(self) -> Any:
         ready: asyncio.Future = asyncio.get_running_loop().create_future()
@@ -171,9 +202,15 @@ class ServerConnection:
 
             headers = {k: resolve(v, f'MCP server "{name}" header "{k}"')
                        for k, v in (config.get("headers") or {}).items()}
+            self._auth = None
+            if self.uses_oauth:
+                from pi_plugins.mcp.oauth import make_auth
+
+                assert self.agent_dir is not None
+                self._auth = make_auth(self.entry, self.agent_dir, self.sign_in, expired=self._refresh_first)
             # the SDK's own timeouts: 30 s, and 300 s for a read (a server may hold a stream open)
             http = await stack.enter_async_context(
-                httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=300)))
+                httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=300), auth=self._auth))
             return streamable_http_client(config["url"], http_client=http)
         env = {k: resolve(v, f'MCP server "{name}" env "{k}"') for k, v in (config.get("env") or {}).items()}
         params = StdioServerParameters(
@@ -189,7 +226,7 @@ class ServerConnection:
         try:
             async with contextlib.AsyncExitStack() as stack:
                 client = Client(await self._transport(stack, stderr), mode="legacy", cache=None,
-                                read_timeout_seconds=self.entry.timeout, message_handler=self._on_message,
+                                read_timeout_seconds=None if self.sign_in is not None else self.entry.timeout, message_handler=self._on_message,
                                 logging_callback=self._on_log, list_roots_callback=self._roots,
                                 client_info=Implementation(name="pi", version=__version__))
                 await stack.enter_async_context(client)
@@ -278,6 +315,10 @@ class ServerConnection:
         try:
             result = await client.call_tool(tool, arguments, progress_callback=on_progress)
         except Exception as exc:  # noqa: BLE001 - one line for the model
+            if self._wants_sign_in(exc):
+                self._mark_dropped()
+                self.state, self.error = "needs-auth", None
+                raise McpCallError(f'MCP server "{self.name}" requires sign-in. Run /mcp to sign in.') from None
             if getattr(getattr(exc, "error", None), "code", getattr(exc, "code", None)) == CONNECTION_CLOSED:
                 self._mark_dropped()
                 raise McpCallError(f'MCP server "{self.name}": connection closed; it reconnects on the next call') \

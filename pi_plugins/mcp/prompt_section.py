@@ -3,18 +3,19 @@ server with ``codemode`` or ``deferred`` tools, how its tools are reached, and o
 from its ``description`` or, once connected, its instructions. The model learns of these
 servers from it alone, since neither codemode nor tool_search lists them.
 
-The section goes at the end of the system prompt of a conversation's first prompt and the
-system prompt then stays as it was, so the provider's cache of the conversation holds; when
-the section changes (a server connected and its instructions are known, one was disabled),
-the new section is added to the conversation as a message with the prompt instead, worded
-as pi 1.6 words a mid-conversation section update.
+The section goes at the end of the system prompt. When it changes (a server connected and
+its instructions are known, one was disabled), pi 1.6 records the new section in the
+session as a ``system`` message before the prompt (``{"role": "system", "content": "",
+"sections": {"mcp_servers": ...}}``, ``null`` for a removed section) and, for models that
+take no system message mid-conversation (the default), sends the system prompt with the
+new section (one cache miss per change); we do both.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
-from pi_core import CustomMessage
 from pi_plugins.mcp.config import namespace
 
 NAME = "mcp_servers"
@@ -76,30 +77,37 @@ def wrapped(body: str) -> str:
     return f"<{NAME}>\n{body}\n</{NAME}>"
 
 
-def update_message(body: str | None) -> CustomMessage:
-    """The message that brings the model's section up to date (pi 1.6's words)."""
-    text = (f'Updated system prompt section "{NAME}":\n\n{wrapped(body)}' if body is not None
+def update_entry(body: str | None) -> Any:
+    """pi 1.6's session record of the change: a ``system`` message with the section."""
+    from pi_core.protocol.messages import UnknownMessage
+
+    return UnknownMessage({"role": "system", "content": "",
+                           "sections": {NAME: wrapped(body) if body is not None else None},
+                           "timestamp": int(time.time() * 1000)})
+
+
+def update_text(body: str | None) -> str:
+    """The change in pi 1.6's words (as a model that takes mid-conversation system
+    messages would receive it)."""
+    return (f'Updated system prompt section "{NAME}":\n\n{wrapped(body)}' if body is not None
             else f'Removed system prompt section "{NAME}".')
-    return CustomMessage(custom_type=NAME, content=text, display=False)
 
 
 class PromptSection:
-    """What one session's model has: the section in its system prompt (``head``) and the
-    section as last sent (``current``)."""
+    """The section as last sent to one session's model (``current``)."""
 
     def __init__(self) -> None:
         self.started = False
-        self.head: str | None = None
         self.current: str | None = None
 
     def apply(self, event: Any, body: str | None) -> Any:
-        """``before_agent_start``'s event with the section: in the system prompt of the
-        first prompt; later prompts keep that system prompt and carry a change as a message."""
+        """``before_agent_start``'s event with the section at the end of the system
+        prompt; a change since the last prompt is recorded before the prompt."""
         if not self.started:
-            self.started, self.head, self.current = True, body, body
+            self.started, self.current = True, body
         elif body != self.current:
             self.current = body
-            event.messages = [*event.messages, update_message(body)]
-        if self.head is not None:
-            event.system_prompt = f"{event.system_prompt}\n\n{wrapped(self.head)}"
+            event.before_prompt = [*event.before_prompt, update_entry(body)]
+        if self.current is not None:
+            event.system_prompt = f"{event.system_prompt}\n\n{wrapped(self.current)}"
         return event

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -51,6 +52,7 @@ class Server:
     connection: ServerConnection | None = None
     ready: asyncio.Future | None = None
     tool_names: dict[str, str] = attrs.field(factory=dict)  # server tool -> pi tool name
+    tokens_when_needed: Any = None  # the stored OAuth tokens when it came to need a sign-in
 
 
 def describe_state(server: Server) -> str:
@@ -60,6 +62,8 @@ def describe_state(server: Server) -> str:
     connection = server.connection
     if connection is None:
         return "starting"
+    if connection.state == "needs-auth":
+        return "needs sign-in"
     if connection.state == "failed":
         return f"failed: {(connection.error or 'unknown error').splitlines()[0]}"
     if connection.connected:
@@ -142,19 +146,29 @@ class McpServers:
         have settled (or at once when none is to connect)."""
         for server in self.servers:
             if server.entry.enabled:
-                self._connect(server)
+                self.connect(server)
         pending = [s.ready for s in self.servers if s.ready is not None]
         self.reported = asyncio.ensure_future(self._report_when_settled(pending))
 
-    def _connect(self, server: Server) -> None:
+    def connect(self, server: Server) -> None:
+        """Open (again) the server's connection in the background."""
         server.connection = ServerConnection(server.entry, self.ctx.cwd, on_tools=self._register,
-                                             on_log=self.log.write)
-        server.ready = asyncio.ensure_future(self._settle(server.connection))
+                                             on_log=self.log.write, agent_dir=Path(self.ctx.agent_dir))
+        server.ready = asyncio.ensure_future(self._settle(server, server.connection))
 
-    @staticmethod
-    async def _settle(connection: ServerConnection) -> None:
+    async def _settle(self, server: Server, connection: ServerConnection) -> None:
         with contextlib.suppress(McpCallError, asyncio.CancelledError):
             await connection.get_client()
+        if connection.state == "needs-auth":
+            server.tokens_when_needed = self._stored_tokens(server)
+
+    def _stored_tokens(self, server: Server) -> Any:
+        from pi_plugins.mcp.oauth import AuthStore, server_url
+
+        try:
+            return AuthStore(Path(self.ctx.agent_dir)).state(server.entry.name, server_url(server.entry)).get("tokens")
+        except (OSError, ValueError):
+            return None
 
     async def _report_when_settled(self, pending: list) -> None:
         if pending:
@@ -165,7 +179,7 @@ class McpServers:
     def report_problems(self) -> None:
         lines = [f"config: {error}" for error in self.config.errors]
         lines += [f"{s.entry.name}: {describe_state(s)}" for s in self.servers
-                  if s.connection is not None and s.connection.state == "failed"]
+                  if s.connection is not None and s.connection.state in ("failed", "needs-auth")]
         if lines:
             body = "\n".join(f"  {line}" for line in lines)
             self.ctx.ui.notify(f"MCP servers need attention:\n{body}\nRun /mcp to fix.", "warning")
@@ -205,6 +219,26 @@ class McpServers:
             return None
         return [s.entry.name for s in self.servers if tool in s.tool_names.values()
                 or tool.startswith(namespace(s.entry.name) + "__")]
+
+    async def pick_up_sign_ins(self) -> None:
+        """Servers that wait for a sign-in reconnect once credentials were stored for
+        them meanwhile (``pi mcp login`` in another process, for example run by the
+        agent), so the prompt about to start has their tools, as pi 1.6 does."""
+        waiting = [s for s in self.servers if s.entry.enabled and s.connection is not None
+                   and s.connection.state == "needs-auth"]
+        if not waiting:
+            return
+        signed_in = []
+        for server in waiting:
+            tokens = self._stored_tokens(server)
+            if isinstance(tokens, dict) and tokens.get("access_token") and tokens != server.tokens_when_needed:
+                old = server.connection
+                self.connect(server)
+                assert old is not None
+                await old.close()
+                signed_in.append(server.entry.name)
+        if signed_in:
+            await self.wait_for(signed_in, STARTUP_WAIT_S)
 
     def ensure_discovery_active(self) -> None:
         """Activate what reaches the non-direct tools, from the config (so before the
@@ -305,6 +339,25 @@ class McpServers:
         flags = late_tools(self.ctx)
         return flags.decide(name, exposure) if flags is not None else None
 
+    def withdraw_tools(self, server: Server) -> None:
+        """A disabled server's tools leave (its resources with it)."""
+        for name in server.tool_names.values():
+            self._unregister(name)
+        server.tool_names = {}
+        self.sync_resource_tools()
+
+    def apply_exposure(self, server: Server) -> None:
+        """After an exposure change: register the tools again with it, and take tools no
+        longer ``direct`` out of the declared set."""
+        if server.connection is not None and server.connection.connected:
+            self._register(server.connection)
+        self.sync_resource_tools()
+        indirect = {name for remote, name in server.tool_names.items()
+                    if server.entry.tool_exposure(remote) != "direct"}
+        active = self.ctx.get_active_tools()
+        if indirect & set(active):
+            self.ctx.set_active_tools([n for n in active if n not in indirect])
+
     def _unregister(self, name: str) -> None:
         with contextlib.suppress(Exception):
             self.ctx.unregister_tool(name)
@@ -323,6 +376,9 @@ class McpServers:
         lines = []
         for server in self.servers:
             connection, entry = server.connection, server.entry
+            if connection is not None and connection.state == "needs-auth" and entry.enabled:
+                lines.append(f"{entry.name}: needs sign-in, run /mcp login {entry.name} ({entry.exposure})")
+                continue
             if not entry.enabled:
                 state = "disabled"
             elif connection is None:

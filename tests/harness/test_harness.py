@@ -348,3 +348,23 @@ def test_a_message_queued_while_the_run_ends_is_delivered_not_left_in_the_queue(
     assert [text_of(m.content) for m in harness.messages if m.role == "user"] == ["hi", "one more thing"]
     assert harness.messages[-1].text == "second" and len(provider.requests) == 2
     assert not harness.agent.steering.messages
+
+
+def test_before_agent_start_places_before_prompt_messages_ahead_of_the_prompt_and_messages_after_it(tmp_path):
+    from pi_core.protocol.messages import CustomMessage, UnknownMessage
+
+    class Sections:
+        @hookimpl
+        def before_agent_start(self, event):
+            event.before_prompt = [UnknownMessage({"role": "system", "content": "", "sections": {"notes": "x"}}),
+                                   CustomMessage(custom_type="note", content="before", display=False)]
+            event.messages = [CustomMessage(custom_type="note", content="after", display=False)]
+            return event
+
+    harness, provider, _ = make(tmp_path, [Reply(text="ok")], Sections())
+    run(harness.prompt("hello"))
+    assert [text_of(m.content) for m in provider.requests[0].messages] == ["before", "hello", "after"]
+    entries = [(l["type"], l.get("message", {}).get("role")) for l in lines(harness.session)][3:]
+    assert entries == [("message", "system"), ("custom_message", None), ("message", "user"),
+                       ("custom_message", None), ("message", "assistant")]
+    assert lines(harness.session)[3]["message"]["sections"] == {"notes": "x"}  # pi 1.6's system entry, as written

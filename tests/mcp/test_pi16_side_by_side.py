@@ -92,34 +92,45 @@ def section_of(text: str) -> str:
     return text[text.index("<mcp_servers>"):text.index("</mcp_servers>") + len("</mcp_servers>")]
 
 
-def test_the_mcp_servers_section_and_its_update_are_worded_as_pi16s(tmp_path, server):
+def session_entries(agent_dir):
+    (path,) = list(agent_dir.glob("sessions/*/*.jsonl"))
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_the_mcp_servers_section_and_its_update_are_worded_and_placed_as_pi16s(tmp_path, server):
     """The first request's system prompt ends with the section (no summary yet: the server
-    had not connected); the next prompt, once it has, keeps that system prompt and brings
-    the section up to date in a message: pi 1.6's words (it sends a system message where
-    the model takes one mid-conversation; we send it as a message of the conversation)."""
+    had not connected). On the next prompt, once it has, pi 1.6 records the new section in
+    the session as a ``system`` message before the prompt and, for a model that takes no
+    system message mid-conversation (the default), sends the system prompt with the new
+    section and no message about it: so do we."""
     seen = {}
     for who in ("pi16", "ours"):
         runner = PiRunner(tmp_path / who, server)
         models = server.models_json("local", apiKey="test-key")
-        for provider in models["providers"].values():
-            for model in provider["models"]:
-                model["compat"] = {"supportsMidConvoSystemMessages": True}
         (runner.agent_dir / "models.json").write_text(json.dumps(models))
         write_servers(runner.agent_dir / "mcp.json", {
             "demo-srv": {"command": sys.executable, "args": [SERVER]},
             "slow": {"command": "sleep", "args": ["30"], "exposure": "deferred"}})
         server.push(Reply(text="one", delay=3.0), Reply(text="two"))
-        done = run(runner, who, "--no-session", "-p", "go", "again")
+        done = run(runner, who, "-p", "go", "again")
         assert done.returncode == 0, f"{who}: {done.stderr[-2000:]}"
         first, second = server.requests[-2:]
-        head = [m["content"] for m in first.body["messages"] if m["role"] in ("system", "developer")][0]
-        later = [m for m in second.body["messages"][1:] if "Updated system prompt section" in str(m["content"])]
-        assert len(later) == 1, f"{who}: {second.body['messages']}"
-        update = later[0]["content"] if isinstance(later[0]["content"], str) else later[0]["content"][0]["text"]
-        seen[who] = (section_of(head), update, second.body["messages"][0]["content"] == head)
+        heads = [[m["content"] for m in r.body["messages"] if m["role"] in ("system", "developer")]
+                 for r in (first, second)]
+        assert all(len(h) == 1 for h in heads), f"{who}: {second.body['messages']}"
+        conversation = [(m["role"], str(m["content"])) for m in second.body["messages"][1:]]
+        messages = [e["message"] for e in session_entries(runner.agent_dir) if e["type"] == "message"]
+        # (pi 1.6 also records its whole first system prompt as a system message of sections)
+        updates = [(i, m["sections"]) for i, m in enumerate(messages)
+                   if m["role"] == "system" and set(m.get("sections", {})) == {"mcp_servers"}]
+        (at, sections), = updates
+        seen[who] = (section_of(heads[0][0]), section_of(heads[1][0]), len(conversation), sections,
+                     messages[at + 1]["role"], messages[at + 1]["content"][0]["text"])
     assert seen["ours"] == seen["pi16"]
-    assert "- mcp__demo_srv (codemode)\n" in seen["ours"][0]
-    assert "- mcp__demo_srv (codemode): Demo tools for the tests." in seen["ours"][1]
+    first_section, second_section, count, sections, after, prompt = seen["ours"]
+    assert "- mcp__demo_srv (codemode)\n" in first_section
+    assert "- mcp__demo_srv (codemode): Demo tools for the tests." in second_section
+    assert count == 3 and sections == {"mcp_servers": second_section} and (after, prompt) == ("user", "again")
 
 
 RESOURCE_TOOLS = ("list_mcp_resources", "list_mcp_resource_templates", "read_mcp_resource")

@@ -1,0 +1,422 @@
+"""OAuth for streamable-HTTP MCP servers, as pi 1.6 does it (its ``docs/mcp.md``,
+"Authenticate with OAuth"), on the ``mcp`` SDK's own OAuth client
+(:class:`mcp.client.auth.OAuthClientProvider`: discovery, client registration, PKCE,
+token exchange and refresh).
+
+- Credentials live in ``<agent dir>/mcp-auth.json`` (0600), keyed as pi 1.6 keys them
+  (``mcp__<server>|<url>``) with its field names, so either program uses the other's
+  sign-in.
+- A connection never opens a browser: it sends the stored access token, refreshes it when
+  it expired (or once when the server rejects it), and otherwise fails with
+  :class:`SignInRequired`; the connection then shows ``needs-auth``.
+- ``pi mcp login`` (:func:`sign_in_settings`, :class:`LoopbackCallback`) runs the browser
+  step: it shows the authorization URL and waits for the redirect on
+  ``http://127.0.0.1:<port>/callback``.
+
+Imported only when an HTTP server that uses OAuth connects.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import json
+import logging
+import os
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from mcp.client.auth import OAuthClientProvider
+from mcp.shared.auth import (
+    AuthorizationCodeResult,
+    OAuthClientInformationFull,
+    OAuthClientMetadata,
+    OAuthToken,
+)
+
+from pi_plugins.mcp.config import ServerEntry, namespace
+from pi_plugins.mcp.connection import McpCallError
+
+AUTH_FILE = "mcp-auth.json"
+CLIENT_NAME = "pi"
+#: Where a connection that must not sign in says it would redirect (never opened).
+UNUSED_REDIRECT = "http://127.0.0.1/callback"
+
+
+class SignInRequired(Exception):
+    """The server needs the user to sign in (``pi mcp login`` or ``/mcp login``)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f'MCP server "{name}" requires sign-in. Run /mcp to sign in.')
+
+
+def server_url(entry: ServerEntry) -> str:
+    """The URL as the key of its credentials: as JavaScript's ``String(new URL(url))``
+    writes it (lower-case scheme and host, ``/`` for an empty path)."""
+    parts = urlsplit(entry.config["url"])
+    path = parts.path or "/"
+    query = f"?{parts.query}" if parts.query else ""
+    return f"{parts.scheme.lower()}://{parts.netloc.lower()}{path}{query}"
+
+
+def store_key(name: str, url: str) -> str:
+    return f"{namespace(name)}|{url}"
+
+
+class AuthStore:
+    """``mcp-auth.json``: every server's OAuth state. Reads and writes hold an exclusive
+    ``flock`` on the file, so two pi processes never interleave their updates; the file is
+    created 0600 in a 0700 agent dir."""
+
+    def __init__(self, agent_dir: Path) -> None:
+        self.path = Path(agent_dir) / AUTH_FILE
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[tuple[int, dict]]:
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            with contextlib.suppress(OSError):
+                os.fchmod(fd, 0o600)
+            raw = b""
+            while chunk := os.read(fd, 1 << 16):
+                raw += chunk
+            try:
+                states = json.loads(raw) if raw.strip() else {}
+            except ValueError as exc:
+                raise ValueError(f"{self.path} is not valid JSON ({exc}); fix or delete it") from None
+            yield fd, states if isinstance(states, dict) else {}
+        finally:
+            os.close(fd)  # releases the lock
+
+    def _write(self, fd: int, states: dict) -> None:
+        data = (json.dumps(states, indent=2) + "\n").encode()
+        os.lseek(fd, 0, os.SEEK_SET)
+        os.ftruncate(fd, 0)
+        os.write(fd, data)
+        os.fsync(fd)
+
+    def state(self, name: str, url: str) -> dict:
+        if not self.path.exists():
+            return {}
+        with self._locked() as (_, states):
+            found = states.get(store_key(name, url)) or states.get(url)
+            return found if isinstance(found, dict) else {}
+
+    def update(self, name: str, url: str, change: Callable[[dict], None]) -> None:
+        key = store_key(name, url)
+        with self._locked() as (fd, states):
+            state = states.get(key)
+            if not isinstance(state, dict):
+                legacy = states.pop(url, None)  # pi 1.6's older key, by URL alone: taken over
+                state = legacy if isinstance(legacy, dict) else {"serverUrl": url}
+            change(state)
+            states[key] = state
+            self._write(fd, states)
+
+    def remove(self, name: str, url: str) -> bool:
+        """Whether credentials were stored (and are now gone)."""
+        if not self.path.exists():
+            return False
+        with self._locked() as (fd, states):
+            key = next((k for k in (store_key(name, url), url) if k in states), None)
+            if key is None:
+                return False
+            del states[key]
+            self._write(fd, states)
+            return True
+
+
+class ServerCredentials:
+    """One server's part of ``mcp-auth.json``, as the SDK's ``TokenStorage``.
+
+    ``interactive`` is False for connections, which must not register a client (only a
+    sign-in does: the registration names the redirect URI it waits on)."""
+
+    def __init__(self, store: AuthStore, name: str, url: str, *, interactive: bool,
+                 redirect_uri: str | None = None, configured_client: OAuthClientInformationFull | None = None) -> None:
+        self.store, self.name, self.url = store, name, url
+        self.interactive = interactive
+        self.redirect_uri = redirect_uri
+        self.configured_client = configured_client
+
+    def _state(self) -> dict:
+        return self.store.state(self.name, self.url)
+
+    async def get_tokens(self) -> OAuthToken | None:
+        tokens = self._state().get("tokens")
+        try:
+            return OAuthToken.model_validate(tokens) if isinstance(tokens, dict) else None
+        except ValueError:
+            return None
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        def change(state: dict) -> None:
+            state["tokens"] = tokens.model_dump(mode="json", exclude_none=True)
+            if tokens.expires_in is not None:
+                state["tokensExpireAt"] = int(time.time() * 1000) + int(tokens.expires_in) * 1000
+            else:
+                state.pop("tokensExpireAt", None)
+            state.pop("codeVerifier", None)
+            state.pop("oauthState", None)
+
+        self.store.update(self.name, self.url, change)
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        if self.configured_client is not None:
+            return self.configured_client
+        stored = self._state().get("clientInformation")
+        try:
+            client = OAuthClientInformationFull.model_validate(stored) if isinstance(stored, dict) else None
+        except ValueError:
+            return None
+        # a client registered before stays in use while its redirect URI matches (pi 1.6)
+        if client is not None and self.redirect_uri is not None and \
+                self.redirect_uri not in [str(u) for u in client.redirect_uris or []]:
+            return None
+        return client
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        if not self.interactive:
+            raise SignInRequired(self.name)
+
+        def change(state: dict) -> None:
+            state["clientInformation"] = client_info.model_dump(mode="json", exclude_none=True)
+
+        self.store.update(self.name, self.url, change)
+
+    def expires_at(self) -> float | None:
+        """When the stored access token expires (seconds since the epoch), if known."""
+        value = self._state().get("tokensExpireAt")
+        return value / 1000 if isinstance(value, (int, float)) else None
+
+    def can_refresh(self) -> bool:
+        tokens = self._state().get("tokens")
+        return isinstance(tokens, dict) and bool(tokens.get("refresh_token"))
+
+    def registered_redirect(self) -> str | None:
+        client = self._state().get("clientInformation")
+        uris = client.get("redirect_uris") if isinstance(client, dict) else None
+        return uris[0] if isinstance(uris, list) and uris and isinstance(uris[0], str) else None
+
+
+class PiOAuth(OAuthClientProvider):
+    """The SDK's provider, told when the stored access token expires (the SDK keeps that
+    in memory only), so a new process refreshes an expired token instead of sending it;
+    ``expired`` makes it refresh at once (after the server rejected the token)."""
+
+    def __init__(self, *args: Any, credentials: ServerCredentials, expired: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.credentials = credentials
+        self.expired = expired
+        self.sign_in_required = False
+
+    async def _initialize(self) -> None:
+        await super()._initialize()
+        # 1.0, not 0: the SDK reads a false expiry as "never expires"
+        self.context.token_expiry_time = 1.0 if self.expired else self.credentials.expires_at()
+
+
+@dataclass
+class SignInSettings:
+    """What ``pi mcp login`` gives a connection: where the browser is sent back to, how
+    the authorization URL is shown, and how the redirect is awaited."""
+
+    redirect_uri: str
+    show_url: Callable[[str], Awaitable[None]]
+    wait_for_redirect: Callable[[], Awaitable[AuthorizationCodeResult]]
+
+
+def _configured(entry: ServerEntry) -> dict:
+    oauth = entry.config.get("oauth")
+    return oauth if isinstance(oauth, dict) else {}
+
+
+def make_auth(entry: ServerEntry, agent_dir: Path, sign_in: SignInSettings | None = None,
+              expired: bool = False) -> PiOAuth:
+    """The httpx auth for one connection to an OAuth server."""
+    from pi_plugins.mcp.values import resolve
+
+    oauth = _configured(entry)
+    url = server_url(entry)
+    redirect = sign_in.redirect_uri if sign_in else None
+    configured_client = None
+    if isinstance(oauth.get("clientId"), str):
+        secret = oauth.get("clientSecret")
+        secret = resolve(secret, f'MCP server "{entry.name}" oauth.clientSecret') if isinstance(secret, str) else None
+        configured_client = OAuthClientInformationFull(
+            client_id=oauth["clientId"], client_secret=secret, redirect_uris=[redirect or UNUSED_REDIRECT],  # type: ignore[list-item]
+            token_endpoint_auth_method="client_secret_post" if secret else "none")
+    credentials = ServerCredentials(AuthStore(agent_dir), entry.name, url, interactive=sign_in is not None,
+                                    redirect_uri=redirect, configured_client=configured_client)
+    metadata = OAuthClientMetadata(
+        client_name=oauth.get("clientName") if isinstance(oauth.get("clientName"), str) else CLIENT_NAME,
+        redirect_uris=[redirect or UNUSED_REDIRECT],  # type: ignore[list-item]
+        grant_types=["authorization_code", "refresh_token"], response_types=["code"],
+        token_endpoint_auth_method="none",
+        scope=oauth.get("scope") if isinstance(oauth.get("scope"), str) else None)
+
+    async def refuse(_url: str) -> None:
+        provider.sign_in_required = True
+        raise SignInRequired(entry.name)
+
+    async def never_called() -> AuthorizationCodeResult:
+        raise SignInRequired(entry.name)
+
+    async def show(authorization_url: str) -> None:
+        assert sign_in is not None
+        await sign_in.show_url(authorization_url)
+
+    provider = PiOAuth(url, metadata, credentials, redirect_handler=show if sign_in else refuse,
+                       callback_handler=sign_in.wait_for_redirect if sign_in else never_called,
+                       credentials=credentials, expired=expired)
+    return provider
+
+
+def needs_sign_in(exc: BaseException, kinds: tuple[type[BaseException], ...] = ()) -> bool:
+    """Whether ``exc`` (or an error inside it) is :class:`SignInRequired` (or of ``kinds``)."""
+    kinds = kinds or (SignInRequired,)
+    seen: set[int] = set()
+    stack = [exc]
+    while stack:
+        current = stack.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, kinds):
+            return True
+        if isinstance(current, BaseExceptionGroup):
+            stack += list(current.exceptions)
+        for linked in (current.__cause__, current.__context__):
+            if linked is not None:
+                stack.append(linked)
+    return False
+
+
+class _QuietSignIn(logging.Filter):
+    """The SDK logs every failed flow with its traceback; a needed sign-in is a state and
+    a refused one an answer, each said once in pi's words."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        return error is None or not needs_sign_in(error, (SignInRequired, SignInFailed))
+
+
+logging.getLogger("mcp.client.auth.oauth2").addFilter(_QuietSignIn())
+
+
+# ---------------------------------------------------------------- the browser's way back
+
+SIGNED_IN_PAGE = ("<!doctype html><html><head><meta charset=\"utf-8\"><title>Authentication successful</title>"
+                  "</head><body><p>Signed in to the MCP server. You may now close this page.</p></body></html>")
+FAILED_PAGE = ("<!doctype html><html><head><meta charset=\"utf-8\"><title>Authentication failed</title>"
+               "</head><body><p>{message}</p></body></html>")
+
+
+class SignInFailed(McpCallError):
+    """The authorization server or the browser ended the sign-in; one line."""
+
+
+def parse_redirect(url: str) -> AuthorizationCodeResult:
+    """The code, state and issuer of a redirect URL (the callback's or a pasted one)."""
+    query = {k: v[0] for k, v in parse_qs(urlsplit(url.strip()).query).items()}
+    if "error" in query:
+        detail = query.get("error_description")
+        raise SignInFailed(f"Authorization failed: {query['error']}" + (f" ({detail})" if detail else ""))
+    if not query.get("code"):
+        raise SignInFailed("The redirect carries no authorization code")
+    return AuthorizationCodeResult(code=query["code"], state=query.get("state"), iss=query.get("iss"))
+
+
+class LoopbackCallback:
+    """``http://127.0.0.1:<port>/callback``: the page the authorization server sends the
+    browser back to. Answers one redirect with a small page and hands its parameters to
+    :meth:`wait`. ``port`` 0 takes a free port."""
+
+    def __init__(self, port: int = 0, path: str = "/callback") -> None:
+        self.port, self.path = port, path
+        self._server: asyncio.AbstractServer | None = None
+        self._result: asyncio.Future[AuthorizationCodeResult] | None = None
+
+    @property
+    def redirect_uri(self) -> str:
+        return f"http://127.0.0.1:{self.port}{self.path}"
+
+    async def __aenter__(self) -> LoopbackCallback:
+        self._result = asyncio.get_running_loop().create_future()
+        self._server = await asyncio.start_server(self._answer, "127.0.0.1", self.port)
+        self.port = self._server.sockets[0].getsockname()[1]
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._server is not None:
+            self._server.close()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._server.wait_closed(), 2)
+        if self._result is not None and not self._result.done():
+            self._result.cancel()
+
+    def deliver(self, redirect_url: str) -> None:
+        """A redirect URL pasted by the user (a browser that cannot reach this machine)."""
+        if self._result is None or self._result.done():
+            return
+        try:
+            self._result.set_result(parse_redirect(redirect_url))
+        except SignInFailed as exc:
+            self._result.set_exception(exc)
+
+    async def wait(self) -> AuthorizationCodeResult:
+        assert self._result is not None
+        return await asyncio.shield(self._result)
+
+    async def _answer(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            request_line = (await asyncio.wait_for(reader.readline(), 10)).decode("latin-1")
+            while (await asyncio.wait_for(reader.readline(), 10)) not in (b"\r\n", b"\n", b""):
+                pass
+            parts = request_line.split()
+            target = parts[1] if len(parts) >= 2 else ""
+            if parts[:1] != ["GET"] or urlsplit(target).path != self.path:
+                status, body = "404 Not Found", FAILED_PAGE.format(message="Not found.")
+            else:
+                status, body = self._complete(target)
+            data = body.encode()
+            writer.write(f"HTTP/1.1 {status}\r\nContent-Type: text/html; charset=utf-8\r\n"
+                         f"Content-Length: {len(data)}\r\nConnection: close\r\n\r\n".encode() + data)
+            await writer.drain()
+        except (TimeoutError, OSError, UnicodeError):
+            pass
+        finally:
+            writer.close()
+
+    def _complete(self, target: str) -> tuple[str, str]:
+        try:
+            result = parse_redirect(target)
+        except SignInFailed as exc:
+            if self._result is not None and not self._result.done():
+                self._result.set_exception(exc)
+            return "400 Bad Request", FAILED_PAGE.format(message=str(exc).replace("<", "&lt;"))
+        if self._result is not None and not self._result.done():
+            self._result.set_result(result)
+        return "200 OK", SIGNED_IN_PAGE
+
+
+def callback_port(entry: ServerEntry, agent_dir: Path) -> int:
+    """The loopback port: ``oauth.callbackPort``, else the one of the client registered
+    before (so it stays in use), else 0 (a free one)."""
+    oauth = _configured(entry)
+    if isinstance(oauth.get("callbackPort"), int):
+        return oauth["callbackPort"]
+    stored = ServerCredentials(AuthStore(agent_dir), entry.name, server_url(entry), interactive=False)
+    registered = stored.registered_redirect()
+    if registered:
+        parts = urlsplit(registered)
+        if parts.hostname == "127.0.0.1" and parts.path == "/callback" and parts.port:
+            return parts.port
+    return 0

@@ -1,0 +1,123 @@
+"""An MCP server that requires OAuth, and its own authorization server, both from the
+``mcp`` SDK (``MCPServer`` with an ``auth_server_provider``), on 127.0.0.1:
+``python oauth_mcp_server.py PORT``. The MCP endpoint is ``/mcp``; the authorization
+server (metadata, ``/register``, ``/authorize``, ``/token``) is on the same origin.
+
+``/authorize`` approves at once: it redirects straight back to the client's redirect URI
+with a code, so a test plays the browser by following that redirect with httpx.
+
+Environment: ``TOKEN_SECONDS`` (access-token lifetime, default 3600), ``EVENTS_FILE`` (one
+line per grant: ``code`` or ``refresh``, so a test can tell a refresh from a new sign-in).
+
+Tools: ``add``, ``whoami`` (the access token the request carried).
+"""
+
+import os
+import secrets
+import sys
+import time
+
+from mcp.server.auth.provider import (
+    AccessToken,
+    AuthorizationCode,
+    AuthorizationParams,
+    RefreshToken,
+    construct_redirect_uri,
+)
+from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, RevocationOptions
+from mcp.server.mcpserver import MCPServer
+from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
+
+TOKEN_SECONDS = int(os.environ.get("TOKEN_SECONDS", "3600"))
+
+
+def _event(kind: str) -> None:
+    if os.environ.get("EVENTS_FILE"):
+        with open(os.environ["EVENTS_FILE"], "a") as f:
+            f.write(kind + "\n")
+
+
+class Provider:
+    """An in-memory authorization server that approves every request."""
+
+    def __init__(self) -> None:
+        self.clients: dict[str, OAuthClientInformationFull] = {}
+        self.codes: dict[str, AuthorizationCode] = {}
+        self.refresh: dict[str, RefreshToken] = {}
+        self.access: dict[str, AccessToken] = {}
+
+    async def get_client(self, client_id):
+        return self.clients.get(client_id)
+
+    async def register_client(self, client_info):
+        self.clients[client_info.client_id] = client_info
+
+    async def authorize(self, client, params: AuthorizationParams) -> str:
+        code = secrets.token_urlsafe(24)
+        self.codes[code] = AuthorizationCode(
+            code=code, scopes=params.scopes or [], expires_at=time.time() + 300, client_id=client.client_id,
+            code_challenge=params.code_challenge, redirect_uri=params.redirect_uri,
+            redirect_uri_provided_explicitly=params.redirect_uri_provided_explicitly, resource=params.resource)
+        return construct_redirect_uri(str(params.redirect_uri), code=code, state=params.state)
+
+    async def load_authorization_code(self, client, authorization_code):
+        return self.codes.get(authorization_code)
+
+    def _tokens(self, client_id: str, scopes: list[str], resource: str | None) -> OAuthToken:
+        access, refresh = "at-" + secrets.token_urlsafe(12), "rt-" + secrets.token_urlsafe(12)
+        self.access[access] = AccessToken(token=access, client_id=client_id, scopes=scopes,
+                                          expires_at=int(time.time()) + TOKEN_SECONDS, resource=resource)
+        self.refresh[refresh] = RefreshToken(token=refresh, client_id=client_id, scopes=scopes, resource=resource)
+        return OAuthToken(access_token=access, token_type="Bearer", expires_in=TOKEN_SECONDS, refresh_token=refresh,
+                          scope=" ".join(scopes) or None)
+
+    async def exchange_authorization_code(self, client, authorization_code):
+        self.codes.pop(authorization_code.code, None)
+        _event("code")
+        return self._tokens(client.client_id, authorization_code.scopes, authorization_code.resource)
+
+    async def load_refresh_token(self, client, refresh_token):
+        return self.refresh.get(refresh_token)
+
+    async def exchange_refresh_token(self, client, refresh_token, scopes):
+        self.refresh.pop(refresh_token.token, None)
+        _event("refresh")
+        return self._tokens(client.client_id, scopes or refresh_token.scopes, refresh_token.resource)
+
+    async def load_access_token(self, token):
+        found = self.access.get(token)
+        if found is None or (found.expires_at is not None and found.expires_at < time.time()):
+            return None
+        return found
+
+    async def revoke_token(self, token):
+        self.access.pop(token.token, None)
+        self.refresh.pop(token.token, None)
+
+
+port = int(sys.argv[1]) if len(sys.argv) > 1 else 8765
+origin = f"http://127.0.0.1:{port}"
+server = MCPServer(
+    "secure", instructions="Tools behind OAuth.", auth_server_provider=Provider(),
+    auth=AuthSettings(issuer_url=origin, resource_server_url=f"{origin}/mcp",
+                      client_registration_options=ClientRegistrationOptions(enabled=True),
+                      revocation_options=RevocationOptions(enabled=True)))
+
+
+@server.tool()
+def add(a: int, b: int) -> int:
+    """Add two whole numbers."""
+    return a + b
+
+
+@server.tool()
+def whoami() -> str:
+    """The access token this request carried."""
+    from mcp.server.auth.middleware.auth_context import get_access_token
+
+    token = get_access_token()
+    return token.token if token else "anonymous"
+
+
+if __name__ == "__main__":
+    server.run("streamable-http", host="127.0.0.1", port=port)
