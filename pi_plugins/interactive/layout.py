@@ -48,6 +48,11 @@ _COLOR_DEPTHS = {"truecolor": ColorDepth.TRUE_COLOR, "256": ColorDepth.DEPTH_8_B
 # extended keys): a new line, like Ctrl+J.
 for _sequence in ("\x1b[13;2u", "\x1b[27;2;13~"):
     ANSI_SEQUENCES.setdefault(_sequence, Keys.ControlJ)
+# prompt_toolkit (3.0.x) has Ctrl+Shift+Up and Down the wrong way round (xterm's CSI 1;6A
+# is Up); the fullscreen transcript's prompt jumps need them right
+ANSI_SEQUENCES.update({"\x1b[1;6A": Keys.ControlShiftUp, "\x1b[1;6B": Keys.ControlShiftDown,
+                       "\x1b[1;8A": (Keys.Escape, Keys.ControlShiftUp),
+                       "\x1b[1;8B": (Keys.Escape, Keys.ControlShiftDown)})
 
 
 class ChatLayout:

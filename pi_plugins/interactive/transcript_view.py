@@ -114,9 +114,10 @@ class TranscriptView:
 
     def _take_ready(self, width: int) -> None:
         for block in self.tui.transcript.take_ready():
-            if isinstance(block, UserBlock):
-                self._prompt_lines.append(len(self._committed))
             painted = self.tui.paint(block, width)
+            if isinstance(block, UserBlock):  # a mark: where the message's box begins
+                spacing = next((i for i, line in enumerate(painted) if line), 0)
+                self._prompt_lines.append(len(self._committed) + spacing)
             self._committed += painted
             self._plain += [strip_ansi(line) for line in painted]
             self.version += 1
