@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from pi_plugins.interactive.transcript_view import TranscriptView
 
 TUI_MODES = ("fullscreen", "regular")
-DEFAULT_MODE = "regular"
+DEFAULT_MODE = "fullscreen"
 
 
 def tui_mode(pi_app) -> str:
