@@ -100,6 +100,11 @@ def exit_output(tui: InteractiveApp) -> None:
             lines += tui.paint(block, width)
         lines.append("")
     lines += resume_hint(tui)
+    print_lines(tui, lines)
+
+
+def print_lines(tui: InteractiveApp, lines: list[str]) -> None:
+    """Lines into the terminal's normal screen, once the chat has left the alternate one."""
     if not lines:
         return
     output = tui.terminal_output

@@ -52,6 +52,7 @@ class TranscriptView:
         self.height = 1  # the viewport's rows at the last frame
         self.version = 0  # grows whenever the lines change (search recounts)
         self._finished = False
+        self._printed = 0  # blocks printed after the chat ended
         self._wheel_last = 0.0
         self._wheel_streak = 0
         self.search = TranscriptSearch(self)
@@ -60,6 +61,13 @@ class TranscriptView:
     # ---------------------------------------------------------------- Scrollback's methods
 
     def changed(self) -> None:
+        if self._finished:  # e.g. a plugin's goodbye at session shutdown: printed at once
+            from pi_plugins.interactive.fullscreen_layout import print_lines
+
+            blocks = self.tui.transcript.blocks
+            fresh, self._printed = blocks[self._printed:], len(blocks)
+            print_lines(self.tui, [line for block in fresh for line in self.tui.paint(block, self.tui.width)])
+            return
         self.tui.invalidate()
 
     def reprint(self, blocks: list[Block] | None = None) -> None:
@@ -84,6 +92,7 @@ class TranscriptView:
         if self._finished:
             return
         self._finished = True
+        self._printed = len(self.tui.transcript.blocks)
         from pi_plugins.interactive.fullscreen_layout import exit_output
 
         exit_output(self.tui)

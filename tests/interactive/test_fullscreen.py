@@ -174,3 +174,52 @@ def test_quit_prints_the_transcript_by_default(pi_tui, server):
 def test_hidden_scrollbar_setting_gives_the_transcript_the_whole_width(pi_tui, server):
     term = _chat_of_three(pi_tui, server, settings={"fullscreenScrollbar": "hidden"})
     assert not any(line.endswith(("│", "┃")) for line in term.screen().split("\n"))
+
+
+def test_the_mouse_wheel_scrolls_by_fullscreen_wheel_scroll_lines(pi_tui, server):
+    term = _chat_of_three(pi_tui, server, settings={"fullscreenWheelScrollLines": 10})
+    assert "Third line 29" in term.screen()
+    term.send_raw("\x1b[<64;10;10M")  # one wheel-up event (SGR report)
+    screen = term.wait_for("Jump to latest message")
+    assert "Third line 19" in screen and "Third line 20" not in screen  # ten rows further up
+    term.send_raw("\x1b[<65;10;10M")  # wheel down: at the end, following again
+    term.wait_for(lambda s: "Jump to latest message" not in s and "Third line 29" in s)
+
+
+def test_without_copy_on_select_ctrl_x_copies_the_selection(pi_tui, server, tmp_path):
+    bin_dir, copied = tmp_path / "bin", tmp_path / "copied.txt"
+    _fake_tool(bin_dir, "xclip", f"cat > {copied}\n")
+    server.push(Reply(text="Select the words right here please."))
+    term = pi_tui("--tui-mode", "fullscreen", settings={"fullscreenCopyOnSelect": False},
+                  env={"PATH": f"{bin_dir}:/usr/bin:/bin", "DISPLAY": ":99"})
+    term.submit("question")
+    screen = term.wait_for("right here please.")
+    term.wait_idle()
+    row = next(i for i, line in enumerate(screen.split("\n")) if "right here please." in line) + 1
+    column = screen.split("\n")[row - 1].index("right") + 1
+    term.send_raw(f"\x1b[<0;{column};{row}M\x1b[<32;{column + 10};{row}M\x1b[<0;{column + 10};{row}m")
+    # released: the selection shows (reverse video) and nothing is copied yet
+    shown, painted = term._wait_until(lambda: term.screen(ansi=True),
+                                      lambda s: re.search(r"\x1b\[[0-9;]*7m\s*r", s) is not None, 10)
+    assert shown and not copied.exists() and "Copied" not in painted
+    term.press("C-x")
+    term.wait_drawn("Copied selection to clipboard")
+    assert copied.read_text() == "right here"
+
+
+def test_pi_clipboard_osc52_sends_osc52_besides_the_clipboard_tool(pi_tui, server, tmp_path):
+    bin_dir, copied = tmp_path / "bin", tmp_path / "copied.txt"
+    _fake_tool(bin_dir, "xclip", f"cat > {copied}\n")
+    server.push(Reply(text="Both places get these words."))
+    term = pi_tui("--tui-mode", "fullscreen",
+                  env={"PATH": f"{bin_dir}:/usr/bin:/bin", "DISPLAY": ":99", "PI_CLIPBOARD_OSC52": "1"})
+    term._tmux("set-option", "-s", "set-clipboard", "on")
+    term.submit("question")
+    screen = term.wait_for("get these words.")
+    term.wait_idle()
+    row = next(i for i, line in enumerate(screen.split("\n")) if "get these words." in line) + 1
+    column = screen.split("\n")[row - 1].index("these") + 1
+    term.send_raw(f"\x1b[<0;{column};{row}M\x1b[<32;{column + 11};{row}M\x1b[<0;{column + 11};{row}m")
+    term.wait_drawn("Copied selection to clipboard")
+    assert copied.read_text() == "these words"
+    assert term._tmux("show-buffer") == "these words"
