@@ -28,6 +28,16 @@ if TYPE_CHECKING:
 
 TUI_MODES = ("fullscreen", "regular")
 DEFAULT_MODE = "fullscreen"
+#: What /hotkeys adds in fullscreen mode.
+FULLSCREEN_HOTKEYS = [
+    ("tui.altScreen.pageUp", "scroll the transcript up a page"),
+    ("tui.altScreen.pageDown", "scroll the transcript down a page"),
+    ("tui.altScreen.previousPrompt", "to the previous of your messages"),
+    ("tui.altScreen.nextPrompt", "to the next of your messages"),
+    ("tui.altScreen.top", "to the transcript's start"),
+    ("tui.altScreen.bottom", "to the end, following new output"),
+    ("tui.altScreen.search", "search the transcript (enter / shift+enter: next / previous)"),
+]
 
 
 def tui_mode(pi_app) -> str:
