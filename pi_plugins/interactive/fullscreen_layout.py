@@ -119,5 +119,8 @@ def print_lines(tui: InteractiveApp, lines: list[str]) -> None:
         return
     output = tui.terminal_output
     out = output.stdout if output is not None else sys.stdout
-    out.write("\n".join(lines) + "\n")
-    out.flush()
+    try:
+        out.write("\n".join(lines) + "\n")
+        out.flush()
+    except (OSError, ValueError):  # the terminal is gone (a hang-up): nothing to print to
+        pass

@@ -96,7 +96,7 @@ def _index_at(text: str, x: int) -> int:
         if column + width > x:
             return index
         column += width
-    return len(text) + max(x - column, 0) if x > column else len(text)
+    return len(text)  # past the line's end: its end
 
 
 def osc52_wanted(env=os.environ) -> bool:

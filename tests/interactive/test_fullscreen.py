@@ -184,6 +184,9 @@ def test_the_mouse_wheel_scrolls_by_fullscreen_wheel_scroll_lines(pi_tui, server
     assert "Third line 19" in screen and "Third line 20" not in screen  # ten rows further up
     term.send_raw("\x1b[<65;10;10M")  # wheel down: at the end, following again
     term.wait_for(lambda s: "Jump to latest message" not in s and "Third line 29" in s)
+    term.send_raw("\x1b[<72;10;10M")  # Alt+wheel up: five times as far, into the second answer
+    screen = term.wait_for("Jump to latest message")
+    assert "Second line" in screen and "Third line" not in screen
 
 
 def test_without_copy_on_select_ctrl_x_copies_the_selection(pi_tui, server, tmp_path):
