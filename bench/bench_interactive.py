@@ -4,7 +4,12 @@
   costs the same however long the answer grew: < 50 ms at 10 KB, 100 KB and 1 MB;
 - the whole of a finished 100 KB answer is painted once, for the scrollback: < 3 s;
 - the chat's handling of one streamed delta (before any painting): < 20 µs;
-- importing the mode (prompt_toolkit, rich and the mode's modules): < 1.5 s.
+- importing the mode (prompt_toolkit, rich and the mode's modules): < 1.5 s;
+- fullscreen (``tuiMode: "fullscreen"``), a 1 MB transcript: one frame after a page of
+  scrolling, after typing a search (every match counted) and after the next match, each
+  < 50 ms. Painting the whole transcript once (a resumed session, a new width) is
+  reported without a budget: it is what the regular mode pays to print it into the
+  scrollback, block by block (painting only the blocks in view is left to do).
 
 Run: python bench/bench_interactive.py   (exits 1 when a budget is missed)
 """
@@ -85,10 +90,84 @@ def main() -> int:
     if seconds > 1.5:
         failures.append("import")
 
+    failures += fullscreen_figures()
+
     if failures:
         print("over budget: " + ", ".join(failures))
         return 1
     return 0
+
+
+class _Chat:
+    """What the fullscreen transcript asks of the chat, without a terminal."""
+
+    def __init__(self, blocks) -> None:
+        from pi_plugins.interactive.keybindings import Keybindings
+        from pi_plugins.interactive.paint import block_lines
+        from pi_plugins.interactive.transcript import Transcript
+
+        self.transcript = Transcript()
+        self.transcript.blocks = list(blocks)
+        self.settings: dict = {}
+        self.width, self.rows = 100, 40
+        self.keybindings = Keybindings()
+        painter = Painter("truecolor")
+        self.paint = lambda block, width, live=False: block_lines(block, painter, width, View(), live=live)
+        self.live = self
+        self.app = None
+
+    def content_lines(self, width: int) -> list[str]:
+        return []
+
+    def invalidate(self) -> None:
+        pass
+
+
+def fullscreen_figures() -> list[str]:
+    """The fullscreen transcript of a 1 MB conversation: frames while scrolling and searching."""
+    from pi_plugins.interactive.blocks import UserBlock
+    from pi_plugins.interactive.transcript_view import TranscriptView
+
+    failures: list[str] = []
+    blocks = []
+    for n in range(100):  # 100 questions, each answered in 10 KB
+        blocks.append(UserBlock(f"question {n}"))
+        blocks.append(AssistantBlock(AssistantMessage(content=[TextContent(text=answer(10_000))]), final=True))
+    blocks[-1].message.content[0].text += " needle"
+    view = TranscriptView(_Chat(blocks))  # type: ignore[arg-type]  # the chat's stand-in
+    control = view.control()
+
+    def frame() -> None:
+        content = control.create_content(100, 34)
+        for row in range(content.line_count):
+            content.get_line(row)
+
+    start = time.perf_counter()
+    frame()
+    seconds = time.perf_counter() - start
+    print(f"fullscreen: 1 MB transcript painted once: {seconds:.2f} s "
+          f"({view.line_count} lines; no budget: the regular mode's reprint costs the same)")
+
+    def scrolled() -> None:
+        view.page(-1)
+        frame()
+
+    def searched() -> None:
+        view.search.open = True
+        view.search.buffer.text = "needle" if view.search.buffer.text != "needle" else "link"
+        frame()
+
+    def next_match() -> None:
+        view.search.step(1)
+        frame()
+
+    for label, work in (("a frame after Page Up", scrolled), ("a frame after typing a search", searched),
+                        ("a frame after the next match", next_match)):
+        seconds = best_of(5, work)
+        print(f"fullscreen: {label}, 1 MB transcript: {seconds * 1000:6.1f} ms (budget 50 ms)")
+        if seconds > 0.05:
+            failures.append(f"fullscreen: {label}")
+    return failures
 
 
 if __name__ == "__main__":

@@ -136,6 +136,9 @@ def _flag(*names: str, **kwargs):
 @click.option("--use-theme", metavar="NAME[/NAME]",
               help="The chat's theme for this run (light/dark: a pair, by the terminal's background); not saved.")
 @_flag("--no-themes", help="Do not discover or load themes.")
+@click.option("--tui-mode", type=click.Choice(["fullscreen", "regular"]), default=None,
+              help="The chat's terminal mode: fullscreen (the alternate screen; pi 1.6's default) "
+                   "or regular (the terminal's scrollback); else the tuiMode setting.")
 @_flag("-nc", "--no-context-files", help="Do not load AGENTS.md / CLAUDE.md.")
 @click.option("--export", help="Export a session file to HTML and exit (pi --export FILE [OUT]).")
 @click.option("--list-models", is_flag=False, flag_value="", default=None, metavar="[SEARCH]",

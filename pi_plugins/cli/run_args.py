@@ -83,6 +83,8 @@ class RunArgs:
     no_themes: bool = False
     #: ``--use-theme NAME[/NAME]``: the chat's theme for this run, not saved (pi 1.6).
     use_theme: str | None = None
+    #: ``--tui-mode``: the chat fullscreen or regular (else the ``tuiMode`` setting).
+    tui_mode: str | None = None
     export: str | None = None
     export_output: str | None = None
     list_models: str | None = None

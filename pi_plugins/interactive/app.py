@@ -39,6 +39,7 @@ from pi_plugins.interactive.dialogs import Dialog, DialogHost
 from pi_plugins.interactive.editor_actions import EditorActions
 from pi_plugins.interactive.event_blocks import EventBlocks, tools_by_name
 from pi_plugins.interactive.footer import git_branch
+from pi_plugins.interactive.fullscreen_layout import tui_mode
 from pi_plugins.interactive.header import header_block, news_block
 from pi_plugins.interactive.keybindings import Keybindings
 from pi_plugins.interactive.layout import ChatLayout
@@ -48,6 +49,7 @@ from pi_plugins.interactive.paint import Painter, block_lines, detect_color_syst
 from pi_plugins.interactive.scrollback import Scrollback
 from pi_plugins.interactive.submission import Submission
 from pi_plugins.interactive.transcript import Transcript
+from pi_plugins.interactive.transcript_view import TranscriptView
 from pi_plugins.interactive.ui import InteractiveUI
 
 _B = TypeVar("_B", bound=Block)  # add() gives back the block it was given
@@ -105,7 +107,10 @@ class InteractiveApp:
         self.working_frames: list[str] | None = None
         self.working_interval = 0.1
         self.input_listeners: list = []
-        self.scrollback = Scrollback(self)
+        #: pi 1.6's tuiMode: the transcript scrolls in the alternate screen (fullscreen) or
+        #: is printed into the terminal's scrollback (regular).
+        self.fullscreen = tui_mode(pi_app) == "fullscreen"
+        self.scrollback = TranscriptView(self) if self.fullscreen else Scrollback(self)
         self.live = LiveArea(self)
         self.events = EventBlocks(self)
         self.submission = Submission(self)

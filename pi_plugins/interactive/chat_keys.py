@@ -15,6 +15,7 @@ from prompt_toolkit.keys import Keys
 
 from pi_plugins.interactive import commands as builtin
 from pi_plugins.interactive.keys import UnbindableKey, key_sequences, parse_key
+from pi_plugins.interactive.selection_copy import copy_message
 from pi_plugins.interactive.submission import call_handler
 
 if TYPE_CHECKING:
@@ -90,6 +91,7 @@ class ChatKeys:
 
         bind("app.message.dequeue", dequeue)
         bind("app.clipboard.pasteImage", lambda event: tui.spawn(actions.paste_image()))
+        bind("app.message.copy", lambda event: tui.spawn(copy_message(tui)))
         bind("app.editor.external", lambda event: tui.editor.buffer.open_in_editor(validate_and_handle=False))
         bind("app.suspend", lambda event: event.app.suspend_to_background())
         bind("app.session.new", lambda event: tui.spawn(builtin.new(tui, "")))

@@ -402,6 +402,7 @@ HOTKEYS = [
     ("app.tools.expand", "expand or collapse tool output"),
     ("app.thinking.toggle", "show or hide thinking"),
     ("app.clipboard.pasteImage", "paste an image from the clipboard"),
+    ("app.message.copy", "copy the last answer"),
     ("app.editor.external", "edit in $VISUAL / $EDITOR"),
     ("app.suspend", "suspend"),
 ]
@@ -409,7 +410,10 @@ HOTKEYS = [
 
 async def hotkeys(tui: ChatPort, args: str) -> None:
     """``/hotkeys``: the keys as keybindings.json set them."""
-    rows = [(tui.keybindings.hint(key) if "." in key and " " not in key else key, what) for key, what in HOTKEYS]
+    from pi_plugins.interactive.fullscreen_layout import FULLSCREEN_HOTKEYS
+
+    shown = HOTKEYS + (FULLSCREEN_HOTKEYS if getattr(tui, "fullscreen", False) else [])
+    rows = [(tui.keybindings.hint(key) if "." in key and " " not in key else key, what) for key, what in shown]
     rows += [(shortcut.key, shortcut.description) for shortcut in tui.shortcuts]
     width = max(len(k) for k, _ in rows)
     lines = [f"{key.ljust(width)}  {what}" for key, what in rows]

@@ -85,6 +85,22 @@ DEFAULTS: dict[str, tuple[str, ...]] = {
     "app.models.toggleProvider": ("ctrl+p",),
     "app.models.reorderUp": ("alt+up",),
     "app.models.reorderDown": ("alt+down",),
+    # pi 1.6: the fullscreen transcript's keys, and Ctrl+X copying
+    "tui.altScreen.pageUp": ("pageUp",),
+    "tui.altScreen.pageDown": ("pageDown",),
+    "tui.altScreen.halfPageUp": (),
+    "tui.altScreen.halfPageDown": (),
+    "tui.altScreen.lineUp": (),
+    "tui.altScreen.lineDown": (),
+    "tui.altScreen.previousPrompt": ("ctrl+shift+up",),
+    "tui.altScreen.nextPrompt": ("ctrl+shift+down",),
+    "tui.altScreen.search": ("ctrl+shift+f",),
+    "tui.altScreen.searchNext": ("enter", "ctrl+g"),
+    "tui.altScreen.searchPrevious": ("shift+enter", "ctrl+shift+g"),
+    "tui.altScreen.searchClose": ("escape",),
+    "tui.altScreen.top": ("ctrl+home",),
+    "tui.altScreen.bottom": ("ctrl+end",),
+    "app.message.copy": ("ctrl+x",),
 }
 
 #: The ids of pi's configs from before the namespaced ones.

@@ -48,6 +48,11 @@ _COLOR_DEPTHS = {"truecolor": ColorDepth.TRUE_COLOR, "256": ColorDepth.DEPTH_8_B
 # extended keys): a new line, like Ctrl+J.
 for _sequence in ("\x1b[13;2u", "\x1b[27;2;13~"):
     ANSI_SEQUENCES.setdefault(_sequence, Keys.ControlJ)
+# prompt_toolkit (3.0.x) has Ctrl+Shift+Up and Down the wrong way round (xterm's CSI 1;6A
+# is Up); the fullscreen transcript's prompt jumps need them right
+ANSI_SEQUENCES.update({"\x1b[1;6A": Keys.ControlShiftUp, "\x1b[1;6B": Keys.ControlShiftDown,
+                       "\x1b[1;8A": (Keys.Escape, Keys.ControlShiftUp),
+                       "\x1b[1;8B": (Keys.Escape, Keys.ControlShiftDown)})
 
 
 class ChatLayout:
@@ -85,6 +90,19 @@ class ChatLayout:
     def make_application(self) -> Application:
         tui = self.tui
         tui.keys.bind()
+        if tui.fullscreen:  # pi 1.6's tuiMode "fullscreen": its own module lays it out
+            from pi_plugins.interactive.fullscreen_layout import make_fullscreen_application
+
+            return make_fullscreen_application(self)
+        chat = HSplit([Window(LinesControl(tui.scrollback.backdrop_lines), dont_extend_height=True),
+                       Window(LinesControl(tui.live.lines), dont_extend_height=True), self.bottom_area()])
+        root = FloatContainer(chat, floats=tui.overlays.floats)
+        return self.application(root, full_screen=False, mouse_support=False)
+
+    def bottom_area(self) -> HSplit:
+        """The editor (or a dialog, or a plugin's editor), completions, the widgets below
+        the editor and the footer: the same in both modes."""
+        tui = self.tui
         padding = lambda: Dimension.exact(self.setting_number("editorPaddingX", 0, 0, 3))
         border = tui.live.border_style
         default_editor = HSplit([
@@ -101,17 +119,19 @@ class ChatLayout:
             Window(LinesControl(lambda width: tui.live.widget_lines(width, "belowEditor")), dont_extend_height=True),
             Window(LinesControl(tui.live.footer_lines), dont_extend_height=True),
         ])
-        chat = HSplit([Window(LinesControl(tui.scrollback.backdrop_lines), dont_extend_height=True),
-                       Window(LinesControl(tui.live.lines), dont_extend_height=True), self._bottom])
-        root = FloatContainer(chat, floats=tui.overlays.floats)
+        return self._bottom
+
+    def application(self, root, *, full_screen: bool, mouse_support: bool, key_bindings=None) -> Application:
+        """prompt_toolkit's application around ``root``, with the chat's keys, style and timings."""
+        tui = self.tui
         app = Application(
             layout=Layout(root, focused_element=tui.editor),
             input=tui.terminal_input,
             output=tui.terminal_output,
-            key_bindings=DynamicKeyBindings(lambda: tui.keys.bindings),
+            key_bindings=key_bindings or DynamicKeyBindings(lambda: tui.keys.bindings),
             style=Style.from_dict(PROMPT_STYLE),
-            full_screen=False,
-            mouse_support=False,
+            full_screen=full_screen,
+            mouse_support=mouse_support,
             erase_when_done=True,
             color_depth=_COLOR_DEPTHS.get(tui.painter.color_system, ColorDepth.DEPTH_8_BIT),
             min_redraw_interval=0.03,

@@ -29,8 +29,15 @@ class LiveArea:
         self._footer_cache: tuple[Any, list[str]] | None = None
 
     def lines(self, width: int) -> list[str]:
+        """The live chat, as many lines as fit above the editor."""
+        # one row to spare: an application exactly as tall as the terminal makes it scroll
+        # while redrawing, and the old frame would stay in the scrollback
+        room = max(self.tui.rows - self.tui.layout.bottom_height() - 1, 3)
+        return self.content_lines(width)[-room:]
+
+    def content_lines(self, width: int) -> list[str]:
         """The live chat: unfinished blocks, the queue, widgets above the editor and the
-        working line, as many as fit above the editor."""
+        working line (all of them: the fullscreen transcript scrolls)."""
         tui = self.tui
         lines: list[str] = []
         for block in tui.transcript.live:
@@ -45,10 +52,7 @@ class LiveArea:
             message = tui.working_message if tui.working_message and tui.harness.agent.is_running else tui.working
             text = (Text(" ") + Text.from_ansi(frame) + Text(" ") if frame else Text(" ")) + Text(message, style="muted")
             lines += [""] + tui.painter.lines(text, width)
-        # one row to spare: an application exactly as tall as the terminal makes it scroll
-        # while redrawing, and the old frame would stay in the scrollback
-        room = max(tui.rows - tui.layout.bottom_height() - 1, 3)
-        return lines[-room:]
+        return lines
 
     def _queue_lines(self, width: int) -> list[str]:
         agent = self.tui.harness.agent

@@ -112,6 +112,18 @@ OPTIONS = [
            lambda tui: str(tui.settings.get("autocompleteMaxVisible", 5)), _save("autocompleteMaxVisible", int)),
     Option("clear-on-shrink", "Clear on shrink", "Clear empty rows when the screen's content shrinks",
            lambda tui: ON_OFF, _flag("terminal.clearOnShrink"), _save("terminal.clearOnShrink", bool)),
+    # pi 1.6's fullscreen mode; the mode itself changes at the next start
+    Option("tui-mode", "Terminal mode", "fullscreen (the alternate screen) or regular (the terminal's "
+           "scrollback); from the next start", lambda tui: ["fullscreen", "regular"],
+           lambda tui: tui.settings.get("tuiMode") or "fullscreen", _save("tuiMode")),
+    Option("fullscreen-scrollbar", "Fullscreen scrollbar", "The transcript's scrollbar in fullscreen mode",
+           lambda tui: ["auto", "always", "hidden"], lambda tui: str(tui.settings.get("fullscreenScrollbar", "auto")),
+           _save("fullscreenScrollbar")),
+    Option("fullscreen-copy-on-select", "Copy on select", "Copy what the mouse selects in fullscreen mode",
+           lambda tui: ON_OFF, _flag("fullscreenCopyOnSelect", True), _save("fullscreenCopyOnSelect", bool)),
+    Option("fullscreen-exit-output", "Fullscreen exit output", "What fullscreen mode leaves in the terminal on exit",
+           lambda tui: ["transcript", "resume-hint"],
+           lambda tui: str(tui.settings.get("fullscreenExitOutput", "transcript")), _save("fullscreenExitOutput")),
 ]
 
 #: Options with more values than this open a list of them; the others step through theirs.

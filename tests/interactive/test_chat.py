@@ -36,7 +36,8 @@ def test_a_tool_using_answer_shows_the_diff_the_output_tail_and_the_footer(pi_tu
         ], usage={"input": 1200, "output": 340}),
         Reply(text="Done: the greeting now says **goodbye**.", usage={"input": 1500, "output": 20}),
     )
-    term = pi_tui(files={"greeting.txt": "first line\nhello world\nlast line\n"})
+    # the regular screen: its lines compared whole (fullscreen adds the scrollbar's column)
+    term = pi_tui("--tui-mode", "regular", files={"greeting.txt": "first line\nhello world\nlast line\n"})
     term.submit("Change the greeting")
     screen = term.wait_for("Done: the greeting now says goodbye.")
     screen = term.wait_idle()
@@ -91,7 +92,7 @@ def test_a_message_on_the_command_line_starts_the_chat(pi_tui, server):
 def test_an_answer_taller_than_the_screen_streams_above_the_editor_and_lands_whole(pi_tui, server):
     text = "\n\n".join(f"Paragraph number {i}." for i in range(60))
     server.push(Reply(text=text, delta_size=12, delay=0.01))
-    term = pi_tui(height=20)
+    term = pi_tui("--tui-mode", "regular", height=20)  # the regular screen: the answer lands in the scrollback
     term.submit("Write a lot")
     streaming = term.wait_drawn("Paragraph number 30.")
     assert "Working..." in streaming  # the end of the answer shows while it streams, above the editor

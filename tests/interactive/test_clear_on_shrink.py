@@ -13,7 +13,7 @@ ANSWER = "\n\n".join(f"para {i}" for i in range(30))
 
 def close_a_dialog(pi_tui, server, clear_on_shrink: bool):
     server.push(Reply(text=ANSWER))
-    term = pi_tui(height=ROWS, settings={"terminal": {"clearOnShrink": clear_on_shrink}})
+    term = pi_tui("--tui-mode", "regular", height=ROWS, settings={"terminal": {"clearOnShrink": clear_on_shrink}})
     term.submit("tell me")
     term.wait_for("para 29")
     term.submit("/model")

@@ -547,7 +547,7 @@ def test_quitting_while_an_overlay_shows_leaves_the_whole_chat_in_the_terminal(p
 def test_a_conversation_behind_an_overlay_reaches_the_scrollback_in_order(pi_tui, server):
     server.push(Reply(text="The first answer."))
     server.push(Reply(text=" ".join(f"word{i}" for i in range(400)), delay=0.01, delta_size=20))
-    term = pi_tui(plugin=PLACEMENT_PLUGIN)
+    term = pi_tui("--tui-mode", "regular", plugin=PLACEMENT_PLUGIN)  # the regular screen's scrollback
     term.submit("hello")
     term.wait_for("The first answer.")
     term.wait_idle()

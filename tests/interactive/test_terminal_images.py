@@ -15,7 +15,7 @@ PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"
 def _read_a_picture(pi_tui, server, tmp_path, env, settings=None):
     (tmp_path / "project" / "pic.png").write_bytes(PNG)
     server.push(Reply(tool_calls=[("read", {"path": "pic.png"})]), Reply(text="A picture."))
-    term = pi_tui(env=env, settings=settings)
+    term = pi_tui("--tui-mode", "regular", env=env, settings=settings)  # images go to the regular screen's scrollback
     log = tmp_path / "written.log"
     term._tmux("pipe-pane", "-t", "t", "-o", f"cat >> {log}")
     term.submit("look at pic.png")

@@ -111,8 +111,10 @@ def test_an_edited_theme_file_repaints_the_chat(pi_tui):
         return json.dumps({"name": "mine", "colors": {"accent": accent}})
 
     term = pi_tui(settings={"theme": "mine"}, agent_files={"themes/mine.json": themed("#ff0000")})
-    term.submit("/hotkeys")  # keys are drawn in the accent colour
+    term.submit("/hotkeys")  # the chat runs (its theme watcher too)
     term.wait_for("Keyboard shortcuts")
+    term.press("C-Home")  # the transcript's start: the header's [Themes] is in the accent colour
+    term.wait_for("[Themes]")
     red, green = "38;5;196", "38;5;46"  # in tmux's 256 colours
     assert red in term.screen(ansi=True)
     (term.agent_dir / "themes" / "mine.json").write_text(themed("#00ff00"))

@@ -1,0 +1,316 @@
+"""The fullscreen chat's transcript: every block painted into one scrollable view above
+the sticky editor (pi 1.6's ``tuiMode: "fullscreen"``), in place of the terminal's
+scrollback that the regular mode prints into.
+
+It stands in for :class:`.scrollback.Scrollback` (the same methods, so the rest of the
+chat does not know which mode runs): finished blocks are painted once, at the view's
+width, and kept as lines; the blocks still streaming, the queue, widgets and the working
+line (:mod:`.live_area`) follow them, painted each frame. The viewport follows the end
+until the user scrolls up, and follows again at the bottom (``tui.altScreen.bottom``).
+Search (:mod:`.transcript_search`) and mouse selection (:mod:`.selection_copy`) work on
+the lines' plain text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from prompt_toolkit.layout.controls import UIContent, UIControl
+from prompt_toolkit.layout.utils import explode_text_fragments
+from prompt_toolkit.mouse_events import MouseButton, MouseEvent, MouseEventType, MouseModifier
+
+from pi_plugins.interactive.blocks import Block, UserBlock
+from pi_plugins.interactive.controls import fragments
+from pi_plugins.interactive.paint import strip_ansi
+from pi_plugins.interactive.selection_copy import Selection
+from pi_plugins.interactive.transcript_search import TranscriptSearch
+
+if TYPE_CHECKING:
+    from prompt_toolkit.formatted_text import StyleAndTextTuples
+
+    from pi_plugins.interactive.app import InteractiveApp
+
+JUMP_HINT = "↓ Jump to latest message · Ctrl+End"
+SCROLLBAR_TRACK, SCROLLBAR_THUMB = "│", "┃"
+WHEEL_AUTO_MAX = 6  # "auto": fast wheel spins speed up to this many lines an event (pi 1.6)
+
+
+class TranscriptView:
+    """The transcript's lines, where the viewport stands, and what is selected or found."""
+
+    def __init__(self, tui: InteractiveApp) -> None:
+        self.tui = tui
+        self._width: int | None = None
+        self._committed: list[str] = []  # the lines of the finished blocks, in order
+        self._plain: list[str] = []  # the same without colours (search, selection)
+        self._prompt_lines: list[int] = []  # where each user message starts
+        self._live: list[str] = []
+        self._live_plain: list[str] = []
+        self.top = 0  # the first row shown, when not following
+        self.follow = True
+        self.height = 1  # the viewport's rows at the last frame
+        self.version = 0  # grows whenever the lines change (search recounts)
+        self._finished = False
+        self._printed = 0  # blocks printed after the chat ended
+        self._wheel_last = 0.0
+        self._wheel_streak = 0
+        self.search = TranscriptSearch(self)
+        self.selection = Selection(self)
+
+    # ---------------------------------------------------------------- Scrollback's methods
+
+    def changed(self) -> None:
+        if self._finished:  # e.g. a plugin's goodbye at session shutdown: printed at once
+            from pi_plugins.interactive.fullscreen_layout import print_lines
+
+            blocks = self.tui.transcript.blocks
+            fresh, self._printed = blocks[self._printed:], len(blocks)
+            print_lines(self.tui, [line for block in fresh for line in self.tui.paint(block, self.tui.width)])
+            return
+        self.tui.invalidate()
+
+    def reprint(self, blocks: list[Block] | None = None) -> None:
+        """Paint the transcript again from its start (a new width, view or chat)."""
+        self.tui.transcript.reset(blocks)
+        self._committed, self._plain, self._prompt_lines = [], [], []
+        self.version += 1
+        self.changed()
+
+    def flush_now(self) -> None:
+        self._width = self.view_width()
+        self._take_ready(self._width)
+
+    async def flusher(self) -> None:
+        """Nothing to print while the chat runs: the view is drawn frame by frame."""
+        await asyncio.Event().wait()
+
+    def finish(self) -> None:
+        """The chat ends: ``fullscreenExitOutput`` says what stays in the terminal after
+        the alternate screen is gone: the transcript (pi 1.6's default) or only the hint
+        to resume the session."""
+        if self._finished:
+            return
+        self._finished = True
+        self._printed = len(self.tui.transcript.blocks)
+        from pi_plugins.interactive.fullscreen_layout import exit_output
+
+        exit_output(self.tui)
+
+    def before_render(self, _app) -> None:
+        tui = self.tui
+        width = self.view_width()
+        if width != self._width:
+            self._width = width
+            self.reprint()
+        tui.overlays.lay_out(tui.width, tui.rows)
+
+    def after_render(self, _app) -> None:
+        pass
+
+    def backdrop_room(self) -> int:
+        return 0
+
+    def backdrop_lines(self, width: int) -> list[str]:
+        return []
+
+    # ---------------------------------------------------------------- the lines
+
+    def view_width(self) -> int:
+        """The width blocks are painted at: the terminal's, less the scrollbar's column."""
+        hidden = self.tui.settings.get("fullscreenScrollbar", "auto") == "hidden"
+        return max(self.tui.width - (0 if hidden else 1), 10)
+
+    def _take_ready(self, width: int) -> None:
+        for block in self.tui.transcript.take_ready():
+            painted = self.tui.paint(block, width)
+            if isinstance(block, UserBlock):  # a mark: where the message's box begins
+                spacing = next((i for i, line in enumerate(painted) if line), 0)
+                self._prompt_lines.append(len(self._committed) + spacing)
+            self._committed += painted
+            self._plain += [strip_ansi(line) for line in painted]
+            self.version += 1
+
+    def refresh(self, width: int) -> None:
+        """Before a frame: the finished blocks' lines, and the live part painted afresh."""
+        self._take_ready(width)
+        live = self.tui.live.content_lines(width)
+        if live != self._live:
+            self._live, self._live_plain = live, [strip_ansi(line) for line in live]
+            self.version += 1
+
+    @property
+    def line_count(self) -> int:
+        return len(self._committed) + len(self._live)
+
+    def line(self, index: int) -> str:
+        committed = len(self._committed)
+        return self._committed[index] if index < committed else self._live[index - committed]
+
+    def plain(self, index: int) -> str:
+        committed = len(self._plain)
+        if index < committed:
+            return self._plain[index]
+        live = index - committed
+        return self._live_plain[live] if 0 <= live < len(self._live_plain) else ""
+
+    def plain_lines(self) -> list[str]:
+        return self._plain + self._live_plain
+
+    # ---------------------------------------------------------------- scrolling
+
+    @property
+    def bottom_top(self) -> int:
+        return max(self.line_count - self.height, 0)
+
+    def first_row(self) -> int:
+        return self.bottom_top if self.follow else min(self.top, self.bottom_top)
+
+    def scroll_to(self, top: int) -> None:
+        """Show from row ``top``; at the end the view follows new output again."""
+        self.top = max(min(top, self.bottom_top), 0)
+        self.follow = self.top >= self.bottom_top
+        self.tui.invalidate()
+
+    def scroll_by(self, rows: int) -> None:
+        self.scroll_to(self.first_row() + rows)
+
+    def page(self, direction: int, fraction: float = 1.0) -> None:
+        self.scroll_by(direction * max(int(self.height * fraction), 1))
+
+    def to_top(self) -> None:
+        self.scroll_to(0)
+
+    def to_bottom(self) -> None:
+        self.follow = True
+        self.tui.invalidate()
+
+    def reveal(self, row: int) -> None:
+        """Scroll so that ``row`` is on screen (a third from the top when it was not)."""
+        first = self.first_row()
+        if not first <= row < first + self.height:
+            self.scroll_to(row - self.height // 3)
+
+    def jump_prompt(self, direction: int) -> None:
+        """To the previous or next user message (pi's marked messages)."""
+        first = self.first_row()
+        if direction < 0:
+            earlier = [line for line in self._prompt_lines if line < first]
+            if earlier:
+                self.scroll_to(earlier[-1])
+        else:
+            later = [line for line in self._prompt_lines if line > first]
+            if later:
+                self.scroll_to(later[0])
+            else:
+                self.to_bottom()
+
+    def wheel(self, direction: int, fast: bool = False) -> None:
+        """A mouse-wheel event: ``fullscreenWheelScrollLines`` rows, or "auto": one row,
+        more while the wheel spins fast (at most 6); Alt moves five times as far."""
+        import time
+
+        setting = self.tui.settings.get("fullscreenWheelScrollLines", "auto")
+        if isinstance(setting, (int, float)) and not isinstance(setting, bool):
+            rows = int(min(max(setting, 1), 100))
+        else:
+            now = time.monotonic()
+            self._wheel_streak = self._wheel_streak + 1 if now - self._wheel_last < 0.05 else 0
+            self._wheel_last = now
+            rows = min(1 + self._wheel_streak // 2, WHEEL_AUTO_MAX)
+        self.scroll_by(direction * rows * (5 if fast else 1))
+
+    def scrollbar_shown(self) -> bool:
+        setting = self.tui.settings.get("fullscreenScrollbar", "auto")
+        if setting == "hidden":
+            return False
+        return setting == "always" or self.line_count > self.height
+
+    def control(self) -> TranscriptControl:
+        return TranscriptControl(self)
+
+
+class TranscriptControl(UIControl):
+    """The visible rows of the transcript, with the search's and the selection's marks,
+    the scrollbar in the last column and the jump hint while scrolled up."""
+
+    def __init__(self, view: TranscriptView) -> None:
+        self.view = view
+
+    def is_focusable(self) -> bool:
+        return False
+
+    def preferred_height(self, width, max_available_height, wrap_lines, get_line_prefix) -> int | None:
+        return max_available_height  # the transcript takes every row the editor leaves
+
+    def create_content(self, width: int, height: int | None) -> UIContent:
+        view = self.view
+        rows = max(height or 1, 1)
+        view.height = rows
+        view.refresh(view.view_width())
+        first = view.first_row()
+        shown = [self._row(first + i) for i in range(min(rows, max(view.line_count - first, 0)))]
+        shown += [[] for _ in range(rows - len(shown))]
+        if not view.follow and view.first_row() < view.bottom_top:
+            shown[-1] = self._jump_hint(shown[-1], width)
+        if view.scrollbar_shown():
+            bar = self._scrollbar(rows)
+            padded_width = width - 1
+            shown = [_pad(line, padded_width) + [(style, char)] for line, (style, char) in zip(shown, bar, strict=True)]
+        return UIContent(get_line=lambda i: shown[i] if i < len(shown) else [], line_count=len(shown),
+                         show_cursor=False)
+
+    def _row(self, index: int) -> StyleAndTextTuples:
+        view = self.view
+        line = fragments(view.line(index))
+        marks = view.search.marks(index) + view.selection.marks(index, len(view.plain(index)))
+        if not marks:
+            return line
+        cells = explode_text_fragments(line)
+        for start, end, style in marks:
+            for column in range(start, min(end, len(cells))):
+                cell = cells[column]
+                cells[column] = (f"{cell[0]} {style}", cell[1])
+        return cells
+
+    def _jump_hint(self, line: StyleAndTextTuples, width: int) -> StyleAndTextTuples:
+        hint = f" {JUMP_HINT} "
+        left = max((width - len(hint)) // 2, 0)
+        cells = _pad(explode_text_fragments(line), left)[:left]
+        return cells + [("class:jump-hint reverse", hint)]
+
+    def _scrollbar(self, rows: int) -> list[tuple[str, str]]:
+        view = self.view
+        total = max(view.line_count, 1)
+        thumb = max(rows * rows // total, 1) if total > rows else rows
+        start = (view.first_row() * (rows - thumb) // max(total - rows, 1)) if total > rows else 0
+        return [("class:scrollbar.thumb", SCROLLBAR_THUMB) if start <= i < start + thumb
+                else ("class:scrollbar.track fg:ansibrightblack", SCROLLBAR_TRACK) for i in range(rows)]
+
+    def mouse_handler(self, mouse_event: MouseEvent) -> Any:
+        view = self.view
+        kind = mouse_event.event_type
+        fast = MouseModifier.ALT in mouse_event.modifiers
+        if kind == MouseEventType.SCROLL_UP:
+            view.wheel(-1, fast)
+        elif kind == MouseEventType.SCROLL_DOWN:
+            view.wheel(1, fast)
+        elif mouse_event.button == MouseButton.LEFT and kind in (
+                MouseEventType.MOUSE_DOWN, MouseEventType.MOUSE_MOVE, MouseEventType.MOUSE_UP):
+            row = view.first_row() + mouse_event.position.y
+            view.selection.mouse(kind, row, mouse_event.position.x)
+        elif kind == MouseEventType.MOUSE_UP:  # some terminals report a release without its button
+            row = view.first_row() + mouse_event.position.y
+            view.selection.mouse(kind, row, mouse_event.position.x)
+        else:
+            return NotImplemented
+        view.tui.invalidate()
+        return None
+
+
+def _pad(line: StyleAndTextTuples, width: int) -> StyleAndTextTuples:
+    """The row filled with spaces to ``width`` cells (so that the scrollbar lines up)."""
+    from prompt_toolkit.formatted_text import fragment_list_width
+
+    missing = width - fragment_list_width(line)
+    return list(line) + [("", " " * missing)] if missing > 0 else list(line)

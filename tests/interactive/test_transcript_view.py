@@ -1,0 +1,130 @@
+"""The fullscreen transcript's rules, in this process (no terminal): what a frame shows
+when scrolled, what search counts and selects, what a selection copies, and when OSC 52
+goes to the terminal besides a clipboard tool."""
+
+from prompt_toolkit.mouse_events import MouseEventType
+
+from pi_core.protocol.messages import AssistantMessage, TextContent
+from pi_plugins.interactive.blocks import AssistantBlock, UserBlock, View
+from pi_plugins.interactive.keybindings import Keybindings
+from pi_plugins.interactive.paint import Painter, block_lines, strip_ansi
+from pi_plugins.interactive.selection_copy import _index_at, osc52_wanted
+from pi_plugins.interactive.transcript import Transcript
+from pi_plugins.interactive.transcript_view import JUMP_HINT, TranscriptView
+
+
+class _Chat:
+    """What the transcript asks of the chat."""
+
+    def __init__(self, blocks, settings=None) -> None:
+        self.transcript = Transcript()
+        self.transcript.blocks = list(blocks)
+        self.settings = dict(settings or {})
+        self.width, self.rows = 60, 20
+        self.keybindings = Keybindings()
+        self.app = None
+        self.spawned: list = []
+        painter = Painter(None)
+        self.paint = lambda block, width, live=False: block_lines(block, painter, width, View(), live=live)
+        self.live = self
+
+    def content_lines(self, width):
+        return []
+
+    def invalidate(self):
+        pass
+
+    def spawn(self, coroutine):
+        self.spawned.append(coroutine)
+        coroutine.close()
+
+
+def _conversation(answers: int = 3):
+    blocks = []
+    for n in range(answers):
+        blocks.append(UserBlock(f"question {n}"))
+        text = "\n".join(f"answer {n} line {k}" for k in range(20))
+        blocks.append(AssistantBlock(AssistantMessage(content=[TextContent(text=text)]), final=True))
+    return blocks
+
+
+def _frame(view: TranscriptView, rows: int = 10) -> list[str]:
+    content = view.control().create_content(60, rows)
+    return ["".join(text for _, text, *_ in content.get_line(i)) for i in range(content.line_count)]
+
+
+def test_the_view_follows_the_end_until_scrolled_up():
+    view = TranscriptView(_Chat(_conversation()))
+    shown = _frame(view)
+    assert "answer 2 line 19" in shown[-1]
+    view.page(-1)
+    shown = _frame(view)
+    assert JUMP_HINT in shown[-1] and not any("answer 2 line 19" in row for row in shown)
+    view.to_bottom()
+    assert "answer 2 line 19" in _frame(view)[-1]
+
+
+def test_previous_prompt_lands_on_each_question_in_turn():
+    view = TranscriptView(_Chat(_conversation()))
+    _frame(view)
+    view.jump_prompt(-1)
+    assert any("question 2" in row for row in _frame(view)[:2])
+    view.jump_prompt(-1)
+    assert any("question 1" in row for row in _frame(view)[:2])
+    view.jump_prompt(1)
+    assert any("question 2" in row for row in _frame(view)[:2])
+
+
+def test_search_counts_every_match_and_steps_round_them():
+    view = TranscriptView(_Chat(_conversation()))
+    _frame(view)
+    view.search.open = True
+    view.search.buffer.text = "LINE 7"  # case does not matter
+    assert len(view.search.matches) == 3
+    assert view.search.counter() == " 3/3 "  # the last match above the view's bottom
+    view.search.step(1)
+    assert view.search.counter() == " 1/3 "
+    assert any("answer 0 line 7" in row for row in _frame(view))
+    view.search.buffer.text = "nowhere"
+    assert view.search.counter() == " 0/0 "
+
+
+def test_a_selection_copies_its_text_across_lines_on_release():
+    chat = _Chat(_conversation(1))
+    view = TranscriptView(chat)
+    _frame(view, 40)
+    rows = [i for i in range(view.line_count) if "answer 0 line 3" in view.plain(i) or "answer 0 line 4" in view.plain(i)]
+    start = view.plain(rows[0]).index("line 3")
+    view.selection.mouse(MouseEventType.MOUSE_DOWN, rows[0], start)
+    view.selection.mouse(MouseEventType.MOUSE_MOVE, rows[1], 9)
+    view.selection.mouse(MouseEventType.MOUSE_UP, rows[1], 9)
+    assert view.selection.text() == "line 3\n answer 0"
+    assert len(chat.spawned) == 1  # copied on release (fullscreenCopyOnSelect)
+
+
+def test_without_copy_on_select_a_release_copies_nothing():
+    chat = _Chat(_conversation(1), {"fullscreenCopyOnSelect": False})
+    view = TranscriptView(chat)
+    _frame(view, 40)
+    view.selection.mouse(MouseEventType.MOUSE_DOWN, 5, 1)
+    view.selection.mouse(MouseEventType.MOUSE_UP, 5, 8)
+    assert view.selection.text() and chat.spawned == []
+
+
+def test_wide_characters_take_two_columns_when_selecting():
+    assert _index_at("日本語 text", 2) == 1
+    assert _index_at("日本語 text", 7) == 4
+    assert _index_at("short", 20) == len("short")
+
+
+def test_osc52_goes_besides_a_tool_over_ssh_or_when_asked():
+    assert not osc52_wanted({})
+    assert osc52_wanted({"PI_CLIPBOARD_OSC52": "1"})
+    assert osc52_wanted({"SSH_CONNECTION": "10.0.0.1 22 10.0.0.2 22"})
+
+
+def test_the_hidden_scrollbar_leaves_the_last_column_to_the_transcript():
+    shown_view = TranscriptView(_Chat(_conversation()))
+    hidden_view = TranscriptView(_Chat(_conversation(), {"fullscreenScrollbar": "hidden"}))
+    assert any(row.endswith(("│", "┃")) for row in _frame(shown_view))
+    assert not any(strip_ansi(row).rstrip().endswith(("│", "┃")) for row in _frame(hidden_view))
