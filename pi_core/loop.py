@@ -83,6 +83,7 @@ class Agent:
         tool_execution: Literal["parallel", "sequential"] = "parallel",
         get_api_key: Callable[[Model], Any] | None = None,
         get_headers: Callable[[Model], dict] | None = None,
+        get_env: Callable[[Model], dict] | None = None,
         cwd: str = ".",
         ctx: Context | None = None,
     ) -> None:
@@ -96,6 +97,8 @@ class Agent:
         self.tool_execution = tool_execution
         self.get_api_key = get_api_key
         self.get_headers = get_headers
+        #: The environment a model's credential carries (auth.json's ``env``), per request.
+        self.get_env = get_env
         self.ctx = ctx or Context(cwd=cwd, plugins=self.plugins)
         self.ctx.agent = self
         self.tools = tools
@@ -334,6 +337,7 @@ class Agent:
                 thinking_level=request.thinking_level,
                 session_id=getattr(self.ctx, "session_id", None),
                 headers=dict(self.get_headers(model)) if self.get_headers else {},
+                env=dict(self.get_env(model)) if self.get_env else {},
                 on_payload=self._chained("before_provider_request", "payload", model),
                 on_headers=self._chained("before_provider_headers", "headers", model),
                 on_response=self._on_response,

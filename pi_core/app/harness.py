@@ -72,6 +72,7 @@ class Harness:
         ui: Any = None, agent_dir=None, tools: list | None = None,
         get_api_key: Callable[[Model], Any] | None = None,
         get_headers: Callable[[Model], dict] | None = None,
+        get_env: Callable[[Model], dict] | None = None,
         resolve_model: Callable[[str, str], Model | None] | None = None,
         system_prompt: str = "",
         available_models: Callable[[], list[Model]] | None = None,
@@ -93,7 +94,7 @@ class Harness:
         settings = self.ctx.settings
         self.agent = Agent(
             model=model, plugins=plugins, ctx=self.ctx, tools=tools, get_api_key=get_api_key,
-            get_headers=get_headers,
+            get_headers=get_headers, get_env=get_env,
             thinking_level=thinking_level or settings.get("defaultThinkingLevel") or "medium",
             steering_mode=settings.get("steeringMode", "one-at-a-time"),
             follow_up_mode=settings.get("followUpMode", "one-at-a-time"),

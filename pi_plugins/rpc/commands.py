@@ -29,7 +29,7 @@ QUEUE_MODES = ("all", "one-at-a-time")
 #: out: they may carry secrets.
 MODEL_KEYS = ("id", "name", "api", "provider", "baseUrl", "reasoning", "input", "cost",
               "contextWindow", "maxTokens")
-MODEL_HIDDEN = ("headers", "apiKeyEnv", "discovered")
+MODEL_HIDDEN = ("headers", "apiKeyEnv", "apiKeyEnvs", "bearerEnv", "discovered")
 
 
 def model_json(model) -> dict | None:
