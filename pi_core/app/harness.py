@@ -20,7 +20,7 @@ from typing import Any
 from pi_core.app import session_stats, user_shell
 from pi_core.app.compacting import compact, summarize
 from pi_core.app.context_edits import append_context_edit
-from pi_core.app.model_choice import ModelChoice
+from pi_core.app.model_choice import ModelChoice, model_default_level
 from pi_core.app.plugin_commands import collect, handler_for, run_extension_command
 from pi_core.app.plugin_sends import PluginSends
 from pi_core.app.session_events import AgentSettled, SessionInfoChanged
@@ -95,7 +95,8 @@ class Harness:
         self.agent = Agent(
             model=model, plugins=plugins, ctx=self.ctx, tools=tools, get_api_key=get_api_key,
             get_headers=get_headers, get_env=get_env,
-            thinking_level=thinking_level or settings.get("defaultThinkingLevel") or "medium",
+            thinking_level=thinking_level or model_default_level(settings, model)
+            or settings.get("defaultThinkingLevel") or "medium",
             steering_mode=settings.get("steeringMode", "one-at-a-time"),
             follow_up_mode=settings.get("followUpMode", "one-at-a-time"),
         )
