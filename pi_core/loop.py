@@ -346,6 +346,7 @@ class Agent:
                 max_retry_delay_ms=self._count("retry.provider.maxRetryDelayMs"),
                 thinking_budgets=self._setting("thinkingBudgets"), timeout_ms=self._count("retry.provider.timeoutMs"),
                 idle_timeout_ms=idle_timeout_ms(self._setting("httpIdleTimeoutMs")),
+                connect_timeout_ms=idle_timeout_ms(self._setting("websocketConnectTimeoutMs")),
             )
             stream = provider.stream(model, llm, options)
             try:
@@ -542,7 +543,7 @@ def _take_back_cancel() -> None:
 
 
 def idle_timeout_ms(value: Any) -> int | None:
-    """pi 1.6's ``httpIdleTimeoutMs``: milliseconds (a number or a numeric string, whole
+    """pi 1.6's ``httpIdleTimeoutMs`` (and ``websocketConnectTimeoutMs``, read alike): milliseconds (a number or a numeric string, whole
     part), ``"disabled"`` or ``0`` for none; anything else (unset, malformed) is None, the
     default."""
     if isinstance(value, str):
