@@ -402,7 +402,7 @@ HOTKEYS = [
     ("app.tools.expand", "expand or collapse tool output"),
     ("app.thinking.toggle", "show or hide thinking"),
     ("app.clipboard.pasteImage", "paste an image from the clipboard"),
-    ("app.editor.external", "edit in $VISUAL / $EDITOR"),
+    ("app.editor.external", "edit in externalEditor / $VISUAL / $EDITOR"),
     ("app.suspend", "suspend"),
 ]
 
