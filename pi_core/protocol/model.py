@@ -72,7 +72,8 @@ def is_unknown(model: Model) -> bool:
 
 
 def calculate_cost(model: Model, usage: Usage) -> Usage:
-    """Fill ``usage.cost`` (dollars) from the model's per-million prices."""
+    """Fill ``usage.cost`` (dollars) from the model's per-million prices; pi 1.6 marks
+    such a total ``totalFromProvider: false`` (a provider's billed total sets it true)."""
     c = usage.cost
     c.input = model.cost.input * usage.input / 1e6
     c.output = model.cost.output * usage.output / 1e6
@@ -80,4 +81,5 @@ def calculate_cost(model: Model, usage: Usage) -> Usage:
     long_writes = (usage._extra or {}).get("cacheWrite1h") or 0  # an hour's cache: twice the input rate (pi 1.6)
     c.cache_write = (model.cost.cache_write * (usage.cache_write - long_writes) + model.cost.input * 2 * long_writes) / 1e6
     c.total = c.input + c.output + c.cache_read + c.cache_write
+    c.extra["totalFromProvider"] = False
     return usage
