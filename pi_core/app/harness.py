@@ -23,7 +23,7 @@ from pi_core.app.context_edits import append_context_edit
 from pi_core.app.model_choice import ModelChoice, model_default_level
 from pi_core.app.plugin_commands import collect, handler_for, run_extension_command
 from pi_core.app.plugin_sends import PluginSends
-from pi_core.app.session_events import AgentSettled, SessionInfoChanged
+from pi_core.app.session_events import AgentSettled, EntryAppended, SessionInfoChanged
 from pi_core.app.session_moves import SessionMoves
 from pi_core.app.ui_prompts import PromptingUI
 from pi_core.context import Context
@@ -423,9 +423,10 @@ class Harness:
     async def reload(self) -> None:
         await self.moves.reload()
 
-    async def run_bash(self, command: str, *, exclude_from_context: bool = False):
+    async def run_bash(self, command: str, *, exclude_from_context: bool = False, on_output: Any = None):
         """The user's ``!cmd`` (:func:`pi_core.app.user_shell.run_user_command`)."""
-        return await user_shell.run_user_command(self, command, exclude_from_context=exclude_from_context)
+        return await user_shell.run_user_command(self, command, exclude_from_context=exclude_from_context,
+                                                 on_output=on_output)
 
     def abort_bash(self) -> None:
         """Stop the user's running command and everything it started."""
@@ -490,6 +491,13 @@ class Harness:
         the event follows soon, where an event loop runs (without one, nobody listens)."""
         self.session.append_session_info(name)
         _soon(self.emit(SessionInfoChanged(name=self.session.name)))
+
+    def append_entry(self, custom_type: str, data: Any = None) -> Any:
+        """A plugin's custom entry (``ctx.append_entry``), then ``entry_appended`` on the
+        event stream soon after (pi 1.6), where an event loop runs."""
+        entry = self.session.append_custom(custom_type, data)
+        _soon(self.emit(EntryAppended(entry=entry)))
+        return entry
 
     def stats(self) -> dict:
         """pi's ``get_session_stats`` (:func:`pi_core.app.session_stats.session_stats`)."""
