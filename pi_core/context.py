@@ -219,7 +219,7 @@ class Context:
         return session.id if session is not None else None
 
     def append_entry(self, custom_type: str, data: Any = None):
-        return self._harness("append_entry").session.append_custom(custom_type, data)
+        return self._harness("append_entry").append_entry(custom_type, data)
 
     def append_context_edit(self, target_id: str, replacement: dict | None):
         """pi 1.6's context edit: ``None`` leaves the message out of what the model sees,

@@ -83,6 +83,7 @@ class Agent:
         tool_execution: Literal["parallel", "sequential"] = "parallel",
         get_api_key: Callable[[Model], Any] | None = None,
         get_headers: Callable[[Model], dict] | None = None,
+        get_env: Callable[[Model], dict] | None = None,
         cwd: str = ".",
         ctx: Context | None = None,
     ) -> None:
@@ -96,6 +97,8 @@ class Agent:
         self.tool_execution = tool_execution
         self.get_api_key = get_api_key
         self.get_headers = get_headers
+        #: The environment a model's credential carries (auth.json's ``env``), per request.
+        self.get_env = get_env
         self.ctx = ctx or Context(cwd=cwd, plugins=self.plugins)
         self.ctx.agent = self
         self.tools = tools
@@ -334,6 +337,7 @@ class Agent:
                 thinking_level=request.thinking_level,
                 session_id=getattr(self.ctx, "session_id", None),
                 headers=dict(self.get_headers(model)) if self.get_headers else {},
+                env=dict(self.get_env(model)) if self.get_env else {},
                 on_payload=self._chained("before_provider_request", "payload", model),
                 on_headers=self._chained("before_provider_headers", "headers", model),
                 on_response=self._on_response,
@@ -342,6 +346,7 @@ class Agent:
                 max_retry_delay_ms=self._count("retry.provider.maxRetryDelayMs"),
                 thinking_budgets=self._setting("thinkingBudgets"), timeout_ms=self._count("retry.provider.timeoutMs"),
                 idle_timeout_ms=idle_timeout_ms(self._setting("httpIdleTimeoutMs")),
+                connect_timeout_ms=idle_timeout_ms(self._setting("websocketConnectTimeoutMs")),
             )
             stream = provider.stream(model, llm, options)
             try:
@@ -538,7 +543,7 @@ def _take_back_cancel() -> None:
 
 
 def idle_timeout_ms(value: Any) -> int | None:
-    """pi 1.6's ``httpIdleTimeoutMs``: milliseconds (a number or a numeric string, whole
+    """pi 1.6's ``httpIdleTimeoutMs`` (and ``websocketConnectTimeoutMs``, read alike): milliseconds (a number or a numeric string, whole
     part), ``"disabled"`` or ``0`` for none; anything else (unset, malformed) is None, the
     default."""
     if isinstance(value, str):

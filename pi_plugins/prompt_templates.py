@@ -51,6 +51,7 @@ from pi_plugins.resources import (
     report,
     resolve_path,
     settings_entries,
+    settings_filter,
     split_command,
     visible_entries,
 )
@@ -218,9 +219,10 @@ async def find_templates(ctx: Any) -> Templates:
         for scope, folder in scopes if project_trusted(ctx) else scopes[1:]:
             paths, problems = settings_entries(ctx, "prompts", scope)
             found.problems += problems
+            patterns = settings_filter(ctx, "prompts", scope)
             for path in paths:
-                gather.add_path(path, "settings", True)
-            gather.add_folder(folder, scope, False)
+                gather.add_path(path, "settings", True, patterns.listed if patterns else None)
+            gather.add_folder(folder, scope, False, patterns.discovered if patterns else None)
         for resource in (await package_resources(ctx)).enabled("prompts"):
             gather.add_file(resource.path, "package")
     for path in options.prompt_template_paths:

@@ -197,13 +197,67 @@ def settings_entries(ctx: Any, key: str, scope: str) -> tuple[list[Path], list[P
     for entry in entries:
         if not isinstance(entry, str) or not entry.strip():
             problems.append(Problem(where, f"{key}: {entry!r} is not a path; ignored"))
-        elif entry[0] in "!+-" or "*" in entry or "?" in entry:
-            problems.append(
-                Problem(where, f"{key}: patterns such as {entry!r} are not supported yet; ignored")
-            )
-        else:
+        elif not _is_pattern(entry):  # patterns filter: settings_filter
             paths.append(resolve_path(entry, Path(base) if base else cwd_of(ctx)))
     return paths, problems
+
+
+def _is_pattern(entry: str) -> bool:
+    return entry[:1] in ("!", "+", "-") or "*" in entry or "?" in entry
+
+
+@define
+class ResourceFilter:
+    """A settings resource list's patterns (pi's, for ``skills``, ``prompts``, ``themes``):
+    globs choose among the files its paths name, ``!glob`` excludes, ``+path`` puts an
+    exact path back, ``-path`` takes one out (last word); matched against the path from
+    the settings file's folder (``root``), the name, or the absolute path, a ``SKILL.md``
+    by its folder too. The ``!``/``+``/``-`` entries also apply to what the same scope
+    finds by itself (its ``skills/``, ``prompts/`` folders)."""
+
+    root: Path
+    includes: list[str]
+    excludes: list[str]
+    forced: list[str]
+    removed: list[str]
+
+    def listed(self, path: Path) -> bool:
+        """Whether a file a listed path gave is loaded."""
+        return self._keeps(path, self.includes)
+
+    def discovered(self, path: Path, root: Path | None = None) -> bool:
+        """Whether a file the scope found by itself is loaded (``root``: its base folder
+        when not the settings file's, as a ``.agents`` folder)."""
+        return self._keeps(path, [], root)
+
+    def _keeps(self, path: Path, includes: list[str], root: Path | None = None) -> bool:
+        from pi_plugins.packages.collect import matches_exact, matches_glob
+
+        base = root or self.root
+        kept = (not includes or matches_glob(path, includes, base)) and \
+            not (self.excludes and matches_glob(path, self.excludes, base))
+        if not kept and self.forced and matches_exact(path, self.forced, base):
+            kept = True
+        return kept and not (self.removed and matches_exact(path, self.removed, base))
+
+
+def settings_filter(ctx: Any, key: str, scope: str) -> ResourceFilter | None:
+    """The patterns of a scope's settings list ``key``, or None where it has none."""
+    settings = getattr(ctx, "settings", None)
+    prefix = "project" if scope == "project" else "global"
+    data = getattr(settings, f"{prefix}_data", None)
+    entries = data.get(key) if isinstance(data, dict) else None
+    patterns = [e for e in entries if isinstance(e, str) and e.strip() and _is_pattern(e)] \
+        if isinstance(entries, list) else []
+    if not patterns:
+        return None
+    base = getattr(settings, f"{prefix}_dir", None)
+    return ResourceFilter(
+        root=Path(base) if base else cwd_of(ctx),
+        includes=[p for p in patterns if p[:1] not in ("!", "+", "-")],
+        excludes=[p[1:] for p in patterns if p.startswith("!")],
+        forced=[p[1:] for p in patterns if p.startswith("+")],
+        removed=[p[1:] for p in patterns if p.startswith("-")])
 
 
 def visible_entries(folder: Path) -> list[os.DirEntry]:
@@ -248,7 +302,9 @@ class Gatherer:
         self.result, self.items = result, items
         self._files: set = set()
 
-    def add_file(self, path: Path, source: str) -> None:
+    def add_file(self, path: Path, source: str, keep: Callable[[Path], bool] | None = None) -> None:
+        if keep is not None and not keep(path):  # a settings pattern leaves it out
+            return
         key = same_file_key(path)
         if key in self._files:
             return
@@ -266,16 +322,17 @@ class Gatherer:
         self.result.by_name[item.name] = item
         self.items.append(item)
 
-    def add_folder(self, folder: Path, source: str, option: bool) -> None:
+    def add_folder(self, folder: Path, source: str, option: bool,
+                   keep: Callable[[Path], bool] | None = None) -> None:
         for path in self.list_files(folder, option):
-            self.add_file(path, source)
+            self.add_file(path, source, keep)
 
-    def add_path(self, path: Path, source: str, option: bool) -> None:
+    def add_path(self, path: Path, source: str, option: bool, keep: Callable[[Path], bool] | None = None) -> None:
         """An explicitly named file or folder (settings, the command line, a plugin)."""
         if is_dir(path):
-            self.add_folder(path, source, option)
+            self.add_folder(path, source, option, keep)
         elif is_file(path) and path.suffix == ".md":
-            self.add_file(path, source)
+            self.add_file(path, source, keep)
         elif path.exists():
             self.result.problems.append(Problem(str(path), f"a {self.kind} path must be a folder or a .md file", "error"))
         else:

@@ -60,6 +60,7 @@ from pi_plugins.resources import (
     resolve_path,
     same_file_key,
     settings_entries,
+    settings_filter,
     split_command,
     visible_entries,
 )
@@ -196,21 +197,26 @@ async def find_skills(ctx: Any) -> Skills:
     # The option says whether .md files at a folder's top are skills too (pi's own folders).
     gather = Gatherer("skill", read_skill, skill_files, found, found.skills)
 
-    def add_settings(scope: str) -> None:
+    def add_settings(scope: str) -> Any:
         paths, problems = settings_entries(ctx, "skills", scope)
         found.problems += problems
+        patterns = settings_filter(ctx, "skills", scope)
         for path in paths:
-            gather.add_path(path, "settings", True)
+            gather.add_path(path, "settings", True, patterns.listed if patterns else None)
+        return patterns
+
+    def found_by_itself(patterns: Any, root: Path | None = None) -> Any:
+        return None if patterns is None else (lambda path: patterns.discovered(path, root))
 
     if options.skills:
         if project_trusted(ctx):  # the project's skills need the project trusted
-            add_settings("project")
-            gather.add_folder(cwd / ".pi" / "skills", "project", True)
+            patterns = add_settings("project")
+            gather.add_folder(cwd / ".pi" / "skills", "project", True, found_by_itself(patterns))
             for folder in agents_skill_dirs(cwd):
                 if folder != user_agents:
-                    gather.add_folder(folder, "project", False)
-        add_settings("user")
-        gather.add_folder(home / "skills", "user", True)
+                    gather.add_folder(folder, "project", False, found_by_itself(patterns, folder.parent))
+        patterns = add_settings("user")
+        gather.add_folder(home / "skills", "user", True, found_by_itself(patterns))
         gather.add_folder(user_agents, "user", False)
         for resource in (await package_resources(ctx)).enabled("skills"):
             gather.add_file(resource.path, "package")

@@ -45,6 +45,13 @@ CREDENTIALS_ENV = {
                       ["GOOGLE_APPLICATION_CREDENTIALS", "GCLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION"]],
 }
 
+#: Providers that read several key variables (pi 1.6's Anthropic: the first set of
+#: ``apiKeyEnvs`` is the key) or a bearer token in place of a key (``bearerEnv``, sent as
+#: ``Authorization: Bearer``; it wins over ``apiKeyEnvs``). Kept on the provider's entry.
+KEY_FIELDS = {
+    "anthropic": {"apiKeyEnvs": ["ANTHROPIC_OAUTH_TOKEN", "ANTHROPIC_API_KEY"], "bearerEnv": "ANTHROPIC_AUTH_TOKEN"},
+}
+
 #: Of those variables, the ones that name a credentials file, with the file used when
 #: the variable is unset: pi counts Google's credentials when the file exists.
 CREDENTIALS_FILES = {
@@ -107,6 +114,7 @@ def catalogue(pi: dict) -> dict:
         variable = _key_variable(provider, pi["keys"].get(provider) or [])
         if variable:
             entry["apiKeyEnv"] = variable
+        entry.update(KEY_FIELDS.get(provider, {}))
         rows = []
         for model in models:
             row = {"id": model["id"]}

@@ -43,6 +43,7 @@ async def assemble(
         model_is_explicit=model_is_explicit, cwd=cwd, settings=settings, options=options, ui=ui,
         agent_dir=agent_dir, tools=tools, get_api_key=get_api_key,
         get_headers=registry.request_headers if registry is not None else None,
+        get_env=registry.request_env if registry is not None else None,
         resolve_model=resolve_model, system_prompt=system_prompt,
         available_models=registry.available if registry is not None else None,
         scoped_models=scoped_models,
@@ -78,6 +79,7 @@ async def spawn_child(parent: Harness, *, model: Model | None = None, thinking_l
     def share(child: Harness) -> None:
         child.agent.providers = parent.agent.providers  # the same objects, the same pool
         child.agent.get_headers, child.available_models = parent.agent.get_headers, parent.available_models
+        child.agent.get_env = parent.agent.get_env
         if before_start is not None:
             before_start(child)
 

@@ -246,6 +246,15 @@ class AuthStorage:
         key = entry.get("key")
         return resolve_config_value(key, env) if isinstance(key, str) and key else None
 
+    def env(self, provider: str) -> dict[str, str]:
+        """A stored key's ``env`` (pi 1.6): its string values, for that provider only."""
+        self._fresh()
+        entry = self._data.get(provider)
+        values = entry.get("env") if isinstance(entry, dict) and entry.get("type") != "oauth" else None
+        if not isinstance(values, dict):
+            return {}
+        return {k: v for k, v in values.items() if isinstance(k, str) and isinstance(v, str)}
+
     def held(self, env: Mapping[str, str] | None = None) -> list[tuple[str, str, str | None]]:
         """(provider, key, the variable it came from or None) of every key stored here
         that is known without running a command (for redaction)."""

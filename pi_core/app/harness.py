@@ -20,10 +20,10 @@ from typing import Any
 from pi_core.app import session_stats, user_shell
 from pi_core.app.compacting import compact, summarize
 from pi_core.app.context_edits import append_context_edit
-from pi_core.app.model_choice import ModelChoice
+from pi_core.app.model_choice import ModelChoice, model_default_level
 from pi_core.app.plugin_commands import collect, handler_for, run_extension_command
 from pi_core.app.plugin_sends import PluginSends
-from pi_core.app.session_events import AgentSettled, SessionInfoChanged
+from pi_core.app.session_events import AgentSettled, EntryAppended, SessionInfoChanged
 from pi_core.app.session_moves import SessionMoves
 from pi_core.app.ui_prompts import PromptingUI
 from pi_core.context import Context
@@ -72,6 +72,7 @@ class Harness:
         ui: Any = None, agent_dir=None, tools: list | None = None,
         get_api_key: Callable[[Model], Any] | None = None,
         get_headers: Callable[[Model], dict] | None = None,
+        get_env: Callable[[Model], dict] | None = None,
         resolve_model: Callable[[str, str], Model | None] | None = None,
         system_prompt: str = "",
         available_models: Callable[[], list[Model]] | None = None,
@@ -93,8 +94,9 @@ class Harness:
         settings = self.ctx.settings
         self.agent = Agent(
             model=model, plugins=plugins, ctx=self.ctx, tools=tools, get_api_key=get_api_key,
-            get_headers=get_headers,
-            thinking_level=thinking_level or settings.get("defaultThinkingLevel") or "medium",
+            get_headers=get_headers, get_env=get_env,
+            thinking_level=thinking_level or model_default_level(settings, model)
+            or settings.get("defaultThinkingLevel") or "medium",
             steering_mode=settings.get("steeringMode", "one-at-a-time"),
             follow_up_mode=settings.get("followUpMode", "one-at-a-time"),
         )
@@ -422,9 +424,10 @@ class Harness:
     async def reload(self) -> None:
         await self.moves.reload()
 
-    async def run_bash(self, command: str, *, exclude_from_context: bool = False):
+    async def run_bash(self, command: str, *, exclude_from_context: bool = False, on_output: Any = None):
         """The user's ``!cmd`` (:func:`pi_core.app.user_shell.run_user_command`)."""
-        return await user_shell.run_user_command(self, command, exclude_from_context=exclude_from_context)
+        return await user_shell.run_user_command(self, command, exclude_from_context=exclude_from_context,
+                                                 on_output=on_output)
 
     def abort_bash(self) -> None:
         """Stop the user's running command and everything it started."""
@@ -489,6 +492,13 @@ class Harness:
         the event follows soon, where an event loop runs (without one, nobody listens)."""
         self.session.append_session_info(name)
         _soon(self.emit(SessionInfoChanged(name=self.session.name)))
+
+    def append_entry(self, custom_type: str, data: Any = None) -> Any:
+        """A plugin's custom entry (``ctx.append_entry``), then ``entry_appended`` on the
+        event stream soon after (pi 1.6), where an event loop runs."""
+        entry = self.session.append_custom(custom_type, data)
+        _soon(self.emit(EntryAppended(entry=entry)))
+        return entry
 
     def stats(self) -> dict:
         """pi's ``get_session_stats`` (:func:`pi_core.app.session_stats.session_stats`)."""

@@ -13,16 +13,26 @@ if TYPE_CHECKING:
     from pi_core.app.harness import Harness
 
 
+def model_default_level(settings, model: Model) -> str | None:
+    """pi 1.6's ``modelThinkingLevels``: the level set for this model (``provider/id``),
+    used at start-up and on a switch to it when no level is given; ``None``: none set."""
+    levels = settings.get("modelThinkingLevels")
+    level = levels.get(model.key) if isinstance(levels, dict) else None
+    return level if isinstance(level, str) and level else None
+
+
 class ModelChoice:
     def __init__(self, harness: Harness) -> None:
         self.harness = harness
 
     async def set_model(self, model: Model, source: ModelSource = "set") -> None:
-        """Switch models; the thinking level is re-clamped for the new one (as pi: a
-        switch from a model without reasoning starts at the default level)."""
+        """Switch models; the thinking level is re-clamped for the new one (as pi: the
+        level ``modelThinkingLevels`` sets for it, else a switch from a model without
+        reasoning starts at the default level)."""
         previous = self.harness.agent.model
-        level = self.harness.thinking_level if previous.reasoning else (
-            self.harness.ctx.settings.get("defaultThinkingLevel") or "medium")
+        level = model_default_level(self.harness.ctx.settings, model) or (
+            self.harness.thinking_level if previous.reasoning else (
+                self.harness.ctx.settings.get("defaultThinkingLevel") or "medium"))
         self.harness.agent.model = model
         if previous.key != model.key:
             self.harness.session.append_model_change(model.provider, model.id)

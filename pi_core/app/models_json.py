@@ -131,6 +131,8 @@ def models_from_config(
                 compat=_merge_compat(provider.get("compat"), raw.get("compat")),
                 thinking_level_map=raw.get("thinkingLevelMap"),
                 api_key_env=raw.get("apiKeyEnv") or provider.get("apiKeyEnv"),
+                api_key_envs=raw.get("apiKeyEnvs") or provider.get("apiKeyEnvs"),
+                bearer_env=raw.get("bearerEnv") or provider.get("bearerEnv"),
             )
             at = where.get((name, model.id))
             if at is None:

@@ -184,14 +184,39 @@ class ModelRegistry:
     def env_var(self, model: Model) -> str:
         return model.api_key_env or re.sub(r"[^A-Z0-9]", "_", model.provider.upper()) + "_API_KEY"
 
+    def key_env_vars(self, model: Model) -> list[str]:
+        """The variables that may hold ``model``'s key, first set wins: the model's
+        ``api_key_envs`` where its provider reads several (pi 1.6's Anthropic:
+        ``ANTHROPIC_OAUTH_TOKEN`` then ``ANTHROPIC_API_KEY``), else :meth:`env_var`."""
+        return list(model.api_key_envs) if model.api_key_envs else [self.env_var(model)]
+
+    def _env_key(self, model: Model) -> tuple[str, str] | None:
+        for name in self.key_env_vars(model):
+            if self.env.get(name):
+                return name, self.env[name]
+        return None
+
+    def bearer_token(self, model: Model) -> tuple[str, str] | None:
+        """(variable, token) of a bearer token the environment gives in place of a key
+        (``bearer_env``: pi 1.6's ``ANTHROPIC_AUTH_TOKEN``), sent as
+        ``Authorization: Bearer`` with no key; a key given on the command line or stored
+        in auth.json wins over it, and it over the key variables."""
+        name = model.bearer_env
+        if not name or not self.env.get(name):
+            return None
+        if model.provider in self._runtime_keys or self.auth.has(model.provider):
+            return None
+        return name, self.env[name]
+
     def key_source(self, model: Model) -> str | None:
         """Where the key for ``model`` would come from (never the key itself)."""
         if model.provider in self._runtime_keys:
             return "--api-key"
         if self.auth.has(model.provider):
             return "auth.json"
-        if self.env.get(self.env_var(model)):
-            return f"environment ({self.env_var(model)})"
+        found = self.bearer_token(model) or self._env_key(model)
+        if found:
+            return f"environment ({found[0]})"
         if (self._settings.get(model.provider) or ProviderConfig()).api_key:
             return "models.json"
         compat = model.compat or {}
@@ -216,7 +241,8 @@ class ModelRegistry:
     def key_variables(self) -> set[str]:
         """The environment variables that hold, or would hold, a provider's key (each
         model's, and those auth.json and models.json name), for the ``keys`` plugin."""
-        names = {self.env_var(m) for m in self.models}
+        names = {name for m in self.models for name in self.key_env_vars(m)}
+        names.update(m.bearer_env for m in self.models if m.bearer_env)
         named = [entry.get("key") for entry in self.auth._data.values() if isinstance(entry, dict)]
         named += [config.api_key for config in self._settings.values()]
         names.update(v for v in named if isinstance(v, str) and v and not v.startswith("!")
@@ -258,14 +284,20 @@ class ModelRegistry:
         key = self.auth.api_key(model.provider, self.env)
         if key:
             return key
-        key = self.env.get(self.env_var(model))
-        if key:
-            return key
+        if self.bearer_token(model):
+            return None  # the token goes in the Authorization header (request_headers)
+        found = self._env_key(model)
+        if found:
+            return found[1]
         configured = (self._settings.get(model.provider) or ProviderConfig()).api_key
         return resolve_config_value(configured, self.env) if configured else None
 
     def request_headers(self, model: Model) -> dict[str, str]:
-        """Extra headers for a request: models.json's ``authHeader`` adds a bearer token."""
+        """Extra headers for a request: models.json's ``authHeader`` adds a bearer token,
+        as does a bearer token from the environment (:meth:`bearer_token`)."""
+        bearer = self.bearer_token(model)
+        if bearer:
+            return {"Authorization": f"Bearer {bearer[1]}"}
         settings = self._settings.get(model.provider)
         if settings is not None and settings.auth_header:
             key = self.api_key(model)
@@ -275,6 +307,13 @@ class ModelRegistry:
             if key:
                 return {"Authorization": f"Bearer {key}"}
         return {}
+
+    def request_env(self, model: Model) -> dict[str, str]:
+        """The ``env`` object of the provider's auth.json key (pi 1.6): variables that
+        take priority over the process environment for that provider's requests."""
+        if model.provider in self._runtime_keys:
+            return {}
+        return self.auth.env(model.provider)
 
     # ------------------------------------------------------------ patterns
 

@@ -3,7 +3,7 @@ name): kept in the application, since the harness is what knows them."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from attrs import field
 
@@ -26,6 +26,15 @@ class SessionInfoChanged:
 
     type: Literal["session_info_changed"] = field(default="session_info_changed", init=False)
     name: str | None = None
+
+
+@record
+class EntryAppended:
+    """A plugin appended a custom entry (``ctx.append_entry``, pi's ``appendEntry``):
+    the entry as the file holds it (pi 1.6's ``entry_appended``)."""
+
+    type: Literal["entry_appended"] = field(default="entry_appended", init=False)
+    entry: Any = None
 
 
 @record

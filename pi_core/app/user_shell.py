@@ -4,7 +4,7 @@ when the agent is idle, or after the run that was under way."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pi_core.protocol.events import UserBashEvent
 from pi_core.protocol.messages import BashExecutionMessage
@@ -14,10 +14,12 @@ if TYPE_CHECKING:
     from pi_core.app.harness import Harness
 
 
-async def run_user_command(harness: Harness, command: str, *, exclude_from_context: bool = False):
+async def run_user_command(harness: Harness, command: str, *, exclude_from_context: bool = False,
+                           on_output: Any = None):
     """Run the user's ``!cmd`` (``!!cmd`` keeps it out of the context). ``user_bash``
     may cancel it or return the result itself. The message joins the conversation
-    now, or when the current run ends; :func:`abort_user_command` stops the command."""
+    now, or when the current run ends; :func:`abort_user_command` stops the command.
+    ``on_output`` is the execution environment's (called as output arrives)."""
     ctx = harness.ctx
     event = UserBashEvent(command=command, exclude_from_context=exclude_from_context, cwd=ctx.cwd)
     decision = await harness.plugins.call("user_bash", event=event, ctx=ctx)
@@ -32,7 +34,8 @@ async def run_user_command(harness: Harness, command: str, *, exclude_from_conte
             env = await ctx.environment()
             prefix = ctx.settings.get("shellCommandPrefix")
             result = await env.run(f"{prefix}\n{command}" if prefix else command,
-                                   shell=ctx.settings.get("shellPath"), signal=signal, prefix="pi-bash")
+                                   shell=ctx.settings.get("shellPath"), signal=signal, prefix="pi-bash",
+                                   on_output=on_output)
         finally:
             harness.bash_signal = None
         message = BashExecutionMessage(

@@ -40,6 +40,12 @@ class Model:
     thinking_level_map: dict[str, str | None] | None = None
     #: The environment variable holding the key (default ``<PROVIDER>_API_KEY``).
     api_key_env: str | None = None
+    #: Where a provider reads several variables for its key, all of them in order, the
+    #: first set wins (pi 1.6's Anthropic: ``ANTHROPIC_OAUTH_TOKEN``, ``ANTHROPIC_API_KEY``).
+    api_key_envs: list[str] | None = None
+    #: A variable holding a bearer token sent in place of a key, ``Authorization: Bearer``
+    #: (pi 1.6's ``ANTHROPIC_AUTH_TOKEN``); a stored key wins over it, it over the key variables.
+    bearer_env: str | None = None
     #: Found on a local server by a ``discover_models`` probe, not configured: such a
     #: server gets no provider-level retries, and the same error body twice ends the
     #: harness's retries (a small server that cannot take a request says so again).
@@ -67,7 +73,8 @@ def is_unknown(model: Model) -> bool:
 
 
 def calculate_cost(model: Model, usage: Usage) -> Usage:
-    """Fill ``usage.cost`` (dollars) from the model's per-million prices."""
+    """Fill ``usage.cost`` (dollars) from the model's per-million prices; pi 1.6 marks
+    such a total ``totalFromProvider: false`` (a provider's billed total sets it true)."""
     c = usage.cost
     c.input = model.cost.input * usage.input / 1e6
     c.output = model.cost.output * usage.output / 1e6
@@ -75,4 +82,5 @@ def calculate_cost(model: Model, usage: Usage) -> Usage:
     long_writes = (usage._extra or {}).get("cacheWrite1h") or 0  # an hour's cache: twice the input rate (pi 1.6)
     c.cache_write = (model.cost.cache_write * (usage.cache_write - long_writes) + model.cost.input * 2 * long_writes) / 1e6
     c.total = c.input + c.output + c.cache_read + c.cache_write
+    c.extra["totalFromProvider"] = False
     return usage

@@ -77,6 +77,12 @@ class StreamOptions:
     #: pi 1.6's ``httpIdleTimeoutMs``: the longest silence while waiting for the response's
     #: headers or the next part of its body; ``0``: none; ``None``: 300,000 (pi's default).
     idle_timeout_ms: int | None = None
+    #: pi 1.6's ``websocketConnectTimeoutMs``: the longest a WebSocket transport waits for
+    #: its connection to open; ``0``: no limit; ``None``: 15,000 (pi's default).
+    connect_timeout_ms: int | None = None
+    #: Variables the model's stored credential carries (pi 1.6's ``env`` of an auth.json
+    #: key), over the process environment for this provider (Cloudflare's account id…).
+    env: dict[str, str] = field(factory=dict)
 
     async def prepare_payload(self, payload: dict) -> dict:
         return await self.on_payload(payload) if self.on_payload else payload

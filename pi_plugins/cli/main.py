@@ -44,20 +44,26 @@ class PiGroup(click.Group):
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if args and args[0] not in self.commands and _could_be_command(args[0]):
-            from pi_plugins.cli.subcommands import find
+            from pi_plugins.cli.subcommands import near_miss, plugin_cli_commands
 
-            command = find(args[0])  # a plugin's subcommand (register_cli_commands)
-            if command is not None:
-                self.add_command(command, args[0])
+            offered = plugin_cli_commands()  # the plugins' subcommands (register_cli_commands)
+            if args[0] in offered:
+                self.add_command(offered[args[0]].load(), args[0])
             elif args[0] in PI_SUBCOMMANDS:  # pi's own word: never a message to the model
                 raise click.UsageError(
                     f'"pi {args[0]}" is a pi command, but no loaded plugin provides it (is its '
-                    f"plugin dropped, e.g. with -builtin:NAME or plugins.disabled?). To send the "
-                    f"word to the model, quote it in a longer message or give it after --.", ctx)
+                    f"plugin dropped, e.g. with -builtin:NAME or plugins.disabled?). {_AS_PROMPT}", ctx)
+            else:  # one slip from a subcommand (pi serv, pi mcpp, pi help): not sent either
+                meant = near_miss(args[0], [*offered, *PI_SUBCOMMANDS, *(n for n in self.commands if n != "run")])
+                if meant is not None:
+                    raise click.UsageError(f'"{args[0]}" is not a pi command. Did you mean "{meant}"? '
+                                           f"{_AS_PROMPT}", ctx)
         if not args or args[0] not in self.commands:
             args = ["run", *args]
         return super().parse_args(ctx, args)
 
+
+_AS_PROMPT = "To send the word to the model, quote it in a longer message or give it after --."
 
 #: pi 1.6's subcommands (``pi --help``): a first word among them is a command, never a
 #: prompt, even where no plugin provides it now.

@@ -68,6 +68,10 @@ async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None,
     home = agent_dir()
     extension_paths = list(args.extensions)  # settings `extensions` load with discovery
     settings, plugins, trust = await _trusted_plugins(args, cwd, home, extension_paths, trust_ui)
+    if settings.global_data.get("httpProxy"):  # pi 1.6: the agent dir's only
+        from pi_plugins.providers.transport import apply_http_proxy_setting
+
+        apply_http_proxy_setting(settings.global_data["httpProxy"])
     settings.problems.extend(await plugins.call("settings_problems", settings=settings, ctx=None))
     notices: list[str] = []
 

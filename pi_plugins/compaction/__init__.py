@@ -31,7 +31,21 @@ from pi_core.protocol.events import CompactionDecision, CompactionResult, TreeDe
 def _budget(ctx, key: str, default: int) -> int:
     from pi_plugins.compaction.plan import fit_budget
 
-    return fit_budget(int(ctx.settings.get(key, default)), ctx.model.context_window)
+    tokens = _model_override(ctx, key)
+    return fit_budget(int(ctx.settings.get(key, default)) if tokens is None else tokens, ctx.model.context_window)
+
+
+def _model_override(ctx, key: str) -> int | None:
+    """pi 1.6's ``compaction.modelOverrides["provider/id"]``: this model's own
+    ``reserveTokens`` / ``keepRecentTokens``, each falling back on its own to the
+    ordinary setting. A value that is not a non-negative whole number is not used."""
+    section, _, field = key.partition(".")
+    if section != "compaction":
+        return None
+    overrides = ctx.settings.get("compaction.modelOverrides")
+    entry = overrides.get(ctx.model.key) if isinstance(overrides, dict) else None
+    value = entry.get(field) if isinstance(entry, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 @hookimpl

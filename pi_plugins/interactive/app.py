@@ -32,7 +32,7 @@ from pi_core.protocol.model import is_unknown
 from pi_plugins.cli.run_args import UsageError
 from pi_plugins.interactive import appearance, markdown
 from pi_plugins.interactive import commands as builtin
-from pi_plugins.interactive.blocks import Block, TextBlock, ToolBlock, View, blocks_for_messages
+from pi_plugins.interactive.blocks import Block, TextBlock, ToolBlock, View, blocks_for_messages, output_pad
 from pi_plugins.interactive.chat_keys import ChatKeys
 from pi_plugins.interactive.completion import FileIndex
 from pi_plugins.interactive.dialogs import Dialog, DialogHost
@@ -75,7 +75,8 @@ class InteractiveApp:
         self.painter = Painter(detect_color_system())
         settings = self.harness.ctx.settings
         self.settings = settings
-        self.view = View(hide_thinking=bool(settings.get("hideThinkingBlock", False)))
+        self.view = View(hide_thinking=bool(settings.get("hideThinkingBlock", False)),
+                         pad=output_pad(settings))
         markdown.code_block_indent = str(settings.get("markdown.codeBlockIndent", "  "))
         self.transcript = Transcript()
         self.ui = InteractiveUI(self)

@@ -50,6 +50,14 @@ class View:
     hide_thinking: bool = False
     #: What stands for hidden thinking (``ctx.ui.set_hidden_thinking_label``).
     thinking_label: str = "Thinking..."
+    #: pi 1.6's ``outputPad``: the columns left and right of messages, tool output,
+    #: ``!`` output and summaries (0 or 1).
+    pad: int = 1
+
+
+def output_pad(settings) -> int:
+    """pi 1.6's ``outputPad`` setting: 0, else 1 (its default, and for any other value)."""
+    return 0 if settings.get("outputPad") == 0 else 1
 
 
 class Block:
@@ -79,8 +87,8 @@ class Block:
         return lines
 
 
-def _markdown(text: str, style: str = "none") -> RenderableType:
-    return Padding(PiMarkdown(text, style=style), (0, 1))
+def _markdown(text: str, style: str = "none", pad: int = 1) -> RenderableType:
+    return Padding(PiMarkdown(text, style=style), (0, pad))
 
 
 _FENCE = re.compile(r"^[ \t]*(```|~~~)(.*)$", re.M)
@@ -134,7 +142,7 @@ class TextBlock(Block):
         self.text, self.style = text, style
 
     def renderable(self, view: View, live: bool = False) -> RenderableType:
-        return Padding(Text(self.text, style=self.style), (0, 1))
+        return Padding(Text(self.text, style=self.style), (0, view.pad))
 
 
 class HeaderBlock(Block):
@@ -148,7 +156,7 @@ class HeaderBlock(Block):
     def renderable(self, view: View, live: bool = False) -> RenderableType | None:
         if self.title is None:  # quietStartup: only what went wrong
             notes = [Text(note, style="warning") for note in self.notes]
-            return Padding(Group(*notes), (0, 1)) if notes else None
+            return Padding(Group(*notes), (0, view.pad)) if notes else None
         hint = Text()
         for index, (key, what) in enumerate(self.hints):
             if index:
@@ -159,7 +167,7 @@ class HeaderBlock(Block):
         for name, items in self.sections:
             parts += [Text(""), Text(f"[{name}]", style="accent"), Text("  " + ", ".join(items), style="dim")]
         parts += [Text(note, style="warning") for note in self.notes]
-        return Padding(Group(*parts), (0, 1))
+        return Padding(Group(*parts), (0, view.pad))
 
 
 class UserBlock(Block):
@@ -172,7 +180,7 @@ class UserBlock(Block):
         return self._images
 
     def renderable(self, view: View, live: bool = False) -> RenderableType:
-        return Padding(PiMarkdown(self.text.strip(), box_style="user.box"), (1, 1), style="user.box",
+        return Padding(PiMarkdown(self.text.strip(), box_style="user.box"), (1, view.pad), style="user.box",
                        expand=True)
 
 
@@ -244,16 +252,16 @@ class AssistantBlock(Block):
                 parts.append(Text(""))
             if isinstance(content, ThinkingContent):
                 if view.hide_thinking:
-                    parts.append(Padding(Text(view.thinking_label, style="thinking"), (0, 1)))
+                    parts.append(Padding(Text(view.thinking_label, style="thinking"), (0, view.pad)))
                 else:
-                    parts.append(_markdown(content.thinking.strip(), "thinking"))
+                    parts.append(_markdown(content.thinking.strip(), "thinking", view.pad))
             else:
-                parts.append(_markdown(content.text.strip()))
+                parts.append(_markdown(content.text.strip(), pad=view.pad))
         ending = self._ending()
         if ending is not None:
             if parts:
                 parts.append(Text(""))
-            parts.append(Padding(ending, (0, 1)))
+            parts.append(Padding(ending, (0, view.pad)))
         return Group(*parts) if parts else None
 
     def lines(self, painter: Painter, width: int, view: View, live: bool = False) -> list[str]:
@@ -271,7 +279,7 @@ class AssistantBlock(Block):
             if not text.strip():
                 continue
             if thinking and view.hide_thinking:
-                out += ["", *painter.lines(Padding(Text(view.thinking_label, style="thinking"), (0, 1)), width)]
+                out += ["", *painter.lines(Padding(Text(view.thinking_label, style="thinking"), (0, view.pad)), width)]
                 continue
             style = "thinking" if thinking else "none"
             tail = stream_tail(text, fences=self._fences.setdefault(index, FenceState()))
@@ -279,13 +287,13 @@ class AssistantBlock(Block):
                 key = (chunk, style, width)
                 painted = self._paragraphs.get(key)
                 if painted is None:
-                    painted = _trimmed(painter.lines(Padding(PiMarkdown(chunk, style=style), (0, 1)), width))
+                    painted = _trimmed(painter.lines(Padding(PiMarkdown(chunk, style=style), (0, view.pad)), width))
                 used[key] = painted
                 out += ["", *painted]
         self._paragraphs = used
         ending = self._ending()
         if ending is not None:
-            out += ["", *painter.lines(Padding(ending, (0, 1)), width)]
+            out += ["", *painter.lines(Padding(ending, (0, view.pad)), width)]
         return out
 
 
@@ -327,7 +335,7 @@ class ToolBlock(Block):
         if body is None:
             body = result_body(state, view.expand_tools)
         inner = Group(title, Text(""), body) if body is not None else title
-        return Padding(inner, (1, 1), style=box, expand=True)
+        return Padding(inner, (1, view.pad), style=box, expand=True)
 
     def _drawn(self, slot: str, *args: Any) -> RenderableType | None:
         """A tool's own drawing of its call or result (lines), or None for the default."""
@@ -372,7 +380,7 @@ class BashBlock(Block):
                 parts.append(Text("Running... (esc to cancel)", style="muted"))
             else:
                 parts.append(Text("Cancelled", style="warning"))
-            return Padding(Group(*parts), (0, 1))
+            return Padding(Group(*parts), (0, view.pad))
         output = message.output.rstrip("\n")
         if output:
             lines = output.split("\n")
@@ -391,7 +399,7 @@ class BashBlock(Block):
             parts.append(Text(f"Output truncated; full output: {message.full_output_path}", style="warning"))
         if status is not None:
             parts.append(status)
-        return Padding(Group(*parts), (0, 1))
+        return Padding(Group(*parts), (0, view.pad))
 
 
 #: A plugin's renderer: ``render(message, expanded) -> str | rich renderable | None``.
@@ -416,11 +424,11 @@ class CustomBlock(Block):
             if shown is not None:
                 if isinstance(shown, str):
                     shown = Text.from_ansi(shown)
-                return Padding(shown, (1, 1), style="custom.box", expand=True)
+                return Padding(shown, (1, view.pad), style="custom.box", expand=True)
         content = message.content if isinstance(message.content, str) else "\n".join(
             c.text for c in message.content if isinstance(c, TextContent))
         label = Text(f"[{message.custom_type}]", style="custom.label")
-        return Padding(Group(label, Text(""), PiMarkdown(content)), (1, 1), style="custom.box", expand=True)
+        return Padding(Group(label, Text(""), PiMarkdown(content)), (1, view.pad), style="custom.box", expand=True)
 
 
 class SummaryBlock(Block):
@@ -436,7 +444,7 @@ class SummaryBlock(Block):
             parts += [Text(""), PiMarkdown(self.summary)]
         else:
             parts.append(Text(f"{self.note} (ctrl+o to expand)", style="muted"))
-        return Padding(Group(*parts), (1, 1), style="custom.box", expand=True)
+        return Padding(Group(*parts), (1, view.pad), style="custom.box", expand=True)
 
 
 class ComponentBlock(Block):
@@ -462,8 +470,8 @@ class NoticeBlock(Block):
     def renderable(self, view: View, live: bool = False) -> RenderableType:
         parts: list[RenderableType] = [Rule(style="border")]
         if self.title:
-            parts += [Padding(Text(self.title, style="bold accent"), (0, 1)), Text("")]
-        parts += [_markdown(self.text), Rule(style="border")]
+            parts += [Padding(Text(self.title, style="bold accent"), (0, view.pad)), Text("")]
+        parts += [_markdown(self.text, pad=view.pad), Rule(style="border")]
         return Group(*parts)
 
 

@@ -14,6 +14,7 @@ from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.keys import Keys
 
 from pi_plugins.interactive import commands as builtin
+from pi_plugins.interactive.external_editor import open_external_editor
 from pi_plugins.interactive.keys import UnbindableKey, key_sequences, parse_key
 from pi_plugins.interactive.selection_copy import copy_message
 from pi_plugins.interactive.submission import call_handler
@@ -92,7 +93,7 @@ class ChatKeys:
         bind("app.message.dequeue", dequeue)
         bind("app.clipboard.pasteImage", lambda event: tui.spawn(actions.paste_image()))
         bind("app.message.copy", lambda event: tui.spawn(copy_message(tui)))
-        bind("app.editor.external", lambda event: tui.editor.buffer.open_in_editor(validate_and_handle=False))
+        bind("app.editor.external", lambda event: open_external_editor(tui))
         bind("app.suspend", lambda event: event.app.suspend_to_background())
         bind("app.session.new", lambda event: tui.spawn(builtin.new(tui, "")))
         bind("app.session.tree", lambda event: tui.spawn(builtin.tree(tui, "")))

@@ -403,7 +403,7 @@ HOTKEYS = [
     ("app.thinking.toggle", "show or hide thinking"),
     ("app.clipboard.pasteImage", "paste an image from the clipboard"),
     ("app.message.copy", "copy the last answer"),
-    ("app.editor.external", "edit in $VISUAL / $EDITOR"),
+    ("app.editor.external", "edit in externalEditor / $VISUAL / $EDITOR"),
     ("app.suspend", "suspend"),
 ]
 

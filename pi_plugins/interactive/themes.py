@@ -222,18 +222,28 @@ def load_themes(*, cwd: str | Path, agent_dir: str | Path | None, settings: Any 
     problems: list[str] = []
     candidates: list[Path] = []
     if discover:
-        if agent_dir is not None:
-            candidates += _files(Path(agent_dir) / "themes")
-        from pi_core.app.settings import project_allowed
+        from types import SimpleNamespace
 
-        if project_allowed(settings, cwd, agent_dir):  # the project's themes need trust
-            candidates += _files(Path(cwd) / ".pi" / "themes")
-        if settings is not None:
-            for entry in settings.paths("themes"):
+        from pi_core.app.settings import project_allowed
+        from pi_plugins.resources import settings_entries, settings_filter
+
+        run = SimpleNamespace(settings=settings, cwd=cwd, agent_dir=agent_dir)
+        trusted = project_allowed(settings, cwd, agent_dir)  # the project's themes need trust
+        scopes = [("user", Path(agent_dir) / "themes" if agent_dir is not None else None)]
+        scopes += [("project", Path(cwd) / ".pi" / "themes")] if trusted else []
+        listed: list[Path] = []
+        for scope, folder in scopes:
+            patterns = settings_filter(run, "themes", scope) if settings is not None else None
+            if folder is not None:
+                candidates += [f for f in _files(folder) if patterns is None or patterns.discovered(f)]
+            entries, _ = settings_entries(run, "themes", scope) if settings is not None else ([], [])
+            for entry in entries:
                 found = _files(entry)
                 if not found:
                     problems.append(f"settings themes: {entry} is not a theme file or folder")
-                candidates += found
+                listed += [f for f in found if patterns is None or patterns.listed(f)]
+        candidates += listed  # after the folders, as before
+        if settings is not None:
             candidates += package_themes(settings, cwd, agent_dir)
     given: set[Path] = set()
     for raw in cli_paths:

@@ -10,30 +10,31 @@ machine that needs none), the model as its deployment (``AZURE_OPENAI_DEPLOYMENT
 
 from __future__ import annotations
 
-import os
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from pi_core import hookimpl
 from pi_core.protocol.model import Model
 from pi_core.protocol.provider import LlmContext, StreamOptions
-from pi_plugins.providers.http import HttpRequest
+from pi_plugins.providers.http import HttpRequest, env_value
 from pi_plugins.providers.openai_responses import OpenAIResponsesProvider
 
 API = "azure-openai-responses"
 
 
-def deployment(model: Model) -> str:
-    for entry in (os.environ.get("AZURE_OPENAI_DEPLOYMENT_NAME_MAP") or "").split(","):
+def deployment(model: Model, options: Any = None) -> str:
+    for entry in (env_value(options, "AZURE_OPENAI_DEPLOYMENT_NAME_MAP") or "").split(","):
         model_id, _, name = entry.strip().partition("=")
         if model_id.strip() == model.id and name.strip():
             return name.strip()
     return model.id
 
 
-def base_url(model: Model) -> str:
-    url = (os.environ.get("AZURE_OPENAI_BASE_URL") or "").strip()
-    if not url and os.environ.get("AZURE_OPENAI_RESOURCE_NAME"):
-        url = f"https://{os.environ['AZURE_OPENAI_RESOURCE_NAME']}.openai.azure.com/openai/v1"
+def base_url(model: Model, options: Any = None) -> str:
+    url = (env_value(options, "AZURE_OPENAI_BASE_URL") or "").strip()
+    resource = env_value(options, "AZURE_OPENAI_RESOURCE_NAME")
+    if not url and resource:
+        url = f"https://{resource}.openai.azure.com/openai/v1"
     if not url and model.base_url and not model.base_url.startswith("unset:"):
         url = model.base_url
     if not url:
@@ -52,14 +53,14 @@ class AzureOpenAIProvider(OpenAIResponsesProvider):
 
     def build_request(self, model: Model, context: LlmContext, options: StreamOptions) -> HttpRequest:
         request = super().build_request(model, context, options)
-        key = options.api_key or os.environ.get("AZURE_OPENAI_API_KEY")
+        key = options.api_key or env_value(options, "AZURE_OPENAI_API_KEY")
         request.headers.pop("authorization", None)
         if key:  # none for a gateway on this machine (pi insists on one)
             request.headers["api-key"] = key
-        version = os.environ.get("AZURE_OPENAI_API_VERSION") or "v1"
-        request.url = f"{base_url(model)}/responses?api-version={version}"
+        version = env_value(options, "AZURE_OPENAI_API_VERSION") or "v1"
+        request.url = f"{base_url(model, options)}/responses?api-version={version}"
         body = request.body
-        body["model"] = deployment(model)
+        body["model"] = deployment(model, options)
         body.pop("store", None)
         return request
 

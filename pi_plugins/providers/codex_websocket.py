@@ -130,7 +130,18 @@ async def close(socket: Any, code: int = 1000, reason: str = "done") -> None:
     await asyncio.sleep(0)  # the close frame goes out now
 
 
-async def connect(url: str, headers: dict[str, str]) -> Any:
+#: pi 1.6's default ``websocketConnectTimeoutMs``.
+DEFAULT_CONNECT_TIMEOUT_MS = 15_000
+
+
+def connect_seconds(timeout_ms: int | None) -> float | None:
+    """The handshake's time limit for ``websocketConnectTimeoutMs`` (0: none)."""
+    if timeout_ms is None:
+        timeout_ms = DEFAULT_CONNECT_TIMEOUT_MS
+    return timeout_ms / 1000 if timeout_ms > 0 else None
+
+
+async def connect(url: str, headers: dict[str, str], open_timeout: float | None = DEFAULT_CONNECT_TIMEOUT_MS / 1000) -> Any:
     try:
         from websockets.asyncio.client import connect as ws_connect
     except ImportError:
@@ -141,7 +152,7 @@ async def connect(url: str, headers: dict[str, str]) -> Any:
         # User-Agent of the library's own (the request has pi's), no pings (pi's runtime
         # sends none)
         socket = await ws_connect(url, additional_headers=headers, user_agent_header=None, max_size=None,
-                                  open_timeout=30, close_timeout=2, ping_interval=None)
+                                  open_timeout=open_timeout, close_timeout=2, ping_interval=None)
     except (TimeoutError, OSError) as exc:
         raise TransportFailure(f"WebSocket error: {exc or type(exc).__name__}") from exc
     except Exception as exc:  # the handshake refused (websockets.InvalidStatus and kin)
@@ -186,9 +197,10 @@ class Lease:
         asyncio.ensure_future(close(entry.socket, 1000, "idle_timeout"))
 
 
-async def acquire(url: str, headers: dict[str, str], session_id: str | None) -> Lease:
+async def acquire(url: str, headers: dict[str, str], session_id: str | None,
+                  open_timeout: float | None = DEFAULT_CONNECT_TIMEOUT_MS / 1000) -> Lease:
     if not session_id:
-        return Lease(await connect(url, headers), None, None, False)
+        return Lease(await connect(url, headers, open_timeout), None, None, False)
     sessions = (await _this_loop()).sessions
     cached = sessions.get(session_id)
     if cached is not None:
@@ -199,10 +211,10 @@ async def acquire(url: str, headers: dict[str, str], session_id: str | None) -> 
             cached.busy = True
             return Lease(cached.socket, cached, session_id, True)
         if cached.busy:  # a second request of the session at once: a socket of its own
-            return Lease(await connect(url, headers), None, None, False)
+            return Lease(await connect(url, headers, open_timeout), None, None, False)
         del sessions[session_id]
         await close(cached.socket)
-    socket = await connect(url, headers)
+    socket = await connect(url, headers, open_timeout)
     entry = sessions[session_id] = _Entry(socket)
     return Lease(socket, entry, session_id, False)
 

@@ -24,7 +24,7 @@ from pi_core import hookimpl
 from pi_core.protocol.model import Model
 from pi_core.protocol.provider import LlmContext, StreamOptions
 from pi_plugins.providers.google import GoogleProvider
-from pi_plugins.providers.http import HttpRequest
+from pi_plugins.providers.http import HttpRequest, env_value
 
 API = "google-vertex"
 API_VERSION = "v1"
@@ -98,11 +98,11 @@ class GoogleVertexProvider(GoogleProvider):
             request.headers["x-goog-api-key"] = key
             request.url = f"{custom or 'https://aiplatform.googleapis.com'}/{API_VERSION}/{tail}"
             return request
-        project = os.environ.get("GOOGLE_CLOUD_PROJECT") or os.environ.get("GCLOUD_PROJECT")
+        project = env_value(options, "GOOGLE_CLOUD_PROJECT") or env_value(options, "GCLOUD_PROJECT")
         if not project:
             raise ValueError("Vertex AI requires a project ID. Set GOOGLE_CLOUD_PROJECT/GCLOUD_PROJECT "
                              "(or GOOGLE_CLOUD_API_KEY for an API key).")
-        location = os.environ.get("GOOGLE_CLOUD_LOCATION")
+        location = env_value(options, "GOOGLE_CLOUD_LOCATION")
         if not location:
             raise ValueError("Vertex AI requires a location. Set GOOGLE_CLOUD_LOCATION (e.g. us-central1).")
         host = custom or ("https://aiplatform.googleapis.com" if location == "global"

@@ -116,14 +116,21 @@ def truncated(what: str) -> StreamError:
 _URL_VARIABLE = re.compile(r"\{([A-Z][A-Z0-9_]*)\}")
 
 
-def environment_url(url: str) -> str:
-    """A catalogue URL's ``{VARIABLE}`` parts from the environment, as pi fills them
-    (Cloudflare's ``{CLOUDFLARE_ACCOUNT_ID}``); an unset one says which to set."""
+def env_value(options: Any, name: str) -> str | None:
+    """A variable as a provider reads it: the stored credential's ``env`` (auth.json,
+    pi 1.6) first, then the process environment."""
+    return (getattr(options, "env", None) or {}).get(name) or os.environ.get(name)
+
+
+def environment_url(url: str, options: Any = None) -> str:
+    """A catalogue URL's ``{VARIABLE}`` parts from the environment (the credential's
+    ``env`` first), as pi fills them (Cloudflare's ``{CLOUDFLARE_ACCOUNT_ID}``); an unset
+    one says which to set."""
     if "{" not in url:
         return url
 
     def value(match: re.Match) -> str:
-        found = os.environ.get(match[1])
+        found = env_value(options, match[1])
         if not found:
             raise ValueError(f"the base URL {url} needs the environment variable {match[1]}")
         return found
@@ -322,7 +329,7 @@ class SseProvider:
         request, sent = None, 0
         try:
             request = self.build_request(model, context, options)
-            request.url = rewrite_origin(environment_url(request.url))  # PI_PROVIDER_ORIGINS
+            request.url = rewrite_origin(environment_url(request.url, options))  # PI_PROVIDER_ORIGINS
             body = await options.prepare_payload(request.body)
             if options.on_headers is not None:  # pi 1.6's before_provider_headers
                 request.headers = merged_headers(await options.on_headers(dict(request.headers)))

@@ -195,7 +195,7 @@ class OpenAICodexProvider(SseProvider):
         cached = transport in ("auto", "websocket-cached")
         try:
             watch.reading = True
-            lease = await ws.acquire(url, headers, session)
+            lease = await ws.acquire(url, headers, session, ws.connect_seconds(options.connect_timeout_ms))
             frame = ws.cached_body(lease.entry, body) if cached and lease.entry is not None else body
             await lease.socket.send(ws.frame_text(frame))
             watch.response = _SocketCloser(lease.socket)

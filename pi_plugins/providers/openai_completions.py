@@ -385,7 +385,36 @@ def parse_usage(raw: dict, model: Model) -> Usage:
     reasoning = (raw.get("completion_tokens_details") or {}).get("reasoning_tokens") or raw.get("reasoning_tokens") or 0
     usage = Usage(input=input_tokens, output=output, cache_read=cache_read, cache_write=written,
                   reasoning=reasoning, total_tokens=input_tokens + output + cache_read + written)
-    return calculate_cost(model, usage)
+    calculate_cost(model, usage)
+    if model.provider == "openrouter" or "openrouter.ai" in (model.base_url or ""):
+        billed_by_openrouter(usage, raw)
+    return usage
+
+
+def billed_by_openrouter(usage: Usage, raw: dict) -> None:
+    """OpenRouter's own bill for the answer, in place of the catalogue's prices, where its
+    accounting is complete (pi 1.6's rule): ``cost``, plus the upstream provider's cost
+    for a request on the user's own key (``is_byok``)."""
+    def valid(value: Any) -> bool:
+        return isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value < float("inf")
+
+    cost = raw.get("cost")
+    if not valid(cost):
+        return
+    total = None
+    if raw.get("is_byok") is False:
+        total = cost
+    elif raw.get("is_byok") is True and isinstance(raw.get("cost_details"), dict):
+        details = raw["cost_details"]
+        upstream = details.get("upstream_inference_cost")
+        if upstream is None:
+            prompt, completion = (details.get("upstream_inference_prompt_cost"),
+                                  details.get("upstream_inference_completions_cost"))
+            upstream = prompt + completion if valid(prompt) and valid(completion) else None
+        total = cost + upstream if valid(upstream) else None
+    if total is not None:
+        usage.cost.total = total
+        usage.cost.extra["totalFromProvider"] = True
 
 
 def map_finish_reason(reason: str | None) -> tuple[str, str | None]:

@@ -229,6 +229,17 @@ def _without_userinfo(url: str) -> str:
     return f"{scheme}://{netloc.rpartition('@')[2]}{sep}{tail}"
 
 
+def apply_http_proxy_setting(value: Any) -> None:
+    """pi 1.6's ``httpProxy`` (agent-directory settings only): the proxy for every
+    request, given as ``HTTP_PROXY`` and ``HTTPS_PROXY`` where the environment sets
+    neither (a variable already set wins, as in pi; commands started later inherit them,
+    as pi's do). Called by the command line once the settings are read."""
+    proxy = value.strip() if isinstance(value, str) else ""
+    if proxy:
+        os.environ.setdefault("HTTP_PROXY", proxy)
+        os.environ.setdefault("HTTPS_PROXY", proxy)
+
+
 _PROXY_VARIABLE = re.compile(r"(?i)^(http|https|all|no)_proxy$")
 
 

@@ -29,7 +29,7 @@ QUEUE_MODES = ("all", "one-at-a-time")
 #: out: they may carry secrets.
 MODEL_KEYS = ("id", "name", "api", "provider", "baseUrl", "reasoning", "input", "cost",
               "contextWindow", "maxTokens")
-MODEL_HIDDEN = ("headers", "apiKeyEnv", "discovered")
+MODEL_HIDDEN = ("headers", "apiKeyEnv", "apiKeyEnvs", "bearerEnv", "discovered")
 
 
 def model_json(model) -> dict | None:
@@ -223,7 +223,8 @@ class Commands:
 
     async def cmd_bash(self, c: dict) -> Any:
         exclude = c.get("excludeFromContext") is True  # pi 1.6: kept, but not sent to the model
-        message = await self.harness.run_bash(_string(c, "command"), exclude_from_context=exclude)
+        message = await self.harness.run_bash(_string(c, "command"), exclude_from_context=exclude,
+                                              on_output=self._stream_bash_output(c.get("id")))
         if message is None:  # a user_bash plugin cancelled it
             return {"output": "", "cancelled": True, "truncated": False}
         data = {"output": message.output}
@@ -233,6 +234,24 @@ class Commands:
         if message.full_output_path:
             data["fullOutputPath"] = message.full_output_path
         return data
+
+    def _stream_bash_output(self, command_id: Any) -> Any:
+        """pi 1.6's ``bash_execution_update``: each new piece of the command's output as it
+        arrives, with the command's ``id`` when it had one."""
+        import codecs
+
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        seen = 0
+
+        def on_output(output: Any) -> None:
+            nonlocal seen
+            new, seen = output.total_bytes - seen, output.total_bytes
+            delta = decoder.decode(output.recent(new))
+            if delta:
+                event = {"type": "bash_execution_update", "delta": delta}
+                self.send({**event, "id": command_id} if command_id is not None else event)
+
+        return on_output
 
     async def cmd_abort_bash(self, c: dict) -> Any:
         self.harness.abort_bash()

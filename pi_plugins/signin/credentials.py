@@ -65,6 +65,9 @@ async def _credential(registry: Any, model: Any, refresh: bool) -> str | None:
     if not refresh and _auth_type(registry, model.provider) == "oauth":
         entry = registry.auth.get(model.provider) or {}
         return entry.get("access") if isinstance(entry.get("access"), str) else None
+    bearer = registry.bearer_token(model)  # ANTHROPIC_AUTH_TOKEN: pi 1.6 prints it as the key
+    if bearer:
+        return bearer[1]
     key = registry.api_key(model)
     if inspect.isawaitable(key):
         key = await key

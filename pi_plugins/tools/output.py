@@ -46,6 +46,11 @@ class OutputCollector:
     def full_output_path(self) -> str | None:
         return self.sink.path if self.sink is not None else None
 
+    def recent(self, count: int) -> bytes:
+        """The last ``count`` bytes received (at most what the tail still holds: at least
+        twice the byte budget), for a watcher that streams the output as it arrives."""
+        return bytes(self._tail[-count:]) if count > 0 else b""
+
     async def add(self, data: bytes) -> None:
         if not data:
             return

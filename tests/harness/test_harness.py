@@ -368,3 +368,28 @@ def test_before_agent_start_places_before_prompt_messages_ahead_of_the_prompt_an
     assert entries == [("message", "system"), ("custom_message", None), ("message", "user"),
                        ("custom_message", None), ("message", "assistant")]
     assert lines(harness.session)[3]["message"]["sections"] == {"notes": "x"}  # pi 1.6's system entry, as written
+
+
+def test_a_models_own_compaction_budgets_win_over_the_ordinary_ones(tmp_path):
+    """pi 1.6's ``compaction.modelOverrides``, keyed by ``provider/id``: each budget of
+    the model's entry wins on its own, the others stay the ordinary settings', and
+    another model's entry changes nothing."""
+    from pi_core.testing import scripted_model
+
+    class Budgets:
+        seen: list = []
+
+        @hookimpl
+        def session_before_compact(self, event):
+            self.seen.append((event.reserve_tokens, event.keep_recent_tokens))
+
+    key = scripted_model().key
+    ordinary = {"reserveTokens": 3000, "keepRecentTokens": 4000}
+    for name, overrides in (("own", {key: {"reserveTokens": 1000}}), ("other", {"x/y": {"reserveTokens": 1000}})):
+        budgets = Budgets()
+        harness, *_ = make(tmp_path / name, [Reply(text="a"), Reply(text="b")], budgets,
+                           settings={"compaction": {**ordinary, "modelOverrides": overrides}})
+        run(harness.prompt("one"))
+        run(harness.prompt("two"))
+        run(harness.compact())
+    assert Budgets.seen == [(1000, 4000), (3000, 4000)]

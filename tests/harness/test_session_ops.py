@@ -151,3 +151,15 @@ def test_commands_come_from_the_plugins(tmp_path):
 
     harness, *_ = make(tmp_path, [], Commands())
     assert [c.name for c in run(harness.commands())] == ["hello"]
+
+
+def test_a_switch_to_a_model_with_its_own_thinking_level_starts_at_that_level(tmp_path):
+    harness, *_ = make(tmp_path, [])
+    a, b = scripted_model("a", reasoning=True), scripted_model("b", reasoning=True)
+    harness.ctx.settings.set("modelThinkingLevels", {b.key: "minimal"})  # pi 1.6's per-model level
+    run(harness.set_model(a))
+    run(harness.set_thinking_level("high"))
+    run(harness.set_model(b))
+    assert harness.thinking_level == "minimal"
+    run(harness.set_model(a))  # none set for a: the level goes on as it was
+    assert harness.thinking_level == "minimal"

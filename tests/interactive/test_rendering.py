@@ -344,3 +344,19 @@ def test_code_in_a_user_message_keeps_the_message_background(painter):
     codes = re.findall(r"\x1b\[([0-9;]*)m", code_line)
     painted_text = [c for c in codes if c not in ("", "0")]
     assert painted_text and all(box in c for c in painted_text)  # nothing resets the background
+
+
+def test_output_pad_zero_takes_the_transcripts_side_columns_away(painter):
+    """pi 1.6's ``outputPad``: 1 (the default) leaves a column either side of an answer,
+    0 none; the chat reads it from the settings."""
+    from pi_core.app.settings import Settings
+    from pi_plugins.interactive.blocks import TextBlock, output_pad
+
+    answer = AssistantBlock(AssistantMessage(content=[TextContent(text="Hello there.")]))
+    padded = [line for line in plain(painter, answer, 40) if line.strip()]
+    flush = [line for line in plain(painter, answer, 40, View(pad=0)) if line.strip()]
+    assert padded[0].startswith(" Hello") and flush[0].startswith("Hello")
+    assert plain(painter, TextBlock("note"), 40, View(pad=0))[-1].startswith("note")
+    for value, pad in ((0, 0), (1, 1), ("0", 1), (None, 1)):
+        settings = Settings({"outputPad": value} if value is not None else {})
+        assert output_pad(settings) == pad

@@ -44,6 +44,22 @@ def test_theme_files_are_found_in_the_agent_dir_the_project_and_on_the_command_l
     assert set(themes) == {"dark", "light", "given"}
 
 
+
+def test_settings_theme_patterns_filter_listed_and_found_themes(tmp_path):
+    """pi's resource-list patterns for ``themes``: a glob chooses among a listed
+    folder's files, ``!`` leaves out one of the agent dir's own, ``+path`` puts it back."""
+    agent, project = tmp_path / "agent", tmp_path / "project"
+    for name in ("mine", "old"):
+        write_theme(agent / "themes", name)
+    for name in ("sunny", "stormy"):
+        write_theme(agent / "more", name)
+    project.mkdir()
+    (agent / "settings.json").write_text(json.dumps({"themes": ["more", "more/su*", "!old*", "!mine*",
+                                                                "+themes/mine.json"]}))
+    themes, problems = load_themes(cwd=project, agent_dir=agent, settings=Settings.load(project, agent))
+    assert {"mine", "sunny"} <= set(themes) and not {"old", "stormy"} & set(themes)
+    assert not [p for p in problems if "is not a theme" in p]
+
 def test_a_theme_maps_pis_tokens_onto_the_chat_styles():
     palette, _ = palette_from({"name": "mine", "vars": {"brand": "#00aaff"}, "colors": COLORS})
     assert palette.styles["accent"] == "#00aaff"  # through vars

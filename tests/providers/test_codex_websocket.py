@@ -370,3 +370,31 @@ def test_a_payload_hook_that_fails_is_the_answers_error_and_nothing_is_sent(llm_
     message = final(asyncio.run(scenario()))
     assert message.stop_reason == "error" and "the hook broke" in message.error_message
     assert not llm_server.requests and not llm_server.handshakes
+
+
+def test_websocket_connect_timeout_ms_bounds_a_handshake_that_never_answers(monkeypatch):
+    """pi 1.6's ``websocketConnectTimeoutMs``: a server that takes the connection and
+    never answers the upgrade fails the request within the setting's time (default
+    15 s), with a WebSocket error, not a hang."""
+    import socket as sockets
+
+    silent = sockets.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)
+    held = []
+    threading.Thread(target=lambda: held.extend(iter(lambda: silent.accept()[0], None)), daemon=True).start()
+    monkeypatch.setenv("PI_PROVIDER_ORIGINS", json.dumps(
+        {"https://chatgpt.com": f"http://127.0.0.1:{silent.getsockname()[1]}"}))
+
+    async def scenario():
+        provider = OpenAICodexProvider(Settings({"transport": "websocket"}))
+        options = StreamOptions(api_key=TOKEN, session_id="s", max_retries=0, connect_timeout_ms=300,
+                                idle_timeout_ms=300)
+        return [e async for e in provider.stream(MODEL, CONTEXT, options)]
+
+    started = time.monotonic()
+    events = asyncio.run(scenario())
+    assert time.monotonic() - started < 5
+    assert events[-1].type == "error"
+    silent.close()
+    assert codex_websocket.connect_seconds(None) == 15 and codex_websocket.connect_seconds(0) is None

@@ -132,3 +132,16 @@ def test_an_untrusted_project_keeps_its_templates_to_itself(make_ctx, agent_dir,
     write(project / ".pi" / "prompts" / "review.md", "Project review.")
     write(agent_dir / "prompts" / "global.md", "Global only.")
     assert names(make_ctx(trusted=False)) == ["global"]
+
+
+def test_settings_patterns_choose_the_templates_as_for_skills(make_ctx, agent_dir):
+    """A prompts list's glob chooses among the files its paths give, ``!`` leaves the
+    agent dir's own ``prompts/`` files out, ``+path`` puts one back (pi's rules)."""
+    for name in ("review", "release", "old"):
+        write(agent_dir / "prompts" / f"{name}.md", f"{name} body")
+    for name in ("fix", "feat"):
+        write(agent_dir / "more" / f"{name}.md", f"{name} body")
+    write(agent_dir / "settings.json", json.dumps({"prompts": ["more", "more/fi*", "!re*", "+prompts/release.md"]}))
+    ctx = make_ctx()
+    assert set(names(ctx)) == {"fix", "release", "old"}
+    assert ctx.ui.warnings() == []

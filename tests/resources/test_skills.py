@@ -189,11 +189,24 @@ def test_a_missing_or_wrong_skill_path_is_reported(make_ctx, tmp_path):
     ]
 
 
-def test_settings_patterns_are_reported_as_unsupported_not_misread(make_ctx, agent_dir):
-    write(agent_dir / "settings.json", json.dumps({"skills": ["!skills/old", "skills/*", 3]}))
+@pytest.mark.parametrize("entries,expected", [
+    (["extra", "extra/x*", "!old", "-skills/b"], {"x", "a"}),
+    (["extra", "!old", "+skills/old"], {"x", "y", "a", "b", "old"}),
+    (["!*"], set()),
+], ids=["glob-include-exclude-and-exact-out", "exact-path-back-in", "exclude-all"])
+def test_settings_patterns_choose_among_listed_and_found_skills_as_pi_does(make_ctx, agent_dir, entries, expected):
+    """pi's resource lists: plain entries are paths; globs choose among what they give;
+    ``!glob`` leaves out, ``+path`` puts back, ``-path`` takes out (exact, from the
+    settings file's folder), and the ``!``/``+``/``-`` entries also filter the scope's
+    own ``skills/`` folder."""
+    for name in ("a", "b", "old"):
+        write_skill(agent_dir / "skills" / name)
+    for name in ("x", "y"):
+        write_skill(agent_dir / "extra" / name)
+    write(agent_dir / "settings.json", json.dumps({"skills": entries}))
     ctx = make_ctx()
-    assert names(ctx) == []
-    assert len(ctx.ui.warnings()) == 3 and "not supported yet" in ctx.ui.warnings()[0]
+    assert set(names(ctx)) == expected
+    assert ctx.ui.warnings() == []
 
 
 def test_the_skill_list_needs_the_read_tool(make_ctx, agent_dir):
