@@ -87,6 +87,8 @@ class InteractiveApp:
         self.statuses: dict[str, str] = {}
         self.widgets: dict[str, tuple[list[str], str]] = {}
         self.plugin_commands: dict[str, Any] = {}
+        #: What was wrong with the skills and templates found (pi's "[Skill conflicts]" …).
+        self.resource_problems: list = []
         self.renderers: dict[str, Any] = {}
         self.shortcuts: list = []
         self.files = FileIndex(self.harness.ctx.cwd)
@@ -253,6 +255,9 @@ class InteractiveApp:
         renderers = await plugins.call("register_message_renderers", ctx=ctx)
         self.renderers = {r.custom_type: r.render for r in renderers}
         self.shortcuts = await plugins.call("register_shortcuts", ctx=ctx)
+        from pi_plugins.interactive.resource_problems import gather
+
+        self.resource_problems = await gather(ctx)
 
     # ================================================================ the screen
 

@@ -421,6 +421,10 @@ async def reload_(tui: ChatPort, args: str) -> None:
     await tui.load_plugin_parts()
     tui.reload_keybindings()
     tui.add_text("Reloaded plugins, skills, prompt templates, context files and keybindings.", "dim")
+    if tui.resource_problems:
+        from pi_plugins.interactive.blocks import ProblemsBlock
+
+        tui.add(ProblemsBlock(tui.resource_problems))
 
 
 def last_answer(tui: ChatPort) -> str | None:

@@ -37,8 +37,8 @@ def _builtin_header(tui: InteractiveApp) -> HeaderBlock:
     notes += _package_extensions(tui)
     notes += [f"warning: keybindings: {problem}" for problem in tui.keybindings.problems + tui.keys.problems]
     if tui.settings.get("quietStartup", False) and not getattr(tui.pi.args, "verbose", False):
-        return HeaderBlock(None, [], notes)
-    return HeaderBlock(f"pi-harness v{__version__}", HINTS, notes, _loaded_sections(tui))
+        return HeaderBlock(None, [], notes, problems=tui.resource_problems)
+    return HeaderBlock(f"pi-harness v{__version__}", HINTS, notes, _loaded_sections(tui), tui.resource_problems)
 
 
 def _package_extensions(tui: InteractiveApp) -> list[str]:
