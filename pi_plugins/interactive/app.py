@@ -199,6 +199,10 @@ class InteractiveApp:
                 except (NotImplementedError, RuntimeError):
                     pass
             await self._shut_down()
+        if self._exit_code == 0:  # a quit, not a signal: how to come back, as pi 1.6
+            from pi_plugins.interactive.resume_hint import print_resume_hint
+
+            print_resume_hint(self)
         return self._exit_code
 
     async def _shut_down(self) -> None:

@@ -122,6 +122,11 @@ class EventBlocks:
                 tool.state.content = [TextContent(text=message.error_message or "Operation aborted")]
                 tool.state.is_error = tool.state.finished = True
             tool.changed()
+        from pi_plugins.interactive.cache_notices import cache_miss_notice
+
+        miss = cache_miss_notice(self.tui.harness, message)
+        if miss is not None:
+            self.tui.add_text(miss, "warning")
         self.tui.changed()
 
     # ---------------------------------------------------------------- tools
