@@ -124,6 +124,8 @@ OPTIONS = [
            lambda tui: str(tui.settings.get("autocompleteMaxVisible", 5)), _save("autocompleteMaxVisible", int)),
     Option("clear-on-shrink", "Clear on shrink", "Clear empty rows when the screen's content shrinks",
            lambda tui: ON_OFF, _flag("terminal.clearOnShrink"), _save("terminal.clearOnShrink", bool)),
+    Option("terminal-progress", "Terminal progress", "Show OSC 9;4 progress indicators in the terminal tab bar",
+           lambda tui: ON_OFF, _flag("terminal.showTerminalProgress"), _save("terminal.showTerminalProgress", bool)),
 ]
 
 #: Options with more values than this open a list of them; the others step through theirs.
