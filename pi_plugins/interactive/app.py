@@ -95,6 +95,7 @@ class InteractiveApp:
         self.branch = git_branch(self.harness.ctx.cwd)
         self._tasks: set[asyncio.Task] = set()
         self._exit_code = 0
+        self.crashed: BaseException | None = None  # what ended the chat from a task, if anything
         self.keybindings = Keybindings.load(self.harness.ctx.agent_dir)
         # what plugins put on screen (ctx.ui): components, the working line, key listeners
         self.overlays = OverlayStack(self.layout.refocus)
@@ -136,6 +137,9 @@ class InteractiveApp:
         if news is not None:
             self.add(news)
         self.actions.populate_history()
+        from pi_plugins.interactive.crash_log import announce
+
+        announce(self)  # pi 1.6: the last crash, once, with the /bug hint
         if is_unknown(harness.model):  # started without a model, as pi's chat can: /login gets one
             from pi_core.app.auth import no_models_available
 
@@ -247,6 +251,9 @@ class InteractiveApp:
         except Exception as exc:
             log.debug("interactive task failed", exc_info=True)
             self.add_text(f"Error: {exc}", "error")
+        except BaseException as exc:  # KeyboardInterrupt, SystemExit: asyncio ends the chat with it
+            self.crashed = exc  # recorded in the crash log (pi 1.6; see run_interactive)
+            raise
 
     async def load_plugin_parts(self) -> None:
         """The plugins' commands, message renderers and shortcuts (again on ``/reload``)."""

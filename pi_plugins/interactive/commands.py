@@ -426,6 +426,12 @@ async def copy(tui: ChatPort, args: str) -> None:
     tui.add_text("Copied last agent message to clipboard", "dim")
 
 
+async def _bug(tui: ChatPort, args: str) -> None:
+    from pi_plugins.interactive.bug_report import bug
+
+    await bug(tui, args)
+
+
 async def _share(tui: ChatPort, args: str) -> None:
     from pi_plugins.interactive.share import share
 
@@ -533,6 +539,7 @@ BUILTINS = [
     ("settings", "Change settings (saved to settings.json at once)", _settings),
     ("hotkeys", "Keyboard shortcuts", hotkeys),
     ("reload", "Reload plugins, skills, prompt templates and context files", reload_),
+    ("bug", "Write a bug report for the developers (a zip here) [description]", _bug),
     ("trust", "Save a project trust decision for future pi processes", trust),
     ("login", "Sign in with a subscription or store an API key [provider]", login),
     ("logout", "Remove a sign-in or stored API key [provider]", logout),
