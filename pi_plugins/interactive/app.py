@@ -75,6 +75,9 @@ class InteractiveApp:
         self.settings = settings
         self.view = View(hide_thinking=bool(settings.get("hideThinkingBlock", False)))
         markdown.code_block_indent = str(settings.get("markdown.codeBlockIndent", "  "))
+        from pi_plugins.interactive import file_links
+
+        file_links.links_from = self.harness.ctx.cwd if file_links.hyperlinks_wanted(settings) else None
         self.transcript = Transcript()
         self.ui = InteractiveUI(self)
         self.layout = ChatLayout(self)
