@@ -55,14 +55,13 @@ def git_branch(cwd: str) -> str | None:
 def latest_cache_hit_rate(entries) -> float | None:
     """pi 1.6's ``CH`` figure: the share of the last answer's prompt read from the
     provider's cache, in percent (None before an answer with a prompt)."""
-    rate = None
-    for entry in entries:
+    for entry in reversed(entries):  # the newest answer decides: no walk over a long session
         message: Any = getattr(entry, "message", None)
         if getattr(entry, "type", None) == "message" and getattr(message, "role", None) == "assistant":
             usage = message.usage
             prompt = usage.input + usage.cache_read + usage.cache_write
-            rate = usage.cache_read / prompt * 100 if prompt > 0 else None
-    return rate
+            return usage.cache_read / prompt * 100 if prompt > 0 else None
+    return None
 
 
 def footer(harness, width: int, branch: str | None = None, statuses: dict[str, str] | None = None,
