@@ -31,6 +31,9 @@ class Problem:
     path: str
     message: str
     kind: str = "warning"  # warning (loaded anyway or skipped), collision, error
+    #: A collision's name and the file that kept it (the chat groups collisions by name, as pi).
+    name: str | None = None
+    winner: str | None = None
 
     def __str__(self) -> str:
         return f"{self.path}: {self.message}"
@@ -317,7 +320,7 @@ class Gatherer:
         if winner is not None:
             self.result.problems.append(Problem(
                 str(path), f'{self.noun} name "{self.shown(item.name)}" is taken by {winner.path}; '
-                "this one is ignored", "collision"))
+                "this one is ignored", "collision", self.shown(item.name), str(winner.path)))
             return
         self.result.by_name[item.name] = item
         self.items.append(item)

@@ -106,7 +106,7 @@ def name_problems(name: str, folder_name: str) -> list[str]:
     """What breaks the Agent Skills naming rules (empty when the name is fine)."""
     problems = []
     if name != folder_name:
-        problems.append(f'name "{name}" does not match its folder "{folder_name}"')
+        problems.append(f'name "{name}" does not match parent directory "{folder_name}"')
     if len(name) > NAME_MAX:
         problems.append(f"name is longer than {NAME_MAX} characters ({len(name)})")
     if not _NAME.fullmatch(name):
@@ -135,9 +135,9 @@ def read_skill(path: Path, source: str) -> tuple[Skill | None, list[Problem]]:
     if description is not None and not isinstance(description, str):
         return None, [Problem(where, "description must be text; skill not loaded", "error")]
     if not description or not description.strip():
-        return None, [Problem(where, "description is required; skill not loaded", "error")]
+        return None, [Problem(where, "description is required", "error")]
     if len(description) > DESCRIPTION_MAX:
-        problems.append(Problem(where, f"description is longer than {DESCRIPTION_MAX} characters ({len(description)})"))
+        problems.append(Problem(where, f"description exceeds {DESCRIPTION_MAX} characters ({len(description)})"))
     name = meta.get("name")
     if name is not None and not isinstance(name, str):
         problems.append(Problem(where, f"name must be text; using the folder's name {folder.name!r}"))

@@ -127,8 +127,113 @@
 
   doc.addEventListener('keydown', function (event) {
     if (event.ctrlKey || event.metaKey || event.altKey) { return; }
+    if (event.target && event.target.id === 'tree-search') { return; } // typing a search
     var key = { b: 'branches', t: 'thinking', o: 'output' }[(event.key || '').toLowerCase()];
     if (key) { actions[key](); }
+  });
+
+  // ---------------------------------------------------------------- Markdown
+  // Text marked .md is rendered (marked, code highlighted by highlight.js) as it nears
+  // the screen, so a 20,000-entry page opens as fast as before. Raw HTML in the text is
+  // shown as text, links go only to http(s), mailto and the page, and images are named,
+  // not loaded: nothing in a session's text can add a script or fetch anything.
+  function escapeHtml(text) {
+    return String(text).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
+      .replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+  }
+
+  var markdown = null;
+  if (window.marked && typeof window.marked.Marked === 'function') {
+    markdown = new window.marked.Marked({ gfm: true, async: false });
+    markdown.use({ renderer: {
+      html: function (token) { return escapeHtml(token.raw || token.text || ''); },
+      link: function (token) {
+        var text = this.parser.parseInline(token.tokens);
+        if (!/^(https?:|mailto:|#)/i.test(token.href || '')) { return text; }
+        return '<a href="' + escapeHtml(token.href) + '" rel="noopener noreferrer">' + text + '</a>';
+      },
+      image: function (token) { return '<span class="md-image">[image: ' + escapeHtml(token.text || token.href) + ']</span>'; },
+      code: function (token) {
+        var lang = (token.lang || '').split(/\s/)[0];
+        var body = escapeHtml(token.text);
+        if (window.hljs && lang && window.hljs.getLanguage(lang)) {
+          try { body = window.hljs.highlight(token.text, { language: lang, ignoreIllegals: true }).value; } catch (e) { /* plain */ }
+        }
+        return '<pre class="code"><code class="hljs' + (lang ? ' language-' + escapeHtml(lang) : '') + '">' + body + '</code></pre>';
+      }
+    } });
+  }
+
+  function renderMarkdown(el) {
+    if (el.classList.contains('rendered') || !markdown) { return; }
+    try {
+      el.innerHTML = markdown.parse(el.textContent);
+      el.classList.add('rendered');
+    } catch (e) { /* left as written */ }
+  }
+
+  var toRender = all('.text.md');
+  if (markdown && 'IntersectionObserver' in window) {
+    var watcher = new IntersectionObserver(function (seen) {
+      seen.forEach(function (item) {
+        if (item.isIntersecting) { watcher.unobserve(item.target); renderMarkdown(item.target); }
+      });
+    }, { rootMargin: '1500px 0px' });
+    toRender.forEach(function (el) { watcher.observe(el); });
+  } else {
+    toRender.forEach(renderMarkdown);
+  }
+
+  // ---------------------------------------------------------------- tree search and filters
+  // As pi's page: a filter mode (default: no settings entries; no-tools; user; labeled;
+  // all; answers of tool calls alone never) and words that must all be in an entry.
+  var filterMode = 'default';
+  var searchWords = [];
+  var searchTexts = new Map(); // id -> the entry's text, lower case, made on the first search
+  var treeStatus = doc.getElementById('tree-status');
+
+  function passes(id, li) {
+    if (id === leaf) { return true; }
+    var kind = li.getAttribute('data-filter');
+    if (kind === 'calls-only') { return false; }
+    var ok = filterMode === 'all' ? true
+      : filterMode === 'user-only' ? kind === 'user'
+      : filterMode === 'labeled-only' ? li.hasAttribute('data-labeled')
+      : filterMode === 'no-tools' ? kind !== 'settings' && kind !== 'tool-result'
+      : kind !== 'settings';
+    if (!ok || !searchWords.length) { return ok; }
+    var text = searchTexts.get(id);
+    if (text === undefined) {
+      var el = entryById.get(id);
+      text = ((el ? el.textContent : '') + ' ' + li.textContent).toLowerCase();
+      searchTexts.set(id, text);
+    }
+    return searchWords.every(function (word) { return text.indexOf(word) !== -1; });
+  }
+
+  function applyFilter() {
+    var shown = 0;
+    treeItems.forEach(function (li, id) {
+      var ok = passes(id, li);
+      if (li.hidden === ok) { li.hidden = !ok; }
+      if (ok) { shown++; }
+    });
+    if (treeStatus) { treeStatus.textContent = shown + ' / ' + treeItems.size + ' entries'; }
+    all('#tree-filters button').forEach(function (b) {
+      b.classList.toggle('active', b.getAttribute('data-filter') === filterMode);
+    });
+  }
+
+  var searchBox = doc.getElementById('tree-search');
+  if (searchBox) {
+    searchBox.addEventListener('input', function () {
+      searchWords = searchBox.value.toLowerCase().split(/\s+/).filter(Boolean);
+      applyFilter();
+    });
+  }
+  doc.addEventListener('click', function (event) {
+    var button = event.target.closest('#tree-filters button[data-filter]');
+    if (button) { filterMode = button.getAttribute('data-filter'); applyFilter(); }
   });
 
   var params = new URLSearchParams(window.location.search);
@@ -139,6 +244,8 @@
   }
   showAll = params.get('view') === 'all';
   show(start);
+  applyFilter();
+  doc.getElementById('tree-tools').hidden = false;
   // Shown only now, so that a large page is laid out once, not as it arrives.
   doc.getElementById('toolbar').hidden = false;
   doc.getElementById('sidebar').hidden = false;

@@ -38,7 +38,7 @@ from pi_core.protocol.messages import (
     UserMessage,
 )
 from pi_plugins.export_html import texts
-from pi_plugins.export_html.markup import escape, folded_json, folded_pre, image, text_div
+from pi_plugins.export_html.markup import escape, folded_json, folded_pre, image, markdown_div, text_div
 
 #: The tools whose own ``summarize`` heads each call on the page (set per export).
 _TOOLS: contextvars.ContextVar[dict | None] = contextvars.ContextVar("export_tools", default=None)
@@ -66,9 +66,9 @@ def render_entry(entry: Entry) -> tuple[str, str, str]:
     if isinstance(entry, CompactionEntry):
         return ("compaction", "Compaction",
                 f'<details class="summary"><summary>{texts.tokens(texts.number(entry.tokens_before))} tokens '
-                f"before this point were summarised</summary>{text_div(entry.summary)}</details>")
+                f"before this point were summarised</summary>{markdown_div(entry.summary)}</details>")
     if isinstance(entry, BranchSummaryEntry):
-        return ("branch-summary", "Branch summary", text_div(entry.summary))
+        return ("branch-summary", "Branch summary", markdown_div(entry.summary))
     if isinstance(entry, CustomMessageEntry):
         return _render_custom(entry.custom_type, entry.content, entry.display)
     if isinstance(entry, ModelChangeEntry):
@@ -104,7 +104,7 @@ def render_unreadable(entry: Entry, error: Exception) -> tuple[str, str, str]:
 
 def _render_message(message: Any) -> tuple[str, str, str]:
     if isinstance(message, UserMessage):
-        return ("user", "User", _content(message.content))
+        return ("user", "User", _content(message.content, markdown=True))
     if isinstance(message, AssistantMessage):
         return ("assistant", "Assistant", _assistant(message))
     if isinstance(message, ToolResultMessage):
@@ -118,9 +118,9 @@ def _render_message(message: Any) -> tuple[str, str, str]:
     if isinstance(message, CustomMessage):
         return _render_custom(message.custom_type, message.content, message.display)
     if isinstance(message, BranchSummaryMessage):
-        return ("branch-summary", "Branch summary", text_div(message.summary))
+        return ("branch-summary", "Branch summary", markdown_div(message.summary))
     if isinstance(message, CompactionSummaryMessage):
-        return ("compaction", "Compaction summary", text_div(message.summary))
+        return ("compaction", "Compaction summary", markdown_div(message.summary))
     if isinstance(message, UnknownMessage):
         return ("meta unknown", "Message", f'<span class="meta-text">with role '
                 f"{escape(message.role or '?')}</span>" + folded_json(message.data, "as stored"))
@@ -148,7 +148,7 @@ def _assistant(message: AssistantMessage) -> str:
     for block in message.content:
         if isinstance(block, TextContent):
             if block.text.strip():
-                parts.append(text_div(block.text))
+                parts.append(markdown_div(block.text))
         elif isinstance(block, ThinkingContent):
             if block.redacted:
                 parts.append('<details class="thinking"><summary>Thinking (redacted by the '
@@ -220,13 +220,14 @@ def _bash(message: BashExecutionMessage) -> str:
     return f'<pre class="command">$ {escape(message.command)}</pre>{output}{note}'
 
 
-def _content(content: Any, fold: bool = False) -> str:
+def _content(content: Any, fold: bool = False, markdown: bool = False) -> str:
+    as_text = markdown_div if markdown else text_div
     if isinstance(content, str):
-        return folded_pre(content, "output") if fold else text_div(content)
+        return folded_pre(content, "output") if fold else as_text(content)
     parts = []
     for block in content or ():
         if isinstance(block, TextContent):
-            parts.append(folded_pre(block.text, "output") if fold else text_div(block.text))
+            parts.append(folded_pre(block.text, "output") if fold else as_text(block.text))
         elif isinstance(block, ImageContent):
             parts.append(image(block))
         elif isinstance(block, UnknownContent):

@@ -43,6 +43,12 @@ def text_div(text: str) -> str:
     return f'<div class="text">{escape_text(text)}</div>'
 
 
+def markdown_div(text: str) -> str:
+    """Text the page's script renders as Markdown once it nears the screen (the text
+    itself stays in the page: without scripts it reads as written)."""
+    return f'<div class="text md">{escape_text(text)}</div>'
+
+
 def folded_pre(text: str, what: str, css: str = "") -> str:
     """Text in a ``<pre>``; past :data:`PREVIEW_LINES` lines the rest folds away."""
     cls = f' class="{css}"' if css else ""

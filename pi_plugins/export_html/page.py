@@ -20,6 +20,31 @@ from pi_plugins.export_html.markup import escape
 
 APP_NAME = "pi"
 MAX_INDENT = 12  # deeper forks are drawn at this depth (the page stays readable)
+#: pi's tree filters: (mode, button, what it shows).
+FILTERS = [("default", "Default", "Hide settings entries"), ("no-tools", "No-tools", "Default minus tool results"),
+           ("user-only", "User", "Only user messages"), ("labeled-only", "Labeled", "Only labeled entries"),
+           ("all", "All", "Show everything")]
+_SETTINGS_ENTRIES = ("label", "custom", "context_edit", "model_change", "thinking_level_change")
+
+
+def filter_kind(entry: Entry) -> str:
+    """What pi's tree filters go by: ``user``, ``tool-result``, ``settings`` (labels,
+    plugin data, model and thinking changes), ``calls-only`` (an answer of tool calls
+    alone, which pi's tree leaves out in every mode), else ``other``."""
+    try:
+        if entry.type in _SETTINGS_ENTRIES:
+            return "settings"
+        message = entry.message if isinstance(entry, MessageEntry) else None
+        if isinstance(message, UserMessage):
+            return "user"
+        if getattr(message, "role", None) == "toolResult":
+            return "tool-result"
+        if isinstance(message, AssistantMessage) and not message.text.strip() and (
+                message.stop_reason in ("stop", "toolUse", None)):
+            return "calls-only"
+    except Exception:  # values of unexpected types: shown as stored, filtered as "other"
+        pass
+    return "other"
 
 
 class Page:
@@ -54,6 +79,12 @@ class Page:
             "</style></noscript>\n</head>\n",
             f'<body data-leaf="{escape(self.leaf_id or "")}">\n',
             '<aside id="sidebar" hidden><h2>Session tree</h2>',
+            # pi's tree search and filters; the script makes them work (hidden without it)
+            '<div id="tree-tools" hidden><input type="search" id="tree-search" placeholder="Search..." '
+            'aria-label="Search the entries"><div id="tree-filters">',
+            *(f'<button type="button" data-filter="{mode}" title="{escape(hint)}">{name}</button>'
+              for mode, name, hint in FILTERS),
+            '</div><div id="tree-status"></div></div>',
             f'<ol id="tree">{"".join(self.tree_html)}</ol></aside>\n',
             '<main id="content">\n',
             self._header(),
@@ -174,9 +205,10 @@ class Page:
         leaf = ' <span class="leaf-mark" title="the session\'s current position">●</span>' if (
             entry.id == self.leaf_id) else ""
         rails = f'<span class="rails">{lead}</span>' if lead else ""
+        labeled = ' data-labeled=""' if node.label else ""
         self.tree_html.append(
-            f'<li class="{tree_kind}"><a href="#e-{entry_id}" data-id="{entry_id}">{rails}{label}'
-            f"{escape(summary)}{leaf}</a></li>"
+            f'<li class="{tree_kind}" data-filter="{filter_kind(entry)}"{labeled}>'
+            f'<a href="#e-{entry_id}" data-id="{entry_id}">{rails}{label}{escape(summary)}{leaf}</a></li>'
         )
 
     # ------------------------------------------------------------ header

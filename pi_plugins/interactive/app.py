@@ -78,6 +78,9 @@ class InteractiveApp:
         self.view = View(hide_thinking=bool(settings.get("hideThinkingBlock", False)),
                          pad=output_pad(settings))
         markdown.code_block_indent = str(settings.get("markdown.codeBlockIndent", "  "))
+        from pi_plugins.interactive import file_links
+
+        file_links.links_from = self.harness.ctx.cwd if file_links.hyperlinks_wanted(settings) else None
         self.transcript = Transcript()
         self.ui = InteractiveUI(self)
         self.layout = ChatLayout(self)
@@ -90,12 +93,15 @@ class InteractiveApp:
         self.statuses: dict[str, str] = {}
         self.widgets: dict[str, tuple[list[str], str]] = {}
         self.plugin_commands: dict[str, Any] = {}
+        #: What was wrong with the skills and templates found (pi's "[Skill conflicts]" …).
+        self.resource_problems: list = []
         self.renderers: dict[str, Any] = {}
         self.shortcuts: list = []
         self.files = FileIndex(self.harness.ctx.cwd)
         self.branch = git_branch(self.harness.ctx.cwd)
         self._tasks: set[asyncio.Task] = set()
         self._exit_code = 0
+        self.crashed: BaseException | None = None  # what ended the chat from a task, if anything
         self.keybindings = Keybindings.load(self.harness.ctx.agent_dir)
         # what plugins put on screen (ctx.ui): components, the working line, key listeners
         self.overlays = OverlayStack(self.layout.refocus)
@@ -140,6 +146,9 @@ class InteractiveApp:
         if news is not None:
             self.add(news)
         self.actions.populate_history()
+        from pi_plugins.interactive.crash_log import announce
+
+        announce(self)  # pi 1.6: the last crash, once, with the /bug hint
         if is_unknown(harness.model):  # started without a model, as pi's chat can: /login gets one
             from pi_core.app.auth import no_models_available
 
@@ -203,6 +212,10 @@ class InteractiveApp:
                 except (NotImplementedError, RuntimeError):
                     pass
             await self._shut_down()
+        if self._exit_code == 0:  # a quit, not a signal: how to come back, as pi 1.6
+            from pi_plugins.interactive.resume_hint import print_resume_hint
+
+            print_resume_hint(self)
         return self._exit_code
 
     async def _shut_down(self) -> None:
@@ -247,6 +260,9 @@ class InteractiveApp:
         except Exception as exc:
             log.debug("interactive task failed", exc_info=True)
             self.add_text(f"Error: {exc}", "error")
+        except BaseException as exc:  # KeyboardInterrupt, SystemExit: asyncio ends the chat with it
+            self.crashed = exc  # recorded in the crash log (pi 1.6; see run_interactive)
+            raise
 
     async def load_plugin_parts(self) -> None:
         """The plugins' commands, message renderers and shortcuts (again on ``/reload``)."""
@@ -259,6 +275,9 @@ class InteractiveApp:
         renderers = await plugins.call("register_message_renderers", ctx=ctx)
         self.renderers = {r.custom_type: r.render for r in renderers}
         self.shortcuts = await plugins.call("register_shortcuts", ctx=ctx)
+        from pi_plugins.interactive.resource_problems import gather
+
+        self.resource_problems = await gather(ctx)
 
     # ================================================================ the screen
 

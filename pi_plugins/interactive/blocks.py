@@ -147,15 +147,18 @@ class TextBlock(Block):
 
 class HeaderBlock(Block):
     def __init__(self, title: str | None, hints: list[tuple[str, str]], notes: Sequence[str] = (),
-                 sections: Sequence[tuple[str, list[str]]] = ()) -> None:
+                 sections: Sequence[tuple[str, list[str]]] = (),
+                 problems: Sequence[tuple[str, list[tuple[str, str]]]] = ()) -> None:
         super().__init__()
         self.title, self.hints, self.notes = title, hints, list(notes)
         #: What was loaded, pi's "[Context]", "[Skills]", "[Prompts]", "[Extensions]", "[Themes]".
         self.sections = list(sections)
+        #: What was wrong with it, pi's "[Skill conflicts]", "[Prompt conflicts]": (text, style) lines.
+        self.problems = list(problems)
 
     def renderable(self, view: View, live: bool = False) -> RenderableType | None:
         if self.title is None:  # quietStartup: only what went wrong
-            notes = [Text(note, style="warning") for note in self.notes]
+            notes = [*problem_lines(self.problems), *(Text(note, style="warning") for note in self.notes)]
             return Padding(Group(*notes), (0, view.pad)) if notes else None
         hint = Text()
         for index, (key, what) in enumerate(self.hints):
@@ -166,8 +169,32 @@ class HeaderBlock(Block):
         parts = [Text(self.title, style="bold accent"), hint]
         for name, items in self.sections:
             parts += [Text(""), Text(f"[{name}]", style="accent"), Text("  " + ", ".join(items), style="dim")]
+        if self.problems:
+            parts += [Text(""), *problem_lines(self.problems)]
         parts += [Text(note, style="warning") for note in self.notes]
         return Padding(Group(*parts), (0, view.pad))
+
+
+def problem_lines(sections: Sequence[tuple[str, list[tuple[str, str]]]]) -> list[Text]:
+    """pi's problem sections: a "[Skill conflicts]" heading and its lines, a blank line between."""
+    lines: list[Text] = []
+    for index, (heading, entries) in enumerate(sections):
+        if index:
+            lines.append(Text(""))
+        lines.append(Text(f"[{heading}]", style="warning"))
+        lines += [Text(text, style=style) for text, style in entries]
+    return lines
+
+
+class ProblemsBlock(Block):
+    """The problem sections again after ``/reload``."""
+
+    def __init__(self, sections: Sequence[tuple[str, list[tuple[str, str]]]]) -> None:
+        super().__init__()
+        self.sections = list(sections)
+
+    def renderable(self, view: View, live: bool = False) -> RenderableType | None:
+        return Padding(Group(*problem_lines(self.sections)), (0, 1)) if self.sections else None
 
 
 class UserBlock(Block):

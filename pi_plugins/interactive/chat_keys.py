@@ -122,6 +122,9 @@ class ChatKeys:
         actions: dict[str, Callable[[Any], object]] = {
             "tui.editor.cursorUp": lambda event: buffer().auto_up(count=event.arg),
             "tui.editor.cursorDown": lambda event: buffer().auto_down(count=event.arg),
+            # pi 1.6: history wherever the cursor is (bound after the app's keys, so they win)
+            "tui.editor.historyPrevious": lambda event: buffer().history_backward(count=event.arg),
+            "tui.editor.historyNext": lambda event: buffer().history_forward(count=event.arg),
             "tui.editor.pageUp": lambda event: buffer().cursor_up(count=max(tui.rows // 2, 1)),
             "tui.editor.pageDown": lambda event: buffer().cursor_down(count=max(tui.rows // 2, 1)),
         }

@@ -6,43 +6,14 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from rich.text import Text
-
 from pi_plugins.interactive import tree_view
 from pi_plugins.interactive.dialogs import InputDialog, Item, ListDialog
 from pi_plugins.interactive.footer import format_tokens
 from pi_plugins.interactive.keys import UnbindableKey, key_sequences
+from pi_plugins.interactive.model_dialogs import model, thinking
 
 if TYPE_CHECKING:
     from pi_plugins.interactive.port import ChatPort
-
-
-async def model(tui: ChatPort, args: str) -> None:
-    """``/model [search]``: an exact match switches at once, else the selector opens."""
-    harness = tui.harness
-    models = harness.available_models()
-    if args:
-        exact = [m for m in models if args in (m.key, m.id, f"{m.provider}/{m.id}")]
-        if len(exact) == 1:
-            await _switch_model(tui, exact[0])
-            return
-    current = harness.model.key
-    items = [Item(Text.assemble(m.id, (f" [{m.provider}]", "muted"), (" ✓" if m.key == current else "", "success")),
-                  m, search_text=f"{m.provider}/{m.id} {m.name}") for m in models]
-    if not items:
-        tui.add_text("No models available: add one to models.json or set an API key", "warning")
-        return
-    selected = next((i for i, m in enumerate(models) if m.key == current), 0)
-    chosen = await tui.show_dialog(ListDialog(
-        tui.painter, "Select a model", items, search=True, query=args, selected=selected,
-        detail=lambda item: f"Model name: {item.value.name or item.value.id}"))
-    if chosen is not None:
-        await _switch_model(tui, chosen)
-
-
-async def _switch_model(tui: ChatPort, chosen) -> None:
-    await tui.harness.set_model(chosen)
-    tui.add_text(f"Model: {chosen.provider}/{chosen.id}", "dim")
 
 
 async def compact(tui: ChatPort, args: str) -> None:
@@ -425,6 +396,10 @@ async def reload_(tui: ChatPort, args: str) -> None:
     await tui.load_plugin_parts()
     tui.reload_keybindings()
     tui.add_text("Reloaded plugins, skills, prompt templates, context files and keybindings.", "dim")
+    if tui.resource_problems:
+        from pi_plugins.interactive.blocks import ProblemsBlock
+
+        tui.add(ProblemsBlock(tui.resource_problems))
 
 
 def last_answer(tui: ChatPort) -> str | None:
@@ -453,6 +428,12 @@ async def copy(tui: ChatPort, args: str) -> None:
         tui.add_text("Could not copy: no clipboard tool, and the text is too long for OSC 52", "error")
         return
     tui.add_text("Copied last agent message to clipboard", "dim")
+
+
+async def _bug(tui: ChatPort, args: str) -> None:
+    from pi_plugins.interactive.bug_report import bug
+
+    await bug(tui, args)
 
 
 async def _share(tui: ChatPort, args: str) -> None:
@@ -543,6 +524,7 @@ async def quit_(tui: ChatPort, args: str) -> None:
 
 BUILTINS = [
     ("model", "Choose the model", model),
+    ("thinking", "Set the thinking level [level]", thinking),
     ("scoped-models", "Choose the models Ctrl+P cycles through", _scoped_models),
     ("compact", "Summarize older messages to free context [instructions]", compact),
     ("tree", "Move to any point of the session tree", tree),
@@ -561,6 +543,7 @@ BUILTINS = [
     ("settings", "Change settings (saved to settings.json at once)", _settings),
     ("hotkeys", "Keyboard shortcuts", hotkeys),
     ("reload", "Reload plugins, skills, prompt templates and context files", reload_),
+    ("bug", "Write a bug report for the developers (a zip here) [description]", _bug),
     ("trust", "Save a project trust decision for future pi processes", trust),
     ("login", "Sign in with a subscription or store an API key [provider]", login),
     ("logout", "Remove a sign-in or stored API key [provider]", logout),

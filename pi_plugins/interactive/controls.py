@@ -11,6 +11,8 @@ from prompt_toolkit.layout.controls import UIContent, UIControl
 from prompt_toolkit.layout.processors import Processor, Transformation, TransformationInput
 from prompt_toolkit.layout.utils import explode_text_fragments
 
+from pi_plugins.interactive.file_links import zero_width_links
+
 _FRAGMENTS: dict[str, StyleAndTextTuples] = {}
 
 
@@ -21,7 +23,8 @@ def fragments(line: str) -> StyleAndTextTuples:
     if found is None:
         if len(_FRAGMENTS) > 20000:
             _FRAGMENTS.clear()
-        found = to_formatted_text(ANSI(line)) if "\x1b" in line else [("", line)]
+        # an OSC 8 link (a tool's file) passes to the terminal as a zero-width escape
+        found = to_formatted_text(ANSI(zero_width_links(line))) if "\x1b" in line else [("", line)]
         _FRAGMENTS[line] = found
     return found
 

@@ -37,6 +37,9 @@ class EventBlocks:
         #: The assistant message streaming now, and the tool calls not finished yet.
         self.streaming: AssistantBlock | None = None
         self.tools: dict[str, ToolBlock] = {}
+        from pi_plugins.interactive.terminal_progress import TerminalProgress
+
+        self.progress = TerminalProgress(tui)  # OSC 9;4 while the agent works (pi 1.6)
         self._handlers = {
             "message_start": self._message_start, "message_update": self._message_update,
             "message_end": self._message_end, "tool_execution_start": self._tool_start,
@@ -49,6 +52,7 @@ class EventBlocks:
         }
 
     def on_event(self, event) -> None:
+        self.progress.on_event(event)
         handler = self._handlers.get(event.type)
         if handler is not None:
             handler(event)
@@ -122,6 +126,11 @@ class EventBlocks:
                 tool.state.content = [TextContent(text=message.error_message or "Operation aborted")]
                 tool.state.is_error = tool.state.finished = True
             tool.changed()
+        from pi_plugins.interactive.cache_notices import cache_miss_notice
+
+        miss = cache_miss_notice(self.tui.harness, message)
+        if miss is not None:
+            self.tui.add_text(miss, "warning")
         self.tui.changed()
 
     # ---------------------------------------------------------------- tools

@@ -2,13 +2,14 @@
 and which model thinks how hard (pi's layout)::
 
     ~/src/app (main) • refactor auth
-    ↑1.2k ↓340 R12k $0.014 3.1%/200k (auto)              (anthropic) claude-x • high
+    ↑1.2k ↓340 R12k CH90.9% $0.014 3.1%/200k (auto)      (anthropic) claude-x • high
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from rich.console import Group
 from rich.text import Text
@@ -51,6 +52,18 @@ def git_branch(cwd: str) -> str | None:
     return None
 
 
+def latest_cache_hit_rate(entries) -> float | None:
+    """pi 1.6's ``CH`` figure: the share of the last answer's prompt read from the
+    provider's cache, in percent (None before an answer with a prompt)."""
+    for entry in reversed(entries):  # the newest answer decides: no walk over a long session
+        message: Any = getattr(entry, "message", None)
+        if getattr(entry, "type", None) == "message" and getattr(message, "role", None) == "assistant":
+            usage = message.usage
+            prompt = usage.input + usage.cache_read + usage.cache_write
+            return usage.cache_read / prompt * 100 if prompt > 0 else None
+    return None
+
+
 def footer(harness, width: int, branch: str | None = None, statuses: dict[str, str] | None = None,
            providers: int = 1) -> Group:
     """The footer for this harness state, fitted to ``width``."""
@@ -66,6 +79,9 @@ def footer(harness, width: int, branch: str | None = None, statuses: dict[str, s
     for key, mark in (("input", "↑"), ("output", "↓"), ("cacheRead", "R"), ("cacheWrite", "W")):
         if totals[key]:
             parts.append(f"{mark}{format_tokens(totals[key])}")
+    hit_rate = latest_cache_hit_rate(harness.session.entries)
+    if (totals["cacheRead"] or totals["cacheWrite"]) and hit_rate is not None:
+        parts.append(f"CH{hit_rate:.1f}%")
     if totals["cost"]:
         parts.append(f"${totals['cost']:.3f}")
     # no context window (no model yet: the chat started without one, as pi's does)

@@ -36,9 +36,11 @@ def _builtin_header(tui: InteractiveApp) -> HeaderBlock:
     notes += [f"warning: {problem}" for problem in tui.theme_problems]
     notes += _package_extensions(tui)
     notes += [f"warning: keybindings: {problem}" for problem in tui.keybindings.problems + tui.keys.problems]
-    if tui.settings.get("quietStartup", False) and not getattr(tui.pi.args, "verbose", False):
-        return HeaderBlock(None, [], notes)
-    return HeaderBlock(f"pi-harness v{__version__}", HINTS, notes, _loaded_sections(tui))
+    quiet = tui.settings.get("quietStartup", False) if not getattr(tui.pi.args, "verbose", False) else False
+    if quiet and quiet != "header":
+        return HeaderBlock(None, [], notes, problems=tui.resource_problems)
+    sections = [] if quiet == "header" else _loaded_sections(tui)  # "header": pi 1.6's header alone
+    return HeaderBlock(f"pi-harness v{__version__}", HINTS, notes, sections, tui.resource_problems)
 
 
 def _package_extensions(tui: InteractiveApp) -> list[str]:

@@ -15,6 +15,8 @@ from pathlib import Path
 DEFAULTS: dict[str, tuple[str, ...]] = {
     "tui.editor.cursorUp": ("up",),
     "tui.editor.cursorDown": ("down",),
+    "tui.editor.historyPrevious": (),  # pi 1.6: unbound unless keybindings.json binds them
+    "tui.editor.historyNext": (),
     "tui.editor.cursorLeft": ("left", "ctrl+b"),
     "tui.editor.cursorRight": ("right", "ctrl+f"),
     "tui.editor.cursorWordLeft": ("alt+left", "ctrl+left", "alt+b"),
@@ -65,6 +67,7 @@ DEFAULTS: dict[str, tuple[str, ...]] = {
     "app.model.cycleBackward": ("shift+ctrl+p",),
     "app.thinking.cycle": ("shift+tab",),
     "app.thinking.toggle": ("ctrl+t",),
+    "app.thinking.save": ("ctrl+s",),  # pi 1.6: in /thinking
     "app.tools.expand": ("ctrl+o",),
     "app.message.followUp": ("alt+enter",),
     "app.message.dequeue": ("alt+up",),

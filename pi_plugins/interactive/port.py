@@ -44,6 +44,8 @@ class ChatPort(Protocol):
     run_task: asyncio.Task | None
     #: Esc stopped what :meth:`busy_with` ran.
     busy_aborted: bool
+    #: The skills' and templates' problems, as the header lists them (again after ``/reload``).
+    resource_problems: list
 
     @property
     def rows(self) -> int:

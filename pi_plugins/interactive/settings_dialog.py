@@ -40,6 +40,15 @@ def _save(key: str, kind=str):
     return change
 
 
+def _quiet_startup_value(tui: ChatPort) -> str:
+    value = tui.settings.get("quietStartup", False)
+    return "header" if value == "header" else "true" if value else "false"
+
+
+def _save_quiet_startup(tui: ChatPort, value: str) -> None:  # pi 1.6: true, false or "header"
+    tui.settings.remember("quietStartup", "header" if value == "header" else value == "true")
+
+
 async def _thinking(tui: ChatPort, value: str) -> None:
     await tui.harness.set_thinking_level(value)  # remembered as defaultThinkingLevel
 
@@ -88,8 +97,11 @@ OPTIONS = [
            lambda tui: ON_OFF, lambda tui: "true" if tui.view.hide_thinking else "false", _hide_thinking),
     Option("collapse-changelog", "Collapse changelog", "Show a one-line note instead of the changes after an update",
            lambda tui: ON_OFF, _flag("collapseChangelog"), _save("collapseChangelog", bool)),
-    Option("quiet-startup", "Quiet startup", "Leave out the start-up header",
-           lambda tui: ON_OFF, _flag("quietStartup"), _save("quietStartup", bool)),
+    Option("cache-miss-notices", "Cache miss notices", "Show notices in the chat for prompt-cache misses",
+           lambda tui: ON_OFF, _flag("showCacheMissNotices"), _save("showCacheMissNotices", bool)),
+    Option("quiet-startup", "Quiet startup",
+           "Leave out the start-up header (header: keep only the header, not what was loaded)",
+           lambda tui: ["true", "header", "false"], _quiet_startup_value, _save_quiet_startup),
     Option("double-escape-action", "Double-escape action", "What Esc twice on an empty editor opens",
            lambda tui: ["tree", "fork", "none"], lambda tui: tui.settings.get("doubleEscapeAction") or "tree",
            _save("doubleEscapeAction")),
@@ -124,6 +136,8 @@ OPTIONS = [
     Option("fullscreen-exit-output", "Fullscreen exit output", "What fullscreen mode leaves in the terminal on exit",
            lambda tui: ["transcript", "resume-hint"],
            lambda tui: str(tui.settings.get("fullscreenExitOutput", "transcript")), _save("fullscreenExitOutput")),
+    Option("terminal-progress", "Terminal progress", "Show OSC 9;4 progress indicators in the terminal tab bar",
+           lambda tui: ON_OFF, _flag("terminal.showTerminalProgress"), _save("terminal.showTerminalProgress", bool)),
 ]
 
 #: Options with more values than this open a list of them; the others step through theirs.

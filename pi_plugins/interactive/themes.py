@@ -2,9 +2,12 @@
 in the agent dir and in the project's ``.pi/``, the settings' ``themes`` list, the
 themes of configured pi packages (``packages``), and
 ``--theme PATH`` (a file or a folder, repeatable). ``--no-themes`` leaves out all but the
-built-ins and ``--theme``. The settings key ``theme`` names the one to use (default dark).
+built-ins and ``--theme``. The settings key ``theme`` names the one to use (default dark):
+a name, ``system`` (light or dark by the terminal's background), or pi 1.6's automatic
+pair ``"LIGHT/DARK"``.
 
-A theme file is ``{"name", "vars"?, "colors"}``; a colour is ``"#rrggbb"``, an xterm
+A theme file is ``{"name", "appearance"?, "vars"?, "colors"}``; a colour is ``"#rgb"``,
+``"#rrggbb"``, ``"oklch(L C H)"``, ``"okhsl(H S L)"`` (:mod:`.theme_colors`), an xterm
 256-colour number, ``""`` (the terminal's default) or the name of a ``vars`` entry. pi
 asks for all 51 tokens; a token left out here keeps the dark theme's colour (and a
 warning says which). The tokens are mapped onto the style names the chat is painted with
@@ -120,9 +123,12 @@ def _color(value: Any, variables: dict, token: str) -> str:
         return f"color({value})"
     if value == "":
         return "default"
-    if value.startswith("#") and len(value) in (4, 7):
-        return value
-    raise ThemeError(f"colors.{token}: {value!r} is neither #rrggbb, 0-255, \"\" nor a name in vars")
+    from pi_plugins.interactive.theme_colors import ColorFormatError, parse_color
+
+    try:
+        return parse_color(value)  # pi 1.6's forms: #rgb, #rrggbb, oklch(), okhsl()
+    except ColorFormatError as exc:
+        raise ThemeError(f"colors.{token}: {exc}, a 256-colour number, \"\" or a name in vars") from None
 
 
 def palette_from(document: Any, source: str = "") -> tuple[Palette, list[str]]:
@@ -138,7 +144,13 @@ def palette_from(document: Any, source: str = "") -> tuple[Palette, list[str]]:
     variables = document.get("vars") or {}
     if not isinstance(variables, dict):
         raise ThemeError("vars must be an object")
-    base = dark()
+    if "/" in name or name.strip() == "system":
+        raise ThemeError(f"theme name {name!r}: a name cannot contain '/' or be 'system' (pi 1.6 keeps them)")
+    appearance = document.get("appearance")
+    if appearance not in (None, "dark", "light"):
+        raise ThemeError(f"appearance {appearance!r}: \"dark\" or \"light\"")
+    # the colours a theme leaves out come from the built-in theme of its appearance
+    base = light() if appearance == "light" else dark()
     styles, thinking, prompt = base.styles, base.thinking, base.prompt
     bash = base.bash
     missing = []
@@ -169,7 +181,7 @@ def palette_from(document: Any, source: str = "") -> tuple[Palette, list[str]]:
     if accent and accent != "none":
         prompt["dialog-prompt"] = accent
     warnings = [f"theme {name!r}{f' ({source})' if source else ''}: no colour for "
-                f"{', '.join(missing)}; the dark theme's is used"] if missing else []
+                f"{', '.join(missing)}; the {base.name} theme's is used"] if missing else []
     return Palette(name.strip(), styles, thinking, bash, prompt, source), warnings
 
 
@@ -218,7 +230,7 @@ def package_themes(settings: Any, cwd: str | Path, agent_dir: str | Path | None)
 def load_themes(*, cwd: str | Path, agent_dir: str | Path | None, settings: Any = None,
                 cli_paths: Sequence[str] = (), discover: bool = True) -> tuple[dict[str, Palette], list[str]]:
     """Every theme by name (the first of a name wins, as with skills), and problems."""
-    themes: dict[str, Palette] = {"dark": dark(), "light": light()}
+    themes: dict[str, Palette] = {"dark": dark(), "light": light(), "system": system()}
     problems: list[str] = []
     candidates: list[Path] = []
     if discover:
@@ -281,23 +293,37 @@ def terminal_is_light(env: Any = None) -> bool:
     return background in ("7", "15")
 
 
-def pick_named(themes: dict[str, Palette], wanted: str, env: Any = None) -> tuple[Palette | None, str | None]:
+def pick_named(themes: dict[str, Palette], wanted: str, env: Any = None,
+               where: str = "--use-theme") -> tuple[Palette | None, str | None]:
     """``NAME`` or pi 1.6's ``LIGHT/DARK`` pair (by the terminal's background): the theme,
-    or None and why (``--use-theme``)."""
+    or None and why (``where`` names the setting or flag)."""
     names = wanted.split("/")
     if len(names) > 2 or not all(names):
-        return None, f"--use-theme {wanted!r}: give NAME or LIGHT/DARK"
+        return None, f"{where} {wanted!r}: give NAME or LIGHT/DARK"
     name = names[0] if len(names) == 1 or terminal_is_light(env) else names[1]
     if name not in themes:
-        return None, f"--use-theme {name!r}: no such theme (have {', '.join(sorted(themes))})"
+        return None, f"{where} {name!r}: no such theme (have {', '.join(sorted(themes))})"
     return themes[name], None
 
 
-def choose(themes: dict[str, Palette], settings: Any) -> tuple[Palette, list[str]]:
-    """The theme the settings name (``theme``), else dark."""
+def system(env: Any = None) -> Palette:
+    """pi 1.6's ``system`` theme, as far as it goes here: the built-in light or dark
+    palette by the terminal's background (``COLORFGBG``; dark when it says nothing).
+    pi also asks the terminal for its colours (OSC 10/11/4) and derives each from them."""
+    palette = light() if terminal_is_light(env) else dark()
+    palette.name = "system"
+    return palette
+
+
+def choose(themes: dict[str, Palette], settings: Any, env: Any = None) -> tuple[Palette, list[str]]:
+    """The theme the settings name (``theme``: a name, ``system``, or pi 1.6's automatic
+    ``LIGHT/DARK`` pair), else dark."""
     wanted = settings.get("theme") if settings is not None else None
     if not wanted:
         return themes["dark"], []
+    if isinstance(wanted, str) and "/" in wanted:
+        found, problem = pick_named(themes, wanted, env, where="settings theme")
+        return (found, []) if found is not None else (themes["dark"], [f"{problem}; using dark"])
     if wanted not in themes:
         return themes["dark"], [f"settings theme {wanted!r}: no such theme "
                                 f"(have {', '.join(sorted(themes))}); using dark"]

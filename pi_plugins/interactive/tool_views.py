@@ -72,7 +72,22 @@ def call_title(state: ToolState) -> Text:
     if space:
         title.append(" ")
         title.append(rest, style="accent" if state.tool is not None else "muted")
+        _link_file(title, state.args, len(head) + 1, rest)
     return title
+
+
+def _link_file(title: Text, args: Any, start: int, rest: str) -> None:
+    """pi 1.6: the file a call names is an OSC 8 ``file://`` link (where links are on)."""
+    from pi_plugins.interactive import file_links
+
+    path = argument(args, "path", "file_path")
+    if file_links.links_from is None or not isinstance(path, str) or not path:
+        return
+    shown = short_path(path)
+    if rest.startswith(shown):
+        from rich.style import Style
+
+        title.stylize(Style(link=file_links.file_url(path, file_links.links_from)), start, start + len(shown))
 
 
 def _more(count: int, where: str) -> Text:

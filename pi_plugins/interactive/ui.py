@@ -176,8 +176,9 @@ class InteractiveUI:
         return Theme(self.tui)
 
     def get_all_themes(self) -> list[dict]:
+        # pi 1.6's order: "system" first (the generated theme), then by name
         return [{"name": name, "path": None if palette.source == "builtin" else str(palette.source)}
-                for name, palette in sorted(self.tui.themes.items())]
+                for name, palette in sorted(self.tui.themes.items(), key=lambda item: (item[0] != "system", item[0]))]
 
     def get_theme(self, name: str) -> Any:
         return self.tui.themes.get(name)

@@ -11,7 +11,7 @@ import json
 import pytest
 
 from pi_plugins.export_html import export_html
-from support.export_sessions import EVIL, hostile_session
+from support.export_sessions import EVIL, hostile_session, markdown_session
 from support.sessions import fixture
 
 pytestmark = pytest.mark.process  # starts real processes (see tests/conftest.py)
@@ -38,6 +38,7 @@ def pages(tmp_path_factory):
         "thinking": export_html(fixture("tools-anthropic-thinking.jsonl"),
                                 folder / "thinking.html").resolve().as_uri(),
         "evil": export_html(hostile_session(folder / "s"), folder / "evil.html").resolve().as_uri(),
+        "markdown": export_html(markdown_session(folder / "m"), folder / "markdown.html").resolve().as_uri(),
     }
 
 
@@ -131,8 +132,65 @@ def test_hostile_text_shows_as_text_and_runs_nothing(browser, page):
     assert browser.evaluate("document.images.length") == 1
     assert browser.evaluate("document.title") == f"pi session: name{EVIL}"
     text = browser.evaluate("document.getElementById('entries').textContent")
-    for prefix in ("user says ", "assistant says ", "result ", "custom says ", "boom "):
+    for prefix in ("result ", "custom says ", "boom "):
         assert prefix + EVIL in text
+    # user and assistant text is Markdown: every tag stays text; only the written "&amp;"
+    # reads as "&", as Markdown (and pi's page) reads an entity
+    assert browser.evaluate("document.querySelectorAll('.text.md.rendered').length") >= 2
+    for prefix in ("user says ", "assistant says "):
+        assert prefix + EVIL.replace("&amp;", "&") in text
+
+
+def test_markdown_and_code_are_rendered_and_nothing_in_them_runs_or_loads(browser, page):
+    page("markdown")
+    answer = "document.querySelectorAll('.entry.assistant .text.md')[0]"
+    assert browser.evaluate(f"{answer}.classList.contains('rendered')")
+    assert browser.evaluate(f"{answer}.querySelector('h2').textContent") == "Plan"
+    assert browser.evaluate(f"Array.from({answer}.querySelectorAll('ol li')).map(l => l.textContent)") == [
+        "Read the config", "Fix load()"]
+    assert browser.evaluate(f"Array.from({answer}.querySelectorAll('td')).map(c => c.textContent)") == [
+        "a.py", "new"]
+    code = f"{answer}.querySelector('pre.code code.language-python')"
+    assert browser.evaluate(f"{code}.textContent").startswith("def load(path):")
+    assert browser.evaluate(f"{code}.querySelector('.hljs-keyword').textContent") == "def"
+    links = browser.evaluate(f"Array.from({answer}.querySelectorAll('a')).map(a => a.getAttribute('href'))")
+    assert links == ["https://example.com/docs"]  # the javascript: link is left as its text
+    assert browser.evaluate("document.images.length") == 0  # the image is named, not loaded
+    assert "[image: a chart]" in browser.evaluate(f"{answer}.textContent")
+    assert browser.evaluate(f"{answer}.querySelectorAll('span[onclick]').length") == 0
+    assert '<span onclick="alert(1)">raw html</span>' in browser.evaluate(f"{answer}.textContent")
+    user = "document.querySelector('.entry.user .text.md')"
+    assert browser.evaluate(f"{user}.querySelector('strong').textContent") == "loader"
+
+
+TREE_SHOWN = """Array.from(document.querySelectorAll('#tree li'))
+    .filter(li => !li.hidden).map(li => li.querySelector('a').textContent.replace(/^[├└│─ ]+/, ''))"""
+
+
+def test_the_tree_filters_and_searches_as_pis_page(browser, page):
+    page("markdown")
+    # default: no settings entries (the model change) and no answer of tool calls alone; the
+    # current leaf (here the label entry) always shows, as in pi; "tests" is the label
+    shown = browser.evaluate(TREE_SHOWN)
+    assert [line.split(":")[0] for line in shown] == ["user", "assistant", "testsuser", "bash result", "assistant",
+                                                      "label"]
+    assert browser.evaluate("document.getElementById('tree-status').textContent") == "6 / 8 entries"
+
+    def choose(mode: str) -> list[str]:
+        browser.evaluate(f"document.querySelector('#tree-filters button[data-filter=\"{mode}\"]').click()")
+        return browser.evaluate(TREE_SHOWN)
+
+    assert [line.split(":")[0] for line in choose("no-tools")] == ["user", "assistant", "testsuser", "assistant", "label"]
+    assert [line.split(":")[0] for line in choose("user-only")] == ["user", "testsuser", "label"]
+    assert [line.split(":")[0] for line in choose("labeled-only")] == ["testsuser", "label"]
+    assert len(choose("all")) == 7  # all but the answer of a tool call alone
+    choose("default")
+    search = ("(box => {{ box.value = {!r}; box.dispatchEvent(new Event('input')); }})"
+              "(document.getElementById('tree-search'))")
+    browser.evaluate(search.format("ZEBRA striping"))
+    assert [line.split(":")[0] for line in browser.evaluate(TREE_SHOWN)] == ["testsuser", "label"]
+    browser.evaluate(search.format("open(path)"))  # words from inside an answer's code
+    assert [line.split(":")[0] for line in browser.evaluate(TREE_SHOWN)] == ["assistant", "label"]
 
 
 def test_without_scripts_every_branch_is_readable(browser, pages):

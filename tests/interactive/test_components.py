@@ -172,7 +172,7 @@ def test_footer_widget_key_listener_paste_autocomplete_theme_and_tools_expanded(
     term = pi_tui(plugin=UI_PLUGIN)
     term.submit("/decorate")
     screen = term.wait_for(lambda s: "themes " in s and "BANNER WIDGET" in s and "CUSTOM FOOTER" in s)
-    assert "themes dark,light light:True expanded:True styled:True" in screen
+    assert "themes system,dark,light light:True expanded:True styled:True" in screen
     assert "BANNER WIDGET" in screen and "CUSTOM FOOTER" in screen and "(auto)" not in screen
     assert json.loads((term.agent_dir / "settings.json").read_text()).get("theme") is None  # not saved
     term.wait_for(lambda s: term.editor(s) == "pasted")

@@ -38,7 +38,8 @@ def test_settings_toggles_are_saved_as_pis_keys(pi_tui):
     for index, label, key, value in [(2, "Auto-compact", "compaction", {"enabled": False}),
                                      (3, "Steering mode", "steeringMode", "all"),
                                      (6, "Hide thinking", "hideThinkingBlock", True),
-                                     (8, "Quiet startup", "quietStartup", True)]:
+                                     (8, "Cache miss notices", "showCacheMissNotices", True),
+                                     (9, "Quiet startup", "quietStartup", True)]:
         term.press(*["Down"] * (index - at))
         at = index
         term.wait_for(f"→ {label}")

@@ -41,7 +41,7 @@ def test_theme_files_are_found_in_the_agent_dir_the_project_and_on_the_command_l
     assert any("no colour for" in p and "'mine'" in p for p in problems)  # tokens left out: dark's
     # --no-themes: only the built-ins and what --theme names
     themes, _ = load_themes(cwd=project, agent_dir=agent, cli_paths=[str(extra)], discover=False)
-    assert set(themes) == {"dark", "light", "given"}
+    assert set(themes) == {"dark", "light", "system", "given"}
 
 
 

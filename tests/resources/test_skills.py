@@ -95,12 +95,12 @@ def test_invalid_skills_are_reported_and_the_rest_still_load(make_ctx, agent_dir
     assert "<name>good</name>" in prompt
     warnings = "\n".join(ctx.ui.warnings())
     for expected in [
-        f"{folder / 'no-description' / 'SKILL.md'}: description is required; skill not loaded",
+        f"{folder / 'no-description' / 'SKILL.md'}: description is required",
         f"{folder / 'no-frontmatter' / 'SKILL.md'}: description is required",
         f"{folder / 'bad-yaml' / 'SKILL.md'}: invalid YAML frontmatter",
         "name may only use lowercase letters a-z, digits 0-9 and hyphens",
-        'name "other-name" does not match its folder "mismatch"',
-        "description is longer than 1024 characters (1025)",
+        'name "other-name" does not match parent directory "mismatch"',
+        "description exceeds 1024 characters (1025)",
     ]:
         assert expected in warnings
     assert all(w.startswith("skills: ") for w in ctx.ui.warnings())

@@ -69,3 +69,38 @@ def branched_session(directory: Path) -> Session:
     session.append_message(UserMessage(content="right branch question"))
     session.append_message(assistant(TextContent("right branch answer")))
     return session
+
+
+MARKDOWN_ANSWER = """## Plan
+
+1. Read **the config**
+2. Fix `load()`
+
+| file | change |
+|---|---|
+| a.py | new |
+
+```python
+def load(path):
+    return open(path).read()
+```
+
+See [the docs](https://example.com/docs), not [this](javascript:alert(1)), ![a chart](https://example.com/x.png).
+<span onclick="alert(1)">raw html</span>
+"""
+
+
+def markdown_session(directory: Path) -> Session:
+    """A question answered in Markdown (heading, list, table, code, links, raw HTML), a
+    labelled follow-up, a tool call and its result, and a model change."""
+    session = Session.create("/work", directory)
+    session.append_message(UserMessage(content=[TextContent("How do I fix the **loader**?")]))
+    session.append_message(assistant(TextContent(MARKDOWN_ANSWER)))
+    session.append_model_change("local", "other-model")
+    follow = session.append_message(UserMessage(content=[TextContent("And the tests for zebra-striping?")]))
+    session.append_message(assistant(ToolCall(id="call-1", name="bash", arguments={"command": "pytest"})))
+    session.append_message(ToolResultMessage(tool_call_id="call-1", tool_name="bash",
+                                             content=[TextContent("3 passed")]))
+    session.append_message(assistant(TextContent("All three tests pass.")))
+    session.append_label(follow.id, "tests")
+    return session

@@ -70,11 +70,14 @@ class EmulatedTerminal:
         self._screen = pyte.Screen(width, height)
         self._stream = pyte.Stream(self._screen)
         self._changed = threading.Condition()
+        #: Everything the app wrote, as written (control sequences the screen does not show).
+        self.written: list[str] = []
         self.output = Vt100_Output(_ScreenStream(self), lambda: Size(rows=self.height, columns=self.width),
                                    term="xterm-256color")
 
     def _played(self, text: str) -> None:
         with self._changed:
+            self.written.append(text)
             self._stream.feed(text.replace("\n", "\r\n"))  # the tty driver's ONLCR
             requests = text.count(CURSOR_REQUEST)
             row, column = self._screen.cursor.y + 1, self._screen.cursor.x + 1

@@ -1,0 +1,112 @@
+"""``/model`` and ``/thinking``, as pi 1.6 has them: Enter switches for this session,
+``app.models.save`` / ``app.thinking.save`` (Ctrl+S) switches and saves the choice as the
+default for new sessions (``defaultProvider``/``defaultModel``,
+``defaultThinkingLevel``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from rich.text import Text
+
+from pi_plugins.interactive.dialogs import Item, ListDialog
+from pi_plugins.interactive.keys import UnbindableKey, key_sequences
+
+if TYPE_CHECKING:
+    from pi_plugins.interactive.port import ChatPort
+
+#: pi 1.6's words for each level in the ``/thinking`` list.
+LEVEL_DESCRIPTIONS = {
+    "off": "No reasoning", "minimal": "Very brief reasoning (~1k tokens)", "low": "Light reasoning (~2k tokens)",
+    "medium": "Moderate reasoning (~8k tokens)", "high": "Deep reasoning (~16k tokens)",
+    "xhigh": "Extra-high reasoning (~32k tokens)", "max": "Maximum reasoning",
+}
+
+
+def _save_keys(tui: ChatPort, action: str) -> dict[str, Any]:
+    """The list keys of ``action`` (keybindings.json may move it), each ending the
+    dialog with ``("default", value)``."""
+
+    def save(dialog: ListDialog) -> None:
+        if dialog.current is not None:
+            dialog.done(("default", dialog.current.value))
+
+    keys: dict[str, Any] = {}
+    for spec in tui.keybindings.keys(action):
+        try:
+            keys.update({" ".join(sequence): save for sequence in key_sequences(spec)})
+        except UnbindableKey:
+            continue
+    return keys
+
+
+def _hint(tui: ChatPort, save_action: str) -> str:
+    keys = tui.keybindings
+    return (f"{keys.hint('tui.select.confirm')} to select · {keys.hint(save_action)} to set as default · "
+            f"{keys.hint('tui.select.cancel')} to cancel")
+
+
+async def model(tui: ChatPort, args: str) -> None:
+    """``/model [search]``: an exact match switches at once, else the selector opens."""
+    harness = tui.harness
+    models = harness.available_models()
+    if args:
+        exact = [m for m in models if args in (m.key, m.id, f"{m.provider}/{m.id}")]
+        if len(exact) == 1:
+            await _switch_model(tui, exact[0])
+            return
+    current = harness.model.key
+    items = [Item(Text.assemble(m.id, (f" [{m.provider}]", "muted"), (" ✓" if m.key == current else "", "success")),
+                  m, search_text=f"{m.provider}/{m.id} {m.name}") for m in models]
+    if not items:
+        tui.add_text("No models available: add one to models.json or set an API key", "warning")
+        return
+    selected = next((i for i, m in enumerate(models) if m.key == current), 0)
+    chosen = await tui.show_dialog(ListDialog(
+        tui.painter, "Select a model", items, search=True, query=args, selected=selected,
+        keys=_save_keys(tui, "app.models.save"), hint=_hint(tui, "app.models.save"),
+        detail=lambda item: f"Model name: {item.value.name or item.value.id}"))
+    if isinstance(chosen, tuple):  # Ctrl+S: this model, and the default for new sessions
+        chosen = chosen[1]
+        await tui.harness.set_model(chosen)
+        tui.settings.remember("defaultProvider", chosen.provider)
+        tui.settings.remember("defaultModel", chosen.id)
+        tui.add_text(f"Default model: {chosen.provider}/{chosen.id}", "dim")
+    elif chosen is not None:
+        await _switch_model(tui, chosen)
+
+
+async def _switch_model(tui: ChatPort, chosen) -> None:
+    await tui.harness.set_model(chosen)
+    tui.add_text(f"Model: {chosen.provider}/{chosen.id}", "dim")
+
+
+async def thinking(tui: ChatPort, args: str) -> None:
+    """``/thinking [level]``: a level the model takes is set at once, else the list opens."""
+    harness = tui.harness
+    levels = harness.thinking_levels()
+    level = args.strip().lower()
+    if level:
+        if level not in levels:
+            tui.add_text(f"Unknown thinking level {level!r} for this model; it takes: {', '.join(levels)}",
+                         "error")
+            return
+        await harness.set_thinking_level(level)
+        tui.add_text(f"Thinking level: {harness.thinking_level}", "dim")
+        return
+    current, default = harness.thinking_level, tui.settings.get("defaultThinkingLevel") or "medium"
+    items = [Item(Text(f"{'✓ ' if name == current else '  '}{name:<9}"), name,
+                  description=LEVEL_DESCRIPTIONS.get(name, "") + (" · default" if name == default else ""))
+             for name in levels]
+    chosen = await tui.show_dialog(ListDialog(
+        tui.painter, "Thinking Level", items, search=True,
+        subtitle=f"{tui.keybindings.hint('app.thinking.cycle')} cycles thinking levels in-session",
+        selected=levels.index(current) if current in levels else 0,
+        keys=_save_keys(tui, "app.thinking.save"), hint=_hint(tui, "app.thinking.save")))
+    if isinstance(chosen, tuple):  # Ctrl+S: this level, and the default for new sessions
+        await harness.set_thinking_level(chosen[1])
+        tui.settings.remember("defaultThinkingLevel", harness.thinking_level)
+        tui.add_text(f"Default thinking level: {harness.thinking_level}", "dim")
+    elif chosen is not None:
+        await harness.set_thinking_level(chosen)
+        tui.add_text(f"Thinking level: {harness.thinking_level}", "dim")
