@@ -91,25 +91,17 @@ def alt_screen_keys(tui: InteractiveApp, view: TranscriptView) -> KeyBindings:
 # ---------------------------------------------------------------- on exit
 
 
-def resume_hint(tui: InteractiveApp) -> list[str]:
-    """How to come back to this session, when it is saved (pi 1.6's words)."""
-    session = tui.harness.session
-    if getattr(session, "file", None) is None or not getattr(session, "on_disk", False):
-        return []
-    return ["To resume this session:", f"pi --session {session.id}"]
-
-
 def exit_output(tui: InteractiveApp) -> None:
-    """What stays in the terminal once the alternate screen is gone: the transcript and
-    the resume hint (``fullscreenExitOutput: "transcript"``, the default) or only the
-    hint (``"resume-hint"``)."""
+    """What stays in the terminal once the alternate screen is gone: the transcript
+    (``fullscreenExitOutput: "transcript"``, the default) or nothing (``"resume-hint"``);
+    the resume hint after it is the chat's own on a quit, in either mode
+    (:mod:`pi_plugins.interactive.resume_hint`)."""
     lines: list[str] = []
     if tui.settings.get("fullscreenExitOutput", "transcript") != "resume-hint":
         width = tui.width
         for block in tui.transcript.blocks:
             lines += tui.paint(block, width)
         lines.append("")
-    lines += resume_hint(tui)
     print_lines(tui, lines)
 
 

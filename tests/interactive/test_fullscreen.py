@@ -152,7 +152,7 @@ def test_quit_leaves_the_terminal_as_it_was_and_prints_the_resume_hint(pi_tui, s
     [session] = term.sessions()
     session_id = json.loads(session.read_text().splitlines()[0])["id"]
     screen = term.screen(history=True)
-    assert "To resume this session:" in screen
+    assert screen.count("To resume this session:") == 1
     assert f"pi --session {session_id}" in screen
     assert "stays in the alternate screen." not in screen  # resume-hint: no transcript
 
