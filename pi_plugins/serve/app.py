@@ -1,7 +1,8 @@
 """``pi serve``'s HTTP API, WebSocket and page, as one Starlette application.
 
 - ``GET /api/health``, ``GET|POST /api/sessions``, ``DELETE /api/sessions/{id}``,
-  ``GET /api/sessions/{id}/export``: JSON (the export is its HTML page);
+  ``GET /api/sessions/{id}/export``, ``DELETE /api/session-files?path=P``: JSON (the
+  export is its HTML page; the delete removes a session file, closing it if live);
 - ``WS /api/sessions/{id}/rpc?token=T[&since=N]``: pi's RPC protocol, one JSON object
   per text frame (:mod:`pi_plugins.serve.sessions`);
 - ``/`` and ``/assets/*``: the page (package data, no build step).
@@ -73,6 +74,13 @@ def create_app(host: SessionHost, *, token: str, bind_host: str = "127.0.0.1") -
 
     async def close_session(request: Request) -> Response:
         await host.close(request.path_params["id"])
+        return Response(status_code=204)
+
+    async def delete_file(request: Request) -> Response:
+        path = request.query_params.get("path")
+        if not path:
+            raise RequestError(400, "path is required")
+        await host.delete_file(path)
         return Response(status_code=204)
 
     async def export(request: Request) -> Response:
@@ -151,6 +159,7 @@ def create_app(host: SessionHost, *, token: str, bind_host: str = "127.0.0.1") -
             Route("/api/sessions", open_session, methods=["POST"]),
             Route("/api/sessions/{id}", close_session, methods=["DELETE"]),
             Route("/api/sessions/{id}/export", export),
+            Route("/api/session-files", delete_file, methods=["DELETE"]),
             WebSocketRoute("/api/sessions/{id}/rpc", rpc_socket),
             Mount("/assets", StaticFiles(directory=PAGE)),
         ],
