@@ -280,7 +280,7 @@ class SessionHost:
             rows.append({"id": info.id, "path": str(info.path), "cwd": info.cwd, "name": info.name,
                          "modified": info.modified.isoformat().replace("+00:00", "Z"),
                          "messageCount": info.message_count, "live": live is not None,
-                         "firstMessage": info.first_message})
+                         "firstMessage": " ".join(info.first_message.split())})
         for served in self.live.values():  # new ones whose file appears with their first answer
             session = served.harness.session
             if served.id not in seen and (cwd is None or session.cwd == cwd):
@@ -382,13 +382,14 @@ class SessionHost:
         await asyncio.gather(*(s.close() for s in served), return_exceptions=True)
 
 
-def _first_prompt(messages) -> str | None:
+def _first_prompt(messages) -> str:
     """The first user message's text, as ``pi -r`` names a session without a name."""
+    from pi_core.app.listing import NO_MESSAGES
     from pi_core.protocol.messages import UserMessage
 
     for message in messages:
         if isinstance(message, UserMessage):
             text = message.content if isinstance(message.content, str) else "".join(
                 getattr(block, "text", "") for block in message.content)
-            return " ".join(text.split()) or None
-    return None
+            return " ".join(text.split()) or NO_MESSAGES
+    return NO_MESSAGES

@@ -51,6 +51,7 @@ export async function api(method, path, body, raw) {
 async function loadSessions() {
   try {
     setRows((await api("GET", "/api/sessions")).sessions);
+    if (state.sessionId) showTitle();
   } catch (error) {
     if (state.online) toast(`Sessions: ${error.message}`, "error");
   }

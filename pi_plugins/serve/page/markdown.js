@@ -20,6 +20,7 @@ const marked = new Marked({
   gfm: true,
   renderer: {
     html({ text }) { return escapeHtml(text); }, // the model's HTML, as text
+    checkbox({ checked }) { return `<span class="task" data-done="${checked}">${checked ? "☑" : "☐"}</span> `; },
     image({ href, text }) { // no remote images (nor tracking pixels): a link to it
       return SAFE_URL.test(href || "") ? `<a href="${escapeHtml(href)}">${escapeHtml(text || href)}</a>` : escapeHtml(text || "");
     },
@@ -47,7 +48,7 @@ function languageOf(code) {
 
 function decorateCode(pre, options) {
   const code = pre.querySelector("code") || pre;
-  const source = code.textContent;
+  const source = code.textContent.replace(/\n$/, "");
   const lang = languageOf(code);
   if (lang && hljs.getLanguage(lang)) {
     // highlight.js escapes the text it wraps in its spans
