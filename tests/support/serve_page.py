@@ -23,3 +23,11 @@ def new_session(page):
 def send(page, text: str) -> None:
     page.get_by_test_id("prompt").fill(text)
     page.get_by_test_id("prompt").press("Enter")
+
+
+def show_sessions(page) -> None:
+    """The session list in view: on a phone, the drawer opened."""
+    toggle = page.get_by_test_id("sessions-toggle")
+    if toggle.is_visible() and toggle.get_attribute("aria-expanded") != "true":
+        toggle.click()
+        page.wait_for_function("() => document.getElementById('sidebar').getBoundingClientRect().x === 0")
