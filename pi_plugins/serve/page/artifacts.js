@@ -1,6 +1,8 @@
 /* Artifacts: code the model wrote (HTML, SVG, Markdown) shown beside the chat, each in
- * <iframe sandbox="allow-scripts"> (never allow-same-origin: an opaque origin that cannot
- * reach the page), several per session as tabs, each with its source and a download. */
+ * <iframe sandbox="allow-scripts" src="/artifact"> (never allow-same-origin: an opaque
+ * origin that cannot reach the page; the frame's policy lets it reach nothing at all),
+ * several per session as tabs, each with its source and a download. The source goes to
+ * the frame by postMessage once the frame says it is ready. */
 
 import { $, button, download, el } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
@@ -72,6 +74,13 @@ function draw() {
   frame.setAttribute("sandbox", "allow-scripts"); // never allow-same-origin
   frame.dataset.testid = "artifact";
   frame.title = a.title;
-  frame.srcdoc = documentFor(a);
+  const source = documentFor(a);
+  const ready = (event) => {
+    if (event.source !== frame.contentWindow || event.data !== "pi-artifact-ready") return;
+    removeEventListener("message", ready);
+    frame.contentWindow.postMessage(source, "*"); // "*": the frame's origin is opaque
+  };
+  addEventListener("message", ready);
+  frame.src = "/artifact"; // its own policy: inline script runs there, never in the page
   $("artifact-host").replaceChildren(frame);
 }
