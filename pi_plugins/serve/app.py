@@ -3,6 +3,8 @@
 - ``GET /api/health``, ``GET|POST /api/sessions``, ``DELETE /api/sessions/{id}``,
   ``GET /api/sessions/{id}/export``, ``DELETE /api/session-files?path=P``: JSON (the
   export is its HTML page; the delete removes a session file, closing it if live);
+- ``/api/settings``, ``/api/providers/{p}/key``: the settings view
+  (:mod:`pi_plugins.serve.settings_api`);
 - ``WS /api/sessions/{id}/rpc?token=T[&since=N]``: pi's RPC protocol, one JSON object
   per text frame (:mod:`pi_plugins.serve.sessions`);
 - ``/`` and ``/assets/*``: the page (package data, no build step; the Markdown, sanitising
@@ -31,6 +33,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from pi_core import __version__
 from pi_plugins.serve.guard import Guard
 from pi_plugins.serve.sessions import CURRENT, Client, RequestError, SessionHost
+from pi_plugins.serve.settings_api import settings_routes
 
 #: How long a client that fell behind has to take what is on its way and the 1013 close.
 CLOSE_WAIT = 15.0
@@ -183,6 +186,7 @@ def create_app(host: SessionHost, *, token: str, bind_host: str = "127.0.0.1") -
             Route("/api/sessions/{id}/export", export),
             Route("/api/session-files", delete_file, methods=["DELETE"]),
             WebSocketRoute("/api/sessions/{id}/rpc", rpc_socket),
+            *settings_routes(host),
             Mount("/assets", StaticFiles(directory=PAGE)),
         ],
         exception_handlers={RequestError: refused},

@@ -243,9 +243,11 @@ def serve_with(pi, monkeypatch):
 WIDTHS = {"desktop": (1280, 800), "phone": (375, 740)}
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
-    """Debian's Chromium through Playwright (no browser download)."""
+    """Debian's Chromium through Playwright (no browser download), one per module: the
+    sync API holds an event loop on the main thread while it runs, which would break
+    ``asyncio.run`` in the tests that come after."""
     import shutil
 
     from playwright.sync_api import sync_playwright

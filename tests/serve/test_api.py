@@ -148,3 +148,21 @@ def test_an_existing_session_runs_in_its_own_folder(served, server, tmp_path):
     again = served.http.post("/api/sessions", json={"cwd": served.cwd, "session": first["id"]})
     assert again.status_code == 201
     assert served.live(first["id"]).harness.ctx.cwd == str(other)
+
+
+def test_settings_refuse_bad_values_and_keys_are_stored_and_removed(served, pi):
+    import json
+
+    bad = served.http.put("/api/settings", json={"defaultModel": "nope/none"})
+    assert bad.status_code == 400 and "no model" in bad.json()["error"]
+    assert served.http.put("/api/settings", json={"defaultThinkingLevel": "huge"}).status_code == 400
+    assert served.http.put("/api/settings", content=b"[").status_code == 400
+    assert served.http.put("/api/providers/openai/key", json={"key": ""}).status_code == 400
+    assert served.http.put("/api/providers/openai/key", json={"key": "sk-1"}).status_code == 204
+    assert json.loads((pi.agent_dir / "auth.json").read_text())["openai"]["key"] == "sk-1"
+    listed = served.http.get("/api/settings").json()
+    assert {"name": "openai", "hasKey": True} in listed["providers"] and "sk-1" not in json.dumps(listed)
+    assert served.http.delete("/api/providers/openai/key").status_code == 204
+    assert "openai" not in json.loads((pi.agent_dir / "auth.json").read_text())
+    assert served.http.delete("/api/providers/openai/key").status_code == 404
+    assert served.http.get("/api/settings", headers={"Authorization": ""}).status_code == 401

@@ -9,8 +9,7 @@ def new_session(page):
     from playwright.sync_api import expect
 
     before = page.evaluate("[...document.querySelectorAll('#sessions li')].map((li) => li.dataset.id)")
-    if page.get_by_test_id("sessions-toggle").is_visible():
-        page.get_by_test_id("sessions-toggle").click()
+    show_sessions(page)
     page.get_by_test_id("new-session").click()
     page.wait_for_function("""(before) => {
         const li = document.querySelector('#sessions li.current');

@@ -15,6 +15,7 @@ import { getRows, initSessions, sessionTitle, setCurrent, setDrawer, setRows } f
 import { renderStats } from "./stats.js";
 import { openArtifact, initArtifacts } from "./artifacts.js";
 import { initComposer } from "./composer.js";
+import { closeSettings, initSettings, settingsOpen } from "./settings.js";
 
 const state = {
   token: null, sessionId: null, sessionFile: null, ws: null, seq: 0, nextId: 1, pending: new Map(),
@@ -414,6 +415,7 @@ function start() {
   initSessions({ open: openRow, rename: renameRow, exportRow, remove: removeRow });
   initArtifacts();
   initComposer(page);
+  initSettings(api);
   $("abort").addEventListener("click", () => command("abort").catch(() => {}));
   $("new-session").addEventListener("click", newSession);
   $("model").addEventListener("change", (event) => {
@@ -427,7 +429,8 @@ function start() {
     trapFocus(event);
     if (event.key !== "Escape") return;
     if (cancelDialog()) return;
-    if (document.body.classList.contains("drawer-open")) setDrawer(false);
+    if (settingsOpen()) closeSettings();
+    else if (document.body.classList.contains("drawer-open")) setDrawer(false);
     else if (state.isStreaming) command("abort").catch(() => {});
   });
   setInterval(() => state.online && loadSessions(), 15000); // sessions other clients open
