@@ -58,3 +58,20 @@ def test_the_theme_defaults_and_a_provider_key_are_set_in_the_settings_view(two_
     assert (state["model"]["id"], state["thinkingLevel"]) == ("other-model", "high")
     page.reload()  # the theme is kept in the browser
     assert page.evaluate("getComputedStyle(document.body).backgroundColor") == "rgb(255, 255, 255)"
+
+
+def test_the_settings_view_is_used_with_the_keyboard_alone(pages, width):
+    from playwright.sync_api import expect
+
+    page = pages.open(width)
+    new_session(page)
+    show_sessions(page)
+    page.get_by_test_id("open-settings").focus()
+    page.keyboard.press("Enter")
+    expect(page.get_by_test_id("set-theme")).to_be_focused()
+    for _ in range(12):  # Tab stays inside the view
+        page.keyboard.press("Tab")
+        assert page.evaluate("document.getElementById('settings').contains(document.activeElement)")
+    page.keyboard.press("Escape")
+    expect(page.get_by_test_id("settings")).to_be_hidden()
+    expect(page.get_by_test_id("open-settings")).to_be_focused()

@@ -4,6 +4,7 @@
  * button, a paste or a drop: images go to the model as images, text files as text. */
 
 import { $, el, toast } from "./dom.js";
+import { showTree } from "./tree.js";
 
 const LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh"];
 const HISTORY_KEY = "pi-prompt-history";
@@ -25,6 +26,7 @@ const LOCAL = {
   model: { description: "Switch model: /model <provider/id or part of it>", run: (arg) => switchModel(arg) },
   thinking: { description: `Thinking level: ${LEVELS.join(", ")}`, run: (arg) => setThinking(arg) },
   export: { description: "Download the session as HTML", run: () => page.exportCurrent() },
+  tree: { description: "Show the session's tree of branches", run: async () => showTree(await page.command("get_tree")) },
 };
 
 export function initComposer(app) {

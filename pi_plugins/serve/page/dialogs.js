@@ -93,13 +93,17 @@ export function confirmAsk(title, message) {
     (answer) => resolve(Boolean(answer && answer.confirmed))));
 }
 
-/** Tab and Shift+Tab cycle inside the open dialog. */
+/** Tab and Shift+Tab cycle inside the open modal (a dialog, the settings, the tree). */
 export function trapFocus(event) {
-  if (event.key !== "Tab" || $("dialog-backdrop").hidden) return;
-  const items = [...$("dialog").querySelectorAll("button, input, textarea")];
+  if (event.key !== "Tab") return;
+  const modal = [["dialog-backdrop", "dialog"], ["settings-backdrop", "settings"], ["tree-backdrop", "tree-box"]]
+    .find(([backdrop]) => !$(backdrop).hidden);
+  if (!modal) return;
+  const box = $(modal[1]);
+  const items = [...box.querySelectorAll("button, input, textarea, select")].filter((n) => !n.disabled);
   if (!items.length) return;
   const first = items[0], last = items[items.length - 1];
   if (event.shiftKey && document.activeElement === first) { event.preventDefault(); last.focus(); }
   else if (!event.shiftKey && document.activeElement === last) { event.preventDefault(); first.focus(); }
-  else if (!$("dialog").contains(document.activeElement)) { event.preventDefault(); first.focus(); }
+  else if (!box.contains(document.activeElement)) { event.preventDefault(); first.focus(); }
 }

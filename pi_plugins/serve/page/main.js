@@ -16,6 +16,7 @@ import { renderStats } from "./stats.js";
 import { openArtifact, initArtifacts } from "./artifacts.js";
 import { initComposer } from "./composer.js";
 import { closeSettings, initSettings, settingsOpen } from "./settings.js";
+import { closeTree, treeOpen } from "./tree.js";
 
 const state = {
   token: null, sessionId: null, sessionFile: null, ws: null, seq: 0, nextId: 1, pending: new Map(),
@@ -430,6 +431,7 @@ function start() {
     if (event.key !== "Escape") return;
     if (cancelDialog()) return;
     if (settingsOpen()) closeSettings();
+    else if (treeOpen()) closeTree();
     else if (document.body.classList.contains("drawer-open")) setDrawer(false);
     else if (state.isStreaming) command("abort").catch(() => {});
   });
