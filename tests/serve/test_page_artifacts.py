@@ -91,3 +91,28 @@ def test_the_page_runs_no_inline_script_and_the_artifact_frame_has_its_own_polic
     frame_policy = frame.headers["content-security-policy"]
     assert "connect-src 'none'" in frame_policy and "default-src 'none'" in frame_policy
     assert "frame-ancestors 'self'" in frame_policy
+
+
+def test_an_image_a_tool_read_is_shown_and_opens_as_an_artifact_to_download(pages, server, pi, width):
+    import base64
+    import json
+
+    from playwright.sync_api import expect
+
+    png = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==")
+    models = [{"id": "test-model", "input": ["text", "image"]}]
+    (pi.agent_dir / "models.json").write_text(json.dumps(server.models_json("local", models=models)))
+    (pi.cwd / "dot.png").write_bytes(png)
+    server.push(Reply(tool_calls=[("read", {"path": "dot.png"})]), Reply(text="A single dot."))
+    page = pages.open(width)
+    new_session(page)
+    send(page, "look at dot.png")
+    expect(page.locator(ASSISTANT).last).to_have_text("A single dot.")
+    image = page.get_by_test_id("tool-image")
+    expect(image).to_have_count(1)
+    assert page.evaluate("document.querySelector('[data-testid=tool-image]').naturalWidth") == 1
+    image.click()
+    expect(page.frame_locator('[data-testid="artifact"]').locator("img")).to_have_count(1)
+    with page.expect_download() as waiting:
+        page.get_by_test_id("artifact-download").click()
+    assert Path(waiting.value.path()).read_bytes() == png

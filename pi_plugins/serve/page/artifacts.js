@@ -11,7 +11,8 @@ const artifacts = []; // {code, kind, lang, title}
 let shown = -1;
 let showSource = false;
 
-const EXTENSIONS = { html: "html", svg: "svg", markdown: "md" };
+const EXTENSIONS = { html: "html", svg: "svg", markdown: "md", "image/png": "png", "image/jpeg": "jpg",
+  "image/gif": "gif", "image/webp": "webp" };
 const TYPES = { html: "text/html", svg: "image/svg+xml", markdown: "text/markdown" };
 
 export function initArtifacts() {
@@ -19,11 +20,17 @@ export function initArtifacts() {
   $("artifact-source").addEventListener("click", () => { showSource = !showSource; draw(); });
   $("artifact-download").addEventListener("click", () => {
     const a = artifacts[shown];
-    if (a) download(new Blob([a.code], { type: TYPES[a.kind] || "text/plain" }), `artifact-${shown + 1}.${EXTENSIONS[a.kind] || "txt"}`);
+    if (!a) return;
+    const name = `artifact-${shown + 1}.${EXTENSIONS[a.kind === "image" ? a.lang : a.kind] || "txt"}`;
+    if (a.kind === "image") { // a data: URL (the page's policy lets it fetch its own server only)
+      const bytes = Uint8Array.from(atob(a.code.slice(a.code.indexOf(",") + 1)), (c) => c.charCodeAt(0));
+      download(new Blob([bytes], { type: a.lang }), name);
+    } else download(new Blob([a.code], { type: TYPES[a.kind] || "text/plain" }), name);
   });
 }
 
 function titleOf(code, kind, index) {
+  if (kind === "image") return `image ${index + 1}`;
   const match = /<title>([^<]{1,60})<\/title>/i.exec(code) || /^#\s+(.{1,60})$/m.exec(code);
   return match ? match[1].trim() : `${kind} ${index + 1}`;
 }
@@ -45,6 +52,9 @@ function documentFor(a) {
   if (a.kind === "svg") {
     return `<!doctype html><meta charset="utf-8"><style>body{margin:0;display:grid;place-items:center;min-height:100vh}</style>${a.code}`;
   }
+  if (a.kind === "image") {
+    return `<!doctype html><meta charset="utf-8"><style>body{margin:0;display:grid;place-items:center;min-height:100vh;background:#fff}img{max-width:100%;max-height:100vh}</style><img alt="" src="${a.code.replace(/"/g, "&quot;")}">`;
+  }
   if (a.kind === "markdown") {
     const holder = el("div");
     holder.appendChild(renderMarkdown(a.code));
@@ -64,7 +74,8 @@ function draw() {
   const a = artifacts[shown];
   if (!a) return;
   $("artifact-source").textContent = showSource ? "Preview" : "Source";
-  if (showSource) {
+  $("artifact-source").disabled = a.kind === "image";
+  if (showSource && a.kind !== "image") {
     const pre = el("pre", "artifact-code", a.code);
     pre.dataset.testid = "artifact-code";
     $("artifact-host").replaceChildren(pre);

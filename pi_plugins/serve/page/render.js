@@ -71,7 +71,24 @@ function assistantEntry(m, complete, options) {
   return li;
 }
 
-export function toolEntry(name, args, result, isError, running) {
+function imagesOf(result, options) {
+  const images = result && Array.isArray(result.content) ? result.content.filter((b) => b.type === "image") : [];
+  return images.map((image) => {
+    const url = `data:${image.mimeType};base64,${image.data}`;
+    const img = el("img", "tool-image");
+    img.alt = "image from the tool";
+    img.src = url;
+    img.dataset.testid = "tool-image";
+    img.tabIndex = 0;
+    img.title = "Open as an artifact";
+    const open = () => options?.onArtifact?.(url, "image", image.mimeType);
+    img.addEventListener("click", open);
+    img.addEventListener("keydown", (event) => { if (event.key === "Enter") open(); });
+    return img;
+  });
+}
+
+export function toolEntry(name, args, result, isError, running, options) {
   const li = entry("tool");
   li.dataset.tool = name;
   const head = el("div", "tool-head");
@@ -91,6 +108,7 @@ export function toolEntry(name, args, result, isError, running) {
       if (isError) pre.classList.add("error");
       li.appendChild(pre);
     }
+    li.append(...imagesOf(result, options));
   }
   return li;
 }
@@ -102,7 +120,7 @@ export function renderMessage(m, calls, complete, options) {
   if (m.role === "assistant") return assistantEntry(m, complete, options);
   if (m.role === "toolResult") {
     const call = calls.get(m.toolCallId);
-    return toolEntry(m.toolName, call ? call.arguments : {}, m, m.isError, false);
+    return toolEntry(m.toolName, call ? call.arguments : {}, m, m.isError, false, options);
   }
   if (m.role === "bashExecution") {
     const li = entry("tool");
