@@ -49,3 +49,36 @@ def test_a_server_restart_keeps_the_conversation_and_the_page_reconnects_by_itse
         expect(page.locator(ASSISTANT)).to_have_count(2)
     finally:
         again.stop()
+
+
+def test_a_connection_closed_mid_answer_catches_up_with_since_and_doubles_nothing(pages, served, server, width):
+    import threading
+
+    from playwright.sync_api import expect
+
+    hold = threading.Event()
+    page = pages.open(width)
+    page.add_init_script("""window.socketUrls = [];
+        window.WebSocket = class extends WebSocket {
+            constructor(url, protocols) { super(url, protocols); window.socketUrls.push(url); } };""")
+    page.reload()
+    server.push(Reply(text="Streamed before the drop, and the rest after it.", delta_size=6, hold_after=3, hold=hold))
+    session = new_session(page)
+    send(page, "go")
+    expect(page.locator(ASSISTANT)).to_contain_text("Streamed")
+    live = served.live(session)
+    [client] = list(live.clients)
+    served.loop.call_soon_threadsafe(client.behind.set)  # as a client too far behind: closed with 1013
+    for _ in range(200):  # the page came back on a new connection
+        if live.clients and client not in live.clients:
+            break
+        page.wait_for_timeout(25)
+    assert live.clients and client not in live.clients
+    hold.set()
+    expect(page.locator(ASSISTANT)).to_have_text("Streamed before the drop, and the rest after it.")
+    expect(page.locator(ASSISTANT)).to_have_count(1)
+    expect(page.locator(USER)).to_have_count(1)
+    expect(page.locator("#status")).to_have_text("ready")
+    urls = page.evaluate("window.socketUrls")
+    assert urls[0].endswith("&since=0") and len(urls) == 2
+    assert int(urls[1].rsplit("&since=", 1)[1]) > 0  # caught up from the last seq it saw
