@@ -137,3 +137,18 @@ def test_a_pasted_image_is_attached(pages, width):
         document.getElementById('prompt').dispatchEvent(new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }));
     }""", base64.b64encode(PNG).decode())
     expect(page.get_by_test_id("attachment")).to_contain_text("pasted.png")
+
+
+def test_a_text_file_dropped_on_the_chat_is_attached(pages, width):
+    from playwright.sync_api import expect
+
+    page = pages.open(width)
+    new_session(page)
+    page.evaluate("""() => {
+        const data = new DataTransfer();
+        data.items.add(new File(["dropped text"], "dropped.md", { type: "text/markdown" }));
+        document.getElementById('messages').dispatchEvent(new DragEvent('drop', { dataTransfer: data, bubbles: true, cancelable: true }));
+    }""")
+    expect(page.get_by_test_id("attachment")).to_contain_text("dropped.md")
+    page.get_by_test_id("attachment").get_by_role("button").click()  # and removed again
+    expect(page.get_by_test_id("attachment")).to_have_count(0)
