@@ -9,7 +9,6 @@ import base64
 import json
 
 import pytest
-
 from support.llm_server import Reply
 from support.serve_page import new_session, send
 

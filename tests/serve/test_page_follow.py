@@ -8,7 +8,6 @@ from __future__ import annotations
 import threading
 
 import pytest
-
 from support.llm_server import Reply
 from support.serve_page import new_session, send
 

@@ -5,7 +5,6 @@ chat; light and dark follow ``prefers-color-scheme``."""
 from __future__ import annotations
 
 import pytest
-
 from support.llm_server import Reply
 from support.serve_page import new_session, send
 

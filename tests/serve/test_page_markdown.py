@@ -5,7 +5,6 @@ a copy button per message, and the model's HTML kept as text."""
 from __future__ import annotations
 
 import pytest
-
 from support.llm_server import Reply
 from support.serve_page import new_session, send
 

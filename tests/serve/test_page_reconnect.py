@@ -5,7 +5,6 @@ page reconnects by itself, reopens the session from its file and carries on."""
 from __future__ import annotations
 
 import pytest
-
 from support.llm_server import Reply
 from support.serve_page import new_session, send
 

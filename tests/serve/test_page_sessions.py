@@ -7,7 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from support.llm_server import Reply
 from support.serve_page import new_session, send, show_sessions
 

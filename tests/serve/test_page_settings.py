@@ -8,7 +8,6 @@ import json
 import stat
 
 import pytest
-
 from support.serve_page import new_session, show_sessions
 
 pytestmark = [pytest.mark.requires("chromium"), pytest.mark.process]

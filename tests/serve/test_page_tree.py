@@ -4,7 +4,6 @@ shows them, a branch indented under the entry it leaves, the current branch mark
 from __future__ import annotations
 
 import pytest
-
 from support.serve_page import show_sessions
 from support.sessions import assistant, user
 
@@ -24,7 +23,7 @@ def _branched_session(served) -> str:
     session.branch(first.id)
     session.append_message(assistant("Fly, it is far."))
     session.save()
-    path, session_id = str(session.file), session.id
+    session_id = session.id
     session.close()
     return session_id
 
