@@ -292,6 +292,13 @@ class BatchEnvironment:
             _say_untrusted(cwd, self.agent_dir, self.approve)
         return found
 
+    def reload_settings(self) -> None:
+        """Read every folder's settings again when next asked (``pi serve``'s settings view
+        changed the defaults), and choose the default model again with them."""
+        self._settings.clear()
+        self._models.clear()
+        self._probed.clear()
+
     async def model_for(self, pattern: str | None, settings) -> tuple[Any, str | None]:
         """(model, thinking level) of a task's ``model``, else the settings' default or
         the first available model; chosen once per pattern and settings (choosing the

@@ -1,10 +1,15 @@
 """``pi serve``'s HTTP API, WebSocket and page, as one Starlette application.
 
 - ``GET /api/health``, ``GET|POST /api/sessions``, ``DELETE /api/sessions/{id}``,
-  ``GET /api/sessions/{id}/export``: JSON (the export is its HTML page);
+  ``GET /api/sessions/{id}/export``, ``DELETE /api/session-files?path=P``: JSON (the
+  export is its HTML page; the delete removes a session file, closing it if live);
+- ``/api/settings``, ``/api/providers/{p}/key``: the settings view
+  (:mod:`pi_plugins.serve.settings_api`);
 - ``WS /api/sessions/{id}/rpc?token=T[&since=N]``: pi's RPC protocol, one JSON object
   per text frame (:mod:`pi_plugins.serve.sessions`);
-- ``/`` and ``/assets/*``: the page (package data, no build step).
+- ``/`` and ``/assets/*``: the page (package data, no build step; the Markdown, sanitising
+  and highlighting libraries vendored in ``page/vendor``); ``/artifact``: the document of
+  an artifact's sandboxed frame, under a policy of its own.
 
 Everything passes through :class:`pi_plugins.serve.guard.Guard` first.
 """
@@ -28,19 +33,34 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from pi_core import __version__
 from pi_plugins.serve.guard import Guard
 from pi_plugins.serve.sessions import CURRENT, Client, RequestError, SessionHost
+from pi_plugins.serve.settings_api import settings_routes
 
 #: How long a client that fell behind has to take what is on its way and the 1013 close.
 CLOSE_WAIT = 15.0
 PAGE = Path(str(resources.files("pi_plugins.serve") / "page"))
-#: What the page may load and reach: its own scripts and styles, its own server (HTTP
-#: and WebSocket), images inline; no plugins, no <base>, no forms, never framed. Inline
-#: scripts stay allowed because an artifact's frame (``srcdoc``, sandboxed) inherits this
-#: policy and an HTML artifact is inline script; the page itself builds the model's text
-#: as text nodes only, and the artifact runs in an opaque origin with nowhere to send to.
-CONTENT_SECURITY_POLICY = ("default-src 'self'; script-src 'self' 'unsafe-inline'; "
+#: What the page may load and reach: its own scripts and styles (no inline script), its
+#: own server (HTTP and WebSocket), images inline; no plugins, no <base>, no forms, never
+#: framed. Artifacts run in ``/artifact`` frames, under their own policy.
+CONTENT_SECURITY_POLICY = ("default-src 'self'; script-src 'self'; "
                            "style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; "
-                           "font-src 'self' data:; connect-src 'self'; frame-src 'self' blob: data:; "
+                           "font-src 'self' data:; connect-src 'self'; frame-src 'self'; "
                            "object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+#: An artifact's frame: its inline scripts run (that is what an HTML artifact is), but it
+#: may reach nothing (no fetch, no WebSocket, no remote script, image or font), and only
+#: the page may frame it; the page frames it sandboxed, without allow-same-origin, so it
+#: is an opaque origin as well.
+ARTIFACT_POLICY = ("default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval'; style-src 'unsafe-inline'; "
+                   "img-src data: blob:; font-src data:; media-src data: blob:; connect-src 'none'; "
+                   "form-action 'none'; base-uri 'none'; frame-ancestors 'self'")
+#: The frame's document: it takes the artifact's source from the page (postMessage) and
+#: writes it in, so the source never travels through a URL.
+ARTIFACT_SHELL = """<!doctype html><meta charset="utf-8"><script>
+addEventListener("message", (event) => {
+  if (event.source !== parent || typeof event.data !== "string") return;
+  document.open(); document.write(event.data); document.close();
+}, { once: true });
+parent.postMessage("pi-artifact-ready", "*");
+</script>"""
 #: The page's own headers: its policy, not framed by another site, no sniffing, no referrer.
 PAGE_HEADERS = {"Content-Security-Policy": CONTENT_SECURITY_POLICY, "X-Frame-Options": "DENY",
                 "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer",
@@ -73,6 +93,13 @@ def create_app(host: SessionHost, *, token: str, bind_host: str = "127.0.0.1") -
 
     async def close_session(request: Request) -> Response:
         await host.close(request.path_params["id"])
+        return Response(status_code=204)
+
+    async def delete_file(request: Request) -> Response:
+        path = request.query_params.get("path")
+        if not path:
+            raise RequestError(400, "path is required")
+        await host.delete_file(path)
         return Response(status_code=204)
 
     async def export(request: Request) -> Response:
@@ -132,6 +159,11 @@ def create_app(host: SessionHost, *, token: str, bind_host: str = "127.0.0.1") -
     async def index(request: Request) -> Response:
         return FileResponse(PAGE / "index.html", headers=PAGE_HEADERS)
 
+    async def artifact_frame(request: Request) -> Response:
+        return HTMLResponse(ARTIFACT_SHELL, headers={
+            "Content-Security-Policy": ARTIFACT_POLICY, "X-Content-Type-Options": "nosniff",
+            "Referrer-Policy": "no-referrer", "Cache-Control": "no-cache"})
+
     async def refused(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, RequestError)  # the handler of RequestError only
         return JSONResponse({"error": str(exc)}, status_code=exc.status)
@@ -146,12 +178,15 @@ def create_app(host: SessionHost, *, token: str, bind_host: str = "127.0.0.1") -
     app = Starlette(
         routes=[
             Route("/", index),
+            Route("/artifact", artifact_frame),
             Route("/api/health", health),
             Route("/api/sessions", list_sessions, methods=["GET"]),
             Route("/api/sessions", open_session, methods=["POST"]),
             Route("/api/sessions/{id}", close_session, methods=["DELETE"]),
             Route("/api/sessions/{id}/export", export),
+            Route("/api/session-files", delete_file, methods=["DELETE"]),
             WebSocketRoute("/api/sessions/{id}/rpc", rpc_socket),
+            *settings_routes(host),
             Mount("/assets", StaticFiles(directory=PAGE)),
         ],
         exception_handlers={RequestError: refused},

@@ -279,13 +279,15 @@ class SessionHost:
             seen.add(info.id)
             rows.append({"id": info.id, "path": str(info.path), "cwd": info.cwd, "name": info.name,
                          "modified": info.modified.isoformat().replace("+00:00", "Z"),
-                         "messageCount": info.message_count, "live": live is not None})
+                         "messageCount": info.message_count, "live": live is not None,
+                         "firstMessage": " ".join(info.first_message.split())})
         for served in self.live.values():  # new ones whose file appears with their first answer
             session = served.harness.session
             if served.id not in seen and (cwd is None or session.cwd == cwd):
                 rows.insert(0, {"id": served.id, "path": str(session.file), "cwd": session.cwd,
                                 "name": session.name, "modified": session.header.timestamp,
-                                "messageCount": len(served.harness.messages), "live": True})
+                                "messageCount": len(served.harness.messages), "live": True,
+                                "firstMessage": _first_prompt(served.harness.messages)})
         return rows
 
     # ------------------------------------------------------------ live sessions
@@ -359,6 +361,17 @@ class SessionHost:
             reason="resume" if len(session) else "startup")
         return App(RunArgs(mode="rpc"), harness, registry, env.plugins)
 
+    async def delete_file(self, path: str) -> None:
+        """Delete the session file ``path`` (under the sessions folder only), closing it
+        first if it is live."""
+        resolved = self.inside(path)
+        if not resolved.is_file():
+            raise RequestError(404, f"{path}: no such session file")
+        for served in list(self.live.values()):
+            if served.path == resolved:
+                await self.close(served.id)
+        resolved.unlink()
+
     async def close(self, session_id: str) -> None:
         served = self.get(session_id)
         del self.live[session_id]
@@ -367,3 +380,16 @@ class SessionHost:
     async def close_all(self) -> None:
         served, self.live = list(self.live.values()), {}
         await asyncio.gather(*(s.close() for s in served), return_exceptions=True)
+
+
+def _first_prompt(messages) -> str:
+    """The first user message's text, as ``pi -r`` names a session without a name."""
+    from pi_core.app.listing import NO_MESSAGES
+    from pi_core.protocol.messages import UserMessage
+
+    for message in messages:
+        if isinstance(message, UserMessage):
+            text = message.content if isinstance(message.content, str) else "".join(
+                getattr(block, "text", "") for block in message.content)
+            return " ".join(text.split()) or NO_MESSAGES
+    return NO_MESSAGES

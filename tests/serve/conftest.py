@@ -108,12 +108,12 @@ class Frames:
 class Served:
     """A running ``pi serve`` (see the module docstring)."""
 
-    def __init__(self, pi, token: str = TOKEN, approve: bool | None = None, limits=None) -> None:
+    def __init__(self, pi, token: str = TOKEN, approve: bool | None = None, limits=None, port: int = 0) -> None:
         from pi_plugins.serve.cli import Serving
 
         self.pi, self.token = pi, token
         self.cwd = str(pi.cwd)
-        self.serving = Serving("127.0.0.1", 0, token, approve=approve, limits=limits)
+        self.serving = Serving("127.0.0.1", port, token, approve=approve, limits=limits)
         self._ready = threading.Event()
         self._error: BaseException | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -235,3 +235,79 @@ def serve_with(pi, monkeypatch):
     yield start
     for running in started:
         running.stop()
+
+
+# ---------------------------------------------------------------- the page in Chromium
+
+#: The widths the page is judged at: a desktop and a phone.
+WIDTHS = {"desktop": (1280, 800), "phone": (375, 740)}
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's Chromium through Playwright (no browser download), one per module: the
+    sync API holds an event loop on the main thread while it runs, which would break
+    ``asyncio.run`` in the tests that come after."""
+    import shutil
+
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        running = playwright.chromium.launch(executable_path=shutil.which("chromium"),
+                                             args=["--no-sandbox", "--disable-gpu"])
+        yield running
+        running.close()
+
+
+class PageOpener:
+    """``open(width="desktop", scheme="dark")``: a fresh page of the server, which must run
+    without errors; ``shoot(page, name)`` keeps a screenshot in the test's output."""
+
+    def __init__(self, browser, served, folder) -> None:
+        self.browser, self.served, self.folder = browser, served, folder
+        self.contexts: list = []
+        self.errors: list[str] = []
+
+    def open(self, width: str = "desktop", scheme: str = "dark", url: str | None = None):
+        from playwright.sync_api import expect
+
+        expect.set_options(timeout=15_000)
+        w, h = WIDTHS[width]
+        context = self.browser.new_context(viewport={"width": w, "height": h}, color_scheme=scheme,
+                                           permissions=["clipboard-read", "clipboard-write"],
+                                           accept_downloads=True)
+        self.contexts.append(context)
+        opened = context.new_page()
+        opened.on("pageerror", lambda error: self.errors.append(str(error)))
+        opened.goto(url or self.served.url)
+        return opened
+
+    def shoot(self, page, name: str):
+        self.folder.mkdir(parents=True, exist_ok=True)
+        path = self.folder / f"{name}.png"
+        page.screenshot(path=str(path))
+        return path
+
+    def close(self) -> None:
+        for context in self.contexts:
+            context.close()
+
+
+@pytest.fixture
+def pages(browser, served, tmp_path):
+    opener = PageOpener(browser, served, tmp_path / "screenshots")
+    yield opener
+    opener.close()
+    assert opener.errors == []
+
+
+@pytest.fixture
+def page(pages):
+    """A fresh page of the server at 1280 px; it must run without errors."""
+    return pages.open()
+
+
+@pytest.fixture(params=list(WIDTHS))
+def width(request):
+    """Each test that takes it runs at both widths (``desktop``, ``phone``)."""
+    return request.param

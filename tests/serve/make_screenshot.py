@@ -1,5 +1,6 @@
-"""Take docs/serve.png: the page of a real ``pi serve`` in headless Chromium, after a
-short conversation with the scripted LLM server (a tool call, Markdown, an artifact).
+"""Take docs/serve.png and docs/serve-phone.png: the page of a real ``pi serve`` in
+headless Chromium at 1280 and 375 px, after a short conversation with the scripted LLM
+server (a tool call, Markdown with a table and code, an artifact).
 
 Run: python tests/serve/make_screenshot.py   (from the repository's root)
 """
@@ -28,8 +29,15 @@ ANSWER = """The project has **two** Python files. Here is a small chart of their
 </svg>
 ```
 
-- `app.py` holds the entry point
-- `util.py` holds the helpers
+| file | lines | role |
+|------|------:|------|
+| `app.py` | 40 | the entry point |
+| `util.py` | 20 | the helpers |
+
+```python
+def helper():
+    return 1
+```
 """
 
 
@@ -41,8 +49,9 @@ def main() -> None:
         (pi.cwd / "app.py").write_text("print('hello')\n" * 40)
         (pi.cwd / "util.py").write_text("def helper():\n    return 1\n" * 10)
         server.push(Reply(thinking="The user wants an overview; list the files first.",
-                          text="Let me look at the files.", tool_calls=[("bash", {"command": "wc -l *.py"})]),
-                    Reply(text=ANSWER))
+                          text="Let me look at the files.", tool_calls=[("bash", {"command": "wc -l *.py"})],
+                          usage={"input": 1830, "output": 96}),
+                    Reply(text=ANSWER, usage={"input": 2410, "output": 310}))
         served = subprocess.Popen([sys.executable, "-m", "pi_plugins.cli", "serve", "--port", "0"],
                                   cwd=pi.cwd, env={**pi.env, "PI_OFFLINE": "1"}, text=True,
                                   stdout=subprocess.PIPE)
@@ -53,13 +62,18 @@ def main() -> None:
                 page = browser.new_page(viewport={"width": 1280, "height": 760})
                 page.goto(url)
                 page.get_by_test_id("new-session").click()
-                page.wait_for_function("document.getElementById('status').textContent === 'ready'")
+                page.wait_for_function("() => document.getElementById('status').textContent === 'ready'")
                 page.get_by_test_id("prompt").fill("What is in this project?")
                 page.get_by_test_id("prompt").press("Enter")
-                page.get_by_test_id("artifact-open").click()
+                page.get_by_test_id("artifact-open").first.click()
                 page.frame_locator('[data-testid="artifact"]').locator("svg").wait_for()
                 page.get_by_test_id("prompt").fill("Now add a test for util.helper")
                 page.screenshot(path=str(ROOT / "docs" / "serve.png"))
+                phone = browser.new_page(viewport={"width": 375, "height": 740})
+                phone.goto(url)
+                phone.locator("table").wait_for()
+                phone.get_by_test_id("prompt").fill("Now add a test for util.helper")
+                phone.screenshot(path=str(ROOT / "docs" / "serve-phone.png"))
                 browser.close()
         finally:
             served.terminate()

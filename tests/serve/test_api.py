@@ -19,7 +19,44 @@ def test_a_new_session_is_live_and_listed_for_its_folder(served):
     assert set(created) == {"id", "path"} and created["path"].endswith(f"_{created['id']}.jsonl")
     rows = served.http.get("/api/sessions", params={"cwd": served.cwd}).json()["sessions"]
     assert [(r["id"], r["live"], r["cwd"]) for r in rows] == [(created["id"], True, served.cwd)]
-    assert set(rows[0]) == {"id", "path", "cwd", "name", "modified", "messageCount", "live"}
+    assert set(rows[0]) == {"id", "path", "cwd", "name", "modified", "messageCount", "live", "firstMessage"}
+    assert rows[0]["firstMessage"] == "(no messages)"  # as `pi -r` lists it
+
+
+def test_a_session_is_listed_by_its_first_message_until_it_has_a_name(served, server):
+    server.push(Reply(text="Fine."))
+    session = served.open()
+    client = served.socket(session)
+    client.ok("prompt", message="  how are\n  you?")
+    client.event("agent_end")
+    [row] = served.http.get("/api/sessions").json()["sessions"]
+    assert (row["name"], row["firstMessage"]) == (None, "how are you?")
+    client.ok("set_session_name", name="Greetings")
+    served.http.delete(f"/api/sessions/{session}")  # from its file now
+    [row] = served.http.get("/api/sessions").json()["sessions"]
+    assert (row["name"], row["firstMessage"], row["live"]) == ("Greetings", "how are you?", False)
+
+
+def test_deleting_a_session_file_closes_it_and_removes_only_files_in_the_sessions_folder(served, server, pi):
+    from pathlib import Path
+
+    server.push(Reply(text="Soon gone."))
+    session = served.open()
+    client = served.socket(session)
+    client.ok("prompt", message="delete me later")
+    client.event("agent_end")
+    path = served.http.get("/api/sessions").json()["sessions"][0]["path"]
+    outside = pi.cwd / "elsewhere.jsonl"
+    outside.write_text(Path(path).read_text())
+    refused = served.http.delete("/api/session-files", params={"path": str(outside)})
+    assert refused.status_code == 403 and outside.exists()
+    assert served.http.delete("/api/session-files", params={"path": path + ".nope"}).status_code == 403
+    assert served.http.delete("/api/session-files").status_code == 400
+    assert served.http.delete("/api/session-files", params={"path": path}).status_code == 204
+    assert not Path(path).exists()
+    assert served.http.get("/api/sessions").json()["sessions"] == []
+    assert served.http.get(f"/api/sessions/{session}/export").status_code == 404  # closed too
+    assert served.http.delete("/api/session-files", params={"path": path}).status_code == 404
 
 
 def test_a_served_session_is_written_to_the_same_file_the_cli_continues(served, server, pi):
@@ -111,3 +148,21 @@ def test_an_existing_session_runs_in_its_own_folder(served, server, tmp_path):
     again = served.http.post("/api/sessions", json={"cwd": served.cwd, "session": first["id"]})
     assert again.status_code == 201
     assert served.live(first["id"]).harness.ctx.cwd == str(other)
+
+
+def test_settings_refuse_bad_values_and_keys_are_stored_and_removed(served, pi):
+    import json
+
+    bad = served.http.put("/api/settings", json={"defaultModel": "nope/none"})
+    assert bad.status_code == 400 and "no model" in bad.json()["error"]
+    assert served.http.put("/api/settings", json={"defaultThinkingLevel": "huge"}).status_code == 400
+    assert served.http.put("/api/settings", content=b"[").status_code == 400
+    assert served.http.put("/api/providers/openai/key", json={"key": ""}).status_code == 400
+    assert served.http.put("/api/providers/openai/key", json={"key": "sk-1"}).status_code == 204
+    assert json.loads((pi.agent_dir / "auth.json").read_text())["openai"]["key"] == "sk-1"
+    listed = served.http.get("/api/settings").json()
+    assert {"name": "openai", "hasKey": True} in listed["providers"] and "sk-1" not in json.dumps(listed)
+    assert served.http.delete("/api/providers/openai/key").status_code == 204
+    assert "openai" not in json.loads((pi.agent_dir / "auth.json").read_text())
+    assert served.http.delete("/api/providers/openai/key").status_code == 404
+    assert served.http.get("/api/settings", headers={"Authorization": ""}).status_code == 401

@@ -4,59 +4,19 @@ against the scripted LLM server: what a person sees and what their clicks and ke
 from __future__ import annotations
 
 import json
-import shutil
 import threading
 
 import pytest
 
 from support.llm_server import Reply
 
+from support.serve_page import new_session as _new_session
+
 pytestmark = [pytest.mark.requires("chromium"), pytest.mark.process]
 
 ASSISTANT = '[data-testid="message"][data-role="assistant"]'
 USER = '[data-testid="message"][data-role="user"]'
 TOOL = '[data-testid="message"][data-role="tool"]'
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        running = playwright.chromium.launch(executable_path=shutil.which("chromium"),
-                                             args=["--no-sandbox", "--disable-gpu"])
-        yield running
-        running.close()
-
-
-@pytest.fixture
-def page(browser, served):
-    """A fresh page of the server; it must run without errors."""
-    from playwright.sync_api import expect
-
-    expect.set_options(timeout=15_000)
-    context = browser.new_context(viewport={"width": 1280, "height": 800})
-    opened = context.new_page()
-    errors = []
-    opened.on("pageerror", lambda error: errors.append(str(error)))
-    opened.goto(served.url)
-    yield opened
-    context.close()
-    assert errors == []
-
-
-def _new_session(page):
-    from playwright.sync_api import expect
-
-    before = page.evaluate("[...document.querySelectorAll('#sessions li')].map((li) => li.dataset.id)")
-    page.get_by_test_id("new-session").click()
-    current = page.get_by_test_id("sessions").locator("li.current")
-    page.wait_for_function("""(before) => {
-        const li = document.querySelector('#sessions li.current');
-        return li && !before.includes(li.dataset.id);
-    }""", arg=before)
-    expect(page.locator("#status")).to_have_text("ready")
-    return current.get_attribute("data-id")
 
 
 def test_the_page_drops_the_token_from_the_address_bar_and_keeps_working_after_a_reload(page, served):

@@ -1,0 +1,97 @@
+/* Artifacts: code the model wrote (HTML, SVG, Markdown) shown beside the chat, each in
+ * <iframe sandbox="allow-scripts" src="/artifact"> (never allow-same-origin: an opaque
+ * origin that cannot reach the page; the frame's policy lets it reach nothing at all),
+ * several per session as tabs, each with its source and a download. The source goes to
+ * the frame by postMessage once the frame says it is ready. */
+
+import { $, button, download, el } from "./dom.js";
+import { renderMarkdown } from "./markdown.js";
+
+const artifacts = []; // {code, kind, lang, title}
+let shown = -1;
+let showSource = false;
+
+const EXTENSIONS = { html: "html", svg: "svg", markdown: "md", "image/png": "png", "image/jpeg": "jpg",
+  "image/gif": "gif", "image/webp": "webp" };
+const TYPES = { html: "text/html", svg: "image/svg+xml", markdown: "text/markdown" };
+
+export function initArtifacts() {
+  $("artifact-close").addEventListener("click", () => { $("artifact-panel").hidden = true; $("artifact-host").replaceChildren(); });
+  $("artifact-source").addEventListener("click", () => { showSource = !showSource; draw(); });
+  $("artifact-download").addEventListener("click", () => {
+    const a = artifacts[shown];
+    if (!a) return;
+    const name = `artifact-${shown + 1}.${EXTENSIONS[a.kind === "image" ? a.lang : a.kind] || "txt"}`;
+    if (a.kind === "image") { // a data: URL (the page's policy lets it fetch its own server only)
+      const bytes = Uint8Array.from(atob(a.code.slice(a.code.indexOf(",") + 1)), (c) => c.charCodeAt(0));
+      download(new Blob([bytes], { type: a.lang }), name);
+    } else download(new Blob([a.code], { type: TYPES[a.kind] || "text/plain" }), name);
+  });
+}
+
+function titleOf(code, kind, index) {
+  if (kind === "image") return `image ${index + 1}`;
+  const match = /<title>([^<]{1,60})<\/title>/i.exec(code) || /^#\s+(.{1,60})$/m.exec(code);
+  return match ? match[1].trim() : `${kind} ${index + 1}`;
+}
+
+/** Show ``code`` (``kind``: html, svg or markdown), adding it to the tabs if new. */
+export function openArtifact(code, kind, lang) {
+  let index = artifacts.findIndex((a) => a.code === code);
+  if (index < 0) {
+    artifacts.push({ code, kind, lang, title: titleOf(code, kind, artifacts.length) });
+    index = artifacts.length - 1;
+  }
+  shown = index;
+  showSource = false;
+  $("artifact-panel").hidden = false;
+  draw();
+}
+
+function documentFor(a) {
+  if (a.kind === "svg") {
+    return `<!doctype html><meta charset="utf-8"><style>body{margin:0;display:grid;place-items:center;min-height:100vh}</style>${a.code}`;
+  }
+  if (a.kind === "image") {
+    return `<!doctype html><meta charset="utf-8"><style>body{margin:0;display:grid;place-items:center;min-height:100vh;background:#fff}img{max-width:100%;max-height:100vh}</style><img alt="" src="${a.code.replace(/"/g, "&quot;")}">`;
+  }
+  if (a.kind === "markdown") {
+    const holder = el("div");
+    holder.appendChild(renderMarkdown(a.code));
+    return `<!doctype html><meta charset="utf-8"><style>body{font:15px/1.5 system-ui,sans-serif;margin:16px;color:#222}pre{background:#f4f4f4;padding:8px;overflow:auto}</style>${holder.innerHTML}`;
+  }
+  return a.code;
+}
+
+function draw() {
+  const tabs = $("artifact-tabs");
+  tabs.replaceChildren();
+  artifacts.forEach((a, i) => {
+    const tab = button(a.title, "artifact-tab", () => { shown = i; showSource = false; draw(); });
+    tab.setAttribute("aria-pressed", String(i === shown));
+    tabs.appendChild(tab);
+  });
+  const a = artifacts[shown];
+  if (!a) return;
+  $("artifact-source").textContent = showSource ? "Preview" : "Source";
+  $("artifact-source").disabled = a.kind === "image";
+  if (showSource && a.kind !== "image") {
+    const pre = el("pre", "artifact-code", a.code);
+    pre.dataset.testid = "artifact-code";
+    $("artifact-host").replaceChildren(pre);
+    return;
+  }
+  const frame = el("iframe");
+  frame.setAttribute("sandbox", "allow-scripts"); // never allow-same-origin
+  frame.dataset.testid = "artifact";
+  frame.title = a.title;
+  const source = documentFor(a);
+  const ready = (event) => {
+    if (event.source !== frame.contentWindow || event.data !== "pi-artifact-ready") return;
+    removeEventListener("message", ready);
+    frame.contentWindow.postMessage(source, "*"); // "*": the frame's origin is opaque
+  };
+  addEventListener("message", ready);
+  frame.src = "/artifact"; // its own policy: inline script runs there, never in the page
+  $("artifact-host").replaceChildren(frame);
+}

@@ -1,0 +1,32 @@
+"""Steps on the page of ``pi serve`` in Playwright, shared by tests/serve's page tests
+(the fixtures that open the page are in tests/serve/conftest.py)."""
+
+from __future__ import annotations
+
+
+def new_session(page):
+    """Click New (through the drawer on a phone) and wait until it is attached and ready."""
+    from playwright.sync_api import expect
+
+    before = page.evaluate("[...document.querySelectorAll('#sessions li')].map((li) => li.dataset.id)")
+    show_sessions(page)
+    page.get_by_test_id("new-session").click()
+    page.wait_for_function("""(before) => {
+        const li = document.querySelector('#sessions li.current');
+        return li && !before.includes(li.dataset.id);
+    }""", arg=before)
+    expect(page.locator("#status")).to_have_text("ready")
+    return page.get_by_test_id("sessions").locator("li.current").get_attribute("data-id")
+
+
+def send(page, text: str) -> None:
+    page.get_by_test_id("prompt").fill(text)
+    page.get_by_test_id("prompt").press("Enter")
+
+
+def show_sessions(page) -> None:
+    """The session list in view: on a phone, the drawer opened."""
+    toggle = page.get_by_test_id("sessions-toggle")
+    if toggle.is_visible() and toggle.get_attribute("aria-expanded") != "true":
+        toggle.click()
+        page.wait_for_function("() => document.getElementById('sidebar').getBoundingClientRect().x === 0")
