@@ -17,14 +17,15 @@ from pi_plugins.cli.wiring import build_app
     ("~liquid/d1-latest", "openrouter",
      "openrouter/~liquid/d1-latest is a classifier model, not a chat model: not supported here"),
 ])
-def test_an_image_or_classifier_model_is_refused_in_one_line(tmp_path, model, provider, line):
+def test_an_image_or_classifier_model_is_refused_in_one_line(tmp_path, monkeypatch, model, provider, line):
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
     with pytest.raises(UsageError) as refused:
         asyncio.run(build_app(RunArgs(print=True, model=model, provider=provider, messages=["hi"]),
                               cwd=str(tmp_path / "project")))
     assert str(refused.value).startswith(line) and "\n" not in str(refused.value)
 
 
-def test_a_chat_model_of_the_same_provider_is_not_refused(tmp_path, monkeypatch):
+def test_a_chat_model_of_the_same_provider_is_not_refused():
     from pi_plugins.cli.wiring import unsupported_model
 
     assert unsupported_model("openrouter", "anthropic/claude-sonnet-4.5") is None
