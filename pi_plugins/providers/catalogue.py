@@ -19,9 +19,10 @@ import orjson
 from pi_core import hookimpl
 from pi_core.paths import agent_dir
 from pi_core.protocol.model import Model, ModelCost
-from pi_plugins.providers.models_store import overlay, read_store, store_path
 
 CATALOGUE = Path(__file__).with_name("catalogue.json")
+#: pi 1.6's file of refreshed catalogues in the agent dir (:mod:`.models_store`).
+STORE = "models-store.json"
 
 
 #: The base URL of a provider that has none in the catalogue (Azure: its provider takes
@@ -33,7 +34,7 @@ NO_BASE_URL = "unset://from-the-environment"
 def _store_key() -> tuple[str, int | None]:
     """Which store the catalogue is built with: its path and when it last changed (a
     stat: a store that ``pi update --models`` rewrote is read again)."""
-    path = store_path(agent_dir())
+    path = agent_dir() / STORE  # the store's module is imported only when there is one
     try:
         return str(path), path.stat().st_mtime_ns
     except OSError:
@@ -43,7 +44,11 @@ def _store_key() -> tuple[str, int | None]:
 @lru_cache(maxsize=2)
 def _document(store: tuple[str, int | None]) -> dict:
     document = orjson.loads(CATALOGUE.read_bytes())  # a third of json.loads's time
-    entries = read_store(Path(store[0])) if store[1] is not None else {}
+    if store[1] is None:
+        return document
+    from pi_plugins.providers.models_store import overlay, read_store
+
+    entries = read_store(Path(store[0]))
     return overlay(document, entries) if entries else document
 
 

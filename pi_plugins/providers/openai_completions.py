@@ -41,9 +41,6 @@ from pi_core.protocol.messages import (
 from pi_core.protocol.model import Model, calculate_cost
 from pi_core.protocol.provider import LlmContext, StreamOptions
 from pi_core.protocol.stream import AssistantMessageEvent
-from pi_plugins.providers.azure_openai import PROVIDER as AZURE
-from pi_plugins.providers.azure_openai import base_url as azure_base_url
-from pi_plugins.providers.azure_openai import deployment
 from pi_plugins.providers.cloudflare import gateway_headers, is_gateway
 from pi_plugins.providers.copilot import adapt as adapt_for_copilot
 from pi_plugins.providers.copilot import is_copilot
@@ -552,7 +549,10 @@ class OpenAICompletionsProvider(SseProvider):
             headers = gateway_headers(headers, options.api_key, ("authorization",), model.headers, options.headers)
         body = build_body(model, context, options, compat)
         base = model.base_url
-        if model.provider == AZURE:  # Foundry chat completions: the resource and deployment as Azure's Responses
+        if model.provider == "azure":  # Foundry chat completions: the resource and deployment as Azure's Responses
+            from pi_plugins.providers.azure_openai import base_url as azure_base_url
+            from pi_plugins.providers.azure_openai import deployment
+
             base, body["model"] = azure_base_url(model), deployment(model)
         request = HttpRequest(join_url(base, "/chat/completions"), headers, body)
         if is_copilot(model):
