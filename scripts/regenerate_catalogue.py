@@ -1,16 +1,19 @@
 #!/usr/bin/env python3
-"""Regenerate ``pi_plugins/providers/catalogue.json`` from pi's own model catalogue.
+"""Regenerate ``pi_plugins/providers/catalogue.json`` from pi 1.6's own model catalogue.
 
     python scripts/regenerate_catalogue.py PI_PACKAGE [--output PATH]
 
-PI_PACKAGE is an installed ``@mariozechner/pi-coding-agent`` (or its
-``@mariozechner/pi-ai``) folder. Node reads pi-ai's ``dist/models.generated.js`` (a
-JavaScript module: node is what reads it exactly) and this script writes every provider
-and model in models.json's schema: per provider the API and base URL most of its models
-use and the environment variable of its key (pi-ai's ``env-api-keys``), per model its
-name, context window, output limit, prices, reasoning, input kinds, and where pi gives
-them its own API, base URL, headers, ``compat`` and ``thinkingLevelMap``. Model metadata
-is data; nothing of pi's code is carried over.
+PI_PACKAGE is an installed ``@earendil-works/pi-coding-agent`` (or its
+``@earendil-works/pi-ai``) folder. pi-ai 1.6 keeps its catalogue as data, one JSON file a
+provider (``dist/providers/data/*.json``, grouped by API, each model typed ``chat``,
+``image`` or ``classifier``), with ``.manifest.json`` saying when it was generated; this
+script reads those files and writes every provider's chat models in models.json's schema:
+per provider the API and base URL most of its models use and the environment variables
+of its key (pi-ai's ``env-api-keys``, read as data), per model its name, context window,
+output limit, prices (with their input tiers), reasoning, input kinds, input limits, and
+where pi gives them its own API, base URL, headers, ``compat`` and ``thinkingLevelMap``.
+Image and classifier models are listed by id under ``otherModels`` (we run none; naming
+one gets a clear "not supported here"). Model metadata is data; no code of pi's is carried over.
 """
 
 from __future__ import annotations
@@ -18,25 +21,22 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import shutil
-import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
 
 OUTPUT = Path(__file__).resolve().parents[1] / "pi_plugins" / "providers" / "catalogue.json"
 
-#: The variable our registry reads for each provider's key: pi-ai's (for providers pi
-#: gives several, the one holding a plain API key). Bedrock and Vertex also take their
-#: clouds' own credentials (their provider plugins); Codex has only its sign-in (so no variable).
+#: The variable our registry reads first for a provider's key, where pi-ai's list starts
+#: with one that is no plain API key (Anthropic's sign-in tokens) or names none (Bedrock).
 KEY_VARIABLES = {
-    "anthropic": "ANTHROPIC_API_KEY", "github-copilot": "COPILOT_GITHUB_TOKEN",
-    "amazon-bedrock": "AWS_BEARER_TOKEN_BEDROCK",
+    "anthropic": ["ANTHROPIC_API_KEY"],
+    "amazon-bedrock": ["AWS_BEARER_TOKEN_BEDROCK"],
 }
 
 #: Providers that find their clouds' own credentials (pi-ai's env-api-keys rules): any
-#: group of variables all set makes their models usable without a key. Kept in each
-#: model's ``compat`` as ``credentialsEnv`` (the registry reads it).
+#: group of variables all set makes their models usable without a key. Kept in the
+#: provider's ``compat`` as ``credentialsEnv`` (the registry reads it).
 CREDENTIALS_ENV = {
     "amazon-bedrock": [["AWS_PROFILE"], ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"],
                        ["AWS_BEARER_TOKEN_BEDROCK"], ["AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"],
@@ -58,62 +58,73 @@ CREDENTIALS_FILES = {
     "google-vertex": {"GOOGLE_APPLICATION_CREDENTIALS": "~/.config/gcloud/application_default_credentials.json"},
 }
 
-_DUMP = """
-const [pkg] = process.argv.slice(1);
-const { MODELS } = await import(pkg + "/dist/models.generated.js");
-console.log(JSON.stringify(MODELS));
-"""
-#: pi-ai's table of provider → key variable (``env-api-keys.js``: ``provider: "VARIABLE",``
-#: lines; the function holding it is not exported, so its lines are read as data).
-_KEY_LINE = re.compile(r'^\s*"?([a-z0-9-]+)"?:\s*"([A-Z0-9_]+)",?\s*$', re.M)
+#: Variables a provider needs besides its key before pi 1.6 lists its models
+#: (Cloudflare's account, and the gateway's id; pi-ai's cloudflare-auth).
+REQUIRED_ENV = {
+    "cloudflare-workers-ai": ["CLOUDFLARE_ACCOUNT_ID"],
+    "cloudflare-ai-gateway": ["CLOUDFLARE_ACCOUNT_ID", "CLOUDFLARE_GATEWAY_ID"],
+}
 
-_MODEL_FIELDS = ("name", "reasoning", "input", "cost", "contextWindow", "maxTokens",
+#: pi-ai's table of provider → key variables (``env-api-keys.js``: ``provider: "VARIABLE",``
+#: or ``provider: ["A", "B"],`` lines, read as data).
+_KEY_LINE = re.compile(r'^\s*"?([a-z0-9-]+)"?:\s*(\[[^\]]*\]|"[A-Z0-9_]+"),?\s*$', re.M)
+_SPECIAL_KEYS = re.compile(r'provider === "([a-z0-9-]+)"\)\s*\{\s*return \[([^\]]*)\]', re.S)
+
+_MODEL_FIELDS = ("name", "reasoning", "input", "cost", "contextWindow", "maxTokens", "inputLimits",
                  "thinkingLevelMap", "compat", "headers")
 
 
 def pi_ai_folder(package: Path) -> Path:
-    for candidate in (package, package / "node_modules" / "@mariozechner" / "pi-ai",
-                      package.parent / "pi-ai", package.parents[1] / "@mariozechner" / "pi-ai"):
-        if (candidate / "dist" / "models.generated.js").exists():
+    for candidate in (package, package / "node_modules" / "@earendil-works" / "pi-ai",
+                      package.parent / "pi-ai", package.parents[1] / "@earendil-works" / "pi-ai"):
+        if (candidate / "dist" / "providers" / "data" / ".manifest.json").exists():
             return candidate
-    raise SystemExit(f"{package}: no @mariozechner/pi-ai with dist/models.generated.js here")
+    raise SystemExit(f"{package}: no @earendil-works/pi-ai with dist/providers/data here")
 
 
 def read_pi(package: Path) -> dict:
-    node = shutil.which("node")
-    if node is None:
-        raise SystemExit("node is needed to read pi's models.generated.js (a JavaScript module)")
-    done = subprocess.run([node, "--input-type=module", "-e", _DUMP, str(pi_ai_folder(package))],
-                          capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise SystemExit(f"node could not read pi's catalogue:\n{done.stderr}")
-    keys_source = (pi_ai_folder(package) / "dist" / "env-api-keys.js").read_text(encoding="utf-8")
-    keys = {provider: [variable] for provider, variable in _KEY_LINE.findall(keys_source)}
-    return {"models": json.loads(done.stdout), "keys": keys}
-
-
-def _key_variable(provider: str, names: list[str]) -> str | None:
-    if provider in KEY_VARIABLES:
-        return KEY_VARIABLES[provider]
-    return names[0] if names else None
+    data = pi_ai_folder(package) / "dist" / "providers" / "data"
+    manifest = json.loads((data / ".manifest.json").read_text(encoding="utf-8"))
+    providers = {}
+    for name in manifest["files"]:
+        groups = json.loads((data / name).read_text(encoding="utf-8"))
+        providers[name.removesuffix(".json")] = [m for group in groups.values() for m in group.values()]
+    source = (pi_ai_folder(package) / "dist" / "env-api-keys.js").read_text(encoding="utf-8")
+    keys = {p: json.loads(v) if v.startswith("[") else [json.loads(v)] for p, v in _KEY_LINE.findall(source)}
+    for provider, names in _SPECIAL_KEYS.findall(source):
+        keys.setdefault(provider, re.findall(r'"([A-Z0-9_]+)"', names))
+    return {"models": providers, "keys": keys, "generatedAt": manifest["generatedAt"]}
 
 
 def catalogue(pi: dict) -> dict:
-    providers = {}
-    for provider, models in pi["models"].items():
-        models = list(models.values())
+    providers, others = {}, {}
+    for provider in sorted(pi["models"]):
+        every = pi["models"][provider]
+        models = [m for m in every if m.get("type", "chat") == "chat"]
+        kinds = {m["id"]: m["type"] for m in every if m.get("type", "chat") != "chat"}
+        if kinds:
+            others[provider] = kinds
+        if not models:
+            continue
         api = Counter(m["api"] for m in models).most_common(1)[0][0]
         base = Counter(m["baseUrl"] for m in models).most_common(1)[0][0]
-        entry = {"name": provider, "api": api}
+        entry: dict = {"name": provider, "api": api}
+        compat: dict = {}
         if provider in CREDENTIALS_ENV:
-            entry["compat"] = {"credentialsEnv": CREDENTIALS_ENV[provider]}
+            compat["credentialsEnv"] = CREDENTIALS_ENV[provider]
             if provider in CREDENTIALS_FILES:
-                entry["compat"]["credentialsFiles"] = CREDENTIALS_FILES[provider]
+                compat["credentialsFiles"] = CREDENTIALS_FILES[provider]
+        if provider in REQUIRED_ENV:
+            compat["requiredEnv"] = REQUIRED_ENV[provider]
+        variables = KEY_VARIABLES.get(provider) or pi["keys"].get(provider) or []
+        if len(variables) > 1:
+            compat["apiKeyEnvFallbacks"] = variables[1:]
+        if compat:
+            entry["compat"] = compat
         if base:  # Azure has none: its resource comes from the environment
             entry["baseUrl"] = base
-        variable = _key_variable(provider, pi["keys"].get(provider) or [])
-        if variable:
-            entry["apiKeyEnv"] = variable
+        if variables:
+            entry["apiKeyEnv"] = variables[0]
         entry.update(KEY_FIELDS.get(provider, {}))
         rows = []
         for model in models:
@@ -126,12 +137,12 @@ def catalogue(pi: dict) -> dict:
             rows.append(row)
         entry["models"] = rows
         providers[provider] = entry
-    return {"providers": providers}
+    return {"generatedAt": pi["generatedAt"], "providers": providers, "otherModels": others}
 
 
 def dump(document: dict) -> str:
     """One line per model, so a regeneration's diff shows which models changed."""
-    lines = ["{", '  "providers": {']
+    lines = ["{", f'  "generatedAt": {json.dumps(document["generatedAt"])},', '  "providers": {']
     names = list(document["providers"])
     for i, name in enumerate(names):
         provider = dict(document["providers"][name])
@@ -142,12 +153,14 @@ def dump(document: dict) -> str:
             comma = "," if j < len(models) - 1 else ""
             lines.append("      " + json.dumps(model, ensure_ascii=False, separators=(",", ":")) + comma)
         lines.append("    ]}" + ("," if i < len(names) - 1 else ""))
-    lines += ["  }", "}", ""]
+    lines.append("  },")
+    lines.append('  "otherModels": ' + json.dumps(document["otherModels"], ensure_ascii=False, separators=(",", ":")))
+    lines += ["}", ""]
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("package", type=Path, help="pi's npm package (pi-coding-agent or pi-ai)")
     parser.add_argument("--output", type=Path, default=OUTPUT)
     args = parser.parse_args(argv)

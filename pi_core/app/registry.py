@@ -182,7 +182,15 @@ class ModelRegistry:
         self._runtime_keys[provider] = key
 
     def env_var(self, model: Model) -> str:
-        return model.api_key_env or re.sub(r"[^A-Z0-9]", "_", model.provider.upper()) + "_API_KEY"
+        """The variable holding ``model``'s key: its own, else the first of its
+        ``compat.apiKeyEnvFallbacks`` that is set (pi 1.6's Qwen Token Plan reads a per-plan
+        variable, then the one its plans used to share), else ``<PROVIDER>_API_KEY``."""
+        primary = model.api_key_env or re.sub(r"[^A-Z0-9]", "_", model.provider.upper()) + "_API_KEY"
+        if not self.env.get(primary):
+            for name in (model.compat or {}).get("apiKeyEnvFallbacks") or ():
+                if self.env.get(name):
+                    return name
+        return primary
 
     def key_env_vars(self, model: Model) -> list[str]:
         """The variables that may hold ``model``'s key, first set wins: the model's
@@ -243,6 +251,7 @@ class ModelRegistry:
         model's, and those auth.json and models.json name), for the ``keys`` plugin."""
         names = {name for m in self.models for name in self.key_env_vars(m)}
         names.update(m.bearer_env for m in self.models if m.bearer_env)
+        names.update(n for m in self.models for n in (m.compat or {}).get("apiKeyEnvFallbacks") or ())
         named = [entry.get("key") for entry in self.auth._data.values() if isinstance(entry, dict)]
         named += [config.api_key for config in self._settings.values()]
         names.update(v for v in named if isinstance(v, str) and v and not v.startswith("!")
@@ -270,6 +279,9 @@ class ModelRegistry:
         """A key is configured, or none is needed: a provider of models.json's own, a
         server on this machine, or no base URL (an in-process provider)."""
         settings = self._settings.get(model.provider)
+        required = (model.compat or {}).get("requiredEnv") or ()
+        if not all(self.env.get(name) for name in required):  # Cloudflare's account and gateway ids
+            return False
         return (self.key_source(model) is not None or (settings is not None and settings.custom)
                 or not model.base_url or _is_local(model.base_url) or model.key in self.local)
 

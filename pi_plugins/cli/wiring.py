@@ -93,6 +93,11 @@ async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None,
     from pi_core.app.start_model import choose_model, find_local_models
 
     await find_local_models(registry, plugins, settings, **model_wish(args))
+    if args.model:
+        named = (args.provider, args.model) if args.provider else args.model.partition("/")[::2]
+        refusal = unsupported_model(*named) if registry.find(*named) is None else None
+        if refusal:
+            raise UsageError(refusal)
     try:
         model, level, explicit, warning = choose_model(registry, settings, pattern=args.model,
                                                        provider=args.provider)
@@ -227,3 +232,18 @@ def scoped_models(patterns, registry) -> list:
                 seen.add(model.key)
                 chosen.append((model, level))
     return chosen
+
+
+def unsupported_model(provider: str, model_id: str) -> str | None:
+    """The one line for a model pi 1.6's catalogue lists that is no chat model (an image
+    or classifier model, which pi runs from codemode scripts only), else None."""
+    try:
+        from pi_plugins.providers.catalogue import other_model_kind
+    except ImportError:  # pragma: no cover - the providers ship with the command line
+        return None
+    kind = other_model_kind(provider, model_id)
+    if kind is None:
+        return None
+    article = "an" if kind[0] in "aeiou" else "a"
+    return (f"{provider}/{model_id} is {article} {kind} model, not a chat model: not supported here "
+            "(pi-harness runs chat models only)")

@@ -88,18 +88,41 @@ def list_command(as_json: bool, approve: bool | None) -> None:
 @click.option("--extensions", is_flag=True, help="Update every installed plugin package.")
 @click.option("--extension", "extension", metavar="SOURCE", help="Update one plugin package (as pi update SOURCE).")
 @click.option("--all", "everything", is_flag=True, help="Update pi-harness and every plugin package.")
+@click.option("--models", is_flag=True, help="Refresh model catalogs only.")
 @click.option("--force", is_flag=True, help="Reinstall even what is up to date.")
 @click.option("-a/-na", "--approve/--no-approve", "approve", default=None,
               help="Trust (or not) the project for this command (its .pi/settings.json packages).")
 @click.argument("target", required=False)
 @click.argument("pip_args", nargs=-1, type=click.UNPROCESSED)
 def update_command(target: str | None, pip_args: tuple[str, ...], self_update: bool, extensions: bool,
-                   extension: str | None, everything: bool, force: bool, approve: bool | None) -> None:
+                   extension: str | None, everything: bool, models: bool, force: bool, approve: bool | None) -> None:
     """Update pi-harness (pi update, pi update self), one plugin package (pi update
     SOURCE), every plugin package (--extensions), or all of it (--all), with pip, in the
-    environment pi runs in. Options after the target go to pip (--no-index --find-links DIR)."""
+    environment pi runs in; or refresh the model catalogs (--models). Options after the
+    target go to pip (--no-index --find-links DIR)."""
     from pi_plugins.packages.manage import run_update
+
+    if models:
+        sys.exit(_refresh_models(target, everything, self_update or extensions or extension is not None))
 
     sys.exit(run_update(extension or target, list(pip_args), self_update=self_update,
                         extensions=extensions, everything=everything, force=force,
                         cwd=os.getcwd(), approve=approve))
+
+
+def _refresh_models(target: str | None, everything: bool, other_targets: bool) -> int:
+    """``pi update --models`` (the providers plugin refreshes the catalogues), with pi's
+    refusals of what it cannot be combined with."""
+    usage = ("pi update [source|self|pi] [--self|--extensions|--models|--all] [--extension <source>] "
+             "[--approve|--no-approve] [--force]")
+    conflict = ("--all cannot be combined with --self, --extensions, --models, or --extension" if everything
+                else "--models cannot be combined with --self, --extensions, --all, or --extension" if other_targets
+                else "--models cannot be combined with a positional source" if target else None)
+    if conflict:
+        click.echo(conflict, err=True)
+        click.echo(f"Usage: {usage}", err=True)
+        return 1
+    from pi_core.paths import agent_dir
+    from pi_plugins.providers.catalogue_refresh import run
+
+    return run(agent_dir(), os.environ)

@@ -1,6 +1,8 @@
 """Azure OpenAI (``azure-openai-responses``): the Responses API of an Azure resource.
 
-As pi 0.73.1 sends it: to ``AZURE_OPENAI_BASE_URL``, else
+pi 1.6 names the provider ``azure`` (0.73.1: ``azure-openai-responses``, its API's name);
+its Foundry models use chat completions (``openai-completions``) on the same resource and
+deployment, which the completions provider takes from here. As pi sends it: to ``AZURE_OPENAI_BASE_URL``, else
 ``https://<AZURE_OPENAI_RESOURCE_NAME>.openai.azure.com/openai/v1`` (an Azure host's bare
 URL gets ``/openai/v1``), ``/responses?api-version=<AZURE_OPENAI_API_VERSION or v1>``,
 the key in ``api-key`` (pi refuses to send none; we send none to a server on this
@@ -20,6 +22,7 @@ from pi_plugins.providers.http import HttpRequest, env_value
 from pi_plugins.providers.openai_responses import OpenAIResponsesProvider
 
 API = "azure-openai-responses"
+PROVIDER = "azure"
 
 
 def deployment(model: Model, options: Any = None) -> str:
@@ -43,7 +46,8 @@ def base_url(model: Model, options: Any = None) -> str:
     parts = urlsplit(url.strip().rstrip("/"))
     host = parts.hostname or ""
     path = parts.path.rstrip("/")
-    if host.endswith((".openai.azure.com", ".cognitiveservices.azure.com")) and path in ("", "/openai"):
+    if host.endswith((".openai.azure.com", ".cognitiveservices.azure.com", ".ai.azure.com")) and \
+            path in ("", "/openai", "/openai/v1/responses"):
         parts = parts._replace(path="/openai/v1", query="")
     return urlunsplit(parts).rstrip("/")
 
@@ -60,8 +64,7 @@ class AzureOpenAIProvider(OpenAIResponsesProvider):
         version = env_value(options, "AZURE_OPENAI_API_VERSION") or "v1"
         request.url = f"{base_url(model, options)}/responses?api-version={version}"
         body = request.body
-        body["model"] = deployment(model, options)
-        body.pop("store", None)
+        body["model"] = deployment(model, options)  # and ``store: false``, which pi 1.6 sends (0.73.1 left it out)
         return request
 
 

@@ -1,9 +1,12 @@
-"""The built-in model catalogue: every provider and model of pi 0.73.1
-(``catalogue.json``, in models.json's schema plus each provider's ``apiKeyEnv``;
-``scripts/regenerate_catalogue.py`` writes it from pi's package).
+"""The built-in model catalogue: every provider and model of pi 1.6 (``catalogue.json``,
+in models.json's schema plus each provider's ``apiKeyEnv`` (and ``apiKeyEnvs``/``bearerEnv``), and the image and classifier
+models by id under ``otherModels``; ``scripts/regenerate_catalogue.py`` writes it from
+pi's package), with the catalogues ``pi update --models`` stored in the agent dir's
+``models-store.json`` laid over it (:mod:`.models_store`).
 
-Users add or override models in ``<agent dir>/models.json``; the registry applies it on
-top of what this plugin registers.
+Loaded once, on first use: a start that never asks for a model never reads it. Users add
+or override models in ``<agent dir>/models.json``; the registry applies it on top of
+what this plugin registers.
 """
 
 from __future__ import annotations
@@ -14,10 +17,12 @@ from pathlib import Path
 import orjson
 
 from pi_core import hookimpl
-from pi_core.app.models_json import models_from_config
-from pi_core.protocol.model import Model
+from pi_core.paths import agent_dir
+from pi_core.protocol.model import Model, ModelCost
 
 CATALOGUE = Path(__file__).with_name("catalogue.json")
+#: pi 1.6's file of refreshed catalogues in the agent dir (:mod:`.models_store`).
+STORE = "models-store.json"
 
 
 #: The base URL of a provider that has none in the catalogue (Azure: its provider takes
@@ -26,20 +31,74 @@ CATALOGUE = Path(__file__).with_name("catalogue.json")
 NO_BASE_URL = "unset://from-the-environment"
 
 
-@lru_cache(maxsize=1)
-def _catalogue() -> tuple[Model, ...]:
+def _store_key() -> tuple[str, int | None]:
+    """Which store the catalogue is built with: its path and when it last changed (a
+    stat: a store that ``pi update --models`` rewrote is read again)."""
+    path = agent_dir() / STORE  # the store's module is imported only when there is one
+    try:
+        return str(path), path.stat().st_mtime_ns
+    except OSError:
+        return str(path), None
+
+
+@lru_cache(maxsize=2)
+def _document(store: tuple[str, int | None]) -> dict:
     document = orjson.loads(CATALOGUE.read_bytes())  # a third of json.loads's time
-    for provider in document["providers"].values():
-        provider.setdefault("baseUrl", NO_BASE_URL)
-    models, _ = models_from_config(document, env={})
-    return tuple(models)
+    if store[1] is None:
+        return document
+    from pi_plugins.providers.models_store import overlay, read_store
+
+    entries = read_store(Path(store[0]))
+    return overlay(document, entries) if entries else document
+
+
+@lru_cache(maxsize=2)
+def _catalogue(store: tuple[str, int | None]) -> tuple[Model, ...]:
+    return tuple(_models(_document(store)))
+
+
+def _models(document: dict) -> list[Model]:
+    """The catalogue's models, built directly: the data is ours and checked by the tests,
+    so models.json's validation and merging (a third of the time, on every start) is
+    not done again. What models.json's reader would make of it, field for field."""
+    models = []
+    for name, provider in document["providers"].items():
+        api, key_env = provider["api"], provider.get("apiKeyEnv")
+        key_envs, bearer_env = provider.get("apiKeyEnvs"), provider.get("bearerEnv")
+        base, shared = provider.get("baseUrl") or NO_BASE_URL, provider.get("compat")
+        for raw in provider["models"]:
+            cost, compat = raw.get("cost") or {}, raw.get("compat")
+            models.append(Model(
+                id=raw["id"], provider=name, api=raw.get("api") or api, name=raw.get("name") or raw["id"],
+                base_url=raw.get("baseUrl") or base, reasoning=bool(raw.get("reasoning")),
+                input=raw.get("input") or ["text"],
+                cost=ModelCost(cost.get("input", 0), cost.get("output", 0), cost.get("cacheRead", 0),
+                               cost.get("cacheWrite", 0)),
+                context_window=int(raw.get("contextWindow") or 128_000),
+                max_tokens=int(raw.get("maxTokens") or 16_384), headers=raw.get("headers") or None,
+                compat={**shared, **(compat or {})} if shared else compat,
+                thinking_level_map=raw.get("thinkingLevelMap"), api_key_env=key_env,
+                api_key_envs=key_envs, bearer_env=bearer_env))
+    return models
 
 
 def builtin_models() -> list[Model]:
     """The catalogue's models, built once per process and shared: a caller changes one
-    with ``attrs.evolve``, as the registry applies models.json (a copy of all ~1,000 on
+    with ``attrs.evolve``, as the registry applies models.json (a copy of all ~1,700 on
     every call cost as much again as building them)."""
-    return list(_catalogue())
+    return list(_catalogue(_store_key()))
+
+
+def other_model_kind(provider: str, model_id: str) -> str | None:
+    """``"image"`` or ``"classifier"`` for a model pi 1.6 lists that is no chat model
+    (we run none of those), else None."""
+    kinds = _document(_store_key()).get("otherModels", {}).get(provider) or {}
+    return kinds.get(model_id)
+
+
+def generated_at() -> str:
+    """When pi generated the shipped catalogue (a pi.dev catalogue must be newer to count)."""
+    return orjson.loads(CATALOGUE.read_bytes())["generatedAt"]
 
 
 @hookimpl

@@ -577,7 +577,13 @@ class OpenAICompletionsProvider(SseProvider):
         if is_gateway(model):
             headers = gateway_headers(headers, options.api_key, ("authorization",), model.headers, options.headers)
         body = build_body(model, context, options, compat)
-        request = HttpRequest(join_url(model.base_url, "/chat/completions"), headers, body)
+        base = model.base_url
+        if model.provider == "azure":  # Foundry chat completions: the resource and deployment as Azure's Responses
+            from pi_plugins.providers.azure_openai import base_url as azure_base_url
+            from pi_plugins.providers.azure_openai import deployment
+
+            base, body["model"] = azure_base_url(model, options), deployment(model, options)
+        request = HttpRequest(join_url(base, "/chat/completions"), headers, body)
         if is_copilot(model):
             adapt_for_copilot(model, context, options, request)
         return request

@@ -4,8 +4,9 @@ A session may switch model and provider at any time, but what one provider wrote
 not always valid for another. Before every request the history is adapted to the target:
 
 - thinking from the same model is kept with its signature (needed to replay it);
-  from another model it becomes plain text; redacted or encrypted thinking of another
-  model is dropped;
+  another model's thinking is dropped, as pi 1.6 drops it: its signature is no good to
+  the new model, and as plain text (pi 0.73.1 sent it so) the new model took it for
+  part of the visible reply;
 - tool-call ids another API would reject are rewritten, together with their results;
 - a thought signature of another model is dropped from tool calls;
 - images become a short placeholder for text-only models;
@@ -106,14 +107,12 @@ def _adapt_assistant(
                 if same:
                     content.append(block)
                 continue
-            if same and block.thinking_signature:
+            if not same:
+                continue  # another model's thinking is dropped, as pi 1.6 drops it
+            if block.thinking_signature:
                 content.append(block)  # kept even if empty (encrypted reasoning)
-            elif blank(block.thinking):
-                continue
-            elif same:
+            elif not blank(block.thinking):
                 content.append(block)
-            else:
-                content.append(TextContent(block.thinking))
         elif isinstance(block, TextContent):
             content.append(block if same else TextContent(block.text))
         elif isinstance(block, ToolCall):

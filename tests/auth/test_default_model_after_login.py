@@ -50,8 +50,8 @@ def test_the_chat_starts_without_a_model_and_login_selects_the_providers_default
     ui = RecordingUI(selects=["Use an API key", "anthropic"], inputs=["sk-ant-api03-chat"])
     before, after, saved = login_in_a_fresh_chat(tmp_path, ui)
     assert is_unknown(before)
-    assert after.key == "anthropic/claude-opus-4-7"
-    assert any(n.startswith("Saved API key for anthropic. Selected claude-opus-4-7. Credentials saved to ")
+    assert after.key == "anthropic/claude-opus-5-5"
+    assert any(n.startswith("Saved API key for anthropic. Selected claude-opus-5-5. Credentials saved to ")
                for n in ui.messages())
 
 
@@ -65,16 +65,16 @@ def test_without_a_default_to_take_the_sign_in_says_to_use_model_in_pis_words():
               "Use /model to select a model.")
     assert select_after_login("anthropic", [], "Logged in to Anthropic")[1] == (
         "Logged in to Anthropic, but no models are available for that provider. Use /model to select a model.")
-    without = [m for m in models if m.key != "openai-codex/gpt-5.5"]
+    without = [m for m in models if m.key != "openai-codex/gpt-6.2-sol"]
     assert select_after_login("openai-codex", without, "Logged in to ChatGPT")[1] == (
-        'Logged in to ChatGPT, but its default model "gpt-5.5" is not available. Use /model to select a model.')
+        'Logged in to ChatGPT, but its default model "gpt-6.2-sol" is not available. Use /model to select a model.')
 
 
 def test_a_chat_that_has_a_model_keeps_it_after_login(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-openai")
     ui = RecordingUI(selects=["Use an API key", "anthropic"], inputs=["sk-ant-api03-chat"])
     before, after, _ = login_in_a_fresh_chat(tmp_path, ui)
-    assert before.key == after.key == "openai/gpt-5.4"  # pi's default for openai, the one with a key
+    assert before.key == after.key == "openai/gpt-6.2-sol"  # pi's default for openai, the one with a key
     assert any(n.startswith("Saved API key for anthropic. Credentials saved to ") for n in ui.messages())
 
 
@@ -96,20 +96,20 @@ def test_after_a_chatgpt_sign_in_the_next_start_takes_pis_codex_model(tmp_path):
     os.chmod(agent / "auth.json", 0o600)
     registry = ModelRegistry(builtin_models(), agent_dir=agent, env={})
     model, *_ = choose_model(registry, Settings({}))
-    assert model.key == "openai-codex/gpt-5.5"
+    assert model.key == "openai-codex/gpt-6.2-sol"
     both = ModelRegistry(builtin_models(), agent_dir=agent, env={"GROQ_API_KEY": "k"})
-    assert choose_model(both, Settings({}))[0].key == "openai-codex/gpt-5.5"  # earlier in pi's table
+    assert choose_model(both, Settings({}))[0].key == "openai-codex/gpt-6.2-sol"  # earlier in pi's table
 
 
 @pytest.mark.process
-@pytest.mark.requires("pi")
+@pytest.mark.requires("pi16")
 def test_the_default_models_are_pis(tmp_path):
     from support.programs import node_for, require_real
 
-    package = require_real("pi")
+    package = require_real("pi16")
     script = ("const m = await import(process.argv[1] + '/dist/core/model-resolver.js');"
               "console.log(JSON.stringify(m.defaultModelPerProvider));")
-    done = subprocess.run([node_for("pi"), "--input-type=module", "-e", script, str(package)],
+    done = subprocess.run([node_for("pi16"), "--input-type=module", "-e", script, str(package)],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     theirs = json.loads(done.stdout)

@@ -1,4 +1,5 @@
-"""Azure OpenAI: the resource's Responses endpoint with the key in api-key, as pi sends it."""
+"""Azure OpenAI (pi 1.6's ``azure`` provider): the resource's Responses endpoint with the
+key in api-key, and its Foundry models' chat completions, as pi sends them."""
 
 import pytest
 from support.llm_server import Reply
@@ -11,7 +12,7 @@ from pi_plugins.providers.catalogue import builtin_models
 
 
 def azure(model_id="gpt-4.1"):
-    return next(m for m in builtin_models() if m.key == f"azure-openai-responses/{model_id}")
+    return next(m for m in builtin_models() if m.key == f"azure/{model_id}")
 
 
 def test_the_base_url_comes_from_the_environment_as_pi_makes_it(monkeypatch):
@@ -20,6 +21,8 @@ def test_the_base_url_comes_from_the_environment_as_pi_makes_it(monkeypatch):
     assert base_url(azure()) == "https://acme.openai.azure.com/openai/v1"
     monkeypatch.setenv("AZURE_OPENAI_BASE_URL", "https://acme.cognitiveservices.azure.com/")
     assert base_url(azure()) == "https://acme.cognitiveservices.azure.com/openai/v1"
+    monkeypatch.setenv("AZURE_OPENAI_BASE_URL", "https://acme.services.ai.azure.com/openai/v1/responses")
+    assert base_url(azure()) == "https://acme.services.ai.azure.com/openai/v1"  # Foundry's, as pi 1.6
     monkeypatch.delenv("AZURE_OPENAI_BASE_URL")
     monkeypatch.delenv("AZURE_OPENAI_RESOURCE_NAME")
     with pytest.raises(ValueError, match="AZURE_OPENAI_BASE_URL or AZURE_OPENAI_RESOURCE_NAME"):
@@ -39,15 +42,33 @@ def test_a_deployment_map_names_the_model_sent(llm_server, monkeypatch):
     assert request.body["model"] == "team-41"
 
 
+def test_a_foundry_model_goes_to_the_resources_chat_completions_under_its_deployment(llm_server, monkeypatch):
+    monkeypatch.setenv("AZURE_OPENAI_BASE_URL", f"{llm_server.url}/openai/v1")
+    monkeypatch.setenv("AZURE_OPENAI_DEPLOYMENT_NAME_MAP", "deepseek-v4-pro=ds-prod")
+    model = azure("deepseek-v4-pro")
+    assert model.api == "openai-completions"
+    llm_server.push(Reply(text="ok"))
+    message = run(collect(model, LlmContext(messages=[UserMessage(content=[TextContent("Hi")])]),
+                          StreamOptions(api_key="az-key", max_retries=0)))[1]
+    assert message.text == "ok", message.error_message
+    [request] = llm_server.requests
+    assert request.path == "/openai/v1/chat/completions"
+    assert request.headers["authorization"] == "Bearer az-key" and request.body["model"] == "ds-prod"
+
+
 @pytest.mark.process
-@pytest.mark.requires("pi")
-def test_the_azure_request_matches_the_real_pis(tmp_path, llm_server):
+@pytest.mark.requires("pi16")
+@pytest.mark.parametrize("model", ["gpt-4.1", "deepseek-v4-pro"])
+def test_the_azure_request_matches_pi_16s(tmp_path, llm_server, model):
     from support.side_by_side import requests_of_both
 
-    pi, ours = requests_of_both(tmp_path, llm_server, "azure-openai-responses/gpt-4.1",
+    pi, ours = requests_of_both(tmp_path, llm_server, f"azure/{model}", real="pi16",
                                 env={"AZURE_OPENAI_API_KEY": "az-key",
                                      "AZURE_OPENAI_BASE_URL": f"{llm_server.url}/openai/v1"})
     assert (ours.path, ours.query) == (pi.path, pi.query)
-    assert ours.headers["api-key"] == pi.headers["api-key"] == "az-key"
-    skip = ("input", "tools", "prompt_cache_key")
+    for header in ("api-key", "authorization"):
+        assert ours.headers.get(header) == pi.headers.get(header)
+    # pi 1.6 asks for the model's whole output limit fitted to the context (its
+    # clampMaxTokensToContext); we still cap it at 0.73.1's 32000 (docs/pi-compatibility.md)
+    skip = ("input", "messages", "tools", "prompt_cache_key", "max_output_tokens", "max_completion_tokens")
     assert {k: v for k, v in ours.body.items() if k not in skip} == {k: v for k, v in pi.body.items() if k not in skip}

@@ -16,8 +16,8 @@ from pi_plugins.providers.catalogue import builtin_models
 from pi_plugins.providers.openai_completions import OpenAICompletionsProvider
 from pi_plugins.providers.openai_responses import OpenAIResponsesProvider
 
-MODELS = {"anthropic-messages": "claude-3-5-haiku", "openai-responses": "gpt-4",
-          "openai-completions": "workers-ai/@cf/moonshotai/kimi-k2.5"}
+MODELS = {"anthropic-messages": "claude-haiku-4-5", "openai-responses": "gpt-4o",
+          "openai-completions": "workers-ai/@cf/meta/llama-3.3-70b-instruct-fp8-fast"}
 PROVIDERS = {"anthropic-messages": AnthropicProvider(), "openai-responses": OpenAIResponsesProvider(),
              "openai-completions": OpenAICompletionsProvider()}
 ENV = {"CLOUDFLARE_API_KEY": "cf-key", "CLOUDFLARE_ACCOUNT_ID": "acct-1", "CLOUDFLARE_GATEWAY_ID": "gw-1"}

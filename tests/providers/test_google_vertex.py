@@ -145,19 +145,19 @@ def test_the_vertex_api_key_request_matches_the_real_pis(tmp_path, llm_server):
 
 
 @pytest.mark.process
-@pytest.mark.requires("pi")
+@pytest.mark.requires("pi16")
 def test_with_gclouds_credentials_file_both_programs_list_the_vertex_models(tmp_path):
     from support.programs import node_for, require_real
 
-    package = require_real("pi")
+    package = require_real("pi16")
     _gcloud_signed_in(tmp_path / "home")
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path / "home"), "PI_OFFLINE": "1",
            "PI_CODING_AGENT_DIR": str(tmp_path / "agent"), "GOOGLE_CLOUD_PROJECT": "p",
            "GOOGLE_CLOUD_LOCATION": "us-central1"}
     listed = {}
-    for who, command in (("pi", [node_for("pi"), str(Path(package) / "dist" / "cli.js")]),
+    for who, command in (("pi", [node_for("pi16"), str(Path(package) / "dist" / "cli.js")]),
                          ("ours", [sys.executable, "-m", "pi_plugins.cli"])):
-        with open(tmp_path / f"{who}.txt", "w") as out:  # pi 0.73.1 writes it to stderr (stdin is no terminal)
+        with open(tmp_path / f"{who}.txt", "w") as out:  # pi 1.6 writes it to stdout
             done = subprocess.run([*command, "--list-models", "google-vertex"], env=env, cwd=tmp_path,
                                   stdout=out, stderr=out, timeout=60)
         assert done.returncode == 0

@@ -106,6 +106,38 @@ def pi_options(raw: dict) -> StreamOptions:
                          session_id=raw.get("sessionId"))
 
 
+def other_models_thinking(context: str, model: dict) -> set[str]:
+    """The thinking texts in ``context`` that models other than ``model`` wrote."""
+    return {block["thinking"] for m in PI_REQUESTS["contexts"][context]["messages"] if m["role"] == "assistant"
+            and (m.get("provider"), m.get("api"), m.get("model")) != (model["provider"], model["api"], model["id"])
+            for block in m["content"] if block["type"] == "thinking" and not block.get("redacted")}
+
+
+def without_thinking_text(value, texts: set[str]):
+    """pi 0.73.1's ``value`` (a request body), less the other models' thinking it sent as
+    plain text: a part that carries one of ``texts`` (Anthropic's and Google's text parts,
+    a Responses output text, and with it a message left empty), or a chat-completions
+    content string's leading one (0.73.1 joined the blocks without a separator)."""
+    if isinstance(value, str):
+        for text in texts:
+            if value.startswith(text) and len(value) > len(text):
+                return value[len(text):]
+        return value
+    if isinstance(value, dict):
+        return {k: without_thinking_text(v, texts) for k, v in value.items()}
+    if isinstance(value, list):
+        kept = []
+        for item in value:
+            if isinstance(item, dict) and any(isinstance(x, str) and x in texts for x in item.values()):
+                continue
+            changed = without_thinking_text(item, texts)
+            if isinstance(item, dict) and item.get("content") and changed.get("content") == []:
+                continue
+            kept.append(changed)
+        return kept
+    return value
+
+
 @pytest.mark.parametrize("case", sorted(PI_REQUESTS["cases"]))
 def test_bodies_match_pi_for_every_api_level_and_cross_model_history(llm_server, case):
     spec = PI_REQUESTS["cases"][case]
@@ -114,7 +146,10 @@ def test_bodies_match_pi_for_every_api_level_and_cross_model_history(llm_server,
     run(collect(model, pi_context(spec["context"]), pi_options(spec["options"])))
     request = llm_server.requests[-1]
     assert request.path + ("?alt=sse" if request.query else "") == spec["path"]
-    assert request.body == spec["body"]
+    # the bodies are pi 0.73.1's, which sent another model's thinking as plain text; pi 1.6
+    # drops it, as we do (test_another_models_thinking_is_dropped_as_pi_16_drops_it runs
+    # pi 1.6's own transform on the same history)
+    assert request.body == without_thinking_text(spec["body"], other_models_thinking(spec["context"], spec["model"]))
 
 
 def test_switching_provider_mid_session_gives_a_valid_request_for_each():
@@ -126,6 +161,48 @@ def test_switching_provider_mid_session_gives_a_valid_request_for_each():
     assert '"redacted_thinking"' in anthropic
     assert "call_resp_1_fc_resp_1" in anthropic  # a Responses id made valid for Anthropic
     google = json.dumps(bodies["google"])
-    assert "sig-anthropic-1" not in google and "REDACTED" not in google  # foreign thinking is text
+    assert "sig-anthropic-1" not in google and "REDACTED" not in google  # no foreign signature
     assert '"error": "No result provided"' in google  # the orphan call answered
     assert "partial" not in google  # the aborted answer skipped
+
+
+#: Runs pi-ai 1.6's own transformMessages on a history for a target model (its data only
+#: goes out: the thinking and text blocks each answer keeps).
+_PI16_TRANSFORM = """
+const [piAi, payload] = process.argv.slice(1);
+const { transformMessages } = await import(piAi + "/dist/api/transform-messages.js");
+const { messages, models } = JSON.parse(payload);
+const kept = models.map((model) => transformMessages(messages, model).map((m) =>
+  m.role === "assistant" ? m.content.filter((b) => b.type === "thinking" || b.type === "text")
+    .map((b) => [b.type, b.type === "text" ? b.text : b.thinking]) : null));
+console.log(JSON.stringify(kept));
+"""
+
+
+@pytest.mark.process
+@pytest.mark.requires("pi16")
+def test_another_models_thinking_is_dropped_as_pi_16_drops_it():
+    import subprocess
+    from types import SimpleNamespace
+
+    from support.programs import PI16, node_for, require_real
+
+    from pi_core.protocol.messages import TextContent, ThinkingContent
+    from pi_plugins.providers.transform import transform_messages
+
+    require_real("pi16")
+    raw = PI_REQUESTS["contexts"]["cross"]["messages"]
+    targets = [spec["model"] for name, spec in sorted(PI_REQUESTS["cases"].items()) if name.endswith("_think")]
+    done = subprocess.run([node_for("pi16"), "--input-type=module", "-e", _PI16_TRANSFORM, str(PI16.parent / "pi-ai"),
+                           json.dumps({"messages": raw, "models": targets})], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    theirs = json.loads(done.stdout)
+    messages = [message_from_json(m) for m in raw]
+    for target, pi_kept in zip(targets, theirs, strict=True):
+        ours = [[["thinking", b.thinking] if isinstance(b, ThinkingContent) else ["text", b.text]
+                 for b in m.content if isinstance(b, (ThinkingContent, TextContent))] if m.role == "assistant" else None
+                for m in transform_messages(messages, pi_model(target, SimpleNamespace(url="http://127.0.0.1:9")))]
+        assert ours == pi_kept, target["id"]
+    kept_by_claude = [block for kept in theirs[0] or [] if kept for block in kept]
+    assert ["thinking", "I should list files."] in kept_by_claude  # a model's own thinking is still sent
+    assert ["text", "Read a.txt next."] not in kept_by_claude  # another's is not, not even as text

@@ -19,10 +19,12 @@ SHIM = Path(__file__).parent / "node" / "provider_origins.mjs"
 
 def requests_of_both(tmp_path: Path, llm_server, model: str, *, env: dict | None = None,
                      origins: dict | None = None, args: tuple = (),
-                     prepare: Callable[[Path], None] | None = None, answer: str = "ok") -> tuple:
+                     prepare: Callable[[Path], None] | None = None, answer: str = "ok",
+                     real: str = "pi") -> tuple:
     """(pi's request, ours) for ``--model model ARGS -p Hi``; ``prepare(agent_dir)`` writes
-    what both need there first (models.json, auth.json)."""
-    package = require_real("pi")
+    what both need there first (models.json, auth.json). ``real`` is ``"pi16"`` to run
+    pi 1.6 instead of 0.73.1."""
+    package = require_real(real)
     requests = {}
     for who in ("pi", "ours"):
         folder = tmp_path / who
@@ -34,7 +36,7 @@ def requests_of_both(tmp_path: Path, llm_server, model: str, *, env: dict | None
                    "PI_CODING_AGENT_DIR": str(agent), **(env or {})}
         if origins:
             run_env["PI_PROVIDER_ORIGINS"] = json.dumps(origins)
-        command = ([node_for("pi"), "--import", str(SHIM), str(Path(package) / "dist" / "cli.js")] if who == "pi"
+        command = ([node_for(real), "--import", str(SHIM), str(Path(package) / "dist" / "cli.js")] if who == "pi"
                    else [sys.executable, "-m", "pi_plugins.cli"])
         llm_server.push(Reply(text=answer))
         done = subprocess.run([*command, "--model", model, *args, "--no-session", "-p", "Hi"], cwd=folder,
