@@ -280,3 +280,37 @@ def test_a_malformed_answer_is_a_clear_error_and_stores_nothing(store, monkeypat
         server.shutdown()
         server.server_close()
     assert not store.path.exists()
+
+
+@pytest.mark.process
+@pytest.mark.parametrize(("provider", "model"), [("xai", "xai/grok-2"), ("openai", "openai/gpt-4.1")])
+def test_a_prompt_refreshes_an_expired_sign_in_and_sends_its_new_token(tmp_path, llm_server, provider, model):
+    """The whole way: an expired sign-in in auth.json, ``pi -p``, the refresh at the
+    stand-in, the new token as the request's bearer and back in auth.json."""
+    import subprocess
+    import sys
+
+    from support.llm_server import Reply
+
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    with Signin16Server() as server:
+        entry = {"type": "oauth", "access": "old-access", "refresh": server.issue_refresh_token(
+            "chatgpt" if provider == "openai" else provider), "expires": 1}
+        if provider == "openai":
+            entry.update(clientId="client-issued-7", scopes=["chatgpt.tokens.use.direct"])
+        (agent / "auth.json").write_text(json.dumps({provider: entry}))
+        os.chmod(agent / "auth.json", 0o600)
+        api = {"xai": "https://api.x.ai", "openai": "https://api.openai.com"}[provider]
+        origins = {**json.loads(server.origins()), api: llm_server.url}
+        llm_server.push(Reply(text="signed in"))
+        done = subprocess.run([sys.executable, "-m", "pi_plugins.cli", "--model", model, "--no-session", "-p", "Hi"],
+                              env={"PATH": os.environ["PATH"], "HOME": str(tmp_path / "home"),
+                                   "PI_CODING_AGENT_DIR": str(agent), "PI_OFFLINE": "1",
+                                   "PI_PROVIDER_ORIGINS": json.dumps(origins)},
+                              cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "signed in"
+    fresh = json.loads((agent / "auth.json").read_text())[provider]
+    assert fresh["access"] != "old-access" and fresh["expires"] > 1
+    assert llm_server.requests[0].headers["authorization"] == f"Bearer {fresh['access']}"
