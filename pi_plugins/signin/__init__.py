@@ -1,7 +1,8 @@
 """Signing in to providers: ``pi auth login PROVIDER`` / ``pi auth logout PROVIDER``
 from the shell, ``/login`` and ``/logout`` in the chat (built-in chat commands, as in pi, so RPC's
-``get_commands`` does not list them; :mod:`pi_plugins.signin.chat`). A subscription sign-in (Claude
-Pro/Max, ChatGPT Plus/Pro, GitHub Copilot) runs its flow (:mod:`pi_plugins.signin.flows`,
+``get_commands`` does not list them; :mod:`pi_plugins.signin.chat`). An account sign-in (Claude
+Pro/Max, ChatGPT Plus/Pro for Codex or for ``openai``, GitHub Copilot, xAI, OpenRouter, Kimi
+Code, Meta, Radius) runs its flow (:data:`pi_plugins.signin.flows.SIGN_INS`,
 given to auth.json's store through ``register_sign_ins``, which also refreshes them);
 any other provider is asked for its API key. Both land in ``<agent dir>/auth.json`` in
 pi's shape, so one sign-in serves pi and pi-harness. The modules that do the work load

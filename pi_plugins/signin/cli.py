@@ -124,7 +124,7 @@ def _read_key() -> str:
 @auth_command.command("login")
 @click.argument("provider")
 @click.option("--api-key", "use_key", is_flag=True, help="Store an API key instead of signing in with an account.")
-@click.option("--no-browser", is_flag=True, help="Do not open a browser; print the link and paste the code.")
+@click.option("--no-browser", is_flag=True, help="Do not open a browser: sign in by device code where the provider has one, else print the link and paste the code.")
 def login_command(provider: str, use_key: bool, no_browser: bool) -> None:
     """Sign in to PROVIDER with an account (anthropic, openai, openai-codex, github-copilot,
     xai, openrouter, kimi-coding, meta, radius) or store its API key (--api-key).
