@@ -51,10 +51,10 @@ def requests_seen(server) -> list[tuple]:
     return seen
 
 
-def run_pi(package: Path, flow: str, method: str, origins: str) -> tuple[dict, str]:
+def run_pi(package: Path, flow: str, method: str, origins: str, argument: str = DEVICE_ID) -> tuple[dict, str]:
     env = {"PATH": os.environ["PATH"], "HOME": "/nonexistent", "PI_PROVIDER_ORIGINS": origins}
     done = subprocess.run([node_for("pi16"), "--import", str(NODE / "provider_origins.mjs"),
-                           str(NODE / "pi16_sign_in.mjs"), str(package), flow, method, DEVICE_ID],
+                           str(NODE / "pi16_sign_in.mjs"), str(package), flow, method, argument],
                           env=env, capture_output=True, text=True, timeout=90)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout), done.stderr
@@ -102,6 +102,51 @@ def test_pi16_and_ours_sign_in_alike(provider, flow, method, stand_in, browser, 
     if shown:
         url, code = shown[0]
         assert f"device_code {url} {code}" in said
+
+
+#: (our provider, pi-ai 1.6's flow module, the stand-in's token family, the stand-in)
+REFRESHES = [("openai-codex", "openai-codex", "", SignInServer), ("openai", "openai-chatgpt", "chatgpt", Signin16Server),
+             ("xai", "xai", "xai", Signin16Server), ("kimi-coding", "kimi-coding", "kimi", Signin16Server),
+             ("meta", "meta", "meta", Signin16Server), ("radius", "radius", "radius", Signin16Server),
+             ("openrouter", "openrouter", "", Signin16Server)]
+
+
+def stored_credential(provider: str, family: str, server) -> dict:
+    """A sign-in as auth.json keeps it, expired, with a refresh token the stand-in knows."""
+    if provider == "meta":
+        refresh = server.new("meta-identity")
+    elif provider == "openrouter":
+        refresh = ""
+    else:
+        refresh = server.issue_refresh_token(family) if family else server.issue_refresh_token()
+    credential = {"type": "oauth", "access": "old-access", "refresh": refresh, "expires": 0}
+    if provider == "openai":
+        credential.update(clientId="client-issued-7", scopes=["chatgpt.tokens.use.direct"])
+    if provider == "openai-codex":
+        credential["accountId"] = "acct-123"
+    return credential
+
+
+@pytest.mark.process
+@pytest.mark.requires("pi16")
+@pytest.mark.parametrize(("provider", "flow", "family", "stand_in"), REFRESHES, ids=[r[0] for r in REFRESHES])
+def test_pi16_and_ours_refresh_alike(provider, flow, family, stand_in, monkeypatch):
+    package = require_real("pi16")
+    with stand_in() as server:
+        theirs, _ = run_pi(package, flow, "refresh", server.origins(),
+                           json.dumps(stored_credential(provider, family, server)))
+        their_requests = requests_seen(server)
+    with stand_in() as server:
+        monkeypatch.setenv("PI_PROVIDER_ORIGINS", server.origins())
+        stored = stored_credential(provider, family, server)
+        ours = {"type": "oauth", **asyncio.run(SIGN_INS[provider].refresh(stored))}
+        our_requests = requests_seen(server)
+    assert our_requests == their_requests
+    assert list(ours) == list(theirs)
+    assert {k: v for k, v in ours.items() if k not in ("access", "refresh", "expires")} == \
+        {k: v for k, v in theirs.items() if k not in ("access", "refresh", "expires")}
+    assert abs(ours["expires"] - theirs["expires"]) < 120_000
+    assert ours["access"] != "old-access" or provider == "openrouter"
 
 
 def test_the_side_by_side_covers_every_new_sign_in():

@@ -3,7 +3,8 @@
 // module (xai, kimi-coding, meta, openai-codex, openai-chatgpt, openrouter, radius),
 // argv[4] the method to pick when asked (browser, device_code, device-code), argv[5] a
 // device id. The browser follows the sign-in link (fetch follows the provider's redirect
-// to pi's local callback). Prints the credentials pi would store, as JSON.
+// to pi's local callback). Prints the credentials pi would store, as JSON. With the
+// method "refresh", argv[5] is a stored credential (JSON) to refresh instead.
 const [, , pkg, flow, method, deviceId] = process.argv;
 const oauth = await import(`${pkg}/../pi-ai/dist/auth/oauth/${flow}.js`);
 const provider = flow === "radius"
@@ -19,6 +20,8 @@ const interaction = {
     if (event.type === "device_code") console.error(`device_code ${event.verificationUri} ${event.userCode}`);
   },
 };
-const credentials = await provider.login(interaction, { getDeviceId: () => deviceId });
+const credentials = method === "refresh"
+  ? await provider.refresh(JSON.parse(deviceId), controller.signal)
+  : await provider.login(interaction, { getDeviceId: () => deviceId });
 console.log(JSON.stringify(credentials));
 process.exit(0);
