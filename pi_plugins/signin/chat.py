@@ -19,10 +19,12 @@ from pi_plugins.signin.common import (
 )
 from pi_plugins.signin.flows import SIGN_INS, LoginCallbacks, SignInError
 
-SUBSCRIPTION = "Use a subscription"
+#: pi 1.6's ways in, as its /login offers them (Radius's last, straight to its sign-in).
+SUBSCRIPTION = "Sign in with an account"
+API_KEY = "Sign in with an API key"
+RADIUS = "Sign in with Radius"
 #: Providers that have no API key of their own: only their sign-in serves them.
 SUBSCRIPTION_ONLY = ("openai-codex", "github-copilot")
-API_KEY = "Use an API key"
 
 
 def _choice_label(provider: str) -> str:
@@ -42,15 +44,18 @@ async def login(args: str, ctx) -> None:
     provider = args.strip() or None
     use_key = False
     if provider is None:
-        how = await ui.select("Select authentication method:", [SUBSCRIPTION, API_KEY])
+        how = await ui.select("Select authentication method:", [SUBSCRIPTION, API_KEY, RADIUS])
         if how is None:
             return
         use_key = how == API_KEY
-        known = known_providers(ctx.agent_dir)
-        names = [p for p in known if p not in SUBSCRIPTION_ONLY] if use_key else \
-            [p for p in known if p in SIGN_INS]
-        labels = names if use_key else [_choice_label(p) for p in names]
-        provider = _from_label(await ui.select("Select provider:", labels))
+        if how == RADIUS:
+            provider = "radius"
+        else:
+            known = known_providers(ctx.agent_dir)
+            names = [p for p in known if p not in SUBSCRIPTION_ONLY] if use_key else \
+                [p for p in known if p in SIGN_INS]
+            labels = names if use_key else [_choice_label(p) for p in names]
+            provider = _from_label(await ui.select("Select provider:", labels))
         if provider is None:
             return
     elif provider not in SIGN_INS:

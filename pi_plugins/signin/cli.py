@@ -58,7 +58,7 @@ async def _sign_in(provider: str, browser: bool) -> None:
     lines = _Lines()
 
     def on_auth(url: str, instructions: str | None) -> None:
-        _say(f"Open this link to sign in to {flow.name}:\n\n  {url}\n")
+        _say(f"Open this URL to sign in:\n  {url}")  # pi 1.6's words
         if instructions:
             _say(instructions)
         if browser:
