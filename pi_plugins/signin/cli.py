@@ -135,8 +135,10 @@ def login_command(provider: str, use_key: bool, no_browser: bool) -> None:
     if use_key and no_browser:
         raise click.UsageError("--no-browser is for signing in with an account, not with --api-key")
     known = known_providers()
-    if provider not in known:
-        raise click.UsageError(f'unknown provider "{provider}"; known providers: {", ".join(known)}')
+    if provider not in known:  # pi 1.6's words and exit status
+        _say(f'Unknown provider "{provider}".')
+        _say(f"Providers: {', '.join(known)}")
+        sys.exit(1)
     if use_key and provider in SUBSCRIPTION_ONLY:
         _say(f"{display_name(provider)} has no API key login. Omit --api-key to sign in.")
         sys.exit(1)

@@ -107,7 +107,8 @@ def test_pi_auth_login_stores_a_key_and_logout_is_safe_to_repeat(tmp_path):
     again = pi_auth(tmp_path, "logout", "openai")
     assert again.returncode == 0 and "No stored credentials" in again.stderr
     unknown = pi_auth(tmp_path, "login", "no-such-provider", input="k\n")
-    assert unknown.returncode == 2 and "unknown provider" in unknown.stderr
+    assert unknown.returncode == 1 and 'Unknown provider "no-such-provider".' in unknown.stderr
+    assert "Providers: " in unknown.stderr and "xai" in unknown.stderr
 
 
 @pytest.mark.process
@@ -182,3 +183,21 @@ def test_login_xai_in_the_chat_asks_account_or_key_and_shows_the_device_code(tmp
     ui = RecordingUI(selects=["Sign in with an API key"], inputs=["xai-key"])
     run(chat.login("xai", Ctx(tmp_path, ui)))
     assert auth_json(tmp_path)["xai"] == {"type": "api_key", "key": "xai-key"}
+
+
+def test_login_codex_in_the_chat_by_device_code(tmp_path, monkeypatch):
+    from pi_plugins.signin import device_code
+
+    monkeypatch.setattr(device_code, "MINIMUM_INTERVAL", 0.01)
+    monkeypatch.setenv("PI_NO_BROWSER", "1")
+    with SignInServer() as server:
+        monkeypatch.setenv("PI_PROVIDER_ORIGINS", server.origins())
+        server.device_polls_pending = 1
+        ui = RecordingUI(selects=["Device code login (headless)"])
+        run(chat.login("openai-codex", Ctx(tmp_path, ui)))
+    [method] = ui.dialogs[:1]
+    assert method.detail == ["Browser login (default)", "Device code login (headless)"]
+    said = "\n".join(ui.messages())
+    assert "Open https://auth.openai.com/codex/device and enter code: CDX-4321" in said
+    assert "Logged in to ChatGPT Plus/Pro (Codex Subscription)" in said
+    assert auth_json(tmp_path)["openai-codex"]["accountId"] == "acct-123"
