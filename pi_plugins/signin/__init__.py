@@ -11,6 +11,10 @@ only when a command runs."""
 from pi_core import hookimpl
 from pi_core.protocol.shell import CliCommand
 
+#: Sign-ins whose token goes as ``Authorization: Bearer`` where the provider's API key
+#: goes as ``x-api-key`` (pi 1.6's Kimi Code ``toAuth``: headers, not an API key).
+BEARER_SIGN_INS = frozenset({"kimi-coding"})
+
 
 @hookimpl
 def register_cli_commands():
@@ -23,3 +27,17 @@ def register_sign_ins():
     from pi_plugins.signin.flows import SIGN_INS
 
     return list(SIGN_INS.values())
+
+
+@hookimpl
+def before_provider_headers(headers, model, ctx):
+    """A Kimi Code sign-in's token as a bearer token, as pi 1.6 sends it (the provider
+    itself sends any key as ``x-api-key``); an API key for it stays as it is."""
+    if model.provider not in BEARER_SIGN_INS:
+        return None
+    registry = ctx.model_registry
+    entry = registry.auth.get(model.provider) if registry is not None else None
+    key = next((v for k, v in headers.items() if k.lower() == "x-api-key"), None)
+    if not entry or entry.get("type") != "oauth" or not key or key != entry.get("access"):
+        return None
+    return {**headers, "x-api-key": None, "X-Api-Key": None, "authorization": f"Bearer {key}"}

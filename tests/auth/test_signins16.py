@@ -283,7 +283,8 @@ def test_a_malformed_answer_is_a_clear_error_and_stores_nothing(store, monkeypat
 
 
 @pytest.mark.process
-@pytest.mark.parametrize(("provider", "model"), [("xai", "xai/grok-2"), ("openai", "openai/gpt-4.1")])
+@pytest.mark.parametrize(("provider", "model"), [("xai", "xai/grok-2"), ("openai", "openai/gpt-4.1"),
+                                               ("kimi-coding", "kimi-coding/kimi-for-coding")])
 def test_a_prompt_refreshes_an_expired_sign_in_and_sends_its_new_token(tmp_path, llm_server, provider, model):
     """The whole way: an expired sign-in in auth.json, ``pi -p``, the refresh at the
     stand-in, the new token as the request's bearer and back in auth.json."""
@@ -296,12 +297,13 @@ def test_a_prompt_refreshes_an_expired_sign_in_and_sends_its_new_token(tmp_path,
     agent.mkdir()
     with Signin16Server() as server:
         entry = {"type": "oauth", "access": "old-access", "refresh": server.issue_refresh_token(
-            "chatgpt" if provider == "openai" else provider), "expires": 1}
+            {"openai": "chatgpt", "kimi-coding": "kimi"}.get(provider, provider)), "expires": 1}
         if provider == "openai":
             entry.update(clientId="client-issued-7", scopes=["chatgpt.tokens.use.direct"])
         (agent / "auth.json").write_text(json.dumps({provider: entry}))
         os.chmod(agent / "auth.json", 0o600)
-        api = {"xai": "https://api.x.ai", "openai": "https://api.openai.com"}[provider]
+        api = {"xai": "https://api.x.ai", "openai": "https://api.openai.com",
+               "kimi-coding": "https://api.kimi.com"}[provider]
         origins = {**json.loads(server.origins()), api: llm_server.url}
         llm_server.push(Reply(text="signed in"))
         done = subprocess.run([sys.executable, "-m", "pi_plugins.cli", "--model", model, "--no-session", "-p", "Hi"],
@@ -314,3 +316,4 @@ def test_a_prompt_refreshes_an_expired_sign_in_and_sends_its_new_token(tmp_path,
     fresh = json.loads((agent / "auth.json").read_text())[provider]
     assert fresh["access"] != "old-access" and fresh["expires"] > 1
     assert llm_server.requests[0].headers["authorization"] == f"Bearer {fresh['access']}"
+    assert "x-api-key" not in llm_server.requests[0].headers  # Kimi Code's too, as pi 1.6 sends it

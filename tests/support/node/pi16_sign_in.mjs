@@ -5,8 +5,13 @@
 // device id. The browser follows the sign-in link (fetch follows the provider's redirect
 // to pi's local callback). Prints the credentials pi would store, as JSON. With the
 // method "refresh", argv[5] is a stored credential (JSON) to refresh instead.
+import { existsSync } from "node:fs";
+
 const [, , pkg, flow, method, deviceId] = process.argv;
-const oauth = await import(`${pkg}/../pi-ai/dist/auth/oauth/${flow}.js`);
+// pi-ai sits beside pi's package when npm flattens node_modules, else inside it
+const nested = `${pkg}/node_modules/@earendil-works/pi-ai`;
+const piAi = existsSync(nested) ? nested : `${pkg}/../pi-ai`;
+const oauth = await import(`${piAi}/dist/auth/oauth/${flow}.js`);
 const provider = flow === "radius"
   ? oauth.createRadiusOAuth({ name: "Radius", gateway: "https://radius.pi.dev" })
   : Object.values(oauth).find((value) => value && typeof value.login === "function");
