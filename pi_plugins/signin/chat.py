@@ -11,17 +11,20 @@ from pi_core.app.default_models import DEFAULT_MODEL_PER_PROVIDER
 from pi_core.protocol.model import is_unknown
 from pi_plugins.signin.common import (
     auth_storage,
-    copilot_model_ids,
     display_name,
     known_providers,
+    login_options,
+    method_labels,
     open_browser,
 )
 from pi_plugins.signin.flows import SIGN_INS, LoginCallbacks, SignInError
 
-SUBSCRIPTION = "Use a subscription"
+#: pi 1.6's ways in, as its /login offers them (Radius's last, straight to its sign-in).
+SUBSCRIPTION = "Sign in with an account"
+API_KEY = "Sign in with an API key"
+RADIUS = "Sign in with Radius"
 #: Providers that have no API key of their own: only their sign-in serves them.
 SUBSCRIPTION_ONLY = ("openai-codex", "github-copilot")
-API_KEY = "Use an API key"
 
 
 def _choice_label(provider: str) -> str:
@@ -41,19 +44,29 @@ async def login(args: str, ctx) -> None:
     provider = args.strip() or None
     use_key = False
     if provider is None:
-        how = await ui.select("Select authentication method:", [SUBSCRIPTION, API_KEY])
+        how = await ui.select("Select authentication method:", [SUBSCRIPTION, API_KEY, RADIUS])
         if how is None:
             return
         use_key = how == API_KEY
-        known = known_providers(ctx.agent_dir)
-        names = [p for p in known if p not in SUBSCRIPTION_ONLY] if use_key else \
-            [p for p in known if p in SIGN_INS]
-        labels = names if use_key else [_choice_label(p) for p in names]
-        provider = _from_label(await ui.select("Select provider:", labels))
+        if how == RADIUS:
+            provider = "radius"
+        else:
+            known = known_providers(ctx.agent_dir)
+            names = [p for p in known if p not in SUBSCRIPTION_ONLY] if use_key else \
+                [p for p in known if p in SIGN_INS]
+            labels = names if use_key else [_choice_label(p) for p in names]
+            provider = _from_label(await ui.select("Select provider:", labels))
         if provider is None:
             return
     elif provider not in SIGN_INS:
-        use_key = True  # /login anthropic signs in; an API key for it: /login, "Use an API key"
+        use_key = True
+    elif provider not in SUBSCRIPTION_ONLY:  # both ways in (pi 1.6): ask which
+        account, key_label = method_labels(provider)
+        how = await ui.select(f"Select authentication method for {display_name(provider)}:",
+                              [account, key_label])
+        if how is None:
+            return
+        use_key = how == key_label
     if use_key:
         key = (await ui.input(f"Enter API key for {provider}:") or "").strip()
         if not key:
@@ -81,12 +94,21 @@ async def login(args: str, ctx) -> None:
             raise SignInError("Login cancelled")
         return answer
 
+    async def select(message: str, options: list[tuple[str, str]]) -> str | None:
+        labels = [label for _, label in options]
+        picked = await ui.select(message, labels)
+        return next((key for key, label in options if label == picked), None)
+
+    def device_code(url: str, code: str) -> None:
+        open_browser(url)
+        ui.notify(f"Open {url} and enter code: {code}\nWaiting for authentication...")
+
     callbacks = LoginCallbacks(on_auth=on_auth, prompt=prompt,
                                progress=lambda message: ui.notify(message),
-                               manual_code=manual_code if flow.uses_callback_server else None)
-    options = {"model_ids": copilot_model_ids()} if provider == "github-copilot" else {}
+                               manual_code=manual_code if flow.uses_callback_server else None,
+                               select=select, device_code=device_code)
     try:
-        await store.login(provider, callbacks, **options)
+        await store.login(provider, callbacks, **login_options(provider, ctx.agent_dir))
     except asyncio.CancelledError:
         raise
     except Exception as exc:
@@ -146,8 +168,8 @@ async def logout(args: str, ctx) -> None:
             ui.notify("No stored credentials to remove. /logout only removes credentials saved by "
                       "/login; environment variables and models.json config are unchanged.")
             return
-        provider = _from_label(await ui.select("Select provider to logout:",
-                                               [_choice_label(p) for p in stored]))
+        labels = [_choice_label(p) if (store.get(p) or {}).get("type") == "oauth" else p for p in stored]
+        provider = _from_label(await ui.select("Select provider to logout:", labels))
         if provider is None:
             return
     entry = store.get(provider)

@@ -12,11 +12,12 @@ import threading
 
 import click
 
+from pi_plugins.signin.chat import SUBSCRIPTION_ONLY
 from pi_plugins.signin.common import (
     auth_storage,
-    copilot_model_ids,
     display_name,
     known_providers,
+    login_options,
     open_browser,
 )
 from pi_plugins.signin.flows import SIGN_INS, LoginCallbacks, SignInError
@@ -57,7 +58,7 @@ async def _sign_in(provider: str, browser: bool) -> None:
     lines = _Lines()
 
     def on_auth(url: str, instructions: str | None) -> None:
-        _say(f"Open this link to sign in to {flow.name}:\n\n  {url}\n")
+        _say(f"Open this URL to sign in:\n  {url}")  # pi 1.6's words
         if instructions:
             _say(instructions)
         if browser:
@@ -77,11 +78,37 @@ async def _sign_in(provider: str, browser: bool) -> None:
             if line:
                 return line
 
+    async def select(message: str, options: list[tuple[str, str]]) -> str:
+        """pi 1.6's rule: the browser's way (the first) unless ``--no-browser``; then the
+        other way, asked for by number only when there are several."""
+        first, *others = options
+        if browser or not others:
+            if others:
+                _say(f'To use "{others[0][1]}" instead, run "pi auth login {provider} --no-browser"')
+            return first[0]
+        if len(others) == 1:
+            _say(f"{message} {others[0][1]}")
+            return others[0][0]
+        _say(message)
+        for number, (_, label) in enumerate(others, 1):
+            _say(f"  {number}. {label}")
+        while True:
+            answer = (await lines.next()).strip()
+            if answer.isdigit() and 1 <= int(answer) <= len(others):
+                return others[int(answer) - 1][0]
+            _say(f"Enter a number from 1 to {len(others)}.")
+
+    def device_code(url: str, code: str) -> None:
+        _say(f"Open {url} and enter code: {code}")
+        if browser:
+            open_browser(url)
+        _say("Waiting for authentication...")
+
     callbacks = LoginCallbacks(on_auth=on_auth, prompt=prompt, progress=_say,
-                               manual_code=manual_code if flow.uses_callback_server else None)
-    options = {"model_ids": copilot_model_ids()} if provider == "github-copilot" else {}
+                               manual_code=manual_code if flow.uses_callback_server else None,
+                               select=select, device_code=device_code)
     store = auth_storage()
-    await store.login(provider, callbacks, **options)
+    await store.login(provider, callbacks, **login_options(provider))
     _say(f"Logged in to {flow.name}. Credentials saved to {store.path}")
 
 
@@ -97,17 +124,24 @@ def _read_key() -> str:
 @auth_command.command("login")
 @click.argument("provider")
 @click.option("--api-key", "use_key", is_flag=True, help="Store an API key instead of signing in with an account.")
-@click.option("--no-browser", is_flag=True, help="Do not open a browser; print the link and paste the code.")
+@click.option("--no-browser", is_flag=True, help="Do not open a browser: sign in by device code where the provider has one, else print the link and paste the code.")
 def login_command(provider: str, use_key: bool, no_browser: bool) -> None:
-    """Sign in to PROVIDER (anthropic, openai-codex, github-copilot) or store its API key.
+    """Sign in to PROVIDER with an account (anthropic, openai, openai-codex, github-copilot,
+    xai, openrouter, kimi-coding, meta, radius) or store its API key (--api-key).
 
-    Providers without a subscription sign-in are asked for an API key, read without
+    The browser's way is taken; --no-browser takes the other (a device code) where there
+    is one. Providers without an account sign-in are asked for an API key, read without
     echoing it."""
     if use_key and no_browser:
         raise click.UsageError("--no-browser is for signing in with an account, not with --api-key")
     known = known_providers()
-    if provider not in known:
-        raise click.UsageError(f'unknown provider "{provider}"; known providers: {", ".join(known)}')
+    if provider not in known:  # pi 1.6's words and exit status
+        _say(f'Unknown provider "{provider}".')
+        _say(f"Providers: {', '.join(known)}")
+        sys.exit(1)
+    if use_key and provider in SUBSCRIPTION_ONLY:
+        _say(f"{display_name(provider)} has no API key login. Omit --api-key to sign in.")
+        sys.exit(1)
     if provider in SIGN_INS and not use_key:
         try:
             asyncio.run(_sign_in(provider, browser=not no_browser))

@@ -45,6 +45,40 @@ def copilot_model_ids() -> list[str]:
     return [m.id for m in builtin_models() if m.provider == "github-copilot"]
 
 
+def device_id(agent_dir: Path | None = None) -> str:
+    """This installation's id (``deviceId`` in the global settings.json, made once), which
+    Sign in with ChatGPT names the installation by, as pi 1.6 does."""
+    import uuid
+
+    from pi_core.app.settings import Settings
+    from pi_core.paths import agent_dir as default_agent_dir
+
+    home = agent_dir or default_agent_dir()
+    settings = Settings.load(os.getcwd(), home)
+    known = settings.global_data.get("deviceId")
+    if isinstance(known, str) and known:
+        return known
+    made = str(uuid.uuid4())
+    settings.remember("deviceId", made)
+    return made
+
+
+def login_options(provider: str, agent_dir: Path | None = None) -> dict:
+    """What a provider's sign-in needs from the front end besides the callbacks."""
+    if provider == "github-copilot":
+        return {"model_ids": copilot_model_ids()}
+    if provider == "openai":
+        return {"device_id": device_id(agent_dir)}
+    return {}
+
+
+def method_labels(provider: str) -> tuple[str, str]:
+    """pi 1.6's two ways in for a provider with both: its sign-in's label (or "Sign in
+    with an account") and "Sign in with an API key"."""
+    flow = SIGN_INS.get(provider)
+    return (getattr(flow, "login_label", None) or "Sign in with an account", "Sign in with an API key")
+
+
 def can_open_browser() -> bool:
     """A graphical session to open a browser in: never over SSH without a display, nor in
     a terminal browser (webbrowser would start lynx in the user's terminal)."""

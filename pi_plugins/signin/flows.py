@@ -1,247 +1,49 @@
-"""Sign-ins with a subscription instead of an API key: Claude Pro/Max (``anthropic``),
-ChatGPT Plus/Pro (``openai-codex``) and GitHub Copilot (``github-copilot``), as pi
-0.73.1's ``@mariozechner/pi-ai`` does them: the same flows, client ids, scopes,
-redirect URIs and token endpoints, so a sign-in here serves pi too (and pi's here).
+"""The subscription sign-ins pi 0.73.1 already had: Claude Pro/Max (``anthropic``),
+ChatGPT Plus/Pro (``openai-codex``, in pi 1.6 also by device code) and GitHub Copilot
+(``github-copilot``), with pi-ai's flows, client ids, scopes, redirect URIs and token
+endpoints, so a sign-in here serves pi too (and pi's here); and :data:`SIGN_INS`, every
+sign-in by provider, pi 1.6's newer ones (:mod:`.openai_chatgpt`, :mod:`.device_signins`,
+:mod:`.openrouter`, :mod:`.radius`) included.
 
-Each :class:`SignIn` has ``login(callbacks)`` (the whole flow: the authorize link, the
-code from the local callback server or pasted by the user, the token exchange) and
-``refresh(credentials)``; both return the credentials auth.json keeps beside
-``"type": "oauth"``: ``refresh``, ``access``, ``expires`` (Unix ms) and what the provider
-needs besides (``accountId``, ``enterpriseUrl``). Every URL goes through
-``PI_PROVIDER_ORIGINS`` (:mod:`pi_plugins.providers.origins`), so tests play the other side on
-127.0.0.1. Storage and refresh-under-lock are :mod:`pi_core.app.auth`'s, which gets these
-flows through the ``register_sign_ins`` hook (:mod:`pi_plugins.signin`).
+Each :class:`SignIn` has ``login(callbacks)`` (the whole flow: the authorize link or
+device code, the code from the local callback server or pasted by the user, the token
+exchange) and ``refresh(credentials)``; both return the credentials auth.json keeps
+beside ``"type": "oauth"``: ``refresh``, ``access``, ``expires`` (Unix ms) and what the
+provider needs besides (``accountId``, ``enterpriseUrl``). Every URL goes through
+``PI_PROVIDER_ORIGINS`` (:mod:`.oauth_kit`), so tests play the other side on 127.0.0.1.
+Storage and refresh-under-lock are :mod:`pi_core.app.auth`'s, which gets these flows
+through the ``register_sign_ins`` hook (:mod:`pi_plugins.signin`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
-import hashlib
 import json
-import os
 import secrets
-import threading
 import time
-from collections.abc import Awaitable, Callable, Sequence
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Sequence
 from typing import Any
-from urllib.parse import parse_qs, urlencode, urlsplit
-
-from attrs import define
+from urllib.parse import urlencode, urlsplit
 
 from pi_plugins.providers.origins import rewrite
+from pi_plugins.signin.device_code import Poll, poll_device_flow
+from pi_plugins.signin.oauth_kit import (
+    CallbackServer,
+    LoginCallbacks,
+    LoginCancelled,
+    SignIn,
+    SignInError,
+    code_from_browser_or_paste,
+    now_ms,
+    parse_authorization_input,
+    parse_json,
+    pkce,
+    request,
+)
 
-TIMEOUT = 30.0
-
-
-class SignInError(RuntimeError):
-    """A sign-in or refresh that did not succeed; the message says why (never a token)."""
-
-
-class LoginCancelled(SignInError):
-    def __init__(self) -> None:
-        super().__init__("Login cancelled")
-
-
-@define
-class LoginCallbacks:
-    """What a flow asks of the front end (the chat's dialog, ``pi auth login``).
-
-    ``on_auth(url, instructions)`` shows the link (and opens a browser where one can);
-    ``prompt(message, placeholder, allow_empty)`` asks for a line; ``manual_code()``, when
-    given, waits for a pasted code or redirect URL, racing the local callback server;
-    ``progress(message)`` reports a step; ``cancelled()`` says the user gave up."""
-
-    on_auth: Callable[[str, str | None], Any]
-    prompt: Callable[[str, str | None, bool], Awaitable[str]]
-    progress: Callable[[str], Any] = lambda message: None
-    manual_code: Callable[[], Awaitable[str]] | None = None
-    cancelled: Callable[[], bool] = lambda: False
-
-
-# ---------------------------------------------------------------- shared pieces
-
-
-def pkce() -> tuple[str, str]:
-    """(verifier, S256 challenge): 32 random bytes, base64url without padding."""
-    verifier = _b64url(secrets.token_bytes(32))
-    return verifier, _b64url(hashlib.sha256(verifier.encode()).digest())
-
-
-def _b64url(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).decode().rstrip("=")
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
-
-
-def parse_authorization_input(text: str) -> tuple[str | None, str | None]:
-    """(code, state) from what the user pasted: the redirect URL, ``code#state``, a
-    query string, or the bare code."""
-    value = text.strip()
-    if not value:
-        return None, None
-    parts = urlsplit(value)
-    if parts.scheme and parts.netloc:
-        query = parse_qs(parts.query)
-        return _first(query, "code"), _first(query, "state")
-    if "#" in value:
-        code, _, state = value.partition("#")
-        return code, state
-    if "code=" in value:
-        query = parse_qs(value)
-        return _first(query, "code"), _first(query, "state")
-    return value, None
-
-
-def _first(query: dict[str, list[str]], key: str) -> str | None:
-    """The first value of ``key`` in a parsed query string, or None."""
-    values = query.get(key)
-    return values[0] if values else None
-
-
-async def _request(method: str, url: str, *, headers: dict[str, str], json_body: Any = None,
-                   form: dict[str, str] | None = None) -> tuple[int, str]:
-    import httpx
-
-    target = rewrite(url)
-    async with httpx.AsyncClient(timeout=TIMEOUT, follow_redirects=False) as client:
-        response = await client.request(
-            method, target, headers=headers,
-            content=json.dumps(json_body).encode() if json_body is not None else None,
-            data=form)
-        return response.status_code, response.text
-
-
-def _json(text: str, what: str) -> dict:
-    try:
-        data = json.loads(text)
-    except ValueError:
-        raise SignInError(f"{what} returned invalid JSON: {text[:200]!r}") from None
-    if not isinstance(data, dict):
-        raise SignInError(f"{what} returned {type(data).__name__}, not an object")
-    return data
-
-
-def _browser_page(title: str, detail: str = "") -> bytes:
-    import html
-
-    return (f"<!doctype html><html><head><meta charset='utf-8'><title>pi</title></head><body>"
-            f"<h1>{html.escape(title)}</h1><p>{html.escape(detail)}</p></body></html>").encode()
-
-
-class CallbackServer:
-    """The local page the provider redirects the browser to (``http://localhost:PORT/PATH``):
-    it checks the state and hands the code to the waiting flow. When the port is taken,
-    the flow goes on without it (the user pastes the redirect URL), as pi's Codex flow does."""
-
-    def __init__(self, port: int, path: str, state: str, product: str):
-        self.loop = asyncio.get_running_loop()
-        self.result: asyncio.Future = self.loop.create_future()
-        self.server: ThreadingHTTPServer | None = None
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args) -> None:
-                pass
-
-            def do_GET(self) -> None:
-                url = urlsplit(self.path)
-                query = parse_qs(url.query)
-                code, got_state = _first(query, "code"), _first(query, "state")
-                error = _first(query, "error")
-                if url.path != path:
-                    status, page = 404, _browser_page("Callback route not found.")
-                elif error:
-                    status, page = 400, _browser_page(f"{product} authentication did not complete.",
-                                                      f"Error: {error}")
-                elif not code or not got_state:
-                    status, page = 400, _browser_page("Missing code or state parameter.")
-                elif got_state != state:
-                    status, page = 400, _browser_page("State mismatch.")
-                else:
-                    status, page = 200, _browser_page(
-                        f"{product} authentication completed. You can close this window.")
-                self.send_response(status)
-                self.send_header("Content-Type", "text/html; charset=utf-8")
-                self.send_header("Content-Length", str(len(page)))
-                self.end_headers()
-                self.wfile.write(page)
-                if status == 200:
-                    outer.loop.call_soon_threadsafe(outer._settle, code)
-
-        host = os.environ.get("PI_OAUTH_CALLBACK_HOST") or "127.0.0.1"
-        try:
-            self.server = ThreadingHTTPServer((host, port), Handler)
-        except OSError:
-            self.server = None
-            self._settle(None)
-            return
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True, name="pi-oauth-callback").start()
-
-    def _settle(self, code: str | None) -> None:
-        if not self.result.done():
-            self.result.set_result(code)
-
-    def cancel_wait(self) -> None:
-        self._settle(None)
-
-    def close(self) -> None:
-        if self.server is not None:
-            self.server.shutdown()
-            self.server.server_close()
-
-
-async def _code_from_browser_or_paste(server: CallbackServer, callbacks: LoginCallbacks,
-                                      state: str, prompt_message: str,
-                                      placeholder: str | None = None) -> str:
-    """The authorization code: from the callback server, or pasted (whichever comes
-    first); with neither, asked for. A pasted state must match."""
-    code = None
-    pasted = None
-    if callbacks.manual_code is not None:
-        manual = asyncio.ensure_future(callbacks.manual_code())
-        done, _ = await asyncio.wait({server.result, manual}, return_when=asyncio.FIRST_COMPLETED)
-        if server.result.done() and server.result.result():
-            code = server.result.result()
-            manual.cancel()
-        else:
-            if not manual.done():
-                await manual  # the callback server could not listen: wait for the paste
-            pasted = manual.result()
-    elif server.server is not None:
-        code = await server.result
-    if code is None and pasted is None:
-        pasted = await callbacks.prompt(prompt_message, placeholder, False)
-    if code is None:
-        code, pasted_state = parse_authorization_input(pasted or "")
-        if pasted_state and pasted_state != state:
-            raise SignInError("OAuth state mismatch")
-    if not code:
-        raise SignInError("Missing authorization code")
-    return code
-
-
-# ---------------------------------------------------------------- the sign-ins
-
-
-class SignIn:
-    id = ""
-    name = ""
-    #: The flow runs a local callback server: a pasted redirect URL races it.
-    uses_callback_server = False
-
-    async def login(self, callbacks: LoginCallbacks, **options: Any) -> dict:
-        raise NotImplementedError
-
-    async def refresh(self, credentials: dict) -> dict:
-        raise NotImplementedError
-
-    def api_key(self, credentials: dict) -> str:
-        return credentials["access"]
+__all__ = ["SIGN_INS", "LoginCallbacks", "LoginCancelled", "SignIn", "SignInError",
+           "parse_authorization_input", "pkce"]
 
 
 class AnthropicSignIn(SignIn):
@@ -271,7 +73,7 @@ class AnthropicSignIn(SignIn):
             callbacks.on_auth(rewrite(f"{self.authorize_url}?{query}"),
                               "Complete login in your browser. If the browser is on another "
                               "machine, paste the final redirect URL here.")
-            code = await _code_from_browser_or_paste(
+            code = await code_from_browser_or_paste(
                 server, callbacks, verifier, "Paste the authorization code or full redirect URL:",
                 self.redirect_uri)
         finally:
@@ -287,11 +89,11 @@ class AnthropicSignIn(SignIn):
                                   "refresh_token": credentials.get("refresh")}, "Anthropic token refresh")
 
     async def _token(self, body: dict, what: str) -> dict:
-        status, text = await _request("POST", self.token_url, json_body=body, headers={
+        status, text = await request("POST", self.token_url, json_body=body, headers={
             "Content-Type": "application/json", "Accept": "application/json"})
         if not 200 <= status < 300:
             raise SignInError(f"{what} failed (HTTP {status}): {text[:300]}")
-        data = _json(text, what)
+        data = parse_json(text, what)
         try:
             return {"refresh": data["refresh_token"], "access": data["access_token"],
                     "expires": now_ms() + int(data["expires_in"]) * 1000 - 5 * 60 * 1000}
@@ -314,8 +116,23 @@ class OpenAICodexSignIn(SignIn):
     redirect_uri = f"http://localhost:{callback_port}{callback_path}"
     scope = "openid profile email offline_access"
     claim = "https://api.openai.com/auth"
+    #: pi 1.6's device authorization (for a machine without a browser).
+    device_user_code_url = "https://auth.openai.com/api/accounts/deviceauth/usercode"
+    device_token_url = "https://auth.openai.com/api/accounts/deviceauth/token"
+    device_verification_uri = "https://auth.openai.com/codex/device"
+    device_redirect_uri = "https://auth.openai.com/deviceauth/callback"
+    device_timeout = 15 * 60
+    methods = [("browser", "Browser login (default)"), ("device_code", "Device code login (headless)")]
 
     async def login(self, callbacks: LoginCallbacks, *, originator: str = "pi", **options: Any) -> dict:
+        method = await callbacks.choose("Select OpenAI Codex login method:", self.methods)
+        if method == "device_code":
+            return await self._login_with_device_code(callbacks)
+        if method != "browser":
+            raise SignInError(f"Unknown OpenAI Codex login method: {method}")
+        return await self._login_in_browser(callbacks, originator)
+
+    async def _login_in_browser(self, callbacks: LoginCallbacks, originator: str) -> dict:
         verifier, challenge = pkce()
         state = secrets.token_hex(16)
         query = urlencode({
@@ -328,13 +145,62 @@ class OpenAICodexSignIn(SignIn):
         try:
             callbacks.on_auth(rewrite(f"{self.authorize_url}?{query}"),
                               "A browser window should open. Complete login to finish.")
-            code = await _code_from_browser_or_paste(
+            code = await code_from_browser_or_paste(
                 server, callbacks, state, "Paste the authorization code (or full redirect URL):")
         finally:
             server.close()
         return await self._token({"grant_type": "authorization_code", "client_id": self.client_id,
                                   "code": code, "code_verifier": verifier,
                                   "redirect_uri": self.redirect_uri}, "OpenAI Codex token exchange")
+
+    async def _login_with_device_code(self, callbacks: LoginCallbacks) -> dict:
+        """The user enters a code at auth.openai.com/codex/device; the server then hands
+        out an authorization code and its PKCE verifier, exchanged as the browser's is."""
+        status, text = await request("POST", self.device_user_code_url,
+                                     json_body={"client_id": self.client_id},
+                                     headers={"Content-Type": "application/json"})
+        if status == 404:
+            raise SignInError("OpenAI Codex device code login is not enabled for this server. "
+                              "Use browser login or verify the server URL.")
+        if not 200 <= status < 300:
+            raise SignInError(f"OpenAI Codex device code request failed with status {status}"
+                              + (f": {text[:300]}" if text else ""))
+        device = parse_json(text, "OpenAI Codex device code request")
+        interval = device.get("interval")
+        if isinstance(interval, str):
+            try:
+                interval = float(interval.strip())
+            except ValueError:
+                interval = None
+        if not isinstance(device.get("device_auth_id"), str) or not isinstance(device.get("user_code"), str) \
+                or isinstance(interval, bool) or not isinstance(interval, (int, float)) or interval < 0:
+            raise SignInError(f"Invalid OpenAI Codex device code response: {text[:300]}")
+        callbacks.show_device_code(self.device_verification_uri, device["user_code"])
+
+        async def poll() -> Poll:
+            status, text = await request("POST", self.device_token_url, json_body={
+                "device_auth_id": device["device_auth_id"], "user_code": device["user_code"]},
+                headers={"Content-Type": "application/json"})
+            if 200 <= status < 300:
+                answer = parse_json(text, "OpenAI Codex device auth")
+                if not answer.get("authorization_code") or not answer.get("code_verifier"):
+                    return Poll("failed", message=f"Invalid OpenAI Codex device auth token response: {text[:300]}")
+                return Poll("complete", (answer["authorization_code"], answer["code_verifier"]))
+            if status in (403, 404):
+                return Poll("pending")
+            error = _error_code(text)
+            if error == "deviceauth_authorization_pending":
+                return Poll("pending")
+            if error == "slow_down":
+                return Poll("slow_down")
+            return Poll("failed", message=f"OpenAI Codex device auth failed with status {status}"
+                        + (f": {text[:300]}" if text else ""))
+
+        code, verifier = await poll_device_flow(poll, callbacks, interval=float(interval),
+                                                expires_in=self.device_timeout)
+        return await self._token({"grant_type": "authorization_code", "client_id": self.client_id,
+                                  "code": code, "code_verifier": verifier,
+                                  "redirect_uri": self.device_redirect_uri}, "OpenAI Codex token exchange")
 
     async def refresh(self, credentials: dict) -> dict:
         return await self._token({"grant_type": "refresh_token",
@@ -343,13 +209,13 @@ class OpenAICodexSignIn(SignIn):
 
     async def _token(self, form: dict, what: str) -> dict:
         try:
-            status, text = await _request("POST", self.token_url, form=form, headers={
+            status, text = await request("POST", self.token_url, form=form, headers={
                 "Content-Type": "application/x-www-form-urlencoded"})
         except Exception as exc:  # httpx's errors: say what failed, keep the type
             raise SignInError(f"{what} error: {type(exc).__name__}: {exc}") from None
         if not 200 <= status < 300:
             raise SignInError(f"{what} failed ({status}): {text[:300]}")
-        data = _json(text, what)
+        data = parse_json(text, what)
         if not data.get("access_token") or not data.get("refresh_token") \
                 or not isinstance(data.get("expires_in"), (int, float)):
             raise SignInError(f"{what} response missing fields")
@@ -358,6 +224,16 @@ class OpenAICodexSignIn(SignIn):
             raise SignInError("Failed to extract accountId from token")
         return {"access": data["access_token"], "refresh": data["refresh_token"],
                 "expires": now_ms() + int(data["expires_in"] * 1000), "accountId": account}
+
+
+def _error_code(text: str) -> str | None:
+    """``error`` of a JSON error body, or its ``error.code``; None for anything else."""
+    try:
+        error = json.loads(text).get("error")
+    except (ValueError, AttributeError):
+        return None
+    error = error.get("code") if isinstance(error, dict) else error
+    return error if isinstance(error, str) else None
 
 
 def jwt_claims(token: str) -> dict | None:
@@ -496,7 +372,7 @@ class GitHubCopilotSignIn(SignIn):
 
     async def _enable(self, token: str, model_id: str, enterprise: str | None) -> bool:
         try:
-            status, _ = await _request(
+            status, _ = await request(
                 "POST", f"{copilot_base_url(token, enterprise)}/models/{model_id}/policy",
                 json_body={"state": "enabled"},
                 headers={"Content-Type": "application/json", "Authorization": f"Bearer {token}",
@@ -510,13 +386,26 @@ class GitHubCopilotSignIn(SignIn):
         return await self._copilot_token(credentials.get("refresh") or "", credentials.get("enterpriseUrl"))
 
     async def _json(self, method: str, url: str, headers: dict, form: dict | None = None) -> dict:
-        status, text = await _request(method, url, headers=headers, form=form)
+        status, text = await request(method, url, headers=headers, form=form)
         if not 200 <= status < 300:
             raise SignInError(f"{status}: {text[:300]}")
-        return _json(text, url)
+        return parse_json(text, url)
 
 
-SIGN_INS: dict[str, SignIn] = {s.id: s for s in (AnthropicSignIn(), GitHubCopilotSignIn(), OpenAICodexSignIn())}
+def _all_sign_ins() -> dict[str, SignIn]:
+    """Every sign-in by provider: 0.73.1's three, then pi 1.6's (modules that build on
+    :mod:`.oauth_kit`, never on this one, so importing them here is no cycle)."""
+    from pi_plugins.signin.device_signins import KimiCodingSignIn, MetaSignIn, XaiSignIn
+    from pi_plugins.signin.openai_chatgpt import OpenAIChatGPTSignIn
+    from pi_plugins.signin.openrouter import OpenRouterSignIn
+    from pi_plugins.signin.radius import RadiusSignIn
+
+    flows = (AnthropicSignIn(), GitHubCopilotSignIn(), OpenAICodexSignIn(), OpenAIChatGPTSignIn(),
+             XaiSignIn(), OpenRouterSignIn(), KimiCodingSignIn(), MetaSignIn(), RadiusSignIn())
+    return {flow.id: flow for flow in flows}
+
+
+SIGN_INS: dict[str, SignIn] = _all_sign_ins()
 
 
 def sign_in(provider: str) -> SignIn | None:

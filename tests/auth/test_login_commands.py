@@ -48,7 +48,7 @@ def test_login_and_logout_are_the_chats_own_commands_and_auth_is_a_subcommand():
 
 
 def test_login_in_the_chat_stores_an_api_key_and_logout_removes_it(tmp_path):
-    ui = RecordingUI(selects=["Use an API key", "openai"], inputs=["sk-chat-key"])
+    ui = RecordingUI(selects=["Sign in with an API key", "openai"], inputs=["sk-chat-key"])
     run(chat.login("", Ctx(tmp_path, ui)))
     assert auth_json(tmp_path) == {"openai": {"type": "api_key", "key": "sk-chat-key"}}
     assert [d.kind for d in ui.dialogs] == ["select", "select", "input"]
@@ -66,7 +66,7 @@ def test_login_in_the_chat_signs_in_to_claude_with_the_pasted_redirect(tmp_path,
     monkeypatch.setattr(AnthropicSignIn, "callback_port", 0)
     with SignInServer() as server:
         monkeypatch.setenv("PI_PROVIDER_ORIGINS", server.origins())
-        ui = RecordingUI()
+        ui = RecordingUI(selects=["Sign in with an account"])  # pi 1.6 asks: account or API key
         pasted = []
 
         async def paste(title, placeholder="", *, timeout=None):
@@ -98,7 +98,8 @@ def pi_auth(tmp_path, *args, input=None, env=None):
 
 @pytest.mark.process
 def test_pi_auth_login_stores_a_key_and_logout_is_safe_to_repeat(tmp_path):
-    done = pi_auth(tmp_path, "login", "openai", input="sk-shell-key\n")
+    # openai has an account sign-in too (pi 1.6's Sign in with ChatGPT): a key takes --api-key
+    done = pi_auth(tmp_path, "login", "openai", "--api-key", input="sk-shell-key\n")
     assert done.returncode == 0 and "Saved API key for openai" in done.stderr
     assert auth_json(tmp_path / "agent") == {"openai": {"type": "api_key", "key": "sk-shell-key"}}
     assert "sk-shell-key" not in done.stderr + done.stdout
@@ -106,20 +107,23 @@ def test_pi_auth_login_stores_a_key_and_logout_is_safe_to_repeat(tmp_path):
     again = pi_auth(tmp_path, "logout", "openai")
     assert again.returncode == 0 and "No stored credentials" in again.stderr
     unknown = pi_auth(tmp_path, "login", "no-such-provider", input="k\n")
-    assert unknown.returncode == 2 and "unknown provider" in unknown.stderr
+    assert unknown.returncode == 1 and 'Unknown provider "no-such-provider".' in unknown.stderr
+    assert "Providers: " in unknown.stderr and "xai" in unknown.stderr
 
 
 @pytest.mark.process
 def test_pi_auth_login_signs_in_to_chatgpt_with_the_redirect_url_pasted(tmp_path, callback_ports):
     with SignInServer() as server:
         process = subprocess.Popen(
-            [sys.executable, "-m", "pi_plugins.cli", "auth", "login", "openai-codex", "--no-browser"],
+            [sys.executable, "-m", "pi_plugins.cli", "auth", "login", "openai-codex"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
             env={"PATH": os.environ["PATH"], "HOME": str(tmp_path / "home"),
-                 "PI_CODING_AGENT_DIR": str(tmp_path / "agent"),
+                 "PI_CODING_AGENT_DIR": str(tmp_path / "agent"), "PI_NO_BROWSER": "1",
                  "PI_PROVIDER_ORIGINS": server.origins(), "PYTHONUNBUFFERED": "1"})
         link = None
+        said = []
         for line in process.stderr:
+            said.append(line)
             found = re.search(r"(http://127\.0\.0\.1:\d+/oauth/authorize\S+)", line)
             if found:
                 link = found.group(1)
@@ -133,5 +137,67 @@ def test_pi_auth_login_signs_in_to_chatgpt_with_the_redirect_url_pasted(tmp_path
         out, err = process.communicate(redirect + "\n", timeout=60)
     assert process.returncode == 0, err
     assert "Logged in to ChatGPT Plus/Pro (Codex Subscription)" in err
+    # the browser's way is pi 1.6's default; it names the other
+    assert 'To use "Device code login (headless)" instead, run "pi auth login openai-codex --no-browser"' \
+        in "".join(said)
     entry = auth_json(tmp_path / "agent")["openai-codex"]
     assert entry["accountId"] == "acct-123" and entry["type"] == "oauth"
+
+
+@pytest.mark.process
+def test_pi_auth_login_without_a_browser_signs_in_to_codex_by_device_code(tmp_path):
+    with SignInServer() as server:
+        done = pi_auth(tmp_path, "login", "openai-codex", "--no-browser", input="",
+                       env={"PI_PROVIDER_ORIGINS": server.origins()})
+    assert done.returncode == 0, done.stderr
+    assert "Select OpenAI Codex login method: Device code login (headless)" in done.stderr
+    assert "Open https://auth.openai.com/codex/device and enter code: CDX-4321" in done.stderr
+    assert "Waiting for authentication..." in done.stderr
+    assert auth_json(tmp_path / "agent")["openai-codex"]["accountId"] == "acct-123"
+
+
+@pytest.mark.process
+def test_pi_auth_login_refuses_an_api_key_for_a_subscription_only_provider(tmp_path):
+    done = pi_auth(tmp_path, "login", "openai-codex", "--api-key", input="sk-x\n")
+    assert done.returncode == 1
+    assert "has no API key login. Omit --api-key to sign in." in done.stderr
+    assert not (tmp_path / "agent" / "auth.json").exists()
+
+
+def test_login_xai_in_the_chat_asks_account_or_key_and_shows_the_device_code(tmp_path, monkeypatch):
+    from support.signin16_server import Signin16Server
+
+    from pi_plugins.signin import device_code
+
+    monkeypatch.setattr(device_code, "MINIMUM_INTERVAL", 0.01)
+    monkeypatch.setenv("PI_NO_BROWSER", "1")
+    with Signin16Server() as server:
+        monkeypatch.setenv("PI_PROVIDER_ORIGINS", server.origins())
+        ui = RecordingUI(selects=["Sign in with SuperGrok or X Premium"])
+        run(chat.login("xai", Ctx(tmp_path, ui)))
+    assert ui.dialogs[0].detail == ["Sign in with SuperGrok or X Premium", "Sign in with an API key"]
+    said = "\n".join(ui.messages())
+    assert "Open https://accounts.x.ai/device?user_code=WXYZ-2345 and enter code: WXYZ-2345" in said
+    assert "Logged in to xAI (Grok/X subscription)" in said
+    assert auth_json(tmp_path)["xai"]["type"] == "oauth"
+    ui = RecordingUI(selects=["Sign in with an API key"], inputs=["xai-key"])
+    run(chat.login("xai", Ctx(tmp_path, ui)))
+    assert auth_json(tmp_path)["xai"] == {"type": "api_key", "key": "xai-key"}
+
+
+def test_login_codex_in_the_chat_by_device_code(tmp_path, monkeypatch):
+    from pi_plugins.signin import device_code
+
+    monkeypatch.setattr(device_code, "MINIMUM_INTERVAL", 0.01)
+    monkeypatch.setenv("PI_NO_BROWSER", "1")
+    with SignInServer() as server:
+        monkeypatch.setenv("PI_PROVIDER_ORIGINS", server.origins())
+        server.device_polls_pending = 1
+        ui = RecordingUI(selects=["Device code login (headless)"])
+        run(chat.login("openai-codex", Ctx(tmp_path, ui)))
+    [method] = ui.dialogs[:1]
+    assert method.detail == ["Browser login (default)", "Device code login (headless)"]
+    said = "\n".join(ui.messages())
+    assert "Open https://auth.openai.com/codex/device and enter code: CDX-4321" in said
+    assert "Logged in to ChatGPT Plus/Pro (Codex Subscription)" in said
+    assert auth_json(tmp_path)["openai-codex"]["accountId"] == "acct-123"

@@ -1,5 +1,5 @@
 """A local server that plays the providers' side of the subscription sign-ins on
-127.0.0.1: Anthropic's authorize page and token endpoint, OpenAI's, GitHub's device flow
+127.0.0.1: Anthropic's authorize page and token endpoint, OpenAI's (with pi 1.6's Codex device code), GitHub's device flow
 and Copilot token exchange. Point the sign-ins at it with ``PI_PROVIDER_ORIGINS``
 (:meth:`SignInServer.origins`). It keeps what a real service enforces where the tests
 need it: PKCE (the verifier must hash to the challenge), the state, the redirect URI,
@@ -90,6 +90,24 @@ class SignInServer:
                         outer.codes[code] = q
                     target = q["redirect_uri"] + "?" + urlencode({"code": code, "state": q["state"]})
                     return self._reply(302, b"", {"Location": target})
+                if path == "/api/accounts/deviceauth/usercode":  # Codex's device code (pi 1.6)
+                    if body.get("client_id") != "app_EMoamEEZ73f0CkXaXp7hrann":
+                        return self._reply(400, {"error": "invalid_client"})
+                    return self._reply(200, {"device_auth_id": "deviceauth-1", "user_code": "CDX-4321",
+                                             "interval": "0.05"})
+                if path == "/api/accounts/deviceauth/token":
+                    with outer.lock:
+                        if outer.device_polls_pending > 0:
+                            outer.device_polls_pending -= 1
+                            return self._reply(403, {"error": {"code": "deviceauth_authorization_pending"}})
+                    verifier = outer._new("device-verifier")
+                    code = outer._new("code")
+                    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).decode().rstrip("=")
+                    with outer.lock:
+                        outer.codes[code] = {"code_challenge": challenge, "client_id": "app_EMoamEEZ73f0CkXaXp7hrann",
+                                             "redirect_uri": "https://auth.openai.com/deviceauth/callback"}
+                    return self._reply(200, {"authorization_code": code, "code_verifier": verifier,
+                                             "code_challenge": challenge})
                 if path in ("/v1/oauth/token", "/oauth/token"):
                     return self._token(body, anthropic=path == "/v1/oauth/token")
                 if path == "/login/device/code":
