@@ -33,7 +33,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from pi_core import __version__
 from pi_plugins.serve.guard import Guard
 from pi_plugins.serve.sessions import CURRENT, Client, RequestError, SessionHost
-from pi_plugins.serve.settings_api import settings_routes
+from pi_plugins.serve.settings_api import json_object, settings_routes
 
 #: How long a client that fell behind has to take what is on its way and the 1013 close.
 CLOSE_WAIT = 15.0
@@ -79,12 +79,7 @@ def create_app(host: SessionHost, *, token: str, bind_host: str = "127.0.0.1") -
         return JSONResponse({"sessions": rows})
 
     async def open_session(request: Request) -> Response:
-        try:
-            body = await request.json()
-        except ValueError:
-            raise RequestError(400, "the body must be a JSON object") from None
-        if not isinstance(body, dict):
-            raise RequestError(400, "the body must be a JSON object")
+        body = await json_object(request)
         for key in ("cwd", "model", "session"):
             if body.get(key) is not None and not isinstance(body[key], str):
                 raise RequestError(400, f"{key!r} must be a string")

@@ -21,7 +21,8 @@ from pi_plugins.serve.sessions import RequestError, SessionHost
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
 
 
-async def _body(request: Request) -> dict:
+async def json_object(request: Request) -> dict:
+    """The request's body, which must be a JSON object (else a 400)."""
     try:
         body = await request.json()
     except ValueError:
@@ -54,7 +55,7 @@ def settings_routes(host: SessionHost) -> list[Route]:
         return JSONResponse(await asyncio.to_thread(state))
 
     async def put_settings(request: Request) -> Response:
-        body = await _body(request)
+        body = await json_object(request)
         model, level = body.get("defaultModel"), body.get("defaultThinkingLevel")
         if model is not None:
             if not isinstance(model, str) or "/" not in model:
@@ -75,7 +76,7 @@ def settings_routes(host: SessionHost) -> list[Route]:
 
     async def put_key(request: Request) -> Response:
         provider = request.path_params["provider"]
-        key = (await _body(request)).get("key")
+        key = (await json_object(request)).get("key")
         if not isinstance(key, str) or not key.strip():
             raise RequestError(400, "key must be a non-empty string")
         try:
