@@ -208,6 +208,9 @@ async def find_skills(ctx: Any) -> Skills:
     def found_by_itself(patterns: Any, root: Path | None = None) -> Any:
         return None if patterns is None else (lambda path: patterns.discovered(path, root))
 
+    packages = await package_resources(ctx)
+    for resource in packages.temporary("skills"):  # -e packages first, as pi (even with --no-skills)
+        gather.add_file(resource.path, "package")
     if options.skills:
         if project_trusted(ctx):  # the project's skills need the project trusted
             patterns = add_settings("project")
@@ -218,7 +221,7 @@ async def find_skills(ctx: Any) -> Skills:
         patterns = add_settings("user")
         gather.add_folder(home / "skills", "user", True, found_by_itself(patterns))
         gather.add_folder(user_agents, "user", False)
-        for resource in (await package_resources(ctx)).enabled("skills"):
+        for resource in packages.enabled("skills"):
             gather.add_file(resource.path, "package")
     for path in options.skill_paths:
         gather.add_path(resolve_path(path, cwd), "cli", True)

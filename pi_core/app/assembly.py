@@ -1,12 +1,16 @@
 """The one assembly: a :class:`pi_core.app.harness.Harness` from the parts a caller
 found (plugins, session, model), joined to the model registry, checked
-(``configuration_problems``) and started; ``pi`` (:func:`pi_plugins.cli.wiring.build_app`),
+(``settings_problems`` once per settings object, so pi packages missing from the disk are
+installed in every mode; ``configuration_problems``) and started; ``pi`` (:func:`pi_plugins.cli.wiring.build_app`),
 the SDK, ``pi serve``, batch tasks and subagents all make theirs here, so each runs the
 same code.
 """
 
 from __future__ import annotations
 
+import asyncio
+import sys
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -35,6 +39,9 @@ async def assemble(
     before the session starts. Raises :class:`ConfigurationError`."""
     from pi_core.app.auth import preflight
 
+    if settings is not None and settings not in _CHECKED:  # serve, batch, the SDK: checked here
+        for problem in await check_settings(plugins, settings):
+            print(f"warning: {problem}", file=sys.stderr, flush=True)
     if registry is not None:
         get_api_key = get_api_key or registry.api_key
         resolve_model = resolve_model or registry.find
@@ -59,6 +66,32 @@ async def assemble(
     if reason is not None:
         await harness.start(reason=reason)
     return harness
+
+
+#: The settings whose ``settings_problems`` were asked (or are being asked), each once.
+_CHECKED: weakref.WeakKeyDictionary[Any, asyncio.Future] = weakref.WeakKeyDictionary()
+
+
+async def check_settings(plugins: Any, settings: Any) -> list[str]:
+    """Ask ``settings_problems`` once per settings object, however many harnesses are
+    assembled on it (batch tasks at once wait for the first asking); the problems are
+    added to ``settings.problems`` and returned to the first caller only, who says them."""
+    asked = _CHECKED.get(settings)
+    if asked is not None:
+        if not asked.done():
+            await asyncio.shield(asked)
+        return []
+    asked = _CHECKED[settings] = asyncio.get_running_loop().create_future()
+    try:
+        problems = [str(p) for p in await plugins.call("settings_problems", settings=settings, ctx=None)]
+    except BaseException:
+        del _CHECKED[settings]
+        asked.set_result(None)
+        raise
+    if isinstance(getattr(settings, "problems", None), list):
+        settings.problems.extend(problems)
+    asked.set_result(None)
+    return problems
 
 
 async def spawn_child(parent: Harness, *, model: Model | None = None, thinking_level: str | None = None,

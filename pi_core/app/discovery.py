@@ -317,6 +317,8 @@ class PluginLoader:
                 problems += [f"{p}: {CANNOT_RUN}" for p in _node_files(folder)]
             found += [Found(p.stem, "settings", str(p)) for p in _listed_paths(settings, problems)]
         for p in self.extension_paths:
+            if p.startswith(PACKAGE_PREFIXES):  # a pi package: the settings carry it to its plugin
+                continue
             why = foreign_extension(p)
             if why is not None:
                 problems.append(f"-e {p}: {why}")

@@ -65,6 +65,9 @@ class Settings:
         self.project_trusted = project_trusted
         #: Settings changed for this run only (:meth:`set`), over both files.
         self.run_data: dict = {}
+        #: What ``-e`` named for this run that is not a plugin path (pi's package sources:
+        #: ``npm:``, ``git:``, URLs); the plugin that handles packages reads them.
+        self.extension_sources: list[str] = []
         self.data = self._merged()
 
     def _merged(self) -> dict:

@@ -68,11 +68,16 @@ async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None,
     home = agent_dir()
     extension_paths = list(args.extensions)  # settings `extensions` load with discovery
     settings, plugins, trust = await _trusted_plugins(args, cwd, home, extension_paths, trust_ui)
+    from pi_core.app.discovery import PACKAGE_PREFIXES
+
+    settings.extension_sources = [p for p in extension_paths if p.startswith(PACKAGE_PREFIXES)]
     if settings.global_data.get("httpProxy"):  # pi 1.6: the agent dir's only
         from pi_plugins.providers.transport import apply_http_proxy_setting
 
         apply_http_proxy_setting(settings.global_data["httpProxy"])
-    settings.problems.extend(await plugins.call("settings_problems", settings=settings, ctx=None))
+    from pi_core.app.assembly import check_settings
+
+    await check_settings(plugins, settings)  # before the model is chosen; assemble() won't ask again
     notices: list[str] = []
 
     def say(line: str) -> None:

@@ -224,7 +224,7 @@ def package_themes(settings: Any, cwd: str | Path, agent_dir: str | Path | None)
 
     home, here = Path(agent_dir).expanduser().absolute(), Path(cwd).expanduser().absolute()
     found = load(settings, home, here, project_allowed(settings, here, home))
-    return [r.path for r in found.enabled("themes")]
+    return [r.path for r in found.temporary("themes") + found.enabled("themes")]
 
 
 def load_themes(*, cwd: str | Path, agent_dir: str | Path | None, settings: Any = None,

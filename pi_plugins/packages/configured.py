@@ -64,7 +64,12 @@ class PackageResources:
     problems: list[str] = field(factory=list)
 
     def enabled(self, kind: str) -> list[PackageResource]:
-        return [r for r in self.resources if r.kind == kind and r.enabled]
+        """The settings' packages' enabled resources of ``kind`` (not the ``-e`` ones)."""
+        return [r for r in self.resources if r.kind == kind and r.enabled and r.scope != "temporary"]
+
+    def temporary(self, kind: str) -> list[PackageResource]:
+        """The resources of ``kind`` of the run's ``-e`` packages (pi loads them first)."""
+        return [r for r in self.resources if r.kind == kind and r.enabled and r.scope == "temporary"]
 
 
 def _entries(data: Any, scope: str, where: str, problems: list[str]) -> list[Any]:
@@ -103,8 +108,8 @@ def configured(global_data: Any, project_data: Any, agent_dir: Path, cwd: Path, 
 
 
 def effective(packages: list[ConfiguredPackage], agent_dir: Path, cwd: Path) -> list[ConfiguredPackage]:
-    """The packages that load, in pi's order (project first), deduped by identity."""
-    ordered = [p for p in packages if p.scope == "project"] + [p for p in packages if p.scope == "user"]
+    """The packages that load, in pi's order (project first, ``-e``'s before both), deduped by identity."""
+    ordered = [p for scope in ("temporary", "project", "user") for p in packages if p.scope == scope]
     result: list[ConfiguredPackage] = []
     seen: dict[str, int] = {}
     for package in ordered:
@@ -169,7 +174,24 @@ def load(settings: Any, agent_dir: Path, cwd: Path, project_trusted: bool) -> Pa
                 and package.text not in FAILED:
             problems.append(f"package {package.text} is not installed; its resources are skipped "
                             f"(pi install {package.text}{' -l' if package.scope == 'project' else ''})")
-    return PackageResources(packages, resources_of(packages, agent_dir, cwd), problems)
+    from pi_plugins.packages import temporary
+
+    for_run, unreadable = temporary.packages(settings, agent_dir)
+    problems += unreadable + [f"-e {p.text}: not installed; its resources are skipped"
+                              for p in for_run if p.path is None and p.text not in FAILED]
+    found = resources_of(for_run, agent_dir, cwd) + resources_of(packages, agent_dir, cwd)
+    return PackageResources(packages, _once(found), problems)
+
+
+def _once(resources: list[PackageResource]) -> list[PackageResource]:
+    """A file met twice (an ``-e`` package also in settings) keeps its first place."""
+    seen: set[tuple[str, Path]] = set()
+    kept = []
+    for resource in resources:
+        if (resource.kind, resource.path) not in seen:
+            seen.add((resource.kind, resource.path))
+            kept.append(resource)
+    return kept
 
 
 # ---------------------------------------------------------------- TypeScript extensions
@@ -198,4 +220,5 @@ CANNOT_RUN = "TypeScript extension for pi (Node); cannot run here"
 
 def extension_lines(resources: PackageResources) -> list[str]:
     """One line per enabled package extension: what it is and that it does not run."""
-    return [f"{extension_label(r)} ({r.relative}): {CANNOT_RUN}" for r in resources.enabled("extensions")]
+    found = resources.temporary("extensions") + resources.enabled("extensions")
+    return [f"{extension_label(r)} ({r.relative}): {CANNOT_RUN}" for r in found]

@@ -4,7 +4,8 @@ missing or whose version is not the one configured, a git package never cloned; 
 project's only once the project is trusted (the settings then carry its entries); none
 offline (``PI_OFFLINE``, ``--offline``). Each install is announced on stderr; one that
 fails does not stop the run: it becomes pi's warning, and that package's resources are
-skipped (the next start, or ``/reload``, tries again).
+skipped (the next start, or ``/reload``, tries again). The run's ``-e`` packages are
+installed or refreshed here too (:mod:`.temporary`).
 """
 
 from __future__ import annotations
@@ -71,9 +72,12 @@ def failure_line(package: ConfiguredPackage, message: str) -> str:
 def install_missing(settings: Any, *, env: Any = None, say: Any = None) -> list[str]:
     """Install what ``settings`` (pi_core's ``Settings``) lists and the disk lacks; the
     warnings for what could not be installed."""
+    from pi_plugins.packages import temporary
     from pi_plugins.packages.npm_registry import NpmError
 
-    if offline(env) or not hasattr(settings, "global_data") or settings.global_dir is None:
+    if not hasattr(settings, "global_data") or settings.global_dir is None:
+        return []
+    if offline(env):  # the cached -e packages still load
         return []
     say = say or (lambda line: print(line, file=sys.stderr, flush=True))
     agent_dir = Path(settings.global_dir).absolute()
@@ -89,4 +93,4 @@ def install_missing(settings: Any, *, env: Any = None, say: Any = None) -> list[
         except (NpmError, OSError) as exc:
             FAILED.add(package.text)
             warnings.append(failure_line(package, str(exc)))
-    return warnings
+    return warnings + temporary.prepare(settings, agent_dir, offline=False, say=say)

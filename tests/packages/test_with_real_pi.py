@@ -270,3 +270,21 @@ def test_pi_config_lists_package_resources_as_pi16_does(side):
         assert ours.returncode == 0, ours.stderr
         assert _package_groups(ours.stdout.splitlines()) == theirs
         assert "      [x] prompt-template-authoring" in theirs[:5] + [t.split("  inherited")[0] for t in theirs]
+
+
+def test_an_e_package_pi16_cached_is_used_here_and_sends_the_same_skills(side, registry):
+    side.server.push(Reply(text="ok"))
+    done = side.pi16("--model", "local/test-model", "--no-session", "-a", "-ne",
+                     "-e", "npm:pi-prompt-template-model@0.12.2", "-p", "Hi")
+    assert done.returncode == 0, done.stderr
+    theirs = side.server.requests[-1].body["messages"][0]["content"]
+    registry.requests.clear()
+    side.server.push(Reply(text="ok"))
+    done = side.ours("--model", "local/test-model", "--no-session", "-a",
+                     "-e", "npm:pi-prompt-template-model@0.12.2", "-p", "Hi")
+    assert done.returncode == 0, done.stderr
+    assert "Installing" not in done.stderr and registry.requests == []  # pi's cache, pinned: not checked
+    ours = side.server.requests[-1].body["messages"][0]["content"]
+    block = re.compile(r"<available_skills>.*</available_skills>", re.S)
+    assert block.search(str(ours)).group(0) == block.search(str(theirs)).group(0)
+    assert not (side.agent / "settings.json").exists() or "packages" not in (side.agent / "settings.json").read_text()
