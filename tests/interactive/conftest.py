@@ -34,6 +34,9 @@ class PiScreenHelpers:
     home: Path
     cwd: Path
     agent_dir: Path
+    #: How long the program must have been quiet for an idle screen to count (a real
+    #: terminal receives a full-screen frame in pieces; the emulated one whole).
+    settle_options: dict = {}
 
     def sessions(self) -> list[Path]:
         return sorted((self.agent_dir / "sessions").rglob("*.jsonl"))
@@ -60,7 +63,7 @@ class PiScreenHelpers:
     def wait_idle(self, timeout: float = 10.0) -> str:
         """The screen once the agent is done (no working line) and the editor is back."""
         return self.wait_for(lambda s: "Working..." not in s and "esc to cancel" not in s
-                             and "(auto)" in s, timeout)
+                             and "(auto)" in s, timeout, **self.settle_options)
 
     def submit(self, text: str) -> None:
         self.type(text)
@@ -69,6 +72,8 @@ class PiScreenHelpers:
 
 class PiTerminal(PiScreenHelpers, Terminal):
     """A tmux pane running ``pi``."""
+
+    settle_options = {"settle": 0.05}
 
 
 class PiScreen(PiScreenHelpers):

@@ -46,7 +46,8 @@ def test_legacy_ids_and_hotkeys_follow_the_file(pi_tui):
     term.press("M-m")
     term.wait_drawn("Model: local/other-model")
     term.submit("/hotkeys")
-    screen = term.wait_drawn("Keyboard shortcuts")
+    # the whole list, not a frame caught while it is being written
+    screen = term.wait_drawn(lambda s: "Keyboard shortcuts" in s and "next model" in s and "previous model" in s)
     assert [line for line in screen.splitlines() if "next model" in line][0].split()[0] == "alt+m"
     assert [line for line in screen.splitlines() if "previous model" in line][0].split()[0] == "shift+ctrl+p"
 

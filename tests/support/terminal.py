@@ -83,22 +83,38 @@ class Terminal:
             self._watching = False
             self._changed.notify_all()
 
-    def _wait_until(self, look: Callable[[], str], check: Callable[[str], bool], timeout: float):
+    def _wait_until(self, look: Callable[[], str], check: Callable[[str], bool], timeout: float,
+                    settle: float = 0.0):
         """``look()`` each time the pane changed until ``check`` holds for what it returns;
-        (True, it) or (False, the last look) after ``timeout`` seconds."""
+        (True, it) or (False, the last look) after ``timeout`` seconds. ``settle``: it must
+        still hold once the program has written nothing for that long (a full-screen
+        program's frame is written in pieces, and a look can fall between them)."""
         deadline = time.monotonic() + timeout
         while True:
             with self._changed:
                 seen = self._outputs
             looked = look()
-            if check(looked):
-                return True, looked
+            if check(looked) and (not settle or self._quiet_for(settle, deadline)):
+                looked = look()
+                if check(looked):
+                    return True, looked
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return False, looked
             with self._changed:
                 self._changed.wait_for(lambda: self._outputs != seen or not self._watching,
                                        min(remaining, RECHECK))
+
+    def _quiet_for(self, period: float, deadline: float) -> bool:
+        """Wait until the pane has had no output for ``period`` seconds (False: not before
+        ``deadline``)."""
+        while time.monotonic() < deadline:
+            with self._changed:
+                seen = self._outputs
+                self._changed.wait_for(lambda: self._outputs != seen, period)
+                if self._outputs == seen:
+                    return True
+        return False
 
     def close(self) -> None:
         subprocess.run(["tmux", "-S", self.socket, "kill-server"], capture_output=True, timeout=20, env=self._env)
@@ -152,10 +168,11 @@ class Terminal:
         return self._tmux("display-message", "-t", "t", "-p", "#{cursor_flag}").strip() == "1"
 
     def wait_for(self, expected: str | Callable[[str], bool], timeout: float = 10.0, *,
-                 history: bool = False) -> str:
-        """The screen once it shows ``expected`` (a text or a test of the screen)."""
+                 history: bool = False, settle: float = 0.0) -> str:
+        """The screen once it shows ``expected`` (a text or a test of the screen); with
+        ``settle``, once it still does after the program has been quiet that long."""
         check = (lambda s: expected in s) if isinstance(expected, str) else expected
-        shown, screen = self._wait_until(lambda: self.screen(history=history), check, timeout)
+        shown, screen = self._wait_until(lambda: self.screen(history=history), check, timeout, settle)
         if shown:
             return screen
         raise TerminalTimeout(f"the screen did not show {expected!r} within {timeout} s; it shows:\n{screen}")
