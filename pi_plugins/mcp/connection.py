@@ -1,5 +1,7 @@
 """One configured MCP server: its connection over stdio or streamable HTTP, on the
-official ``mcp`` SDK (imported here only, when a server is to be connected).
+official ``mcp`` SDK (imported here only, when a server is to be connected, and then in a
+thread of its own: the import takes most of a second of CPU, which on the event loop would
+hold up the first prompt, while no server is needed before it unless ``direct``).
 
 The SDK's client and transports are anyio context managers that must be entered and left
 by one task, so each connection lives in a task of its own that opens them, says it is
@@ -13,10 +15,13 @@ stdio server's stderr.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
+import importlib
 import logging
 import os
 import tempfile
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any, TextIO, cast
@@ -32,8 +37,42 @@ MAX_PAGES = 100
 CONNECT_RETRY_DELAYS_S = (0.25, 1.0)
 
 
+#: What connecting needs of the SDK (and our OAuth client on it), imported off the event loop.
+SDK_MODULES = ("mcp", "mcp.client.stdio", "mcp.client.streamable_http", "httpx2", "pi_plugins.mcp.oauth")
+_sdk_import: concurrent.futures.Future | None = None
+_sdk_import_lock = threading.Lock()
+
+
 class McpCallError(Exception):
     """A request failed; the message is one line for the model or the user."""
+
+
+def _import_sdk(done: concurrent.futures.Future) -> None:
+    global _sdk_import
+    try:
+        for module in SDK_MODULES:
+            importlib.import_module(module)
+    except BaseException as exc:  # noqa: BLE001 - handed to the connections waiting for it
+        with _sdk_import_lock:
+            _sdk_import = None  # tried again by the next connection
+        done.set_exception(exc if isinstance(exc, Exception) else McpCallError(describe(exc)))
+    else:
+        done.set_result(None)
+
+
+async def load_sdk() -> None:
+    """The SDK imported, by one daemon thread for the whole process (a run that ends
+    before it is done does not wait for it, and starts no server)."""
+    global _sdk_import
+    with _sdk_import_lock:
+        if _sdk_import is None:
+            _sdk_import = concurrent.futures.Future()
+            _sdk_import.set_running_or_notify_cancel()  # so a cancelled waiter cannot cancel it for the others
+            threading.Thread(target=_import_sdk, args=(_sdk_import,), name="pi-mcp-sdk-import", daemon=True).start()
+        loading = _sdk_import
+    if not loading.done():
+        await asyncio.wrap_future(loading)
+    loading.result()
 
 
 def first_error(exc: BaseException) -> BaseException:
@@ -219,11 +258,12 @@ class ServerConnection:
         return stdio_client(params, errlog=cast(TextIO, stderr))
 
     async def _run(self, ready: asyncio.Future, stop: asyncio.Event, stderr: IO[str]) -> None:
-        from mcp import Client, Implementation
-
         from pi_core import __version__
 
         try:
+            await load_sdk()
+            from mcp import Client, Implementation
+
             async with contextlib.AsyncExitStack() as stack:
                 client = Client(await self._transport(stack, stderr), mode="legacy", cache=None,
                                 read_timeout_seconds=None if self.sign_in is not None else self.entry.timeout, message_handler=self._on_message,

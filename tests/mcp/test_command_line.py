@@ -9,7 +9,7 @@ import pytest
 
 from support.llm_server import Reply
 
-from .conftest import SERVER, write_servers
+from .conftest import SERVER, gone, write_servers
 
 pytestmark = pytest.mark.process
 
@@ -82,3 +82,51 @@ def test_the_plugin_and_its_subcommand_load_nothing_of_the_sdk():
 
     assert_light_import("pi_plugins.mcp", also=("mcp", "pi_plugins.mcp.connection"))
     assert_light_import("pi_plugins.mcp.cli", also=("mcp", "pi_plugins.mcp.connection"))
+
+
+LOAD_WHILE_TICKING = """
+import asyncio, json, sys, time
+from pi_plugins.mcp.connection import load_sdk
+
+async def main():
+    before = "mcp" in sys.modules
+    loading = asyncio.ensure_future(load_sdk())
+    start = last = time.monotonic()
+    gaps = []
+    while not loading.done():
+        await asyncio.sleep(0.005)
+        now = time.monotonic()
+        gaps.append(now - last)
+        last = now
+    await loading
+    print(json.dumps({"before": before, "after": "mcp" in sys.modules, "took": time.monotonic() - start,
+                      "longest": max(gaps)}))
+
+asyncio.run(main())
+"""
+
+
+def test_the_event_loop_keeps_running_while_the_sdk_loads():
+    """The SDK's import (most of a second) runs beside the event loop, so a first prompt that
+    waits for no server is not held up by it."""
+    done = subprocess.run([sys.executable, "-c", LOAD_WHILE_TICKING], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    assert not seen["before"] and seen["after"]
+    assert seen["longest"] < seen["took"] / 2, seen
+
+
+def test_a_print_run_with_servers_that_are_not_direct_answers_and_leaves_no_server_running(pi, server, tmp_path):
+    """pi -p ends whether its servers connected or were still starting; none outlives it."""
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    write_servers(pi.agent_dir / "mcp.json", {f"demo{n}": {
+        "command": sys.executable, "args": [SERVER], "env": {"PID_FILE": str(pids / str(n))}} for n in range(3)})
+    for delay in (0.0, 1.5, 4.0):  # over before the servers spawn, while they start, after they connect
+        server.push(Reply(text="hi", delay=delay))
+        done = pi.run("--no-session", "-p", "hello")
+        assert done.returncode == 0 and done.stdout.strip() == "hi", done.stderr
+        assert not any(t["function"]["name"].startswith("mcp__") for t in server.requests[-1].body.get("tools", []))
+        for written in pids.iterdir():
+            assert gone(int(written.read_text()), within=1.0), f"server {written.name} outlived pi -p"
+            written.unlink()
