@@ -24,8 +24,14 @@ class _Chat:
         self.keybindings = Keybindings()
         self.app = None
         self.spawned: list = []
-        painter = Painter(None)
-        self.paint = lambda block, width, live=False: block_lines(block, painter, width, View(), live=live)
+        self.painter, self.view = Painter(None), View()
+        self.painted: list = []  # every block painted, in turn
+
+        def paint(block, width, live=False):
+            self.painted.append(block)
+            return block_lines(block, self.painter, width, self.view, live=live)
+
+        self.paint = paint
         self.live = self
 
     def content_lines(self, width):
