@@ -119,7 +119,7 @@ class _Chat:
         self.live = self
         self.app = None
 
-    def content_lines(self, width: int) -> list[str]:
+    def content_lines(self, width: int, skip_head: bool = False) -> list[str]:
         return []
 
     def invalidate(self) -> None:

@@ -100,6 +100,20 @@ class LazyLines:
         self.pieces.append(piece)
         self._stale = True
 
+    def add_paragraph(self, block: Block, text: str, style: str, width: int) -> None:
+        """A whole paragraph of an answer still streaming (:mod:`.streamed_paragraphs`)."""
+        self._width = width
+        piece = Piece(block, text, style)
+        piece.estimate = _estimate(piece, width, self.tui.view.pad)
+        self.pieces.append(piece)
+        self._stale = True
+
+    def drop_last(self, block: Block) -> None:
+        """Forget the pieces of ``block`` at the end (its paragraphs while it streamed)."""
+        while self.pieces and self.pieces[-1].block is block:
+            self.pieces.pop()
+            self._stale = True
+
     def _split(self, index: int) -> None:
         """A long answer becomes its paragraphs (when a part of it is first wanted)."""
         piece = self.pieces[index]

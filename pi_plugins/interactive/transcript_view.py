@@ -21,11 +21,18 @@ from prompt_toolkit.layout.controls import UIContent, UIControl
 from prompt_toolkit.layout.utils import explode_text_fragments
 from prompt_toolkit.mouse_events import MouseButton, MouseEvent, MouseEventType, MouseModifier
 
-from pi_plugins.interactive.blocks import Block
+from pi_plugins.interactive.blocks import (
+    AssistantBlock,
+    Block,
+    paint_paragraph,
+    split_paragraphs,
+    stream_tail,
+)
 from pi_plugins.interactive.controls import fragments
 from pi_plugins.interactive.lazy_lines import LazyLines
 from pi_plugins.interactive.paint import strip_ansi
 from pi_plugins.interactive.selection_copy import Selection
+from pi_plugins.interactive.streamed_paragraphs import StreamedParagraphs
 from pi_plugins.interactive.transcript_search import TranscriptSearch
 
 if TYPE_CHECKING:
@@ -46,6 +53,8 @@ class TranscriptView:
         self.tui = tui
         self._width: int | None = None
         self.lazy = LazyLines(tui, self._moved)  # the finished blocks, painted where shown
+        self._stream: StreamedParagraphs | None = None  # the answer streaming, if any
+        self._growing: dict[tuple[str, str, int], list[str]] = {}  # its last paragraph, painted
         self._live: list[str] = []
         self._live_plain: list[str] = []
         self.top = 0  # the first row shown, when not following
@@ -75,6 +84,7 @@ class TranscriptView:
         """Paint the transcript again from its start (a new width, view or chat)."""
         self.tui.transcript.reset(blocks)
         self.lazy.clear(self._width or self.view_width())
+        self._stream = None
         self._changes += 1
         self.changed()
 
@@ -129,6 +139,9 @@ class TranscriptView:
 
     def _take_ready(self, width: int) -> None:
         for block in self.tui.transcript.take_ready():
+            if self._stream is not None and self._stream.block is block:  # it finished streaming
+                self.lazy.drop_last(block)
+                self._stream = None
             self.lazy.add(block, width)
             self._changes += 1
 
@@ -136,13 +149,46 @@ class TranscriptView:
         """Before a frame: the finished blocks' lines (those in view painted), and the live
         part painted afresh; a search going on paints a little more of what it may match."""
         self._take_ready(width)
-        live = self.tui.live.content_lines(width)
+        live = self._streaming_lines(width)
         if live != self._live:
             self._live, self._live_plain = live, [strip_ansi(line) for line in live]
             self._changes += 1
         self.lazy.paint_rows(self._rows_in_view)
         if self.search.open:
             self.search.work()
+
+    def _streaming_lines(self, width: int) -> list[str]:
+        """The live part: an answer streaming at its head joins the transcript's pieces a
+        paragraph at a time as each is whole (so scrolling up mid-answer shows all of it),
+        with only the paragraph still growing painted here; then the rest."""
+        live = self.tui.transcript.live
+        head = live[0] if live else None
+        if not isinstance(head, AssistantBlock) or head.final:
+            return self.tui.live.content_lines(width)
+        if self._stream is None or self._stream.block is not head:
+            if self._stream is not None:
+                self.lazy.drop_last(self._stream.block)
+            self._stream = StreamedParagraphs(head)
+            self._growing = {}
+        view = self.tui.view
+        for text, style in self._stream.whole(view):
+            self.lazy.add_paragraph(head, text, style, width)
+            self._changes += 1
+        lines: list[str] = []
+        growing = self._stream.growing(view)
+        used: dict[tuple[str, str, int], list[str]] = {}
+        if growing is not None:
+            text, style = growing
+            chunks = [text] if style == "label" else split_paragraphs(stream_tail(text).strip())
+            for chunk in chunks:
+                key = (chunk, style, width)
+                painted = self._growing.get(key)
+                if painted is None:
+                    painted = paint_paragraph(chunk, style, self.tui.painter, width, view)
+                used[key] = painted
+                lines += painted
+        self._growing = used
+        return lines + self.tui.live.content_lines(width, skip_head=True)
 
     def _rows_in_view(self) -> tuple[int, int]:
         first = self.first_row()

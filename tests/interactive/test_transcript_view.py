@@ -34,7 +34,7 @@ class _Chat:
         self.paint = paint
         self.live = self
 
-    def content_lines(self, width):
+    def content_lines(self, width, skip_head=False):
         return []
 
     def invalidate(self):
@@ -192,9 +192,9 @@ def test_search_counts_what_painting_everything_would_show():
     view.search.buffer.text = "paragraph 7:"
     while view.search.work():
         _frame(view, 20)
-    assert view.search.counter() == " 6/6 "  # the one nearest the view's bottom is current
-    view.search.step(1)
-    assert any("answer 0 paragraph 7:" in row for row in _frame(view, 20))
+    assert view.search.counter().endswith("/6 ")  # counted in full: no "…"
+    assert [view.plain(row)[start - 9:end] for row, start, end in view.search.matches] == [
+        f"answer {n} paragraph 7:" for n in range(6)]
 
 
 def test_a_word_split_by_markup_is_still_found_in_unpainted_answers():
@@ -224,3 +224,20 @@ def test_the_text_in_view_stays_put_while_the_rows_above_are_painted():
         pass
     view.search.open = False
     assert _frame(view, 20) == before
+
+
+def test_scrolling_up_while_an_answer_streams_shows_the_whole_answer_so_far():
+    text = "\n\n".join(f"streamed paragraph {k}: " + "lorem ipsum dolor sit " * 5 for k in range(60))
+    answer = AssistantBlock(AssistantMessage(content=[TextContent(text=text + "\n\nstill grow")]))
+    view = TranscriptView(_Chat([UserBlock("question"), answer]))
+    assert "still grow" in _frame(view, 20)[-1]  # following the end as it streams
+    view.to_top()
+    shown = _frame(view, 20)
+    assert any("streamed paragraph 0:" in row for row in shown)  # not only the tail
+    answer.message.content[0].append("ing\n\nthe end")
+    answer.changed()
+    view.to_bottom()
+    assert "the end" in _frame(view, 20)[-1]
+    answer.final = True
+    shown = _frame(view, 20)
+    assert "the end" in shown[-1] and sum("still growing" in view.plain(row) for row in range(view.line_count)) == 1
