@@ -19,7 +19,14 @@ from itertools import accumulate
 from typing import TYPE_CHECKING
 
 from pi_core.protocol.messages import TextContent, ThinkingContent
-from pi_plugins.interactive.blocks import AssistantBlock, Block, UserBlock, View, paint_paragraph
+from pi_plugins.interactive.blocks import (
+    AssistantBlock,
+    Block,
+    UserBlock,
+    View,
+    paint_paragraph,
+    split_paragraphs,
+)
 from pi_plugins.interactive.paint import block_lines, strip_ansi
 
 if TYPE_CHECKING:
@@ -103,7 +110,7 @@ class LazyLines:
     def add_paragraph(self, block: Block, text: str, style: str, width: int) -> None:
         """A whole paragraph of an answer still streaming (:mod:`.streamed_paragraphs`)."""
         self._width = width
-        piece = Piece(block, text, style)
+        piece = Piece(block, text, style, unsplit=len(text) > SPLIT_CHARS and "\n\n" in text)
         piece.estimate = _estimate(piece, width, self.tui.view.pad)
         self.pieces.append(piece)
         self._stale = True
@@ -117,7 +124,10 @@ class LazyLines:
     def _split(self, index: int) -> None:
         """A long answer becomes its paragraphs (when a part of it is first wanted)."""
         piece = self.pieces[index]
-        parts = [Piece(piece.block, text, style) for text, style in piece.block.paragraphs(self.tui.view)]  # type: ignore[attr-defined]
+        if piece.text is not None:  # many paragraphs of an answer still streaming
+            parts = [Piece(piece.block, text, piece.style) for text in split_paragraphs(piece.text)]
+        else:
+            parts = [Piece(piece.block, text, style) for text, style in piece.block.paragraphs(self.tui.view)]  # type: ignore[attr-defined]
         for part in parts:
             part.estimate = _estimate(part, self._width, self.tui.view.pad)
         old_end = self.start(index) + piece.estimate
@@ -249,7 +259,7 @@ def _estimate(piece: Piece, width: int, pad: int) -> int:
     if source is None:
         return 3
     usable = max(width - 2 * pad, 1)
-    if piece.unsplit:  # the quick guess: its lines and its wrapping, roughly
-        return source.count("\n") + len(source) // usable + 1
+    if piece.unsplit or len(source) > 4 * usable:  # the quick guess: its lines and its wrapping, roughly
+        return source.count("\n") + len(source) // usable + 2
     rows = sum(max(1, -(-len(line) // usable)) for line in source.strip().split("\n"))
     return rows + (3 if piece.prompt else 1)  # a user message's box adds a row above and below

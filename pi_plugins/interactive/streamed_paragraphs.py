@@ -10,8 +10,12 @@ Each call scans only what was added since the last one.
 
 from __future__ import annotations
 
+import re
+
 from pi_core.protocol.messages import TextContent, ThinkingContent
-from pi_plugins.interactive.blocks import AssistantBlock, View
+from pi_plugins.interactive.blocks import STREAM_TAIL_CHARS, AssistantBlock, FenceState, View
+
+_BREAK = re.compile(r"^[ \t]*(```|~~~)|^[ \t]*$", re.M)  # a fence's line, or a blank one
 
 
 class StreamedParagraphs:
@@ -41,16 +45,19 @@ class StreamedParagraphs:
                 self._content, self._offset, self._start, self._fence = index, 0, 0, None
             finished = position < len(parts) - 1 or len(self.block.message.content) > index + 1
             hidden = style == "thinking" and view.hide_thinking
-            while True:
-                end = text.find("\n", self._offset)
-                if end < 0:
+            if self._offset == 0 and not hidden:  # first seen already long: its head in one piece
+                head = _head_end(text)
+                if head:
+                    found.append((text[:head].strip(), style))
+                    self._offset = self._start = head
+            for match in _BREAK.finditer(text, self._offset):  # only blank lines and fences
+                end = text.find("\n", match.start())
+                if end < 0:  # the line is not whole yet
                     break
-                line = text[self._offset:end]
                 self._offset = end + 1
-                stripped = line.lstrip()
-                if stripped.startswith(("```", "~~~")):
-                    self._fence = None if self._fence is not None else stripped
-                elif self._fence is None and not line.strip():
+                if match.group(1):
+                    self._fence = None if self._fence is not None else text[match.start():end].lstrip()
+                elif self._fence is None:
                     paragraph = text[self._start:self._offset].strip("\n")
                     if paragraph.strip() and not hidden:
                         found.append((_first(paragraph, self._start), style))
@@ -75,6 +82,21 @@ class StreamedParagraphs:
             return (view.thinking_label, "label") if text.strip() else None
         rest = text[self._start:]
         return (_first(rest.strip("\n"), self._start), style) if rest.strip() else None
+
+
+def _head_end(text: str) -> int:
+    """Where a text first seen long can be cut at a blank line outside a code fence, well
+    before its end (0: nowhere); what is above is split into paragraphs only when shown."""
+    if len(text) < 4 * STREAM_TAIL_CHARS:
+        return 0
+    position = len(text) - STREAM_TAIL_CHARS
+    for _ in range(20):
+        position = text.rfind("\n\n", 0, position)
+        if position <= 0:
+            return 0
+        if FenceState().at(text, position) is None:
+            return position + 2
+    return 0
 
 
 def _first(paragraph: str, start: int) -> str:

@@ -227,7 +227,7 @@ def test_the_text_in_view_stays_put_while_the_rows_above_are_painted():
 
 
 def test_scrolling_up_while_an_answer_streams_shows_the_whole_answer_so_far():
-    text = "\n\n".join(f"streamed paragraph {k}: " + "lorem ipsum dolor sit " * 5 for k in range(60))
+    text = "\n\n".join(f"streamed paragraph {k}: " + "lorem ipsum dolor sit " * 5 for k in range(100))  # its head in one piece at first
     answer = AssistantBlock(AssistantMessage(content=[TextContent(text=text + "\n\nstill grow")]))
     view = TranscriptView(_Chat([UserBlock("question"), answer]))
     assert "still grow" in _frame(view, 20)[-1]  # following the end as it streams
