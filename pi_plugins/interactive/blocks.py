@@ -261,7 +261,7 @@ class AssistantBlock(Block):
                 if (isinstance(c, TextContent) and c.text.strip())
                 or (isinstance(c, ThinkingContent) and c.thinking.strip())]
 
-    def _ending(self) -> Text | None:
+    def ending(self) -> Text | None:
         message = self.message
         if any(isinstance(c, ToolCall) for c in message.content):
             return None
@@ -284,7 +284,7 @@ class AssistantBlock(Block):
                     parts.append(_markdown(content.thinking.strip(), "thinking", view.pad))
             else:
                 parts.append(_markdown(content.text.strip(), pad=view.pad))
-        ending = self._ending()
+        ending = self.ending()
         if ending is not None:
             if parts:
                 parts.append(Text(""))
@@ -314,14 +314,42 @@ class AssistantBlock(Block):
                 key = (chunk, style, width)
                 painted = self._paragraphs.get(key)
                 if painted is None:
-                    painted = _trimmed(painter.lines(Padding(PiMarkdown(chunk, style=style), (0, view.pad)), width))
+                    painted = paint_paragraph(chunk, style, painter, width, view)[1:]
                 used[key] = painted
                 out += ["", *painted]
         self._paragraphs = used
-        ending = self._ending()
+        ending = self.ending()
         if ending is not None:
             out += ["", *painter.lines(Padding(ending, (0, view.pad)), width)]
         return out
+
+    def paragraphs(self, view: View) -> list[tuple[str, str]]:
+        """The message as (Markdown, style) paragraphs that paint on their own (with
+        :func:`paint_paragraph`) into what the live painting shows: the fullscreen
+        transcript paints a long answer a screen at a time. The ending, if any, is
+        ``(text, "error")``; hidden thinking is its label with the style ``"label"``."""
+        out: list[tuple[str, str]] = []
+        for content in self._visible():
+            if isinstance(content, ThinkingContent):
+                if view.hide_thinking:
+                    out.append((view.thinking_label, "label"))
+                else:
+                    out += [(chunk, "thinking") for chunk in split_paragraphs(content.thinking.strip())]
+            else:
+                out += [(chunk, "none") for chunk in split_paragraphs(content.text.strip())]
+        ending = self.ending()
+        if ending is not None:
+            out.append((ending.plain, "error"))
+        return out
+
+
+def paint_paragraph(text: str, style: str, painter: Painter, width: int, view: View) -> list[str]:
+    """One of :meth:`AssistantBlock.paragraphs`, painted: a blank line, then its lines."""
+    if style == "label":
+        return ["", *painter.lines(Padding(Text(text, style="thinking"), (0, view.pad)), width)]
+    if style == "error":
+        return ["", *painter.lines(Padding(Text(text, style="error"), (0, view.pad)), width)]
+    return ["", *_trimmed(painter.lines(Padding(PiMarkdown(text, style=style), (0, view.pad)), width))]
 
 
 @define(frozen=True)

@@ -35,12 +35,13 @@ class LiveArea:
         room = max(self.tui.rows - self.tui.layout.bottom_height() - 1, 3)
         return self.content_lines(width)[-room:]
 
-    def content_lines(self, width: int) -> list[str]:
+    def content_lines(self, width: int, skip_head: bool = False) -> list[str]:
         """The live chat: unfinished blocks, the queue, widgets above the editor and the
-        working line (all of them: the fullscreen transcript scrolls)."""
+        working line (all of them: the fullscreen transcript scrolls); ``skip_head``: not
+        the first block (the fullscreen transcript paints a streaming answer itself)."""
         tui = self.tui
         lines: list[str] = []
-        for block in tui.transcript.live:
+        for block in tui.transcript.live[1 if skip_head else 0:]:
             lines += tui.paint(block, width, live=not block.final)
         lines += self._queue_lines(width)
         above = self.widget_lines(width, "aboveEditor")

@@ -37,6 +37,13 @@ class Selection:
         self.anchor = self.head = None
         self.dragging = False
 
+    def moved(self, old_end: int, delta: int) -> None:
+        """Rows from ``old_end`` on moved by ``delta`` (a piece above painted taller)."""
+        if self.anchor is not None and self.anchor[0] >= old_end:
+            self.anchor = (self.anchor[0] + delta, self.anchor[1])
+        if self.head is not None and self.head[0] >= old_end:
+            self.head = (self.head[0] + delta, self.head[1])
+
     def span(self) -> tuple[Point, Point] | None:
         if self.anchor is None or self.head is None or self.anchor == self.head:
             return None

@@ -4,7 +4,8 @@ scrollback that the regular mode prints into.
 
 It stands in for :class:`.scrollback.Scrollback` (the same methods, so the rest of the
 chat does not know which mode runs): finished blocks are painted once, at the view's
-width, and kept as lines; the blocks still streaming, the queue, widgets and the working
+width, when first shown (:mod:`.lazy_lines`: a resumed 1 MB session shows its first frame
+without painting what is out of view), and kept as lines; the blocks still streaming, the queue, widgets and the working
 line (:mod:`.live_area`) follow them, painted each frame. The viewport follows the end
 until the user scrolls up, and follows again at the bottom (``tui.altScreen.bottom``).
 Search (:mod:`.transcript_search`) and mouse selection (:mod:`.selection_copy`) work on
@@ -20,10 +21,18 @@ from prompt_toolkit.layout.controls import UIContent, UIControl
 from prompt_toolkit.layout.utils import explode_text_fragments
 from prompt_toolkit.mouse_events import MouseButton, MouseEvent, MouseEventType, MouseModifier
 
-from pi_plugins.interactive.blocks import Block, UserBlock
+from pi_plugins.interactive.blocks import (
+    AssistantBlock,
+    Block,
+    paint_paragraph,
+    split_paragraphs,
+    stream_tail,
+)
 from pi_plugins.interactive.controls import fragments
+from pi_plugins.interactive.lazy_lines import LazyLines
 from pi_plugins.interactive.paint import strip_ansi
 from pi_plugins.interactive.selection_copy import Selection
+from pi_plugins.interactive.streamed_paragraphs import StreamedParagraphs
 from pi_plugins.interactive.transcript_search import TranscriptSearch
 
 if TYPE_CHECKING:
@@ -34,6 +43,7 @@ if TYPE_CHECKING:
 JUMP_HINT = "↓ Jump to latest message · Ctrl+End"
 SCROLLBAR_TRACK, SCROLLBAR_THUMB = "│", "┃"
 WHEEL_AUTO_MAX = 6  # "auto": fast wheel spins speed up to this many lines an event (pi 1.6)
+MARGIN_ROWS = 4  # painted above and below the view, besides the rows shown
 
 
 class TranscriptView:
@@ -42,15 +52,15 @@ class TranscriptView:
     def __init__(self, tui: InteractiveApp) -> None:
         self.tui = tui
         self._width: int | None = None
-        self._committed: list[str] = []  # the lines of the finished blocks, in order
-        self._plain: list[str] = []  # the same without colours (search, selection)
-        self._prompt_lines: list[int] = []  # where each user message starts
+        self.lazy = LazyLines(tui, self._moved)  # the finished blocks, painted where shown
+        self._stream: StreamedParagraphs | None = None  # the answer streaming, if any
+        self._growing: dict[tuple[str, str, int], list[str]] = {}  # its last paragraph, painted
         self._live: list[str] = []
         self._live_plain: list[str] = []
         self.top = 0  # the first row shown, when not following
         self.follow = True
         self.height = 1  # the viewport's rows at the last frame
-        self.version = 0  # grows whenever the lines change (search recounts)
+        self._changes = 0  # grows whenever the lines change (search recounts)
         self._finished = False
         self._printed = 0  # blocks printed after the chat ended
         self._wheel_last = 0.0
@@ -73,8 +83,9 @@ class TranscriptView:
     def reprint(self, blocks: list[Block] | None = None) -> None:
         """Paint the transcript again from its start (a new width, view or chat)."""
         self.tui.transcript.reset(blocks)
-        self._committed, self._plain, self._prompt_lines = [], [], []
-        self.version += 1
+        self.lazy.clear(self._width or self.view_width())
+        self._stream = None
+        self._changes += 1
         self.changed()
 
     def flush_now(self) -> None:
@@ -121,41 +132,97 @@ class TranscriptView:
         hidden = self.tui.settings.get("fullscreenScrollbar", "auto") == "hidden"
         return max(self.tui.width - (0 if hidden else 1), 10)
 
+    @property
+    def version(self) -> tuple[int, int]:
+        """Changes whenever the lines do (search recounts then)."""
+        return self._changes, self.lazy.painted
+
     def _take_ready(self, width: int) -> None:
         for block in self.tui.transcript.take_ready():
-            painted = self.tui.paint(block, width)
-            if isinstance(block, UserBlock):  # a mark: where the message's box begins
-                spacing = next((i for i, line in enumerate(painted) if line), 0)
-                self._prompt_lines.append(len(self._committed) + spacing)
-            self._committed += painted
-            self._plain += [strip_ansi(line) for line in painted]
-            self.version += 1
+            if self._stream is not None and self._stream.block is block:  # it finished streaming
+                self.lazy.drop_last(block)
+                self._stream = None
+            self.lazy.add(block, width)
+            self._changes += 1
 
     def refresh(self, width: int) -> None:
-        """Before a frame: the finished blocks' lines, and the live part painted afresh."""
+        """Before a frame: the finished blocks' lines (those in view painted), and the live
+        part painted afresh; a search going on paints a little more of what it may match."""
         self._take_ready(width)
-        live = self.tui.live.content_lines(width)
+        live = self._streaming_lines(width)
         if live != self._live:
             self._live, self._live_plain = live, [strip_ansi(line) for line in live]
-            self.version += 1
+            self._changes += 1
+        self.lazy.paint_rows(self._rows_in_view)
+        if self.search.open:
+            self.search.work()
+
+    def _streaming_lines(self, width: int) -> list[str]:
+        """The live part: an answer streaming at its head joins the transcript's pieces a
+        paragraph at a time as each is whole (so scrolling up mid-answer shows all of it),
+        with only the paragraph still growing painted here; then the rest."""
+        live = self.tui.transcript.live
+        head = live[0] if live else None
+        if not isinstance(head, AssistantBlock) or head.final:
+            return self.tui.live.content_lines(width)
+        if self._stream is None or self._stream.block is not head:
+            if self._stream is not None:
+                self.lazy.drop_last(self._stream.block)
+            self._stream = StreamedParagraphs(head)
+            self._growing = {}
+        view = self.tui.view
+        for text, style in self._stream.whole(view):
+            self.lazy.add_paragraph(head, text, style, width)
+            self._changes += 1
+        lines: list[str] = []
+        growing = self._stream.growing(view)
+        used: dict[tuple[str, str, int], list[str]] = {}
+        if growing is not None:
+            text, style = growing
+            chunks = [text] if style == "label" else split_paragraphs(stream_tail(text).strip())
+            for chunk in chunks:
+                key = (chunk, style, width)
+                painted = self._growing.get(key)
+                if painted is None:
+                    painted = paint_paragraph(chunk, style, self.tui.painter, width, view)
+                used[key] = painted
+                lines += painted
+        self._growing = used
+        return lines + self.tui.live.content_lines(width, skip_head=True)
+
+    def _rows_in_view(self) -> tuple[int, int]:
+        first = self.first_row()
+        return first - MARGIN_ROWS, min(first + self.height + MARGIN_ROWS, self.lazy.count)
+
+    def _moved(self, old_end: int, delta: int) -> None:
+        """A piece ending at ``old_end`` was painted ``delta`` rows taller than guessed:
+        what stood below it moves with it (the view's top, the selection)."""
+        if not self.follow and self.top >= old_end:
+            self.top += delta
+        self.selection.moved(old_end, delta)
 
     @property
     def line_count(self) -> int:
-        return len(self._committed) + len(self._live)
+        return self.lazy.count + len(self._live)
 
     def line(self, index: int) -> str:
-        committed = len(self._committed)
-        return self._committed[index] if index < committed else self._live[index - committed]
+        committed = self.lazy.count
+        if index < committed:
+            return self.lazy.line(index)
+        live = index - committed
+        return self._live[live] if 0 <= live < len(self._live) else ""
 
     def plain(self, index: int) -> str:
-        committed = len(self._plain)
+        committed = self.lazy.count
         if index < committed:
-            return self._plain[index]
+            return self.lazy.plain(index)
         live = index - committed
         return self._live_plain[live] if 0 <= live < len(self._live_plain) else ""
 
-    def plain_lines(self) -> list[str]:
-        return self._plain + self._live_plain
+    @property
+    def live_plain(self) -> list[str]:
+        """The live part's lines without colours (they follow the finished blocks' rows)."""
+        return self._live_plain
 
     # ---------------------------------------------------------------- scrolling
 
@@ -194,12 +261,13 @@ class TranscriptView:
     def jump_prompt(self, direction: int) -> None:
         """To the previous or next user message (pi's marked messages)."""
         first = self.first_row()
+        prompts = self.lazy.prompt_rows()
         if direction < 0:
-            earlier = [line for line in self._prompt_lines if line < first]
+            earlier = [line for line in prompts if line < first]
             if earlier:
                 self.scroll_to(earlier[-1])
         else:
-            later = [line for line in self._prompt_lines if line > first]
+            later = [line for line in prompts if line > first]
             if later:
                 self.scroll_to(later[0])
             else:

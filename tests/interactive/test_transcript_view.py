@@ -24,11 +24,17 @@ class _Chat:
         self.keybindings = Keybindings()
         self.app = None
         self.spawned: list = []
-        painter = Painter(None)
-        self.paint = lambda block, width, live=False: block_lines(block, painter, width, View(), live=live)
+        self.painter, self.view = Painter(None), View()
+        self.painted: list = []  # every block painted, in turn
+
+        def paint(block, width, live=False):
+            self.painted.append(block)
+            return block_lines(block, self.painter, width, self.view, live=live)
+
+        self.paint = paint
         self.live = self
 
-    def content_lines(self, width):
+    def content_lines(self, width, skip_head=False):
         return []
 
     def invalidate(self):
@@ -128,3 +134,110 @@ def test_the_hidden_scrollbar_leaves_the_last_column_to_the_transcript():
     hidden_view = TranscriptView(_Chat(_conversation(), {"fullscreenScrollbar": "hidden"}))
     assert any(row.endswith(("│", "┃")) for row in _frame(shown_view))
     assert not any(strip_ansi(row).rstrip().endswith(("│", "┃")) for row in _frame(hidden_view))
+
+
+# ---------------------------------------------------------------- a large transcript, painted lazily
+
+
+def _long_conversation(answers: int = 40, paragraphs: int = 30, first_word: str = "zebra"):
+    """Answers long enough to be painted paragraph by paragraph; ``first_word`` only in the first."""
+    blocks = []
+    for n in range(answers):
+        blocks.append(UserBlock(f"question {n}"))
+        text = "\n\n".join(f"answer {n} paragraph {k}: " + "lorem ipsum dolor sit " * 5 for k in range(paragraphs))
+        if n == 0:
+            text = f"The {first_word} comes first.\n\n" + text
+        blocks.append(AssistantBlock(AssistantMessage(content=[TextContent(text=text)]), final=True))
+    return blocks
+
+
+def test_a_resumed_large_transcript_shows_its_first_frame_without_painting_every_block():
+    chat = _Chat(_long_conversation())
+    view = TranscriptView(chat)
+    shown = _frame(view, 20)
+    assert "answer 39 paragraph 29" in "\n".join(shown[-4:])
+    assert len(view.lazy.pieces) >= 80 and view.lazy.painted <= 12  # a screen's worth, not 40 answers
+    assert not any("question 0" in view.plain(row) for row in range(view.line_count))
+    assert view.line_count > 40 * 30  # the scrollbar counts every row, estimated where unpainted
+
+
+def test_scrolling_to_the_top_of_a_large_transcript_shows_the_first_message():
+    view = TranscriptView(_Chat(_long_conversation()))
+    _frame(view, 20)
+    view.to_top()
+    shown = _frame(view, 20)
+    assert any("question 0" in row for row in shown[:4])
+    assert any("The zebra comes first." in row for row in shown)
+    view.page(1)  # and on down, painted as it goes
+    assert any("answer 0 paragraph" in row for row in _frame(view, 20))
+
+
+def test_search_finds_a_word_in_the_first_message_of_a_large_transcript():
+    view = TranscriptView(_Chat(_long_conversation()))
+    _frame(view, 20)
+    painted = view.lazy.painted
+    view.search.open = True
+    view.search.buffer.text = "ZEBRA"
+    while view.search.work():
+        pass
+    assert view.search.counter() == " 1/1 "
+    assert view.lazy.painted - painted <= 3  # only where the word may be: the first answer's paragraph
+    assert any("The zebra comes first." in row for row in _frame(view, 20))
+
+
+def test_search_counts_what_painting_everything_would_show():
+    view = TranscriptView(_Chat(_long_conversation(answers=6)))
+    _frame(view, 20)
+    view.search.open = True
+    view.search.buffer.text = "paragraph 7:"
+    while view.search.work():
+        _frame(view, 20)
+    assert view.search.counter().endswith("/6 ")  # counted in full: no "…"
+    assert [view.plain(row)[start - 9:end] for row, start, end in view.search.matches] == [
+        f"answer {n} paragraph 7:" for n in range(6)]
+
+
+def test_a_word_split_by_markup_is_still_found_in_unpainted_answers():
+    blocks = _long_conversation(answers=3)
+    blocks[1].message.content[0].text += "\n\nA hidden gi**raf**fe."
+    view = TranscriptView(_Chat(blocks))
+    _frame(view, 10)
+    view.search.open = True
+    view.search.buffer.text = "giraffe"
+    while view.search.work():
+        pass
+    assert len(view.search.matches) == 1
+
+
+def test_the_text_in_view_stays_put_while_the_rows_above_are_painted():
+    view = TranscriptView(_Chat(_long_conversation()))
+    _frame(view, 20)
+    view.to_top()
+    _frame(view, 20)
+    for _ in range(30):
+        view.page(1)
+        _frame(view, 20)
+    before = _frame(view, 20)
+    view.search.open = True
+    view.search.buffer.text = "lorem"  # every paragraph: the ones above get painted too
+    while view.search.work():
+        pass
+    view.search.open = False
+    assert _frame(view, 20) == before
+
+
+def test_scrolling_up_while_an_answer_streams_shows_the_whole_answer_so_far():
+    text = "\n\n".join(f"streamed paragraph {k}: " + "lorem ipsum dolor sit " * 5 for k in range(100))  # its head in one piece at first
+    answer = AssistantBlock(AssistantMessage(content=[TextContent(text=text + "\n\nstill grow")]))
+    view = TranscriptView(_Chat([UserBlock("question"), answer]))
+    assert "still grow" in _frame(view, 20)[-1]  # following the end as it streams
+    view.to_top()
+    shown = _frame(view, 20)
+    assert any("streamed paragraph 0:" in row for row in shown)  # not only the tail
+    answer.message.content[0].append("ing\n\nthe end")
+    answer.changed()
+    view.to_bottom()
+    assert "the end" in _frame(view, 20)[-1]
+    answer.final = True
+    shown = _frame(view, 20)
+    assert "the end" in shown[-1] and sum("still growing" in view.plain(row) for row in range(view.line_count)) == 1
