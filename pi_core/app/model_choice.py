@@ -27,14 +27,13 @@ class ModelChoice:
 
     async def set_model(self, model: Model, source: ModelSource = "set") -> None:
         """Switch models for this session; the thinking level is re-clamped for the new
-        one (as pi: the level ``modelThinkingLevels`` sets for it, else a switch from a
-        model without reasoning starts at the default level). As pi 1.6, nothing is saved
+        one (as pi 1.6: the level ``modelThinkingLevels`` sets for it, else the saved
+        default level, else the current one). As pi 1.6, nothing is saved
         as the next run's default: the callers that mean to (the pickers' save key, a
         sign-in, /settings) save it."""
         previous = self.harness.agent.model
-        level = model_default_level(self.harness.ctx.settings, model) or (
-            self.harness.thinking_level if previous.reasoning else (
-                self.harness.ctx.settings.get("defaultThinkingLevel") or "medium"))
+        level = (model_default_level(self.harness.ctx.settings, model)
+                 or self.harness.ctx.settings.get("defaultThinkingLevel") or self.harness.thinking_level or "medium")
         self.harness.agent.model = model
         if previous.key != model.key:
             self.harness.session.append_model_change(model.provider, model.id)
