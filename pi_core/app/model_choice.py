@@ -26,32 +26,30 @@ class ModelChoice:
         self.harness = harness
 
     async def set_model(self, model: Model, source: ModelSource = "set") -> None:
-        """Switch models; the thinking level is re-clamped for the new one (as pi: the
-        level ``modelThinkingLevels`` sets for it, else a switch from a model without
-        reasoning starts at the default level)."""
+        """Switch models for this session; the thinking level is re-clamped for the new
+        one (as pi 1.6: the level ``modelThinkingLevels`` sets for it, else the saved
+        default level, else the current one). As pi 1.6, nothing is saved
+        as the next run's default: the callers that mean to (the pickers' save key, a
+        sign-in, /settings) save it."""
         previous = self.harness.agent.model
-        level = model_default_level(self.harness.ctx.settings, model) or (
-            self.harness.thinking_level if previous.reasoning else (
-                self.harness.ctx.settings.get("defaultThinkingLevel") or "medium"))
+        level = (model_default_level(self.harness.ctx.settings, model)
+                 or self.harness.ctx.settings.get("defaultThinkingLevel") or self.harness.thinking_level or "medium")
         self.harness.agent.model = model
         if previous.key != model.key:
             self.harness.session.append_model_change(model.provider, model.id)
-        self.harness.ctx.settings.remember("defaultProvider", model.provider)
-        self.harness.ctx.settings.remember("defaultModel", model.id)
         await self.set_thinking_level(level)
         await self.harness.notify(ModelSelect(model=model, previous_model=previous, source=source))
 
     async def set_thinking_level(self, level: str) -> None:
         """Set the level, clamped to what the model takes; a change is recorded in the
-        session, sent as ``thinking_level_changed`` and told to the plugins."""
+        session, sent as ``thinking_level_changed`` and told to the plugins (and, as pi
+        1.6, not saved as the next run's default)."""
         previous = self.harness.agent.thinking_level
         level = self.clamp_thinking_level(level)
         self.harness.agent.thinking_level = level
         if previous == level:
             return
         self.harness.session.append_thinking_level_change(level)
-        if self.harness.model.reasoning or level != "off":  # as pi: kept as the next run's default
-            self.harness.ctx.settings.remember("defaultThinkingLevel", level)
         await self.harness.emit(ThinkingLevelChanged(level=level))
         await self.harness.notify(ThinkingLevelSelect(level=level, previous_level=previous))
 

@@ -29,6 +29,10 @@ class ModelNotFoundError(LookupError):
     """No model matches a pattern; the message says how to list them."""
 
 
+class AmbiguousModelError(ModelNotFoundError):
+    """An id several providers have, and not exactly one of them signed in (pi 1.6)."""
+
+
 @record
 class Resolution:
     model: Model
@@ -348,12 +352,12 @@ class ModelRegistry:
                 chosen, text, inferred = providers[head.lower()], rest, True
         if chosen is None:
             exact = _exact_id_or_key(pattern, models)
-            if exact is not None:
+            if exact is not None and exact.key.lower() == pattern.strip().lower():
                 return Resolution(exact)
         if provider and chosen and pattern.lower().startswith(chosen.lower() + "/"):
             text = pattern[len(chosen) + 1:]
         candidates = [m for m in models if m.provider == chosen] if chosen else models
-        found = _parse_pattern(text, candidates)
+        found = _parse_pattern(text, candidates) if chosen else self._resolve_anywhere(text, models)
         if found is not None:
             return found
         if inferred:
@@ -372,6 +376,28 @@ class ModelRegistry:
             )
         shown = f"{chosen}/{text}" if chosen else pattern
         raise ModelNotFoundError(f'Model "{shown}" not found. Use --list-models to see available models.')
+
+    def _resolve_anywhere(self, text: str, models: list[Model]) -> Resolution | None:
+        """A pattern without a provider, as pi 1.6 resolves it: an id several providers
+        have is the one signed-in (keyed) provider's; other patterns look among the
+        signed-in providers' models first. Where that leaves more than one provider, or an
+        exact id none is signed in to, it stops rather than guess."""
+        keyed = [m for m in models if self.has_auth(m)]
+        exact = _exact_id(text, models)
+        if exact is not None:
+            model_id, level = exact
+            same = [m for m in models if m.id.lower() == model_id]
+            signed = [m for m in same if m in keyed]
+            if len({m.provider for m in same}) < 2 or len(signed) == 1:
+                return Resolution((signed or same)[0], level)
+            raise _ambiguous(text, same, signed)
+        found = _parse_pattern(text, keyed)
+        if found is None:
+            return _parse_pattern(text, models)
+        same = [m for m in keyed if m.id == found.model.id]
+        if len({m.provider for m in same}) > 1:
+            raise _ambiguous(text, same, same)
+        return found
 
     def search(self, query: str = "", models: Iterable[Model] | None = None) -> list[Model]:
         """Models matching every word of ``query`` fuzzily (in "provider id"), best first;
@@ -425,6 +451,23 @@ def _exact_id_or_key(pattern: str, models: list[Model]) -> Model | None:
         if model.id.lower() == lower or model.key.lower() == lower:
             return model
     return None
+
+
+def _exact_id(text: str, models: list[Model]) -> tuple[str, str | None] | None:
+    """(the lower-case id, the ``:level`` asked for) when ``text`` is a model's whole id."""
+    lower = text.strip().lower()
+    ids = {m.id.lower() for m in models}
+    if lower in ids:
+        return lower, None
+    prefix, colon, level = lower.rpartition(":")
+    return (prefix, level) if colon and level in THINKING_LEVELS and prefix in ids else None
+
+
+def _ambiguous(pattern: str, same: list[Model], signed: list[Model]) -> AmbiguousModelError:
+    names = ", ".join(sorted(m.key for m in same))
+    why = "More than one matching provider is authenticated" if signed else "No matching provider is authenticated"
+    return AmbiguousModelError(f'Model "{pattern}" is ambiguous across providers: {names}. {why}. '
+                               "Use --provider or provider/model.")
 
 
 def _exact_reference(reference: str, models: list[Model]) -> Model | None:

@@ -181,6 +181,18 @@ def run_command(messages, print_, **flags) -> None:
     sys.exit(asyncio.run(_run(args)))
 
 
+def _usage_failed(exc: Exception) -> int:
+    """Say what was wrong with the request: in pi 1.6's words and exit code (1) where we
+    match it, else ours (2)."""
+    from pi_plugins.cli.run_args import FlagError
+
+    if isinstance(exc, FlagError):
+        click.echo(f"Error: {exc}", err=True)
+        return 1
+    click.echo(f"error: {exc}", err=True)
+    return 2
+
+
 async def _run(args, stdin=None, stdout=None) -> int:
     """Build the app and run its mode; ``stdin``/``stdout`` (default: the process's)
     let a caller drive a mode in-process, as the RPC tests do."""
@@ -199,8 +211,7 @@ async def _run(args, stdin=None, stdout=None) -> int:
     try:
         app = await build_app(args, trust_ui=trust_ui, chat=chat)
     except UsageError as exc:
-        click.echo(f"error: {exc}", err=True)
-        return 2
+        return _usage_failed(exc)
     app.stdin = stdin or app.stdin
     app.stdout = stdout or app.stdout
     # as in pi: without -p the chat runs, unless stdin is not a terminal (then print mode)
@@ -220,8 +231,7 @@ async def _run(args, stdin=None, stdout=None) -> int:
         try:
             return await mode.run(app)
         except UsageError as exc:
-            click.echo(f"error: {exc}", err=True)
-            return 2
+            return _usage_failed(exc)
         except asyncio.CancelledError:
             if stop.received is None:
                 raise

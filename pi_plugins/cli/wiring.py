@@ -13,7 +13,7 @@ from typing import Any
 
 from pi_core.protocol.options import ResourceOptions
 from pi_plugins.cli.app import App
-from pi_plugins.cli.run_args import RunArgs, UsageError
+from pi_plugins.cli.run_args import FlagError, RunArgs, UsageError
 
 
 def model_wish(args: RunArgs) -> dict:
@@ -94,7 +94,7 @@ async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None,
     registry = await ModelRegistry.from_plugins(plugins, agent_dir=home)
     for problem in registry.errors:
         say(f"warning: {problem}")
-    from pi_core.app.registry import ModelNotFoundError
+    from pi_core.app.registry import AmbiguousModelError, ModelNotFoundError
     from pi_core.app.start_model import choose_model, find_local_models
 
     await find_local_models(registry, plugins, settings, **model_wish(args))
@@ -107,6 +107,8 @@ async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None,
         model, level, explicit, warning = choose_model(registry, settings, pattern=args.model,
                                                        provider=args.provider)
     except ModelNotFoundError as exc:
+        if isinstance(exc, AmbiguousModelError):  # pi 1.6 stops in every mode, in its words
+            raise FlagError(str(exc)) from exc
         if args.mode not in SERVING_MODES and not chat:
             raise UsageError(str(exc)) from exc
         # as pi: a program that started us still gets answers (no models, a failed

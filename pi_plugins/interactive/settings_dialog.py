@@ -50,7 +50,8 @@ def _save_quiet_startup(tui: ChatPort, value: str) -> None:  # pi 1.6: true, fal
 
 
 async def _thinking(tui: ChatPort, value: str) -> None:
-    await tui.harness.set_thinking_level(value)  # remembered as defaultThinkingLevel
+    await tui.harness.set_thinking_level(value)
+    tui.settings.remember("defaultThinkingLevel", value)  # /settings edits the saved default
 
 
 def _queue_mode(queue: str, key: str):

@@ -41,7 +41,7 @@ from pi_plugins.providers.http import (
     json_data,
     truncated,
 )
-from pi_plugins.providers.thinking import budget_for, max_tokens
+from pi_plugins.providers.thinking import budget_for, fit_budget_to_context, max_tokens
 from pi_plugins.providers.transform import keep_id_chars, transform_messages
 
 API = "anthropic-messages"
@@ -204,11 +204,12 @@ def build_body(model: Model, context: LlmContext, options: StreamOptions, oauth:
     cache = cache_control(model)
     level = options.thinking_level if options.thinking_level not in (None, "off") else None
     thinking_on = bool(model.reasoning and level)
-    limit = max_tokens(model, options) or 0
+    limit = max_tokens(model, options, context) or 0
     budget = None
     if thinking_on and not adaptive_thinking(model.id):
         assert level is not None  # thinking_on needs a level
         limit, budget = budget_for(level, limit, model.max_tokens, options.thinking_budgets)
+        limit, budget = fit_budget_to_context(model, context, limit, budget)
     body: dict[str, Any] = {
         "model": model.id,
         "messages": convert_messages(model, context.messages, cache, oauth),

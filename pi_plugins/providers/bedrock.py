@@ -44,7 +44,7 @@ from pi_plugins.providers.http import (
 )
 from pi_plugins.providers.request_body import JsonBody
 from pi_plugins.providers.sse import SseEvent
-from pi_plugins.providers.thinking import budget_for, max_tokens
+from pi_plugins.providers.thinking import budget_for, fit_budget_to_context, max_tokens
 from pi_plugins.providers.transform import keep_id_chars, transform_messages
 
 API = "bedrock-converse-stream"
@@ -183,11 +183,12 @@ def thinking_fields(model: Model, level: str, budget: int | None) -> dict | None
 def build_body(model: Model, context: LlmContext, options: StreamOptions) -> dict:
     level = options.thinking_level if options.thinking_level not in (None, "off") else None
     thinking = bool(model.reasoning and level and is_claude(model))
-    limit = max_tokens(model, options) or model.max_tokens
+    limit = max_tokens(model, options, context) or model.max_tokens
     budget = None
     if thinking:
         assert level is not None  # thinking needs a level
         limit, budget = budget_for(level, limit, model.max_tokens, options.thinking_budgets)
+        limit, budget = fit_budget_to_context(model, context, limit, budget)
     cache = cache_point(model)
     messages = convert_messages(model, context.messages)
     if cache and messages and messages[-1]["role"] == "user":

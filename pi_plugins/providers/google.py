@@ -194,7 +194,7 @@ def build_body(model: Model, context: LlmContext, options: StreamOptions) -> dic
     config: dict[str, Any] = {}
     if options.temperature is not None:
         config["temperature"] = options.temperature
-    limit = max_tokens(model, options)
+    limit = max_tokens(model, options, context)
     if limit is not None:
         config["maxOutputTokens"] = limit
     thinking = thinking_config(model, options)

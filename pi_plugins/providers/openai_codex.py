@@ -39,10 +39,10 @@ from pi_plugins.providers.http import (
     take_back_abort,
 )
 from pi_plugins.providers.kit import MessageBuilder
-from pi_plugins.providers.openai_responses import ResponsesReader, convert_input
+from pi_plugins.providers.openai_responses import MIN_OUTPUT_TOKENS, ResponsesReader, convert_input
 from pi_plugins.providers.origins import rewrite as rewrite_origin
 from pi_plugins.providers.sse import SseEvent
-from pi_plugins.providers.thinking import level_value, reasoning_level
+from pi_plugins.providers.thinking import level_value, max_tokens, reasoning_level
 
 API = "openai-codex-responses"
 DEFAULT_BASE_URL = "https://chatgpt.com/backend-api"
@@ -79,6 +79,9 @@ def build_body(model: Model, context: LlmContext, options: StreamOptions) -> dic
         body["prompt_cache_key"] = options.session_id
     body["tool_choice"] = "auto"
     body["parallel_tool_calls"] = True
+    limit = max_tokens(model, options, context)  # pi 1.6 sends it; 0.73.1 did not
+    if limit and (model.compat or {}).get("supportsMaxOutputTokens", True) is not False:
+        body["max_output_tokens"] = max(limit, MIN_OUTPUT_TOKENS)
     if options.temperature is not None:
         body["temperature"] = options.temperature
     if context.tools:

@@ -65,6 +65,15 @@ IMAGE_ONLY_RESULT = "(see attached image)"
 REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
 
 
+def _takes_max_tokens(provider: str, url: str) -> bool:
+    """Hosts pi 1.6 sends the output limit to as ``max_tokens`` (besides Moonshot, the
+    Cloudflare gateway and Mistral): they refuse ``max_completion_tokens``."""
+    return ("chutes.ai" in url or provider == "deepseek" or "deepseek.com" in url.lower()
+            or provider in ("zai", "zai-coding-cn", "together", "nvidia", "ant-ling")
+            or any(host in url for host in ("api.z.ai", "open.bigmodel.cn", "api.together.ai", "api.together.xyz",
+                                            "integrate.api.nvidia.com", "api.ant-ling.com")))
+
+
 def detect_compat(model: Model) -> dict[str, Any]:
     """The settings for known providers and servers, by provider name or base URL."""
     provider, url = model.provider, model.base_url
@@ -86,7 +95,7 @@ def detect_compat(model: Model) -> dict[str, Any]:
         "supportsDeveloperRole": not non_standard,
         "supportsReasoningEffort": not (grok or zai or moonshot or cf_gateway or mistral),
         "supportsUsageInStreaming": not mistral,
-        "maxTokensField": "max_tokens" if ("chutes.ai" in url or moonshot or cf_gateway or mistral)
+        "maxTokensField": "max_tokens" if _takes_max_tokens(provider, url) or moonshot or cf_gateway or mistral
         else "max_completion_tokens",
         "requiresToolResultName": False,
         "requiresAssistantAfterToolResult": False,
@@ -293,7 +302,7 @@ def build_body(model: Model, context: LlmContext, options: StreamOptions, compat
         body["stream_options"] = {"include_usage": True}
     if compat["supportsStore"]:
         body["store"] = False
-    limit = max_tokens(model, options)
+    limit = max_tokens(model, options, context)
     if limit:
         body[compat["maxTokensField"]] = limit
     if options.temperature is not None:

@@ -50,6 +50,8 @@ API = "openai-responses"
 #: Providers whose tool-call ids carry a Responses item id worth keeping.
 ITEM_ID_PROVIDERS = frozenset({"openai", "openai-codex", "opencode"})
 IMAGE_ONLY_RESULT = "(see attached image)"
+#: The Responses API refuses a ``max_output_tokens`` below 16.
+MIN_OUTPUT_TOKENS = 16
 STATUS_STOP = {"completed": "stop", "incomplete": "length", "failed": "error", "cancelled": "error",
                "in_progress": "stop", "queued": "stop"}
 
@@ -158,9 +160,9 @@ def build_body(model: Model, context: LlmContext, options: StreamOptions) -> dic
     if retention == "long" and (model.compat or {}).get("supportsLongCacheRetention", True) is not False:
         body["prompt_cache_retention"] = "24h"
     body["store"] = False
-    limit = max_tokens(model, options)
-    if limit:
-        body["max_output_tokens"] = limit
+    limit = max_tokens(model, options, context)
+    if limit and (model.compat or {}).get("supportsMaxOutputTokens", True) is not False:
+        body["max_output_tokens"] = max(limit, MIN_OUTPUT_TOKENS)
     if options.temperature is not None:
         body["temperature"] = options.temperature
     if context.tools:

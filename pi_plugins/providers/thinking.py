@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from pi_core.protocol.model import Model
-from pi_core.protocol.provider import THINKING_LEVELS, StreamOptions
+from pi_core.protocol.provider import THINKING_LEVELS, LlmContext, StreamOptions
+from pi_plugins.providers.output_limit import fit_to_context
 
 #: Thinking-token budgets of budget-based APIs (Anthropic before 4.6, Gemini 2.5).
 DEFAULT_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}
-#: Output tokens asked for when the caller gives no limit (capped, as pi does).
-MAX_TOKENS_CAP = 32000
 
 
 def supported_levels(model: Model) -> list[str]:
@@ -57,10 +56,11 @@ def level_value(model: Model, level: str) -> str:
     return mapped if isinstance(mapped, str) else level
 
 
-def max_tokens(model: Model, options: StreamOptions) -> int | None:
-    if options.max_tokens:
-        return options.max_tokens
-    return min(model.max_tokens, MAX_TOKENS_CAP) if model.max_tokens > 0 else None
+def max_tokens(model: Model, options: StreamOptions, context: LlmContext) -> int | None:
+    """The caller's limit, else the model's whole output limit, fitted to the context
+    (pi 1.6; 0.73.1 capped it at 32000); ``None`` when neither is known."""
+    wanted = options.max_tokens or model.max_tokens
+    return fit_to_context(model, context, wanted) if wanted > 0 else None
 
 
 def budget_for(level: str, base_max_tokens: int, model_max_tokens: int,
@@ -75,6 +75,13 @@ def budget_for(level: str, base_max_tokens: int, model_max_tokens: int,
     if total <= budget:
         budget = max(0, total - 1024)
     return total, budget
+
+
+def fit_budget_to_context(model: Model, context: LlmContext, limit: int, budget: int) -> tuple[int, int]:
+    """(max tokens, budget) once the budget-raised limit is fitted to the context again,
+    the budget still leaving 1024 tokens to answer (pi 1.6)."""
+    limit = fit_to_context(model, context, limit)
+    return limit, min(budget, max(0, limit - 1024))
 
 
 def custom_budget(custom: dict | None, level: str) -> int | None:

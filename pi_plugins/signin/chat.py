@@ -147,6 +147,8 @@ async def _after_login(ctx, provider: str, action: str, path) -> None:
         if chosen is not None:
             try:
                 await ctx.set_model(chosen)
+                ctx.settings.remember("defaultProvider", chosen.provider)  # pi 1.6 saves this one
+                ctx.settings.remember("defaultModel", chosen.id)
             except Exception as exc:  # pragma: no cover - a plugin refused the model
                 chosen, problem = None, (f"{action}, but selecting its default model failed: {exc}. "
                                          "Use /model to select a model.")

@@ -121,11 +121,11 @@ def test_models_and_thinking_levels_cycle(tmp_path):
     assert run(harness.cycle_model())[0] == b
     harness.scoped_models = []
     assert run(harness.cycle_model()) is None  # only the current model is available
-    # from a model without reasoning: the default level, which (as pi) is the last one set
+    # as pi 1.6: no level saved (a switch saves none), so the current one, "off" on b, goes on
     run(harness.set_model(a))
-    assert harness.thinking_level == "high" == harness.ctx.settings.get("defaultThinkingLevel")
+    assert harness.thinking_level == "off" and harness.ctx.settings.get("defaultThinkingLevel") is None
     levels = [run(harness.cycle_thinking_level()) for _ in range(3)]
-    assert levels == ["off", "minimal", "low"]
+    assert levels == ["minimal", "low", "medium"]
     run(harness.set_model(b))
     assert run(harness.cycle_thinking_level()) is None
 

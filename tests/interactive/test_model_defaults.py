@@ -33,6 +33,7 @@ def test_thinking_lists_the_levels_and_ctrl_s_saves_the_default(pi_screen):
     term.press("Down")
     term.press("Enter")
     term.wait_drawn("Thinking level: high")
+    assert _settings(term)["defaultThinkingLevel"] == "medium"  # Enter: this session's only (pi 1.6)
     term.submit("/thinking")
     term.wait_for("→ ✓ high")
     term.press("Up", "Up")
@@ -40,6 +41,20 @@ def test_thinking_lists_the_levels_and_ctrl_s_saves_the_default(pi_screen):
     screen = term.wait_drawn("Default thinking level: low")
     assert screen.rstrip().endswith("test-model • low")
     assert _settings(term)["defaultThinkingLevel"] == "low"
+
+
+def test_enter_in_model_switches_for_this_session_only(pi_screen):
+    term = pi_screen()
+    term.submit("/model")
+    term.wait_for("Select a model")
+    term.type("third")
+    term.wait_for(lambda s: "→ third-model [local]" in s and "test-model [local]" not in s)
+    term.press("Enter")
+    screen = term.wait_drawn("Model: local/third-model")
+    assert screen.rstrip().endswith("third-model")
+    settings = term.agent_dir / "settings.json"
+    saved = json.loads(settings.read_text()) if settings.exists() else {}
+    assert "defaultModel" not in saved and "defaultProvider" not in saved  # pi 1.6: Ctrl+S saves
 
 
 def test_ctrl_s_in_model_saves_the_default_model(pi_screen):

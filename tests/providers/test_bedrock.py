@@ -151,8 +151,11 @@ def test_the_bedrock_request_matches_the_real_pis(tmp_path, llm_server):
     assert scope.match(pi.headers["authorization"]) and scope.match(ours.headers["authorization"])
     assert ours.headers["content-type"] == pi.headers["content-type"] == "application/json"
     assert "x-amz-date" in ours.headers and "x-amz-date" in pi.headers
-    skip = ("system", "toolConfig")  # the system prompts and tool texts are each program's own
+    skip = ("system", "toolConfig", "inferenceConfig")  # the system prompts and tool texts are each program's own
     assert {k: v for k, v in ours.body.items() if k not in skip} == {k: v for k, v in pi.body.items() if k not in skip}
+    # pi 0.73.1 asked for its 32000 cap plus the thinking budget; pi 1.6 the model's whole limit
+    assert pi.body["inferenceConfig"] == {"maxTokens": 32000 + 16384}
+    assert ours.body["inferenceConfig"] == {"maxTokens": 64000}
     assert list(ours.body) == list(pi.body)
     assert sorted(t["toolSpec"]["name"] for t in ours.body["toolConfig"]["tools"]) == \
         sorted(t["toolSpec"]["name"] for t in pi.body["toolConfig"]["tools"])

@@ -92,7 +92,10 @@ def pi_model(raw: dict, server) -> Model:
 
 
 def pi_context(name: str) -> LlmContext:
-    raw = PI_REQUESTS["contexts"][name]
+    return context_from_json(PI_REQUESTS["contexts"][name])
+
+
+def context_from_json(raw: dict) -> LlmContext:
     return LlmContext(
         system_prompt=raw.get("systemPrompt", ""),
         messages=[message_from_json(m) for m in raw["messages"]],
@@ -148,8 +151,90 @@ def test_bodies_match_pi_for_every_api_level_and_cross_model_history(llm_server,
     assert request.path + ("?alt=sse" if request.query else "") == spec["path"]
     # the bodies are pi 0.73.1's, which sent another model's thinking as plain text; pi 1.6
     # drops it, as we do (test_another_models_thinking_is_dropped_as_pi_16_drops_it runs
-    # pi 1.6's own transform on the same history)
-    assert request.body == without_thinking_text(spec["body"], other_models_thinking(spec["context"], spec["model"]))
+    # pi 1.6's own transform on the same history). 0.73.1 also capped the output at 32000
+    # tokens where pi 1.6 asks for the model's whole limit: those fields are compared with
+    # pi 1.6's own (test_the_output_limit_and_thinking_budget_are_pi_16s)
+    expected = without_thinking_text(spec["body"], other_models_thinking(spec["context"], spec["model"]))
+    assert without_output_limit(request.body) == without_output_limit(expected)
+
+
+def without_output_limit(body: dict) -> dict:
+    body = {k: v for k, v in body.items() if k not in OUTPUT_LIMIT_FIELDS}
+    if isinstance(body.get("thinking"), dict):
+        body["thinking"] = {k: v for k, v in body["thinking"].items() if k != "budget_tokens"}
+    if "generationConfig" in body:
+        body["generationConfig"] = {k: v for k, v in body["generationConfig"].items() if k != "maxOutputTokens"}
+    return body
+
+
+OUTPUT_LIMIT_FIELDS = ("max_tokens", "max_completion_tokens", "max_output_tokens")
+
+
+def output_limit(body: dict) -> dict:
+    """The fields that say how much a request may answer: the output limit (in whichever
+    field the API names it) and a thinking budget; Google's as pi-ai hands it to its SDK."""
+    config = body.get("generationConfig") or body.get("config") or {}
+    thinking = body.get("thinking") if isinstance(body.get("thinking"), dict) else {}
+    return {**{k: body[k] for k in OUTPUT_LIMIT_FIELDS if k in body},
+            "maxOutputTokens": config.get("maxOutputTokens"), "budget_tokens": thinking.get("budget_tokens")}
+
+
+def crowded(context: dict, characters: int) -> dict:
+    """``context`` with a last user message of ``characters`` characters (after the last
+    answer's usage, so that it is estimated)."""
+    return {**context, "messages": [*context["messages"],
+                                    {"role": "user", "content": "x" * characters, "timestamp": 1}]}
+
+
+#: More cases for the output limit: windows nearly full and small ones, where pi 1.6 asks
+#: for less than the model's limit (its 4096-token margin, 15% of the input, 32768 at most).
+OUTPUT_LIMIT_CASES = {
+    "full_anthropic_think": ("cross_anthropic_think", {"contextWindow": 200000}, 600_000),
+    "full_anthropic_off": ("cross_anthropic_off", {"contextWindow": 200000}, 560_000),
+    "small_completions": ("cross_completions_local_off", {"contextWindow": 32768}, 70_000),
+    "over_full_responses": ("cross_responses_off", {"contextWindow": 128000}, 500_000),
+    "half_google": ("cross_google_off", {"contextWindow": 131072}, 200_000),
+    "caller_limit_near_full": ("simple_completions_off", {"contextWindow": 40000}, 120_000),
+}
+
+
+def output_limit_cases() -> dict:
+    cases = {name: (spec["model"], PI_REQUESTS["contexts"][spec["context"]], spec["options"])
+             for name, spec in PI_REQUESTS["cases"].items()}
+    for name, (base, model, characters) in OUTPUT_LIMIT_CASES.items():
+        spec = PI_REQUESTS["cases"][base]
+        cases[name] = ({**spec["model"], **model}, crowded(PI_REQUESTS["contexts"][spec["context"]], characters),
+                       spec["options"])
+    return cases
+
+
+@pytest.mark.process
+@pytest.mark.requires("pi16")
+def test_the_output_limit_and_thinking_budget_are_pi_16s(llm_server):
+    """pi 1.6 asks for the model's whole output limit (or the caller's) fitted to what the
+    context window has left; pi-ai 1.6's own streamSimple builds each body here."""
+    import subprocess
+
+    from support.programs import PI16, node_for, require_real
+
+    require_real("pi16")
+    cases = output_limit_cases()
+    closed = {name: {"model": {**model, "baseUrl": "http://127.0.0.1:9"}, "context": context, "options": options}
+              for name, (model, context, options) in cases.items()}
+    done = subprocess.run([node_for("pi16"), str(HERE / "pi16_payloads.mjs"), str(PI16.parent / "pi-ai")],
+                          input=json.dumps(closed), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    theirs = json.loads(done.stdout)
+    assert set(theirs) == set(cases)
+    for name, (model, context, options) in sorted(cases.items()):
+        llm_server.push(Reply(text="ok"))
+        run(collect(pi_model(model, llm_server), context_from_json(context), pi_options(options)))
+        ours = output_limit(llm_server.requests[-1].body)
+        assert ours == output_limit(theirs[name]), name
+    fitted = {name: output_limit(theirs[name]) for name in OUTPUT_LIMIT_CASES}
+    assert fitted["full_anthropic_off"]["max_tokens"] < 64000  # the cases do fit the limit
+    assert fitted["over_full_responses"]["max_output_tokens"] == 16  # the Responses API's least
+    assert output_limit(theirs["cross_responses_off"])["max_output_tokens"] == 128000  # not 0.73.1's 32000
 
 
 def test_switching_provider_mid_session_gives_a_valid_request_for_each():

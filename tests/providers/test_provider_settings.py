@@ -46,8 +46,9 @@ def test_thinking_budgets_set_the_budget_a_claude_request_asks_for(tmp_path, llm
                            for b in (custom, default))
     assert custom["thinking"]["budget_tokens"] == 5000
     assert default["thinking"]["budget_tokens"] == 8192  # pi's default for medium
-    # the budget is added to the output limit, as pi does
-    assert custom["max_tokens"] - 5000 == default["max_tokens"] - 8192
+    # pi 1.6 asks for the model's whole output limit, the budget within it (0.73.1 added
+    # the budget to its 32000 cap)
+    assert custom["max_tokens"] == default["max_tokens"] == 64000
 
 
 def test_thinking_budgets_set_a_gemini_2_5_thinking_budget(tmp_path, llm_server):

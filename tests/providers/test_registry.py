@@ -11,7 +11,7 @@ from support.provider_streams import collect, run
 
 from pi_core.app.auth import AuthStorage
 from pi_core.app.discovery import load_plugins
-from pi_core.app.registry import ModelNotFoundError, ModelRegistry
+from pi_core.app.registry import AmbiguousModelError, ModelNotFoundError, ModelRegistry
 from pi_plugins.cli.list_models import model_table
 from pi_core.protocol.messages import TextContent, UserMessage
 from pi_core.protocol.model import Model
@@ -224,16 +224,44 @@ def test_the_auth_header_option_adds_a_bearer_token(tmp_path):
     ("anthropic/opus-4-1", "anthropic/opus-4-1", None),  # none in 1.6's anthropic: a custom id
     ("openrouter/anthropic/claude-sonnet-4", "openrouter/anthropic/claude-sonnet-4.6:batch", None),
     ("google/gemini-2.5-flash:off", "google/gemini-2.5-flash", "off"),
-    # pi 1.6 calls these ambiguous (the same id at several providers, none signed in) and
-    # stops; we still take the first exact id, as pi 0.73.1 did (see docs/pi-compatibility.md)
-    ("claude-sonnet-4-5", "anthropic/claude-sonnet-4-5", None),
-    ("CLAUDE-SONNET-4-5", "anthropic/claude-sonnet-4-5", None),
 ])
 def test_patterns_resolve_like_pi(tmp_path, pattern, key, level):
     reg = registry(tmp_path)
     found = reg.resolve(pattern)
     assert found.model.key == key
     assert found.thinking_level == level
+
+
+@pytest.mark.parametrize("pattern,env,key,level", [
+    ("claude-sonnet-4-5", {"ANTHROPIC_API_KEY": "a"}, "anthropic/claude-sonnet-4-5", None),
+    ("CLAUDE-SONNET-4-5:high", {"OPENCODE_API_KEY": "o"}, "opencode/claude-sonnet-4-5", "high"),
+    ("sonnet-4-5", {"ANTHROPIC_API_KEY": "a"}, "anthropic/claude-sonnet-4-5", None),  # signed-in models first
+    ("sonnet-4-5", {}, "amazon-bedrock/us.anthropic.claude-sonnet-4-5-20250929-v1:0", None),
+    ("anthropic/claude-sonnet-4-5", {"OPENCODE_API_KEY": "o"}, "anthropic/claude-sonnet-4-5", None),
+])
+def test_an_id_several_providers_have_is_the_signed_in_ones(tmp_path, pattern, env, key, level):
+    found = registry(tmp_path, env=env).resolve(pattern)
+    assert (found.model.key, found.thinking_level) == (key, level)
+
+
+@pytest.mark.parametrize("pattern,env,listed,why", [
+    ("claude-sonnet-4-5", {}, "anthropic/claude-sonnet-4-5, cloudflare-ai-gateway/claude-sonnet-4-5, "
+     "opencode/claude-sonnet-4-5, radius/claude-sonnet-4-5", "No matching provider is authenticated"),
+    ("claude-sonnet-4-5:high", {"ANTHROPIC_API_KEY": "a", "OPENCODE_API_KEY": "o"},
+     "anthropic/claude-sonnet-4-5, cloudflare-ai-gateway/claude-sonnet-4-5, opencode/claude-sonnet-4-5, "
+     "radius/claude-sonnet-4-5", "More than one matching provider is authenticated"),
+    ("sonnet-4-5", {"ANTHROPIC_API_KEY": "a", "OPENCODE_API_KEY": "o"},
+     "anthropic/claude-sonnet-4-5, opencode/claude-sonnet-4-5", "More than one matching provider is authenticated"),
+    ("gpt-4.1", {}, "azure/gpt-4.1, cloudflare-ai-gateway/gpt-4.1, openai/gpt-4.1",
+     "No matching provider is authenticated"),
+])
+def test_an_id_several_providers_have_stops_unless_exactly_one_is_signed_in(tmp_path, pattern, env, listed, why):
+    """pi 1.6's words (checked side by side in tests/providers/test_ambiguous_model.py)."""
+    with pytest.raises(AmbiguousModelError) as stopped:
+        registry(tmp_path, env=env).resolve(pattern)
+    assert str(stopped.value) == (f'Model "{pattern}" is ambiguous across providers: {listed}. {why}. '
+                                  "Use --provider or provider/model.")
+    assert registry(tmp_path, env=env).resolve(pattern, provider="opencode").model.provider == "opencode"
 
 
 def test_provider_flag_limits_the_search_and_unknown_ids_become_custom_models(tmp_path):

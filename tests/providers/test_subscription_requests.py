@@ -81,8 +81,11 @@ def test_the_claude_subscription_request_matches_the_real_pis(tmp_path, llm_serv
     assert ours.body["system"][0] == pi.body["system"][0]
     assert len(ours.body["system"]) == len(pi.body["system"]) == 2
     assert sorted(t["name"] for t in ours.body["tools"]) == sorted(t["name"] for t in pi.body["tools"])
-    assert {k: v for k, v in ours.body.items() if k not in ("system", "tools", "messages")} == \
-        {k: v for k, v in pi.body.items() if k not in ("system", "tools", "messages")}
+    # 0.73.1 capped the output at 32000 tokens (plus the thinking budget); we ask for pi
+    # 1.6's whole limit (tests/providers/test_pi_requests.py compares it with pi 1.6's)
+    skip = ("system", "tools", "messages", "max_tokens")
+    assert {k: v for k, v in ours.body.items() if k not in skip} == {k: v for k, v in pi.body.items() if k not in skip}
+    assert ours.body["max_tokens"] == 64000
 
 
 def _codex_signed_in(agent: Path, token: str) -> None:
@@ -128,9 +131,11 @@ def test_the_chatgpt_subscription_request_matches_the_real_pis(tmp_path, llm_ser
     assert ours.path == pi.path == "/backend-api/codex/responses"
     assert {h: ours.headers.get(h) for h in CODEX_HEADERS} == {h: pi.headers.get(h) for h in CODEX_HEADERS}
     assert ours.headers["user-agent"].startswith("pi (") and pi.headers["user-agent"].startswith("pi (")
-    skip = ("input", "instructions", "tools", "prompt_cache_key")
+    # pi 1.6 sends the model's output limit to Codex too; 0.73.1 sent none
+    assert ours.body["max_output_tokens"] == 128000 and "max_output_tokens" not in pi.body
+    skip = ("input", "instructions", "tools", "prompt_cache_key", "max_output_tokens")
     assert {k: v for k, v in ours.body.items() if k not in skip} == {k: v for k, v in pi.body.items() if k not in skip}
-    assert list(ours.body) == list(pi.body)
+    assert [k for k in ours.body if k != "max_output_tokens"] == list(pi.body)
     assert sorted(t["name"] for t in ours.body["tools"]) == sorted(t["name"] for t in pi.body["tools"])
     assert ours.body["tools"][0]["strict"] is None and pi.body["tools"][0]["strict"] is None
 
@@ -176,8 +181,16 @@ def test_the_copilot_request_matches_the_real_pis_for_each_of_its_apis(tmp_path,
     assert ours.headers["authorization"] == f"Bearer {COPILOT_TOKEN}" and ours.headers["x-initiator"] == "user"
     assert "x-api-key" not in ours.headers
     skip = ("messages", "input", "system", "tools", "prompt_cache_key", "stream_options")
-    if real == "pi16":  # pi 1.6 asks for the whole output limit fitted to the context; we keep 0.73.1's cap
-        skip += ("max_completion_tokens", "max_tokens", "max_output_tokens")
+    limits = ("max_completion_tokens", "max_tokens", "max_output_tokens")
+    if real == "pi":  # 0.73.1 capped the output at 32000 tokens; we ask for pi 1.6's whole limit
+        skip += limits
+    elif model_id == "kimi-k3":
+        # its output limit is its whole window, so what is asked for is the window less the
+        # estimated input: the system prompt and tools, which are not yet pi 1.6's word for word
+        skip += limits
+        [field] = [f for f in limits if f in pi.body]
+        assert field in ours.body and abs(ours.body[field] - pi.body[field]) < 2000
+        assert ours.body[field] < 1048576 - 4096
     assert {k: v for k, v in ours.body.items() if k not in skip} == {k: v for k, v in pi.body.items() if k not in skip}
 
 

@@ -99,10 +99,10 @@ def test_thinking_level_changed_on_set_cycle_and_a_clamping_model_change(start_r
     rpc.ok("set_model", provider="local", modelId="plain")  # no reasoning: clamped to off
     assert rpc.event("thinking_level_changed", after=mark)["level"] == "off"
     assert rpc.ok("get_state")["thinkingLevel"] == "off"
-    # as pi: the last choices become the next run's defaults
-    saved = json.loads((pi.agent_dir / "settings.json").read_text())
-    assert saved["defaultThinkingLevel"] == "medium"  # off on a model without reasoning is not kept
-    assert (saved["defaultProvider"], saved["defaultModel"]) == ("local", "plain")
+    # as pi 1.6: the choices are this session's; nothing becomes the next run's default
+    settings = pi.agent_dir / "settings.json"
+    saved = json.loads(settings.read_text()) if settings.exists() else {}
+    assert not {"defaultThinkingLevel", "defaultProvider", "defaultModel"} & set(saved)
 
 
 def test_an_abort_ends_the_streamed_text_before_the_message_ends(rpc, server):
