@@ -163,12 +163,21 @@ async def stream_one(netloc: str, session: str, number: int, start: asyncio.Even
     return {"seqs": seqs, "markers": markers}
 
 
-async def idle_client(netloc: str, session: str, attached: asyncio.Queue, done: asyncio.Event) -> None:
-    """A client that attaches and sends nothing; it hands its socket to the prober."""
+async def idle_client(netloc: str, session: str, attached: asyncio.Queue, done: asyncio.Event,
+                      opening: asyncio.Semaphore) -> None:
+    """A client that attaches and sends nothing; it hands its socket (or why it has none)
+    to the prober. At most a few connect at once, as tabs do: ``pi serve`` closes the
+    oldest of more than 32 connections of one address still waiting for their request."""
     import websockets
 
-    async with websockets.connect(f"ws://{netloc}/api/sessions/{session}/rpc?token={TOKEN}",
-                                  max_size=None, ping_interval=None) as ws:
+    try:
+        async with opening:
+            ws = await websockets.connect(f"ws://{netloc}/api/sessions/{session}/rpc?token={TOKEN}",
+                                          max_size=None, ping_interval=None)
+    except Exception as exc:
+        await attached.put(exc)
+        return
+    async with ws:
         await attached.put(ws)
         await done.wait()
 
@@ -201,9 +210,13 @@ async def streaming(netloc: str, sessions: list[str], deltas: int,
                     idle_sessions: list[str], idle_clients: int) -> tuple[dict, list[dict], list]:
     start, probing, done = asyncio.Event(), asyncio.Event(), asyncio.Event()
     attached: asyncio.Queue = asyncio.Queue()
-    idle = [asyncio.create_task(idle_client(netloc, idle_sessions[n % len(idle_sessions)], attached, done))
+    opening = asyncio.Semaphore(16)
+    idle = [asyncio.create_task(idle_client(netloc, idle_sessions[n % len(idle_sessions)], attached, done, opening))
             for n in range(idle_clients)] if idle_sessions else []
     sockets = [await attached.get() for _ in idle]
+    failed = [s for s in sockets if isinstance(s, Exception)]
+    if failed:
+        raise RuntimeError(f"{len(failed)} of {len(idle)} idle clients could not attach: {failed[0]!r}")
     received: dict[tuple[int, int], float] = {}
     tasks = [asyncio.create_task(stream_one(netloc, s, n, start, received)) for n, s in enumerate(sessions)]
     await asyncio.sleep(0.5)  # every client attached
