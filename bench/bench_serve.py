@@ -137,14 +137,18 @@ async def open_sessions(netloc: str, count: int, concurrency: int = 20) -> list[
 # ---------------------------------------------------------------- streaming
 
 
-async def stream_one(netloc: str, session: str, number: int, start: asyncio.Event, received: dict) -> dict:
+async def stream_one(netloc: str, session: str, number: int, start: asyncio.Event, received: dict,
+                     opening: asyncio.Semaphore, connected: asyncio.Queue) -> dict:
     """One client: prompt its session, note every frame until agent_end."""
     import websockets
 
     seqs: list[int] = []
     markers: list[int] = []
-    async with websockets.connect(f"ws://{netloc}/api/sessions/{session}/rpc?token={TOKEN}",
-                                  max_size=None, ping_interval=None) as ws:
+    async with opening:  # (see idle_client)
+        ws = await websockets.connect(f"ws://{netloc}/api/sessions/{session}/rpc?token={TOKEN}",
+                                      max_size=None, ping_interval=None)
+    await connected.put(number)
+    async with ws:
         await start.wait()
         await ws.send(json.dumps({"id": "p", "type": "prompt", "message": f"stream {number}"}))
         async for frame in ws:
@@ -218,8 +222,12 @@ async def streaming(netloc: str, sessions: list[str], deltas: int,
     if failed:
         raise RuntimeError(f"{len(failed)} of {len(idle)} idle clients could not attach: {failed[0]!r}")
     received: dict[tuple[int, int], float] = {}
-    tasks = [asyncio.create_task(stream_one(netloc, s, n, start, received)) for n, s in enumerate(sessions)]
-    await asyncio.sleep(0.5)  # every client attached
+    connected: asyncio.Queue = asyncio.Queue()
+    tasks = [asyncio.create_task(stream_one(netloc, s, n, start, received, opening, connected))
+             for n, s in enumerate(sessions)]
+    for _ in tasks:  # every client attached
+        await connected.get()
+    await asyncio.sleep(0.5)
     prober = asyncio.create_task(probe(netloc, sockets, probing)) if sockets else None
     start.set()
     results = await asyncio.gather(*tasks)
