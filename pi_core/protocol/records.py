@@ -21,7 +21,8 @@ def fields_repr(self: Any) -> str:
         value = getattr(self, attribute.name)
         text = attribute.repr(value) if callable(attribute.repr) else repr(value)
         shown.append(f"{attribute.name}={text}")
-    return f"{type(self).__qualname__}({', '.join(shown)})"
+    name = type(self).__qualname__.rsplit(">.", 1)[-1]  # as attrs: no "f.<locals>." prefix
+    return f"{name}({', '.join(shown)})"
 
 
 def _record(maybe_cls: _C | None = None, **options: Any) -> Any:

@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 from pi_core.protocol.model import Model, ModelCost
-from pi_plugins.providers.openai_completions import parse_usage
+from pi_plugins.providers.completions_usage import parse_usage
 from support.llm_server import Reply
 
 ROUTER = Model(id="x/y", provider="openrouter", api="openai-completions", base_url="https://openrouter.ai/api/v1",
