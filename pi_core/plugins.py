@@ -21,11 +21,10 @@ from collections.abc import Callable
 from typing import Any
 
 import pluggy
-from attrs import field
 
 import hookspecs
 from hookspecs.markers import Dispatch, dispatch_of
-from pi_core.protocol.records import record
+from pi_core.protocol.records import field, record
 
 log = logging.getLogger("pi.plugins")
 

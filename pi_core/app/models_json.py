@@ -10,11 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-from attrs import field
 
 from pi_core.app.auth import resolve_config_value
 from pi_core.protocol.model import Model, ModelCost
-from pi_core.protocol.records import record
+from pi_core.protocol.records import field, record
 
 
 @record

@@ -10,10 +10,8 @@ import time
 from datetime import UTC, datetime
 from typing import Any, Literal, cast
 
-from attrs import field
-
 from pi_core.protocol.messages import AgentMessage, Usage, UserContent, _Extra, _filled
-from pi_core.protocol.records import record
+from pi_core.protocol.records import field, record
 
 SESSION_VERSION = 3
 

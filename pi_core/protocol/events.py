@@ -7,10 +7,8 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from attrs import field
-
 from pi_core.protocol.messages import AgentMessage, ImageContent, ToolResultMessage, _filled
-from pi_core.protocol.records import record
+from pi_core.protocol.records import field, record
 from pi_core.protocol.stream import AssistantMessageEvent
 
 #: Why a compaction runs: the user asked, the context passed its threshold, or the

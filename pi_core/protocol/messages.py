@@ -9,9 +9,7 @@ from __future__ import annotations
 import time
 from typing import Any, ClassVar, Literal
 
-from attrs import field
-
-from pi_core.protocol.records import record
+from pi_core.protocol.records import field, record
 
 
 def now_ms() -> int:

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from attrs import field
-
 from pi_core.protocol.messages import Usage
-from pi_core.protocol.records import record
+from pi_core.protocol.records import field, record
 
 
 @record

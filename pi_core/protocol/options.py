@@ -5,9 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from attrs import field
-
-from pi_core.protocol.records import record
+from pi_core.protocol.records import field, record
 
 
 @record

@@ -6,11 +6,9 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Literal, Protocol
 
-from attrs import field
-
 from pi_core.protocol.messages import AgentMessage, Message
 from pi_core.protocol.model import Model
-from pi_core.protocol.records import record
+from pi_core.protocol.records import field, record
 from pi_core.protocol.signal import AbortSignal
 from pi_core.protocol.stream import AssistantMessageEvent
 

@@ -15,10 +15,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from attrs import field
-
 from pi_core.protocol.messages import AssistantMessage, StopReason, ToolCall, _filled
-from pi_core.protocol.records import record
+from pi_core.protocol.records import field, record
 
 
 @record

@@ -8,10 +8,8 @@ import json
 from collections.abc import Callable
 from typing import Any, Literal
 
-from attrs import field
-
 from pi_core.protocol.messages import ImageContent, TextContent, UserContent
-from pi_core.protocol.records import record
+from pi_core.protocol.records import field, record
 from pi_core.protocol.schema import Parameters
 from pi_core.protocol.signal import AbortSignal
 

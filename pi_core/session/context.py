@@ -18,8 +18,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from attrs import field
-
 from pi_core.protocol.codec import message_from_json, to_json
 from pi_core.protocol.entries import (
     CompactionEntry,
@@ -35,7 +33,7 @@ from pi_core.protocol.messages import (
     ToolCall,
     ToolResultMessage,
 )
-from pi_core.protocol.records import record
+from pi_core.protocol.records import field, record
 
 
 @record(frozen=True)

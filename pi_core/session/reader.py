@@ -23,11 +23,9 @@ from contextlib import contextmanager
 from io import FileIO
 from typing import Any, final
 
-from attrs import field
-
 from pi_core.protocol.codec import DecodeError, line_from_json, loads_json
 from pi_core.protocol.entries import SESSION_VERSION, Entry, SessionHeader, UnknownEntry
-from pi_core.protocol.records import record
+from pi_core.protocol.records import field, record
 
 _SPACE = b" \t\r\n"
 

@@ -14,11 +14,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import Any, Literal, overload
 
-from attrs import field
-
 from pi_core.protocol.codec import line_from_json, loads_json, orjson
 from pi_core.protocol.entries import Entry, LabelEntry, MessageEntry, SessionInfoEntry, UnknownEntry
-from pi_core.protocol.records import record
+from pi_core.protocol.records import field, record
 from pi_core.session.reader import LineSource, Problem, UnreadEntry, read_unread
 
 log = logging.getLogger("pi.session")
