@@ -291,8 +291,8 @@ def run_install(source: str, pip_args: list[str], *, local: bool = False, cwd: s
     sources are pi packages (:mod:`pi_plugins.packages.pi_commands`)."""
     from pi_plugins.packages import pi_commands
 
-    if pi_commands.is_pi_source(source) and not pip_args and not editable:
-        return pi_commands.install(source, local=local, cwd=cwd, approve=approve)
+    if (pi_commands.is_pi_source(source) or pi_commands.is_pi_package_folder(source, cwd)) and not editable:
+        return pi_commands.install_with_options(source, pip_args, local=local, cwd=cwd, approve=approve)
     try:
         if source.startswith("-"):
             raise PackageError(f"give SOURCE first; options after it go to pip "

@@ -39,6 +39,22 @@ def is_pi_source(source: str) -> bool:
     return source.startswith(("http://", "https://", "ssh://", "git://")) and sources.parse_git(source) is not None
 
 
+#: What makes a folder a pi package when it has no ``package.json``: pi's conventional
+#: resource folders.
+_RESOURCE_FOLDERS = ("extensions", "skills", "prompts", "themes")
+
+
+def is_pi_package_folder(source: str, cwd: str) -> bool:
+    """A local folder that is a pi package (a ``package.json``, or pi's resource folders)
+    and not a Python project or plugin folder, which stay pip's and ``extensions``'."""
+    folder = sources.resolve_local(source, Path(cwd))
+    if not folder.is_dir() or (folder / "__init__.py").is_file():
+        return False
+    if (folder / "package.json").is_file():
+        return True
+    return not _looks_like_python_project(folder) and any((folder / n).is_dir() for n in _RESOURCE_FOLDERS)
+
+
 def _say(text: str = "", err: bool = False) -> None:
     print(text, file=sys.stderr if err else sys.stdout, flush=True)
 
@@ -75,18 +91,39 @@ def _begin(source_text: str, local: bool, cwd: str, approve: bool | None) -> tup
     return here, agent, scope, settings_path, source
 
 
+_OPTIONS = {"-l": "local", "--local": "local", "-a": "approve", "--approve": "approve",
+            "-na": "no-approve", "--no-approve": "no-approve"}
+
+
+def install_with_options(source_text: str, after: list[str], *, local: bool, cwd: str,
+                         approve: bool | None) -> int:
+    """:func:`install` with the options pi also takes after the source (``-l``,
+    ``--approve``); a pi package has no pip options, so any other is refused."""
+    unknown = [arg for arg in after if arg not in _OPTIONS]
+    if unknown:
+        _say(f"error: unknown option for a pi package: {' '.join(unknown)}", err=True)
+        return 2
+    local = local or any(_OPTIONS[arg] == "local" for arg in after)
+    for arg in after:
+        approve = {"approve": True, "no-approve": False}.get(_OPTIONS[arg], approve)
+    return install(source_text, local=local, cwd=cwd, approve=approve)
+
+
 def install(source_text: str, *, local: bool, cwd: str, approve: bool | None = None) -> int:
-    """``pi install npm:…|git:… [-l]``: fetched, kept and recorded as pi 1.6 does."""
+    """``pi install npm:…|git:…|./folder [-l]``: fetched, kept and recorded as pi 1.6
+    does (a local folder only recorded, relative to the settings file's folder)."""
     begun = _begin(source_text, local, cwd, approve)
     if isinstance(begun, int):
         return begun
     here, agent, scope, settings_path, source = begun
-    if isinstance(source, sources.LocalSource):
-        _say(f"Error: {source_text}: not an npm or git source", err=True)
+    if isinstance(source, sources.LocalSource) and not sources.resolve_local(source.path, here).exists():
+        _say(f"Error: {source_text}: no such file or directory", err=True)
         return 1
     _say(f"Installing {source_text}...")
     try:
-        if isinstance(source, sources.NpmSource):
+        if isinstance(source, sources.LocalSource):
+            pass  # loaded from where it is, without copying (pi 1.6): only the settings entry
+        elif isinstance(source, sources.NpmSource):
             root = sources.npm_root(scope, agent, here)
             version, count = install_npm(source, root, Registry(NpmConfig.load(root)))
             _say(f"added {count} package{'s' if count != 1 else ''} ({source.name}@{version})")
@@ -138,6 +175,8 @@ def remove(source_text: str, *, local: bool, cwd: str, approve: bool | None = No
     if isinstance(begun, int):
         return begun
     here, agent, scope, settings_path, source = begun
+    if isinstance(source, sources.LocalSource):  # typed from here; settings hold it from their folder
+        source = sources.parse_source(settings_entry_text(source_text, scope, agent, here))
     _say(f"Removing {source_text}...")
     try:
         if isinstance(source, sources.NpmSource):
@@ -177,12 +216,15 @@ def configured_packages(cwd: str, approve: bool | None = None) -> list[Configure
 def find_configured(target: str, cwd: str, approve: bool | None = None) -> list[ConfiguredPackage]:
     """The configured packages ``target`` names (by identity)."""
     here, agent = Path(cwd).absolute(), default_agent_dir()
+    try:
+        parsed = sources.parse_source(target)
+    except sources.SourceError:
+        return []
     found = []
     for package in configured_packages(cwd, approve):
-        try:
-            wanted = sources.identity(sources.parse_source(target), package.scope, agent, here)
-        except sources.SourceError:
-            continue
+        # a path typed on the command line starts from here; one in settings from its file
+        wanted = (f"local:{sources.resolve_local(parsed.path, here)}" if isinstance(parsed, sources.LocalSource)
+                  else sources.identity(parsed, package.scope, agent, here))
         if wanted == sources.identity(package.source, package.scope, agent, here):
             found.append(package)
     return found
