@@ -226,6 +226,14 @@ PACKAGE_PREFIXES = ("npm:", "git:", "github:", "http:", "https:", "ssh:")
 CANNOT_RUN = "a TypeScript/JavaScript extension for pi (Node); it cannot run here"
 
 
+def pi_package_source(entry: str) -> bool:
+    """``-e``'s pi packages, which the packages plugin loads, not discovery: an ``npm:``,
+    ``git:`` or URL source, or a folder with a ``package.json`` and no ``__init__.py``."""
+    folder = Path(entry).expanduser()
+    return entry.startswith(PACKAGE_PREFIXES) or (
+        folder.is_dir() and (folder / "package.json").is_file() and not (folder / "__init__.py").exists())
+
+
 def foreign_extension(entry: str | Path) -> str | None:
     """Why an extension path or source is pi's (TypeScript) and not a plugin, or ``None``."""
     text = str(entry)
@@ -317,7 +325,7 @@ class PluginLoader:
                 problems += [f"{p}: {CANNOT_RUN}" for p in _node_files(folder)]
             found += [Found(p.stem, "settings", str(p)) for p in _listed_paths(settings, problems)]
         for p in self.extension_paths:
-            if p.startswith(PACKAGE_PREFIXES):  # a pi package: the settings carry it to its plugin
+            if pi_package_source(p):  # the settings carry it to its plugin
                 continue
             why = foreign_extension(p)
             if why is not None:

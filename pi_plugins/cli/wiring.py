@@ -68,9 +68,10 @@ async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None,
     home = agent_dir()
     extension_paths = list(args.extensions)  # settings `extensions` load with discovery
     settings, plugins, trust = await _trusted_plugins(args, cwd, home, extension_paths, trust_ui)
-    from pi_core.app.discovery import PACKAGE_PREFIXES
+    from pi_core.app.discovery import PACKAGE_PREFIXES, pi_package_source
 
-    settings.extension_sources = [p for p in extension_paths if p.startswith(PACKAGE_PREFIXES)]
+    settings.extension_sources = [p if p.startswith(PACKAGE_PREFIXES) else os.path.abspath(p)
+                                  for p in extension_paths if pi_package_source(p)]
     if settings.global_data.get("httpProxy"):  # pi 1.6: the agent dir's only
         from pi_plugins.providers.transport import apply_http_proxy_setting
 

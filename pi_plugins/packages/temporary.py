@@ -60,8 +60,8 @@ def packages(settings: Any, agent_dir: Path) -> tuple[list[ConfiguredPackage], l
         except sources.SourceError as exc:
             problems.append(f"-e {exc}")
             continue
-        if isinstance(source, sources.LocalSource):
-            problems.append(f"-e {text}: not an npm or git package source")
+        if isinstance(source, sources.LocalSource):  # a folder (made absolute): loaded where it is
+            found.append(ConfiguredPackage(text, text, source, SCOPE, Path(source.path)))
             continue
         path = managed_path(source, agent_dir)
         found.append(ConfiguredPackage(text, text, source, SCOPE, path if path.exists() else None))
@@ -138,7 +138,7 @@ def prepare(settings: Any, agent_dir: Path, *, offline: bool,
             except (NpmError, OSError) as exc:
                 FAILED.add(package.text)
                 warnings.append(failure_line(package.text, str(exc)))
-        elif not offline:
+        elif not offline and not isinstance(package.source, sources.LocalSource):
             try:
                 _refresh(package, agent_dir, say)
             except (NpmError, OSError):

@@ -82,3 +82,31 @@ def test_a_python_plugin_folder_still_goes_to_extensions(tmp_path):
     done = _ours(env, project, "install", str(plugin))
     assert done.returncode == 0, done.stderr
     assert json.loads((tmp_path / "agent" / "settings.json").read_text()) == {"extensions": [str(plugin)]}
+
+
+def _skill_package(root: Path) -> Path:
+    folder = root / "skpkg"
+    (folder / "skills" / "demo").mkdir(parents=True)
+    (folder / "skills" / "demo" / "SKILL.md").write_text(
+        "---\nname: demo-skill\ndescription: A skill of a folder package.\n---\nDo it.\n")
+    (folder / "package.json").write_text('{"name": "skpkg", "version": "1.0.0"}')
+    return folder
+
+
+def test_e_with_a_pi_package_folder_loads_its_skills_for_the_run(tmp_path, server):
+    from support.llm_server import Reply
+
+    env, project, _ = _home(tmp_path)
+    _skill_package(tmp_path)
+    (tmp_path / "agent" / "models.json").write_text(json.dumps(server.models_json("local", apiKey="k")))
+    runs = [("ours", _ours)] + ([("pi16", _pi16)] if real_available("pi16") else [])
+    for who, run in runs:
+        server.push(Reply(text="ok"))
+        extra = ["-ne"] if who == "pi16" else []  # pi's own extensions would add tools of their own
+        done = run(env, project, "-e", "../skpkg", *extra, "--model", "local/test-model", "--no-session", "-p", "hi")
+        assert done.returncode == 0, f"{who}: {done.stderr}"
+        system = server.requests[-1].body["messages"][0]["content"]
+        system = system if isinstance(system, str) else "".join(part["text"] for part in system)
+        assert "<name>demo-skill</name>" in system, who
+        assert "failed" not in done.stderr, done.stderr
+    assert not (tmp_path / "agent" / "settings.json").exists()  # for the run only
