@@ -93,3 +93,38 @@ def test_pi_1_6_exits_with_enospc_and_loses_the_answer(tmp_path, server):
     assert broken == 1
     assert "user:third" in roles and "assistant:aborted" not in roles
     assert roles.count("assistant:stop") == 2  # the second answer is gone
+
+
+def _resume_read_only(tmp_path, server, which: str) -> subprocess.CompletedProcess:
+    with mounted(256 * 1024) as disk:
+        home = PiHome(tmp_path, server, which)
+        sessions = disk.root / "sessions"
+        sessions.mkdir()
+
+        def pi(*args: str) -> subprocess.CompletedProcess:
+            return subprocess.run(["pi", "--session-dir", str(sessions), *args], cwd=home.cwd,
+                                  env={**os.environ, **home.env}, capture_output=True, text=True, timeout=60)
+
+        server.push(Reply(text="answer one"))
+        assert pi("-p", "first").returncode == 0
+        disk.read_only()
+        server.push(Reply(text="answer two"))
+        try:
+            return pi("-c", "-p", "second")
+        finally:
+            disk.writable()
+
+
+@pytest.mark.parametrize("which", ["ours", pytest.param("real", marks=pytest.mark.requires("pi")),
+                                   pytest.param("real16", marks=pytest.mark.requires("pi16"))])
+def test_resuming_on_a_read_only_disk(tmp_path, server, which):
+    """Ours refuses before asking the model; pi 0.73.1 answers and saves nothing without a
+    word; pi 1.6.0 stops with EROFS (what docs/sessions.md says)."""
+    done = _resume_read_only(tmp_path, server, which)
+    if which == "ours":
+        assert done.returncode == 2 and "could not be saved (Read-only file system)" in done.stderr
+        assert len(server.requests) == 1  # the second prompt never reached the model
+    elif which == "real":
+        assert done.returncode == 0 and done.stderr == "" and "answer two" in done.stdout
+    else:
+        assert done.returncode == 1 and "EROFS" in done.stderr
