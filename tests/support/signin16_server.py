@@ -13,8 +13,10 @@ import base64
 import hashlib
 import json
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import parse_qs, urlencode, urlsplit
+from http.server import ThreadingHTTPServer
+from urllib.parse import urlencode
+
+from support.signin_server import RecordingHandler
 
 ORIGINS = ("https://auth.openai.com", "https://auth.x.ai", "https://auth.kimi.com", "https://auth.meta.com",
            "https://api.meta.ai", "https://openrouter.ai", "https://radius.pi.dev")
@@ -53,38 +55,8 @@ class Signin16Server:
         self._counter = 0
         outer = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args) -> None:
-                pass
-
-            def _reply(self, status: int, body, headers: dict | None = None) -> None:
-                data = body if isinstance(body, bytes) else json.dumps(body).encode()
-                self.send_response(status)
-                for k, v in (headers or {"Content-Type": "application/json"}).items():
-                    self.send_header(k, v)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def _record(self, body: bytes) -> dict:
-                url = urlsplit(self.path)
-                kind = self.headers.get("content-type", "")
-                parsed = (json.loads(body) if body and "json" in kind
-                          else {k: v[0] for k, v in parse_qs(body.decode()).items()})
-                entry = {"method": self.command, "path": url.path, "query": parse_qs(url.query),
-                         "headers": {k.lower(): v for k, v in self.headers.items()}, "body": parsed}
-                with outer.lock:
-                    outer.requests.append(entry)
-                return entry
-
-            def do_GET(self) -> None:
-                self._route(self._record(b""))
-
-            def do_POST(self) -> None:
-                length = int(self.headers.get("content-length") or 0)
-                self._route(self._record(self.rfile.read(length)))
+        class Handler(RecordingHandler):
+            recorder = outer
 
             def _route(self, r: dict) -> None:  # noqa: C901 - one branch per endpoint
                 path, q, body = r["path"], {k: v[0] for k, v in r["query"].items()}, r["body"]

@@ -14,6 +14,7 @@ import json
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 ORIGINS = ("https://claude.ai", "https://platform.claude.com", "https://auth.openai.com",
@@ -25,6 +26,48 @@ def fake_jwt(claims: dict) -> str:
         return base64.urlsafe_b64encode(json.dumps(value).encode()).decode().rstrip("=")
     return f"{part({'alg': 'none'})}.{part(claims)}.c2ln"
 
+
+
+class RecordingHandler(BaseHTTPRequestHandler):
+    """A stand-in server's handler: each request (method, path, query, lower-cased
+    headers, JSON or form body) recorded on ``recorder.requests`` under its lock, then
+    answered by ``_route``; ``_reply`` sends JSON (or bytes) with a length."""
+
+    protocol_version = "HTTP/1.1"
+    recorder: Any = None
+
+    def log_message(self, *args) -> None:
+        pass
+
+    def _reply(self, status: int, body, headers: dict | None = None) -> None:
+        data = body if isinstance(body, bytes) else json.dumps(body).encode()
+        self.send_response(status)
+        for k, v in (headers or {"Content-Type": "application/json"}).items():
+            self.send_header(k, v)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _record(self, body: bytes) -> dict:
+        url = urlsplit(self.path)
+        kind = self.headers.get("content-type", "")
+        parsed = (json.loads(body) if body and "json" in kind
+                  else {k: v[0] for k, v in parse_qs(body.decode()).items()})
+        entry = {"method": self.command, "path": url.path, "query": parse_qs(url.query),
+                 "headers": {k.lower(): v for k, v in self.headers.items()}, "body": parsed}
+        with self.recorder.lock:
+            self.recorder.requests.append(entry)
+        return entry
+
+    def do_GET(self) -> None:
+        self._route(self._record(b""))
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("content-length") or 0)
+        self._route(self._record(self.rfile.read(length)))
+
+    def _route(self, r: dict) -> None:
+        raise NotImplementedError
 
 class SignInServer:
     def __init__(self) -> None:
@@ -47,40 +90,8 @@ class SignInServer:
         self._counter = 0
         outer = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args) -> None:
-                pass
-
-            def _reply(self, status: int, body, headers: dict | None = None) -> None:
-                data = body if isinstance(body, bytes) else json.dumps(body).encode()
-                self.send_response(status)
-                for k, v in (headers or {"Content-Type": "application/json"}).items():
-                    self.send_header(k, v)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def _record(self, body: bytes) -> dict:
-                url = urlsplit(self.path)
-                kind = self.headers.get("content-type", "")
-                parsed = (json.loads(body) if body and "json" in kind
-                          else {k: v[0] for k, v in parse_qs(body.decode()).items()})
-                entry = {"method": self.command, "path": url.path, "query": parse_qs(url.query),
-                         "headers": {k.lower(): v for k, v in self.headers.items()}, "body": parsed}
-                with outer.lock:
-                    outer.requests.append(entry)
-                return entry
-
-            def do_GET(self) -> None:
-                request = self._record(b"")
-                self._route(request)
-
-            def do_POST(self) -> None:
-                length = int(self.headers.get("content-length") or 0)
-                request = self._record(self.rfile.read(length))
-                self._route(request)
+        class Handler(RecordingHandler):
+            recorder = outer
 
             def _route(self, r: dict) -> None:
                 path, q, body = r["path"], {k: v[0] for k, v in r["query"].items()}, r["body"]
