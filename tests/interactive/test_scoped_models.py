@@ -34,4 +34,6 @@ def test_scoped_models_choose_the_cycle_and_ctrl_s_saves_them(pi_tui):
     term.wait_drawn("Model: local/third-model")
     term.press("C-p")
     screen = term.wait_drawn(lambda s: len(_model_lines(s)) == 2)
-    assert _model_lines(screen) == ["Model: local/third-model", "Model: local/test-model • medium"]  # not other
+    # not other-model; back from a model without reasoning, pi 1.6 keeps the current level
+    # (no saved default): "off"
+    assert _model_lines(screen) == ["Model: local/third-model", "Model: local/test-model • off"]
