@@ -4,15 +4,10 @@ file per folder (the first of AGENTS.md, CLAUDE.md… that is a file, symlinks f
 and tells files apart by path, not by what they point at."""
 
 import json
-import os
 import re
-import subprocess
-import sys
 
 import pytest
-
-from support.llm_server import Reply
-from support.programs import node_for, require_real
+from support.resources import system_prompt_sent
 
 pytestmark = [pytest.mark.process, pytest.mark.requires("pi16")]
 
@@ -22,19 +17,6 @@ def _context_paths(system: str, who: str) -> list[str]:
         return re.findall(r'<project_instructions path="([^"]+)"', system) or \
             re.findall(r"^## (/\S+)$", system, re.M)
     return re.findall(r"^## (/\S+)$", system, re.M)
-
-
-def _system(server, who: str, agent, cwd) -> str:
-    env = {"PATH": os.environ["PATH"], "HOME": str(agent.parent / "home"), "PI_CODING_AGENT_DIR": str(agent),
-           "PI_OFFLINE": "1"}
-    command = ([node_for("pi16"), str(require_real("pi16") / "dist" / "cli.js"), "-ne"] if who == "pi"
-               else [sys.executable, "-m", "pi_plugins.cli"])
-    server.push(Reply(text="ok"))
-    done = subprocess.run([*command, "--model", "local/test-model", "--no-session", "-a", "-p", "Hi"],
-                          cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, f"{who}: {done.stderr}"
-    system = server.requests[-1].body["messages"][0]["content"]
-    return system if isinstance(system, str) else "".join(part["text"] for part in system)
 
 
 @pytest.mark.parametrize("layout", ["same folder", "agent dir to project", "subfolder to parent"])
@@ -52,6 +34,6 @@ def test_a_symlinked_agents_md_gives_the_context_files_pi_gives(tmp_path, server
     else:
         (proj / "sub" / "AGENTS.md").symlink_to("../CLAUDE.md")
         cwd = proj / "sub"
-    theirs = _context_paths(_system(server, "pi", agent, cwd), "pi")
-    ours = _context_paths(_system(server, "ours", agent, cwd), "ours")
+    theirs = _context_paths(system_prompt_sent(server, "pi", agent, cwd), "pi")
+    ours = _context_paths(system_prompt_sent(server, "ours", agent, cwd), "ours")
     assert theirs and ours == theirs

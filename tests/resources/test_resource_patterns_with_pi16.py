@@ -3,32 +3,16 @@ skills reach the system prompt for globs, ``!`` exclusions and exact ``+``/``-``
 in the user's settings and in a trusted project's."""
 
 import json
-import os
 import re
-import subprocess
-import sys
 
 import pytest
-
-from support.llm_server import Reply
-from support.programs import node_for, require_real
-from support.resources import write_skill
+from support.resources import system_prompt_sent, write_skill
 
 pytestmark = [pytest.mark.process, pytest.mark.requires("pi16")]
 
 
 def _skills_sent(server, who: str, agent, cwd) -> set[str]:
-    env = {"PATH": os.environ["PATH"], "HOME": str(agent.parent / "home"), "PI_CODING_AGENT_DIR": str(agent),
-           "PI_OFFLINE": "1"}
-    command = ([node_for("pi16"), str(require_real("pi16") / "dist" / "cli.js"), "-ne"] if who == "pi"
-               else [sys.executable, "-m", "pi_plugins.cli"])
-    server.push(Reply(text="ok"))
-    done = subprocess.run([*command, "--model", "local/test-model", "--no-session", "-a", "-p", "Hi"],
-                          cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, f"{who}: {done.stderr}"
-    system = server.requests[-1].body["messages"][0]["content"]
-    system = system if isinstance(system, str) else "".join(part["text"] for part in system)
-    return set(re.findall(r"<name>([^<]+)</name>", system))
+    return set(re.findall(r"<name>([^<]+)</name>", system_prompt_sent(server, who, agent, cwd)))
 
 
 @pytest.mark.parametrize("user,project", [

@@ -1,15 +1,19 @@
 """Helpers for the resource-plugin tests (tests/resources): files, and running the hook
 chains the way the harness will."""
 
+import os
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
 from pi_core.protocol.events import BeforeAgentStartEvent, InputEvent
-from pi_core.testing import RecordingUI
 from pi_core.protocol.tools import Tool
+from pi_core.testing import RecordingUI  # noqa: F401 - the resource tests import it from here
 from pi_plugins import context_files, prompt_templates, skills, system_prompt
-
 from support.agents import run
+from support.llm_server import Reply
+from support.programs import node_for, require_real
 
 #: The resource plugins in their declared (logical) order.
 RESOURCE_PLUGINS = (system_prompt, context_files, skills, prompt_templates)
@@ -48,3 +52,18 @@ def expand(ctx, text: str) -> str:
 
 def commands_of(ctx):
     return run(ctx.plugins.call("register_commands", ctx=ctx))
+
+
+def system_prompt_sent(server, who: str, agent: Path, cwd: Path) -> str:
+    """The system prompt ``pi -p Hi`` sends from ``cwd`` with ``agent`` as its agent dir:
+    ``who`` is ``"pi"`` (the real pi 1.6, its own extensions off) or ours."""
+    env = {"PATH": os.environ["PATH"], "HOME": str(agent.parent / "home"), "PI_CODING_AGENT_DIR": str(agent),
+           "PI_OFFLINE": "1"}
+    command = ([node_for("pi16"), str(require_real("pi16") / "dist" / "cli.js"), "-ne"] if who == "pi"
+               else [sys.executable, "-m", "pi_plugins.cli"])
+    server.push(Reply(text="ok"))
+    done = subprocess.run([*command, "--model", "local/test-model", "--no-session", "-a", "-p", "Hi"],
+                          cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, f"{who}: {done.stderr}"
+    system = server.requests[-1].body["messages"][0]["content"]
+    return system if isinstance(system, str) else "".join(part["text"] for part in system)
