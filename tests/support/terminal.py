@@ -19,6 +19,7 @@ terminal was left as it was found.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import shlex
@@ -31,6 +32,10 @@ from typing import Callable
 EXIT_MARK = "[[exited"
 #: A wait looks at the screen at least this often, in case a change came unannounced.
 RECHECK = 0.25
+#: Numbers each terminal's socket: a test that closes one terminal and opens the next in
+#: the same folder must not reach the first tmux server while it is still shutting down
+#: (``kill-server`` returns before the server has gone: "server exited unexpectedly").
+_SOCKETS = itertools.count(1)
 
 
 class TerminalTimeout(AssertionError):
@@ -40,7 +45,7 @@ class TerminalTimeout(AssertionError):
 class Terminal:
     def __init__(self, tmp_path: Path, argv: list[str], *, env: dict[str, str], cwd: Path,
                  width: int = 100, height: int = 40) -> None:
-        self.socket = str(tmp_path / "tmux.sock")
+        self.socket = str(tmp_path / f"tmux-{next(_SOCKETS)}.sock")
         self.width, self.height = width, height
         exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
         program = shlex.join(argv)
