@@ -177,7 +177,8 @@ class ModelRegistry:
     def available(self) -> list[Model]:
         """Models that can be used now: a key is configured, or none is needed (a
         provider of models.json's own, or a server on this machine)."""
-        return [m for m in self.models if self.has_auth(m)]
+        env, stored = dict(self.env), set(self.auth.providers)  # one look at each, not one per model
+        return [m for m in self.models if self.has_auth(m, env, stored)]
 
     # ------------------------------------------------------------ keys
 
@@ -185,48 +186,59 @@ class ModelRegistry:
         """A key for this run only (``--api-key``), above every other source."""
         self._runtime_keys[provider] = key
 
-    def env_var(self, model: Model) -> str:
+    def env_var(self, model: Model, env: Mapping[str, str] | None = None) -> str:
         """The variable holding ``model``'s key: its own, else the first of its
         ``compat.apiKeyEnvFallbacks`` that is set (pi 1.6's Qwen Token Plan reads a per-plan
         variable, then the one its plans used to share), else ``<PROVIDER>_API_KEY``."""
+        env = self.env if env is None else env
         primary = model.api_key_env or re.sub(r"[^A-Z0-9]", "_", model.provider.upper()) + "_API_KEY"
-        if not self.env.get(primary):
+        if not env.get(primary):
             for name in (model.compat or {}).get("apiKeyEnvFallbacks") or ():
-                if self.env.get(name):
+                if env.get(name):
                     return name
         return primary
 
-    def key_env_vars(self, model: Model) -> list[str]:
+    def key_env_vars(self, model: Model, env: Mapping[str, str] | None = None) -> list[str]:
         """The variables that may hold ``model``'s key, first set wins: the model's
         ``api_key_envs`` where its provider reads several (pi 1.6's Anthropic:
         ``ANTHROPIC_OAUTH_TOKEN`` then ``ANTHROPIC_API_KEY``), else :meth:`env_var`."""
-        return list(model.api_key_envs) if model.api_key_envs else [self.env_var(model)]
+        return list(model.api_key_envs) if model.api_key_envs else [self.env_var(model, env)]
 
-    def _env_key(self, model: Model) -> tuple[str, str] | None:
-        for name in self.key_env_vars(model):
-            if self.env.get(name):
-                return name, self.env[name]
+    def _env_key(self, model: Model, env: Mapping[str, str]) -> tuple[str, str] | None:
+        for name in self.key_env_vars(model, env):
+            if env.get(name):
+                return name, env[name]
         return None
 
-    def bearer_token(self, model: Model) -> tuple[str, str] | None:
+    def bearer_token(self, model: Model, env: Mapping[str, str] | None = None,
+                     stored: set[str] | None = None) -> tuple[str, str] | None:
         """(variable, token) of a bearer token the environment gives in place of a key
         (``bearer_env``: pi 1.6's ``ANTHROPIC_AUTH_TOKEN``), sent as
         ``Authorization: Bearer`` with no key; a key given on the command line or stored
         in auth.json wins over it, and it over the key variables."""
+        env = self.env if env is None else env
         name = model.bearer_env
-        if not name or not self.env.get(name):
+        if not name or not env.get(name):
             return None
-        if model.provider in self._runtime_keys or self.auth.has(model.provider):
+        if model.provider in self._runtime_keys or self._stored(model.provider, stored):
             return None
-        return name, self.env[name]
+        return name, env[name]
 
-    def key_source(self, model: Model) -> str | None:
-        """Where the key for ``model`` would come from (never the key itself)."""
+    def _stored(self, provider: str, stored: set[str] | None) -> bool:
+        """auth.json holds ``provider``: ``stored`` is its providers, read once for a
+        walk over every model (None: look now)."""
+        return self.auth.has(provider) if stored is None else provider in stored
+
+    def key_source(self, model: Model, env: Mapping[str, str] | None = None,
+                   stored: set[str] | None = None) -> str | None:
+        """Where the key for ``model`` would come from (never the key itself); ``env``
+        and ``stored`` (auth.json's providers) are given by a walk over every model."""
+        env = self.env if env is None else env
         if model.provider in self._runtime_keys:
             return "--api-key"
-        if self.auth.has(model.provider):
+        if self._stored(model.provider, stored):
             return "auth.json"
-        found = self.bearer_token(model) or self._env_key(model)
+        found = self.bearer_token(model, env, stored) or self._env_key(model, env)
         if found:
             return f"environment ({found[0]})"
         if (self._settings.get(model.provider) or ProviderConfig()).api_key:
@@ -234,20 +246,20 @@ class ModelRegistry:
         compat = model.compat or {}
         files = compat.get("credentialsFiles") or {}
         for group in compat.get("credentialsEnv") or ():  # a cloud's own credentials
-            if group and all(self._credential(name, files) for name in group):
+            if group and all(self._credential(name, files, env) for name in group):
                 return f"environment ({', '.join(group)})"
         return None
 
-    def _credential(self, name: str, files: dict) -> bool:
+    def _credential(self, name: str, files: dict, env: Mapping[str, str]) -> bool:
         """A variable of a cloud's credentials is set; one of ``credentialsFiles`` (as
         ``GOOGLE_APPLICATION_CREDENTIALS``, with gcloud's default file when unset) counts
         when its file exists (pi's rule)."""
-        value = self.env.get(name)
+        value = env.get(name)
         if name not in files:
             return bool(value)
         path = value or files[name]
         if path.startswith("~/"):
-            path = os.path.join(self.env.get("HOME") or os.path.expanduser("~"), path[2:])
+            path = os.path.join(env.get("HOME") or os.path.expanduser("~"), path[2:])
         return os.path.isfile(path)
 
     def key_variables(self) -> set[str]:
@@ -279,14 +291,17 @@ class ModelRegistry:
                     found.append((value, config.api_key if self.env.get(config.api_key) else provider))
         return found
 
-    def has_auth(self, model: Model) -> bool:
+    def has_auth(self, model: Model, env: Mapping[str, str] | None = None,
+                 stored: set[str] | None = None) -> bool:
         """A key is configured, or none is needed: a provider of models.json's own, a
         server on this machine, or no base URL (an in-process provider)."""
+        env = self.env if env is None else env
         settings = self._settings.get(model.provider)
         required = (model.compat or {}).get("requiredEnv") or ()
-        if not all(self.env.get(name) for name in required):  # Cloudflare's account and gateway ids
+        if not all(env.get(name) for name in required):  # Cloudflare's account and gateway ids
             return False
-        return (self.key_source(model) is not None or (settings is not None and settings.custom)
+        return (self.key_source(model, env, stored) is not None
+                or (settings is not None and settings.custom)
                 or not model.base_url or _is_local(model.base_url) or model.key in self.local)
 
     def api_key(self, model: Model) -> Any:
@@ -302,7 +317,7 @@ class ModelRegistry:
             return key
         if self.bearer_token(model):
             return None  # the token goes in the Authorization header (request_headers)
-        found = self._env_key(model)
+        found = self._env_key(model, self.env)
         if found:
             return found[1]
         configured = (self._settings.get(model.provider) or ProviderConfig()).api_key
@@ -382,7 +397,8 @@ class ModelRegistry:
         have is the one signed-in (keyed) provider's; other patterns look among the
         signed-in providers' models first. Where that leaves more than one provider, or an
         exact id none is signed in to, it stops rather than guess."""
-        keyed = [m for m in models if self.has_auth(m)]
+        env, stored = dict(self.env), set(self.auth.providers)
+        keyed = [m for m in models if self.has_auth(m, env, stored)]
         exact = _exact_id(text, models)
         if exact is not None:
             model_id, level = exact
