@@ -250,8 +250,8 @@ def bench_append(path: Path) -> bool:
 
 
 def bench_listing(directory: Path, total: int) -> bool:
-    from pi_core.app.listing import list_sessions
-    from pi_core.app.listing_index import listing_index_path
+    from pi_plugins.session_listing.listing import list_sessions
+    from pi_plugins.session_listing.listing_index import listing_index_path
 
     def timed() -> tuple[float, float, int]:
         start, cpu = time.perf_counter(), time.process_time()

@@ -9,8 +9,8 @@ below: they are free to move, this facade is not. Every name is imported on firs
 loading a plugin does not pay for the loop and ``pi --help`` (which imports this package
 for ``__version__``) does not pay for pluggy.
 
-This package is the one core module that names the application shell (``create_harness``,
-``Settings`` …): lazily, as a table entry, never at import time.
+It names what sits above the core (the shell; the SDK's packages under ``pi_plugins``, as
+pytest's namespace names its built-in plugins' classes) lazily, never at import time.
 """
 
 __version__ = "0.1.0"
@@ -66,15 +66,15 @@ _LAZY: dict[str, str] = {name: module for module, names in {
     "pi_core.bus": "EventBus",
     "pi_core.protocol.signal": "AbortSignal",
     "pi_core.paths": "agent_dir project_dir",
-    # The application shell (the SDK): pi composed and run from Python
-    "pi_core.app.sdk": "create_harness",
+    # The application shell and the SDK: pi composed and run from Python
+    "pi_plugins.sdk": "create_harness",
     "pi_core.app.harness": "Harness",
     "pi_core.app.settings": "Settings TrustQuestion project_allowed",
     "pi_core.app.discovery": "load_plugins",
-    "pi_core.app.registry": "ModelRegistry",
-    "pi_core.app.auth": "AuthStorage",
+    "pi_plugins.models.registry": "ModelRegistry",
+    "pi_plugins.models.auth": "AuthStorage",
     "pi_core.app.forks": "clone fork",
-    "pi_core.app.listing": "SessionInfo continue_recent list_all_sessions list_sessions",
+    "pi_plugins.session_listing.listing": "SessionInfo continue_recent list_all_sessions list_sessions",
 }.items() for name in names.split()}
 
 __all__ = ["__version__", *_LAZY]  # the stub (__init__.pyi) spells it out for type checkers

@@ -81,16 +81,16 @@ from pi_core.plugins import Plugins as Plugins
 from pi_core.bus import EventBus as EventBus
 from pi_core.protocol.signal import AbortSignal as AbortSignal
 from pi_core.paths import agent_dir as agent_dir, project_dir as project_dir
-from pi_core.app.sdk import create_harness as create_harness
+from pi_plugins.sdk import create_harness as create_harness
 from pi_core.app.harness import Harness as Harness
 from pi_core.app.settings import (
     Settings as Settings, TrustQuestion as TrustQuestion, project_allowed as project_allowed,
 )
 from pi_core.app.discovery import load_plugins as load_plugins
-from pi_core.app.registry import ModelRegistry as ModelRegistry
-from pi_core.app.auth import AuthStorage as AuthStorage
+from pi_plugins.models.registry import ModelRegistry as ModelRegistry
+from pi_plugins.models.auth import AuthStorage as AuthStorage
 from pi_core.app.forks import clone as clone, fork as fork
-from pi_core.app.listing import (
+from pi_plugins.session_listing.listing import (
     SessionInfo as SessionInfo, continue_recent as continue_recent, list_all_sessions as list_all_sessions,
     list_sessions as list_sessions,
 )

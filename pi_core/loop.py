@@ -55,9 +55,8 @@ from pi_core.tool_calls import ABORTED_TOOL_TEXT, PreparedCall, execute, execute
 
 
 class StopRun(Exception):
-    """Raised by a subscriber (the session's writer: the disk is full) to end the run once
-    every subscriber has the event, with an assistant message whose error is this text,
-    as a failed request ends (what every mode shows). Outside a run it reaches the caller."""
+    """Raised by a subscriber (the session's writer: the disk is full) to end the run, as a
+    failed request ends it, once every subscriber has the event. Outside a run: raised."""
 
 
 class Agent:

@@ -26,9 +26,7 @@ def project_dir(cwd: str | os.PathLike) -> Path:
 def cache_dir() -> str | None:
     """None when ``XDG_CACHE_HOME`` is not an absolute path."""
     root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    if not os.path.isabs(root):
-        return None
-    return os.path.join(root, "pi-harness")
+    return os.path.join(root, "pi-harness") if os.path.isabs(root) else None
 
 
 def session_side_file(session_file: str | os.PathLike, kind: str) -> str | None:

@@ -37,7 +37,7 @@ async def assemble(
     ``registry`` supplies keys, headers and models (else ``get_api_key`` and
     ``resolve_model``); ``flags`` are ``ctx.get_flag``'s; ``before_start(harness)`` runs
     before the session starts. Raises :class:`ConfigurationError`."""
-    from pi_core.app.auth import preflight
+    from pi_core.app.preflight import preflight
 
     if settings is not None and settings not in _CHECKED:  # serve, batch, the SDK: checked here
         for problem in await check_settings(plugins, settings):

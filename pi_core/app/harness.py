@@ -109,7 +109,7 @@ class Harness:
         self.available_models = available_models or (lambda: [self.agent.model])
         self.scoped_models = list(scoped_models or [])
         self.preflight = preflight
-        #: The :class:`pi_core.app.registry.ModelRegistry` the models come from, if any.
+        #: The :class:`pi_plugins.models.registry.ModelRegistry` the models come from, if any.
         self.model_registry = model_registry
         #: Builds a fresh plugin manager for /reload (the app knows how its plugins were
         #: found); None: reload keeps the plugins, re-reads resources.

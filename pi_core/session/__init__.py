@@ -16,18 +16,6 @@ from pi_core.session.session import Session
 from pi_core.session.store import SessionLockedError, SessionWriteError
 from pi_core.session.tree import TreeNode
 
-__all__ = [
-    "ModelRef",
-    "Problem",
-    "Session",
-    "SessionContext",
-    "SessionError",
-    "SessionLockedError",
-    "SessionWriteError",
-    "TreeNode",
-    "build_session_context",
-    "encode_cwd",
-    "session_dir_for",
-    "session_file_name",
-    "sessions_root",
-]
+__all__ = ["ModelRef", "Problem", "Session", "SessionContext", "SessionError", "SessionLockedError",
+           "SessionWriteError", "TreeNode", "build_session_context", "encode_cwd", "session_dir_for",
+           "session_file_name", "sessions_root"]

@@ -66,7 +66,7 @@ FREEZE_AT = 5_000  # entries: from here on a loaded session's objects are frozen
 class Session:
     """Use the constructors: :meth:`create`, :meth:`open`, :meth:`in_memory`. Forks,
     clones and ``pi -c``'s most recent session are the app's (:mod:`pi_core.app.forks`,
-    :func:`pi_core.app.listing.continue_recent`), as pi's SessionManager is."""
+    :func:`pi_plugins.session_listing.listing.continue_recent`), as pi's SessionManager is."""
 
     def __init__(
         self,

@@ -14,7 +14,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import Any, Literal, overload
 
-from pi_core.protocol.codec import line_from_json, loads_json, orjson
+import orjson
+
+from pi_core.protocol.codec import line_from_json
 from pi_core.protocol.entries import Entry, LabelEntry, MessageEntry, SessionInfoEntry, UnknownEntry
 from pi_core.protocol.records import field, record
 from pi_core.session.reader import LineSource, Problem, UnreadEntry, read_unread
@@ -182,7 +184,6 @@ class SessionTree:
         if len(pending) < 2 or any(e.source is not pending[0].source for e in pending):
             return [self.read(e) for e in items]
         by_id, entries = self._by_id, self._entries
-        parse = orjson.loads if orjson is not None else loads_json
         source = pending[0].source
         assert source is not None  # pending holds only lines with a source
         lines = source.read_spans([(e.offset, e.length) for e in pending])
@@ -190,7 +191,7 @@ class SessionTree:
         add = out.append
         for unread, raw in zip(pending, lines, strict=True):
             try:  # what _read does, spelled out for the line that reads cleanly
-                value = parse(raw)
+                value = orjson.loads(raw)
                 entry = line_from_json(value) if type(value) is dict else None
             except Exception:  # _read reads it again, the careful way
                 entry = None

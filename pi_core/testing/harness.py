@@ -34,11 +34,11 @@ class HarnessMaker:
         """A started harness over ``plugins`` (after the built-ins with ``builtins=True``).
 
         ``session`` is ``"file"`` (a new session file), ``"memory"``, or a ``Session``;
-        the other keywords go to :func:`pi_core.app.sdk.create_harness` (``ui``, ``settings``,
+        the other keywords go to :func:`pi_plugins.sdk.create_harness` (``ui``, ``settings``,
         ``tools``, ``thinking_level``…).
         """
-        from pi_core.app.sdk import create_harness
         from pi_core.session import Session
+        from pi_plugins.sdk import create_harness
 
         self.work.mkdir(parents=True, exist_ok=True)
         self.provider = ScriptedProvider(list(script), router=router)

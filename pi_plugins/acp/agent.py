@@ -106,7 +106,7 @@ class PiAcpAgent:
         from acp import RequestError
         from acp.schema import LoadSessionResponse
 
-        from pi_core.app.listing import find_session
+        from pi_plugins.session_listing.listing import find_session
 
         await self._idle()
         moved = self._enter(cwd)

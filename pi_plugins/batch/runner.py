@@ -268,9 +268,9 @@ class BatchEnvironment:
                    extension_paths: Iterable[str] = (), plugins: Any = None,
                    approve: bool | None = None) -> BatchEnvironment:
         from pi_core.app.discovery import load_plugins
-        from pi_core.app.registry import ModelRegistry
         from pi_core.app.settings import Settings
         from pi_core.paths import agent_dir as default_agent_dir
+        from pi_plugins.models.registry import ModelRegistry
 
         cwd = cwd or os.getcwd()
         home = Path(agent_dir) if agent_dir is not None else default_agent_dir()
@@ -303,10 +303,10 @@ class BatchEnvironment:
         """(model, thinking level) of a task's ``model``, else the settings' default or
         the first available model; chosen once per pattern and settings (choosing the
         default scans the whole catalogue). Local servers are looked for as ``pi`` does
-        (:func:`pi_core.app.start_model.find_local_models`): when nothing is configured, or the
+        (:func:`pi_plugins.models.start_model.find_local_models`): when nothing is configured, or the
         task names a model not known yet."""
-        from pi_core.app.registry import ModelNotFoundError
-        from pi_core.app.start_model import choose_model, find_local_models
+        from pi_plugins.models.registry import ModelNotFoundError
+        from pi_plugins.models.start_model import choose_model, find_local_models
 
         key = (pattern, id(settings))
         found = self._models.get(key)

@@ -15,11 +15,11 @@ from pi_core.protocol.model import Model
 async def list_models(args) -> int:
     """``pi --list-models [SEARCH]``: the models that can be used, as pi's table."""
     from pi_core.app.discovery import load_plugins
-    from pi_core.app.registry import ModelRegistry
     from pi_core.app.settings import Settings
-    from pi_core.app.start_model import find_local_models
     from pi_core.paths import agent_dir
     from pi_plugins.cli.wiring import model_wish
+    from pi_plugins.models.registry import ModelRegistry
+    from pi_plugins.models.start_model import find_local_models
 
     cwd, home = os.getcwd(), agent_dir()
     settings = Settings.load(cwd, home)
@@ -35,7 +35,7 @@ async def list_models(args) -> int:
         if args.list_models and registry.available():
             click.echo(f'No models matching "{args.list_models}"')
         else:
-            from pi_core.app.auth import no_models_available
+            from pi_plugins.models.auth import no_models_available
 
             click.echo(no_models_available())
         tried = probed_endpoints(plugins, settings) if looked and not registry.local else []

@@ -225,7 +225,7 @@ async def _run(args, stdin=None, stdout=None) -> int:
             click.echo(f"error: --mode {name}: no plugin provides this mode (available: "
                        f"{', '.join(sorted(m.name for m in modes)) or 'none'})", err=True)
             return 2
-        from pi_core.app.auth import MissingAuthError
+        from pi_core.app.preflight import MissingAuthError
 
         app.harness.ctx.mode = {"interactive": "tui", "text": "print"}.get(name, name)  # pi 1.6's ctx.mode
         try:

@@ -18,7 +18,7 @@ def valid_session_id(value: str) -> bool:
 
 def find_project_session(session_id: str, folder: Path) -> Path | None:
     """The project's session file whose header has exactly ``session_id``."""
-    from pi_core.app.listing import read_header
+    from pi_plugins.session_listing.listing import read_header
 
     try:
         names = sorted(os.listdir(folder))

@@ -35,8 +35,8 @@ def open_session(args: RunArgs, cwd: str, directory: Path | None):
             or args.continue_session):
         return Session.create(cwd, folder), "startup"
     # finding, forking or naming a session (what a new one never needs: pi -p's start)
-    from pi_core.app.listing import continue_recent, find_session
     from pi_plugins.cli import session_ids
+    from pi_plugins.session_listing.listing import continue_recent, find_session
 
     if args.no_session:
         assert args.session_id is not None  # (without one, the in-memory session above)

@@ -17,7 +17,7 @@ from pi_plugins.cli.run_args import FlagError, RunArgs, UsageError
 
 
 def model_wish(args: RunArgs) -> dict:
-    """What the flags ask of the model, as :mod:`pi_core.app.start_model` takes it."""
+    """What the flags ask of the model, as :mod:`pi_plugins.models.start_model` takes it."""
     return {"pattern": args.model, "provider": args.provider, "api_key": args.api_key, "offline": args.offline}
 
 
@@ -60,9 +60,9 @@ async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None,
     the project, where no decision was made or saved. The chat (``chat``) starts without
     a model, as pi's does, so that ``/login`` can be used to get one."""
     from pi_core.app.discovery import load_plugins
-    from pi_core.app.registry import ModelRegistry
     from pi_core.app.settings import Settings
     from pi_core.paths import agent_dir
+    from pi_plugins.models.registry import ModelRegistry
 
     cwd = cwd or os.getcwd()
     home = agent_dir()
@@ -95,8 +95,8 @@ async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None,
     registry = await ModelRegistry.from_plugins(plugins, agent_dir=home)
     for problem in registry.errors:
         say(f"warning: {problem}")
-    from pi_core.app.registry import AmbiguousModelError, ModelNotFoundError
-    from pi_core.app.start_model import choose_model, find_local_models
+    from pi_plugins.models.registry import AmbiguousModelError, ModelNotFoundError
+    from pi_plugins.models.start_model import choose_model, find_local_models
 
     await find_local_models(registry, plugins, settings, **model_wish(args))
     if args.model:
@@ -218,7 +218,7 @@ def scoped_models(patterns, registry) -> list:
     (``anthropic/*``, ``*sonnet*``) or model names, each with an optional ``:thinking``."""
     import fnmatch
 
-    from pi_core.app.registry import ModelNotFoundError
+    from pi_plugins.models.registry import ModelNotFoundError
 
     if isinstance(patterns, str):
         patterns = patterns.split(",")

@@ -150,7 +150,7 @@ class InteractiveApp:
 
         announce(self)  # pi 1.6: the last crash, once, with the /bug hint
         if is_unknown(harness.model):  # started without a model, as pi's chat can: /login gets one
-            from pi_core.app.auth import no_models_available
+            from pi_plugins.models.auth import no_models_available
 
             self.add_text(f"Warning: {no_models_available()}", "warning")
         self.scrollback.flush_now()  # the header and any history, before the editor appears

@@ -93,7 +93,7 @@ class SessionPicker:
     # ------------------------------------------------------------ what is listed
 
     def sessions(self) -> list:
-        from pi_core.app.listing import list_all_sessions, list_sessions
+        from pi_plugins.session_listing.listing import list_all_sessions, list_sessions
 
         found = list_sessions(self.folder) if self.scope == "current" else list_all_sessions(self.root)
         found = [s for s in found if self.current is None or Path(s.path) != Path(self.current)]
@@ -223,8 +223,8 @@ class SessionPicker:
                 await self._delete(path)
 
     async def _rename(self, path: Path) -> None:
-        from pi_core.app.listing import read_session_info
         from pi_core.session.session import Session
+        from pi_plugins.session_listing.listing import read_session_info
 
         info = read_session_info(path)
         name = await self.tui.show_dialog(InputDialog(self.tui.painter, "Rename session",
@@ -243,7 +243,7 @@ class SessionPicker:
         self.status = f"Renamed to {name.strip()}"
 
     async def _delete(self, path: Path) -> None:
-        from pi_core.app.listing import read_session_info
+        from pi_plugins.session_listing.listing import read_session_info
 
         info = read_session_info(path)
         title = _title(info) if info else path.name

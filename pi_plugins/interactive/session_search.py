@@ -12,7 +12,7 @@ from typing import TypeVar
 
 from attrs import define, field
 
-from pi_core.app.registry import fuzzy_score
+from pi_plugins.models.registry import fuzzy_score
 
 T = TypeVar("T")
 

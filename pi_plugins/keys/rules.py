@@ -13,8 +13,8 @@ Two things, both read by the plugins that run commands and show their output:
   stays.
 - :func:`redact`: text with the value of every key pi holds replaced by
   ``[redacted: NAME]``, NAME being the variable or the provider the key belongs to. The
-  keys are those of every live :class:`pi_core.app.registry.ModelRegistry`
-  (:func:`pi_core.app.registry.live_registries`: ``--api-key``,
+  keys are those of every live :class:`pi_plugins.models.registry.ModelRegistry`
+  (:func:`pi_plugins.models.registry.live_registries`: ``--api-key``,
   ``auth.json``, the provider variables, ``models.json``), and the values of the
   variables the patterns above name. Values shorter than :data:`MIN_REDACTED`
   characters are left alone: ``TOKENIZERS_PARALLELISM=false`` must not turn every
@@ -76,7 +76,7 @@ def tool_environment(settings: Any) -> tuple[list[str], list[str], list[str]]:
 
 def key_variables() -> set[str]:
     """The variables that hold (or would hold) a key pi resolves for a provider."""
-    from pi_core.app.registry import live_registries
+    from pi_plugins.models.registry import live_registries
 
     names: set[str] = set()
     for registry in live_registries():
@@ -120,7 +120,7 @@ def held_keys(env: Mapping[str, str] | None = None) -> dict[str, str]:
     for name, value in env.items():
         if value and matches(name, HIDDEN_BY_DEFAULT):
             found.setdefault(value, name)
-    from pi_core.app.registry import live_registries
+    from pi_plugins.models.registry import live_registries
 
     for registry in live_registries():
         for value, name in registry.held_keys():

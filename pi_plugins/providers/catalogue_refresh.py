@@ -162,7 +162,7 @@ async def refresh_radius(gateway: str, key: str | None) -> dict:
 async def refresh(agent: Path, env: Mapping[str, str]) -> list[str]:
     """Refresh every configured provider's catalogue into ``agent``'s store; the
     failures, ``"provider: why"``, in provider order (the rest are stored regardless)."""
-    from pi_core.app.registry import ModelRegistry
+    from pi_plugins.models.registry import ModelRegistry
     from pi_plugins.providers.catalogue import builtin_models
 
     registry = ModelRegistry(builtin_models(), agent_dir=agent, env=dict(env))

@@ -253,7 +253,7 @@ class SessionHost:
 
     def find(self, reference: str, cwd: str) -> Path:
         """A session named by path or id prefix, under the sessions folder."""
-        from pi_core.app.listing import find_session
+        from pi_plugins.session_listing.listing import find_session
 
         if "/" in reference or "\\" in reference or reference.endswith(".jsonl") or ".." in reference:
             path = reference if os.path.isabs(reference) else os.path.join(cwd, reference)
@@ -267,7 +267,7 @@ class SessionHost:
         return self.inside(hit.path)
 
     def listing(self, cwd: str | None) -> list[dict]:
-        from pi_core.app.listing import list_all_sessions, list_sessions
+        from pi_plugins.session_listing.listing import list_all_sessions, list_sessions
 
         if cwd is not None:
             infos = [i for i in list_sessions(self.folder_for(cwd)) if not self.flat or i.cwd == cwd]
@@ -384,8 +384,8 @@ class SessionHost:
 
 def _first_prompt(messages) -> str:
     """The first user message's text, as ``pi -r`` names a session without a name."""
-    from pi_core.app.listing import NO_MESSAGES
     from pi_core.protocol.messages import UserMessage
+    from pi_plugins.session_listing.listing import NO_MESSAGES
 
     for message in messages:
         if isinstance(message, UserMessage):

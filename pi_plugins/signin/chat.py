@@ -7,8 +7,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable
 
-from pi_core.app.default_models import DEFAULT_MODEL_PER_PROVIDER
 from pi_core.protocol.model import is_unknown
+from pi_plugins.models.default_models import DEFAULT_MODEL_PER_PROVIDER
 from pi_plugins.signin.common import (
     auth_storage,
     display_name,

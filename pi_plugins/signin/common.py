@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from pi_core.app.auth import AuthStorage
+from pi_plugins.models.auth import AuthStorage
 from pi_plugins.signin.flows import SIGN_INS
 
 
@@ -19,8 +19,8 @@ def auth_storage(agent_dir: Path | None = None) -> AuthStorage:
 
 def known_providers(agent_dir: Path | None = None) -> list[str]:
     """Every provider of the built-in catalogue and of models.json, and the sign-ins'."""
-    from pi_core.app.models_json import load_models_json
     from pi_core.paths import agent_dir as default_agent_dir
+    from pi_plugins.models.models_json import load_models_json
     from pi_plugins.providers.catalogue import builtin_models
 
     names = dict.fromkeys(m.provider for m in builtin_models())

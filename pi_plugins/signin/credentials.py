@@ -32,9 +32,9 @@ async def _registry() -> Any:
     import os
 
     from pi_core.app.discovery import load_plugins
-    from pi_core.app.registry import ModelRegistry
     from pi_core.app.settings import Settings
     from pi_core.paths import agent_dir
+    from pi_plugins.models.registry import ModelRegistry
 
     cwd, home = os.getcwd(), agent_dir()
     plugins = load_plugins(cwd=cwd, agent_dir=home, settings=Settings.load(cwd, home))

@@ -11,7 +11,7 @@ exchange) and ``refresh(credentials)``; both return the credentials auth.json ke
 beside ``"type": "oauth"``: ``refresh``, ``access``, ``expires`` (Unix ms) and what the
 provider needs besides (``accountId``, ``enterpriseUrl``). Every URL goes through
 ``PI_PROVIDER_ORIGINS`` (:mod:`.oauth_kit`), so tests play the other side on 127.0.0.1.
-Storage and refresh-under-lock are :mod:`pi_core.app.auth`'s, which gets these flows
+Storage and refresh-under-lock are :mod:`pi_plugins.models.auth`'s, which gets these flows
 through the ``register_sign_ins`` hook (:mod:`pi_plugins.signin`).
 """
 

@@ -12,8 +12,8 @@ import time
 
 import pytest
 
-from pi_core.app.default_models import DEFAULT_MODEL_PER_PROVIDER
-from pi_core.app.start_model import choose_model
+from pi_plugins.models.default_models import DEFAULT_MODEL_PER_PROVIDER
+from pi_plugins.models.start_model import choose_model
 from pi_plugins.cli.run_args import RunArgs, UsageError
 from pi_plugins.cli.wiring import build_app
 from pi_core.protocol.model import is_unknown
@@ -84,7 +84,7 @@ def test_without_the_chat_no_model_is_still_an_error(tmp_path):
 
 
 def test_after_a_chatgpt_sign_in_the_next_start_takes_pis_codex_model(tmp_path):
-    from pi_core.app.registry import ModelRegistry
+    from pi_plugins.models.registry import ModelRegistry
     from pi_core.app.settings import Settings
     from pi_plugins.providers.catalogue import builtin_models
 

@@ -67,7 +67,7 @@ def test_anthropic_tokens_from_the_environment_are_sent_as_pi16_sends_them(tmp_p
 
 
 def test_an_environment_bearer_token_is_redacted_like_a_key(tmp_path):
-    from pi_core.app.registry import ModelRegistry
+    from pi_plugins.models.registry import ModelRegistry
     from pi_plugins.providers.catalogue import builtin_models
 
     registry = ModelRegistry(builtin_models(), agent_dir=tmp_path, env={"ANTHROPIC_AUTH_TOKEN": "tok-secret"},

@@ -13,7 +13,7 @@ from support.cli import PiRunner
 from support.llm_server import Reply
 from support.signin_server import SignInServer
 
-from pi_core.app.auth import AuthStorage, SignInExpiredError
+from pi_plugins.models.auth import AuthStorage, SignInExpiredError
 from pi_plugins.signin.flows import SIGN_INS
 
 MODEL = "anthropic/claude-sonnet-4-5"

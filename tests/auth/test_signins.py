@@ -13,7 +13,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from support.signin_server import SignInServer
 
-from pi_core.app.auth import AuthStorage
+from pi_plugins.models.auth import AuthStorage
 from pi_plugins.signin.flows import (
     SIGN_INS,
     AnthropicSignIn,

@@ -16,7 +16,7 @@ import pytest
 from support.signin16_server import Signin16Server
 from support.signin_server import SignInServer
 
-from pi_core.app.auth import AuthStorage
+from pi_plugins.models.auth import AuthStorage
 from pi_plugins.signin import device_code
 from pi_plugins.signin.device_signins import KimiCodingSignIn
 from pi_plugins.signin.flows import SIGN_INS, LoginCallbacks, SignInError

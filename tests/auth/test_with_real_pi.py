@@ -19,7 +19,7 @@ from support.llm_server import Reply
 from support.programs import node_for, require_real
 from support.signin_server import SignInServer
 
-from pi_core.app.auth import AuthStorage
+from pi_plugins.models.auth import AuthStorage
 from pi_plugins.signin.flows import SIGN_INS, AnthropicSignIn, LoginCallbacks
 
 NODE = Path(__file__).parents[1] / "support" / "node"

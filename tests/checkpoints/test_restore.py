@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from pi_core.app.sdk import create_harness
+from pi_plugins.sdk import create_harness
 from pi_core.session import Session
 from pi_core.app.settings import Settings
 from pi_plugins import app_messages, checkpoints, tools

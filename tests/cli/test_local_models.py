@@ -15,9 +15,9 @@ from support.local_servers import KINDS, Home, LocalServer, SilentPort, free_por
 from support.rpc import RpcClient
 
 from pi_core import Plugins
-from pi_core.app.registry import ModelRegistry
+from pi_plugins.models.registry import ModelRegistry
 from pi_core.app.settings import Settings
-from pi_core.app.start_model import choose_model, wants_local_models
+from pi_plugins.models.start_model import choose_model, wants_local_models
 from pi_plugins.cli.run_args import RunArgs
 from pi_plugins.cli.wiring import model_wish
 from pi_plugins.providers import local

@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from pi_core import Plugins
-from pi_core.app.registry import ModelRegistry
+from pi_plugins.models.registry import ModelRegistry
 from pi_core.app.settings import Settings
 from pi_core.protocol.usage import final_assistant
 from pi_plugins.providers import local
@@ -120,8 +120,8 @@ def test_pi_batch_finds_a_local_server_with_no_configuration_and_by_name(tmp_pat
 
 
 def test_the_sdk_finds_a_local_server_for_a_model_pattern_or_none(tmp_path, monkeypatch):
-    from pi_core.app.registry import ModelNotFoundError
-    from pi_core.app.sdk import create_harness
+    from pi_plugins.models.registry import ModelNotFoundError
+    from pi_plugins.sdk import create_harness
 
     monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
     monkeypatch.delenv("PI_OFFLINE", raising=False)

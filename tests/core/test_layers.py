@@ -83,7 +83,7 @@ def test_the_hook_specs_name_only_the_protocol():
 
 def test_no_core_module_imports_upward_even_inside_a_function():
     """What the fresh-interpreter tests cannot see: an import that runs only when a
-    function is called (``from pi_core.app.listing import ...`` inside a method)."""
+    function is called (``from pi_plugins.session_listing.listing import ...`` inside a method)."""
     upward = re.compile(r"^\s*(?:from|import)\s+(pi_core\.app|pi_plugins|contrib)\b", re.M)
     offenders = {}
     # The public facade (pi_core/__init__.py) re-exports the shell's SDK names: its

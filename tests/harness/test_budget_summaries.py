@@ -7,7 +7,7 @@ import json
 
 from support.llm_server import Reply
 
-from pi_core.app.sdk import create_harness
+from pi_plugins.sdk import create_harness
 from pi_core.app.settings import Settings
 from pi_core.protocol.model import ModelCost
 from pi_core.session import Session

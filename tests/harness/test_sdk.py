@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pi_core.app.sdk import create_harness
+from pi_plugins.sdk import create_harness
 from pi_core.session import Session
 from pi_core.testing import Reply, ScriptedProvider, scripted_model
 

@@ -14,7 +14,7 @@ def themes_installed(agent):
 
 
 def test_the_sdk_installs_a_missing_package_once_per_settings(home, registry, server, capfd):
-    from pi_core.app.sdk import create_harness
+    from pi_plugins.sdk import create_harness
 
     (home.agent / "settings.json").write_text(json.dumps({"packages": ["npm:pi-themes", "npm:no-such-package"]}))
     settings = Settings.load(str(home.project), home.agent)

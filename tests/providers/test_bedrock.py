@@ -88,7 +88,7 @@ def test_claude_gets_cache_points_and_its_thinking_fields_as_pi_sends_them(llm_s
 
 
 def test_the_clouds_own_credentials_make_bedrock_and_vertex_usable_without_a_key(tmp_path):
-    from pi_core.app.registry import ModelRegistry
+    from pi_plugins.models.registry import ModelRegistry
 
     def available(env):
         registry = ModelRegistry(builtin_models(), agent_dir="/nonexistent", env=env, models_json=False)

@@ -342,7 +342,7 @@ def test_ours_speaks_to_the_socket_as_the_real_pi_on_node_22_does(tmp_path, llm_
 
 
 def test_leaving_the_session_closes_its_kept_socket_at_once(tmp_path, llm_server):
-    from pi_core.app.sdk import create_harness
+    from pi_plugins.sdk import create_harness
     from pi_core.session import Session
 
     llm_server.push(Reply(text="kept"))

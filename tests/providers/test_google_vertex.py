@@ -72,7 +72,7 @@ def _gcloud_signed_in(home: Path) -> Path:
 
 
 def test_gclouds_credentials_file_makes_vertex_usable_with_a_project_and_location_as_pi_counts_it(tmp_path):
-    from pi_core.app.registry import ModelRegistry
+    from pi_plugins.models.registry import ModelRegistry
 
     def usable(env):
         registry = ModelRegistry(builtin_models(), agent_dir=tmp_path / "agent", env=env, models_json=False)

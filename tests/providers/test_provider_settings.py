@@ -8,7 +8,7 @@ import time
 import pytest
 from support.llm_server import Reply
 
-from pi_core.app.sdk import create_harness
+from pi_plugins.sdk import create_harness
 from pi_core.app.settings import Settings
 from pi_core.session import Session
 

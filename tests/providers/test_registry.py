@@ -9,9 +9,9 @@ import pytest
 from support.llm_server import Reply
 from support.provider_streams import collect, run
 
-from pi_core.app.auth import AuthStorage
+from pi_plugins.models.auth import AuthStorage
 from pi_core.app.discovery import load_plugins
-from pi_core.app.registry import AmbiguousModelError, ModelNotFoundError, ModelRegistry
+from pi_plugins.models.registry import AmbiguousModelError, ModelNotFoundError, ModelRegistry
 from pi_plugins.cli.list_models import model_table
 from pi_core.protocol.messages import TextContent, UserMessage
 from pi_core.protocol.model import Model

@@ -4,7 +4,7 @@ count as keys, what replaces them, and what is left alone."""
 import json
 
 from pi_plugins.keys import rules as keys
-from pi_core.app.registry import ModelRegistry
+from pi_plugins.models.registry import ModelRegistry
 from pi_core.protocol.messages import TextContent
 from pi_core.protocol.tools import ToolResult
 from pi_plugins import keys as keys_plugin

@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from pi_core.app.listing import (
+from pi_plugins.session_listing.listing import (
     continue_recent,
     find_session,
     list_all_sessions,
@@ -17,7 +17,7 @@ from pi_core.app.listing import (
     most_recent_session,
     read_session_info,
 )
-from pi_core.app.listing_index import listing_index_path
+from pi_plugins.session_listing.listing_index import listing_index_path
 from pi_core.session import Session, session_dir_for
 from support.sessions import FIXTURES, assistant, pi_probe, user
 

@@ -4,7 +4,7 @@ import asyncio
 import json
 import threading
 
-from pi_core.app.sdk import create_harness
+from pi_plugins.sdk import create_harness
 from pi_core.session import Session
 from pi_core.app.settings import Settings
 from pi_plugins.providers.pool import _pools

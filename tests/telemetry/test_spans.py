@@ -5,7 +5,7 @@ import asyncio
 
 import pytest
 
-from pi_core.app.sdk import create_harness
+from pi_plugins.sdk import create_harness
 from pi_core.app.settings import Settings
 from pi_core.session import Session
 from pi_core.testing.otlp import OtlpReceiver

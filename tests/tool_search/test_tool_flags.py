@@ -9,7 +9,7 @@ import asyncio
 import pytest
 
 from pi_core import Tool, hookimpl
-from pi_core.app.sdk import create_harness
+from pi_plugins.sdk import create_harness
 from pi_core.app.settings import Settings
 from pi_plugins.cli.tool_selection import ToolFlagError, apply_tool_flags, default_tools, parse_tools
 from support.cli import parse_run_args

@@ -9,7 +9,7 @@ import asyncio
 import json
 
 from pi_core import Tool, hookimpl
-from pi_core.app.sdk import create_harness
+from pi_plugins.sdk import create_harness
 from pi_core.app.settings import Settings
 from pi_core.session import Session
 from pi_plugins import tool_search

@@ -1,5 +1,5 @@
 """Listing sessions for ``/resume`` and ``pi -r``: name, first message, modified, count,
-read through each folder's index (:mod:`pi_core.app.listing_index`), so only the new
+read through each folder's index (:mod:`pi_plugins.session_listing.listing_index`), so only the new
 bytes of changed files are read. ``modified`` is pi's: the latest user or assistant
 message, else the header's timestamp, else the file's mtime.
 """
@@ -11,10 +11,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pi_core.app.listing_index import SessionIndex
-from pi_core.app.listing_scan import FileFacts, is_header, parse_line, scan_file
 from pi_core.protocol.records import record
 from pi_core.session.locations import SESSION_SUFFIX, session_dir_for, sessions_root
+from pi_plugins.session_listing.listing_index import SessionIndex
+from pi_plugins.session_listing.listing_scan import FileFacts, is_header, parse_line, scan_file
 
 NO_MESSAGES = "(no messages)"
 

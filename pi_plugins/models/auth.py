@@ -19,37 +19,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pi_core.protocol.model import is_unknown
+from pi_core.app.preflight import MissingAuthError
 
 _command_cache: dict[str, str | None] = {}
-
-
-class MissingAuthError(RuntimeError):
-    """No model, or no key for the model: the prompt stops before any request."""
-
-
-#: Why no prompt can start when there is no model at all (said before any request).
-NO_MODEL = ("No model available: set a provider's API key (for example OPENAI_API_KEY), "
-            "add a model to models.json, or pass --model. `pi --list-models` lists models.")
-
-
-def preflight(get_api_key, auth_problem=None):
-    """The harness's check before a prompt's first request, as pi makes it: no model or
-    no key is a :class:`MissingAuthError`; an expired sign-in is refreshed first, and a
-    refused refresh is the error in pi's words."""
-
-    async def check(model) -> None:
-        problem = (NO_MODEL if is_unknown(model) else None) or (auth_problem and auth_problem(model))
-        if problem:
-            raise MissingAuthError(problem)
-        key = get_api_key(model) if get_api_key is not None else None
-        if inspect.isawaitable(key):
-            try:
-                await key
-            except SignInExpiredError as exc:
-                raise MissingAuthError(str(exc)) from None
-
-    return check
 
 
 def no_models_available() -> str:
@@ -83,9 +55,9 @@ def resolve_config_value(value: str, env: Mapping[str, str] | None = None, *,
     return env.get(value) or value
 
 
-class SignInExpiredError(RuntimeError):
+class SignInExpiredError(MissingAuthError):
     """A sign-in's token could not be refreshed: the message names the provider and says
-    to sign in again."""
+    to sign in again (the prompt stops before its request, as with no key)."""
 
 
 #: proper-lockfile's defaults as pi uses them: stale after 30 s (async refresh) or 10 s

@@ -1,5 +1,5 @@
 """The model registry: the models plugins register (it knows no provider), the user's
-``models.json`` over them (:mod:`pi_core.app.models_json`), model patterns resolved, and
+``models.json`` over them (:mod:`pi_plugins.models.models_json`), model patterns resolved, and
 the key for each request, looked up as pi does: ``--api-key``, auth.json, the
 environment (``api_key_env``, else ``<PROVIDER>_API_KEY``), models.json's ``apiKey``.
 Keys never appear in reprs, errors or logs.
@@ -17,12 +17,12 @@ from typing import Any, cast
 
 import attrs
 
-from pi_core.app.auth import AuthStorage, resolve_config_value
-from pi_core.app.models_json import ProviderConfig, load_models_json, models_from_config
 from pi_core.paths import agent_dir as default_agent_dir
 from pi_core.protocol.model import Model
 from pi_core.protocol.provider import THINKING_LEVELS
 from pi_core.protocol.records import record
+from pi_plugins.models.auth import AuthStorage, resolve_config_value
+from pi_plugins.models.models_json import ProviderConfig, load_models_json, models_from_config
 
 
 class ModelNotFoundError(LookupError):

@@ -11,9 +11,9 @@ from typing import Any
 
 import attrs
 
-from pi_core.app.auth import resolve_config_value
 from pi_core.protocol.model import Model, ModelCost
 from pi_core.protocol.records import field, record
+from pi_plugins.models.auth import resolve_config_value
 
 
 @record

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import attrs
 
-from pi_core.app.listing_scan import FileFacts, scan_file
 from pi_core.paths import session_side_file, write_file
 from pi_core.protocol.codec import DecodeError, loads_json
+from pi_plugins.session_listing.listing_scan import FileFacts, scan_file
 
 INDEX_VERSION = 1
 

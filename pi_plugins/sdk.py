@@ -50,11 +50,8 @@ async def create_harness(
         settings = Settings.load(cwd)
     registry = load_plugins(cwd=cwd, discover=False, settings=settings) if builtins else Plugins()
     for name in () if builtins else ("local_environment", "retries"):
-        try:
-            registry.register(import_module(f"pi_plugins.{name}"), name, source="builtin",
-                              location=f"pi_plugins.{name}")
-        except ImportError:  # the core without the built-in plugins
-            pass
+        registry.register(import_module(f"pi_plugins.{name}"), name, source="builtin",
+                          location=f"pi_plugins.{name}")
     for plugin in plugins:
         registry.register(plugin)
     explicit, models = True, None
@@ -83,9 +80,9 @@ async def create_harness(
 async def _resolve_model(pattern: str | None, plugins: Plugins,
                          settings: Any) -> tuple[Model, str | None, bool, Any]:
     """(model, thinking level, explicit?, registry), as ``pi`` chooses
-    (:func:`pi_core.app.start_model.choose_model`, which raises when none fits)."""
-    from pi_core.app.registry import ModelRegistry
-    from pi_core.app.start_model import choose_model, find_local_models
+    (:func:`pi_plugins.models.start_model.choose_model`, which raises when none fits)."""
+    from pi_plugins.models.registry import ModelRegistry
+    from pi_plugins.models.start_model import choose_model, find_local_models
 
     models = await ModelRegistry.from_plugins(plugins)
     await find_local_models(models, plugins, settings, pattern=pattern)

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import os
 
-from pi_core.app.auth import NO_MODEL
-from pi_core.app.registry import ModelNotFoundError
+from pi_core.app.preflight import NO_MODEL
+from pi_plugins.models.registry import ModelNotFoundError
 
 
 def choose_model(registry, settings, *, pattern: str | None = None, provider: str | None = None):
     """(model, thinking level or None, explicit?, warning): ``pattern``, else the
     settings' ``defaultModel``, else pi's default among the models with a key
-    (:mod:`pi_core.app.default_models`); raises :class:`ModelNotFoundError`."""
+    (:mod:`pi_plugins.models.default_models`); raises :class:`ModelNotFoundError`."""
     if pattern:
         found = registry.resolve(pattern, provider)
         return found.model, found.thinking_level, True, found.warning
@@ -25,7 +25,7 @@ def choose_model(registry, settings, *, pattern: str | None = None, provider: st
         candidates = [m for m in candidates if m.provider == provider]
     if not candidates:
         raise ModelNotFoundError(NO_MODEL)
-    from pi_core.app.default_models import initial_model
+    from pi_plugins.models.default_models import initial_model
 
     return initial_model(candidates), None, False, None
 
