@@ -14,13 +14,14 @@ Drop it with ``-builtin:codemode``.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import attrs
 
 from pi_core import Tool, hookimpl
 from pi_plugins.codemode import declarations
-from pi_plugins.codemode.tool import NAME, make_tool
+from pi_plugins.codemode.declarations import NAME, make_tool
 
 DEFAULT_INLINE_BUDGET = 3000
 
@@ -68,6 +69,6 @@ def prepare_request(request, ctx):
 
 @hookimpl
 def session_shutdown():
-    from pi_plugins.codemode import sandbox
-
-    sandbox.close_idle()
+    sandbox = sys.modules.get("pi_plugins.codemode.sandbox")  # never loaded: no worker to close
+    if sandbox is not None:
+        sandbox.close_idle()

@@ -1,6 +1,6 @@
 """How tools are shown to a script and to the model: identifiers (``tools.<name>``),
 TypeScript declarations made from the tools' JSON schemas, what a call resolves to, and
-the ``codemode`` tool's own description within ``codemode.inlineBudget``."""
+the ``codemode`` tool itself and its description within ``codemode.inlineBudget``."""
 
 from __future__ import annotations
 
@@ -8,7 +8,11 @@ import json
 import re
 from typing import Any
 
-from pi_core import Tool
+from pi_core import Tool, ToolResult, ToolRun
+
+NAME = "codemode"
+PARAMETERS = {"type": "object", "required": ["code"],
+              "properties": {"code": {"type": "string", "description": "Raw JavaScript source."}}}
 
 _NOT_IDENTIFIER = re.compile(r"[^A-Za-z0-9_$]")
 
@@ -147,3 +151,23 @@ def codemode_description(listed: list[Tool], budget_tokens: int) -> str:
         text += (f"\n\n{len(left_out)} more tool{'s' if len(left_out) != 1 else ''} not listed here: "
                  "find them with searchTools() or ALL_TOOLS.")
     return text
+
+
+async def _execute(args: dict, run: ToolRun) -> ToolResult:
+    """The sandbox and what serves it load with codemode's first script, not with every start."""
+    from pi_plugins.codemode.tool import execute
+
+    return await execute(args, run)
+
+
+def make_tool(description: str) -> Tool:
+    return Tool(name=NAME, label="codemode", description=description, parameters=PARAMETERS,
+                function=_execute, default_active=False, summarize=_summary,
+                prompt_snippet="Run JavaScript that calls other tools",
+                prompt_guidelines=["Use codemode to batch independent tool calls (Promise.allSettled), chain "
+                                   "them, or filter large output, instead of many separate calls."])
+
+
+def _summary(args: dict) -> str:
+    first = str(args.get("code", "")).strip().splitlines()[:1]
+    return "codemode " + (first[0][:80] if first else "")

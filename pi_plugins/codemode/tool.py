@@ -10,6 +10,7 @@ from typing import Any
 
 from pi_core import Tool, ToolResult, ToolRun
 from pi_plugins.codemode import declarations
+from pi_plugins.codemode.declarations import NAME
 from pi_plugins.codemode.options import OptionsError, parse_options
 from pi_plugins.codemode.output import script_result
 from pi_plugins.codemode.sandbox import SandboxError, run_script
@@ -17,9 +18,6 @@ from pi_plugins.codemode.store import ScriptStore
 from pi_plugins.codemode.values import script_value
 from pi_plugins.tool_search import ranking
 
-NAME = "codemode"
-PARAMETERS = {"type": "object", "required": ["code"],
-              "properties": {"code": {"type": "string", "description": "Raw JavaScript source."}}}
 MODELS_UNSUPPORTED = ("models.{method}() is not supported by this harness yet: codemode scripts here "
                       "can call tools, but not classifier or image models.")
 
@@ -141,16 +139,3 @@ async def execute(args: dict, run: ToolRun) -> ToolResult:
     calls = [(name, status) for name, status in script.calls]
     return script_result(ok=ok, seconds=time.monotonic() - began, output=output, error=error,
                          calls=calls, max_output_tokens=options.max_output_tokens)
-
-
-def make_tool(description: str) -> Tool:
-    return Tool(name=NAME, label="codemode", description=description, parameters=PARAMETERS,
-                function=execute, default_active=False, summarize=_summary,
-                prompt_snippet="Run JavaScript that calls other tools",
-                prompt_guidelines=["Use codemode to batch independent tool calls (Promise.allSettled), chain "
-                                   "them, or filter large output, instead of many separate calls."])
-
-
-def _summary(args: dict) -> str:
-    first = str(args.get("code", "")).strip().splitlines()[:1]
-    return "codemode " + (first[0][:80] if first else "")
