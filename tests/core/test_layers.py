@@ -5,9 +5,10 @@
   other module, not even in a docstring or under ``TYPE_CHECKING``;
 - the core proper (``pi_core`` outside ``app/`` and ``testing/``) imports neither the shell
   (``pi_core.app``), the built-in plugins (``pi_plugins``) nor ``contrib``. The one
-  exception is the package's ``__init__``, the public facade: it names the shell's SDK
-  (``create_harness``, ``Settings`` …) in its table, to import on first use, so it too
-  must not import the shell when it is imported (the fresh-interpreter test holds it).
+  exception is the package's ``__init__``, the public facade: it names the shell
+  (``Settings`` …) and the SDK's packages (``create_harness``, ``ModelRegistry`` …) in its
+  table, to import on first use, so it too must not import them when it is imported
+  (the fresh-interpreter test holds it).
 
 Each module is imported on its own, in an interpreter that has loaded no other module of
 the project, and what it brought into ``sys.modules`` is read: a lazy import inside a
