@@ -372,8 +372,15 @@ class LoopbackCallback:
             self._result.set_exception(exc)
 
     async def wait(self) -> AuthorizationCodeResult:
+        """The next redirect's parameters. Each is taken once: when the SDK starts the
+        authorization again within one sign-in (its token request failed), the new
+        attempt waits for its own redirect, not the last one, whose state is stale."""
         assert self._result is not None
-        return await asyncio.shield(self._result)
+        try:
+            return await asyncio.shield(self._result)
+        finally:
+            if self._result.done():
+                self._result = asyncio.get_running_loop().create_future()
 
     async def _answer(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:

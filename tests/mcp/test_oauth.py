@@ -347,3 +347,28 @@ def test_a_damaged_mcp_auth_json_is_reported_and_left_as_it_is(tmp_path, agent, 
     code, _, err = pi_mcp(agent, tmp_path, "logout", "secure")
     assert code == 1 and err.startswith(f"Could not update {agent / 'mcp-auth.json'}: ")
     assert (agent / "mcp-auth.json").read_text() == "{not json"
+
+
+def test_a_second_authorization_in_one_sign_in_waits_for_its_own_redirect():
+    """The SDK may start the authorization again within one sign-in (its token request
+    failed); the callback must not hand it the first redirect, whose state is stale."""
+    from pi_plugins.mcp.oauth import LoopbackCallback
+
+    async def scenario():
+        async with LoopbackCallback(0) as callback:
+            async def redirect(code: str, state: str) -> int:
+                url = f"{callback.redirect_uri}?code={code}&state={state}"
+                async with httpx.AsyncClient() as client:
+                    return (await client.get(url, timeout=10)).status_code
+
+            first = asyncio.ensure_future(callback.wait())
+            assert await redirect("one", "s1") == 200
+            second = asyncio.ensure_future(callback.wait())
+            await asyncio.sleep(0)
+            assert not second.done()  # the first redirect was taken
+            assert await redirect("two", "s2") == 200
+            return await first, await asyncio.wait_for(second, 10)
+
+    first, second = asyncio.run(scenario())
+    assert (first.code, first.state) == ("one", "s1")
+    assert (second.code, second.state) == ("two", "s2")

@@ -138,7 +138,7 @@ def test_a_background_job_does_not_hold_the_result_back(ws):
     pids = ws / "pids"
     began = time.monotonic()
     result = call("bash", {"command": f"sleep 30 & echo $! > {pids}; echo done"}, ws)
-    assert time.monotonic() - began < 3
+    assert time.monotonic() - began < 15  # not the job's 30 s (a loaded machine takes seconds)
     assert text_of(result) == "done\n"
     import os
     import signal as signals
