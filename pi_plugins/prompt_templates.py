@@ -215,7 +215,7 @@ async def find_templates(ctx: Any) -> Templates:
     gather = Gatherer("prompt template", read_template, template_files, found, found.templates,
                       shown=lambda name: "/" + name, noun="template")
     packages = await package_resources(ctx)
-    for resource in packages.temporary("prompts"):  # -e packages first, as pi
+    for resource in packages.temporary("prompts") if packages else ():  # -e packages first, as pi
         gather.add_file(resource.path, "package")
     if options.prompt_templates:
         scopes = (("project", cwd / ".pi" / "prompts"), ("user", home / "prompts"))
@@ -226,7 +226,7 @@ async def find_templates(ctx: Any) -> Templates:
             for path in paths:
                 gather.add_path(path, "settings", True, patterns.listed if patterns else None)
             gather.add_folder(folder, scope, False, patterns.discovered if patterns else None)
-        for resource in packages.enabled("prompts"):
+        for resource in packages.enabled("prompts") if packages else ():
             gather.add_file(resource.path, "package")
     for path in options.prompt_template_paths:
         gather.add_path(resolve_path(path, cwd), "cli", False)

@@ -373,12 +373,14 @@ def source_info(path: Path | str, source: str, ctx: Any, base_dir: Path | str | 
 async def package_resources(ctx: Any) -> Any:
     """The resources of the pi packages settings.json configures (``packages``; the
     project's once it is trusted), found once per run; what is wrong is reported then
-    (:mod:`pi_plugins.packages.configured`)."""
-    from pi_plugins.packages.configured import PackageResources, load
+    (:mod:`pi_plugins.packages.configured`). None when the settings name no package
+    (or there are no settings files: a harness composed bare)."""
+    from pi_plugins.packages.listed import lists_packages
 
     settings = getattr(ctx, "settings", None)
-    if not hasattr(settings, "global_data"):  # a harness composed bare: no settings files
-        return PackageResources()
+    if not hasattr(settings, "global_data") or not lists_packages(settings):
+        return None
+    from pi_plugins.packages.configured import load
     found = load(settings, agent_dir_of(ctx), cwd_of(ctx), project_trusted(ctx))
     report(ctx, "packages", [Problem("settings.json", p) for p in found.problems])
     return found

@@ -209,7 +209,7 @@ async def find_skills(ctx: Any) -> Skills:
         return None if patterns is None else (lambda path: patterns.discovered(path, root))
 
     packages = await package_resources(ctx)
-    for resource in packages.temporary("skills"):  # -e packages first, as pi (even with --no-skills)
+    for resource in packages.temporary("skills") if packages else ():  # -e ones first (even --no-skills)
         gather.add_file(resource.path, "package")
     if options.skills:
         if project_trusted(ctx):  # the project's skills need the project trusted
@@ -221,7 +221,7 @@ async def find_skills(ctx: Any) -> Skills:
         patterns = add_settings("user")
         gather.add_folder(home / "skills", "user", True, found_by_itself(patterns))
         gather.add_folder(user_agents, "user", False)
-        for resource in packages.enabled("skills"):
+        for resource in packages.enabled("skills") if packages else ():
             gather.add_file(resource.path, "package")
     for path in options.skill_paths:
         gather.add_path(resolve_path(path, cwd), "cli", True)

@@ -28,6 +28,10 @@ def register_cli_commands():
 @hookimpl
 def settings_problems(settings):
     """Install the configured pi packages that are missing; what failed, as warnings."""
+    from pi_plugins.packages.listed import lists_packages
+
+    if not lists_packages(settings):
+        return []
     from pi_plugins.packages.startup_install import install_missing
 
     return install_missing(settings)
@@ -36,7 +40,9 @@ def settings_problems(settings):
 @hookimpl(tryfirst=True)  # before the resource plugins look again
 async def session_start(event, ctx):
     """``/reload``: as pi 1.6, try the missing packages again; said through the UI."""
-    if getattr(event, "reason", None) != "reload":
+    from pi_plugins.packages.listed import lists_packages
+
+    if getattr(event, "reason", None) != "reload" or not lists_packages(ctx.settings):
         return
     import asyncio
 
