@@ -89,7 +89,7 @@ from pi_core.app.settings import (
 from pi_core.app.discovery import load_plugins as load_plugins
 from pi_plugins.models.registry import ModelRegistry as ModelRegistry
 from pi_plugins.models.auth import AuthStorage as AuthStorage
-from pi_plugins.virtual_models.definition import (
+from pi_plugins.models.virtual import (
     KEEP_STATE as KEEP_STATE, Dispatch as Dispatch, Route as Route, RouteRequest as RouteRequest,
     VirtualModel as VirtualModel,
 )

@@ -1,7 +1,7 @@
 """Virtual models, as pi 1.6 has them (its ``docs/virtual-models.md``): a selectable model
 that sends each request to a physical model its ``route`` picks.
 
-A plugin declares one by returning a :class:`~pi_plugins.virtual_models.definition.VirtualModel`
+A plugin declares one by returning a :class:`~pi_plugins.models.virtual.VirtualModel`
 from ``register_models`` (pi's ``registerVirtualModel``); it is listed, selected and
 recorded (``model_change``) as the selection. This plugin does the dispatch:
 
@@ -41,7 +41,7 @@ def register_providers(ctx):
 
 @hookimpl
 async def prepare_request(request, ctx):
-    from pi_plugins.virtual_models.definition import is_virtual
+    from pi_plugins.models.virtual import is_virtual
 
     if not is_virtual(request.model):
         return None
@@ -61,7 +61,7 @@ async def prepare_request(request, ctx):
 
 
 async def _route(request, ctx) -> tuple[Model, str]:
-    from pi_plugins.virtual_models.definition import KEEP_STATE, STATE_ENTRY, RouteRequest
+    from pi_plugins.models.virtual import KEEP_STATE, STATE_ENTRY, RouteRequest
     from pi_plugins.virtual_models.routing import (
         RouteError,
         ask_router,

@@ -11,8 +11,8 @@ from typing import Any
 import attrs
 
 from pi_core.protocol.provider import LlmContext, StreamOptions
+from pi_plugins.models.virtual import VIRTUAL_API, RouteRequest, is_virtual
 from pi_plugins.providers.kit.builder import MessageBuilder
-from pi_plugins.virtual_models.definition import VIRTUAL_API, RouteRequest, is_virtual
 from pi_plugins.virtual_models.routing import RouteError, ask_router, clamp, physical_model
 
 #: The compat key a failed routing leaves its error in, on the model the request names.

@@ -10,7 +10,7 @@ from typing import Any
 
 from pi_core.protocol.messages import AgentMessage, AssistantMessage, UserMessage
 from pi_core.protocol.model import Model
-from pi_plugins.virtual_models.definition import (
+from pi_plugins.models.virtual import (
     KEEP_STATE,
     STATE_ENTRY,
     Dispatch,

@@ -1,5 +1,7 @@
-"""What a plugin author writes to declare a virtual model (pi 1.6's ``registerVirtualModel``
-definition) and what its ``route`` callback receives and returns, in Python spelling.
+"""Virtual models' vocabulary: what a plugin author writes to declare one (pi 1.6's
+``registerVirtualModel`` definition) and what its ``route`` callback receives and returns,
+in Python spelling. The model registry lists them; the built-in ``virtual_models`` plugin
+dispatches their requests.
 
 A :class:`VirtualModel` is a :class:`~pi_core.protocol.model.Model`, so a plugin returns it
 from ``register_models`` like any model: it is listed (``--list-models``, ``/model``),
