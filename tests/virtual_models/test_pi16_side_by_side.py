@@ -92,3 +92,20 @@ def test_the_session_records_what_pi16_records(pi, server):
     assert shapes["ours"] == shapes["pi16"]
     assert ("custom", "pi.virtual-model-state", '{"modelId": "auto", "provider": "router", "state": {"count": 2}}') \
         in shapes["ours"]
+
+
+@pytest.mark.requires("pi16")
+def test_the_json_stream_announces_the_router_state_as_pi16_does(pi, server):
+    setup(pi, server)
+    announced = {}
+    for who in ("pi16", "ours"):
+        server.push(Reply(text="short answer"))
+        events = [json.loads(line) for line in run(who, pi, "--model", "router/auto", "--mode", "json",
+                                                   "--no-session", "-p", "hi").splitlines() if line.strip()]
+        announced[who] = [(e["entry"]["type"], e["entry"]["customType"], e["entry"]["data"])
+                          for e in events if e["type"] == "entry_appended"]
+        answer = next(e["message"] for e in events if e["type"] == "message_end"
+                      and e["message"]["role"] == "assistant")
+        assert (answer["model"], answer["thinkingLevel"]) == ("small-model", "medium"), who
+    assert announced["ours"] == announced["pi16"] == [
+        ("custom", "pi.virtual-model-state", {"provider": "router", "modelId": "auto", "state": {"count": 1}})]
