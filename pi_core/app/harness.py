@@ -186,7 +186,8 @@ class Harness:
         if ref is not None and not self.model_is_explicit and self.resolve_model:
             found = self.resolve_model(ref.provider, ref.model_id)
             if found is None and restored.model is not None and ref is not restored.model:
-                found = self.resolve_model(restored.model.provider, restored.model.model_id)
+                ref = restored.model  # the selection is gone: pi 1.6 records no change for this
+                found = self.resolve_model(ref.provider, ref.model_id)
             if found is not None and found.key != self.agent.model.key:
                 previous, self.agent.model = self.agent.model, found
                 await self.notify(ModelSelect(model=found, previous_model=previous, source="restore"))

@@ -190,3 +190,21 @@ def test_a_summary_request_is_routed_as_direct(tmp_path, server, agent_dir):
     assert asyncio.run(scenario()) == "the summary"
     assert router.seen[-1].reason == "direct" and router.seen[-1].state is None
     assert server.requests[-1].model == "big-model"
+
+
+def test_a_resumed_session_whose_virtual_model_is_gone_takes_the_model_that_answered_last(
+        tmp_path, server, agent_dir):
+    server.push(Reply(text="one"), Reply(text="two"))
+    run(tmp_path, Router(server), ["hi"])
+    [path] = (tmp_path / "sessions").glob("*.jsonl")
+
+    class PhysicalOnly:
+        @hookimpl
+        def register_models(self, ctx):
+            return [server.model(COMPLETIONS, id="small-model", provider="local", reasoning=True)]
+
+    harness, entries = run(tmp_path, PhysicalOnly(), ["again"], model=None, session=Session.open(path))
+    assert harness.model.key == "local/small-model"
+    # as pi 1.6: the fallback is not recorded as a model change
+    assert [(e["provider"], e["modelId"]) for e in entries if e["type"] == "model_change"] == [("router", "auto")]
+    assert server.requests[-1].model == "small-model"
