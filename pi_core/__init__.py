@@ -73,6 +73,7 @@ _LAZY: dict[str, str] = {name: module for module, names in {
     "pi_core.app.discovery": "load_plugins",
     "pi_plugins.models.registry": "ModelRegistry",
     "pi_plugins.models.auth": "AuthStorage",
+    "pi_plugins.models.virtual": "Dispatch KEEP_STATE Route RouteRequest VirtualModel",
     "pi_core.app.forks": "clone fork",
     "pi_plugins.session_listing.listing": "SessionInfo continue_recent list_all_sessions list_sessions",
 }.items() for name in names.split()}

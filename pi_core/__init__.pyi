@@ -89,6 +89,10 @@ from pi_core.app.settings import (
 from pi_core.app.discovery import load_plugins as load_plugins
 from pi_plugins.models.registry import ModelRegistry as ModelRegistry
 from pi_plugins.models.auth import AuthStorage as AuthStorage
+from pi_plugins.models.virtual import (
+    KEEP_STATE as KEEP_STATE, Dispatch as Dispatch, Route as Route, RouteRequest as RouteRequest,
+    VirtualModel as VirtualModel,
+)
 from pi_core.app.forks import clone as clone, fork as fork
 from pi_plugins.session_listing.listing import (
     SessionInfo as SessionInfo, continue_recent as continue_recent, list_all_sessions as list_all_sessions,
@@ -124,5 +128,6 @@ __all__ = [
     "SessionError", "TreeNode", "session_dir_for", "sessions_root", "Agent", "AgentBusyError",
     "Plugins", "EventBus", "AbortSignal", "agent_dir", "project_dir", "create_harness", "Harness",
     "Settings", "TrustQuestion", "project_allowed", "load_plugins", "ModelRegistry", "AuthStorage",
+    "Dispatch", "KEEP_STATE", "Route", "RouteRequest", "VirtualModel",
     "clone", "fork", "SessionInfo", "continue_recent", "list_all_sessions", "list_sessions",
 ]

@@ -23,6 +23,7 @@ BUILTINS: dict[str, str] = {
     "bedrock_converse_stream": "pi_plugins.providers.bedrock",
     "model_catalogue": "pi_plugins.providers.catalogue",
     "local_models": "pi_plugins.providers.local",
+    "virtual_models": "pi_plugins.virtual_models",
     "system_prompt": "pi_plugins.system_prompt",
     "context_files": "pi_plugins.context_files",
     "skills": "pi_plugins.skills",

@@ -181,14 +181,18 @@ class Harness:
         fresh = not len(self.session)
         restored = self.session.build_context()
         self.agent.messages = list(restored.messages)
-        if restored.model is not None and not self.model_is_explicit and self.resolve_model:
-            found = self.resolve_model(restored.model.provider, restored.model.model_id)
+        # the selection (pi 1.6: the latest model_change), else the model that answered last
+        ref = restored.selected or restored.model
+        if ref is not None and not self.model_is_explicit and self.resolve_model:
+            found = self.resolve_model(ref.provider, ref.model_id)
+            if found is None and restored.model is not None and ref is not restored.model:
+                ref = restored.model  # the selection is gone: pi 1.6 records no change for this
+                found = self.resolve_model(ref.provider, ref.model_id)
             if found is not None and found.key != self.agent.model.key:
                 previous, self.agent.model = self.agent.model, found
                 await self.notify(ModelSelect(model=found, previous_model=previous, source="restore"))
         if not fresh and not self._explicit_thinking:
             self.agent.thinking_level = restored.thinking_level
-        ref = restored.model
         if not is_unknown(self.model) and (  # nothing to record until a real model is chosen
                 ref is None or (ref.provider, ref.model_id) != (self.model.provider, self.model.id)):
             self.session.append_model_change(self.model.provider, self.model.id)

@@ -27,12 +27,7 @@ from pi_core.protocol.entries import (
     ModelChangeEntry,
     message_of,
 )
-from pi_core.protocol.messages import (
-    AgentMessage,
-    AssistantMessage,
-    ToolCall,
-    ToolResultMessage,
-)
+from pi_core.protocol.messages import AgentMessage, AssistantMessage, ToolCall, ToolResultMessage
 from pi_core.protocol.records import field, record
 
 
@@ -47,6 +42,7 @@ class SessionContext:
     messages: list[AgentMessage] = field(factory=list)
     thinking_level: str = "off"
     model: ModelRef | None = None
+    selected: ModelRef | None = None  # the latest model_change: the selection (pi 1.6's virtual models)
 
 
 def build_session_context(
@@ -78,20 +74,21 @@ def build_session_context(
         elif not isinstance(entry, CompactionEntry):  # an earlier one among those kept
             _add(messages, message_of(entry), edits.get(entry.id, ()))
 
-    thinking_level = model = None
+    thinking_level = model = chosen = None
     for item in reversed(path):  # the last of each on the path counts
         kind = item.type
         if kind == "thinking_level_change" and thinking_level is None:
             thinking_level = getattr(read(item), "thinking_level", None)
-        elif kind in ("message", "model_change") and model is None:
+        elif (kind == "message" and model is None) or (kind == "model_change" and chosen is None):
             entry = read(item)
             if isinstance(entry, ModelChangeEntry):
-                model = ModelRef(entry.provider, entry.model_id)
+                chosen = ModelRef(entry.provider, entry.model_id)
+                model = model or chosen
             elif isinstance(entry, MessageEntry) and isinstance(entry.message, AssistantMessage):
                 model = ModelRef(entry.message.provider, entry.message.model)
-        if thinking_level is not None and model is not None:
+        if thinking_level is not None and chosen is not None:
             break
-    return SessionContext(_without_orphan_results(messages), thinking_level or "off", model)
+    return SessionContext(_without_orphan_results(messages), thinking_level or "off", model, chosen)
 
 
 def _add(messages: list[AgentMessage], message: AgentMessage | None, edit: Any) -> None:

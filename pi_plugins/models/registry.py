@@ -79,6 +79,8 @@ class ModelRegistry:
         self.registered: dict[str, dict] = {}
         #: Keys (``provider/id``) of the models found on servers by ``discover_models``.
         self.local: set[str] = set()
+        #: Virtual models registered while running (``register_virtual_model``), by key.
+        self.virtual: dict[str, Model] = {}
         self.refresh()
         _live.add(self)  # its keys are redacted and kept out of commands while it lives
 
@@ -136,6 +138,22 @@ class ModelRegistry:
         self.refresh()
         return True
 
+    def register_virtual_model(self, model: Model) -> None:
+        """pi 1.6's ``registerVirtualModel`` while running (its SDK's ``modelRuntime``):
+        ``model`` (a ``pi_core.VirtualModel``) over any model of its key, until
+        :meth:`unregister_virtual_model`; ``unregister_provider`` leaves it, as in pi.
+        Raises ValueError for the key of a physical model."""
+        if any(m.key == model.key and m.api != "virtual" for m in self.models):
+            raise ValueError(f"Virtual model {model.key} conflicts with a physical model.")  # pi 1.6's words
+        self.virtual[model.key] = model
+        self.refresh()
+
+    def unregister_virtual_model(self, provider: str, model_id: str) -> bool:
+        if self.virtual.pop(f"{provider}/{model_id}", None) is None:
+            return False
+        self.refresh()
+        return True
+
     def __repr__(self) -> str:
         return f"<ModelRegistry {len(self.models)} models, {len(self.providers)} providers>"
 
@@ -159,7 +177,7 @@ class ModelRegistry:
         for name, config in self.registered.items():
             models, extra = _apply_registration(name, config, models, self.env)
             settings.update(extra)
-        self.models = models
+        self.models = [m for m in models if m.key not in self.virtual] + list(self.virtual.values())
         self._settings = settings
 
     # ------------------------------------------------------------ lookup
@@ -296,6 +314,9 @@ class ModelRegistry:
         """A key is configured, or none is needed: a provider of models.json's own, a
         server on this machine, or no base URL (an in-process provider)."""
         env = self.env if env is None else env
+        if model.api == "virtual":  # pi 1.6: usable when its provider's physical models are
+            physical = next((m for m in self.models if m.provider == model.provider and m.api != "virtual"), None)
+            return physical is None or self.has_auth(physical, env, stored)
         settings = self._settings.get(model.provider)
         required = (model.compat or {}).get("requiredEnv") or ()
         if not all(env.get(name) for name in required):  # Cloudflare's account and gateway ids
