@@ -32,7 +32,24 @@ def _budget(ctx, key: str, default: int) -> int:
     from pi_plugins.compaction.plan import fit_budget
 
     tokens = _model_override(ctx, key)
-    return fit_budget(int(ctx.settings.get(key, default)) if tokens is None else tokens, ctx.model.context_window)
+    return fit_budget(int(ctx.settings.get(key, default)) if tokens is None else tokens, _context_window(ctx))
+
+
+def _context_window(ctx) -> int:
+    """The model's window; for a virtual model (pi 1.6's docs/virtual-models.md), the
+    window of the real model that gave the latest answer, else the one it declares."""
+    from pi_plugins.models.virtual import is_virtual
+
+    model = ctx.model
+    registry = ctx.model_registry
+    if not is_virtual(model) or registry is None:
+        return model.context_window
+    for message in reversed(ctx.agent.messages):
+        if getattr(message, "role", None) == "assistant":
+            found = registry.find(message.provider, message.model)
+            if found is not None and not is_virtual(found):
+                return found.context_window
+    return model.context_window
 
 
 def _model_override(ctx, key: str) -> int | None:
@@ -100,7 +117,7 @@ def session_before_tree(event, ctx):
         from pi_plugins.compaction.prepare import branch_messages
         from pi_plugins.compaction.summary import summarize_branch
 
-        budget = max(ctx.model.context_window - reserve, 0)
+        budget = max(_context_window(ctx) - reserve, 0)
         messages, file_ops = branch_messages(event.entries, budget)
         return await summarize_branch(messages, file_ops, ctx.summarize, reserve, event.instructions)
 

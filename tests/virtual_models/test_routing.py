@@ -208,3 +208,31 @@ def test_a_resumed_session_whose_virtual_model_is_gone_takes_the_model_that_answ
     # as pi 1.6: the fallback is not recorded as a model change
     assert [(e["provider"], e["modelId"]) for e in entries if e["type"] == "model_change"] == [("router", "auto")]
     assert server.requests[-1].model == "small-model"
+
+
+def test_compaction_budgets_use_the_window_of_the_model_that_answered_last(tmp_path, server, agent_dir):
+    """pi 1.6: a virtual model that declares no limits is measured by the physical model
+    of the latest answer, so its budgets are not cut to nothing by a window of 0."""
+    budgets = []
+
+    class Recorder:
+        @hookimpl
+        def session_before_compact(self, event):
+            budgets.append((event.reserve_tokens, event.keep_recent_tokens))
+
+    router = Router(server)
+    server.push(Reply(text="short answer"), Reply(text="Summary of the conversation."))
+    session = Session.create(tmp_path / "work", tmp_path / "sessions")
+
+    async def scenario():
+        harness = await create_harness(router, Recorder(), model="router/auto", builtins=True, session=session,
+                                       cwd=str(tmp_path), settings=Settings({}))
+        await harness.prompt("hi")
+        await harness.compact()
+        window = harness.model_registry.find("local", "small-model").context_window
+        await harness.close()
+        return window
+
+    window = asyncio.run(scenario())
+    assert window > 4 * 20000  # the settings' budgets fit whole: none is cut by the window
+    assert budgets == [(16384, 20000)]  # with the virtual model's own window (0): (1, 1)
