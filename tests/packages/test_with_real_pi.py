@@ -288,3 +288,48 @@ def test_an_e_package_pi16_cached_is_used_here_and_sends_the_same_skills(side, r
     block = re.compile(r"<available_skills>.*</available_skills>", re.S)
     assert block.search(str(ours)).group(0) == block.search(str(theirs)).group(0)
     assert not (side.agent / "settings.json").exists() or "packages" not in (side.agent / "settings.json").read_text()
+
+
+def _own_groups(lines: list[str]) -> list[str]:
+    """The groups of the user's and the project's own folders and settings paths (the
+    packages' and the built-ins' left out: the built-ins differ by design)."""
+    rest = [("  " + line[2:] if line.startswith("> ") else line) for line in lines]
+    kept, keep = [], False
+    for line in rest:
+        if line.startswith("  ") and not line.startswith("   "):
+            keep = line.startswith(("  User", "  Project"))
+        elif not line.startswith("   "):
+            keep = False
+        if keep:
+            kept.append(line)
+    return kept
+
+
+def test_pi_config_lists_the_users_and_the_projects_own_folders_as_pi16_does(side):
+    """``User (<agent dir>/)``, ``User settings`` and (``-l``) ``Project (<project>/.pi/)``:
+    their skills, prompts and themes by name, off where a settings pattern leaves them out."""
+    agent, project = side.agent, side.project
+    for folder, name in ((agent / "skills", "Beta"), (agent / "skills" / "group", "inner")):
+        (folder / name).mkdir(parents=True)
+        (folder / name / "SKILL.md").write_text(f"---\nname: {name.lower()}\ndescription: {name}.\n---\nx\n")
+    (agent / "skills" / "loose.md").write_text("---\nname: loose\ndescription: Loose.\n---\nx\n")
+    (agent / "prompts" / "deeper").mkdir(parents=True)
+    for name in ("review.md", "Ask.md", "b.md", "deeper/not-listed.md"):
+        (agent / "prompts" / name).write_text("Do $1\n")
+    (agent / "themes").mkdir()
+    (agent / "themes" / "mine.json").write_text('{"name": "mine"}\n')
+    extra = side.project.parent / "extra" / "skills" / "extra-skill"
+    extra.mkdir(parents=True)
+    (extra / "SKILL.md").write_text("---\nname: extra-skill\ndescription: Extra.\n---\nx\n")
+    (agent / "settings.json").write_text(json.dumps({
+        "skills": ["../extra/skills", "-skills/Beta/SKILL.md"], "prompts": ["!review.md"]}))
+    for folder, name in ((project / ".pi" / "prompts", "fix.md"), (project / ".pi" / "themes", "proj.json")):
+        folder.mkdir(parents=True)
+        (folder / name).write_text('{"name": "proj"}\n' if name.endswith(".json") else "Fix\n")
+    for args in (("config", "-na"), ("config", "-l", "-a")):
+        theirs = _own_groups(_pi16_screen(side, *args, until="  Built-in" if "-na" in args else "  Project ("))
+        ours = side.ours(*args)
+        assert ours.returncode == 0, ours.stderr
+        assert _own_groups(ours.stdout.splitlines()) == theirs
+    assert f"  User ({side.agent}/)" in theirs[0] and "      [ ] Beta  inherited global" in theirs
+    assert "  Project (" in "\n".join(theirs)
