@@ -126,3 +126,42 @@ def test_e_npm_sends_the_packages_skill_first_and_pi_16_finds_the_same_cache(tmp
     assert f"<location>{location}</location>" in system  # even with --no-skills, as pi
     assert "<name>mine</name>" not in system
     assert not (pi.agent_dir / "settings.json").exists()
+
+
+PLUGIN = '''from pi_core import hookimpl, tool
+
+
+@tool(parameters={"type": "object", "properties": {}})
+def marker_tool(args, run):
+    """Marks the run."""
+    return "ok"
+
+
+@hookimpl
+def register_tools():
+    return [marker_tool]
+'''
+
+
+@pytest.mark.process
+def test_without_the_packages_builtin_e_packages_are_named_once_and_the_plugins_still_load(tmp_path, server, registry):
+    """With ``-builtin:packages``, ``-e npm:NAME`` and ``-e ./folder`` cannot load: one
+    line on stderr says why; a Python plugin given with ``-e`` beside them still loads."""
+    pi = PiRunner(tmp_path, server)
+    pi.env["npm_config_registry"] = registry.url
+    (pi.agent_dir / "settings.json").write_text(json.dumps({"extensions": ["-builtin:packages"]}))
+    (pi.cwd / "folder").mkdir()
+    (pi.cwd / "folder" / "package.json").write_text('{"name": "folder", "pi": {"skills": ["skills"]}}')
+    (pi.cwd / "folder" / "skills" / "folder-skill").mkdir(parents=True)
+    (pi.cwd / "folder" / "skills" / "folder-skill" / "SKILL.md").write_text(
+        "---\nname: folder-skill\ndescription: F.\n---\nx\n")
+    (pi.cwd / "marker.py").write_text(PLUGIN)
+    server.push(Reply(text="ok"))
+    done = pi.run("--no-session", "-e", "npm:pi-themes", "-e", "./folder", "-e", "./marker.py", "-p", "Hi")
+    assert done.returncode == 0 and done.stdout == "ok\n", done.stderr
+    assert [line for line in done.stderr.splitlines() if "npm:pi-themes" in line] == [
+        "warning: -e npm:pi-themes, -e ./folder: pi packages need the packages built-in, which is not "
+        "loaded (-builtin:packages in the settings' extensions, or plugins.disabled); skipped"]
+    assert "marker_tool" in [t["function"]["name"] for t in server.requests[-1].body["tools"]]
+    assert registry.requests == [] and not (pi.agent_dir / "tmp").exists()
+    assert "folder-skill" not in json.dumps(server.requests[-1].body["messages"][0])
