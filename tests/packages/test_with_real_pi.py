@@ -313,6 +313,10 @@ def test_pi_config_lists_the_users_and_the_projects_own_folders_as_pi16_does(sid
         (folder / name).mkdir(parents=True)
         (folder / name / "SKILL.md").write_text(f"---\nname: {name.lower()}\ndescription: {name}.\n---\nx\n")
     (agent / "skills" / "loose.md").write_text("---\nname: loose\ndescription: Loose.\n---\nx\n")
+    for base in (Path(side.env["HOME"]), project):  # User (~/.agents/), Project (<project>/.agents/)
+        (base / ".agents" / "skills" / f"agents-{base.name}").mkdir(parents=True)
+        (base / ".agents" / "skills" / f"agents-{base.name}" / "SKILL.md").write_text(
+            f"---\nname: agents-{base.name}\ndescription: A.\n---\nx\n")
     (agent / "prompts" / "deeper").mkdir(parents=True)
     for name in ("review.md", "Ask.md", "b.md", "deeper/not-listed.md"):
         (agent / "prompts" / name).write_text("Do $1\n")
@@ -332,7 +336,7 @@ def test_pi_config_lists_the_users_and_the_projects_own_folders_as_pi16_does(sid
         assert ours.returncode == 0, ours.stderr
         assert _own_groups(ours.stdout.splitlines()) == theirs
     assert f"  User ({side.agent}/)" in theirs[0] and "      [ ] Beta  inherited global" in theirs
-    assert "  Project (" in "\n".join(theirs)
+    assert "  Project (" in "\n".join(theirs) and "  User (~/.agents/) · inherited global" in theirs
 
 
 def _cached_versions(agent: Path, name: str) -> list[str]:
