@@ -94,6 +94,34 @@ async def check_settings(plugins: Any, settings: Any) -> list[str]:
     return problems
 
 
+def check_settings_in_background(plugins: Any, settings: Any,
+                                 done: Callable[[list[str]], Any]) -> asyncio.Task | None:
+    """Ask ``settings_problems`` for ``settings`` in a worker thread while the caller goes
+    on (``pi serve``: a package install never holds the server or its sessions); the
+    harnesses assembled meanwhile neither ask nor wait, and start without what is still
+    being installed. ``done(problems)`` runs on the caller's loop once it is over (the
+    problems are also added to ``settings.problems``). None: these settings were asked."""
+    if settings in _CHECKED:
+        return None
+    loop = asyncio.get_running_loop()
+    _CHECKED[settings] = marker = loop.create_future()
+    marker.set_result(None)
+
+    def ask() -> list[str]:  # on its own event loop: a hook that blocks blocks only it
+        return [str(p) for p in asyncio.run(plugins.call("settings_problems", settings=settings, ctx=None))]
+
+    async def check() -> None:
+        try:
+            problems = await loop.run_in_executor(None, ask)  # the caller's context vars stay here
+        except Exception as exc:  # a plugin's bug: said, never the server's end
+            problems = [f"checking the settings failed: {exc!r}"]
+        if isinstance(getattr(settings, "problems", None), list):
+            settings.problems.extend(problems)
+        done(problems)
+
+    return loop.create_task(check())
+
+
 async def spawn_child(parent: Harness, *, model: Model | None = None, thinking_level: str | None = None,
                       system_prompt: str | None = None, options: Any = None,
                       before_start: Callable[[Harness], Any] | None = None) -> Harness:

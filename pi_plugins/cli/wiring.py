@@ -54,6 +54,13 @@ async def _trusted_plugins(args: RunArgs, cwd: str, home: Path, extension_paths:
     return settings, plugins, trust
 
 
+def packages_not_loaded(given: list[str]) -> str:
+    """Why ``-e``'s pi packages are skipped: the plugin that loads them is dropped."""
+    named = ", ".join(f"-e {p}" for p in given)
+    return (f"{named}: pi packages need the packages built-in, which is not loaded "
+            "(-builtin:packages in the settings' extensions, or plugins.disabled); skipped")
+
+
 async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None,
                     trust_ui: Any = None, chat: bool = False) -> App:
     """The app for ``args``; ``trust_ui`` (the chat's terminal) may ask whether to trust
@@ -70,8 +77,11 @@ async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None,
     settings, plugins, trust = await _trusted_plugins(args, cwd, home, extension_paths, trust_ui)
     from pi_core.app.discovery import PACKAGE_PREFIXES, pi_package_source
 
-    settings.extension_sources = [p if p.startswith(PACKAGE_PREFIXES) else os.path.abspath(p)
-                                  for p in extension_paths if pi_package_source(p)]
+    given = [p for p in extension_paths if pi_package_source(p)]
+    if given and not any(info.name == "packages" for info in plugins.infos):
+        settings.problems.append(packages_not_loaded(given))
+        given = []
+    settings.extension_sources = [p if p.startswith(PACKAGE_PREFIXES) else os.path.abspath(p) for p in given]
     if settings.global_data.get("httpProxy"):  # pi 1.6: the agent dir's only
         from pi_plugins.providers.transport import apply_http_proxy_setting
 

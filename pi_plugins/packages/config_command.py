@@ -101,8 +101,8 @@ def package_lines(resources: Any, local: bool, inherited: set) -> list[str]:
 
 def config_lines(cwd: str, local: bool, approve: bool | None) -> list[str]:
     """The lines ``pi config`` prints for the user's scope, or the project's (``-l``):
-    the packages' resources as pi 1.6 lists them, then the built-in plugins."""
-    from pi_core.app.builtins import BUILTINS
+    the packages' resources as pi 1.6 lists them, then the user's own folders, the
+    built-in plugins, the paths settings.json lists, and (``-l``) the project's own."""
     from pi_core.app.settings import Settings
     from pi_core.paths import agent_dir
     from pi_plugins.packages.configured import load
@@ -119,10 +119,25 @@ def config_lines(cwd: str, local: bool, approve: bool | None) -> list[str]:
         lines = ["Global Resources", "~/.pi/agent/settings.json", ""]
     inherited = {(r.kind, r.path) for r in global_resources.resources}
     lines += package_lines(resources, local, inherited)
+    from pi_plugins.packages.own_resources import group_lines, own_groups
+
+    own = own_groups(settings, home, here, project=local)
+    for group in (g for g in own if g.scope == "user" and g.source == "auto"):
+        lines += group_lines(group, inherited=local)
+    lines += builtin_lines(settings, local)
+    for group in (g for g in own if not (g.scope == "user" and g.source == "auto")):
+        lines += group_lines(group, inherited=local and group.scope == "user")
+    return lines + [f"warning: {p}" for p in resources.problems]
+
+
+def builtin_lines(settings: Any, local: bool) -> list[str]:
+    """The built-in plugins, on or off (``-builtin:NAME`` in ``extensions``), and in the
+    project scope the project's overrides."""
+    from pi_core.app.builtins import BUILTINS
+
     user = _builtin_switches(getattr(settings, "global_data", None))
     project = _builtin_switches(getattr(settings, "project_data", None)) if local else {}
-    lines.append("  Built-in · inherited global" if local else "  Built-in")
-    lines.append("    Extensions")
+    lines = ["  Built-in · inherited global" if local else "  Built-in", "    Extensions"]
     for name in BUILTINS:
         if name in project:
             lines.append(f"      [{'+' if project[name] else '-'}] {name}")
@@ -130,7 +145,7 @@ def config_lines(cwd: str, local: bool, approve: bool | None) -> list[str]:
             lines.append(f"      [{'x' if user.get(name, True) else ' '}] {name}  inherited global")
         else:
             lines.append(f"      [{'x' if user.get(name, True) else ' '}] {name}")
-    return lines + [f"warning: {p}" for p in resources.problems]
+    return lines
 
 
 def _trusted(cwd: str, approve: bool | None) -> bool:

@@ -20,6 +20,9 @@ from pi_plugins.packages.collect import RESOURCE_TYPES, collect
 
 #: Sources whose start-up install failed in this process (:mod:`.startup_install`), already reported.
 FAILED: set[str] = set()
+#: Sources being installed now (``pi serve`` installs in the background): a session that
+#: starts meanwhile goes without their resources, and is told so.
+INSTALLING: set[str] = set()
 
 
 @define
@@ -172,7 +175,9 @@ def load(settings: Any, agent_dir: Path, cwd: Path, project_trusted: bool) -> Pa
     for package in effective(packages, agent_dir, cwd):
         if package.path is None and delta_base(package, packages, agent_dir, cwd) is None \
                 and package.text not in FAILED:
-            problems.append(f"package {package.text} is not installed; its resources are skipped "
+            problems.append(f"package {package.text} is being installed; sessions started after it "
+                            "have its resources" if package.text in INSTALLING else
+                            f"package {package.text} is not installed; its resources are skipped "
                             f"(pi install {package.text}{' -l' if package.scope == 'project' else ''})")
     from pi_plugins.packages import temporary
 

@@ -12,11 +12,23 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
 from pi_plugins.packages import semver, sources
-from pi_plugins.packages.configured import FAILED, ConfiguredPackage, configured, delta_base, effective
+from pi_plugins.packages.configured import (
+    FAILED,
+    INSTALLING,
+    ConfiguredPackage,
+    configured,
+    delta_base,
+    effective,
+)
+
+#: One install at a time in this process: ``pi serve`` checks each folder's settings in a
+#: thread of its own, and two folders may list the same package (the same npm root).
+_ONE_AT_A_TIME = threading.Lock()
 
 
 def offline(env: Any = None) -> bool:
@@ -85,12 +97,16 @@ def install_missing(settings: Any, *, env: Any = None, say: Any = None) -> list[
     trusted = getattr(settings, "project_trusted", False) is True
     packages, _ = configured(settings.global_data, settings.project_data, agent_dir, cwd, project_trusted=trusted)
     warnings = []
-    for package in missing(packages, agent_dir, cwd):
-        say(f"Installing {package.text}...")
-        try:
-            install_one(package, agent_dir, cwd)
-            FAILED.discard(package.text)
-        except (NpmError, OSError) as exc:
-            FAILED.add(package.text)
-            warnings.append(failure_line(package, str(exc)))
-    return warnings + temporary.prepare(settings, agent_dir, offline=False, say=say)
+    with _ONE_AT_A_TIME:  # what is missing is looked at once the other install is over
+        for package in missing(packages, agent_dir, cwd):
+            say(f"Installing {package.text}...")
+            INSTALLING.add(package.text)
+            try:
+                install_one(package, agent_dir, cwd)
+                FAILED.discard(package.text)
+            except (NpmError, OSError) as exc:
+                FAILED.add(package.text)
+                warnings.append(failure_line(package, str(exc)))
+            finally:
+                INSTALLING.discard(package.text)
+        return warnings + temporary.prepare(settings, agent_dir, offline=False, say=say)

@@ -103,6 +103,7 @@ class Serving:
                                 ws_per_message_deflate=False)
         self._server = _server_class()(config)
         self._task = asyncio.create_task(self._server.serve(sockets=[listening]))
+        sessions.check_settings(sessions.cwd)  # packages install while it serves
         url = self.url = serve_url(self.host, listening.getsockname()[1], self.token)
         return url
 

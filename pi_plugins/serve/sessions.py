@@ -213,6 +213,8 @@ class SessionHost:
         self.flat = flat
         self.live: dict[str, ServedSession] = {}
         self._opening = asyncio.Lock()
+        #: The settings checks under way (a package install): serving never waits for them.
+        self.checks: set[asyncio.Task] = set()
         env.plugins.error_listeners.append(self._plugin_error)
 
     def _plugin_error(self, error) -> None:
@@ -235,6 +237,28 @@ class SessionHost:
         chosen = sessions_dir(RunArgs(), Settings.load(cwd, env.agent_dir, project_trusted=approve))
         root = Path(chosen) if chosen is not None else env.agent_dir / "sessions"
         return cls(env, Path(os.path.realpath(root)), chosen is not None, cwd)
+
+    def check_settings(self, cwd: str) -> None:
+        """Install what the folder's settings list and the disk lacks (pi packages) in the
+        background, once per settings: the sessions opened meanwhile start without them,
+        those opened after have their resources; what happened is said on stderr."""
+        import sys
+
+        from pi_core.app.assembly import check_settings_in_background
+
+        started = time.monotonic()
+
+        def done(problems: list[str]) -> None:
+            for problem in problems:
+                print(f"pi serve: warning: {problem}", file=sys.stderr, flush=True)
+            print(f"pi serve: start-up checks for {cwd} done in {time.monotonic() - started:.1f} s "
+                  f"({len(problems)} warning{'' if len(problems) == 1 else 's'}); sessions opened "
+                  "from now on have the packages they installed", file=sys.stderr, flush=True)
+
+        task = check_settings_in_background(self.env.plugins, self.env.settings_for(cwd), done)
+        if task is not None:
+            self.checks.add(task)
+            task.add_done_callback(self.checks.discard)
 
     # ------------------------------------------------------------ files
 
@@ -342,6 +366,7 @@ class SessionHost:
         from pi_plugins.cli.wiring import scoped_models
 
         env = self.env
+        self.check_settings(cwd)  # a folder first served: its packages install meanwhile
         settings = env.settings_for(cwd)
         try:
             model, level = await env.model_for(model_pattern, settings)

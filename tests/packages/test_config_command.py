@@ -90,3 +90,26 @@ def test_the_project_scope_needs_a_trusted_project(agent):
     done = CliRunner().invoke(config_command, ["-l", "-na"])
     assert done.exit_code == 1
     assert "Project is not trusted. Use --approve to modify local resource config." in done.output
+
+
+def test_the_users_and_the_projects_own_folders_are_listed_around_the_builtins(agent, tmp_path):
+    """pi 1.6's order: packages, ``User (<agent dir>/)``, Built-in, ``User settings``,
+    then (``-l``) ``Project (<project>/.pi/)``; a file a settings pattern leaves out is off."""
+    home = tmp_path / "agent"
+    (home / "skills" / "mine").mkdir(parents=True)
+    (home / "skills" / "mine" / "SKILL.md").write_text("---\nname: mine\ndescription: M.\n---\nx\n")
+    (home / "prompts").mkdir()
+    (home / "prompts" / "review.md").write_text("Review\n")
+    settings = json.loads((home / "settings.json").read_text())
+    (home / "settings.json").write_text(json.dumps({**settings, "prompts": ["-prompts/review.md"]}))
+    (agent / ".pi" / "skills" / "here").mkdir(parents=True)
+    (agent / ".pi" / "skills" / "here" / "SKILL.md").write_text("---\nname: here\ndescription: H.\n---\nx\n")
+    user = config_lines(str(agent), local=False, approve=False)
+    start = user.index(f"  User ({home}/)")
+    assert user[start:start + 6] == [f"  User ({home}/)", "    Skills", "      [x] mine", "    Prompts",
+                                     "      [ ] review.md", "  Built-in"]
+    assert not any(line.startswith("  Project (") for line in user)
+    project = config_lines(str(agent), local=True, approve=True)
+    assert f"  User ({home}/) · inherited global" in project
+    assert "      [x] mine  inherited global" in project
+    assert project[-3:] == [f"  Project ({agent}/.pi/)", "    Skills", "      [x] here"]

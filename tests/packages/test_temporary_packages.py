@@ -126,3 +126,92 @@ def test_e_npm_sends_the_packages_skill_first_and_pi_16_finds_the_same_cache(tmp
     assert f"<location>{location}</location>" in system  # even with --no-skills, as pi
     assert "<name>mine</name>" not in system
     assert not (pi.agent_dir / "settings.json").exists()
+
+
+PLUGIN = '''from pi_core import hookimpl, tool
+
+
+@tool(parameters={"type": "object", "properties": {}})
+def marker_tool(args, run):
+    """Marks the run."""
+    return "ok"
+
+
+@hookimpl
+def register_tools():
+    return [marker_tool]
+'''
+
+
+@pytest.mark.process
+def test_without_the_packages_builtin_e_packages_are_named_once_and_the_plugins_still_load(tmp_path, server, registry):
+    """With ``-builtin:packages``, ``-e npm:NAME`` and ``-e ./folder`` cannot load: one
+    line on stderr says why; a Python plugin given with ``-e`` beside them still loads."""
+    pi = PiRunner(tmp_path, server)
+    pi.env["npm_config_registry"] = registry.url
+    (pi.agent_dir / "settings.json").write_text(json.dumps({"extensions": ["-builtin:packages"]}))
+    (pi.cwd / "folder").mkdir()
+    (pi.cwd / "folder" / "package.json").write_text('{"name": "folder", "pi": {"skills": ["skills"]}}')
+    (pi.cwd / "folder" / "skills" / "folder-skill").mkdir(parents=True)
+    (pi.cwd / "folder" / "skills" / "folder-skill" / "SKILL.md").write_text(
+        "---\nname: folder-skill\ndescription: F.\n---\nx\n")
+    (pi.cwd / "marker.py").write_text(PLUGIN)
+    server.push(Reply(text="ok"))
+    done = pi.run("--no-session", "-e", "npm:pi-themes", "-e", "./folder", "-e", "./marker.py", "-p", "Hi")
+    assert done.returncode == 0 and done.stdout == "ok\n", done.stderr
+    assert [line for line in done.stderr.splitlines() if "npm:pi-themes" in line] == [
+        "warning: -e npm:pi-themes, -e ./folder: pi packages need the packages built-in, which is not "
+        "loaded (-builtin:packages in the settings' extensions, or plugins.disabled); skipped"]
+    assert "marker_tool" in [t["function"]["name"] for t in server.requests[-1].body["tools"]]
+    assert registry.requests == [] and not (pi.agent_dir / "tmp").exists()
+    assert "folder-skill" not in json.dumps(server.requests[-1].body["messages"][0])
+
+
+def republished_skill(version: str, words: str) -> bytes:
+    """pi-prompt-template-model's real tarball as ``version``, its skill described by ``words``."""
+    source = tarfile.open(FIXTURES / "pi-prompt-template-model-0.12.2.tgz")
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w") as target:
+        for member in source.getmembers():
+            data = source.extractfile(member).read() if member.isfile() else None
+            if member.name == "package/package.json":
+                data = json.dumps({**json.loads(data), "version": version}).encode()
+            elif member.name == "package/skills/prompt-template-authoring/SKILL.md":
+                data = f"---\nname: prompt-template-authoring\ndescription: {words}\n---\nx\n".encode()
+            if data is not None:
+                member.size = len(data)
+            target.addfile(member, io.BytesIO(data) if data is not None else None)
+    return gzip.compress(out.getvalue())
+
+
+def test_reload_refreshes_a_cached_e_package_and_the_next_prompt_has_its_new_skill(home, registry, server):
+    """As pi 1.6 on ``/reload``: an unpinned ``-e npm:`` package the registry has a newer
+    version of is installed again, and the skills are read again from it."""
+    import asyncio
+
+    from pi_plugins.sdk import create_harness
+
+    settings = Settings.load(str(home.project), home.agent)
+    settings.extension_sources = ["npm:pi-prompt-template-model"]
+
+    async def scenario():
+        harness = await create_harness(model=server.model("openai-completions"), builtins=True,
+                                       cwd=str(home.project), settings=settings)
+        try:
+            server.push(Reply(text="ok"))
+            await harness.prompt("Hi")
+            before = json.dumps(server.requests[-1].body["messages"][0])
+            registry.add("pi-prompt-template-model-0.12.3.tgz", republished_skill("0.12.3", "The newer skill."))
+            await harness.reload()
+            server.push(Reply(text="ok"))
+            await harness.prompt("Hi again")
+            return before, json.dumps(server.requests[-1].body["messages"][0])
+        finally:
+            await harness.close()
+
+    before, after = asyncio.run(scenario())
+    assert "prompt-template-authoring" in before and "The newer skill." not in before
+    assert "<description>The newer skill.</description>" in after
+    manifest = cached(home, "pi-prompt-template-model") / "package.json"
+    assert json.loads(manifest.read_text())["version"] == "0.12.3"
+    assert not (home.agent / "settings.json").exists()

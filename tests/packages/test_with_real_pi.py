@@ -288,3 +288,134 @@ def test_an_e_package_pi16_cached_is_used_here_and_sends_the_same_skills(side, r
     block = re.compile(r"<available_skills>.*</available_skills>", re.S)
     assert block.search(str(ours)).group(0) == block.search(str(theirs)).group(0)
     assert not (side.agent / "settings.json").exists() or "packages" not in (side.agent / "settings.json").read_text()
+
+
+def _own_groups(lines: list[str]) -> list[str]:
+    """The groups of the user's and the project's own folders and settings paths (the
+    packages' and the built-ins' left out: the built-ins differ by design)."""
+    rest = [("  " + line[2:] if line.startswith("> ") else line) for line in lines]
+    kept, keep = [], False
+    for line in rest:
+        if line.startswith("  ") and not line.startswith("   "):
+            keep = line.startswith(("  User", "  Project"))
+        elif not line.startswith("   "):
+            keep = False
+        if keep:
+            kept.append(line)
+    return kept
+
+
+def test_pi_config_lists_the_users_and_the_projects_own_folders_as_pi16_does(side):
+    """``User (<agent dir>/)``, ``User settings`` and (``-l``) ``Project (<project>/.pi/)``:
+    their skills, prompts and themes by name, off where a settings pattern leaves them out."""
+    agent, project = side.agent, side.project
+    for folder, name in ((agent / "skills", "Beta"), (agent / "skills" / "group", "inner")):
+        (folder / name).mkdir(parents=True)
+        (folder / name / "SKILL.md").write_text(f"---\nname: {name.lower()}\ndescription: {name}.\n---\nx\n")
+    (agent / "skills" / "loose.md").write_text("---\nname: loose\ndescription: Loose.\n---\nx\n")
+    for base in (Path(side.env["HOME"]), project):  # User (~/.agents/), Project (<project>/.agents/)
+        (base / ".agents" / "skills" / f"agents-{base.name}").mkdir(parents=True)
+        (base / ".agents" / "skills" / f"agents-{base.name}" / "SKILL.md").write_text(
+            f"---\nname: agents-{base.name}\ndescription: A.\n---\nx\n")
+    (agent / "prompts" / "deeper").mkdir(parents=True)
+    for name in ("review.md", "Ask.md", "b.md", "deeper/not-listed.md"):
+        (agent / "prompts" / name).write_text("Do $1\n")
+    (agent / "themes").mkdir()
+    (agent / "themes" / "mine.json").write_text('{"name": "mine"}\n')
+    extra = side.project.parent / "extra" / "skills" / "extra-skill"
+    extra.mkdir(parents=True)
+    (extra / "SKILL.md").write_text("---\nname: extra-skill\ndescription: Extra.\n---\nx\n")
+    (agent / "settings.json").write_text(json.dumps({
+        "skills": ["../extra/skills", "-skills/Beta/SKILL.md"], "prompts": ["!review.md"]}))
+    for folder, name in ((project / ".pi" / "prompts", "fix.md"), (project / ".pi" / "themes", "proj.json")):
+        folder.mkdir(parents=True)
+        (folder / name).write_text('{"name": "proj"}\n' if name.endswith(".json") else "Fix\n")
+    for args in (("config", "-na"), ("config", "-l", "-a")):
+        theirs = _own_groups(_pi16_screen(side, *args, until="  Built-in" if "-na" in args else "  Project ("))
+        ours = side.ours(*args)
+        assert ours.returncode == 0, ours.stderr
+        assert _own_groups(ours.stdout.splitlines()) == theirs
+    assert f"  User ({side.agent}/)" in theirs[0] and "      [ ] Beta  inherited global" in theirs
+    assert "  Project (" in "\n".join(theirs) and "  User (~/.agents/) · inherited global" in theirs
+
+
+def _cached_versions(agent: Path, name: str) -> list[str]:
+    found = (agent / "tmp" / "extensions" / "npm").glob(f"*/node_modules/{name}/package.json")
+    return [json.loads(path.read_text())["version"] for path in found]
+
+
+def _until(check, timeout: float, pump) -> bool:
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        pump(0.2)
+        if check():
+            return True
+    return False
+
+
+def test_reload_refreshes_a_cached_e_package_in_pi16_and_here_in_the_same_cache(side, registry, monkeypatch):
+    """pi 1.6's ``/reload`` installs the registry's newer version of an unpinned ``-e
+    npm:`` package; ours does the same, in the cache the two share."""
+    import asyncio
+    import fcntl
+    import os
+    import pty
+    import select
+    import struct
+    import termios
+
+    import pyte
+
+    from pi_core.app.settings import Settings
+    from pi_plugins.sdk import create_harness
+
+    from .test_temporary_packages import republished_skill
+
+    name = "pi-prompt-template-model"
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: pi 1.6's chat on the pty
+        os.chdir(side.project)
+        os.execve(node_for("pi16"), [node_for("pi16"), str(require_real("pi16") / "dist" / "cli.js"),
+                                     "-a", "-ne", "-e", f"npm:{name}"], {**side.env, "TERM": "xterm-256color"})
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 120, 0, 0))
+    screen = pyte.Screen(120, 50)
+    stream = pyte.ByteStream(screen)
+
+    def pump(seconds: float) -> None:
+        if select.select([fd], [], [], seconds)[0]:
+            with __import__("contextlib").suppress(OSError):
+                stream.feed(os.read(fd, 65536))
+
+    try:
+        assert _until(lambda: "prompt-template-authoring" in "\n".join(screen.display), 90, pump), \
+            "\n".join(screen.display)
+        assert _cached_versions(side.agent, name) == ["0.12.2"]
+        registry.add(f"{name}-0.12.3.tgz", republished_skill("0.12.3", "The newer skill."))
+        os.write(fd, b"/reload")
+        pump(0.5)
+        os.write(fd, b"\r")
+        assert _until(lambda: _cached_versions(side.agent, name) == ["0.12.3"], 90, pump), \
+            "\n".join(screen.display)
+    finally:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        os.close(fd)
+
+    for key, value in side.env.items():  # ours, in this process, on the same agent dir
+        monkeypatch.setenv(key, value)
+    registry.add(f"{name}-0.12.4.tgz", republished_skill("0.12.4", "The newest skill."))
+    settings = Settings.load(str(side.project), side.agent)
+    settings.extension_sources = [f"npm:{name}"]
+
+    async def reload_here() -> None:
+        harness = await create_harness(model=side.server.model("openai-completions"), builtins=True,
+                                       cwd=str(side.project), settings=settings)
+        try:
+            await harness.reload()
+        finally:
+            await harness.close()
+
+    asyncio.run(reload_here())
+    assert _cached_versions(side.agent, name) == ["0.12.4"]

@@ -35,6 +35,9 @@ class NpmRegistry:
         self.files: dict[tuple[str, str], str] = {}
         self.tampered: set[str] = set()
         self.requests: list[str] = []
+        #: Cleared: tarball downloads wait until it is set again (an install held midway).
+        self.open = threading.Event()
+        self.open.set()
         for path in sorted(folder.glob("*.tgz")):
             self.add(path.name, path.read_bytes())
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -76,6 +79,7 @@ class NpmRegistry:
                 path = unquote(self.path.split("?", 1)[0]).lstrip("/")
                 registry.requests.append(path)
                 if "/-/" in path:
+                    registry.open.wait(30)
                     name, _, filename = path.partition("/-/")
                     data = registry.tarballs.get(filename)
                     if data is not None and name in registry.tampered:
