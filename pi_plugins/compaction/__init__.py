@@ -13,6 +13,9 @@ the primitive (``ctx.compact``: the events, the hooks, the entry, the rebuilt co
   plugin later in load order that supplies its own summary (or cancels) costs nothing;
 - ``session_before_tree``: the same for branch summaries when moving in the tree.
 
+A summary request that fails in a transient way is sent again under the ``retry.*``
+policy, with pi 1.6's ``summarization_retry_*`` events (:mod:`pi_plugins.compaction.retry`).
+
 Drop it with ``-builtin:compaction`` and a plugin of your own can do all of this.
 """
 
@@ -80,10 +83,11 @@ def session_before_compact(event, ctx):
         return None  # the branch is empty or already ends in a compaction
 
     async def generate():
+        from pi_plugins.compaction.retry import retrying
         from pi_plugins.compaction.summary import summarize_compaction
 
-        summary, details = await summarize_compaction(plan, ctx.summarize, event.reserve_tokens,
-                                                      event.instructions)
+        summarize = retrying(ctx.summarize, ctx, "compaction", event.reason)
+        summary, details = await summarize_compaction(plan, summarize, event.reserve_tokens, event.instructions)
         return CompactionResult(summary=summary, first_kept_entry_id=plan.first_kept_entry_id,
                                 tokens_before=plan.tokens_before, details=details)
 
@@ -98,10 +102,12 @@ def session_before_tree(event, ctx):
 
     async def generate():
         from pi_plugins.compaction.prepare import branch_messages
+        from pi_plugins.compaction.retry import retrying
         from pi_plugins.compaction.summary import summarize_branch
 
         budget = max(ctx.model.context_window - reserve, 0)
         messages, file_ops = branch_messages(event.entries, budget)
-        return await summarize_branch(messages, file_ops, ctx.summarize, reserve, event.instructions)
+        summarize = retrying(ctx.summarize, ctx, "branchSummary")
+        return await summarize_branch(messages, file_ops, summarize, reserve, event.instructions)
 
     return TreeDecision(generate=generate, from_hook=False)
