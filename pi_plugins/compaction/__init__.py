@@ -7,6 +7,9 @@ the primitive (``ctx.compact``: the events, the hooks, the entry, the rebuilt co
   ``compaction.enabled`` is off; reserve and keep-recent budgets are held to a quarter of
   the window (:func:`pi_plugins.compaction.plan.fit_budget`), so a small local model
   answers first and compacts only when it must;
+- ``configuration_problems``: ``compaction.reserveTokens`` / ``keepRecentTokens`` (and
+  their ``modelOverrides``) of the wrong type stop the start, as pi 1.6 stops
+  (:mod:`pi_plugins.compaction.token_settings`);
 - ``prepare_compaction``: plans every compaction (manual, threshold, overflow):
   :mod:`pi_plugins.compaction.plan`;
 - ``session_before_compact``: offers the built-in summariser as a deferred decision, so a
@@ -33,22 +36,30 @@ from pi_core.protocol.events import CompactionDecision, CompactionResult, TreeDe
 
 def _budget(ctx, key: str, default: int) -> int:
     from pi_plugins.compaction.plan import fit_budget
+    from pi_plugins.compaction.token_settings import token_setting
+    from pi_plugins.retries.policy import number_setting
 
-    tokens = _model_override(ctx, key)
-    return fit_budget(int(ctx.settings.get(key, default)) if tokens is None else tokens, ctx.model.context_window)
-
-
-def _model_override(ctx, key: str) -> int | None:
-    """pi 1.6's ``compaction.modelOverrides["provider/id"]``: this model's own
-    ``reserveTokens`` / ``keepRecentTokens``, each falling back on its own to the
-    ordinary setting. A value that is not a non-negative whole number is not used."""
     section, _, field = key.partition(".")
-    if section != "compaction":
-        return None
-    overrides = ctx.settings.get("compaction.modelOverrides")
-    entry = overrides.get(ctx.model.key) if isinstance(overrides, dict) else None
-    value = entry.get(field) if isinstance(entry, dict) else None
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+    if section == "compaction":  # pi 1.6's rules, compaction.modelOverrides included
+        tokens = token_setting(ctx.settings, field, ctx.model.key)
+    else:
+        tokens = number_setting(ctx.settings, key, default)
+    return fit_budget(tokens, ctx.model.context_window)
+
+
+@hookimpl
+def settings_problems(settings, ctx):
+    from pi_plugins.retries.policy import number_problems
+
+    return number_problems(settings, {"branchSummary.reserveTokens": 16384})
+
+
+@hookimpl
+def configuration_problems(ctx):
+    """A compaction token setting of the wrong type stops the start, in pi 1.6's words."""
+    from pi_plugins.compaction.token_settings import problems
+
+    return problems(ctx.settings, ctx.model.key if ctx.model is not None else None)
 
 
 @hookimpl
