@@ -7,6 +7,8 @@ the cycle's list at once, ``enabledModels`` in settings.json when that is set.""
 import asyncio
 import json
 
+import pytest
+
 from pi_core.app.settings import Settings
 from pi_core.session import Session
 from pi_plugins.sdk import create_harness
@@ -68,3 +70,41 @@ def test_without_a_scope_only_the_default_is_saved(tmp_path, server):
 def test_a_switch_that_is_not_saved_leaves_scope_and_settings_alone(tmp_path, server):
     keys, saved = _save(tmp_path, server, enabled=["local/a"], scope="a", persist=False)
     assert keys == ["local/a"] and saved == {}
+
+
+@pytest.mark.process
+@pytest.mark.requires("pi16")
+def test_the_saved_settings_are_what_pi16s_ctrl_s_in_model_writes(tmp_path, server):
+    """pi 1.6 in a terminal: /model, Tab to every model, pick c, Ctrl+S; its settings.json
+    and ours after ``set_model(c, persist=True)`` on the same scope are alike."""
+    from support.programs import node_for, require_real
+    from support.terminal import Terminal
+
+    start = {"enabledModels": ["local/a", "local/b"], "defaultProvider": "local", "defaultModel": "a"}
+    agent, project = tmp_path / "pi16" / "agent", tmp_path / "pi16" / "project"
+    agent.mkdir(parents=True)
+    project.mkdir()
+    (agent / "models.json").write_text(json.dumps(server.models_json("local", apiKey="k", models=["a", "b", "c"])))
+    (agent / "settings.json").write_text(json.dumps(start))
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "pi16" / "home"), "PI_CODING_AGENT_DIR": str(agent),
+           "PI_OFFLINE": "1", "TERM": "xterm-256color"}
+    argv = [node_for("pi16"), str(require_real("pi16") / "dist" / "cli.js"), "--tui-mode", "regular"]
+    with Terminal(tmp_path, argv, env=env, cwd=project, width=120) as term:
+        term.wait_for("Model scope", timeout=30)
+        term.type("/model")
+        term.press("Enter")
+        term.wait_for("Ctrl+S to set as default")
+        term.press("Tab")
+        term.type("c")
+        term.wait_for("Model Name: c")
+        term.press("C-s")
+        term.wait_for("Default model: local/c")
+    theirs = json.loads((agent / "settings.json").read_text())
+    theirs.pop("lastChangelogVersion", None)
+
+    ours_dir = tmp_path / "ours"
+    ours_dir.mkdir()
+    keys, ours = _save(ours_dir, server, enabled=start["enabledModels"], scope="ab")
+    assert ours == {**theirs} == {"enabledModels": ["local/a", "local/b", "local/c"],
+                                  "defaultProvider": "local", "defaultModel": "c"}
+    assert keys == ["local/a", "local/b", "local/c"]
