@@ -119,9 +119,11 @@ class Context:
         return self.harness.model_registry if self.harness is not None else None
 
     def is_idle(self) -> bool:
-        if self.harness is not None:
-            return not self.harness.is_running
-        return self.agent is None or not self.agent.is_running
+        return not (self.harness.is_running if self.harness is not None else self.agent and self.agent.is_running)
+
+    @property
+    def signal(self) -> AbortSignal | None:  # pi 1.6's ctx.signal (see Ctx)
+        return self.harness.run_signal if self.harness is not None else None
 
     def abort(self) -> None:
         if self.harness is not None:
@@ -153,9 +155,8 @@ class Context:
 
     async def execute_tool(self, name: str, arguments: Any, *, parent_tool_call_id: str,
                            signal: Any = None, on_update: Any = None) -> Any:
-        """Run a registered tool from inside another tool's call ``parent_tool_call_id``,
-        through validation and the tool hooks (pi 1.6's ``ctx.executeTool``); the result,
-        errors included, is the caller's alone. See :meth:`pi_core.loop.Agent.execute_tool`."""
+        """Run a registered tool inside the call ``parent_tool_call_id``, through validation and
+        the tool hooks (pi 1.6's ``ctx.executeTool``; :meth:`pi_core.loop.Agent.execute_tool`)."""
         return await self._agent("execute_tool").execute_tool(
             name, arguments, parent_tool_call_id=parent_tool_call_id, signal=signal, on_update=on_update)
 
@@ -203,8 +204,7 @@ class Context:
             self.harness.send(message, deliver_as=deliver_as, trigger_turn=trigger_turn, as_prompt=False)
 
     async def emit(self, event: Any) -> None:
-        """A session event of a plugin's (such as ``auto_retry_start`` or
-        ``budget_exceeded``): the plugins' hook of its type, then every subscriber."""
+        """A plugin's session event (``auto_retry_start``, ``budget_exceeded``): the hook of its type, then subscribers."""
         await (self.harness or self._agent("emit")).emit(event)
 
     # ------------------------------------------------ the session
@@ -215,8 +215,7 @@ class Context:
 
     @property
     def session_id(self) -> str | None:
-        session = self.session
-        return session.id if session is not None else None
+        return self.session.id if self.session is not None else None
 
     def append_entry(self, custom_type: str, data: Any = None):
         return self._harness("append_entry").append_entry(custom_type, data)
@@ -264,8 +263,7 @@ class Context:
         return SessionControl(cancelled=False)
 
     def shutdown(self) -> None:
-        handler = getattr(self.harness, "on_shutdown", None)
-        if handler is not None:
+        if (handler := getattr(self.harness, "on_shutdown", None)) is not None:
             handler()
 
     # ------------------------------------------------ processes

@@ -15,7 +15,7 @@ from pi_core.protocol.events import (
     CompactionStart,
     SessionCompactEvent,
 )
-from pi_core.protocol.messages import TextContent, Usage, UserMessage
+from pi_core.protocol.messages import AssistantMessage, TextContent, Usage, UserMessage
 from pi_core.protocol.provider import LlmContext, StreamOptions, complete
 from pi_core.protocol.signal import AbortSignal
 from pi_core.protocol.usage import total_usage
@@ -27,7 +27,12 @@ log = logging.getLogger("pi.harness")
 
 
 class SummaryError(RuntimeError):
-    """The model could not write a summary (its error is in the message)."""
+    """The model could not write a summary (its error is in the message); ``answer`` is
+    the failed answer, whose ``failure`` says whether trying again may help."""
+
+    def __init__(self, message: str, answer: AssistantMessage | None = None) -> None:
+        super().__init__(message)
+        self.answer = answer
 
 
 async def summarize(harness: Harness, system_prompt: str, text: str, max_tokens: int) -> str:
@@ -39,12 +44,14 @@ async def summarize(harness: Harness, system_prompt: str, text: str, max_tokens:
         raise SummaryError(f"no provider for api {model.api!r}")
     signal = harness.run_signal or AbortSignal()
     context = LlmContext(system_prompt=system_prompt, messages=[UserMessage(content=[TextContent(text)])])
+    # No retries inside the provider, as pi 1.6 sends summaries: the compaction plugin
+    # retries a transient failure itself, under retry.* and with its events.
     options = StreamOptions(signal=signal, api_key=await harness.agent.api_key(model), max_tokens=max_tokens,
-                            thinking_level=harness.thinking_level if model.reasoning else "off")
+                            thinking_level=harness.thinking_level if model.reasoning else "off", max_retries=0)
     message = await complete(provider, model, context, options)
     harness.summary_answers.append(message)
     if message.stop_reason in ("error", "aborted"):
-        raise SummaryError(message.error_message or "the summary request failed")
+        raise SummaryError(message.error_message or "the summary request failed", message)
     return message.text
 
 def take_summary_usage(harness: Harness) -> Usage | None:

@@ -257,26 +257,55 @@ def _node_files(folder: Path) -> list[Path]:
     return sorted(found, key=lambda p: p.name)
 
 
-def _listed_paths(settings: Any, problems: list[str]) -> list[Path]:
-    """The plugin paths of the settings' ``extensions`` lists (global, then project), each
-    resolved against its own file's folder; the built-in switches are not paths."""
-    found = []
-    for data, base in ((getattr(settings, "global_data", None), getattr(settings, "global_dir", None)),
-                       (getattr(settings, "project_data", None), getattr(settings, "project_dir", None))):
-        for entry in _entries(data):
-            if builtin_switch(entry) is not None:
-                continue
-            if entry[:1] in ("+", "-", "!"):
-                problems.append(f"settings extensions: {entry!r}: only built-ins take a + or -; ignored")
-                continue
+def _scope_entries(settings: Any, scope: str) -> tuple[list[str], Path | None]:
+    """A scope's ``extensions`` entries about files (not the built-in switches) and the
+    folder they are read from (its settings file's)."""
+    prefix = "project" if scope == "project" else "global"
+    base = getattr(settings, f"{prefix}_dir", None)
+    entries = [e for e in _entries(getattr(settings, f"{prefix}_data", None)) if builtin_switch(e) is None]
+    return entries, Path(base) if base is not None else None
+
+
+def _left_out(scope: str) -> str:
+    return f"left out by a pattern in the {scope} settings' extensions"
+
+
+def _listed_paths(settings: Any, problems: list[str]) -> list[tuple[Path, str | None]]:
+    """The plugin paths of the settings' ``extensions`` lists (user, then project), each
+    resolved against its own file's folder (a folder that is no package gives its plugin
+    files), with why a pattern leaves one out (``None``: it loads). pi's patterns: a glob
+    keeps what it matches among those paths, ``!glob`` leaves out, ``+path`` puts back,
+    ``-path`` takes out (:mod:`pi_core.app.resource_patterns`)."""
+    from pi_core.app.resource_patterns import apply_patterns, is_pattern
+
+    found: list[tuple[Path, str | None]] = []
+    for scope in ("user", "project"):
+        entries, base = _scope_entries(settings, scope)
+        files: list[Path] = []
+        for entry in (e for e in entries if not is_pattern(e)):
             path = Path(entry).expanduser()
-            path = path if path.is_absolute() or base is None else Path(base) / path
+            path = path if path.is_absolute() or base is None else base / path
             why = foreign_extension(entry)
             if why is not None:
                 problems.append(f"settings extensions: {path}: {why}")
-                continue
-            found.append(path)
+            elif path.is_dir() and not (path / "__init__.py").exists():
+                files += _plugin_files(path)
+                problems += [f"{p}: {CANNOT_RUN}" for p in _node_files(path)]
+            else:
+                files.append(path)
+        patterns = [e for e in entries if is_pattern(e)]
+        kept = apply_patterns(files, patterns, base or Path.cwd()) if patterns else set(files)
+        found += [(p, None if p in kept else _left_out(scope)) for p in files]
     return found
+
+
+def _folder_reason(path: Path, settings: Any, scope: str, root: Path) -> str | None:
+    """Why the scope's ``!``, ``+`` and ``-`` entries leave out a plugin its extensions
+    folder holds, as pi 1.6 applies them to what it finds by itself."""
+    from pi_core.app.resource_patterns import is_override, kept_by_overrides
+
+    overrides = [e for e in _scope_entries(settings, scope)[0] if is_override(e)]
+    return None if not overrides or kept_by_overrides(path, overrides, root) else _left_out(scope)
 
 
 class PluginLoader:
@@ -318,12 +347,13 @@ class PluginLoader:
             found += [attrs.evolve(ep, reason=policy.reason(ep.name, ep.distribution, False))
                       for ep in self._entry_points]
             trusted = getattr(settings, "project_trusted", True) is True
-            folders = (self.agent_dir / "extensions", project_dir(self.cwd) / "extensions")
-            for folder in folders if trusted else folders[:1]:
-                found += [Found(p.stem, "file", str(p), policy.reason(p.stem, None, False))
-                          for p in _plugin_files(folder)]
+            roots = (("user", self.agent_dir), ("project", project_dir(self.cwd)))
+            for scope, root in roots if trusted else roots[:1]:
+                folder = root / "extensions"
+                found += [Found(p.stem, "file", str(p), policy.reason(p.stem, None, False)
+                                or _folder_reason(p, settings, scope, root)) for p in _plugin_files(folder)]
                 problems += [f"{p}: {CANNOT_RUN}" for p in _node_files(folder)]
-            found += [Found(p.stem, "settings", str(p)) for p in _listed_paths(settings, problems)]
+            found += [Found(p.stem, "settings", str(p), why) for p, why in _listed_paths(settings, problems)]
         for p in self.extension_paths:
             if pi_package_source(p):  # the settings carry it to its plugin
                 continue

@@ -439,8 +439,8 @@ class Harness:
 
     # ------------------------------------------------------------ model and thinking level
 
-    async def set_model(self, model: Model, source: ModelSource = "set") -> None:
-        await self.models.set_model(model, source)
+    async def set_model(self, model: Model, source: ModelSource = "set", persist: bool = False) -> None:
+        await self.models.set_model(model, source, persist)
 
     async def set_thinking_level(self, level: str) -> None:
         await self.models.set_thinking_level(level)

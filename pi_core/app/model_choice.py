@@ -25,20 +25,42 @@ class ModelChoice:
     def __init__(self, harness: Harness) -> None:
         self.harness = harness
 
-    async def set_model(self, model: Model, source: ModelSource = "set") -> None:
+    async def set_model(self, model: Model, source: ModelSource = "set", persist: bool = False) -> None:
         """Switch models for this session; the thinking level is re-clamped for the new
         one (as pi 1.6: the level ``modelThinkingLevels`` sets for it, else the saved
-        default level, else the current one). As pi 1.6, nothing is saved
-        as the next run's default: the callers that mean to (the pickers' save key, a
-        sign-in, /settings) save it."""
+        default level, else the current one). As pi 1.6, nothing is saved as the next
+        run's default unless ``persist`` (the pickers' save key): :meth:`save_default_model`."""
         previous = self.harness.agent.model
         level = (model_default_level(self.harness.ctx.settings, model)
                  or self.harness.ctx.settings.get("defaultThinkingLevel") or self.harness.thinking_level or "medium")
         self.harness.agent.model = model
         if previous.key != model.key:
             self.harness.session.append_model_change(model.provider, model.id)
+        if persist:
+            self.save_default_model(model)
         await self.set_thinking_level(level)
         await self.harness.notify(ModelSelect(model=model, previous_model=previous, source=source))
+
+    def save_default_model(self, model: Model) -> None:
+        """pi 1.6's saved default model (``defaultProvider``, ``defaultModel``); where the
+        session's models are scoped (``--models``, ``enabledModels``) and the scope lacks
+        it, it joins the scope, as 1.6's ``_addPersistedDefaultToNonEmptyScope`` does: the
+        cycle's list now, and ``enabledModels`` (saved) when that is set and does not
+        name ``provider/id`` already (whatever the case)."""
+        settings = self.harness.ctx.settings
+        remember = getattr(settings, "remember", None)
+        if remember is None:
+            return
+        remember("defaultProvider", model.provider)
+        remember("defaultModel", model.id)
+        scoped = self.harness.scoped_models
+        if not scoped or any(m.key == model.key for m, _ in scoped):
+            return
+        self.harness.scoped_models = [*scoped, (model, None)]
+        enabled = settings.get("enabledModels")
+        if isinstance(enabled, list) and enabled and not any(
+                isinstance(p, str) and p.lower() == model.key.lower() for p in enabled):
+            remember("enabledModels", [*enabled, model.key])
 
     async def set_thinking_level(self, level: str) -> None:
         """Set the level, clamped to what the model takes; a change is recorded in the

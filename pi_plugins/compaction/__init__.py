@@ -7,11 +7,17 @@ the primitive (``ctx.compact``: the events, the hooks, the entry, the rebuilt co
   ``compaction.enabled`` is off; reserve and keep-recent budgets are held to a quarter of
   the window (:func:`pi_plugins.compaction.plan.fit_budget`), so a small local model
   answers first and compacts only when it must;
+- ``configuration_problems``: ``compaction.reserveTokens`` / ``keepRecentTokens`` (and
+  their ``modelOverrides``) of the wrong type stop the start, as pi 1.6 stops
+  (:mod:`pi_plugins.compaction.token_settings`);
 - ``prepare_compaction``: plans every compaction (manual, threshold, overflow):
   :mod:`pi_plugins.compaction.plan`;
 - ``session_before_compact``: offers the built-in summariser as a deferred decision, so a
   plugin later in load order that supplies its own summary (or cancels) costs nothing;
 - ``session_before_tree``: the same for branch summaries when moving in the tree.
+
+A summary request that fails in a transient way is sent again under the ``retry.*``
+policy, with pi 1.6's ``summarization_retry_*`` events (:mod:`pi_plugins.compaction.retry`).
 
 Drop it with ``-builtin:compaction`` and a plugin of your own can do all of this.
 """
@@ -30,9 +36,15 @@ from pi_core.protocol.events import CompactionDecision, CompactionResult, TreeDe
 
 def _budget(ctx, key: str, default: int) -> int:
     from pi_plugins.compaction.plan import fit_budget
+    from pi_plugins.compaction.token_settings import token_setting
+    from pi_plugins.retries.policy import number_setting
 
-    tokens = _model_override(ctx, key)
-    return fit_budget(int(ctx.settings.get(key, default)) if tokens is None else tokens, _context_window(ctx))
+    section, _, field = key.partition(".")
+    if section == "compaction":  # pi 1.6's rules, compaction.modelOverrides included
+        tokens = token_setting(ctx.settings, field, ctx.model.key)
+    else:
+        tokens = number_setting(ctx.settings, key, default)
+    return fit_budget(tokens, _context_window(ctx))
 
 
 def _context_window(ctx) -> int:
@@ -52,17 +64,19 @@ def _context_window(ctx) -> int:
     return model.context_window
 
 
-def _model_override(ctx, key: str) -> int | None:
-    """pi 1.6's ``compaction.modelOverrides["provider/id"]``: this model's own
-    ``reserveTokens`` / ``keepRecentTokens``, each falling back on its own to the
-    ordinary setting. A value that is not a non-negative whole number is not used."""
-    section, _, field = key.partition(".")
-    if section != "compaction":
-        return None
-    overrides = ctx.settings.get("compaction.modelOverrides")
-    entry = overrides.get(ctx.model.key) if isinstance(overrides, dict) else None
-    value = entry.get(field) if isinstance(entry, dict) else None
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+@hookimpl
+def settings_problems(settings, ctx):
+    from pi_plugins.retries.policy import number_problems
+
+    return number_problems(settings, {"branchSummary.reserveTokens": 16384})
+
+
+@hookimpl
+def configuration_problems(ctx):
+    """A compaction token setting of the wrong type stops the start, in pi 1.6's words."""
+    from pi_plugins.compaction.token_settings import problems
+
+    return problems(ctx.settings, ctx.model.key if ctx.model is not None else None)
 
 
 @hookimpl
@@ -97,10 +111,11 @@ def session_before_compact(event, ctx):
         return None  # the branch is empty or already ends in a compaction
 
     async def generate():
+        from pi_plugins.compaction.retry import retrying
         from pi_plugins.compaction.summary import summarize_compaction
 
-        summary, details = await summarize_compaction(plan, ctx.summarize, event.reserve_tokens,
-                                                      event.instructions)
+        summarize = retrying(ctx.summarize, ctx, "compaction", event.reason)
+        summary, details = await summarize_compaction(plan, summarize, event.reserve_tokens, event.instructions)
         return CompactionResult(summary=summary, first_kept_entry_id=plan.first_kept_entry_id,
                                 tokens_before=plan.tokens_before, details=details)
 
@@ -115,10 +130,12 @@ def session_before_tree(event, ctx):
 
     async def generate():
         from pi_plugins.compaction.prepare import branch_messages
+        from pi_plugins.compaction.retry import retrying
         from pi_plugins.compaction.summary import summarize_branch
 
         budget = max(_context_window(ctx) - reserve, 0)
         messages, file_ops = branch_messages(event.entries, budget)
-        return await summarize_branch(messages, file_ops, ctx.summarize, reserve, event.instructions)
+        summarize = retrying(ctx.summarize, ctx, "branchSummary")
+        return await summarize_branch(messages, file_ops, summarize, reserve, event.instructions)
 
     return TreeDecision(generate=generate, from_hook=False)

@@ -17,9 +17,20 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from pathlib import Path
 from typing import Any
+
+# pi's globs and patterns live in the shell, where plugin discovery applies them to
+# ``extensions`` too; re-exported here for the package code that has always used them.
+from pi_core.app.resource_patterns import (  # noqa: F401
+    _normal,
+    _posix,
+    apply_patterns,
+    glob_regex,
+    is_override,
+    matches_exact,
+    matches_glob,
+)
 
 RESOURCE_TYPES = ("extensions", "skills", "prompts", "themes")
 _SUFFIX = {"skills": ".md", "prompts": ".md", "themes": ".json"}
@@ -43,102 +54,6 @@ def read_manifest(package_root: Path) -> dict[str, Any] | None:
         if isinstance(entries, list) and all(isinstance(e, str) for e in entries):
             manifest[key] = entries
     return manifest
-
-
-# ---------------------------------------------------------------- globs (minimatch's)
-
-
-def glob_regex(pattern: str) -> re.Pattern:
-    """A minimatch-style glob as a regex on ``/``-separated paths: ``**`` crosses
-    folders, ``*`` and ``?`` do not, ``[...]`` and ``{a,b}`` as in the shell."""
-    out, i = [], 0
-    while i < len(pattern):
-        c = pattern[i]
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-            continue
-        if pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-            continue
-        if c == "*":
-            out.append("[^/]*")
-        elif c == "?":
-            out.append("[^/]")
-        elif c == "[":
-            end = pattern.find("]", i + 1)
-            if end < 0:
-                out.append(re.escape(c))
-            else:
-                body = pattern[i + 1:end].replace("\\", "\\\\")
-                out.append(f"[{'^' + body[1:] if body.startswith('!') else body}]")
-                i = end
-        elif c == "{":
-            end = pattern.find("}", i + 1)
-            if end < 0:
-                out.append(re.escape(c))
-            else:
-                options = pattern[i + 1:end].split(",")
-                out.append("(?:" + "|".join(glob_regex(o).pattern[4:-2] for o in options) + ")")
-                i = end
-        else:
-            out.append(re.escape(c))
-        i += 1
-    return re.compile("(?s:" + "".join(out) + r")\Z")
-
-
-def _posix(path: str | Path) -> str:
-    return str(path).replace(os.sep, "/")
-
-
-def _normal(pattern: str) -> str:
-    return _posix(os.path.normpath(pattern)) if pattern else pattern
-
-
-def _candidates(path: Path, root: Path, with_parent: bool) -> list[str]:
-    rel = _posix(os.path.relpath(path, root))
-    found = [rel, path.name, _posix(path)]
-    if with_parent and path.name == "SKILL.md":
-        parent = path.parent
-        found += [_posix(os.path.relpath(parent, root)), parent.name, _posix(parent)]
-    return found
-
-
-def matches_glob(path: Path, patterns: list[str], root: Path) -> bool:
-    """pi's match: the path relative to the package, its name or its absolute path (a
-    SKILL.md also by its folder)."""
-    names = _candidates(path, root, True)
-    return any(glob_regex(_normal(p)).match(n) for p in patterns for n in names)
-
-
-def matches_exact(path: Path, patterns: list[str], root: Path) -> bool:
-    rel = _posix(os.path.relpath(path, root))
-    names = {rel, _posix(path)}
-    if path.name == "SKILL.md":
-        names |= {_posix(os.path.relpath(path.parent, root)), _posix(path.parent)}
-    return any(_normal(p[2:] if p.startswith("./") else p) in names for p in patterns)
-
-
-def is_override(entry: str) -> bool:
-    return entry[:1] in ("!", "+", "-")
-
-
-def apply_patterns(paths: list[Path], patterns: list[str], root: Path) -> set[Path]:
-    """The paths patterns keep: includes (all when none), minus ``!`` globs, plus ``+``
-    exact paths, minus ``-`` exact paths."""
-    includes = [p for p in patterns if not is_override(p)]
-    excludes = [p[1:] for p in patterns if p.startswith("!")]
-    forced = [p[1:] for p in patterns if p.startswith("+")]
-    removed = [p[1:] for p in patterns if p.startswith("-")]
-    kept = [p for p in paths if not includes or matches_glob(p, includes, root)]
-    if excludes:
-        kept = [p for p in kept if not matches_glob(p, excludes, root)]
-    if forced:
-        kept += [p for p in paths if p not in kept and matches_exact(p, forced, root)]
-    if removed:
-        kept = [p for p in kept if not matches_exact(p, removed, root)]
-    return set(kept)
 
 
 def delta_states(paths: list[Path], patterns: list[str], root: Path) -> dict[Path, bool]:

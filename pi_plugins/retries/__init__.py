@@ -9,7 +9,11 @@ Providers never retry on their own: this is the one retry policy
 (:mod:`pi_plugins.retries.policy`).
 
 - ``after_agent_run``: decides, waits, and asks the harness to run the request again;
-- ``agent_end``: pi 1.6's ``willRetry``, set before anyone else sees the event.
+- ``agent_end``: pi 1.6's ``willRetry``, set before anyone else sees the event;
+- ``settings_problems``: a ``retry.*`` number of the wrong type (``"3"`` counts as 3, as
+  in pi 1.6; ``"x"`` is warned about and the default used);
+- ``configuration_problems``: ``httpIdleTimeoutMs`` / ``websocketConnectTimeoutMs`` that
+  are neither milliseconds nor ``"disabled"`` stop the start, as in pi 1.6.
 
 Drop it with ``-builtin:retries``; a plugin of your own can decide on ``after_agent_run``.
 """
@@ -38,6 +42,26 @@ def agent_end(event, ctx):
     from pi_plugins.retries.policy import will_retry
 
     event.will_retry = will_retry(ctx, _of(ctx), event.messages)
+
+
+@hookimpl
+def settings_problems(settings, ctx):
+    """``retry.*`` numbers that are not numbers: said, and the defaults used."""
+    from pi_plugins.retries.policy import NUMBERS, number_problems
+
+    return number_problems(settings, NUMBERS)
+
+
+@hookimpl
+def configuration_problems(ctx):
+    """pi 1.6 refuses to start with a request timeout it cannot read: so do we."""
+    import json
+
+    from pi_core.loop import idle_timeout_ms
+
+    return [f"Invalid {key} setting: {value if isinstance(value, str) else json.dumps(value)}" for key in ("httpIdleTimeoutMs", "websocketConnectTimeoutMs")
+            if (value := ctx.settings.get(key)) is not None and idle_timeout_ms(value) is None
+            and not (isinstance(value, str) and not value.strip())]
 
 
 @hookimpl

@@ -11,6 +11,7 @@ server that cannot take the request says so again and again.
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 from attrs import define
@@ -42,15 +43,45 @@ class Policy:
 
     @classmethod
     def of(cls, settings: Any) -> Policy:
-        return cls(bool(settings.get("retry.enabled", True)), int(settings.get("retry.maxRetries", 3)),
-                   int(settings.get("retry.baseDelayMs", 2000)),
-                   int(settings.get("retry.provider.maxRetryDelayMs", 60000)),
-                   int(settings.get("retry.maxAgentDelayMs", 60000)))
+        return cls(bool(settings.get("retry.enabled", True)),
+                   *(number_setting(settings, key, default) for key, default in NUMBERS.items()))
 
     def backoff_ms(self, attempt: int) -> int:
         """The session's wait before ``attempt`` (1 for the first retry): doubling from
         ``retry.baseDelayMs``, never more than ``retry.maxAgentDelayMs``."""
         return min(self.base_delay_ms * 2 ** max(attempt - 1, 0), self.max_agent_delay_ms)
+
+
+#: The ``retry.*`` numbers and pi 1.6's defaults, in :class:`Policy`'s order.
+NUMBERS = {"retry.maxRetries": 3, "retry.baseDelayMs": 2000, "retry.provider.maxRetryDelayMs": 60000,
+           "retry.maxAgentDelayMs": 60000}
+
+
+def number_setting(settings: Any, key: str, default: int) -> int:
+    """A numeric setting pi 1.6 uses as it is, so JavaScript coerces it: a number, or a
+    numeric string (``"3"``), counts as that number. Anything else (``"x"``, ``true``, a
+    list) is the default here, and :func:`number_problems` says so at start-up; pi 1.6
+    would compute with ``NaN`` (with ``retry.maxRetries: "x"`` it retries forever)."""
+    value = _number(settings.get(key))
+    return default if value is None else value
+
+
+def number_problems(settings: Any, numbers: dict[str, int]) -> list[str]:
+    """A warning for each of these settings that is set but not a number."""
+    return [f"{key}: expected a number, not {json.dumps(settings.get(key))}; the default ({default}) is used"
+            for key, default in numbers.items()
+            if settings.get(key) is not None and _number(settings.get(key)) is None]
+
+
+def _number(value: Any) -> int | None:
+    if isinstance(value, str):
+        try:
+            value = float(value.strip())
+        except ValueError:
+            return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != value or abs(value) == float("inf"):
+        return None
+    return int(value)
 
 
 def will_retry(ctx: Any, state: Attempts, messages: list) -> bool:
