@@ -68,9 +68,7 @@ async def model(tui: ChatPort, args: str) -> None:
         detail=lambda item: f"Model name: {item.value.name or item.value.id}"))
     if isinstance(chosen, tuple):  # Ctrl+S: this model, and the default for new sessions
         chosen = chosen[1]
-        await tui.harness.set_model(chosen)
-        tui.settings.remember("defaultProvider", chosen.provider)
-        tui.settings.remember("defaultModel", chosen.id)
+        await tui.harness.set_model(chosen, persist=True)  # and into a non-empty scope, as 1.6
         tui.add_text(f"Default model: {chosen.provider}/{chosen.id}", "dim")
     elif chosen is not None:
         await _switch_model(tui, chosen)

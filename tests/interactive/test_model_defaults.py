@@ -71,6 +71,21 @@ def test_ctrl_s_in_model_saves_the_default_model(pi_screen):
     assert (saved["defaultProvider"], saved["defaultModel"]) == ("local", "third-model")
 
 
+def test_ctrl_s_on_a_model_outside_enabled_models_adds_it_to_them(pi_screen):
+    """pi 1.6's _addPersistedDefaultToNonEmptyScope: the saved default joins a non-empty
+    ``enabledModels``, so the next start's scope still holds it."""
+    term = pi_screen(settings={"enabledModels": ["local/test-model"]})
+    term.submit("/model")
+    term.wait_for("Select a model")
+    term.type("third")
+    term.wait_for(lambda s: "→ third-model [local]" in s)
+    term.press("C-s")
+    term.wait_drawn("Default model: local/third-model")
+    saved = _settings(term)
+    assert saved["enabledModels"] == ["local/test-model", "local/third-model"]
+    assert (saved["defaultProvider"], saved["defaultModel"]) == ("local", "third-model")
+
+
 def test_history_keys_browse_earlier_prompts_wherever_the_cursor_is(pi_screen, server):
     server.push(Reply(text="first answer"), Reply(text="second answer"))
     keybindings = {"tui.editor.historyPrevious": "alt+p", "tui.editor.historyNext": "alt+n"}
