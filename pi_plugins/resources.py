@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import weakref
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
@@ -369,16 +370,23 @@ def source_info(path: Path | str, source: str, ctx: Any, base_dir: Path | str | 
     return info
 
 
+def _packages_loaded(ctx: Any) -> bool:
+    """The ``packages`` built-in is among the plugins (whatever name it was given)."""
+    module = sys.modules.get("pi_plugins.packages")
+    return module is not None and any(info.plugin is module for info in ctx.plugins.infos)
+
+
 @per_run
 async def package_resources(ctx: Any) -> Any:
     """The resources of the pi packages settings.json configures (``packages``; the
     project's once it is trusted), found once per run; what is wrong is reported then
-    (:mod:`pi_plugins.packages.configured`). None when the settings name no package
-    (or there are no settings files: a harness composed bare)."""
+    (:mod:`pi_plugins.packages.configured`). None when the settings name no package, when
+    the ``packages`` built-in is dropped (``-builtin:packages``: pi packages are off), or
+    without settings files (a harness composed bare)."""
     from pi_plugins.packages.listed import lists_packages
 
     settings = getattr(ctx, "settings", None)
-    if not hasattr(settings, "global_data") or not lists_packages(settings):
+    if not hasattr(settings, "global_data") or not lists_packages(settings) or not _packages_loaded(ctx):
         return None
     from pi_plugins.packages.configured import load
     found = load(settings, agent_dir_of(ctx), cwd_of(ctx), project_trusted(ctx))

@@ -14,7 +14,7 @@ from pi_core.app.settings import Settings
 from pi_core.context import Context
 from pi_core.plugins import Plugins
 from pi_core.protocol.options import ResourceOptions
-from pi_plugins import prompt_templates, skills
+from pi_plugins import packages, prompt_templates, skills
 from pi_plugins.interactive.themes import load_themes
 from pi_plugins.packages.configured import extension_label, load
 from support.npm_registry import FIXTURES
@@ -61,9 +61,9 @@ def templates_of(ctx):
     return run(prompt_templates.find_templates(ctx))
 
 
-def make_ctx(agent: Path, project: Path, trusted: bool = True, options=None) -> Context:
+def make_ctx(agent: Path, project: Path, trusted: bool = True, options=None, with_packages=True) -> Context:
     plugins = Plugins()
-    for plugin in (skills, prompt_templates):
+    for plugin in (packages, skills, prompt_templates) if with_packages else (skills, prompt_templates):
         plugins.register(plugin)
     return Context(cwd=str(project), plugins=plugins, agent_dir=agent, options=options or ResourceOptions(),
                    settings=Settings.load(str(project), agent, project_trusted=trusted))
@@ -76,6 +76,13 @@ def test_package_skills_come_after_the_projects_and_the_users_in_settings_order(
     assert authoring.path == pi_dir[0] / "npm/node_modules/pi-prompt-template-model/skills/prompt-template-authoring/SKILL.md"
     assert authoring.description.endswith("best-of-N compare flows.\n")  # the | block's newline, as pi
     assert found.problems == []
+
+
+def test_without_the_packages_builtin_the_settings_packages_give_nothing(pi_dir):
+    """``-builtin:packages`` switches pi packages off: what is on disk does not load."""
+    found = skills_of(make_ctx(*pi_dir, with_packages=False))
+    assert [s.name for s in found.skills] == ["proj-skill", "user-skill"]
+    assert [t.name for t in templates_of(make_ctx(*pi_dir, with_packages=False)).templates] == []
 
 
 def test_package_prompt_templates_load_per_the_manifest(pi_dir):

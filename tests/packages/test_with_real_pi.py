@@ -208,9 +208,10 @@ def _npm_files(root: Path) -> tuple[list[str], dict]:
     return files, json.loads((root / "package.json").read_text())
 
 
-def _pi16_screen(side: Side, *args: str, until: str = "  Built-in", timeout: float = 60) -> list[str]:
-    """pi 1.6's full-screen command drawn on an emulated 100x80 terminal: its lines once
-    ``until`` shows; then Escape closes it."""
+def _pi16_screen(side: Side, *args: str, until: str = "  Built-in", timeout: float = 60,
+                 width: int = 100) -> list[str]:
+    """pi 1.6's full-screen command drawn on an emulated ``width``x80 terminal: its lines
+    once ``until`` shows; then Escape closes it."""
     import fcntl
     import os
     import pty
@@ -226,8 +227,8 @@ def _pi16_screen(side: Side, *args: str, until: str = "  Built-in", timeout: flo
         os.chdir(side.project)
         os.execve(node_for("pi16"), [node_for("pi16"), str(require_real("pi16") / "dist" / "cli.js"), *args],
                   {**side.env, "TERM": "xterm-256color"})
-    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 80, 100, 0, 0))
-    screen = pyte.Screen(100, 80)
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 80, width, 0, 0))
+    screen = pyte.Screen(width, 80)
     stream = pyte.ByteStream(screen)
     deadline, seen = time.monotonic() + timeout, []
     try:
@@ -331,7 +332,8 @@ def test_pi_config_lists_the_users_and_the_projects_own_folders_as_pi16_does(sid
         folder.mkdir(parents=True)
         (folder / name).write_text('{"name": "proj"}\n' if name.endswith(".json") else "Fix\n")
     for args in (("config", "-na"), ("config", "-l", "-a")):
-        theirs = _own_groups(_pi16_screen(side, *args, until="  Built-in" if "-na" in args else "  Project ("))
+        theirs = _own_groups(_pi16_screen(side, *args, until="  Built-in" if "-na" in args else "  Project (",
+                                          width=250))  # pi cuts lines at the width: the paths are long
         ours = side.ours(*args)
         assert ours.returncode == 0, ours.stderr
         assert _own_groups(ours.stdout.splitlines()) == theirs
