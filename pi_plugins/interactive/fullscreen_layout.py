@@ -92,17 +92,32 @@ def alt_screen_keys(tui: InteractiveApp, view: TranscriptView) -> KeyBindings:
 
 
 def exit_output(tui: InteractiveApp) -> None:
-    """What stays in the terminal once the alternate screen is gone: the transcript
-    (``fullscreenExitOutput: "transcript"``, the default) or nothing (``"resume-hint"``);
+    """What stays in the terminal once the alternate screen is gone: the transcript as
+    the view showed it, then the editor and footer under it, as pi 1.6 leaves its chat
+    (``fullscreenExitOutput: "transcript"``, the default), or nothing (``"resume-hint"``);
     the resume hint after it is the chat's own on a quit, in either mode
-    (:mod:`pi_plugins.interactive.resume_hint`)."""
-    lines: list[str] = []
-    if tui.settings.get("fullscreenExitOutput", "transcript") != "resume-hint":
-        width = tui.width
-        for block in tui.transcript.blocks:
-            lines += tui.paint(block, width)
-        lines.append("")
-    print_lines(tui, lines)
+    (:mod:`pi_plugins.interactive.resume_hint`). The transcript's pieces painted while
+    the chat ran are reused (:meth:`.TranscriptView.exit_lines`)."""
+    if tui.settings.get("fullscreenExitOutput", "transcript") == "resume-hint":
+        return
+    view: TranscriptView = tui.scrollback  # type: ignore[assignment]  # fullscreen's stand-in
+    print_lines(tui, view.exit_lines() + bottom_lines(tui, tui.width))
+
+
+def bottom_lines(tui: InteractiveApp, width: int) -> list[str]:
+    """The editor between its borders, the widgets below it and the footer, as lines (what
+    :meth:`.layout.ChatLayout.bottom_area` draws, without a dialog or completions)."""
+    from rich.text import Text
+
+    pad = " " * tui.layout.setting_number("editorPaddingX", 0, 0, 3)
+    colour = tui.live.border_style().removeprefix("fg:")
+    try:
+        border = tui.painter.lines(Text("─" * width, style=colour), width)
+    except Exception:  # a colour rich does not read: the border uncoloured
+        border = ["─" * width]
+    editor = [pad + line for line in tui.editor.text.split("\n")]
+    return ["", *border, *editor, *border, *tui.live.widget_lines(width, "belowEditor"),
+            *tui.live.footer_lines(width)]
 
 
 def print_lines(tui: InteractiveApp, lines: list[str]) -> None:

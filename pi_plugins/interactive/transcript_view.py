@@ -44,6 +44,8 @@ JUMP_HINT = "↓ Jump to latest message · Ctrl+End"
 SCROLLBAR_TRACK, SCROLLBAR_THUMB = "│", "┃"
 WHEEL_AUTO_MAX = 6  # "auto": fast wheel spins speed up to this many lines an event (pi 1.6)
 MARGIN_ROWS = 4  # painted above and below the view, besides the rows shown
+IDLE_PAUSE_SECONDS = 0.05  # between idle painting's slices: keys and frames go first
+IDLE_SLICE_SECONDS = 0.02  # painting out of view at a time while the chat is idle
 
 
 class TranscriptView:
@@ -93,8 +95,28 @@ class TranscriptView:
         self._take_ready(self._width)
 
     async def flusher(self) -> None:
-        """Nothing to print while the chat runs: the view is drawn frame by frame."""
-        await asyncio.Event().wait()
+        """Nothing to print while the chat runs (the view is drawn frame by frame); while
+        the chat waits for the user, the pieces out of view are painted a short slice at a
+        time, so that the exit's transcript (and a search) finds them painted: quitting a
+        resumed 1 MB session would otherwise paint it all then, for seconds."""
+        while not self._finished:
+            await asyncio.sleep(IDLE_PAUSE_SECONDS)
+            tui = self.tui
+            if self._width is None or tui.working or self.search.open or self.selection.dragging:
+                continue
+            import time
+
+            if self.lazy.paint_until(time.perf_counter() + IDLE_SLICE_SECONDS):
+                self._changes += 1
+                tui.invalidate()  # the scrollbar's thumb follows the rows painted
+
+    def exit_lines(self) -> list[str]:
+        """The whole transcript as the view shows it (at its width): the pieces painted
+        while it ran, the rest painted now, then the blocks still live."""
+        width = self._width or self.view_width()
+        self._take_ready(width)
+        return self.lazy.all_lines() + [line for block in self.tui.transcript.live
+                                        for line in self.tui.paint(block, width)]
 
     def finish(self) -> None:
         """The chat ends: ``fullscreenExitOutput`` says what stays in the terminal after
