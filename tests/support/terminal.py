@@ -186,23 +186,30 @@ class Terminal:
             return screen
         raise TerminalTimeout(f"the screen did not show {expected!r} within {timeout} s; it shows:\n{screen}")
 
-    def program_cpu_seconds(self) -> float:
-        """The CPU time the program has used so far (Linux's /proc: the pane's shell runs it
-        as its child)."""
+    def _program_stat(self) -> Path:
+        """/proc's stat of the program (Linux: the pane's shell runs it as its child)."""
         shell = self._tmux("display-message", "-p", "-t", "t", "#{pane_pid}").strip()
         [child, *_] = Path(f"/proc/{shell}/task/{shell}/children").read_text().split()
-        fields = Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return Path(f"/proc/{child}/stat")
 
     def wait_program_idle(self, timeout: float = 120.0, period: float = 1.0) -> float:
-        """Wait until the program has used under a tenth of the CPU for ``period`` seconds
-        (work it does in the background is done); the seconds waited."""
+        """Wait until the program's main thread has been asleep at every look for
+        ``period`` seconds (work it does in the background is done; a process starved of
+        the CPU on a loaded machine still counts as busy: it is runnable, not asleep); the
+        seconds waited."""
+        stat = self._program_stat()
         start = time.monotonic()
+        asleep_since = None
         while time.monotonic() - start < timeout:
-            before = self.program_cpu_seconds()
-            time.sleep(period)
-            if self.program_cpu_seconds() - before < period / 10:
-                return time.monotonic() - start
+            state = stat.read_text().rsplit(")", 1)[1].split()[0]
+            now = time.monotonic()
+            if state not in ("S", "I"):
+                asleep_since = None
+            elif asleep_since is None:
+                asleep_since = now
+            elif now - asleep_since >= period:
+                return now - start
+            time.sleep(0.02)
         raise TerminalTimeout(f"the program was still busy after {timeout} s")
 
     def wait_for_exit(self, timeout: float = 10.0) -> tuple[int, str]:
