@@ -11,6 +11,7 @@ keys (completions, a dialog, an overlay). On exit the alternate screen goes and
 
 from __future__ import annotations
 
+import logging
 import sys
 from typing import TYPE_CHECKING
 
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from pi_plugins.interactive.layout import ChatLayout
     from pi_plugins.interactive.transcript_view import TranscriptView
 
+log = logging.getLogger("pi.interactive")
 TUI_MODES = ("fullscreen", "regular")
 DEFAULT_MODE = "fullscreen"
 #: What /hotkeys adds in fullscreen mode.
@@ -101,7 +103,13 @@ def exit_output(tui: InteractiveApp) -> None:
     if tui.settings.get("fullscreenExitOutput", "transcript") == "resume-hint":
         return
     view: TranscriptView = tui.scrollback  # type: ignore[assignment]  # fullscreen's stand-in
-    print_lines(tui, view.exit_lines() + bottom_lines(tui, tui.width))
+    transcript = view.exit_lines()
+    try:
+        bottom = bottom_lines(tui, tui.width)
+    except Exception:  # a plugin's footer or widget that fails must not cost the transcript
+        log.debug("the editor and footer could not be painted on exit", exc_info=True)
+        bottom = [""]
+    print_lines(tui, transcript + bottom)
 
 
 def bottom_lines(tui: InteractiveApp, width: int) -> list[str]:

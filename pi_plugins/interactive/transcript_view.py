@@ -15,6 +15,7 @@ the lines' plain text.
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit.layout.controls import UIContent, UIControl
@@ -100,8 +101,6 @@ class TranscriptView:
         the chat waits for the user, the pieces out of view are painted a short slice at a
         time, so that the exit's transcript (and a search) finds them painted: quitting a
         resumed 1 MB session would otherwise paint it all then, for seconds."""
-        import time
-
         pause = IDLE_PAUSE_SECONDS
         while not self._finished:
             await asyncio.sleep(pause)
