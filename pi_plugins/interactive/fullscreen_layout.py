@@ -11,6 +11,7 @@ keys (completions, a dialog, an overlay). On exit the alternate screen goes and
 
 from __future__ import annotations
 
+import logging
 import sys
 from typing import TYPE_CHECKING
 
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from pi_plugins.interactive.layout import ChatLayout
     from pi_plugins.interactive.transcript_view import TranscriptView
 
+log = logging.getLogger("pi.interactive")
 TUI_MODES = ("fullscreen", "regular")
 DEFAULT_MODE = "fullscreen"
 #: What /hotkeys adds in fullscreen mode.
@@ -92,17 +94,38 @@ def alt_screen_keys(tui: InteractiveApp, view: TranscriptView) -> KeyBindings:
 
 
 def exit_output(tui: InteractiveApp) -> None:
-    """What stays in the terminal once the alternate screen is gone: the transcript
-    (``fullscreenExitOutput: "transcript"``, the default) or nothing (``"resume-hint"``);
+    """What stays in the terminal once the alternate screen is gone: the transcript as
+    the view showed it, then the editor and footer under it, as pi 1.6 leaves its chat
+    (``fullscreenExitOutput: "transcript"``, the default), or nothing (``"resume-hint"``);
     the resume hint after it is the chat's own on a quit, in either mode
-    (:mod:`pi_plugins.interactive.resume_hint`)."""
-    lines: list[str] = []
-    if tui.settings.get("fullscreenExitOutput", "transcript") != "resume-hint":
-        width = tui.width
-        for block in tui.transcript.blocks:
-            lines += tui.paint(block, width)
-        lines.append("")
-    print_lines(tui, lines)
+    (:mod:`pi_plugins.interactive.resume_hint`). The transcript's pieces painted while
+    the chat ran are reused (:meth:`.TranscriptView.exit_lines`)."""
+    if tui.settings.get("fullscreenExitOutput", "transcript") == "resume-hint":
+        return
+    view: TranscriptView = tui.scrollback  # type: ignore[assignment]  # fullscreen's stand-in
+    transcript = view.exit_lines()
+    try:
+        bottom = bottom_lines(tui, tui.width)
+    except Exception:  # a plugin's footer or widget that fails must not cost the transcript
+        log.debug("the editor and footer could not be painted on exit", exc_info=True)
+        bottom = [""]
+    print_lines(tui, transcript + bottom)
+
+
+def bottom_lines(tui: InteractiveApp, width: int) -> list[str]:
+    """The editor between its borders, the widgets below it and the footer, as lines (what
+    :meth:`.layout.ChatLayout.bottom_area` draws, without a dialog or completions)."""
+    from rich.text import Text
+
+    pad = " " * tui.layout.setting_number("editorPaddingX", 0, 0, 3)
+    colour = tui.live.border_style().removeprefix("fg:")
+    try:
+        border = tui.painter.lines(Text("─" * width, style=colour), width)
+    except Exception:  # a colour rich does not read: the border uncoloured
+        border = ["─" * width]
+    editor = [pad + line for line in tui.editor.text.split("\n")]
+    return ["", *border, *editor, *border, *tui.live.widget_lines(width, "belowEditor"),
+            *tui.live.footer_lines(width)]
 
 
 def print_lines(tui: InteractiveApp, lines: list[str]) -> None:

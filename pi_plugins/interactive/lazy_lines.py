@@ -13,6 +13,7 @@ viewport's top, a selection) by as much, so the text in view does not jump.
 from __future__ import annotations
 
 import re
+import time
 from bisect import bisect_right
 from collections.abc import Callable, Iterator
 from itertools import accumulate
@@ -88,12 +89,15 @@ class LazyLines:
         self.pieces: list[Piece] = []
         self._starts: list[int] = [0]  # each piece's first row; the last: the row count
         self._index: dict[int, int] = {}  # a piece's place in the list, by its id
+        self._index_stale = False
         self._stale = False
         self.painted = 0  # pieces painted since the last clear (tests and the bench read it)
         self._width = 80
+        self._unpainted_from = 0  # every piece above this one is painted (idle painting's place)
 
     def clear(self, width: int) -> None:
         self.pieces, self._starts, self._stale, self.painted, self._width = [], [0], False, 0, width
+        self._unpainted_from = 0
 
     def add(self, block: Block, width: int) -> None:
         """A finished block, as pieces with estimated heights (nothing painted yet)."""
@@ -120,6 +124,7 @@ class LazyLines:
         while self.pieces and self.pieces[-1].block is block:
             self.pieces.pop()
             self._stale = True
+        self._unpainted_from = min(self._unpainted_from, len(self.pieces))
 
     def _split(self, index: int) -> None:
         """A long answer becomes its paragraphs (when a part of it is first wanted)."""
@@ -140,12 +145,14 @@ class LazyLines:
     def _rows(self) -> list[int]:
         if self._stale:
             self._starts = [0, *accumulate(piece.height for piece in self.pieces)]
-            self._index = {id(piece): i for i, piece in enumerate(self.pieces)}
-            self._stale = False
+            self._stale, self._index_stale = False, True
         return self._starts
 
     def index(self, piece: Piece) -> int | None:
         self._rows()
+        if self._index_stale:  # built only when asked: painting piece after piece needs none
+            self._index = {id(piece): i for i, piece in enumerate(self.pieces)}
+            self._index_stale = False
         return self._index.get(id(piece))
 
     @property
@@ -191,6 +198,9 @@ class LazyLines:
         index = self.index(piece)
         if index is None or piece.lines is not None:
             return
+        self._paint_at(index, piece)
+
+    def _paint_at(self, index: int, piece: Piece) -> None:
         if piece.unsplit:
             self._split(index)
             return
@@ -217,6 +227,40 @@ class LazyLines:
         start, _ = self.locate(max(first, 0))
         end, _ = self.locate(max(last - 1, 0))
         return next((self.pieces[i] for i in range(start, end + 1) if self.pieces[i].lines is None), None)
+
+    def paint_until(self, deadline: float) -> bool:
+        """Paint the pieces not painted yet, from the top, until ``time.perf_counter()``
+        reaches ``deadline`` (the chat's idle moments, or all of them at exit); True while
+        some are left."""
+        while self._unpainted_from < len(self.pieces):
+            piece = self.pieces[self._unpainted_from]
+            if piece.lines is None:
+                if time.perf_counter() >= deadline:
+                    return True
+                self._paint_at(self._unpainted_from, piece)  # a long answer splits: its first paragraph next
+                continue
+            self._unpainted_from += 1
+        return False
+
+    def all_lines(self) -> list[str]:
+        """Every finished piece's lines, top to bottom (the exit's transcript): those
+        painted are reused; a long answer not split yet is painted whole, a third faster
+        than by its paragraphs, and nothing is kept (the chat has ended)."""
+        lines: list[str] = []
+        index = 0
+        while index < len(self.pieces):
+            piece = self.pieces[index]
+            if piece.lines is None:
+                if piece.unsplit and piece.text is None:
+                    lines += self.tui.paint(piece.block, self._width)
+                    index += 1
+                    continue
+                self._paint_at(index, piece)
+                if piece.lines is None:  # split into its paragraphs: those come next
+                    continue
+            lines += piece.lines
+            index += 1
+        return lines
 
     def paint_rows(self, rows: Callable[[], tuple[int, int]]) -> None:
         """Paint until the rows that ``rows()`` names are painted, asking again after each

@@ -15,6 +15,7 @@ the lines' plain text.
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit.layout.controls import UIContent, UIControl
@@ -44,6 +45,9 @@ JUMP_HINT = "↓ Jump to latest message · Ctrl+End"
 SCROLLBAR_TRACK, SCROLLBAR_THUMB = "│", "┃"
 WHEEL_AUTO_MAX = 6  # "auto": fast wheel spins speed up to this many lines an event (pi 1.6)
 MARGIN_ROWS = 4  # painted above and below the view, besides the rows shown
+IDLE_PAUSE_SECONDS = 0.005  # between idle painting's slices: keys and frames go first
+IDLE_SLICE_SECONDS = 0.02  # painting out of view at a time while the chat is idle
+IDLE_WAIT_SECONDS = 0.25  # between looks while nothing is left to paint, or the chat is busy
 
 
 class TranscriptView:
@@ -93,8 +97,31 @@ class TranscriptView:
         self._take_ready(self._width)
 
     async def flusher(self) -> None:
-        """Nothing to print while the chat runs: the view is drawn frame by frame."""
-        await asyncio.Event().wait()
+        """Nothing to print while the chat runs (the view is drawn frame by frame); while
+        the chat waits for the user, the pieces out of view are painted a short slice at a
+        time, so that the exit's transcript (and a search) finds them painted: quitting a
+        resumed 1 MB session would otherwise paint it all then, for seconds."""
+        pause = IDLE_PAUSE_SECONDS
+        while not self._finished:
+            await asyncio.sleep(pause)
+            tui = self.tui
+            if tui.working or self.search.open or self.selection.dragging:
+                pause = IDLE_WAIT_SECONDS
+                continue
+            painted = self.lazy.painted
+            left = self.lazy.paint_until(time.perf_counter() + IDLE_SLICE_SECONDS)
+            if self.lazy.painted != painted:
+                self._changes += 1
+                tui.invalidate()  # the scrollbar's thumb follows the rows painted
+            pause = IDLE_PAUSE_SECONDS if left else IDLE_WAIT_SECONDS
+
+    def exit_lines(self) -> list[str]:
+        """The whole transcript as the view shows it (at its width): the pieces painted
+        while it ran, the rest painted now, then the blocks still live."""
+        width = self._width or self.view_width()
+        self._take_ready(width)
+        return self.lazy.all_lines() + [line for block in self.tui.transcript.live
+                                        for line in self.tui.paint(block, width)]
 
     def finish(self) -> None:
         """The chat ends: ``fullscreenExitOutput`` says what stays in the terminal after

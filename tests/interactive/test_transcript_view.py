@@ -2,6 +2,8 @@
 when scrolled, what search counts and selects, what a selection copies, and when OSC 52
 goes to the terminal besides a clipboard tool."""
 
+import asyncio
+
 from prompt_toolkit.mouse_events import MouseEventType
 
 from pi_core.protocol.messages import AssistantMessage, TextContent
@@ -24,6 +26,7 @@ class _Chat:
         self.keybindings = Keybindings()
         self.app = None
         self.spawned: list = []
+        self.working = False
         self.painter, self.view = Painter(None), View()
         self.painted: list = []  # every block painted, in turn
 
@@ -241,3 +244,57 @@ def test_scrolling_up_while_an_answer_streams_shows_the_whole_answer_so_far():
     answer.final = True
     shown = _frame(view, 20)
     assert "the end" in shown[-1] and sum("still growing" in view.plain(row) for row in range(view.line_count)) == 1
+
+
+# ---------------------------------------------------------------- while idle, and on exit
+
+
+async def _idle_until_painted(view: TranscriptView, seconds: float = 60.0) -> None:
+    painter = asyncio.create_task(view.flusher())
+    try:
+        for _ in range(int(seconds / 0.05)):
+            if all(piece.lines is not None for piece in view.lazy.pieces):
+                return
+            await asyncio.sleep(0.05)
+        raise AssertionError("the idle chat did not paint the transcript")
+    finally:
+        painter.cancel()
+
+
+def test_while_the_chat_is_idle_what_is_out_of_view_gets_painted_and_the_view_stays_put():
+    view = TranscriptView(_Chat(_long_conversation(answers=8)))
+    _frame(view, 20)
+    for _ in range(20):
+        view.page(-1)
+    before = _frame(view, 20)
+    asyncio.run(_idle_until_painted(view))
+    assert view.lazy.painted > 8 * 30  # every paragraph
+    assert _frame(view, 20) == before
+
+
+def test_nothing_is_painted_in_the_background_while_the_agent_works():
+    chat = _Chat(_long_conversation(answers=8))
+    view = TranscriptView(chat)
+    _frame(view, 20)
+    painted = view.lazy.painted
+    chat.working = True
+
+    async def a_while() -> None:
+        painter = asyncio.create_task(view.flusher())
+        await asyncio.sleep(0.5)
+        painter.cancel()
+
+    asyncio.run(a_while())
+    assert view.lazy.painted == painted
+
+
+def test_the_exit_transcript_is_every_block_as_the_view_paints_it_in_order():
+    blocks = _long_conversation(answers=6)
+    chat = _Chat(blocks)
+    view = TranscriptView(chat)
+    _frame(view, 20)
+    view.to_top()
+    _frame(view, 20)  # some pieces painted as shown, most not
+    width = view.view_width()
+    whole = [line for block in blocks for line in block_lines(block, chat.painter, width, chat.view)]
+    assert view.exit_lines() == whole

@@ -30,6 +30,8 @@ from pathlib import Path
 from typing import Callable
 
 EXIT_MARK = "[[exited"
+#: The lines of scrollback a pane keeps (a long transcript printed on exit fits).
+HISTORY_LINES = 100_000
 #: A wait looks at the screen at least this often, in case a change came unannounced.
 RECHECK = 0.25
 #: Numbers each terminal's socket: a test that closes one terminal and opens the next in
@@ -55,9 +57,11 @@ class Terminal:
                   f"status=$?; echo; echo \"{EXIT_MARK} $status]] [[tty $(stty -a | tr '\\n' ' ')]]\"; "
                   f"exec sleep 600")
         self._env = {**os.environ, "LANG": "C.UTF-8"}
-        self._tmux("-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", str(width), "-y", str(height),
+        # the scrollback's size is the pane's from its start: set before the session is made
+        # (set on the session afterwards, it left the pane tmux's default of 2,000 lines)
+        self._tmux("-f", "/dev/null", "start-server", ";", "set-option", "-g", "history-limit",
+                   str(HISTORY_LINES), ";", "new-session", "-d", "-s", "t", "-x", str(width), "-y", str(height),
                    "sh", "-c", script)
-        self._tmux("set-option", "-t", "t", "history-limit", "10000")
         self._tmux("set-option", "-t", "t", "remain-on-exit", "on")
         self._changed = threading.Condition()
         self._outputs = 0
@@ -181,6 +185,32 @@ class Terminal:
         if shown:
             return screen
         raise TerminalTimeout(f"the screen did not show {expected!r} within {timeout} s; it shows:\n{screen}")
+
+    def _program_stat(self) -> Path:
+        """/proc's stat of the program (Linux: the pane's shell runs it as its child)."""
+        shell = self._tmux("display-message", "-p", "-t", "t", "#{pane_pid}").strip()
+        [child, *_] = Path(f"/proc/{shell}/task/{shell}/children").read_text().split()
+        return Path(f"/proc/{child}/stat")
+
+    def wait_program_idle(self, timeout: float = 120.0, period: float = 1.0) -> float:
+        """Wait until the program's main thread has been asleep at every look for
+        ``period`` seconds (work it does in the background is done; a process starved of
+        the CPU on a loaded machine still counts as busy: it is runnable, not asleep); the
+        seconds waited."""
+        stat = self._program_stat()
+        start = time.monotonic()
+        asleep_since = None
+        while time.monotonic() - start < timeout:
+            state = stat.read_text().rsplit(")", 1)[1].split()[0]
+            now = time.monotonic()
+            if state not in ("S", "I"):
+                asleep_since = None
+            elif asleep_since is None:
+                asleep_since = now
+            elif now - asleep_since >= period:
+                return now - start
+            time.sleep(0.02)
+        raise TerminalTimeout(f"the program was still busy after {timeout} s")
 
     def wait_for_exit(self, timeout: float = 10.0) -> tuple[int, str]:
         """(exit status, the ``stty -a`` report) once the program has ended."""
