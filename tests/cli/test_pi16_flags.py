@@ -3,10 +3,9 @@
 ``-n/--name``, and what pi refuses, in its words and with its exit code."""
 
 import json
-import subprocess
 
 import pytest
-
+from support.cli import pi16
 from support.llm_server import Reply
 
 pytestmark = pytest.mark.process
@@ -18,15 +17,6 @@ def both(pi, server):
     models = server.models_json("local", apiKey="test-key")  # pi 1.6 wants a key
     (pi.agent_dir / "models.json").write_text(json.dumps(models))
     return pi
-
-
-def pi16(runner, *args, timeout=120):
-    from support.programs import node_for, require_real
-
-    package = require_real("pi16")
-    return subprocess.run([node_for("pi16"), str(package / "dist" / "cli.js"), *runner.flags(*args)],
-                          cwd=runner.cwd, env={**runner.env, "PI_OFFLINE": "1"}, capture_output=True,
-                          text=True, timeout=timeout)
 
 
 def _error_line(out) -> str:

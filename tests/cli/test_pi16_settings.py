@@ -3,22 +3,12 @@ them: ``$schema`` and ``enableAnalytics`` are accepted without a word, and nothi
 model's request leaves either program."""
 
 import json
-import subprocess
 
 import pytest
-
+from support.cli import pi16
 from support.llm_server import Reply
 
 pytestmark = [pytest.mark.process, pytest.mark.requires("pi16")]
-
-
-def pi16(runner, *args, timeout=120):
-    from support.programs import node_for, require_real
-
-    package = require_real("pi16")
-    return subprocess.run([node_for("pi16"), str(package / "dist" / "cli.js"), *runner.flags(*args)],
-                          cwd=runner.cwd, env={**runner.env, "PI_OFFLINE": "1"}, capture_output=True,
-                          text=True, timeout=timeout)
 
 
 def test_schema_and_enable_analytics_are_accepted_quietly_and_send_nothing(pi, server):

@@ -6,22 +6,12 @@ them; text that is no number is warned about and the default used (1.6 computes 
 and, for ``retry.maxRetries``, retries forever)."""
 
 import json
-import subprocess
 
 import pytest
-
+from support.cli import pi16
 from support.llm_server import Reply
 
 pytestmark = [pytest.mark.process, pytest.mark.requires("pi16")]
-
-
-def pi16(runner, *args, timeout=120):
-    from support.programs import node_for, require_real
-
-    package = require_real("pi16")
-    return subprocess.run([node_for("pi16"), str(package / "dist" / "cli.js"), *runner.flags(*args)],
-                          cwd=runner.cwd, env={**runner.env, "PI_OFFLINE": "1"}, capture_output=True,
-                          text=True, timeout=timeout)
 
 
 def _both(pi, server, settings: dict, reply: Reply | None = None):

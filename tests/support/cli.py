@@ -76,3 +76,14 @@ def trust_project(agent_dir: Path, cwd: Path, trusted: bool = True) -> None:
     from pi_core.testing import trust_project as save
 
     save(agent_dir, cwd, trusted)
+
+
+def pi16(runner: PiRunner, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    """The real pi 1.6 run as ``runner`` runs ours (same flags, agent dir and project),
+    offline so it never reaches for its model catalogue."""
+    from support.programs import node_for, require_real
+
+    package = require_real("pi16")
+    return subprocess.run([node_for("pi16"), str(package / "dist" / "cli.js"), *runner.flags(*args)],
+                          cwd=runner.cwd, env={**runner.env, "PI_OFFLINE": "1"}, capture_output=True,
+                          text=True, timeout=timeout)
