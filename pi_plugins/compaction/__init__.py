@@ -5,7 +5,7 @@ the primitive (``ctx.compact``: the events, the hooks, the entry, the rebuilt co
 - ``prepare_request``: before every request (so a long tool run compacts mid-run and
   goes on), compact when the context's tokens exceed ``window - reserveTokens``, unless
   ``compaction.enabled`` is off; reserve and keep-recent budgets are held to a quarter of
-  the window (:func:`pi_plugins.compaction.plan.fit_budget`), so a small local model
+  the window (:func:`pi_plugins.compaction.token_settings.fit_budget`), so a small local model
   answers first and compacts only when it must;
 - ``configuration_problems``: ``compaction.reserveTokens`` / ``keepRecentTokens`` (and
   their ``modelOverrides``) of the wrong type stop the start, as pi 1.6 stops
@@ -35,8 +35,7 @@ from pi_core.protocol.events import CompactionDecision, CompactionResult, TreeDe
 
 
 def _budget(ctx, key: str, default: int) -> int:
-    from pi_plugins.compaction.plan import fit_budget
-    from pi_plugins.compaction.token_settings import token_setting
+    from pi_plugins.compaction.token_settings import fit_budget, token_setting
     from pi_plugins.retries.policy import number_setting
 
     section, _, field = key.partition(".")

@@ -193,12 +193,3 @@ def to_event(plan: Preparation | None):
         messages_to_summarize=list(plan.messages_to_summarize),
         turn_prefix_messages=list(plan.turn_prefix_messages), is_split_turn=plan.is_split_turn,
         previous_summary=plan.previous_summary, read_files=read, modified_files=modified)
-
-
-def fit_budget(tokens: int, context_window: int) -> int:
-    """A compaction budget (``reserveTokens``, ``keepRecentTokens``) that fits the model:
-    at most a quarter of its window. The defaults (16384, 20000) are sized for large
-    windows; unclamped, an 8k local model would compact an empty conversation before its
-    first answer (pi's ``window - reserve`` is negative there) and keep everything it
-    meant to summarise."""
-    return min(tokens, max(context_window // 4, 1))

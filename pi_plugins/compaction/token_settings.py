@@ -68,3 +68,12 @@ def _js(value: Any) -> str:
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)
+
+
+def fit_budget(tokens: int, context_window: int) -> int:
+    """A compaction budget (``reserveTokens``, ``keepRecentTokens``) that fits the model:
+    at most a quarter of its window. The defaults (16384, 20000) are sized for large
+    windows; unclamped, an 8k local model would compact an empty conversation before its
+    first answer (pi's ``window - reserve`` is negative there) and keep everything it
+    meant to summarise."""
+    return min(tokens, max(context_window // 4, 1))

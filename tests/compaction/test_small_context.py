@@ -1,7 +1,7 @@
 """Compaction with a small context window (an 8k local model) under the default
 settings, whose reserve (16384) and keep-recent (20000) budgets exceed the window."""
 
-from pi_plugins.compaction.plan import fit_budget as fit
+from pi_plugins.compaction.token_settings import fit_budget as fit
 from pi_core.testing import Reply
 
 from support.agents import run
