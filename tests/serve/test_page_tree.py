@@ -51,3 +51,87 @@ def test_the_tree_shows_every_branch_and_marks_the_current_one(pages, served, wi
     pages.shoot(page, f"tree-{width}")
     page.keyboard.press("Escape")
     expect(page.get_by_test_id("tree-view")).to_be_hidden()
+
+
+def _open_tree_with_the_keyboard(page):
+    page.get_by_test_id("open-tree").focus()
+    page.keyboard.press("Enter")
+
+
+def test_choosing_an_entry_in_the_tree_moves_there_and_the_conversation_follows(pages, served, width):
+    """Keyboard alone: the Tree button, ↑/↓ to an entry, Enter, "No summary": the session
+    continues from that entry, on the page and for every other client of the session."""
+    from playwright.sync_api import expect
+
+    session_id = _branched_session(served)
+    page = pages.open(width)
+    show_sessions(page)
+    page.locator(f'#sessions li[data-id="{session_id}"]').click()
+    answers = page.locator('[data-testid="message"][data-role="assistant"]')
+    expect(answers).to_have_text("Fly, it is far.")
+    other = served.socket(session_id)
+    _open_tree_with_the_keyboard(page)
+    expect(page.locator(".tree li.leaf")).to_be_focused()
+    page.keyboard.press("Home")
+    for _ in range(3):
+        page.keyboard.press("ArrowDown")
+    expect(page.locator(".tree li:focus .tree-text")).to_have_text("The car is slower.")
+    page.keyboard.press("Enter")
+    dialog = page.get_by_test_id("dialog")
+    expect(dialog.locator("h2")).to_have_text("Summarize the branch you leave?")
+    expect(dialog.get_by_test_id("dialog-option")).to_have_text(
+        ["No summary", "Summarize", "Summarize with custom prompt"])
+    expect(dialog.get_by_test_id("dialog-option").first).to_be_focused()
+    page.keyboard.press("Enter")  # No summary
+    expect(answers).to_have_text(["Go by train.", "The car is slower."])
+    expect(page.get_by_test_id("tree-view")).to_be_hidden()
+    expect(page.get_by_test_id("prompt")).to_be_focused()
+    other.event("tree_navigated")
+    texts = [m["content"][0]["text"] for m in other.ok("get_messages")["messages"]]
+    assert texts == ["plan the trip", "Go by train.", "what about the car?", "The car is slower."]
+    pages.shoot(page, f"tree-navigated-{width}")
+
+
+def test_choosing_a_prompt_in_the_tree_offers_it_again_and_a_summary_keeps_the_branch_left(pages, served, server, width):
+    """As pi's /tree: a user message goes to its parent with its text back in the prompt
+    box; "Summarize" has the model summarize the branch left behind, shown in its place."""
+    from playwright.sync_api import expect
+    from support.llm_server import Reply
+
+    session_id = _branched_session(served)
+    page = pages.open(width)
+    show_sessions(page)
+    page.locator(f'#sessions li[data-id="{session_id}"]').click()
+    expect(page.locator('[data-testid="message"][data-role="assistant"]')).to_have_text("Fly, it is far.")
+    server.push(Reply(text="They weighed flying against the train."))
+    page.get_by_test_id("prompt").fill("/tree")
+    page.get_by_test_id("prompt").press("Enter")
+    page.get_by_test_id("prompt").press("Enter")
+    page.locator(".tree li", has_text="what about the car?").click()
+    page.get_by_test_id("dialog").get_by_text("Summarize", exact=True).click()
+    expect(page.get_by_test_id("prompt")).to_have_value("what about the car?")
+    expect(page.locator('[data-testid="message"]').last).to_contain_text("They weighed flying against the train.")
+    expect(page.locator('[data-testid="message"][data-role="assistant"]')).to_have_text(["Go by train."])
+    session = served.socket(session_id)
+    tree = session.ok("get_tree")
+    leaf = next(e for e in session.ok("get_entries")["entries"] if e["id"] == tree["leafId"])
+    assert leaf["type"] == "branch_summary"
+    assert leaf["summary"].endswith("They weighed flying against the train.")
+
+
+def test_backing_out_of_the_summary_question_shows_the_tree_again_and_moves_nothing(pages, served, width):
+    from playwright.sync_api import expect
+
+    session_id = _branched_session(served)
+    page = pages.open(width)
+    show_sessions(page)
+    page.locator(f'#sessions li[data-id="{session_id}"]').click()
+    expect(page.locator('[data-testid="message"][data-role="assistant"]')).to_have_text("Fly, it is far.")
+    page.get_by_test_id("open-tree").click()
+    page.locator(".tree li", has_text="Go by train.").click()
+    expect(page.get_by_test_id("dialog")).to_be_visible()
+    page.keyboard.press("Escape")
+    expect(page.get_by_test_id("tree-view")).to_be_visible()
+    page.keyboard.press("Escape")
+    expect(page.get_by_test_id("tree-view")).to_be_hidden()
+    expect(page.locator('[data-testid="message"][data-role="assistant"]')).to_have_text("Fly, it is far.")

@@ -16,7 +16,7 @@ import { renderStats } from "./stats.js";
 import { openArtifact, initArtifacts } from "./artifacts.js";
 import { initComposer } from "./composer.js";
 import { closeSettings, initSettings, settingsOpen } from "./settings.js";
-import { closeTree, treeOpen } from "./tree.js";
+import { closeTree, initTree, treeOpen } from "./tree.js";
 
 const state = {
   token: null, sessionId: null, sessionFile: null, ws: null, seq: 0, nextId: 1, pending: new Map(),
@@ -263,6 +263,10 @@ function receive(frame) {
     case "queue_update": renderQueue(frame.steering || [], frame.followUp || []); break;
     case "model_select": case "thinking_level_changed": command("get_state").then(applyState); refreshStats(); break;
     case "session_info_changed": command("get_state").then(applyState); loadSessions(); break;
+    case "tree_navigated": // a client moved in the tree: the conversation at the new leaf
+      command("get_messages").then((data) => { state.messages = data.messages; rebuild(); follower.toEnd(); });
+      refreshStats();
+      break;
     case "compaction_end": command("get_messages").then((data) => { state.messages = data.messages; rebuild(); }); refreshStats(); break;
     case "extension_ui_request": uiRequest(frame); break;
     case "extension_error": toast(`Plugin error (${frame.event}): ${frame.error}`, "error"); break;
@@ -417,6 +421,7 @@ function start() {
   initArtifacts();
   initComposer(page);
   initSettings(api);
+  initTree(page);
   $("abort").addEventListener("click", () => command("abort").catch(() => {}));
   $("new-session").addEventListener("click", newSession);
   $("model").addEventListener("change", (event) => {
