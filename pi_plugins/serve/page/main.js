@@ -420,7 +420,7 @@ function start() {
   initSessions({ open: openRow, rename: renameRow, exportRow, remove: removeRow });
   initArtifacts();
   initComposer(page);
-  initSettings(api);
+  initSettings(api, () => state.cwd);
   initTree(page);
   $("abort").addEventListener("click", () => command("abort").catch(() => {}));
   $("new-session").addEventListener("click", newSession);
