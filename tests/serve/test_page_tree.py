@@ -135,3 +135,31 @@ def test_backing_out_of_the_summary_question_shows_the_tree_again_and_moves_noth
     page.keyboard.press("Escape")
     expect(page.get_by_test_id("tree-view")).to_be_hidden()
     expect(page.locator('[data-testid="message"][data-role="assistant"]')).to_have_text("Fly, it is far.")
+
+
+def test_a_branch_summary_under_way_is_cancelled_with_escape_and_nothing_moves(pages, served, server, width):
+    import threading
+
+    from playwright.sync_api import expect
+    from support.llm_server import Reply
+
+    session_id = _branched_session(served)
+    page = pages.open(width)
+    show_sessions(page)
+    page.locator(f'#sessions li[data-id="{session_id}"]').click()
+    answers = page.locator('[data-testid="message"][data-role="assistant"]')
+    expect(answers).to_have_text("Fly, it is far.")
+    hold = threading.Event()
+    server.push(Reply(text="A summary that never ends. " * 20, hold_after=2, hold=hold))
+    page.get_by_test_id("open-tree").click()
+    page.locator(".tree li", has_text="The car is slower.").click()
+    page.get_by_test_id("dialog").get_by_text("Summarize", exact=True).click()
+    expect(page.locator("#status")).to_have_text("summarizing branch… (Esc to cancel)")
+    page.keyboard.press("Escape")
+    expect(page.locator("#status")).to_have_text("ready")
+    hold.set()
+    expect(answers).to_have_text("Fly, it is far.")
+    tree = served.socket(session_id).ok("get_tree")
+    entries = served.socket(session_id).ok("get_entries")["entries"]
+    assert not any(e["type"] == "branch_summary" for e in entries)
+    assert next(e for e in entries if e["id"] == tree["leafId"])["type"] in ("message", "model_change")

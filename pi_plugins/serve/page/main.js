@@ -16,7 +16,7 @@ import { renderStats } from "./stats.js";
 import { openArtifact, initArtifacts } from "./artifacts.js";
 import { initComposer } from "./composer.js";
 import { closeSettings, initSettings, settingsOpen } from "./settings.js";
-import { closeTree, initTree, treeOpen } from "./tree.js";
+import { closeTree, initTree, treeBusy, treeOpen } from "./tree.js";
 
 const state = {
   token: null, sessionId: null, sessionFile: null, ws: null, seq: 0, nextId: 1, pending: new Map(),
@@ -438,7 +438,7 @@ function start() {
     if (settingsOpen()) closeSettings();
     else if (treeOpen()) closeTree();
     else if (document.body.classList.contains("drawer-open")) setDrawer(false);
-    else if (state.isStreaming) command("abort").catch(() => {});
+    else if (state.isStreaming || treeBusy()) command("abort").catch(() => {});
   });
   setInterval(() => state.online && loadSessions(), 15000); // sessions other clients open
   loadSessions().then(() => {

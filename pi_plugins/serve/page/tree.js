@@ -11,6 +11,10 @@ import { textOf } from "./render.js";
 
 const SUMMARY_CHOICES = { "No summary": "none", "Summarize": "summary", "Summarize with custom prompt": "custom" };
 let page;
+let summarizing = false;
+
+/** A branch summary is being written (Escape or Abort stops it, as in pi). */
+export function treeBusy() { return summarizing; }
 
 export function initTree(app) {
   page = app;
@@ -128,16 +132,21 @@ async function choose(entryId, data) {
   if (entryId === data.leafId) { toast("Already at this point"); $("prompt").focus(); return; }
   const choice = data.skipSummaryPrompt ? { summarize: false, instructions: null } : await summaryChoice();
   if (!choice) { showTree(data); return; } // as pi: backing out shows the tree again
-  if (choice.summarize) $("status").textContent = "summarizing branch…";
+  if (choice.summarize) {
+    summarizing = true;
+    $("status").textContent = "summarizing branch… (Esc to cancel)";
+    $("abort").disabled = false;
+  }
   try {
     const moved = await page.command("navigate_tree", { entryId, ...choice });
     if (moved.cancelled) { toast("Navigation cancelled", "warning"); return; }
     const box = $("prompt");
     if (moved.editorText && !box.value.trim()) box.value = moved.editorText;
     toast("Navigated to the selected point");
-  } catch (error) {
-    // the failure itself was shown as the command's error
+  } catch {
+    // the failure (an aborted summary too) was shown as the command's error
   } finally {
+    summarizing = false;
     page.refreshState();
     $("prompt").focus();
   }
