@@ -149,14 +149,3 @@ def test_an_untrusted_projects_settings_file_is_never_written(two_models, pages,
     assert not (elsewhere / ".pi" / "settings.json").exists()
     assert not (pi.cwd / ".pi" / "settings.json").exists()
     assert json.loads((pi.agent_dir / "settings.json").read_text())["defaultThinkingLevel"] == "medium"
-
-
-def test_a_settings_file_that_is_not_json_is_refused_and_left_as_it_is(served, pi):
-    broken = '{"theme": "dark", oops'
-    (pi.agent_dir / "settings.json").write_text(broken)
-    refused = served.http.put("/api/settings", json={"defaultThinkingLevel": "high"})
-    assert refused.status_code == 409
-    assert "is not valid JSON" in refused.json()["error"] and "left as is" in refused.json()["error"]
-    assert (pi.agent_dir / "settings.json").read_text() == broken
-    assert served.http.put("/api/settings", json={"scope": "everywhere"}).status_code == 400
-    assert served.http.get("/api/settings", params={"cwd": "relative/folder"}).status_code == 400
