@@ -17,9 +17,10 @@ def _branched_session(served) -> str:
     host = served.serving.sessions
     session = Session.create(served.cwd, host.folder_for(served.cwd))
     first = session.append_message(user("plan the trip"))
-    session.append_message(assistant("Go by train."))
+    train = session.append_message(assistant("Go by train."))
     session.append_message(user("what about the car?"))
     session.append_message(assistant("The car is slower."))
+    session.append_label(train.id, "by rail")
     session.branch(first.id)
     session.append_message(assistant("Fly, it is far."))
     session.save()
@@ -44,6 +45,7 @@ def test_the_tree_shows_every_branch_and_marks_the_current_one(pages, served, wi
     entries = page.locator(".tree li.tree-user, .tree li.tree-assistant")  # notes (a model change) aside
     expect(entries.locator(".tree-text")).to_have_text(
         ["plan the trip", "Go by train.", "what about the car?", "The car is slower.", "Fly, it is far."])
+    expect(page.locator(".tree li", has_text="Go by train.").locator(".tree-label")).to_have_text("by rail")
     expect(page.locator(".tree li.leaf")).to_have_count(1)  # the leaf: opening it on a model noted that
     expect(page.locator(".tree li.on-path:not(.tree-note) .tree-text")).to_have_text(["plan the trip", "Fly, it is far."])
     indents = [entries.nth(i).evaluate("(li) => parseInt(li.style.paddingLeft)") for i in range(5)]
