@@ -106,9 +106,10 @@ def test_choosing_a_prompt_in_the_tree_offers_it_again_and_a_summary_keeps_the_b
     page.locator(f'#sessions li[data-id="{session_id}"]').click()
     expect(page.locator('[data-testid="message"][data-role="assistant"]')).to_have_text("Fly, it is far.")
     server.push(Reply(text="They weighed flying against the train."))
-    page.get_by_test_id("prompt").fill("/tree")
-    page.get_by_test_id("prompt").press("Enter")
-    page.get_by_test_id("prompt").press("Enter")
+    page.get_by_test_id("prompt").fill("/tre")
+    expect(page.get_by_test_id("completion")).to_contain_text("/tree")
+    page.get_by_test_id("prompt").press("Enter")  # completes
+    page.get_by_test_id("prompt").press("Enter")  # runs
     page.locator(".tree li", has_text="what about the car?").click()
     page.get_by_test_id("dialog").get_by_text("Summarize", exact=True).click()
     expect(page.get_by_test_id("prompt")).to_have_value("what about the car?")
