@@ -6,7 +6,8 @@
 - ``/api/settings``, ``/api/providers/{p}/key``: the settings view
   (:mod:`pi_plugins.serve.settings_api`);
 - ``WS /api/sessions/{id}/rpc?token=T[&since=N]``: pi's RPC protocol, one JSON object
-  per text frame (:mod:`pi_plugins.serve.sessions`);
+  per text frame (:mod:`pi_plugins.serve.sessions`), and the page's ``navigate_tree``
+  (:mod:`pi_plugins.serve.tree_commands`);
 - ``/`` and ``/assets/*``: the page (package data, no build step; the Markdown, sanitising
   and highlighting libraries vendored in ``page/vendor``); ``/artifact``: the document of
   an artifact's sandboxed frame, under a policy of its own.
@@ -34,6 +35,7 @@ from pi_core import __version__
 from pi_plugins.serve.guard import Guard
 from pi_plugins.serve.sessions import CURRENT, Client, RequestError, SessionHost
 from pi_plugins.serve.settings_api import json_object, settings_routes
+from pi_plugins.serve.tree_commands import ServeCommands
 
 #: How long a client that fell behind has to take what is on its way and the 1013 close.
 CLOSE_WAIT = 15.0
@@ -127,7 +129,7 @@ def create_app(host: SessionHost, *, token: str, bind_host: str = "127.0.0.1") -
         await websocket.accept()
         client = Client(websocket.send_text)
         send = served.attach(client, since)
-        commands = served.rpc.commands(send)
+        commands = ServeCommands(served, send)
         pump = asyncio.create_task(client.pump())
         reading = asyncio.create_task(_read(websocket, served, commands))
         behind = asyncio.create_task(client.behind.wait())

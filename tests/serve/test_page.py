@@ -157,8 +157,10 @@ def test_markdown_from_the_model_never_puts_its_html_or_script_in_the_page(page,
     assert page.evaluate("window.pwned") is None
 
 
-def test_a_plugins_confirm_appears_in_the_page_and_its_answer_reaches_the_plugin(confirm_plugin, page, server):
+def test_a_plugins_confirm_appears_in_the_page_and_its_answer_reaches_the_plugin(confirm_plugin, pages, width, server):
     from playwright.sync_api import expect
+
+    page = pages.open(width)
 
     server.push(Reply(tool_calls=[("bash", {"command": "echo confirmed-run"})]), Reply(text="Ran after you agreed."))
     _new_session(page)
@@ -167,14 +169,17 @@ def test_a_plugins_confirm_appears_in_the_page_and_its_answer_reaches_the_plugin
     dialog = page.get_by_test_id("dialog")
     expect(dialog.locator("h2")).to_have_text("Run this command?")
     expect(dialog.locator("p")).to_have_text("echo confirmed-run")
+    pages.shoot(page, f"confirm-{width}")
     page.get_by_test_id("dialog-yes").click()
     expect(dialog).to_be_hidden()
     expect(page.locator(TOOL).locator("pre")).to_contain_text("confirmed-run")
     expect(page.locator(ASSISTANT).last).to_have_text("Ran after you agreed.")
 
 
-def test_a_confirm_answered_before_a_reload_is_not_asked_again(confirm_plugin, page, server):
+def test_a_confirm_answered_before_a_reload_is_not_asked_again(confirm_plugin, pages, width, server):
     from playwright.sync_api import expect
+
+    page = pages.open(width)
 
     hold = threading.Event()
     server.push(Reply(tool_calls=[("bash", {"command": "echo once"})]),
@@ -191,8 +196,10 @@ def test_a_confirm_answered_before_a_reload_is_not_asked_again(confirm_plugin, p
     expect(page.locator(ASSISTANT).last).to_have_text("Still going after the answer.")
 
 
-def test_the_page_and_a_script_share_a_run_and_a_steer_from_the_page_reaches_it(page, served, server):
+def test_the_page_and_a_script_share_a_run_and_a_steer_from_the_page_reaches_it(pages, width, served, server):
     from playwright.sync_api import expect
+
+    page = pages.open(width)
 
     hold = threading.Event()
     server.push(Reply(text="Started by the script. " * 3, hold_after=3, hold=hold),
@@ -206,6 +213,7 @@ def test_the_page_and_a_script_share_a_run_and_a_steer_from_the_page_reaches_it(
     page.get_by_test_id("prompt").press("Enter")
     script.event("queue_update", steering=["from the page, mid-run"])
     expect(page.locator("#queue")).to_contain_text("from the page, mid-run")
+    pages.shoot(page, f"steering-{width}")
     hold.set()
     expect(page.locator(ASSISTANT).last).to_have_text("Steered by the page.")
     users = [m["content"][0]["text"] for m in script.ok("get_messages")["messages"] if m["role"] == "user"]
@@ -213,8 +221,10 @@ def test_the_page_and_a_script_share_a_run_and_a_steer_from_the_page_reaches_it(
     expect(page.locator(USER)).to_have_count(2)
 
 
-def test_abort_stops_the_running_turn(page, server):
+def test_abort_stops_the_running_turn(pages, width, server):
     from playwright.sync_api import expect
+
+    page = pages.open(width)
 
     hold = threading.Event()
     server.push(Reply(text="This answer never ends. " * 20, hold_after=3, hold=hold))
@@ -298,8 +308,10 @@ def greeter(pi):
     pi.trust_project()  # a project plugin loads only in a trusted project
 
 
-def test_a_plugins_select_and_input_appear_as_dialogs(greeter, page):
+def test_a_plugins_select_and_input_appear_as_dialogs(greeter, pages, width):
     from playwright.sync_api import expect
+
+    page = pages.open(width)
 
     _new_session(page)
     page.get_by_test_id("prompt").fill("/greet")

@@ -74,3 +74,78 @@ def test_the_settings_view_is_used_with_the_keyboard_alone(pages, width):
     page.keyboard.press("Escape")
     expect(page.get_by_test_id("settings")).to_be_hidden()
     expect(page.get_by_test_id("open-settings")).to_be_focused()
+
+
+def _open_settings(page):
+    show_sessions(page)
+    page.get_by_test_id("open-settings").click()
+    expect_visible = page.get_by_test_id("settings")
+    from playwright.sync_api import expect
+
+    expect(expect_visible).to_be_visible()
+
+
+def test_defaults_saved_for_the_project_go_to_its_settings_file_and_win_there(two_models, pages, served, pi, width):
+    """Scope "this project": the session folder's .pi/settings.json gets the defaults
+    (the user's file is left alone), and saving for the user then says the project wins."""
+    from playwright.sync_api import expect
+
+    pi.trust_project()
+    user_file = pi.agent_dir / "settings.json"
+    user_file.write_text(json.dumps({"theme": "dark", "defaultThinkingLevel": "low"}))
+    page = pages.open(width)
+    new_session(page)
+    _open_settings(page)
+    scope = page.get_by_test_id("set-scope")
+    expect(scope).to_have_value("user")  # as pi's /settings: the user's file unless asked
+    scope.select_option("project")
+    project_file = pi.cwd / ".pi" / "settings.json"
+    expect(page.get_by_test_id("set-scope-file")).to_have_text(f"Saved in {project_file}")
+    page.get_by_test_id("set-model").select_option("local/other-model")
+    page.get_by_test_id("set-thinking").select_option("high")
+    page.get_by_test_id("settings-save").click()
+    expect(page.get_by_test_id("settings")).to_be_hidden()
+
+    assert json.loads(project_file.read_text()) == {
+        "defaultProvider": "local", "defaultModel": "other-model", "defaultThinkingLevel": "high"}
+    assert json.loads(user_file.read_text()) == {"theme": "dark", "defaultThinkingLevel": "low"}
+    _open_settings(page)
+    page.get_by_test_id("set-scope").select_option("user")
+    expect(page.get_by_test_id("set-scope-file")).to_contain_text(
+        f"this project's {project_file} sets defaultProvider, defaultModel, defaultThinkingLevel, which wins here")
+    expect(page.get_by_test_id("set-thinking")).to_have_value("high")  # what is in effect here
+    pages.shoot(page, f"settings-scope-{width}")
+    session = served.http.post("/api/sessions", json={"cwd": served.cwd}).json()["id"]
+    state = served.socket(session).ok("get_state")
+    assert (state["model"]["id"], state["thinkingLevel"]) == ("other-model", "high")
+
+
+def test_an_untrusted_projects_settings_file_is_never_written(two_models, pages, served, pi, tmp_path, width):
+    """The settings view is about the session's folder, not the server's: in an untrusted
+    one "this project" cannot be chosen, and the server refuses it even when asked."""
+    from playwright.sync_api import expect
+
+    elsewhere = tmp_path / "untrusted-project"
+    (elsewhere / ".pi").mkdir(parents=True)
+    # the server's own folder is trusted; the session's is trusted only for holding
+    # nothing to protect yet, which a settings file would end (then it would be skipped)
+    pi.trust_project()
+    session = served.http.post("/api/sessions", json={"cwd": str(elsewhere)}).json()["id"]
+    page = pages.open(width)
+    show_sessions(page)
+    page.locator(f'#sessions li[data-id="{session}"]').click()
+    expect(page.locator("#title")).to_contain_text(str(elsewhere.resolve()))
+    _open_settings(page)
+    project = page.get_by_test_id("set-scope").locator('option[value="project"]')
+    expect(project).to_be_disabled()
+    expect(project).to_have_text("this project (not trusted)")
+    refused = served.http.put("/api/settings", json={"scope": "project", "cwd": str(elsewhere),
+                                                     "defaultThinkingLevel": "high"})
+    assert refused.status_code == 403
+    assert "not a trusted project" in refused.json()["error"]
+    page.get_by_test_id("set-thinking").select_option("medium")
+    page.get_by_test_id("settings-save").click()  # for the user: that is allowed
+    expect(page.get_by_test_id("settings")).to_be_hidden()
+    assert not (elsewhere / ".pi" / "settings.json").exists()
+    assert not (pi.cwd / ".pi" / "settings.json").exists()
+    assert json.loads((pi.agent_dir / "settings.json").read_text())["defaultThinkingLevel"] == "medium"

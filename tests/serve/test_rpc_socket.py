@@ -256,3 +256,37 @@ def test_an_untrusted_projects_plugins_load_only_with_approve(confirm_plugin_fil
     assert len(asks) == (1 if approve else 0)
     said = capfd.readouterr().err
     assert ("--approve" in said) == (approve is None)
+
+
+def test_navigate_tree_refuses_what_is_not_an_entry_and_moves_nothing(served, server):
+    """The page's navigate_tree: a bad request is a failed response that says why."""
+    server.push(Reply(text="An answer."))
+    client = served.socket(served.open())
+    client.ok("prompt", message="a prompt")
+    client.event("agent_end")
+    leaf = client.ok("get_tree")["leafId"]
+    for fields, error in [({}, "entryId must be an entry's id"),
+                          ({"entryId": "nope"}, "Entry not found: nope"),
+                          ({"entryId": leaf, "summarize": "yes"}, "summarize must be true or false"),
+                          ({"entryId": leaf, "instructions": 3}, "instructions must be a string")]:
+        response = client.request("navigate_tree", **fields)
+        assert (response["success"], response["error"]) == (False, error)
+    assert client.ok("get_tree")["leafId"] == leaf
+
+
+def test_navigate_tree_to_a_prompt_goes_to_its_parent_and_gives_its_text_back(served, server):
+    server.push(Reply(text="First answer."), Reply(text="Second answer."))
+    session = served.open()
+    client, other = served.socket(session), served.socket(session)
+    client.ok("prompt", message="first")
+    client.event("agent_end")
+    client.ok("prompt", message="second")
+    client.event("agent_end", after=len(client.frames) - 1)
+    entries = client.ok("get_entries")["entries"]
+    second = next(e for e in entries if e["type"] == "message" and e["message"]["role"] == "user"
+                  and e["message"]["content"][0]["text"] == "second")
+    moved = client.ok("navigate_tree", entryId=second["id"])
+    assert moved == {"cancelled": False, "leafId": second["parentId"], "editorText": "second"}
+    other.event("tree_navigated", leafId=second["parentId"])
+    texts = [m["content"][0]["text"] for m in other.ok("get_messages")["messages"]]
+    assert texts == ["first", "First answer."]

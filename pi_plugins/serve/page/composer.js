@@ -4,7 +4,7 @@
  * button, a paste or a drop: images go to the model as images, text files as text. */
 
 import { $, el, toast } from "./dom.js";
-import { showTree } from "./tree.js";
+import { openTree } from "./tree.js";
 
 const LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh"];
 const HISTORY_KEY = "pi-prompt-history";
@@ -26,7 +26,7 @@ const LOCAL = {
   model: { description: "Switch model: /model <provider/id or part of it>", run: (arg) => switchModel(arg) },
   thinking: { description: `Thinking level: ${LEVELS.join(", ")}`, run: (arg) => setThinking(arg) },
   export: { description: "Download the session as HTML", run: () => page.exportCurrent() },
-  tree: { description: "Show the session's tree of branches", run: async () => showTree(await page.command("get_tree")) },
+  tree: { description: "Show the session's tree and go to another point in it", run: () => openTree() },
 };
 
 export function initComposer(app) {

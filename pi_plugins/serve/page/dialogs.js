@@ -100,7 +100,7 @@ export function trapFocus(event) {
     .find(([backdrop]) => !$(backdrop).hidden);
   if (!modal) return;
   const box = $(modal[1]);
-  const items = [...box.querySelectorAll("button, input, textarea, select")].filter((n) => !n.disabled);
+  const items = [...box.querySelectorAll("button, input, textarea, select, [tabindex='0']")].filter((n) => !n.disabled);
   if (!items.length) return;
   const first = items[0], last = items[items.length - 1];
   if (event.shiftKey && document.activeElement === first) { event.preventDefault(); last.focus(); }

@@ -16,7 +16,7 @@ import { renderStats } from "./stats.js";
 import { openArtifact, initArtifacts } from "./artifacts.js";
 import { initComposer } from "./composer.js";
 import { closeSettings, initSettings, settingsOpen } from "./settings.js";
-import { closeTree, treeOpen } from "./tree.js";
+import { closeTree, initTree, treeBusy, treeOpen } from "./tree.js";
 
 const state = {
   token: null, sessionId: null, sessionFile: null, ws: null, seq: 0, nextId: 1, pending: new Map(),
@@ -263,6 +263,10 @@ function receive(frame) {
     case "queue_update": renderQueue(frame.steering || [], frame.followUp || []); break;
     case "model_select": case "thinking_level_changed": command("get_state").then(applyState); refreshStats(); break;
     case "session_info_changed": command("get_state").then(applyState); loadSessions(); break;
+    case "tree_navigated": // a client moved in the tree: the conversation at the new leaf
+      command("get_messages").then((data) => { state.messages = data.messages; rebuild(); follower.toEnd(); });
+      refreshStats();
+      break;
     case "compaction_end": command("get_messages").then((data) => { state.messages = data.messages; rebuild(); }); refreshStats(); break;
     case "extension_ui_request": uiRequest(frame); break;
     case "extension_error": toast(`Plugin error (${frame.event}): ${frame.error}`, "error"); break;
@@ -416,7 +420,8 @@ function start() {
   initSessions({ open: openRow, rename: renameRow, exportRow, remove: removeRow });
   initArtifacts();
   initComposer(page);
-  initSettings(api);
+  initSettings(api, () => state.cwd);
+  initTree(page);
   $("abort").addEventListener("click", () => command("abort").catch(() => {}));
   $("new-session").addEventListener("click", newSession);
   $("model").addEventListener("change", (event) => {
@@ -433,7 +438,7 @@ function start() {
     if (settingsOpen()) closeSettings();
     else if (treeOpen()) closeTree();
     else if (document.body.classList.contains("drawer-open")) setDrawer(false);
-    else if (state.isStreaming) command("abort").catch(() => {});
+    else if (state.isStreaming || treeBusy()) command("abort").catch(() => {});
   });
   setInterval(() => state.online && loadSessions(), 15000); // sessions other clients open
   loadSessions().then(() => {

@@ -1,11 +1,16 @@
 /* The settings view: the page's theme (kept in this browser), the defaults a new session
- * starts with (the server's settings.json) and a provider key (the server's auth.json;
- * the page never reads a key back, it only learns whether one is stored). */
+ * starts with and a provider key (the server's auth.json; the page never reads a key
+ * back, it only learns whether one is stored). The defaults are those in effect in the
+ * current session's folder, saved for the user (the agent dir's settings.json, as pi's
+ * /settings saves them) or for that project (its .pi/settings.json, which wins there;
+ * offered only in a trusted project). */
 
 import { $, toast } from "./dom.js";
 
 const THEME_KEY = "pi-theme";
 let api;
+let folder = () => null; // the current session's folder
+let shown = null; // the last settings the server sent
 
 /** Apply the theme kept in this browser (``system``, ``light`` or ``dark``). */
 export function applyTheme(theme = localStorage.getItem(THEME_KEY) || "system") {
@@ -17,8 +22,9 @@ export function applyTheme(theme = localStorage.getItem(THEME_KEY) || "system") 
   dark.media = theme === "system" ? "not all and (prefers-color-scheme: light)" : theme === "dark" ? "all" : "not all";
 }
 
-export function initSettings(request) {
+export function initSettings(request, currentFolder) {
   api = request;
+  folder = currentFolder;
   applyTheme();
   $("open-settings").addEventListener("click", openSettings);
   $("settings-close").addEventListener("click", closeSettings);
@@ -29,6 +35,12 @@ export function initSettings(request) {
   });
   $("settings").addEventListener("submit", (event) => { event.preventDefault(); save(); });
   $("settings-store-key").addEventListener("click", storeKey);
+  $("set-scope").addEventListener("change", showScope);
+}
+
+function settingsPath() {
+  const cwd = folder();
+  return cwd ? `/api/settings?cwd=${encodeURIComponent(cwd)}` : "/api/settings";
 }
 
 export function settingsOpen() { return !$("settings-backdrop").hidden; }
@@ -46,7 +58,23 @@ function fill(select, values, chosen, blank) {
   select.value = chosen || "";
 }
 
+/** Which file the defaults go to, and what the project file sets (it wins there). */
+function showScope() {
+  if (!shown) return;
+  const project = $("set-scope").value === "project";
+  const overrides = Object.keys(shown.project);
+  let note = project ? `Saved in ${shown.projectFile}` : `Saved in ${shown.userFile}`;
+  if (!project && overrides.length) note += ` · this project's ${shown.projectFile} sets ${overrides.join(", ")}, which wins here`;
+  $("set-scope-file").textContent = note;
+}
+
 function show(data) {
+  shown = data;
+  const scope = $("set-scope");
+  scope.options[1].disabled = !data.projectTrusted;
+  scope.options[1].textContent = data.projectTrusted ? `this project (${data.cwd})` : "this project (not trusted)";
+  if (!data.projectTrusted) scope.value = "user";
+  showScope();
   const model = data.defaultProvider && data.defaultModel ? `${data.defaultProvider}/${data.defaultModel}` : "";
   fill($("set-model"), data.available.length ? data.available : data.models, model, "(unset)");
   $("set-thinking").value = data.defaultThinkingLevel || "";
@@ -65,15 +93,16 @@ async function openSettings() {
   $("set-theme").value = localStorage.getItem(THEME_KEY) || "system";
   $("settings-backdrop").hidden = false;
   $("set-theme").focus();
-  try { show(await api("GET", "/api/settings")); } catch (error) { toast(`Settings: ${error.message}`, "error"); }
+  try { show(await api("GET", settingsPath())); } catch (error) { toast(`Settings: ${error.message}`, "error"); }
 }
 
 async function save() {
-  const body = {};
+  const body = { scope: $("set-scope").value };
+  if (shown?.cwd) body.cwd = shown.cwd;
   if ($("set-model").value) body.defaultModel = $("set-model").value;
   if ($("set-thinking").value) body.defaultThinkingLevel = $("set-thinking").value;
   try {
-    show(await api("PUT", "/api/settings", body));
+    show(await api("PUT", settingsPath(), body));
     toast("Settings saved");
     closeSettings();
   } catch (error) {
@@ -87,7 +116,7 @@ async function storeKey() {
   try {
     await api("PUT", `/api/providers/${encodeURIComponent(provider)}/key`, { key });
     $("set-key").value = "";
-    showKeys(await api("GET", "/api/settings"));
+    showKeys(await api("GET", settingsPath()));
     toast(`Key stored for ${provider}`);
   } catch (error) {
     toast(`Key: ${error.message}`, "error");
