@@ -107,7 +107,19 @@ class Settings:
 
     def remember(self, key: str, value: Any) -> None:
         """Keep a choice for the next run in the global settings.json (as pi keeps the
-        last model chosen), replaced whole so a reader never sees half of it."""
+        last model chosen), replaced whole so a reader never sees half of it. The file is
+        read again first, so what another process (or ``pi serve``'s page) saved since
+        this one loaded stays; a file that cannot be read or parsed is never overwritten."""
+        path = Path(self.global_dir) / "settings.json" if self.global_dir is not None else None
+        if path is not None and path.exists():  # (none yet: this run's settings are all there is)
+            unreadable: list[str] = []
+            fresh = _read(path, unreadable)
+            if unreadable:
+                self.problems.append(f"cannot save {key}: {unreadable[0]}")
+                path = None  # this run keeps the choice; the file stays as it is
+            else:
+                self.global_data = fresh
+                self.data = self._merged()
         node = self.global_data
         *parents, last = key.split(".")
         for part in parents:
@@ -116,11 +128,10 @@ class Settings:
             return
         node[last] = value
         self.data = self._merged()
-        if self.global_dir is None:
+        if path is None:
             return
         import os
 
-        path = Path(self.global_dir) / "settings.json"
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             temp = path.with_name(f".settings.json.{os.getpid()}.tmp")

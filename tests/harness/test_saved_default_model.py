@@ -90,10 +90,11 @@ def test_the_saved_settings_are_what_pi16s_ctrl_s_in_model_writes(tmp_path, serv
            "PI_OFFLINE": "1", "TERM": "xterm-256color"}
     argv = [node_for("pi16"), str(require_real("pi16") / "dist" / "cli.js"), "--tui-mode", "regular"]
     with Terminal(tmp_path, argv, env=env, cwd=project, width=120) as term:
-        term.wait_for("Model scope", timeout=30)
+        term.wait_for(lambda s: "Model scope" in s and "to show full startup help" in s, timeout=30)
         term.type("/model")
+        term.wait_for(lambda s: "/model" in s.split("to show full startup help")[-1])  # in the editor
         term.press("Enter")
-        term.wait_for("Ctrl+S to set as default")
+        term.wait_for("Ctrl+S to set as default", timeout=20)
         term.press("Tab")
         term.type("c")
         term.wait_for("Model Name: c")

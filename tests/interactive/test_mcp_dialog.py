@@ -24,7 +24,7 @@ def mcp_json(servers):
 def test_the_dialog_lists_servers_shows_tools_and_disables_and_enables_saving_to_mcp_json(pi_screen, server):
     term = pi_screen(agent_files=mcp_json({"demo": DEMO, "off": {**DEMO, "enabled": False}}))
     term.submit("/mcp")
-    screen = term.wait_for("demo — connected · 10 tools · resources · codemode · global", timeout=20)
+    screen = term.wait_for("demo — connected · 10 tools · resources · codemode · global", timeout=60)
     assert "off — disabled · codemode · global" in screen
     assert screen.index("demo — connected") < screen.index("off — disabled")  # attention order
     term.press("Enter")

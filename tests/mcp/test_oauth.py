@@ -144,7 +144,8 @@ def test_an_expired_access_token_is_refreshed_not_signed_in_again(tmp_path, agen
 
     now = stored(agent)[f"mcp__secure|{url}"]["tokens"]
     assert token == now["access_token"] != first["access_token"]
-    assert events.read_text().split() == ["code", "refresh"]
+    grants = events.read_text().split()  # (a loaded machine may outlive the 1 s token again)
+    assert grants[0] == "code" and grants[1:] and set(grants[1:]) == {"refresh"}
 
 
 def test_a_token_the_server_rejects_is_refreshed_once(tmp_path, agent, oauth_server):

@@ -49,7 +49,7 @@ def test_an_rpc_abort_leaves_no_survivor(rpc, server, mark):
     wait_for_tree(mark)
     rpc.ok("abort")
     rpc.event("agent_end")
-    assert marked(mark) == []
+    assert survivors(mark, grace=5) == []  # (killed ones may take a moment to die on a loaded machine)
 
 
 def test_an_rpc_abort_bash_of_a_user_command_leaves_no_survivor(rpc, mark):
