@@ -93,7 +93,7 @@ class InteractiveApp:
         self.statuses: dict[str, str] = {}
         self.widgets: dict[str, tuple[list[str], str]] = {}
         self.plugin_commands: dict[str, Any] = {}
-        #: What was wrong with the skills and templates found (pi's "[Skill conflicts]" …).
+        #: What was wrong with the resources found (pi's "[Skill conflicts]" …).
         self.resource_problems: list = []
         self.renderers: dict[str, Any] = {}
         self.shortcuts: list = []
@@ -277,7 +277,7 @@ class InteractiveApp:
         self.shortcuts = await plugins.call("register_shortcuts", ctx=ctx)
         from pi_plugins.interactive.resource_problems import gather
 
-        self.resource_problems = await gather(ctx)
+        self.resource_problems = await gather(ctx, self.themes, self.theme_problems)
 
     # ================================================================ the screen
 
