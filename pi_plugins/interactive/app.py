@@ -71,6 +71,10 @@ class InteractiveApp:
         #: prompt_toolkit's input and output the chat runs on (None: the terminal).
         self.terminal_input, self.terminal_output = input, output
         self.harness = pi_app.harness
+        if input is None and output is None:  # the terminal's own: ask it for its colours, as pi 1.6
+            from pi_plugins.interactive.terminal_colors import ask_terminal
+
+            ask_terminal()
         self.themes, self.theme_problems = appearance.apply_theme(pi_app)
         self.painter = Painter(detect_color_system())
         settings = self.harness.ctx.settings

@@ -59,6 +59,9 @@ def reload_themes(tui: Any) -> None:
 def current_theme(tui: InteractiveApp) -> str:
     from pi_plugins.interactive import theme as styles
 
+    applied = tui.themes.get(styles.APPLIED_NAME)
+    if applied is not None and applied.styles == styles.STYLES:
+        return styles.APPLIED_NAME
     return next((name for name, p in tui.themes.items() if p.styles == styles.STYLES), "dark")
 
 

@@ -2,9 +2,9 @@
 in the agent dir and in the project's ``.pi/``, the settings' ``themes`` list, the
 themes of configured pi packages (``packages``), and
 ``--theme PATH`` (a file or a folder, repeatable). ``--no-themes`` leaves out all but the
-built-ins and ``--theme``. The settings key ``theme`` names the one to use (default dark):
-a name, ``system`` (light or dark by the terminal's background), or pi 1.6's automatic
-pair ``"LIGHT/DARK"``.
+built-ins and ``--theme``. The settings key ``theme`` names the one to use: a name,
+``system`` (light or dark by the terminal's background; the default, as in pi 1.6), or
+pi 1.6's automatic pair ``"LIGHT/DARK"``.
 
 A theme file is ``{"name", "appearance"?, "vars"?, "colors"}``; a colour is ``"#rgb"``,
 ``"#rrggbb"``, ``"oklch(L C H)"``, ``"okhsl(H S L)"`` (:mod:`.theme_colors`), an xterm
@@ -107,6 +107,7 @@ class Palette:
         theme.BASH_BORDER = self.bash
         theme.PROMPT_STYLE.clear()
         theme.PROMPT_STYLE.update(self.prompt)
+        theme.APPLIED_NAME = self.name
 
 
 def dark() -> Palette:
@@ -300,13 +301,11 @@ def load_themes(*, cwd: str | Path, agent_dir: str | Path | None, settings: Any 
 
 
 def terminal_is_light(env: Any = None) -> bool:
-    """The terminal's background is light, as ``COLORFGBG`` says ("fg;bg", bg 7 or 15);
-    dark when it says nothing (pi 1.6's last fallback)."""
-    import os
+    """The terminal's background is light, as pi 1.6 decides it
+    (:func:`pi_plugins.interactive.terminal_colors.terminal_appearance`)."""
+    from pi_plugins.interactive.terminal_colors import terminal_appearance
 
-    value = (os.environ if env is None else env).get("COLORFGBG", "")
-    background = value.rsplit(";", 1)[-1].strip()
-    return background in ("7", "15")
+    return terminal_appearance(env) == "light"
 
 
 def pick_named(themes: dict[str, Palette], wanted: str, env: Any = None,
@@ -323,9 +322,9 @@ def pick_named(themes: dict[str, Palette], wanted: str, env: Any = None,
 
 
 def system(env: Any = None) -> Palette:
-    """pi 1.6's ``system`` theme, as far as it goes here: the built-in light or dark
-    palette by the terminal's background (``COLORFGBG``; dark when it says nothing).
-    pi also asks the terminal for its colours (OSC 10/11/4) and derives each from them."""
+    """pi 1.6's ``system`` theme (the default), as far as it goes here: the built-in light
+    or dark palette by the terminal's background (:func:`terminal_is_light`). pi also asks
+    for the 16 ANSI colours (OSC 4) and derives each of its colours from them."""
     palette = light() if terminal_is_light(env) else dark()
     palette.name = "system"
     return palette
@@ -333,10 +332,10 @@ def system(env: Any = None) -> Palette:
 
 def choose(themes: dict[str, Palette], settings: Any, env: Any = None) -> tuple[Palette, list[str]]:
     """The theme the settings name (``theme``: a name, ``system``, or pi 1.6's automatic
-    ``LIGHT/DARK`` pair), else dark."""
+    ``LIGHT/DARK`` pair), else ``system``, pi 1.6's default."""
     wanted = settings.get("theme") if settings is not None else None
     if not wanted:
-        return themes["dark"], []
+        return themes["system"], []
     if isinstance(wanted, str) and "/" in wanted:
         found, problem = pick_named(themes, wanted, env, where="settings theme")
         return (found, []) if found is not None else (themes["dark"], [f"{problem}; using dark"])
