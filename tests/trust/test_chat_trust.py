@@ -82,6 +82,12 @@ def test_slash_trust_saves_a_decision_for_the_next_run(project, tmp_path):
     with _chat(project, tmp_path, "second") as term:
         term.wait_for("(auto)", timeout=20)
         assert project.marker.exists()
+        term.type("/trust")
+        term.press("Enter")
+        screen = term.wait_for("Saved decision: trusted", timeout=20)
+        assert "✓ Trust" in screen and "✓ Do not trust" not in screen  # pi 1.6 marks the saved answer
+        term.press("Escape")
+        term.wait_for(lambda s: "Saved decision" not in s, timeout=20)  # Esc alone, not Alt+/
         _quit(term)
 
 
