@@ -49,6 +49,8 @@ class PluginError:
     hook: str
     error: BaseException
     traceback: str = ""
+    #: The file that failed to load, where one did (the chat lists it as pi's ``[Extension issues]``).
+    path: str = ""
 
     def __str__(self) -> str:
         if isinstance(self.error, NotRunnable):
@@ -250,8 +252,8 @@ class Plugins:
 
     # ------------------------------------------------------------ errors
 
-    def report(self, plugin: str, hook: str, exc: BaseException) -> None:
-        error = PluginError(plugin, hook, exc, "".join(traceback.format_exception(exc)))
+    def report(self, plugin: str, hook: str, exc: BaseException, path: str = "") -> None:
+        error = PluginError(plugin, hook, exc, "".join(traceback.format_exception(exc)), path)
         self.errors.append(error)
         log.warning("%s", error)
         log.debug("%s", error.traceback)

@@ -206,9 +206,16 @@ def load_file(plugins: Plugins, path: str | Path, source: str = "file") -> str |
         spec.loader.exec_module(module)
     except Exception as exc:
         sys.modules.pop(module_name, None)
-        plugins.report(path.stem, "load", exc)
+        plugins.report(path.stem, "load", exc, path=str(path))
         return None
     return plugins.register(module, path.stem, source=source, location=str(path))
+
+
+def _problem_path(problem: str) -> str:
+    """The file a discovery problem names ("PATH: why", or "settings extensions: PATH: why"), or ""."""
+    text = problem.removeprefix("settings extensions: ")
+    head, sep, _ = text.partition(": ")
+    return head if sep and head.startswith(("/", "~")) else ""
 
 
 def _plugin_files(folder: Path) -> list[Path]:
@@ -376,7 +383,7 @@ class PluginLoader:
             if problem not in self._told:
                 self._told.add(problem)
                 error = NotRunnable(problem) if "cannot run here" in problem else ValueError(problem)
-                plugins.report("settings", "plugins", error)
+                plugins.report("settings", "plugins", error, path=_problem_path(problem))
         for skip in self._skipped:
             plugins.skipped.remove(skip)
         self._skipped = [f for f in found if f.reason is not None]

@@ -1,5 +1,6 @@
 """The user interface of the terminal before the chat starts (its own screen does not
-exist yet): dialogs as numbered lists and plain lines on stdin and stdout."""
+exist yet): in a terminal, pi 1.6's selector (:mod:`pi_plugins.interactive.startup_select`);
+elsewhere, dialogs as numbered lists and plain lines on stdin and stdout."""
 
 from __future__ import annotations
 
@@ -26,7 +27,17 @@ class TerminalUI:
         line = self.stdin.readline()
         return None if not line else line.strip()
 
+    def _is_terminal(self) -> bool:
+        try:
+            return self.stdin.isatty() and self.stdout.isatty()
+        except (AttributeError, ValueError):
+            return False
+
     async def select(self, title: str, options: list[str], *, timeout: float | None = None) -> str | None:
+        if self._is_terminal():  # pi 1.6's selector; a numbered list where keys cannot be read
+            from pi_plugins.interactive.startup_select import select
+
+            return await select(title, options)
         text = title + "\n\n" + "".join(f"  {n}. {o}\n" for n, o in enumerate(options, 1))
         self.stdout.write(text)
         while True:

@@ -71,6 +71,10 @@ class InteractiveApp:
         #: prompt_toolkit's input and output the chat runs on (None: the terminal).
         self.terminal_input, self.terminal_output = input, output
         self.harness = pi_app.harness
+        if input is None and output is None:  # the terminal's own: ask it for its colours, as pi 1.6
+            from pi_plugins.interactive.terminal_colors import ask_terminal
+
+            ask_terminal()
         self.themes, self.theme_problems = appearance.apply_theme(pi_app)
         self.painter = Painter(detect_color_system())
         settings = self.harness.ctx.settings
@@ -93,7 +97,7 @@ class InteractiveApp:
         self.statuses: dict[str, str] = {}
         self.widgets: dict[str, tuple[list[str], str]] = {}
         self.plugin_commands: dict[str, Any] = {}
-        #: What was wrong with the skills and templates found (pi's "[Skill conflicts]" …).
+        #: What was wrong with the resources found (pi's "[Skill conflicts]" …).
         self.resource_problems: list = []
         self.renderers: dict[str, Any] = {}
         self.shortcuts: list = []
@@ -277,7 +281,7 @@ class InteractiveApp:
         self.shortcuts = await plugins.call("register_shortcuts", ctx=ctx)
         from pi_plugins.interactive.resource_problems import gather
 
-        self.resource_problems = await gather(ctx)
+        self.resource_problems = await gather(ctx, self.themes, self.theme_problems)
 
     # ================================================================ the screen
 

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from pi_plugins.interactive.app import InteractiveApp
 
 
-def apply_theme(pi_app) -> tuple[dict, list[str]]:
+def apply_theme(pi_app) -> tuple[dict, list]:
     """Choose and apply the theme (settings ``theme``; else the last ``--theme`` given;
     else dark); returns the themes found and what was wrong on the way, for the header."""
     from pi_plugins.interactive.themes import choose, load_themes
@@ -44,9 +44,24 @@ def apply_theme(pi_app) -> tuple[dict, list[str]]:
     return themes, problems + more
 
 
+def reload_themes(tui: Any) -> None:
+    """``/reload``: the theme files found again, with their problems (the chosen theme stays)."""
+    from pi_plugins.interactive.themes import load_themes
+
+    ctx = tui.harness.ctx
+    tui.themes, problems = load_themes(cwd=ctx.cwd, agent_dir=ctx.agent_dir, settings=ctx.settings,
+                                       cli_paths=list(getattr(tui.pi.args, "themes", []) or []),
+                                       discover=not getattr(tui.pi.args, "no_themes", False))
+    tui.theme_problems = [p for p in tui.theme_problems if isinstance(p, str)] + \
+        [p for p in problems if not isinstance(p, str)]
+
+
 def current_theme(tui: InteractiveApp) -> str:
     from pi_plugins.interactive import theme as styles
 
+    applied = tui.themes.get(styles.APPLIED_NAME)
+    if applied is not None and applied.styles == styles.STYLES:
+        return styles.APPLIED_NAME
     return next((name for name, p in tui.themes.items() if p.styles == styles.STYLES), "dark")
 
 

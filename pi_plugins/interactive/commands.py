@@ -393,6 +393,9 @@ async def hotkeys(tui: ChatPort, args: str) -> None:
 
 async def reload_(tui: ChatPort, args: str) -> None:
     await tui.harness.reload()
+    from pi_plugins.interactive.appearance import reload_themes
+
+    reload_themes(tui)
     await tui.load_plugin_parts()
     tui.reload_keybindings()
     tui.add_text("Reloaded plugins, skills, prompt templates, context files and keybindings.", "dim")

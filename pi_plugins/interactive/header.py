@@ -32,8 +32,9 @@ def _builtin_header(tui: InteractiveApp) -> HeaderBlock:
     if problems:
         notes.append(f"{len(problems)} damaged line(s) in the session file were skipped")
     for error in getattr(tui.harness.plugins, "errors", []) or []:
-        notes.append(f"plugin error: {error}")
-    notes += [f"warning: {problem}" for problem in tui.theme_problems]
+        if not getattr(error, "path", ""):  # a file that failed is under [Extension issues]
+            notes.append(f"plugin error: {error}")
+    notes += [f"warning: {problem}" for problem in tui.theme_problems if isinstance(problem, str)]
     notes += _package_extensions(tui)
     notes += [f"warning: keybindings: {problem}" for problem in tui.keybindings.problems + tui.keys.problems]
     quiet = tui.settings.get("quietStartup", False) if not getattr(tui.pi.args, "verbose", False) else False

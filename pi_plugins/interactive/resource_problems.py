@@ -1,12 +1,15 @@
-"""What was wrong with the skills and prompt templates this start found, as pi's chat lists
-it under ``[Skill conflicts]`` and ``[Prompt conflicts]``: each file with the way it was
-found (``auto (user)``), its problem under it, and collisions grouped by name (the file
-that kept the name ✓, the ones skipped ✗). Shown at start-up and after ``/reload``;
-``-p`` mode reports the same problems as warnings.
+"""What was wrong with the resources this start found, as pi's chat lists it:
+``[Skill conflicts]`` (pi 0.73.1's name, as the skill checks are its; pi 1.6 says
+``[Skill warnings]``), ``[Prompt conflicts]``, and pi 1.6's ``[Extension issues]`` and
+``[Theme conflicts]``: each file with the way it was found (``auto (user)``), its problem
+under it, and collisions grouped by name (the file that kept the name ✓, the ones skipped ✗).
+Shown at start-up and after ``/reload``; ``-p`` mode reports the same problems as warnings.
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +19,9 @@ from pi_plugins.resources import Problem, source_info
 Section = tuple[str, list[tuple[str, str]]]
 
 
-async def gather(ctx: Any) -> list[Section]:
-    """The skills' and prompt templates' problems of this run (found once per run)."""
+async def gather(ctx: Any, themes: dict | None = None, theme_problems: Iterable[Any] = ()) -> list[Section]:
+    """This run's problems with skills, prompt templates, plugins and themes (``themes``
+    and ``theme_problems`` as :func:`pi_plugins.interactive.themes.load_themes` gave them)."""
     from pi_plugins import prompt_templates, skills
 
     sections: list[Section] = []
@@ -29,7 +33,33 @@ async def gather(ctx: Any) -> list[Section]:
     sources = {str(t.path): t.source for t in found_templates.templates}
     if found_templates.problems:
         sections.append(("Prompt conflicts", format_problems(found_templates.problems, sources, ctx)))
+    extension_problems = plugin_problems(getattr(ctx, "plugins", None))
+    if extension_problems:
+        sections.append(("Extension issues", format_problems(extension_problems, {}, ctx)))
+    file_problems = [p for p in theme_problems if isinstance(p, Problem)]
+    if file_problems:
+        sources = {p.source: p.scope for p in (themes or {}).values() if p.scope in ("project", "user")}
+        sections.append(("Theme conflicts", format_problems(file_problems, sources, ctx)))
     return sections
+
+
+def plugin_problems(plugins: Any) -> list[Problem]:
+    """The plugin files that could not load (a ``.py`` that raised on import, pi's
+    TypeScript): the latest failure of each file still there and still not loaded."""
+    if plugins is None:
+        return []
+    loaded = {info.location for info in plugins.infos}
+    latest: dict[str, Problem] = {}
+    for error in list(getattr(plugins, "errors", [])):
+        path = getattr(error, "path", "")
+        if not path or path in loaded or not os.path.exists(path):
+            continue
+        message = str(error.error).removeprefix(f"{path}: ")
+        if error.hook == "load":
+            message = f"Failed to load extension: {type(error.error).__name__}: {error.error}"
+        latest.pop(path, None)
+        latest[path] = Problem(path, message, "error")
+    return list(latest.values())
 
 
 def format_problems(problems: list[Problem], sources: dict[str, str], ctx: Any) -> list[tuple[str, str]]:

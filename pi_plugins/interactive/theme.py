@@ -73,6 +73,8 @@ THINKING_BORDER = {
     "xhigh": "#d183e8",
 }
 BASH_BORDER = GREEN
+#: The name of the theme applied last (``system`` and ``dark`` may share their colours).
+APPLIED_NAME = "dark"
 
 #: prompt_toolkit styles for the parts it draws itself (the editor and its menu).
 PROMPT_STYLE = {

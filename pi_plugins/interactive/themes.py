@@ -2,9 +2,9 @@
 in the agent dir and in the project's ``.pi/``, the settings' ``themes`` list, the
 themes of configured pi packages (``packages``), and
 ``--theme PATH`` (a file or a folder, repeatable). ``--no-themes`` leaves out all but the
-built-ins and ``--theme``. The settings key ``theme`` names the one to use (default dark):
-a name, ``system`` (light or dark by the terminal's background), or pi 1.6's automatic
-pair ``"LIGHT/DARK"``.
+built-ins and ``--theme``. The settings key ``theme`` names the one to use: a name,
+``system`` (light or dark by the terminal's background; the default, as in pi 1.6), or
+pi 1.6's automatic pair ``"LIGHT/DARK"``.
 
 A theme file is ``{"name", "appearance"?, "vars"?, "colors"}``; a colour is ``"#rgb"``,
 ``"#rrggbb"``, ``"oklch(L C H)"``, ``"okhsl(H S L)"`` (:mod:`.theme_colors`), an xterm
@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from pi_plugins.interactive import theme
+from pi_plugins.resources import Problem
 
 #: pi's colour tokens → the styles they colour ("bg" for a background, prefix for more).
 TOKENS: dict[str, list[tuple[str, str]]] = {
@@ -94,6 +95,8 @@ class Palette:
         self.name, self.styles, self.thinking, self.bash, self.prompt = name, styles, thinking, bash, prompt
         self.source = source
         self.from_cli = False  # loaded by --theme
+        #: How its file was found (project, user, settings, package, cli), as pi's listings say it.
+        self.scope = "builtin"
 
     def apply(self) -> None:
         """Make this the palette every painter and the editor use from now on."""
@@ -104,6 +107,7 @@ class Palette:
         theme.BASH_BORDER = self.bash
         theme.PROMPT_STYLE.clear()
         theme.PROMPT_STYLE.update(self.prompt)
+        theme.APPLIED_NAME = self.name
 
 
 def dark() -> Palette:
@@ -181,7 +185,8 @@ def palette_from(document: Any, source: str = "") -> tuple[Palette, list[str]]:
     if accent and accent != "none":
         prompt["dialog-prompt"] = accent
     warnings = [f"theme {name!r}{f' ({source})' if source else ''}: no colour for "
-                f"{', '.join(missing)}; the {base.name} theme's is used"] if missing else []
+                f"{', '.join(missing)}; the {base.name} theme's is used"] if missing and source else \
+        [f"no colour for {', '.join(missing)}; the {base.name} theme's is used"] if missing else []
     return Palette(name.strip(), styles, thinking, bash, prompt, source), warnings
 
 
@@ -228,11 +233,15 @@ def package_themes(settings: Any, cwd: str | Path, agent_dir: str | Path | None)
 
 
 def load_themes(*, cwd: str | Path, agent_dir: str | Path | None, settings: Any = None,
-                cli_paths: Sequence[str] = (), discover: bool = True) -> tuple[dict[str, Palette], list[str]]:
-    """Every theme by name (the first of a name wins, as with skills), and problems."""
-    themes: dict[str, Palette] = {"dark": dark(), "light": light(), "system": system()}
-    problems: list[str] = []
+                cli_paths: Sequence[str] = (), discover: bool = True,
+                env: Any = None) -> tuple[dict[str, Palette], list[str | Problem]]:
+    """Every theme by name (the first of a name wins, the project's before the user's, as
+    pi 1.6), and problems: a theme file's as a :class:`Problem` (the chat lists them under
+    pi's ``[Theme conflicts]``), the rest as text."""
+    themes: dict[str, Palette] = {"dark": dark(), "light": light(), "system": system(env)}
+    problems: list[str | Problem] = []
     candidates: list[Path] = []
+    origin: dict[Path, str] = {}
     if discover:
         from types import SimpleNamespace
 
@@ -241,56 +250,62 @@ def load_themes(*, cwd: str | Path, agent_dir: str | Path | None, settings: Any 
 
         run = SimpleNamespace(settings=settings, cwd=cwd, agent_dir=agent_dir)
         trusted = project_allowed(settings, cwd, agent_dir)  # the project's themes need trust
-        scopes = [("user", Path(agent_dir) / "themes" if agent_dir is not None else None)]
-        scopes += [("project", Path(cwd) / ".pi" / "themes")] if trusted else []
+        scopes: list[tuple[str, Path | None]] = [("project", Path(cwd) / ".pi" / "themes")] if trusted else []
+        scopes += [("user", Path(agent_dir) / "themes" if agent_dir is not None else None)]
         listed: list[Path] = []
         for scope, folder in scopes:
             patterns = settings_filter(run, "themes", scope) if settings is not None else None
             if folder is not None:
-                candidates += [f for f in _files(folder) if patterns is None or patterns.discovered(f)]
+                here = [f for f in _files(folder) if patterns is None or patterns.discovered(f)]
+                candidates += here
+                origin.update(dict.fromkeys(here, scope))
             entries, _ = settings_entries(run, "themes", scope) if settings is not None else ([], [])
             for entry in entries:
                 found = _files(entry)
                 if not found:
-                    problems.append(f"settings themes: {entry} is not a theme file or folder")
+                    problems.append(Problem(str(entry), "theme path does not exist"
+                                            if not entry.exists() else "theme path is not a json file"))
                 listed += [f for f in found if patterns is None or patterns.listed(f)]
         candidates += listed  # after the folders, as before
         if settings is not None:
-            candidates += package_themes(settings, cwd, agent_dir)
+            from_packages = package_themes(settings, cwd, agent_dir)
+            candidates += from_packages
+            origin.update(dict.fromkeys(from_packages, "package"))
     given: set[Path] = set()
     for raw in cli_paths:
         path = Path(raw).expanduser()
         path = path if path.is_absolute() else Path(cwd) / path
         found = _files(path)
         if not found:
-            problems.append(f"--theme {raw}: no theme file there")
+            problems.append(Problem(str(path), "theme path does not exist" if not path.exists()
+                                    else "theme path is not a json file"))
         candidates += found
         given.update(found)
     for path in candidates:
         try:
             document = json.loads(path.read_text(encoding="utf-8"))
-            palette, warnings = palette_from(document, str(path))
+            palette, warnings = palette_from(document)
         except (OSError, ValueError) as exc:  # ThemeError and JSON errors are ValueErrors
-            problems.append(f"theme {path}: {exc}; skipped")
+            problems.append(Problem(str(path), f"{exc}; skipped"))
             continue
-        problems += warnings
+        problems += [Problem(str(path), warning) for warning in warnings]
+        palette.source = str(path)
         if palette.name in themes and themes[palette.name].source != "builtin":
-            problems.append(f"theme {path}: the name {palette.name!r} is taken by "
-                            f"{themes[palette.name].source}; skipped")
+            problems.append(Problem(str(path), f'name "{palette.name}" collision', "collision",
+                                    palette.name, themes[palette.name].source))
             continue
         palette.from_cli = path in given
+        palette.scope = "cli" if path in given else origin.get(path, "settings")
         themes[palette.name] = palette
     return themes, problems
 
 
 def terminal_is_light(env: Any = None) -> bool:
-    """The terminal's background is light, as ``COLORFGBG`` says ("fg;bg", bg 7 or 15);
-    dark when it says nothing (pi 1.6's last fallback)."""
-    import os
+    """The terminal's background is light, as pi 1.6 decides it
+    (:func:`pi_plugins.interactive.terminal_colors.terminal_appearance`)."""
+    from pi_plugins.interactive.terminal_colors import terminal_appearance
 
-    value = (os.environ if env is None else env).get("COLORFGBG", "")
-    background = value.rsplit(";", 1)[-1].strip()
-    return background in ("7", "15")
+    return terminal_appearance(env) == "light"
 
 
 def pick_named(themes: dict[str, Palette], wanted: str, env: Any = None,
@@ -307,9 +322,9 @@ def pick_named(themes: dict[str, Palette], wanted: str, env: Any = None,
 
 
 def system(env: Any = None) -> Palette:
-    """pi 1.6's ``system`` theme, as far as it goes here: the built-in light or dark
-    palette by the terminal's background (``COLORFGBG``; dark when it says nothing).
-    pi also asks the terminal for its colours (OSC 10/11/4) and derives each from them."""
+    """pi 1.6's ``system`` theme (the default), as far as it goes here: the built-in light
+    or dark palette by the terminal's background (:func:`terminal_is_light`). pi also asks
+    for the 16 ANSI colours (OSC 4) and derives each of its colours from them."""
     palette = light() if terminal_is_light(env) else dark()
     palette.name = "system"
     return palette
@@ -317,10 +332,10 @@ def system(env: Any = None) -> Palette:
 
 def choose(themes: dict[str, Palette], settings: Any, env: Any = None) -> tuple[Palette, list[str]]:
     """The theme the settings name (``theme``: a name, ``system``, or pi 1.6's automatic
-    ``LIGHT/DARK`` pair), else dark."""
+    ``LIGHT/DARK`` pair), else ``system``, pi 1.6's default."""
     wanted = settings.get("theme") if settings is not None else None
     if not wanted:
-        return themes["dark"], []
+        return themes["system"], []
     if isinstance(wanted, str) and "/" in wanted:
         found, problem = pick_named(themes, wanted, env, where="settings theme")
         return (found, []) if found is not None else (themes["dark"], [f"{problem}; using dark"])

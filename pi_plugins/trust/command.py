@@ -21,6 +21,14 @@ def _saved(found: tuple[str, bool] | None, here: str) -> str:
     return f"{label} ({found[0]})" if found[0] == here else f"{label} (inherited from {found[0]})"
 
 
+def _is_saved(option: Any, saved: tuple[str, bool] | None) -> bool:
+    """The answer whose saved entry is the one in force (pi 1.6's ``isSavedOption``)."""
+    if saved is None or not option.updates:
+        return False
+    folder, decision = option.updates[0]
+    return decision == saved[1] == option.trusted and canonical(folder) == saved[0]
+
+
 async def trust_command(args: str, ctx: Any) -> None:
     here = canonical(ctx.cwd)
     store = TrustStore(ctx.agent_dir)
@@ -31,10 +39,10 @@ async def trust_command(args: str, ctx: Any) -> None:
         return
     current = "trusted" if project_allowed(ctx.settings, ctx.cwd, ctx.agent_dir) else "untrusted"
     options = trust_options(here, session_only=False)
+    labels = [("✓ " if _is_saved(o, saved) else "  ") + o.label for o in options]  # pi's ✓ on the saved one
     chosen = await ctx.ui.select(
-        f"Project trust\n{here}\n\nSaved decision: {_saved(saved, here)}\nCurrent session: {current}",
-        [o.label for o in options])
-    option = next((o for o in options if o.label == chosen), None)
+        f"Project trust\n{here}\n\nSaved decision: {_saved(saved, here)}\nCurrent session: {current}", labels)
+    option = options[labels.index(chosen)] if chosen in labels else None
     if option is None:
         return
     try:

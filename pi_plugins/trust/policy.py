@@ -202,8 +202,9 @@ def trust_options(cwd: str | os.PathLike, *, session_only: bool = True) -> list[
 
 
 def question(cwd: str | os.PathLike) -> str:
+    """pi 1.6's question, word for word (its ``formatProjectTrustPrompt``)."""
     return (f"Trust project folder?\n{canonical(cwd)}\n\nThis allows pi to load .pi settings and "
-            "resources and execute project extensions.")
+            "resources, install missing project packages, and execute project extensions.")
 
 
 # ---------------------------------------------------------------- the decision

@@ -192,10 +192,10 @@ def pi_tui(tmp_path, server):
     def start(*args: str, settings: dict | None = None, plugin: str | None = None,
               files: dict[str, str] | None = None, agent_files: dict[str, str] | None = None,
               width: int = 100, height: int = 40, ready: str = "(auto)",
-              env: dict[str, str] | None = None) -> PiTerminal:
+              env: dict[str, str] | None = None, tmux_options: dict[str, str] | None = None) -> PiTerminal:
         argv = [sys.executable, "-m", "pi_plugins.cli", *place.flags(args, settings, plugin, files, agent_files)]
         term = PiTerminal(tmp_path, argv, env={**place.env, **(env or {})}, cwd=place.cwd, width=width,
-                          height=height)
+                          height=height, options=tmux_options)
         place.paths_of(term)
         started.append(term)
         term.wait_for(ready, timeout=20)

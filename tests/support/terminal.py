@@ -46,7 +46,9 @@ class TerminalTimeout(AssertionError):
 
 class Terminal:
     def __init__(self, tmp_path: Path, argv: list[str], *, env: dict[str, str], cwd: Path,
-                 width: int = 100, height: int = 40) -> None:
+                 width: int = 100, height: int = 40, options: dict[str, str] | None = None) -> None:
+        """``options``: tmux's global options set before the program starts (``window-style``
+        "bg=#f0f0f0" makes tmux answer a colour query with that background)."""
         self.socket = str(tmp_path / f"tmux-{next(_SOCKETS)}.sock")
         self.width, self.height = width, height
         exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
@@ -59,8 +61,9 @@ class Terminal:
         self._env = {**os.environ, "LANG": "C.UTF-8"}
         # the scrollback's size is the pane's from its start: set before the session is made
         # (set on the session afterwards, it left the pane tmux's default of 2,000 lines)
+        more = [word for name, value in (options or {}).items() for word in (";", "set-option", "-g", name, value)]
         self._tmux("-f", "/dev/null", "start-server", ";", "set-option", "-g", "history-limit",
-                   str(HISTORY_LINES), ";", "new-session", "-d", "-s", "t", "-x", str(width), "-y", str(height),
+                   str(HISTORY_LINES), *more, ";", "new-session", "-d", "-s", "t", "-x", str(width), "-y", str(height),
                    "sh", "-c", script)
         self._tmux("set-option", "-t", "t", "remain-on-exit", "on")
         self._changed = threading.Condition()

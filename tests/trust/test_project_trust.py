@@ -258,7 +258,8 @@ def test_a_decision_saved_here_is_honoured_by_pi16(project, server, decision):
         has_ui = True
 
         async def select(self, title, options, timeout=None):
-            return "Trust" if decision else "Do not trust"
+            wanted = "Trust" if decision else "Do not trust"
+            return next(o for o in options if o[2:] == wanted)  # after pi's ✓ column
 
     class Ctx:
         cwd, agent_dir, settings, ui = str(project.cwd), project.agent_dir, None, Chooser()
