@@ -5,7 +5,8 @@ As pi does it: a retryable failure (429, 5xx, overloaded, connection lost) gets
 honouring retry-after up to ``retry.provider.maxRetryDelayMs``, between
 ``auto_retry_start`` and ``auto_retry_end``; a context overflow compacts (``ctx.compact``)
 and retries once. The failed answer stays in the session file and leaves the context.
-Providers never retry on their own: this is the one retry policy
+Providers retry inside a request only when ``retry.provider.maxRetries`` asks them to (pi
+1.6's default is 0); both levels follow the one retry policy
 (:mod:`pi_plugins.retries.policy`).
 
 - ``after_agent_run``: decides, waits, and asks the harness to run the request again;
