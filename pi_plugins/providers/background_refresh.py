@@ -2,7 +2,7 @@
 refreshed into ``models-store.json`` while pi runs, never in the way of a start or a prompt.
 
 When, as pi 1.6 does it: once at start-up in the chat and in ``--mode rpc`` (not in
-``-p`` or ``--mode json``), when ``/model`` opens, and for the one provider after a
+``-p`` or ``--mode json``; a second after the start, :data:`START_DELAY_SECONDS`), when ``/model`` opens, and for the one provider after a
 sign-in in the chat. A pi.dev catalogue checked within the last four hours is not asked
 for again (:func:`pi_plugins.providers.catalogue_refresh.is_fresh`); ``pi update
 --models`` asks regardless. Under ``PI_OFFLINE`` (``--offline``) nothing is sent. A
@@ -25,6 +25,10 @@ from typing import Any
 #: pi 1.6's bound on one background refresh.
 TIMEOUT_SECONDS = 15.0
 
+#: How long the start-up refresh waits first, so the start and a first prompt have the
+#: processor (its imports, TLS set-up and key look-ups are small, not nothing).
+START_DELAY_SECONDS = 1.0
+
 #: The refresh under way for each registry: one at a time, later callers share it (pi's
 #: coordinator of interactive refreshes).
 _running: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -35,10 +39,10 @@ def offline(env: Mapping[str, str] | None = None) -> bool:
     return bool((os.environ if env is None else env).get("PI_OFFLINE"))
 
 
-def refresh_in_background(registry: Any, providers: Any = None) -> asyncio.Task | None:
-    """Start refreshing ``registry``'s catalogues (all, or ``providers``) without waiting;
-    the task (shared while one runs), or None offline, without a registry, or outside an
-    event loop. The task never raises."""
+def refresh_in_background(registry: Any, providers: Any = None, delay: float = 0.0) -> asyncio.Task | None:
+    """Start refreshing ``registry``'s catalogues (all, or ``providers``) after ``delay``
+    seconds, without waiting; the task (shared while one runs), or None offline, without
+    a registry, or outside an event loop. The task never raises."""
     if registry is None or not hasattr(registry, "builtin") or offline(registry.env):
         return None
     try:
@@ -48,12 +52,14 @@ def refresh_in_background(registry: Any, providers: Any = None) -> asyncio.Task 
     running = _running.get(registry)
     if running is not None and not running.done():
         return running
-    task = loop.create_task(_refresh(registry, providers), name="pi catalogue refresh")
+    task = loop.create_task(_refresh(registry, providers, delay), name="pi catalogue refresh")
     _running[registry] = task
     return task
 
 
-async def _refresh(registry: Any, providers: Any) -> list[str]:
+async def _refresh(registry: Any, providers: Any, delay: float = 0.0) -> list[str]:
+    if delay > 0:
+        await asyncio.sleep(delay)
     from pi_plugins.providers.catalogue import builtin_models
     from pi_plugins.providers.catalogue_refresh import refresh
 

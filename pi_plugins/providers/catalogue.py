@@ -115,9 +115,9 @@ REFRESHING_MODES = ("tui", "rpc")
 def session_start(event, ctx):
     """pi 1.6's refresh at start-up, in the background (:mod:`.background_refresh`)."""
     if event.reason == "startup" and getattr(ctx, "mode", None) in REFRESHING_MODES:
-        from pi_plugins.providers.background_refresh import refresh_in_background
+        from pi_plugins.providers import background_refresh
 
-        refresh_in_background(ctx.model_registry)
+        background_refresh.refresh_in_background(ctx.model_registry, delay=background_refresh.START_DELAY_SECONDS)
 
 
 @hookimpl

@@ -186,11 +186,11 @@ async def refresh(agent: Path, env: Mapping[str, str], *, force: bool = True, re
     if registry is None:
         registry = ModelRegistry(shipped, agent_dir=agent, env=dict(env))
     builtin = {model.provider for model in shipped} | {RADIUS}  # a models.json provider has no catalogue there
-    configured: dict[str, Any] = {}
+    first: dict[str, Any] = {}  # a key is a provider's: one look each, not one per model
     for model in registry.models:
-        if model.provider in builtin and model.provider not in configured \
-                and registry.key_source(model) is not None:
-            configured[model.provider] = model
+        if model.provider in builtin:
+            first.setdefault(model.provider, model)
+    configured = {name: model for name, model in first.items() if registry.key_source(model) is not None}
     if providers is not None:
         configured = {name: model for name, model in configured.items() if name in providers}
     path = store_path(agent)

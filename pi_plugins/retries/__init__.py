@@ -11,6 +11,8 @@ Providers retry inside a request only when ``retry.provider.maxRetries`` asks th
 
 - ``after_agent_run``: decides, waits, and asks the harness to run the request again;
 - ``agent_end``: pi 1.6's ``willRetry``, set before anyone else sees the event;
+- ``turn_end``: a retried request that was answered ends the retries (``auto_retry_end``)
+  before the turn's end, where pi 1.6 sends it;
 - ``settings_problems``: a ``retry.*`` number of the wrong type (``"3"`` counts as 3, as
   in pi 1.6; ``"x"`` is warned about and the default used);
 - ``configuration_problems``: ``httpIdleTimeoutMs`` / ``websocketConnectTimeoutMs`` that
@@ -43,6 +45,14 @@ def agent_end(event, ctx):
     from pi_plugins.retries.policy import will_retry
 
     event.will_retry = will_retry(ctx, _of(ctx), event.messages)
+
+
+@hookimpl
+async def turn_end(event, ctx):
+    """A retried request that was answered ends the retries here, as in pi 1.6."""
+    from pi_plugins.retries.policy import answered
+
+    await answered(ctx, _of(ctx), event.message)
 
 
 @hookimpl

@@ -115,6 +115,16 @@ async def recover(ctx: Any, state: Attempts, event: Any) -> bool:
     return again
 
 
+async def answered(ctx: Any, state: Attempts, message: Any) -> None:
+    """A retried request was answered: ``auto_retry_end`` (success) at once, before the
+    turn ends, where pi 1.6 sends it (not after the run); :func:`recover` then has no
+    retries left to end."""
+    if (state.active and state.attempt and isinstance(message, AssistantMessage)
+            and message.stop_reason not in ("error", "aborted")):
+        await ctx.emit(AutoRetryEnd(success=True, attempt=state.attempt, final_error=None))
+        state.attempt = 0
+
+
 async def _step(ctx: Any, state: Attempts, failed: AssistantMessage | None, signal: Any) -> bool:
     if failed is None or failed.failure is None:
         return False

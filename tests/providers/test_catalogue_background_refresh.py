@@ -2,7 +2,8 @@
 in ``--mode rpc`` (and the chat) the catalogues of the providers with a key are refreshed
 without holding up the start or a prompt, and the new models appear in the running pi; a
 catalogue checked within four hours is not asked for again; ``PI_OFFLINE`` sends nothing;
-a failure is silent; ``-p`` does not refresh; ``/model`` does."""
+a failure is silent; ``-p`` does not refresh. (The start-up delay of a second is made
+none here.)"""
 
 import asyncio
 import json
@@ -45,6 +46,7 @@ def start_rpc(pi, catalogues, monkeypatch):
 
     def start(*flags, **env):
         use_environment(monkeypatch, {**pi.env, **env}, pi.cwd)
+        monkeypatch.setattr("pi_plugins.providers.background_refresh.START_DELAY_SECONDS", 0.0)
         return starter(*flags)
 
     with rpc_starter(lambda *args: InProcessPi(*pi.flags(*args))) as starter:
