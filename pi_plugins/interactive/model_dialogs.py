@@ -49,6 +49,9 @@ def _hint(tui: ChatPort, save_action: str) -> str:
 async def model(tui: ChatPort, args: str) -> None:
     """``/model [search]``: an exact match switches at once, else the selector opens."""
     harness = tui.harness
+    from pi_plugins.providers.background_refresh import refresh_in_background
+
+    refresh_in_background(harness.model_registry)  # as pi 1.6's /model: the catalogues, in the background
     models = harness.available_models()
     if args:
         exact = [m for m in models if args in (m.key, m.id, f"{m.provider}/{m.id}")]

@@ -1,8 +1,9 @@
 """The built-in model catalogue: every provider and model of pi 1.6 (``catalogue.json``,
 in models.json's schema plus each provider's ``apiKeyEnv`` (and ``apiKeyEnvs``/``bearerEnv``), and the image and classifier
 models by id under ``otherModels``; ``scripts/regenerate_catalogue.py`` writes it from
-pi's package), with the catalogues ``pi update --models`` stored in the agent dir's
-``models-store.json`` laid over it (:mod:`.models_store`).
+pi's package), with the catalogues ``pi update --models`` and the background refresh
+(:mod:`.background_refresh`, started here at start-up in the chat and RPC, as pi 1.6)
+stored in the agent dir's ``models-store.json`` laid over it (:mod:`.models_store`).
 
 Loaded once, on first use: a start that never asks for a model never reads it. Users add
 or override models in ``<agent dir>/models.json``; the registry applies it on top of
@@ -104,3 +105,26 @@ def generated_at() -> str:
 @hookimpl
 def register_models():
     return builtin_models()
+
+
+#: The modes (``ctx.mode``) pi 1.6 refreshes the catalogues in at start-up: the chat and RPC.
+REFRESHING_MODES = ("tui", "rpc")
+
+
+@hookimpl
+def session_start(event, ctx):
+    """pi 1.6's refresh at start-up, in the background (:mod:`.background_refresh`)."""
+    if event.reason == "startup" and getattr(ctx, "mode", None) in REFRESHING_MODES:
+        from pi_plugins.providers import background_refresh
+
+        background_refresh.refresh_in_background(ctx.model_registry, delay=background_refresh.START_DELAY_SECONDS)
+
+
+@hookimpl
+async def session_shutdown(event, ctx):
+    """A refresh still under way when the process leaves is dropped (nothing half-written:
+    the store is replaced whole)."""
+    if event.reason == "quit":
+        from pi_plugins.providers.background_refresh import stop
+
+        await stop(ctx.model_registry)

@@ -159,19 +159,46 @@ async def refresh_radius(gateway: str, key: str | None) -> dict:
     return {"models": models, "checkedAt": int(time.time() * 1000)}
 
 
-async def refresh(agent: Path, env: Mapping[str, str]) -> list[str]:
-    """Refresh every configured provider's catalogue into ``agent``'s store; the
-    failures, ``"provider: why"``, in provider order (the rest are stored regardless)."""
+#: pi 1.6's freshness window: a pi.dev catalogue checked less than this long ago is not
+#: asked for again, except by ``pi update --models`` (``force``).
+REFRESH_INTERVAL_MS = 4 * 60 * 60 * 1000
+
+
+def is_fresh(entry: Any, now_ms: int) -> bool:
+    """A stored pi.dev catalogue checked within the window (pi's rule: an entry without
+    ``lastModified``, written after a failed first request, is always asked for again)."""
+    return (isinstance(entry, dict) and isinstance(entry.get("checkedAt"), int | float)
+            and entry.get("lastModified") is not None and now_ms - entry["checkedAt"] < REFRESH_INTERVAL_MS)
+
+
+async def refresh(agent: Path, env: Mapping[str, str], *, force: bool = True, registry: Any = None,
+                  providers: Any = None) -> list[str]:
+    """Refresh every configured provider's catalogue (or only ``providers``) into
+    ``agent``'s store; the failures, ``"provider: why"``, in provider order (the rest are
+    stored regardless). Unless ``force``d, a pi.dev catalogue still fresh
+    (:func:`is_fresh`) is skipped, as pi 1.6's background refresh skips it; Radius's
+    gateway is asked every time, as in pi 1.6. ``registry`` is a live one to read the
+    keys from (else one is built)."""
     from pi_plugins.models.registry import ModelRegistry
     from pi_plugins.providers.catalogue import builtin_models
 
-    registry = ModelRegistry(builtin_models(), agent_dir=agent, env=dict(env))
-    configured: dict[str, Any] = {}
+    shipped = builtin_models()
+    if registry is None:
+        registry = ModelRegistry(shipped, agent_dir=agent, env=dict(env))
+    builtin = {model.provider for model in shipped} | {RADIUS}  # a models.json provider has no catalogue there
+    first: dict[str, Any] = {}  # a key is a provider's: one look each, not one per model
     for model in registry.models:
-        if model.provider not in configured and registry.key_source(model) is not None:
-            configured[model.provider] = model
+        if model.provider in builtin:
+            first.setdefault(model.provider, model)
+    configured = {name: model for name, model in first.items() if registry.key_source(model) is not None}
+    if providers is not None:
+        configured = {name: model for name, model in configured.items() if name in providers}
     path = store_path(agent)
     store = read_store(path)
+    if not force:
+        now = int(time.time() * 1000)
+        configured = {name: model for name, model in configured.items()
+                      if name == RADIUS or not is_fresh(store.get(name), now)}
     base_url = DEFAULT_CATALOGUE_URL
     gateway = env.get("PI_RADIUS_GATEWAY") or DEFAULT_RADIUS_GATEWAY
 

@@ -302,7 +302,6 @@ class GeminiReader(StreamReader):
 
 class GoogleProvider(SseProvider):
     api = API
-    default_max_retries = 0  # pi's Google SDK does not retry by itself
 
     def build_request(self, model: Model, context: LlmContext, options: StreamOptions) -> HttpRequest:
         headers = {"content-type": "application/json"}

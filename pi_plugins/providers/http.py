@@ -31,7 +31,13 @@ from pi_plugins.providers.origins import rewrite as rewrite_origin
 from pi_plugins.providers.pool import ClientPool, pool_for
 from pi_plugins.providers.request_body import request_content
 from pi_plugins.providers.sse import SseDecoder, SseEvent
-from pi_plugins.retries.policy import RETRY_STATUSES, sdk_retry_delay, too_long_note, waits_too_long
+from pi_plugins.retries.policy import (
+    RETRY_STATUSES,
+    provider_retries,
+    sdk_retry_delay,
+    too_long_note,
+    waits_too_long,
+)
 
 ABORTED = "Request was aborted"
 _MAX_ERROR_BODY = 64 * 1024
@@ -251,19 +257,15 @@ class SseProvider:
         """The last word on a request, with the body as it will be sent (after the
         ``before_provider_request`` hooks): a provider that signs requests signs here."""
 
-    #: Retries of a transient failure inside the provider, before the harness sees it
-    #: (the setting ``retry.provider.maxRetries`` overrides it): pi's OpenAI and
-    #: Anthropic SDKs retry twice, its Google SDK not at all.
-    default_max_retries = 2
-
     async def _send(self, client: Any, request: HttpRequest, body: dict, options: StreamOptions,
                     watch: AbortWatch) -> tuple[Any, int]:
         """POST the request; a 408, 409, 429 or 5xx answer, or a connection that failed,
         is sent again after a short backoff (the server's retry-after when it gives one
-        under a minute), as the provider SDKs do, up to the provider's retry count. A
+        under a minute), as the provider SDKs do, up to ``retry.provider.maxRetries`` (0
+        unless set, as in pi 1.6: :func:`pi_plugins.retries.policy.provider_retries`). A
         redirect is followed (:func:`redirect`). Returns the response and the size of
         the body sent."""
-        retries = options.max_retries if options.max_retries is not None else self.default_max_retries
+        retries = provider_retries(options.max_retries)
         attempt = hops = 0
         url, method, headers = request.url, "POST", request.headers
         while True:

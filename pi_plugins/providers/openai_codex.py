@@ -128,7 +128,6 @@ async def _same(payload: dict, body: dict) -> dict:
 
 class OpenAICodexProvider(SseProvider):
     api = API
-    default_max_retries = 3  # pi retries Codex three times
 
     def __init__(self, settings=None):
         #: The settings (their ``transport``), read at each request: /settings changes it.

@@ -5,11 +5,14 @@ As pi does it: a retryable failure (429, 5xx, overloaded, connection lost) gets
 honouring retry-after up to ``retry.provider.maxRetryDelayMs``, between
 ``auto_retry_start`` and ``auto_retry_end``; a context overflow compacts (``ctx.compact``)
 and retries once. The failed answer stays in the session file and leaves the context.
-Providers never retry on their own: this is the one retry policy
+Providers retry inside a request only when ``retry.provider.maxRetries`` asks them to (pi
+1.6's default is 0); both levels follow the one retry policy
 (:mod:`pi_plugins.retries.policy`).
 
 - ``after_agent_run``: decides, waits, and asks the harness to run the request again;
 - ``agent_end``: pi 1.6's ``willRetry``, set before anyone else sees the event;
+- ``turn_end``: a retried request that was answered ends the retries (``auto_retry_end``)
+  before the turn's end, where pi 1.6 sends it;
 - ``settings_problems``: a ``retry.*`` number of the wrong type (``"3"`` counts as 3, as
   in pi 1.6; ``"x"`` is warned about and the default used);
 - ``configuration_problems``: ``httpIdleTimeoutMs`` / ``websocketConnectTimeoutMs`` that
@@ -42,6 +45,14 @@ def agent_end(event, ctx):
     from pi_plugins.retries.policy import will_retry
 
     event.will_retry = will_retry(ctx, _of(ctx), event.messages)
+
+
+@hookimpl
+async def turn_end(event, ctx):
+    """A retried request that was answered ends the retries here, as in pi 1.6."""
+    from pi_plugins.retries.policy import answered
+
+    await answered(ctx, _of(ctx), event.message)
 
 
 @hookimpl

@@ -115,6 +115,16 @@ async def recover(ctx: Any, state: Attempts, event: Any) -> bool:
     return again
 
 
+async def answered(ctx: Any, state: Attempts, message: Any) -> None:
+    """A retried request was answered: ``auto_retry_end`` (success) at once, before the
+    turn ends, where pi 1.6 sends it (not after the run); :func:`recover` then has no
+    retries left to end."""
+    if (state.active and state.attempt and isinstance(message, AssistantMessage)
+            and message.stop_reason not in ("error", "aborted")):
+        await ctx.emit(AutoRetryEnd(success=True, attempt=state.attempt, final_error=None))
+        state.attempt = 0
+
+
 async def _step(ctx: Any, state: Attempts, failed: AssistantMessage | None, signal: Any) -> bool:
     if failed is None or failed.failure is None:
         return False
@@ -196,9 +206,21 @@ def went_away(last: AssistantMessage, first: AssistantMessage) -> bool:
 
 
 # ---------------------------------------------------------------- inside a provider
-# The provider SDKs pi uses send a transient failure again themselves before the session
-# sees it (the OpenAI and Anthropic SDKs twice, Google's not at all): the provider kit
-# (:mod:`pi_plugins.providers.http`) does the same, with these.
+# pi 1.6 can also send a transient failure again inside the provider, before the session
+# sees it, as its OpenAI and Anthropic SDKs would; but only when ``retry.provider.maxRetries``
+# asks for it: unset, it is 0 for every provider (Codex's and Google's too), so the
+# session's retries above, with their ``auto_retry_*`` events, handle every transient
+# failure. The provider kit (:mod:`pi_plugins.providers.http`) uses these.
+
+#: pi 1.6's default for ``retry.provider.maxRetries``.
+PROVIDER_MAX_RETRIES = 0
+
+
+def provider_retries(configured: int | None) -> int:
+    """How often a provider sends a failed request again itself: ``retry.provider.maxRetries``
+    when set (the loop reads it into ``StreamOptions.max_retries``), else pi 1.6's 0."""
+    return PROVIDER_MAX_RETRIES if configured is None else max(configured, 0)
+
 
 #: The statuses the provider SDKs send again.
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504}) | frozenset(range(505, 600))

@@ -134,12 +134,24 @@ def select_after_login(provider: str, available: Iterable, action: str):
     return model, None
 
 
+def _refresh_catalogue(ctx, registry, provider: str, action: str) -> None:
+    """pi 1.6 refreshes the signed-in provider's catalogue in the background and says so
+    only when that fails."""
+    from pi_plugins.providers.background_refresh import refresh_in_background
+
+    task = refresh_in_background(registry, providers=[provider])
+    if task is not None:
+        task.add_done_callback(lambda done: done.cancelled() or not done.result() or ctx.ui.notify(
+            f"{action}, but its model catalog could not be refreshed; using cached models.", "warning"))
+
+
 async def _after_login(ctx, provider: str, action: str, path) -> None:
     """As pi: the chat sees the new credentials at once and, when it had no model yet,
     takes the provider's default model (or says why it cannot)."""
     registry = ctx.model_registry
     if registry is not None:
         registry.refresh()
+        _refresh_catalogue(ctx, registry, provider, action)
     chosen = problem = None
     current = ctx.model
     if registry is not None and current is not None and is_unknown(current):

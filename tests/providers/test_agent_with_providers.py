@@ -52,14 +52,15 @@ def test_agent_abort_mid_stream_keeps_the_partial_answer_and_the_next_run_works(
 
 
 def test_a_failed_request_ends_the_run_with_the_classified_error(llm_server):
-    # the SDK-style retries inside the provider happen first: three answers of 429
-    llm_server.push(*[Reply(status=429, error="slow down", headers={"retry-after": "0.01"})] * 2,
-                    Reply(status=429, error="slow down", headers={"retry-after": "3"}))
+    # no retries inside the provider unless retry.provider.maxRetries asks (pi 1.6)
+    llm_server.push(Reply(status=429, error="slow down", headers={"retry-after": "3"}),
+                    Reply(text="never asked for"))
     agent = Agent(model=llm_server.model("anthropic-messages"), tools=[], providers=PROVIDERS.values())
     produced = asyncio.run(agent.prompt("hi"))
     last = produced[-1]
     assert last.stop_reason == "error" and "slow down" in last.error_message
     assert (last.failure.kind, last.failure.retry_after_ms) == ("retryable", 3000)
+    assert len(llm_server.requests) == 1
 
 
 @pytest.fixture(params=sorted(PROVIDERS))

@@ -7,9 +7,7 @@ import json
 import os
 import subprocess
 import sys
-import threading
 from email.utils import formatdate
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -17,6 +15,7 @@ import pytest
 from pi_plugins.providers.catalogue import builtin_models, generated_at, other_model_kind
 from pi_plugins.providers.catalogue_refresh import refresh
 from pi_plugins.providers.models_store import generated_at_ms
+from support.catalogue_server import Catalogues
 
 SHIPPED_MS = generated_at_ms({"generatedAt": generated_at()})
 NEWER = formatdate((SHIPPED_MS + 86_400_000) / 1000, usegmt=True)
@@ -30,43 +29,6 @@ GROQ_CHANGED = {**GROQ_NEW, "id": "llama-3.3-70b-versatile", "name": "Llama rena
 GROQ_CLASSIFIER = {"id": "groq-judge", "name": "Judge", "api": "typesafe-system-one", "provider": "groq",
                    "baseUrl": "https://api.groq.com/openai/v1", "input": ["text"],
                    "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}, "type": "classifier"}
-
-
-class Catalogues:
-    """pi.dev's catalogue route and a Radius gateway's config route on 127.0.0.1: each
-    answer is scripted per path, every request is recorded."""
-
-    def __init__(self):
-        self.answers: dict[str, list[tuple[int, dict, bytes]]] = {}
-        self.requests: list[tuple[str, dict]] = []
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self):  # noqa: N802 (http.server's name)
-                outer.requests.append((self.path, {k.lower(): v for k, v in self.headers.items()}))
-                path = self.path.split("?")[0]
-                queue = outer.answers.get(path) or [(404, {}, b"not found")]
-                status, headers, body = queue.pop(0) if len(queue) > 1 else queue[0]
-                self.send_response(status)
-                for name, value in headers.items():
-                    self.send_header(name, value)
-                self.send_header("content-length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def answer(self, path: str, *answers: tuple[int, dict, object]):
-        self.answers[path] = [(s, h, b if isinstance(b, bytes) else json.dumps(b).encode()) for s, h, b in answers]
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
 
 
 @pytest.fixture

@@ -1,6 +1,6 @@
 """Where RPC clients saw ours differ from the real pi 0.73.1: no model configured, the
 session stats, ``thinking_level_changed``, ``text_end`` on abort, the provider's own
-retries and a missing key."""
+retries (now pi 1.6's: none unless ``retry.provider.maxRetries`` asks) and a missing key."""
 
 import pytest
 import json
@@ -122,21 +122,23 @@ def test_an_abort_ends_the_streamed_text_before_the_message_ends(rpc, server):
     assert rpc.position(rpc.events("message_update")[-1]) < rpc.position(ends[-1])
 
 
-def test_the_provider_retries_a_transient_failure_itself_unless_the_setting_says_not(start_rpc, server, pi):
+def test_a_transient_failure_is_the_sessions_retry_unless_provider_retries_are_asked_for(start_rpc, server, pi):
+    # pi 1.6: retry.provider.maxRetries is 0 unless set, so the session retries (auto_retry_*)
+    write_settings(pi, retry={"baseDelayMs": 10})
     rpc = start_rpc()
     server.push(Reply(status=500, error="boom"), Reply(text="fine"))
-    mark = rpc.mark()
-    rpc.ok("prompt", message="hi")
-    end = rpc.event("agent_end", after=mark)
-    assert end["messages"][-1]["content"] == [{"type": "text", "text": "fine"}]
-    assert rpc.events("auto_retry_start") == [] and len(server.requests) == 2  # inside the provider
-    rpc.close()
-
-    write_settings(pi, retry={"baseDelayMs": 10, "provider": {"maxRetries": 0}})
-    rpc = start_rpc()
-    server.push(Reply(status=500, error="boom"), Reply(text="fine again"))
     rpc.ok("prompt", message="hi")
     start = rpc.event("auto_retry_start")  # the harness's retry, which pi records as an error turn
     assert start["attempt"] == 1 and "boom" in start["errorMessage"]
-    rpc.event("auto_retry_end")
-    assert len(server.requests) == 4
+    assert rpc.event("auto_retry_end")["success"] is True
+    assert len(server.requests) == 2
+    rpc.close()
+
+    write_settings(pi, retry={"baseDelayMs": 10, "provider": {"maxRetries": 2}})
+    rpc = start_rpc()
+    server.push(Reply(status=500, error="boom"), Reply(text="fine again"))
+    mark = rpc.mark()
+    rpc.ok("prompt", message="hi")
+    end = rpc.event("agent_end", after=mark)
+    assert end["messages"][-1]["content"] == [{"type": "text", "text": "fine again"}]
+    assert rpc.events("auto_retry_start") == [] and len(server.requests) == 4  # inside the provider
