@@ -20,25 +20,28 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import fcntl
 import json
 import logging
 import os
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+import httpx2
 from mcp.client.auth import OAuthClientProvider
+from mcp.client.auth.utils import extract_scope_from_www_auth
 from mcp.shared.auth import (
     AuthorizationCodeResult,
     OAuthClientInformationFull,
     OAuthClientMetadata,
+    OAuthMetadata,
     OAuthToken,
 )
 
+from pi_plugins.mcp.auth_locks import RefreshLock, RefreshLockBusy, file_lock
 from pi_plugins.mcp.config import ServerEntry, namespace
 from pi_plugins.mcp.connection import McpCallError
 
@@ -69,9 +72,9 @@ def store_key(name: str, url: str) -> str:
 
 
 class AuthStore:
-    """``mcp-auth.json``: every server's OAuth state. Reads and writes hold an exclusive
-    ``flock`` on the file, so two pi processes never interleave their updates; the file is
-    created 0600 in a 0700 agent dir."""
+    """``mcp-auth.json``: every server's OAuth state. Reads and writes hold pi 1.6's lock
+    on the file (:func:`.auth_locks.file_lock`), so no two pi processes, of either
+    program, interleave their updates; the file is created 0600 in a 0700 agent dir."""
 
     def __init__(self, agent_dir: Path) -> None:
         self.path = Path(agent_dir) / AUTH_FILE
@@ -81,19 +84,19 @@ class AuthStore:
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            with contextlib.suppress(OSError):
-                os.fchmod(fd, 0o600)
-            raw = b""
-            while chunk := os.read(fd, 1 << 16):
-                raw += chunk
-            try:
-                states = json.loads(raw) if raw.strip() else {}
-            except ValueError as exc:
-                raise ValueError(f"{self.path} is not valid JSON ({exc}); fix or delete it") from None
-            yield fd, states if isinstance(states, dict) else {}
+            with file_lock(self.path):
+                with contextlib.suppress(OSError):
+                    os.fchmod(fd, 0o600)
+                raw = b""
+                while chunk := os.read(fd, 1 << 16):
+                    raw += chunk
+                try:
+                    states = json.loads(raw) if raw.strip() else {}
+                except ValueError as exc:
+                    raise ValueError(f"{self.path} is not valid JSON ({exc}); fix or delete it") from None
+                yield fd, states if isinstance(states, dict) else {}
         finally:
-            os.close(fd)  # releases the lock
+            os.close(fd)
 
     def _write(self, fd: int, states: dict) -> None:
         data = (json.dumps(states, indent=2) + "\n").encode()
@@ -207,20 +210,145 @@ class ServerCredentials:
 
 
 class PiOAuth(OAuthClientProvider):
-    """The SDK's provider, told when the stored access token expires (the SDK keeps that
-    in memory only), so a new process refreshes an expired token instead of sending it;
-    ``expired`` makes it refresh at once (after the server rejected the token)."""
+    """The SDK's provider with what pi 1.6 adds around it:
 
-    def __init__(self, *args: Any, credentials: ServerCredentials, expired: bool = False, **kwargs: Any) -> None:
+    - told when the stored access token expires (the SDK keeps that in memory only), so a
+      new process refreshes an expired token instead of sending it; ``expired`` makes it
+      refresh at once (after the server rejected the token);
+    - a refresh holds the server's refresh lock (:mod:`.auth_locks`) from re-reading the
+      tokens to saving new ones: tokens another process saved meanwhile are used as they
+      are, so two processes refresh a rotating refresh token once;
+    - ``scope`` (``oauth.scope``) is requested with the scopes the server's challenge
+      names, in place of those discovery found (the SDK's choice otherwise);
+    - ``metadata_url`` (``oauth.authServerMetadataUrl``) is the authorization server's
+      metadata, fetched instead of discovered and trusted as configured."""
+
+    def __init__(self, *args: Any, credentials: ServerCredentials, expired: bool = False,
+                 scope: str | None = None, metadata_url: str | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.credentials = credentials
         self.expired = expired
         self.sign_in_required = False
+        self.scope, self.metadata_url = scope, metadata_url
+        self.challenged_scope: str | None = None
+        self._configured_issuer: str | None = None
 
     async def _initialize(self) -> None:
         await super()._initialize()
         # 1.0, not 0: the SDK reads a false expiry as "never expires"
         self.context.token_expiry_time = 1.0 if self.expired else self.credentials.expires_at()
+
+    # -- the flow, wrapped
+
+    async def _auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
+        if not self._initialized:
+            await self._initialize()
+        lock: RefreshLock | None = None
+        flow: AsyncGenerator[httpx2.Request, httpx2.Response] | None = None
+        try:
+            if self.metadata_url and self.context.oauth_metadata is None:
+                self._take_metadata((yield httpx2.Request("GET", self.metadata_url, headers={
+                    "Accept": "application/json"})))
+            if not self.context.is_token_valid() and self.context.can_refresh_token():
+                lock = await self._lock_for_refresh()
+            flow = super()._auth_flow(request)
+            outgoing = await flow.__anext__()
+            while True:
+                outgoing = self._rewritten(outgoing)
+                response = yield outgoing
+                if outgoing is request and response.status_code in (401, 403):
+                    self.challenged_scope = extract_scope_from_www_auth(response)
+                outgoing = await flow.asend(response)
+                if lock is not None:  # the refresh (the flow's first request) is saved
+                    lock.release()
+                    lock = None
+        except StopAsyncIteration:
+            return
+        finally:
+            if lock is not None:
+                lock.release()
+            if flow is not None:
+                await flow.aclose()
+
+    async def _lock_for_refresh(self) -> RefreshLock | None:
+        """Hold the refresh lock when this process is still the one to refresh."""
+        lock = RefreshLock(self.credentials.store.path.parent, store_key(self.credentials.name, self.credentials.url))
+        try:
+            await lock.acquire()
+        except RefreshLockBusy:
+            return None  # as pi 1.6: the request goes out as it is and the server decides
+        stored = await self.credentials.get_tokens()
+        current = self.context.current_tokens
+        if stored is not None and (current is None or stored.access_token != current.access_token):
+            self.context.current_tokens = stored  # refreshed (or signed in) by another process
+            self.context.token_expiry_time = self.credentials.expires_at()
+        if self.context.is_token_valid() or not self.context.can_refresh_token():
+            lock.release()
+            return None
+        return lock
+
+    def _requested_scope(self) -> str | None:
+        """pi 1.6's scope: the configured one with the challenge's, else the SDK's choice."""
+        if not self.scope:
+            return self.context.client_metadata.scope
+        words = [*self.scope.split(), *(self.challenged_scope or "").split()]
+        return " ".join(dict.fromkeys(words))
+
+    def _rewritten(self, outgoing: httpx2.Request) -> httpx2.Request:
+        """The configured metadata in place of discovery, and the configured scope in a
+        client registration."""
+        path = outgoing.url.path
+        if self.metadata_url and outgoing.method == "GET" and (
+                "/.well-known/oauth-authorization-server" in path or "/.well-known/openid-configuration" in path):
+            return httpx2.Request("GET", self.metadata_url, headers=outgoing.headers)
+        registration = self.context.oauth_metadata.registration_endpoint if self.context.oauth_metadata else None
+        if self.scope and outgoing.method == "POST" and (
+                str(outgoing.url) == str(registration) or (registration is None and path == "/register")):
+            self.context.client_metadata.scope = self._requested_scope()
+            body = json.loads(outgoing.content or b"{}")
+            body["scope"] = self.context.client_metadata.scope
+            return httpx2.Request("POST", outgoing.url, json=body, headers={
+                k: v for k, v in outgoing.headers.items() if k.lower() != "content-length"})
+        return outgoing
+
+    async def _perform_authorization(self) -> httpx2.Request:
+        self.context.client_metadata.scope = self._requested_scope()
+        return await super()._perform_authorization()
+
+    # -- oauth.authServerMetadataUrl
+
+    def _take_metadata(self, response: httpx2.Response) -> None:
+        if response.status_code != 200:
+            raise McpCallError(f"HTTP {response.status_code} loading authorization server metadata "
+                               f"from {self.metadata_url}")
+        try:
+            metadata = OAuthMetadata.model_validate_json(response.content)
+        except ValueError as exc:
+            raise McpCallError(f"Invalid authorization server metadata at {self.metadata_url}: "
+                               f"{str(exc).splitlines()[0]}") from None
+        self.context.oauth_metadata = metadata
+        self._configured_issuer = str(metadata.issuer)
+
+    def _select_authorization_server(self, advertised: list[str]) -> str:
+        return self._configured_issuer or super()._select_authorization_server(advertised)
+
+    def _expected_issuer(self) -> str:
+        return self._configured_issuer or super()._expected_issuer()
+
+
+def _loopback(host: str | None) -> bool:
+    return host in ("localhost", "127.0.0.1", "::1", "[::1]")
+
+
+def metadata_url(entry: ServerEntry) -> str | None:
+    """``oauth.authServerMetadataUrl``, refused unless HTTPS (or HTTP on loopback)."""
+    url = _configured(entry).get("authServerMetadataUrl")
+    if not isinstance(url, str) or not url:
+        return None
+    parts = urlsplit(url)
+    if parts.scheme != "https" and not (parts.scheme == "http" and _loopback(parts.hostname)):
+        raise McpCallError(f"Refusing to send OAuth credentials to non-HTTPS endpoint {url}")
+    return url
 
 
 @dataclass
@@ -275,7 +403,9 @@ def make_auth(entry: ServerEntry, agent_dir: Path, sign_in: SignInSettings | Non
 
     provider = PiOAuth(url, metadata, credentials, redirect_handler=show if sign_in else refuse,
                        callback_handler=sign_in.wait_for_redirect if sign_in else never_called,
-                       credentials=credentials, expired=expired)
+                       credentials=credentials, expired=expired,
+                       scope=oauth.get("scope") if isinstance(oauth.get("scope"), str) else None,
+                       metadata_url=metadata_url(entry))
     return provider
 
 
