@@ -247,8 +247,9 @@ class PiOAuth(OAuthClientProvider):
         flow: AsyncGenerator[httpx2.Request, httpx2.Response] | None = None
         try:
             if self.metadata_url and self.context.oauth_metadata is None:
-                self._take_metadata((yield httpx2.Request("GET", self.metadata_url, headers={
-                    "Accept": "application/json"})))
+                response = yield httpx2.Request("GET", self.metadata_url, headers={"Accept": "application/json"})
+                await response.aread()
+                self._take_metadata(response)
             if not self.context.is_token_valid() and self.context.can_refresh_token():
                 lock = await self._lock_for_refresh()
             flow = super()._auth_flow(request)
@@ -465,22 +466,24 @@ def parse_redirect(url: str) -> AuthorizationCodeResult:
 
 
 class LoopbackCallback:
-    """``http://127.0.0.1:<port>/callback``: the page the authorization server sends the
-    browser back to. Answers one redirect with a small page and hands its parameters to
-    :meth:`wait`. ``port`` 0 takes a free port."""
+    """The page the authorization server sends the browser back to (by default
+    ``http://127.0.0.1:<port>/callback``). Answers one redirect with a small page and
+    hands its parameters to :meth:`wait`. ``port`` 0 takes a free port; ``fixed`` is a
+    configured redirect URI, sent exactly as written."""
 
-    def __init__(self, port: int = 0, path: str = "/callback") -> None:
-        self.port, self.path = port, path
+    def __init__(self, port: int = 0, path: str = "/callback", host: str = "127.0.0.1",
+                 redirect_host: str = "127.0.0.1", fixed: str | None = None) -> None:
+        self.port, self.path, self.host, self.redirect_host, self.fixed = port, path, host, redirect_host, fixed
         self._server: asyncio.AbstractServer | None = None
         self._result: asyncio.Future[AuthorizationCodeResult] | None = None
 
     @property
     def redirect_uri(self) -> str:
-        return f"http://127.0.0.1:{self.port}{self.path}"
+        return self.fixed or f"http://{self.redirect_host}:{self.port}{self.path}"
 
     async def __aenter__(self) -> LoopbackCallback:
         self._result = asyncio.get_running_loop().create_future()
-        self._server = await asyncio.start_server(self._answer, "127.0.0.1", self.port)
+        self._server = await asyncio.start_server(self._answer, self.host, self.port)
         self.port = self._server.sockets[0].getsockname()[1]
         return self
 
@@ -544,16 +547,40 @@ class LoopbackCallback:
         return "200 OK", SIGNED_IN_PAGE
 
 
-def callback_port(entry: ServerEntry, agent_dir: Path) -> int:
-    """The loopback port: ``oauth.callbackPort``, else the one of the client registered
-    before (so it stays in use), else 0 (a free one)."""
+@dataclass
+class CallbackSettings:
+    """Where the sign-in listens, as pi 1.6's ``loopbackSettings``: ``oauth.callbackUrl``
+    (default ``http://127.0.0.1/callback``; ``localhost`` is served on 127.0.0.1) and its
+    port, else ``oauth.callbackPort``, else the port of the client registered before (so
+    it stays in use), else 0 (a free one, then added to the URI)."""
+
+    host: str
+    redirect_host: str
+    port: int
+    path: str
+    fixed: str | None
+    #: a port the settings name (a taken one is an error, not a reason to take another)
+    configured_port: bool
+
+    def callback(self, port: int | None = None) -> LoopbackCallback:
+        return LoopbackCallback(self.port if port is None else port, self.path, self.host, self.redirect_host,
+                                self.fixed if port is None else None)
+
+
+def callback_settings(entry: ServerEntry, agent_dir: Path) -> CallbackSettings:
     oauth = _configured(entry)
-    if isinstance(oauth.get("callbackPort"), int):
-        return oauth["callbackPort"]
-    stored = ServerCredentials(AuthStore(agent_dir), entry.name, server_url(entry), interactive=False)
-    registered = stored.registered_redirect()
-    if registered:
-        parts = urlsplit(registered)
-        if parts.hostname == "127.0.0.1" and parts.path == "/callback" and parts.port:
-            return parts.port
-    return 0
+    configured = oauth.get("callbackUrl") if isinstance(oauth.get("callbackUrl"), str) else None
+    parts = urlsplit(configured or "http://127.0.0.1/callback")
+    hostname = parts.hostname or "127.0.0.1"
+    redirect_host = f"[{hostname}]" if ":" in hostname else hostname
+    callback_port = oauth.get("callbackPort") if isinstance(oauth.get("callbackPort"), int) else None
+    port = parts.port or callback_port
+    fixed = configured if parts.port else (
+        f"http://{redirect_host}:{port}{parts.path or '/'}" if port is not None else None)
+    configured_port = port is not None
+    if port is None:
+        stored = ServerCredentials(AuthStore(agent_dir), entry.name, server_url(entry), interactive=False)
+        registered = stored.registered_redirect()
+        port = urlsplit(registered).port if registered else None
+    return CallbackSettings("127.0.0.1" if hostname == "localhost" else hostname, redirect_host, port or 0,
+                            parts.path or "/", fixed, configured_port)

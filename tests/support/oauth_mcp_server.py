@@ -7,7 +7,10 @@ server (metadata, ``/register``, ``/authorize``, ``/token``) is on the same orig
 with a code, so a test plays the browser by following that redirect with httpx.
 
 Environment: ``TOKEN_SECONDS`` (access-token lifetime, default 3600), ``EVENTS_FILE`` (one
-line per grant: ``code`` or ``refresh``, so a test can tell a refresh from a new sign-in).
+line per grant: ``code`` or ``refresh``, so a test can tell a refresh from a new sign-in),
+``REFRESH_DELAY`` (seconds a refresh takes, so two clients' refreshes overlap),
+``WRONG_AS=1`` (the protected resource metadata names an authorization server that does
+not exist, as some servers do).
 
 Tools: ``add``, ``whoami`` (the access token the request carried).
 """
@@ -80,6 +83,13 @@ class Provider:
         return self.refresh.get(refresh_token)
 
     async def exchange_refresh_token(self, client, refresh_token, scopes):
+        import asyncio
+
+        await asyncio.sleep(float(os.environ.get("REFRESH_DELAY", "0")))
+        if refresh_token.token not in self.refresh:  # refreshed meanwhile: rotated away
+            from mcp.server.auth.provider import TokenError
+
+            raise TokenError("invalid_grant", "refresh token already used")
         self.refresh.pop(refresh_token.token, None)
         _event("refresh")
         return self._tokens(client.client_id, scopes or refresh_token.scopes, refresh_token.resource)
@@ -119,5 +129,38 @@ def whoami() -> str:
     return token.token if token else "anonymous"
 
 
+def naming_a_wrong_authorization_server(app):
+    """Rewrite the protected resource metadata to name an authorization server that does
+    not exist (``WRONG_AS``)."""
+    import json
+
+    async def wrapped(scope, receive, send):
+        if scope["type"] != "http" or not scope["path"].startswith("/.well-known/oauth-protected-resource"):
+            return await app(scope, receive, send)
+        parts = []
+
+        async def capture(message):
+            if message["type"] == "http.response.body":
+                parts.append(message.get("body", b""))
+                if not message.get("more_body"):
+                    body = json.loads(b"".join(parts))
+                    body["authorization_servers"] = ["http://127.0.0.1:9/nowhere"]  # nothing listens on port 9
+                    data = json.dumps(body).encode()
+                    await send({"type": "http.response.start", "status": 200,
+                                "headers": [(b"content-type", b"application/json"),
+                                            (b"content-length", str(len(data)).encode())]})
+                    await send({"type": "http.response.body", "body": data})
+
+        await app(scope, receive, capture)
+
+    return wrapped
+
+
 if __name__ == "__main__":
-    server.run("streamable-http", host="127.0.0.1", port=port)
+    if os.environ.get("WRONG_AS"):
+        import uvicorn
+
+        uvicorn.run(naming_a_wrong_authorization_server(server.streamable_http_app()), host="127.0.0.1",
+                    port=port, log_level="warning")
+    else:
+        server.run("streamable-http", host="127.0.0.1", port=port)
