@@ -49,6 +49,8 @@ AUTH_FILE = "mcp-auth.json"
 CLIENT_NAME = "pi"
 #: Where a connection that must not sign in says it would redirect (never opened).
 UNUSED_REDIRECT = "http://127.0.0.1/callback"
+#: pi 1.6: access tokens this close to expiry are refreshed before they are sent.
+REFRESH_SKEW_S = 30
 
 
 class SignInRequired(Exception):
@@ -213,8 +215,8 @@ class PiOAuth(OAuthClientProvider):
     """The SDK's provider with what pi 1.6 adds around it:
 
     - told when the stored access token expires (the SDK keeps that in memory only), so a
-      new process refreshes an expired token instead of sending it; ``expired`` makes it
-      refresh at once (after the server rejected the token);
+      new process refreshes a token within 30 s of its expiry instead of sending it;
+      ``expired`` makes it refresh at once (after the server rejected the token);
     - a refresh holds the server's refresh lock (:mod:`.auth_locks`) from re-reading the
       tokens to saving new ones: tokens another process saved meanwhile are used as they
       are, so two processes refresh a rotating refresh token once;
@@ -236,7 +238,9 @@ class PiOAuth(OAuthClientProvider):
     async def _initialize(self) -> None:
         await super()._initialize()
         # 1.0, not 0: the SDK reads a false expiry as "never expires"
-        self.context.token_expiry_time = 1.0 if self.expired else self.credentials.expires_at()
+        expires_at = self.credentials.expires_at()
+        self.context.token_expiry_time = 1.0 if self.expired else (
+            expires_at - REFRESH_SKEW_S if expires_at is not None else None)
 
     # -- the flow, wrapped
 
@@ -281,8 +285,12 @@ class PiOAuth(OAuthClientProvider):
         stored = await self.credentials.get_tokens()
         current = self.context.current_tokens
         if stored is not None and (current is None or stored.access_token != current.access_token):
-            self.context.current_tokens = stored  # refreshed (or signed in) by another process
-            self.context.token_expiry_time = self.credentials.expires_at()
+            # refreshed (or signed in) by another process: sent as it is, as pi 1.6 does
+            # (a 401 decides), so the same grant is never refreshed twice
+            self.context.current_tokens = stored
+            self.context.token_expiry_time = None
+            lock.release()
+            return None
         if self.context.is_token_valid() or not self.context.can_refresh_token():
             lock.release()
             return None
