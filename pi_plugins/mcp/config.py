@@ -254,6 +254,17 @@ def _oauth_problem(oauth: object) -> str | None:
             return "oauth.callbackUrl and oauth.callbackPort name different ports"
     if "scope" in oauth and not isinstance(oauth["scope"], str):
         return "oauth.scope must be a string"
+    name = oauth.get("clientName")
+    if name is not None and not (isinstance(name, str) and name.strip()):
+        return "oauth.clientName must be a non-empty string"
+    registration = oauth.get("clientRegistration")
+    if registration is not None and registration not in ("auto", "dcr"):
+        if registration != "cimd":
+            return 'oauth.clientRegistration must be "auto", "dcr", or "cimd"'
+        if "clientId" in oauth or "clientName" in oauth:
+            return 'oauth.clientRegistration "cimd" cannot be combined with oauth.clientId or oauth.clientName'
+        if isinstance(callback, str) and (urlparse(callback).hostname == "::1" or urlparse(callback).path != "/callback"):
+            return 'oauth.clientRegistration "cimd" requires oauth.callbackUrl on localhost or 127.0.0.1 with path /callback'
     metadata = oauth.get("authServerMetadataUrl")
     if metadata is not None:
         parsed = urlparse(metadata) if isinstance(metadata, str) else None

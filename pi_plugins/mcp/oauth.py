@@ -18,8 +18,9 @@ Imported only when an HTTP server that uses OAuth connects.
 
 from __future__ import annotations
 
-import asyncio
+import base64
 import contextlib
+import hashlib
 import json
 import logging
 import os
@@ -28,7 +29,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import urlsplit
 
 import httpx2
 from mcp.client.auth import OAuthClientProvider
@@ -44,11 +45,16 @@ from mcp.shared.auth import (
 from pi_plugins.mcp.auth_locks import RefreshLock, RefreshLockBusy, file_lock
 from pi_plugins.mcp.config import ServerEntry, namespace
 from pi_plugins.mcp.connection import McpCallError
+from pi_plugins.mcp.oauth_callback import LoopbackCallback, SignInFailed, parse_redirect
+
+__all__ = ["LoopbackCallback", "SignInFailed", "parse_redirect"]  # the browser's way back, from its module
 
 AUTH_FILE = "mcp-auth.json"
 CLIENT_NAME = "pi"
 #: Where a connection that must not sign in says it would redirect (never opened).
 UNUSED_REDIRECT = "http://127.0.0.1/callback"
+#: pi's Client ID Metadata Documents (``client.json``, ``<callback id>/client.json``)
+CLIENT_DOCUMENTS = "https://pi.dev/oauth"
 #: pi 1.6: access tokens this close to expiry are refreshed before they are sent.
 REFRESH_SKEW_S = 30
 
@@ -223,12 +229,19 @@ class PiOAuth(OAuthClientProvider):
     - ``scope`` (``oauth.scope``) is requested with the scopes the server's challenge
       names, in place of those discovery found (the SDK's choice otherwise);
     - ``metadata_url`` (``oauth.authServerMetadataUrl``) is the authorization server's
-      metadata, fetched instead of discovered and trusted as configured."""
+      metadata, fetched instead of discovered and trusted as configured;
+    - ``offers_document``: a sign-in identifies itself with pi's Client ID Metadata
+      Document (the SDK's ``client_metadata_url``) when the authorization server takes
+      documents for public clients, with pi 1.6's choice of document and redirect URI
+      (:meth:`_choose_client_document`); ``document_required`` (``clientRegistration``
+      ``cimd``) fails the sign-in when it does not."""
 
     def __init__(self, *args: Any, credentials: ServerCredentials, expired: bool = False,
-                 scope: str | None = None, metadata_url: str | None = None, **kwargs: Any) -> None:
+                 scope: str | None = None, metadata_url: str | None = None, offers_document: bool = False,
+                 document_required: bool = False, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.credentials = credentials
+        self.offers_document, self.document_required = offers_document, document_required
         self.expired = expired
         self.sign_in_required = False
         self.scope, self.metadata_url = scope, metadata_url
@@ -263,6 +276,10 @@ class PiOAuth(OAuthClientProvider):
                 response = yield outgoing
                 if outgoing is request and response.status_code in (401, 403):
                     self.challenged_scope = extract_scope_from_www_auth(response)
+                elif self.offers_document and _is_metadata_request(outgoing) and response.status_code == 200:
+                    await response.aread()
+                    with contextlib.suppress(ValueError):  # the SDK says what is wrong with it
+                        self._choose_client_document(OAuthMetadata.model_validate_json(response.content))
                 outgoing = await flow.asend(response)
                 if lock is not None:  # the refresh (the flow's first request) is saved
                     lock.release()
@@ -307,8 +324,7 @@ class PiOAuth(OAuthClientProvider):
         """The configured metadata in place of discovery, and the configured scope in a
         client registration."""
         path = outgoing.url.path
-        if self.metadata_url and outgoing.method == "GET" and (
-                "/.well-known/oauth-authorization-server" in path or "/.well-known/openid-configuration" in path):
+        if self.metadata_url and _is_metadata_request(outgoing):
             return httpx2.Request("GET", self.metadata_url, headers=outgoing.headers)
         registration = self.context.oauth_metadata.registration_endpoint if self.context.oauth_metadata else None
         if self.scope and outgoing.method == "POST" and (
@@ -323,6 +339,34 @@ class PiOAuth(OAuthClientProvider):
     async def _perform_authorization(self) -> httpx2.Request:
         self.context.client_metadata.scope = self._requested_scope()
         return await super()._perform_authorization()
+
+    # -- Client ID Metadata Documents
+
+    def _choose_client_document(self, metadata: OAuthMetadata) -> None:
+        """pi 1.6's choice: ``https://pi.dev/oauth/client.json`` when authorization
+        responses carry ``iss`` (RFC 9207), else the document and redirect path of this
+        server (``<id>/client.json``, ``/callback/<id>``); none when the server does not
+        take documents for public clients (then the SDK registers a client)."""
+        if self.context.client_info is not None or not self.context.client_metadata.redirect_uris:
+            return
+        supported = bool(metadata.client_id_metadata_document_supported) and \
+            "none" in (metadata.token_endpoint_auth_methods_supported or [])
+        if not supported:
+            if self.document_required and not self.credentials.interactive:
+                raise SignInRequired(self.credentials.name)  # said by the sign-in itself
+            if self.document_required:
+                raise McpCallError("The authorization server does not support Client ID Metadata Documents for "
+                                   'public clients; remove oauth.clientRegistration "cimd"')
+            self.context.client_metadata_url = None
+            return
+        if metadata.authorization_response_iss_parameter_supported:
+            self.context.client_metadata_url = f"{CLIENT_DOCUMENTS}/client.json"
+            return
+        ident = callback_id(self.context.server_url)
+        parts = urlsplit(str(self.context.client_metadata.redirect_uris[0]))
+        redirect = parts._replace(path=f"{parts.path.rstrip('/')}/{ident}").geturl()
+        self.context.client_metadata_url = f"{CLIENT_DOCUMENTS}/{ident}/client.json"
+        self.context.client_metadata.redirect_uris = [redirect]  # type: ignore[list-item]
 
     # -- oauth.authServerMetadataUrl
 
@@ -343,6 +387,33 @@ class PiOAuth(OAuthClientProvider):
 
     def _expected_issuer(self) -> str:
         return self._configured_issuer or super()._expected_issuer()
+
+
+def _is_metadata_request(request: httpx2.Request) -> bool:
+    path = request.url.path
+    return request.method == "GET" and (
+        "/.well-known/oauth-authorization-server" in path or "/.well-known/openid-configuration" in path)
+
+
+def callback_id(url: str) -> str:
+    """12 characters naming an MCP server URL in a document's path, as pi 1.6 (and Codex)
+    compute them."""
+    digest = hashlib.sha256(url.split("#", 1)[0].encode()).digest()[:9]
+    return base64.urlsafe_b64encode(digest).decode().rstrip("=")
+
+
+def offers_document(entry: ServerEntry) -> bool:
+    """Whether a sign-in may use pi's Client ID Metadata Document (pi 1.6's rule):
+    ``clientRegistration`` ``cimd``, or ``auto`` without ``clientId`` or ``clientName``
+    and with a callback the documents list (``/callback`` on localhost or 127.0.0.1)."""
+    oauth = _configured(entry)
+    mode = oauth.get("clientRegistration") or "auto"
+    if mode != "auto":
+        return mode == "cimd"
+    callback = oauth.get("callbackUrl")
+    listed = not isinstance(callback, str) or (
+        urlsplit(callback).hostname != "::1" and urlsplit(callback).path == "/callback")
+    return not oauth.get("clientId") and not oauth.get("clientName") and listed
 
 
 def _loopback(host: str | None) -> bool:
@@ -414,7 +485,8 @@ def make_auth(entry: ServerEntry, agent_dir: Path, sign_in: SignInSettings | Non
                        callback_handler=sign_in.wait_for_redirect if sign_in else never_called,
                        credentials=credentials, expired=expired,
                        scope=oauth.get("scope") if isinstance(oauth.get("scope"), str) else None,
-                       metadata_url=metadata_url(entry))
+                       metadata_url=metadata_url(entry), offers_document=offers_document(entry),
+                       document_required=oauth.get("clientRegistration") == "cimd")
     return provider
 
 
@@ -450,111 +522,6 @@ class _QuietSignIn(logging.Filter):
 logging.getLogger("mcp.client.auth.oauth2").addFilter(_QuietSignIn())
 
 
-# ---------------------------------------------------------------- the browser's way back
-
-SIGNED_IN_PAGE = ("<!doctype html><html><head><meta charset=\"utf-8\"><title>Authentication successful</title>"
-                  "</head><body><p>Signed in to the MCP server. You may now close this page.</p></body></html>")
-FAILED_PAGE = ("<!doctype html><html><head><meta charset=\"utf-8\"><title>Authentication failed</title>"
-               "</head><body><p>{message}</p></body></html>")
-
-
-class SignInFailed(McpCallError):
-    """The authorization server or the browser ended the sign-in; one line."""
-
-
-def parse_redirect(url: str) -> AuthorizationCodeResult:
-    """The code, state and issuer of a redirect URL (the callback's or a pasted one)."""
-    query = {k: v[0] for k, v in parse_qs(urlsplit(url.strip()).query).items()}
-    if "error" in query:
-        detail = query.get("error_description")
-        raise SignInFailed(f"Authorization failed: {query['error']}" + (f" ({detail})" if detail else ""))
-    if not query.get("code"):
-        raise SignInFailed("The redirect carries no authorization code")
-    return AuthorizationCodeResult(code=query["code"], state=query.get("state"), iss=query.get("iss"))
-
-
-class LoopbackCallback:
-    """The page the authorization server sends the browser back to (by default
-    ``http://127.0.0.1:<port>/callback``). Answers one redirect with a small page and
-    hands its parameters to :meth:`wait`. ``port`` 0 takes a free port; ``fixed`` is a
-    configured redirect URI, sent exactly as written."""
-
-    def __init__(self, port: int = 0, path: str = "/callback", host: str = "127.0.0.1",
-                 redirect_host: str = "127.0.0.1", fixed: str | None = None) -> None:
-        self.port, self.path, self.host, self.redirect_host, self.fixed = port, path, host, redirect_host, fixed
-        self._server: asyncio.AbstractServer | None = None
-        self._result: asyncio.Future[AuthorizationCodeResult] | None = None
-
-    @property
-    def redirect_uri(self) -> str:
-        return self.fixed or f"http://{self.redirect_host}:{self.port}{self.path}"
-
-    async def __aenter__(self) -> LoopbackCallback:
-        self._result = asyncio.get_running_loop().create_future()
-        self._server = await asyncio.start_server(self._answer, self.host, self.port)
-        self.port = self._server.sockets[0].getsockname()[1]
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        if self._server is not None:
-            self._server.close()
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._server.wait_closed(), 2)
-        if self._result is not None and not self._result.done():
-            self._result.cancel()
-
-    def deliver(self, redirect_url: str) -> None:
-        """A redirect URL pasted by the user (a browser that cannot reach this machine)."""
-        if self._result is None or self._result.done():
-            return
-        try:
-            self._result.set_result(parse_redirect(redirect_url))
-        except SignInFailed as exc:
-            self._result.set_exception(exc)
-
-    async def wait(self) -> AuthorizationCodeResult:
-        """The next redirect's parameters. Each is taken once: when the SDK starts the
-        authorization again within one sign-in (its token request failed), the new
-        attempt waits for its own redirect, not the last one, whose state is stale."""
-        assert self._result is not None
-        try:
-            return await asyncio.shield(self._result)
-        finally:
-            if self._result.done():
-                self._result = asyncio.get_running_loop().create_future()
-
-    async def _answer(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            request_line = (await asyncio.wait_for(reader.readline(), 10)).decode("latin-1")
-            while (await asyncio.wait_for(reader.readline(), 10)) not in (b"\r\n", b"\n", b""):
-                pass
-            parts = request_line.split()
-            target = parts[1] if len(parts) >= 2 else ""
-            if parts[:1] != ["GET"] or urlsplit(target).path != self.path:
-                status, body = "404 Not Found", FAILED_PAGE.format(message="Not found.")
-            else:
-                status, body = self._complete(target)
-            data = body.encode()
-            writer.write(f"HTTP/1.1 {status}\r\nContent-Type: text/html; charset=utf-8\r\n"
-                         f"Content-Length: {len(data)}\r\nConnection: close\r\n\r\n".encode() + data)
-            await writer.drain()
-        except (TimeoutError, OSError, UnicodeError):
-            pass
-        finally:
-            writer.close()
-
-    def _complete(self, target: str) -> tuple[str, str]:
-        try:
-            result = parse_redirect(target)
-        except SignInFailed as exc:
-            if self._result is not None and not self._result.done():
-                self._result.set_exception(exc)
-            return "400 Bad Request", FAILED_PAGE.format(message=str(exc).replace("<", "&lt;"))
-        if self._result is not None and not self._result.done():
-            self._result.set_result(result)
-        return "200 OK", SIGNED_IN_PAGE
-
-
 @dataclass
 class CallbackSettings:
     """Where the sign-in listens, as pi 1.6's ``loopbackSettings``: ``oauth.callbackUrl``
@@ -569,10 +536,11 @@ class CallbackSettings:
     fixed: str | None
     #: a port the settings name (a taken one is an error, not a reason to take another)
     configured_port: bool
+    extra_paths: tuple[str, ...] = ()
 
     def callback(self, port: int | None = None) -> LoopbackCallback:
         return LoopbackCallback(self.port if port is None else port, self.path, self.host, self.redirect_host,
-                                self.fixed if port is None else None)
+                                self.fixed if port is None else None, self.extra_paths)
 
 
 def callback_settings(entry: ServerEntry, agent_dir: Path) -> CallbackSettings:
@@ -590,5 +558,7 @@ def callback_settings(entry: ServerEntry, agent_dir: Path) -> CallbackSettings:
         stored = ServerCredentials(AuthStore(agent_dir), entry.name, server_url(entry), interactive=False)
         registered = stored.registered_redirect()
         port = urlsplit(registered).port if registered else None
+    path = parts.path or "/"
+    extra = (f"{path.rstrip('/')}/{callback_id(server_url(entry))}",) if offers_document(entry) else ()
     return CallbackSettings("127.0.0.1" if hostname == "localhost" else hostname, redirect_host, port or 0,
-                            parts.path or "/", fixed, configured_port)
+                            path, fixed, configured_port, extra)

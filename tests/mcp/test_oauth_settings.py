@@ -85,12 +85,14 @@ def test_callback_url_without_a_port_takes_callback_port(tmp_path, agent, oauth_
     assert authorization_query(out)["redirect_uri"] == f"http://127.0.0.1:{port}/back"
 
 
-def test_a_callback_url_off_loopback_is_refused_as_pi_16_refuses_it(tmp_path, agent):
+def test_oauth_settings_pi_16_refuses_are_refused_with_its_messages(tmp_path, agent):
     write_servers(agent / "mcp.json", {
         "far": {"url": "http://127.0.0.1:9/mcp", "oauth": {"callbackUrl": "http://example.com/callback"}},
         "clash": {"url": "http://127.0.0.1:9/mcp", "oauth": {"callbackUrl": "http://127.0.0.1:8000/callback",
                                                            "callbackPort": 8001}},
-        "meta": {"url": "http://127.0.0.1:9/mcp", "oauth": {"authServerMetadataUrl": "http://example.com/m"}}})
+        "meta": {"url": "http://127.0.0.1:9/mcp", "oauth": {"authServerMetadataUrl": "http://example.com/m"}},
+        "named": {"url": "http://127.0.0.1:9/mcp", "oauth": {"clientRegistration": "cimd", "clientName": "x"}},
+        "mode": {"url": "http://127.0.0.1:9/mcp", "oauth": {"clientRegistration": "both"}}})
 
     _, out, err = pi_mcp(agent, tmp_path, "list")
 
@@ -100,6 +102,9 @@ def test_a_callback_url_off_loopback_is_refused_as_pi_16_refuses_it(tmp_path, ag
     assert 'server "clash": oauth.callbackUrl and oauth.callbackPort name different ports' in text
     assert ('server "meta": oauth.authServerMetadataUrl must be an https URL, or http on localhost, '
             "127.0.0.1, or [::1]") in text
+    assert ('server "named": oauth.clientRegistration "cimd" cannot be combined with oauth.clientId or '
+            "oauth.clientName") in text
+    assert 'server "mode": oauth.clientRegistration must be "auto", "dcr", or "cimd"' in text
 
 
 def test_auth_server_metadata_url_replaces_a_wrongly_advertised_authorization_server(tmp_path, agent, server_with):
@@ -139,3 +144,58 @@ def test_two_processes_refreshing_one_expired_token_refresh_it_once(tmp_path, ag
     assert results == [(0, ["secure: connected, 2 tools (codemode, global)"])] * 2
     assert events.read_text().split() == ["code", "refresh"]
     assert not list(agent.glob("mcp-auth-refresh-*.lock"))  # released
+
+
+def authorizations(events):
+    """The client id and redirect URI of each authorization the server saw."""
+    return [tuple(line.split()) for line in events.with_name(events.name + ".clients").read_text().splitlines()]
+
+
+def test_a_server_that_takes_client_metadata_documents_gets_pi_s_server_specific_one(tmp_path, agent, server_with):
+    from pi_plugins.mcp.oauth import callback_id
+
+    url, events = server_with(CIMD="1")
+    write_servers(agent / "mcp.json", {"secure": {"url": url}})
+
+    code, out, err = login(agent, tmp_path)
+
+    assert (code, err) == (0, ""), out
+    ident = callback_id(url)
+    assert len(ident) == 12
+    [(client, redirect)] = authorizations(events)
+    assert client == f"https://pi.dev/oauth/{ident}/client.json"
+    assert urlsplit(redirect).hostname == "127.0.0.1" and urlsplit(redirect).path == f"/callback/{ident}"
+    assert stored(agent)[f"mcp__secure|{url}"]["clientInformation"]["client_id"] == client  # nothing registered
+    assert pi_mcp(agent, tmp_path, "list")[1].splitlines()[0] == "secure: connected, 2 tools (codemode, global)"
+
+
+def test_with_iss_in_authorization_responses_the_document_is_pi_s_own(tmp_path, agent, server_with):
+    url, events = server_with(CIMD="1", ISS="1")
+    write_servers(agent / "mcp.json", {"secure": {"url": url}})
+
+    assert login(agent, tmp_path)[0] == 0
+
+    [(client, redirect)] = authorizations(events)
+    assert client == "https://pi.dev/oauth/client.json" and urlsplit(redirect).path == "/callback"
+
+
+def test_client_registration_dcr_registers_even_where_documents_are_taken(tmp_path, agent, server_with):
+    url, events = server_with(CIMD="1")
+    write_servers(agent / "mcp.json", {"secure": {"url": url, "oauth": {"clientRegistration": "dcr"}}})
+
+    assert login(agent, tmp_path)[0] == 0
+
+    [(client, _)] = authorizations(events)
+    assert not client.startswith("https://")
+    assert stored(agent)[f"mcp__secure|{url}"]["clientInformation"]["client_name"] == "pi"
+
+
+def test_client_registration_cimd_fails_where_documents_are_not_taken(tmp_path, agent, oauth_server):  # noqa: F811
+    url, _ = oauth_server
+    write_servers(agent / "mcp.json", {"secure": {"url": url, "oauth": {"clientRegistration": "cimd"}}})
+
+    code, _, err = login(agent, tmp_path)
+
+    assert code == 1
+    assert err == ('Sign-in to MCP server "secure" failed: The authorization server does not support Client ID '
+                   'Metadata Documents for public clients; remove oauth.clientRegistration "cimd"')

@@ -115,3 +115,24 @@ def test_while_pi_16_refreshes_a_token_ours_waits_for_its_lock_and_uses_the_new_
         process.wait(10)
     assert results == [(0, ["secure: connected, 2 tools (codemode, global)"])] * 2
     assert events.read_text().split() == ["code", "refresh"]
+
+
+def test_pi_16_and_ours_identify_with_the_same_client_metadata_document(tmp_path):
+    from urllib.parse import urlsplit
+
+    from .test_oauth import start_oauth_server
+
+    process, url, events = start_oauth_server(tmp_path, CIMD="1")
+    try:
+        for who in ("pi16", "ours"):
+            agent = tmp_path / who
+            write_servers(agent / "mcp.json", {"secure": {"url": url}})
+            authorization_url(who, agent, tmp_path)
+            assert listed(who, agent, tmp_path) == (0, "secure: connected, 2 tools (codemode, global)")
+    finally:
+        process.terminate()
+        process.wait(10)
+    lines = events.with_name(events.name + ".clients").read_text().splitlines()
+    (pi16_client, pi16_redirect), (our_client, our_redirect) = (line.split() for line in lines)
+    assert our_client == pi16_client and pi16_client.startswith("https://pi.dev/oauth/")
+    assert urlsplit(our_redirect).path == urlsplit(pi16_redirect).path != "/callback"
