@@ -250,6 +250,8 @@ class PiOAuth(OAuthClientProvider):
 
     async def _initialize(self) -> None:
         await super()._initialize()
+        if not self.credentials.interactive:
+            self._adopt_pi_discovery()
         # 1.0, not 0: the SDK reads a false expiry as "never expires"
         expires_at = self.credentials.expires_at()
         self.context.token_expiry_time = 1.0 if self.expired else (
@@ -339,6 +341,24 @@ class PiOAuth(OAuthClientProvider):
     async def _perform_authorization(self) -> httpx2.Request:
         self.context.client_metadata.scope = self._requested_scope()
         return await super()._perform_authorization()
+
+    def _adopt_pi_discovery(self) -> None:
+        """pi 1.6 keeps the authorization server's metadata (``discovery``) and, after a
+        sign-in with a Client ID Metadata Document, no client: the metadata gives a
+        refresh its token endpoint, and the document the client to refresh as."""
+        discovery = self.credentials._state().get("discovery")
+        found = discovery.get("authorizationServerMetadata") if isinstance(discovery, dict) else None
+        if self.context.oauth_metadata is None and not self.metadata_url and isinstance(found, dict):
+            with contextlib.suppress(ValueError):
+                self.context.oauth_metadata = OAuthMetadata.model_validate(found)
+        if self.context.client_info is None and self.offers_document and self.context.oauth_metadata is not None \
+                and self.context.current_tokens is not None:
+            with contextlib.suppress(McpCallError, SignInRequired):
+                self._choose_client_document(self.context.oauth_metadata)
+            if self.context.client_metadata_url:
+                self.context.client_info = OAuthClientInformationFull(
+                    client_id=self.context.client_metadata_url, token_endpoint_auth_method="none",
+                    redirect_uris=self.context.client_metadata.redirect_uris)
 
     # -- Client ID Metadata Documents
 

@@ -136,3 +136,21 @@ def test_pi_16_and_ours_identify_with_the_same_client_metadata_document(tmp_path
     (pi16_client, pi16_redirect), (our_client, our_redirect) = (line.split() for line in lines)
     assert our_client == pi16_client and pi16_client.startswith("https://pi.dev/oauth/")
     assert urlsplit(our_redirect).path == urlsplit(pi16_redirect).path != "/callback"
+
+
+def test_ours_refreshes_a_token_pi_16_got_with_its_client_metadata_document(tmp_path):
+    import time
+
+    from .test_oauth import start_oauth_server
+
+    process, url, events = start_oauth_server(tmp_path, token_seconds=35, CIMD="1")  # due 5 s after it is given
+    try:
+        agent = tmp_path / "agent"
+        write_servers(agent / "mcp.json", {"secure": {"url": url}})
+        authorization_url("pi16", agent, tmp_path)
+        time.sleep(5.5)
+        assert listed("ours", agent, tmp_path) == (0, "secure: connected, 2 tools (codemode, global)")
+    finally:
+        process.terminate()
+        process.wait(10)
+    assert events.read_text().split() == ["code", "refresh"]
