@@ -138,7 +138,8 @@ def test_pi_16_and_ours_identify_with_the_same_client_metadata_document(tmp_path
     assert urlsplit(our_redirect).path == urlsplit(pi16_redirect).path != "/callback"
 
 
-def test_ours_refreshes_a_token_pi_16_got_with_its_client_metadata_document(tmp_path):
+@pytest.mark.parametrize("signs_in,refreshes", [("pi16", "ours"), ("ours", "pi16")])
+def test_either_refreshes_a_token_the_other_got_with_pi_s_client_metadata_document(tmp_path, signs_in, refreshes):
     import time
 
     from .test_oauth import start_oauth_server
@@ -147,9 +148,9 @@ def test_ours_refreshes_a_token_pi_16_got_with_its_client_metadata_document(tmp_
     try:
         agent = tmp_path / "agent"
         write_servers(agent / "mcp.json", {"secure": {"url": url}})
-        authorization_url("pi16", agent, tmp_path)
+        authorization_url(signs_in, agent, tmp_path)
         time.sleep(5.5)
-        assert listed("ours", agent, tmp_path) == (0, "secure: connected, 2 tools (codemode, global)")
+        assert listed(refreshes, agent, tmp_path) == (0, "secure: connected, 2 tools (codemode, global)")
     finally:
         process.terminate()
         process.wait(10)
