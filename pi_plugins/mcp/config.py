@@ -228,8 +228,49 @@ def _http_problem(entry: dict, url: str) -> str | None:
         return "url must be an http or https URL"
     if "headers" in entry and not _string_map(entry["headers"]):
         return "headers must map names to strings"
-    if "oauth" in entry and not isinstance(entry["oauth"], dict):
+    if "oauth" in entry:
+        return _oauth_problem(entry["oauth"])
+    return None
+
+
+def _oauth_problem(oauth: object) -> str | None:
+    """pi 1.6's checks of the ``oauth`` settings it reads (messages as its own)."""
+    if not isinstance(oauth, dict):
         return "oauth must be an object"
+    port = oauth.get("callbackPort")
+    if port is not None and (not isinstance(port, int) or isinstance(port, bool) or not 1 <= port <= 65535):
+        return "oauth.callbackPort must be a port number"
+    callback = oauth.get("callbackUrl")
+    if callback is not None:
+        parsed = urlparse(callback) if isinstance(callback, str) else None
+        try:
+            url_port = parsed.port if parsed else None
+        except ValueError:
+            parsed = None
+        if parsed is None or parsed.scheme != "http" or parsed.hostname not in ("localhost", "127.0.0.1", "::1") \
+                or parsed.query or parsed.fragment or "#" in callback or parsed.username:
+            return "oauth.callbackUrl must be an http URI on localhost, 127.0.0.1, or [::1] without query or fragment"
+        if url_port and port is not None and url_port != port:
+            return "oauth.callbackUrl and oauth.callbackPort name different ports"
+    if "scope" in oauth and not isinstance(oauth["scope"], str):
+        return "oauth.scope must be a string"
+    name = oauth.get("clientName")
+    if name is not None and not (isinstance(name, str) and name.strip()):
+        return "oauth.clientName must be a non-empty string"
+    registration = oauth.get("clientRegistration")
+    if registration is not None and registration not in ("auto", "dcr"):
+        if registration != "cimd":
+            return 'oauth.clientRegistration must be "auto", "dcr", or "cimd"'
+        if "clientId" in oauth or "clientName" in oauth:
+            return 'oauth.clientRegistration "cimd" cannot be combined with oauth.clientId or oauth.clientName'
+        if isinstance(callback, str) and (urlparse(callback).hostname == "::1" or urlparse(callback).path != "/callback"):
+            return 'oauth.clientRegistration "cimd" requires oauth.callbackUrl on localhost or 127.0.0.1 with path /callback'
+    metadata = oauth.get("authServerMetadataUrl")
+    if metadata is not None:
+        parsed = urlparse(metadata) if isinstance(metadata, str) else None
+        if parsed is None or not parsed.netloc or not (parsed.scheme == "https" or (
+                parsed.scheme == "http" and parsed.hostname in ("localhost", "127.0.0.1", "::1"))):
+            return "oauth.authServerMetadataUrl must be an https URL, or http on localhost, 127.0.0.1, or [::1]"
     return None
 
 

@@ -44,15 +44,15 @@ async def sign_in(entry: ServerEntry, cwd: str, agent_dir: Path, *, show_url: Ca
     """Run the browser sign-in and return the connected connection (the caller closes it).
     ``paste(deliver)`` may hand over a redirect URL the user pasted. Raises
     :class:`McpCallError` or :class:`pi_plugins.mcp.oauth.SignInFailed` in one line."""
-    from pi_plugins.mcp.oauth import LoopbackCallback, SignInSettings, callback_port
+    from pi_plugins.mcp.oauth import SignInSettings, callback_settings
 
-    port = callback_port(entry, agent_dir)
+    where = callback_settings(entry, agent_dir)
     try:
-        callback = await LoopbackCallback(port).__aenter__()
+        callback = await where.callback().__aenter__()
     except OSError:
-        if port == 0:
+        if where.port == 0 or where.configured_port:
             raise
-        callback = await LoopbackCallback(0).__aenter__()  # the registered port is taken: register anew
+        callback = await where.callback(0).__aenter__()  # the registered port is taken: register anew
     pasting: asyncio.Future | None = None
     connection: ServerConnection | None = None
     try:

@@ -18,34 +18,45 @@ Imported only when an HTTP server that uses OAuth connects.
 
 from __future__ import annotations
 
-import asyncio
+import base64
 import contextlib
-import fcntl
+import hashlib
 import json
 import logging
 import os
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import urlsplit
 
+import httpx2
 from mcp.client.auth import OAuthClientProvider
+from mcp.client.auth.utils import extract_scope_from_www_auth
 from mcp.shared.auth import (
     AuthorizationCodeResult,
     OAuthClientInformationFull,
     OAuthClientMetadata,
+    OAuthMetadata,
     OAuthToken,
 )
 
+from pi_plugins.mcp.auth_locks import RefreshLock, RefreshLockBusy, file_lock
 from pi_plugins.mcp.config import ServerEntry, namespace
 from pi_plugins.mcp.connection import McpCallError
+from pi_plugins.mcp.oauth_callback import LoopbackCallback, SignInFailed, parse_redirect
+
+__all__ = ["LoopbackCallback", "SignInFailed", "parse_redirect"]  # the browser's way back, from its module
 
 AUTH_FILE = "mcp-auth.json"
 CLIENT_NAME = "pi"
 #: Where a connection that must not sign in says it would redirect (never opened).
 UNUSED_REDIRECT = "http://127.0.0.1/callback"
+#: pi's Client ID Metadata Documents (``client.json``, ``<callback id>/client.json``)
+CLIENT_DOCUMENTS = "https://pi.dev/oauth"
+#: pi 1.6: access tokens this close to expiry are refreshed before they are sent.
+REFRESH_SKEW_S = 30
 
 
 class SignInRequired(Exception):
@@ -69,9 +80,9 @@ def store_key(name: str, url: str) -> str:
 
 
 class AuthStore:
-    """``mcp-auth.json``: every server's OAuth state. Reads and writes hold an exclusive
-    ``flock`` on the file, so two pi processes never interleave their updates; the file is
-    created 0600 in a 0700 agent dir."""
+    """``mcp-auth.json``: every server's OAuth state. Reads and writes hold pi 1.6's lock
+    on the file (:func:`.auth_locks.file_lock`), so no two pi processes, of either
+    program, interleave their updates; the file is created 0600 in a 0700 agent dir."""
 
     def __init__(self, agent_dir: Path) -> None:
         self.path = Path(agent_dir) / AUTH_FILE
@@ -81,19 +92,19 @@ class AuthStore:
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            with contextlib.suppress(OSError):
-                os.fchmod(fd, 0o600)
-            raw = b""
-            while chunk := os.read(fd, 1 << 16):
-                raw += chunk
-            try:
-                states = json.loads(raw) if raw.strip() else {}
-            except ValueError as exc:
-                raise ValueError(f"{self.path} is not valid JSON ({exc}); fix or delete it") from None
-            yield fd, states if isinstance(states, dict) else {}
+            with file_lock(self.path):
+                with contextlib.suppress(OSError):
+                    os.fchmod(fd, 0o600)
+                raw = b""
+                while chunk := os.read(fd, 1 << 16):
+                    raw += chunk
+                try:
+                    states = json.loads(raw) if raw.strip() else {}
+                except ValueError as exc:
+                    raise ValueError(f"{self.path} is not valid JSON ({exc}); fix or delete it") from None
+                yield fd, states if isinstance(states, dict) else {}
         finally:
-            os.close(fd)  # releases the lock
+            os.close(fd)
 
     def _write(self, fd: int, states: dict) -> None:
         data = (json.dumps(states, indent=2) + "\n").encode()
@@ -207,20 +218,237 @@ class ServerCredentials:
 
 
 class PiOAuth(OAuthClientProvider):
-    """The SDK's provider, told when the stored access token expires (the SDK keeps that
-    in memory only), so a new process refreshes an expired token instead of sending it;
-    ``expired`` makes it refresh at once (after the server rejected the token)."""
+    """The SDK's provider with what pi 1.6 adds around it:
 
-    def __init__(self, *args: Any, credentials: ServerCredentials, expired: bool = False, **kwargs: Any) -> None:
+    - told when the stored access token expires (the SDK keeps that in memory only), so a
+      new process refreshes a token within 30 s of its expiry instead of sending it;
+      ``expired`` makes it refresh at once (after the server rejected the token);
+    - a refresh holds the server's refresh lock (:mod:`.auth_locks`) from re-reading the
+      tokens to saving new ones: tokens another process saved meanwhile are used as they
+      are, so two processes refresh a rotating refresh token once;
+    - ``scope`` (``oauth.scope``) is requested with the scopes the server's challenge
+      names, in place of those discovery found (the SDK's choice otherwise);
+    - ``metadata_url`` (``oauth.authServerMetadataUrl``) is the authorization server's
+      metadata, fetched instead of discovered and trusted as configured;
+    - ``offers_document``: a sign-in identifies itself with pi's Client ID Metadata
+      Document (the SDK's ``client_metadata_url``) when the authorization server takes
+      documents for public clients, with pi 1.6's choice of document and redirect URI
+      (:meth:`_choose_client_document`); ``document_required`` (``clientRegistration``
+      ``cimd``) fails the sign-in when it does not."""
+
+    def __init__(self, *args: Any, credentials: ServerCredentials, expired: bool = False,
+                 scope: str | None = None, metadata_url: str | None = None, offers_document: bool = False,
+                 document_required: bool = False, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.credentials = credentials
+        self.offers_document, self.document_required = offers_document, document_required
         self.expired = expired
         self.sign_in_required = False
+        self.scope, self.metadata_url = scope, metadata_url
+        self.challenged_scope: str | None = None
+        self._configured_issuer: str | None = None
 
     async def _initialize(self) -> None:
         await super()._initialize()
+        if not self.credentials.interactive:
+            self._adopt_pi_discovery()
         # 1.0, not 0: the SDK reads a false expiry as "never expires"
-        self.context.token_expiry_time = 1.0 if self.expired else self.credentials.expires_at()
+        expires_at = self.credentials.expires_at()
+        self.context.token_expiry_time = 1.0 if self.expired else (
+            expires_at - REFRESH_SKEW_S if expires_at is not None else None)
+
+    # -- the flow, wrapped
+
+    async def _auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
+        if not self._initialized:
+            await self._initialize()
+        lock: RefreshLock | None = None
+        flow: AsyncGenerator[httpx2.Request, httpx2.Response] | None = None
+        try:
+            if self.metadata_url and self.context.oauth_metadata is None:
+                response = yield httpx2.Request("GET", self.metadata_url, headers={"Accept": "application/json"})
+                await response.aread()
+                self._take_metadata(response)
+            if not self.context.is_token_valid() and self.context.can_refresh_token():
+                lock = await self._lock_for_refresh()
+            flow = super()._auth_flow(request)
+            outgoing = await flow.__anext__()
+            while True:
+                outgoing = self._rewritten(outgoing)
+                response = yield outgoing
+                if outgoing is request and response.status_code in (401, 403):
+                    self.challenged_scope = extract_scope_from_www_auth(response)
+                elif self.offers_document and _is_metadata_request(outgoing) and response.status_code == 200:
+                    await response.aread()
+                    with contextlib.suppress(ValueError):  # the SDK says what is wrong with it
+                        self._choose_client_document(OAuthMetadata.model_validate_json(response.content))
+                outgoing = await flow.asend(response)
+                if lock is not None:  # the refresh (the flow's first request) is saved
+                    lock.release()
+                    lock = None
+        except StopAsyncIteration:
+            return
+        finally:
+            if lock is not None:
+                lock.release()
+            if flow is not None:
+                await flow.aclose()
+
+    async def _lock_for_refresh(self) -> RefreshLock | None:
+        """Hold the refresh lock when this process is still the one to refresh."""
+        lock = RefreshLock(self.credentials.store.path.parent, store_key(self.credentials.name, self.credentials.url))
+        try:
+            await lock.acquire()
+        except RefreshLockBusy:
+            return None  # as pi 1.6: the request goes out as it is and the server decides
+        stored = await self.credentials.get_tokens()
+        current = self.context.current_tokens
+        if stored is not None and (current is None or stored.access_token != current.access_token):
+            # refreshed (or signed in) by another process: sent as it is, as pi 1.6 does
+            # (a 401 decides), so the same grant is never refreshed twice
+            self.context.current_tokens = stored
+            self.context.token_expiry_time = None
+            lock.release()
+            return None
+        if self.context.is_token_valid() or not self.context.can_refresh_token():
+            lock.release()
+            return None
+        return lock
+
+    def _requested_scope(self) -> str | None:
+        """pi 1.6's scope: the configured one with the challenge's, else the SDK's choice."""
+        if not self.scope:
+            return self.context.client_metadata.scope
+        words = [*self.scope.split(), *(self.challenged_scope or "").split()]
+        return " ".join(dict.fromkeys(words))
+
+    def _rewritten(self, outgoing: httpx2.Request) -> httpx2.Request:
+        """The configured metadata in place of discovery, and the configured scope in a
+        client registration."""
+        path = outgoing.url.path
+        if self.metadata_url and _is_metadata_request(outgoing):
+            return httpx2.Request("GET", self.metadata_url, headers=outgoing.headers)
+        registration = self.context.oauth_metadata.registration_endpoint if self.context.oauth_metadata else None
+        if self.scope and outgoing.method == "POST" and (
+                str(outgoing.url) == str(registration) or (registration is None and path == "/register")):
+            self.context.client_metadata.scope = self._requested_scope()
+            body = json.loads(outgoing.content or b"{}")
+            body["scope"] = self.context.client_metadata.scope
+            return httpx2.Request("POST", outgoing.url, json=body, headers={
+                k: v for k, v in outgoing.headers.items() if k.lower() != "content-length"})
+        return outgoing
+
+    async def _perform_authorization(self) -> httpx2.Request:
+        self.context.client_metadata.scope = self._requested_scope()
+        return await super()._perform_authorization()
+
+    def _adopt_pi_discovery(self) -> None:
+        """pi 1.6 keeps the authorization server's metadata (``discovery``) and, after a
+        sign-in with a Client ID Metadata Document, no client: the metadata gives a
+        refresh its token endpoint, and the document the client to refresh as."""
+        discovery = self.credentials._state().get("discovery")
+        found = discovery.get("authorizationServerMetadata") if isinstance(discovery, dict) else None
+        if self.context.oauth_metadata is None and not self.metadata_url and isinstance(found, dict):
+            with contextlib.suppress(ValueError):
+                self.context.oauth_metadata = OAuthMetadata.model_validate(found)
+        if self.context.client_info is None and self.offers_document and self.context.oauth_metadata is not None \
+                and self.context.current_tokens is not None:
+            with contextlib.suppress(McpCallError, SignInRequired):
+                self._choose_client_document(self.context.oauth_metadata)
+            if self.context.client_metadata_url:
+                self.context.client_info = OAuthClientInformationFull(
+                    client_id=self.context.client_metadata_url, token_endpoint_auth_method="none",
+                    redirect_uris=self.context.client_metadata.redirect_uris)
+
+    # -- Client ID Metadata Documents
+
+    def _choose_client_document(self, metadata: OAuthMetadata) -> None:
+        """pi 1.6's choice: ``https://pi.dev/oauth/client.json`` when authorization
+        responses carry ``iss`` (RFC 9207), else the document and redirect path of this
+        server (``<id>/client.json``, ``/callback/<id>``); none when the server does not
+        take documents for public clients (then the SDK registers a client)."""
+        if self.context.client_info is not None or not self.context.client_metadata.redirect_uris:
+            return
+        supported = bool(metadata.client_id_metadata_document_supported) and \
+            "none" in (metadata.token_endpoint_auth_methods_supported or [])
+        if not supported:
+            if self.document_required and not self.credentials.interactive:
+                raise SignInRequired(self.credentials.name)  # said by the sign-in itself
+            if self.document_required:
+                raise McpCallError("The authorization server does not support Client ID Metadata Documents for "
+                                   'public clients; remove oauth.clientRegistration "cimd"')
+            self.context.client_metadata_url = None
+            return
+        if metadata.authorization_response_iss_parameter_supported:
+            self.context.client_metadata_url = f"{CLIENT_DOCUMENTS}/client.json"
+            return
+        ident = callback_id(self.context.server_url)
+        parts = urlsplit(str(self.context.client_metadata.redirect_uris[0]))
+        redirect = parts._replace(path=f"{parts.path.rstrip('/')}/{ident}").geturl()
+        self.context.client_metadata_url = f"{CLIENT_DOCUMENTS}/{ident}/client.json"
+        self.context.client_metadata.redirect_uris = [redirect]  # type: ignore[list-item]
+
+    # -- oauth.authServerMetadataUrl
+
+    def _take_metadata(self, response: httpx2.Response) -> None:
+        if response.status_code != 200:
+            raise McpCallError(f"HTTP {response.status_code} loading authorization server metadata "
+                               f"from {self.metadata_url}")
+        try:
+            metadata = OAuthMetadata.model_validate_json(response.content)
+        except ValueError as exc:
+            raise McpCallError(f"Invalid authorization server metadata at {self.metadata_url}: "
+                               f"{str(exc).splitlines()[0]}") from None
+        self.context.oauth_metadata = metadata
+        self._configured_issuer = str(metadata.issuer)
+
+    def _select_authorization_server(self, advertised: list[str]) -> str:
+        return self._configured_issuer or super()._select_authorization_server(advertised)
+
+    def _expected_issuer(self) -> str:
+        return self._configured_issuer or super()._expected_issuer()
+
+
+def _is_metadata_request(request: httpx2.Request) -> bool:
+    path = request.url.path
+    return request.method == "GET" and (
+        "/.well-known/oauth-authorization-server" in path or "/.well-known/openid-configuration" in path)
+
+
+def callback_id(url: str) -> str:
+    """12 characters naming an MCP server URL in a document's path, as pi 1.6 (and Codex)
+    compute them."""
+    digest = hashlib.sha256(url.split("#", 1)[0].encode()).digest()[:9]
+    return base64.urlsafe_b64encode(digest).decode().rstrip("=")
+
+
+def offers_document(entry: ServerEntry) -> bool:
+    """Whether a sign-in may use pi's Client ID Metadata Document (pi 1.6's rule):
+    ``clientRegistration`` ``cimd``, or ``auto`` without ``clientId`` or ``clientName``
+    and with a callback the documents list (``/callback`` on localhost or 127.0.0.1)."""
+    oauth = _configured(entry)
+    mode = oauth.get("clientRegistration") or "auto"
+    if mode != "auto":
+        return mode == "cimd"
+    callback = oauth.get("callbackUrl")
+    listed = not isinstance(callback, str) or (
+        urlsplit(callback).hostname != "::1" and urlsplit(callback).path == "/callback")
+    return not oauth.get("clientId") and not oauth.get("clientName") and listed
+
+
+def _loopback(host: str | None) -> bool:
+    return host in ("localhost", "127.0.0.1", "::1", "[::1]")
+
+
+def metadata_url(entry: ServerEntry) -> str | None:
+    """``oauth.authServerMetadataUrl``, refused unless HTTPS (or HTTP on loopback)."""
+    url = _configured(entry).get("authServerMetadataUrl")
+    if not isinstance(url, str) or not url:
+        return None
+    parts = urlsplit(url)
+    if parts.scheme != "https" and not (parts.scheme == "http" and _loopback(parts.hostname)):
+        raise McpCallError(f"Refusing to send OAuth credentials to non-HTTPS endpoint {url}")
+    return url
 
 
 @dataclass
@@ -275,7 +503,10 @@ def make_auth(entry: ServerEntry, agent_dir: Path, sign_in: SignInSettings | Non
 
     provider = PiOAuth(url, metadata, credentials, redirect_handler=show if sign_in else refuse,
                        callback_handler=sign_in.wait_for_redirect if sign_in else never_called,
-                       credentials=credentials, expired=expired)
+                       credentials=credentials, expired=expired,
+                       scope=oauth.get("scope") if isinstance(oauth.get("scope"), str) else None,
+                       metadata_url=metadata_url(entry), offers_document=offers_document(entry),
+                       document_required=oauth.get("clientRegistration") == "cimd")
     return provider
 
 
@@ -311,119 +542,43 @@ class _QuietSignIn(logging.Filter):
 logging.getLogger("mcp.client.auth.oauth2").addFilter(_QuietSignIn())
 
 
-# ---------------------------------------------------------------- the browser's way back
+@dataclass
+class CallbackSettings:
+    """Where the sign-in listens, as pi 1.6's ``loopbackSettings``: ``oauth.callbackUrl``
+    (default ``http://127.0.0.1/callback``; ``localhost`` is served on 127.0.0.1) and its
+    port, else ``oauth.callbackPort``, else the port of the client registered before (so
+    it stays in use), else 0 (a free one, then added to the URI)."""
 
-SIGNED_IN_PAGE = ("<!doctype html><html><head><meta charset=\"utf-8\"><title>Authentication successful</title>"
-                  "</head><body><p>Signed in to the MCP server. You may now close this page.</p></body></html>")
-FAILED_PAGE = ("<!doctype html><html><head><meta charset=\"utf-8\"><title>Authentication failed</title>"
-               "</head><body><p>{message}</p></body></html>")
+    host: str
+    redirect_host: str
+    port: int
+    path: str
+    fixed: str | None
+    #: a port the settings name (a taken one is an error, not a reason to take another)
+    configured_port: bool
+    extra_paths: tuple[str, ...] = ()
 
-
-class SignInFailed(McpCallError):
-    """The authorization server or the browser ended the sign-in; one line."""
-
-
-def parse_redirect(url: str) -> AuthorizationCodeResult:
-    """The code, state and issuer of a redirect URL (the callback's or a pasted one)."""
-    query = {k: v[0] for k, v in parse_qs(urlsplit(url.strip()).query).items()}
-    if "error" in query:
-        detail = query.get("error_description")
-        raise SignInFailed(f"Authorization failed: {query['error']}" + (f" ({detail})" if detail else ""))
-    if not query.get("code"):
-        raise SignInFailed("The redirect carries no authorization code")
-    return AuthorizationCodeResult(code=query["code"], state=query.get("state"), iss=query.get("iss"))
+    def callback(self, port: int | None = None) -> LoopbackCallback:
+        return LoopbackCallback(self.port if port is None else port, self.path, self.host, self.redirect_host,
+                                self.fixed if port is None else None, self.extra_paths)
 
 
-class LoopbackCallback:
-    """``http://127.0.0.1:<port>/callback``: the page the authorization server sends the
-    browser back to. Answers one redirect with a small page and hands its parameters to
-    :meth:`wait`. ``port`` 0 takes a free port."""
-
-    def __init__(self, port: int = 0, path: str = "/callback") -> None:
-        self.port, self.path = port, path
-        self._server: asyncio.AbstractServer | None = None
-        self._result: asyncio.Future[AuthorizationCodeResult] | None = None
-
-    @property
-    def redirect_uri(self) -> str:
-        return f"http://127.0.0.1:{self.port}{self.path}"
-
-    async def __aenter__(self) -> LoopbackCallback:
-        self._result = asyncio.get_running_loop().create_future()
-        self._server = await asyncio.start_server(self._answer, "127.0.0.1", self.port)
-        self.port = self._server.sockets[0].getsockname()[1]
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        if self._server is not None:
-            self._server.close()
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._server.wait_closed(), 2)
-        if self._result is not None and not self._result.done():
-            self._result.cancel()
-
-    def deliver(self, redirect_url: str) -> None:
-        """A redirect URL pasted by the user (a browser that cannot reach this machine)."""
-        if self._result is None or self._result.done():
-            return
-        try:
-            self._result.set_result(parse_redirect(redirect_url))
-        except SignInFailed as exc:
-            self._result.set_exception(exc)
-
-    async def wait(self) -> AuthorizationCodeResult:
-        """The next redirect's parameters. Each is taken once: when the SDK starts the
-        authorization again within one sign-in (its token request failed), the new
-        attempt waits for its own redirect, not the last one, whose state is stale."""
-        assert self._result is not None
-        try:
-            return await asyncio.shield(self._result)
-        finally:
-            if self._result.done():
-                self._result = asyncio.get_running_loop().create_future()
-
-    async def _answer(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            request_line = (await asyncio.wait_for(reader.readline(), 10)).decode("latin-1")
-            while (await asyncio.wait_for(reader.readline(), 10)) not in (b"\r\n", b"\n", b""):
-                pass
-            parts = request_line.split()
-            target = parts[1] if len(parts) >= 2 else ""
-            if parts[:1] != ["GET"] or urlsplit(target).path != self.path:
-                status, body = "404 Not Found", FAILED_PAGE.format(message="Not found.")
-            else:
-                status, body = self._complete(target)
-            data = body.encode()
-            writer.write(f"HTTP/1.1 {status}\r\nContent-Type: text/html; charset=utf-8\r\n"
-                         f"Content-Length: {len(data)}\r\nConnection: close\r\n\r\n".encode() + data)
-            await writer.drain()
-        except (TimeoutError, OSError, UnicodeError):
-            pass
-        finally:
-            writer.close()
-
-    def _complete(self, target: str) -> tuple[str, str]:
-        try:
-            result = parse_redirect(target)
-        except SignInFailed as exc:
-            if self._result is not None and not self._result.done():
-                self._result.set_exception(exc)
-            return "400 Bad Request", FAILED_PAGE.format(message=str(exc).replace("<", "&lt;"))
-        if self._result is not None and not self._result.done():
-            self._result.set_result(result)
-        return "200 OK", SIGNED_IN_PAGE
-
-
-def callback_port(entry: ServerEntry, agent_dir: Path) -> int:
-    """The loopback port: ``oauth.callbackPort``, else the one of the client registered
-    before (so it stays in use), else 0 (a free one)."""
+def callback_settings(entry: ServerEntry, agent_dir: Path) -> CallbackSettings:
     oauth = _configured(entry)
-    if isinstance(oauth.get("callbackPort"), int):
-        return oauth["callbackPort"]
-    stored = ServerCredentials(AuthStore(agent_dir), entry.name, server_url(entry), interactive=False)
-    registered = stored.registered_redirect()
-    if registered:
-        parts = urlsplit(registered)
-        if parts.hostname == "127.0.0.1" and parts.path == "/callback" and parts.port:
-            return parts.port
-    return 0
+    configured = oauth.get("callbackUrl") if isinstance(oauth.get("callbackUrl"), str) else None
+    parts = urlsplit(configured or "http://127.0.0.1/callback")
+    hostname = parts.hostname or "127.0.0.1"
+    redirect_host = f"[{hostname}]" if ":" in hostname else hostname
+    callback_port = oauth.get("callbackPort") if isinstance(oauth.get("callbackPort"), int) else None
+    port = parts.port or callback_port
+    fixed = configured if parts.port else (
+        f"http://{redirect_host}:{port}{parts.path or '/'}" if port is not None else None)
+    configured_port = port is not None
+    if port is None:
+        stored = ServerCredentials(AuthStore(agent_dir), entry.name, server_url(entry), interactive=False)
+        registered = stored.registered_redirect()
+        port = urlsplit(registered).port if registered else None
+    path = parts.path or "/"
+    extra = (f"{path.rstrip('/')}/{callback_id(server_url(entry))}",) if offers_document(entry) else ()
+    return CallbackSettings("127.0.0.1" if hostname == "localhost" else hostname, redirect_host, port or 0,
+                            path, fixed, configured_port, extra)

@@ -31,14 +31,14 @@ pytestmark = pytest.mark.process  # every test starts the OAuth server
 OAUTH_SERVER = str(Path(__file__).resolve().parents[1] / "support" / "oauth_mcp_server.py")
 
 
-def start_oauth_server(tmp_path, token_seconds=3600):
+def start_oauth_server(tmp_path, token_seconds=3600, **env):
     from tests.support.local_servers import free_port
 
     port = free_port()
     events = tmp_path / f"events-{port}.txt"
     process = subprocess.Popen([sys.executable, OAUTH_SERVER, str(port)], stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL,
-                               env={**os.environ, "TOKEN_SECONDS": str(token_seconds), "EVENTS_FILE": str(events)})
+                               env={**os.environ, "TOKEN_SECONDS": str(token_seconds), "EVENTS_FILE": str(events), **env})
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         try:

@@ -7,7 +7,14 @@ server (metadata, ``/register``, ``/authorize``, ``/token``) is on the same orig
 with a code, so a test plays the browser by following that redirect with httpx.
 
 Environment: ``TOKEN_SECONDS`` (access-token lifetime, default 3600), ``EVENTS_FILE`` (one
-line per grant: ``code`` or ``refresh``, so a test can tell a refresh from a new sign-in).
+line per grant: ``code`` or ``refresh``, so a test can tell a refresh from a new sign-in),
+``REFRESH_DELAY`` (seconds a refresh takes, so two clients' refreshes overlap),
+``WRONG_AS=1`` (the protected resource metadata names an authorization server that does
+not exist, as some servers do), ``CIMD=1`` (the authorization server takes Client ID
+Metadata Documents: a client id on ``https://pi.dev/oauth/`` is a public client whose
+document lists loopback ``/callback`` URIs), ``ISS=1`` (authorization responses carry
+``iss``, RFC 9207). ``<EVENTS_FILE>.clients`` gets the client id and redirect URI of each
+authorization.
 
 Tools: ``add``, ``whoami`` (the access token the request carried).
 """
@@ -37,6 +44,21 @@ def _event(kind: str) -> None:
             f.write(kind + "\n")
 
 
+class DocumentClient(OAuthClientInformationFull):
+    """A client known by its metadata document, which lists ``/callback`` and
+    ``/callback/<id>`` on loopback at any port (the stand-in does not fetch it)."""
+
+    def validate_redirect_uri(self, redirect_uri):
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(str(redirect_uri))
+        if parts.hostname not in ("127.0.0.1", "localhost") or not parts.path.startswith("/callback"):
+            from mcp.shared.auth import InvalidRedirectUriError
+
+            raise InvalidRedirectUriError(f"Redirect URI '{redirect_uri}' not in the client's document")
+        return redirect_uri
+
+
 class Provider:
     """An in-memory authorization server that approves every request."""
 
@@ -47,18 +69,25 @@ class Provider:
         self.access: dict[str, AccessToken] = {}
 
     async def get_client(self, client_id):
+        if os.environ.get("CIMD") and client_id.startswith("https://pi.dev/oauth/"):
+            return DocumentClient(client_id=client_id, redirect_uris=None, token_endpoint_auth_method="none",
+                                  grant_types=["authorization_code", "refresh_token"])
         return self.clients.get(client_id)
 
     async def register_client(self, client_info):
         self.clients[client_info.client_id] = client_info
 
     async def authorize(self, client, params: AuthorizationParams) -> str:
+        if os.environ.get("EVENTS_FILE"):
+            with open(os.environ["EVENTS_FILE"] + ".clients", "a") as f:
+                f.write(f"{client.client_id} {params.redirect_uri}\n")
         code = secrets.token_urlsafe(24)
         self.codes[code] = AuthorizationCode(
             code=code, scopes=params.scopes or [], expires_at=time.time() + 300, client_id=client.client_id,
             code_challenge=params.code_challenge, redirect_uri=params.redirect_uri,
             redirect_uri_provided_explicitly=params.redirect_uri_provided_explicitly, resource=params.resource)
-        return construct_redirect_uri(str(params.redirect_uri), code=code, state=params.state)
+        iss = {"iss": origin} if os.environ.get("ISS") else {}
+        return construct_redirect_uri(str(params.redirect_uri), code=code, state=params.state, **iss)
 
     async def load_authorization_code(self, client, authorization_code):
         return self.codes.get(authorization_code)
@@ -80,6 +109,13 @@ class Provider:
         return self.refresh.get(refresh_token)
 
     async def exchange_refresh_token(self, client, refresh_token, scopes):
+        import asyncio
+
+        await asyncio.sleep(float(os.environ.get("REFRESH_DELAY", "0")))
+        if refresh_token.token not in self.refresh:  # refreshed meanwhile: rotated away
+            from mcp.server.auth.provider import TokenError
+
+            raise TokenError("invalid_grant", "refresh token already used")
         self.refresh.pop(refresh_token.token, None)
         _event("refresh")
         return self._tokens(client.client_id, scopes or refresh_token.scopes, refresh_token.resource)
@@ -119,5 +155,52 @@ def whoami() -> str:
     return token.token if token else "anonymous"
 
 
+def rewriting_metadata(app):
+    """Rewrite the metadata documents as the environment asks (``WRONG_AS``, ``CIMD``,
+    ``ISS``)."""
+    import json
+
+    def change(path, body):
+        if path.startswith("/.well-known/oauth-protected-resource") and os.environ.get("WRONG_AS"):
+            body["authorization_servers"] = ["http://127.0.0.1:9/nowhere"]  # nothing listens on port 9
+        if path.startswith("/.well-known/oauth-authorization-server"):
+            if os.environ.get("CIMD"):
+                body["client_id_metadata_document_supported"] = True
+                body["token_endpoint_auth_methods_supported"] = [*body["token_endpoint_auth_methods_supported"],
+                                                                 "none"]
+            if os.environ.get("ISS"):
+                body["authorization_response_iss_parameter_supported"] = True
+        return body
+
+    async def wrapped(scope, receive, send):
+        if scope["type"] != "http" or not scope["path"].startswith("/.well-known/"):
+            return await app(scope, receive, send)
+        parts, status = [], [200]
+
+        async def capture(message):
+            if message["type"] == "http.response.start":
+                status[0] = message["status"]
+            if message["type"] == "http.response.body":
+                parts.append(message.get("body", b""))
+                if not message.get("more_body"):
+                    body = b"".join(parts)
+                    if status[0] == 200:
+                        body = json.dumps(change(scope["path"], json.loads(body))).encode()
+                    await send({"type": "http.response.start", "status": status[0],
+                                "headers": [(b"content-type", b"application/json"),
+                                            (b"content-length", str(len(body)).encode())]})
+                    await send({"type": "http.response.body", "body": body})
+
+        await app(scope, receive, capture)
+
+    return wrapped
+
+
 if __name__ == "__main__":
-    server.run("streamable-http", host="127.0.0.1", port=port)
+    if os.environ.get("WRONG_AS") or os.environ.get("CIMD") or os.environ.get("ISS"):
+        import uvicorn
+
+        uvicorn.run(rewriting_metadata(server.streamable_http_app()), host="127.0.0.1", port=port,
+                    log_level="warning")
+    else:
+        server.run("streamable-http", host="127.0.0.1", port=port)
