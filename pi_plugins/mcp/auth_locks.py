@@ -23,6 +23,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from pi_plugins.lock_dirs import try_lock, unlock, write_lock
+
 WRITE_STALE_S = 10.0
 WRITE_TRIES, WRITE_RETRY_S = 10, 0.02
 REFRESH_STALE_S = 20.0
@@ -33,42 +35,11 @@ class RefreshLockBusy(Exception):
     """Another process held the refresh lock for the whole wait."""
 
 
-def _try_lock(lock: Path, stale: float) -> bool:
-    """Take the lock directory; one older than ``stale`` seconds is taken over."""
-    try:
-        os.mkdir(lock)
-        return True
-    except FileExistsError:
-        pass
-    try:
-        if os.stat(lock).st_mtime >= time.time() - stale:
-            return False
-        os.rmdir(lock)
-        os.mkdir(lock)
-        return True
-    except OSError:  # gone meanwhile, or taken by another: try again later
-        return False
-
-
-def _unlock(lock: Path) -> None:
-    with contextlib.suppress(OSError):
-        os.rmdir(lock)
-
-
 @contextlib.contextmanager
 def file_lock(path: Path) -> Iterator[None]:
     """Hold ``<path>.lock`` (``path`` resolved, as proper-lockfile resolves it)."""
-    lock = Path(os.path.realpath(path)).with_name(Path(os.path.realpath(path)).name + ".lock")
-    for attempt in range(WRITE_TRIES):
-        if _try_lock(lock, WRITE_STALE_S):
-            break
-        if attempt == WRITE_TRIES - 1:
-            raise TimeoutError(f"{lock} is held by another pi process; try again")
-        time.sleep(WRITE_RETRY_S)
-    try:
+    with write_lock(Path(os.path.realpath(path)), stale=WRITE_STALE_S, tries=WRITE_TRIES, retry=WRITE_RETRY_S):
         yield
-    finally:
-        _unlock(lock)
 
 
 def refresh_lock_path(agent_dir: Path, key: str) -> Path:
@@ -88,7 +59,7 @@ class RefreshLock:
     async def acquire(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         deadline = time.monotonic() + REFRESH_WAIT_S
-        while not _try_lock(self.path, REFRESH_STALE_S):
+        while not try_lock(self.path, REFRESH_STALE_S):
             if time.monotonic() >= deadline:
                 raise RefreshLockBusy(f"{self.path} is held by another pi process")
             await asyncio.sleep(REFRESH_RETRY_S)
@@ -109,4 +80,4 @@ class RefreshLock:
             self._touch = None
         if self.held:
             self.held = False
-            _unlock(self.path)
+            unlock(self.path)

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from pi_core.app.preflight import MissingAuthError
+from pi_plugins.lock_dirs import try_lock, unlock, write_lock
 
 _command_cache: dict[str, str | None] = {}
 
@@ -70,48 +71,6 @@ def _lock_path(path: Path) -> Path:
     return path.with_name(path.name + ".lock")
 
 
-def _try_lock(lock: Path, stale: float) -> bool:
-    """Take the lock directory (mkdir is atomic); a lock older than ``stale`` seconds
-    was left by a process that died and is taken over."""
-    try:
-        os.mkdir(lock)
-        return True
-    except FileExistsError:
-        pass
-    try:
-        if os.stat(lock).st_mtime >= time.time() - stale:
-            return False
-        os.rmdir(lock)
-        os.mkdir(lock)
-        return True
-    except OSError:  # gone meanwhile, or taken by another: try again later
-        return False
-
-
-def _unlock(lock: Path) -> None:
-    try:
-        os.rmdir(lock)
-    except OSError:
-        pass
-
-
-class _SyncLock:
-    """For a plain write (a key stored, a sign-in removed): 10 tries 20 ms apart, as pi."""
-
-    def __init__(self, path: Path):
-        self.lock = _lock_path(path)
-
-    def __enter__(self):
-        for _attempt in range(10):
-            if _try_lock(self.lock, WRITE_LOCK_STALE_S):
-                return self
-            time.sleep(0.02)
-        raise TimeoutError(f"{self.lock} is held by another pi process; try again")
-
-    def __exit__(self, *exc) -> None:
-        _unlock(self.lock)
-
-
 class _AsyncLock:
     """For a refresh: proper-lockfile's retries as pi configures them (10, from 100 ms
     doubling to at most 10 s, randomised), the lock's time refreshed every 15 s."""
@@ -125,7 +84,7 @@ class _AsyncLock:
 
         delay = 0.1
         for attempt in range(11):
-            if _try_lock(self.lock, LOCK_STALE_S):
+            if try_lock(self.lock, LOCK_STALE_S):
                 self._touch = asyncio.ensure_future(self._keep_fresh())
                 return self
             if attempt == 10:
@@ -145,7 +104,7 @@ class _AsyncLock:
     async def __aexit__(self, *exc) -> None:
         if self._touch is not None:
             self._touch.cancel()
-        _unlock(self.lock)
+        unlock(self.lock)
 
 
 class AuthStorage:
@@ -271,7 +230,7 @@ class AuthStorage:
     def set(self, provider: str, entry: dict) -> None:
         """Store one provider's entry, the others as they are on disk now (under the lock)."""
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        with _SyncLock(self.path):
+        with write_lock(self.path, stale=WRITE_LOCK_STALE_S):
             self.reload()
             if self.error:
                 raise ValueError(f"{self.error}: fix or remove it before storing a key")
@@ -281,7 +240,7 @@ class AuthStorage:
         """Forget a provider's key or sign-in; False when there was none."""
         if not self.path.exists():
             return False
-        with _SyncLock(self.path):
+        with write_lock(self.path, stale=WRITE_LOCK_STALE_S):
             self.reload()
             if provider not in self._data:
                 return False
