@@ -80,7 +80,7 @@ async def _route(request, ctx) -> tuple[Model, str]:
     asked = RouteRequest(model=virtual, thinking_level=request.thinking_level, reason=reason,
                          messages=list(request.messages), previous=previous_of(request.messages, registry),
                          failed=dispatch_of(failed, registry) if reason == "retry" and failed else None,
-                         state=state, signal=getattr(ctx.harness, "run_signal", None))
+                         state=state, signal=ctx.signal)
     route = await ask_router(virtual, asked, ctx)
     if route.state is not KEEP_STATE and route.state is not None and route.state is not state:
         try:
