@@ -29,7 +29,8 @@ def _branched_session(served) -> str:
     return session_id
 
 
-def test_the_tree_shows_every_branch_and_marks_the_current_one(pages, served, width):
+def _open_branched(pages, served, width):
+    """(id, page): the branched session opened in the page, its last answer shown."""
     from playwright.sync_api import expect
 
     session_id = _branched_session(served)
@@ -37,6 +38,13 @@ def test_the_tree_shows_every_branch_and_marks_the_current_one(pages, served, wi
     show_sessions(page)
     page.locator(f'#sessions li[data-id="{session_id}"]').click()
     expect(page.locator('[data-testid="message"][data-role="assistant"]')).to_have_text("Fly, it is far.")
+    return session_id, page
+
+
+def test_the_tree_shows_every_branch_and_marks_the_current_one(pages, served, width):
+    from playwright.sync_api import expect
+
+    _, page = _open_branched(pages, served, width)
     box = page.get_by_test_id("prompt")
     box.fill("/tr")
     expect(page.get_by_test_id("completion")).to_contain_text("/tree")
@@ -65,12 +73,8 @@ def test_choosing_an_entry_in_the_tree_moves_there_and_the_conversation_follows(
     continues from that entry, on the page and for every other client of the session."""
     from playwright.sync_api import expect
 
-    session_id = _branched_session(served)
-    page = pages.open(width)
-    show_sessions(page)
-    page.locator(f'#sessions li[data-id="{session_id}"]').click()
+    session_id, page = _open_branched(pages, served, width)
     answers = page.locator('[data-testid="message"][data-role="assistant"]')
-    expect(answers).to_have_text("Fly, it is far.")
     other = served.socket(session_id)
     _open_tree_with_the_keyboard(page)
     expect(page.locator(".tree li.leaf")).to_be_focused()
@@ -100,11 +104,7 @@ def test_choosing_a_prompt_in_the_tree_offers_it_again_and_a_summary_keeps_the_b
     from playwright.sync_api import expect
     from support.llm_server import Reply
 
-    session_id = _branched_session(served)
-    page = pages.open(width)
-    show_sessions(page)
-    page.locator(f'#sessions li[data-id="{session_id}"]').click()
-    expect(page.locator('[data-testid="message"][data-role="assistant"]')).to_have_text("Fly, it is far.")
+    session_id, page = _open_branched(pages, served, width)
     server.push(Reply(text="They weighed flying against the train."))
     page.get_by_test_id("prompt").fill("/tre")
     expect(page.get_by_test_id("completion")).to_contain_text("/tree")
@@ -125,11 +125,7 @@ def test_choosing_a_prompt_in_the_tree_offers_it_again_and_a_summary_keeps_the_b
 def test_backing_out_of_the_summary_question_shows_the_tree_again_and_moves_nothing(pages, served, width):
     from playwright.sync_api import expect
 
-    session_id = _branched_session(served)
-    page = pages.open(width)
-    show_sessions(page)
-    page.locator(f'#sessions li[data-id="{session_id}"]').click()
-    expect(page.locator('[data-testid="message"][data-role="assistant"]')).to_have_text("Fly, it is far.")
+    _, page = _open_branched(pages, served, width)
     page.get_by_test_id("open-tree").click()
     page.locator(".tree li", has_text="Go by train.").click()
     expect(page.get_by_test_id("dialog")).to_be_visible()
@@ -146,12 +142,8 @@ def test_a_branch_summary_under_way_is_cancelled_with_escape_and_nothing_moves(p
     from playwright.sync_api import expect
     from support.llm_server import Reply
 
-    session_id = _branched_session(served)
-    page = pages.open(width)
-    show_sessions(page)
-    page.locator(f'#sessions li[data-id="{session_id}"]').click()
+    session_id, page = _open_branched(pages, served, width)
     answers = page.locator('[data-testid="message"][data-role="assistant"]')
-    expect(answers).to_have_text("Fly, it is far.")
     hold = threading.Event()
     server.push(Reply(text="A summary that never ends. " * 20, hold_after=2, hold=hold))
     page.get_by_test_id("open-tree").click()
