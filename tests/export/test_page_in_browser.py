@@ -7,6 +7,7 @@ Visibility is the browser's own (``checkVisibility()``: not hidden, not in a clo
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -144,6 +145,9 @@ def test_hostile_text_shows_as_text_and_runs_nothing(browser, page):
 def test_markdown_and_code_are_rendered_and_nothing_in_them_runs_or_loads(browser, page):
     page("markdown")
     answer = "document.querySelectorAll('.entry.assistant .text.md')[0]"
+    deadline = time.monotonic() + 10  # the page renders its Markdown after the load event
+    while not browser.evaluate(f"{answer}.classList.contains('rendered')") and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert browser.evaluate(f"{answer}.classList.contains('rendered')")
     assert browser.evaluate(f"{answer}.querySelector('h2').textContent") == "Plan"
     assert browser.evaluate(f"Array.from({answer}.querySelectorAll('ol li')).map(l => l.textContent)") == [
