@@ -33,10 +33,13 @@ def test_a_nearly_full_window_keeps_a_margin_and_asks_at_most_32768():
 
 
 def test_the_input_is_the_last_answers_usage_plus_what_came_after():
-    answer = AssistantMessage(content=[TextContent("ok")], usage=Usage(input=50_000, output=10, total_tokens=50_010))
+    # made in transcript order: a message placed before an answer but stamped later hides its usage
+    asked = said(35_000)
+    answer = AssistantMessage(content=[TextContent("ok")], usage=Usage(input=50_000, output=10, total_tokens=50_010),
+                              timestamp=asked.timestamp)
     failed = AssistantMessage(content=[TextContent("no")], usage=Usage(input=90_000, total_tokens=90_000),
                               stop_reason="error")
-    assert estimate_input_tokens([said(35_000), answer, said(7), failed]) == 50_010 + 2 + 1
+    assert estimate_input_tokens([asked, answer, said(7), failed]) == 50_010 + 2 + 1
     assert estimate_input_tokens([said(35)], system_prompt="s" * 70) == 10 + 20  # before any answer
 
 

@@ -133,8 +133,10 @@ def _command_lines() -> str:
 
 
 def test_the_token_is_on_no_command_line_and_never_reaches_the_model(pi, server):
+    # the token file is read last: on a busy machine the process list outgrows the tool's
+    # output limit, which keeps the tail
     spy = ("tr '\\0' ' ' < /proc/$PPID/cmdline; echo; tr '\\0' '\\n' < /proc/$PPID/environ; env; "
-           f"cat {pi.agent_dir}/serve-token; for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < $f; echo; done")
+           f"for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' < $f; echo; done; cat {pi.agent_dir}/serve-token")
     server.push(Reply(tool_calls=[("bash", {"command": spy})]), Reply(text="Seen."))
     served = ServeProcess(pi)
     session = served.open(pi)
