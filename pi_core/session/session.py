@@ -257,14 +257,14 @@ class Session:
 
     def append(self, entry: _E) -> _E:
         """Append ``entry`` under the leaf (its id made unique) and make it the leaf; its
-        line is on disk when this returns (once the file exists)."""
+        line is on disk when this returns (once the file exists; with no file, no JSON)."""
         self._check_writable()
         if isinstance(entry, (SessionHeader, UnknownEntry)):
             raise TypeError(f"cannot append a {type(entry).__name__}; append an entry type")
         if not entry.id or entry.id in self._tree:
             entry.id = self._unique_id()
         entry.parent_id = self._tree.leaf_id
-        line = dumps(entry) + "\n"  # fails before anything changes if it cannot be written
+        line = dumps(entry) + "\n" if self.file is not None else ""  # fails before anything changes
         self._tree.add(entry)
         if self._on_disk:
             self._unsaved.append((entry, line))
