@@ -6,8 +6,10 @@ The defaults are saved where pi 1.6's ``/settings`` saves them, the user's setti
 in the agent dir, or, when asked for (``"scope": "project"``), the session folder's
 ``.pi/settings.json``, which overrides the user's in that folder (pi 1.6's
 docs/settings.md); never in a project that is not trusted. A folder trusted only because
-its ``.pi`` holds nothing to protect yet counts as untrusted here: the file would make it
-one that needs trust, and its settings would then be skipped. A file that is not valid
+its ``.pi`` holds nothing to protect yet counts as untrusted here (unless
+``defaultProjectTrust`` is ``"always"``): the file would make it one that needs trust,
+and its settings would then be skipped. A bare ``.pi`` below a folder saved as trusted is
+trusted by that decision, as in pi. A file that is not valid
 JSON is refused and left as it is.
 
 - ``GET /api/settings?cwd=F``: the defaults in effect in folder F (by default the one
@@ -92,14 +94,18 @@ def settings_routes(host: SessionHost) -> list[Route]:
         return Settings.load(cwd, env.agent_dir, project_trusted=env.approve)
 
     def project_writable(cwd: str, chosen) -> bool:
-        """Trusted by a decision (``-a``, a saved one, a plugin's, the default), not
-        merely for having nothing to protect yet."""
+        """Trusted still once the file is there: by a decision (``-a``, one saved for it
+        or a parent folder, a plugin's), or, where it has nothing to protect yet, by
+        ``defaultProjectTrust: "always"``; not merely for having nothing to protect."""
         from pi_core.app.settings import quiet_trust
+        from pi_plugins.trust.policy import default_policy
 
         if not chosen.project_trusted:
             return False
         decision = quiet_trust(cwd, env.agent_dir, chosen.global_data, approve=env.approve)
-        return bool(decision.trusted) and getattr(decision, "source", None) != "no-resources"
+        if getattr(decision, "source", None) == "no-resources":
+            return default_policy(chosen.global_data)[0] == "always"
+        return bool(decision.trusted)
 
     def state(cwd: str) -> dict:
         registry.refresh()

@@ -149,3 +149,31 @@ def test_an_untrusted_projects_settings_file_is_never_written(two_models, pages,
     assert not (elsewhere / ".pi" / "settings.json").exists()
     assert not (pi.cwd / ".pi" / "settings.json").exists()
     assert json.loads((pi.agent_dir / "settings.json").read_text())["defaultThinkingLevel"] == "medium"
+
+
+def test_a_bare_pi_folder_inside_a_trusted_project_takes_the_projects_saves(two_models, pages, served, pi, width):
+    """A session in a sub-folder of a project trusted with /trust, holding a bare ``.pi``
+    of its own: the saved decision covers it (pi's closest saved decision), so "this
+    project" is offered and saves to that folder's .pi/settings.json, which then applies."""
+    from playwright.sync_api import expect
+
+    pi.trust_project()
+    below = pi.cwd / "packages" / "web"
+    (below / ".pi").mkdir(parents=True)
+    session = served.http.post("/api/sessions", json={"cwd": str(below)}).json()["id"]
+    page = pages.open(width)
+    show_sessions(page)
+    page.locator(f'#sessions li[data-id="{session}"]').click()
+    expect(page.locator("#title")).to_contain_text(str(below.resolve()))
+    _open_settings(page)
+    scope = page.get_by_test_id("set-scope")
+    expect(scope.locator('option[value="project"]')).to_be_enabled()
+    scope.select_option("project")
+    project_file = below.resolve() / ".pi" / "settings.json"
+    expect(page.get_by_test_id("set-scope-file")).to_have_text(f"Saved in {project_file}")
+    page.get_by_test_id("set-thinking").select_option("high")
+    page.get_by_test_id("settings-save").click()
+    expect(page.get_by_test_id("settings")).to_be_hidden()
+    assert json.loads(project_file.read_text()) == {"defaultThinkingLevel": "high"}
+    later = served.http.post("/api/sessions", json={"cwd": str(below), "model": "local/other-model"}).json()["id"]
+    assert served.socket(later).ok("get_state")["thinkingLevel"] == "high"  # the project's file applies

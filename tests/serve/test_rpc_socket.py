@@ -268,10 +268,32 @@ def test_navigate_tree_refuses_what_is_not_an_entry_and_moves_nothing(served, se
     for fields, error in [({}, "entryId must be an entry's id"),
                           ({"entryId": "nope"}, "Entry not found: nope"),
                           ({"entryId": leaf, "summarize": "yes"}, "summarize must be true or false"),
-                          ({"entryId": leaf, "instructions": 3}, "instructions must be a string")]:
+                          ({"entryId": leaf, "instructions": 3}, "instructions must be a string"),
+                          ({"entryId": leaf, "restoreFiles": "yes"}, "restoreFiles must be true or false")]:
         response = client.request("navigate_tree", **fields)
         assert (response["success"], response["error"]) == (False, error)
     assert client.ok("get_tree")["leafId"] == leaf
+
+
+def test_labels_and_restore_plans_refuse_bad_requests_and_change_nothing(served, server):
+    """set_label and plan_restore, the page's: a bad request is a failed response that
+    says why; outside a git work tree (no checkpoints) a plan is empty, as the chat asks
+    nothing there."""
+    server.push(Reply(text="An answer."))
+    client = served.socket(served.open())
+    client.ok("prompt", message="a prompt")
+    client.event("agent_end")
+    tree = client.ok("get_tree")
+    for command, fields, error in [
+            ("set_label", {}, "entryId must be an entry's id"),
+            ("set_label", {"entryId": "nope", "label": "x"}, "Entry not found: nope"),
+            ("set_label", {"entryId": tree["leafId"], "label": 3}, "label must be a string, or null to clear it"),
+            ("plan_restore", {}, "entryId must be an entry's id")]:
+        response = client.request(command, **fields)
+        assert (response["success"], response["error"]) == (False, error)
+    assert client.ok("get_tree") == tree
+    assert client.ok("plan_restore", entryId=tree["leafId"]) == {"files": []}
+    assert tree["filterMode"] == "default"
 
 
 def test_navigate_tree_to_a_prompt_goes_to_its_parent_and_gives_its_text_back(served, server):

@@ -34,3 +34,32 @@ def test_a_project_saved_as_untrusted_gets_no_settings_file_and_a_trusted_one_do
                                                    "defaultThinkingLevel": "high"})
     assert saved.status_code == 200 and saved.json()["project"] == {"defaultThinkingLevel": "high"}
     assert json.loads((trusted_folder / ".pi" / "settings.json").read_text()) == {"defaultThinkingLevel": "high"}
+
+
+def test_an_empty_pi_folder_below_a_trusted_project_takes_project_saves(served, pi):
+    """A sub-folder with a bare ``.pi`` of its own, under a project trusted with /trust,
+    is trusted by that decision (pi's closest saved decision), so its project file may
+    be written, as the chat would load it."""
+    pi.trust_project()
+    below = pi.cwd / "packages" / "web"
+    (below / ".pi").mkdir(parents=True)
+    state = served.http.get("/api/settings", params={"cwd": str(below)}).json()
+    assert state["projectTrusted"] is True
+    saved = served.http.put("/api/settings", json={"scope": "project", "cwd": str(below),
+                                                   "defaultThinkingLevel": "low"})
+    assert saved.status_code == 200, saved.text
+    assert json.loads((below / ".pi" / "settings.json").read_text()) == {"defaultThinkingLevel": "low"}
+
+
+def test_a_bare_pi_folder_takes_project_saves_only_where_it_stays_trusted_after(served, pi, tmp_path):
+    """A folder trusted only for holding nothing to protect would need trust once its
+    settings file is written: refused under "ask", saved under defaultProjectTrust "always"."""
+    bare = tmp_path / "bare"
+    (bare / ".pi").mkdir(parents=True)
+    body = {"scope": "project", "cwd": str(bare), "defaultThinkingLevel": "low"}
+    assert served.http.put("/api/settings", json=body).status_code == 403
+    assert not (bare / ".pi" / "settings.json").exists()
+    (pi.agent_dir / "settings.json").write_text(json.dumps({"defaultProjectTrust": "always"}))
+    assert served.http.get("/api/settings", params={"cwd": str(bare)}).json()["projectTrusted"] is True
+    assert served.http.put("/api/settings", json=body).status_code == 200
+    assert json.loads((bare / ".pi" / "settings.json").read_text()) == {"defaultThinkingLevel": "low"}

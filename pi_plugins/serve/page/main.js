@@ -16,7 +16,7 @@ import { renderStats } from "./stats.js";
 import { openArtifact, initArtifacts } from "./artifacts.js";
 import { initComposer } from "./composer.js";
 import { closeSettings, initSettings, settingsOpen } from "./settings.js";
-import { closeTree, initTree, treeBusy, treeOpen } from "./tree.js";
+import { closeTree, initTree, treeBusy, treeChanged, treeOpen } from "./tree.js";
 
 const state = {
   token: null, sessionId: null, sessionFile: null, ws: null, seq: 0, nextId: 1, pending: new Map(),
@@ -266,7 +266,9 @@ function receive(frame) {
     case "tree_navigated": // a client moved in the tree: the conversation at the new leaf
       command("get_messages").then((data) => { state.messages = data.messages; rebuild(); follower.toEnd(); });
       refreshStats();
+      treeChanged();
       break;
+    case "label_changed": treeChanged(); break; // a client labelled an entry
     case "compaction_end": command("get_messages").then((data) => { state.messages = data.messages; rebuild(); }); refreshStats(); break;
     case "extension_ui_request": uiRequest(frame); break;
     case "extension_error": toast(`Plugin error (${frame.event}): ${frame.error}`, "error"); break;
