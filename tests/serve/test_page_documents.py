@@ -23,6 +23,7 @@ LIBRARIES = ("pdf.min.mjs", "pdf.worker.min.mjs", "mammoth.browser.min.js", "rea
 def documents(pi):
     made = {
         "report.pdf": pdf(["Quarterly report", "Revenue grew by a third"]),
+        "long.pdf": pdf(*[[f"Page {n} of 40"] for n in range(1, 41)]),
         "minutes.docx": docx(["Minutes of the meeting", "The budget was approved."]),
         "out/budget.xlsx": xlsx("Budget", [["Item", "Cost"], ["Laptops", 1200], ["Desks", 340]]),
         "broken.pdf": b"%PDF-1.4\nthis is not a PDF at all\n",
@@ -94,6 +95,27 @@ def test_a_pdf_a_word_document_and_a_workbook_open_read_only(pages, server, docu
     pages.shoot(page, f"artifact-pdf-source-{width}")
 
 
+@pytest.mark.requires("chromium")
+@pytest.mark.process
+def test_a_long_pdf_draws_its_pages_as_they_come_into_view(pages, server, documents):
+    from playwright.sync_api import expect
+
+    page = pages.open("desktop")
+    server.push(Reply(text="See `long.pdf`."))
+    new_session(page)
+    send(page, "a long one")
+    page.locator(ASSISTANT).get_by_test_id("document-open").click()
+    frame = page.frame_locator('[data-testid="artifact"]')
+    expect(frame.locator(".page")).to_have_count(40, timeout=30_000)
+    expect(frame.locator('.page[data-page="1"] .textLayer')).to_contain_text("Page 1 of 40")
+    last = frame.locator('.page[data-page="40"]')
+    assert last.get_attribute("data-drawn") is None  # far below: not drawn yet
+    last.scroll_into_view_if_needed()
+    expect(last).to_have_attribute("data-drawn", "true")
+    expect(last.locator(".textLayer")).to_contain_text("Page 40 of 40")
+    assert frame.locator(".page[data-drawn]").count() < 40
+
+
 def close_on_phone(page, width):
     if width == "phone":  # the panel covers the chat there
         page.get_by_test_id("artifact-close").click()
@@ -159,6 +181,7 @@ def test_the_file_route_refuses_what_is_not_a_document_of_the_folder(served, doc
         return answer.status_code, answer.json()["error"]
 
     assert status("secret.txt")[0] == 415
+    assert served.http.get(f"/api/sessions/{session}/file").status_code == 400
     assert status(str(outside))[0] == 403
     assert status("../elsewhere.pdf")[0] == 403
     assert status("link.pdf")[0] == 403  # a symlink out of the folder

@@ -8,17 +8,20 @@ import io
 import zipfile
 
 
-def pdf(lines: list[str]) -> bytes:
-    """A one-page PDF showing ``lines`` in Helvetica, with a correct cross-reference table."""
-    text = "BT /F1 18 Tf 72 720 Td 24 TL " + " ".join(f"({line}) '" for line in lines) + " ET"
+def pdf(*pages: list[str]) -> bytes:
+    """A PDF of ``pages``, each its lines in Helvetica, with a correct cross-reference table."""
+    count = len(pages)
+    kids = " ".join(f"{4 + 2 * i} 0 R" for i in range(count)).encode()
     objects = [
         b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
-        b"/Resources << /Font << /F1 5 0 R >> >> >>",
-        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(text), text.encode("latin-1")),
+        b"<< /Type /Pages /Kids [%s] /Count %d >>" % (kids, count),
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
     ]
+    for i, lines in enumerate(pages):
+        text = "BT /F1 18 Tf 72 720 Td 24 TL " + " ".join(f"({line}) '" for line in lines) + " ET"
+        objects.append(b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents %d 0 R "
+                       b"/Resources << /Font << /F1 3 0 R >> >> >>" % (5 + 2 * i))
+        objects.append(b"<< /Length %d >>\nstream\n%s\nendstream" % (len(text), text.encode("latin-1")))
     out = io.BytesIO()
     out.write(b"%PDF-1.4\n")
     offsets = []

@@ -7,7 +7,7 @@
 (() => {
   const doc = window.PI_DOCUMENT;
   const view = document.getElementById("view");
-  const MAX_PAGES = 200;
+  const MAX_PAGES = 1000; // drawn as they come near the view, so a long one costs what is seen
   const MAX_ROWS = 2000;
 
   function load({ text, module }) { // one library; resolves once it has run
@@ -35,13 +35,7 @@
     const pdf = await lib.getDocument({ data: bytes, isEvalSupported: false }).promise;
     view.replaceChildren();
     const width = Math.min(document.documentElement.clientWidth - 16, 900);
-    for (let n = 1; n <= Math.min(pdf.numPages, MAX_PAGES); n++) {
-      const page = await pdf.getPage(n);
-      const viewport = page.getViewport({ scale: width / page.getViewport({ scale: 1 }).width });
-      const sheet = node("div", "page");
-      sheet.dataset.page = String(n);
-      sheet.style.width = `${viewport.width}px`;
-      sheet.style.height = `${viewport.height}px`;
+    const draw = async (sheet, page, viewport) => { // a page's pixels and text, once it comes near the view
       const canvas = node("canvas");
       const ratio = window.devicePixelRatio || 1;
       canvas.width = Math.floor(viewport.width * ratio);
@@ -49,10 +43,33 @@
       const text = node("div", "textLayer");
       text.style.setProperty("--total-scale-factor", String(viewport.scale));
       sheet.append(canvas, text);
-      view.appendChild(sheet);
       await page.render({ canvas, canvasContext: canvas.getContext("2d"), viewport,
         transform: ratio === 1 ? undefined : [ratio, 0, 0, ratio, 0, 0] }).promise;
       await new lib.TextLayer({ textContentSource: page.streamTextContent(), container: text, viewport }).render();
+      sheet.dataset.drawn = "true";
+    };
+    const pending = new Map();
+    const observer = new IntersectionObserver((entries) => {
+      for (const entry of entries) {
+        if (!entry.isIntersecting || !pending.has(entry.target)) continue;
+        const [page, viewport] = pending.get(entry.target);
+        pending.delete(entry.target);
+        observer.unobserve(entry.target);
+        draw(entry.target, page, viewport).catch((error) => {
+          entry.target.appendChild(node("p", "error", `Page ${entry.target.dataset.page}: ${error.message || error}`));
+        });
+      }
+    }, { rootMargin: "400px" });
+    for (let n = 1; n <= Math.min(pdf.numPages, MAX_PAGES); n++) {
+      const page = await pdf.getPage(n);
+      const viewport = page.getViewport({ scale: width / page.getViewport({ scale: 1 }).width });
+      const sheet = node("div", "page");
+      sheet.dataset.page = String(n);
+      sheet.style.width = `${viewport.width}px`;
+      sheet.style.height = `${viewport.height}px`;
+      view.appendChild(sheet);
+      if (n === 1) await draw(sheet, page, viewport); // the first at once: an unreadable page fails the whole
+      else { pending.set(sheet, [page, viewport]); observer.observe(sheet); }
     }
     if (pdf.numPages > MAX_PAGES) view.appendChild(node("p", "note", `The first ${MAX_PAGES} of ${pdf.numPages} pages; download it for the rest.`));
   }
