@@ -3,6 +3,8 @@
 - ``GET /api/health``, ``GET|POST /api/sessions``, ``DELETE /api/sessions/{id}``,
   ``GET /api/sessions/{id}/export``, ``DELETE /api/session-files?path=P``: JSON (the
   export is its HTML page; the delete removes a session file, closing it if live);
+- ``GET /api/sessions/{id}/file?path=P``: a PDF, Word or Excel file of the session's
+  folder, for a document artifact (:mod:`pi_plugins.serve.files`);
 - ``/api/settings``, ``/api/providers/{p}/key``: the settings view
   (:mod:`pi_plugins.serve.settings_api`);
 - ``WS /api/sessions/{id}/rpc?token=T[&since=N]``: pi's RPC protocol, one JSON object
@@ -32,6 +34,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from pi_core import __version__
+from pi_plugins.serve.files import file_routes
 from pi_plugins.serve.guard import Guard
 from pi_plugins.serve.sessions import CURRENT, Client, RequestError, SessionHost
 from pi_plugins.serve.settings_api import json_object, settings_routes
@@ -184,6 +187,7 @@ def create_app(host: SessionHost, *, token: str, bind_host: str = "127.0.0.1") -
             Route("/api/session-files", delete_file, methods=["DELETE"]),
             WebSocketRoute("/api/sessions/{id}/rpc", rpc_socket),
             *settings_routes(host),
+            *file_routes(host),
             Mount("/assets", StaticFiles(directory=PAGE)),
         ],
         exception_handlers={RequestError: refused},

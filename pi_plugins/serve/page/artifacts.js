@@ -1,28 +1,35 @@
-/* Artifacts: code the model wrote (HTML, SVG, Markdown) shown beside the chat, each in
+/* Artifacts: code the model wrote (HTML, SVG, Markdown), images, and documents it made
+ * (PDF, Word, Excel: ./documents.js) shown beside the chat, each in
  * <iframe sandbox="allow-scripts" src="/artifact"> (never allow-same-origin: an opaque
  * origin that cannot reach the page; the frame's policy lets it reach nothing at all),
  * several per session as tabs, each with its source and a download. The source goes to
  * the frame by postMessage once the frame says it is ready. */
 
 import { $, button, download, el } from "./dom.js";
+import { base64Of, bytesOf, documentKind, documentPage, hexDump } from "./documents.js";
 import { renderMarkdown } from "./markdown.js";
 
-const artifacts = []; // {code, kind, lang, title}
+const artifacts = []; // {code, kind, lang, title}; a document's code is its bytes in base64, with its path and size
 let shown = -1;
 let showSource = false;
+let fetchFile = null; // (path) => Promise<Response>, from the page
+const BINARY = new Set(["pdf", "docx", "xlsx"]);
 
 const EXTENSIONS = { html: "html", svg: "svg", markdown: "md", "image/png": "png", "image/jpeg": "jpg",
   "image/gif": "gif", "image/webp": "webp" };
 const TYPES = { html: "text/html", svg: "image/svg+xml", markdown: "text/markdown" };
 
-export function initArtifacts() {
+/** ``readFile(path)``: the response of the server's ``/file`` for the current session. */
+export function initArtifacts(readFile) {
+  fetchFile = readFile;
   $("artifact-close").addEventListener("click", () => { $("artifact-panel").hidden = true; $("artifact-host").replaceChildren(); });
   $("artifact-source").addEventListener("click", () => { showSource = !showSource; draw(); });
   $("artifact-download").addEventListener("click", () => {
     const a = artifacts[shown];
     if (!a) return;
     const name = `artifact-${shown + 1}.${EXTENSIONS[a.kind === "image" ? a.lang : a.kind] || "txt"}`;
-    if (a.kind === "image") { // a data: URL (the page's policy lets it fetch its own server only)
+    if (BINARY.has(a.kind)) download(new Blob([bytesOf(a.code)], { type: a.lang }), a.title);
+    else if (a.kind === "image") { // a data: URL (the page's policy lets it fetch its own server only)
       const bytes = Uint8Array.from(atob(a.code.slice(a.code.indexOf(",") + 1)), (c) => c.charCodeAt(0));
       download(new Blob([bytes], { type: a.lang }), name);
     } else download(new Blob([a.code], { type: TYPES[a.kind] || "text/plain" }), name);
@@ -35,8 +42,10 @@ function titleOf(code, kind, index) {
   return match ? match[1].trim() : `${kind} ${index + 1}`;
 }
 
-/** Show ``code`` (``kind``: html, svg or markdown), adding it to the tabs if new. */
+/** Show ``code`` (``kind``: html, svg, markdown or image), adding it to the tabs if new;
+ * ``kind`` "file": ``code`` is the path of a document to fetch (see openDocument). */
 export function openArtifact(code, kind, lang) {
+  if (kind === "file") return openDocument(code);
   let index = artifacts.findIndex((a) => a.code === code);
   if (index < 0) {
     artifacts.push({ code, kind, lang, title: titleOf(code, kind, artifacts.length) });
@@ -45,6 +54,37 @@ export function openArtifact(code, kind, lang) {
   shown = index;
   showSource = false;
   $("artifact-panel").hidden = false;
+  draw();
+}
+
+function showMessage(text, isError) {
+  const p = el("p", isError ? "artifact-error" : "artifact-loading", text);
+  if (isError) { p.setAttribute("role", "alert"); p.dataset.testid = "artifact-error"; }
+  $("artifact-host").replaceChildren(p);
+}
+
+/** Fetch the document at ``path`` (PDF, DOCX, XLSX) and show it; fetched again on each
+ * open, so a file the agent rewrote shows as it is now. */
+async function openDocument(path) {
+  const kind = documentKind(path);
+  $("artifact-panel").hidden = false;
+  showMessage(`Loading ${path}…`);
+  let buffer, type;
+  try {
+    const response = await fetchFile(path);
+    type = response.headers.get("content-type") || "application/octet-stream";
+    buffer = await response.arrayBuffer();
+  } catch (error) {
+    showMessage(`Cannot open ${path}: ${error.message}`, true);
+    return;
+  }
+  const title = path.split(/[\\/]/).pop();
+  let index = artifacts.findIndex((a) => a.path === path);
+  const entry = { code: base64Of(buffer), kind, lang: type, title, path, size: buffer.byteLength };
+  if (index < 0) index = artifacts.push(entry) - 1;
+  else artifacts[index] = entry;
+  shown = index;
+  showSource = false;
   draw();
 }
 
@@ -76,7 +116,7 @@ function draw() {
   $("artifact-source").textContent = showSource ? "Preview" : "Source";
   $("artifact-source").disabled = a.kind === "image";
   if (showSource && a.kind !== "image") {
-    const pre = el("pre", "artifact-code", a.code);
+    const pre = el("pre", "artifact-code", BINARY.has(a.kind) ? hexDump(a) : a.code);
     pre.dataset.testid = "artifact-code";
     $("artifact-host").replaceChildren(pre);
     return;
@@ -85,11 +125,12 @@ function draw() {
   frame.setAttribute("sandbox", "allow-scripts"); // never allow-same-origin
   frame.dataset.testid = "artifact";
   frame.title = a.title;
-  const source = documentFor(a);
+  const source = BINARY.has(a.kind) ? documentPage(a) : Promise.resolve(documentFor(a));
   const ready = (event) => {
     if (event.source !== frame.contentWindow || event.data !== "pi-artifact-ready") return;
     removeEventListener("message", ready);
-    frame.contentWindow.postMessage(source, "*"); // "*": the frame's origin is opaque
+    source.then((text) => frame.contentWindow?.postMessage(text, "*"), // "*": the frame's origin is opaque
+      (error) => showMessage(`Cannot show ${a.title}: ${error.message}`, true));
   };
   addEventListener("message", ready);
   frame.src = "/artifact"; // its own policy: inline script runs there, never in the page

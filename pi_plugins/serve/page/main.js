@@ -420,7 +420,7 @@ function start() {
     return;
   }
   initSessions({ open: openRow, rename: renameRow, exportRow, remove: removeRow });
-  initArtifacts();
+  initArtifacts((path) => api("GET", `/api/sessions/${encodeURIComponent(state.sessionId)}/file?path=${encodeURIComponent(path)}`, null, true));
   initComposer(page);
   initSettings(api, () => state.cwd);
   initTree(page);

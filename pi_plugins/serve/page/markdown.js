@@ -3,12 +3,14 @@
  * vendored in ./vendor, see its README). HTML the model writes is shown as the text it
  * is, never parsed; DOMPurify is the second wall, for links and anything marked builds.
  * Each code block gets its language, a copy button and, for html/svg, an "open" control
- * that shows it as an artifact. */
+ * that shows it as an artifact; so does a `report.pdf` (.docx, .xlsx, .xls) the answer
+ * names in inline code: the file, fetched from the session's folder. */
 
 import { Marked } from "./vendor/marked.esm.js";
 import DOMPurify from "./vendor/purify.esm.js";
 import hljs from "./vendor/highlight.min.js";
 import { button, copyButton, el } from "./dom.js";
+import { namesDocument } from "./documents.js";
 
 const ARTIFACT_LANGS = new Map([["html", "html"], ["xhtml", "html"], ["svg", "svg"],
   ["markdown", "markdown"], ["md", "markdown"]]);
@@ -76,6 +78,14 @@ export function renderMarkdown(text, options = {}) {
   // a link whose address DOMPurify refused (javascript:, data:) is its text alone
   for (const a of [...fragment.querySelectorAll("a:not([href])")]) a.replaceWith(...a.childNodes);
   for (const pre of [...fragment.querySelectorAll("pre")]) decorateCode(pre, options);
+  if (options.onArtifact && options.complete !== false) {
+    for (const code of [...fragment.querySelectorAll(":not(pre) > code")]) {
+      const path = code.textContent.trim();
+      if (namesDocument(path)) {
+        code.after(button("Open", "document-open", () => options.onArtifact(path, "file"), `Show ${path} in a sandboxed frame`));
+      }
+    }
+  }
   for (const table of [...fragment.querySelectorAll("table")]) {
     const scroller = el("div", "table-wrap"); // a wide table scrolls, the page does not
     table.replaceWith(scroller);

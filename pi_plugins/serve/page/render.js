@@ -2,7 +2,8 @@
  * answer (thinking, Markdown, tool calls), a tool's result (bash output, an edit's diff,
  * a read's excerpt), and the rest (summaries, custom messages). */
 
-import { copyButton as copy, el } from "./dom.js";
+import { button, copyButton as copy, el } from "./dom.js";
+import { namesDocument } from "./documents.js";
 import { renderMarkdown } from "./markdown.js";
 
 function entry(role) {
@@ -94,6 +95,10 @@ export function toolEntry(name, args, result, isError, running, options) {
   const head = el("div", "tool-head");
   head.append(el("b", null, name), document.createTextNode(` ${summarise(name, args)}${running ? " (running…)" : ""}`));
   li.appendChild(head);
+  const path = args && typeof args.path === "string" ? args.path : "";
+  if (!running && !isError && namesDocument(path) && options?.onArtifact) { // a PDF, DOCX or XLSX it wrote or read
+    head.append(" ", button("Open", "document-open", () => options.onArtifact(path, "file"), `Show ${path} in a sandboxed frame`));
+  }
   const diff = result && result.details && typeof result.details.diff === "string" ? result.details.diff : null;
   if (diff && !isError) {
     const pre = el("pre", "diff");
