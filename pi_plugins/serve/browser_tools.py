@@ -132,13 +132,15 @@ class BrowserTools:
 
     # ------------------------------------------------------------ calls
 
-    def answer(self, command: dict) -> dict:
-        """The page's ``browser_tool_result`` for call ``requestId``."""
+    def answer(self, command: dict, client: Any) -> dict:
+        """The page's ``browser_tool_result`` for call ``requestId``, from ``client``."""
         call_id = command.get("requestId")
         entry = self.calls.get(call_id) if isinstance(call_id, str) else None
         if entry is None:
             raise CommandError(f"no browser tool call {call_id!r} is waiting (it timed out, was aborted or ended)")
-        _, future = entry
+        runner, future = entry
+        if runner is not client:
+            raise CommandError(f"browser tool call {call_id!r} runs in another client; only it may answer")
         if not future.done():
             future.set_result(command)
         return {"accepted": True}
@@ -219,4 +221,4 @@ class BrowserToolCommands:
         return {"tools": self.served.browser_tools.offer(self.client, c.get("tools"))}
 
     async def cmd_browser_tool_result(self, c: dict) -> Any:
-        return self.served.browser_tools.answer(c)
+        return self.served.browser_tools.answer(c, self.client)

@@ -172,3 +172,26 @@ def test_an_offer_of_unknown_tools_offers_nothing_and_bad_offers_are_refused(ser
     refused = page.request("offer_browser_tools", tools="javascript_repl")
     assert refused["success"] is False and "list of tool names" in refused["error"]
     assert "javascript_repl" not in [t.name for t in served.live(session).harness.agent.tools]
+
+
+def test_only_the_page_running_the_code_may_answer_for_it(served, server):
+    server.push(Reply(tool_calls=[("javascript_repl", CALL)]), Reply(text="ok"))
+    session = served.open()
+    rpc, page = served.socket(session), _page(served, session)
+    rpc.ok("prompt", message="add")
+    request = page.event("browser_tool_request")
+    forged = rpc.request("browser_tool_result", requestId=request["id"], returnText="666", console=[])
+    assert forged["success"] is False and "another client" in forged["error"]
+    page.ok("browser_tool_result", requestId=request["id"], returnText="2", console=[])
+    rpc.event("agent_end")
+    assert _tool_text(server.wait_for_requests(2)[1]) == "=> 2"
+
+
+def test_the_repl_stays_offered_after_the_session_is_replaced_by_a_new_one(served, server):
+    server.push(Reply(text="fresh"))
+    session = served.open()
+    page = _page(served, session)
+    page.ok("new_session")
+    page.ok("prompt", message="again")
+    page.event("agent_end")
+    assert "javascript_repl" in tool_names(server.wait_for_requests(1)[0])
