@@ -101,6 +101,13 @@ class BrowserTools:
         self.served.harness.register_tool(self.tool)
         return [REPL]
 
+    def keep_offered(self) -> None:
+        """At a run's start: offered again if a page is attached but a reload
+        (``ctx.reload``) collected the tools anew without it."""
+        agent = self.served.harness.agent
+        if self.pages and all(t.name != REPL for t in agent.tools or []):
+            self.served.harness.register_tool(self.tool)
+
     def withdraw(self, client: Any) -> None:
         """``client`` left: its calls fail now; with no page left the tool goes once idle."""
         for runner, future in list(self.calls.values()):

@@ -139,6 +139,7 @@ class ServedSession:
         if kind == "agent_start":
             self.held.clear()  # a new run: the held frames start with it
             self.held_bytes = 0
+            self.browser_tools.keep_offered()  # a reload collected the tools anew
         self.seq += 1
         value["seq"] = self.seq
         text = dumps(value).decode("utf-8")

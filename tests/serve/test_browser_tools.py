@@ -195,3 +195,17 @@ def test_the_repl_stays_offered_after_the_session_is_replaced_by_a_new_one(serve
     page.ok("prompt", message="again")
     page.event("agent_end")
     assert "javascript_repl" in tool_names(server.wait_for_requests(1)[0])
+
+
+def test_the_repl_is_offered_again_after_a_reload_collected_the_tools_anew(served, server):
+    import asyncio
+
+    server.push(Reply(text="reloaded"))
+    session = served.open()
+    page = _page(served, session)
+    harness = served.live(session).harness
+    asyncio.run_coroutine_threadsafe(harness.reload(), served.loop).result(15)
+    assert "javascript_repl" not in [t.name for t in harness.agent.tools]
+    page.ok("prompt", message="again")
+    page.event("agent_end")
+    assert "javascript_repl" in tool_names(server.wait_for_requests(1)[0])
