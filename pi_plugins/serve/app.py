@@ -132,7 +132,7 @@ def create_app(host: SessionHost, *, token: str, bind_host: str = "127.0.0.1") -
         await websocket.accept()
         client = Client(websocket.send_text)
         send = served.attach(client, since)
-        commands = ServeCommands(served, send)
+        commands = ServeCommands(served, send, client)
         pump = asyncio.create_task(client.pump())
         reading = asyncio.create_task(_read(websocket, served, commands))
         behind = asyncio.create_task(client.behind.wait())

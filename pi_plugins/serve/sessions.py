@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from pi_plugins.rpc.protocol import dumps
+from pi_plugins.serve.browser_tools import BrowserTools
 
 log = logging.getLogger("pi.serve")
 
@@ -126,6 +127,7 @@ class ServedSession:
         self.clients: set[Client] = set()
         self.rpc = RpcSession(app, self.emit, full_events=False)  # as pi --mode rpc sends them
         self.rpc.open(plugin_errors=False)  # the plugins are shared: see SessionHost
+        self.browser_tools = BrowserTools(self)  # javascript_repl, run by an attached page
 
     @property
     def id(self) -> str:
@@ -137,6 +139,7 @@ class ServedSession:
         if kind == "agent_start":
             self.held.clear()  # a new run: the held frames start with it
             self.held_bytes = 0
+            self.browser_tools.keep_offered()  # a reload collected the tools anew
         self.seq += 1
         value["seq"] = self.seq
         text = dumps(value).decode("utf-8")
@@ -188,12 +191,14 @@ class ServedSession:
 
     def detach(self, client: Client) -> None:
         self.clients.discard(client)
+        self.browser_tools.withdraw(client)
 
     async def close(self) -> None:
         """Abort its run, answer its dialogs, stop its processes, close its file."""
         for client in list(self.clients):
             client.stop()
         self.clients.clear()
+        self.browser_tools.close()
         await self.rpc.shut_down()
         self.rpc.close()
         await self.harness.close()

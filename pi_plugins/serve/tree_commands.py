@@ -24,6 +24,7 @@ from pi_core.protocol.entries import CustomMessageEntry, MessageEntry
 from pi_core.protocol.messages import TextContent, UserMessage
 from pi_plugins.rpc.commands import Commands
 from pi_plugins.rpc.protocol import CommandError
+from pi_plugins.serve.browser_tools import BrowserToolCommands
 
 
 def editor_text_for(entry: Any) -> str | None:
@@ -44,12 +45,13 @@ def editor_text_for(entry: Any) -> str | None:
 TREE_FILTERS = ("default", "no-tools", "user-only", "labeled-only", "all")
 
 
-class ServeCommands(Commands):
+class ServeCommands(BrowserToolCommands, Commands):
     """pi's RPC commands, and the page's own, for one client of ``served``."""
 
-    def __init__(self, served: Any, send: Any) -> None:
+    def __init__(self, served: Any, send: Any, client: Any = None) -> None:
         super().__init__(served.app, send)
         self.served = served
+        self.client = client  # the page that offers browser tools, if it does
 
     async def cmd_get_tree(self, c: dict) -> Any:
         """pi's ``get_tree``, whether to skip the summary question

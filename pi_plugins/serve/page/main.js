@@ -17,6 +17,7 @@ import { openArtifact, initArtifacts } from "./artifacts.js";
 import { initComposer } from "./composer.js";
 import { closeSettings, initSettings, settingsOpen } from "./settings.js";
 import { closeTree, initTree, treeBusy, treeChanged, treeOpen } from "./tree.js";
+import { cancelAll, cancelRequest, offerTools, runRequest } from "./repl.js";
 
 const state = {
   token: null, sessionId: null, sessionFile: null, ws: null, seq: 0, nextId: 1, pending: new Map(),
@@ -135,6 +136,7 @@ function detach() {
 /** The page on session ``sessionId``: a promise that settles once it is connected. */
 function attach(sessionId, since) {
   if (state.ws) { state.ws.onclose = null; state.ws.close(); }
+  cancelAll();
   clearTimeout(state.retry);
   const resuming = since !== undefined && sessionId === state.sessionId;
   state.sessionId = sessionId;
@@ -154,6 +156,7 @@ function attach(sessionId, since) {
     ws.onopen = () => {
       setOnline(true);
       resolve(sessionId);
+      offerTools(command); // javascript_repl runs here
       command("get_state").then(applyState);
       command("get_available_models").then((data) => { state.models = data.models; renderModels(); });
       command("get_messages").then((data) => { state.messages = data.messages; rebuild(); });
@@ -162,6 +165,7 @@ function attach(sessionId, since) {
     ws.onmessage = (frame) => receive(JSON.parse(frame.data));
     ws.onclose = () => {
       resolve(null);
+      cancelAll();
       for (const waiting of state.pending.values()) waiting.reject(new Error("the connection closed"));
       state.pending.clear();
       if (state.ws === ws) reconnect(sessionId, 1);
@@ -271,6 +275,8 @@ function receive(frame) {
     case "label_changed": treeChanged(); break; // a client labelled an entry
     case "compaction_end": command("get_messages").then((data) => { state.messages = data.messages; rebuild(); }); refreshStats(); break;
     case "extension_ui_request": uiRequest(frame); break;
+    case "browser_tool_request": runRequest(frame, command); break;
+    case "browser_tool_cancel": cancelRequest(frame.id); break;
     case "extension_error": toast(`Plugin error (${frame.event}): ${frame.error}`, "error"); break;
     case "auto_retry_start": setStatus(`retrying (${frame.attempt}/${frame.maxAttempts})`); break;
     default: break;

@@ -27,6 +27,7 @@ function copyButton(text) {
 export function summarise(name, args) {
   if (!args || typeof args !== "object") return "";
   if (name === "bash") return args.command || "";
+  if (name === "javascript_repl") return args.title || "";
   if (args.path) return args.path + (args.offset ? `:${args.offset}` : "");
   if (args.pattern) return args.pattern;
   const text = JSON.stringify(args);
@@ -98,6 +99,11 @@ export function toolEntry(name, args, result, isError, running, options) {
   const path = args && typeof args.path === "string" ? args.path : "";
   if (!running && !isError && namesDocument(path) && options?.onArtifact) { // a PDF, DOCX or XLSX it wrote or read
     head.append(" ", button("Open", "document-open", () => options.onArtifact(path, "file"), `Show ${path} in a sandboxed frame`));
+  }
+  if (name === "javascript_repl" && args && typeof args.code === "string") { // its code, folded (pi web-ui's)
+    const code = el("details", "repl-code");
+    code.append(el("summary", null, "Code"), el("pre", null, args.code));
+    li.appendChild(code);
   }
   const diff = result && result.details && typeof result.details.diff === "string" ? result.details.diff : null;
   if (diff && !isError) {

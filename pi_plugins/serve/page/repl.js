@@ -1,0 +1,93 @@
+/* The page side of javascript_repl (pi web-ui's JavaScript REPL): the server sends a
+ * browser_tool_request to this page alone; its code runs in a hidden
+ * <iframe sandbox="allow-scripts" src="/artifact"> (never allow-same-origin: an opaque
+ * origin that cannot reach the page, its storage or its token; the frame's policy lets it
+ * reach no network at all), as the body of an async function. What it logs, the value it
+ * returns or the error it throws go back as the browser_tool_result command. A
+ * browser_tool_cancel (the timeout, an abort) removes the frame, and the code with it. */
+
+import { el } from "./dom.js";
+
+const running = new Map(); // request id -> stop(answer|null)
+
+/** The frame's document: console captured, the code run, one message to the page. The
+ * code travels as a JSON string inside the script, its "<" escaped so it cannot end it. */
+function documentFor(code) {
+  const literal = JSON.stringify(code).replace(/</g, "\\u003c").replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029");
+  return `<!doctype html><meta charset="utf-8"><body><script>
+(() => {
+  const logs = [];
+  let settled = false;
+  const show = (v) => {
+    if (typeof v === "string") return v;
+    if (v instanceof Error) return String(v.stack || v);
+    if (typeof v === "object" && v !== null) { try { return JSON.stringify(v, null, 2); } catch { return String(v); } }
+    return String(v);
+  };
+  const done = (m) => { if (settled) return; settled = true; parent.postMessage({ piRepl: true, console: logs, ...m }, "*"); };
+  const failed = (e) => done({ error: { message: String(e && e.message !== undefined ? e.message : e), stack: String((e && e.stack) || "") } });
+  for (const level of ["log", "info", "warn", "error", "debug"]) {
+    const original = console[level].bind(console);
+    console[level] = (...args) => { logs.push({ type: level, text: args.map(show).join(" ") }); original(...args); };
+  }
+  addEventListener("unhandledrejection", (event) => failed(event.reason));
+  let run;
+  try { run = new (Object.getPrototypeOf(async function () {}).constructor)(${literal}); }
+  catch (e) { failed(e); return; }
+  run().then((value) => done(value === undefined ? {} : { returnText: show(value) }), failed);
+})();
+</script>`;
+}
+
+/** Run ``request`` (a browser_tool_request) and answer it through ``command``. */
+export function runRequest(request, command) {
+  const code = request.arguments && typeof request.arguments.code === "string" ? request.arguments.code : "";
+  const frame = el("iframe", "repl-frame");
+  frame.setAttribute("sandbox", "allow-scripts"); // never allow-same-origin
+  frame.hidden = true;
+  frame.tabIndex = -1;
+  frame.dataset.testid = "repl-frame";
+  frame.dataset.request = request.id;
+  frame.title = "JavaScript REPL";
+  const source = documentFor(code);
+  // the server stops a call at timeoutMs; this is the page's own backstop, a little later
+  const backstop = setTimeout(() => stop(null), (request.timeoutMs || 30000) + 5000);
+  const listen = (event) => {
+    if (event.source !== frame.contentWindow) return;
+    if (event.data === "pi-artifact-ready") frame.contentWindow.postMessage(source, "*"); // opaque origin: "*"
+    else if (event.data && event.data.piRepl === true) stop(event.data);
+  };
+  function stop(answer) {
+    if (!running.has(request.id)) return;
+    running.delete(request.id);
+    clearTimeout(backstop);
+    removeEventListener("message", listen);
+    frame.remove(); // the code goes with its frame
+    if (answer) {
+      const { console: logs, returnText, error } = answer;
+      command("browser_tool_result", {
+        requestId: request.id, console: Array.isArray(logs) ? logs : [],
+        ...(typeof returnText === "string" ? { returnText } : {}), ...(error ? { error } : {}),
+      }).catch(() => {}); // timed out or aborted meanwhile: the server has answered already
+    }
+  }
+  running.set(request.id, stop);
+  addEventListener("message", listen);
+  frame.src = "/artifact";
+  document.body.appendChild(frame);
+}
+
+/** The server gave up on ``id`` (timeout, abort): drop its frame, send nothing. */
+export function cancelRequest(id) {
+  running.get(id)?.(null);
+}
+
+/** The connection went or the page left its session: every frame goes. */
+export function cancelAll() {
+  for (const stop of [...running.values()]) stop(null);
+}
+
+/** What this page offers to run, said after each connect. */
+export function offerTools(command) {
+  return command("offer_browser_tools", { tools: ["javascript_repl"] }).catch(() => {});
+}
