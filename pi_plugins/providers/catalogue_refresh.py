@@ -7,7 +7,8 @@ pi.dev's catalogue of it: ``GET <catalogue>/api/models/providers/<id>?types=chat
 the stored list, a 404 or 501 says pi.dev has none (kept with ``lastModified`` 0, so it
 never counts), another failure keeps the stored list and is reported. Radius, signed in
 or with ``RADIUS_API_KEY``, gets its gateway's own list instead (``GET <gateway>/v1/config``
-with the key as a bearer token), which replaces its models.
+with the key as a bearer token), which replaces its models; OpenRouter gets the list its
+key may use (:mod:`.openrouter_models`). These two are asked on every refresh, as pi 1.6.
 
 Everything goes through the HTTP client the providers use (:mod:`.transport`), retried
 as pi retries catalogue requests (twice, after a lost connection, a 408, 425, 429 or
@@ -37,6 +38,7 @@ ATTEMPT_SECONDS = 4.0
 TOTAL_SECONDS = 15.0
 RETRIED = frozenset({408, 425, 429, 500, 502, 503, 504})
 RADIUS = "radius"
+OPENROUTER = "openrouter"  # its key's own list: openrouter_models.py
 
 
 class RefreshError(Exception):
@@ -198,7 +200,7 @@ async def refresh(agent: Path, env: Mapping[str, str], *, force: bool = True, re
     if not force:
         now = int(time.time() * 1000)
         configured = {name: model for name, model in configured.items()
-                      if name == RADIUS or not is_fresh(store.get(name), now)}
+                      if name in (RADIUS, OPENROUTER) or not is_fresh(store.get(name), now)}
     base_url = DEFAULT_CATALOGUE_URL
     gateway = env.get("PI_RADIUS_GATEWAY") or DEFAULT_RADIUS_GATEWAY
 
@@ -209,6 +211,15 @@ async def refresh(agent: Path, env: Mapping[str, str], *, force: bool = True, re
                 if inspect.isawaitable(key):
                     key = await key
                 return provider, await refresh_radius(gateway, key), None
+            if provider == OPENROUTER:
+                from pi_plugins.providers.openrouter_models import refresh_openrouter
+
+                key = registry.api_key(model)
+                if inspect.isawaitable(key):
+                    key = await key
+                base = next((m.base_url for m in registry.models
+                             if m.provider == OPENROUTER and m.api == "openai-completions"), None)
+                return provider, await refresh_openrouter(key, base, base_url), None
             return provider, await refresh_from_catalogue(provider, store.get(provider), base_url), None
         except RefreshError as exc:
             kept = exc.args[1] if len(exc.args) > 1 else None

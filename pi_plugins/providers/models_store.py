@@ -101,6 +101,8 @@ def overlay(document: dict[str, Any], store: dict[str, Any]) -> dict[str, Any]:
         base = providers.get(name)
         if models is None or (base is None and name not in REPLACING):
             continue
+        if name == "openrouter" and not models:  # pi 1.6: an empty saved list is the shipped one
+            continue
         chat = [_row(m) for m in models if m.get("type", "chat") == "chat"]
         kinds = {m["id"]: m["type"] for m in models if m.get("type", "chat") != "chat"}
         if base is None:
