@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import re
 import time
 from collections.abc import Mapping
 from email.utils import parsedate_to_datetime
@@ -193,6 +194,7 @@ async def refresh(agent: Path, env: Mapping[str, str], *, force: bool = True, re
         if model.provider in builtin:
             first.setdefault(model.provider, model)
     configured = {name: model for name, model in first.items() if registry.key_source(model) is not None}
+    gateways = radius_gateways(agent)  # models.json's Radius gateways: each its own catalogue
     if providers is not None:
         configured = {name: model for name, model in configured.items() if name in providers}
     path = store_path(agent)
@@ -225,8 +227,20 @@ async def refresh(agent: Path, env: Mapping[str, str], *, force: bool = True, re
             kept = exc.args[1] if len(exc.args) > 1 else None
             return provider, kept, str(exc.args[0])
 
+    async def gateway_list(provider: str, url: str) -> tuple[str, dict | None, str | None]:
+        key = registry.auth.api_key(provider, env) if hasattr(registry, "auth") else None
+        key = key or env.get("RADIUS_API_KEY")
+        try:
+            entry = await refresh_radius(url, key)
+        except RefreshError as exc:
+            return provider, None, str(exc.args[0])
+        return provider, {**entry, "models": [{**m, "provider": provider} for m in entry["models"]]}, None
+
+    if providers is not None:
+        gateways = {name: url for name, url in gateways.items() if name in providers}
+    jobs = [*(one(p, m) for p, m in configured.items()), *(gateway_list(p, u) for p, u in gateways.items())]
     try:
-        results = await asyncio.wait_for(asyncio.gather(*(one(p, m) for p, m in configured.items())),
+        results = await asyncio.wait_for(asyncio.gather(*jobs),
                                          TOTAL_SECONDS)
     except TimeoutError:
         return ["Model catalog refresh timed out."]
@@ -239,6 +253,21 @@ async def refresh(agent: Path, env: Mapping[str, str], *, force: bool = True, re
     if results:
         write_store(path, store)
     return failures
+
+
+def radius_gateways(agent: Path) -> dict[str, str]:
+    """models.json's providers with ``"oauth": "radius"`` and their gateway (the
+    ``baseUrl`` without ``/v1``), as pi 1.6 makes each a Radius provider of its own."""
+    from pi_plugins.models.models_json import load_models_json
+
+    try:
+        config = load_models_json(agent / "models.json") or {}
+    except ValueError:
+        return {}
+    providers = config.get("providers") if isinstance(config, dict) else None
+    return {name: re.sub(r"/v1/?$", "", p["baseUrl"]) for name, p in (providers or {}).items()
+            if isinstance(p, dict) and p.get("oauth") == "radius" and isinstance(p.get("baseUrl"), str)
+            and p["baseUrl"] and name != RADIUS}
 
 
 def run(agent: Path, env: Mapping[str, str]) -> int:
