@@ -21,6 +21,7 @@ BUILTINS: dict[str, str] = {
     "azure_openai_responses": "pi_plugins.providers.azure_openai",
     "google_vertex": "pi_plugins.providers.google_vertex",
     "bedrock_converse_stream": "pi_plugins.providers.bedrock",
+    "pi_messages": "pi_plugins.providers.pi_messages",
     "model_catalogue": "pi_plugins.providers.catalogue",
     "local_models": "pi_plugins.providers.local",
     "virtual_models": "pi_plugins.virtual_models",

@@ -53,7 +53,8 @@ class ServerEntry:
     def uses_oauth(self) -> bool:
         """pi 1.6: an HTTP server signs in with OAuth unless it sends an Authorization header."""
         headers = self.config.get("headers") or {}
-        return self.is_http and not any(k.lower() == "authorization" for k in headers)
+        return (self.is_http and not any(k.lower() == "authorization" for k in headers)
+                and "auth" not in self.config)  # ``auth.provider``: that provider's login instead
 
     @property
     def timeout(self) -> float:
@@ -228,6 +229,8 @@ def _http_problem(entry: dict, url: str) -> str | None:
         return "url must be an http or https URL"
     if "headers" in entry and not _string_map(entry["headers"]):
         return "headers must map names to strings"
+    if "auth" in entry and not (isinstance(entry["auth"], dict) and isinstance(entry["auth"].get("provider"), str)):
+        return 'auth must be {"provider": "<provider id>"}'
     if "oauth" in entry:
         return _oauth_problem(entry["oauth"])
     return None

@@ -242,6 +242,14 @@ class ServerConnection:
             headers = {k: resolve(v, f'MCP server "{name}" header "{k}"')
                        for k, v in (config.get("headers") or {}).items()}
             self._auth = None
+            provider = (config.get("auth") or {}).get("provider")
+            if provider:  # a provider's login (the Radius MCP server): its key as the bearer token
+                from pi_plugins.signin.common import auth_storage
+
+                store = auth_storage(self.agent_dir)
+                key = await store.refreshed_key(provider) if store.needs_refresh(provider) else store.api_key(provider)
+                if key:
+                    headers["Authorization"] = f"Bearer {key}"
             if self.uses_oauth:
                 from pi_plugins.mcp.oauth import make_auth
 

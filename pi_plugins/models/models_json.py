@@ -107,7 +107,8 @@ def models_from_config(
             changed = model
             if provider.get("baseUrl") or provider.get("compat") or headers:
                 changed = attrs.evolve(
-                    changed, base_url=provider.get("baseUrl") or changed.base_url,
+                    changed, base_url=(None if provider.get("oauth") == "radius"  # that baseUrl is the gateway's
+                                       else provider.get("baseUrl")) or changed.base_url,
                     compat=_merge_compat(changed.compat, provider.get("compat")),
                     headers={**(changed.headers or {}), **headers} or None,
                 )

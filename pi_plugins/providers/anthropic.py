@@ -28,6 +28,7 @@ from pi_core.protocol.messages import (
 from pi_core.protocol.model import Model, calculate_cost
 from pi_core.protocol.provider import LlmContext, StreamOptions
 from pi_core.protocol.stream import AssistantMessageEvent
+from pi_plugins.providers.anthropic_threads import ThreadedMessages
 from pi_plugins.providers.cloudflare import gateway_headers, is_gateway
 from pi_plugins.providers.copilot import adapt as adapt_for_copilot
 from pi_plugins.providers.copilot import is_copilot
@@ -371,7 +372,7 @@ def _stream_error(data: str) -> StreamError:
     return StreamError(text, failure)
 
 
-class AnthropicProvider(SseProvider):
+class AnthropicProvider(ThreadedMessages, SseProvider):
     api = API
 
     def build_request(self, model: Model, context: LlmContext, options: StreamOptions) -> HttpRequest:

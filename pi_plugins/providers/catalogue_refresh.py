@@ -7,7 +7,8 @@ pi.dev's catalogue of it: ``GET <catalogue>/api/models/providers/<id>?types=chat
 the stored list, a 404 or 501 says pi.dev has none (kept with ``lastModified`` 0, so it
 never counts), another failure keeps the stored list and is reported. Radius, signed in
 or with ``RADIUS_API_KEY``, gets its gateway's own list instead (``GET <gateway>/v1/config``
-with the key as a bearer token), which replaces its models.
+with the key as a bearer token), which replaces its models; OpenRouter gets the list its
+key may use (:mod:`.openrouter_models`). These two are asked on every refresh, as pi 1.6.
 
 Everything goes through the HTTP client the providers use (:mod:`.transport`), retried
 as pi retries catalogue requests (twice, after a lost connection, a 408, 425, 429 or
@@ -21,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import re
 import time
 from collections.abc import Mapping
 from email.utils import parsedate_to_datetime
@@ -37,6 +39,7 @@ ATTEMPT_SECONDS = 4.0
 TOTAL_SECONDS = 15.0
 RETRIED = frozenset({408, 425, 429, 500, 502, 503, 504})
 RADIUS = "radius"
+OPENROUTER = "openrouter"  # its key's own list: openrouter_models.py
 
 
 class RefreshError(Exception):
@@ -191,6 +194,7 @@ async def refresh(agent: Path, env: Mapping[str, str], *, force: bool = True, re
         if model.provider in builtin:
             first.setdefault(model.provider, model)
     configured = {name: model for name, model in first.items() if registry.key_source(model) is not None}
+    gateways = radius_gateways(agent)  # models.json's Radius gateways: each its own catalogue
     if providers is not None:
         configured = {name: model for name, model in configured.items() if name in providers}
     path = store_path(agent)
@@ -198,7 +202,7 @@ async def refresh(agent: Path, env: Mapping[str, str], *, force: bool = True, re
     if not force:
         now = int(time.time() * 1000)
         configured = {name: model for name, model in configured.items()
-                      if name == RADIUS or not is_fresh(store.get(name), now)}
+                      if name in (RADIUS, OPENROUTER) or not is_fresh(store.get(name), now)}
     base_url = DEFAULT_CATALOGUE_URL
     gateway = env.get("PI_RADIUS_GATEWAY") or DEFAULT_RADIUS_GATEWAY
 
@@ -209,13 +213,34 @@ async def refresh(agent: Path, env: Mapping[str, str], *, force: bool = True, re
                 if inspect.isawaitable(key):
                     key = await key
                 return provider, await refresh_radius(gateway, key), None
+            if provider == OPENROUTER:
+                from pi_plugins.providers.openrouter_models import refresh_openrouter
+
+                key = registry.api_key(model)
+                if inspect.isawaitable(key):
+                    key = await key
+                base = next((m.base_url for m in registry.models
+                             if m.provider == OPENROUTER and m.api == "openai-completions"), None)
+                return provider, await refresh_openrouter(key, base, base_url), None
             return provider, await refresh_from_catalogue(provider, store.get(provider), base_url), None
         except RefreshError as exc:
             kept = exc.args[1] if len(exc.args) > 1 else None
             return provider, kept, str(exc.args[0])
 
+    async def gateway_list(provider: str, url: str) -> tuple[str, dict | None, str | None]:
+        key = registry.auth.api_key(provider, env) if hasattr(registry, "auth") else None
+        key = key or env.get("RADIUS_API_KEY")
+        try:
+            entry = await refresh_radius(url, key)
+        except RefreshError as exc:
+            return provider, None, str(exc.args[0])
+        return provider, {**entry, "models": [{**m, "provider": provider} for m in entry["models"]]}, None
+
+    if providers is not None:
+        gateways = {name: url for name, url in gateways.items() if name in providers}
+    jobs = [*(one(p, m) for p, m in configured.items()), *(gateway_list(p, u) for p, u in gateways.items())]
     try:
-        results = await asyncio.wait_for(asyncio.gather(*(one(p, m) for p, m in configured.items())),
+        results = await asyncio.wait_for(asyncio.gather(*jobs),
                                          TOTAL_SECONDS)
     except TimeoutError:
         return ["Model catalog refresh timed out."]
@@ -228,6 +253,21 @@ async def refresh(agent: Path, env: Mapping[str, str], *, force: bool = True, re
     if results:
         write_store(path, store)
     return failures
+
+
+def radius_gateways(agent: Path) -> dict[str, str]:
+    """models.json's providers with ``"oauth": "radius"`` and their gateway (the
+    ``baseUrl`` without ``/v1``), as pi 1.6 makes each a Radius provider of its own."""
+    from pi_plugins.models.models_json import load_models_json
+
+    try:
+        config = load_models_json(agent / "models.json") or {}
+    except ValueError:
+        return {}
+    providers = config.get("providers") if isinstance(config, dict) else None
+    return {name: re.sub(r"/v1/?$", "", p["baseUrl"]) for name, p in (providers or {}).items()
+            if isinstance(p, dict) and p.get("oauth") == "radius" and isinstance(p.get("baseUrl"), str)
+            and p["baseUrl"] and name != RADIUS}
 
 
 def run(agent: Path, env: Mapping[str, str]) -> int:

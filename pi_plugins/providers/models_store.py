@@ -82,7 +82,7 @@ def stored_models(provider: str, entry: Any, generated_at: int | None) -> list[d
     gives none: a pi.dev catalogue no newer than the shipped one, or a malformed entry."""
     if not isinstance(entry, dict) or not isinstance(entry.get("models"), list):
         return None
-    if provider not in REPLACING:
+    if provider not in REPLACING and not is_gateway_list(entry["models"]):
         modified = entry.get("lastModified")
         if not isinstance(modified, (int, float)) or (generated_at is not None and modified <= generated_at):
             return None
@@ -99,7 +99,10 @@ def overlay(document: dict[str, Any], store: dict[str, Any]) -> dict[str, Any]:
     for name, entry in store.items():
         models = stored_models(name, entry, generated_at)
         base = providers.get(name)
-        if models is None or (base is None and name not in REPLACING):
+        gateway = base is None and is_gateway_list(models)  # a models.json Radius gateway's own list
+        if models is None or (base is None and name not in REPLACING and not gateway):
+            continue
+        if name == "openrouter" and not models:  # pi 1.6: an empty saved list is the shipped one
             continue
         chat = [_row(m) for m in models if m.get("type", "chat") == "chat"]
         kinds = {m["id"]: m["type"] for m in models if m.get("type", "chat") != "chat"}
@@ -108,7 +111,9 @@ def overlay(document: dict[str, Any], store: dict[str, Any]) -> dict[str, Any]:
                 continue
             base = providers[name] = {"name": name, "api": chat[0].get("api") or "openai-completions",
                                       "models": []}
-        if name in REPLACING:
+            if gateway:
+                base["apiKeyEnv"] = "RADIUS_API_KEY"  # pi 1.6: every Radius gateway takes it
+        if name in REPLACING or gateway:
             base["models"] = chat
             others[name] = kinds
             continue
@@ -121,6 +126,12 @@ def overlay(document: dict[str, Any], store: dict[str, Any]) -> dict[str, Any]:
         if kinds:
             others[name] = {**others.get(name, {}), **kinds}
     return document
+
+
+def is_gateway_list(models: list[dict] | None) -> bool:
+    """A stored list only a Radius gateway's ``/v1/config`` writes: every model on
+    ``pi-messages`` (a models.json provider with ``"oauth": "radius"``)."""
+    return bool(models) and all(m.get("api") == "pi-messages" for m in models or ())
 
 
 def _row(model: dict) -> dict:

@@ -116,6 +116,8 @@ async def login(args: str, ctx) -> None:
             ui.notify(f"Failed to login to {flow.name}: {exc}", "error")
         return
     await _after_login(ctx, provider, f"Logged in to {flow.name}", store.path)
+    if provider == "radius":
+        await _offer_radius_mcp(ctx, provider)
 
 
 def select_after_login(provider: str, available: Iterable, action: str):
@@ -170,6 +172,26 @@ async def _after_login(ctx, provider: str, action: str, path) -> None:
     ctx.ui.notify(f"{action}. Credentials saved to {path}")
     if problem:
         ctx.ui.notify(problem, "error")
+
+
+async def _offer_radius_mcp(ctx, provider: str) -> None:
+    """pi 1.6's question after a Radius sign-in in the chat; a yes adds the server and
+    reloads, so the MCP plugin connects it."""
+    from pi_plugins.mcp.config import add_server
+    from pi_plugins.signin.radius_mcp import plan
+
+    planned = plan(provider, ctx.agent_dir, ctx.cwd)
+    if planned is None:
+        return
+    path, name, entry = planned
+    if await ctx.ui.select(f"Configure {display_name(provider)} MCP in {path}?", ["Yes", "No"]) != "Yes":
+        return
+    try:
+        add_server(path, name, entry)
+    except (OSError, ValueError) as exc:
+        ctx.ui.notify(f"Could not update {path}: {exc}", "error")
+        return
+    await ctx.reload()
 
 
 async def logout(args: str, ctx) -> None:

@@ -110,6 +110,12 @@ async def _sign_in(provider: str, browser: bool) -> None:
     store = auth_storage()
     await store.login(provider, callbacks, **login_options(provider))
     _say(f"Logged in to {flow.name}. Credentials saved to {store.path}")
+    if provider == "radius":  # pi 1.6 adds the Radius MCP server without asking here
+        import os
+
+        from pi_plugins.signin.radius_mcp import configure
+
+        configure(provider, flow.name, store.path.parent, os.getcwd(), _say)
 
 
 def _read_key() -> str:

@@ -77,7 +77,8 @@ class Reply:
     delta_size: int = 8
     # -- failures
     status: int = 200
-    #: With a status >= 400, the error body's message; with 200, an error event in the stream.
+    #: With a status >= 400, the error body's message (``raw``, JSON text, replaces the whole
+    #: body); with 200, an error event in the stream.
     error: str | None = None
     #: The error's type or code (e.g. "rate_limit_error", "overloaded_error").
     error_type: str | None = None
@@ -644,7 +645,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(500, error_body(api, Reply(status=500, error="llm_server: no scripted reply left")))
             return
         if reply.status >= 300:  # an error, or a redirect (its location in ``headers``)
-            self._json(reply.status, error_body(api, reply), reply.headers)
+            body = json.loads(reply.raw) if reply.raw is not None else error_body(api, reply)  # raw: the body as given
+            self._json(reply.status, body, reply.headers)
             return
         if reply.garbage is not None:
             pieces = [reply.garbage.decode("latin-1")]
