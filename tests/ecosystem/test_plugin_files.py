@@ -113,6 +113,10 @@ def test_pi_list_leaves_the_extensions_patterns_and_builtin_switches_out(where, 
         f"  {agent / 'b.py'}  (global, left out)\n")
     loaded = [i.name for i in load_plugins(cwd=cwd, agent_dir=agent).infos]
     assert "a" in loaded and "b" not in loaded  # as the list says
+    (agent / "ext.ts").write_text("export default function () {}\n")
+    (agent / "settings.json").write_text(json.dumps({"extensions": ["./ext.ts"]}))  # pi's: named, not run
+    assert run_list(cwd=str(cwd)) == 0
+    assert f"  {agent / 'ext.ts'}  (global, for pi on Node: cannot run here)\n" in capsys.readouterr().out
     (agent / "settings.json").write_text(json.dumps({"extensions": ["!*.py", "-builtin:mcp"]}))
     assert run_list(cwd=str(cwd)) == 0
     assert "No plugin packages installed." in capsys.readouterr().out
