@@ -338,10 +338,15 @@ class PluginLoader:
         from pi_core.app.builtins import BUILTINS
 
         policy = PluginPolicy.from_settings(settings, problems)
-        explicit = {_normalise(p[len(BUILTIN_PREFIX):]) for p in self.extension_paths
-                    if p.startswith(BUILTIN_PREFIX)}
-        for name in sorted(explicit - _builtin_names()):
-            problems.append(f"-e {BUILTIN_PREFIX}{name}: no built-in plugin has that name (`pi plugins` lists them)")
+        switches = {p: builtin_switch(p) for p in self.extension_paths}
+        named = {_normalise(s[1]): p for p, s in switches.items() if s is not None}
+        explicit = {_normalise(s[1]) for s in switches.values() if s is not None and s[0]}
+        for entry, switch in switches.items():  # -e -builtin:NAME: the settings entry, for this run
+            if switch is not None and not switch[0]:
+                explicit.discard(_normalise(switch[1]))
+                policy.switched[_normalise(switch[1])] = (False, f"-e {entry}")
+        for name in sorted(set(named) - _builtin_names()):
+            problems.append(f"-e {named[name]}: no built-in plugin has that name (`pi plugins` lists them)")
         found: list[Found] = []
         for name, module in BUILTINS.items():
             asked = _normalise(name) in explicit
@@ -367,7 +372,7 @@ class PluginLoader:
             why = foreign_extension(p)
             if why is not None:
                 problems.append(f"-e {p}: {why}")
-            elif not p.startswith(BUILTIN_PREFIX):
+            elif switches[p] is None:
                 found.append(Found(Path(p).stem, "cli", p))
         return _once(found)
 

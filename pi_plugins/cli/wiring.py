@@ -58,7 +58,7 @@ def packages_not_loaded(given: list[str]) -> str:
     """Why ``-e``'s pi packages are skipped: the plugin that loads them is dropped."""
     named = ", ".join(f"-e {p}" for p in given)
     return (f"{named}: pi packages need the packages built-in, which is not loaded "
-            "(-builtin:packages in the settings' extensions, or plugins.disabled); skipped")
+            "(-builtin:packages in the settings' extensions or on -e, or plugins.disabled); skipped")
 
 
 async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None,

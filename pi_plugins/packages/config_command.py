@@ -119,33 +119,55 @@ def config_lines(cwd: str, local: bool, approve: bool | None) -> list[str]:
         lines = ["Global Resources", "~/.pi/agent/settings.json", ""]
     inherited = {(r.kind, r.path) for r in global_resources.resources}
     lines += package_lines(resources, local, inherited)
-    from pi_plugins.packages.own_resources import group_lines, own_groups
+    from functools import partial
 
-    own = own_groups(settings, home, here, project=local)
-    for group in (g for g in own if g.scope == "user" and g.source == "auto"):
-        lines += group_lines(group, inherited=local)
-    lines += builtin_lines(settings, local)
-    for group in (g for g in own if not (g.scope == "user" and g.source == "auto")):
-        lines += group_lines(group, inherited=local and group.scope == "user")
+    from pi_plugins.packages import own_resources as mine
+
+    own = mine.own_groups(settings, home, here, project=local)
+    overrides, users = None, set()
+    if local:  # the project's [+]/[-] on your own files, and which of them are the user's
+        overrides = partial(mine.override_state, project_data=getattr(settings, "project_data", None),
+                            project_base=here / ".pi")
+        users = mine.inherited_files(mine.own_groups(global_settings, home, here, project=False))
+    # pi 1.6's order: your folders, the built-ins, your settings' paths, the project's
+    # folders, the built-ins the project switches, the project settings' paths
+    for place in (("user", "auto"), "builtin", ("user", "settings"), ("project", "auto"), "project builtin",
+                  ("project", "settings")):
+        if place == "builtin":
+            lines += builtin_lines(settings, local)
+        elif place == "project builtin":
+            lines += builtin_override_lines(settings) if local else []
+        else:
+            for group in (g for g in own if (g.scope, g.source) == place):
+                lines += mine.group_lines(group, inherited=local and group.scope == "user", overrides=overrides,
+                                          inherited_files=users)
     return lines + [f"warning: {p}" for p in resources.problems]
 
 
 def builtin_lines(settings: Any, local: bool) -> list[str]:
-    """The built-in plugins, on or off (``-builtin:NAME`` in ``extensions``), and in the
-    project scope the project's overrides."""
+    """The built-in plugins, on or off (``-builtin:NAME`` in ``extensions``); in the
+    project scope those the project does not switch (:func:`builtin_override_lines`)."""
     from pi_core.app.builtins import BUILTINS
 
     user = _builtin_switches(getattr(settings, "global_data", None))
     project = _builtin_switches(getattr(settings, "project_data", None)) if local else {}
     lines = ["  Built-in · inherited global" if local else "  Built-in", "    Extensions"]
-    for name in BUILTINS:
-        if name in project:
-            lines.append(f"      [{'+' if project[name] else '-'}] {name}")
-        elif local:
-            lines.append(f"      [{'x' if user.get(name, True) else ' '}] {name}  inherited global")
-        else:
-            lines.append(f"      [{'x' if user.get(name, True) else ' '}] {name}")
+    for name in (n for n in BUILTINS if n not in project):
+        lines.append(f"      [{'x' if user.get(name, True) else ' '}] {name}" + ("  inherited global" if local else ""))
     return lines
+
+
+def builtin_override_lines(settings: Any) -> list[str]:
+    """The built-ins the project's ``extensions`` switch (``+builtin:NAME`` /
+    ``-builtin:NAME``), in a group of their own as pi 1.6 shows them."""
+    from pi_core.app.builtins import BUILTINS
+
+    project = _builtin_switches(getattr(settings, "project_data", None))
+    switched = sorted((n for n in BUILTINS if n in project), key=str.casefold)  # by name, as pi 1.6
+    if not switched:
+        return []
+    return ["  Built-in (project override)", "    Extensions"] + [
+        f"      [+] {n}  project load" if project[n] else f"      [-] {n}  project unload" for n in switched]
 
 
 def _trusted(cwd: str, approve: bool | None) -> bool:

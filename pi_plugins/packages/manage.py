@@ -391,18 +391,27 @@ def run_remove(source: str, pip_args: list[str], *, local: bool = False, cwd: st
 
 def plugin_files(cwd: str | Path, approve: bool | None = None) -> list[dict]:
     """The plugin files settings.json lists (global, then the project's: once the project
-    is trusted, or with ``approve``, ``pi list -a``)."""
+    is trusted, or with ``approve``, ``pi list -a``). The list's patterns (``!glob``,
+    ``+path``, ``-path``) and built-in switches (``-builtin:NAME``) name no file: they are
+    not listed (pi 1.6's ``pi list`` does not show them either), but a file they leave
+    out says so (``left out``), and so does pi's TypeScript one (``cannot run here``)."""
+    from pi_core.app.discovery import builtin_switch, foreign_extension
+    from pi_core.app.resource_patterns import apply_patterns, is_pattern
     from pi_core.app.settings import Settings
 
     settings = Settings.load(cwd, agent_dir(), project_trusted=approve)
     found = []
     for scope, data, base in (("global", settings.global_data, settings.global_dir),
                               ("project", settings.project_data, settings.project_dir)):
-        entries = data.get("extensions")
-        for entry in entries if isinstance(entries, list) else []:
-            path = entry_path(entry, base)
-            if path is not None:
-                found.append({"path": str(path), "scope": scope, "exists": path.exists()})
+        listed = data.get("extensions")
+        entries = [e for e in listed if isinstance(e, str) and builtin_switch(e) is None] \
+            if isinstance(listed, list) else []
+        patterns = [e for e in entries if is_pattern(e)]
+        named = [(e, p) for e, p in ((e, entry_path(e, base)) for e in entries if not is_pattern(e)) if p]
+        paths = [p for _, p in named]
+        kept = apply_patterns(paths, patterns, Path(base)) if patterns and base is not None else set(paths)
+        found += [{"path": str(path), "scope": scope, "exists": path.exists(), "left_out": path not in kept,
+                   "runs_here": foreign_extension(entry) is None} for entry, path in named]
     return found
 
 
@@ -442,7 +451,9 @@ def run_list(*, cwd: str = ".", as_json: bool = False, approve: bool | None = No
     if files:
         _say('Plugin files (settings.json "extensions"):')
     for f in files:
-        _say(f"  {f['path']}  ({f['scope']}{'' if f['exists'] else ', missing'})")
+        notes = [f["scope"]] + ([] if f["exists"] else ["missing"]) + (["left out"] if f["left_out"] else []) \
+            + ([] if f["runs_here"] else ["for pi on Node: cannot run here"])
+        _say(f"  {f['path']}  ({', '.join(notes)})")
     return 0
 
 

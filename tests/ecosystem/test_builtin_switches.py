@@ -107,11 +107,25 @@ def test_dash_e_builtin_loads_a_built_in_whatever_settings_say(tmp_path):
     assert names(only) == ["compaction"]
 
 
+def test_dash_e_minus_builtin_drops_a_built_in_for_the_run_over_the_settings(tmp_path):
+    """``-e -builtin:NAME`` is the settings entry for one run: it wins over the settings'
+    ``+builtin:NAME``, and over ``-e builtin:NAME`` beside it. (pi 1.6 refuses it as an
+    extension path that does not exist; here it does what the settings entry does.)"""
+    home(tmp_path, user=["+builtin:compaction"])
+    plugins = loaded(tmp_path, extension_paths=["-builtin:compaction"])
+    assert "compaction" not in names(plugins) and "budget" in names(plugins)
+    assert reasons(plugins) == {"compaction": "dropped (-e -builtin:compaction)"}
+    assert not plugins.errors  # a switch is not a path to load
+    both = loaded(tmp_path, extension_paths=["builtin:compaction", "-builtin:compaction"], builtins=False)
+    assert "compaction" not in names(both)
+    assert "compaction" in names(loaded(tmp_path, extension_paths=["+builtin:compaction"], builtins=False))
+
+
 def test_an_unknown_built_in_is_reported(tmp_path):
     home(tmp_path, user=["-builtin:nope"])
-    plugins = loaded(tmp_path, extension_paths=["builtin:neither"])
+    plugins = loaded(tmp_path, extension_paths=["builtin:neither", "-builtin:nor"])
     problems = " ".join(str(e) for e in plugins.errors)
-    assert "builtin:nope" in problems and "builtin:neither" in problems
+    assert "builtin:nope" in problems and "builtin:neither" in problems and "-e -builtin:nor:" in problems
     assert "compaction" in names(plugins)
 
 

@@ -96,6 +96,33 @@ def test_pi_list_shows_plugin_files_with_their_scope(where, capsys):
     assert f"  {cwd / '.pi' / 'gone.py'}  (project, missing)\n" in out
 
 
+def test_pi_list_leaves_the_extensions_patterns_and_builtin_switches_out(where, capsys):
+    """``!glob``, ``+path``, ``-path`` and ``±builtin:NAME`` name no file (pi 1.6's ``pi
+    list`` does not show them either); a file a pattern leaves out says so."""
+    agent, cwd = where
+    agent.mkdir()
+    (agent / "a.py").write_text(TURN_END)
+    (agent / "b.py").write_text(TURN_END)
+    (agent / "settings.json").write_text(json.dumps({"extensions": [
+        "!glob/*.ts", "+path/x.py", "-path/y.py", "-builtin:mcp", "+builtin:skills", "builtin:themes",
+        "./a.py", "./b.py", "-./b.py"]}))
+    assert run_list(cwd=str(cwd)) == 0
+    assert capsys.readouterr().out == (
+        'Plugin files (settings.json "extensions"):\n'
+        f"  {agent / 'a.py'}  (global)\n"
+        f"  {agent / 'b.py'}  (global, left out)\n")
+    loaded = [i.name for i in load_plugins(cwd=cwd, agent_dir=agent).infos]
+    assert "a" in loaded and "b" not in loaded  # as the list says
+    (agent / "ext.ts").write_text("export default function () {}\n")
+    (agent / "settings.json").write_text(json.dumps({"extensions": ["./ext.ts"]}))  # pi's: named, not run
+    assert run_list(cwd=str(cwd)) == 0
+    assert f"  {agent / 'ext.ts'}  (global, for pi on Node: cannot run here)\n" in capsys.readouterr().out
+    (agent / "settings.json").write_text(json.dumps({"extensions": ["!*.py", "-builtin:mcp"]}))
+    assert run_list(cwd=str(cwd)) == 0
+    assert "No plugin packages installed." in capsys.readouterr().out
+    assert plugin_files(cwd) == []
+
+
 @pytest.mark.parametrize("source, kind, value", [
     ("pi-todo", "pip", "pi-todo"),
     ("pi-todo>=1.2", "pip", "pi-todo>=1.2"),

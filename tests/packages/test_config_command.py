@@ -113,3 +113,102 @@ def test_the_users_and_the_projects_own_folders_are_listed_around_the_builtins(a
     assert f"  User ({home}/) · inherited global" in project
     assert "      [x] mine  inherited global" in project
     assert project[-3:] == [f"  Project ({agent}/.pi/)", "    Skills", "      [x] here"]
+
+
+def own_files(agent_dir, project):
+    """Your own skills, prompts and a theme in the agent dir, a prompt of the project's."""
+    for name in ("mine", "other"):
+        (agent_dir / "skills" / name).mkdir(parents=True)
+        (agent_dir / "skills" / name / "SKILL.md").write_text(f"---\nname: {name}\ndescription: D.\n---\nx\n")
+    (agent_dir / "prompts").mkdir()
+    (agent_dir / "prompts" / "review.md").write_text("Review\n")
+    (agent_dir / "prompts" / "fix.md").write_text("Fix\n")
+    (agent_dir / "themes").mkdir()
+    (agent_dir / "themes" / "t1.json").write_text('{"name": "t1"}')
+    (project / ".pi" / "prompts").mkdir(parents=True, exist_ok=True)
+    (project / ".pi" / "prompts" / "local.md").write_text("Local\n")
+
+
+def without_builtins(lines):
+    """The lines after the packages, the built-ins left out (pi 1.6's are other ones)."""
+    start = next(i for i, line in enumerate(lines) if line.startswith("  User ("))
+    kept, skipping = [], False
+    for line in lines[start:]:
+        if line.startswith("  "):
+            skipping = line.startswith("  Built-in") if not line.startswith("    ") else skipping
+        if not skipping:
+            kept.append(line)
+    return kept
+
+
+def test_the_projects_marks_on_your_own_files_are_shown_as_pi16_shows_them(tmp_path, monkeypatch):
+    """Project entries naming one of your own files (by its path from ``.pi``, from its
+    own folder, or absolute; a skill by its ``SKILL.md``) load it ``[+]`` or unload it
+    ``[-]``; pi 1.6's ``pi config -l`` with these settings, its built-ins left out."""
+    agent_dir, project = tmp_path / "agent", tmp_path / "proj"
+    (project / ".pi").mkdir(parents=True)
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(agent_dir))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    own_files(agent_dir, project)
+    (agent_dir / "settings.json").write_text(json.dumps({"prompts": ["-prompts/fix.md"]}))
+    (project / ".pi" / "settings.json").write_text(json.dumps({
+        "skills": [f"-{agent_dir}/skills/mine", "+skills/other/SKILL.md"],  # a skill's folder names nothing
+        "prompts": ["-prompts/review.md", f"+{agent_dir}/prompts/fix.md"],
+        "themes": ["-../../agent/themes/t1.json"]}))
+    assert without_builtins(config_lines(str(project), local=True, approve=True)) == [
+        f"  User ({agent_dir}/) · inherited global",
+        "    Skills",
+        "      [x] mine  inherited global",
+        "      [+] other  project load",
+        "    Prompts",
+        "      [+] fix.md  project load",
+        "      [-] review.md  project unload",
+        "    Themes",
+        "      [-] t1.json  project unload",
+        f"  Project ({project}/.pi/)",
+        "    Prompts",
+        "      [x] local.md",
+    ]
+
+
+def test_your_files_the_project_lists_are_its_own_group_and_its_built_in_switches_another(tmp_path, monkeypatch):
+    """pi 1.6: a file the project's settings list shows under "Project settings" (still
+    "inherited global"); a path the user's settings list, under "User settings" rather
+    than the folder it is in; the built-ins the project switches, in a group of their own."""
+    agent_dir, project = tmp_path / "agent", tmp_path / "proj"
+    (project / ".pi").mkdir(parents=True)
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(agent_dir))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    own_files(agent_dir, project)
+    (agent_dir / "settings.json").write_text(json.dumps({
+        "prompts": ["-prompts/fix.md"], "skills": ["skills/other"], "extensions": ["-builtin:compaction"]}))
+    (project / ".pi" / "settings.json").write_text(json.dumps({
+        "skills": [f"{agent_dir}/skills/mine", f"-{agent_dir}/skills/mine"],
+        "prompts": [f"{agent_dir}/prompts/fix.md", f"+{agent_dir}/prompts/fix.md"],
+        "extensions": ["-builtin:mcp", "+builtin:compaction"]}))
+    lines = config_lines(str(project), local=True, approve=True)
+    assert without_builtins(lines) == [
+        f"  User ({agent_dir}/) · inherited global",
+        "    Prompts",
+        "      [x] review.md  inherited global",
+        "    Themes",
+        "      [x] t1.json  inherited global",
+        "  User settings · inherited global",
+        "    Skills",
+        "      [x] other  inherited global",
+        f"  Project ({project}/.pi/)",
+        "    Prompts",
+        "      [x] local.md",
+        "  Project settings",
+        "    Skills",
+        "      [ ] mine  inherited global",
+        "    Prompts",
+        "      [+] fix.md  project load",
+    ]
+    start = lines.index("  Built-in (project override)")  # between the project's folder and its settings
+    assert lines[start - 1:start + 5] == ["      [x] local.md", "  Built-in (project override)", "    Extensions",
+                                          "      [+] compaction  project load", "      [-] mcp  project unload",
+                                          "  Project settings"]
+    assert "      [x] budget  inherited global" in lines and not any(" mcp  inherited" in line for line in lines)
+    user = config_lines(str(project), local=False, approve=False)
+    assert "  Built-in (project override)" not in user and "      [ ] compaction" in user

@@ -85,6 +85,25 @@ def test_without_the_packages_builtin_the_settings_packages_give_nothing(pi_dir)
     assert [t.name for t in templates_of(make_ctx(*pi_dir, with_packages=False)).templates] == []
 
 
+def test_e_minus_builtin_packages_switches_them_off_for_the_run_as_the_settings_entry_does(pi_dir):
+    from pi_core.app.discovery import load_plugins
+
+    agent, project = pi_dir
+    trusted = Settings.load(str(project), agent, project_trusted=True)
+
+    def skill_names(extension_paths):
+        plugins = load_plugins(cwd=project, agent_dir=agent, settings=trusted, extension_paths=extension_paths)
+        ctx = Context(cwd=str(project), plugins=plugins, agent_dir=agent, options=ResourceOptions(),
+                      settings=trusted)
+        return [s.name for s in skills_of(ctx).skills], plugins
+
+    found, plugins = skill_names(["-builtin:packages"])
+    assert found == ["proj-skill", "user-skill"]
+    assert {s.name: s.reason for s in plugins.skipped}["packages"] == "dropped (-e -builtin:packages)"
+    assert not plugins.errors  # not "no plugin at .../-builtin:packages"
+    assert skill_names([])[0] == PI16_SKILL_ORDER
+
+
 def test_package_prompt_templates_load_per_the_manifest(pi_dir):
     found = templates_of(make_ctx(*pi_dir))
     assert [t.name for t in found.templates] == ["council", "gather-context-and-clarify", "parallel-cleanup",

@@ -144,12 +144,17 @@ def register_tools():
 
 
 @pytest.mark.process
-def test_without_the_packages_builtin_e_packages_are_named_once_and_the_plugins_still_load(tmp_path, server, registry):
-    """With ``-builtin:packages``, ``-e npm:NAME`` and ``-e ./folder`` cannot load: one
-    line on stderr says why; a Python plugin given with ``-e`` beside them still loads."""
+@pytest.mark.parametrize("switched_off_by", ["settings", "-e"])
+def test_without_the_packages_builtin_e_packages_are_named_once_and_the_plugins_still_load(
+        tmp_path, server, registry, switched_off_by):
+    """With ``-builtin:packages`` (in the settings, or ``-e -builtin:packages``),
+    ``-e npm:NAME`` and ``-e ./folder`` cannot load: one line on stderr says why; a Python
+    plugin given with ``-e`` beside them still loads."""
     pi = PiRunner(tmp_path, server)
     pi.env["npm_config_registry"] = registry.url
-    (pi.agent_dir / "settings.json").write_text(json.dumps({"extensions": ["-builtin:packages"]}))
+    switch = ["-e", "-builtin:packages"] if switched_off_by == "-e" else []
+    if not switch:
+        (pi.agent_dir / "settings.json").write_text(json.dumps({"extensions": ["-builtin:packages"]}))
     (pi.cwd / "folder").mkdir()
     (pi.cwd / "folder" / "package.json").write_text('{"name": "folder", "pi": {"skills": ["skills"]}}')
     (pi.cwd / "folder" / "skills" / "folder-skill").mkdir(parents=True)
@@ -157,11 +162,11 @@ def test_without_the_packages_builtin_e_packages_are_named_once_and_the_plugins_
         "---\nname: folder-skill\ndescription: F.\n---\nx\n")
     (pi.cwd / "marker.py").write_text(PLUGIN)
     server.push(Reply(text="ok"))
-    done = pi.run("--no-session", "-e", "npm:pi-themes", "-e", "./folder", "-e", "./marker.py", "-p", "Hi")
+    done = pi.run("--no-session", *switch, "-e", "npm:pi-themes", "-e", "./folder", "-e", "./marker.py", "-p", "Hi")
     assert done.returncode == 0 and done.stdout == "ok\n", done.stderr
     assert [line for line in done.stderr.splitlines() if "npm:pi-themes" in line] == [
         "warning: -e npm:pi-themes, -e ./folder: pi packages need the packages built-in, which is not "
-        "loaded (-builtin:packages in the settings' extensions, or plugins.disabled); skipped"]
+        "loaded (-builtin:packages in the settings' extensions or on -e, or plugins.disabled); skipped"]
     assert "marker_tool" in [t["function"]["name"] for t in server.requests[-1].body["tools"]]
     assert registry.requests == [] and not (pi.agent_dir / "tmp").exists()
     assert "folder-skill" not in json.dumps(server.requests[-1].body["messages"][0])

@@ -5,6 +5,7 @@ the same ``pi list``. pi runs with ``-ne``: its extensions would add tools and r
 their own, which do not run here."""
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -421,3 +422,39 @@ def test_reload_refreshes_a_cached_e_package_in_pi16_and_here_in_the_same_cache(
 
     asyncio.run(reload_here())
     assert _cached_versions(side.agent, name) == ["0.12.4"]
+
+
+def _group(lines: list[str], title: str) -> list[str]:
+    """One group of a resource screen, its heading first (cursor marks taken off)."""
+    rest = [("  " + line[2:] if line.startswith("> ") else line) for line in lines]
+    start = rest.index(title)
+    end = next((i for i, line in enumerate(rest[start + 1:], start + 1)
+                if not line.startswith("    ")), len(rest))
+    return rest[start:end]
+
+
+def test_pi_config_l_shows_the_projects_overrides_of_your_own_files_as_pi16_does(side):
+    """``[+]``/``[-]`` on your own skills, prompts and themes where the project's
+    settings name them (absolute, from ``.pi``, from the agent dir; with the path itself
+    a file moves to "Project settings"), and the built-ins the project switches."""
+    agent = side.agent
+    (agent / "skills" / "other").mkdir(parents=True)
+    (agent / "skills" / "other" / "SKILL.md").write_text("---\nname: other\ndescription: O.\n---\nx\n")
+    (agent / "prompts").mkdir()
+    for name in ("review.md", "fix.md", "keep.md"):
+        (agent / "prompts" / name).write_text("Do $1\n")
+    (agent / "themes").mkdir()
+    (agent / "themes" / "t1.json").write_text('{"name": "t1"}\n')
+    (agent / "settings.json").write_text(json.dumps({"prompts": ["-prompts/fix.md"], "extensions": ["-builtin:mcp"]}))
+    (side.project / ".pi" / "settings.json").write_text(json.dumps({
+        "skills": [f"-{agent}/skills/user-skill/SKILL.md", "+skills/other/SKILL.md"],
+        "prompts": ["-prompts/review.md", f"{agent}/prompts/fix.md", f"+{agent}/prompts/fix.md"],
+        "themes": [f"-{os.path.relpath(agent / 'themes' / 't1.json', side.project / '.pi')}"],
+        "extensions": ["+builtin:mcp", "-builtin:codemode"]}))
+    theirs = _pi16_screen(side, "config", "-l", "-a", until="  Project settings", width=250)
+    ours = side.ours("config", "-l", "-a")
+    assert ours.returncode == 0, ours.stderr
+    assert _own_groups(ours.stdout.splitlines()) == _own_groups(theirs)
+    assert _group(ours.stdout.splitlines(), "  Built-in (project override)") == \
+        _group(theirs, "  Built-in (project override)")
+    assert "      [-] user-skill  project unload" in theirs and "      [+] fix.md  project load" in theirs
