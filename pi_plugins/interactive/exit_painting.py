@@ -24,8 +24,9 @@ log = logging.getLogger(__name__)
 
 #: Below this much source left (characters), a fork costs more than it saves.
 PARALLEL_FROM_CHARS = 40_000
-#: How long a child may take beyond the chat's own share before its run is painted here.
-CHILD_GRACE_SECONDS = 60.0
+#: How long a child may take beyond twice the chat's own share before its run is
+#: painted here (a child stuck, say, on a lock another thread held at the fork).
+CHILD_GRACE_SECONDS = 10.0
 MAX_WORKERS = 4
 
 PaintOne = Callable[[int], list[str]]
@@ -69,7 +70,7 @@ def paint_all(sizes: Sequence[int], paint: PaintOne) -> list[list[str]]:
     children = [(_fork(part, paint), part) for part in parts[1:]]
     started = time.monotonic()
     results = [paint(i) for i in parts[0]]
-    deadline = time.monotonic() + max(time.monotonic() - started, 1.0) + CHILD_GRACE_SECONDS
+    deadline = time.monotonic() + max(2 * (time.monotonic() - started), 1.0) + CHILD_GRACE_SECONDS
     for child, part in children:
         painted = _collect(child, deadline) if child is not None else None
         if painted is None or len(painted) != len(part):

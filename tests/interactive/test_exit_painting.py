@@ -41,3 +41,19 @@ def test_a_child_that_fails_leaves_its_run_to_the_chat(two_workers):
 
     assert exit_painting.paint_all([100] * 6, paint) == [[f"line {i}"] for i in range(6)]
 
+
+
+def test_a_child_that_hangs_is_stopped_and_its_run_painted_by_the_chat(two_workers, monkeypatch):
+    import time
+
+    monkeypatch.setattr(exit_painting, "CHILD_GRACE_SECONDS", 0.5)
+    parent = os.getpid()
+
+    def paint(i):
+        if os.getpid() != parent:
+            time.sleep(60)  # stuck
+        return [f"line {i}"]
+
+    started = time.monotonic()
+    assert exit_painting.paint_all([100] * 4, paint) == [[f"line {i}"] for i in range(4)]
+    assert time.monotonic() - started < 10
