@@ -122,6 +122,8 @@ class InteractiveApp:
         #: is printed into the terminal's scrollback (regular).
         self.fullscreen = tui_mode(pi_app) == "fullscreen"
         self.scrollback = TranscriptView(self) if self.fullscreen else Scrollback(self)
+        self.switching_to: str | None = None  # the mode asked for in /settings (:mod:`.mode_switch`)
+        self.flusher_task: asyncio.Task | None = None
         self.live = LiveArea(self)
         self.events = EventBlocks(self)
         self.submission = Submission(self)
@@ -189,7 +191,7 @@ class InteractiveApp:
         def started() -> None:
             self.running = True
             self.files.refresh()
-            self.spawn(self.scrollback.flusher())
+            self.flusher_task = self.spawn(self.scrollback.flusher())
             self.spawn(appearance.watch_theme(self))
             if self.pi.args.resume:
                 self.spawn(builtin.resume(self, ""))
@@ -203,6 +205,12 @@ class InteractiveApp:
 
         try:
             await self.app.run_async(pre_run=started, set_exception_handler=False)
+            while self.switching_to is not None:  # /settings changed the TUI mode: the same chat in it
+                from pi_plugins.interactive import mode_switch
+
+                mode, self.switching_to = self.switching_to, None
+                mode_switch.remount(self, mode)
+                await self.app.run_async(pre_run=lambda: mode_switch.resumed(self), set_exception_handler=False)
         except asyncio.CancelledError:
             if not ended_anyway:
                 raise

@@ -504,9 +504,15 @@ async def _settings(tui: ChatPort, args: str) -> None:
 
 
 async def trust(tui: ChatPort, args: str) -> None:
+    from pi_plugins.interactive.dialogs import Item, ListDialog
     from pi_plugins.trust import trust_command
 
-    await trust_command(args, tui.harness.ctx)
+    async def ask(title: str, labels: list[str], selected: int) -> str | None:  # on the saved answer, as 1.6
+        items = [Item(label, label) for label in labels]
+        return await tui.show_dialog(ListDialog(tui.painter, title, items, selected=selected,
+                                                hint="↑↓ navigate  enter save  esc cancel"))
+
+    await trust_command(args, tui.harness.ctx, ask)
 
 
 async def login(tui: ChatPort, args: str) -> None:

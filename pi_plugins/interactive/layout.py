@@ -124,8 +124,12 @@ class ChatLayout:
     def application(self, root, *, full_screen: bool, mouse_support: bool, key_bindings=None) -> Application:
         """prompt_toolkit's application around ``root``, with the chat's keys, style and timings."""
         tui = self.tui
+        try:
+            layout = Layout(root, focused_element=tui.editor)
+        except ValueError:  # a dialog stands where the editor is (the TUI mode switched under /settings)
+            layout = Layout(root)
         app = Application(
-            layout=Layout(root, focused_element=tui.editor),
+            layout=layout,
             input=tui.terminal_input,
             output=tui.terminal_output,
             key_bindings=key_bindings or DynamicKeyBindings(lambda: tui.keys.bindings),

@@ -244,22 +244,31 @@ class LazyLines:
 
     def all_lines(self) -> list[str]:
         """Every finished piece's lines, top to bottom (the exit's transcript): those
-        painted are reused; a long answer not split yet is painted whole, a third faster
-        than by its paragraphs, and nothing is kept (the chat has ended)."""
+        painted are reused; the rest are painted on every core (:mod:`.exit_painting`),
+        a long answer not split yet whole (a third faster than by its paragraphs), and
+        nothing is kept (the chat has ended)."""
+        from pi_plugins.interactive.exit_painting import paint_all
+
+        left = [piece for piece in self.pieces if piece.lines is None]
+        painted = iter(paint_all([len(piece.source or "") + 100 for piece in left],
+                                 lambda i: self._exit_piece_lines(left[i])))
         lines: list[str] = []
-        index = 0
-        while index < len(self.pieces):
-            piece = self.pieces[index]
-            if piece.lines is None:
-                if piece.unsplit and piece.text is None:
-                    lines += self.tui.paint(piece.block, self._width)
-                    index += 1
-                    continue
-                self._paint_at(index, piece)
-                if piece.lines is None:  # split into its paragraphs: those come next
-                    continue
-            lines += piece.lines
-            index += 1
+        for piece in self.pieces:
+            lines += piece.lines if piece.lines is not None else next(painted)
+        return lines
+
+    def _exit_piece_lines(self, piece: Piece) -> list[str]:
+        """A piece's lines, painted as the view would (split or not), leaving it as it is."""
+        tui, width = self.tui, self._width
+        if piece.text is None:
+            return tui.paint(piece.block, width)
+        texts = split_paragraphs(piece.text) if piece.unsplit else [piece.text]
+        lines: list[str] = []
+        for text in texts:
+            try:
+                lines += paint_paragraph(text, piece.style or "none", tui.painter, width, tui.view)
+            except Exception as exc:  # one unpaintable paragraph must not cost the transcript
+                lines += block_lines(_Broken(exc), tui.painter, width, tui.view)
         return lines
 
     def paint_rows(self, rows: Callable[[], tuple[int, int]]) -> None:

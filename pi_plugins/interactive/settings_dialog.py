@@ -49,6 +49,20 @@ def _save_quiet_startup(tui: ChatPort, value: str) -> None:  # pi 1.6: true, fal
     tui.settings.remember("quietStartup", "header" if value == "header" else value == "true")
 
 
+def _tui_mode(tui: ChatPort) -> str:
+    switching = getattr(tui, "switching_to", None)  # the dialog reopens before the switch is done
+    return switching or ("fullscreen" if getattr(tui, "fullscreen", False) else "regular")
+
+
+def _switch_tui_mode(tui: ChatPort, value: str) -> None:
+    from pi_plugins.interactive import mode_switch
+
+    if not mode_switch.request(tui, value):  # type: ignore[arg-type]  # the chat itself
+        tui.add_text(mode_switch.OVERLAYS_OPEN, "warning")
+        return
+    tui.settings.remember("tuiMode", value)
+
+
 async def _thinking(tui: ChatPort, value: str) -> None:
     await tui.harness.set_thinking_level(value)
     tui.settings.remember("defaultThinkingLevel", value)  # /settings edits the saved default
@@ -125,10 +139,9 @@ OPTIONS = [
            lambda tui: str(tui.settings.get("autocompleteMaxVisible", 5)), _save("autocompleteMaxVisible", int)),
     Option("clear-on-shrink", "Clear on shrink", "Clear empty rows when the screen's content shrinks",
            lambda tui: ON_OFF, _flag("terminal.clearOnShrink"), _save("terminal.clearOnShrink", bool)),
-    # pi 1.6's fullscreen mode; the mode itself changes at the next start
-    Option("tui-mode", "Terminal mode", "fullscreen (the alternate screen) or regular (the terminal's "
-           "scrollback); from the next start", lambda tui: ["fullscreen", "regular"],
-           lambda tui: tui.settings.get("tuiMode") or "fullscreen", _save("tuiMode")),
+    # pi 1.6's TUI mode, switched at once (:mod:`.mode_switch`)
+    Option("tui-mode", "TUI mode", "Interface layout; regular mode uses the terminal's normal scrollback",
+           lambda tui: ["regular", "fullscreen"], _tui_mode, _switch_tui_mode),
     Option("fullscreen-scrollbar", "Fullscreen scrollbar", "The transcript's scrollbar in fullscreen mode",
            lambda tui: ["auto", "always", "hidden"], lambda tui: str(tui.settings.get("fullscreenScrollbar", "auto")),
            _save("fullscreenScrollbar")),

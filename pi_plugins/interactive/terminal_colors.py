@@ -14,14 +14,29 @@ import re
 import time
 from typing import Any
 
-QUERY = b"\x1b]10;?\x07\x1b]11;?\x07\x1b[c"
+#: OSC 10/11 (default colours), OSC 4 for the 16 ANSI colours (the ``system`` theme's
+#: hues, :mod:`.system_theme`), then device attributes, which every terminal answers.
+QUERY = b"\x1b]10;?\x07\x1b]11;?\x07" + b"".join(b"\x1b]4;%d;?\x07" % n for n in range(16)) + b"\x1b[c"
 TIMEOUT_SECONDS = 0.1  # pi 1.6's TERMINAL_QUERY_TIMEOUT_MS
 _COLOR_REPLY = re.compile(rb"\x1b\](10|11);rgb:([0-9a-fA-F]{1,4})/([0-9a-fA-F]{1,4})/([0-9a-fA-F]{1,4})(?:\x07|\x1b\\)")
+_PALETTE_REPLY = re.compile(rb"\x1b\]4;(\d+);rgb:([0-9a-fA-F]{1,4})/([0-9a-fA-F]{1,4})/([0-9a-fA-F]{1,4})(?:\x07|\x1b\\)")
 _ATTRIBUTES_REPLY = re.compile(rb"\x1b\[\?[\d;]*c")
 
 RGB = tuple[float, float, float]
 #: What the terminal reported at start ("foreground", "background"), once asked.
 reported: dict[str, RGB] = {}
+#: The 16 ANSI colours it reported (OSC 4), all or none.
+reported_palette: list[RGB] = []
+
+
+def _channel(digits: bytes) -> float:
+    return int(digits, 16) / (16 ** len(digits) - 1) * 255
+
+
+def parse_palette(data: bytes) -> list[RGB]:
+    """The 16 ANSI colours in the OSC 4 replies, in order; [] unless all 16 came."""
+    found = {int(n): (_channel(r), _channel(g), _channel(b)) for n, r, g, b in _PALETTE_REPLY.findall(data)}
+    return [found[n] for n in range(16)] if all(n in found for n in range(16)) else []
 
 
 def parse_replies(data: bytes) -> dict[str, RGB]:
@@ -65,6 +80,7 @@ def ask_terminal(fd: int | None = None, timeout: float = TIMEOUT_SECONDS) -> dic
         termios.tcsetattr(fd, termios.TCSANOW, saved)
     reported.clear()
     reported.update(parse_replies(data))
+    reported_palette[:] = parse_palette(data)
     return dict(reported)
 
 

@@ -322,10 +322,21 @@ def pick_named(themes: dict[str, Palette], wanted: str, env: Any = None,
 
 
 def system(env: Any = None) -> Palette:
-    """pi 1.6's ``system`` theme (the default), as far as it goes here: the built-in light
-    or dark palette by the terminal's background (:func:`terminal_is_light`). pi also asks
-    for the 16 ANSI colours (OSC 4) and derives each of its colours from them."""
-    palette = light() if terminal_is_light(env) else dark()
+    """pi 1.6's ``system`` theme (the default): its colours built from the terminal's
+    reported background, foreground and 16 ANSI colours (:mod:`.system_theme`); where
+    the terminal reported no background, the built-in light or dark palette by
+    :func:`terminal_is_light` (1.6 then uses ANSI indices the terminal draws itself)."""
+    from pi_plugins.interactive.terminal_colors import reported, reported_palette
+
+    background = reported.get("background")
+    if background is None:
+        palette = light() if terminal_is_light(env) else dark()
+    else:
+        from pi_plugins.interactive.system_theme import generate
+
+        colors, _, appearance = generate(background, reported.get("foreground"), reported_palette or None)
+        palette, _ = palette_from({"name": "terminal", "appearance": appearance, "colors": colors})
+        palette.source = "builtin"
     palette.name = "system"
     return palette
 

@@ -45,8 +45,8 @@ async def decide_trust(plugins: Any, question: Any, ctx: Any) -> Any:
     return trust_answer(await plugins.call("decide_project_trust", event=question, ctx=ctx))
 
 
-async def trust_command(args: str, ctx: Any) -> None:
+async def trust_command(args: str, ctx: Any, ask: Any = None) -> None:
     """``/trust`` (:func:`pi_plugins.trust.command.trust_command`)."""
     from pi_plugins.trust.command import trust_command as run
 
-    await run(args, ctx)
+    await run(args, ctx, ask)

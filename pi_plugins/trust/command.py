@@ -8,6 +8,7 @@ decided before anything of it loads.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from pi_core.app.settings import project_allowed
@@ -29,7 +30,12 @@ def _is_saved(option: Any, saved: tuple[str, bool] | None) -> bool:
     return decision == saved[1] == option.trusted and canonical(folder) == saved[0]
 
 
-async def trust_command(args: str, ctx: Any) -> None:
+#: ``ask(title, labels, selected)``: the chosen label or None; the chat passes one that
+#: starts on ``selected`` (pi 1.6's selector starts on the saved answer).
+Ask = Callable[[str, list[str], int], Awaitable[str | None]]
+
+
+async def trust_command(args: str, ctx: Any, ask: Ask | None = None) -> None:
     here = canonical(ctx.cwd)
     store = TrustStore(ctx.agent_dir)
     try:
@@ -40,8 +46,9 @@ async def trust_command(args: str, ctx: Any) -> None:
     current = "trusted" if project_allowed(ctx.settings, ctx.cwd, ctx.agent_dir) else "untrusted"
     options = trust_options(here, session_only=False)
     labels = [("✓ " if _is_saved(o, saved) else "  ") + o.label for o in options]  # pi's ✓ on the saved one
-    chosen = await ctx.ui.select(
-        f"Project trust\n{here}\n\nSaved decision: {_saved(saved, here)}\nCurrent session: {current}", labels)
+    selected = next((i for i, o in enumerate(options) if _is_saved(o, saved)), 0)
+    title = f"Project trust\n{here}\n\nSaved decision: {_saved(saved, here)}\nCurrent session: {current}"
+    chosen = await (ask(title, labels, selected) if ask else ctx.ui.select(title, labels))
     option = options[labels.index(chosen)] if chosen in labels else None
     if option is None:
         return

@@ -62,3 +62,36 @@ def test_settings_switches_the_theme(pi_tui):
     term.press("Enter")
     term.wait_for(lambda s: "Settings" in s and "light" in s)
     assert _settings(term)["theme"] == "light"
+
+
+def _alternate_screen(term) -> bool:
+    return term._tmux("display-message", "-t", "t", "-p", "#{alternate_on}").strip() == "1"
+
+
+def test_settings_switches_the_tui_mode_while_the_chat_runs(pi_tui, server):
+    """pi 1.6 switches regular and fullscreen at once, keeping the conversation, and says so."""
+    from support.llm_server import Reply
+
+    server.push(Reply(text="an answer from before the switch"))
+    term = pi_tui("--tui-mode", "regular")
+    term.submit("hello")
+    term.wait_for("an answer from before the switch")
+    term.wait_idle()
+    assert not _alternate_screen(term)
+    for mode, alternate in (("fullscreen", True), ("regular", False)):
+        term.submit("/settings")
+        term.wait_for("→ Thinking level")
+        term.press(*["Down"] * 19)
+        term.wait_for("→ TUI mode")
+        term.press("Enter")
+        term.wait_for(lambda s, mode=mode: any(line.startswith(" → TUI mode") and line.endswith(mode)
+                                               for line in s.split("\n")))
+        assert _settings(term)["tuiMode"] == mode
+        term.wait_for(f"TUI mode: {mode}")  # the new mode runs: keys go to it
+        term.press("Escape")
+        screen = term.wait_drawn(lambda s, mode=mode: f"TUI mode: {mode}" in s and "Settings" not in s)
+        assert _alternate_screen(term) is alternate
+        assert "an answer from before the switch" in term.screen(history=not alternate)
+    server.push(Reply(text="an answer after the switch"))
+    term.submit("again")  # the chat goes on in the new mode
+    term.wait_for("an answer after the switch")

@@ -36,15 +36,70 @@ def test_without_a_theme_setting_the_system_theme_is_used(tmp_path):
     assert chosen.styles["user.box"] == themes["light"].styles["user.box"]
 
 
+_TMUX_COLOURS = {"default-terminal": "tmux-256color", "terminal-overrides": ",*:Tc"}
+
+
+def _user_box(screen: str) -> str | None:
+    """The background SGR (``48;2;R;G;B``) the user's message "hello" is drawn on (set
+    on the box's padding row above it, or on its own line)."""
+    import re
+
+    found = re.findall(r"48;2;\d+;\d+;\d+", screen.split("hello")[0])
+    return found[-1] if found else None
+
+
 @pytest.mark.process
-@pytest.mark.parametrize("background, box", [("#f0f0f0", "48;2;236;239;244"), ("#101018", "48;2;52;53;65")])
-def test_the_default_theme_follows_the_background_tmux_reports(pi_tui, server, background, box):
-    """tmux answers a colour query with its window style's colours: a light style gives
-    the light palette (the user's message on #eceff4), a dark one the dark (#343541)."""
+@pytest.mark.parametrize("background", ["#f0f0f0", "#101018"])
+def test_the_system_theme_builds_its_colours_from_the_background_tmux_reports(pi_tui, server, background):
+    """tmux answers a colour query with its window style's background (no palette: tmux
+    3.3 leaves the index out of its OSC 4 replies): pi 1.6's colours placed for that
+    background, the user's message on the box colour 1.6 computes for it."""
+    from pi_plugins.interactive.system_theme import generate
+
+    rgb = tuple(int(background[i:i + 2], 16) for i in (1, 3, 5))
+    box = generate(rgb)[0]["userMessageBg"]
     server.push(Reply(text="Answered."))
-    term = pi_tui(env={"COLORTERM": "truecolor"},
-                  tmux_options={"window-style": f"bg={background}", "default-terminal": "tmux-256color",
-                                "terminal-overrides": ",*:Tc"})
+    term = pi_tui(env={"COLORTERM": "truecolor"}, tmux_options={"window-style": f"bg={background}", **_TMUX_COLOURS})
     term.submit("hello")
     term.wait_for("Answered.")
-    assert box in term.screen(ansi=True)
+    assert _user_box(term.screen(ansi=True)) == "48;2;" + ";".join(str(int(box[i:i + 2], 16)) for i in (1, 3, 5))
+
+
+@pytest.mark.process
+@pytest.mark.parametrize("background", ["#f0f0f0", "#101018"])
+def test_the_system_theme_draws_the_users_message_as_pi_16_does(tmp_path, server, background):
+    """Side by side in the same tmux: pi 1.6's box colour and ours, to the channel."""
+    import json
+    import sys
+    import time
+
+    from support.programs import NODE22, require_program, require_real
+    from support.terminal import Terminal
+
+    require_program("tmux", ".ci/run installs it")
+    package = require_real("pi16")
+    home = tmp_path / "home"
+    (home / "project").mkdir(parents=True)
+    (home / "agent").mkdir()
+    (home / "agent" / "models.json").write_text(json.dumps(server.models_json("local", apiKey="test-key")))
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "PI_CODING_AGENT_DIR": str(home / "agent"),
+           "TERM": "xterm-256color", "COLORTERM": "truecolor", "LANG": "C.UTF-8", "SHELL": "/bin/sh"}
+    boxes = {}
+    for name, argv in {"pi16": [str(NODE22), str(package / "dist" / "cli.js")],
+                       "ours": [sys.executable, "-m", "pi_plugins.cli"]}.items():
+        (tmp_path / name).mkdir()
+        server.push(Reply(text="Answered."))
+        with Terminal(tmp_path / name, [*argv, "--model", "local/test-model"], env=env, cwd=home / "project",
+                      options={"window-style": f"bg={background}", **_TMUX_COLOURS}) as term:
+            term.wait_for("(auto)", timeout=30)
+            term.type("hello")
+            for _ in range(30):  # pi 1.6 refuses a prompt while its start-up is in progress
+                term.press("Enter")
+                if "Answered." in term.wait_for(lambda s: "Answered." in s or "still in progress" in s, timeout=30):
+                    break
+                term.wait_for(lambda s: "still in progress" not in s, timeout=30)
+                time.sleep(0.5)
+            boxes[name] = _user_box(term.screen(ansi=True))
+    assert boxes["pi16"] is not None
+    channels = {name: [int(c) for c in box.split(";")[2:]] for name, box in boxes.items() if box}
+    assert max(abs(a - b) for a, b in zip(channels["ours"], channels["pi16"], strict=True)) <= 1, boxes

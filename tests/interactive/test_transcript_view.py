@@ -298,3 +298,18 @@ def test_the_exit_transcript_is_every_block_as_the_view_paints_it_in_order():
     width = view.view_width()
     whole = [line for block in blocks for line in block_lines(block, chat.painter, width, chat.view)]
     assert view.exit_lines() == whole
+
+
+def test_the_exit_transcript_painted_on_two_cores_is_the_one_painted_on_one(monkeypatch):
+    """Quitting right after a resume paints most of it at exit, on every core."""
+    from pi_plugins.interactive import exit_painting
+
+    monkeypatch.setattr(exit_painting, "PARALLEL_FROM_CHARS", 0)
+    monkeypatch.setattr(exit_painting, "workers", lambda: 2)
+    blocks = _long_conversation(answers=6)
+    chat = _Chat(blocks)
+    view = TranscriptView(chat)
+    _frame(view, 20)
+    width = view.view_width()
+    whole = [line for block in blocks for line in block_lines(block, chat.painter, width, chat.view)]
+    assert view.exit_lines() == whole

@@ -140,3 +140,23 @@ def test_the_five_answers_read_and_save_what_pi_16s_do(project, tmp_path, number
     here = os.path.realpath(project.cwd)
     expected = {1: {here: True}, 2: {os.path.dirname(here): True}, 3: None, 4: {here: False}, 5: None}
     assert ours[1] == pi16[1] == expected[number]
+
+
+def test_slash_trust_starts_on_the_saved_answer(project, tmp_path):
+    """pi 1.6's ``/trust`` selector opens on the answer in force, so Enter keeps it."""
+    with _chat(project, tmp_path, "first") as term:
+        term.wait_for("Trust project folder?", timeout=20)
+        _answer(term, 4)  # do not trust, saved
+        term.wait_for("(auto)", timeout=20)
+        _quit(term)
+    with _chat(project, tmp_path, "second") as term:
+        term.wait_for("(auto)", timeout=20)
+        term.type("/trust")
+        term.press("Enter")
+        screen = term.wait_for("Saved decision: untrusted", timeout=20)
+        assert "→ ✓ Do not trust" in screen and "→   Trust" not in screen
+        assert "enter save" in screen
+        term.press("Enter")
+        term.wait_for("Saved trust decision: untrusted", timeout=20)
+        _quit(term)
+    assert not project.marker.exists()
