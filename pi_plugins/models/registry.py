@@ -177,7 +177,12 @@ class ModelRegistry:
         for name, config in self.registered.items():
             models, extra = _apply_registration(name, config, models, self.env)
             settings.update(extra)
-        self.models = [m for m in models if m.key not in self.virtual] + list(self.virtual.values())
+        physical = {m.key for m in models if m.api != "virtual"}
+        for key in dict.fromkeys(m.key for m in models if m.api == "virtual" and m.key in physical):
+            self.errors.append(f"Virtual model {key} conflicts with a physical model.")  # pi 1.6's words
+        models = [m for m in models if m.api != "virtual" or m.key not in physical]
+        latest = {m.key: m for m in models if m.api == "virtual"}  # the same key twice: the later, as 1.6
+        self.models = [m for m in models if m.key not in self.virtual and latest.get(m.key, m) is m] + list(self.virtual.values())
         self._settings = settings
 
     # ------------------------------------------------------------ lookup

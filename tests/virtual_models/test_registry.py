@@ -78,3 +78,16 @@ def test_a_model_registered_while_running_is_selected_and_routed(tmp_path, serve
     assert harness.model.key == "router/late"
     assert server.requests[-1].model == "small-model"
     assert harness.messages[-1].text == "routed"
+
+
+def test_a_plugins_virtual_model_on_a_physical_models_key_is_refused_in_pi16s_words(tmp_path):
+    physical = Model(id="m", provider="local", api="openai-completions", base_url="http://127.0.0.1:9/v1")
+    models = registry(tmp_path, physical, VirtualModel(provider="local", id="m", route=to("local/m")))
+    assert [(m.key, m.api) for m in models.models] == [("local/m", "openai-completions")]
+    assert models.errors == ["Virtual model local/m conflicts with a physical model."]
+
+
+def test_the_same_virtual_key_twice_keeps_the_later_as_pi16_does(tmp_path):
+    first = VirtualModel(provider="router", id="auto", name="First", route=to("x/y"))
+    second = VirtualModel(provider="router", id="auto", name="Second", route=to("x/y"))
+    assert [m.name for m in registry(tmp_path, first, second).models] == ["Second"]
