@@ -374,6 +374,12 @@ def _stream_error(data: str) -> StreamError:
 class AnthropicProvider(SseProvider):
     api = API
 
+    def http_error_text(self, where: str, status: int, reason: str, message: str, parsed: Any) -> str:
+        """pi 1.6's words for a failed request (its SDK's): ``503 {json}``."""
+        from pi_plugins.providers.failures import sdk_error_text
+
+        return sdk_error_text(status, parsed, message, inner=False, colon=False)
+
     def build_request(self, model: Model, context: LlmContext, options: StreamOptions) -> HttpRequest:
         betas = []
         if context.tools and not _compat(model, "supportsEagerToolInputStreaming"):

@@ -501,6 +501,12 @@ class CompletionsReader(StreamReader):
 class OpenAICompletionsProvider(SseProvider):
     api = API
 
+    def http_error_text(self, where: str, status: int, reason: str, message: str, parsed: Any) -> str:
+        """pi 1.6's words for a failed request (its SDK's): ``503: {json}``."""
+        from pi_plugins.providers.failures import sdk_error_text
+
+        return sdk_error_text(status, parsed, message, inner=True, colon=True)
+
     def build_request(self, model: Model, context: LlmContext, options: StreamOptions) -> HttpRequest:
         compat = resolve_compat(model)
         headers = {"accept": "application/json", "content-type": "application/json"}
