@@ -368,7 +368,7 @@ def _stream_error(data: str) -> StreamError:
     etype = error.get("type") or ""
     text = f"{message} ({etype})" if etype and etype not in message else message
     failure = classify(ERROR_STATUS.get(etype), text)
-    return StreamError(text, failure)
+    return StreamError(data, failure, as_said=True)  # pi 1.6 shows the event's data as it came
 
 
 class AnthropicProvider(SseProvider):

@@ -46,10 +46,12 @@ _MAX_ERROR_BODY = 64 * 1024
 class StreamError(Exception):
     """The stream reported a failure (an error event, an error stop reason) or broke off."""
 
-    def __init__(self, message: str, failure: Failure | None = None):
+    def __init__(self, message: str, failure: Failure | None = None, *, as_said: bool = False):
         super().__init__(message)
         self.message = message
         self.failure = failure or Failure(kind="other")
+        #: The server's own words, shown as they are (pi 1.6 shows them so): no model named.
+        self.as_said = as_said
 
 
 def merged_headers(headers: dict) -> dict:
@@ -419,7 +421,8 @@ class SseProvider:
                 final = builder.error(ABORTED, aborted=True)
             else:
                 message = exc.message + broken_stream_note(exc.message, request, sent)
-                final = builder.error(redact(f"{where}: {message}", key), failure=exc.failure)
+                said = message if exc.as_said else f"{where}: {message}"
+                final = builder.error(redact(said, key), failure=exc.failure)
         except Exception as exc:  # network trouble, or a bug: never out of the provider
             if signal.aborted:
                 final = builder.error(ABORTED, aborted=True)

@@ -407,7 +407,7 @@ class CompletionsReader(StreamReader):
             error = chunk["error"]
             message = error.get("message", json.dumps(error)) if isinstance(error, dict) else str(error)
             code = error.get("code") if isinstance(error, dict) else None
-            raise StreamError(message, classify(code if isinstance(code, int) else None, message))
+            raise StreamError(message, classify(code if isinstance(code, int) else None, message), as_said=True)
         builder = self.builder
         message = builder.message
         if not message.response_id and chunk.get("id"):
