@@ -23,6 +23,7 @@ from pi_core.protocol.provider import THINKING_LEVELS
 from pi_core.protocol.records import record
 from pi_plugins.models.auth import AuthStorage, resolve_config_value
 from pi_plugins.models.models_json import ProviderConfig, load_models_json, models_from_config
+from pi_plugins.models.virtual import settle_virtual_models
 
 
 class ModelNotFoundError(LookupError):
@@ -177,12 +178,8 @@ class ModelRegistry:
         for name, config in self.registered.items():
             models, extra = _apply_registration(name, config, models, self.env)
             settings.update(extra)
-        physical = {m.key for m in models if m.api != "virtual"}
-        for key in dict.fromkeys(m.key for m in models if m.api == "virtual" and m.key in physical):
-            self.errors.append(f"Virtual model {key} conflicts with a physical model.")  # pi 1.6's words
-        models = [m for m in models if m.api != "virtual" or m.key not in physical]
-        latest = {m.key: m for m in models if m.api == "virtual"}  # the same key twice: the later, as 1.6
-        self.models = [m for m in models if m.key not in self.virtual and latest.get(m.key, m) is m] + list(self.virtual.values())
+        models = settle_virtual_models(models, self.errors)
+        self.models = [m for m in models if m.key not in self.virtual] + list(self.virtual.values())
         self._settings = settings
 
     # ------------------------------------------------------------ lookup
