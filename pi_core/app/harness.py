@@ -399,9 +399,10 @@ class Harness:
 
     def append_context_edit(self, target_id: str, replacement: dict | None):
         """pi 1.6's context edit (:func:`pi_core.app.context_edits.append_context_edit`),
-        the context rebuilt with it."""
+        the context rebuilt with it, then ``entry_appended`` soon after (pi 1.6)."""
         entry = append_context_edit(self.session, target_id, replacement)
         self.agent.messages = list(self.session.build_context().messages)
+        _soon(self.emit(EntryAppended(entry=entry)))
         return entry
 
     # ------------------------------------------------------------ leaving, the tree, reload

@@ -64,6 +64,21 @@ def latest_cache_hit_rate(entries) -> float | None:
     return None
 
 
+def routed(harness) -> str:
+    """For a virtual model: `` → `` the physical model of the latest answer and the level
+    it was sent with (pi 1.6's ``auto • high → gpt-5.6-luna • medium``); else nothing."""
+    if harness.model.api != "virtual":
+        return ""
+    from pi_core.protocol.messages import AssistantMessage
+
+    answer = next((m for m in reversed(harness.messages) if isinstance(m, AssistantMessage)
+                   and m.api != "virtual" and m.model), None)
+    if answer is None:
+        return ""
+    level = answer.extra.get("thinkingLevel")
+    return f" → {answer.model}" + (f" • {level}" if level and level != "off" else "")
+
+
 def footer(harness, width: int, branch: str | None = None, statuses: dict[str, str] | None = None,
            providers: int = 1) -> Group:
     """The footer for this harness state, fitted to ``width``."""
@@ -98,6 +113,7 @@ def footer(harness, width: int, branch: str | None = None, statuses: dict[str, s
     if model.reasoning:
         level = harness.thinking_level
         right += " • thinking off" if level == "off" else f" • {level}"
+    right += routed(harness)
     if providers > 1 and len(left) + 2 + len(f"({model.provider}) {right}") <= width:
         right = f"({model.provider}) {right}"
     if len(left) > width:

@@ -23,6 +23,7 @@ from pi_core.protocol.provider import THINKING_LEVELS
 from pi_core.protocol.records import record
 from pi_plugins.models.auth import AuthStorage, resolve_config_value
 from pi_plugins.models.models_json import ProviderConfig, load_models_json, models_from_config
+from pi_plugins.models.virtual import settle_virtual_models
 
 
 class ModelNotFoundError(LookupError):
@@ -177,6 +178,7 @@ class ModelRegistry:
         for name, config in self.registered.items():
             models, extra = _apply_registration(name, config, models, self.env)
             settings.update(extra)
+        models = settle_virtual_models(models, self.errors)
         self.models = [m for m in models if m.key not in self.virtual] + list(self.virtual.values())
         self._settings = settings
 

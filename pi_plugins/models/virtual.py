@@ -117,3 +117,14 @@ class VirtualModel(Model):
 
 def is_virtual(model: Any) -> bool:
     return isinstance(model, VirtualModel)
+
+
+def settle_virtual_models(models: list, errors: list[str]) -> list:
+    """The plugins' virtual models as pi 1.6's registry takes them: one on a physical
+    model's key is refused (in 1.6's words, added to ``errors``); the same key twice keeps
+    the later."""
+    physical = {m.key for m in models if m.api != "virtual"}
+    for key in dict.fromkeys(m.key for m in models if m.api == "virtual" and m.key in physical):
+        errors.append(f"Virtual model {key} conflicts with a physical model.")
+    latest = {m.key: m for m in models if m.api == "virtual"}
+    return [m for m in models if m.api != "virtual" or (m.key not in physical and latest[m.key] is m)]

@@ -369,11 +369,17 @@ def _stream_error(data: str) -> StreamError:
     etype = error.get("type") or ""
     text = f"{message} ({etype})" if etype and etype not in message else message
     failure = classify(ERROR_STATUS.get(etype), text)
-    return StreamError(text, failure)
+    return StreamError(data, failure, as_said=True)  # pi 1.6 shows the event's data as it came
 
 
 class AnthropicProvider(ThreadedMessages, SseProvider):
     api = API
+
+    def http_error_text(self, where: str, status: int, reason: str, message: str, parsed: Any) -> str:
+        """pi 1.6's words for a failed request (its SDK's): ``503 {json}``."""
+        from pi_plugins.providers.failures import sdk_error_text
+
+        return sdk_error_text(status, parsed, message, inner=False, colon=False)
 
     def build_request(self, model: Model, context: LlmContext, options: StreamOptions) -> HttpRequest:
         betas = []

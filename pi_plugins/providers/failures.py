@@ -158,3 +158,12 @@ def redact(text: str, *secrets: str | None) -> str:
         if secret and len(secret) >= 4:
             text = text.replace(secret, "***")
     return text
+
+
+def sdk_error_text(status: int, parsed: Any, message: str, *, inner: bool, colon: bool) -> str:
+    """A failed answer as pi 1.6's provider SDKs word it: the status, then the error body
+    as compact JSON (OpenAI's SDK: its ``error`` object, after a colon; Anthropic's: the
+    whole body), or the server's message when the body is not JSON."""
+    body = parsed.get("error") if inner and isinstance(parsed, dict) and isinstance(parsed.get("error"), dict) else parsed
+    said = message if body is None else json.dumps(body, separators=(",", ":"), ensure_ascii=False)
+    return f"{status}{':' if colon else ''} {said}"

@@ -46,10 +46,12 @@ _MAX_ERROR_BODY = 64 * 1024
 class StreamError(Exception):
     """The stream reported a failure (an error event, an error stop reason) or broke off."""
 
-    def __init__(self, message: str, failure: Failure | None = None):
+    def __init__(self, message: str, failure: Failure | None = None, *, as_said: bool = False):
         super().__init__(message)
         self.message = message
         self.failure = failure or Failure(kind="other")
+        #: The server's own words, shown as they are (pi 1.6 shows them so): no model named.
+        self.as_said = as_said
 
 
 def merged_headers(headers: dict) -> dict:
@@ -253,6 +255,12 @@ class SseProvider:
         frames them otherwise (Bedrock's binary event stream)."""
         return SseDecoder()
 
+    def http_error_text(self, where: str, status: int, reason: str, message: str, parsed: Any) -> str:
+        """What a failed request's answer says, from its status and error body (``parsed``
+        when JSON): the model, the status and the server's message; a provider whose pi 1.6
+        SDK words it otherwise says it that way."""
+        return f"{where}: {status} {reason}".strip() + f": {message}"
+
     def finalize(self, request: HttpRequest, body: Any) -> None:
         """The last word on a request, with the body as it will be sent (after the
         ``before_provider_request`` hooks): a provider that signs requests signs here."""
@@ -357,14 +365,15 @@ class SseProvider:
                         response.status_code, message,
                         retry_after_ms(response.headers, parsed, message),
                     )
-                    status = f"{response.status_code} {response.reason_phrase}".strip()
+                    said = self.http_error_text(where, response.status_code, response.reason_phrase,
+                                                message, parsed)
                     cap = options.max_retry_delay_ms
                     asked = failure.retry_after_ms
                     if failure.kind == "retryable" and asked is not None and waits_too_long(asked, cap):
-                        message += too_long_note(asked, cap)
+                        said += too_long_note(asked, cap)
                         failure = Failure(kind="other", status=failure.status,
                                           retry_after_ms=failure.retry_after_ms)
-                    final = builder.error(redact(f"{where}: {status}: {message}", key), failure=failure)
+                    final = builder.error(redact(said, key), failure=failure)
                 elif not streams(response.headers.get("content-type")):
                     watch.reading = True
                     text = await _read_error_body(response)
@@ -412,7 +421,8 @@ class SseProvider:
                 final = builder.error(ABORTED, aborted=True)
             else:
                 message = exc.message + broken_stream_note(exc.message, request, sent)
-                final = builder.error(redact(f"{where}: {message}", key), failure=exc.failure)
+                said = message if exc.as_said else f"{where}: {message}"
+                final = builder.error(redact(said, key), failure=exc.failure)
         except Exception as exc:  # network trouble, or a bug: never out of the provider
             if signal.aborted:
                 final = builder.error(ABORTED, aborted=True)

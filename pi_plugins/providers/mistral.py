@@ -18,7 +18,7 @@ import attrs
 from pi_core import hookimpl
 from pi_core.protocol.model import Model
 from pi_core.protocol.provider import LlmContext, StreamOptions
-from pi_plugins.providers.http import HttpRequest, StreamReader, join_url, json_data
+from pi_plugins.providers.http import HttpRequest, SseProvider, StreamReader, join_url, json_data
 from pi_plugins.providers.openai_completions import CompletionsReader, OpenAICompletionsProvider
 from pi_plugins.providers.sse import SseEvent
 
@@ -58,6 +58,7 @@ class MistralReader(CompletionsReader):
 
 class MistralProvider(OpenAICompletionsProvider):
     api = API
+    http_error_text = SseProvider.http_error_text  # not the OpenAI SDK's words: Mistral's is another SDK
 
     def build_request(self, model: Model, context: LlmContext, options: StreamOptions) -> HttpRequest:
         mistral = attrs.evolve(model, compat={**MISTRAL_COMPAT, **(model.compat or {})})

@@ -407,7 +407,7 @@ class CompletionsReader(StreamReader):
             error = chunk["error"]
             message = error.get("message", json.dumps(error)) if isinstance(error, dict) else str(error)
             code = error.get("code") if isinstance(error, dict) else None
-            raise StreamError(message, classify(code if isinstance(code, int) else None, message))
+            raise StreamError(message, classify(code if isinstance(code, int) else None, message), as_said=True)
         builder = self.builder
         message = builder.message
         if not message.response_id and chunk.get("id"):
@@ -500,6 +500,12 @@ class CompletionsReader(StreamReader):
 
 class OpenAICompletionsProvider(SseProvider):
     api = API
+
+    def http_error_text(self, where: str, status: int, reason: str, message: str, parsed: Any) -> str:
+        """pi 1.6's words for a failed request (its SDK's): ``503: {json}``."""
+        from pi_plugins.providers.failures import sdk_error_text
+
+        return sdk_error_text(status, parsed, message, inner=True, colon=True)
 
     def build_request(self, model: Model, context: LlmContext, options: StreamOptions) -> HttpRequest:
         compat = resolve_compat(model)

@@ -4,15 +4,17 @@ As pi does it: a retryable failure (429, 5xx, overloaded, connection lost) gets
 ``1 + retry.maxRetries`` attempts with exponential backoff from ``retry.baseDelayMs``,
 honouring retry-after up to ``retry.provider.maxRetryDelayMs``, between
 ``auto_retry_start`` and ``auto_retry_end``; a context overflow compacts (``ctx.compact``)
-and retries once. The failed answer stays in the session file and leaves the context.
+and retries once. The failed answer stays in the session file and leaves the context
+(a ``context_edit`` that omits it, as pi 1.6 writes).
 Providers retry inside a request only when ``retry.provider.maxRetries`` asks them to (pi
 1.6's default is 0); both levels follow the one retry policy
 (:mod:`pi_plugins.retries.policy`).
 
 - ``after_agent_run``: decides, waits, and asks the harness to run the request again;
 - ``agent_end``: pi 1.6's ``willRetry``, set before anyone else sees the event;
-- ``turn_end``: a retried request that was answered ends the retries (``auto_retry_end``)
-  before the turn's end, where pi 1.6 sends it;
+- ``turn_end`` / ``tool_execution_start``: a retried request that was answered ends the
+  retries (``auto_retry_end``) before the turn's end, or before its first tool runs when
+  the answer calls tools, where pi 1.6 sends it;
 - ``settings_problems``: a ``retry.*`` number of the wrong type (``"3"`` counts as 3, as
   in pi 1.6; ``"x"`` is warned about and the default used);
 - ``configuration_problems``: ``httpIdleTimeoutMs`` / ``websocketConnectTimeoutMs`` that
@@ -53,6 +55,15 @@ async def turn_end(event, ctx):
     from pi_plugins.retries.policy import answered
 
     await answered(ctx, _of(ctx), event.message)
+
+
+@hookimpl
+async def tool_execution_start(event, ctx):
+    """A retried request answered with tool calls ends the retries before they run (pi 1.6)."""
+    from pi_plugins.retries.policy import answered
+
+    messages = ctx.agent.messages
+    await answered(ctx, _of(ctx), messages[-1] if messages else None)
 
 
 @hookimpl

@@ -137,7 +137,7 @@ async def _step(ctx: Any, state: Attempts, failed: AssistantMessage | None, sign
     state.first = state.first or failed
     if kind == "overflow" and not state.overflow_tried and ctx.settings.get("compaction.enabled", True):
         state.overflow_tried = True
-        ctx.agent.messages.pop()  # the failure stays in the file, not the context
+        _leave_out(ctx, failed)
         return await ctx.compact(reason="overflow", will_retry=True) is not None
     policy = Policy.of(ctx.settings)
     if kind != "retryable" or not policy.enabled or state.attempt >= policy.max_retries:
@@ -154,12 +154,25 @@ async def _step(ctx: Any, state: Attempts, failed: AssistantMessage | None, sign
         return False
     await ctx.emit(AutoRetryStart(attempt=state.attempt, max_attempts=policy.max_retries,
                                   delay_ms=delay, error_message=failed.error_message or ""))
-    ctx.agent.messages.pop()
+    _leave_out(ctx, failed)
     if not await _wait(delay / 1000, signal):
         await ctx.emit(AutoRetryEnd(success=False, attempt=state.attempt, final_error="retry cancelled"))
         state.attempt = 0
         return False
     return True
+
+
+def _leave_out(ctx: Any, failed: AssistantMessage) -> None:
+    """The failed answer leaves the context but stays in the file: pi 1.6 writes a
+    ``context_edit`` that omits it (``replacement: null``), so a resumed session (ours or
+    1.6's) sends the retried request's context, not the failure."""
+    session = ctx.session
+    entry = next((e for e in reversed(session.path()) if getattr(e, "message", None) is failed),
+                 None) if session is not None else None
+    if entry is None:
+        ctx.agent.messages.pop()
+    else:
+        ctx.append_context_edit(entry.id, None)
 
 
 async def _wait(seconds: float, signal: Any) -> bool:

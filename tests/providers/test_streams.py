@@ -257,12 +257,19 @@ def test_before_provider_request_may_replace_the_payload_and_the_response_is_rep
                                          (503, "retryable"), (529, "retryable"), (400, "other"),
                                          (401, "other"), (404, "other")])
 def test_http_errors_are_classified_and_name_provider_model_and_server_message(llm_server, api, status, kind):
+    """The OpenAI and Anthropic APIs say it in pi 1.6's words (its SDKs': the status, then
+    the error body as compact JSON); the others name the model, the status and the message."""
     llm_server.push(Reply(status=status, error=f"the server says no ({status})"))
     events, message = run(collect(llm_server.model(api, provider="acme"), context()))
     assert [e.type for e in events] == ["error"]
     assert message.stop_reason == "error"
     assert message.failure.kind == kind and message.failure.status == status
-    assert "acme/test-model" in message.error_message
+    if api == COMPLETIONS:
+        assert message.error_message.startswith(f'{status}: {{"message":"the server says no ({status})"')
+    elif api == ANTHROPIC:
+        assert message.error_message.startswith(f'{status} {{"type":"error","error":{{')
+    else:
+        assert "acme/test-model" in message.error_message
     assert f"the server says no ({status})" in message.error_message
     assert str(status) in message.error_message
 

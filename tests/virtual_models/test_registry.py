@@ -78,3 +78,54 @@ def test_a_model_registered_while_running_is_selected_and_routed(tmp_path, serve
     assert harness.model.key == "router/late"
     assert server.requests[-1].model == "small-model"
     assert harness.messages[-1].text == "routed"
+
+
+def test_a_plugins_virtual_model_on_a_physical_models_key_is_refused_in_pi16s_words(tmp_path):
+    physical = Model(id="m", provider="local", api="openai-completions", base_url="http://127.0.0.1:9/v1")
+    models = registry(tmp_path, physical, VirtualModel(provider="local", id="m", route=to("local/m")))
+    assert [(m.key, m.api) for m in models.models] == [("local/m", "openai-completions")]
+    assert models.errors == ["Virtual model local/m conflicts with a physical model."]
+
+
+def test_the_same_virtual_key_twice_keeps_the_later_as_pi16_does(tmp_path):
+    first = VirtualModel(provider="router", id="auto", name="First", route=to("x/y"))
+    second = VirtualModel(provider="router", id="auto", name="Second", route=to("x/y"))
+    assert [m.name for m in registry(tmp_path, first, second).models] == ["Second"]
+
+
+def test_the_footer_shows_the_routed_model_and_level_beside_the_selection_as_pi16(tmp_path, server, monkeypatch):
+    """pi 1.6's ``auto • high → gpt-5.6-luna • medium``: the selection, then the physical
+    model of the latest answer and the level it was sent with."""
+    from pi_plugins.interactive.footer import footer
+
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
+    server.push(Reply(text="routed"))
+
+    class Router:
+        @hookimpl
+        def register_models(self, ctx):
+            return [server.model(COMPLETIONS, id="small-model", provider="local", reasoning=True),
+                    VirtualModel(provider="router", id="auto", thinking_levels=["low", "high"],
+                                 route=lambda request, ctx: Route(model="local/small-model", thinking_level="medium"))]
+
+    async def scenario():
+        harness = await create_harness(Router(), model="router/auto", thinking_level="high", builtins=True,
+                                       cwd=str(tmp_path), settings=Settings({}))
+        before = _plain(footer(harness, 100))
+        await harness.prompt("hi")
+        await harness.close()
+        return harness, before
+
+    harness, before = asyncio.run(scenario())
+    assert before.rstrip().endswith("auto • high")
+    assert _plain(footer(harness, 100)).rstrip().endswith("auto • high → small-model • medium")
+
+
+def _plain(renderable) -> str:
+    import io
+
+    from rich.console import Console
+
+    console = Console(width=100, record=True, color_system=None, file=io.StringIO())
+    console.print(renderable)
+    return console.export_text()
