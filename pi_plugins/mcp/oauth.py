@@ -156,6 +156,8 @@ class ServerCredentials:
         self.interactive = interactive
         self.redirect_uri = redirect_uri
         self.configured_client = configured_client
+        #: pi 1.6's ``discovery`` block to keep with new tokens (the provider's, once found)
+        self.discovery: Callable[[], dict | None] = lambda: None
 
     def _state(self) -> dict:
         return self.store.state(self.name, self.url)
@@ -174,6 +176,9 @@ class ServerCredentials:
                 state["tokensExpireAt"] = int(time.time() * 1000) + int(tokens.expires_in) * 1000
             else:
                 state.pop("tokensExpireAt", None)
+            discovery = self.discovery()
+            if discovery is not None:
+                state["discovery"] = discovery
             state.pop("codeVerifier", None)
             state.pop("oauthState", None)
 
@@ -247,6 +252,8 @@ class PiOAuth(OAuthClientProvider):
         self.scope, self.metadata_url = scope, metadata_url
         self.challenged_scope: str | None = None
         self._configured_issuer: str | None = None
+        self._resource_metadata_url: str | None = None
+        credentials.discovery = self._discovery_block
 
     async def _initialize(self) -> None:
         await super()._initialize()
@@ -278,6 +285,9 @@ class PiOAuth(OAuthClientProvider):
                 response = yield outgoing
                 if outgoing is request and response.status_code in (401, 403):
                     self.challenged_scope = extract_scope_from_www_auth(response)
+                elif outgoing.url.path.startswith("/.well-known/oauth-protected-resource") and \
+                        response.status_code == 200:
+                    self._resource_metadata_url = str(outgoing.url)
                 elif self.offers_document and _is_metadata_request(outgoing) and response.status_code == 200:
                     await response.aread()
                     with contextlib.suppress(ValueError):  # the SDK says what is wrong with it
@@ -341,6 +351,23 @@ class PiOAuth(OAuthClientProvider):
     async def _perform_authorization(self) -> httpx2.Request:
         self.context.client_metadata.scope = self._requested_scope()
         return await super()._perform_authorization()
+
+    def _discovery_block(self) -> dict | None:
+        """What pi 1.6 keeps as ``discovery`` when it gets tokens: the authorization
+        server's URL and metadata, and the protected resource's metadata, so a refresh
+        reaches the token endpoint of a server on another origin without discovering it
+        again. None with a configured metadata URL (1.6 keeps none then)."""
+        metadata = self.context.oauth_metadata
+        if self.metadata_url or metadata is None:
+            return None
+        block: dict = {"authorizationServerUrl": self.context.auth_server_url or str(metadata.issuer),
+                       "authorizationServerMetadata": metadata.model_dump(mode="json", exclude_none=True)}
+        resource = self.context.protected_resource_metadata
+        if resource is not None:
+            block["resourceMetadata"] = resource.model_dump(mode="json", exclude_none=True)
+        if self._resource_metadata_url:
+            block["resourceMetadataUrl"] = self._resource_metadata_url
+        return block
 
     def _adopt_pi_discovery(self) -> None:
         """pi 1.6 keeps the authorization server's metadata (``discovery``) and, after a
