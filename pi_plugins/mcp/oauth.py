@@ -46,6 +46,7 @@ from pi_plugins.mcp.auth_locks import RefreshLock, RefreshLockBusy, file_lock
 from pi_plugins.mcp.config import ServerEntry, namespace
 from pi_plugins.mcp.connection import McpCallError
 from pi_plugins.mcp.oauth_callback import LoopbackCallback, SignInFailed, parse_redirect
+from pi_plugins.mcp.oauth_discovery import discovery_block
 
 __all__ = ["LoopbackCallback", "SignInFailed", "parse_redirect"]  # the browser's way back, from its module
 
@@ -353,21 +354,7 @@ class PiOAuth(OAuthClientProvider):
         return await super()._perform_authorization()
 
     def _discovery_block(self) -> dict | None:
-        """What pi 1.6 keeps as ``discovery`` when it gets tokens: the authorization
-        server's URL and metadata, and the protected resource's metadata, so a refresh
-        reaches the token endpoint of a server on another origin without discovering it
-        again. None with a configured metadata URL (1.6 keeps none then)."""
-        metadata = self.context.oauth_metadata
-        if self.metadata_url or metadata is None:
-            return None
-        block: dict = {"authorizationServerUrl": self.context.auth_server_url or str(metadata.issuer),
-                       "authorizationServerMetadata": metadata.model_dump(mode="json", exclude_none=True)}
-        resource = self.context.protected_resource_metadata
-        if resource is not None:
-            block["resourceMetadata"] = resource.model_dump(mode="json", exclude_none=True)
-        if self._resource_metadata_url:
-            block["resourceMetadataUrl"] = self._resource_metadata_url
-        return block
+        return discovery_block(self.context, self.metadata_url, self._resource_metadata_url)
 
     def _adopt_pi_discovery(self) -> None:
         """pi 1.6 keeps the authorization server's metadata (``discovery``) and, after a
