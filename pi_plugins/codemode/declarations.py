@@ -126,7 +126,8 @@ saves the image to a temp file and names it.
 - `ALL_TOOLS` (every callable tool as `{ name, description }`), `await searchTools(query, { limit?, \
 namespace? })`, `await describeTool(name)`, `await describeNamespace(name)`: find tools this \
 description does not list.
-- `models`: classifier and image models (not supported by this harness yet: its calls reject)."""
+- `models`: the model catalogue by type (`getModelsOfType`, `getAvailableOfType`, `getModelOfType`); \
+this harness has no classifier or image models, so `classify()` and `generateImages()` reject."""
 
 
 def codemode_description(listed: list[Tool], budget_tokens: int) -> str:

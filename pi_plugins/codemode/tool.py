@@ -11,16 +11,13 @@ from typing import Any
 from pi_core import Tool, ToolResult, ToolRun
 from pi_plugins.codemode import declarations
 from pi_plugins.codemode.declarations import NAME
+from pi_plugins.codemode.models import ModelsGlobal
 from pi_plugins.codemode.options import OptionsError, parse_options
 from pi_plugins.codemode.output import script_result
 from pi_plugins.codemode.sandbox import SandboxError, run_script
 from pi_plugins.codemode.store import ScriptStore
 from pi_plugins.codemode.values import script_value
 from pi_plugins.tool_search import ranking
-
-MODELS_UNSUPPORTED = ("models.{method}() is not supported by this harness yet: codemode scripts here "
-                      "can call tools, but not classifier or image models.")
-
 
 #: Exposures of tools a script reaches whether or not they are declared (pi 1.6).
 INDIRECT = ("codemode", "deferred")
@@ -84,7 +81,7 @@ class ScriptRun:
         if kind == "describeNamespace":
             return True, self.describe_namespace(name)
         if kind == "models":
-            return False, MODELS_UNSUPPORTED.format(method=name)
+            return ModelsGlobal(getattr(self.run.ctx, "model_registry", None)).answer(name, args)
         return False, f"unknown request {kind!r}"
 
     def in_namespace(self, name: str) -> list[Tool]:

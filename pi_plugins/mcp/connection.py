@@ -24,9 +24,10 @@ import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any, TextIO, cast
+from typing import IO, Any
 
 from pi_plugins.mcp.config import ServerEntry
+from pi_plugins.mcp.stdio_transport import StdioTransport
 from pi_plugins.mcp.values import UnresolvedValue, resolve
 
 log = logging.getLogger("pi.mcp")
@@ -38,7 +39,7 @@ CONNECT_RETRY_DELAYS_S = (0.25, 1.0)
 
 
 #: What connecting needs of the SDK (and our OAuth client on it), imported off the event loop.
-SDK_MODULES = ("mcp", "mcp.client.stdio", "mcp.client.streamable_http", "httpx2", "pi_plugins.mcp.oauth")
+SDK_MODULES = ("mcp", "mcp.shared.message", "mcp.client.streamable_http", "httpx2", "pi_plugins.mcp.oauth")
 _sdk_import: concurrent.futures.Future | None = None
 _sdk_import_lock = threading.Lock()
 
@@ -139,6 +140,7 @@ class ServerConnection:
         self._closed = False
         self._auth: Any = None
         self._refresh_first = False
+        self._stdio: StdioTransport | None = None
 
     @property
     def uses_oauth(self) -> bool:
@@ -231,8 +233,6 @@ class ServerConnection:
                 await task
 
     async def _transport(self, stack: contextlib.AsyncExitStack, stderr: IO[str]) -> Any:
-        from mcp import StdioServerParameters
-        from mcp.client.stdio import stdio_client
         from mcp.client.streamable_http import streamable_http_client
 
         config, name = self.entry.config, self.name
@@ -260,10 +260,12 @@ class ServerConnection:
                 httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=300), auth=self._auth))
             return streamable_http_client(config["url"], http_client=http)
         env = {k: resolve(v, f'MCP server "{name}" env "{k}"') for k, v in (config.get("env") or {}).items()}
-        params = StdioServerParameters(
-            command=_expand_home(config["command"]), args=[_expand_home(a) for a in config.get("args", [])],
-            env={**os.environ, **env}, cwd=str(Path(self.cwd) / _expand_home(config.get("cwd", "."))))
-        return stdio_client(params, errlog=cast(TextIO, stderr))
+        self._stdio = StdioTransport(
+            _expand_home(config["command"]), [_expand_home(a) for a in config.get("args", [])],
+            env={**os.environ, **env}, cwd=str(Path(self.cwd) / _expand_home(config.get("cwd", "."))), errlog=stderr)
+        if self._closed:
+            self._stdio.end_now()
+        return self._stdio.streams()
 
     async def _run(self, ready: asyncio.Future, stop: asyncio.Event, stderr: IO[str]) -> None:
         from pi_core import __version__
@@ -435,6 +437,8 @@ class ServerConnection:
         """Stop the server (the SDK closes stdin, then ends the process); idempotent. A
         server still connecting is not waited for: its task is cancelled at once."""
         self._closed = True
+        if self.state != "connected" and self._stdio is not None:
+            self._stdio.end_now()  # still starting: nobody needs it, no grace (pi 1.6 exits at once)
         if self.state != "connected" and self._runner is not None:
             self._runner.cancel()
         self.state = "closed"

@@ -46,6 +46,7 @@ from pi_plugins.mcp.auth_locks import RefreshLock, RefreshLockBusy, file_lock
 from pi_plugins.mcp.config import ServerEntry, namespace
 from pi_plugins.mcp.connection import McpCallError
 from pi_plugins.mcp.oauth_callback import LoopbackCallback, SignInFailed, parse_redirect
+from pi_plugins.mcp.oauth_discovery import discovery_block
 
 __all__ = ["LoopbackCallback", "SignInFailed", "parse_redirect"]  # the browser's way back, from its module
 
@@ -156,6 +157,8 @@ class ServerCredentials:
         self.interactive = interactive
         self.redirect_uri = redirect_uri
         self.configured_client = configured_client
+        #: pi 1.6's ``discovery`` block to keep with new tokens (the provider's, once found)
+        self.discovery: Callable[[], dict | None] = lambda: None
 
     def _state(self) -> dict:
         return self.store.state(self.name, self.url)
@@ -174,6 +177,9 @@ class ServerCredentials:
                 state["tokensExpireAt"] = int(time.time() * 1000) + int(tokens.expires_in) * 1000
             else:
                 state.pop("tokensExpireAt", None)
+            discovery = self.discovery()
+            if discovery is not None:
+                state["discovery"] = discovery
             state.pop("codeVerifier", None)
             state.pop("oauthState", None)
 
@@ -247,6 +253,8 @@ class PiOAuth(OAuthClientProvider):
         self.scope, self.metadata_url = scope, metadata_url
         self.challenged_scope: str | None = None
         self._configured_issuer: str | None = None
+        self._resource_metadata_url: str | None = None
+        credentials.discovery = self._discovery_block
 
     async def _initialize(self) -> None:
         await super()._initialize()
@@ -278,6 +286,9 @@ class PiOAuth(OAuthClientProvider):
                 response = yield outgoing
                 if outgoing is request and response.status_code in (401, 403):
                     self.challenged_scope = extract_scope_from_www_auth(response)
+                elif outgoing.url.path.startswith("/.well-known/oauth-protected-resource") and \
+                        response.status_code == 200:
+                    self._resource_metadata_url = str(outgoing.url)
                 elif self.offers_document and _is_metadata_request(outgoing) and response.status_code == 200:
                     await response.aread()
                     with contextlib.suppress(ValueError):  # the SDK says what is wrong with it
@@ -341,6 +352,9 @@ class PiOAuth(OAuthClientProvider):
     async def _perform_authorization(self) -> httpx2.Request:
         self.context.client_metadata.scope = self._requested_scope()
         return await super()._perform_authorization()
+
+    def _discovery_block(self) -> dict | None:
+        return discovery_block(self.context, self.metadata_url, self._resource_metadata_url)
 
     def _adopt_pi_discovery(self) -> None:
         """pi 1.6 keeps the authorization server's metadata (``discovery``) and, after a

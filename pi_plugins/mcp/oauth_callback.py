@@ -6,16 +6,29 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import html
 from urllib.parse import parse_qs, urlsplit
 
 from mcp.shared.auth import AuthorizationCodeResult
 
 from pi_plugins.mcp.connection import McpCallError
 
-SIGNED_IN_PAGE = ("<!doctype html><html><head><meta charset=\"utf-8\"><title>Authentication successful</title>"
-                  "</head><body><p>Signed in to the MCP server. You may now close this page.</p></body></html>")
-FAILED_PAGE = ("<!doctype html><html><head><meta charset=\"utf-8\"><title>Authentication failed</title>"
-               "</head><body><p>{message}</p></body></html>")
+#: pi 1.6's callback page: its titles, headings and messages (the look is our own)
+SIGNED_IN = "Signed in to the MCP server. You may now close this page."
+NOT_SIGNED_IN = "Authorization failed. You may close this window."
+
+
+def callback_page(ok: bool, message: str, details: str | None = None) -> str:
+    """The page the browser shows after the redirect: ``Authentication successful`` or
+    ``Authentication failed`` as title and heading, the message, and any details."""
+    heading = "Authentication successful" if ok else "Authentication failed"
+    extra = f'<div class="details">{html.escape(details)}</div>' if details else ""
+    return ('<!doctype html>\n<html lang="en"><head><meta charset="utf-8" />'
+            '<meta name="viewport" content="width=device-width, initial-scale=1" />'
+            f"<title>{heading}</title><style>body{{font-family:system-ui,sans-serif;text-align:center;"
+            "margin:15vh auto;max-width:560px;padding:0 24px}.details{font-family:monospace;"
+            f"white-space:pre-wrap;margin-top:16px}}</style></head><body><main><h1>{heading}</h1>"
+            f"<p>{html.escape(message)}</p>{extra}</main></body></html>")
 
 
 class SignInFailed(McpCallError):
@@ -92,11 +105,11 @@ class LoopbackCallback:
             parts = request_line.split()
             target = parts[1] if len(parts) >= 2 else ""
             if parts[:1] != ["GET"] or urlsplit(target).path not in (self.path, *self.extra_paths):
-                status, body = "404 Not Found", FAILED_PAGE.format(message="Not found.")
+                status, body = "404 Not Found", callback_page(False, "Not found")
             else:
                 status, body = self._complete(target)
             data = body.encode()
-            writer.write(f"HTTP/1.1 {status}\r\nContent-Type: text/html; charset=utf-8\r\n"
+            writer.write(f"HTTP/1.1 {status}\r\nContent-Type: text/html; charset=utf-8\r\nCache-Control: no-store\r\n"
                          f"Content-Length: {len(data)}\r\nConnection: close\r\n\r\n".encode() + data)
             await writer.drain()
         except (TimeoutError, OSError, UnicodeError):
@@ -105,12 +118,17 @@ class LoopbackCallback:
             writer.close()
 
     def _complete(self, target: str) -> tuple[str, str]:
+        """pi 1.6's answers: a refusal from the authorization server is a 200 page that
+        says so (its description as details), a redirect without a code a 400."""
         try:
             result = parse_redirect(target)
         except SignInFailed as exc:
             if self._result is not None and not self._result.done():
                 self._result.set_exception(exc)
-            return "400 Bad Request", FAILED_PAGE.format(message=str(exc).replace("<", "&lt;"))
+            query = {k: v[0] for k, v in parse_qs(urlsplit(target).query).items()}
+            if "error" in query:
+                return "200 OK", callback_page(False, NOT_SIGNED_IN, query.get("error_description") or query["error"])
+            return "400 Bad Request", callback_page(False, "Missing authorization code")
         if self._result is not None and not self._result.done():
             self._result.set_result(result)
-        return "200 OK", SIGNED_IN_PAGE
+        return "200 OK", callback_page(True, SIGNED_IN)

@@ -152,7 +152,15 @@ def test_all_tools_describe_tool_and_search_tools_find_the_tools(tmp_path):
     assert output_of(missing) == "Output:\n\n[null,null]"
 
 
-def test_models_answers_that_it_is_not_supported(tmp_path):
-    (text,) = results(tmp_path, "return await models.getModelsOfType('classifier')")
-    assert text.startswith("Script failed")
-    assert "models.getModelsOfType() is not supported by this harness yet" in text
+def test_models_has_no_classifier_or_image_models_and_a_run_says_so(tmp_path):
+    """The chat models are compared with pi 1.6's in test_with_pi16; this harness's
+    catalogue has no classifier or image models to list or run."""
+    listed, classified, wrong = results(
+        tmp_path, "return [await models.getModelsOfType('classifier'), await models.getAvailableOfType('image'), "
+                  "await models.getModelOfType('chat', 'no', 'such')]",
+        "return await models.classify({provider: 'no', id: 'such'}, {state: {}, questions: {}})",
+        "return await models.getModelsOfType('poem')")
+    assert output_of(listed) == "Output:\n\n[[],[],null]"
+    assert classified.startswith("Script failed") and 'Unknown classifier model "no/such". List the classifier ' \
+        'models you can use with models.getAvailableOfType("classifier").' in classified
+    assert wrong.startswith("Script failed") and "Unknown model type 'poem'" in wrong

@@ -5,8 +5,10 @@ needs a sign-in shows. The server and its authorization server are the SDK's, on
 the authorization URL's redirect with httpx."""
 
 import asyncio
+import contextlib
 import json
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -373,3 +375,39 @@ def test_a_second_authorization_in_one_sign_in_waits_for_its_own_redirect():
     first, second = asyncio.run(scenario())
     assert (first.code, first.state) == ("one", "s1")
     assert (second.code, second.state) == ("two", "s2")
+
+
+def test_the_callback_page_says_what_pi16s_says_for_a_sign_in_a_refusal_and_a_bad_redirect():
+    """pi 1.6's page: ``Authentication successful``/``failed`` as title and heading, its
+    messages, the authorization server's description as details, and its status codes."""
+    from pi_plugins.mcp.oauth import LoopbackCallback
+
+    async def scenario():
+        pages = []
+        async with LoopbackCallback(0) as callback:
+            async with httpx.AsyncClient() as client:
+                for query in ("?code=c1&state=s1", "?error=access_denied&error_description=The+user+said+no",
+                              "?state=s3"):
+                    waiting = asyncio.ensure_future(callback.wait())
+                    await asyncio.sleep(0)
+                    pages.append(await client.get(callback.redirect_uri + query, timeout=10))
+                    with contextlib.suppress(Exception):
+                        await asyncio.wait_for(waiting, 10)
+                pages.append(await client.get(callback.redirect_uri.replace("/callback", "/elsewhere"), timeout=10))
+        return pages
+
+    signed_in, refused, no_code, elsewhere = asyncio.run(scenario())
+
+    def said(page):
+        return re.search(r"<title>(.*?)</title>", page.text)[1], re.search(r"<h1>(.*?)</h1>", page.text)[1], \
+            re.search(r"<p>(.*?)</p>", page.text)[1]
+
+    assert signed_in.status_code == 200 and said(signed_in) == (
+        "Authentication successful", "Authentication successful",
+        "Signed in to the MCP server. You may now close this page.")
+    assert refused.status_code == 200 and said(refused) == (
+        "Authentication failed", "Authentication failed", "Authorization failed. You may close this window.")
+    assert '<div class="details">The user said no</div>' in refused.text
+    assert no_code.status_code == 400 and said(no_code)[2] == "Missing authorization code"
+    assert elsewhere.status_code == 404 and said(elsewhere)[2] == "Not found"
+    assert signed_in.headers["cache-control"] == "no-store"

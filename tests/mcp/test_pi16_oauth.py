@@ -2,6 +2,7 @@
 ``mcp-auth.json`` connect the other (same keys, same fields), against the SDK's OAuth
 server on 127.0.0.1 (tests/support/oauth_mcp_server.py)."""
 
+import json
 import os
 import subprocess
 import sys
@@ -155,3 +156,24 @@ def test_either_refreshes_a_token_the_other_got_with_pi_s_client_metadata_docume
         process.terminate()
         process.wait(10)
     assert events.read_text().split() == ["code", "refresh"]
+
+
+def test_a_sign_in_keeps_pi_16s_discovery_block_so_a_refresh_knows_the_token_url(tmp_path, oauth_server):  # noqa: F811
+    """pi 1.6 writes the authorization server's URL and metadata (and the resource's) into
+    ``mcp-auth.json`` at sign-in; a later refresh, by either program, takes the token URL
+    from there, which matters when the authorization server is on another origin."""
+    url, _ = oauth_server
+    blocks = {}
+    for who in ("pi16", "ours"):
+        agent = tmp_path / who
+        write_servers(agent / "mcp.json", {"secure": {"url": url}})
+        sign_in(who, agent, tmp_path)
+        (state,) = json.loads((agent / "mcp-auth.json").read_text()).values()
+        blocks[who] = state["discovery"]
+    theirs, ours = blocks["pi16"], blocks["ours"]
+    assert sorted(ours) == sorted(theirs)
+    assert ours["authorizationServerUrl"].rstrip("/") == theirs["authorizationServerUrl"].rstrip("/")
+    for key in ("token_endpoint", "authorization_endpoint", "registration_endpoint"):
+        assert ours["authorizationServerMetadata"][key] == theirs["authorizationServerMetadata"][key], key
+    assert ours["resourceMetadata"]["resource"] == theirs["resourceMetadata"]["resource"]
+    assert ours["resourceMetadataUrl"] == theirs["resourceMetadataUrl"]
