@@ -8,7 +8,7 @@
 # venv made from inside another venv is built on the base interpreter, so
 # --system-site-packages alone would not show pi-harness. The package is installed with
 # --no-build-isolation --no-index, so pi-harness must come from the calling environment
-# (never from an index); its other dependencies (pi-mcp's mcp) are installed from the
+# (never from an index); its other dependencies are installed from the
 # index first.
 #
 #   bash contrib/run-tests.sh [PACKAGE_DIR...]      # default: every contrib/*/pyproject.toml
