@@ -183,7 +183,7 @@ class ServerConnection:
                 return await self._connect_once()
             except Exception as exc:  # noqa: BLE001 - said once, as the state's error
                 if not self._closed and self._wants_sign_in(exc):
-                    if not refreshed and self._auth.credentials.can_refresh():
+                    if not refreshed and not self._auth.insufficient_scope and self._auth.credentials.can_refresh():
                         refreshed = True  # the server rejected the token: refresh it once, as pi 1.6
                         continue
                     self.state, self.error = "needs-auth", None

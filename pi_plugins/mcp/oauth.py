@@ -7,14 +7,11 @@ token exchange and refresh).
   (``mcp__<server>|<url>``) with its field names, so either program uses the other's
   sign-in.
 - A connection never opens a browser: it sends the stored access token, refreshes it when
-  it expired (or once when the server rejects it), and otherwise fails with
-  :class:`SignInRequired`; the connection then shows ``needs-auth``.
-- ``pi mcp login`` (:func:`sign_in_settings`, :class:`LoopbackCallback`) runs the browser
-  step: it shows the authorization URL and waits for the redirect on
-  ``http://127.0.0.1:<port>/callback``.
-
-Imported only when an HTTP server that uses OAuth connects.
-"""
+  it expired (or once when the server rejects it; never for ``insufficient_scope``), and
+  otherwise fails with :class:`SignInRequired`; the connection then shows ``needs-auth``.
+- ``pi mcp login`` (:func:`sign_in_settings`, :class:`LoopbackCallback`) shows the
+  authorization URL and waits for the redirect on ``http://127.0.0.1:<port>/callback``.
+Imported only when an HTTP server that uses OAuth connects."""
 
 from __future__ import annotations
 
@@ -33,7 +30,7 @@ from urllib.parse import urlsplit
 
 import httpx2
 from mcp.client.auth import OAuthClientProvider
-from mcp.client.auth.utils import extract_scope_from_www_auth
+from mcp.client.auth.utils import extract_field_from_www_auth, extract_scope_from_www_auth
 from mcp.shared.auth import (
     AuthorizationCodeResult,
     OAuthClientInformationFull,
@@ -248,8 +245,8 @@ class PiOAuth(OAuthClientProvider):
         super().__init__(*args, **kwargs)
         self.credentials = credentials
         self.offers_document, self.document_required = offers_document, document_required
-        self.expired = expired
-        self.sign_in_required = False
+        # insufficient_scope: the server answered 403 ``insufficient_scope``, only a new sign-in helps
+        self.expired, self.sign_in_required, self.insufficient_scope = expired, False, False
         self.scope, self.metadata_url = scope, metadata_url
         self.challenged_scope: str | None = None
         self._configured_issuer: str | None = None
@@ -286,6 +283,10 @@ class PiOAuth(OAuthClientProvider):
                 response = yield outgoing
                 if outgoing is request and response.status_code in (401, 403):
                     self.challenged_scope = extract_scope_from_www_auth(response)
+                    if response.status_code == 403 and not self.credentials.interactive and \
+                            extract_field_from_www_auth(response, "error") == "insufficient_scope":
+                        self.sign_in_required = self.insufficient_scope = True  # pi 1.6: a refresh keeps the scope
+                        raise SignInRequired(self.credentials.name)
                 elif outgoing.url.path.startswith("/.well-known/oauth-protected-resource") and \
                         response.status_code == 200:
                     self._resource_metadata_url = str(outgoing.url)

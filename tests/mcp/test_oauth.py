@@ -179,6 +179,29 @@ def test_a_refresh_the_server_refuses_leaves_the_server_needing_sign_in(tmp_path
     assert code == 1 and "needs sign-in" in out.splitlines()[0]
 
 
+def test_a_token_without_the_scope_now_asked_for_needs_sign_in_again_without_a_refresh(tmp_path, agent):
+    """pi 1.6: a 403 ``insufficient_scope`` marks the server as needing sign-in at once (a
+    refresh keeps the scope granted, and nothing may open a browser for a tool call)."""
+    demand = tmp_path / "demand-admin"
+    process, url, events = start_oauth_server(tmp_path, DEMAND_SCOPE_FILE=str(demand))
+    try:
+        write_servers(agent / "mcp.json", {"secure": {"url": url}})
+        assert login(agent, tmp_path)[0] == 0
+        clients = Path(f"{events}.clients").read_text()
+        demand.touch()
+
+        with pytest.raises(McpCallError, match='^MCP server "secure" requires sign-in. Run /mcp to sign in.$'):
+            asyncio.run(whoami(agent, tmp_path))
+
+        assert events.read_text().split() == ["code", "insufficient_scope"]  # no refresh, asked once
+        assert Path(f"{events}.clients").read_text() == clients  # no authorization begun
+        code, out, _ = pi_mcp(agent, tmp_path, "list")
+        assert code == 1 and "needs sign-in" in out.splitlines()[0]
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
 def test_logout_deletes_the_credentials_and_says_when_there_were_none(tmp_path, agent, oauth_server):
     url, _ = oauth_server
     write_servers(agent / "mcp.json", {"secure": {"url": url}, "other": {"url": url}})

@@ -157,7 +157,8 @@ def whoami() -> str:
 
 def rewriting_metadata(app):
     """Rewrite the metadata documents as the environment asks (``WRONG_AS``, ``CIMD``,
-    ``ISS``)."""
+    ``ISS``), and answer every MCP request 403 ``insufficient_scope`` once the file
+    ``DEMAND_SCOPE_FILE`` names exists."""
     import json
 
     def change(path, body):
@@ -173,6 +174,13 @@ def rewriting_metadata(app):
         return body
 
     async def wrapped(scope, receive, send):
+        demand = os.environ.get("DEMAND_SCOPE_FILE")
+        if demand and scope["type"] == "http" and scope["path"] == "/mcp" and os.path.exists(demand):
+            _event("insufficient_scope")  # the token is valid but lacks the scope now asked for
+            await send({"type": "http.response.start", "status": 403, "headers": [
+                (b"www-authenticate", b'Bearer error="insufficient_scope", scope="admin"'),
+                (b"content-length", b"0")]})
+            return await send({"type": "http.response.body", "body": b""})
         if scope["type"] != "http" or not scope["path"].startswith("/.well-known/"):
             return await app(scope, receive, send)
         parts, status = [], [200]
@@ -197,7 +205,7 @@ def rewriting_metadata(app):
 
 
 if __name__ == "__main__":
-    if os.environ.get("WRONG_AS") or os.environ.get("CIMD") or os.environ.get("ISS"):
+    if any(os.environ.get(name) for name in ("WRONG_AS", "CIMD", "ISS", "DEMAND_SCOPE_FILE")):
         import uvicorn
 
         uvicorn.run(rewriting_metadata(server.streamable_http_app()), host="127.0.0.1", port=port,
