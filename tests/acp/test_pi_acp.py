@@ -22,7 +22,9 @@ def script(server: LlmServer) -> None:
     server.push(
         Reply(text="Writing it.", tool_calls=[("write", {"path": "hello.txt", "content": "hello\n"})]),
         Reply(text="Wrote hello.txt."),
-        Reply(text="word " * 500, delta_size=5, delay=0.02),  # cancelled
+        # cancelled after its first word: a second a word, so a loaded machine cannot take in
+        # more before the cancel lands (what was said decides where /compact cuts)
+        Reply(text="word " * 500, delta_size=5, delay=1.0),
     )
     server.default = Reply(text="## Goal\nEditor summary.")  # the compaction's summary
 

@@ -22,7 +22,8 @@ SCRIPTS = [
     'const [a, b] = await Promise.all([tools.read({path: "a.txt"}), tools.read({path: "b.txt"})]);\n'
     'text("first"); console.log("log", 1, {x: 2}); console.warn("w");\nreturn [a, b];',
     "text('before'); await tools.read({path: 'a.txt'}); throw 'stop'",
-    '// @options: {"timeout_ms": 400}\ntext("spin"); while (true) {}',
+    # 3 s: long enough that either program runs text() before its timer ends on a loaded machine
+    '// @options: {"timeout_ms": 3000}\ntext("spin"); while (true) {}',
     'const x = 1;\n// @options: {"timeout_ms": 5}',
     "store('k', {v: 1}); return load('k')",
     "return [typeof require, typeof fetch, typeof setTimeout].join()",
