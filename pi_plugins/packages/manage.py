@@ -438,7 +438,7 @@ def run_list(*, cwd: str = ".", as_json: bool = False, approve: bool | None = No
         return 0
     if not packages and not files:
         if not pi_lines:
-            _say("No plugin packages installed. Add one with: pi install PKG|PATH|git+URL")
+            _say("No packages installed.")  # pi 1.6's words
         return 0
     if packages:
         _say(f"Plugin packages (in {sys.prefix}):")

@@ -55,7 +55,7 @@ def test_installing_a_local_plugin_project_gives_the_next_run_its_tool_and_remov
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == ["Removing pi-hello...", "Removed pi-hello 0.1.0: plugins hello"]
     assert "greet" not in plugin_env.tools()
-    assert plugin_env.pi("list").stdout.startswith("No plugin packages installed.")
+    assert plugin_env.pi("list").stdout.startswith("No packages installed.")
 
 
 def test_an_editable_install_is_listed_as_editable_and_sees_source_changes(plugin_env):

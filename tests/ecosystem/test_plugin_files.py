@@ -119,7 +119,7 @@ def test_pi_list_leaves_the_extensions_patterns_and_builtin_switches_out(where, 
     assert f"  {agent / 'ext.ts'}  (global, for pi on Node: cannot run here)\n" in capsys.readouterr().out
     (agent / "settings.json").write_text(json.dumps({"extensions": ["!*.py", "-builtin:mcp"]}))
     assert run_list(cwd=str(cwd)) == 0
-    assert "No plugin packages installed." in capsys.readouterr().out
+    assert "No packages installed." in capsys.readouterr().out
     assert plugin_files(cwd) == []
 
 
