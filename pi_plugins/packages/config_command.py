@@ -152,7 +152,7 @@ def builtin_lines(settings: Any, local: bool) -> list[str]:
     user = _builtin_switches(getattr(settings, "global_data", None))
     project = _builtin_switches(getattr(settings, "project_data", None)) if local else {}
     lines = ["  Built-in · inherited global" if local else "  Built-in", "    Extensions"]
-    for name in (n for n in BUILTINS if n not in project):
+    for name in sorted((n for n in BUILTINS if n not in project), key=str.casefold):  # by name, as pi 1.6
         lines.append(f"      [{'x' if user.get(name, True) else ' '}] {name}" + ("  inherited global" if local else ""))
     return lines
 

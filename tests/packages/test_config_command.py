@@ -212,3 +212,15 @@ def test_your_files_the_project_lists_are_its_own_group_and_its_built_in_switche
     assert "      [x] budget  inherited global" in lines and not any(" mcp  inherited" in line for line in lines)
     user = config_lines(str(project), local=False, approve=False)
     assert "  Built-in (project override)" not in user and "      [ ] compaction" in user
+
+
+def test_the_built_ins_are_listed_by_name_as_pi16_lists_them(agent):
+    lines = config_lines(str(agent), local=False, approve=True)
+    start = lines.index("  Built-in") + 2  # past the group's "Extensions" line
+    names = []
+    for line in lines[start:]:
+        if not line.startswith("      ["):
+            break
+        names.append(line.split("] ", 1)[1])
+    assert len(names) > 10 and "mcp" in names and "codemode" in names
+    assert names == sorted(names, key=str.casefold)
