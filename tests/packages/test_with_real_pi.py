@@ -458,3 +458,14 @@ def test_pi_config_l_shows_the_projects_overrides_of_your_own_files_as_pi16_does
     assert _group(ours.stdout.splitlines(), "  Built-in (project override)") == \
         _group(theirs, "  Built-in (project override)")
     assert "      [-] user-skill  project unload" in theirs and "      [+] fix.md  project load" in theirs
+
+
+def test_a_projects_lone_minus_path_of_your_own_skill_sends_what_pi16_sends(side):
+    """The project's ``-path`` of a skill your agent dir finds by itself: pi 1.6's screen
+    marks it ``[-]``, and the skills block shows what its loader makes of it; ours sends
+    the same block."""
+    (side.project / ".pi" / "settings.json").write_text(json.dumps({
+        "skills": [f"-{side.agent}/skills/user-skill/SKILL.md"]}))
+    theirs = side.skills_block("pi")
+    assert side.skills_block("ours") == theirs
+    assert "proj-skill" in theirs
