@@ -16,7 +16,7 @@ import { renderStats } from "./stats.js";
 import { openArtifact, initArtifacts } from "./artifacts.js";
 import { initComposer } from "./composer.js";
 import { closeSettings, initSettings, settingsOpen } from "./settings.js";
-import { closeTree, initTree, treeBusy, treeChanged, treeOpen } from "./tree.js";
+import { clearTreeSearch, closeTree, initTree, treeBusy, treeChanged, treeOpen } from "./tree.js";
 import { cancelAll, cancelRequest, offerTools, runRequest } from "./repl.js";
 
 const state = {
@@ -444,7 +444,7 @@ function start() {
     if (event.key !== "Escape") return;
     if (cancelDialog()) return;
     if (settingsOpen()) closeSettings();
-    else if (treeOpen()) closeTree();
+    else if (treeOpen()) { if (!clearTreeSearch()) closeTree(); }
     else if (document.body.classList.contains("drawer-open")) setDrawer(false);
     else if (state.isStreaming || treeBusy()) command("abort").catch(() => {});
   });
