@@ -3,7 +3,9 @@
  * <iframe sandbox="allow-scripts" src="/artifact"> (never allow-same-origin: an opaque
  * origin that cannot reach the page, its storage or its token; the frame's policy lets it
  * reach no network at all), as the body of an async function. What it logs, the value it
- * returns or the error it throws go back as the browser_tool_result command. A
+ * returns or the error it throws go back as the browser_tool_result command, with the
+ * files it handed to returnDownloadableFile(fileName, content, mimeType?) (pi web-ui's:
+ * a string, an object as JSON, a Blob or bytes with their MIME type) in base64. A
  * browser_tool_cancel (the timeout, an abort) removes the frame, and the code with it. */
 
 import { el } from "./dom.js";
@@ -24,7 +26,38 @@ function documentFor(code) {
     if (typeof v === "object" && v !== null) { try { return JSON.stringify(v, null, 2); } catch { return String(v); } }
     return String(v);
   };
-  const done = (m) => { if (settled) return; settled = true; parent.postMessage({ piRepl: true, console: logs, ...m }, "*"); };
+  const files = [], pending = [];
+  const base64 = (bytes) => {
+    let text = "";
+    for (let i = 0; i < bytes.length; i += 0x8000) text += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+    return btoa(text);
+  };
+  const needType = (what) => new Error("returnDownloadableFile: MIME type is required for " + what
+    + " content. Please provide a mimeType parameter (e.g., 'image/png').");
+  window.returnDownloadableFile = (fileName, content, mimeType) => {
+    const work = (async () => {
+      let bytes, type;
+      if (content instanceof Blob) {
+        if (!mimeType && !content.type) throw needType("Blob");
+        bytes = new Uint8Array(await content.arrayBuffer()); type = mimeType || content.type;
+      } else if (content instanceof Uint8Array || content instanceof ArrayBuffer) {
+        if (!mimeType) throw needType("Uint8Array");
+        bytes = new Uint8Array(content); type = mimeType;
+      } else if (typeof content === "string") {
+        bytes = new TextEncoder().encode(content); type = mimeType || "text/plain";
+      } else {
+        bytes = new TextEncoder().encode(JSON.stringify(content, null, 2)); type = mimeType || "application/json";
+      }
+      files.push({ fileName: String(fileName), mimeType: String(type), contentBase64: base64(bytes) });
+    })();
+    pending.push(work.catch(() => {}));
+    return work;
+  };
+  const done = (m) => {
+    if (settled) return;
+    settled = true;
+    Promise.all(pending).then(() => parent.postMessage({ piRepl: true, console: logs, files, ...m }, "*"));
+  };
   const failed = (e) => done({ error: { message: String(e && e.message !== undefined ? e.message : e), stack: String((e && e.stack) || "") } });
   for (const level of ["log", "info", "warn", "error", "debug"]) {
     const original = console[level].bind(console);
@@ -64,9 +97,9 @@ export function runRequest(request, command) {
     removeEventListener("message", listen);
     frame.remove(); // the code goes with its frame
     if (answer) {
-      const { console: logs, returnText, error } = answer;
+      const { console: logs, returnText, error, files } = answer;
       command("browser_tool_result", {
-        requestId: request.id, console: Array.isArray(logs) ? logs : [],
+        requestId: request.id, console: Array.isArray(logs) ? logs : [], files: Array.isArray(files) ? files : [],
         ...(typeof returnText === "string" ? { returnText } : {}), ...(error ? { error } : {}),
       }).catch(() => {}); // timed out or aborted meanwhile: the server has answered already
     }
