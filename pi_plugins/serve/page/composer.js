@@ -1,10 +1,14 @@
 /* The prompt box: Enter sends (steers while a turn runs; Alt+Enter queues a follow-up),
  * ↑/↓ walk the prompts sent before, the page's slash commands run here (with completion,
  * together with the session's own: plugins, templates, skills), and files come in by the
- * button, a paste or a drop: images go to the model as images, text files as text. */
+ * button, a paste or a drop: images go to the model as images, text files as text; a
+ * document (PDF, Word, Excel) opens in the document viewer, and the model is told its
+ * name (its bytes stay in the page). */
 
 import { $, el, toast } from "./dom.js";
 import { openTree } from "./tree.js";
+import { openAttachedDocument } from "./artifacts.js";
+import { documentKind, documentRefusal } from "./documents.js";
 
 const LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh"];
 const HISTORY_KEY = "pi-prompt-history";
@@ -13,7 +17,7 @@ const MAX_TEXT_FILE = 512 * 1024;
 let page;
 let history = [];
 let historyAt = -1;
-let attachments = []; // {name, image?: {type, data, mimeType}, text?}
+let attachments = []; // {name, image?: {type, data, mimeType}, text?, document?: File}
 let serverCommands = [];
 let choices = [];
 let chosen = 0;
@@ -108,7 +112,9 @@ async function submit(behavior) {
   }
   const files = attachments;
   const fields = { message: text + files.filter((f) => f.text !== undefined)
-    .map((f) => `\n\n<file name="${f.name}">\n${f.text}\n</file>`).join("") };
+    .map((f) => `\n\n<file name="${f.name}">\n${f.text}\n</file>`).join("")
+    + files.filter((f) => f.document).map((f) => `\n\n[The user attached ${f.name} (${f.document.size} bytes); `
+      + "it is shown to them in the page's document viewer, its content is not included here]").join("") };
   const images = files.filter((f) => f.image).map((f) => f.image);
   if (images.length) fields.images = images;
   if (page.state.isStreaming) fields.streamingBehavior = behavior || "steer";
@@ -191,7 +197,12 @@ async function addFiles(files) {
   const added = [];
   for (const file of files) {
     try {
-      if (file.type.startsWith("image/")) {
+      if (documentKind(file.name)) {
+        const refused = documentRefusal(file.name, file.size);
+        if (refused) throw new Error(refused);
+        added.push({ name: file.name, document: file });
+        openAttachedDocument(file);
+      } else if (file.type.startsWith("image/")) {
         const url = await readAs(file, "data");
         added.push({ name: file.name, image: { type: "image", data: url.slice(url.indexOf(",") + 1), mimeType: file.type } });
       } else if (file.size <= MAX_TEXT_FILE) {
@@ -223,6 +234,14 @@ function setAttachments(list) {
       chip.appendChild(img);
     }
     chip.appendChild(el("span", null, file.name));
+    if (file.document) {
+      const open = el("button", "chip-open", "Open");
+      open.type = "button";
+      open.dataset.testid = "attachment-open";
+      open.title = `Show ${file.name} in the document viewer`;
+      open.addEventListener("click", () => openAttachedDocument(file.document));
+      chip.appendChild(open);
+    }
     const remove = el("button", null, "×");
     remove.type = "button";
     remove.title = `Remove ${file.name}`;
