@@ -87,14 +87,16 @@ function showTree(data, focusId = null, mode = view?.mode || data.filterMode || 
     li.dataset.id = node.entry.id;
     li.setAttribute("role", "option");
     li.tabIndex = -1;
-    li.style.paddingLeft = `${row.depth * 16 + 6}px`;
+    li.style.paddingLeft = `${row.depth * 16 + 18}px`; // room for the fold mark on the left
+    const canFold = foldable(row, byId);
     if (row.onPath) li.classList.add("on-path");
     if (row.here) { li.classList.add("leaf"); li.setAttribute("aria-selected", "true"); here = li; }
     if (node.entry.id === focusId) focus = li;
-    if (row.folded || foldable(row, byId)) {
+    if (row.folded || canFold) {
       li.dataset.fold = row.folded ? "folded" : "open";
       li.setAttribute("aria-expanded", String(!row.folded));
-      li.appendChild(el("span", "tree-fold", row.folded ? "⊞" : "⊟"));
+      // as the chat draws it: ⊞ on a folded row, ⊟ where a branch starts (not on a root)
+      if (row.folded || row.parentId) li.appendChild(el("span", "tree-fold", row.folded ? "⊞" : "⊟"));
     }
     li.append(el("span", "tree-role", shown.kind));
     if (node.label) li.appendChild(el("span", "tree-label", node.label));
