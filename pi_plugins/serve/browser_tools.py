@@ -18,12 +18,14 @@ and the page answers with a command::
 
     {"type": "browser_tool_result", "requestId": ID, "console": [{"type": "log", "text": ...}],
      "returnValue": <JSON or absent>, "returnText": "<repr>", "error": {"message", "stack"} or absent,
-     "files": [{"fileName", "mimeType", "contentBase64"}]}
+     "files": [{"fileName", "mimeType", "contentBase64"} or {"fileName", "mimeType", "omitted": true}]}
 
 ``files`` are what the code handed to ``returnDownloadableFile(fileName, content,
 mimeType?)`` (pi web-ui's): named to the model as pi web-ui names them ("[Files returned:
 N]"), and kept whole in the result's ``details.files`` (up to :data:`FILES_LIMIT` bytes
-a call) so the page offers each for download or as an artifact.
+a call; the request's ``filesLimit`` tells the page, which sends a file past it as
+``omitted`` rather than a frame the server would refuse) so the page offers each for
+download or as an artifact.
 
 A call that outlives the ``javascriptReplTimeoutMs`` setting (default
 :data:`REPL_TIMEOUT` seconds), is aborted (the page's Abort, ``pi connect``'s
@@ -69,6 +71,7 @@ Run JavaScript in a sandboxed frame of the user's browser (the page of `pi serve
 - Browser APIs that need no network: DOM, Canvas, Crypto, Intl, TextEncoder, structuredClone …
 - No network at all: fetch, WebSocket and `import()` from URLs are refused; nothing persists between calls.
 - `await returnDownloadableFile(fileName, content, mimeType?)` hands the user a file (a string, an object as JSON, a Blob or a Uint8Array, which need a MIME type); the user can download it or open it as an artifact. You are told its name and type, not its content.
+- Files the user attached in the page: `listAttachments()` gives `[{{id, fileName, mimeType, size}}]`, `readTextAttachment(id)` a string, `readBinaryAttachment(id)` a Uint8Array (a PDF, a workbook, an image).
 - Stopped after {timeout:g} seconds.
 
 Use it for calculations, data transformations and trying out JavaScript snippets."""
@@ -192,7 +195,7 @@ class BrowserTools:
         self.calls[call_id] = (client, future)
         client.put(dumps({"type": "browser_tool_request", "id": call_id, "toolCallId": run.tool_call_id,
                           "toolName": REPL, "arguments": {"title": args.get("title", ""), "code": args["code"]},
-                          "timeoutMs": int(timeout * 1000)}).decode("utf-8"))
+                          "timeoutMs": int(timeout * 1000), "filesLimit": FILES_LIMIT}).decode("utf-8"))
         aborted = asyncio.ensure_future(run.signal.wait())
         reason = "Execution aborted"  # also when the run cancels this task
         try:
@@ -258,6 +261,10 @@ def returned_files(raw: Any) -> tuple[list[dict], list[str]]:
     refused: list[str] = []
     total = 0
     for item in raw:
+        if isinstance(item, dict) and isinstance(item.get("fileName"), str) and item.get("omitted") is True:
+            # the page left its content out: past ``filesLimit`` in all, or too big to send
+            refused.append(f"{os.path.basename(item['fileName'])}: over {FILES_LIMIT:,} bytes of files in one call")
+            continue
         if not isinstance(item, dict) or not isinstance(item.get("fileName"), str) \
                 or not isinstance(item.get("contentBase64"), str):
             refused.append("a file without a name or content")

@@ -110,6 +110,6 @@ def test_a_document_the_user_attaches_opens_in_the_viewer_and_the_model_hears_it
     text = prompt["content"] if isinstance(prompt["content"], str) else "".join(
         part.get("text", "") for part in prompt["content"])
     assert text.startswith("here are the papers")
-    assert f"[The user attached minutes.docx ({len(MINUTES)} bytes);" in text
+    assert f"[The user attached minutes.docx ({len(MINUTES)} bytes): it is shown to them" in text
     assert "report.pdf" in text
     assert "%PDF" not in text  # the bytes stay in the page

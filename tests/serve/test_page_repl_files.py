@@ -136,3 +136,56 @@ def test_returned_files_that_are_malformed_or_too_big_are_left_out_and_said_so(m
     assert "bad.txt: its content is not base64" in text
     assert "big.txt: over 10 bytes of files in one call" in text
     assert "a file without a name or content" in text
+
+
+@pytest.mark.requires("chromium")
+@pytest.mark.process
+def test_files_past_the_limit_stay_in_the_page_and_the_model_is_told(pages, server, monkeypatch):
+    from playwright.sync_api import expect
+
+    from pi_plugins.serve import browser_tools
+
+    monkeypatch.setattr(browser_tools, "FILES_LIMIT", 10)
+    code = {"title": "Two files", "code": 'returnDownloadableFile("small.txt", "12345");\n'
+                                          'returnDownloadableFile("big.txt", "0123456789");'}
+    server.push(Reply(tool_calls=[("javascript_repl", code)]), Reply(text="One kept."))
+    page = pages.open("desktop")
+    new_session(page)
+    send(page, "two files")
+    expect(page.locator(ASSISTANT).last).to_have_text("One kept.")
+    assert _tool_text(server.wait_for_requests(2)[1]) == (
+        "[Files returned: 1]\n  - small.txt (text/plain)\n[Files not kept: big.txt: over 10 bytes of files in one call]")
+    expect(page.locator(REPL_ENTRY).get_by_test_id("repl-file")).to_have_count(1)
+
+
+@pytest.mark.requires("chromium")
+@pytest.mark.process
+def test_the_code_reads_what_the_user_attached_as_pi_web_ui_lets_it(pages, server, width):
+    """pi web-ui's attachments runtime: listAttachments(), readTextAttachment(id) and
+    readBinaryAttachment(id) give the code the session's attachments, a Word document
+    whose bytes never went to the model included."""
+    from playwright.sync_api import expect
+
+    code = {"title": "Reading the attachments", "code": (
+        "const files = listAttachments();\n"
+        "const sizes = files.map((a) => `${a.fileName} ${a.mimeType} ${a.size} ${readBinaryAttachment(a.id).length}`);\n"
+        "return sizes.join(', ') + ' | ' + readTextAttachment(files[1].id);")}
+    server.push(Reply(tool_calls=[("javascript_repl", code)]), Reply(text="Read them."))
+    page = pages.open(width)
+    new_session(page)
+    page.get_by_test_id("file-input").set_input_files([
+        {"name": "minutes.docx", "mimeType": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+         "buffer": MINUTES},
+        {"name": "data.csv", "mimeType": "text/csv", "buffer": b"a,b\n1,2\n"}])
+    expect(page.get_by_test_id("attachment")).to_have_count(2)
+    if width == "phone":
+        page.get_by_test_id("artifact-close").click()
+    send(page, "what did I attach?")
+    expect(page.locator(ASSISTANT).last).to_have_text("Read them.")
+    first, second = server.wait_for_requests(2)
+    prompt = first.body["messages"][-1]["content"]
+    prompt = prompt if isinstance(prompt, str) else "".join(part.get("text", "") for part in prompt)
+    assert 'readBinaryAttachment("attachment-' in prompt
+    docx_type = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+    assert _tool_text(second) == (
+        f"=> minutes.docx {docx_type} {len(MINUTES)} {len(MINUTES)}, data.csv text/csv 8 8 | a,b\n1,2\n").strip()

@@ -3,12 +3,14 @@
  * together with the session's own: plugins, templates, skills), and files come in by the
  * button, a paste or a drop: images go to the model as images, text files as text; a
  * document (PDF, Word, Excel) opens in the document viewer, and the model is told its
- * name (its bytes stay in the page). */
+ * name (its bytes stay in the page, where javascript_repl's code can read them, as it can
+ * every file attached: ./attachment_store.js). */
 
 import { $, el, toast } from "./dom.js";
 import { openTree } from "./tree.js";
 import { openAttachedDocument } from "./artifacts.js";
-import { documentKind, documentRefusal } from "./documents.js";
+import { base64Of, documentKind, documentRefusal } from "./documents.js";
+import { keepAttachments } from "./attachment_store.js";
 
 const LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh"];
 const HISTORY_KEY = "pi-prompt-history";
@@ -111,10 +113,19 @@ async function submit(behavior) {
     return;
   }
   const files = attachments;
+  let kept;
+  try {
+    kept = keepAttachments(page.state.sessionId, await Promise.all(files.map(recordOf)));
+  } catch (error) {
+    toast(`Attachments: ${error.message}`, "error");
+    return;
+  }
   const fields = { message: text + files.filter((f) => f.text !== undefined)
     .map((f) => `\n\n<file name="${f.name}">\n${f.text}\n</file>`).join("")
-    + files.filter((f) => f.document).map((f) => `\n\n[The user attached ${f.name} (${f.document.size} bytes); `
-      + "it is shown to them in the page's document viewer, its content is not included here]").join("") };
+    + files.map((f, i) => [f, kept[i]]).filter(([f]) => f.document)
+      .map(([f, record]) => `\n\n[The user attached ${f.name} (${f.document.size} bytes): it is shown to them in the `
+        + `page's document viewer and its content is not included here; javascript_repl's code can read it with `
+        + `readBinaryAttachment("${record.id}")]`).join("") };
   const images = files.filter((f) => f.image).map((f) => f.image);
   if (images.length) fields.images = images;
   if (page.state.isStreaming) fields.streamingBehavior = behavior || "steer";
@@ -184,6 +195,19 @@ function accept(choice) {
 
 // ------------------------------------------------------------ attachments
 
+/** An attachment as javascript_repl's code reads it: {fileName, mimeType, size, base64}. */
+async function recordOf(file) {
+  if (file.image) {
+    return { fileName: file.name, mimeType: file.image.mimeType, size: Math.floor(file.image.data.length * 3 / 4), base64: file.image.data };
+  }
+  if (file.document) {
+    const buffer = await file.document.arrayBuffer();
+    return { fileName: file.name, mimeType: file.document.type || "application/octet-stream", size: buffer.byteLength, base64: base64Of(buffer) };
+  }
+  const bytes = new TextEncoder().encode(file.text || "");
+  return { fileName: file.name, mimeType: file.mimeType || "text/plain", size: bytes.length, base64: base64Of(bytes.buffer) };
+}
+
 function readAs(file, how) {
   return new Promise((resolve, reject) => {
     const reader = new FileReader();
@@ -208,7 +232,7 @@ async function addFiles(files) {
       } else if (file.size <= MAX_TEXT_FILE) {
         const text = await readAs(file, "text");
         if (text.includes("\u0000")) throw new Error("not a text file");
-        added.push({ name: file.name, text });
+        added.push({ name: file.name, text, mimeType: file.type || "text/plain" });
       } else {
         throw new Error(`larger than ${MAX_TEXT_FILE / 1024} KB`);
       }

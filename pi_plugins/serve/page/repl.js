@@ -5,7 +5,9 @@
  * reach no network at all), as the body of an async function. What it logs, the value it
  * returns or the error it throws go back as the browser_tool_result command, with the
  * files it handed to returnDownloadableFile(fileName, content, mimeType?) (pi web-ui's:
- * a string, an object as JSON, a Blob or bytes with their MIME type) in base64. A
+ * a string, an object as JSON, a Blob or bytes with their MIME type) in base64. The
+ * files the user attached in the session are there too, as pi web-ui's listAttachments(),
+ * readTextAttachment(id) and readBinaryAttachment(id). A
  * browser_tool_cancel (the timeout, an abort) removes the frame, and the code with it. */
 
 import { el } from "./dom.js";
@@ -14,11 +16,21 @@ const running = new Map(); // request id -> stop(answer|null)
 
 /** The frame's document: console captured, the code run, one message to the page. The
  * code travels as a JSON string inside the script, its "<" escaped so it cannot end it. */
-function documentFor(code) {
-  const literal = JSON.stringify(code).replace(/</g, "\\u003c").replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029");
+function documentFor(code, attachments) {
+  const json = (value) => JSON.stringify(value).replace(/</g, "\\u003c").replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029");
+  const literal = json(code);
   return `<!doctype html><meta charset="utf-8"><body><script>
 (() => {
   const logs = [];
+  const attached = ${json(attachments.map(({ id, fileName, mimeType, size, base64 }) => ({ id, fileName, mimeType, size, base64 })))};
+  const bytesOf = (id) => {
+    const found = attached.find((a) => a.id === id);
+    if (!found) throw new Error("Attachment not found: " + id);
+    return Uint8Array.from(atob(found.base64), (c) => c.charCodeAt(0));
+  };
+  window.listAttachments = () => attached.map(({ id, fileName, mimeType, size }) => ({ id, fileName, mimeType, size }));
+  window.readBinaryAttachment = (id) => bytesOf(id);
+  window.readTextAttachment = (id) => new TextDecoder().decode(bytesOf(id));
   let settled = false;
   const show = (v) => {
     if (typeof v === "string") return v;
@@ -72,8 +84,22 @@ function documentFor(code) {
 </script>`;
 }
 
+/** The returned files as sent: past ``limit`` bytes in all (the server's cap), a file
+ * goes without its content, marked ``omitted``, so the server names it instead of the
+ * connection failing under a frame too big. */
+function withinLimit(files, limit) {
+  if (!Array.isArray(files)) return [];
+  let total = 0;
+  return files.map((file) => {
+    const size = Math.floor(String(file.contentBase64 || "").length * 3 / 4);
+    if (typeof limit === "number" && total + size > limit) return { fileName: file.fileName, mimeType: file.mimeType, omitted: true };
+    total += size;
+    return file;
+  });
+}
+
 /** Run ``request`` (a browser_tool_request) and answer it through ``command``. */
-export function runRequest(request, command) {
+export function runRequest(request, command, attachments = []) {
   const code = request.arguments && typeof request.arguments.code === "string" ? request.arguments.code : "";
   const frame = el("iframe", "repl-frame");
   frame.setAttribute("sandbox", "allow-scripts"); // never allow-same-origin
@@ -82,7 +108,7 @@ export function runRequest(request, command) {
   frame.dataset.testid = "repl-frame";
   frame.dataset.request = request.id;
   frame.title = "JavaScript REPL";
-  const source = documentFor(code);
+  const source = documentFor(code, attachments);
   // the server stops a call at timeoutMs; this is the page's own backstop, a little later
   const backstop = setTimeout(() => stop(null), (request.timeoutMs || 30000) + 5000);
   const listen = (event) => {
@@ -99,7 +125,7 @@ export function runRequest(request, command) {
     if (answer) {
       const { console: logs, returnText, error, files } = answer;
       command("browser_tool_result", {
-        requestId: request.id, console: Array.isArray(logs) ? logs : [], files: Array.isArray(files) ? files : [],
+        requestId: request.id, console: Array.isArray(logs) ? logs : [], files: withinLimit(files, request.filesLimit),
         ...(typeof returnText === "string" ? { returnText } : {}), ...(error ? { error } : {}),
       }).catch(() => {}); // timed out or aborted meanwhile: the server has answered already
     }
