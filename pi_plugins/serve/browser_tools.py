@@ -17,9 +17,18 @@ frame to it alone::
 and the page answers with a command::
 
     {"type": "browser_tool_result", "requestId": ID, "console": [{"type": "log", "text": ...}],
-     "returnValue": <JSON or absent>, "returnText": "<repr>", "error": {"message", "stack"} or absent}
+     "returnValue": <JSON or absent>, "returnText": "<repr>", "error": {"message", "stack"} or absent,
+     "files": [{"fileName", "mimeType", "contentBase64"} or {"fileName", "mimeType", "omitted": true}]}
 
-A call that outlives ``REPL_TIMEOUT``, is aborted (the page's Abort, ``pi connect``'s
+``files`` are what the code handed to ``returnDownloadableFile(fileName, content,
+mimeType?)`` (pi web-ui's): named to the model as pi web-ui names them ("[Files returned:
+N]"), and kept whole in the result's ``details.files`` (up to :data:`FILES_LIMIT` bytes
+a call; the request's ``filesLimit`` tells the page, which sends a file past it as
+``omitted`` rather than a frame the server would refuse) so the page offers each for
+download or as an artifact.
+
+A call that outlives the ``javascriptReplTimeoutMs`` setting (default
+:data:`REPL_TIMEOUT` seconds), is aborted (the page's Abort, ``pi connect``'s
 ``abort``), or whose page closes gets a tool error, and the page is told
 ``{"type": "browser_tool_cancel", "id": ID}`` so it drops the frame (and the code with it).
 With no page attached the call fails at once; it never waits for a page to come.
@@ -28,9 +37,11 @@ With no page attached the call fails at once; it never waits for a page to come.
 from __future__ import annotations
 
 import asyncio
+import binascii
 import itertools
 import json
 import logging
+import os
 from typing import Any
 
 from pi_core.protocol.tools import Tool, ToolResult, ToolRun
@@ -38,9 +49,14 @@ from pi_plugins.rpc.protocol import CommandError, dumps
 
 log = logging.getLogger("pi.serve")
 
-#: Seconds a call may run in the page before it is stopped (pi web-ui has none; a page
-#: left with an endless loop would hold the run for ever).
+#: Seconds a call may run in the page before it is stopped when the
+#: ``javascriptReplTimeoutMs`` setting does not say (pi web-ui has no limit; a page left
+#: with an endless loop would hold the run for ever).
 REPL_TIMEOUT = 30.0
+#: The setting that overrides it, in milliseconds as pi's other timeouts are.
+TIMEOUT_SETTING = "javascriptReplTimeoutMs"
+#: Bytes of returned files one call may keep (they are stored in the session file).
+FILES_LIMIT = 10 * 1024 * 1024
 #: Characters of console output and return value kept for the model; the rest is cut.
 OUTPUT_LIMIT = 50_000
 REPL = "javascript_repl"
@@ -54,6 +70,8 @@ Run JavaScript in a sandboxed frame of the user's browser (the page of `pi serve
 - ES2023+, top-level `await` (the code is the body of an async function): `return` the value you want back.
 - Browser APIs that need no network: DOM, Canvas, Crypto, Intl, TextEncoder, structuredClone …
 - No network at all: fetch, WebSocket and `import()` from URLs are refused; nothing persists between calls.
+- `await returnDownloadableFile(fileName, content, mimeType?)` hands the user a file (a string, an object as JSON, a Blob or a Uint8Array, which need a MIME type); the user can download it or open it as an artifact. You are told its name and type, not its content.
+- Files the user attached in the page: `listAttachments()` gives `[{{id, fileName, mimeType, size}}]`, `readTextAttachment(id)` a string, `readBinaryAttachment(id)` a Uint8Array (a PDF, a workbook, an image).
 - Stopped after {timeout:g} seconds.
 
 Use it for calculations, data transformations and trying out JavaScript snippets."""
@@ -71,7 +89,7 @@ class BrowserTools:
         self.calls: dict[str, tuple[Any, asyncio.Future]] = {}
         self._ids = itertools.count(1)
         self._withdrawing: asyncio.Task | None = None
-        self.tool = Tool(name=REPL, label="JavaScript REPL", description=REPL_DESCRIPTION.format(timeout=REPL_TIMEOUT),
+        self.tool = Tool(name=REPL, label="JavaScript REPL", description=REPL_DESCRIPTION.format(timeout=self.timeout()),
                          parameters={
                              "type": "object",
                              "properties": {
@@ -83,6 +101,21 @@ class BrowserTools:
                              "required": ["title", "code"],
                          },
                          function=self.run, summarize=lambda args: f"javascript_repl {args.get('title', '')}".strip())
+
+    def timeout(self) -> float:
+        """Seconds a call may run: the ``javascriptReplTimeoutMs`` setting (a positive
+        number), else :data:`REPL_TIMEOUT`."""
+        try:
+            value = self.served.harness.ctx.settings.get(TIMEOUT_SETTING)
+        except Exception:  # noqa: BLE001 - no settings: the default
+            value = None
+        if value is None:
+            return REPL_TIMEOUT
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+            log.warning("%s must be a positive number of milliseconds, not %r: using %g s",
+                        TIMEOUT_SETTING, value, REPL_TIMEOUT)
+            return REPL_TIMEOUT
+        return value / 1000
 
     # ------------------------------------------------------------ pages
 
@@ -156,22 +189,23 @@ class BrowserTools:
         if not self.pages:
             return ToolResult.error(NO_PAGE)
         client = self.pages[-1]
+        timeout = self.timeout()
         call_id = f"browser-{next(self._ids)}"
         future: asyncio.Future = asyncio.get_running_loop().create_future()
         self.calls[call_id] = (client, future)
         client.put(dumps({"type": "browser_tool_request", "id": call_id, "toolCallId": run.tool_call_id,
                           "toolName": REPL, "arguments": {"title": args.get("title", ""), "code": args["code"]},
-                          "timeoutMs": int(REPL_TIMEOUT * 1000)}).decode("utf-8"))
+                          "timeoutMs": int(timeout * 1000), "filesLimit": FILES_LIMIT}).decode("utf-8"))
         aborted = asyncio.ensure_future(run.signal.wait())
         reason = "Execution aborted"  # also when the run cancels this task
         try:
-            done, _ = await asyncio.wait({future, aborted}, timeout=REPL_TIMEOUT,
+            done, _ = await asyncio.wait({future, aborted}, timeout=timeout,
                                          return_when=asyncio.FIRST_COMPLETED)
             if future in done:
                 return result_of(future.result())
             if aborted not in done:
-                reason = (f"Execution timed out after {REPL_TIMEOUT:g} s: the code was stopped (an endless "
-                          "loop, or a promise that never settles?)")
+                reason = (f"Execution timed out after {timeout:g} s: the code was stopped (an endless "
+                          f"loop, or a promise that never settles?); the {TIMEOUT_SETTING} setting sets the limit")
             return ToolResult.error(reason)
         except BrowserToolError as exc:
             return ToolResult.error(f"Error: {exc}")
@@ -188,9 +222,9 @@ class BrowserToolError(Exception):
 
 
 def result_of(answer: dict) -> ToolResult:
-    """The page's answer as pi web-ui words it: the console lines, then ``=> value``, or
-    ``Error: message`` and the stack (a tool error); "Code executed successfully (no
-    output)" when there is nothing."""
+    """The page's answer as pi web-ui words it: the console lines, then ``=> value``, then
+    "[Files returned: N]" and each file's name and type, or ``Error: message`` and the
+    stack (a tool error); "Code executed successfully (no output)" when there is nothing."""
     lines = []
     for entry in answer.get("console") or []:
         if isinstance(entry, dict):
@@ -207,7 +241,48 @@ def result_of(answer: dict) -> ToolResult:
         if not isinstance(value, str):
             value = json.dumps(answer.get("returnValue"), indent=2, ensure_ascii=False)
         output += ("\n\n" if output else "") + f"=> {value}"
-    return ToolResult.text(_cut(output.strip()) or "Code executed successfully (no output)", {"files": []})
+    files, refused = returned_files(answer.get("files"))
+    output = _cut(output.strip())
+    if files:
+        output += f"\n[Files returned: {len(files)}]\n" + "\n".join(
+            f"  - {f['fileName']} ({f['mimeType']})" for f in files)
+    if refused:
+        output += "\n[Files not kept: " + "; ".join(refused) + "]"
+    return ToolResult.text(output.strip() or "Code executed successfully (no output)", {"files": files})
+
+
+def returned_files(raw: Any) -> tuple[list[dict], list[str]]:
+    """The files a call returned, checked: ``[{fileName, mimeType, size, contentBase64}]``
+    (the name without folders), and why each one left out was (not base64, over
+    :data:`FILES_LIMIT` in all, malformed)."""
+    if not isinstance(raw, list):
+        return [], [] if raw is None else ["files must be a list"]
+    files: list[dict] = []
+    refused: list[str] = []
+    total = 0
+    for item in raw:
+        if isinstance(item, dict) and isinstance(item.get("fileName"), str) and item.get("omitted") is True:
+            # the page left its content out: past ``filesLimit`` in all, or too big to send
+            refused.append(f"{os.path.basename(item['fileName'])}: over {FILES_LIMIT:,} bytes of files in one call")
+            continue
+        if not isinstance(item, dict) or not isinstance(item.get("fileName"), str) \
+                or not isinstance(item.get("contentBase64"), str):
+            refused.append("a file without a name or content")
+            continue
+        name = os.path.basename(item["fileName"].replace("\\", "/")).strip() or "file"
+        mime = item.get("mimeType") if isinstance(item.get("mimeType"), str) and item["mimeType"] else \
+            "application/octet-stream"
+        try:
+            size = len(binascii.a2b_base64(item["contentBase64"].encode("ascii"), strict_mode=True))
+        except (binascii.Error, UnicodeEncodeError, ValueError):
+            refused.append(f"{name}: its content is not base64")
+            continue
+        if total + size > FILES_LIMIT:
+            refused.append(f"{name}: over {FILES_LIMIT:,} bytes of files in one call")
+            continue
+        total += size
+        files.append({"fileName": name, "mimeType": mime, "size": size, "contentBase64": item["contentBase64"]})
+    return files, refused
 
 
 def _cut(text: str) -> str:

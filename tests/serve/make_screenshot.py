@@ -1,6 +1,7 @@
 """Take docs/serve.png and docs/serve-phone.png: the page of a real ``pi serve`` in
 headless Chromium at 1280 and 375 px, after a short conversation with the scripted LLM
-server (a tool call, Markdown with a table and code, an artifact).
+server (a tool call, Markdown with a table and code, an SVG artifact and a PDF the answer
+links to, open in the document viewer; on the phone, the session's tree).
 
 Run: python tests/serve/make_screenshot.py   (from the repository's root)
 """
@@ -19,6 +20,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from support.cli import PiRunner  # noqa: E402
 from support.llm_server import LlmServer, Reply  # noqa: E402
+from support.office_documents import pdf  # noqa: E402
 
 ANSWER = """The project has **two** Python files. Here is a small chart of their sizes:
 
@@ -38,6 +40,8 @@ ANSWER = """The project has **two** Python files. Here is a small chart of their
 def helper():
     return 1
 ```
+
+The details are in [the summary report](report.pdf).
 """
 
 
@@ -48,6 +52,8 @@ def main() -> None:
         pi = PiRunner(Path(tmp), server)
         (pi.cwd / "app.py").write_text("print('hello')\n" * 40)
         (pi.cwd / "util.py").write_text("def helper():\n    return 1\n" * 10)
+        (pi.cwd / "report.pdf").write_bytes(pdf(["Project summary", "app.py: 40 lines, the entry point",
+                                                 "util.py: 20 lines, the helpers"]))
         server.push(Reply(thinking="The user wants an overview; list the files first.",
                           text="Let me look at the files.", tool_calls=[("bash", {"command": "wc -l *.py"})],
                           usage={"input": 1830, "output": 96}),
@@ -67,12 +73,16 @@ def main() -> None:
                 page.get_by_test_id("prompt").press("Enter")
                 page.get_by_test_id("artifact-open").first.click()
                 page.frame_locator('[data-testid="artifact"]').locator("svg").wait_for()
+                page.get_by_test_id("document-link").first.click()
+                page.frame_locator('[data-testid="artifact"]').locator(".textLayer").first.wait_for()
+                page.wait_for_timeout(500)  # the page drawn on its canvas
                 page.get_by_test_id("prompt").fill("Now add a test for util.helper")
                 page.screenshot(path=str(ROOT / "docs" / "serve.png"))
                 phone = browser.new_page(viewport={"width": 375, "height": 740})
                 phone.goto(url)
                 phone.locator("table").wait_for()
-                phone.get_by_test_id("prompt").fill("Now add a test for util.helper")
+                phone.get_by_test_id("open-tree").click()
+                phone.locator(".tree li.leaf").wait_for()
                 phone.screenshot(path=str(ROOT / "docs" / "serve-phone.png"))
                 browser.close()
         finally:

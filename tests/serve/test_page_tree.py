@@ -52,12 +52,12 @@ def test_the_tree_shows_every_branch_and_marks_the_current_one(pages, served, wi
     box.press("Enter")  # runs
     entries = page.locator(".tree li.tree-user, .tree li.tree-assistant")  # notes (a model change) aside
     expect(entries.locator(".tree-text")).to_have_text(
-        ["plan the trip", "Go by train.", "what about the car?", "The car is slower.", "Fly, it is far."])
+        ["plan the trip", "Fly, it is far.", "Go by train.", "what about the car?", "The car is slower."])  # current first
     expect(page.locator(".tree li", has_text="Go by train.").locator(".tree-label")).to_have_text("by rail")
     expect(page.locator(".tree li.leaf")).to_have_count(1)  # the leaf: opening it on a model noted that
     expect(page.locator(".tree li.on-path:not(.tree-note) .tree-text")).to_have_text(["plan the trip", "Fly, it is far."])
     indents = [entries.nth(i).evaluate("(li) => parseInt(li.style.paddingLeft)") for i in range(5)]
-    assert indents[0] < indents[1] == indents[4]  # both answers branch from the prompt
+    assert indents[0] < indents[1] == indents[2]  # both answers branch from the prompt
     pages.shoot(page, f"tree-{width}")
     page.keyboard.press("Escape")
     expect(page.get_by_test_id("tree-view")).to_be_hidden()
@@ -79,7 +79,7 @@ def test_choosing_an_entry_in_the_tree_moves_there_and_the_conversation_follows(
     _open_tree_with_the_keyboard(page)
     expect(page.locator(".tree li.leaf")).to_be_focused()
     page.keyboard.press("Home")
-    for _ in range(3):
+    for _ in range(4):  # the current branch is listed first
         page.keyboard.press("ArrowDown")
     expect(page.locator(".tree li:focus .tree-text")).to_have_text("The car is slower.")
     page.keyboard.press("Enter")

@@ -50,7 +50,8 @@ def _listed(page) -> list[str]:
 
 def test_the_trees_filters_switch_by_click_and_by_pis_keys(pages, served, pi, width):
     """pi's five filters: the one treeFilterMode names first; a click on a filter, or
-    pi's letter (d, t, u, l, a; o and Shift+O cycle) lists what the chat's would."""
+    pi's letter with Alt (or Ctrl where the browser lets it: d, t, u, l, a; o and Shift+O
+    cycle; a bare letter searches) lists what the chat's would."""
     from playwright.sync_api import expect
 
     (pi.agent_dir / "settings.json").write_text(json.dumps({"treeFilterMode": "no-tools"}))
@@ -62,28 +63,28 @@ def test_the_trees_filters_switch_by_click_and_by_pis_keys(pages, served, pi, wi
     expect(tree).to_have_attribute("data-filter", "no-tools")
     expect(pressed).to_have_text("no-tools")
     assert _listed(page) == ["list the files", "Two files.", "thanks", "You are welcome."]
-    page.keyboard.press("d")  # default: the tool's result too (the bare tool call stands behind it)
+    page.keyboard.press("Alt+d")  # default: the tool's result too (the bare tool call stands behind it)
     expect(tree).to_have_attribute("data-filter", "default")
     assert _listed(page) == ["list the files", "bash: a.txt b.txt", "Two files.", "thanks", "You are welcome."]
     page.locator('[data-testid="tree-filter"][data-mode="user-only"]').click()
     expect(pressed).to_have_text("user-only")
     expect(page.locator(".tree li .tree-text")).to_have_text(["list the files", "thanks"])
     expect(page.locator(".tree li:focus")).to_have_count(1)  # the keys go on working
-    page.keyboard.press("l")
+    page.keyboard.press("Alt+l")
     expect(page.locator(".tree li .tree-text")).to_have_text(["Two files."])
     expect(page.locator(".tree li .tree-label")).to_have_text(["answer"])
-    page.keyboard.press("l")  # the same letter again: back to default, as in pi
+    page.keyboard.press("Alt+l")  # the same letter again: back to default, as in pi
     expect(tree).to_have_attribute("data-filter", "default")
-    page.keyboard.press("a")
+    page.keyboard.press("Alt+a")
     expect(tree).to_have_attribute("data-filter", "all")
     expect(page.locator(".tree li .tree-text", has_text="[label: answer]")).to_have_count(1)
     expect(page.locator(".tree li .tree-text", has_text="[model: ")).not_to_have_count(0)  # opening noted it
     # as the chat's: an answer of tool calls alone is never listed, its tool rows stand for it
     expect(page.locator(".tree li.tree-assistant .tree-text", has_text="→ bash")).to_have_count(0)
     pages.shoot(page, f"tree-filter-all-{width}")
-    page.keyboard.press("o")  # all -> default (cycling wraps)
+    page.keyboard.press("Alt+o")  # all -> default (cycling wraps)
     expect(tree).to_have_attribute("data-filter", "default")
-    page.keyboard.press("Shift+O")
+    page.keyboard.press("Alt+Shift+O")
     expect(tree).to_have_attribute("data-filter", "all")
     page.keyboard.press("Escape")
     expect(page.get_by_test_id("tree-view")).to_be_hidden()

@@ -1,10 +1,16 @@
 /* The prompt box: Enter sends (steers while a turn runs; Alt+Enter queues a follow-up),
  * ↑/↓ walk the prompts sent before, the page's slash commands run here (with completion,
  * together with the session's own: plugins, templates, skills), and files come in by the
- * button, a paste or a drop: images go to the model as images, text files as text. */
+ * button, a paste or a drop: images go to the model as images, text files as text; a
+ * document (PDF, Word, Excel) opens in the document viewer, and the model is told its
+ * name (its bytes stay in the page, where javascript_repl's code can read them, as it can
+ * every file attached: ./attachment_store.js). */
 
 import { $, el, toast } from "./dom.js";
 import { openTree } from "./tree.js";
+import { openAttachedDocument } from "./artifacts.js";
+import { base64Of, documentKind, documentRefusal } from "./documents.js";
+import { keepAttachments } from "./attachment_store.js";
 
 const LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh"];
 const HISTORY_KEY = "pi-prompt-history";
@@ -13,7 +19,7 @@ const MAX_TEXT_FILE = 512 * 1024;
 let page;
 let history = [];
 let historyAt = -1;
-let attachments = []; // {name, image?: {type, data, mimeType}, text?}
+let attachments = []; // {name, image?: {type, data, mimeType}, text?, document?: File}
 let serverCommands = [];
 let choices = [];
 let chosen = 0;
@@ -107,8 +113,19 @@ async function submit(behavior) {
     return;
   }
   const files = attachments;
+  let kept;
+  try {
+    kept = keepAttachments(page.state.sessionId, await Promise.all(files.map(recordOf)));
+  } catch (error) {
+    toast(`Attachments: ${error.message}`, "error");
+    return;
+  }
   const fields = { message: text + files.filter((f) => f.text !== undefined)
-    .map((f) => `\n\n<file name="${f.name}">\n${f.text}\n</file>`).join("") };
+    .map((f) => `\n\n<file name="${f.name}">\n${f.text}\n</file>`).join("")
+    + files.map((f, i) => [f, kept[i]]).filter(([f]) => f.document)
+      .map(([f, record]) => `\n\n[The user attached ${f.name} (${f.document.size} bytes): it is shown to them in the `
+        + `page's document viewer and its content is not included here; javascript_repl's code can read it with `
+        + `readBinaryAttachment("${record.id}")]`).join("") };
   const images = files.filter((f) => f.image).map((f) => f.image);
   if (images.length) fields.images = images;
   if (page.state.isStreaming) fields.streamingBehavior = behavior || "steer";
@@ -178,6 +195,19 @@ function accept(choice) {
 
 // ------------------------------------------------------------ attachments
 
+/** An attachment as javascript_repl's code reads it: {fileName, mimeType, size, base64}. */
+async function recordOf(file) {
+  if (file.image) {
+    return { fileName: file.name, mimeType: file.image.mimeType, size: Math.floor(file.image.data.length * 3 / 4), base64: file.image.data };
+  }
+  if (file.document) {
+    const buffer = await file.document.arrayBuffer();
+    return { fileName: file.name, mimeType: file.document.type || "application/octet-stream", size: buffer.byteLength, base64: base64Of(buffer) };
+  }
+  const bytes = new TextEncoder().encode(file.text || "");
+  return { fileName: file.name, mimeType: file.mimeType || "text/plain", size: bytes.length, base64: base64Of(bytes.buffer) };
+}
+
 function readAs(file, how) {
   return new Promise((resolve, reject) => {
     const reader = new FileReader();
@@ -191,13 +221,18 @@ async function addFiles(files) {
   const added = [];
   for (const file of files) {
     try {
-      if (file.type.startsWith("image/")) {
+      if (documentKind(file.name)) {
+        const refused = documentRefusal(file.name, file.size);
+        if (refused) throw new Error(refused);
+        added.push({ name: file.name, document: file });
+        openAttachedDocument(file);
+      } else if (file.type.startsWith("image/")) {
         const url = await readAs(file, "data");
         added.push({ name: file.name, image: { type: "image", data: url.slice(url.indexOf(",") + 1), mimeType: file.type } });
       } else if (file.size <= MAX_TEXT_FILE) {
         const text = await readAs(file, "text");
         if (text.includes("\u0000")) throw new Error("not a text file");
-        added.push({ name: file.name, text });
+        added.push({ name: file.name, text, mimeType: file.type || "text/plain" });
       } else {
         throw new Error(`larger than ${MAX_TEXT_FILE / 1024} KB`);
       }
@@ -223,6 +258,14 @@ function setAttachments(list) {
       chip.appendChild(img);
     }
     chip.appendChild(el("span", null, file.name));
+    if (file.document) {
+      const open = el("button", "chip-open", "Open");
+      open.type = "button";
+      open.dataset.testid = "attachment-open";
+      open.title = `Show ${file.name} in the document viewer`;
+      open.addEventListener("click", () => openAttachedDocument(file.document));
+      chip.appendChild(open);
+    }
     const remove = el("button", null, "×");
     remove.type = "button";
     remove.title = `Remove ${file.name}`;

@@ -45,6 +45,19 @@ export function documentKind(path) {
   return match ? KINDS[match[1].toLowerCase()] : null;
 }
 
+/** The server's cap on a document (``files.MAX_DOCUMENT_BYTES``), kept here too. */
+export const MAX_DOCUMENT_BYTES = 20 * 1024 * 1024;
+
+/** Why a document named ``name`` of ``size`` bytes is not shown (the server's /file
+ * refusals, for one the user attached), or null. */
+export function documentRefusal(name, size) {
+  if (!documentKind(name)) return `not a document artifact (only .pdf, .docx, .xlsx, .xls)`;
+  if (size > MAX_DOCUMENT_BYTES) {
+    return `${size.toLocaleString("en")} bytes; documents are shown up to ${MAX_DOCUMENT_BYTES.toLocaleString("en")}`;
+  }
+  return null;
+}
+
 /** Whether ``text`` names a document file: one word ending in a document extension. */
 export function namesDocument(text) {
   return /^[^\s<>"'`]+$/.test(text) && documentKind(text) !== null;

@@ -16,8 +16,9 @@ import { renderStats } from "./stats.js";
 import { openArtifact, initArtifacts } from "./artifacts.js";
 import { initComposer } from "./composer.js";
 import { closeSettings, initSettings, settingsOpen } from "./settings.js";
-import { closeTree, initTree, treeBusy, treeChanged, treeOpen } from "./tree.js";
+import { clearTreeSearch, closeTree, initTree, treeBusy, treeChanged, treeOpen } from "./tree.js";
 import { cancelAll, cancelRequest, offerTools, runRequest } from "./repl.js";
+import { attachmentsOf } from "./attachment_store.js";
 
 const state = {
   token: null, sessionId: null, sessionFile: null, ws: null, seq: 0, nextId: 1, pending: new Map(),
@@ -275,7 +276,7 @@ function receive(frame) {
     case "label_changed": treeChanged(); break; // a client labelled an entry
     case "compaction_end": command("get_messages").then((data) => { state.messages = data.messages; rebuild(); }); refreshStats(); break;
     case "extension_ui_request": uiRequest(frame); break;
-    case "browser_tool_request": runRequest(frame, command); break;
+    case "browser_tool_request": runRequest(frame, command, attachmentsOf(state.sessionId)); break;
     case "browser_tool_cancel": cancelRequest(frame.id); break;
     case "extension_error": toast(`Plugin error (${frame.event}): ${frame.error}`, "error"); break;
     case "auto_retry_start": setStatus(`retrying (${frame.attempt}/${frame.maxAttempts})`); break;
@@ -444,7 +445,7 @@ function start() {
     if (event.key !== "Escape") return;
     if (cancelDialog()) return;
     if (settingsOpen()) closeSettings();
-    else if (treeOpen()) closeTree();
+    else if (treeOpen()) { if (!clearTreeSearch()) closeTree(); }
     else if (document.body.classList.contains("drawer-open")) setDrawer(false);
     else if (state.isStreaming || treeBusy()) command("abort").catch(() => {});
   });

@@ -2,7 +2,8 @@
  * answer (thinking, Markdown, tool calls), a tool's result (bash output, an edit's diff,
  * a read's excerpt), and the rest (summaries, custom messages). */
 
-import { button, copyButton as copy, el } from "./dom.js";
+import { button, copyButton as copy, download, el } from "./dom.js";
+import { returnedFileKind } from "./artifacts.js";
 import { namesDocument } from "./documents.js";
 import { renderMarkdown } from "./markdown.js";
 
@@ -90,6 +91,30 @@ function imagesOf(result, options) {
   });
 }
 
+/** The files a javascript_repl call returned (``details.files``): each with a download
+ * and, where the page can show its kind, an "Open" as an artifact. */
+function returnedFiles(result, options) {
+  const files = result && result.details && Array.isArray(result.details.files) ? result.details.files : [];
+  const valid = files.filter((f) => f && typeof f.fileName === "string" && typeof f.contentBase64 === "string");
+  if (!valid.length) return [];
+  const list = el("ul", "repl-files");
+  for (const file of valid) {
+    const item = el("li", "repl-file");
+    item.dataset.testid = "repl-file";
+    const size = typeof file.size === "number" ? ` · ${file.size.toLocaleString("en")} bytes` : "";
+    item.append(el("span", "repl-file-name", file.fileName), el("span", "repl-file-type", ` ${file.mimeType}${size} `));
+    item.appendChild(button("Download", "repl-file-download", () => {
+      const bytes = Uint8Array.from(atob(file.contentBase64), (c) => c.charCodeAt(0));
+      download(new Blob([bytes], { type: file.mimeType }), file.fileName);
+    }, `Download ${file.fileName}`));
+    if (returnedFileKind(file) && options?.onArtifact) {
+      item.appendChild(button("Open", "repl-file-open", () => options.onArtifact(file, "returned"), `Show ${file.fileName} in a sandboxed frame`));
+    }
+    list.appendChild(item);
+  }
+  return [list];
+}
+
 export function toolEntry(name, args, result, isError, running, options) {
   const li = entry("tool");
   li.dataset.tool = name;
@@ -119,7 +144,7 @@ export function toolEntry(name, args, result, isError, running, options) {
       if (isError) pre.classList.add("error");
       li.appendChild(pre);
     }
-    li.append(...imagesOf(result, options));
+    li.append(...imagesOf(result, options), ...returnedFiles(result, options));
   }
   return li;
 }
