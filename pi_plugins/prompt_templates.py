@@ -57,7 +57,7 @@ from pi_plugins.resources import (
 )
 
 DESCRIPTION_FROM_BODY_MAX = 60
-_PLACEHOLDER = re.compile(
+_PLACEHOLDER = (  # compiled by ``re`` on first use: most runs expand no template
     r"\$\{(\d+|@|ARGUMENTS):-([^}]*)\}|\$\{@:(\d+)(?::(\d+))?\}|\$(\d+)|\$ARGUMENTS|\$@"
 )
 
@@ -158,7 +158,7 @@ def substitute(content: str, args: list[str]) -> str:
             return " ".join(chosen)
         return joined
 
-    return _PLACEHOLDER.sub(fill, content)
+    return re.sub(_PLACEHOLDER, fill, content)
 
 
 # ---------------------------------------------------------------- reading templates

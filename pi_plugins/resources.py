@@ -160,12 +160,12 @@ async def discovered_paths(ctx: Any) -> dict[str, list[Path]]:
     Handlers return ``(kind, path)`` pairs; relative paths are taken from the cwd.
     A malformed pair is reported and skipped.
     """
-    from pi_core.protocol.events import ResourcesDiscoverEvent
-
     found: dict[str, list[Path]] = {kind: [] for kind in RESOURCE_KINDS}
     plugins = getattr(ctx, "plugins", None)
     if plugins is None or not plugins.has("resources_discover"):
         return found
+    from pi_core.protocol.events import ResourcesDiscoverEvent
+
     reason: Literal["startup", "reload"] = "reload" if _reloaded.get(ctx) else "startup"
     event = ResourcesDiscoverEvent(cwd=str(ctx.cwd), reason=reason)
     items = await plugins.call("resources_discover", event=event, ctx=ctx)

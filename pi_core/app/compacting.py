@@ -8,13 +8,8 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from pi_core.protocol.events import (
-    BeforeCompactEvent,
-    CompactionEnd,
-    CompactionReason,
-    CompactionStart,
-    SessionCompactEvent,
-)
+from pi_core.protocol import events
+from pi_core.protocol.events import CompactionReason
 from pi_core.protocol.messages import AssistantMessage, TextContent, Usage, UserMessage
 from pi_core.protocol.provider import LlmContext, StreamOptions, complete
 from pi_core.protocol.signal import AbortSignal
@@ -66,15 +61,15 @@ async def compact(harness: Harness, instructions: str | None = None, *, reason: 
     """Compact the branch: ``prepare_compaction`` plans, ``session_before_compact``
     decides (cancel, or a summary), the entry is appended and the context rebuilt.
     The result, or None when cancelled, failed or there was nothing to do."""
-    await harness.emit(CompactionStart(reason=reason))
+    await harness.emit(events.CompactionStart(reason=reason))
     harness.is_compacting = True
     with harness.abortable() as signal:
         result, error = await _compaction(harness, harness.session.path(), reason, instructions, will_retry)
     harness.is_compacting = False
     if result is False:  # a plugin cancelled it
-        await harness.emit(CompactionEnd(reason=reason, aborted=True))
+        await harness.emit(events.CompactionEnd(reason=reason, aborted=True))
         return None
-    await harness.emit(CompactionEnd(reason=reason, result=result, aborted=signal.aborted,
+    await harness.emit(events.CompactionEnd(reason=reason, result=result, aborted=signal.aborted,
                                   will_retry=will_retry and result is not None, error_message=error))
     return result
 
@@ -86,7 +81,7 @@ async def _compaction(harness: Harness, entries: list, reason: CompactionReason,
 
     result, error = None, None
     try:
-        event = await harness.plugins.call("prepare_compaction", ctx=harness.ctx, event=BeforeCompactEvent(
+        event = await harness.plugins.call("prepare_compaction", ctx=harness.ctx, event=events.BeforeCompactEvent(
             reason=reason, entries=entries, will_retry=will_retry, instructions=instructions))
         decision = await harness.plugins.call("session_before_compact", event=event, ctx=harness.ctx)
         if decision is None and (event.preparation is not None or not harness.plugins.has("prepare_compaction")):
@@ -105,7 +100,7 @@ async def _compaction(harness: Harness, entries: list, reason: CompactionReason,
             harness.agent.messages = list(harness.session.build_context().messages)
             result = attrs.evolve(result, usage=entry.usage, estimated_tokens_after=sum(
                 estimate_tokens(m) for m in harness.agent.messages))
-            await harness.notify(SessionCompactEvent(entry=entry, from_hook=bool(entry.from_hook),
+            await harness.notify(events.SessionCompactEvent(entry=entry, from_hook=bool(entry.from_hook),
                                                   reason=reason, will_retry=will_retry))
     except Exception as exc:
         error = str(exc) or type(exc).__name__

@@ -28,6 +28,7 @@ from pi_core.app.session_moves import SessionMoves
 from pi_core.app.ui_prompts import PromptingUI
 from pi_core.context import Context
 from pi_core.loop import Agent, AgentBusyError, StopRun, user_message
+from pi_core.protocol import events
 from pi_core.protocol.events import (
     AfterRunEvent,
     BeforeAgentStartEvent,
@@ -35,7 +36,6 @@ from pi_core.protocol.events import (
     ForkPosition,
     InputEvent,
     LeaveReason,
-    ModelSelect,
     ModelSource,
     QueueUpdate,
     SessionShutdown,
@@ -190,7 +190,7 @@ class Harness:
                 found = self.resolve_model(ref.provider, ref.model_id)
             if found is not None and found.key != self.agent.model.key:
                 previous, self.agent.model = self.agent.model, found
-                await self.notify(ModelSelect(model=found, previous_model=previous, source="restore"))
+                await self.notify(events.ModelSelect(model=found, previous_model=previous, source="restore"))
         if not fresh and not self._explicit_thinking:
             self.agent.thinking_level = restored.thinking_level
         if not is_unknown(self.model) and (  # nothing to record until a real model is chosen

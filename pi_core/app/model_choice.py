@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pi_core.protocol.events import ModelSelect, ModelSource, ThinkingLevelChanged, ThinkingLevelSelect
+from pi_core.protocol import events
+from pi_core.protocol.events import ModelSource
 from pi_core.protocol.model import Model
 from pi_core.protocol.provider import THINKING_LEVELS
 
@@ -39,7 +40,7 @@ class ModelChoice:
         if persist:
             self.save_default_model(model)
         await self.set_thinking_level(level)
-        await self.harness.notify(ModelSelect(model=model, previous_model=previous, source=source))
+        await self.harness.notify(events.ModelSelect(model=model, previous_model=previous, source=source))
 
     def save_default_model(self, model: Model) -> None:
         """pi 1.6's saved default model (``defaultProvider``, ``defaultModel``); where the
@@ -72,8 +73,8 @@ class ModelChoice:
         if previous == level:
             return
         self.harness.session.append_thinking_level_change(level)
-        await self.harness.emit(ThinkingLevelChanged(level=level))
-        await self.harness.notify(ThinkingLevelSelect(level=level, previous_level=previous))
+        await self.harness.emit(events.ThinkingLevelChanged(level=level))
+        await self.harness.notify(events.ThinkingLevelSelect(level=level, previous_level=previous))
 
     def thinking_levels(self) -> list[str]:
         """The levels this model takes (only "off" for a model without reasoning)."""

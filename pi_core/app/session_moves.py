@@ -8,15 +8,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from pi_core.app.compacting import take_summary_usage
 from pi_core.loop import AgentBusyError
 from pi_core.plugins import flag
-from pi_core.protocol.events import (
-    BeforeTreeEvent,
-    ForkEvent,
-    ForkPosition,
-    SessionShutdown,
-    SessionStart,
-    SessionTreeEvent,
-    SwitchEvent,
-)
+from pi_core.protocol import events
+from pi_core.protocol.events import ForkPosition, SessionShutdown, SessionStart
 from pi_core.protocol.messages import text_of
 
 if TYPE_CHECKING:
@@ -29,7 +22,7 @@ class SessionMoves:
 
     async def new_session(self, parent_session: str | None = None) -> bool:
         """Leave this session for a new, empty one (False when a plugin said no)."""
-        if await self._vetoed("session_before_switch", SwitchEvent("new", None)):
+        if await self._vetoed("session_before_switch", events.SwitchEvent("new", None)):
             return False
         from pi_core.session import Session
 
@@ -43,7 +36,7 @@ class SessionMoves:
 
     async def switch_session(self, path: str) -> bool:
         """Resume another session file (False when a plugin said no)."""
-        if await self._vetoed("session_before_switch", SwitchEvent("resume", str(path))):
+        if await self._vetoed("session_before_switch", events.SwitchEvent("resume", str(path))):
             return False
         from pi_core.session import Session
 
@@ -75,7 +68,7 @@ class SessionMoves:
             and isinstance(message.content, (str, list)) else ""
         if position == "before" and (message is None or message.role != "user"):
             raise ValueError(f"{entry_id!r} is not a user message of this session")
-        if await self._vetoed("session_before_fork", ForkEvent(entry_id, position)):
+        if await self._vetoed("session_before_fork", events.ForkEvent(entry_id, position)):
             return text, True
         from pi_core.app.forks import fork
 
@@ -84,7 +77,7 @@ class SessionMoves:
 
     async def clone(self) -> bool:
         """A new session holding the current branch, to go on from its leaf."""
-        if await self._vetoed("session_before_fork", ForkEvent(self.harness.session.leaf_id, "at")):
+        if await self._vetoed("session_before_fork", events.ForkEvent(self.harness.session.leaf_id, "at")):
             return False
         from pi_core.app.forks import clone
 
@@ -107,7 +100,7 @@ class SessionMoves:
                 break
             left.append(entry)
         left.reverse()
-        event = BeforeTreeEvent(target_id=target_id, old_leaf_id=old_leaf, entries=left,
+        event = events.BeforeTreeEvent(target_id=target_id, old_leaf_id=old_leaf, entries=left,
                                 summarize=summarize, instructions=instructions)
         decision = await h.plugins.call("session_before_tree", event=event, ctx=h.ctx)
         if decision is not None and decision.cancel:
@@ -128,7 +121,7 @@ class SessionMoves:
             else:
                 session.branch(target_id)
         h.agent.messages = list(session.build_context().messages)
-        await h.notify(SessionTreeEvent(old_leaf_id=old_leaf, new_leaf_id=session.leaf_id,
+        await h.notify(events.SessionTreeEvent(old_leaf_id=old_leaf, new_leaf_id=session.leaf_id,
                                         summary_entry=summary_entry))
         return True
 

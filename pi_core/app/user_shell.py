@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pi_core.protocol.events import UserBashEvent
+from pi_core.protocol import events
 from pi_core.protocol.messages import BashExecutionMessage
 from pi_core.protocol.signal import AbortSignal
 
@@ -21,7 +21,7 @@ async def run_user_command(harness: Harness, command: str, *, exclude_from_conte
     now, or when the current run ends; :func:`abort_user_command` stops the command.
     ``on_output`` is the execution environment's (called as output arrives)."""
     ctx = harness.ctx
-    event = UserBashEvent(command=command, exclude_from_context=exclude_from_context, cwd=ctx.cwd)
+    event = events.UserBashEvent(command=command, exclude_from_context=exclude_from_context, cwd=ctx.cwd)
     decision = await harness.plugins.call("user_bash", event=event, ctx=ctx)
     if decision is not None and decision.cancel:
         return None

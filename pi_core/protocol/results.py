@@ -16,15 +16,8 @@ from typing import Any
 
 import attrs
 
-from pi_core.protocol.events import (
-    CancelDecision,
-    CompactionDecision,
-    CompactionResult,
-    RunDecision,
-    ToolCallDecision,
-    TreeDecision,
-    UserBashDecision,
-)
+from pi_core.protocol import events
+from pi_core.protocol.events import ToolCallDecision
 from pi_core.protocol.messages import BashExecutionMessage
 
 #: A field's kind: the test its value must pass, and what an error says it must be.
@@ -72,14 +65,14 @@ def cancel_decision(value: Any) -> Any:
         if not hasattr(value, "cancel"):
             raise TypeError(f"expected an object with 'cancel' or {{'cancel': bool}}, not {type(value).__name__}")
         return value
-    return CancelDecision(**_fields(value, "a decision", {"cancel": _CANCEL}))
+    return events.CancelDecision(**_fields(value, "a decision", {"cancel": _CANCEL}))
 
 
 def run_decision(value: Any) -> Any:
     """``after_agent_run``: :class:`RunDecision` or ``{"runAgain": bool}``."""
-    if isinstance(value, RunDecision):
+    if isinstance(value, events.RunDecision):
         return value
-    return RunDecision(**_fields(value, "an after_agent_run result", {"run_again": ("bool", "runAgain")}))
+    return events.RunDecision(**_fields(value, "an after_agent_run result", {"run_again": ("bool", "runAgain")}))
 
 
 def tool_call_decision(value: Any) -> ToolCallDecision:
@@ -91,10 +84,10 @@ def tool_call_decision(value: Any) -> ToolCallDecision:
         "arguments": ("dict", "arguments", "input")}))
 
 
-def compaction_result(value: Any) -> CompactionResult:
+def compaction_result(value: Any) -> events.CompactionResult:
     """A summary: :class:`CompactionResult` or ``{"summary", "firstKeptEntryId"?,
     "tokensBefore"?, "details"?}`` (missing places are filled from the event's plan)."""
-    if isinstance(value, CompactionResult):
+    if isinstance(value, events.CompactionResult):
         return value
     fields = _fields(value, "a compaction summary", {
         "summary": ("str", "summary"),
@@ -102,30 +95,30 @@ def compaction_result(value: Any) -> CompactionResult:
         "tokens_before": ("int", "tokensBefore", "tokens_before"), "details": ("any", "details")})
     if not fields.get("summary", "").strip():
         raise ValueError("a compaction summary needs a non-empty 'summary' string")
-    return CompactionResult(**{"first_kept_entry_id": "", "tokens_before": 0, **fields})
+    return events.CompactionResult(**{"first_kept_entry_id": "", "tokens_before": 0, **fields})
 
 
-def compaction_decision(value: Any) -> CompactionDecision:
+def compaction_decision(value: Any) -> events.CompactionDecision:
     """``session_before_compact``: :class:`CompactionDecision`, or ``{"cancel": True}``,
     or pi's ``{"compaction": {...}}``, or a summary dict itself (``{"summary": ...}``)."""
-    if isinstance(value, CompactionDecision):
-        if value.result is not None and not isinstance(value.result, CompactionResult):
+    if isinstance(value, events.CompactionDecision):
+        if value.result is not None and not isinstance(value.result, events.CompactionResult):
             return attrs.evolve(value, result=compaction_result(value.result))
         return value
-    if isinstance(value, CompactionResult) or isinstance(value, dict) and "summary" in value:
-        return CompactionDecision(result=compaction_result(value))
+    if isinstance(value, events.CompactionResult) or isinstance(value, dict) and "summary" in value:
+        return events.CompactionDecision(result=compaction_result(value))
     fields = _fields(value, "a session_before_compact result", {
         "cancel": _CANCEL, "result": ("any", "compaction", "result"),
         "generate": ("function", "generate"), "from_hook": _FROM_HOOK})
     if "result" in fields:
         fields["result"] = compaction_result(fields["result"])
-    return CompactionDecision(**fields)
+    return events.CompactionDecision(**fields)
 
 
-def tree_decision(value: Any) -> TreeDecision:
+def tree_decision(value: Any) -> events.TreeDecision:
     """``session_before_tree``: :class:`TreeDecision`, or ``{"cancel": True}``, or
     ``{"summary": "..." | {"summary", "details"}}`` (pi's shape)."""
-    if isinstance(value, TreeDecision):
+    if isinstance(value, events.TreeDecision):
         return value
     fields = _fields(value, "a session_before_tree result", {
         "cancel": _CANCEL, "summary": ("str|dict", "summary"), "details": ("any", "details"),
@@ -133,7 +126,7 @@ def tree_decision(value: Any) -> TreeDecision:
     if isinstance(fields.get("summary"), dict):
         fields |= {"summary": None, **_fields(fields["summary"], "a branch summary", {
             "summary": ("str", "summary"), "details": ("any", "details")})}
-    return TreeDecision(**fields)
+    return events.TreeDecision(**fields)
 
 
 _BASH_RESULT = {"output": ("str", "output"), "exit_code": ("int", "exitCode", "exit_code"),
@@ -141,20 +134,20 @@ _BASH_RESULT = {"output": ("str", "output"), "exit_code": ("int", "exitCode", "e
                 "full_output_path": ("any", "fullOutputPath", "full_output_path")}
 
 
-def user_bash_decision(value: Any) -> UserBashDecision:
+def user_bash_decision(value: Any) -> events.UserBashDecision:
     """``user_bash``: a :class:`pi_core.protocol.messages.BashExecutionMessage`, ``{"cancel": True}``,
     or pi's ``{"result": {"output", "exitCode", "cancelled"?, "truncated"?}}``."""
-    if isinstance(value, UserBashDecision):
+    if isinstance(value, events.UserBashDecision):
         return value
     if isinstance(value, BashExecutionMessage):
-        return UserBashDecision(message=value)
+        return events.UserBashDecision(message=value)
     if isinstance(value, dict) and "operations" in value:
         raise ValueError("'operations' is not supported here: return {'result': {...}} "
                          "or use the execution_environment hook")
     fields = _fields(value, "a user_bash result", {"cancel": _CANCEL, "result": ("dict", "result")})
     if "result" in fields:
         fields["result"] = _fields(fields["result"], "a user_bash result", _BASH_RESULT)
-    return UserBashDecision(**fields)
+    return events.UserBashDecision(**fields)
 
 
 def same_role_message(value: Any, previous: Any) -> Any:

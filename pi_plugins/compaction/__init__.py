@@ -28,7 +28,7 @@ import attrs
 
 from pi_core import hookimpl
 from pi_core.app.tokens import context_tokens
-from pi_core.protocol.events import CompactionDecision, CompactionResult, TreeDecision
+from pi_core.protocol import events
 
 # The planning and summary modules load when a compaction or a branch summary runs, not
 # with every pi start.
@@ -115,10 +115,10 @@ def session_before_compact(event, ctx):
 
         summarize = retrying(ctx.summarize, ctx, "compaction", event.reason)
         summary, details = await summarize_compaction(plan, summarize, event.reserve_tokens, event.instructions)
-        return CompactionResult(summary=summary, first_kept_entry_id=plan.first_kept_entry_id,
+        return events.CompactionResult(summary=summary, first_kept_entry_id=plan.first_kept_entry_id,
                                 tokens_before=plan.tokens_before, details=details)
 
-    return CompactionDecision(generate=generate, from_hook=False)
+    return events.CompactionDecision(generate=generate, from_hook=False)
 
 
 @hookimpl
@@ -137,4 +137,4 @@ def session_before_tree(event, ctx):
         summarize = retrying(ctx.summarize, ctx, "branchSummary")
         return await summarize_branch(messages, file_ops, summarize, reserve, event.instructions)
 
-    return TreeDecision(generate=generate, from_hook=False)
+    return events.TreeDecision(generate=generate, from_hook=False)

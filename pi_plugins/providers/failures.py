@@ -16,8 +16,9 @@ from typing import Any
 from pi_core.protocol.messages import Failure
 
 #: Context-overflow wording of the providers and servers we know (pi's list).
-OVERFLOW_PATTERNS = re.compile(
-    "|".join([
+#: Patterns, not compiled ones: ``re`` compiles each on first use (an error), not on
+#: every start.
+OVERFLOW_PATTERNS = "|".join([
         r"prompt is too long",  # Anthropic
         r"request_too_large",  # Anthropic, request bytes (413)
         r"input is too long for requested model",  # Bedrock
@@ -37,23 +38,20 @@ OVERFLOW_PATTERNS = re.compile(
         r"context[_ ]length[_ ]exceeded",
         r"too many tokens",
         r"token limit exceeded",
-    ]),
-    re.IGNORECASE,
-)
+])
 #: Wording that looks like overflow but is throttling.
-NOT_OVERFLOW = re.compile(r"rate limit|too many requests|throttl", re.IGNORECASE)
+NOT_OVERFLOW = r"rate limit|too many requests|throttl"
 #: Wording of transient trouble reported inside a stream (no HTTP status to go by).
-RETRYABLE_WORDING = re.compile(
+RETRYABLE_WORDING = (
     r"overloaded|rate.?limit|too many requests|service.?unavailable|server.?error|"
-    r"internal.?error|api_error|timed? ?out|timeout|connection|temporarily|try again",
-    re.IGNORECASE,
+    r"internal.?error|api_error|timed? ?out|timeout|connection|temporarily|try again"
 )
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
 
 
 def is_overflow(text: str) -> bool:
-    return bool(OVERFLOW_PATTERNS.search(text)) and not NOT_OVERFLOW.search(text)
+    return bool(re.search(OVERFLOW_PATTERNS, text, re.IGNORECASE)) and not re.search(NOT_OVERFLOW, text, re.IGNORECASE)
 
 
 def classify(status: int | None, text: str, retry_after_ms: int | None = None) -> Failure:
@@ -64,7 +62,7 @@ def classify(status: int | None, text: str, retry_after_ms: int | None = None) -
     if status is not None:
         retryable = status in RETRYABLE_STATUS or status >= 500
     else:
-        retryable = bool(RETRYABLE_WORDING.search(text))
+        retryable = bool(re.search(RETRYABLE_WORDING, text, re.IGNORECASE))
     if retryable:
         return Failure(kind="retryable", status=status, retry_after_ms=retry_after_ms)
     return Failure(kind="other", status=status)

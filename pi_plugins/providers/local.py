@@ -74,7 +74,7 @@ LOCAL_COMPAT = {
     "estimateMissingUsage": True,
 }
 _MAX_BODY = 8 * 1024 * 1024
-_NOT_CHAT = re.compile(r"embed|rerank|whisper|tts", re.IGNORECASE)
+_NOT_CHAT = r"embed|rerank|whisper|tts"  # compiled by ``re`` on first use
 
 
 def endpoints_from(settings: Any) -> list[str] | None:
@@ -182,7 +182,7 @@ class Endpoint:
             if not isinstance(found, dict) or not isinstance(found.get("data"), list):
                 return
             for item in found["data"]:
-                if isinstance(item, dict) and isinstance(item.get("id"), str) and not _NOT_CHAT.search(item["id"]):
+                if isinstance(item, dict) and isinstance(item.get("id"), str) and not re.search(_NOT_CHAT, item["id"], re.IGNORECASE):
                     self.models[item["id"]] = {"context": _positive(item.get("max_model_len")),
                                                "tools": None, "vision": None}
             owners = {item.get("owned_by") for item in found["data"] if isinstance(item, dict)}
@@ -260,13 +260,13 @@ class Endpoint:
         return models
 
 
-_PATH = re.compile(r"^(/|~|\.{1,2}[/\\]|[A-Za-z]:[/\\])|\.gguf$", re.IGNORECASE)
+_PATH = r"^(/|~|\.{1,2}[/\\]|[A-Za-z]:[/\\])|\.gguf$"  # compiled by ``re`` on first use
 
 
 def file_model_name(model_id: str) -> str:
     """A model id that is a file's path (llama-cpp-python serves ``/models/x/model.gguf``)
     as the file's name without ``.gguf``; any other id (``Qwen/Qwen2.5-0.5B``) as it is."""
-    if not _PATH.search(model_id):
+    if not re.search(_PATH, model_id, re.IGNORECASE):
         return model_id
     name = re.split(r"[/\\]", model_id.rstrip("/\\"))[-1]
     if name.lower().endswith(".gguf"):

@@ -88,8 +88,10 @@ def configuration_problems(ctx):
 
 @hookimpl
 async def after_agent_run(event, ctx):
-    from pi_core.protocol.events import RunDecision
     from pi_plugins.retries.policy import recover
 
-    again = await recover(ctx, _of(ctx), event)
-    return RunDecision(run_again=True) if again else None
+    if not await recover(ctx, _of(ctx), event):
+        return None
+    from pi_core.protocol.events import RunDecision
+
+    return RunDecision(run_again=True)

@@ -16,7 +16,7 @@ from typing import Any
 
 from attrs import define
 
-from pi_core.protocol.events import AutoRetryEnd, AutoRetryStart
+from pi_core.protocol import events
 from pi_core.protocol.messages import AssistantMessage
 
 
@@ -109,7 +109,7 @@ async def recover(ctx: Any, state: Attempts, event: Any) -> bool:
         failed = last_failure(ctx.agent.messages)
         if failed is not None and state.first is not None and went_away(failed, state.first):
             failed.error_message = f"{failed.error_message}; the first attempt ended: {state.first.error_message}"
-        await ctx.emit(AutoRetryEnd(success=failed is None, attempt=state.attempt,
+        await ctx.emit(events.AutoRetryEnd(success=failed is None, attempt=state.attempt,
                                     final_error=failed.error_message if failed else None))
         state.attempt = 0
     return again
@@ -121,7 +121,7 @@ async def answered(ctx: Any, state: Attempts, message: Any) -> None:
     retries left to end."""
     if (state.active and state.attempt and isinstance(message, AssistantMessage)
             and message.stop_reason not in ("error", "aborted")):
-        await ctx.emit(AutoRetryEnd(success=True, attempt=state.attempt, final_error=None))
+        await ctx.emit(events.AutoRetryEnd(success=True, attempt=state.attempt, final_error=None))
         state.attempt = 0
 
 
@@ -152,11 +152,11 @@ async def _step(ctx: Any, state: Attempts, failed: AssistantMessage | None, sign
             f"trying again, more than retry.provider.maxRetryDelayMs ({policy.max_delay_ms / 1000:g} s) "
             "allows, so it was not retried)")
         return False
-    await ctx.emit(AutoRetryStart(attempt=state.attempt, max_attempts=policy.max_retries,
+    await ctx.emit(events.AutoRetryStart(attempt=state.attempt, max_attempts=policy.max_retries,
                                   delay_ms=delay, error_message=failed.error_message or ""))
     _leave_out(ctx, failed)
     if not await _wait(delay / 1000, signal):
-        await ctx.emit(AutoRetryEnd(success=False, attempt=state.attempt, final_error="retry cancelled"))
+        await ctx.emit(events.AutoRetryEnd(success=False, attempt=state.attempt, final_error="retry cancelled"))
         state.attempt = 0
         return False
     return True

@@ -24,7 +24,7 @@ from urllib.parse import unquote
 
 from attrs import define
 
-DEFAULT_LIMIT = 8  # pi 1.6's default for tool_search and searchTools()
+from pi_plugins.tool_search.tool import DEFAULT_LIMIT
 
 #: A query term in the name counts this many times its IDF: more than the text part can
 #: reach (at most k1 + 1 = 2.2), so a name match beats any number of mentions.

@@ -8,10 +8,12 @@ from __future__ import annotations
 from typing import Any
 
 from pi_core import Tool, ToolResult, ToolRun
-from pi_plugins.tool_search.ranking import DEFAULT_LIMIT, rank
 
 NAME = "tool_search"
 SEARCHABLE = ("codemode", "deferred")
+#: pi 1.6's default for tool_search and searchTools(); here, not in ``ranking``, so
+#: declaring the tool does not load the ranking (it loads with the first search).
+DEFAULT_LIMIT = 8
 
 DESCRIPTION = (
     "# Tool discovery\n\n"
@@ -41,6 +43,8 @@ def searchable(ctx: Any) -> list[Tool]:
 
 def load(ctx: Any, query: str, limit: int) -> list[Tool]:
     """Rank the searchable tools by ``query`` and declare the best ``limit`` from the next request."""
+    from pi_plugins.tool_search.ranking import rank
+
     found = rank(query, searchable(ctx), limit)
     if found:
         ctx.set_active_tools([*ctx.get_active_tools(), *(t.name for t in found)])
