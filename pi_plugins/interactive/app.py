@@ -82,6 +82,7 @@ class InteractiveApp:
         self.view = View(hide_thinking=bool(settings.get("hideThinkingBlock", False)),
                          pad=output_pad(settings))
         markdown.code_block_indent = str(settings.get("markdown.codeBlockIndent", "  "))
+        markdown.mermaid.mode = markdown.mermaid.mode_from(settings)
         from pi_plugins.interactive import file_links
 
         file_links.links_from = self.harness.ctx.cwd if file_links.hyperlinks_wanted(settings) else None
