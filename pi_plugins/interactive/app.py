@@ -191,6 +191,7 @@ class InteractiveApp:
 
         def started() -> None:
             self.running = True
+            self.events.status.report()  # idle: pi started
             self.files.refresh()
             self.flusher_task = self.spawn(self.scrollback.flusher())
             self.spawn(appearance.watch_theme(self))
@@ -219,6 +220,7 @@ class InteractiveApp:
         finally:
             self.running = False
             unsubscribe()
+            self.events.status.clear()
             for signum in (signal.SIGTERM, signal.SIGHUP):
                 try:
                     loop.remove_signal_handler(signum)

@@ -40,6 +40,9 @@ class EventBlocks:
         from pi_plugins.interactive.terminal_progress import TerminalProgress
 
         self.progress = TerminalProgress(tui)  # OSC 9;4 while the agent works (pi 1.6)
+        from pi_plugins.interactive.program_status import ProgramStatus, supported_by
+
+        self.status = ProgramStatus(tui, supported_by(tui))  # OSC 7501: working, blocked, done …
         self._handlers = {
             "message_start": self._message_start, "message_update": self._message_update,
             "message_end": self._message_end, "tool_execution_start": self._tool_start,
@@ -53,6 +56,7 @@ class EventBlocks:
 
     def on_event(self, event) -> None:
         self.progress.on_event(event)
+        self.status.on_event(event)
         handler = self._handlers.get(event.type)
         if handler is not None:
             handler(event)
