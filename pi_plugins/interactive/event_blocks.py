@@ -193,9 +193,13 @@ class EventBlocks:
         elif event.result is not None:
             # as pi: the chat is rebuilt from the new context, and the compaction's
             # collapsible block (ctrl+o shows the summary) closes it
-            tui.rebuild_chat()
+            tui.rebuild_chat(summary_notices=False)  # its cost goes under the block that closes it
             tui.add(SummaryBlock("[compaction]", f"Compacted from {event.result.tokens_before:,} tokens",
                                  event.result.summary))
+            from pi_plugins.interactive.cache_notices import shown, summary_cost_notice
+
+            if event.result.usage is not None and shown(tui.harness):  # what the summary cost (pi 1.6)
+                tui.add_text(summary_cost_notice("compaction", event.result.usage), "warning")
         elif event.error_message:
             tui.add_text(f"Compaction failed: {event.error_message}", "error")
         elif event.reason == "manual":
