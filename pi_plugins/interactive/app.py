@@ -127,6 +127,9 @@ class InteractiveApp:
         self.flusher_task: asyncio.Task | None = None
         self.live = LiveArea(self)
         self.events = EventBlocks(self)
+        from pi_plugins.interactive.appearance_reports import AppearanceReports
+
+        self.appearance_reports = AppearanceReports(self)
         self.submission = Submission(self)
         self.actions = EditorActions(self)
         self.keys = ChatKeys(self)  # the lists' keys set, as keybindings.json says
@@ -192,6 +195,7 @@ class InteractiveApp:
         def started() -> None:
             self.running = True
             self.events.status.report()  # idle: pi started
+            self.appearance_reports.start()  # a light/dark switch of the terminal repaints (pi 1.6)
             self.files.refresh()
             self.flusher_task = self.spawn(self.scrollback.flusher())
             self.spawn(appearance.watch_theme(self))
@@ -221,6 +225,7 @@ class InteractiveApp:
             self.running = False
             unsubscribe()
             self.events.status.clear()
+            self.appearance_reports.stop()
             for signum in (signal.SIGTERM, signal.SIGHUP):
                 try:
                     loop.remove_signal_handler(signum)

@@ -29,6 +29,9 @@ RGB = tuple[float, float, float]
 reported: dict[str, RGB] = {}
 #: The 16 ANSI colours it reported (OSC 4), all or none.
 reported_palette: list[RGB] = []
+#: Its last light/dark report (DEC mode 2031, :mod:`.appearance_reports`); counts only
+#: where it reported no background.
+reported_scheme: str | None = None
 #: Whether it answered the program status query (OSC 7501, :mod:`.program_status`).
 program_status_answered = False
 
@@ -136,8 +139,9 @@ def colorfgbg(env: Any = None) -> str | None:
 
 
 def terminal_appearance(env: Any = None, colors: dict[str, RGB] | None = None) -> str:
-    """"light" or "dark": the reported background, else ``COLORFGBG``, else dark."""
+    """"light" or "dark": the reported background, else its light/dark report, else
+    ``COLORFGBG``, else dark (pi 1.6's ``detectTerminalTheme``)."""
     colors = reported if colors is None else colors
     if "background" in colors:
         return appearance_of(colors["background"], colors.get("foreground"))
-    return colorfgbg(env) or "dark"
+    return reported_scheme or colorfgbg(env) or "dark"
