@@ -36,7 +36,9 @@ class AppearanceReports:
         """Ask for the reports (when the theme follows the terminal) and watch the input."""
         if not follows_terminal(self.tui.settings):
             return
-        parser = getattr(getattr(self.tui.app, "input", None), "vt100_parser", None)
+        terminal_input = getattr(self.tui.app, "input", None)
+        terminal_input = getattr(terminal_input, "inner", terminal_input)  # under plugins' input listeners
+        parser = getattr(terminal_input, "vt100_parser", None)
         if parser is None:
             return
         if not getattr(parser, "_appearance_reports", False):
