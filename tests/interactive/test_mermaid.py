@@ -100,9 +100,11 @@ def test_a_block_that_is_not_a_diagram_keeps_its_source(pi_screen, server):
     assert "this is not mermaid at all" in screen
 
 
-def test_a_diagram_in_the_users_own_message_is_drawn(pi_screen, server):
+@pytest.mark.process  # in tmux: painted in this process in 256 colours, the user box's style
+# would keep those codes for later truecolor painters (rich caches a style's codes on it)
+def test_a_diagram_in_the_users_own_message_is_drawn(pi_tui, server):
     server.push(Reply(text="Nice diagram."))
-    term = pi_screen()
+    term = pi_tui()
     term.type("\x1b[200~" + FLOW + "\x1b[201~")  # pasted
     term.press("Enter")
     screen = term.wait_for("Nice diagram.")
