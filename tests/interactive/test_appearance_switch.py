@@ -78,7 +78,7 @@ def test_pi_16_and_ours_repaint_the_same_after_a_switch(tmp_path, server):
         server.push(Reply(text="Answered."))
         with Terminal(tmp_path / name, [*argv, "--model", "local/test-model"], env=env, cwd=home / "project",
                       options={"window-style": f"bg={DARK}", **_TMUX_COLOURS}) as term:
-            term.wait_for("(auto)", timeout=30)
+            term.wait_for("(auto)", timeout=30, settle=2.0)  # pi 1.6's start-up done (quiet for 2 s)
             term.type("hello")
             for _ in range(30):  # pi 1.6 refuses a prompt while its start-up is in progress
                 term.press("Enter")
@@ -86,6 +86,6 @@ def test_pi_16_and_ours_repaint_the_same_after_a_switch(tmp_path, server):
                     break
                 term.wait_for(lambda s: "still in progress" not in s, timeout=30)
             _switch(term, LIGHT, "\x1b[?997;2n")
-            term.wait_for(lambda s, t=term: _user_box(t.screen(ansi=True)) == _box(LIGHT), timeout=15)
+            term.wait_for(lambda s, t=term: _user_box(t.screen(ansi=True)) == _box(LIGHT), timeout=30)
             boxes[name] = _user_box(term.screen(ansi=True))
     assert boxes["ours"] == boxes["pi16"] == _box(LIGHT)
