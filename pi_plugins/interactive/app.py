@@ -82,6 +82,7 @@ class InteractiveApp:
         self.view = View(hide_thinking=bool(settings.get("hideThinkingBlock", False)),
                          pad=output_pad(settings))
         markdown.code_block_indent = str(settings.get("markdown.codeBlockIndent", "  "))
+        markdown.mermaid.mode = markdown.mermaid.mode_from(settings)
         from pi_plugins.interactive import file_links
 
         file_links.links_from = self.harness.ctx.cwd if file_links.hyperlinks_wanted(settings) else None
@@ -126,6 +127,9 @@ class InteractiveApp:
         self.flusher_task: asyncio.Task | None = None
         self.live = LiveArea(self)
         self.events = EventBlocks(self)
+        from pi_plugins.interactive.appearance_reports import AppearanceReports
+
+        self.appearance_reports = AppearanceReports(self)
         self.submission = Submission(self)
         self.actions = EditorActions(self)
         self.keys = ChatKeys(self)  # the lists' keys set, as keybindings.json says
@@ -190,6 +194,8 @@ class InteractiveApp:
 
         def started() -> None:
             self.running = True
+            self.events.status.report()  # idle: pi started
+            self.appearance_reports.start()  # a light/dark switch of the terminal repaints (pi 1.6)
             self.files.refresh()
             self.flusher_task = self.spawn(self.scrollback.flusher())
             self.spawn(appearance.watch_theme(self))
@@ -218,6 +224,8 @@ class InteractiveApp:
         finally:
             self.running = False
             unsubscribe()
+            self.events.status.clear()
+            self.appearance_reports.stop()
             for signum in (signal.SIGTERM, signal.SIGHUP):
                 try:
                     loop.remove_signal_handler(signum)
@@ -345,11 +353,13 @@ class InteractiveApp:
     def add_text(self, text: str, style: str = "dim") -> None:
         self.add(TextBlock(text, style))
 
-    def rebuild_chat(self) -> None:
+    def rebuild_chat(self, summary_notices: bool = True) -> None:
         """Rebuild the chat from the conversation (new session, tree move, compaction);
-        the screen is redrawn."""
-        blocks = [header_block(self), *blocks_for_messages(self.harness.messages, self.renderers,
-                                                           tools_by_name(self.harness))]
+        the screen is redrawn. ``summary_notices``: what each summary cost, after it."""
+        from pi_plugins.interactive.cache_notices import with_summary_notices
+
+        blocks = blocks_for_messages(self.harness.messages, self.renderers, tools_by_name(self.harness))
+        blocks = [header_block(self), *(with_summary_notices(blocks, self.harness) if summary_notices else blocks)]
         live = [b for b in self.transcript.live if not b.final]
         if self.events.streaming not in live:
             self.events.streaming = None

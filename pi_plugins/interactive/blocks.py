@@ -30,6 +30,7 @@ from pi_core.protocol.messages import (
     ToolCall,
     UserMessage,
 )
+from pi_plugins.interactive import mermaid
 from pi_plugins.interactive.markdown import PiMarkdown
 from pi_plugins.interactive.paint import Painter, strip_ansi
 from pi_plugins.interactive.tool_views import BASH_PREVIEW_LINES, ToolState, call_title, result_body
@@ -87,8 +88,8 @@ class Block:
         return lines
 
 
-def _markdown(text: str, style: str = "none", pad: int = 1) -> RenderableType:
-    return Padding(PiMarkdown(text, style=style), (0, pad))
+def _markdown(text: str, style: str = "none", pad: int = 1, diagrams: bool = False) -> RenderableType:
+    return Padding(PiMarkdown(text, style=style, diagrams=diagrams), (0, pad))
 
 
 _FENCE = re.compile(r"^[ \t]*(```|~~~)(.*)$", re.M)
@@ -207,7 +208,8 @@ class UserBlock(Block):
         return self._images
 
     def renderable(self, view: View, live: bool = False) -> RenderableType:
-        return Padding(PiMarkdown(self.text.strip(), box_style="user.box"), (1, view.pad), style="user.box",
+        return Padding(PiMarkdown(self.text.strip(), box_style="user.box", diagrams=mermaid.drawn(False)),
+                       (1, view.pad), style="user.box",
                        expand=True)
 
 
@@ -283,7 +285,7 @@ class AssistantBlock(Block):
                 else:
                     parts.append(_markdown(content.thinking.strip(), "thinking", view.pad))
             else:
-                parts.append(_markdown(content.text.strip(), pad=view.pad))
+                parts.append(_markdown(content.text.strip(), pad=view.pad, diagrams=mermaid.drawn(not self.final)))
         ending = self.ending()
         if ending is not None:
             if parts:
@@ -308,7 +310,7 @@ class AssistantBlock(Block):
             if thinking and view.hide_thinking:
                 out += ["", *painter.lines(Padding(Text(view.thinking_label, style="thinking"), (0, view.pad)), width)]
                 continue
-            style = "thinking" if thinking else "none"
+            style = "thinking" if thinking else self.text_style()
             tail = stream_tail(text, fences=self._fences.setdefault(index, FenceState()))
             for chunk in split_paragraphs(tail.strip()):
                 key = (chunk, style, width)
@@ -323,6 +325,11 @@ class AssistantBlock(Block):
             out += ["", *painter.lines(Padding(ending, (0, view.pad)), width)]
         return out
 
+    def text_style(self) -> str:
+        """The answer's text paragraphs: ``"none"``, or ``"plain"`` while Mermaid diagrams
+        wait for the answer to complete (``markdown.mermaid: "final"``)."""
+        return "none" if mermaid.drawn(not self.final) else "plain"
+
     def paragraphs(self, view: View) -> list[tuple[str, str]]:
         """The message as (Markdown, style) paragraphs that paint on their own (with
         :func:`paint_paragraph`) into what the live painting shows: the fullscreen
@@ -336,7 +343,7 @@ class AssistantBlock(Block):
                 else:
                     out += [(chunk, "thinking") for chunk in split_paragraphs(content.thinking.strip())]
             else:
-                out += [(chunk, "none") for chunk in split_paragraphs(content.text.strip())]
+                out += [(chunk, self.text_style()) for chunk in split_paragraphs(content.text.strip())]
         ending = self.ending()
         if ending is not None:
             out.append((ending.plain, "error"))
@@ -349,7 +356,11 @@ def paint_paragraph(text: str, style: str, painter: Painter, width: int, view: V
         return ["", *painter.lines(Padding(Text(text, style="thinking"), (0, view.pad)), width)]
     if style == "error":
         return ["", *painter.lines(Padding(Text(text, style="error"), (0, view.pad)), width)]
-    return ["", *_trimmed(painter.lines(Padding(PiMarkdown(text, style=style), (0, view.pad)), width))]
+    if style == "plain":
+        markdown = PiMarkdown(text)
+    else:
+        markdown = PiMarkdown(text, style=style, diagrams=style == "none" and mermaid.drawn(False))
+    return ["", *_trimmed(painter.lines(Padding(markdown, (0, view.pad)), width))]
 
 
 @define(frozen=True)
@@ -496,7 +507,7 @@ class SummaryBlock(Block):
     def renderable(self, view: View, live: bool = False) -> RenderableType:
         parts: list[RenderableType] = [Text(self.label, style="summary.label")]
         if view.expand_tools:
-            parts += [Text(""), PiMarkdown(self.summary)]
+            parts += [Text(""), PiMarkdown(self.summary, diagrams=mermaid.drawn(False))]
         else:
             parts.append(Text(f"{self.note} (ctrl+o to expand)", style="muted"))
         return Padding(Group(*parts), (1, view.pad), style="custom.box", expand=True)

@@ -103,3 +103,55 @@ def cache_miss_notice(harness: Any, message: Any) -> str | None:
     price = model.cost.cache_read if model.provider == message.provider and model.id == message.model else 0.0
     miss = detect_miss(previous_request(harness.session.entries, message), message, price)
     return notice(miss) if miss is not None else None
+
+
+# ------------------------------------------------ what summaries and cache warming cost (pi 1.6)
+
+def shown(harness: Any) -> bool:
+    return harness.ctx.settings.get("showCacheMissNotices", False) is True
+
+
+def summary_cost_notice(kind: str, usage: Any) -> str:
+    """``Compaction: 12k tokens billed (~$0.03)`` (``Branch summary: …``): what a summary's
+    own requests cost, as 1.6 shows it under the summary; the price from a cent up."""
+    tokens = usage.input + usage.output + usage.cache_read + usage.cache_write
+    cost = f" (~${usage.cost.total:.2f})" if usage.cost.total >= 0.01 else ""
+    label = "Compaction" if kind == "compaction" else "Branch summary"
+    return f"{label}: {format_tokens(tokens)} tokens billed{cost}"
+
+
+def cache_warming_notice(total_cost: float, note: str | None) -> str:
+    """``Cache warmed (note): $0.0123``: a refresh that kept the provider's cache warm, the
+    cost to at least three decimals with trailing zeros dropped past them (1.6's format)."""
+    cost = f"{total_cost:.6f}"
+    whole, _, decimals = cost.partition(".")
+    decimals = decimals[:3] + decimals[3:].rstrip("0")
+    return f"Cache warmed{f' ({note})' if note else ''}: ${whole}.{decimals}"
+
+
+def summary_usages(entries: Any) -> dict[tuple[str, str], Any]:
+    """(kind, summary text) -> the usage its compaction or branch summary entry recorded."""
+    found: dict[tuple[str, str], Any] = {}
+    for entry in entries:
+        if entry.type in ("compaction", "branch_summary") and getattr(entry, "usage", None) is not None:
+            found[(entry.type, entry.summary)] = entry.usage
+    return found
+
+
+def with_summary_notices(blocks: list, harness: Any) -> list:
+    """The chat's blocks with each summary's cost notice after it, where its entry
+    recorded one and ``showCacheMissNotices`` is on (1.6 derives them from the entries)."""
+    if not shown(harness):
+        return blocks
+    from pi_plugins.interactive.blocks import SummaryBlock, TextBlock
+
+    usages = summary_usages(harness.session.entries)
+    out = []
+    for block in blocks:
+        out.append(block)
+        if isinstance(block, SummaryBlock):
+            kind = "compaction" if block.label == "[compaction]" else "branch_summary"
+            usage = usages.get((kind, block.summary))
+            if usage is not None:
+                out.append(TextBlock(summary_cost_notice(kind, usage), "warning"))
+    return out

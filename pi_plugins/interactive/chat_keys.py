@@ -15,7 +15,7 @@ from prompt_toolkit.keys import Keys
 
 from pi_plugins.interactive import commands as builtin
 from pi_plugins.interactive.external_editor import open_external_editor
-from pi_plugins.interactive.keys import UnbindableKey, key_sequences, parse_key
+from pi_plugins.interactive.keys import UnbindableKey, key_sequences
 from pi_plugins.interactive.selection_copy import copy_message
 from pi_plugins.interactive.submission import call_handler
 
@@ -103,11 +103,13 @@ class ChatKeys:
 
         for shortcut in tui.shortcuts:
             try:
-                keys = parse_key(shortcut.key)
+                sequences = key_sequences(shortcut.key)  # every encoding (super+…, ctrl+shift+…)
             except UnbindableKey as exc:
                 tui.add_text(f"Shortcut not bound: {exc}", "warning")
                 continue
-            kb.add(*keys, filter=editing)(lambda event, s=shortcut: tui.spawn(call_handler(s.handler, tui.harness.ctx)))
+            for keys in sequences:
+                kb.add(*keys, filter=editing)(
+                    lambda event, s=shortcut: tui.spawn(call_handler(s.handler, tui.harness.ctx)))
         return kb
 
     def _bind_editor_actions(self, kb: KeyBindings, editing, bound: set) -> None:

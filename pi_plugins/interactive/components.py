@@ -166,9 +166,11 @@ def component_lines(component: Any, width: int) -> list[str]:
 
 
 def component_window(component: Any, on_key: Callable[[str], None] | None = None,
-                     lines: Callable[[int], list[str]] | None = None) -> Window:
+                     lines: Callable[[int], list[str]] | None = None,
+                     on_mouse: Callable[[Any, int, int], Any] | None = None) -> Window:
     """A prompt_toolkit window showing ``component`` (or ``lines(width)``: what was drawn
-    of it); with ``on_key`` it takes the keys."""
+    of it); with ``on_key`` it takes the keys, with ``on_mouse`` the mouse
+    (:class:`.component_mouse.MouseRouter`)."""
     kb = None
     if on_key is not None:
         kb = KeyBindings()
@@ -179,7 +181,7 @@ def component_window(component: Any, on_key: Callable[[str], None] | None = None
 
     draw = lines or (lambda width: component_lines(component, width))
     return Window(LinesControl(draw, focusable=on_key is not None,
-                               key_bindings=kb), dont_extend_height=True)
+                               key_bindings=kb, on_mouse=on_mouse), dont_extend_height=True)
 
 
 def handle_key(component: Any, data: str) -> None:
@@ -197,7 +199,14 @@ class ComponentDialog(Dialog):
         if asyncio.iscoroutine(self.component):
             raise TypeError("ctx.ui.custom(): the factory must return a component, not a coroutine")
         self._tui = tui
-        self.focus_target = self.container = component_window(self.component, self._key)
+        from pi_plugins.interactive.component_mouse import MouseRouter
+
+        #: the mouse over the component (fullscreen only: regular mode leaves it to the terminal)
+        self.mouse = MouseRouter(self.component, self._mouse_failed, tui.invalidate)
+        self.focus_target = self.container = component_window(self.component, self._key, on_mouse=self.mouse)
+
+    def _mouse_failed(self, exc: Exception) -> None:
+        self._tui.add_text(f"Error: a plugin's component failed on a mouse event: {exc}", "error")
 
     def _key(self, data: str) -> None:
         try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from prompt_toolkit.filters import FilterOrBool, to_filter
 from prompt_toolkit.formatted_text import ANSI, StyleAndTextTuples, to_formatted_text
@@ -34,11 +35,15 @@ class LinesControl(UIControl):
     lines were painted for this width)."""
 
     def __init__(self, get_lines: Callable[[int], list[str]], *, focusable: bool = False,
-                 key_bindings: KeyBindingsBase | None = None) -> None:
+                 key_bindings: KeyBindingsBase | None = None,
+                 on_mouse: Callable[[Any, int, int], Any] | None = None) -> None:
         self.get_lines = get_lines
         self.focusable = focusable
         self.key_bindings = key_bindings
+        #: (prompt_toolkit's mouse event, width, height) -> None or NotImplemented
+        self.on_mouse = on_mouse
         self._last: tuple[int, list[str]] | None = None
+        self._size = (0, 0)  # what was drawn last, for the mouse
 
     def _lines(self, width: int) -> list[str]:
         lines = self.get_lines(width)
@@ -58,11 +63,17 @@ class LinesControl(UIControl):
         lines = self._last[1] if self._last and self._last[0] == width else self._lines(width)
         self._last = None
         painted = [fragments(line) for line in lines]
+        self._size = (width, len(painted))
         return UIContent(get_line=lambda i: painted[i] if i < len(painted) else [],
                          line_count=len(painted), show_cursor=False)
 
     def get_key_bindings(self) -> KeyBindingsBase | None:
         return self.key_bindings
+
+    def mouse_handler(self, mouse_event) -> Any:
+        if self.on_mouse is None:
+            return NotImplemented
+        return self.on_mouse(mouse_event, *self._size)
 
 
 class DrawnCursor(Processor):

@@ -40,6 +40,9 @@ class EventBlocks:
         from pi_plugins.interactive.terminal_progress import TerminalProgress
 
         self.progress = TerminalProgress(tui)  # OSC 9;4 while the agent works (pi 1.6)
+        from pi_plugins.interactive.program_status import ProgramStatus, supported_by
+
+        self.status = ProgramStatus(tui, supported_by(tui))  # OSC 7501: working, blocked, done …
         self._handlers = {
             "message_start": self._message_start, "message_update": self._message_update,
             "message_end": self._message_end, "tool_execution_start": self._tool_start,
@@ -53,6 +56,7 @@ class EventBlocks:
 
     def on_event(self, event) -> None:
         self.progress.on_event(event)
+        self.status.on_event(event)
         handler = self._handlers.get(event.type)
         if handler is not None:
             handler(event)
@@ -189,9 +193,13 @@ class EventBlocks:
         elif event.result is not None:
             # as pi: the chat is rebuilt from the new context, and the compaction's
             # collapsible block (ctrl+o shows the summary) closes it
-            tui.rebuild_chat()
+            tui.rebuild_chat(summary_notices=False)  # its cost goes under the block that closes it
             tui.add(SummaryBlock("[compaction]", f"Compacted from {event.result.tokens_before:,} tokens",
                                  event.result.summary))
+            from pi_plugins.interactive.cache_notices import shown, summary_cost_notice
+
+            if event.result.usage is not None and shown(tui.harness):  # what the summary cost (pi 1.6)
+                tui.add_text(summary_cost_notice("compaction", event.result.usage), "warning")
         elif event.error_message:
             tui.add_text(f"Compaction failed: {event.error_message}", "error")
         elif event.reason == "manual":

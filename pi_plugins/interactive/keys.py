@@ -4,7 +4,11 @@ into prompt_toolkit's key sequences, for keybindings.json and plugin shortcuts.
 Keys a terminal can only send with modified-key reporting (``shift+ctrl+p``) are bound
 as the two encodings terminals use for them: kitty's ``CSI codepoint;modifiers u`` and
 xterm's ``CSI 27;modifiers;codepoint ~``; prompt_toolkit reads those as the characters
-after an Esc, so the binding is that run of characters."""
+after an Esc, so the binding is that run of characters.
+
+``super`` (pi 1.6's fourth modifier, bit 8 of those encodings) exists only in them: a
+``super+…`` key binds where the terminal reports the modifier on its own (kitty's
+keyboard protocol, or modifyOtherKeys); no legacy byte carries it."""
 
 from __future__ import annotations
 
@@ -31,10 +35,36 @@ def _split(spec: str) -> tuple[str, set[str]]:
     return (parts[-1], set(parts[:-1])) if parts else ("", set())
 
 
+#: Keys kitty's protocol sends as ``CSI code;modifiers u`` and xterm as ``CSI 27;…~``.
+_CODEPOINTS = {"enter": 13, "return": 13, "tab": 9, "space": 32, "escape": 27, "esc": 27, "backspace": 127}
+#: Keys sent as ``CSI 1;modifiers <final>`` in both.
+_CURSOR_FINALS = {"up": "A", "down": "B", "right": "C", "left": "D", "end": "F", "home": "H"}
+
+
+def _modifier_code(modifiers: set[str]) -> int:
+    return 1 + ("shift" in modifiers) + 2 * ("alt" in modifiers) + 4 * ("ctrl" in modifiers) \
+        + 8 * ("super" in modifiers)
+
+
+def _super_sequences(spec: str, key: str, modifiers: set[str]) -> list[tuple[str, ...]]:
+    unknown = modifiers - {"ctrl", "alt", "shift", "super"}
+    if unknown:
+        raise UnbindableKey(f"{spec!r}: unknown modifier {', '.join(sorted(unknown))}")
+    code = _modifier_code(modifiers)
+    if key in _CURSOR_FINALS:
+        return [("escape", *f"[1;{code}{_CURSOR_FINALS[key]}")]
+    codepoint = _CODEPOINTS.get(key, ord(key) if len(key) == 1 else None)
+    if codepoint is None:
+        raise UnbindableKey(f"{spec!r}: a terminal cannot send this key with super")
+    return [("escape", *f"[{codepoint};{code}u"), ("escape", *f"[27;{code};{codepoint}~")]
+
+
 def key_sequences(spec: str) -> list[tuple[str, ...]]:
     """Every prompt_toolkit key sequence that means ``spec`` (one for most keys, the
-    two reporting encodings for a ``ctrl+shift+letter``)."""
+    two reporting encodings for a ``ctrl+shift+letter`` or a ``super+…`` key)."""
     key, modifiers = _split(spec)
+    if "super" in modifiers:
+        return _super_sequences(spec, key, modifiers)
     if "ctrl" in modifiers and len(key) == 1 and ("shift" in modifiers or key.isdigit()
                                                   or (not key.isalpha() and key not in _CONTROL_CHARACTERS)):
         code = 1 + ("shift" in modifiers) + 2 * ("alt" in modifiers) + 4

@@ -11,6 +11,8 @@ from rich.segment import Segment
 from rich.syntax import Syntax
 from rich.text import Text
 
+from pi_plugins.interactive import mermaid
+
 #: What each line of a fenced code block starts with (settings ``markdown.codeBlockIndent``).
 code_block_indent = "  "
 
@@ -27,16 +29,26 @@ class _Heading(Heading):
 
 class _CodeBlock(CodeBlock):
     box_style: str | None = None  # the markdown's box_style, given at create
+    diagrams = False  # the markdown's diagrams, given at create
 
     @classmethod
     def create(cls, markdown, token) -> _CodeBlock:
         block = super().create(markdown, token)
         assert isinstance(block, _CodeBlock)  # made by cls
         block.box_style = getattr(markdown, "box_style", None)
+        block.diagrams = getattr(markdown, "diagrams", False)
         return block
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         code = str(self.text).rstrip("\n")
+        if self.diagrams and mermaid.is_mermaid(self.lexer_name):
+            art = mermaid.diagram(code, options.max_width)
+            if art is not None:
+                for row in art:
+                    if self.box_style:
+                        row.stylize_before(console.get_style(self.box_style, default="none"))
+                    yield row
+                return
         language = "" if self.lexer_name == "text" else self.lexer_name
         background = "default"
         box_style = self.box_style
@@ -83,9 +95,12 @@ class PiMarkdown(Markdown):
     elements = {**Markdown.elements, "heading_open": _Heading, "fence": _CodeBlock,
                 "code_block": _CodeBlock, "list_item_open": _ListItem}
 
-    def __init__(self, markup: str, *, style: str = "none", box_style: str | None = None) -> None:
+    def __init__(self, markup: str, *, style: str = "none", box_style: str | None = None,
+                 diagrams: bool = False) -> None:
         #: The style of the box around (``user.box``): code blocks take its background.
         self.box_style = box_style
+        #: Whether ```mermaid blocks are drawn as diagrams (:mod:`.mermaid`).
+        self.diagrams = diagrams
         super().__init__(markup, code_theme="monokai", style=style, hyperlinks=False)
         _keep_line_breaks(self.parsed)
 

@@ -60,4 +60,5 @@ def resumed(tui: InteractiveApp) -> None:
     """Once the new application runs: its flusher, the focus, and the chat's word."""
     tui.flusher_task = tui.spawn(tui.scrollback.flusher())
     tui.layout.refocus()
+    tui.appearance_reports.start()  # the new application's input, if it has another
     tui.add_text(f"TUI mode: {current_mode(tui)}", "dim")

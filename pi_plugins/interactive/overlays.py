@@ -243,7 +243,8 @@ class OverlayStack:
         self._counter += 1
         entry = Overlay(dialog, options, self._counter)
         # every overlay can take the keys (a non-capturing one when its handle focuses it)
-        window = component_window(dialog.component, dialog._key, lines=lambda width: entry.lines)
+        window = component_window(dialog.component, dialog._key, lines=lambda width: entry.lines,
+                                  on_mouse=dialog.mouse)
         dialog.focus_target = dialog.container = window
         entry.float = Float(window, top=0, left=0, width=1, height=1)
         self.entries.append(entry)

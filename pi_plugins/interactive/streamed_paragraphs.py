@@ -33,7 +33,7 @@ class StreamedParagraphs:
             if isinstance(content, ThinkingContent):
                 out.append((index, content.thinking, "thinking"))
             elif isinstance(content, TextContent):
-                out.append((index, content.text, "none"))
+                out.append((index, content.text, self.block.text_style()))
         return out
 
     def whole(self, view: View) -> list[tuple[str, str]]:

@@ -14,6 +14,8 @@ import re
 import time
 from typing import Any
 
+from pi_plugins.interactive import program_status
+
 #: OSC 10/11 (default colours), OSC 4 for the 16 ANSI colours (the ``system`` theme's
 #: hues, :mod:`.system_theme`), then device attributes, which every terminal answers.
 QUERY = b"\x1b]10;?\x07\x1b]11;?\x07" + b"".join(b"\x1b]4;%d;?\x07" % n for n in range(16)) + b"\x1b[c"
@@ -27,6 +29,11 @@ RGB = tuple[float, float, float]
 reported: dict[str, RGB] = {}
 #: The 16 ANSI colours it reported (OSC 4), all or none.
 reported_palette: list[RGB] = []
+#: Its last light/dark report (DEC mode 2031, :mod:`.appearance_reports`); counts only
+#: where it reported no background.
+reported_scheme: str | None = None
+#: Whether it answered the program status query (OSC 7501, :mod:`.program_status`).
+program_status_answered = False
 
 
 def _channel(digits: bytes) -> float:
@@ -65,9 +72,12 @@ def ask_terminal(fd: int | None = None, timeout: float = TIMEOUT_SECONDS) -> dic
     except (OSError, ValueError, termios.error):
         return {}
     data = b""
+    query = QUERY
+    if program_status.override() is None:  # answered before the device attributes, if at all
+        query = QUERY.replace(b"\x1b[c", program_status.QUERY + b"\x1b[c")
     try:
         tty.setcbreak(fd, termios.TCSANOW)
-        os.write(fd, QUERY)
+        os.write(fd, query)
         deadline = time.monotonic() + timeout
         while not _ATTRIBUTES_REPLY.search(data):
             left = deadline - time.monotonic()
@@ -81,6 +91,8 @@ def ask_terminal(fd: int | None = None, timeout: float = TIMEOUT_SECONDS) -> dic
     reported.clear()
     reported.update(parse_replies(data))
     reported_palette[:] = parse_palette(data)
+    global program_status_answered
+    program_status_answered = bool(program_status.REPLY.search(data))
     return dict(reported)
 
 
@@ -127,8 +139,9 @@ def colorfgbg(env: Any = None) -> str | None:
 
 
 def terminal_appearance(env: Any = None, colors: dict[str, RGB] | None = None) -> str:
-    """"light" or "dark": the reported background, else ``COLORFGBG``, else dark."""
+    """"light" or "dark": the reported background, else its light/dark report, else
+    ``COLORFGBG``, else dark (pi 1.6's ``detectTerminalTheme``)."""
     colors = reported if colors is None else colors
     if "background" in colors:
         return appearance_of(colors["background"], colors.get("foreground"))
-    return colorfgbg(env) or "dark"
+    return reported_scheme or colorfgbg(env) or "dark"

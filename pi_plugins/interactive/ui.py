@@ -36,32 +36,39 @@ class InteractiveUI:
     async def confirm(self, title: str, message: str = "", *, timeout: float | None = None) -> bool:
         dialog = lambda: ListDialog(self.tui.painter, title, [Item("Yes", True), Item("No", False)],
                                     subtitle=message or None)
-        return bool(await self._ask(dialog, timeout))
+        return bool(await self._ask(dialog, timeout, "permission", title))
 
     async def select(self, title: str, options: list[str], *, timeout: float | None = None) -> str | None:
         items = [Item(str(option), option) for option in options]
-        return await self._ask(lambda: ListDialog(self.tui.painter, title, items, search=len(items) > 10), timeout)
+        return await self._ask(lambda: ListDialog(self.tui.painter, title, items, search=len(items) > 10), timeout,
+                               "question", title)
 
     async def input(self, title: str, placeholder: str = "", *, timeout: float | None = None) -> str | None:
-        return await self._ask(lambda: InputDialog(self.tui.painter, title, placeholder), timeout)
+        return await self._ask(lambda: InputDialog(self.tui.painter, title, placeholder), timeout, "question", title)
 
     async def editor(self, title: str, prefill: str = "", *, timeout: float | None = None) -> str | None:
         """Several lines of text (Enter answers; Ctrl+J or Shift+Enter starts a new line)."""
         return await self._ask(lambda: InputDialog(self.tui.painter, title, text=prefill, multiline=True,
-                                                   hint="enter submit  ctrl+j new line  esc cancel"), timeout)
+                                                   hint="enter submit  ctrl+j new line  esc cancel"), timeout,
+                               "question", title)
 
-    async def _ask(self, make_dialog, timeout: float | None) -> Any:
+    async def _ask(self, make_dialog, timeout: float | None, kind: str, title: str) -> Any:
         """Show a dialog and wait for its answer; None when there is no screen (the
-        mode has not started or has ended) or the time ran out."""
+        mode has not started or has ended) or the time ran out. Meanwhile the terminal is
+        told pi is blocked on it (``kind``: pi 1.6's ``permission`` or ``question``)."""
         if not self.tui.running:
             return None
         dialog: Dialog = make_dialog()
-        if timeout is None:
-            return await self.tui.show_dialog(dialog)
+        status = self.tui.events.status
+        status.set_blocked(dialog, kind, title)
         try:
+            if timeout is None:
+                return await self.tui.show_dialog(dialog)
             return await asyncio.wait_for(self.tui.show_dialog(dialog), timeout)
         except TimeoutError:
             return None
+        finally:
+            status.set_blocked(dialog)
 
     def set_status(self, key: str, text: str | None = None) -> None:
         """A line of plugin status under the footer (None removes it)."""

@@ -84,3 +84,40 @@ def test_the_lists_keys_follow_tui_select_ids(pi_tui):
     term.wait_for("→ third-model [local]")
     term.press("C-q")
     term.wait_drawn(lambda s: "Select a model" not in s)
+
+
+def test_a_super_key_binds_where_the_terminal_reports_the_modifier(pi_tui):
+    """pi 1.6's ``super`` modifier: kitty's keyboard protocol and xterm's modifyOtherKeys
+    report it as modifier bit 8 (``super+k``: CSI 107;9u, CSI 27;9;107~)."""
+    term = pi_tui(agent_files={"keybindings.json": json.dumps({"app.model.cycleForward": "super+k",
+                                                               "app.model.cycleBackward": "ctrl+super+up"})})
+    term.send_raw("\x1b[107;9u")
+    term.wait_drawn("Model: local/other-model")
+    term.send_raw("\x1b[27;9;107~")
+    term.wait_drawn("Model: local/third-model")
+    term.send_raw("\x1b[1;13A")  # Ctrl+Super+Up
+    screen = term.wait_drawn(lambda s: len(_model_lines(s)) == 3)
+    assert _model_lines(screen)[-1] == "Model: local/other-model"
+    assert term.editor(screen) == ""  # nothing of the sequences was typed
+
+
+SUPER_PLUGIN = '''
+from pi_core import hookimpl
+from pi_core.protocol.commands import Shortcut
+
+
+async def hello(ctx):
+    ctx.ui.notify("super j pressed")
+
+
+@hookimpl
+def register_shortcuts():
+    return [Shortcut("super+j", hello, "say hello")]
+'''
+
+
+def test_a_plugin_shortcut_with_super_runs_on_the_reported_key(pi_tui):
+    term = pi_tui(plugin=SUPER_PLUGIN)
+    term.send_raw("\x1b[106;9u")
+    screen = term.wait_drawn("super j pressed")
+    assert "Shortcut not bound" not in screen and term.editor(screen) == ""
