@@ -81,9 +81,7 @@ class StreamOptions:
     #: Variables the model's stored credential carries (pi 1.6's ``env`` of an auth.json
     #: key), over the process environment for this provider (Cloudflare's account id…).
     env: dict[str, str] = field(factory=dict)
-    #: pi 1.6's ``disableContinuation``: a request outside the conversation (a cache
-    #: warm-up) that neither continues a provider-side thread nor becomes one to continue.
-    disable_continuation: bool = False
+    disable_continuation: bool = False  # pi 1.6's disableContinuation: a warm-up, outside any thread
 
     async def prepare_payload(self, payload: dict) -> dict:
         return await self.on_payload(payload) if self.on_payload else payload
