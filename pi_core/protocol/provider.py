@@ -65,9 +65,8 @@ class StreamOptions:
     #: How often the provider itself sends a request again after a transient failure
     #: (the setting ``retry.provider.maxRetries``); ``None``: the provider's default.
     max_retries: int | None = None
-    #: The longest wait a server may ask for (``Retry-After``) before the request fails
-    #: at once instead of being sent again (the setting ``retry.provider.maxRetryDelayMs``;
-    #: ``0``: no cap; ``None``: 60,000, pi's default).
+    #: The longest wait a server may ask for (``Retry-After``) before the request fails at once
+    #: instead of being sent again (``retry.provider.maxRetryDelayMs``; ``0``: no cap; ``None``: 60,000).
     max_retry_delay_ms: int | None = None
     #: pi's ``thinkingBudgets`` (level: tokens, budget-based APIs) and ``retry.provider.timeoutMs``.
     thinking_budgets: dict[str, int] | None = None
