@@ -115,6 +115,20 @@ def publish(registry: Any, before: list) -> None:
     registry.refresh()
 
 
+def refresh_notice(failures: list[str], then: str) -> str | None:
+    """pi 1.6's word on a refresh that ended with ``failures`` (``"provider: why"``), as
+    ``/model`` says it (``then``: "showing" in the list, "searching" for a name); None
+    when every catalogue came."""
+    if any("timed out" in failure or failure.startswith("TimeoutError") for failure in failures):
+        return f"Model refresh timed out; {then} cached models."
+    names = [failure.split(":", 1)[0] for failure in failures]
+    if len(names) == 1:
+        return f"Could not refresh {names[0]}; {then} cached models."
+    if names and then == "showing":
+        return f"Could not refresh {len(names)} model catalogs ({', '.join(names)}); {then} cached models."
+    return f"Could not refresh {', '.join(names)}; {then} cached models." if names else None
+
+
 async def stop(registry: Any) -> None:
     """Cancel ``registry``'s refresh under way (the process is leaving)."""
     task = _running.pop(registry, None) if registry is not None else None

@@ -187,3 +187,16 @@ def test_a_sign_in_during_a_refresh_is_refreshed_after_it_not_left_out(tmp_path,
     assert asyncio.run(go()) == []
     assert [path.split("?")[0] for path, *_ in catalogues.requests] == [ROUTE]  # the start-up one asked none
     assert registry.find("groq", "groq-new-model") is not None
+
+
+def test_model_says_what_did_not_refresh_in_pi16s_words():
+    from pi_plugins.providers.background_refresh import refresh_notice
+
+    assert refresh_notice([], "showing") is None
+    assert refresh_notice(["groq: 500 down"], "showing") == "Could not refresh groq; showing cached models."
+    assert refresh_notice(["groq: 500", "xai: 502"], "showing") == \
+        "Could not refresh 2 model catalogs (groq, xai); showing cached models."
+    assert refresh_notice(["groq: 500", "xai: 502"], "searching") == \
+        "Could not refresh groq, xai; searching cached models."
+    assert refresh_notice(["Model catalog refresh timed out."], "searching") == \
+        "Model refresh timed out; searching cached models."
