@@ -65,9 +65,8 @@ class StreamOptions:
     #: How often the provider itself sends a request again after a transient failure
     #: (the setting ``retry.provider.maxRetries``); ``None``: the provider's default.
     max_retries: int | None = None
-    #: The longest wait a server may ask for (``Retry-After``) before the request fails
-    #: at once instead of being sent again (the setting ``retry.provider.maxRetryDelayMs``;
-    #: ``0``: no cap; ``None``: 60,000, pi's default).
+    #: The longest wait a server may ask for (``Retry-After``) before the request fails at once
+    #: instead of being sent again (``retry.provider.maxRetryDelayMs``; ``0``: no cap; ``None``: 60,000).
     max_retry_delay_ms: int | None = None
     #: pi's ``thinkingBudgets`` (level: tokens, budget-based APIs) and ``retry.provider.timeoutMs``.
     thinking_budgets: dict[str, int] | None = None
@@ -81,6 +80,7 @@ class StreamOptions:
     #: Variables the model's stored credential carries (pi 1.6's ``env`` of an auth.json
     #: key), over the process environment for this provider (Cloudflare's account id…).
     env: dict[str, str] = field(factory=dict)
+    disable_continuation: bool = False  # pi 1.6's disableContinuation: a warm-up, outside any thread
 
     async def prepare_payload(self, payload: dict) -> dict:
         return await self.on_payload(payload) if self.on_payload else payload

@@ -51,30 +51,68 @@ async def model(tui: ChatPort, args: str) -> None:
     harness = tui.harness
     from pi_plugins.providers.background_refresh import refresh_in_background
 
-    refresh_in_background(harness.model_registry)  # as pi 1.6's /model: the catalogues, in the background
+    refreshing = refresh_in_background(harness.model_registry)  # as pi 1.6's /model, in the background
     models = harness.available_models()
     if args:
-        exact = [m for m in models if args in (m.key, m.id, f"{m.provider}/{m.id}")]
+        exact = _exact(models, args)
+        if not exact and refreshing is not None and not refreshing.done():
+            exact = await _after_refresh(tui, refreshing, args)  # pi 1.6 waits for a name it lacks
+            models = harness.available_models()
         if len(exact) == 1:
             await _switch_model(tui, exact[0])
             return
     current = harness.model.key
-    items = [Item(Text.assemble(m.id, (f" [{m.provider}]", "muted"), (" ✓" if m.key == current else "", "success")),
-                  m, search_text=f"{m.provider}/{m.id} {m.name}") for m in models]
+
+    def items_of(models: list) -> list[Item]:
+        return [Item(Text.assemble(m.id, (f" [{m.provider}]", "muted"), (" ✓" if m.key == current else "", "success")),
+                     m, search_text=f"{m.provider}/{m.id} {m.name}") for m in models]
+
+    items = items_of(models)
     if not items:
         tui.add_text("No models available: add one to models.json or set an API key", "warning")
         return
     selected = next((i for i, m in enumerate(models) if m.key == current), 0)
-    chosen = await tui.show_dialog(ListDialog(
+    dialog = ListDialog(
         tui.painter, "Select a model", items, search=True, query=args, selected=selected,
         keys=_save_keys(tui, "app.models.save"), hint=_hint(tui, "app.models.save"),
-        detail=lambda item: f"Model name: {item.value.name or item.value.id}"))
+        detail=lambda item: f"Model name: {item.value.name or item.value.id}")
+    if refreshing is not None and not refreshing.done():
+        dialog.subtitle = "Refreshing model catalogs…"
+
+        def landed(task) -> None:  # the list is redrawn with the new catalogue, as pi 1.6's
+            from pi_plugins.providers.background_refresh import refresh_notice
+
+            if task.cancelled():
+                return
+            dialog.subtitle = refresh_notice(task.result(), "showing") or "Model catalogs refreshed."
+            dialog.set_items(items_of(harness.available_models()),
+                             select_value=dialog.current.value if dialog.current else None)
+            tui.invalidate()
+
+        refreshing.add_done_callback(landed)
+    chosen = await tui.show_dialog(dialog)
     if isinstance(chosen, tuple):  # Ctrl+S: this model, and the default for new sessions
         chosen = chosen[1]
         await tui.harness.set_model(chosen, persist=True)  # and into a non-empty scope, as 1.6
         tui.add_text(f"Default model: {chosen.provider}/{chosen.id}", "dim")
     elif chosen is not None:
         await _switch_model(tui, chosen)
+
+
+def _exact(models: list, name: str) -> list:
+    return [m for m in models if name in (m.key, m.id, f"{m.provider}/{m.id}")]
+
+
+async def _after_refresh(tui: ChatPort, refreshing, name: str) -> list:
+    """Wait for the catalogue refresh under way (bounded by its own 15 s), saying so and
+    what failed in pi 1.6's words; the models that then match ``name`` exactly."""
+    from pi_plugins.providers.background_refresh import refresh_notice
+
+    tui.add_text("Refreshing model catalogs…", "dim")
+    notice = refresh_notice(await refreshing, "searching")
+    if notice:
+        tui.add_text(notice, "warning")
+    return _exact(tui.harness.available_models(), name)
 
 
 async def _switch_model(tui: ChatPort, chosen) -> None:

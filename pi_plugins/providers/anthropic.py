@@ -97,6 +97,14 @@ def adaptive_thinking(model_id: str) -> bool:
     return any(tag in model_id for tag in ("opus-4-6", "opus-4.6", "opus-4-7", "opus-4.7", "sonnet-4-6", "sonnet-4.6"))
 
 
+def interleaved_thinking(model: Model, options: StreamOptions) -> bool:
+    """pi 1.6 asks for interleaved thinking only when a reasoning model thinks, on a
+    budget (an adaptive model interleaves by itself)."""
+    thinking = options.thinking_level not in (None, "off")
+    adaptive = adaptive_thinking(model.id) or (model.compat or {}).get("forceAdaptiveThinking") is True
+    return bool(model.reasoning and thinking and not adaptive)
+
+
 def _compat(model: Model, key: str) -> bool:
     value = (model.compat or {}).get(key)
     return True if value is None else bool(value)
@@ -375,7 +383,8 @@ def _stream_error(data: str) -> StreamError:
 class AnthropicProvider(ThreadedMessages, SseProvider):
     api = API
 
-    def http_error_text(self, where: str, status: int, reason: str, message: str, parsed: Any) -> str:
+    def http_error_text(self, where: str, status: int, reason: str, message: str, parsed: Any,
+                        text: str = "") -> str:
         """pi 1.6's words for a failed request (its SDK's): ``503 {json}``."""
         from pi_plugins.providers.failures import sdk_error_text
 
@@ -385,7 +394,7 @@ class AnthropicProvider(ThreadedMessages, SseProvider):
         betas = []
         if context.tools and not _compat(model, "supportsEagerToolInputStreaming"):
             betas.append(FINE_GRAINED_TOOL_STREAMING_BETA)
-        if not adaptive_thinking(model.id):
+        if interleaved_thinking(model, options):
             betas.append(INTERLEAVED_THINKING_BETA)
         headers = {"anthropic-version": VERSION, "accept": "application/json", "content-type": "application/json"}
         copilot = is_copilot(model)
@@ -423,4 +432,13 @@ class AnthropicProvider(ThreadedMessages, SseProvider):
 @hookimpl
 def register_providers():
     return [AnthropicProvider()]
+
+
+@hookimpl
+def session_shutdown(ctx):
+    """A session that is left forgets where its message thread was (pi 1.6's session
+    cleanup), so the table holds live sessions only."""
+    session_id = getattr(ctx, "session_id", None)
+    if session_id:
+        AnthropicProvider.threads.forget(session_id)
 

@@ -18,7 +18,10 @@ A rejected ``continue`` (``error.details.error_code`` ``thread_not_found``,
 ``thread_fingerprint_mismatch``) is sent again in full as a new thread; an endpoint that
 cannot use threads (``thread_unsupported_request``, or a 400 without a code that names
 ``thread``) gets the full request without ``thread``, and threads stay off for that
-session. Any other error is the answer's. Facts from pi 1.6 run against a stand-in.
+session. Any other error is the answer's. A request with ``disable_continuation`` (pi
+1.6's ``disableContinuation``, a cache warm-up) carries the beta but no ``thread`` and
+leaves the session's thread as it was; a session that ends forgets its thread (pi 1.6's
+``cleanupSessionResources``). Facts from pi 1.6 run against a stand-in.
 """
 
 from __future__ import annotations
@@ -197,6 +200,8 @@ class ThreadedMessages:
             if hooks_payload is not None:
                 body = await hooks_payload(body)
             thread.full = dict(body)
+            if options.disable_continuation:  # pi 1.6: the full request, the thread left as it was
+                return body
             sent = self.threads.thread_body(model, thread.session_id, body)
             thread.threaded = sent is not None
             return sent if sent is not None else body

@@ -55,6 +55,9 @@ def base_url(model: Model, options: Any = None) -> str:
 class AzureOpenAIProvider(OpenAIResponsesProvider):
     api = API
 
+    def error_prefix(self, provider: str) -> str:
+        return "Azure OpenAI API error"  # pi 1.6's, whatever the provider is called
+
     def build_request(self, model: Model, context: LlmContext, options: StreamOptions) -> HttpRequest:
         request = super().build_request(model, context, options)
         key = options.api_key or env_value(options, "AZURE_OPENAI_API_KEY")

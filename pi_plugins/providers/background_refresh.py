@@ -3,7 +3,8 @@ refreshed into ``models-store.json`` while pi runs, never in the way of a start 
 
 When, as pi 1.6 does it: once at start-up in the chat and in ``--mode rpc`` (not in
 ``-p`` or ``--mode json``; a second after the start, :data:`START_DELAY_SECONDS`), when ``/model`` opens, and for the one provider after a
-sign-in in the chat. A pi.dev catalogue checked within the last four hours is not asked
+sign-in in the chat (queued after a refresh under way, which may have chosen its
+providers before that key existed). A pi.dev catalogue checked within the last four hours is not asked
 for again (:func:`pi_plugins.providers.catalogue_refresh.is_fresh`); ``pi update
 --models`` asks regardless. Under ``PI_OFFLINE`` (``--offline``) nothing is sent. A
 refresh takes at most 15 s, and its failures are silent (the stored and shipped
@@ -51,10 +52,27 @@ def refresh_in_background(registry: Any, providers: Any = None, delay: float = 0
         return None
     running = _running.get(registry)
     if running is not None and not running.done():
-        return running
-    task = loop.create_task(_refresh(registry, providers, delay), name="pi catalogue refresh")
+        if providers is None:
+            return running  # a whole refresh under way serves this one
+        # a sign-in's provider: its key may have come after the running refresh chose its
+        # providers, so it is asked for once that one ends (queued, as pi 1.6's coordinator)
+        work = _after(running, registry, providers)
+    else:
+        work = _refresh(registry, providers, delay)
+    task = loop.create_task(work, name="pi catalogue refresh")
     _running[registry] = task
     return task
+
+
+async def _after(running: asyncio.Task, registry: Any, providers: Any) -> list[str]:
+    try:
+        await asyncio.shield(running)
+    except asyncio.CancelledError:
+        if not running.cancelled():
+            raise  # this one was cancelled, not the one it waited for
+    except Exception:  # noqa: BLE001 (it never raises; its end is what counts)
+        pass
+    return await _refresh(registry, providers)
 
 
 async def _refresh(registry: Any, providers: Any, delay: float = 0.0) -> list[str]:
@@ -95,6 +113,20 @@ def publish(registry: Any, before: list) -> None:
             merged.append(model)
     registry.builtin = merged + fresh
     registry.refresh()
+
+
+def refresh_notice(failures: list[str], then: str) -> str | None:
+    """pi 1.6's word on a refresh that ended with ``failures`` (``"provider: why"``), as
+    ``/model`` says it (``then``: "showing" in the list, "searching" for a name); None
+    when every catalogue came."""
+    if any("timed out" in failure or failure.startswith("TimeoutError") for failure in failures):
+        return f"Model refresh timed out; {then} cached models."
+    names = [failure.split(":", 1)[0] for failure in failures]
+    if len(names) == 1:
+        return f"Could not refresh {names[0]}; {then} cached models."
+    if names and then == "showing":
+        return f"Could not refresh {len(names)} model catalogs ({', '.join(names)}); {then} cached models."
+    return f"Could not refresh {', '.join(names)}; {then} cached models." if names else None
 
 
 async def stop(registry: Any) -> None:

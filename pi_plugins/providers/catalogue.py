@@ -32,29 +32,35 @@ STORE = "models-store.json"
 NO_BASE_URL = "unset://from-the-environment"
 
 
-def _store_key() -> tuple[str, int | None]:
-    """Which store the catalogue is built with: its path and when it last changed (a
-    stat: a store that ``pi update --models`` rewrote is read again)."""
-    path = agent_dir() / STORE  # the store's module is imported only when there is one
+def _store_key() -> tuple[str, int | None, int | None]:
+    """Which store the catalogue is built with: its path and when it and models.json last
+    changed (two stats: a store that ``pi update --models`` rewrote is read again, and a
+    Radius gateway taken out of models.json stops being listed)."""
+    home = agent_dir()
+    path = home / STORE  # the store's module is imported only when there is one
     try:
-        return str(path), path.stat().st_mtime_ns
+        changed = path.stat().st_mtime_ns
     except OSError:
-        return str(path), None
+        return str(path), None, None
+    try:
+        return str(path), changed, (home / "models.json").stat().st_mtime_ns
+    except OSError:
+        return str(path), changed, None
 
 
 @lru_cache(maxsize=2)
-def _document(store: tuple[str, int | None]) -> dict:
+def _document(store: tuple[str, int | None, int | None]) -> dict:
     document = orjson.loads(CATALOGUE.read_bytes())  # a third of json.loads's time
     if store[1] is None:
         return document
     from pi_plugins.providers.models_store import overlay, read_store
 
     entries = read_store(Path(store[0]))
-    return overlay(document, entries) if entries else document
+    return overlay(document, entries, Path(store[0]).parent) if entries else document
 
 
 @lru_cache(maxsize=2)
-def _catalogue(store: tuple[str, int | None]) -> tuple[Model, ...]:
+def _catalogue(store: tuple[str, int | None, int | None]) -> tuple[Model, ...]:
     return tuple(_models(_document(store)))
 
 

@@ -258,6 +258,12 @@ async def refresh(agent: Path, env: Mapping[str, str], *, force: bool = True, re
 def radius_gateways(agent: Path) -> dict[str, str]:
     """models.json's providers with ``"oauth": "radius"`` and their gateway (the
     ``baseUrl`` without ``/v1``), as pi 1.6 makes each a Radius provider of its own."""
+    return {name: url for name, (_, url) in radius_gateway_configs(agent).items()}
+
+
+def radius_gateway_configs(agent: Path) -> dict[str, tuple[str, str]]:
+    """Each models.json Radius gateway's provider id, with its name (``name``, else the
+    id) and its gateway; none when models.json does not parse."""
     from pi_plugins.models.models_json import load_models_json
 
     try:
@@ -265,7 +271,9 @@ def radius_gateways(agent: Path) -> dict[str, str]:
     except ValueError:
         return {}
     providers = config.get("providers") if isinstance(config, dict) else None
-    return {name: re.sub(r"/v1/?$", "", p["baseUrl"]) for name, p in (providers or {}).items()
+    return {name: (p["name"] if isinstance(p.get("name"), str) and p["name"] else name,
+                   re.sub(r"/v1/?$", "", p["baseUrl"]))
+            for name, p in (providers or {}).items()
             if isinstance(p, dict) and p.get("oauth") == "radius" and isinstance(p.get("baseUrl"), str)
             and p["baseUrl"] and name != RADIUS}
 

@@ -231,10 +231,14 @@ class GeminiReader(StreamReader):
         if not isinstance(chunk, dict):
             return ()
         if "error" in chunk:
-            error = chunk["error"] if isinstance(chunk["error"], dict) else {"message": str(chunk["error"])}
-            said = f"{error.get('message', 'error')} ({error.get('status', error.get('code', ''))})"
+            if isinstance(chunk["error"], dict):  # Google's SDK's words, as pi 1.6 shows them
+                from pi_plugins.providers.error_text import google_stream_text
+
+                error, said, as_said = chunk["error"], google_stream_text(chunk), True
+            else:
+                error, said, as_said = {}, str(chunk["error"]), False
             code = error.get("code")
-            raise StreamError(said, classify(code if isinstance(code, int) else None, said))
+            raise StreamError(said, classify(code if isinstance(code, int) else None, said), as_said=as_said)
         builder = self.builder
         message = builder.message
         if not message.response_id and chunk.get("responseId"):
@@ -302,6 +306,13 @@ class GeminiReader(StreamReader):
 
 class GoogleProvider(SseProvider):
     api = API
+
+    def http_error_text(self, where: str, status: int, reason: str, message: str, parsed: Any,
+                        text: str = "") -> str:
+        """pi 1.6's words (Google's SDK): the error body as JSON, nothing more."""
+        from pi_plugins.providers.error_text import google_text
+
+        return google_text(status, reason, parsed, text)
 
     def build_request(self, model: Model, context: LlmContext, options: StreamOptions) -> HttpRequest:
         headers = {"content-type": "application/json"}

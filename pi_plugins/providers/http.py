@@ -255,10 +255,12 @@ class SseProvider:
         frames them otherwise (Bedrock's binary event stream)."""
         return SseDecoder()
 
-    def http_error_text(self, where: str, status: int, reason: str, message: str, parsed: Any) -> str:
+    def http_error_text(self, where: str, status: int, reason: str, message: str, parsed: Any,
+                        text: str = "") -> str:
         """What a failed request's answer says, from its status and error body (``parsed``
-        when JSON): the model, the status and the server's message; a provider whose pi 1.6
-        SDK words it otherwise says it that way."""
+        when JSON, ``text`` as it came): the model, the status and the server's message; a
+        provider whose pi 1.6 SDK words it otherwise says it that way
+        (:mod:`.error_text`)."""
         return f"{where}: {status} {reason}".strip() + f": {message}"
 
     def finalize(self, request: HttpRequest, body: Any) -> None:
@@ -366,7 +368,7 @@ class SseProvider:
                         retry_after_ms(response.headers, parsed, message),
                     )
                     said = self.http_error_text(where, response.status_code, response.reason_phrase,
-                                                message, parsed)
+                                                message, parsed, text)
                     cap = options.max_retry_delay_ms
                     asked = failure.retry_after_ms
                     if failure.kind == "retryable" and asked is not None and waits_too_long(asked, cap):

@@ -12,13 +12,14 @@ the session's ``x-affinity`` header, and deltas whose ``content`` is a list of p
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import attrs
 
 from pi_core import hookimpl
 from pi_core.protocol.model import Model
 from pi_core.protocol.provider import LlmContext, StreamOptions
-from pi_plugins.providers.http import HttpRequest, SseProvider, StreamReader, join_url, json_data
+from pi_plugins.providers.http import HttpRequest, StreamReader, join_url, json_data
 from pi_plugins.providers.openai_completions import CompletionsReader, OpenAICompletionsProvider
 from pi_plugins.providers.sse import SseEvent
 
@@ -58,7 +59,12 @@ class MistralReader(CompletionsReader):
 
 class MistralProvider(OpenAICompletionsProvider):
     api = API
-    http_error_text = SseProvider.http_error_text  # not the OpenAI SDK's words: Mistral's is another SDK
+    def http_error_text(self, where: str, status: int, reason: str, message: str, parsed: Any,
+                        text: str = "") -> str:
+        """pi 1.6's words (its Mistral client's): ``Mistral API error (503): <the body>``."""
+        from pi_plugins.providers.error_text import mistral_text
+
+        return mistral_text(status, reason, text)
 
     def build_request(self, model: Model, context: LlmContext, options: StreamOptions) -> HttpRequest:
         mistral = attrs.evolve(model, compat={**MISTRAL_COMPAT, **(model.compat or {})})

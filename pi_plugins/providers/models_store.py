@@ -90,16 +90,25 @@ def stored_models(provider: str, entry: Any, generated_at: int | None) -> list[d
             and m.get("provider", provider) == provider]
 
 
-def overlay(document: dict[str, Any], store: dict[str, Any]) -> dict[str, Any]:
+def overlay(document: dict[str, Any], store: dict[str, Any], agent_dir: Path | None = None) -> dict[str, Any]:
     """The catalogue ``document`` with the stored catalogues laid over it (the document
-    is changed in place and returned)."""
+    is changed in place and returned). A Radius gateway's stored list counts only while
+    ``agent_dir``'s models.json still names that gateway (pi 1.6 lists no other)."""
     generated_at = generated_at_ms(document)
+    gateways: set[str] | None = None  # models.json's, read only when the store has a gateway list
     providers = document["providers"]
     others = document.setdefault("otherModels", {})
     for name, entry in store.items():
         models = stored_models(name, entry, generated_at)
         base = providers.get(name)
         gateway = base is None and is_gateway_list(models)  # a models.json Radius gateway's own list
+        if gateway and agent_dir is not None:
+            if gateways is None:
+                from pi_plugins.providers.catalogue_refresh import radius_gateways
+
+                gateways = set(radius_gateways(agent_dir))
+            if name not in gateways:
+                continue
         if models is None or (base is None and name not in REPLACING and not gateway):
             continue
         if name == "openrouter" and not models:  # pi 1.6: an empty saved list is the shipped one

@@ -102,11 +102,11 @@ class CodexReader(ResponsesReader):
         kind = data.get("type") if isinstance(data, dict) else None
         if kind == "error":
             text = f"Codex error: {data.get('message') or data.get('code') or data}"
-            raise StreamError(text, classify(None, text))
+            raise StreamError(text, classify(None, text), as_said=True)  # pi 1.6 names no model
         if kind == "response.failed":
             error = (data.get("response") or {}).get("error") or {}
             text = error.get("message") or "Codex response failed"
-            raise StreamError(text, classify(None, text))
+            raise StreamError(text, classify(None, text), as_said=True)
         if kind == "response.done":
             event.data = event.data.replace('"response.done"', '"response.completed"', 1)
         return super().on_event(event)
@@ -128,6 +128,13 @@ async def _same(payload: dict, body: dict) -> dict:
 
 class OpenAICodexProvider(SseProvider):
     api = API
+
+    def http_error_text(self, where: str, status: int, reason: str, message: str, parsed: Any,
+                        text: str = "") -> str:
+        """pi 1.6's words: the usage-limit sentence, else the server's message or body."""
+        from pi_plugins.providers.error_text import codex_text
+
+        return codex_text(status, reason, parsed, text)
 
     def __init__(self, settings=None):
         #: The settings (their ``transport``), read at each request: /settings changes it.

@@ -501,7 +501,8 @@ class CompletionsReader(StreamReader):
 class OpenAICompletionsProvider(SseProvider):
     api = API
 
-    def http_error_text(self, where: str, status: int, reason: str, message: str, parsed: Any) -> str:
+    def http_error_text(self, where: str, status: int, reason: str, message: str, parsed: Any,
+                        text: str = "") -> str:
         """pi 1.6's words for a failed request (its SDK's): ``503: {json}``."""
         from pi_plugins.providers.failures import sdk_error_text
 

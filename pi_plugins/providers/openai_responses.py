@@ -247,11 +247,11 @@ class ResponsesReader(StreamReader):
                     message = f"incomplete: {details['reason']}"
                 else:
                     message = "Unknown error (no error details in response)"
-                raise StreamError(message, classify(None, message))
+                raise StreamError(message, classify(None, message), as_said=True)  # pi 1.6: no model named
             self._complete(response)
         elif kind == "error":
             message = f"Error Code {data.get('code')}: {data.get('message')}"
-            raise StreamError(message, classify(None, message))
+            raise StreamError(message, classify(None, message), as_said=True)
         return ()
 
     def _item_done(self, item: dict, current: tuple[str, int] | None) -> list:
@@ -320,6 +320,18 @@ class ResponsesReader(StreamReader):
 
 class OpenAIResponsesProvider(SseProvider):
     api = API
+
+    def http_error_text(self, where: str, status: int, reason: str, message: str, parsed: Any,
+                        text: str = "") -> str:
+        """pi 1.6's words (the OpenAI SDK's error under its prefix): ``local API error (503): {json}``."""
+        from pi_plugins.providers.error_text import responses_text
+
+        return responses_text(self.error_prefix(where.split("/", 1)[0]), status, parsed, text)
+
+    def error_prefix(self, provider: str) -> str:
+        from pi_plugins.providers.error_text import responses_prefix
+
+        return responses_prefix(provider)
 
     def build_request(self, model: Model, context: LlmContext, options: StreamOptions) -> HttpRequest:
         headers = {"accept": "application/json", "content-type": "application/json"}

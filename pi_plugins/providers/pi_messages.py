@@ -40,14 +40,27 @@ API = "pi-messages"
 _STOP_REASONS = frozenset({"stop", "length", "toolUse"})
 
 
+#: The built-in tools whose pi 1.6 definitions ask for schema-constrained arguments where
+#: the backend can (``constrainedSampling``); the tool spec carries no such field, so the
+#: provider names them (pi 1.6's other tools, and extensions' by default, ask nothing).
+CONSTRAINED_TOOLS = frozenset({"read", "bash", "edit", "write"})
+CONSTRAINED_SAMPLING = {"type": "json_schema", "strict": "prefer"}
+
+
+def wire_tool(tool: Any) -> dict:
+    spec = {"name": tool.name, "description": tool.description, "parameters": tool.parameters}
+    if tool.name in CONSTRAINED_TOOLS:
+        spec["constrainedSampling"] = dict(CONSTRAINED_SAMPLING)
+    return spec
+
+
 def wire_context(context: LlmContext) -> dict:
     """pi 1.6's ``Context``: the system prompt and tools as its leading ``system`` message
     (``content`` adds instructions, ``toolsAdded`` declares the tools), then the messages."""
     system: dict[str, Any] = {"role": "system", "content": context.system_prompt,
                               "timestamp": int(time.time() * 1000)}
     if context.tools:
-        system["toolsAdded"] = [{"name": t.name, "description": t.description, "parameters": t.parameters}
-                                for t in context.tools]
+        system["toolsAdded"] = [wire_tool(t) for t in context.tools]
     return {"messages": [system, *(to_json(m) for m in context.messages)]}
 
 

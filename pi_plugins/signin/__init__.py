@@ -23,10 +23,12 @@ def register_cli_commands():
 
 
 @hookimpl
-def register_sign_ins():
-    from pi_plugins.signin.flows import SIGN_INS
+def register_sign_ins(ctx):
+    """The built-in sign-ins and one for each models.json Radius gateway (its refresh
+    goes to that gateway, as its sign-in did)."""
+    from pi_plugins.signin.common import sign_ins
 
-    return list(SIGN_INS.values())
+    return list(sign_ins(getattr(ctx, "agent_dir", None)).values())
 
 
 @hookimpl

@@ -16,8 +16,9 @@ from pi_plugins.signin.common import (
     login_options,
     method_labels,
     open_browser,
+    sign_ins,
 )
-from pi_plugins.signin.flows import SIGN_INS, LoginCallbacks, SignInError
+from pi_plugins.signin.flows import LoginCallbacks, SignInError
 
 #: pi 1.6's ways in, as its /login offers them (Radius's last, straight to its sign-in).
 SUBSCRIPTION = "Sign in with an account"
@@ -27,8 +28,8 @@ RADIUS = "Sign in with Radius"
 SUBSCRIPTION_ONLY = ("openai-codex", "github-copilot")
 
 
-def _choice_label(provider: str) -> str:
-    flow = SIGN_INS.get(provider)
+def _choice_label(provider: str, flows: dict) -> str:
+    flow = flows.get(provider)
     return f"{flow.name} [{provider}]" if flow else provider
 
 
@@ -43,6 +44,7 @@ async def login(args: str, ctx) -> None:
     store = auth_storage(ctx.agent_dir)
     provider = args.strip() or None
     use_key = False
+    flows = sign_ins(ctx.agent_dir)  # the built-in ones and models.json's Radius gateways
     if provider is None:
         how = await ui.select("Select authentication method:", [SUBSCRIPTION, API_KEY, RADIUS])
         if how is None:
@@ -53,16 +55,16 @@ async def login(args: str, ctx) -> None:
         else:
             known = known_providers(ctx.agent_dir)
             names = [p for p in known if p not in SUBSCRIPTION_ONLY] if use_key else \
-                [p for p in known if p in SIGN_INS]
-            labels = names if use_key else [_choice_label(p) for p in names]
+                [p for p in known if p in flows]
+            labels = names if use_key else [_choice_label(p, flows) for p in names]
             provider = _from_label(await ui.select("Select provider:", labels))
         if provider is None:
             return
-    elif provider not in SIGN_INS:
+    elif provider not in flows:
         use_key = True
     elif provider not in SUBSCRIPTION_ONLY:  # both ways in (pi 1.6): ask which
-        account, key_label = method_labels(provider)
-        how = await ui.select(f"Select authentication method for {display_name(provider)}:",
+        account, key_label = method_labels(provider, ctx.agent_dir)
+        how = await ui.select(f"Select authentication method for {display_name(provider, ctx.agent_dir)}:",
                               [account, key_label])
         if how is None:
             return
@@ -75,7 +77,7 @@ async def login(args: str, ctx) -> None:
         store.set_api_key(provider, key)
         await _after_login(ctx, provider, f"Saved API key for {provider}", store.path)
         return
-    flow = SIGN_INS[provider]
+    flow = flows[provider]
 
     def on_auth(url: str, instructions: str | None) -> None:
         opened = open_browser(url)
@@ -204,7 +206,8 @@ async def logout(args: str, ctx) -> None:
             ui.notify("No stored credentials to remove. /logout only removes credentials saved by "
                       "/login; environment variables and models.json config are unchanged.")
             return
-        labels = [_choice_label(p) if (store.get(p) or {}).get("type") == "oauth" else p for p in stored]
+        flows = sign_ins(ctx.agent_dir)
+        labels = [_choice_label(p, flows) if (store.get(p) or {}).get("type") == "oauth" else p for p in stored]
         provider = _from_label(await ui.select("Select provider to logout:", labels))
         if provider is None:
             return
@@ -212,7 +215,7 @@ async def logout(args: str, ctx) -> None:
     if not store.remove(provider):
         ui.notify(f"No stored credentials for {provider}.")
     elif entry and entry.get("type") == "oauth":
-        ui.notify(f"Logged out of {display_name(provider)}")
+        ui.notify(f"Logged out of {display_name(provider, ctx.agent_dir)}")
     else:
         ui.notify(f"Removed stored API key for {provider}. Environment variables and models.json "
                   "config are unchanged.")

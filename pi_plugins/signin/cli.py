@@ -19,8 +19,9 @@ from pi_plugins.signin.common import (
     known_providers,
     login_options,
     open_browser,
+    sign_ins,
 )
-from pi_plugins.signin.flows import SIGN_INS, LoginCallbacks, SignInError
+from pi_plugins.signin.flows import LoginCallbacks, SignInError
 
 
 @click.group("auth", context_settings={"help_option_names": ["-h", "--help"]})
@@ -54,7 +55,7 @@ def _say(text: str) -> None:
 
 
 async def _sign_in(provider: str, browser: bool) -> None:
-    flow = SIGN_INS[provider]
+    flow = sign_ins()[provider]
     lines = _Lines()
 
     def on_auth(url: str, instructions: str | None) -> None:
@@ -148,7 +149,7 @@ def login_command(provider: str, use_key: bool, no_browser: bool) -> None:
     if use_key and provider in SUBSCRIPTION_ONLY:
         _say(f"{display_name(provider)} has no API key login. Omit --api-key to sign in.")
         sys.exit(1)
-    if provider in SIGN_INS and not use_key:
+    if provider in sign_ins() and not use_key:
         try:
             asyncio.run(_sign_in(provider, browser=not no_browser))
         except (SignInError, OSError, ValueError) as exc:

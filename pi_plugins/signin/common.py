@@ -8,13 +8,22 @@ import sys
 from pathlib import Path
 
 from pi_plugins.models.auth import AuthStorage
-from pi_plugins.signin.flows import SIGN_INS
+from pi_plugins.signin.flows import SIGN_INS, SignIn
+
+
+def sign_ins(agent_dir: Path | None = None) -> dict[str, SignIn]:
+    """Every sign-in by provider: the built-in ones and one for each Radius gateway of
+    models.json (``/login my-radius`` signs in at that gateway, as pi 1.6)."""
+    from pi_core.paths import agent_dir as default_agent_dir
+    from pi_plugins.signin.radius import gateway_sign_ins
+
+    return {**SIGN_INS, **gateway_sign_ins(agent_dir or default_agent_dir())}
 
 
 def auth_storage(agent_dir: Path | None = None) -> AuthStorage:
     from pi_core.paths import agent_dir as default_agent_dir
 
-    return AuthStorage((agent_dir or default_agent_dir()) / "auth.json", sign_ins=SIGN_INS)
+    return AuthStorage((agent_dir or default_agent_dir()) / "auth.json", sign_ins=sign_ins(agent_dir))
 
 
 def known_providers(agent_dir: Path | None = None) -> list[str]:
@@ -24,7 +33,7 @@ def known_providers(agent_dir: Path | None = None) -> list[str]:
     from pi_plugins.providers.catalogue import builtin_models
 
     names = dict.fromkeys(m.provider for m in builtin_models())
-    names.update(dict.fromkeys(SIGN_INS))
+    names.update(dict.fromkeys(sign_ins(agent_dir)))
     try:
         config = load_models_json((agent_dir or default_agent_dir()) / "models.json") or {}
     except ValueError:
@@ -33,8 +42,8 @@ def known_providers(agent_dir: Path | None = None) -> list[str]:
     return sorted(names)
 
 
-def display_name(provider: str) -> str:
-    flow = SIGN_INS.get(provider)
+def display_name(provider: str, agent_dir: Path | None = None) -> str:
+    flow = sign_ins(agent_dir).get(provider)
     return flow.name if flow is not None else provider
 
 
@@ -72,10 +81,10 @@ def login_options(provider: str, agent_dir: Path | None = None) -> dict:
     return {}
 
 
-def method_labels(provider: str) -> tuple[str, str]:
+def method_labels(provider: str, agent_dir: Path | None = None) -> tuple[str, str]:
     """pi 1.6's two ways in for a provider with both: its sign-in's label (or "Sign in
     with an account") and "Sign in with an API key"."""
-    flow = SIGN_INS.get(provider)
+    flow = sign_ins(agent_dir).get(provider)
     return (getattr(flow, "login_label", None) or "Sign in with an account", "Sign in with an API key")
 
 

@@ -1,7 +1,9 @@
 """Sign in to Radius (pi 1.6's gateway by Earendil Works), in the browser or by device
 code. The OAuth endpoints live on the gateway (``PI_RADIUS_GATEWAY``, else
-radius.pi.dev); only the browser's authorization page is discovered (``/v1/oauth``).
-auth.json keeps ``access``, ``refresh``, ``expires`` and the granted ``scope``."""
+radius.pi.dev; a models.json gateway, ``"oauth": "radius"``, signs in at its own and
+under its own provider name, as pi 1.6 makes each such provider a Radius of its own);
+only the browser's authorization page is discovered (``/v1/oauth``). auth.json keeps
+``access``, ``refresh``, ``expires`` and the granted ``scope``."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import json
 import os
 import re
 import uuid
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
@@ -30,12 +33,21 @@ DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code"
 _FORM = {"accept": "application/json", "content-type": "application/x-www-form-urlencoded"}
 
 
-def gateway() -> str:
-    """The gateway's origin: ``PI_RADIUS_GATEWAY`` or radius.pi.dev, with a scheme and no
-    trailing slash (pi's normalizeRadiusGatewayUrl)."""
-    value = os.environ.get("PI_RADIUS_GATEWAY") or DEFAULT_GATEWAY
+def gateway(given: str | None = None) -> str:
+    """The gateway's origin: ``given``, else ``PI_RADIUS_GATEWAY``, else radius.pi.dev,
+    with a scheme and no trailing slash (pi's normalizeRadiusGatewayUrl)."""
+    value = given or os.environ.get("PI_RADIUS_GATEWAY") or DEFAULT_GATEWAY
     value = value if re.match(r"^https?://", value, re.IGNORECASE) else f"https://{value}"
     return value.rstrip("/")
+
+
+def gateway_sign_ins(agent_dir: Path) -> dict[str, RadiusSignIn]:
+    """A sign-in for each Radius gateway of models.json, by its provider name: its
+    ``name`` (else the provider's id) and its ``baseUrl`` without ``/v1``, as pi 1.6's."""
+    from pi_plugins.providers.catalogue_refresh import radius_gateway_configs
+
+    return {name: RadiusSignIn(name, label, url)
+            for name, (label, url) in radius_gateway_configs(agent_dir).items()}
 
 
 class OAuthResponseError(SignInError):
@@ -67,6 +79,13 @@ class RadiusSignIn(SignIn):
     methods = [("browser", "Sign in with browser (recommended)"),
                ("device-code", "Sign in with device code (when signing in from another device)")]
 
+    def __init__(self, provider: str = "radius", name: str = "Radius", origin: str | None = None):
+        self.id, self.name, self._origin = provider, name, origin
+
+    def gateway(self) -> str:
+        """This sign-in's gateway: its own (a models.json gateway), else the default one."""
+        return gateway(self._origin)
+
     async def login(self, callbacks: LoginCallbacks, **options: Any) -> dict:
         method = await callbacks.choose(f"Sign in to {self.name}:", self.methods)
         if method == "device-code":
@@ -76,7 +95,7 @@ class RadiusSignIn(SignIn):
         raise SignInError(f"Unknown {self.name} sign-in method: {method}")
 
     async def _in_browser(self, callbacks: LoginCallbacks) -> dict:
-        origin = gateway()
+        origin = self.gateway()
         status, text = await request("GET", f"{origin}/v1/oauth", headers={"accept": "application/json"})
         if not 200 <= status < 300:
             raise SignInError(f"Could not load Radius OAuth config from {origin}: {status} {text[:300]}")
@@ -108,7 +127,7 @@ class RadiusSignIn(SignIn):
             "redirect_uri": self.redirect_uri, "code": code, "code_verifier": verifier})
 
     async def _with_device_code(self, callbacks: LoginCallbacks) -> dict:
-        origin = gateway()
+        origin = self.gateway()
         status, text = await request("POST", f"{origin}/v1/oauth/device", headers=_FORM,
                                      form={"client_id": self.client_id, "scope": self.scope})
         if not 200 <= status < 300:
@@ -145,7 +164,7 @@ class RadiusSignIn(SignIn):
                                       expires_in=positive(device.get("expires_in")))
 
     async def refresh(self, credentials: dict) -> dict:
-        return await self._token(gateway(), {"grant_type": "refresh_token", "client_id": self.client_id,
+        return await self._token(self.gateway(), {"grant_type": "refresh_token", "client_id": self.client_id,
                                              "refresh_token": credentials.get("refresh") or ""})
 
     async def _token(self, origin: str, form: dict[str, str]) -> dict:

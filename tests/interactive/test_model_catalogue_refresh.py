@@ -43,3 +43,50 @@ def test_model_refreshes_the_catalogues_and_the_next_list_has_the_new_models(pi_
         term.wait_for("groq-new-model [groq]")
     finally:
         catalogues.close()
+
+
+def _chat_after_a_failed_start_up_refresh(pi_screen, monkeypatch, catalogues):
+    """The chat, once its start-up refresh of Groq failed (so ``/model`` asks again);
+    pi.dev then holds its next answer until the test lets it go."""
+    import threading
+    from email.utils import formatdate
+
+    catalogues.answer("/api/models/providers/groq", *[(500, {}, b"down")] * 3,
+                      (200, {"last-modified": formatdate(time.time() + 86_400 * 365, usegmt=True)}, [GROQ_NEW]))
+    monkeypatch.setenv("GROQ_API_KEY", "gsk-test")
+    monkeypatch.setenv("PI_PROVIDER_ORIGINS", json.dumps({"https://pi.dev": catalogues.url}))
+    monkeypatch.setattr("pi_plugins.providers.background_refresh.START_DELAY_SECONDS", 0.0)
+    term = pi_screen()
+    deadline = time.monotonic() + 10
+    while len(catalogues.requests) < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.2)
+    catalogues.hold = threading.Event()
+    return term
+
+
+def test_the_open_model_list_is_redrawn_when_the_refresh_lands(pi_screen, monkeypatch):
+    catalogues = Catalogues()
+    try:
+        term = _chat_after_a_failed_start_up_refresh(pi_screen, monkeypatch, catalogues)
+        term.submit("/model")
+        term.wait_for("Refreshing model catalogs…")
+        term.type("groq-new")
+        term.wait_for("No matches")
+        catalogues.hold.set()
+        term.wait_for("groq-new-model [groq]")
+        term.wait_for("Model catalogs refreshed.")
+    finally:
+        catalogues.close()
+
+
+def test_a_model_name_not_yet_known_waits_for_the_refresh_then_switches(pi_screen, monkeypatch):
+    catalogues = Catalogues()
+    try:
+        term = _chat_after_a_failed_start_up_refresh(pi_screen, monkeypatch, catalogues)
+        term.submit("/model groq-new-model")
+        term.wait_for("Refreshing model catalogs…")
+        catalogues.hold.set()
+        term.wait_for("Model: groq/groq-new-model")
+    finally:
+        catalogues.close()

@@ -34,8 +34,11 @@ def _fresh_threads():
     ThreadedMessages.threads.forget()
 
 
-def converse(llm_server, prompts, *, session_id="s-1", threads=True, tools=()):
-    """Each prompt in turn, the answers kept in the conversation as the agent keeps them."""
+def converse(llm_server, prompts, *, session_id="s-1", threads=True, tools=(), warm_up_after=None,
+             end_session_after=None):
+    """Each prompt in turn, the answers kept in the conversation as the agent keeps them;
+    after prompt number ``warm_up_after``, a cache warm-up (``disable_continuation``),
+    and after number ``end_session_after`` the session's end as the hook tells it."""
     model = attrs.evolve(llm_server.model("anthropic-messages", provider="anthropic"),
                          compat={"supportsMessageThreads": threads})
     messages: list = []
@@ -49,6 +52,15 @@ def converse(llm_server, prompts, *, session_id="s-1", threads=True, tools=()):
             last = events[-1]
             assert last.type == "done", last.error.error_message
             messages.append(last.message)
+            if warm_up_after == len(messages) // 2:
+                warm = StreamOptions(api_key="sk-ant", max_retries=0, session_id=session_id, disable_continuation=True)
+                context = LlmContext(system_prompt="Be brief.", messages=list(messages), tools=list(tools))
+                events = [e async for e in AnthropicProvider().stream(model, context, warm)]
+                assert events[-1].type == "done"
+            if end_session_after == len(messages) // 2:
+                from pi_plugins.providers import anthropic
+
+                anthropic.session_shutdown(type("Ctx", (), {"session_id": session_id})())
     run(go())
     return [r for r in llm_server.requests if r.method == "POST"]
 
@@ -107,6 +119,22 @@ def test_an_error_not_about_the_thread_is_the_answers(llm_server):
     assert len([r for r in llm_server.requests if r.method == "POST"]) == 2
 
 
+def test_a_warm_up_sends_no_thread_and_the_conversation_continues_its_own(llm_server):
+    """pi 1.6's ``disableContinuation``: the whole request with the beta and no
+    ``thread``; the next turn still continues the previous answer."""
+    llm_server.push(Reply(text="a1"), Reply(text="warm"), Reply(text="a2"))
+    first, warm, second = converse(llm_server, ["one", "two"], warm_up_after=1)
+    assert shape(warm) == (None, True, False, ["user", "assistant"])
+    assert MESSAGE_THREADS_BETA in warm.headers["anthropic-beta"]
+    assert shape(second) == ({"type": "continue", "previous_message_id": "msg_test0001"}, False, False, ["user"])
+
+
+def test_a_session_that_ends_forgets_its_thread(llm_server):
+    llm_server.push(Reply(text="a1"), Reply(text="a2"))
+    first, again = converse(llm_server, ["one", "two"], end_session_after=1)
+    assert shape(again) == ({"type": "create"}, True, False, ["user", "assistant", "user"])
+
+
 def test_no_session_or_no_support_sends_no_thread(llm_server):
     llm_server.push(Reply(text="a1"), Reply(text="a2"))
     requests = converse(llm_server, ["one", "two"], threads=False)
@@ -157,3 +185,26 @@ def test_three_turns_go_out_as_pi_16_sends_them(tmp_path, llm_server, script):
         shapes[who] = [shape(r) + (MESSAGE_THREADS_BETA in r.headers.get("anthropic-beta", ""),)
                        for r in llm_server.requests[before:]]
     assert shapes["ours"] == shapes["pi"]
+
+
+# ---------------------------------------------------------------- the interleaved-thinking beta
+
+
+@pytest.mark.parametrize(("reasoning", "level", "model_id", "asked"), [
+    (True, "medium", "claude-sonnet-4-5", True),
+    (True, "off", "claude-sonnet-4-5", False),
+    (True, None, "claude-sonnet-4-5", False),
+    (False, "medium", "claude-3-5-haiku", False),
+    (True, "high", "claude-opus-4-6", False),  # adaptive: it interleaves by itself
+])
+def test_interleaved_thinking_is_asked_only_while_a_budgeted_reasoning_model_thinks(reasoning, level, model_id, asked):
+    """pi 1.6 sends ``interleaved-thinking-2025-05-14`` only with thinking on for a
+    reasoning model that thinks on a budget."""
+    from pi_core.protocol.model import Model
+    from pi_plugins.providers.anthropic import INTERLEAVED_THINKING_BETA
+
+    model = Model(id=model_id, provider="anthropic", api="anthropic-messages", base_url="http://127.0.0.1:9",
+                  reasoning=reasoning)
+    context = LlmContext(system_prompt="Be brief.", messages=[UserMessage(content=[TextContent("hi")])])
+    request = AnthropicProvider().build_request(model, context, StreamOptions(api_key="sk-ant", thinking_level=level))
+    assert (INTERLEAVED_THINKING_BETA in request.headers.get("anthropic-beta", "")) is asked

@@ -165,3 +165,38 @@ def test_a_models_json_provider_has_no_catalogue_to_ask_for(tmp_path, monkeypatc
     env = {"PI_PROVIDER_ORIGINS": json.dumps({"https://pi.dev": catalogues.url})}
     assert asyncio.run(refresh(tmp_path, env, force=False)) == []
     assert catalogues.requests == []
+
+
+def test_a_sign_in_during_a_refresh_is_refreshed_after_it_not_left_out(tmp_path, monkeypatch, catalogues):
+    """The start-up refresh chose its providers before the key existed: the signed-in
+    provider's refresh is queued after it (pi 1.6), not folded into it."""
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path))
+    env = {"PI_PROVIDER_ORIGINS": json.dumps({"https://pi.dev": catalogues.url})}
+    monkeypatch.setenv("PI_PROVIDER_ORIGINS", env["PI_PROVIDER_ORIGINS"])
+    registry = ModelRegistry(builtin_models(), agent_dir=tmp_path, env=env, models_json=False)
+
+    async def go():
+        start_up = refresh_in_background(registry)
+        await asyncio.sleep(0)  # it has chosen its providers: none has a key yet
+        registry.auth.set_api_key("groq", "gsk-test")  # the sign-in
+        after_login = refresh_in_background(registry, providers=["groq"])
+        assert after_login is not start_up
+        assert await start_up == []
+        return await after_login
+
+    assert asyncio.run(go()) == []
+    assert [path.split("?")[0] for path, *_ in catalogues.requests] == [ROUTE]  # the start-up one asked none
+    assert registry.find("groq", "groq-new-model") is not None
+
+
+def test_model_says_what_did_not_refresh_in_pi16s_words():
+    from pi_plugins.providers.background_refresh import refresh_notice
+
+    assert refresh_notice([], "showing") is None
+    assert refresh_notice(["groq: 500 down"], "showing") == "Could not refresh groq; showing cached models."
+    assert refresh_notice(["groq: 500", "xai: 502"], "showing") == \
+        "Could not refresh 2 model catalogs (groq, xai); showing cached models."
+    assert refresh_notice(["groq: 500", "xai: 502"], "searching") == \
+        "Could not refresh groq, xai; searching cached models."
+    assert refresh_notice(["Model catalog refresh timed out."], "searching") == \
+        "Model refresh timed out; searching cached models."

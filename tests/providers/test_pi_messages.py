@@ -58,7 +58,8 @@ def test_the_request_is_pis_context_and_options_with_the_key_as_bearer(llm_serve
     assert request.body["options"] == {"reasoning": "medium", "sessionId": "s-1"}
     system, user = request.body["context"]["messages"]
     assert system["role"] == "system" and system["content"] == "Be brief."
-    assert system["toolsAdded"] == [{"name": "read", "description": "Read a file", "parameters": {"type": "object"}}]
+    assert system["toolsAdded"] == [{"name": "read", "description": "Read a file", "parameters": {"type": "object"},
+                                     "constrainedSampling": {"type": "json_schema", "strict": "prefer"}}]
     assert user["role"] == "user" and user["content"] == [{"type": "text", "text": "Hi"}]
 
 
@@ -166,4 +167,6 @@ def test_the_request_matches_pi_16s(tmp_path, llm_server):
     assert [m["role"] for m in ours["context"]["messages"]] == [m["role"] for m in pi["context"]["messages"]]
     assert ([t["name"] for t in ours["context"]["messages"][0]["toolsAdded"]]
             == [t["name"] for t in pi["context"]["messages"][0]["toolsAdded"]])
+    assert ([(t["name"], t.get("constrainedSampling")) for t in ours["context"]["messages"][0]["toolsAdded"]]
+            == [(t["name"], t.get("constrainedSampling")) for t in pi["context"]["messages"][0]["toolsAdded"]])
     assert ours["context"]["messages"][1]["content"] == pi["context"]["messages"][1]["content"]

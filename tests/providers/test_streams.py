@@ -257,20 +257,31 @@ def test_before_provider_request_may_replace_the_payload_and_the_response_is_rep
                                          (503, "retryable"), (529, "retryable"), (400, "other"),
                                          (401, "other"), (404, "other")])
 def test_http_errors_are_classified_and_name_provider_model_and_server_message(llm_server, api, status, kind):
-    """The OpenAI and Anthropic APIs say it in pi 1.6's words (its SDKs': the status, then
-    the error body as compact JSON); the others name the model, the status and the message."""
+    """Each API says it in pi 1.6's words (its SDKs': the status, then the error body as
+    compact JSON, under a prefix for Responses and Mistral; Google's body alone; Codex's
+    message, or for a 429 its usage-limit sentence); Bedrock names the model, the status
+    and the message."""
     llm_server.push(Reply(status=status, error=f"the server says no ({status})"))
     events, message = run(collect(llm_server.model(api, provider="acme"), context()))
     assert [e.type for e in events] == ["error"]
     assert message.stop_reason == "error"
     assert message.failure.kind == kind and message.failure.status == status
+    said = message.error_message
     if api == COMPLETIONS:
-        assert message.error_message.startswith(f'{status}: {{"message":"the server says no ({status})"')
+        assert said.startswith(f'{status}: {{"message":"the server says no ({status})"')
     elif api == ANTHROPIC:
-        assert message.error_message.startswith(f'{status} {{"type":"error","error":{{')
-    else:
-        assert "acme/test-model" in message.error_message
-    assert f"the server says no ({status})" in message.error_message
+        assert said.startswith(f'{status} {{"type":"error","error":{{')
+    elif api in (RESPONSES, AZURE, MISTRAL):
+        prefix = {RESPONSES: "acme API error", AZURE: "Azure OpenAI API error", MISTRAL: "Mistral API error"}[api]
+        assert said.startswith(f"{prefix} ({status}): {{")
+    elif api in (GOOGLE, VERTEX):
+        assert said.startswith('{"error":{')
+    elif api == CODEX and status == 429:
+        assert said == "You have hit your ChatGPT usage limit."
+        return
+    elif api != CODEX:
+        assert "acme/test-model" in said
+    assert f"the server says no ({status})" in said
     assert str(status) in message.error_message
 
 
@@ -291,7 +302,10 @@ def test_a_retry_after_beyond_max_retry_delay_is_not_sent_again_and_names_the_wa
     assert len(llm_server.requests) == 1
     assert message.failure.kind == "other"  # the harness does not retry it either
     assert (message.failure.status, message.failure.retry_after_ms) == (429, 3_600_000)
-    assert "429" in message.error_message and "Rate limit reached" in message.error_message
+    if api == CODEX:  # pi 1.6 words a Codex 429 as the usage limit
+        assert message.error_message.startswith("You have hit your ChatGPT usage limit.")
+    else:
+        assert "429" in message.error_message and "Rate limit reached" in message.error_message
     assert "asked to wait 3600 s" in message.error_message
     assert "retry.provider.maxRetryDelayMs (60 s)" in message.error_message
 
