@@ -65,7 +65,7 @@ def test_session_stats_count_the_whole_file_after_a_compaction_as_pi16_does(star
     exchange(rpc, server, "first " * 50, "First answer. " * 20)
     exchange(rpc, server, "second " * 50, "Second answer. " * 20)
     before = rpc.ok("get_session_stats")
-    assert (before["userMessages"], before["assistantMessages"], before["totalMessages"]) == (2, 2, 4)
+    assert (before["userMessages"], before["assistantMessages"], before["totalMessages"]) == (2, 2, 5)  # and pi 1.6's system message
     server.default = Reply(text="## Goal\nThe summary.")
     rpc.ok("compact")
     messages = rpc.ok("get_messages")["messages"]
