@@ -109,6 +109,23 @@ def transcript(system_prompt: str, messages: list, mid_conversation: bool) -> tu
     return first.prompt, updates
 
 
+def mid_conversation(system_prompt: str, messages: list) -> tuple[str, dict[int | None, list[str]]]:
+    """:func:`transcript` for a converter that walks only the LLM messages: each later
+    change keyed by ``id()`` of the LLM message it goes before (None: at the end). A
+    transcript that does not open with its system message (compacted, or older than
+    system messages) is folded, the composed prompt sent whole."""
+    from pi_core.protocol.messages import LLM_MESSAGE_TYPES
+
+    if not messages or system_data(messages[0]) is None:
+        return system_prompt, {}
+    prompt, updates = transcript(system_prompt, messages, True)
+    placed: dict[int | None, list[str]] = {}
+    for index, text in updates:
+        anchor = next((m for m in messages[index + 1:] if isinstance(m, LLM_MESSAGE_TYPES)), None)
+        placed.setdefault(None if anchor is None else id(anchor), []).append(text)
+    return prompt, placed
+
+
 # ---------------------------------------------------------------- what a prompt declares
 
 

@@ -59,3 +59,13 @@ def test_a_model_with_mid_conversation_system_messages_gets_the_changes_in_place
     assert transcript("P\n\nC2", messages, mid_conversation=True) == (
         "P\n\nC", [(2, 'Updated system prompt section "cwd":\n\nC2\n\nRemoved system prompt section "skills".')])
     assert update_text({"content": "Note.", "sections": {}}) == "Note."
+
+
+def test_changes_are_placed_before_the_message_they_came_with_unless_the_head_is_gone():
+    from pi_plugins.system_messages import mid_conversation
+
+    hi, again = UserMessage("hi"), UserMessage("again")
+    messages = [SystemMessage(sections={"preamble": "P"}), hi, SystemMessage(sections={"preamble": "P2"}), again]
+    prompt, placed = mid_conversation("P2", messages)
+    assert prompt == "P" and placed == {id(again): ['Updated system prompt section "preamble":\n\nP2']}
+    assert mid_conversation("P2", messages[1:]) == ("P2", {})  # compacted away: folded

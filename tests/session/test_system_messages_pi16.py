@@ -106,3 +106,37 @@ def test_each_resumes_the_others_session_and_patches_it_to_its_own_prompt(projec
     [sent] = server.requests[before:]
     assert [m["role"] for m in sent.body["messages"]] == ["system", "user", "assistant", "user"]
     assert sent.body["messages"][0]["content"].startswith("You are a coding assistant working inside pi")
+
+
+@pytest.mark.parametrize("flag", [False, True])
+def test_a_later_change_is_folded_or_sent_in_place_as_pi16_sends_it(pi, server, flag):
+    """openai-completions: without ``supportsMidConvoSystemMessages`` the prompt is sent
+    whole as the first message; with it, the leading prompt as first written and the
+    change as a system message before the prompt it came with."""
+    compat = {"compat": {"supportsMidConvoSystemMessages": True}} if flag else {}
+    (pi.agent_dir / "models.json").write_text(json.dumps(
+        server.models_json("local", apiKey="test-key", models=[{"id": "test-model", **compat}])))
+    pi.trust_project()
+    sent = {}
+    for who in ("pi16", "ours"):
+        (pi.cwd / "AGENTS.md").write_text("Project rules here.")
+        server.push(Reply(text="first"), Reply(text="second"))
+        _run(who, pi, "hi")
+        (pi.cwd / "AGENTS.md").write_text("Project rules changed.")
+        before = len(server.requests)
+        _run(who, pi, "--tools", "read,bash", "-c", "again")
+        [request] = server.requests[before:]
+        sent[who] = request.body["messages"]
+        [path] = pi.sessions()
+        path.unlink()
+    for who, messages in sent.items():
+        roles = [m["role"] for m in messages]
+        if not flag:
+            assert roles == ["system", "user", "assistant", "user"], who
+            assert "Project rules changed." in messages[0]["content"], who
+            continue
+        assert roles == ["system", "user", "assistant", "system", "user"], who
+        assert "Project rules here." in messages[0]["content"], who  # the prompt as first declared
+        update = messages[3]["content"]
+        assert update.startswith('Updated system prompt section "'), who
+        assert 'Updated system prompt section "project_context":' in update and "Project rules changed." in update
