@@ -38,7 +38,9 @@ def test_model_refreshes_the_catalogues_and_the_next_list_has_the_new_models(pi_
             time.sleep(0.05)
         assert len(catalogues.requests) == 4
         term.press("Escape")
-        time.sleep(0.3)
+        # closed before typing on: an Escape followed at once by "/" reads as Alt+/ and the
+        # text would go to the still-open list's search
+        term.wait_for(lambda screen: "Select a model" not in screen)
         term.submit("/model groq-new")
         term.wait_for("groq-new-model [groq]")
     finally:
