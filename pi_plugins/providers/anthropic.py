@@ -53,7 +53,7 @@ IMAGE_ONLY_RESULT = "(see attached image)"
 #: A Claude Pro/Max sign-in's requests (pi's): Bearer token, these betas and headers,
 #: Claude Code's identity first in the system prompt, its tools under Claude Code's names.
 OAUTH_BETAS = ("claude-code-20250219", "oauth-2025-04-20")
-CLAUDE_CODE_VERSION = "2.1.75"
+CLAUDE_CODE_VERSION = "2.1.322"
 CLAUDE_CODE_IDENTITY = "You are Claude Code, Anthropic's official CLI for Claude."
 CLAUDE_CODE_TOOLS = {name.lower(): name for name in (
     "Read", "Write", "Edit", "Bash", "Grep", "Glob", "AskUserQuestion", "EnterPlanMode",

@@ -41,7 +41,7 @@ def test_a_claude_subscription_request_is_bearer_with_claude_codes_identity(llm_
     [request] = llm_server.requests
     assert request.headers["authorization"] == f"Bearer {TOKEN}" and "x-api-key" not in request.headers
     assert request.headers["anthropic-beta"].startswith("claude-code-20250219,oauth-2025-04-20")
-    assert request.headers["user-agent"] == "claude-cli/2.1.75" and request.headers["x-app"] == "cli"
+    assert request.headers["user-agent"] == "claude-cli/2.1.322" and request.headers["x-app"] == "cli"
     system = request.body["system"]
     assert [block["text"] for block in system] == [
         "You are Claude Code, Anthropic's official CLI for Claude.", "Be brief."]
@@ -72,17 +72,17 @@ COMPARED_HEADERS = ("authorization", "anthropic-beta", "user-agent", "x-app", "a
 
 
 @pytest.mark.process
-@pytest.mark.requires("pi")
+@pytest.mark.requires("pi16")
 def test_the_claude_subscription_request_matches_the_real_pis(tmp_path, llm_server):
+    """pi 1.6's: its Claude Code version and betas (message threads on api.anthropic.com;
+    0.73.1 sent neither)."""
     pi, ours = requests_of_both(tmp_path, llm_server, "anthropic/claude-sonnet-4-5", prepare=_signed_in,
-                                origins={"https://api.anthropic.com": llm_server.url})
+                                origins={"https://api.anthropic.com": llm_server.url}, real="pi16")
     assert ours.path == pi.path
     assert {h: ours.headers.get(h) for h in COMPARED_HEADERS} == {h: pi.headers.get(h) for h in COMPARED_HEADERS}
     assert ours.body["system"][0] == pi.body["system"][0]
     assert len(ours.body["system"]) == len(pi.body["system"]) == 2
     assert sorted(t["name"] for t in ours.body["tools"]) == sorted(t["name"] for t in pi.body["tools"])
-    # 0.73.1 capped the output at 32000 tokens (plus the thinking budget); we ask for pi
-    # 1.6's whole limit (tests/providers/test_pi_requests.py compares it with pi 1.6's)
     skip = ("system", "tools", "messages", "max_tokens")
     assert {k: v for k, v in ours.body.items() if k not in skip} == {k: v for k, v in pi.body.items() if k not in skip}
     assert ours.body["max_tokens"] == 64000
