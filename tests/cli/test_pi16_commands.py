@@ -85,7 +85,7 @@ def test_pi_config_lists_the_builtins_and_the_projects_overrides(pi):
     assert "      [ ] codemode" in user.stdout.splitlines() and "      [x] mcp" in user.stdout.splitlines()
     project = ours(pi, "config", "-l", "--approve").stdout.splitlines()
     assert project[0] == "Project Local Resources"
-    assert "      [+] codemode" in project and "      [-] mcp" in project
+    assert "      [+] codemode  project load" in project and "      [-] mcp  project unload" in project
     assert "      [x] tools  inherited global" in project
 
 
