@@ -312,7 +312,8 @@ class Agent:
         llm = LlmContext(
             system_prompt=request.system_prompt,
             messages=[m for m in messages if isinstance(m, LLM_MESSAGE_TYPES)],
-            tools=[ToolSpec(t.name, t.description, t.schema) for t in request.tools], transcript=messages)
+            tools=[ToolSpec(t.name, t.description, t.schema) for t in request.tools],
+        )
         return request, llm
 
     async def _respond(self, signal: AbortSignal, produced: list) -> AssistantMessage | None:
