@@ -4,47 +4,15 @@ shows them, a branch indented under the entry it leaves, the current branch mark
 from __future__ import annotations
 
 import pytest
-from support.serve_page import show_sessions
-from support.sessions import assistant, user
+from support.serve_page import open_branched
 
 pytestmark = [pytest.mark.requires("chromium"), pytest.mark.process]
-
-
-def _branched_session(served) -> str:
-    """A session file with two answers to the first prompt: the second is current."""
-    from pi_core.session import Session
-
-    host = served.serving.sessions
-    session = Session.create(served.cwd, host.folder_for(served.cwd))
-    first = session.append_message(user("plan the trip"))
-    train = session.append_message(assistant("Go by train."))
-    session.append_message(user("what about the car?"))
-    session.append_message(assistant("The car is slower."))
-    session.append_label(train.id, "by rail")
-    session.branch(first.id)
-    session.append_message(assistant("Fly, it is far."))
-    session.save()
-    session_id = session.id
-    session.close()
-    return session_id
-
-
-def _open_branched(pages, served, width):
-    """(id, page): the branched session opened in the page, its last answer shown."""
-    from playwright.sync_api import expect
-
-    session_id = _branched_session(served)
-    page = pages.open(width)
-    show_sessions(page)
-    page.locator(f'#sessions li[data-id="{session_id}"]').click()
-    expect(page.locator('[data-testid="message"][data-role="assistant"]')).to_have_text("Fly, it is far.")
-    return session_id, page
 
 
 def test_the_tree_shows_every_branch_and_marks_the_current_one(pages, served, width):
     from playwright.sync_api import expect
 
-    _, page = _open_branched(pages, served, width)
+    _, page = open_branched(pages, served, width)
     box = page.get_by_test_id("prompt")
     box.fill("/tr")
     expect(page.get_by_test_id("completion")).to_contain_text("/tree")
@@ -73,7 +41,7 @@ def test_choosing_an_entry_in_the_tree_moves_there_and_the_conversation_follows(
     continues from that entry, on the page and for every other client of the session."""
     from playwright.sync_api import expect
 
-    session_id, page = _open_branched(pages, served, width)
+    session_id, page = open_branched(pages, served, width)
     answers = page.locator('[data-testid="message"][data-role="assistant"]')
     other = served.socket(session_id)
     _open_tree_with_the_keyboard(page)
@@ -104,7 +72,7 @@ def test_choosing_a_prompt_in_the_tree_offers_it_again_and_a_summary_keeps_the_b
     from playwright.sync_api import expect
     from support.llm_server import Reply
 
-    session_id, page = _open_branched(pages, served, width)
+    session_id, page = open_branched(pages, served, width)
     server.push(Reply(text="They weighed flying against the train."))
     page.get_by_test_id("prompt").fill("/tre")
     expect(page.get_by_test_id("completion")).to_contain_text("/tree")
@@ -125,7 +93,7 @@ def test_choosing_a_prompt_in_the_tree_offers_it_again_and_a_summary_keeps_the_b
 def test_backing_out_of_the_summary_question_shows_the_tree_again_and_moves_nothing(pages, served, width):
     from playwright.sync_api import expect
 
-    _, page = _open_branched(pages, served, width)
+    _, page = open_branched(pages, served, width)
     page.get_by_test_id("open-tree").click()
     page.locator(".tree li", has_text="Go by train.").click()
     expect(page.get_by_test_id("dialog")).to_be_visible()
@@ -142,7 +110,7 @@ def test_a_branch_summary_under_way_is_cancelled_with_escape_and_nothing_moves(p
     from playwright.sync_api import expect
     from support.llm_server import Reply
 
-    session_id, page = _open_branched(pages, served, width)
+    session_id, page = open_branched(pages, served, width)
     answers = page.locator('[data-testid="message"][data-role="assistant"]')
     hold = threading.Event()
     server.push(Reply(text="A summary that never ends. " * 20, hold_after=2, hold=hold))

@@ -8,8 +8,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from support.serve_page import show_sessions
-from support.sessions import assistant, user
+from support.serve_page import open_branched
 
 pytestmark = [pytest.mark.requires("chromium"), pytest.mark.process]
 
@@ -19,24 +18,7 @@ def _open_tree(pages, served, width):
     labelled), opened in the page with the tree shown."""
     from playwright.sync_api import expect
 
-    from pi_core.session import Session
-
-    host = served.serving.sessions
-    session = Session.create(served.cwd, host.folder_for(served.cwd))
-    first = session.append_message(user("plan the trip"))
-    train = session.append_message(assistant("Go by train."))
-    session.append_message(user("what about the car?"))
-    session.append_message(assistant("The car is slower."))
-    session.append_label(train.id, "by rail")
-    session.branch(first.id)
-    session.append_message(assistant("Fly, it is far."))
-    session.save()
-    session_id = session.id
-    session.close()
-    page = pages.open(width)
-    show_sessions(page)
-    page.locator(f'#sessions li[data-id="{session_id}"]').click()
-    expect(page.locator('[data-testid="message"][data-role="assistant"]')).to_have_text("Fly, it is far.")
+    _, page = open_branched(pages, served, width)
     page.get_by_test_id("open-tree").click()
     expect(page.locator(".tree li.leaf")).to_be_focused()
     return page
