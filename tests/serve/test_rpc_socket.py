@@ -33,7 +33,11 @@ def test_two_clients_see_the_same_events_in_the_same_order(served, server):
     first, second = served.socket(session), served.socket(session)
     first.ok("prompt", message="for both")
     first.event("agent_end"), second.event("agent_end")
-    assert first.events() == second.events()
+
+    def up_to_agent_end(events: list) -> list:  # what follows it may not have reached both yet
+        return events[:[e["type"] for e in events].index("agent_end") + 1]
+
+    assert up_to_agent_end(first.events()) == up_to_agent_end(second.events())
     assert [e["type"] for e in first.events()][0] == "agent_start"
 
 
