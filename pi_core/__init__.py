@@ -10,8 +10,7 @@ loading a plugin does not pay for the loop and ``pi --help`` (which imports this
 for ``__version__``) does not pay for pluggy.
 
 It names what sits above the core (the shell; the SDK's packages under ``pi_plugins``, as
-pytest's namespace names its built-in plugins' classes) lazily, never at import time.
-"""
+pytest's namespace names its built-in plugins' classes) lazily, never at import time."""
 
 __version__ = "0.1.0"
 

@@ -36,29 +36,17 @@ class NullUI:
     def notify(self, message: str, level: str = "info") -> None:
         log.log(logging.WARNING if level in ("warning", "error") else logging.INFO, "%s", message)
 
-    async def confirm(self, title: str, message: str = "", *, timeout: float | None = None) -> bool:
-        return False
-
-    async def select(self, title: str, options: list[str], *, timeout: float | None = None) -> str | None:
-        return None
-
-    async def input(self, title: str, placeholder: str = "", *, timeout: float | None = None) -> str | None:
-        return None
-
-    async def editor(self, title: str, prefill: str = "", *, timeout: float | None = None) -> str | None:
-        return None
-
-    # Status lines, widgets, the title and the editor exist only where there is a UI.
+    # Dialogs answer with their defaults; status lines, widgets, the title and the editor
+    # exist only where there is a UI.
+    async def confirm(self, title: str, message: str = "", *, timeout: float | None = None) -> bool: return False
+    async def select(self, title: str, options: list[str], *, timeout: float | None = None) -> str | None: return None
+    async def input(self, title: str, placeholder: str = "", *, timeout: float | None = None) -> str | None: return None
+    async def editor(self, title: str, prefill: str = "", *, timeout: float | None = None) -> str | None: return None
     def set_status(self, key: str, text: str | None = None) -> None: ...
-
     def set_widget(self, key: str, lines: list[str] | None = None, placement: str | None = None) -> None: ...
-
     def set_title(self, title: str) -> None: ...
-
     def set_editor_text(self, text: str) -> None: ...
-
-    def get_editor_text(self) -> str:
-        return ""
+    def get_editor_text(self) -> str: return ""
 
 
 class Context:

@@ -3,8 +3,7 @@
 
 The cache holds what makes the next start quicker (``--help``'s text) and the side files
 of sessions (their offset index), kept out of the sessions folder, which holds pi's files
-alone. Any of it may be deleted at any time; pi writes it again.
-"""
+alone. Any of it may be deleted at any time; pi writes it again."""
 
 from __future__ import annotations
 

@@ -7,8 +7,7 @@ refuses, then skips it. The marker on a hook's spec gives its kind (docs/plugins
 hooks are called"); a hook without a spec is notified. Guards fail closed: a guarding
 decide hook that raises blocks the action (:class:`GuardFailure`), so a permission plugin
 with a bug does not open the door. Each hook's handlers are cached: firing a hook nobody
-implements costs a dict lookup (``message_update`` fires for every streamed token).
-"""
+implements costs a dict lookup (``message_update`` fires for every streamed token)."""
 
 from __future__ import annotations
 

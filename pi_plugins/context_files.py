@@ -19,22 +19,22 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-from attrs import define, field
 
 from pi_core import hookimpl
+from pi_core.protocol.records import field, record
 from pi_plugins.resources import Problem, agent_dir_of, cwd_of, is_file, per_run, report
 
 CANDIDATES = ("AGENTS.override.md", "AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD")
 HEADING = "# Project Context"
 
 
-@define(frozen=True)
+@record(frozen=True)
 class ContextFile:
     path: Path
     content: str
 
 
-@define
+@record
 class ContextFiles:
     files: list[ContextFile] = field(factory=list)
     problems: list[Problem] = field(factory=list)

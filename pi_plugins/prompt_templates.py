@@ -33,9 +33,9 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-from attrs import define, field
 
 from pi_core import hookimpl
+from pi_core.protocol.records import field, record
 from pi_plugins.resources import (
     SKILL_COMMAND_PREFIX,
     Gatherer,
@@ -62,7 +62,7 @@ _PLACEHOLDER = (  # compiled by ``re`` on first use: most runs expand no templat
 )
 
 
-@define(frozen=True)
+@record(frozen=True)
 class Template:
     name: str
     description: str
@@ -72,7 +72,7 @@ class Template:
     source: str = "user"  # project, user, settings, package, cli, plugin
 
 
-@define
+@record
 class Templates:
     """The templates of a run, in precedence order, and what was wrong on the way."""
 

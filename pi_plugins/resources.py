@@ -19,13 +19,13 @@ from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any, Literal
 
-from attrs import define
+from pi_core.protocol.records import record
 
 RESOURCE_KINDS = ("skill", "prompt")
 SKILL_COMMAND_PREFIX = "/skill:"
 
 
-@define(frozen=True)
+@record(frozen=True)
 class Problem:
     """Something wrong with a resource file; it was skipped or loaded with a warning."""
 
@@ -210,7 +210,7 @@ def _is_pattern(entry: str) -> bool:
     return entry[:1] in ("!", "+", "-") or "*" in entry or "?" in entry
 
 
-@define
+@record
 class ResourceFilter:
     """A settings resource list's patterns (pi's, for ``skills``, ``prompts``, ``themes``):
     globs choose among the files its paths name, ``!glob`` excludes, ``+path`` puts an

@@ -41,9 +41,9 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-from attrs import define, field
 
 from pi_core import hookimpl
+from pi_core.protocol.records import field, record
 from pi_plugins.resources import (
     SKILL_COMMAND_PREFIX,
     Gatherer,
@@ -72,7 +72,7 @@ HEADING = "# Skills"
 _NAME = re.compile(r"[a-z0-9-]+")
 
 
-@define(frozen=True)
+@record(frozen=True)
 class Skill:
     name: str
     description: str
@@ -82,7 +82,7 @@ class Skill:
     source: str = "user"  # project, user, settings, package, cli, plugin
 
 
-@define
+@record
 class Skills:
     """The skills of a run, in precedence order, and what was wrong on the way."""
 

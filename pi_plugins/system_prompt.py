@@ -37,9 +37,9 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-from attrs import define, field
 
 from pi_core import hookimpl
+from pi_core.protocol.records import field, record
 from pi_plugins.resources import Problem, agent_dir_of, cwd_of, per_run, project_trusted, report
 
 #: The plugins whose sections the prompt holds, in the order they appear.
@@ -162,7 +162,7 @@ def _snippet(tool: Any) -> str:
 # ---------------------------------------------------------------- user-given prompts
 
 
-@define
+@record
 class PromptTexts:
     """What the user gave to replace or extend the base prompt for this run."""
 

@@ -5,8 +5,7 @@ key ``toolCallId``; an optional attribute (default ``None``) is left out while i
 ``None``, as pi leaves out undefined fields; keys the class does not know are kept in its
 ``extra`` dict and written back after the known ones. Unions are told apart by ``role``
 (messages) or ``type`` (content blocks, session lines); a role or type this version does
-not know becomes an ``Unknown*`` object that writes back exactly what was read.
-"""
+not know becomes an ``Unknown*`` object that writes back exactly what was read."""
 
 from __future__ import annotations
 

@@ -1,14 +1,13 @@
 """``Ctx``: the typed shape of the ``ctx`` every hook receives, so a plugin can annotate
 ``ctx: Ctx``; at run time it is a :class:`pi_core.context.Context` (a test checks that
-the context has every member listed here).
-"""
+the context has every member listed here)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
-import attrs
+from pi_core.protocol.records import record
 
 if TYPE_CHECKING:
     from pi_core.bus import EventBus
@@ -23,7 +22,7 @@ if TYPE_CHECKING:
 DeliverAs = Literal["steer", "follow_up", "next_turn"]
 
 
-@attrs.define
+@record
 class ExecResult:
     """What ``ctx.exec`` gives: stdout and stderr (each its tail within 2,000 lines or
     50 KB; the whole stdout in ``full_output_path`` when cut), the exit code (None when
@@ -37,7 +36,7 @@ class ExecResult:
     full_output_path: str | None = None
 
 
-@attrs.define
+@record
 class SessionControl:
     """What a session-control call on ``ctx`` did: ``cancelled`` when a plugin said no
     (``session_before_*``); ``text`` is the forked user message's, for ``fork``."""

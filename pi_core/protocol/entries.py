@@ -1,7 +1,6 @@
 """Session file lines (format version 3): the header and the entry types, as pi writes
 them, attributes in pi's key order (docs/sessions.md; :mod:`pi_core.protocol.codec`
-keeps unknown keys and entry types, so a newer pi's file survives a load and append).
-"""
+keeps unknown keys and entry types, so a newer pi's file survives a load and append)."""
 
 from __future__ import annotations
 

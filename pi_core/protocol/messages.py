@@ -1,8 +1,7 @@
 """The unified message protocol: content blocks and messages, as pi shapes them.
 
 Attributes are declared in pi's key order, so new lines are written as pi writes them;
-:mod:`pi_core.protocol.codec` maps them to pi's JSON keys and keeps unknown ones.
-"""
+:mod:`pi_core.protocol.codec` maps them to pi's JSON keys and keeps unknown ones."""
 
 from __future__ import annotations
 

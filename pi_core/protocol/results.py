@@ -6,8 +6,7 @@ their dispatch marker), so the dispatcher coerces every handler's result as it c
 a malformed one is reported with the plugin's name and counts as "no opinion", never
 taking the run down. Dict shapes follow pi's where pi has one (``{"block": True,
 "reason": ...}``, ``{"compaction": {...}}``, ``{"result": {"output": ...}}``), with
-Python's snake_case spellings accepted beside pi's camelCase.
-"""
+Python's snake_case spellings accepted beside pi's camelCase."""
 
 from __future__ import annotations
 

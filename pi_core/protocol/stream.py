@@ -8,8 +8,7 @@ message carrying ``error_message``). Providers never raise for request or model
 failures; they end the stream with ``error``.
 
 :class:`pi_plugins.providers.kit.MessageBuilder` keeps that contract for provider authors:
-it owns the partial message and returns the event for each step.
-"""
+it owns the partial message and returns the event for each step."""
 
 from __future__ import annotations
 

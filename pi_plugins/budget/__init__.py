@@ -23,13 +23,14 @@ import attrs
 
 from pi_core import hookimpl
 from pi_core.protocol.commands import Flag
+from pi_core.protocol.records import record
 
 #: Each session's state (its ctx → :class:`_State`).
 _states: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _FLAGS = {"cost": "max-cost", "tokens": "max-tokens", "turns": "max-turns"}
 
 
-@attrs.define
+@record
 class _State:
     budget: Any = None
     #: Why the last run stopped, if its budget stopped it.

@@ -23,8 +23,6 @@ import math
 from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
-from attrs import define, field
-
 from pi_core.protocol.entries import (
     BranchSummaryEntry,
     CompactionEntry,
@@ -33,6 +31,7 @@ from pi_core.protocol.entries import (
     UsageEntry,
 )
 from pi_core.protocol.messages import AssistantMessage, ToolResultMessage
+from pi_core.protocol.records import field, record
 
 #: The custom entry earlier versions wrote after a compaction or branch summary under a
 #: budget (``{"cost", "tokens", "turns": 0}``); now the entry's own ``usage`` says it.
@@ -47,7 +46,7 @@ class BudgetError(ValueError):
     """A limit that is not a non-negative number."""
 
 
-@define
+@record
 class Spent:
     cost: float = 0.0
     tokens: int = 0
@@ -68,7 +67,7 @@ class Spent:
             return cls()
 
 
-@define
+@record
 class BudgetExceeded:
     """The run ended before a request: ``spent`` has reached ``max`` of ``limit``."""
 
@@ -102,7 +101,7 @@ def parse_limit(value: Any, where: str, integer: bool) -> float | int | None:
     return number
 
 
-@define
+@record
 class Budget:
     max_cost: float | None = None
     max_tokens: int | None = None

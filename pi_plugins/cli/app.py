@@ -9,12 +9,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from attrs import define, field
-
+from pi_core.protocol.records import field, record
 from pi_plugins.cli.run_args import RunArgs, UsageError
 
 
-@define
+@record
 class Prompt:
     text: str | None
     images: list = field(factory=list)

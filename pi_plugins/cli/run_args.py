@@ -3,7 +3,7 @@ refuses in them before it does anything (:func:`check_flags`)."""
 
 from __future__ import annotations
 
-from attrs import define, field
+from pi_core.protocol.records import field, record
 
 
 class UsageError(Exception):
@@ -39,7 +39,7 @@ def check_flags(args: RunArgs) -> None:
             raise FlagError(f"--session-id cannot be combined with {flag}")
 
 
-@define
+@record
 class RunArgs:
     """The flags of ``pi`` (pi's names, Python's spelling)."""
 

@@ -21,14 +21,14 @@ import sys
 import weakref
 from typing import Any
 
-from attrs import define, field
+from pi_core.protocol.records import field, record
 
 
 class ToolFlagError(ValueError):
     """A ``--tools`` / ``--exclude-tools`` value pi refuses (pi's message)."""
 
 
-@define
+@record
 class ToolSelection:
     """The parsed ``--tools`` value: an allow-list, or changes to the default."""
 
@@ -137,7 +137,7 @@ def unknown_names(selection: ToolSelection | None, names: list[str]) -> list[str
     return sorted(set(wanted) - set(names))
 
 
-@define
+@record
 class LateTools:
     """The run's tool flags, kept for tools that register after start-up (MCP servers
     connecting in the background), so they are chosen as if present at the start."""

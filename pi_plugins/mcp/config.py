@@ -18,6 +18,8 @@ from urllib.parse import urlparse
 
 import attrs
 
+from pi_core.protocol.records import record
+
 EXPOSURES = ("codemode", "deferred", "direct", "hidden")
 EXPOSURE_ALIASES = {"codemode-deferred": "codemode"}
 OVERRIDE_KEYS = ("enabled", "exposure", "toolExposure")
@@ -25,7 +27,7 @@ SERVER_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
 DEFAULT_TIMEOUT_S = 60.0
 
 
-@attrs.frozen
+@record(frozen=True)
 class ServerEntry:
     """One server as configured: its name, its checked ``config`` (the file's JSON, aliases
     resolved), the file that defines it, ``global`` or ``project``, and the project file
@@ -85,7 +87,7 @@ class ServerEntry:
         return " ".join([self.config["command"], *self.config.get("args", [])])
 
 
-@attrs.define
+@record
 class McpConfig:
     servers: list[ServerEntry] = attrs.field(factory=list)
     errors: list[str] = attrs.field(factory=list)

@@ -14,13 +14,12 @@ import asyncio
 import json
 from typing import Any
 
-from attrs import define
-
 from pi_core.protocol import events
 from pi_core.protocol.messages import AssistantMessage
+from pi_core.protocol.records import record
 
 
-@define
+@record
 class Attempts:
     """A prompt's retries so far: ``active`` while a retried request is under way."""
 
@@ -31,7 +30,7 @@ class Attempts:
     active: bool = False
 
 
-@define
+@record
 class Policy:
     """The ``retry.*`` settings."""
 

@@ -19,12 +19,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from attrs import define, field
+from pi_core.protocol.records import field, record
 
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
 
 
-@define
+@record
 class AgentDefinition:
     name: str
     description: str
@@ -35,7 +35,7 @@ class AgentDefinition:
     thinking: str | None = None
 
 
-@define
+@record
 class Definitions:
     agents: dict[str, AgentDefinition] = field(factory=dict)
     problems: list[str] = field(factory=list)

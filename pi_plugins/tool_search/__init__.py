@@ -20,9 +20,10 @@ from typing import Any
 import attrs
 
 from pi_core import hookimpl
+from pi_core.protocol.records import record
 
 
-@attrs.define
+@record
 class _State:
     #: Names this plugin declared (loaded or restored), so a branch change can withdraw them.
     ours: set[str] = attrs.field(factory=set)

@@ -17,8 +17,7 @@ import itertools
 import json
 from typing import Any
 
-from attrs import define
-
+from pi_core.protocol.records import record
 from pi_core.protocol.tools import Tool, ToolResult, ToolRun
 from pi_plugins.tools.errors import ToolError, os_error
 from pi_plugins.tools.locks import file_lock
@@ -107,7 +106,7 @@ def _positions(haystack: str, needle: str, most: int = 1000) -> list[int]:
     return found
 
 
-@define
+@record
 class _Match:
     index: int  # which edit
     start: int
@@ -269,7 +268,7 @@ def prepare_arguments(arguments: Any) -> Any:
     return args
 
 
-@define(eq=False)
+@record(eq=False)
 class EditTool(Tool):
     def validate(self, arguments: Any) -> Any:
         return super().validate(prepare_arguments(arguments))

@@ -11,8 +11,7 @@ import json
 import os
 from typing import TYPE_CHECKING, Any
 
-from attrs import define, field
-
+from pi_core.protocol.records import field, record
 from pi_core.protocol.tools import Tool, ToolResult, ToolRun
 from pi_plugins.tools.errors import ToolError, os_error
 from pi_plugins.tools.lookup import environment_for
@@ -52,7 +51,7 @@ PARAMETERS = {
 }
 
 
-@define
+@record
 class _Results:
     """Rows found so far: (path, line number, text, is a match)."""
 

@@ -30,8 +30,7 @@ import threading
 import time
 from typing import Any
 
-from attrs import define, field
-
+from pi_core.protocol.records import field, record
 from pi_plugins.tools import cgroups
 
 MARKER = "PI_COMMAND_ID"
@@ -165,7 +164,7 @@ def dead(pids: set[int]) -> bool:
 # ---------------------------------------------------------------- the registry
 
 
-@define(eq=False)
+@record(eq=False)
 class Command:
     """One command started by an execution environment."""
 

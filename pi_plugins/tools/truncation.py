@@ -10,7 +10,7 @@ the session know what the model did not see.
 
 from __future__ import annotations
 
-from attrs import define
+from pi_core.protocol.records import record
 
 MAX_LINES = 2000
 MAX_BYTES = 50 * 1024
@@ -26,7 +26,7 @@ def format_size(size: int) -> str:
     return f"{size / (1024 * 1024):.1f}MB"
 
 
-@define
+@record
 class Truncation:
     """What a truncation kept of a text, in lines and UTF-8 bytes."""
 

@@ -37,7 +37,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from attrs import define, field
+from pi_core.protocol.records import field, record
 
 #: What a project's ``.pi`` folder may hold that needs trust (pi 1.6's list).
 PROTECTED = ("settings.json", "mcp.json", "extensions", "skills", "prompts", "themes",
@@ -177,7 +177,7 @@ class TrustStore:
 # ---------------------------------------------------------------- the choices
 
 
-@define(frozen=True)
+@record(frozen=True)
 class TrustOption:
     """One answer of the trust question: its label, whether it trusts, what it saves."""
 
@@ -210,7 +210,7 @@ def question(cwd: str | os.PathLike) -> str:
 # ---------------------------------------------------------------- the decision
 
 
-@define
+@record
 class ProjectTrustEvent:
     """What ``project_trust`` handlers receive: the folder being decided."""
 
@@ -218,7 +218,7 @@ class ProjectTrustEvent:
     type: str = "project_trust"
 
 
-@define
+@record
 class TrustDecision:
     """Whether the project is trusted, and why: ``flag`` (-a/-na), ``no-resources``,
     ``plugin``, ``saved``, ``default`` (defaultProjectTrust), ``asked``, or
