@@ -11,7 +11,8 @@ from the provider and base URL and overridable per provider or model in models.j
 ``requiresThinkingAsText``, ``requiresReasoningContentOnAssistantMessages``,
 ``thinkingFormat`` (openai, openrouter, deepseek, zai, qwen, qwen-chat-template),
 ``cacheControlFormat`` (anthropic), ``supportsStrictMode``, ``openRouterRouting``,
-``vercelGatewayRouting``, ``sendSessionAffinityHeaders``, and pi 1.6's
+``vercelGatewayRouting``, ``sendSessionAffinityHeaders`` (on for OpenRouter) with
+``sessionAffinityFormat`` (``openai``, ``openrouter`` or another word), and pi 1.6's
 ``requiresNonNullAssistantContent`` (``""`` instead of ``null`` for an assistant message
 of tool calls only), ``requiresToolsWithToolHistory`` (send ``"tools": []`` when no tool
 is on but the history has tool calls; pi 1.6 leaves the field out, as vLLM 0.20+ refuses
@@ -112,7 +113,8 @@ def detect_compat(model: Model) -> dict[str, Any]:
         "vercelGatewayRouting": {},
         "supportsStrictMode": not (moonshot or cf_gateway or mistral),
         "cacheControlFormat": "anthropic" if provider == "openrouter" and model.id.startswith("anthropic/") else None,
-        "sendSessionAffinityHeaders": False,
+        "sendSessionAffinityHeaders": openrouter,  # pi 1.6: OpenRouter's x-session-id
+        "sessionAffinityFormat": "openrouter" if openrouter else "openai",
         "supportsNullAssistantContent": True,
         "supportsTextContentParts": True,
         "supportsTools": True,
@@ -312,6 +314,16 @@ def prompt_cache_key(model: Model, options: StreamOptions, compat: dict) -> str 
     if mode == "enabled" or "api.openai.com" in model.base_url or long_retention:
         return options.session_id[:64]
     return None
+
+
+def session_affinity_headers(session_id: str, style: str | None) -> dict[str, str]:
+    """The headers that keep a session on one backend (``compat.sessionAffinityFormat``,
+    as pi 1.6: OpenRouter's own ``x-session-id``, else the generic pair and, in the
+    ``openai`` style, ``session_id``)."""
+    if style == "openrouter":
+        return {"x-session-id": session_id}
+    generic = {"x-client-request-id": session_id, "x-session-affinity": session_id}
+    return {"session_id": session_id, **generic} if style == "openai" else generic
 
 
 def build_body(model: Model, context: LlmContext, options: StreamOptions, compat: dict) -> dict:
@@ -537,8 +549,7 @@ class OpenAICompletionsProvider(SseProvider):
             headers["authorization"] = f"Bearer {options.api_key}"
         headers.update(model.headers or {})
         if options.session_id and compat["sendSessionAffinityHeaders"]:
-            headers.update({"session_id": options.session_id, "x-client-request-id": options.session_id,
-                            "x-session-affinity": options.session_id})
+            headers.update(session_affinity_headers(options.session_id, compat.get("sessionAffinityFormat")))
         headers.update(options.headers or {})
         if is_gateway(model):
             headers = gateway_headers(headers, options.api_key, ("authorization",), model.headers, options.headers)

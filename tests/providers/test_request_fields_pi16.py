@@ -1,8 +1,10 @@
-"""pi 1.6's models.json additions for OpenAI-compatible APIs: ``samplingParams`` and
-``samplingParamsByThinkingLevel``, and the ``compat`` fields ``requiresToolsWithToolHistory``
-(``"tools": []`` only when asked), ``requiresNonNullAssistantContent`` and
-``promptCacheKeyMode``. The bodies are compared with the ones pi-ai 1.6's own request
-builder makes for the same model, conversation and options."""
+"""Request fields pi 1.6 decides from models.json and the catalogue: for OpenAI-compatible
+APIs ``samplingParams`` and ``samplingParamsByThinkingLevel``, and the ``compat`` fields
+``requiresToolsWithToolHistory`` (``"tools": []`` only when asked),
+``requiresNonNullAssistantContent``, ``promptCacheKeyMode`` and the session-affinity
+headers; for Claude, ``forceAdaptiveThinking`` (an effort, not a budget). The bodies are
+compared with the ones pi-ai 1.6's own request builder makes for the same model,
+conversation and options."""
 
 import json
 import subprocess
@@ -157,3 +159,63 @@ def test_the_bodies_are_pi_16s(llm_server):
         assert decided(our_body(llm_server, model, context, options)) == decided(theirs[name]), name
     assert "tools" not in theirs["tool_history_without_tools"]  # the cases show what they mean to
     assert theirs["sampling_thinking_high"]["top_k"] == 20
+
+
+@pytest.mark.parametrize("provider,compat,expected", [
+    ("openrouter", None, {"x-session-id": "s-1"}),  # on by default for OpenRouter, in its own header
+    ("local", None, {}),
+    ("local", {"sendSessionAffinityHeaders": True},
+     {"session_id": "s-1", "x-client-request-id": "s-1", "x-session-affinity": "s-1"}),
+    ("local", {"sendSessionAffinityHeaders": True, "sessionAffinityFormat": "generic"},
+     {"x-client-request-id": "s-1", "x-session-affinity": "s-1"}),
+    ("openrouter", {"sendSessionAffinityHeaders": False}, {}),
+], ids=["openrouter", "off", "openai-style", "generic", "openrouter-off"])
+def test_session_affinity_headers_are_pi_16s(llm_server, provider, compat, expected):
+    model = {**LOCAL, "provider": provider, "compat": compat}
+    our_body(llm_server, model, SIMPLE, {"sessionId": "s-1"})
+    headers = {k.lower(): v for k, v in llm_server.requests[-1].headers.items()}
+    names = ("session_id", "x-client-request-id", "x-session-affinity", "x-session-id")
+    assert {k: headers[k] for k in names if k in headers} == expected
+
+
+ANTHROPIC = PI_REQUESTS["cases"]["simple_anthropic_high"]["model"]
+ADAPTIVE_CASES = {
+    f"{model_id}_{level}": ({**ANTHROPIC, "id": model_id, "name": model_id,
+                             **({"compat": {"forceAdaptiveThinking": True}} if adaptive else {})},
+                            SIMPLE, {"reasoning": level})
+    for model_id, adaptive in (("claude-opus-5-5", True), ("claude-sonnet-4-5", False))
+    for level in ("low", "high")
+}
+
+
+@pytest.mark.process
+@pytest.mark.requires("pi16")
+def test_claude_thinks_adaptively_where_the_catalogue_says_so_as_pi_16_asks(llm_server):
+    """pi 1.6 asks Claude 4.6 and later (``compat.forceAdaptiveThinking`` in its catalogue:
+    Opus 5.5, its default) for an effort, not a thinking budget."""
+    from support.programs import PI16, node_for, require_real
+
+    require_real("pi16")
+    closed = {name: {"model": {**model, "baseUrl": "http://127.0.0.1:9"}, "context": context, "options": options}
+              for name, (model, context, options) in ADAPTIVE_CASES.items()}
+    done = subprocess.run([node_for("pi16"), str(HERE / "pi16_payloads.mjs"), str(PI16.parent / "pi-ai")],
+                          input=json.dumps(closed), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    theirs = json.loads(done.stdout)
+    for name, (model, context, options) in ADAPTIVE_CASES.items():
+        ours = our_body(llm_server, model, context, options)
+        assert {k: ours.get(k) for k in ("thinking", "output_config", "temperature")} == \
+            {k: theirs[name].get(k) for k in ("thinking", "output_config", "temperature")}, name
+    assert theirs["claude-opus-5-5_high"]["thinking"]["type"] == "adaptive"
+
+
+def test_the_catalogues_newer_claude_models_think_by_effort(llm_server):
+    from pi_plugins.providers.catalogue import builtin_models
+
+    opus = next(m for m in builtin_models() if m.key == "anthropic/claude-opus-5-5")
+    llm_server.push(Reply(text="ok"))
+    opus = Model(**{**{f: getattr(opus, f) for f in ("id", "provider", "api", "reasoning", "compat", "max_tokens",
+                                                        "context_window")}, "base_url": llm_server.base_url("anthropic-messages")})
+    run(collect(opus, LlmContext(messages=[]), StreamOptions(api_key="k", thinking_level="high")))
+    body = llm_server.requests[-1].body
+    assert body["thinking"]["type"] == "adaptive" and body["output_config"] == {"effort": "high"}
