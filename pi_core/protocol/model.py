@@ -38,16 +38,16 @@ class Model:
     thinking_level_map: dict[str, str | None] | None = None
     #: The environment variable holding the key (default ``<PROVIDER>_API_KEY``).
     api_key_env: str | None = None
-    #: Where a provider reads several variables for its key, all of them in order, the
-    #: first set wins (pi 1.6's Anthropic: ``ANTHROPIC_OAUTH_TOKEN``, ``ANTHROPIC_API_KEY``).
+    #: Key variables read in order, the first set wins (pi 1.6's Anthropic: OAUTH_TOKEN, then API_KEY).
     api_key_envs: list[str] | None = None
-    #: A variable holding a bearer token sent in place of a key, ``Authorization: Bearer``
-    #: (pi 1.6's ``ANTHROPIC_AUTH_TOKEN``); a stored key wins over it, it over the key variables.
+    #: A bearer-token variable (pi 1.6's ``ANTHROPIC_AUTH_TOKEN``): wins over key variables, not a stored key.
     bearer_env: str | None = None
-    #: Found on a local server by a ``discover_models`` probe, not configured: such a
-    #: server gets no provider-level retries, and the same error body twice ends the
-    #: harness's retries (a small server that cannot take a request says so again).
+    #: Found by a local ``discover_models`` probe, not configured: no provider-level retries, and the
+    #: same error body twice ends the harness's retries (a small server that cannot take a request says so).
     discovered: bool = False
+    #: pi 1.6's ``samplingParams`` / ``samplingParamsByThinkingLevel``: merged into OpenAI-compatible bodies.
+    sampling_params: dict[str, Any] | None = None
+    sampling_params_by_thinking_level: dict[str, dict[str, Any]] | None = None
 
     @property
     def key(self) -> str:

@@ -15,6 +15,10 @@ class FlagError(UsageError):
     with pi's exit code, 1."""
 
 
+class PiRefusal(UsageError):
+    """A refusal printed exactly as pi 1.6 prints it (no ``Error:`` before it), exit code 1."""
+
+
 def check_flags(args: RunArgs) -> None:
     """What pi 1.6 refuses in its flags (docs/cli.md), in its words: the ``--tools``
     lists, the session id, the flags ``--fork`` and ``--session-id`` cannot be given with."""

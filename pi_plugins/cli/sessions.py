@@ -84,3 +84,13 @@ def fork_from(source: str | os.PathLike, target_cwd: str | os.PathLike,
                                      session_id, parent_session=str(source))
     forked.take_entries(entries)
     return forked
+
+
+def missing_session_cwd(session, reason: str, cwd: str) -> str | None:
+    """pi 1.6's refusal (every mode but the chat) of a resumed session whose stored
+    working directory no longer exists, in its words; ``None`` where it exists."""
+    stored = session.header.cwd
+    if reason != "resume" or not stored or os.path.isdir(stored):
+        return None
+    where = f"\nSession file: {session.file}" if session.file else ""
+    return f"Stored session working directory does not exist: {stored}{where}\nCurrent working directory: {cwd}"

@@ -13,7 +13,7 @@ from typing import Any
 
 from pi_core.protocol.options import ResourceOptions
 from pi_plugins.cli.app import App
-from pi_plugins.cli.run_args import FlagError, RunArgs, UsageError
+from pi_plugins.cli.run_args import FlagError, PiRefusal, RunArgs, UsageError
 
 
 def model_wish(args: RunArgs) -> dict:
@@ -136,12 +136,16 @@ async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None,
     if args.api_key:
         registry.set_runtime_key(model.provider, args.api_key)
     from pi_core.session.reader import SessionError
-    from pi_plugins.cli.sessions import open_session, sessions_dir
+    from pi_plugins.cli.sessions import missing_session_cwd, open_session, sessions_dir
 
     try:
         session, reason = open_session(args, cwd, sessions_dir(args, settings))
     except SessionError as exc:  # locked by another pi, not a session file…
         raise UsageError(str(exc)) from exc
+    gone = None if chat else missing_session_cwd(session, reason, cwd)
+    if gone:  # the chat offers Continue / Fork / Cancel instead (pi 1.6)
+        session.close()
+        raise PiRefusal(gone)
     if args.name is not None and args.name.strip():  # -n/--name, first as in pi
         session.append_session_info(args.name)
     options = ResourceOptions(

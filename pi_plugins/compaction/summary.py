@@ -10,11 +10,9 @@ from collections.abc import Awaitable, Callable
 from pi_core.protocol.messages import (
     AssistantMessage,
     TextContent,
-    ThinkingContent,
     ToolCall,
     ToolResultMessage,
     UserMessage,
-    text_of,
 )
 from pi_plugins.app_messages import to_llm
 
@@ -95,36 +93,43 @@ BRANCH_PREAMBLE = (
 def _clip(text: str) -> str:
     if len(text) <= TOOL_RESULT_LIMIT:
         return text
-    return f"{text[:TOOL_RESULT_LIMIT]}\n\n[... {len(text) - TOOL_RESULT_LIMIT} more characters cut]"
+    return f"{text[:TOOL_RESULT_LIMIT]}\n\n[... {len(text) - TOOL_RESULT_LIMIT} more characters truncated]"
+
+
+def _joined(content: str | list, separator: str) -> str:
+    return content if isinstance(content, str) else separator.join(
+        b.text for b in content if isinstance(b, TextContent))
 
 
 def serialize(messages: list) -> str:
-    """A transcript of agent messages, one labelled paragraph per part."""
+    """A transcript of agent messages, one labelled paragraph per part, as pi 1.6's
+    ``serializeConversation``: thinking is left out (a provider's summary of it, which the
+    live context may not hold either), arguments are compact JSON."""
     parts: list[str] = []
     for message in messages:
         message = to_llm(message)
         if isinstance(message, UserMessage):
-            text = text_of(message.content)
+            text = _joined(message.content, "")
             if text:
                 parts.append(f"[User]: {text}")
         elif isinstance(message, AssistantMessage):
-            thinking = [b.thinking for b in message.content if isinstance(b, ThinkingContent)]
-            texts = [b.text for b in message.content if isinstance(b, TextContent)]
             calls = [
-                f"{b.name}({', '.join(f'{k}={json.dumps(v, ensure_ascii=False)}' for k, v in b.arguments.items())})"
+                f"{b.name}({', '.join(f'{k}={_json(v)}' for k, v in b.arguments.items())})"
                 for b in message.content if isinstance(b, ToolCall)
             ]
-            if thinking:
-                parts.append("[Assistant thinking]: " + "\n".join(thinking))
-            if texts:
-                parts.append("[Assistant]: " + "\n".join(texts))
+            if any(isinstance(b, TextContent) for b in message.content):
+                parts.append("[Assistant]: " + _joined(message.content, "\n"))
             if calls:
                 parts.append("[Assistant tool calls]: " + "; ".join(calls))
         elif isinstance(message, ToolResultMessage):
-            text = text_of(message.content)
+            text = _joined(message.content, "")
             if text:
                 parts.append(f"[Tool result]: {_clip(text)}")
     return "\n\n".join(parts)
+
+
+def _json(value) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))  # as JSON.stringify writes it
 
 
 def file_lists(read: list[str], modified: list[str]) -> str:

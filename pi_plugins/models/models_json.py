@@ -133,6 +133,8 @@ def models_from_config(
                 api_key_env=raw.get("apiKeyEnv") or provider.get("apiKeyEnv"),
                 api_key_envs=raw.get("apiKeyEnvs") or provider.get("apiKeyEnvs"),
                 bearer_env=raw.get("bearerEnv") or provider.get("bearerEnv"),
+                sampling_params=_mapping(raw, "samplingParams"),
+                sampling_params_by_thinking_level=_mapping(raw, "samplingParamsByThinkingLevel"),
             )
             at = where.get((name, model.id))
             if at is None:
@@ -153,11 +155,27 @@ def _apply_override(model: Model, override: dict, env: Mapping[str, str] | None)
         changes["thinking_level_map"] = {**(model.thinking_level_map or {}), **override["thinkingLevelMap"]}
     if override.get("cost"):
         changes["cost"] = _cost(override["cost"], model.cost)
+    if _mapping(override, "samplingParams"):
+        changes["sampling_params"] = {**(model.sampling_params or {}), **override["samplingParams"]}
+    by_level = _mapping(override, "samplingParamsByThinkingLevel")
+    if by_level:  # each level's entry merged key by key with the model's (pi 1.6)
+        base = model.sampling_params_by_thinking_level or {}
+        changes["sampling_params_by_thinking_level"] = {
+            **base, **{level: {**base.get(level, {}), **(values or {})} for level, values in by_level.items()}}
     if override.get("headers"):
         resolved = {k: resolve_config_value(v, env) or "" for k, v in override["headers"].items()}
         changes["headers"] = {**(model.headers or {}), **resolved}
     changes["compat"] = _merge_compat(model.compat, override.get("compat"))
     return attrs.evolve(model, **changes)
+
+
+def _mapping(raw: dict, key: str) -> dict | None:
+    """An object-valued field (``samplingParams``…); anything else is refused by name."""
+    value = raw.get(key)
+    _check(value is None or isinstance(value, dict), f"{key} must be an object")
+    if isinstance(value, dict) and key == "samplingParamsByThinkingLevel":
+        _check(all(isinstance(v, dict) for v in value.values()), f"each level of {key} must be an object")
+    return value
 
 
 def _strip_json_comments(text: str) -> str:

@@ -93,16 +93,24 @@ ERROR_STATUS = {
 
 
 def adaptive_thinking(model_id: str) -> bool:
-    """Opus 4.6+ and Sonnet 4.6 decide how much to think (an effort, not a budget)."""
-    return any(tag in model_id for tag in ("opus-4-6", "opus-4.6", "opus-4-7", "opus-4.7", "sonnet-4-6", "sonnet-4.6"))
+    """Claude 4.6 and later decide how much to think (an effort, not a budget): pi 1.6's
+    list of ids, which Bedrock goes by (the Anthropic API by the catalogue's compat)."""
+    name = model_id.lower().replace(".", "-")
+    return any(tag in name for tag in ("opus-4-6", "opus-4-7", "opus-4-8", "opus-5", "sonnet-4-6", "sonnet-5",
+                                       "haiku-5", "fable-5"))
+
+
+def thinks_adaptively(model: Model) -> bool:
+    """An effort, not a budget: pi 1.6's ``compat.forceAdaptiveThinking`` (set in the
+    catalogue for Claude 4.6 and later), or an id of the models 0.73.1 knew as adaptive."""
+    return (model.compat or {}).get("forceAdaptiveThinking") is True or adaptive_thinking(model.id)
 
 
 def interleaved_thinking(model: Model, options: StreamOptions) -> bool:
     """pi 1.6 asks for interleaved thinking only when a reasoning model thinks, on a
     budget (an adaptive model interleaves by itself)."""
     thinking = options.thinking_level not in (None, "off")
-    adaptive = adaptive_thinking(model.id) or (model.compat or {}).get("forceAdaptiveThinking") is True
-    return bool(model.reasoning and thinking and not adaptive)
+    return bool(model.reasoning and thinking and not thinks_adaptively(model))
 
 
 def _compat(model: Model, key: str) -> bool:
@@ -215,7 +223,8 @@ def build_body(model: Model, context: LlmContext, options: StreamOptions, oauth:
     thinking_on = bool(model.reasoning and level)
     limit = max_tokens(model, options, context) or 0
     budget = None
-    if thinking_on and not adaptive_thinking(model.id):
+    adaptive = thinks_adaptively(model)
+    if thinking_on and not adaptive:
         assert level is not None  # thinking_on needs a level
         limit, budget = budget_for(level, limit, model.max_tokens, options.thinking_budgets)
         limit, budget = fit_budget_to_context(model, context, limit, budget)
@@ -249,7 +258,7 @@ def build_body(model: Model, context: LlmContext, options: StreamOptions, oauth:
             tools.append(item)
         body["tools"] = tools
     if model.reasoning:
-        if thinking_on and adaptive_thinking(model.id):
+        if thinking_on and adaptive:
             body["thinking"] = {"type": "adaptive", "display": "summarized"}
             assert level is not None  # thinking_on needs a level
             body["output_config"] = {"effort": effort(model, level)}

@@ -11,7 +11,13 @@ from the provider and base URL and overridable per provider or model in models.j
 ``requiresThinkingAsText``, ``requiresReasoningContentOnAssistantMessages``,
 ``thinkingFormat`` (openai, openrouter, deepseek, zai, qwen, qwen-chat-template),
 ``cacheControlFormat`` (anthropic), ``supportsStrictMode``, ``openRouterRouting``,
-``vercelGatewayRouting``, ``sendSessionAffinityHeaders``;
+``vercelGatewayRouting``, ``sendSessionAffinityHeaders`` (on for OpenRouter) with
+``sessionAffinityFormat`` (``openai``, ``openrouter`` or another word), and pi 1.6's
+``requiresNonNullAssistantContent`` (``""`` instead of ``null`` for an assistant message
+of tool calls only), ``requiresToolsWithToolHistory`` (send ``"tools": []`` when no tool
+is on but the history has tool calls; pi 1.6 leaves the field out, as vLLM 0.20+ refuses
+an empty list) and ``promptCacheKeyMode`` (``auto``: ``prompt_cache_key`` to
+api.openai.com only; ``enabled``: to any server; ``disabled``: never);
 ours: ``supportsNullAssistantContent`` (false: send ``""`` instead of ``null`` beside
 tool calls, which llama.cpp's server needs), ``supportsTextContentParts`` (false: a
 user message of text only goes as one string, not an array of parts, which some local
@@ -23,6 +29,7 @@ digits).
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable
 from typing import Any
 
@@ -55,7 +62,7 @@ from pi_plugins.providers.http import (
     truncated,
 )
 from pi_plugins.providers.request_body import json_text
-from pi_plugins.providers.thinking import level_value, max_tokens, reasoning_level
+from pi_plugins.providers.thinking import level_value, max_tokens, reasoning_level, sampling_params
 from pi_plugins.providers.transform import blank, keep_id_chars, short_hash, transform_messages
 
 API = "openai-completions"
@@ -106,7 +113,8 @@ def detect_compat(model: Model) -> dict[str, Any]:
         "vercelGatewayRouting": {},
         "supportsStrictMode": not (moonshot or cf_gateway or mistral),
         "cacheControlFormat": "anthropic" if provider == "openrouter" and model.id.startswith("anthropic/") else None,
-        "sendSessionAffinityHeaders": False,
+        "sendSessionAffinityHeaders": openrouter,  # pi 1.6: OpenRouter's x-session-id
+        "sessionAffinityFormat": "openrouter" if openrouter else "openai",
         "supportsNullAssistantContent": True,
         "supportsTextContentParts": True,
         "supportsTools": True,
@@ -236,7 +244,8 @@ def convert_messages(model: Model, context: LlmContext, compat: dict) -> list[di
 def _assistant_converter(model: Model, compat: dict):
     """The converter of assistant messages for ``model``, its settings read once (a
     resumed history has thousands of these messages)."""
-    empty = None if compat["supportsNullAssistantContent"] and not compat["requiresAssistantAfterToolResult"] else ""
+    empty = None if (compat["supportsNullAssistantContent"] and not compat["requiresAssistantAfterToolResult"]
+                     and not compat.get("requiresNonNullAssistantContent")) else ""
     thinking_as_text = compat["requiresThinkingAsText"]
     reasoning_content = compat["requiresReasoningContentOnAssistantMessages"] and model.reasoning
 
@@ -294,10 +303,34 @@ def _has_tool_history(context: LlmContext) -> bool:
     )
 
 
+def prompt_cache_key(model: Model, options: StreamOptions, compat: dict) -> str | None:
+    """The session id as ``prompt_cache_key`` (at most 64 characters, as pi 1.6 cuts it),
+    where ``compat.promptCacheKeyMode`` allows: ``auto`` sends it to api.openai.com, or
+    with long cache retention to a server marked ``supportsLongCacheRetention``."""
+    mode = compat.get("promptCacheKeyMode") or "auto"
+    if mode == "disabled" or not options.session_id:
+        return None
+    long_retention = os.environ.get("PI_CACHE_RETENTION") == "long" and compat.get("supportsLongCacheRetention")
+    if mode == "enabled" or "api.openai.com" in model.base_url or long_retention:
+        return options.session_id[:64]
+    return None
+
+
+def session_affinity_headers(session_id: str, style: str | None) -> dict[str, str]:
+    """The headers that keep a session on one backend (``compat.sessionAffinityFormat``,
+    as pi 1.6: OpenRouter's own ``x-session-id``, else the generic pair and, in the
+    ``openai`` style, ``session_id``)."""
+    if style == "openrouter":
+        return {"x-session-id": session_id}
+    generic = {"x-client-request-id": session_id, "x-session-affinity": session_id}
+    return {"session_id": session_id, **generic} if style == "openai" else generic
+
+
 def build_body(model: Model, context: LlmContext, options: StreamOptions, compat: dict) -> dict:
     body: dict[str, Any] = {"model": compat.get("requestModel") or model.id, "messages": convert_messages(model, context, compat), "stream": True}
-    if "api.openai.com" in model.base_url and options.session_id:
-        body["prompt_cache_key"] = options.session_id
+    cache_key = prompt_cache_key(model, options, compat)
+    if cache_key:
+        body["prompt_cache_key"] = cache_key
     if compat["supportsUsageInStreaming"] is not False:
         body["stream_options"] = {"include_usage": True}
     if compat["supportsStore"]:
@@ -317,8 +350,8 @@ def build_body(model: Model, context: LlmContext, options: StreamOptions, compat
             }}
             for t in context.tools
         ]
-    elif _has_tool_history(context):
-        body["tools"] = []  # proxies in front of Anthropic need it when history has tools
+    elif compat.get("requiresToolsWithToolHistory") and _has_tool_history(context):
+        body["tools"] = []  # some proxies in front of Anthropic need it (pi 1.6: only when asked)
     if compat.get("cacheControlFormat") == "anthropic":
         _add_cache_control(body)
     level = reasoning_level(model, options)
@@ -347,6 +380,7 @@ def build_body(model: Model, context: LlmContext, options: StreamOptions, compat
     gateway = (model.compat or {}).get("vercelGatewayRouting") or {}
     if "ai-gateway.vercel.sh" in model.base_url and (gateway.get("only") or gateway.get("order")):
         body["providerOptions"] = {"gateway": {k: gateway[k] for k in ("only", "order") if gateway.get(k)}}
+    body.update(sampling_params(model, options) or {})  # last: they win over the named fields (pi 1.6)
     return body
 
 
@@ -515,8 +549,7 @@ class OpenAICompletionsProvider(SseProvider):
             headers["authorization"] = f"Bearer {options.api_key}"
         headers.update(model.headers or {})
         if options.session_id and compat["sendSessionAffinityHeaders"]:
-            headers.update({"session_id": options.session_id, "x-client-request-id": options.session_id,
-                            "x-session-affinity": options.session_id})
+            headers.update(session_affinity_headers(options.session_id, compat.get("sessionAffinityFormat")))
         headers.update(options.headers or {})
         if is_gateway(model):
             headers = gateway_headers(headers, options.api_key, ("authorization",), model.headers, options.headers)

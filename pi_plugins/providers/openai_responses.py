@@ -43,7 +43,7 @@ from pi_plugins.providers.http import (
 )
 from pi_plugins.providers.kit import parse_arguments
 from pi_plugins.providers.request_body import json_text
-from pi_plugins.providers.thinking import level_value, max_tokens, reasoning_level
+from pi_plugins.providers.thinking import level_value, max_tokens, reasoning_level, sampling_params
 from pi_plugins.providers.transform import short_hash, transform_messages
 
 API = "openai-responses"
@@ -176,6 +176,7 @@ def build_body(model: Model, context: LlmContext, options: StreamOptions) -> dic
             body["include"] = ["reasoning.encrypted_content"]
         elif model.provider != "github-copilot" and off is not None:
             body["reasoning"] = {"effort": off or "none"}
+    body.update(sampling_params(model, options) or {})  # last: they win over the named fields (pi 1.6)
     return body
 
 

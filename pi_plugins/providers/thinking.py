@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pi_core.protocol.model import Model
 from pi_core.protocol.provider import THINKING_LEVELS, LlmContext, StreamOptions
 from pi_plugins.providers.output_limit import fit_to_context
@@ -48,6 +50,16 @@ def reasoning_level(model: Model, options: StreamOptions) -> str | None:
         return None
     level = clamp_level(model, options.thinking_level)
     return None if level == "off" else level
+
+
+def sampling_params(model: Model, options: StreamOptions) -> dict[str, Any] | None:
+    """pi 1.6's sampling fields for this request: the model's ``samplingParams``, then the
+    clamped thinking level's entry of ``samplingParamsByThinkingLevel`` over them (later
+    keys win); sent last, so they override the named request fields."""
+    by_level = (model.sampling_params_by_thinking_level or {}).get(clamp_level(model, options.thinking_level))
+    if not model.sampling_params and not by_level:
+        return None
+    return {**(model.sampling_params or {}), **(by_level or {})}
 
 
 def level_value(model: Model, level: str) -> str:

@@ -134,3 +134,21 @@ def test_agents_override_md_is_read_as_pi16_reads_it(both, server):
     theirs, ours = (r.body["messages"][0]["content"] for r in server.requests[-2:])
     assert [t for t in texts if t in ours] == [t for t in texts if t in theirs] == \
         ["global override rules", "parent rules", "project override rules"]
+
+
+@pytest.mark.requires("pi16")
+@pytest.mark.parametrize("mode", [("-p",), ("--mode", "json"), ("--mode", "rpc")], ids=" ".join)
+def test_a_session_whose_folder_is_gone_is_refused_in_pi16s_words_and_kept(both, server, tmp_path, mode):
+    """pi 1.6's print, JSON and RPC modes stop on a resumed session whose stored working
+    directory no longer exists (the chat asks instead); the file is left as it was."""
+    gone = tmp_path / "renamed-project"
+    session = tmp_path / "old.jsonl"
+    session.write_text(json.dumps({"type": "session", "version": 3, "id": "0192f1a0-0000-7000-8000-000000000001",
+                                   "timestamp": "2026-11-01T00:00:00.000Z", "cwd": str(gone)}) + "\n")
+    before = session.read_bytes()
+    theirs = pi16(both, *mode, "--session", str(session), "hello")
+    ours = both.run(*mode, "--session", str(session), "hello", input="")
+    assert (ours.returncode, ours.stderr.strip()) == (theirs.returncode, theirs.stderr.strip()) == (1, (
+        f"Stored session working directory does not exist: {gone}\nSession file: {session}\n"
+        f"Current working directory: {both.cwd}"))
+    assert session.read_bytes() == before and not server.requests

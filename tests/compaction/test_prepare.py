@@ -104,7 +104,7 @@ def test_transcripts_label_each_part_and_clip_long_tool_results():
     text = serialize([user("hi"), assistant("on it", [("bash", {"command": "ls"})]), result("y" * 5000)])
     assert "[User]: hi" in text and "[Assistant]: on it" in text
     assert '[Assistant tool calls]: bash(command="ls")' in text
-    assert "[Tool result]: " + "y" * 2000 in text and "3000 more characters cut" in text
+    assert "[Tool result]: " + "y" * 2000 in text and "3000 more characters truncated" in text
 
 
 def test_split_turn_summaries_are_merged_and_file_lists_appended():

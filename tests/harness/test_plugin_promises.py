@@ -363,3 +363,53 @@ def test_a_plugins_steer_that_its_input_hook_handles_never_reaches_the_model(tmp
     assert ("check the logs too", "extension") in plugin.inputs
     assert not any("check the logs" in text_of(m.content) for r in provider.requests for m in r.messages
                    if m.role == "user")
+
+
+def test_ctx_signal_is_the_runs_abort_signal_and_none_when_idle(tmp_path):
+    """pi 1.6's ``ctx.signal``: a plugin waiting on its own work sees the run's abort."""
+    import asyncio
+
+    seen = {}
+    started = asyncio.Event()
+
+    class Watcher:
+        @hookimpl
+        def agent_start(self, ctx):
+            seen["signal"] = ctx.signal
+            seen["aborted at start"] = ctx.signal.aborted
+            started.set()
+
+    harness, _, _ = make(tmp_path, [Reply(text="slow", delay=5)], Watcher())
+    assert harness.ctx.signal is None  # idle
+
+    async def scenario():
+        task = asyncio.create_task(harness.prompt("hi"))
+        await started.wait()
+        harness.abort()
+        await asyncio.wait_for(task, 5)
+
+    run(scenario())
+    assert seen["aborted at start"] is False and seen["signal"].aborted
+    assert harness.ctx.signal is None
+
+
+def test_an_unsubscribed_listener_and_bus_handler_hear_nothing_more(tmp_path):
+    """pi 1.6's ``pi.on`` returns an unsubscribe: here ``harness.subscribe`` and
+    ``ctx.events.on`` do; each call removes only its own registration."""
+    harness, _, _ = make(tmp_path, [Reply(text="one"), Reply(text="two")])
+    first, second = [], []
+    stop_first = harness.subscribe(lambda event: first.append(event.type))
+    harness.subscribe(lambda event: second.append(event.type))
+    run(harness.prompt("a"))
+    stop_first()
+    heard = len(first)
+    run(harness.prompt("b"))
+    assert heard and len(first) == heard and second.count("agent_end") == 2
+
+    got = []
+    stop = harness.ctx.events.on("notes", got.append)
+    harness.ctx.events.on("notes", lambda data: got.append(("again", data)))
+    run(harness.ctx.events.emit("notes", 1))
+    stop()
+    run(harness.ctx.events.emit("notes", 2))
+    assert got == [1, ("again", 1), ("again", 2)]
