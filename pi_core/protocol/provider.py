@@ -81,6 +81,9 @@ class StreamOptions:
     #: key), over the process environment for this provider (Cloudflare's account id…).
     env: dict[str, str] = field(factory=dict)
     disable_continuation: bool = False  # pi 1.6's disableContinuation: a warm-up, outside any thread
+    #: pi's ``toolChoice`` ("auto", "none", "required" or a named tool) for a caller that
+    #: asks for one; ``None``: the API's default (pi's agent loop never sets it).
+    tool_choice: str | dict | None = None
 
     async def prepare_payload(self, payload: dict) -> dict:
         return await self.on_payload(payload) if self.on_payload else payload
