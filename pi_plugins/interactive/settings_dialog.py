@@ -123,9 +123,6 @@ OPTIONS = [
     Option("tree-filter-mode", "Tree filter mode", "The filter /tree opens with",
            lambda tui: ["default", "no-tools", "user-only", "labeled-only", "all"],
            lambda tui: tui.settings.get("treeFilterMode") or "default", _save("treeFilterMode")),
-    Option("anthropic-extra-usage", "Anthropic extra usage",
-           "Warn when Anthropic subscription auth may use paid extra usage",
-           lambda tui: ON_OFF, _flag("warnings.anthropicExtraUsage", True), _save("warnings.anthropicExtraUsage", bool)),
     Option("show-images", "Show images", "Show images in the terminal (kitty, iTerm2)",
            lambda tui: ON_OFF, _flag("terminal.showImages", True), _save("terminal.showImages", bool)),
     Option("block-images", "Block images", "Never send images to the model",
@@ -155,6 +152,9 @@ OPTIONS = [
            lambda tui: str(tui.settings.get("fullscreenExitOutput", "transcript")), _save("fullscreenExitOutput")),
     Option("terminal-progress", "Terminal progress", "Show OSC 9;4 progress indicators in the terminal tab bar",
            lambda tui: ON_OFF, _flag("terminal.showTerminalProgress"), _save("terminal.showTerminalProgress", bool)),
+    Option("anthropic-extra-usage", "Anthropic extra usage",  # pi 1.6's Warnings submenu
+           "Warn when Anthropic subscription auth may use paid extra usage",
+           lambda tui: ON_OFF, _flag("warnings.anthropicExtraUsage", True), _save("warnings.anthropicExtraUsage", bool)),
 ]
 
 #: Options with more values than this open a list of them; the others step through theirs.
