@@ -92,3 +92,18 @@ def test_the_strict_schemas_are_pi16s_rule(tmp_path, llm_server):
     assert set(raw) == set(strict) == {"read", "bash", "edit", "write"}
     for name, parameters in raw.items():
         assert strict_schema(parameters) == strict[name], name
+
+
+def test_the_request_after_a_tool_call_is_pi16s(tmp_path, llm_server):
+    """The conversation after the developer items: the question, the call, its output."""
+    inputs = {}
+    for who in ("pi16", "ours"):
+        (tmp_path / who / "project").mkdir(parents=True)
+        (tmp_path / who / "project" / "a.txt").write_text("hello\n")
+        llm_server.push(Reply(tool_calls=[("read", {"path": "a.txt"}, "call_1")]))
+        inputs[who] = _run(who, tmp_path, llm_server, args=("--thinking", "off")).body["input"][2:]
+    for item in (*inputs["pi16"], *inputs["ours"]):
+        if item.get("type") == "function_call":
+            item["id"] = item["id"][:7]  # the scripted server numbers its items across both runs
+    assert inputs["ours"] == inputs["pi16"]
+    assert [i.get("type") for i in inputs["ours"]] == [None, "function_call", "function_call_output"]
