@@ -13,7 +13,6 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
 from support.llm_server import Reply
 from support.programs import NODE22, require_real
 from support.terminal import Terminal

@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from support.llm_server import Reply
 
 from pi_plugins.providers.strict_schema import strict_schema
