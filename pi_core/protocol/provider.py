@@ -74,13 +74,13 @@ class StreamOptions:
     #: pi 1.6's ``httpIdleTimeoutMs``: the longest silence while waiting for the response's
     #: headers or the next part of its body; ``0``: none; ``None``: 300,000 (pi's default).
     idle_timeout_ms: int | None = None
-    #: pi 1.6's ``websocketConnectTimeoutMs``: the longest a WebSocket transport waits for
-    #: its connection to open; ``0``: no limit; ``None``: 15,000 (pi's default).
+    #: pi 1.6's ``websocketConnectTimeoutMs``: a WebSocket's time to open (0: no limit; None: 15,000).
     connect_timeout_ms: int | None = None
     #: Variables the model's stored credential carries (pi 1.6's ``env`` of an auth.json
     #: key), over the process environment for this provider (Cloudflare's account id…).
     env: dict[str, str] = field(factory=dict)
     disable_continuation: bool = False  # pi 1.6's disableContinuation: a warm-up, outside any thread
+    tool_choice: str | dict | None = None  # pi's toolChoice, for a caller that asks (the agent never does)
 
     async def prepare_payload(self, payload: dict) -> dict:
         return await self.on_payload(payload) if self.on_payload else payload

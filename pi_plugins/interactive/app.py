@@ -159,6 +159,9 @@ class InteractiveApp:
         from pi_plugins.interactive.crash_log import announce
 
         announce(self)  # pi 1.6: the last crash, once, with the /bug hint
+        from pi_plugins.interactive.extra_usage import watch
+
+        watch(self)  # pi 1.6: Anthropic's extra-usage warning, once
         if is_unknown(harness.model):  # started without a model, as pi's chat can: /login gets one
             from pi_plugins.models.auth import no_models_available
 

@@ -152,6 +152,9 @@ OPTIONS = [
            lambda tui: str(tui.settings.get("fullscreenExitOutput", "transcript")), _save("fullscreenExitOutput")),
     Option("terminal-progress", "Terminal progress", "Show OSC 9;4 progress indicators in the terminal tab bar",
            lambda tui: ON_OFF, _flag("terminal.showTerminalProgress"), _save("terminal.showTerminalProgress", bool)),
+    Option("anthropic-extra-usage", "Anthropic extra usage",  # pi 1.6's Warnings submenu
+           "Warn when Anthropic subscription auth may use paid extra usage",
+           lambda tui: ON_OFF, _flag("warnings.anthropicExtraUsage", True), _save("warnings.anthropicExtraUsage", bool)),
 ]
 
 #: Options with more values than this open a list of them; the others step through theirs.

@@ -52,9 +52,9 @@ def websocket_url(url: str) -> str:
 def websocket_headers(sse_headers: dict[str, str], request_id: str) -> dict[str, str]:
     """The handshake's headers: the request's, without those of a POST body and its
     beta, with the WebSocket beta and ``request_id`` as the session and request id."""
-    drop = {"accept", "content-type", "openai-beta", "session_id", "x-client-request-id"}
+    drop = {"accept", "content-type", "openai-beta", "session-id", "x-client-request-id"}
     headers = {k: v for k, v in sse_headers.items() if k.lower() not in drop}
-    headers.update({"OpenAI-Beta": BETA, "x-client-request-id": request_id, "session_id": request_id})
+    headers.update({"OpenAI-Beta": BETA, "x-client-request-id": request_id, "session-id": request_id})
     return headers
 
 

@@ -267,6 +267,10 @@ class SseProvider:
         """The last word on a request, with the body as it will be sent (after the
         ``before_provider_request`` hooks): a provider that signs requests signs here."""
 
+    def content(self, body: Any, headers: dict[str, str]) -> tuple[Any, dict[str, str]]:
+        """What a POST sends and with which headers: the body as JSON (Codex compresses it)."""
+        return request_content(body, headers)
+
     async def _send(self, client: Any, request: HttpRequest, body: dict, options: StreamOptions,
                     watch: AbortWatch) -> tuple[Any, int]:
         """POST the request; a 408, 409, 429 or 5xx answer, or a connection that failed,
@@ -281,7 +285,7 @@ class SseProvider:
         while True:
             watch.reading = True
             if method == "POST":
-                content, sent_headers = request_content(body, headers)
+                content, sent_headers = self.content(body, headers)
                 sent = int(sent_headers.get("content-length") or len(content))
             else:
                 content, sent_headers, sent = None, headers, 0

@@ -4,9 +4,10 @@ for a ChatGPT Plus/Pro sign-in (``pi auth login openai-codex``).
 What differs from ``openai-responses``, as pi 0.73.1 sends it: the endpoint
 (``<base>/codex/responses``, base ``https://chatgpt.com/backend-api``), the sign-in's
 token as Bearer with the ChatGPT account it names (``chatgpt-account-id``, from the
-token's claims), ``originator: pi``, the system prompt as ``instructions``, nothing
-stored, low text verbosity, and ``response.done`` ending the stream like
-``response.completed``. Unless the setting ``transport`` is ``sse``, the request goes
+token's claims), ``originator: pi``, nothing stored, low text verbosity, and
+``response.done`` ending the stream like ``response.completed``. As pi 1.6 sends it: the
+system prompt and the tools are items of the input (:func:`codex_input`) and the body
+goes zstd-compressed over server-sent events (:mod:`pi_plugins.providers.zstd_body`). Unless the setting ``transport`` is ``sse``, the request goes
 over a WebSocket first and over these server-sent events when that fails, as pi's does
 (:mod:`pi_plugins.providers.codex_websocket`).
 """
@@ -42,11 +43,11 @@ from pi_plugins.providers.kit import MessageBuilder
 from pi_plugins.providers.openai_responses import MIN_OUTPUT_TOKENS, ResponsesReader, convert_input
 from pi_plugins.providers.origins import rewrite as rewrite_origin
 from pi_plugins.providers.sse import SseEvent
+from pi_plugins.providers.strict_schema import CONSTRAINED_TOOLS, NotStrict, strict_schema
 from pi_plugins.providers.thinking import level_value, max_tokens, reasoning_level
 
 API = "openai-codex-responses"
 DEFAULT_BASE_URL = "https://chatgpt.com/backend-api"
-DEFAULT_INSTRUCTIONS = "You are a helpful assistant."
 
 
 def codex_url(base_url: str | None) -> str:
@@ -65,31 +66,75 @@ def user_agent() -> str:
     return f"pi ({system} {platform.release()}; {machine})"
 
 
+def codex_tools(model: Model, tools: list) -> list[dict]:
+    """The tools as pi 1.6 declares them to Codex: strict schemas for the built-in tools
+    that ask for constrained arguments (:data:`CONSTRAINED_TOOLS`), ``strict: null``
+    for the rest, no ``strict`` at all where the model's compat says strict mode is off."""
+    supports_strict = (model.compat or {}).get("supportsStrictMode", True) is not False
+    specs = []
+    for tool in tools:
+        parameters, strict = tool.parameters, None
+        if supports_strict and tool.name in CONSTRAINED_TOOLS:
+            try:
+                parameters, strict = strict_schema(tool.parameters), True
+            except NotStrict:
+                pass  # pi 1.6's "prefer": sent as it is
+        spec = {"type": "function", "name": tool.name, "description": tool.description, "parameters": parameters}
+        if supports_strict:
+            spec["strict"] = strict
+        specs.append(spec)
+    return specs
+
+
+def codex_input(model: Model, context: LlmContext) -> list[dict]:
+    """pi 1.6's input: the tools in a leading developer ``additional_tools`` item where the
+    model takes them mid-conversation (its compat's ``supportsAdditionalTools`` and
+    ``supportsMidConvoSystemMessages``, every catalogue Codex model), then the system
+    prompt as a developer item (no ``instructions``: the backend appends those after the
+    input, which spoiled the prompt cache), then the conversation."""
+    compat = model.compat or {}
+    head: list[dict] = []
+    if context.tools and tools_as_items(model):
+        head.append({"type": "additional_tools", "role": "developer", "tools": codex_tools(model, context.tools)})
+    if context.system_prompt:
+        role = "developer" if model.reasoning and compat.get("supportsDeveloperRole") is not False else "system"
+        head.append({"role": role, "content": context.system_prompt})
+    return [*head, *convert_input(model, attrs.evolve(context, system_prompt=""))]
+
+
+def tools_as_items(model: Model) -> bool:
+    compat = model.compat or {}
+    return bool(compat.get("supportsAdditionalTools") and compat.get("supportsMidConvoSystemMessages"))
+
+
 def build_body(model: Model, context: LlmContext, options: StreamOptions) -> dict:
     body: dict[str, Any] = {
         "model": model.id,
         "store": False,
         "stream": True,
-        "instructions": context.system_prompt or DEFAULT_INSTRUCTIONS,
-        "input": convert_input(model, attrs.evolve(context, system_prompt="")),
+        "input": codex_input(model, context),
         "text": {"verbosity": "low"},
         "include": ["reasoning.encrypted_content"],
     }
     if options.session_id:
         body["prompt_cache_key"] = options.session_id
-    body["tool_choice"] = "auto"
+    body["tool_choice"] = options.tool_choice if options.tool_choice is not None else "auto"
     body["parallel_tool_calls"] = True
     limit = max_tokens(model, options, context)  # pi 1.6 sends it; 0.73.1 did not
     if limit and (model.compat or {}).get("supportsMaxOutputTokens", True) is not False:
         body["max_output_tokens"] = max(limit, MIN_OUTPUT_TOKENS)
     if options.temperature is not None:
         body["temperature"] = options.temperature
-    if context.tools:
-        body["tools"] = [{"type": "function", "name": t.name, "description": t.description,
-                          "parameters": t.parameters, "strict": None} for t in context.tools]
+    if context.tools and not tools_as_items(model):
+        body["tools"] = codex_tools(model, context.tools)
     level = reasoning_level(model, options) if model.reasoning else None
     if level:
         body["reasoning"] = {"effort": level_value(model, level), "summary": "auto"}
+    elif model.reasoning:  # off is sent as the model's "off" effort (pi 1.6: none), unless it has none
+        level_map = model.thinking_level_map or {}
+        off = level_map.get("off", "none") if "off" in level_map else "none"
+        if off is not None:
+            body["reasoning"] = {"effort": off, "summary": "auto"}
     return body
 
 
@@ -277,9 +322,20 @@ class OpenAICodexProvider(SseProvider):
             "content-type": "application/json",
         })
         if options.session_id:
-            headers["session_id"] = options.session_id
+            headers["session-id"] = options.session_id
             headers["x-client-request-id"] = options.session_id
         return HttpRequest(codex_url(model.base_url), headers, build_body(model, context, options))
+
+    def content(self, body: Any, headers: dict[str, str]) -> tuple[Any, dict[str, str]]:
+        """The body zstd-compressed with ``Content-Encoding: zstd``, as pi 1.6 sends it
+        over server-sent events (plain JSON where no zstd is at hand, as there)."""
+        from pi_plugins.providers.request_body import encode_json
+        from pi_plugins.providers.zstd_body import compressed
+
+        packed = compressed(encode_json(body))
+        if packed is None:
+            return super().content(body, headers)
+        return packed, {**headers, "content-encoding": "zstd"}
 
     def reader(self, builder, model, context) -> StreamReader:
         return CodexReader(builder, model, context)

@@ -35,15 +35,12 @@ from pi_plugins.providers.http import (
     json_data,
 )
 from pi_plugins.providers.sse import SseEvent
+from pi_plugins.providers.strict_schema import CONSTRAINED_TOOLS
 
 API = "pi-messages"
 _STOP_REASONS = frozenset({"stop", "length", "toolUse"})
 
 
-#: The built-in tools whose pi 1.6 definitions ask for schema-constrained arguments where
-#: the backend can (``constrainedSampling``); the tool spec carries no such field, so the
-#: provider names them (pi 1.6's other tools, and extensions' by default, ask nothing).
-CONSTRAINED_TOOLS = frozenset({"read", "bash", "edit", "write"})
 CONSTRAINED_SAMPLING = {"type": "json_schema", "strict": "prefer"}
 
 
@@ -66,11 +63,12 @@ def wire_context(context: LlmContext) -> dict:
 
 def wire_options(options: StreamOptions) -> dict:
     """The request's ``options``: only what is set (pi leaves the rest to the backend);
-    ``reasoning`` is the thinking level, none when thinking is off."""
+    ``reasoning`` is the thinking level, none when thinking is off; ``toolChoice`` only
+    when the caller asks for one (pi 1.6's agent never does, so a turn sends none)."""
     retention = "long" if env_value(options, "PI_CACHE_RETENTION") == "long" else None
     level = options.thinking_level if options.thinking_level not in (None, "", "off") else None
     values = {"temperature": options.temperature, "maxTokens": options.max_tokens, "reasoning": level,
-              "cacheRetention": retention, "sessionId": options.session_id}
+              "cacheRetention": retention, "sessionId": options.session_id, "toolChoice": options.tool_choice}
     return {name: value for name, value in values.items() if value is not None}
 
 

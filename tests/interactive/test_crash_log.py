@@ -70,9 +70,13 @@ def test_bug_writes_a_report_with_the_crash_and_the_transcript_and_clears_the_lo
     term.wait_for("Here is an answer.")
     term.wait_idle()
     term.submit("/bug the answer was wrong")
-    term.wait_for("the transcript can hold private conversation data")
-    term.press("Enter")  # include the transcript
-    screen = term.wait_drawn("Bug report written to")
+    term.wait_for("Report a bug")
+    term.press("Enter")  # the description, prefilled with the command's
+    term.wait_for("Include the session transcript?")
+    term.press("Enter")  # yes
+    term.wait_for("Export as Zip")
+    term.press("Enter")
+    screen = term.wait_drawn("Bug report exported to")
     [report_file] = list(term.cwd.glob("pi-bug-report-*.zip"))
     assert report_file.name in "".join(screen.split())
     with zipfile.ZipFile(report_file) as archive:
@@ -90,12 +94,16 @@ def test_bug_writes_a_report_with_the_crash_and_the_transcript_and_clears_the_lo
 def test_bug_without_the_transcript_leaves_it_out(pi_screen):
     term = pi_screen()
     term.submit("/bug")
-    term.wait_for("Describe the problem")
+    term.wait_for("Report a bug")
     term.type("nothing works")
     term.press("Enter")
-    term.wait_for("the transcript can hold private conversation data")
+    term.wait_for("Include the session transcript?")
     term.press("Down", "Enter")
-    term.wait_drawn("Bug report written to")
+    term.wait_for("Attach a summary written by")
+    term.press("Down", "Enter")  # no summary either
+    term.wait_for("Export as Zip")
+    term.press("Enter")
+    term.wait_drawn("Bug report exported to")
     [report_file] = list(term.cwd.glob("pi-bug-report-*.zip"))
     with zipfile.ZipFile(report_file) as archive:
         assert archive.namelist() == ["report.json"]

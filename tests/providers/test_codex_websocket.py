@@ -80,13 +80,14 @@ def test_the_handshake_and_frame_are_pis(llm_server):
     assert headers["authorization"] == f"Bearer {TOKEN}"
     assert headers["chatgpt-account-id"] == "acct-test" and headers["originator"] == "pi"
     assert headers["openai-beta"] == "responses_websockets=2026-02-06"
-    assert headers["session_id"] == headers["x-client-request-id"] == "session-1"
+    assert headers["session-id"] == headers["x-client-request-id"] == "session-1"  # pi 1.6's name
     assert headers["user-agent"].startswith("pi (")
     assert "accept" not in headers and "content-type" not in headers
     [frame] = llm_server.requests
     assert frame.method == "WEBSOCKET" and frame.path == "/backend-api/codex/responses"
-    assert list(frame.body)[:5] == ["type", "model", "store", "stream", "instructions"]
-    assert frame.body["type"] == "response.create" and frame.body["instructions"] == "Be brief."
+    assert list(frame.body)[:5] == ["type", "model", "store", "stream", "input"]
+    assert frame.body["type"] == "response.create" and "instructions" not in frame.body
+    assert frame.body["input"][0] == {"role": "developer", "content": "Be brief."}  # pi 1.6: an input item
     assert frame.body["prompt_cache_key"] == "session-1" and frame.body["store"] is False
     assert "previous_response_id" not in frame.body and not posts(llm_server)
 
@@ -95,8 +96,8 @@ def test_each_request_without_a_session_gets_its_own_socket_and_id(llm_server):
     llm_server.push(Reply(text="a"), Reply(text="b"))
     turns(CONTEXT, CONTEXT, session=None)
     [(first, one), (second, two)] = llm_server.handshakes
-    assert first != second and one["session_id"] != two["session_id"]
-    assert one["session_id"] == one["x-client-request-id"] and len(one["session_id"]) == 36
+    assert first != second and one["session-id"] != two["session-id"]
+    assert one["session-id"] == one["x-client-request-id"] and len(one["session-id"]) == 36
     assert "prompt_cache_key" not in llm_server.requests[0].body
     assert llm_server.wait_for_closes(2)
 
@@ -154,7 +155,7 @@ def test_websocket_sends_the_whole_conversation_on_the_kept_socket(llm_server):
     asyncio.run(scenario())
     first, second = llm_server.requests
     assert first.connection == second.connection and "previous_response_id" not in second.body
-    assert len(second.body["input"]) == 3
+    assert len(second.body["input"]) == 4  # the system prompt, the question, its answer, the next
 
 
 def test_a_changed_request_is_sent_whole_even_on_the_kept_socket(llm_server):
@@ -168,7 +169,7 @@ def test_a_changed_request_is_sent_whole_even_on_the_kept_socket(llm_server):
 
     asyncio.run(scenario())
     second = llm_server.requests[1]
-    assert "previous_response_id" not in second.body and len(second.body["input"]) == 3
+    assert "previous_response_id" not in second.body and len(second.body["input"]) == 4
 
 
 def test_sse_never_opens_a_socket(llm_server):
@@ -327,15 +328,22 @@ def test_ours_speaks_to_the_socket_as_the_real_pi_on_node_22_does(tmp_path, llm_
     assert pi_frames[0].connection == pi_frames[1].connection
     assert our_frames[0].connection == our_frames[1].connection
     assert {h: our_shake.get(h) for h in HANDSHAKE_HEADERS} == {h: pi_shake.get(h) for h in HANDSHAKE_HEADERS}
-    assert our_shake["session_id"] == our_shake["x-client-request-id"] == our_frames[0].body["prompt_cache_key"]
+    # pi 1.6 names the header session-id (0.73.1, run here, session_id)
+    assert our_shake["session-id"] == our_shake["x-client-request-id"] == our_frames[0].body["prompt_cache_key"]
     assert pi_shake["session_id"] == pi_shake["x-client-request-id"] == pi_frames[0].body["prompt_cache_key"]
-    # pi 1.6 sends the model's output limit to Codex too; 0.73.1 (run here) sent none
-    skip = ("instructions", "tools", "prompt_cache_key", "previous_response_id", "max_output_tokens")
+    # pi 1.6 (which ours follows) sends the model's output limit, and the system prompt and
+    # tools as developer items of the input; 0.73.1 (run here) sent neither, but
+    # instructions and tools fields
+    moved = ("instructions", "tools", "max_output_tokens")
+    skip = (*moved, "input", "prompt_cache_key", "previous_response_id")
     for pi_frame, our_frame in zip(pi_frames, our_frames):
         assert our_frame.body["max_output_tokens"] > 0 and "max_output_tokens" not in pi_frame.body
-        assert [k for k in our_frame.body if k != "max_output_tokens"] == list(pi_frame.body)
+        assert "instructions" not in our_frame.body and "tools" not in our_frame.body
+        assert [k for k in our_frame.body if k not in moved] == [k for k in pi_frame.body if k not in moved]
         assert {k: v for k, v in our_frame.body.items() if k not in skip} == \
             {k: v for k, v in pi_frame.body.items() if k not in skip}
+        assert ([i for i in our_frame.body["input"] if i.get("role") != "developer"]
+                == [i for i in pi_frame.body["input"] if i.get("role") != "developer"])
     for frames in (pi_frames, our_frames):  # the next turn continues the first's response
         assert frames[1].body["previous_response_id"] == f"resp_test{frames[0].connection:04d}"
         assert len(frames[1].body["input"]) == 1

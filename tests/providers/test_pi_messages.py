@@ -69,6 +69,16 @@ def test_thinking_off_sends_no_reasoning(llm_server):
     assert "reasoning" not in llm_server.requests[0].body["options"]
 
 
+def test_tool_choice_is_sent_only_when_the_caller_asks_for_one(llm_server):
+    """pi 1.6 sends ``toolChoice`` as its caller gives it; its agent never does, so a turn
+    sends none (the side-by-side test below compares a turn's options)."""
+    llm_server.push(Reply(raw=text_answer()), Reply(raw=text_answer()))
+    ask(llm_server)
+    ask(llm_server, tool_choice={"type": "tool", "name": "read"})
+    first, second = (r.body["options"] for r in llm_server.requests)
+    assert "toolChoice" not in first and second["toolChoice"] == {"type": "tool", "name": "read"}
+
+
 def test_the_answer_carries_the_gateways_usage_cost_and_response_model(llm_server):
     llm_server.push(Reply(raw=text_answer("Hello there", responseModel="real-model")))
     out, message = ask(llm_server)

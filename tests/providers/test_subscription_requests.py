@@ -131,13 +131,17 @@ def test_the_chatgpt_subscription_request_matches_the_real_pis(tmp_path, llm_ser
     assert ours.path == pi.path == "/backend-api/codex/responses"
     assert {h: ours.headers.get(h) for h in CODEX_HEADERS} == {h: pi.headers.get(h) for h in CODEX_HEADERS}
     assert ours.headers["user-agent"].startswith("pi (") and pi.headers["user-agent"].startswith("pi (")
-    # pi 1.6 sends the model's output limit to Codex too; 0.73.1 sent none
+    # pi 1.6 (which ours follows; test_codex_request_pi16.py) sends the model's output
+    # limit, and the prompt and the tools (strict where pi's tools ask) as developer items
+    # of the input; 0.73.1 sent none, and instructions and tools fields
+    moved = ("instructions", "tools", "max_output_tokens")
     assert ours.body["max_output_tokens"] == 128000 and "max_output_tokens" not in pi.body
-    skip = ("input", "instructions", "tools", "prompt_cache_key", "max_output_tokens")
+    skip = ("input", "prompt_cache_key", *moved)
     assert {k: v for k, v in ours.body.items() if k not in skip} == {k: v for k, v in pi.body.items() if k not in skip}
-    assert [k for k in ours.body if k != "max_output_tokens"] == list(pi.body)
-    assert sorted(t["name"] for t in ours.body["tools"]) == sorted(t["name"] for t in pi.body["tools"])
-    assert ours.body["tools"][0]["strict"] is None and pi.body["tools"][0]["strict"] is None
+    assert [k for k in ours.body if k not in moved] == [k for k in pi.body if k not in moved]
+    [declared] = [i for i in ours.body["input"] if i.get("type") == "additional_tools"]
+    assert sorted(t["name"] for t in declared["tools"]) == sorted(t["name"] for t in pi.body["tools"])
+    assert ours.body["input"][1]["role"] == "developer" and pi.body["instructions"]  # each one's own prompt
 
 
 COPILOT_TOKEN = "tid=1;exp=9999999999;sku=x;proxy-ep=proxy.individual.githubcopilot.com;8kp=1"

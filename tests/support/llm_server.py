@@ -126,6 +126,18 @@ class Request:
 Script = Reply | Callable[[Request], Reply]
 
 
+def _unzstd(raw: bytes) -> bytes:
+    """A zstd body's bytes (the client's own frame: its size may be unstated, so streamed)."""
+    try:
+        from compression import zstd  # type: ignore[import-not-found]  # Python 3.14+
+
+        return zstd.decompress(raw)
+    except ImportError:
+        import zstandard
+
+        return zstandard.ZstdDecompressor().decompressobj().decompress(raw)
+
+
 def api_of(path: str) -> str | None:
     if path.endswith("/chat/completions"):
         return COMPLETIONS
@@ -623,8 +635,11 @@ class _Handler(BaseHTTPRequestHandler):
                 left -= got
         received = time.monotonic()
         parts = urlsplit(self.path)
+        plain = raw  # ``raw`` stays the bytes as sent; the body is read from them plain
+        if (self.headers.get("content-encoding") or "").lower() == "zstd":
+            plain = _unzstd(raw)  # pi 1.6 (and we) compress Codex's bodies
         try:
-            body = json.loads(raw) if raw and self.owner.parse_bodies else None
+            body = json.loads(plain) if plain and self.owner.parse_bodies else None
         except ValueError:
             body = None
         api = api_of(parts.path)
