@@ -48,6 +48,7 @@ class Model:
     #: server gets no provider-level retries, and the same error body twice ends the
     #: harness's retries (a small server that cannot take a request says so again).
     discovered: bool = False
+    prompt_cache: dict[str, int] | None = None  # pi 1.6's promptCache: lifetime (s) per tier; none: never cache-warmed
 
     @property
     def key(self) -> str:

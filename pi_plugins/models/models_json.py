@@ -133,6 +133,7 @@ def models_from_config(
                 api_key_env=raw.get("apiKeyEnv") or provider.get("apiKeyEnv"),
                 api_key_envs=raw.get("apiKeyEnvs") or provider.get("apiKeyEnvs"),
                 bearer_env=raw.get("bearerEnv") or provider.get("bearerEnv"),
+                prompt_cache=_prompt_cache(raw.get("promptCache")),
             )
             at = where.get((name, model.id))
             if at is None:
@@ -156,8 +157,20 @@ def _apply_override(model: Model, override: dict, env: Mapping[str, str] | None)
     if override.get("headers"):
         resolved = {k: resolve_config_value(v, env) or "" for k, v in override["headers"].items()}
         changes["headers"] = {**(model.headers or {}), **resolved}
+    if isinstance(override.get("promptCache"), dict):
+        changes["prompt_cache"] = _prompt_cache({**(model.prompt_cache or {}), **override["promptCache"]})
     changes["compat"] = _merge_compat(model.compat, override.get("compat"))
     return attrs.evolve(model, **changes)
+
+
+def _prompt_cache(raw: Any) -> dict[str, int] | None:
+    """pi 1.6's ``promptCache`` (seconds per tier, ``short``/``long``); other keys and
+    values that are not positive numbers are left out, as no lifetime at all."""
+    if not isinstance(raw, dict):
+        return None
+    tiers = {k: int(v) for k, v in raw.items() if k in ("short", "long") and isinstance(v, (int, float))
+             and not isinstance(v, bool) and v > 0}
+    return tiers or None
 
 
 def _strip_json_comments(text: str) -> str:
