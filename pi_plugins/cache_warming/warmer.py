@@ -85,6 +85,8 @@ class Warmer:
         self.run: Run | None = None
         self.reason = "waiting for first request"  # why no run is scheduled (pi's /session wording)
         self.started_from: Any = None  # the request the last run started from
+        #: the decision that stopped the last run, and whether a plugin made it (for /session)
+        self.stopped_by: tuple[Decision | None, bool] = (None, False)
 
     # ------------------------------------------------------------ what starts and stops a run
 
@@ -120,6 +122,23 @@ class Warmer:
     def cancel(self, reason: str = "inactive") -> None:
         self._stop(reason)
 
+    def status(self) -> tuple[str, str | None, Decision | None, bool, float | None]:
+        """(state: ``inactive``/``scheduled``/``refreshing``, why inactive, the decision,
+        whether a plugin overrode it, when the next decision is due): pi's ``/session`` status."""
+        if self.mode() == "off":
+            return "inactive", "cache warming disabled", None, False, None
+        run = self.run
+        if run is None:
+            decision, override = self.stopped_by
+            return "inactive", self.reason, decision, override, None
+        if not self._current(run):
+            return "inactive", "conversation context changed", None, False, None
+        decision = self.evaluate(run)
+        refreshing = run.timer is None
+        if not decision.economics_available and not refreshing:
+            return "inactive", "cache economics unavailable", None, False, None
+        return ("refreshing" if refreshing else "scheduled"), None, decision, run.extension_override, run.next_warm_at
+
     # ------------------------------------------------------------ the schedule
 
     def _schedule(self, run: Run) -> None:
@@ -153,8 +172,9 @@ class Warmer:
             return
         override = action != decision.action
         if action == "stop":
-            return self._stop("stopped by extension" if override else "expected savings below threshold"
-                              if decision.economics_available else "cache economics unavailable")
+            reason = ("stopped by extension" if override else "expected savings below threshold"
+                      if decision.economics_available else "cache economics unavailable")
+            return self._stop(reason, decision, override)
         run.extension_override = override
         try:
             answer = await self._send(run)
@@ -235,9 +255,9 @@ class Warmer:
         if run.task is not None and run.task is not _current_task():
             run.task.cancel()
 
-    def _stop(self, reason: str) -> None:
+    def _stop(self, reason: str, decision: Decision | None = None, override: bool = False) -> None:
         self._clear()
-        self.reason = reason
+        self.reason, self.stopped_by = reason, (decision, override)
 
 
 def _current_task() -> asyncio.Task | None:

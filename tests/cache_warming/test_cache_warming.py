@@ -283,3 +283,35 @@ def _options():
     from pi_core import StreamOptions
 
     return StreamOptions()
+
+
+def test_session_info_says_when_the_next_decision_is_due_and_why_warming_stopped(tmp_path, monkeypatch):
+    from pi_plugins.cache_warming.status import session_lines, status_line
+
+    monkeypatch.setattr(economics, "warm_delay_ms", lambda ttl_ms: 60_000)
+
+    async def scheduled():
+        harness, provider, watch = make(tmp_path / "a", [answer()])
+        await started(harness)
+        await harness.prompt("hello")
+        lines = session_lines(harness.ctx)
+        cache_warming.warmer_of(harness.ctx).cancel()
+        return lines
+
+    assert asyncio.run(scheduled()) == [
+        "Mode: idle",
+        "Status: Decision in 1m (15% continuation probability, expected savings $0.087 >= $0.050 -> warm)",
+        "Cache miss penalty: $1.380", "Refresh cost: $0.120"]
+    monkeypatch.setattr(economics, "warm_delay_ms", lambda ttl_ms: 20)
+
+    async def stopped():
+        harness, provider, watch = make(tmp_path / "b", [answer(NOT_WORTH_IT)])
+        await started(harness)
+        await harness.prompt("hello")
+        await asyncio.wait_for(watch.decided.wait(), 5)
+        await asyncio.sleep(0.05)
+        return status_line(cache_warming.warmer_of(harness.ctx))
+
+    assert asyncio.run(stopped()) == \
+        "Stopped (15% continuation probability, expected savings $0.004 < $0.050 -> stop)"
+    assert status_line(None) == "Inactive (cache warming unavailable)"
