@@ -104,3 +104,13 @@ def test_dropped_reasoning_is_noticed_once_for_each_new_loss(tmp_path):
         "Anthropic dropped 1 thinking block: signature_invalid (details in session)"
     assert dropped_reasoning_notice(_chat(tmp_path / "c", first, shown=False), first) is None
     assert dropped_reasoning_notice(_chat(tmp_path / "d", _answer(0)), _answer(0)) is None
+
+
+@pytest.mark.parametrize("mode", ["default", "all", "no-tools"])
+def test_refreshes_are_never_listed_in_the_tree(mode):
+    from pi_core import UsageEntry
+    from pi_core.session import TreeNode
+    from pi_plugins.interactive.tree_view import shown
+
+    warm = UsageEntry(kind="cache_warm", provider="anthropic", model="claude-sonnet-4-5")
+    assert not shown(TreeNode(warm), mode, warm.id)
