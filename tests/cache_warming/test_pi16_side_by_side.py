@@ -39,8 +39,8 @@ def answer(request) -> Reply:
     return Reply(tool_calls=[("bash", {"command": "sleep 1.6"})], usage=PROMPT)
 
 
-def run(who: str, tmp_path: Path, server) -> tuple[list, list[dict]]:
-    """The requests ``who`` sent and the lines of its session file."""
+def run(who: str, tmp_path: Path, server) -> tuple[list, list[dict], list[dict]]:
+    """The requests ``who`` sent, the lines of its session file and its JSON events."""
     folder = tmp_path / who
     agent = folder / "agent"
     agent.mkdir(parents=True)
@@ -51,17 +51,18 @@ def run(who: str, tmp_path: Path, server) -> tuple[list, list[dict]]:
     command = ([node_for("pi16"), str(Path(require_real("pi16")) / "dist" / "cli.js")] if who == "pi"
                else [sys.executable, "-m", "pi_plugins.cli"])
     first = len(server.requests)
-    done = subprocess.run([*command, "--model", "local/warm-model", "-p", "run it"], cwd=folder, env=env,
+    done = subprocess.run([*command, "--model", "local/warm-model", "--mode", "json", "-p", "run it"], cwd=folder, env=env,
                           capture_output=True, text=True, timeout=90)
     assert done.returncode == 0, f"{who}: {done.stderr}"
     [session] = (agent / "sessions").rglob("*.jsonl")
-    return server.requests[first:], [json.loads(line) for line in session.read_text().splitlines()]
+    events = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    return server.requests[first:], [json.loads(line) for line in session.read_text().splitlines()], events
 
 
 def test_a_long_tool_run_gets_the_same_refresh_and_usage_entry_as_pi16(tmp_path, server):
     server.default = answer
-    theirs, their_lines = run("pi", tmp_path, server)
-    ours, our_lines = run("ours", tmp_path, server)
+    theirs, their_lines, their_events = run("pi", tmp_path, server)
+    ours, our_lines, our_events = run("ours", tmp_path, server)
     for requests in (theirs, ours):
         kinds = ["refresh" if one_token_cap(r.body) else "request" for r in requests]
         assert kinds == ["request", "refresh", "request"], kinds
@@ -89,3 +90,11 @@ def test_a_long_tool_run_gets_the_same_refresh_and_usage_entry_as_pi16(tmp_path,
         order = [line.get("message", {}).get("role") or line.get("kind") or line["type"] for line in lines
                  if line["type"] in ("message", "usage") and line.get("message", {}).get("role") != "system"]
         assert order == ["user", "assistant", "cache_warm", "toolResult", "assistant"], order
+
+    # and announced on the JSON stream as the file holds it (entry_appended)
+    def announced(events: list[dict]) -> list[dict]:
+        return [e["entry"] for e in events if e["type"] == "entry_appended" and e["entry"]["type"] == "usage"]
+
+    [their_event], [our_event] = announced(their_events), announced(our_events)
+    assert sorted(our_event) == sorted(their_event)
+    assert our_event == our_entry
