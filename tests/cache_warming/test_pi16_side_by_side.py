@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from support.llm_server import COMPLETIONS, Reply
 from support.programs import node_for, require_real
 

@@ -9,12 +9,12 @@ import json
 from types import SimpleNamespace
 
 import pytest
+from support.llm_server import Reply
 
 from pi_core.app.settings import Settings
 from pi_core.protocol.messages import AssistantMessage, TextContent, Usage, UserMessage
 from pi_core.session import Session
 from pi_plugins.interactive.cache_notices import dropped_reasoning_notice
-from support.llm_server import Reply
 
 #: the chat's test model, its cache said to live 11 s: refreshed after 1 s (pi's rule)
 WARMED_MODEL = {"id": "test-model", "name": "Test Model", "contextWindow": 500000, "reasoning": True,
