@@ -1,6 +1,6 @@
 """Cache warming beside the real pi 1.6: the same ``pi -p`` run by both against the
 scripted server, a model whose cache lives 11 s (so each refreshes 1 s after a request)
-and a tool that runs 1.6 s, long enough for one refresh while the run streams. Both send
+and a tool that runs 1.5 s, long enough for one refresh while the run streams. Both send
 the same refresh (the last request again, capped at one output token) and write the
 same ``usage`` entry of kind ``cache_warm``."""
 
@@ -35,7 +35,7 @@ def answer(request) -> Reply:
         return Reply(text=".", usage=HIT)
     if body["messages"][-1]["role"] == "tool":
         return Reply(text="done", usage=PROMPT)
-    return Reply(tool_calls=[("bash", {"command": "sleep 1.6"})], usage=PROMPT)
+    return Reply(tool_calls=[("bash", {"command": "sleep 1.5"})], usage=PROMPT)
 
 
 def run(who: str, tmp_path: Path, server) -> tuple[list, list[dict], list[dict]]:
@@ -64,7 +64,8 @@ def test_a_long_tool_run_gets_the_same_refresh_and_usage_entry_as_pi16(tmp_path,
     ours, our_lines, our_events = run("ours", tmp_path, server)
     for requests in (theirs, ours):
         kinds = ["refresh" if one_token_cap(r.body) else "request" for r in requests]
-        assert kinds == ["request", "refresh", "request"], kinds
+        # one refresh a second from the first at 1 s; a loaded machine may fit a second one in
+        assert kinds[0] == kinds[-1] == "request" and set(kinds[1:-1]) == {"refresh"}, kinds
     their_refresh, our_refresh = theirs[1].body, ours[1].body
     assert their_refresh["messages"] == theirs[0].body["messages"]  # the request again, as sent
     assert our_refresh["messages"] == ours[0].body["messages"]
@@ -77,7 +78,8 @@ def test_a_long_tool_run_gets_the_same_refresh_and_usage_entry_as_pi16(tmp_path,
     def warm_entries(lines: list[dict]) -> list[dict]:
         return [line for line in lines if line["type"] == "usage"]
 
-    [their_entry], [our_entry] = warm_entries(their_lines), warm_entries(our_lines)
+    their_entry, our_entry = warm_entries(their_lines)[0], warm_entries(our_lines)[0]
+    assert len(warm_entries(their_lines)) == len(theirs) - 2 and len(warm_entries(our_lines)) == len(ours) - 2
     assert sorted(our_entry) == sorted(their_entry)
     for key in ("kind", "provider", "model"):
         assert our_entry[key] == their_entry[key]
@@ -88,12 +90,13 @@ def test_a_long_tool_run_gets_the_same_refresh_and_usage_entry_as_pi16(tmp_path,
     for lines in (their_lines, our_lines):
         order = [line.get("message", {}).get("role") or line.get("kind") or line["type"] for line in lines
                  if line["type"] in ("message", "usage") and line.get("message", {}).get("role") != "system"]
-        assert order == ["user", "assistant", "cache_warm", "toolResult", "assistant"], order
+        warms = order.count("cache_warm")
+        assert order == ["user", "assistant", *["cache_warm"] * warms, "toolResult", "assistant"], order
 
     # and announced on the JSON stream as the file holds it (entry_appended)
     def announced(events: list[dict]) -> list[dict]:
         return [e["entry"] for e in events if e["type"] == "entry_appended" and e["entry"]["type"] == "usage"]
 
-    [their_event], [our_event] = announced(their_events), announced(our_events)
+    their_event, our_event = announced(their_events)[0], announced(our_events)[0]
     assert sorted(our_event) == sorted(their_event)
     assert our_event == our_entry
