@@ -68,7 +68,8 @@ def replayable(model: Model, options: Any) -> bool:
     """Whether a one-token repeat keeps the cache entry: Anthropic's budget-based thinking
     derives its budget from the output cap, which the cache is keyed on, so a thinking
     request there repeats safely only with adaptive thinking."""
-    if getattr(options, "thinking_level", "off") in (None, "off") or model.api != "anthropic-messages":
+    thinking = model.reasoning and getattr(options, "thinking_level", "off") not in (None, "off")
+    if not thinking or model.api != "anthropic-messages":  # (a model without reasoning is sent none)
         return True
     return (model.compat or {}).get("forceAdaptiveThinking") is True
 

@@ -273,10 +273,12 @@ def test_the_numbers_are_pi_16s():
     assert economics.evaluate(priced_model(), NOT_WORTH_IT, "streaming").action == "warm"
     free = economics.evaluate(scripted_model(), WORTH_KEEPING, "streaming")
     assert not free.economics_available and free.action == "stop"
-    thinking = attrs.evolve(priced_model(), api="anthropic-messages")
+    thinking = attrs.evolve(priced_model(), api="anthropic-messages", reasoning=True)
     assert not economics.replayable(thinking, attrs.evolve(_options(), thinking_level="high"))
     assert economics.replayable(attrs.evolve(thinking, compat={"forceAdaptiveThinking": True}),
                                 attrs.evolve(_options(), thinking_level="high"))
+    # a model without reasoning gets no thinking, whatever the level says
+    assert economics.replayable(attrs.evolve(thinking, reasoning=False), attrs.evolve(_options(), thinking_level="high"))
 
 
 def _options():

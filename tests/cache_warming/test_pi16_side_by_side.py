@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support.llm_server import COMPLETIONS, Reply
+from support.llm_server import ANTHROPIC, COMPLETIONS, Reply
 from support.programs import node_for, require_real
 
 pytestmark = [pytest.mark.requires("pi16"), pytest.mark.process]
@@ -33,17 +33,17 @@ def answer(request) -> Reply:
     body = request.body
     if one_token_cap(body):
         return Reply(text=".", usage=HIT)
-    if body["messages"][-1]["role"] == "tool":
+    if "tool_result" in json.dumps(body["messages"][-1]) or body["messages"][-1]["role"] == "tool":
         return Reply(text="done", usage=PROMPT)
     return Reply(tool_calls=[("bash", {"command": "sleep 1.5"})], usage=PROMPT)
 
 
-def run(who: str, tmp_path: Path, server) -> tuple[list, list[dict], list[dict]]:
+def run(who: str, tmp_path: Path, server, api: str) -> tuple[list, list[dict], list[dict]]:
     """The requests ``who`` sent, the lines of its session file and its JSON events."""
     folder = tmp_path / who
     agent = folder / "agent"
     agent.mkdir(parents=True)
-    (agent / "models.json").write_text(json.dumps(server.models_json("local", api=COMPLETIONS, models=[MODEL],
+    (agent / "models.json").write_text(json.dumps(server.models_json("local", api=api, models=[MODEL],
                                                                       apiKey="test-key")))
     env = {"PATH": os.environ["PATH"], "HOME": str(folder / "home"), "PI_OFFLINE": "1",
            "PI_CODING_AGENT_DIR": str(agent)}
@@ -58,10 +58,11 @@ def run(who: str, tmp_path: Path, server) -> tuple[list, list[dict], list[dict]]
     return server.requests[first:], [json.loads(line) for line in session.read_text().splitlines()], events
 
 
-def test_a_long_tool_run_gets_the_same_refresh_and_usage_entry_as_pi16(tmp_path, server):
+@pytest.mark.parametrize("api", [COMPLETIONS, ANTHROPIC])
+def test_a_long_tool_run_gets_the_same_refresh_and_usage_entry_as_pi16(tmp_path, server, api):
     server.default = answer
-    theirs, their_lines, their_events = run("pi", tmp_path, server)
-    ours, our_lines, our_events = run("ours", tmp_path, server)
+    theirs, their_lines, their_events = run("pi", tmp_path, server, api)
+    ours, our_lines, our_events = run("ours", tmp_path, server, api)
     for requests in (theirs, ours):
         kinds = ["refresh" if one_token_cap(r.body) else "request" for r in requests]
         # one refresh a second from the first at 1 s; a loaded machine may fit a second one in
