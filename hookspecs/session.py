@@ -168,6 +168,16 @@ def thinking_level_select(event: ThinkingLevelSelect, ctx: Ctx) -> None:
 
 
 @hookspec
+@decide
+def cache_warming_decision(event: Any, ctx: Ctx) -> dict | str | None:
+    """Kind: decide. pi 1.6's ``cache_warming_decision``: a refresh of the provider's prompt
+    cache is due (``event.warm_cost``, ``miss_cost``, ``continuation_probability``, and pi's
+    ``action``, ``"warm"`` or ``"stop"``). Return ``{"action": "warm"}`` or
+    ``{"action": "stop"}`` to overrule it (the last answer wins); ``"stop"`` ends warming
+    until the next real request. A handler that raises leaves pi's decision."""
+
+
+@hookspec
 @collect
 def resources_discover(event: ResourcesDiscoverEvent, ctx: Ctx) -> list[tuple[str, str]] | None:
     """Kind: collect (a plain list).

@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Callable, Iterable
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from pi_core.context import Context
 from pi_core.plugins import Plugins
@@ -109,6 +109,7 @@ class Agent:
         self._closing = False
         self._turn_index = 0
         self.nested_counts: dict[str, int] = {}  # nested calls made so far, by calling tool call
+        self.last_request: tuple | None = None  # (model, context, options, messages) last sent: cache warming repeats it
 
     # ------------------------------------------------------------ public API
 
@@ -347,6 +348,7 @@ class Agent:
                 idle_timeout_ms=idle_timeout_ms(self._setting("httpIdleTimeoutMs")),
                 connect_timeout_ms=idle_timeout_ms(self._setting("websocketConnectTimeoutMs")),
             )
+            self.last_request = (model, llm, options, list(self.messages))
             stream = provider.stream(model, llm, options)
             try:
                 async for event in stream:
@@ -535,16 +537,13 @@ class Agent:
 
 
 def _take_back_cancel() -> None:
-    """An abort cancelled this task: take the cancel back, so the run records what it had."""
-    task = asyncio.current_task()
-    assert task is not None  # (only ever called inside the run's task)
-    task.uncancel()
+    """An abort cancelled this task (only ever the run's): take the cancel back, so the run records what it had."""
+    cast(asyncio.Task, asyncio.current_task()).uncancel()
 
 
 def idle_timeout_ms(value: Any) -> int | None:
-    """pi 1.6's ``httpIdleTimeoutMs`` (and ``websocketConnectTimeoutMs``, read alike): milliseconds (a number or a numeric string, whole
-    part), ``"disabled"`` or ``0`` for none; anything else (unset, malformed) is None, the
-    default."""
+    """pi 1.6's ``httpIdleTimeoutMs`` (and ``websocketConnectTimeoutMs``, read alike): milliseconds (a number or a
+    numeric string, whole part), ``"disabled"`` or ``0`` for none; anything else (unset, malformed) is None, the default."""
     if isinstance(value, str):
         text = value.strip()
         if text.lower() == "disabled":

@@ -10,7 +10,8 @@ provider (``dist/providers/data/*.json``, grouped by API, each model typed ``cha
 script reads those files and writes every provider's chat models in models.json's schema:
 per provider the API and base URL most of its models use and the environment variables
 of its key (pi-ai's ``env-api-keys``, read as data), per model its name, context window,
-output limit, prices (with their input tiers), reasoning, input kinds, input limits, and
+output limit, prices (with their input tiers), reasoning, input kinds, input limits, the
+prompt cache's lifetimes (``promptCache``, what cache warming needs), and
 where pi gives them its own API, base URL, headers, ``compat`` and ``thinkingLevelMap``.
 Image and classifier models are listed by id under ``otherModels`` (we run none; naming
 one gets a clear "not supported here"). Model metadata is data; no code of pi's is carried over.
@@ -71,7 +72,7 @@ _KEY_LINE = re.compile(r'^\s*"?([a-z0-9-]+)"?:\s*(\[[^\]]*\]|"[A-Z0-9_]+"),?\s*$
 _SPECIAL_KEYS = re.compile(r'provider === "([a-z0-9-]+)"\)\s*\{\s*return \[([^\]]*)\]', re.S)
 
 _MODEL_FIELDS = ("name", "reasoning", "input", "cost", "contextWindow", "maxTokens", "inputLimits",
-                 "thinkingLevelMap", "compat", "headers")
+                 "thinkingLevelMap", "compat", "headers", "promptCache")
 
 
 def pi_ai_folder(package: Path) -> Path:

@@ -34,6 +34,7 @@ BUILTINS: dict[str, str] = {
     "retries": "pi_plugins.retries",
     "checkpoints": "pi_plugins.checkpoints",
     "answer_journal": "pi_plugins.answer_journal",
+    "cache_warming": "pi_plugins.cache_warming",
     "mcp": "pi_plugins.mcp",
     "print_mode": "pi_plugins.print_mode",
     "rpc_mode": "pi_plugins.rpc",

@@ -48,6 +48,7 @@ class Model:
     #: pi 1.6's ``samplingParams`` / ``samplingParamsByThinkingLevel``: merged into OpenAI-compatible bodies.
     sampling_params: dict[str, Any] | None = None
     sampling_params_by_thinking_level: dict[str, dict[str, Any]] | None = None
+    prompt_cache: dict[str, int] | None = None  # pi 1.6's promptCache: lifetime (s) per tier; none: never cache-warmed
 
     @property
     def key(self) -> str:

@@ -359,10 +359,11 @@ class InteractiveApp:
     def rebuild_chat(self, summary_notices: bool = True) -> None:
         """Rebuild the chat from the conversation (new session, tree move, compaction);
         the screen is redrawn. ``summary_notices``: what each summary cost, after it."""
-        from pi_plugins.interactive.cache_notices import with_summary_notices
+        from pi_plugins.interactive.cache_notices import with_cache_notices, with_summary_notices
 
         blocks = blocks_for_messages(self.harness.messages, self.renderers, tools_by_name(self.harness))
-        blocks = [header_block(self), *(with_summary_notices(blocks, self.harness) if summary_notices else blocks)]
+        blocks = with_summary_notices(blocks, self.harness) if summary_notices else blocks
+        blocks = [header_block(self), *with_cache_notices(blocks, self.harness)]  # misses and warms, derived again
         live = [b for b in self.transcript.live if not b.final]
         if self.events.streaming not in live:
             self.events.streaming = None

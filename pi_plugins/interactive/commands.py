@@ -340,6 +340,9 @@ async def session(tui: ChatPort, args: str) -> None:
         f"{format_tokens(tokens['cacheRead'])} cache read, {format_tokens(tokens['cacheWrite'])} cache write",
         f"Cost: ${stats['cost']:.4f}",
     ]
+    from pi_plugins.cache_warming.status import session_lines  # (without the plugin: "unavailable")
+
+    lines += ["Cache warming:", *(f"  {line}" for line in session_lines(tui.harness.ctx))]
     tui.add_text("\n".join(lines), "none")
 
 

@@ -24,6 +24,9 @@ if TYPE_CHECKING:
     from pi_plugins.interactive.app import InteractiveApp
 
 WORKING = "Working... (esc to interrupt)"
+#: Events that bring something new into the chat after a run of cache refreshes.
+_AFTER_CACHE_WARMS = frozenset(("agent_start", "message_start", "compaction_start", "auto_retry_start",
+                                "budget_exceeded"))
 
 
 def tools_by_name(harness) -> dict:
@@ -55,6 +58,14 @@ class EventBlocks:
         }
 
     def on_event(self, event) -> None:
+        kind = event.type
+        if kind in _AFTER_CACHE_WARMS or kind == "entry_appended":
+            from pi_plugins.interactive import cache_notices
+
+            if kind != "entry_appended":  # something new comes: a growing "Cache warmed" line ends
+                cache_notices.settle_cache_warming_notice(self.tui)
+            elif getattr(event.entry, "kind", None) == "cache_warm":
+                return cache_notices.add_cache_warming_notice(self.tui, event.entry)
         self.progress.on_event(event)
         self.status.on_event(event)
         handler = self._handlers.get(event.type)
@@ -130,11 +141,11 @@ class EventBlocks:
                 tool.state.content = [TextContent(text=message.error_message or "Operation aborted")]
                 tool.state.is_error = tool.state.finished = True
             tool.changed()
-        from pi_plugins.interactive.cache_notices import cache_miss_notice
+        from pi_plugins.interactive.cache_notices import cache_miss_notice, dropped_reasoning_notice
 
-        miss = cache_miss_notice(self.tui.harness, message)
-        if miss is not None:
-            self.tui.add_text(miss, "warning")
+        for line in (dropped_reasoning_notice(self.tui.harness, message), cache_miss_notice(self.tui.harness, message)):
+            if line is not None:
+                self.tui.add_text(line, "warning")
         self.tui.changed()
 
     # ---------------------------------------------------------------- tools

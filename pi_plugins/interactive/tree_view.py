@@ -64,6 +64,8 @@ def _text(content: Any, limit: int = 200) -> str:
 
 def shown(node: TreeNode, mode: str, leaf_id: str | None) -> bool:
     entry = node.entry
+    if getattr(entry, "type", None) == "usage":
+        return False  # spending outside the conversation (cache warming): never listed, as pi 1.6
     message = _message(entry)
     if message is not None and message.role == "assistant" and entry.id != leaf_id:
         if not _text(message.content) and message.stop_reason not in ("error", "aborted", "length"):

@@ -135,6 +135,7 @@ def models_from_config(
                 bearer_env=raw.get("bearerEnv") or provider.get("bearerEnv"),
                 sampling_params=_mapping(raw, "samplingParams"),
                 sampling_params_by_thinking_level=_mapping(raw, "samplingParamsByThinkingLevel"),
+                prompt_cache=_prompt_cache(raw.get("promptCache")),
             )
             at = where.get((name, model.id))
             if at is None:
@@ -165,6 +166,8 @@ def _apply_override(model: Model, override: dict, env: Mapping[str, str] | None)
     if override.get("headers"):
         resolved = {k: resolve_config_value(v, env) or "" for k, v in override["headers"].items()}
         changes["headers"] = {**(model.headers or {}), **resolved}
+    if isinstance(override.get("promptCache"), dict):
+        changes["prompt_cache"] = _prompt_cache({**(model.prompt_cache or {}), **override["promptCache"]})
     changes["compat"] = _merge_compat(model.compat, override.get("compat"))
     return attrs.evolve(model, **changes)
 
@@ -176,6 +179,16 @@ def _mapping(raw: dict, key: str) -> dict | None:
     if isinstance(value, dict) and key == "samplingParamsByThinkingLevel":
         _check(all(isinstance(v, dict) for v in value.values()), f"each level of {key} must be an object")
     return value
+
+
+def _prompt_cache(raw: Any) -> dict[str, int] | None:
+    """pi 1.6's ``promptCache`` (seconds per tier, ``short``/``long``); other keys and
+    values that are not positive numbers are left out, as no lifetime at all."""
+    if not isinstance(raw, dict):
+        return None
+    tiers = {k: int(v) for k, v in raw.items() if k in ("short", "long") and isinstance(v, (int, float))
+             and not isinstance(v, bool) and v > 0}
+    return tiers or None
 
 
 def _strip_json_comments(text: str) -> str:

@@ -85,7 +85,7 @@ def _models(document: dict) -> list[Model]:
                 max_tokens=int(raw.get("maxTokens") or 16_384), headers=raw.get("headers") or None,
                 compat={**shared, **(compat or {})} if shared else compat,
                 thinking_level_map=raw.get("thinkingLevelMap"), api_key_env=key_env,
-                api_key_envs=key_envs, bearer_env=bearer_env))
+                api_key_envs=key_envs, bearer_env=bearer_env, prompt_cache=raw.get("promptCache")))
     return models
 
 
