@@ -15,8 +15,10 @@ stdio server's stderr.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import concurrent.futures
 import contextlib
+import gc
 import importlib
 import logging
 import os
@@ -58,6 +60,12 @@ def _import_sdk(done: concurrent.futures.Future) -> None:
             _sdk_import = None  # tried again by the next connection
         done.set_exception(exc if isinstance(exc, Exception) else McpCallError(describe(exc)))
     else:
+        # The SDK's pydantic models are a large graph of objects that live until the end:
+        # the collector's passes over them at exit cost ~0.2 s (0.01 s frozen), and its
+        # passes during the run are spared them too. What the run makes later is frozen at
+        # exit, so the interpreter's last collections have nothing to look at.
+        gc.freeze()
+        atexit.register(gc.freeze)
         done.set_result(None)
 
 
