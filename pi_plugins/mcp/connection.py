@@ -95,6 +95,8 @@ def describe(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     if isinstance(exc, (McpCallError, UnresolvedValue)):
         return text
+    if type(exc).__name__ == "MCPError" and text == "Connection closed":  # the server ended: pi 1.6's words
+        return "MCP connection closed"
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
