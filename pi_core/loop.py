@@ -51,6 +51,7 @@ from pi_core.protocol.provider import LlmContext, RequestContext, StreamOptions,
 from pi_core.protocol.signal import AbortSignal
 from pi_core.protocol.stream import TextEndEvent, ThinkingEndEvent
 from pi_core.protocol.tools import Tool, ToolResult
+from pi_core.protocol.usage import total_usage
 from pi_core.queues import AgentBusyError, MessageQueue, QueueMode, user_message
 from pi_core.tool_calls import ABORTED_TOOL_TEXT, NestedCalls, PreparedCall, execute, execute_nested, prepare
 
@@ -77,15 +78,10 @@ class Agent:
                  get_headers: Callable[[Model], dict] | None = None,
                  get_env: Callable[[Model], dict] | None = None, cwd: str = ".", ctx: Context | None = None) -> None:
         self.plugins = plugins or Plugins()
-        self.model = model
-        self.system_prompt = system_prompt
-        self.thinking_level = thinking_level
+        self.model, self.system_prompt, self.thinking_level = model, system_prompt, thinking_level
         self.messages: list[AgentMessage] = list(messages or [])
-        self.steering = MessageQueue(steering_mode)
-        self.follow_up_queue = MessageQueue(follow_up_mode)
-        self.tool_execution = tool_execution
-        self.get_api_key = get_api_key
-        self.get_headers = get_headers
+        self.steering, self.follow_up_queue = MessageQueue(steering_mode), MessageQueue(follow_up_mode)
+        self.tool_execution, self.get_api_key, self.get_headers = tool_execution, get_api_key, get_headers
         #: The environment a model's credential carries (auth.json's ``env``), per request.
         self.get_env = get_env
         self.ctx = ctx or Context(cwd=cwd, plugins=self.plugins)
@@ -96,8 +92,7 @@ class Agent:
         self._listeners: list[Callable[[Any], Any]] = []
         self._task: asyncio.Task | None = None
         self._signal: AbortSignal | None = None
-        self._closing = False
-        self._turn_index = 0
+        self._closing, self._turn_index = False, 0
         self.nested_calls: dict[str, NestedCalls] = {}  # the record of each running call's nested calls
 
     # ------------------------------------------------------------ public API
@@ -432,9 +427,11 @@ class Agent:
 
         async def record(call: ToolCall) -> None:
             result, nested = finished[call.id], self.nested_calls.pop(call.id, None)
+            usage = total_usage(AssistantMessage(usage=u) for u in [result.usage, *nested.usages] if u is not None) \
+                if nested is not None and nested.usages else result.usage
             result_message = ToolResultMessage(
                 tool_call_id=call.id, tool_name=call.name, content=result.content, details=result.details,
-                usage=result.usage, is_error=result.is_error, duration_ms=took.get(call.id),
+                usage=usage, is_error=result.is_error, duration_ms=took.get(call.id),
                 nested_calls=nested.snapshot() if nested else None)
             await self.deliver(result_message, produced)
             stored = self.messages[-1]

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from attrs import asdict, has
 
 from pi_core.protocol.events import ToolCallEvent, ToolExecutionEnd, ToolExecutionStart, ToolExecutionUpdate
-from pi_core.protocol.messages import TextContent, ToolCall
+from pi_core.protocol.messages import TextContent, ToolCall, Usage
 from pi_core.protocol.records import record
 from pi_core.protocol.schema import ArgumentsError
 from pi_core.protocol.signal import AbortSignal
@@ -31,10 +31,12 @@ MAX_CALLS, MAX_CALL_BYTES, MAX_RECORD_BYTES, MAX_ERROR_CHARS = 256, 8 * 1024, 32
 
 class NestedCalls:
     """pi 1.6's ``nestedCalls`` on a tool result: the calls one model-issued call made (nested
-    ones too), bounded: name, arguments, status, duration, error, never results. Numbers their ids."""
+    ones too), bounded: name, arguments, status, duration, error, never results; and their
+    usage, which the result's adds up. Numbers their ids."""
 
     def __init__(self) -> None:
         self.calls: list[dict] = []
+        self.usages: list[Usage] = []  # of every nested result, kept in the record or not (pi 1.6)
         self.complete, self.argument_bytes, self.began, self.counts = True, 0, dict[str, float](), dict[str, int]()
 
     def start(self, call: ToolCall) -> dict | None:
@@ -52,6 +54,7 @@ class NestedCalls:
         return record
 
     def finish(self, record: dict | None, result: ToolResult) -> None:
+        self.usages += [result.usage] if result.usage is not None else []
         if record is not None:
             took = round((time.monotonic() - self.began.pop(record["id"])) * 1000)
             record.update(status="error" if result.is_error else "ok", durationMs=took)

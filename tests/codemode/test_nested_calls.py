@@ -79,6 +79,25 @@ def test_calls_a_nested_tool_makes_join_the_record_of_the_model_issued_call(tmp_
         (f"{parent}/1", "relay"), (f"{parent}/1/1", "echo")]
 
 
+def test_the_usage_of_nested_results_at_every_depth_is_added_to_the_scripts_result(tmp_path):
+    from pi_core import TextContent, ToolResult, Usage
+
+    def spending(tokens: int):
+        @tool(name=f"spend{tokens}", parameters={"type": "object", "properties": {}})
+        async def spend(args, run):
+            """Model work of its own."""
+            if tokens == 5:  # one level down: its own call's usage counts too
+                await run.ctx.execute_tool("spend7", {}, parent_tool_call_id=run.tool_call_id)
+            return ToolResult(content=[TextContent("spent")], usage=Usage(input=tokens, output=1, total_tokens=tokens + 1))
+        return spend
+
+    found, make = asyncio.run(run_scripts(tmp_path, "await tools.spend5({}); await tools.spend7({}); return 1",
+                                          tools=[spending(5), spending(7)]))
+    (result,) = found
+    assert (result.usage.input, result.usage.output, result.usage.total_tokens) == (19, 3, 22)
+    assert stored_results(make)[0]["usage"]["input"] == 19
+
+
 def test_compaction_lists_the_files_a_scripts_calls_read_and_wrote(tmp_path):
     found, _ = asyncio.run(run_scripts(tmp_path, "return 1"))
     message = found[0]
