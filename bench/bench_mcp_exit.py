@@ -3,7 +3,10 @@ the process gone, with one stdio server (tests/support/mcp_server.py, ``direct``
 tool the model calls once, beside the same ``pi -p`` with no MCP, and beside pi 1.6 (on
 Node 22) with the same ``mcp.json`` and the same script, where it is installed.
 
-    python bench/bench_mcp_exit.py [--runs 7]
+    python bench/bench_mcp_exit.py [--runs 7] [--bare]
+
+``--bare``: tests/support/mcp_bare_server.py instead, which ends the moment its stdin
+closes, so what is left is the client's own doing.
 
 Prints the median and the spread of each; no budget (the load of the machine decides
 most of it), the figures go into the closing note.
@@ -27,7 +30,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 from support.llm_server import LlmServer, Reply  # noqa: E402
 from support.programs import NODE22, PI16  # noqa: E402
 
-SERVER = str(ROOT / "tests" / "support" / "mcp_server.py")
+SERVERS = {False: str(ROOT / "tests" / "support" / "mcp_server.py"),
+           True: str(ROOT / "tests" / "support" / "mcp_bare_server.py")}
 
 
 def run_once(command: list[str], env: dict, cwd: str, server: LlmServer, uses_mcp: bool) -> tuple[float, float]:
@@ -50,20 +54,21 @@ def run_once(command: list[str], env: dict, cwd: str, server: LlmServer, uses_mc
     return ended - began, ended - printed
 
 
-def home(root: Path, server: LlmServer, with_mcp: bool) -> dict:
+def home(root: Path, server: LlmServer, with_mcp: bool, bare: bool) -> dict:
     agent = root / "agent"
     agent.mkdir(parents=True)
     (root / "project").mkdir()
     (agent / "models.json").write_text(json.dumps(server.models_json("local", apiKey="unused")))
     if with_mcp:
         (agent / "mcp.json").write_text(json.dumps({"mcpServers": {"demo": {
-            "command": sys.executable, "args": [SERVER], "exposure": "direct"}}}))
+            "command": sys.executable, "args": [SERVERS[bare]], "exposure": "direct"}}}))
     return {**os.environ, "HOME": str(root), "PI_CODING_AGENT_DIR": str(agent), "PI_OFFLINE": "1"}
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--bare", action="store_true", help="a server with no SDK that ends at once")
     args = parser.parse_args()
     ours = [sys.executable, "-m", "pi_plugins.cli"]
     kinds = [("ours, no MCP", ours, False), ("ours, one MCP server used", ours, True)]
@@ -71,7 +76,7 @@ def main() -> int:
         kinds.append(("pi 1.6, one MCP server used", [str(NODE22), str(PI16 / "dist" / "cli.js")], True))
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; {args.runs} runs each, in turn")
     with tempfile.TemporaryDirectory(prefix="bench-mcp-exit-") as tmp, LlmServer() as server:
-        envs = [home(Path(tmp) / str(n), server, uses) for n, (_, _, uses) in enumerate(kinds)]
+        envs = [home(Path(tmp) / str(n), server, uses, args.bare) for n, (_, _, uses) in enumerate(kinds)]
         found: dict[str, list[tuple[float, float]]] = {name: [] for name, _, _ in kinds}
         for _ in range(args.runs + 1):  # the first round warms up and is not counted
             for (name, command, uses), env in zip(kinds, envs, strict=True):
