@@ -212,6 +212,7 @@ class ToolResultMessage(_Extra):
     content: list[UserContent] = field(factory=list)
     details: Any = None
     usage: Usage | None = None  # the tool's own model work (pi 1.6), not the turn's
+    nested_calls: dict | None = None  # pi 1.6's bounded record of the calls it made (pi_core.tool_calls.NestedCalls)
     is_error: bool = False
     duration_ms: int | None = None  # how long the tool ran (pi 1.6)
     timestamp: int = field(factory=now_ms)

@@ -13,6 +13,7 @@ after which it answers as if cancelled), ``set_status``, ``set_widget``, ``set_t
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from pi_plugins.interactive.dialogs import Dialog, InputDialog, Item, ListDialog
@@ -42,6 +43,30 @@ class InteractiveUI:
         items = [Item(str(option), option) for option in options]
         return await self._ask(lambda: ListDialog(self.tui.painter, title, items, search=len(items) > 10), timeout,
                                "question", title)
+
+    async def select_live(self, content: Callable[[], tuple[str, list[tuple[str, Any]]]],
+                          subscribe: Callable[[Callable[[], None]], Callable[[], None]]) -> Any:
+        """A select kept up to date, as pi 1.6's live dialogs (``/mcp``'s): ``content()``
+        gives the title and the (label, value) options, drawn again each time the callback
+        given to ``subscribe`` is called (it returns the unsubscribe); the highlight stays
+        on its value. Returns the chosen value, or None."""
+        title, options = content()
+        dialog = ListDialog(self.tui.painter, title, [Item(label, value) for label, value in options],
+                            search=len(options) > 10)
+
+        def redraw() -> None:
+            new_title, new_options = content()
+            current = dialog.current
+            dialog.title = new_title
+            dialog.set_items([Item(label, value) for label, value in new_options],
+                             current.value if current is not None else None)
+            self.tui.invalidate()
+
+        unsubscribe = subscribe(redraw)
+        try:
+            return await self._ask(lambda: dialog, None, "question", title)
+        finally:
+            unsubscribe()
 
     async def input(self, title: str, placeholder: str = "", *, timeout: float | None = None) -> str | None:
         return await self._ask(lambda: InputDialog(self.tui.painter, title, placeholder), timeout, "question", title)
