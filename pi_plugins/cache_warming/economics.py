@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from typing import Any, Literal
 
-from attrs import define
+from pi_core.protocol.records import record
 
 from pi_core import Model, Usage, calculate_cost
 
@@ -25,7 +25,7 @@ MINIMUM_EXPECTED_SAVINGS = 0.05
 IDLE_CONTINUATION_PROBABILITY = 0.15
 
 
-@define
+@record
 class Decision:
     """What a refresh would cost and save, and pi's verdict (``action``)."""
 
