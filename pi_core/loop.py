@@ -312,8 +312,7 @@ class Agent:
         llm = LlmContext(
             system_prompt=request.system_prompt,
             messages=[m for m in messages if isinstance(m, LLM_MESSAGE_TYPES)],
-            tools=[ToolSpec(t.name, t.description, t.schema) for t in request.tools],
-        )
+            tools=[ToolSpec(t.name, t.description, t.schema) for t in request.tools], transcript=messages)
         return request, llm
 
     async def _respond(self, signal: AbortSignal, produced: list) -> AssistantMessage | None:

@@ -35,6 +35,7 @@ BUILTINS: dict[str, str] = {
     "checkpoints": "pi_plugins.checkpoints",
     "answer_journal": "pi_plugins.answer_journal",
     "mcp": "pi_plugins.mcp",
+    "system_messages": "pi_plugins.system_messages",
     "print_mode": "pi_plugins.print_mode",
     "rpc_mode": "pi_plugins.rpc",
     "acp_mode": "pi_plugins.acp",
