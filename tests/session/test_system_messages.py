@@ -69,3 +69,35 @@ def test_changes_are_placed_before_the_message_they_came_with_unless_the_head_is
     prompt, placed = mid_conversation("P2", messages)
     assert prompt == "P" and placed == {id(again): ['Updated system prompt section "preamble":\n\nP2']}
     assert mid_conversation("P2", messages[1:]) == ("P2", {})  # compacted away: folded
+
+
+def test_a_compaction_entry_reads_and_writes_pi16s_system_message_back_as_written():
+    from pi_core.protocol.codec import line_from_json
+
+    line = {"type": "compaction", "id": "f6g7h8i9", "parentId": "e5f6g7h8", "timestamp": "2026-12-03T14:10:00.000Z",
+            "summary": "S", "firstKeptEntryId": "c3d4e5f6", "tokensBefore": 50000,
+            "systemMessage": {"role": "system", "content": "", "sections": {"preamble": "P"},
+                              "toolsAdded": [READ], "timestamp": 1733235000000}}
+    entry = line_from_json(line)
+    assert isinstance(entry.system_message, SystemMessage) and entry.system_message.tools_added == [READ]
+    assert to_json(entry) == line
+
+
+def test_a_compacted_context_leads_with_the_compactions_system_message_not_the_kept_ones(tmp_path):
+    """pi 1.6's rule: the compaction's ``systemMessage`` stands for the system messages
+    among the entries it kept; one written after the compaction stays in place."""
+    from pi_core.app.compacting import current_system_message
+    from pi_core.session.session import Session
+
+    session = Session.create(tmp_path, tmp_path / "sessions")
+    session.append_message(SystemMessage(sections={"preamble": "P", "cwd": "C"}, tools_added=[READ]))
+    kept = session.append_message(UserMessage("hi"))
+    session.append_message(SystemMessage(sections={"cwd": "C2"}, tools_added=[BASH]))
+    replayed = current_system_message(session.build_context().messages)
+    assert replayed.sections == {"preamble": "P", "cwd": "C2"} and replayed.tools_added == [READ, BASH]
+    session.append_compaction("summary", kept.id, 100, system_message=replayed)
+    session.append_message(SystemMessage(sections={"skills": "S"}))
+    roles = [m.role for m in session.build_context().messages]
+    assert roles == ["system", "compactionSummary", "user", "system"]
+    assert session.build_context().messages[0] is replayed
+    assert current_system_message([UserMessage("no system message")]) is None

@@ -140,3 +140,69 @@ def test_a_later_change_is_folded_or_sent_in_place_as_pi16_sends_it(pi, server, 
         update = messages[3]["content"]
         assert update.startswith('Updated system prompt section "'), who
         assert 'Updated system prompt section "project_context":' in update and "Project rules changed." in update
+
+
+
+def _compact_and_go_on(pi, server, command: list[str]) -> dict:
+    """A prompt whose answer runs a tool, ``compact`` (cutting that turn, so the history
+    before it is the system message alone), another prompt, through ``--mode rpc``."""
+    from support.rpc import RpcClient
+
+    process = subprocess.Popen([*command, *pi.flags("--mode", "rpc")], cwd=pi.cwd,
+                               env={**pi.env, "PI_OFFLINE": "1"}, stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    client = RpcClient(process, timeout=60)
+    try:
+        server.push(Reply(text="Running.", tool_calls=[("bash", {"command": "echo tool-output"})]),
+                    Reply(text="Ran it. " * 60))
+        mark = client.mark()
+        client.ok("prompt", message="run it")
+        client.event("agent_end", after=mark)
+        before = len(server.requests)
+        server.default = lambda request: Reply(text="## Goal\nsummary")
+        summary = client.ok("compact")["summary"]
+        server.default = None
+        summaries = len(server.requests) - before
+        after = client.ok("get_messages")["messages"]
+        server.push(Reply(text="Third."))
+        mark = client.mark()
+        client.ok("prompt", message="again")
+        client.event("agent_end", after=mark)
+    finally:
+        client.close(timeout=20)
+        client.kill()
+    [path] = pi.sessions()
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    path.unlink()
+    return {"summary": summary, "summaries": summaries, "after": after, "lines": lines,
+            "last": server.requests[-1].body}
+
+
+def test_a_compaction_keeps_the_system_message_out_of_the_summary_and_on_its_entry_as_pi16(project, server):
+    """pi 1.6 never summarises a system message (a history of only one is "No prior
+    history."): the compaction entry carries the replayed one (``systemMessage``), which
+    leads the compacted context; a later prompt whose prompt and tools did not change
+    declares nothing new."""
+    from support.programs import node_for, require_real
+
+    pi = project
+    (pi.agent_dir / "settings.json").write_text(json.dumps({"compaction": {"keepRecentTokens": 5}}))
+    (pi.cwd / "AGENTS.md").write_text("Project rules here.")
+    seen = {"pi16": _compact_and_go_on(pi, server, [node_for("pi16"), str(require_real("pi16") / "dist" / "cli.js")]),
+            "ours": _compact_and_go_on(pi, server, pi.command()[:3])}
+    shapes = {}
+    for who, run in seen.items():
+        # the wording is each program's own (as tests/acp/test_pi_acp.py reads it)
+        assert run["summary"].startswith(("No prior history.", "No earlier history.")), who
+        assert run["summaries"] == 1, who  # the cut turn's prefix only
+        assert [m["role"] for m in run["after"]][:2] == ["system", "compactionSummary"], who
+        [compaction] = [e for e in run["lines"] if e["type"] == "compaction"]
+        shapes[who] = _shape(compaction["systemMessage"])
+        assert "Project rules here." in compaction["systemMessage"]["sections"]["project_context"], who
+        later = run["lines"][run["lines"].index(compaction) + 1:]
+        assert [e["message"]["role"] for e in later if e["type"] == "message"] == ["user", "assistant"], who
+        assert [m["role"] for m in run["last"]["messages"]][:2] == ["system", "user"], who
+        assert "Project rules here." in run["last"]["messages"][0]["content"], who
+    assert shapes["ours"]["added"] == shapes["pi16"]["added"]
+    assert shapes["ours"]["sections"] == [n for n in shapes["pi16"]["sections"] if n in shapes["ours"]["sections"]]
+    assert set(shapes["ours"]["keys"]) == set(shapes["pi16"]["keys"])
