@@ -229,8 +229,14 @@ class Agent:
             await self.emit(AgentStart())
             self._turn_index = 0
             await self.emit(TurnStart(turn_index=0))
-            for message in prompts:
-                await self.deliver(message, produced)
+            stop = None
+            for message in prompts:  # each kept (in memory at least) before a StopRun ends the run
+                try:
+                    await self.deliver(message, produced)
+                except StopRun as exc:
+                    stop = stop or exc
+            if stop is not None:
+                raise stop
             await self._turns(produced, signal)
         except asyncio.CancelledError:
             if not signal.aborted:
@@ -299,13 +305,8 @@ class Agent:
 
     async def _request(self) -> tuple[RequestContext, LlmContext]:
         ctx = self.ctx
-        request = RequestContext(
-            system_prompt=self.system_prompt,
-            messages=list(self.messages),
-            tools=self.active_tools(),
-            model=self.model,
-            thinking_level=self.thinking_level,
-        )
+        request = RequestContext(system_prompt=self.system_prompt, messages=list(self.messages),
+                                 tools=self.active_tools(), model=self.model, thinking_level=self.thinking_level)
         request = await self.plugins.call("prepare_request", request=request, ctx=ctx)
         messages = await self.plugins.call("context", messages=list(request.messages), ctx=ctx)
         messages = await self.plugins.call("convert_to_llm", messages=messages, ctx=ctx)

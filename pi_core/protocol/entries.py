@@ -214,8 +214,6 @@ def message_of(entry: Any) -> AgentMessage | None:
         return m.BranchSummaryMessage(summary=entry.summary, from_id=entry.from_id,
                                       timestamp=iso_to_ms(entry.timestamp))
     if isinstance(entry, CompactionEntry):
-        return m.CompactionSummaryMessage(
-            summary=entry.summary, tokens_before=entry.tokens_before,
-            timestamp=iso_to_ms(entry.timestamp),
-        )
+        return m.CompactionSummaryMessage(summary=entry.summary, tokens_before=entry.tokens_before,
+                                          timestamp=iso_to_ms(entry.timestamp))
     return None
