@@ -108,14 +108,22 @@ def test_each_resumes_the_others_session_and_patches_it_to_its_own_prompt(projec
     assert sent.body["messages"][0]["content"].startswith("You are a coding assistant working inside pi")
 
 
+def _sent(api: str, body: dict) -> list[dict]:
+    """A request's conversation as ``{role, content}``: Responses' ``input`` items by role."""
+    if api == "openai-responses":
+        return [{"role": i.get("role", i.get("type")), "content": i.get("content")} for i in body["input"]]
+    return body["messages"]
+
+
+@pytest.mark.parametrize("api", ["openai-completions", "openai-responses", "mistral-conversations"])
 @pytest.mark.parametrize("flag", [False, True])
-def test_a_later_change_is_folded_or_sent_in_place_as_pi16_sends_it(pi, server, flag):
-    """openai-completions: without ``supportsMidConvoSystemMessages`` the prompt is sent
-    whole as the first message; with it, the leading prompt as first written and the
-    change as a system message before the prompt it came with."""
+def test_a_later_change_is_folded_or_sent_in_place_as_pi16_sends_it(pi, server, flag, api):
+    """Chat Completions, Responses and Mistral: without ``supportsMidConvoSystemMessages``
+    the prompt is sent whole as the first message; with it, the leading prompt as first
+    written and the change as a system message before the prompt it came with."""
     compat = {"compat": {"supportsMidConvoSystemMessages": True}} if flag else {}
     (pi.agent_dir / "models.json").write_text(json.dumps(
-        server.models_json("local", apiKey="test-key", models=[{"id": "test-model", **compat}])))
+        server.models_json("local", api=api, apiKey="test-key", models=[{"id": "test-model", **compat}])))
     pi.trust_project()
     sent = {}
     for who in ("pi16", "ours"):
@@ -126,7 +134,7 @@ def test_a_later_change_is_folded_or_sent_in_place_as_pi16_sends_it(pi, server, 
         before = len(server.requests)
         _run(who, pi, "--tools", "read,bash", "-c", "again")
         [request] = server.requests[before:]
-        sent[who] = request.body["messages"]
+        sent[who] = _sent(api, request.body)
         [path] = pi.sessions()
         path.unlink()
     for who, messages in sent.items():
