@@ -215,8 +215,14 @@ class Agent:
             await self.emit(AgentStart())
             self._turn_index = 0
             await self.emit(TurnStart(turn_index=0))
-            for message in prompts:
-                await self.deliver(message, produced)
+            stop = None
+            for message in prompts:  # each kept (in memory at least) before a StopRun ends the run
+                try:
+                    await self.deliver(message, produced)
+                except StopRun as exc:
+                    stop = stop or exc
+            if stop is not None:
+                raise stop
             await self._turns(produced, signal)
         except asyncio.CancelledError:
             if not signal.aborted:
@@ -291,7 +297,7 @@ class Agent:
         messages = await self.plugins.call("convert_to_llm", messages=messages, ctx=ctx)
         llm = LlmContext(system_prompt=request.system_prompt,
                          messages=[m for m in messages if isinstance(m, LLM_MESSAGE_TYPES)],
-                         tools=[ToolSpec(t.name, t.description, t.schema) for t in request.tools])
+                         tools=[ToolSpec(t.name, t.description, t.schema) for t in request.tools], transcript=messages)
         return request, llm
 
     async def _respond(self, signal: AbortSignal, produced: list) -> AssistantMessage | None:

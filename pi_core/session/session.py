@@ -41,6 +41,7 @@ from pi_core.protocol.messages import (
     AgentMessage,
     BranchSummaryMessage,
     CompactionSummaryMessage,
+    SystemMessage,
     Usage,
 )
 from pi_core.session.context import SessionContext, build_session_context
@@ -303,11 +304,11 @@ class Session:
         details: Any = None,
         from_hook: bool | None = None,
         usage: Usage | None = None,
+        system_message: SystemMessage | None = None,
     ) -> CompactionEntry:
         return self.append(CompactionEntry(
-            summary=summary, first_kept_entry_id=first_kept_entry_id,
-            tokens_before=tokens_before, details=details, usage=usage, from_hook=from_hook,
-        ))
+            summary=summary, first_kept_entry_id=first_kept_entry_id, tokens_before=tokens_before,
+            details=details, usage=usage, from_hook=from_hook, system_message=system_message))
 
     def append_custom(self, custom_type: str, data: Any = None) -> CustomEntry:
         return self.append(CustomEntry(custom_type=custom_type, data=data))

@@ -8,9 +8,8 @@ from __future__ import annotations
 import os
 from typing import Any, Literal
 
-from pi_core.protocol.records import record
-
 from pi_core import Model, Usage, calculate_cost
+from pi_core.protocol.records import record
 
 Phase = Literal["streaming", "idle"]
 Action = Literal["warm", "stop"]

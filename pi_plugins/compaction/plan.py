@@ -165,7 +165,7 @@ def prepare_compaction(path: list, keep_recent_tokens: int, context: list | None
             if isinstance(entry, CompactionEntry):
                 continue
             message = message_of(entry)
-            if message is not None:
+            if message is not None and getattr(message, "role", None) != "system":  # pi 1.6: never summarised
                 found.append(message)
                 file_ops.add_from(message)
         return found

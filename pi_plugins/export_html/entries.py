@@ -29,6 +29,7 @@ from pi_core.protocol.messages import (
     CompactionSummaryMessage,
     CustomMessage,
     ImageContent,
+    SystemMessage,
     TextContent,
     ThinkingContent,
     ToolCall,
@@ -121,6 +122,8 @@ def _render_message(message: Any) -> tuple[str, str, str]:
         return ("branch-summary", "Branch summary", markdown_div(message.summary))
     if isinstance(message, CompactionSummaryMessage):
         return ("compaction", "Compaction summary", markdown_div(message.summary))
+    if isinstance(message, SystemMessage):  # pi 1.6's prompt sections and tools, or a change of them
+        return ("meta system", "System prompt", folded_json(to_json(message), "sections and tools"))
     if isinstance(message, UnknownMessage):
         return ("meta unknown", "Message", f'<span class="meta-text">with role '
                 f"{escape(message.role or '?')}</span>" + folded_json(message.data, "as stored"))
