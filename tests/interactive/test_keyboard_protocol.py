@@ -25,7 +25,7 @@ from pi_core.protocol.commands import Shortcut
 
 
 async def hello(ctx):
-    ctx.ui.notify("super k pressed")
+    ctx.ui.notify("super-k-pressed")
 
 
 @hookimpl
@@ -83,7 +83,7 @@ def test_keys_in_kittys_protocol_reach_the_chat(tmp_path, server):
         time.sleep(0.5)
         term.write(b"\x1b[107;9u")  # super+k pressed
         term.write(b"\x1b[107;9:3u")  # … and released
-        term.wait_for("super k pressed")
+        term.wait_for("super-k-pressed")
         term.type("ab")
         term.write(b"\x1b[97;1:3u\x1b[98;1:3u")  # releases: nothing typed
         term.write(b"\x1b[117;5u")  # Ctrl+U: the line is deleted
