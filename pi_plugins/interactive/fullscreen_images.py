@@ -11,6 +11,7 @@ draws again), so a scrolled image does not stay behind.
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -25,8 +26,8 @@ def reserve(tui: Any, block: Any, width: int) -> tuple[list[str], list[tuple[int
     ``terminal.showImages`` is off."""
     images = block.images() if hasattr(block, "images") else []
     settings = tui.settings
-    if not images or not settings.get("terminal.showImages", True):
-        return [], []
+    if not images or not settings.get("terminal.showImages", True) or os.environ.get("TMUX"):
+        return [], []  # inside tmux pi 1.6 places none (tmux does not keep them in place)
     from pi_plugins.interactive.terminal_images import image_sequence
 
     columns = min(settings.get("terminal.imageWidthCells", 60) or 60, max(width - 2, 1))
