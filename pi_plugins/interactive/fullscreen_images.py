@@ -25,9 +25,11 @@ def reserve(tui: Any, block: Any, width: int) -> tuple[list[str], list[tuple[int
     them: (first row, rows, sequence). Nothing where the terminal draws no images or
     ``terminal.showImages`` is off."""
     images = block.images() if hasattr(block, "images") else []
-    settings = tui.settings
-    if not images or not settings.get("terminal.showImages", True) or os.environ.get("TMUX"):
+    if not images or os.environ.get("TMUX"):
         return [], []  # inside tmux pi 1.6 places none (tmux does not keep them in place)
+    settings = tui.settings
+    if not settings.get("terminal.showImages", True):
+        return [], []
     from pi_plugins.interactive.terminal_images import image_sequence
 
     columns = min(settings.get("terminal.imageWidthCells", 60) or 60, max(width - 2, 1))

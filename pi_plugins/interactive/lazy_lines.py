@@ -208,10 +208,10 @@ class LazyLines:
         tui, width = self.tui, self._width
         if piece.text is None:
             lines = tui.paint(piece.block, width)
-            if tui.fullscreen:  # room for its images, placed after each frame
-                from pi_plugins.interactive.fullscreen_images import reserve
+            from pi_plugins.interactive.fullscreen_images import reserve
 
-                rows, places = reserve(tui, piece.block, width)
+            rows, places = reserve(tui, piece.block, width)  # room for its images, placed after each frame
+            if places:
                 piece.images = [(len(lines) + row, height, sequence) for row, height, sequence in places]
                 lines = lines + rows
         else:
