@@ -13,7 +13,8 @@ after which it answers as if cancelled), ``set_status``, ``set_widget``, ``set_t
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from pi_plugins.interactive.dialogs import Dialog, InputDialog, Item, ListDialog
@@ -29,6 +30,21 @@ class InteractiveUI:
 
     def __init__(self, tui: InteractiveApp) -> None:
         self.tui = tui
+        self._signing_in: str | None = None  # "Log in to …" while a sign-in waits (pi 1.6's ``auth``)
+
+    @contextlib.contextmanager
+    def signing_in(self, provider_name: str) -> Iterator[None]:
+        """While a provider's sign-in waits for the user (a browser, a pasted code), the
+        terminal is told pi is ``blocked`` on ``auth``, "Log in to <provider>", as pi 1.6's
+        login dialog tells it; the sign-in's own questions keep that report."""
+        status = self.tui.events.status
+        self._signing_in = title = f"Log in to {provider_name}"
+        status.set_blocked(self, "auth", title)
+        try:
+            yield
+        finally:
+            self._signing_in = None
+            status.set_blocked(self)
 
     def notify(self, message: str, level: str = "info") -> None:
         prefix = {"error": "Error: ", "warning": "Warning: "}.get(level, "")
@@ -85,6 +101,8 @@ class InteractiveUI:
             return None
         dialog: Dialog = make_dialog()
         status = self.tui.events.status
+        if self._signing_in is not None:  # a question of the sign-in: still "auth", as 1.6
+            kind, title = "auth", self._signing_in
         status.set_blocked(dialog, kind, title)
         try:
             if timeout is None:
