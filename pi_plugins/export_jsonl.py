@@ -10,6 +10,7 @@ directory; a relative name is taken from the current directory.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import orjson
@@ -19,10 +20,12 @@ from pi_core.protocol.entries import SESSION_VERSION, iso_now
 from pi_core.session import Session
 
 
-def branch_jsonl(session: Session) -> str:
-    """The header and the current branch, re-chained, as JSONL text."""
+def branch_jsonl(session: Session, trailing: Callable[[str | None, str], list[dict]] | None = None) -> str:
+    """The header and the current branch, re-chained, as JSONL text; ``trailing`` makes
+    export-only entries to end it with (given the last id and the export's time)."""
+    timestamp = iso_now()
     header = {"type": "session", "version": SESSION_VERSION, "id": session.id,
-              "timestamp": iso_now(), "cwd": session.header.cwd}
+              "timestamp": timestamp, "cwd": session.header.cwd}
     lines = [header]
     parent: str | None = None
     for entry in session.path():
@@ -30,6 +33,7 @@ def branch_jsonl(session: Session) -> str:
         value["parentId"] = parent  # in place: the key keeps its position, as in pi
         lines.append(value)
         parent = value["id"]
+    lines += trailing(parent, timestamp) if trailing is not None else []
     return "".join(orjson.dumps(line).decode("utf-8") + "\n" for line in lines)
 
 
