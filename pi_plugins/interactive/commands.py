@@ -418,6 +418,11 @@ async def reload_(tui: ChatPort, args: str) -> None:
     reload_themes(tui)
     await tui.load_plugin_parts()
     tui.reload_keybindings()
+    registry = tui.harness.model_registry  # models.json as it is now, as pi 1.6's /reload
+    if registry is not None:
+        registry.refresh()
+        for problem in registry.errors:
+            tui.add_text(f"models.json error: {problem}" if problem.startswith("models.json") else problem, "error")
     tui.add_text("Reloaded plugins, skills, prompt templates, context files and keybindings.", "dim")
     if tui.resource_problems:
         from pi_plugins.interactive.blocks import ProblemsBlock
