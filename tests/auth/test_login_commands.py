@@ -7,7 +7,6 @@ import re
 import stat
 import subprocess
 import sys
-import threading
 import urllib.error
 import urllib.request
 

@@ -15,6 +15,7 @@ from support.llm_server import Reply
 
 from pi_plugins.models.models_json import image_resize
 
+
 def _sent_image_size(request) -> tuple[int, int]:
     """The size of the image the request carries (an OpenAI-compatible body)."""
     text = json.dumps(request.body)
