@@ -49,6 +49,7 @@ class Model:
     sampling_params: dict[str, Any] | None = None
     sampling_params_by_thinking_level: dict[str, dict[str, Any]] | None = None
     prompt_cache: dict[str, int] | None = None  # pi 1.6's promptCache: lifetime (s) per tier; none: never cache-warmed
+    image_resize: dict[str, int] | None = None  # pi 1.6's inputLimits.images.resize: how a new image is fitted
 
     @property
     def key(self) -> str:

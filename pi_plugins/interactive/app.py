@@ -317,6 +317,16 @@ class InteractiveApp:
             return max(self.terminal_output.get_size().columns, 20)
         return max(shutil.get_terminal_size((100, 40)).columns, 20)
 
+    def rendered_lines(self) -> list[str]:
+        """The lines drawn under the scrollback at this width: the live blocks, the editor
+        and the footer (what ``/debug`` writes, as pi 1.6's ``ui.render``: what is already
+        printed into the scrollback is not drawn again)."""
+        from pi_plugins.interactive.fullscreen_layout import bottom_lines
+
+        width = self.width
+        lines = [line for block in self.transcript.live for line in block.lines(self.painter, width, self.view)]
+        return lines + bottom_lines(self, width)
+
     @property
     def rows(self) -> int:
         if self.app is not None and self.running:

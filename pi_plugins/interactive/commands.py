@@ -351,15 +351,32 @@ async def session(tui: ChatPort, args: str) -> None:
     tui.add_text("\n".join(lines), "none")
 
 
-async def export(tui: ChatPort, args: str) -> None:
-    from pi_plugins.export_html import ExportError, export_html
+def path_argument(args: str) -> str | None:
+    """The path a command names, as pi reads it: a quoted path, else the first word."""
+    args = args.strip()
+    if not args:
+        return None
+    if args[0] in "\"'":
+        end = args.find(args[0], 1)
+        return args[1:end] if end > 0 else None
+    return args.split()[0]
 
+
+async def export(tui: ChatPort, args: str) -> None:
+    """``/export [file]``: HTML, or the current branch as JSONL when the name ends ``.jsonl``."""
+    from pi_plugins.export_html import ExportError, export_html
+    from pi_plugins.export_jsonl import export_jsonl
+
+    output = path_argument(args)
     try:
-        written = export_html(tui.harness.session, args or None, tools=tui.harness.agent.tools)
+        if output is not None and output.endswith(".jsonl"):
+            written = export_jsonl(tui.harness.session, output)
+        else:
+            written = export_html(tui.harness.session, output, tools=tui.harness.agent.tools)
     except (ExportError, OSError) as exc:
-        tui.add_text(f"Export failed: {exc}", "error")
+        tui.add_text(f"Failed to export session: {exc}", "error")
         return
-    tui.add_text(f"Exported to: {written}", "dim")
+    tui.add_text(f"Session exported to: {written}", "dim")
 
 
 HOTKEYS = [
@@ -406,6 +423,11 @@ async def reload_(tui: ChatPort, args: str) -> None:
     reload_themes(tui)
     await tui.load_plugin_parts()
     tui.reload_keybindings()
+    registry = tui.harness.model_registry  # models.json as it is now, as pi 1.6's /reload
+    if registry is not None:
+        registry.refresh()
+        for problem in registry.errors:
+            tui.add_text(f"models.json error: {problem}" if problem.startswith("models.json") else problem, "error")
     tui.add_text("Reloaded plugins, skills, prompt templates, context files and keybindings.", "dim")
     if tui.resource_problems:
         from pi_plugins.interactive.blocks import ProblemsBlock
@@ -445,6 +467,12 @@ async def _bug(tui: ChatPort, args: str) -> None:
     from pi_plugins.interactive.bug_report import bug
 
     await bug(tui, args)
+
+
+async def _debug(tui: ChatPort, args: str) -> None:
+    from pi_plugins.interactive.debug_log import debug
+
+    await debug(tui, args)
 
 
 async def _share(tui: ChatPort, args: str) -> None:
@@ -552,7 +580,7 @@ BUILTINS = [
     ("resume", "Resume a session (this project or all)", resume),
     ("name", "Name this session <name>", name),
     ("session", "Session file, id, messages, tokens and cost", session),
-    ("export", "Export the session to HTML [file]", export),
+    ("export", "Export the session as HTML or JSONL [path]", export),
     ("import", "Import and resume a session from a JSONL file <path>", import_),
     ("changelog", "Show the changelog", changelog),
     ("share", "Share the session as a secret GitHub gist", _share),
@@ -567,3 +595,4 @@ BUILTINS = [
     ("quit", "Quit", quit_),
 ]
 COMMANDS = {name: command for name, _, command in BUILTINS}
+COMMANDS["debug"] = _debug  # unlisted, as pi 1.6's /debug

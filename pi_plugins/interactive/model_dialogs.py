@@ -51,6 +51,8 @@ async def model(tui: ChatPort, args: str) -> None:
     harness = tui.harness
     from pi_plugins.providers.background_refresh import refresh_in_background
 
+    if harness.model_registry is not None:
+        harness.model_registry.refresh()  # models.json and auth.json as they are now, as pi 1.6's /model
     refreshing = refresh_in_background(harness.model_registry)  # as pi 1.6's /model, in the background
     models = harness.available_models()
     if args:

@@ -52,6 +52,15 @@ class ChatPort(Protocol):
         """The terminal's height."""
         ...
 
+    @property
+    def width(self) -> int:
+        """The terminal's width."""
+        ...
+
+    def rendered_lines(self) -> list[str]:
+        """The lines drawn under the scrollback now: live blocks, editor, footer."""
+        ...
+
     def add(self, block: _B) -> _B:
         """Add a block to the chat."""
         ...

@@ -136,6 +136,7 @@ def models_from_config(
                 sampling_params=_mapping(raw, "samplingParams"),
                 sampling_params_by_thinking_level=_mapping(raw, "samplingParamsByThinkingLevel"),
                 prompt_cache=_prompt_cache(raw.get("promptCache")),
+                image_resize=image_resize(raw.get("inputLimits")),
             )
             at = where.get((name, model.id))
             if at is None:
@@ -168,6 +169,8 @@ def _apply_override(model: Model, override: dict, env: Mapping[str, str] | None)
         changes["headers"] = {**(model.headers or {}), **resolved}
     if isinstance(override.get("promptCache"), dict):
         changes["prompt_cache"] = _prompt_cache({**(model.prompt_cache or {}), **override["promptCache"]})
+    if isinstance(override.get("inputLimits"), dict):
+        changes["image_resize"] = image_resize(override["inputLimits"]) or model.image_resize
     changes["compat"] = _merge_compat(model.compat, override.get("compat"))
     return attrs.evolve(model, **changes)
 
@@ -179,6 +182,21 @@ def _mapping(raw: dict, key: str) -> dict | None:
     if isinstance(value, dict) and key == "samplingParamsByThinkingLevel":
         _check(all(isinstance(v, dict) for v in value.values()), f"each level of {key} must be an object")
     return value
+
+
+RESIZE_FIELDS = ("maxWidth", "maxHeight", "maxBytes", "jpegQuality")
+
+
+def image_resize(input_limits: Any) -> dict[str, int] | None:
+    """``inputLimits.images.resize``'s positive whole numbers (pi 1.6's fields; a value
+    that is not one is left out, so its default applies)."""
+    images = input_limits.get("images") if isinstance(input_limits, dict) else None
+    resize = images.get("resize") if isinstance(images, dict) else None
+    if not isinstance(resize, dict):
+        return None
+    fields = {k: int(v) for k, v in resize.items() if k in RESIZE_FIELDS and isinstance(v, (int, float))
+              and not isinstance(v, bool) and v > 0}
+    return fields or None
 
 
 def _prompt_cache(raw: Any) -> dict[str, int] | None:

@@ -20,6 +20,7 @@ import orjson
 from pi_core import hookimpl
 from pi_core.paths import agent_dir
 from pi_core.protocol.model import Model, ModelCost
+from pi_plugins.models.models_json import image_resize
 
 CATALOGUE = Path(__file__).with_name("catalogue.json")
 #: pi 1.6's file of refreshed catalogues in the agent dir (:mod:`.models_store`).
@@ -85,7 +86,8 @@ def _models(document: dict) -> list[Model]:
                 max_tokens=int(raw.get("maxTokens") or 16_384), headers=raw.get("headers") or None,
                 compat={**shared, **(compat or {})} if shared else compat,
                 thinking_level_map=raw.get("thinkingLevelMap"), api_key_env=key_env,
-                api_key_envs=key_envs, bearer_env=bearer_env, prompt_cache=raw.get("promptCache")))
+                api_key_envs=key_envs, bearer_env=bearer_env, prompt_cache=raw.get("promptCache"),
+                image_resize=image_resize(raw.get("inputLimits"))))
     return models
 
 

@@ -40,6 +40,7 @@ TOTAL_SECONDS = 15.0
 RETRIED = frozenset({408, 425, 429, 500, 502, 503, 504})
 RADIUS = "radius"
 OPENROUTER = "openrouter"  # its key's own list: openrouter_models.py
+TIMED_OUT = "Model catalog refresh timed out."
 
 
 class RefreshError(Exception):
@@ -243,7 +244,7 @@ async def refresh(agent: Path, env: Mapping[str, str], *, force: bool = True, re
         results = await asyncio.wait_for(asyncio.gather(*jobs),
                                          TOTAL_SECONDS)
     except TimeoutError:
-        return ["Model catalog refresh timed out."]
+        return [TIMED_OUT]
     failures = []
     for provider, entry, error in results:
         if entry is not None:
@@ -283,7 +284,7 @@ def run(agent: Path, env: Mapping[str, str]) -> int:
     import click
 
     failures = asyncio.run(refresh(agent, env))
-    if failures == ["Model catalog refresh timed out."]:
+    if failures == [TIMED_OUT]:
         click.echo(f"Error: {failures[0]}", err=True)
         return 1
     if failures:

@@ -7,6 +7,7 @@ tests can drive it)."""
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 import threading
 
@@ -111,12 +112,33 @@ async def _sign_in(provider: str, browser: bool) -> None:
     store = auth_storage()
     await store.login(provider, callbacks, **login_options(provider))
     _say(f"Logged in to {flow.name}. Credentials saved to {store.path}")
+    await refresh_catalogue(provider, flow.name)
     if provider == "radius":  # pi 1.6 adds the Radius MCP server without asking here
         import os
 
         from pi_plugins.signin.radius_mcp import configure
 
         configure(provider, flow.name, store.path.parent, os.getcwd(), _say)
+
+
+async def refresh_catalogue(provider: str, name: str) -> None:
+    """pi 1.6 fetches the signed-in provider's catalogue at once (a catalogue that needs
+    the key is empty until then), for up to 15 s; the sign-in is saved whatever happens."""
+    from pi_core.paths import agent_dir
+    from pi_plugins.providers.catalogue_refresh import TIMED_OUT, refresh
+
+    try:
+        failures = await refresh(agent_dir(), os.environ, providers=[provider])
+    except asyncio.CancelledError:
+        _say(f"Skipped the {name} model catalog refresh; pi refreshes it on next start.")
+        return
+    except Exception as exc:  # noqa: BLE001 (the sign-in is saved; the refresh only says why)
+        _say(f"The {name} model catalog could not be refreshed: {exc}")
+        return
+    if failures == [TIMED_OUT]:
+        _say(f"The {name} model catalog refresh timed out; pi refreshes it on next start.")
+    elif failures:
+        _say(f"The {name} model catalog could not be refreshed; pi retries on next start.")
 
 
 def _read_key() -> str:
@@ -166,6 +188,10 @@ def login_command(provider: str, use_key: bool, no_browser: bool) -> None:
     store = auth_storage()
     store.set_api_key(provider, key)
     _say(f"Saved API key for {provider}. Credentials saved to {store.path}")
+    try:
+        asyncio.run(refresh_catalogue(provider, display_name(provider)))
+    except KeyboardInterrupt:
+        _say(f"Skipped the {display_name(provider)} model catalog refresh; pi refreshes it on next start.")
 
 
 @auth_command.command("logout")

@@ -235,8 +235,9 @@ async def _read_image(
         raise os_error(exc, path, "reading") from None
     notes = [f"Read image {path} [{mime}, {format_size(len(data))}]"]
     settings = getattr(getattr(run, "ctx", None), "settings", None)
+    model = getattr(getattr(run, "ctx", None), "model", None)
     if settings is None or settings.get("images.autoResize", True) is not False:
-        fitted = fit_image(data, mime)
+        fitted = fit_image(data, mime, getattr(model, "image_resize", None))
         if fitted is None:
             notes.append("[Image omitted: could not be resized below the inline image size limit.]")
             return ToolResult(content=[TextContent("\n".join(notes))])
@@ -244,7 +245,6 @@ async def _read_image(
         if note:
             notes.append(note)
     encoded = base64.b64encode(data).decode("ascii")
-    model = getattr(getattr(run, "ctx", None), "model", None)
     if model is not None and not getattr(model, "accepts_images", True):
         notes.append("[The current model does not take images; the request will carry a placeholder instead.]")
     return ToolResult(content=[TextContent("\n".join(notes)), ImageContent(data=encoded, mime_type=mime)])
@@ -254,35 +254,42 @@ def _base64_size(size: int) -> int:
     return (size + 2) // 3 * 4
 
 
-def fit_image(data: bytes, mime: str) -> tuple[bytes, str, str | None] | None:
+def fit_image(data: bytes, mime: str, limits: dict[str, int] | None = None) -> tuple[bytes, str, str | None] | None:
     """The image as pi's ``images.autoResize`` sends it: unchanged when it is within
     2000x2000 and 4.5 MB of base64; else scaled (Lanczos) to fit 2000x2000, as PNG or
     JPEG (quality 80, 85, 70, 55, 40), whichever first fits, then smaller by a quarter at
     a time; with the note that maps its coordinates to the original's. None: it cannot
-    be made small enough. Pillow is imported here, on the first image read."""
+    be made small enough. ``limits``: the model's ``inputLimits.images.resize`` (pi 1.6),
+    in place of those defaults. Pillow is imported here, on the first image read."""
     import io
 
     from PIL import Image, ImageOps
+
+    limits = limits or {}
+    max_w, max_h = limits.get("maxWidth", MAX_IMAGE_SIDE), limits.get("maxHeight", MAX_IMAGE_SIDE)
+    max_bytes = limits.get("maxBytes", MAX_IMAGE_BASE64)
+    first_quality = limits.get("jpegQuality", 80)
+    qualities = (first_quality, *(q for q in (85, 70, 55, 40) if q != first_quality))
 
     try:
         image = Image.open(io.BytesIO(data))
         oriented = ImageOps.exif_transpose(image)
         width, height = oriented.size
     except Exception:  # not decodable: sent as it is while it fits, as read it
-        return (data, mime, None) if _base64_size(len(data)) < MAX_IMAGE_BASE64 else None
-    if width <= MAX_IMAGE_SIDE and height <= MAX_IMAGE_SIDE and _base64_size(len(data)) < MAX_IMAGE_BASE64:
+        return (data, mime, None) if _base64_size(len(data)) < max_bytes else None
+    if width <= max_w and height <= max_h and _base64_size(len(data)) < max_bytes:
         return data, mime, None
     target_w, target_h = width, height
-    if target_w > MAX_IMAGE_SIDE:
-        target_w, target_h = MAX_IMAGE_SIDE, round(target_h * MAX_IMAGE_SIDE / target_w)
-    if target_h > MAX_IMAGE_SIDE:
-        target_w, target_h = round(target_w * MAX_IMAGE_SIDE / target_h), MAX_IMAGE_SIDE
+    if target_w > max_w:
+        target_w, target_h = max_w, round(target_h * max_w / target_w)
+    if target_h > max_h:
+        target_w, target_h = round(target_w * max_h / target_h), max_h
     try:
         oriented.load()
         while True:
             resized = oriented.resize((max(1, target_w), max(1, target_h)), Image.Resampling.LANCZOS)
-            for encoded, kind in _encodings(resized):
-                if _base64_size(len(encoded)) < MAX_IMAGE_BASE64:
+            for encoded, kind in _encodings(resized, qualities):
+                if _base64_size(len(encoded)) < max_bytes:
                     note = (f"[Image: original {width}x{height}, displayed at {resized.width}x{resized.height}. "
                             f"Multiply coordinates by {width / resized.width:.2f} to map to original image.]")
                     return encoded, kind, note
@@ -294,7 +301,7 @@ def fit_image(data: bytes, mime: str) -> tuple[bytes, str, str | None] | None:
         return None
 
 
-def _encodings(image):
+def _encodings(image, qualities=(80, 85, 70, 55, 40)):
     """PNG, then JPEG at pi's qualities, one at a time (each is made only if needed)."""
     import io
 
@@ -302,7 +309,7 @@ def _encodings(image):
     image.save(out, "PNG")
     yield out.getvalue(), "image/png"
     rgb = image if image.mode == "RGB" else image.convert("RGB")
-    for quality in (80, 85, 70, 55, 40):
+    for quality in qualities:
         out = io.BytesIO()
         rgb.save(out, "JPEG", quality=quality)
         yield out.getvalue(), "image/jpeg"

@@ -7,11 +7,11 @@ import re
 import stat
 import subprocess
 import sys
-import threading
 import urllib.error
 import urllib.request
 
 import pytest
+from support.catalogue_server import Catalogues
 from support.signin_server import SignInServer
 
 from pi_core.testing.ui import RecordingUI
@@ -89,17 +89,32 @@ class NoRedirect(urllib.request.HTTPRedirectHandler):
         return None
 
 
-def pi_auth(tmp_path, *args, input=None, env=None):
+@pytest.fixture(scope="module")
+def pi_dev():
+    """A stand-in of pi.dev's catalogue route (no catalogue: 404) for the refresh that
+    follows a sign-in, as pi 1.6's (tests/auth/test_login_catalogue_refresh.py)."""
+    server = Catalogues()
+    yield server.url
+    server.close()
+
+
+def with_pi_dev(origins: str | None, pi_dev: str) -> str:
+    return json.dumps({**json.loads(origins or "{}"), "https://pi.dev": pi_dev})
+
+
+def pi_auth(tmp_path, *args, input=None, env=None, pi_dev=None):
     environment = {"PATH": os.environ["PATH"], "HOME": str(tmp_path / "home"),
                    "PI_CODING_AGENT_DIR": str(tmp_path / "agent"), **(env or {})}
+    if pi_dev is not None:
+        environment["PI_PROVIDER_ORIGINS"] = with_pi_dev(environment.get("PI_PROVIDER_ORIGINS"), pi_dev)
     return subprocess.run([sys.executable, "-m", "pi_plugins.cli", "auth", *args], input=input,
                           capture_output=True, text=True, env=environment, timeout=60)
 
 
 @pytest.mark.process
-def test_pi_auth_login_stores_a_key_and_logout_is_safe_to_repeat(tmp_path):
+def test_pi_auth_login_stores_a_key_and_logout_is_safe_to_repeat(tmp_path, pi_dev):
     # openai has an account sign-in too (pi 1.6's Sign in with ChatGPT): a key takes --api-key
-    done = pi_auth(tmp_path, "login", "openai", "--api-key", input="sk-shell-key\n")
+    done = pi_auth(tmp_path, "login", "openai", "--api-key", input="sk-shell-key\n", pi_dev=pi_dev)
     assert done.returncode == 0 and "Saved API key for openai" in done.stderr
     assert auth_json(tmp_path / "agent") == {"openai": {"type": "api_key", "key": "sk-shell-key"}}
     assert "sk-shell-key" not in done.stderr + done.stdout
@@ -112,14 +127,14 @@ def test_pi_auth_login_stores_a_key_and_logout_is_safe_to_repeat(tmp_path):
 
 
 @pytest.mark.process
-def test_pi_auth_login_signs_in_to_chatgpt_with_the_redirect_url_pasted(tmp_path, callback_ports):
+def test_pi_auth_login_signs_in_to_chatgpt_with_the_redirect_url_pasted(tmp_path, callback_ports, pi_dev):
     with SignInServer() as server:
         process = subprocess.Popen(
             [sys.executable, "-m", "pi_plugins.cli", "auth", "login", "openai-codex"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
             env={"PATH": os.environ["PATH"], "HOME": str(tmp_path / "home"),
                  "PI_CODING_AGENT_DIR": str(tmp_path / "agent"), "PI_NO_BROWSER": "1",
-                 "PI_PROVIDER_ORIGINS": server.origins(), "PYTHONUNBUFFERED": "1"})
+                 "PI_PROVIDER_ORIGINS": with_pi_dev(server.origins(), pi_dev), "PYTHONUNBUFFERED": "1"})
         link = None
         said = []
         for line in process.stderr:
@@ -145,10 +160,10 @@ def test_pi_auth_login_signs_in_to_chatgpt_with_the_redirect_url_pasted(tmp_path
 
 
 @pytest.mark.process
-def test_pi_auth_login_without_a_browser_signs_in_to_codex_by_device_code(tmp_path):
+def test_pi_auth_login_without_a_browser_signs_in_to_codex_by_device_code(tmp_path, pi_dev):
     with SignInServer() as server:
         done = pi_auth(tmp_path, "login", "openai-codex", "--no-browser", input="",
-                       env={"PI_PROVIDER_ORIGINS": server.origins()})
+                       env={"PI_PROVIDER_ORIGINS": server.origins()}, pi_dev=pi_dev)
     assert done.returncode == 0, done.stderr
     assert "Select OpenAI Codex login method: Device code login (headless)" in done.stderr
     assert "Open https://auth.openai.com/codex/device and enter code: CDX-4321" in done.stderr

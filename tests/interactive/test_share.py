@@ -1,45 +1,10 @@
 """/share: the HTML export as a secret gist, against a local GitHub API server."""
 
-import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
 import pytest
 from support.llm_server import Reply
+from support.share_servers import GistApi
 
 pytestmark = pytest.mark.process  # starts real processes (see tests/conftest.py)
-
-
-class GistApi:
-    """POST /gists as GitHub answers it; what it received is kept."""
-
-    def __init__(self, status: int = 201) -> None:
-        self.received: list[tuple[str, dict, dict]] = []
-        api = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                api.received.append((self.path, dict(self.headers), body))
-                answer = ({"id": "abc123", "html_url": "https://gist.example/u/abc123"} if status < 400
-                          else {"message": "Bad credentials"})
-                data = json.dumps(answer).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args):
-                pass
-
-        self.http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.http.server_address[1]}"
-        threading.Thread(target=self.http.serve_forever, daemon=True).start()
-
-    def close(self):
-        self.http.shutdown()
-        self.http.server_close()
 
 
 @pytest.fixture
