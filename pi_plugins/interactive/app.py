@@ -298,6 +298,9 @@ class InteractiveApp:
         renderers = await plugins.call("register_message_renderers", ctx=ctx)
         self.renderers = {r.custom_type: r.render for r in renderers}
         self.shortcuts = await plugins.call("register_shortcuts", ctx=ctx)
+        from pi_plugins.interactive import render_hooks  # Markdown transformers, entry and tool renderers
+
+        await render_hooks.load(self)
         from pi_plugins.interactive.resource_problems import gather
 
         self.resource_problems = await gather(ctx, self.themes, self.theme_problems)
