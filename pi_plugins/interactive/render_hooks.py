@@ -139,3 +139,31 @@ def entry_renderable(entry: Any, expanded: bool, pad: int = 1) -> RenderableType
     from rich.padding import Padding
 
     return Padding(shown, (1, pad), style="custom.box", expand=True)
+
+
+def with_entries(messages: list, path: list, make_blocks: Callable[[list], list]) -> list:
+    """The chat's blocks for ``messages`` (``make_blocks``) with the custom entries of the
+    session's ``path`` that have a renderer, each after the message before it on the path
+    (a resumed session, ``/tree``, a compaction rebuild the chat this way). An assistant
+    message keeps its tool results: an entry after it comes after them."""
+    if not entry_renderers:
+        return make_blocks(messages)
+    from pi_plugins.interactive.event_blocks import EntryBlock
+
+    index = {id(message): i for i, message in enumerate(messages)}
+    after: dict[int, list] = {}
+    anchor = -1
+    for entry in path:
+        message = getattr(entry, "message", None)
+        if message is not None and id(message) in index:
+            anchor = index[id(message)]
+            while anchor + 1 < len(messages) and getattr(messages[anchor + 1], "role", None) == "toolResult":
+                anchor += 1
+        elif getattr(entry, "type", None) == "custom" and getattr(entry, "custom_type", None) in entry_renderers:
+            after.setdefault(anchor, []).append(entry)
+    blocks: list = [EntryBlock(entry) for entry in after.pop(-1, [])]
+    start = 0
+    for cut in sorted(after):
+        blocks += make_blocks(messages[start:cut + 1]) + [EntryBlock(entry) for entry in after[cut]]
+        start = cut + 1
+    return blocks + make_blocks(messages[start:])

@@ -108,3 +108,20 @@ def test_key_hints_and_entry_renderers_follow_the_users_keybindings(pi_screen, s
 def test_a_transformer_names_only_surfaces_pi_knows():
     with pytest.raises(ValueError, match="unknown Markdown surfaces"):
         MarkdownTransformer(str.upper, message_types=["footer"])
+
+
+def test_a_resumed_session_shows_its_entries_after_the_messages_before_them(pi_screen, server):
+    server.push(Reply(text="First answer."), Reply(text="Second answer."))
+    term = pi_screen(plugin=PLUGIN)
+    term.submit("one")
+    term.wait_for("First answer.")
+    term.wait_idle()
+    term.submit("/card")
+    term.wait_for("CARD Indexed files: 17")
+    term.submit("two")
+    term.wait_for("Second answer.")
+    term.wait_idle()
+    term.close()
+    again = pi_screen("--continue", plugin=PLUGIN)
+    screen = again.wait_drawn("Second answer.")
+    assert screen.index("First answer.") < screen.index("CARD Indexed files: 17") < screen.index("Second answer.")
