@@ -44,6 +44,31 @@ def register_message_renderers(ctx: Ctx) -> MessageRenderer | list[MessageRender
 
 
 @hookspec
+@collect
+def register_markdown_transformers(ctx: Ctx) -> Any:
+    """Kind: collect (a plain list, in load order). pi 1.6's ``registerMarkdownTransformer``:
+    return ``MarkdownTransformer`` objects (from pi_core; only the interactive chat uses these
+    three hooks, so their records live in the shell); the chat runs them, each on what the
+    one before returned, on the Markdown of the surfaces each names."""
+
+
+@hookspec
+@collect(key="custom_type")
+def register_entry_renderers(ctx: Ctx) -> Any:
+    """Kind: collect (by ``custom_type``). pi 1.6's ``registerEntryRenderer``: return
+    ``EntryRenderer`` objects (from pi_core); the interactive chat shows the plugin's custom
+    entries of that kind with them (entries never reach the model)."""
+
+
+@hookspec
+@collect
+def register_tool_renderers(ctx: Ctx) -> Any:
+    """Kind: collect (a plain list, in load order). pi 1.6's ``registerToolRenderer``: return
+    ``ToolRenderer`` objects (from pi_core) choosing how calls to any tool are drawn, also a
+    tool not registered (yet)."""
+
+
+@hookspec
 @collect(key="key")
 def register_shortcuts(ctx: Ctx) -> Shortcut | list[Shortcut] | None:
     """Kind: collect (by ``key``). Return :class:`pi_core.protocol.commands.Shortcut` objects: keys

@@ -27,6 +27,7 @@ _LAZY: dict[str, str] = {name: module for module, names in {
     "pi_core.protocol.environment": "DirEntry ExecutionEnvironment FileInfo OutputSink Process",
     # The command line and the user interface
     "pi_core.protocol.commands": "Command Flag MessageRenderer Shortcut",
+    "pi_core.app.renderers": "EntryRenderer MarkdownTransformer ToolRenderer",
     "pi_core.protocol.shell": "CliCommand Mode",
     # Models and providers
     "pi_core.protocol.model": "Model ModelCost calculate_cost",

@@ -15,6 +15,11 @@ from pi_core.protocol.environment import (
     DirEntry as DirEntry, ExecutionEnvironment as ExecutionEnvironment, FileInfo as FileInfo,
     OutputSink as OutputSink, Process as Process,
 )
+from pi_core.app.renderers import (
+    EntryRenderer as EntryRenderer,
+    MarkdownTransformer as MarkdownTransformer,
+    ToolRenderer as ToolRenderer,
+)
 from pi_core.protocol.commands import (
     Command as Command, Flag as Flag, MessageRenderer as MessageRenderer, Shortcut as Shortcut,
 )
@@ -103,7 +108,8 @@ from pi_plugins.session_listing.listing import (
 __all__ = [
     "__version__", "hookimpl", "Ctx", "UI", "ExecResult", "SessionControl", "Context", "NullUI",
     "Tool", "ToolResult", "ToolRun", "tool", "DirEntry", "ExecutionEnvironment", "FileInfo",
-    "OutputSink", "Process", "Command", "Flag", "MessageRenderer", "Shortcut", "CliCommand", "Mode",
+    "OutputSink", "Process", "Command", "Flag", "MessageRenderer", "Shortcut", "EntryRenderer",
+    "MarkdownTransformer", "ToolRenderer", "CliCommand", "Mode",
     "Model", "ModelCost", "calculate_cost", "LlmContext", "Provider", "RequestContext",
     "StreamOptions", "THINKING_LEVELS", "ThinkingLevel", "ToolSpec", "AssistantMessageEvent",
     "DoneEvent", "ErrorEvent", "StartEvent", "TextDeltaEvent", "TextEndEvent", "TextStartEvent",

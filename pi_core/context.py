@@ -264,10 +264,10 @@ class Context:
                                "in (the built-in local_environment plugin does)")
         return env
 
-    async def exec(self, command: list[str] | str, *, timeout: float | None = None,
-                   cwd: str | None = None, signal: AbortSignal | None = None) -> ExecResult:
+    async def exec(self, command: list[str] | str, *, timeout: float | None = None, cwd: str | None = None,
+                   signal: AbortSignal | None = None, max_buffer: int = 256 << 20) -> ExecResult:
         env = await self.environment()
         result = await env.run(command, cwd=cwd or self.cwd, timeout=timeout, signal=signal,
-                               merge_stderr=False, prefix="pi-exec")
+                               merge_stderr=False, prefix="pi-exec", max_buffer=max_buffer)
         return ExecResult(result.output, result.stderr, result.exit_code, result.killed,
                           result.truncated, result.full_output_path)

@@ -19,7 +19,18 @@ from types import SimpleNamespace
 
 import click
 
-from pi_core import CliCommand, Command, Flag, MessageRenderer, Mode, Shortcut, hookimpl
+from pi_core import (
+    CliCommand,
+    Command,
+    EntryRenderer,
+    Flag,
+    MarkdownTransformer,
+    MessageRenderer,
+    Mode,
+    Shortcut,
+    ToolRenderer,
+    hookimpl,
+)
 
 
 async def boxed_print(app):
@@ -114,6 +125,27 @@ def project_trust(event, ctx):
         return {"trusted": "yes", "remember": True}
     return {"trusted": "undecided"}
 
+@hookimpl
+def register_markdown_transformers(ctx):
+    # The chat shows :warning: in answers as a symbol; the message itself keeps it.
+    return [MarkdownTransformer(lambda markdown, info: markdown.replace(":warning:", "⚠"))]
+
+
+@hookimpl
+def register_entry_renderers(ctx):
+    # The chat draws this plugin's "status-card" entries (ctx.append_entry) with it.
+    return [EntryRenderer("status-card", lambda entry, options: f"{entry.data['title']}: {entry.data['count']}"
+                          f" ({options.key_hint('app.tools.expand', 'for more')})")]
+
+
+@hookimpl
+def register_tool_renderers(ctx):
+    # Calls to an MCP server's tools look alike, even before the server is up.
+    def draw(name, next):
+        mine = {"render_call": lambda args, theme, context: [f"🔌 {name}"]}
+        return next() or mine if name.startswith("mcp__") else next()
+    return [ToolRenderer(draw)]
+
 
 async def fire_by_hand() -> None:
     """What the interactive and RPC modes do with these hooks."""
@@ -135,6 +167,14 @@ async def fire_by_hand() -> None:
     print("renderer for 'note':", renderers[0].render(SimpleNamespace(content="remember"), False))
     shortcuts = await hooks.call("register_shortcuts", ctx=ctx)
     print("shortcuts:", [f"{s.key}: {s.description}" for s in shortcuts])
+    info = SimpleNamespace(message_type="assistant", is_streaming=False, available_width=80)
+    transformer, = await hooks.call("register_markdown_transformers", ctx=ctx)
+    print("markdown shown:", transformer.transform("careful :warning:", info))
+    card, = await hooks.call("register_entry_renderers", ctx=ctx)
+    options = SimpleNamespace(expanded=False, key_hint=lambda key, words: f"ctrl+o {words}")
+    print("entry shown:", card.render(SimpleNamespace(data={"title": "Indexed files", "count": 17}), options))
+    resolver, = await hooks.call("register_tool_renderers", ctx=ctx)
+    print("mcp call shown:", resolver.resolve("mcp__docs__find", lambda: None)["render_call"]({}, None, {}))
 
     switch = await hooks.call("session_before_switch", ctx=ctx,
                                 event=SimpleNamespace(reason="new", target=None))

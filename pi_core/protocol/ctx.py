@@ -24,9 +24,9 @@ DeliverAs = Literal["steer", "follow_up", "next_turn"]
 
 @record
 class ExecResult:
-    """What ``ctx.exec`` gives: stdout and stderr (each its tail within 2,000 lines or
-    50 KB; the whole stdout in ``full_output_path`` when cut), the exit code (None when
-    killed on timeout or abort)."""
+    """What ``ctx.exec`` gives: stdout and stderr (each its tail within 2,000 lines or 50 KB; the
+    whole stdout in ``full_output_path`` when cut), the exit code (None when killed on timeout or
+    abort; 137, killed and truncated past ``max_buffer`` bytes together, pi 1.6's ``maxBuffer``)."""
 
     stdout: str
     stderr: str
@@ -132,7 +132,7 @@ class Ctx(Protocol):
 
     # ---- processes
     async def exec(self, command: list[str] | str, *, timeout: float | None = None,
-                   cwd: str | None = None) -> ExecResult: ...
+                   cwd: str | None = None, max_buffer: int = 256 << 20) -> ExecResult: ...
 
 
 #: The members a test checks the context (:class:`pi_core.context.Context`) has.

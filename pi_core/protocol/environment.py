@@ -116,5 +116,5 @@ class ExecutionEnvironment(Protocol):
 
     async def run(self, command: str | list[str], *, shell: str | None = None, cwd: str | None = None,
                   signal: Any = None, timeout: float | None = None, merge_stderr: bool = True,
-                  on_output: Any = None, prefix: str = "pi-bash") -> Any:
+                  on_output: Any = None, prefix: str = "pi-bash", max_buffer: int | None = None) -> Any:
         """Run a command to its end (a string with ``shell -c``); its code and bounded output."""

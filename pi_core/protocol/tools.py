@@ -27,6 +27,7 @@ class ToolResult:
     is_error: bool = False
     terminate: bool = False
     usage: Any = None  # pi 1.6: the tool's own model work (a subagent's), in the session's totals
+    structured_content: Any = None  # pi 1.6's structuredContent: what scripts get (see Tool.output_schema)
 
     @classmethod
     def text(cls, text: str, details: Any = None, *, is_error: bool = False) -> ToolResult:
@@ -83,7 +84,8 @@ class Tool:
     it in the chat (pi's renderCall / renderResult); ``prepare_arguments`` turns an older
     call's arguments into the current shape first. ``exposure`` is how the model reaches it
     (pi 1.6's): ``direct``, ``model-only`` (not from scripts), ``codemode`` and ``deferred``
-    (declared once ``tool_search`` loads it; register those with ``default_active=False``)."""
+    (declared once ``tool_search`` loads it; register those with ``default_active=False``).
+    ``namespace``, ``output_schema``, ``reaches_tools``: pi 1.6's, see docs/plugins.md."""
 
     name: str
     description: str = ""
@@ -100,20 +102,19 @@ class Tool:
     render_result: Callable[..., list[str]] | None = field(default=None, repr=False)
     prepare_arguments: Callable[[Any], Any] | None = field(default=None, repr=False)
     exposure: Exposure = "direct"
+    namespace: dict | None = None
+    output_schema: dict | None = None
+    reaches_tools: Callable[[Any], str | list[str]] | None = field(default=None, repr=False)
     _compiled: Parameters | None = field(default=None, init=False, repr=False)
 
     def summarize(self, args: dict) -> str:
         """One line saying what a call does (``read src/app.py:10-40``)."""
         if self.summarize_function is not None:
             return self.summarize_function(args or {})
-        if isinstance(args, dict) and args:
-            return f"{self.name} {_short(args, 200)}"
-        return self.name
+        return f"{self.name} {_short(args, 200)}" if isinstance(args, dict) and args else self.name
 
     def files(self, args: dict) -> FileEffects:
-        if self.files_function is not None:
-            return self.files_function(args or {}) or {}
-        return {}
+        return (self.files_function(args or {}) or {}) if self.files_function is not None else {}
 
     @property
     def compiled(self) -> Parameters:

@@ -77,6 +77,9 @@ def ts_type(schema: Any, indent: str = "") -> str:
 
 
 def resolves_to(tool: Tool) -> str:
+    """A tool with an ``output_schema`` resolves to that type (pi 1.6), else to its text."""
+    if isinstance(getattr(tool, "output_schema", None), dict):
+        return ts_type(tool.output_schema)
     return RESOLVES.get(tool.name, "string")
 
 
@@ -163,10 +166,19 @@ async def _execute(args: dict, run: ToolRun) -> ToolResult:
 
 def make_tool(description: str) -> Tool:
     return Tool(name=NAME, label="codemode", description=description, parameters=PARAMETERS,
-                function=_execute, default_active=False, summarize=_summary,
+                function=_execute, default_active=False, summarize=_summary, reaches_tools=_reaches,
                 prompt_snippet="Run JavaScript that calls other tools",
                 prompt_guidelines=["Use codemode to batch independent tool calls (Promise.allSettled), chain "
                                    "them, or filter large output, instead of many separate calls."])
+
+
+def _reaches(args: Any) -> str | list[str]:
+    """pi 1.6's ``reachesTools``: every tool for a script that searches or lists them, else
+    the words of the script (a word reaches each tool or namespace whose name it holds)."""
+    code = str(args.get("code", "")) if isinstance(args, dict) else ""
+    if any(word in code for word in ("searchTools", "ALL_TOOLS", "describeNamespace")):
+        return "all"
+    return sorted(set(re.findall(r"[\w$-]+", code)))
 
 
 def _summary(args: dict) -> str:

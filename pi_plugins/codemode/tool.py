@@ -35,11 +35,12 @@ def callable_tools(ctx: Any) -> list[Tool]:
     return [*active, *(t for t in agent.tools or [] if t.exposure in INDIRECT and t.name not in names)]
 
 
-def namespace_key(name: str) -> str:
-    """``mcp__dev-radius``, ``mcp__dev_radius``, ``dev-radius`` and ``dev_radius`` all name
-    the namespace ``mcp__dev_radius``."""
-    key = name.strip().replace("-", "_")
-    return key if key.startswith("mcp__") else "mcp__" + key
+def names_namespace(found: dict, query: str) -> bool:
+    """pi 1.6: ``query`` names the namespace when it is its name or one of its ``aliases``,
+    as written or as the same script identifier (``my-docs`` and ``my_docs`` alike)."""
+    wanted = declarations.identifier(query)
+    return any(name == query or declarations.identifier(name) == wanted
+               for name in [found["name"], *(found.get("aliases") or [])] if isinstance(name, str))
 
 
 def namespace_of(tool: Tool) -> dict | None:
@@ -85,15 +86,14 @@ class ScriptRun:
         return False, f"unknown request {kind!r}"
 
     def in_namespace(self, name: str) -> list[Tool]:
-        wanted = {name, namespace_key(name)}
-        return [t for t in self.tools if (namespace_of(t) or {}).get("name") in wanted]
+        return [t for t in self.tools if (found := namespace_of(t)) is not None and names_namespace(found, name)]
 
     def describe_namespace(self, name: str) -> dict | None:
         """``{name, description?, instructions?, tools}`` (an MCP server), or None."""
         tools = self.in_namespace(name)
         if not tools:
             return None
-        found = dict(namespace_of(tools[0]) or {})
+        found = {key: value for key, value in (namespace_of(tools[0]) or {}).items() if key != "aliases"}
         found["tools"] = [t.name for t in tools]
         return found
 
@@ -109,7 +109,7 @@ class ScriptRun:
         except asyncio.CancelledError:
             entry[1] = "cancelled"
             raise
-        ok, value = script_value(name, result, time.monotonic() - began)
+        ok, value = script_value(name, result, time.monotonic() - began, self.by_name.get(name))
         entry[1] = "ok" if not result.is_error else "error"
         return ok, value
 

@@ -55,8 +55,11 @@ def mcp_result(result: ToolResult) -> dict | None:
     return None
 
 
-def script_value(name: str, result: ToolResult, seconds: float) -> tuple[bool, Any]:
-    """``(ok, value)`` for the script: value JSON-able, or the error text when not ok."""
+def script_value(name: str, result: ToolResult, seconds: float, tool: Any = None) -> tuple[bool, Any]:
+    """``(ok, value)`` for the script: value JSON-able, or the error text when not ok. A tool
+    with an ``output_schema`` gives its ``structured_content``, error or not (pi 1.6)."""
+    if getattr(tool, "output_schema", None) is not None and result.structured_content is not None:
+        return True, result.structured_content
     if name == "bash":
         return _bash(result, seconds)
     structured = result.details.get("structuredContent") if isinstance(result.details, dict) else None

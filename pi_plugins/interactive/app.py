@@ -303,6 +303,9 @@ class InteractiveApp:
         renderers = await plugins.call("register_message_renderers", ctx=ctx)
         self.renderers = {r.custom_type: r.render for r in renderers}
         self.shortcuts = await plugins.call("register_shortcuts", ctx=ctx)
+        from pi_plugins.interactive import render_hooks  # Markdown transformers, entry and tool renderers
+
+        await render_hooks.load(self)
         from pi_plugins.interactive.resource_problems import gather
 
         self.resource_problems = await gather(ctx, self.themes, self.theme_problems)
@@ -375,8 +378,11 @@ class InteractiveApp:
         """Rebuild the chat from the conversation (new session, tree move, compaction);
         the screen is redrawn. ``summary_notices``: what each summary cost, after it."""
         from pi_plugins.interactive.cache_notices import with_cache_notices, with_summary_notices
+        from pi_plugins.interactive.render_hooks import with_entries  # plugins' entries between the messages
 
-        blocks = blocks_for_messages(self.harness.messages, self.renderers, tools_by_name(self.harness))
+        tools = tools_by_name(self.harness)
+        blocks = with_entries(self.harness.messages, self.harness.session.path(),
+                              lambda messages: blocks_for_messages(messages, self.renderers, tools))
         blocks = with_summary_notices(blocks, self.harness) if summary_notices else blocks
         blocks = [header_block(self), *with_cache_notices(blocks, self.harness)]  # misses and warms, derived again
         live = [b for b in self.transcript.live if not b.final]

@@ -30,7 +30,7 @@ from pi_core.protocol.messages import (
     ToolCall,
     UserMessage,
 )
-from pi_plugins.interactive import mermaid
+from pi_plugins.interactive import mermaid, render_hooks
 from pi_plugins.interactive.markdown import PiMarkdown
 from pi_plugins.interactive.paint import Painter, strip_ansi
 from pi_plugins.interactive.tool_views import BASH_PREVIEW_LINES, ToolState, call_title, result_body
@@ -208,7 +208,8 @@ class UserBlock(Block):
         return self._images
 
     def renderable(self, view: View, live: bool = False) -> RenderableType:
-        return Padding(PiMarkdown(self.text.strip(), box_style="user.box", diagrams=mermaid.drawn(False)),
+        return Padding(PiMarkdown(render_hooks.transformed(self.text.strip(), "user"), box_style="user.box",
+                                  diagrams=mermaid.drawn(False)),
                        (1, view.pad), style="user.box",
                        expand=True)
 
@@ -283,9 +284,11 @@ class AssistantBlock(Block):
                 if view.hide_thinking:
                     parts.append(Padding(Text(view.thinking_label, style="thinking"), (0, view.pad)))
                 else:
-                    parts.append(_markdown(content.thinking.strip(), "thinking", view.pad))
+                    thinking = render_hooks.transformed(content.thinking.strip(), "assistant-thinking", live)
+                    parts.append(_markdown(thinking, "thinking", view.pad))
             else:
-                parts.append(_markdown(content.text.strip(), pad=view.pad, diagrams=mermaid.drawn(not self.final)))
+                parts.append(_markdown(render_hooks.transformed(content.text.strip(), "assistant", live),
+                                       pad=view.pad, diagrams=mermaid.drawn(not self.final)))
         ending = self.ending()
         if ending is not None:
             if parts:
@@ -311,6 +314,7 @@ class AssistantBlock(Block):
                 out += ["", *painter.lines(Padding(Text(view.thinking_label, style="thinking"), (0, view.pad)), width)]
                 continue
             style = "thinking" if thinking else self.text_style()
+            text = render_hooks.transformed(text, "assistant-thinking" if thinking else "assistant", True)
             tail = stream_tail(text, fences=self._fences.setdefault(index, FenceState()))
             for chunk in split_paragraphs(tail.strip()):
                 key = (chunk, style, width)
@@ -341,9 +345,11 @@ class AssistantBlock(Block):
                 if view.hide_thinking:
                     out.append((view.thinking_label, "label"))
                 else:
-                    out += [(chunk, "thinking") for chunk in split_paragraphs(content.thinking.strip())]
+                    thinking = render_hooks.transformed(content.thinking.strip(), "assistant-thinking")
+                    out += [(chunk, "thinking") for chunk in split_paragraphs(thinking)]
             else:
-                out += [(chunk, self.text_style()) for chunk in split_paragraphs(content.text.strip())]
+                text = render_hooks.transformed(content.text.strip(), "assistant", not self.final)
+                out += [(chunk, self.text_style()) for chunk in split_paragraphs(text)]
         ending = self.ending()
         if ending is not None:
             out.append((ending.plain, "error"))
@@ -404,22 +410,9 @@ class ToolBlock(Block):
         return Padding(inner, (1, view.pad), style=box, expand=True)
 
     def _drawn(self, slot: str, *args: Any) -> RenderableType | None:
-        """A tool's own drawing of its call or result (lines), or None for the default."""
-        draw = getattr(self.state.tool, slot, None)
-        if draw is None:
-            return None
-        if not hasattr(self, "render_state"):
-            self.render_state: dict = {}
-        context = {"args": self.state.args, "state": self.render_state, "is_error": self.state.is_error}
-        try:
-            lines = draw(*args, self.theme, context)
-        except Exception as exc:
-            return Text(f"[{slot} failed: {type(exc).__name__}: {exc}]", style="error")
-        if lines is None:
-            return None
-        if isinstance(lines, str):
-            lines = lines.split("\n")
-        return Text("\n").join(Text.from_ansi(str(line)) for line in lines)
+        """A plugin's drawing of the call or result (see :mod:`render_hooks`), or None for ours."""
+        self.render_state: dict = getattr(self, "render_state", {})
+        return render_hooks.tool_drawn(self.state, slot, self.render_state, self.theme, *args)
 
 
 class BashBlock(Block):
@@ -494,7 +487,8 @@ class CustomBlock(Block):
         content = message.content if isinstance(message.content, str) else "\n".join(
             c.text for c in message.content if isinstance(c, TextContent))
         label = Text(f"[{message.custom_type}]", style="custom.label")
-        return Padding(Group(label, Text(""), PiMarkdown(content)), (1, view.pad), style="custom.box", expand=True)
+        shown = PiMarkdown(render_hooks.transformed(content, "custom"))
+        return Padding(Group(label, Text(""), shown), (1, view.pad), style="custom.box", expand=True)
 
 
 class SummaryBlock(Block):
@@ -507,7 +501,7 @@ class SummaryBlock(Block):
     def renderable(self, view: View, live: bool = False) -> RenderableType:
         parts: list[RenderableType] = [Text(self.label, style="summary.label")]
         if view.expand_tools:
-            parts += [Text(""), PiMarkdown(self.summary, diagrams=mermaid.drawn(False))]
+            parts += [Text(""), PiMarkdown(render_hooks.transformed(self.summary, "summary"), diagrams=mermaid.drawn(False))]
         else:
             parts.append(Text(f"{self.note} (ctrl+o to expand)", style="muted"))
         return Padding(Group(*parts), (1, view.pad), style="custom.box", expand=True)
@@ -537,7 +531,7 @@ class NoticeBlock(Block):
         parts: list[RenderableType] = [Rule(style="border")]
         if self.title:
             parts += [Padding(Text(self.title, style="bold accent"), (0, view.pad)), Text("")]
-        parts += [_markdown(self.text, pad=view.pad), Rule(style="border")]
+        parts += [_markdown(render_hooks.transformed(self.text, "changelog"), pad=view.pad), Rule(style="border")]
         return Group(*parts)
 
 

@@ -9,12 +9,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from pi_core.protocol.messages import TextContent
+from pi_plugins.interactive import render_hooks
 from pi_plugins.interactive.blocks import (
     AssistantBlock,
+    Block,
     CustomBlock,
     SummaryBlock,
     ToolBlock,
     UserBlock,
+    View,
     user_text,
 )
 from pi_plugins.interactive.footer import git_branch
@@ -66,6 +69,9 @@ class EventBlocks:
                 cache_notices.settle_cache_warming_notice(self.tui)
             elif getattr(event.entry, "kind", None) == "cache_warm":
                 return cache_notices.add_cache_warming_notice(self.tui, event.entry)
+            elif getattr(event.entry, "custom_type", None) in render_hooks.entry_renderers:
+                self.tui.add(EntryBlock(event.entry))  # pi 1.6's registerEntryRenderer
+                return
         self.progress.on_event(event)
         self.status.on_event(event)
         handler = self._handlers.get(event.type)
@@ -230,3 +236,14 @@ class EventBlocks:
             tui.add_text(f"Retry failed after {event.attempt} attempts: {event.final_error or 'unknown error'}",
                          "error")
         tui.invalidate()
+
+
+class EntryBlock(Block):
+    """A plugin's custom entry, drawn by the renderer it registered for its kind."""
+
+    def __init__(self, entry) -> None:
+        super().__init__()
+        self.entry = entry
+
+    def renderable(self, view: View, live: bool = False):
+        return render_hooks.entry_renderable(self.entry, view.expand_tools, view.pad)

@@ -86,7 +86,9 @@ async def before_tool_call(event, ctx):
     :meth:`pi_plugins.mcp.servers.McpServers.reached_by`)."""
     servers = _running.get(ctx)
     if servers is not None:
-        await servers.wait_for(servers.reached_by(event.tool_name, event.arguments))
+        known = next((t for t in ctx.get_all_tools() if t.name == event.tool_name), None)
+        reaches = getattr(known, "reaches_tools", None)
+        await servers.wait_for(servers.reached_by(event.tool_name, event.arguments, reaches))
 
 
 @hookimpl

@@ -40,10 +40,8 @@ EXPOSURES_OF_TOOLS = ("direct", "codemode", "deferred")
 @attrs.define(eq=False)
 class McpTool(Tool):
     """A server's tool: a pi tool with its ``exposure`` and the server as its ``namespace``
-    (``{name, description, instructions}``), which tool search ranks by and codemode's
-    ``describeNamespace()`` answers with."""
-
-    namespace: dict | None = None
+    (``{name, aliases, description, instructions}``), which tool search ranks by and
+    codemode's ``describeNamespace()`` answers with."""
 
 
 @attrs.define(eq=False)
@@ -82,10 +80,11 @@ def summary_line(description: str | None, instructions: str | None) -> str:
 
 
 def server_namespace(server: Server) -> dict:
-    """``{name, description?, instructions?}`` as ``describeNamespace()`` gives it."""
+    """``{name, aliases, description?, instructions?}``: the server's name is the alias
+    (pi 1.6), so scripts may look ``mcp__docs`` up as ``docs``."""
     instructions = server.connection.instructions if server.connection is not None else None
     description = summary_line(server.entry.config.get("description"), None) or None
-    found: dict = {"name": namespace(server.entry.name)}
+    found: dict = {"name": namespace(server.entry.name), "aliases": [server.entry.name]}
     if description:
         found["description"] = description
     if instructions:
@@ -206,16 +205,22 @@ class McpServers:
         if ready:
             await asyncio.wait(ready, timeout=timeout or max(s.entry.timeout for s in self.servers))
 
-    def reached_by(self, tool: str, arguments: Any) -> list[str] | None:
-        """The servers a call of ``tool`` needs (None: every server): a codemode script
-        waits for the servers it names (``mcp__<server>``), or for all when it searches or
-        lists tools; ``tool_search`` and the resource tools for all; an MCP tool for its own."""
-        if tool == "codemode":
-            code = str((arguments or {}).get("code", "")) if isinstance(arguments, dict) else ""
-            if any(word in code for word in ("searchTools", "ALL_TOOLS", "describeNamespace")):
+    def reached_by(self, tool: str, arguments: Any, reaches: Any = None) -> list[str] | None:
+        """The servers a call of ``tool`` needs (None: every server). A tool that declares
+        pi 1.6's ``reaches_tools`` (codemode, ``tool_search``) says: ``"all"``, or words, each
+        needing the servers whose namespace or tools it holds; the resource tools need all;
+        an MCP tool its own."""
+        if reaches is not None:
+            try:
+                words = reaches(arguments)
+            except Exception:
+                return None  # a broken declaration: wait for every server rather than too few
+            if words == "all" or not isinstance(words, (list, tuple, set)):
                 return None
-            return [s.entry.name for s in self.servers if namespace(s.entry.name) in code]
-        if tool == "tool_search" or tool in RESOURCE_TOOL_NAMES:
+            return [s.entry.name for s in self.servers if any(
+                namespace(s.entry.name) in word or any(t in word for t in s.tool_names.values())
+                for word in map(str, words))]
+        if tool in RESOURCE_TOOL_NAMES:
             return None
         return [s.entry.name for s in self.servers if tool in s.tool_names.values()
                 or tool.startswith(namespace(s.entry.name) + "__")]

@@ -80,6 +80,6 @@ def make_tool(on_loaded) -> Tool:
         return ToolResult.text(report(found), {"loaded": [t.name for t in found]})
 
     return Tool(name=NAME, label=NAME, description=DESCRIPTION, parameters=PARAMETERS, function=execute,
-                default_active=False, exposure="model-only",
+                default_active=False, exposure="model-only", reaches_tools=lambda args: "all",
                 prompt_snippet="Search for tools that are not loaded yet and load the matches",
                 summarize=lambda args: f"tool_search {args.get('query', '')}".rstrip())

@@ -59,6 +59,7 @@ class ExecutionEnvironment:
         merge_stderr: bool = True,
         on_output: Any = None,
         prefix: str = "pi-bash",
+        max_buffer: int | None = None,
     ) -> CommandResult:
         """Run a command to its end through :meth:`spawn`: the one runner that the bash
         tool, the user's ``!cmd`` and ``ctx.exec`` share (one kill policy, one bounded
@@ -76,7 +77,8 @@ class ExecutionEnvironment:
         else:
             argv = list(command)
         return await run_command(env, argv, cwd=cwd, signal=signal, timeout=timeout,
-                                 merge_stderr=merge_stderr, on_output=on_output, prefix=prefix)
+                                 merge_stderr=merge_stderr, on_output=on_output, prefix=prefix,
+                                 max_buffer=max_buffer)
 
 
 # ---------------------------------------------------------------- the local machine

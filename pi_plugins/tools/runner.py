@@ -66,14 +66,16 @@ class CommandResult:
     stderr: str = ""
     #: Length in bytes of the last line (for a notice about a cut line).
     last_line_bytes: int = 0
+    #: Stopped for printing more than ``max_buffer`` bytes (pi 1.6's ``maxBuffer``).
+    overflowed: bool = False
 
     @property
     def truncated(self) -> bool:
-        return self.truncation.truncated
+        return self.truncation.truncated or self.overflowed
 
     @property
     def killed(self) -> bool:
-        return self.timed_out or self.aborted
+        return self.timed_out or self.aborted or self.overflowed
 
 
 async def run_command(
@@ -86,10 +88,13 @@ async def run_command(
     merge_stderr: bool = True,
     on_output: Callable[[OutputCollector], None] | None = None,
     prefix: str = "pi-bash",
+    max_buffer: int | None = None,
 ) -> CommandResult:
     """Run ``argv`` through ``env`` to its end, a timeout, or an abort of ``signal``
     (a :class:`pi_core.protocol.signal.AbortSignal`). ``on_output`` is called with the collector
-    after each piece of output. Spawn errors (``OSError``) propagate."""
+    after each piece of output. Past ``max_buffer`` bytes of stdout and stderr together the
+    command is killed, its output kept up to the limit (pi 1.6's ``pi.exec`` ``maxBuffer``;
+    its code is then 128 + the signal, like a shell's). Spawn errors (``OSError``) propagate."""
     output = OutputCollector(env, prefix)
     errors = OutputCollector(env, f"{prefix}-stderr") if not merge_stderr else None
     if signal is not None and signal.aborted:
@@ -97,10 +102,21 @@ async def run_command(
     process = await env.spawn(argv, cwd=cwd, merge_stderr=merge_stderr)
 
     draining = False  # the call has returned: what a background job prints is dropped
+    room = [max_buffer]  # bytes still allowed (None: no limit)
+
+    def within(chunk: bytes) -> bytes:
+        if room[0] is None:
+            return chunk
+        if len(chunk) > room[0]:
+            chunk, room[0] = chunk[:room[0]], -1
+            process.kill()
+        else:
+            room[0] -= len(chunk)
+        return chunk
 
     async def pump() -> None:
         while chunk := await process.read():
-            if draining:
+            if draining or not (chunk := within(chunk)):
                 continue
             await output.add(chunk)
             if on_output is not None:
@@ -109,7 +125,7 @@ async def run_command(
     async def pump_errors() -> None:
         if errors is not None:
             while chunk := await process.read_errors():
-                if not draining:
+                if not draining and (chunk := within(chunk)):
                     await errors.add(chunk)
 
     stop_on_abort = signal.on_abort(process.kill) if signal is not None else (lambda: None)
@@ -122,7 +138,7 @@ async def run_command(
             timed_out = True
             process.kill()
             await exited
-        stopped = timed_out or (signal is not None and signal.aborted)
+        stopped = timed_out or room[0] == -1 or (signal is not None and signal.aborted)
         if stopped:
             await process.wait_killed()
         await asyncio.wait(readers, timeout=KILL_GRACE if stopped else EXIT_GRACE)
@@ -147,11 +163,14 @@ async def run_command(
         output.close()
         if errors is not None:
             errors.close()
-    aborted = not timed_out and signal is not None and signal.aborted
+    overflowed = room[0] == -1 and not timed_out
+    aborted = not timed_out and not overflowed and signal is not None and signal.aborted
+    if overflowed:
+        code = 128 - code if code < 0 else code or 128 + 9  # as a shell reports a kill (SIGKILL: 137)
     snapshot = output.snapshot()
     return CommandResult(
         output=snapshot.content, truncation=snapshot, full_output_path=output.full_output_path,
         exit_code=None if timed_out or aborted else code, timed_out=timed_out, aborted=aborted,
         stderr=errors.snapshot().content if errors is not None else "",
-        last_line_bytes=output.last_line_bytes,
+        last_line_bytes=output.last_line_bytes, overflowed=overflowed,
     )
