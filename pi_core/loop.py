@@ -33,7 +33,6 @@ from pi_core.protocol.events import (
     MessageEnd,
     MessageStart,
     MessageUpdate,
-    ProviderResponseEvent,
     ToolExecutionEnd,
     TurnEnd,
     TurnStart,
@@ -409,6 +408,8 @@ class Agent:
 
     async def _on_response(self, status: int, headers: dict) -> None:
         if self.plugins.has("after_provider_response"):
+            from pi_core.protocol.events import ProviderResponseEvent  # rare: loaded on first use
+
             event = ProviderResponseEvent(status=status, headers=dict(headers))
             await self.plugins.call("after_provider_response", event=event, ctx=self.ctx)
 

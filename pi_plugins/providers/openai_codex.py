@@ -43,7 +43,6 @@ from pi_plugins.providers.kit import MessageBuilder
 from pi_plugins.providers.openai_responses import MIN_OUTPUT_TOKENS, ResponsesReader, convert_input
 from pi_plugins.providers.origins import rewrite as rewrite_origin
 from pi_plugins.providers.sse import SseEvent
-from pi_plugins.providers.strict_schema import CONSTRAINED_TOOLS, NotStrict, strict_schema
 from pi_plugins.providers.thinking import level_value, max_tokens, reasoning_level
 
 API = "openai-codex-responses"
@@ -70,6 +69,8 @@ def codex_tools(model: Model, tools: list) -> list[dict]:
     """The tools as pi 1.6 declares them to Codex: strict schemas for the built-in tools
     that ask for constrained arguments (:data:`CONSTRAINED_TOOLS`), ``strict: null``
     for the rest, no ``strict`` at all where the model's compat says strict mode is off."""
+    from pi_plugins.providers.strict_schema import CONSTRAINED_TOOLS, NotStrict, strict_schema
+
     supports_strict = (model.compat or {}).get("supportsStrictMode", True) is not False
     specs = []
     for tool in tools:

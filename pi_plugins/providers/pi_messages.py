@@ -35,7 +35,6 @@ from pi_plugins.providers.http import (
     json_data,
 )
 from pi_plugins.providers.sse import SseEvent
-from pi_plugins.providers.strict_schema import CONSTRAINED_TOOLS
 
 API = "pi-messages"
 _STOP_REASONS = frozenset({"stop", "length", "toolUse"})
@@ -45,6 +44,8 @@ CONSTRAINED_SAMPLING = {"type": "json_schema", "strict": "prefer"}
 
 
 def wire_tool(tool: Any) -> dict:
+    from pi_plugins.providers.strict_schema import CONSTRAINED_TOOLS
+
     spec = {"name": tool.name, "description": tool.description, "parameters": tool.parameters}
     if tool.name in CONSTRAINED_TOOLS:
         spec["constrainedSampling"] = dict(CONSTRAINED_SAMPLING)

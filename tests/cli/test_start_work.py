@@ -1,0 +1,29 @@
+"""What a plain ``pi -p`` does not load: the work it skips is what keeps it fast (issue 35's
+floor), and a module imported at the top of a file can quietly bring it all back."""
+
+import subprocess
+import sys
+
+import pytest
+from support.llm_server import Reply
+
+PROBE = ("import sys; sys.argv = ['pi'] + sys.argv[1:]; from pi_plugins.cli.entry import main; "
+         "import atexit; atexit.register(lambda: print(sorted(m for m in {} if m in sys.modules), "
+         "file=sys.stderr)); sys.exit(main())")
+
+#: Each loaded only where it is used: rarely used events and decisions, the session file's
+#: JSON (no file with --no-session), the chat, the web page, MCP's SDK, the HTTP client's
+#: command-line tool.
+NOT_LOADED = ("pi_core.protocol.rare_events", "cattrs", "prompt_toolkit", "rich", "pi_plugins.serve.app",
+              "mcp", "httpx", "pi_plugins.providers.strict_schema")
+
+
+@pytest.mark.process
+def test_a_plain_print_run_loads_none_of_the_rarely_used_modules(pi, server):
+    server.push(Reply(text="Hello."))
+    probe = PROBE.format(repr(NOT_LOADED))
+    done = subprocess.run([sys.executable, "-c", probe, *pi.flags("--no-session", "-p", "hi")], cwd=pi.cwd,
+                          env=pi.env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "Hello."
+    assert done.stderr.strip().splitlines()[-1] == "[]"
