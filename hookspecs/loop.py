@@ -80,6 +80,30 @@ def after_agent_run(event: AfterRunEvent, ctx: Ctx) -> RunDecision | None:
 
 
 @hookspec
+@chain("event", result="pi_core.app.settle_boundary:proposal")
+def agent_before_settle(event: Any, ctx: Ctx) -> Any:
+    """Kind: chain. pi 1.6: the last point where a prompt's work can go on, after
+    retries and queued messages, before ``agent_settled`` (not after an abort).
+    ``event`` (``pi_core.app.settle_boundary.BeforeSettle``) holds ``messages`` (what the
+    prompt produced) and the proposal so far: ``entries``, drafts in pi's JSON shape
+    (``{"type": "custom_message", "customType", "content", "display"}``, ``custom``
+    with ``data``, ``context_edit`` with ``targetId`` and ``replacement``,
+    ``compaction``), and ``continue_run``. Return ``attrs.evolve(event, ...)`` to change
+    them. When every handler has run, the drafts are checked (one bad draft drops the
+    whole proposal, reported), appended in order, and ``continue_run`` sends one more
+    request from the context. Guard it: a handler that always continues never settles."""
+
+
+@hookspec
+@decide
+def system_prompt_options(ctx: Ctx) -> Any:
+    """Kind: decide. pi 1.6's ``ctx.getSystemPromptOptions()``: the inputs the system
+    prompt is built from (``await ctx.system_prompt_options()``). The built-in
+    ``system_prompt`` answers with its ``SystemPromptOptions`` (custom and appended
+    prompt, the tools and their snippets and guidelines, cwd, context files, skills)."""
+
+
+@hookspec
 @notify
 def agent_settled(event: Any, ctx: Ctx) -> None:
     """Kind: notify. pi 1.6: the prompt's work is all done (no retry, no compaction and

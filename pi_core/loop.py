@@ -68,23 +68,13 @@ class Agent:
     """
 
     def __init__(
-        self,
-        *,
-        model: Model,
-        plugins: Plugins | None = None,
-        system_prompt: str = "",
-        thinking_level: str = "off",
-        tools: list[Tool] | None = None,
-        providers: Iterable[Any] | None = None,
-        messages: list[AgentMessage] | None = None,
-        steering_mode: QueueMode = "one-at-a-time",
-        follow_up_mode: QueueMode = "one-at-a-time",
+        self, *, model: Model, plugins: Plugins | None = None, system_prompt: str = "",
+        thinking_level: str = "off", tools: list[Tool] | None = None,
+        providers: Iterable[Any] | None = None, messages: list[AgentMessage] | None = None,
+        steering_mode: QueueMode = "one-at-a-time", follow_up_mode: QueueMode = "one-at-a-time",
         tool_execution: Literal["parallel", "sequential"] = "parallel",
-        get_api_key: Callable[[Model], Any] | None = None,
-        get_headers: Callable[[Model], dict] | None = None,
-        get_env: Callable[[Model], dict] | None = None,
-        cwd: str = ".",
-        ctx: Context | None = None,
+        get_api_key: Callable[[Model], Any] | None = None, get_headers: Callable[[Model], dict] | None = None,
+        get_env: Callable[[Model], dict] | None = None, cwd: str = ".", ctx: Context | None = None,
     ) -> None:
         self.plugins = plugins or Plugins()
         self.model = model
@@ -300,13 +290,9 @@ class Agent:
 
     async def _request(self) -> tuple[RequestContext, LlmContext]:
         ctx = self.ctx
-        request = RequestContext(
-            system_prompt=self.system_prompt,
-            messages=list(self.messages),
-            tools=self.active_tools(),
-            model=self.model,
-            thinking_level=self.thinking_level,
-        )
+        request = RequestContext(system_prompt=self.system_prompt, messages=list(self.messages),
+                                 tools=self.active_tools(), model=self.model,
+                                 thinking_level=self.thinking_level)
         request = await self.plugins.call("prepare_request", request=request, ctx=ctx)
         messages = await self.plugins.call("context", messages=list(request.messages), ctx=ctx)
         messages = await self.plugins.call("convert_to_llm", messages=messages, ctx=ctx)
@@ -332,15 +318,13 @@ class Agent:
             if provider is None:
                 raise LookupError(f"no provider for api {model.api!r} (model {model.key})")
             options = StreamOptions(
-                signal=signal,
-                api_key=await self.api_key(model),
-                thinking_level=request.thinking_level,
+                signal=signal, api_key=await self.api_key(model), thinking_level=request.thinking_level,
                 session_id=getattr(self.ctx, "session_id", None),
                 headers=dict(self.get_headers(model)) if self.get_headers else {},
-                env=dict(self.get_env(model)) if self.get_env else {},
+                env=dict(self.get_env(model)) if self.get_env else {}, on_response=self._on_response,
                 on_payload=self._chained("before_provider_request", "payload", model),
                 on_headers=self._chained("before_provider_headers", "headers", model),
-                on_response=self._on_response,
+                on_stream_event=self._chained("provider_stream_event", "data", model),
                 # a discovered local server gets no provider retries: the harness's are enough
                 max_retries=0 if model.discovered else self._count("retry.provider.maxRetries"),
                 max_retry_delay_ms=self._count("retry.provider.maxRetryDelayMs"),

@@ -74,7 +74,8 @@ class PluginSends:
         queued, or (when the run ended meanwhile) the start of the next run."""
         h = self.harness
         text, images = _text_and_images(message)
-        event = await h.plugins.call("input", event=InputEvent(text, images, "extension"), ctx=h.ctx)
+        event = await h.plugins.call("input", event=InputEvent(text, images, "extension", False, deliver_as),
+                                     ctx=h.ctx)
         if event.handled:
             return
         if h.is_running:
@@ -84,9 +85,10 @@ class PluginSends:
 
     async def _deliver_idle(self, message: AgentMessage, trigger_turn: bool) -> None:
         h = self.harness
-        await h.agent.deliver(message)
-        if trigger_turn:
-            await h.continue_()
+        if trigger_turn:  # a run of its own, through before_agent_start as pi 1.6's custom trigger
+            await h.run_prompt("", [], message=message)
+        else:
+            await h.agent.deliver(message)
 
     def _start(self, run) -> None:
         try:

@@ -117,6 +117,7 @@ class InputEvent:
     images: list[ImageContent] = field(factory=list)
     source: str = "interactive"
     handled: bool = False
+    streaming_behavior: str | None = None  # pi 1.6: "steer" / "follow_up" while a run is under way
 
 
 @record
@@ -125,8 +126,8 @@ class BeforeAgentStartEvent:
     images: list[ImageContent] = field(factory=list)
     system_prompt: str = ""
     messages: list[AgentMessage] = field(factory=list)
-    #: Messages that go before the prompt (pi 1.6's system-prompt section updates).
-    before_prompt: list[AgentMessage] = field(factory=list)
+    before_prompt: list[AgentMessage] = field(factory=list)  # before it (pi 1.6's section updates)
+    message: AgentMessage | None = None  # a plugin's message that starts the run (prompt "")
 
 
 @record
