@@ -85,7 +85,9 @@ class PluginSends:
 
     async def _deliver_idle(self, message: AgentMessage, trigger_turn: bool) -> None:
         h = self.harness
-        if trigger_turn:  # a run of its own, through before_agent_start as pi 1.6's custom trigger
+        if trigger_turn and h.is_running:  # a prompt started meanwhile: the message joins its run
+            h.enqueue(message, "steer")
+        elif trigger_turn:  # a run of its own, through before_agent_start as pi 1.6's custom trigger
             await h.run_prompt("", [], message=message)
         else:
             await h.agent.deliver(message)

@@ -166,12 +166,22 @@ def test_a_provider_stream_event_handler_that_raises_changes_nothing_in_the_answ
     assert harness.plugins.errors and "boom" in str(harness.plugins.errors[0])
 
 
-def test_the_http_providers_report_each_server_sent_event_as_parsed_json():
-    from pi_plugins.providers.http import stream_event_data
+def test_the_http_providers_report_each_server_sent_event_as_parsed_json_and_not_the_end_marker():
+    from pi_core import StreamOptions
+    from pi_plugins.providers.http import report_stream_event
     from pi_plugins.providers.sse import SseDecoder
 
-    decoded = SseDecoder().feed(b'data: {"choices": [{"delta": {"content": "hi"}}]}\n\ndata: [DONE]\n\n')
-    assert [stream_event_data(e) for e in decoded] == [{"choices": [{"delta": {"content": "hi"}}]}, "[DONE]"]
+    heard = []
+
+    async def hear(data):
+        heard.append(data)
+
+    decoded = SseDecoder().feed(b'data: {"choices": [{"delta": {"content": "hi"}}]}\n\n'
+                                b'data: not json\n\ndata: [DONE]\n\n')
+    options = StreamOptions(on_stream_event=hear)
+    for event in decoded:
+        run(report_stream_event(options, event))
+    assert heard == [{"choices": [{"delta": {"content": "hi"}}]}, "not json"]
 
 
 # ---------------------------------------------------------------- input's streaming_behavior
