@@ -1,7 +1,8 @@
-"""pi 1.6's ``provider_stream_event`` and ``agent_before_settle``, side by side: the real pi
-1.6 runs a TypeScript extension and ours its Python twin (tests/fixtures/pi16_extension_events),
-against the same scripted server; each hears the same wire events, and each sends the
-same one extra request with the same reminder and writes the same entries."""
+"""pi 1.6's ``provider_stream_event``, ``agent_before_settle`` and ``input``'s
+``streamingBehavior``, side by side: the real pi 1.6 runs a TypeScript extension and ours
+its Python twin (tests/fixtures/pi16_extension_events), against the same scripted server;
+each hears the same wire events, sends the same one extra request with the same reminder
+and writes the same entries, and hears the same behaviour for prompts sent mid-run."""
 
 import json
 import subprocess
@@ -73,3 +74,34 @@ def _heard(heard):
 def _text(message):
     content = message["content"]
     return content if isinstance(content, str) else "".join(p.get("text", "") for p in content)
+
+
+def test_input_hears_the_streaming_behaviour_of_rpc_prompts_as_pi16_does(pi, server, tmp_path):
+    from support.programs import node_for, require_real
+    from support.rpc import RpcClient
+
+    (pi.agent_dir / "models.json").write_text(json.dumps(server.models_json("local", apiKey="test-key")))
+    heard = {}
+    for who, command in (("pi16", [node_for("pi16"), str(require_real("pi16") / "dist" / "cli.js"),
+                                   "-e", str(FIXTURES / "inputs.ts")]),
+                         ("ours", [*pi.command()[:3], "-e", str(FIXTURES / "inputs.py")])):
+        log = tmp_path / f"{who}-inputs.jsonl"
+        server.push(Reply(text="a slow first answer", delta_size=1, delay=0.05), Reply(text="steered"),
+                    Reply(text="followed"))
+        env = {**pi.env, "PI_OFFLINE": "1", "INPUT_LOG": str(log)}
+        process = subprocess.Popen([*command, *pi.flags("--mode", "rpc")], cwd=pi.cwd, env=env,
+                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        rpc = RpcClient(process, timeout=60)
+        try:
+            rpc.ok("prompt", message="start")
+            rpc.event("message_update")
+            rpc.ok("prompt", message="now", streamingBehavior="steer")
+            rpc.ok("prompt", message="later", streamingBehavior="followUp")
+            rpc.event("agent_settled")
+        finally:
+            rpc.close()
+        heard[who] = [json.loads(line) for line in log.read_text().splitlines()]
+    assert heard["ours"] == heard["pi16"] == [
+        {"text": "start", "source": "rpc", "streamingBehavior": None},
+        {"text": "now", "source": "rpc", "streamingBehavior": "steer"},
+        {"text": "later", "source": "rpc", "streamingBehavior": "followUp"}]
