@@ -101,8 +101,9 @@ def session_compact(event: SessionCompactEvent, ctx: Ctx) -> None:
 @notify
 def session_compact_failed(event: Any, ctx: Ctx) -> None:
     """Kind: notify. pi 1.6: a compaction ended without an entry, after its
-    ``compaction_end``: ``event.reason``, ``event.error_message`` (None when it was
-    cancelled or aborted), ``event.aborted`` (a plugin cancelled it, or the user),
+    ``compaction_end``: ``event.reason``, ``event.error_message`` (pi 1.6's words: "Compaction
+    failed: …", "Auto-compaction failed: …" or "Context overflow recovery failed: …"; None
+    when it was cancelled or aborted), ``event.aborted`` (a plugin cancelled it, or the user),
     ``event.will_retry``, ``event.from_hook`` (a plugin's summary was being used)."""
 
 

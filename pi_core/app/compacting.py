@@ -20,6 +20,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("pi.harness")
 
+#: How pi 1.6 words a failed compaction's error in ``session_compact_failed``, by reason.
+FAILED_PREFIX = {"manual": "Compaction failed: ", "threshold": "Auto-compaction failed: ",
+                 "overflow": "Context overflow recovery failed: "}
+
 
 class SummaryError(RuntimeError):
     """The model could not write a summary (its error is in the message); ``answer`` is
@@ -82,9 +86,12 @@ async def compact(harness: Harness, instructions: str | None = None, *, reason: 
 
 async def _failed(harness: Harness, reason: CompactionReason, error: str | None, aborted: bool,
                   will_retry: bool, from_hook: list[bool]) -> None:
-    """pi 1.6's ``session_compact_failed``, to the plugins after ``compaction_end``."""
+    """pi 1.6's ``session_compact_failed``, to the plugins after ``compaction_end``, its
+    error worded as pi 1.6 words it for the reason."""
     from pi_core.app.session_events import SessionCompactFailed
 
+    if error is not None:
+        error = FAILED_PREFIX.get(reason, "Compaction failed: ") + error
     await harness.notify(SessionCompactFailed(reason=reason, error_message=error, aborted=aborted,
                                               will_retry=will_retry, from_hook=any(from_hook)))
 

@@ -1,5 +1,5 @@
-"""pi 1.6's ``provider_stream_event``, ``agent_before_settle`` and ``input``'s
-``streamingBehavior``, side by side: the real pi 1.6 runs a TypeScript extension and ours
+"""pi 1.6's ``provider_stream_event``, ``agent_before_settle``, ``input``'s
+``streamingBehavior`` and ``session_compact_failed``, side by side: the real pi 1.6 runs a TypeScript extension and ours
 its Python twin (tests/fixtures/pi16_extension_events), against the same scripted server;
 each hears the same wire events, sends the same one extra request with the same reminder
 and writes the same entries, and hears the same behaviour for prompts sent mid-run."""
@@ -105,3 +105,33 @@ def test_input_hears_the_streaming_behaviour_of_rpc_prompts_as_pi16_does(pi, ser
         {"text": "start", "source": "rpc", "streamingBehavior": None},
         {"text": "now", "source": "rpc", "streamingBehavior": "steer"},
         {"text": "later", "source": "rpc", "streamingBehavior": "followUp"}]
+
+
+def test_a_compaction_a_plugin_cancels_reaches_session_compact_failed_as_in_pi16(pi, server, tmp_path):
+    from support.programs import node_for, require_real
+    from support.rpc import RpcClient
+
+    (pi.agent_dir / "models.json").write_text(json.dumps(server.models_json("local", apiKey="test-key")))
+    (pi.agent_dir / "settings.json").write_text(json.dumps({"compaction": {"keepRecentTokens": 10}}))
+    heard, answers = {}, {}
+    for who, command in (("pi16", [node_for("pi16"), str(require_real("pi16") / "dist" / "cli.js"),
+                                   "-e", str(FIXTURES / "compact.ts")]),
+                         ("ours", [*pi.command()[:3], "-e", str(FIXTURES / "compact.py")])):
+        log = tmp_path / f"{who}-compact.jsonl"
+        server.push(Reply(text="Hello. " * 50), Reply(text="Again. " * 50))
+        env = {**pi.env, "PI_OFFLINE": "1", "COMPACT_LOG": str(log)}
+        process = subprocess.Popen([*command, *pi.flags("--mode", "rpc")], cwd=pi.cwd, env=env,
+                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        rpc = RpcClient(process, timeout=60)
+        try:
+            for text in ("hi", "and again"):  # enough that pi 1.6 has a cut to make
+                mark = rpc.mark()
+                rpc.ok("prompt", message=text)
+                rpc.event("agent_settled", after=mark)
+            answers[who] = rpc.request("compact")
+        finally:
+            rpc.close()
+        heard[who] = [json.loads(line) for line in log.read_text().splitlines()]
+    assert answers["ours"]["success"] is answers["pi16"]["success"] is False
+    assert heard["ours"] == heard["pi16"] == [
+        {"reason": "manual", "errorMessage": None, "aborted": True, "willRetry": False, "fromExtension": False}]

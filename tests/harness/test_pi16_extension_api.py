@@ -46,7 +46,7 @@ def test_a_compaction_with_nothing_to_compact_tells_session_compact_failed_why(t
     assert run(harness.compact()) is None
     [failed] = watcher.failed
     assert failed.reason == "manual" and not failed.aborted and not failed.will_retry
-    assert failed.error_message == "Nothing to compact (session too small)"
+    assert failed.error_message == "Compaction failed: Nothing to compact (session too small)"
 
 
 def test_a_compaction_a_plugin_cancels_is_a_failed_one_marked_aborted_without_an_error(tmp_path):
