@@ -119,6 +119,7 @@ class Harness:
         self.sends = PluginSends(self)
         self._started = False
         self._prompting = False
+        self.settling = False
         self.is_compacting = False
         #: The user's ``!cmd`` under way (its signal) and those waiting for the run to end.
         self.bash_signal: AbortSignal | None = None
@@ -312,7 +313,12 @@ class Harness:
             self.run_signal = None
         user_shell.flush_user_commands(self)
         last = next((m for m in reversed(produced) if isinstance(m, AssistantMessage)), None)
-        await self.emit(AgentSettled(aborted=last is not None and last.stop_reason == "aborted"))
+        self.settling = True  # pi 1.6: what agent_settled's handlers send starts after them
+        try:
+            await self.emit(AgentSettled(aborted=last is not None and last.stop_reason == "aborted"))
+        finally:
+            self.settling = False
+            self.sends.send_deferred()
         return produced
 
     def abort(self) -> None:

@@ -25,6 +25,8 @@ class PluginSends:
         self._next_turn: list[AgentMessage] = []
         #: Runs plugins started while the agent was idle.
         self._background: set[asyncio.Future] = set()
+        #: What ``agent_settled`` handlers sent: sent once they have all run (pi 1.6).
+        self._deferred: list[tuple[Any, dict]] = []
 
     def take_next_turn(self) -> list[AgentMessage]:
         taken, self._next_turn = self._next_turn, []
@@ -45,6 +47,10 @@ class PluginSends:
         A user message goes through the ``input`` chain (``source="extension"``), as pi
         fires ``input`` for every plugin send, whether it starts a run or is queued."""
         h = self.harness
+        if h.settling:
+            self._deferred.append((message, {"deliver_as": deliver_as, "trigger_turn": trigger_turn,
+                                             "as_prompt": as_prompt}))
+            return
         deliver_as = {"followUp": "follow_up", "nextTurn": "next_turn"}.get(deliver_as, deliver_as)
         if deliver_as not in ("steer", "follow_up", "next_turn"):
             raise ValueError(f"deliver_as must be steer, follow_up or next_turn, not {deliver_as!r}")
@@ -68,6 +74,17 @@ class PluginSends:
         # a plugin's own message while idle: into the conversation (and the file) now,
         # with its message events so the chat shows it; trigger_turn answers it
         self._start(self._deliver_idle(message, trigger_turn))
+
+    def send_deferred(self) -> None:
+        """Send what ``agent_settled`` handlers sent, once the prompt that settled has let go
+        (a task: it runs after the harness is idle)."""
+        deferred, self._deferred = self._deferred, []
+        if deferred:
+            self._start(self._send_all(deferred))
+
+    async def _send_all(self, deferred: list[tuple[Any, dict]]) -> None:
+        for message, how in deferred:
+            self.send(message, **how)
 
     async def _send_prompt(self, message: UserMessage, deliver_as: str) -> None:
         """A plugin's user message sent while the agent runs, through ``input``; then

@@ -135,3 +135,33 @@ def test_a_compaction_a_plugin_cancels_reaches_session_compact_failed_as_in_pi16
     assert answers["ours"]["success"] is answers["pi16"]["success"] is False
     assert heard["ours"] == heard["pi16"] == [
         {"reason": "manual", "errorMessage": None, "aborted": True, "willRetry": False, "fromExtension": False}]
+
+
+def test_a_message_sent_from_agent_settled_with_trigger_turn_runs_through_before_agent_start_as_in_pi16(
+        pi, server, tmp_path):
+    from support.programs import node_for, require_real
+    from support.rpc import RpcClient
+
+    (pi.agent_dir / "models.json").write_text(json.dumps(server.models_json("local", apiKey="test-key")))
+    heard, sent = {}, {}
+    for who, command in (("pi16", [node_for("pi16"), str(require_real("pi16") / "dist" / "cli.js"),
+                                   "-e", str(FIXTURES / "trigger.ts")]),
+                         ("ours", [*pi.command()[:3], "-e", str(FIXTURES / "trigger.py")])):
+        log = tmp_path / f"{who}-trigger.jsonl"
+        first = len(server.requests)
+        server.push(Reply(text="Hello."), Reply(text="Good news."))
+        env = {**pi.env, "PI_OFFLINE": "1", "TRIGGER_LOG": str(log)}
+        process = subprocess.Popen([*command, *pi.flags("--mode", "rpc")], cwd=pi.cwd, env=env,
+                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        rpc = RpcClient(process, timeout=60)
+        try:
+            rpc.ok("prompt", message="hi")
+            second = rpc.position(rpc.event("agent_settled")) + 1
+            rpc.event("agent_settled", after=second)
+        finally:
+            rpc.close()
+        heard[who] = [json.loads(line) for line in log.read_text().splitlines()]
+        sent[who] = [_text(r.body["messages"][-1]) for r in server.requests[first:]]
+    assert heard["ours"] == heard["pi16"] == [{"start": "hi"}, {"settled": True}, {"start": "ping"},
+                                              {"settled": True}]
+    assert sent["ours"] == sent["pi16"] == ["hi", "The build passed."]

@@ -302,3 +302,37 @@ def test_ctx_system_prompt_options_are_what_the_built_in_prompt_is_built_from(tm
 def test_ctx_system_prompt_options_is_none_without_a_system_prompt_plugin(tmp_path):
     harness, _, _ = make(tmp_path, [])
     assert run(harness.ctx.system_prompt_options()) is None
+
+
+def test_a_message_an_agent_settled_handler_sends_with_trigger_turn_starts_a_run_after_it(tmp_path):
+    """pi 1.6: work asked for from ``agent_settled`` waits until its handlers are done,
+    then runs (through ``before_agent_start``), rather than sitting in a queue."""
+    starts, order = [], []
+
+    class Pinger:
+        sent = False
+
+        @hookimpl
+        def agent_settled(self, ctx):
+            order.append("settled")
+            if not Pinger.sent:
+                Pinger.sent = True
+                ctx.send_message(CustomMessage(custom_type="ping", content="again"), trigger_turn=True)
+                order.append("sent")
+
+        @hookimpl
+        def before_agent_start(self, event):
+            starts.append(event.message.custom_type if event.message else event.prompt)
+            order.append("start")
+
+    harness, provider, _ = make(tmp_path, [Reply(text="one"), Reply(text="two")], Pinger())
+
+    async def scenario():
+        await harness.prompt("hi")
+        await harness.wait_for_idle()
+
+    run(scenario())
+    assert starts == ["hi", "ping"] and len(provider.requests) == 2
+    assert order == ["start", "settled", "sent", "start", "settled"]
+    assert harness.ctx.has_pending_messages() is False
+    assert [m.role for m in harness.messages] == ["user", "assistant", "custom", "assistant"]
