@@ -38,7 +38,7 @@ _LAZY: dict[str, str] = {name: module for module, names in {
     # Messages and their content
     "pi_core.protocol.messages": "AgentMessage AssistantMessage BashExecutionMessage BranchSummaryMessage "
                                  "CompactionSummaryMessage Content Cost CustomMessage Failure ImageContent "
-                                 "Message StopReason TextContent ThinkingContent ToolCall ToolResultMessage "
+                                 "Message StopReason SystemMessage TextContent ThinkingContent ToolCall ToolResultMessage "
                                  "Usage UserMessage text_of",
     "pi_core.protocol.usage": "final_assistant total_usage",
     "pi_core.protocol.codec": "from_json to_json",

@@ -38,8 +38,8 @@ from pi_core.protocol.messages import (
     BashExecutionMessage as BashExecutionMessage, BranchSummaryMessage as BranchSummaryMessage,
     CompactionSummaryMessage as CompactionSummaryMessage, Content as Content, Cost as Cost,
     CustomMessage as CustomMessage, Failure as Failure, ImageContent as ImageContent, Message as Message,
-    StopReason as StopReason, TextContent as TextContent, ThinkingContent as ThinkingContent,
-    ToolCall as ToolCall, ToolResultMessage as ToolResultMessage, Usage as Usage,
+    StopReason as StopReason, SystemMessage as SystemMessage, TextContent as TextContent,
+    ThinkingContent as ThinkingContent, ToolCall as ToolCall, ToolResultMessage as ToolResultMessage, Usage as Usage,
     UserMessage as UserMessage, text_of as text_of,
 )
 from pi_core.protocol.usage import final_assistant as final_assistant, total_usage as total_usage
@@ -110,7 +110,7 @@ __all__ = [
     "ThinkingDeltaEvent", "ThinkingEndEvent", "ThinkingStartEvent", "ToolCallDeltaEvent",
     "ToolCallEndEvent", "ToolCallStartEvent", "AgentMessage", "AssistantMessage",
     "BashExecutionMessage", "BranchSummaryMessage", "CompactionSummaryMessage", "Content", "Cost",
-    "CustomMessage", "Failure", "ImageContent", "Message", "StopReason", "TextContent",
+    "CustomMessage", "Failure", "ImageContent", "Message", "StopReason", "SystemMessage", "TextContent",
     "ThinkingContent", "ToolCall", "ToolResultMessage", "Usage", "UserMessage", "text_of",
     "final_assistant", "total_usage", "from_json", "to_json", "AfterRunEvent", "AgentEnd",
     "AgentEvent", "AgentStart", "AutoRetryEnd", "AutoRetryStart", "BeforeAgentStartEvent",

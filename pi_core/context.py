@@ -65,11 +65,8 @@ class Context:
         from pi_core.protocol.options import ResourceOptions
         from pi_core.protocol.shell import NoSettings
 
-        self.cwd = cwd
-        self.plugins = plugins
-        self.agent = agent
-        self._ui = ui or NullUI()
-        self.events = events or EventBus()
+        self.cwd, self.plugins, self.agent = cwd, plugins, agent
+        self._ui, self.events = ui or NullUI(), events or EventBus()
         self.agent_dir = Path(agent_dir) if agent_dir is not None else default_agent_dir()
         self.settings = settings if settings is not None else NoSettings()
         self.options = options or ResourceOptions()

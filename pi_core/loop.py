@@ -33,6 +33,7 @@ from pi_core.protocol.events import (
     MessageEnd,
     MessageStart,
     MessageUpdate,
+    ProviderResponseEvent,
     ToolExecutionEnd,
     TurnEnd,
     TurnStart,
@@ -50,8 +51,9 @@ from pi_core.protocol.provider import LlmContext, RequestContext, StreamOptions,
 from pi_core.protocol.signal import AbortSignal
 from pi_core.protocol.stream import TextEndEvent, ThinkingEndEvent
 from pi_core.protocol.tools import Tool, ToolResult
+from pi_core.protocol.usage import total_usage
 from pi_core.queues import AgentBusyError, MessageQueue, QueueMode, user_message
-from pi_core.tool_calls import ABORTED_TOOL_TEXT, PreparedCall, execute, execute_nested, prepare
+from pi_core.tool_calls import ABORTED_TOOL_TEXT, NestedCalls, PreparedCall, execute, execute_nested, prepare
 
 
 class StopRun(Exception):
@@ -67,25 +69,19 @@ class Agent:
     receive every :mod:`pi_core.protocol.events` event after the plugins' notify hooks.
     """
 
-    def __init__(
-        self, *, model: Model, plugins: Plugins | None = None, system_prompt: str = "",
-        thinking_level: str = "off", tools: list[Tool] | None = None,
-        providers: Iterable[Any] | None = None, messages: list[AgentMessage] | None = None,
-        steering_mode: QueueMode = "one-at-a-time", follow_up_mode: QueueMode = "one-at-a-time",
-        tool_execution: Literal["parallel", "sequential"] = "parallel",
-        get_api_key: Callable[[Model], Any] | None = None, get_headers: Callable[[Model], dict] | None = None,
-        get_env: Callable[[Model], dict] | None = None, cwd: str = ".", ctx: Context | None = None,
-    ) -> None:
+    def __init__(self, *, model: Model, plugins: Plugins | None = None, system_prompt: str = "",
+                 thinking_level: str = "off", tools: list[Tool] | None = None,
+                 providers: Iterable[Any] | None = None, messages: list[AgentMessage] | None = None,
+                 steering_mode: QueueMode = "one-at-a-time", follow_up_mode: QueueMode = "one-at-a-time",
+                 tool_execution: Literal["parallel", "sequential"] = "parallel",
+                 get_api_key: Callable[[Model], Any] | None = None,
+                 get_headers: Callable[[Model], dict] | None = None,
+                 get_env: Callable[[Model], dict] | None = None, cwd: str = ".", ctx: Context | None = None) -> None:
         self.plugins = plugins or Plugins()
-        self.model = model
-        self.system_prompt = system_prompt
-        self.thinking_level = thinking_level
+        self.model, self.system_prompt, self.thinking_level = model, system_prompt, thinking_level
         self.messages: list[AgentMessage] = list(messages or [])
-        self.steering = MessageQueue(steering_mode)
-        self.follow_up_queue = MessageQueue(follow_up_mode)
-        self.tool_execution = tool_execution
-        self.get_api_key = get_api_key
-        self.get_headers = get_headers
+        self.steering, self.follow_up_queue = MessageQueue(steering_mode), MessageQueue(follow_up_mode)
+        self.tool_execution, self.get_api_key, self.get_headers = tool_execution, get_api_key, get_headers
         #: The environment a model's credential carries (auth.json's ``env``), per request.
         self.get_env = get_env
         self.ctx = ctx or Context(cwd=cwd, plugins=self.plugins)
@@ -96,9 +92,8 @@ class Agent:
         self._listeners: list[Callable[[Any], Any]] = []
         self._task: asyncio.Task | None = None
         self._signal: AbortSignal | None = None
-        self._closing = False
-        self._turn_index = 0
-        self.nested_counts: dict[str, int] = {}  # nested calls made so far, by calling tool call
+        self._closing, self._turn_index = False, 0
+        self.nested_calls: dict[str, NestedCalls] = {}  # the record of each running call's nested calls
         self.last_request: tuple | None = None  # (model, context, options, messages) last sent: cache warming repeats it
 
     # ------------------------------------------------------------ public API
@@ -220,8 +215,14 @@ class Agent:
             await self.emit(AgentStart())
             self._turn_index = 0
             await self.emit(TurnStart(turn_index=0))
-            for message in prompts:
-                await self.deliver(message, produced)
+            stop = None
+            for message in prompts:  # each kept (in memory at least) before a StopRun ends the run
+                try:
+                    await self.deliver(message, produced)
+                except StopRun as exc:
+                    stop = stop or exc
+            if stop is not None:
+                raise stop
             await self._turns(produced, signal)
         except asyncio.CancelledError:
             if not signal.aborted:
@@ -264,8 +265,7 @@ class Agent:
                 calls = answer.tool_calls
                 results, terminate = await self._run_tools(answer, calls, signal, produced) if calls else ([], False)
                 tools_owed = bool(calls) and not terminate
-                await self.emit(TurnEnd(message=answer, tool_results=results,
-                                        turn_index=self._turn_index))
+                await self.emit(TurnEnd(message=answer, tool_results=results, turn_index=self._turn_index))
                 if signal.aborted or terminate:
                     return
                 pending = self.steering.drain()
@@ -291,16 +291,13 @@ class Agent:
     async def _request(self) -> tuple[RequestContext, LlmContext]:
         ctx = self.ctx
         request = RequestContext(system_prompt=self.system_prompt, messages=list(self.messages),
-                                 tools=self.active_tools(), model=self.model,
-                                 thinking_level=self.thinking_level)
+                                 tools=self.active_tools(), model=self.model, thinking_level=self.thinking_level)
         request = await self.plugins.call("prepare_request", request=request, ctx=ctx)
         messages = await self.plugins.call("context", messages=list(request.messages), ctx=ctx)
         messages = await self.plugins.call("convert_to_llm", messages=messages, ctx=ctx)
-        llm = LlmContext(
-            system_prompt=request.system_prompt,
-            messages=[m for m in messages if isinstance(m, LLM_MESSAGE_TYPES)],
-            tools=[ToolSpec(t.name, t.description, t.schema) for t in request.tools],
-        )
+        llm = LlmContext(system_prompt=request.system_prompt,
+                         messages=[m for m in messages if isinstance(m, LLM_MESSAGE_TYPES)],
+                         tools=[ToolSpec(t.name, t.description, t.schema) for t in request.tools], transcript=messages)
         return request, llm
 
     async def _respond(self, signal: AbortSignal, produced: list) -> AssistantMessage | None:
@@ -340,11 +337,8 @@ class Agent:
                     if kind == "start":
                         partial = event.partial
                         await self.emit(MessageStart(message=partial))
-                    elif kind == "done":
-                        final = event.message
-                        break
-                    elif kind == "error":
-                        final = event.error
+                    elif kind in ("done", "error"):
+                        final = event.message if kind == "done" else event.error
                         break
                     else:
                         if partial is None:  # a provider that skipped "start"
@@ -386,8 +380,7 @@ class Agent:
                 await self.emit(MessageUpdate(message=message, assistant_message_event=event))
 
     def _setting(self, key: str):
-        settings = getattr(self.ctx, "settings", None)
-        return settings.get(key) if settings is not None else None
+        return settings.get(key) if (settings := getattr(self.ctx, "settings", None)) is not None else None
 
     def _count(self, key: str) -> int | None:
         """The setting ``key`` if a whole number ≥ 0, else None (the provider's default)."""
@@ -397,14 +390,11 @@ class Agent:
     def _failure(self, partial, text: str, *, aborted: bool = False, request=None) -> AssistantMessage:
         model = request.model if request is not None else self.model
         message = partial or AssistantMessage(api=model.api, provider=model.provider, model=model.id)
-        message.stop_reason = "aborted" if aborted else "error"
-        message.error_message = text
+        message.stop_reason, message.error_message = "aborted" if aborted else "error", text
         return message
 
     async def api_key(self, model: Model) -> str | None:
-        if self.get_api_key is None:
-            return None
-        key = self.get_api_key(model)
+        key = self.get_api_key(model) if self.get_api_key is not None else None
         return await key if inspect.isawaitable(key) else key
 
     def _chained(self, hook: str, arg: str, model: Model):
@@ -419,8 +409,6 @@ class Agent:
 
     async def _on_response(self, status: int, headers: dict) -> None:
         if self.plugins.has("after_provider_response"):
-            from pi_core.protocol.events import ProviderResponseEvent
-
             event = ProviderResponseEvent(status=status, headers=dict(headers))
             await self.plugins.call("after_provider_response", event=event, ctx=self.ctx)
 
@@ -442,18 +430,17 @@ class Agent:
             if result is None:
                 result = await execute(self, prepared, signal, message, took)
             finished[prepared.call.id] = result
-            await self.emit(ToolExecutionEnd(
-                tool_call_id=prepared.call.id, tool_name=prepared.call.name,
-                result=result, is_error=result.is_error, duration_ms=took.get(prepared.call.id),
-            ))
+            await self.emit(ToolExecutionEnd(tool_call_id=prepared.call.id, tool_name=prepared.call.name, result=result,
+                                             is_error=result.is_error, duration_ms=took.get(prepared.call.id)))
 
         async def record(call: ToolCall) -> None:
-            result = finished[call.id]
+            result, nested = finished[call.id], self.nested_calls.pop(call.id, None)
+            usage = total_usage(AssistantMessage(usage=u) for u in [result.usage, *nested.usages] if u is not None) \
+                if nested is not None and nested.usages else result.usage
             result_message = ToolResultMessage(
-                tool_call_id=call.id, tool_name=call.name, content=result.content,
-                details=result.details, usage=result.usage, is_error=result.is_error,
-                duration_ms=took.get(call.id),
-            )
+                tool_call_id=call.id, tool_name=call.name, content=result.content, details=result.details,
+                usage=usage, is_error=result.is_error, duration_ms=took.get(call.id),
+                nested_calls=nested.snapshot() if nested else None)
             await self.deliver(result_message, produced)
             stored = self.messages[-1]
             assert isinstance(stored, ToolResultMessage)  # message_end keeps the role

@@ -43,7 +43,7 @@ from pi_core.protocol.records import field, record
 from pi_plugins.resources import Problem, agent_dir_of, cwd_of, per_run, project_trusted, report
 
 #: The plugins whose sections the prompt holds, in the order they appear.
-SECTION_PLUGINS = ("pi_plugins.context_files", "pi_plugins.skills")
+SECTION_PLUGINS = {"pi_plugins.context_files": "project_context", "pi_plugins.skills": "skills"}
 
 FOOTER = "Current date: {date}\nCurrent working directory: {cwd}"
 _FOOTER_AT_END = re.compile(r"\n*Current date: \d{4}-\d{2}-\d{2}\nCurrent working directory: [^\n]*\Z")
@@ -219,6 +219,11 @@ async def prompt_texts(ctx: Any) -> PromptTexts:
 async def sections(ctx: Any) -> list[str]:
     """The sections of the loaded :data:`SECTION_PLUGINS`, in that order; a plugin that
     fails is reported and left out."""
+    return [text for _name, text in await named_sections(ctx)]
+
+
+async def named_sections(ctx: Any) -> list[tuple[str, str]]:
+    """:func:`sections` with the name each has in pi 1.6's system message."""
     plugins = getattr(ctx, "plugins", None)
     if plugins is None:
         return []
@@ -233,17 +238,23 @@ async def sections(ctx: Any) -> list[str]:
             plugins.report(loaded[module_name], "before_agent_start", exc)
             continue
         if text:
-            found.append(text.strip("\n"))
+            found.append((SECTION_PLUGINS[module_name], text.strip("\n")))
     return found
 
 
 async def build(ctx: Any) -> str:
     """The whole prompt: base (or custom), appended text, sections, date and cwd."""
+    return "\n\n".join(text for _name, text in await named_parts(ctx))
+
+
+async def named_parts(ctx: Any) -> list[tuple[str, str]]:
+    """The prompt's non-empty parts in order, each under its name in pi 1.6's system
+    message (``preamble``, ``addendum``, ``project_context``, ``skills``, ``cwd``)."""
     texts = await prompt_texts(ctx)
     base = texts.custom if texts.custom is not None else base_prompt(active_tools(ctx))
     appended = "\n\n".join(a.strip("\n") for a in texts.append if a.strip())
-    parts = [base, appended, *await sections(ctx), footer(cwd_of(ctx))]
-    return "\n\n".join(part for part in parts if part)
+    parts = [("preamble", base), ("addendum", appended), *await named_sections(ctx), ("cwd", footer(cwd_of(ctx)))]
+    return [(name, text) for name, text in parts if text]
 
 
 @hookimpl(tryfirst=True)

@@ -35,7 +35,8 @@ KEEP_TURNS = 1  # the user turns kept whole: the last one
 @hookimpl
 async def prepare_request(request, ctx):
     """When: before every request, so a long run compacts mid-way and goes on."""
-    if request.stop or len(request.messages) <= MAX_MESSAGES:
+    conversation = [m for m in request.messages if m.role != "system"]  # not the prompt's declarations
+    if request.stop or len(conversation) <= MAX_MESSAGES:
         return None
     if await ctx.compact(reason="threshold") is None:
         return None  # nothing to compact, or a plugin cancelled it
@@ -50,7 +51,8 @@ def prepare_compaction(event, ctx):
     if len(turns) <= KEEP_TURNS:
         return None  # no plan: nothing to compact
     first_kept = turns[-KEEP_TURNS]
-    older = [e.message for e in entries[:entries.index(first_kept)] if e.type == "message"]
+    older = [e.message for e in entries[:entries.index(first_kept)]
+             if e.type == "message" and e.message.role != "system"]  # the prompt is never summarised
     plan = CompactionPreparation(
         first_kept_entry_id=first_kept.id, previous_summary=previous, messages_to_summarize=older,
         tokens_before=sum(len(text_of(m.content)) for m in older) // 4)  # about 4 characters a token

@@ -36,6 +36,7 @@ BUILTINS: dict[str, str] = {
     "answer_journal": "pi_plugins.answer_journal",
     "cache_warming": "pi_plugins.cache_warming",
     "mcp": "pi_plugins.mcp",
+    "system_messages": "pi_plugins.system_messages",
     "print_mode": "pi_plugins.print_mode",
     "rpc_mode": "pi_plugins.rpc",
     "acp_mode": "pi_plugins.acp",

@@ -10,7 +10,7 @@ import attrs
 
 from pi_core.protocol import events
 from pi_core.protocol.events import CompactionReason
-from pi_core.protocol.messages import AssistantMessage, TextContent, Usage, UserMessage
+from pi_core.protocol.messages import AssistantMessage, SystemMessage, TextContent, Usage, UserMessage, now_ms
 from pi_core.protocol.provider import LlmContext, StreamOptions, complete
 from pi_core.protocol.signal import AbortSignal
 from pi_core.protocol.usage import total_usage
@@ -121,7 +121,8 @@ async def _compaction(harness: Harness, entries: list, reason: CompactionReason,
             result = _complete(compaction_result(result), event.preparation)
             entry = harness.session.append_compaction(
                 result.summary, result.first_kept_entry_id, result.tokens_before,
-                result.details, from_hook=decision.from_hook, usage=take_summary_usage(harness))
+                result.details, from_hook=decision.from_hook, usage=take_summary_usage(harness),
+                system_message=current_system_message(harness.session.build_context().messages))
             harness.agent.messages = list(harness.session.build_context().messages)
             result = attrs.evolve(result, usage=entry.usage, estimated_tokens_after=sum(
                 estimate_tokens(m) for m in harness.agent.messages))
@@ -132,6 +133,40 @@ async def _compaction(harness: Harness, entries: list, reason: CompactionReason,
         log.warning("compaction failed: %s", error)
         result = None
     return result, error
+
+
+def current_system_message(messages: list) -> SystemMessage | None:
+    """The system messages among ``messages`` replayed into one, as pi 1.6 keeps it on a
+    compaction entry (so a compaction never summarises or cuts them): contents joined,
+    sections patched by name (None removes one), tools removed then added; None when
+    there is none."""
+    from pi_core.protocol.codec import to_json
+
+    content: list[str] = []
+    sections: dict[str, str | None] = {}
+    tools: dict[str, dict] = {}
+    seen = False
+    for message in messages:
+        data = to_json(message) if isinstance(message, SystemMessage) else getattr(message, "data", None)
+        if not isinstance(data, dict) or data.get("role") != "system":
+            continue
+        seen = True
+        text = data.get("content")
+        text = text if isinstance(text, str) else "\n".join(
+            b.get("text", "") for b in text or () if isinstance(b, dict) and b.get("type") == "text")
+        content += [text] if text else []
+        for name, value in (data.get("sections") or {}).items():
+            if value is None:
+                sections.pop(name, None)
+            else:
+                sections[name] = value
+        for ref in data.get("toolsRemoved") or ():
+            tools.pop(str(ref.get("name")) if isinstance(ref, dict) else "", None)
+        tools.update({t["name"]: t for t in data.get("toolsAdded") or () if isinstance(t, dict) and "name" in t})
+    if not seen and not tools:
+        return None
+    return SystemMessage(content="\n\n".join(content), sections=sections or None,
+                         tools_added=list(tools.values()) or None, timestamp=now_ms())
 
 
 def _complete(result, plan):

@@ -155,7 +155,7 @@ structure_content = _dispatcher(
 )
 structure_message = _dispatcher(
     "role",
-    {"user": m.UserMessage, "assistant": m.AssistantMessage, "toolResult": m.ToolResultMessage,
+    {"system": m.SystemMessage, "user": m.UserMessage, "assistant": m.AssistantMessage, "toolResult": m.ToolResultMessage,
      "bashExecution": m.BashExecutionMessage, "custom": m.CustomMessage,
      "branchSummary": m.BranchSummaryMessage, "compactionSummary": m.CompactionSummaryMessage},
     m.UnknownMessage,

@@ -9,7 +9,7 @@ import time
 from datetime import UTC, datetime
 from typing import Any, Literal, cast
 
-from pi_core.protocol.messages import AgentMessage, Usage, UserContent, _Extra, _filled
+from pi_core.protocol.messages import AgentMessage, SystemMessage, Usage, UserContent, _Extra, _filled
 from pi_core.protocol.records import field, record
 
 SESSION_VERSION = 3
@@ -91,6 +91,7 @@ class CompactionEntry(_EntryLine):
     details: Any = None
     usage: Usage | None = None  # of the summary's own request (pi 1.6): counted in the totals
     from_hook: bool | None = None
+    system_message: SystemMessage | None = None  # pi 1.6: the prompt and tools replayed at the cut
 
 
 @record(field_transformer=_type_first)
@@ -182,20 +183,9 @@ class UnknownEntry:
         return self.data.get("parentId")
 
 
-Entry = (
-    MessageEntry
-    | ModelChangeEntry
-    | ThinkingLevelChangeEntry
-    | CompactionEntry
-    | BranchSummaryEntry
-    | UsageEntry
-    | ContextEditEntry
-    | CustomEntry
-    | CustomMessageEntry
-    | LabelEntry
-    | SessionInfoEntry
-    | UnknownEntry
-)
+Entry = (MessageEntry | ModelChangeEntry | ThinkingLevelChangeEntry | CompactionEntry | BranchSummaryEntry
+         | UsageEntry | ContextEditEntry | CustomEntry | CustomMessageEntry | LabelEntry | SessionInfoEntry
+         | UnknownEntry)
 
 
 def iso_to_ms(stamp: str) -> int:
@@ -215,19 +205,14 @@ def message_of(entry: Any) -> AgentMessage | None:
     if isinstance(entry, MessageEntry):
         return entry.message
     if isinstance(entry, CustomMessageEntry):
-        return m.CustomMessage(
-            custom_type=entry.custom_type, content=entry.content, display=entry.display,
-            details=entry.details, timestamp=iso_to_ms(entry.timestamp),
-        )
+        return m.CustomMessage(custom_type=entry.custom_type, content=entry.content, display=entry.display,
+                               details=entry.details, timestamp=iso_to_ms(entry.timestamp))
     if isinstance(entry, BranchSummaryEntry):
         if not entry.summary:
             return None
-        return m.BranchSummaryMessage(
-            summary=entry.summary, from_id=entry.from_id, timestamp=iso_to_ms(entry.timestamp)
-        )
+        return m.BranchSummaryMessage(summary=entry.summary, from_id=entry.from_id,
+                                      timestamp=iso_to_ms(entry.timestamp))
     if isinstance(entry, CompactionEntry):
-        return m.CompactionSummaryMessage(
-            summary=entry.summary, tokens_before=entry.tokens_before,
-            timestamp=iso_to_ms(entry.timestamp),
-        )
+        return m.CompactionSummaryMessage(summary=entry.summary, tokens_before=entry.tokens_before,
+                                          timestamp=iso_to_ms(entry.timestamp))
     return None

@@ -17,17 +17,15 @@ def now_ms() -> int:
 
 
 def _filled() -> Any:
-    """The default (None) of a field every producer fills (an event's message, an entry's
-    message): typed as the field's own type, so its readers need no None check, and the
-    annotation the codec (cattrs) reads stays the plain type."""
+    """None for a field every producer fills (an event's, an entry's message), typed as the
+    field's type: readers need no None check and the codec reads the plain type."""
     return None
 
 
 @record
 class _Extra:
-    """``extra``: the keys a newer pi wrote that this version does not know. Nearly every
-    object has none, so the dict is made when first asked for: a resumed session holds
-    about 90,000 of these objects (an empty dict each was 6 MB)."""
+    """``extra``: keys a newer pi wrote that this version does not know, made when first
+    asked for (a resumed session holds ~90,000 objects; an empty dict each was 6 MB)."""
 
     _extra: dict | None = field(default=None, alias="extra", kw_only=True, repr=False, eq=False)
 
@@ -48,9 +46,8 @@ class _Extra:
 
 @record
 class _Streamed(_Extra):
-    """Text that grows delta by delta while a block streams, in linear time: deltas are
-    kept as parts and joined only when the text is read, so a consumer pays for what it
-    reads and a 100,000-delta answer never costs quadratic time."""
+    """Text that grows delta by delta while a block streams: deltas are kept as parts and
+    joined when read, so a 100,000-delta answer never costs quadratic time."""
 
     _pending: list[str] | None = field(default=None, init=False, repr=False, eq=False,
                                        metadata={"transient": True})
@@ -161,8 +158,7 @@ StopReason = Literal["stop", "length", "toolUse", "error", "aborted"]
 
 @record
 class Failure:
-    """Why a request failed, as the provider classified it, for the harness's retry and
-    overflow handling. Held in memory only: never written to a session file."""
+    """Why a request failed, as the provider classified it (memory only, never written)."""
 
     kind: Literal["retryable", "overflow", "other"] = "other"
     status: int | None = None
@@ -212,9 +208,22 @@ class ToolResultMessage(_Extra):
     content: list[UserContent] = field(factory=list)
     details: Any = None
     usage: Usage | None = None  # the tool's own model work (pi 1.6), not the turn's
+    nested_calls: dict | None = None  # pi 1.6's bounded record of the calls it made (pi_core.tool_calls.NestedCalls)
     is_error: bool = False
     duration_ms: int | None = None  # how long the tool ran (pi 1.6)
     timestamp: int = field(factory=now_ms)
+
+
+@record
+class SystemMessage(_Extra):
+    """pi 1.6's prompt and tools: the first declares them, later ones patch sections and tools."""
+
+    role: Literal["system"] = field(default="system", init=False)
+    content: str | list[UserContent] = ""
+    sections: dict[str, str | None] | None = None
+    timestamp: int = field(factory=now_ms)
+    tools_added: list[dict] | None = None  # declarations: {name, description, parameters}
+    tools_removed: list[dict] | None = None  # references: {name}
 
 
 # ---------------------------------------------------------------- app messages
@@ -275,16 +284,8 @@ class UnknownMessage:
 
 
 Message = UserMessage | AssistantMessage | ToolResultMessage
-AgentMessage = (
-    UserMessage
-    | AssistantMessage
-    | ToolResultMessage
-    | BashExecutionMessage
-    | CustomMessage
-    | BranchSummaryMessage
-    | CompactionSummaryMessage
-    | UnknownMessage
-)
+AgentMessage = (SystemMessage | UserMessage | AssistantMessage | ToolResultMessage | BashExecutionMessage
+                | CustomMessage | BranchSummaryMessage | CompactionSummaryMessage | UnknownMessage)
 LLM_MESSAGE_TYPES = (UserMessage, AssistantMessage, ToolResultMessage)
 
 

@@ -27,11 +27,12 @@ class ToolSpec:
 
 @record
 class LlmContext:
-    """What one request sends: the system prompt, LLM messages and tool specs."""
+    """What one request sends: the system prompt, LLM messages, tool specs (and the transcript)."""
 
     system_prompt: str = ""
     messages: list[Message] = field(factory=list)
     tools: list[ToolSpec] = field(factory=list)
+    transcript: list[AgentMessage] = field(factory=list, eq=False, repr=False)
 
 
 @record

@@ -2,8 +2,9 @@
 
 As pi builds it: the model and thinking level are the last ones set on the path (a
 ``model_change`` or an assistant message's provider and model); if a compaction is on the
-path, its summary comes first, then the messages it kept (from ``firstKeptEntryId`` up to
-the compaction), then everything after it. Branch summaries and custom messages take part
+path, its summary comes first (after pi 1.6's ``systemMessage``, which stands for the
+system messages among those kept), then the messages it kept (from ``firstKeptEntryId``
+up to the compaction), then everything after it. Branch summaries and custom messages take part
 as their message forms; ``custom``, ``label``, ``session_info`` and ``usage`` entries never
 do. pi 1.6's ``context_edit`` entries among those (the latest per target wins) leave their
 target out (``replacement`` null) or replace only its content, the history untouched.
@@ -57,22 +58,26 @@ def build_session_context(
     compaction_at = next((i for i in range(len(path) - 1, -1, -1)
                           if path[i].type == "compaction"), -1)
     messages: list[AgentMessage] = []
-    selected = path
+    selected, kept = path, 0
     compaction = read(path[compaction_at]) if compaction_at >= 0 else None
     if isinstance(compaction, CompactionEntry):
         first = next((i for i in range(compaction_at)
                       if path[i].id == compaction.first_kept_entry_id), compaction_at)
-        selected = [*path[first:compaction_at], *path[compaction_at + 1:]]
+        selected, kept = [*path[first:compaction_at], *path[compaction_at + 1:]], compaction_at - first
     edits = {e.target_id: e.replacement for e in read_all(
         [i for i in selected if i.type == "context_edit"]) if isinstance(e, ContextEditEntry)}
     if isinstance(compaction, CompactionEntry):
+        messages += [compaction.system_message] if compaction.system_message else []
         _add(messages, message_of(compaction), edits.get(compaction.id, ()))
     add = messages.append
-    for entry in read_all(selected):  # read in bulk first: the scan below then finds
-        if type(entry) is MessageEntry and not edits:  # most of what it reads already read
-            add(entry.message)
+    for n, entry in enumerate(read_all(selected)):  # read in bulk first: the scan below
+        if type(entry) is MessageEntry and not edits:  # then finds most of it already read
+            if n >= kept or entry.message.role != "system":
+                add(entry.message)
         elif not isinstance(entry, CompactionEntry):  # an earlier one among those kept
-            _add(messages, message_of(entry), edits.get(entry.id, ()))
+            message = message_of(entry)
+            if n >= kept or getattr(message, "role", None) != "system":
+                _add(messages, message, edits.get(entry.id, ()))
 
     thinking_level = model = chosen = None
     for item in reversed(path):  # the last of each on the path counts

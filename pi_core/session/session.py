@@ -41,6 +41,7 @@ from pi_core.protocol.messages import (
     AgentMessage,
     BranchSummaryMessage,
     CompactionSummaryMessage,
+    SystemMessage,
     Usage,
 )
 from pi_core.session.context import SessionContext, build_session_context
@@ -81,17 +82,12 @@ class Session:
         read_only: bool = False,
         problems: list[Problem] | None = None,
     ) -> None:
-        self.header = header
-        self.cwd = cwd
-        self.file = file
-        self.sessions_dir = sessions_dir
-        self.read_only = read_only
+        self.header, self.cwd, self.file = header, cwd, file
+        self.sessions_dir, self.read_only = sessions_dir, read_only
         self._tree = tree
         if problems:
             tree.problems = problems
-        self._handle = handle
-        self._on_disk = on_disk
-        self._closed = False
+        self._handle, self._on_disk, self._closed = handle, on_disk, False
         # Lines a failed write left off the disk (the header first while the file has
         # none), in file order: written before the next entry.
         self._unsaved: list[tuple[Entry | SessionHeader, str]] = []
@@ -303,11 +299,11 @@ class Session:
         details: Any = None,
         from_hook: bool | None = None,
         usage: Usage | None = None,
+        system_message: SystemMessage | None = None,
     ) -> CompactionEntry:
         return self.append(CompactionEntry(
-            summary=summary, first_kept_entry_id=first_kept_entry_id,
-            tokens_before=tokens_before, details=details, usage=usage, from_hook=from_hook,
-        ))
+            summary=summary, first_kept_entry_id=first_kept_entry_id, tokens_before=tokens_before,
+            details=details, usage=usage, from_hook=from_hook, system_message=system_message))
 
     def append_custom(self, custom_type: str, data: Any = None) -> CustomEntry:
         return self.append(CustomEntry(custom_type=custom_type, data=data))

@@ -8,9 +8,8 @@ from __future__ import annotations
 import os
 from typing import Any, Literal
 
-from attrs import define
-
 from pi_core import Model, Usage, calculate_cost
+from pi_core.protocol.records import record
 
 Phase = Literal["streaming", "idle"]
 Action = Literal["warm", "stop"]
@@ -25,7 +24,7 @@ MINIMUM_EXPECTED_SAVINGS = 0.05
 IDLE_CONTINUATION_PROBABILITY = 0.15
 
 
-@define
+@record
 class Decision:
     """What a refresh would cost and save, and pi's verdict (``action``)."""
 

@@ -25,7 +25,7 @@ from pi_core.protocol.entries import (
     MessageEntry,
     message_of,
 )
-from pi_core.protocol.messages import AssistantMessage, ToolCall
+from pi_core.protocol.messages import AssistantMessage, ToolCall, ToolResultMessage
 
 
 def _default_files(name: str, arguments: dict) -> dict:
@@ -56,14 +56,18 @@ class FileOps:
     tools: dict = field(factory=dict, eq=False, repr=False)
 
     def add_from(self, message) -> None:
-        if not isinstance(message, AssistantMessage):
+        """The calls an answer made, or (pi 1.6) those a tool made, a codemode script's,
+        as recorded on its result (``nestedCalls``)."""
+        if isinstance(message, ToolResultMessage) and isinstance(message.nested_calls, dict):
+            calls = [(str(c.get("name")), c.get("arguments") or {}) for c in message.nested_calls.get("calls") or ()
+                     if isinstance(c, dict)]
+        elif isinstance(message, AssistantMessage):
+            calls = [(block.name, block.arguments) for block in message.content if isinstance(block, ToolCall)]
+        else:
             return
-        for block in message.content:
-            if not isinstance(block, ToolCall):
-                continue
-            tool = self.tools.get(block.name)
-            effects = tool.files(block.arguments) if tool is not None else \
-                _default_files(block.name, block.arguments)
+        for name, arguments in calls:
+            tool = self.tools.get(name)
+            effects = tool.files(arguments) if tool is not None else _default_files(name, arguments)
             self.read.update(effects.get("read") or ())
             self.modified.update(effects.get("modified") or ())
 
@@ -161,7 +165,7 @@ def prepare_compaction(path: list, keep_recent_tokens: int, context: list | None
             if isinstance(entry, CompactionEntry):
                 continue
             message = message_of(entry)
-            if message is not None:
+            if message is not None and getattr(message, "role", None) != "system":  # pi 1.6: never summarised
                 found.append(message)
                 file_ops.add_from(message)
         return found

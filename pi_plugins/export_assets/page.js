@@ -211,6 +211,63 @@
     return searchWords.every(function (word) { return text.indexOf(word) !== -1; });
   }
 
+  // As pi's page, the connectors are drawn again for what is shown: a shown entry hangs
+  // under its nearest shown ancestor, and only forks with more than one shown branch get
+  // rails (the same ASCII tree page.py draws, at most MAX_INDENT forks deep); several shown
+  // roots stand side by side without connectors, as pi's virtual root.
+  var maxIndent = 12;
+  function shownParent(id) {
+    var el = entryById.get(id);
+    var parent = el ? el.getAttribute('data-parent') : '';
+    while (parent) {
+      var li = treeItems.get(parent);
+      if (li && !li.hidden) { return parent; }
+      var up = entryById.get(parent);
+      parent = up ? up.getAttribute('data-parent') : '';
+    }
+    return '';
+  }
+  function railsOf(li) {
+    var a = li.querySelector('a');
+    var span = a.querySelector('.rails');
+    if (!span) {
+      span = doc.createElement('span');
+      span.className = 'rails';
+      a.insertBefore(span, a.firstChild);
+    }
+    return span;
+  }
+  function redrawRails() {
+    var children = new Map();
+    treeItems.forEach(function (li, id) {
+      if (li.hidden) { return; }
+      var parent = shownParent(id);
+      if (!children.has(parent)) { children.set(parent, []); }
+      children.get(parent).push(id);
+    });
+    var stack = [];
+    function queue(parent, rails, depth) {
+      var kids = children.get(parent) || [];
+      if (kids.length === 1 || (parent === '' && kids.length)) {  // several shown roots: no connector (pi)
+        for (var k = kids.length - 1; k >= 0; k--) { stack.push([kids[k], rails, rails, depth]); }
+        return;
+      }
+      if (kids.length && depth >= maxIndent) { rails = rails.slice(0, -3); }
+      for (var i = kids.length - 1; i >= 0; i--) {
+        var last = i === kids.length - 1;
+        stack.push([kids[i], rails + (last ? '\u2514\u2500 ' : '\u251c\u2500 '),
+                    rails + (last ? '   ' : '\u2502  '), depth + 1]);
+      }
+    }
+    queue('', '', 0);
+    while (stack.length) {
+      var item = stack.pop();
+      var span = railsOf(treeItems.get(item[0]));
+      if (span.textContent !== item[1]) { span.textContent = item[1]; }
+      queue(item[0], item[2], item[3]);
+    }
+  }
+
   function applyFilter() {
     var shown = 0;
     treeItems.forEach(function (li, id) {
@@ -218,6 +275,7 @@
       if (li.hidden === ok) { li.hidden = !ok; }
       if (ok) { shown++; }
     });
+    redrawRails();
     if (treeStatus) { treeStatus.textContent = shown + ' / ' + treeItems.size + ' entries'; }
     all('#tree-filters button').forEach(function (b) {
       b.classList.toggle('active', b.getAttribute('data-filter') === filterMode);

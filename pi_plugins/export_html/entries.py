@@ -29,6 +29,7 @@ from pi_core.protocol.messages import (
     CompactionSummaryMessage,
     CustomMessage,
     ImageContent,
+    SystemMessage,
     TextContent,
     ThinkingContent,
     ToolCall,
@@ -112,7 +113,7 @@ def _render_message(message: Any) -> tuple[str, str, str]:
         title = f'Result of <span class="tool-name">{escape(message.tool_name)}</span>'
         if message.is_error:
             title += ' <span class="error-mark">error</span>'
-        return (f"tool-result {state}", title, _content(message.content, fold=True))
+        return (f"tool-result {state}", title, _content(message.content, fold=True) + _nested(message.nested_calls))
     if isinstance(message, BashExecutionMessage):
         return ("bash", "Shell", _bash(message))
     if isinstance(message, CustomMessage):
@@ -121,6 +122,8 @@ def _render_message(message: Any) -> tuple[str, str, str]:
         return ("branch-summary", "Branch summary", markdown_div(message.summary))
     if isinstance(message, CompactionSummaryMessage):
         return ("compaction", "Compaction summary", markdown_div(message.summary))
+    if isinstance(message, SystemMessage):  # pi 1.6's prompt sections and tools, or a change of them
+        return ("meta system", "System prompt", folded_json(to_json(message), "sections and tools"))
     if isinstance(message, UnknownMessage):
         return ("meta unknown", "Message", f'<span class="meta-text">with role '
                 f"{escape(message.role or '?')}</span>" + folded_json(message.data, "as stored"))
@@ -202,6 +205,25 @@ def _edits(args: dict) -> str:
         out.append(folded_pre(str(edit.get("oldText", "")), "removed", css="del"))
         out.append(folded_pre(str(edit.get("newText", "")), "added", css="ins"))
     return f'<div class="edits">{"".join(out)}</div>' if out else ""
+
+
+def _nested(nested: Any) -> str:
+    """pi 1.6's list of the calls a tool made (a codemode script's): status, name,
+    arguments, duration and error of each, never their results."""
+    calls = [c for c in (nested or {}).get("calls") or () if isinstance(c, dict)] if isinstance(nested, dict) else []
+    if not calls:
+        return ""
+    lines = [f"Nested calls: {len(calls)}{'' if nested.get('complete') else ' (incomplete record)'}"]
+    for c in calls:
+        args = json.dumps(c["arguments"], ensure_ascii=False, separators=(",", ":")) if "arguments" in c \
+            else f"[arguments omitted, {c.get('argumentsBytes')} bytes]"
+        took = f" {c['durationMs']}ms" if c.get("durationMs") is not None else ""
+        error = "\n    " + str(c["error"]).replace("\n", "\n    ") if c.get("error") else ""
+        lines.append(f"{_NESTED_MARKS.get(str(c.get('status')), '?')} {c.get('name')} {args}{took}{error}")
+    return folded_pre("\n".join(lines), "nested calls", "nested-calls")
+
+
+_NESTED_MARKS = {"ok": "✓", "error": "✗", "unfinished": "…"}
 
 
 def _bash(message: BashExecutionMessage) -> str:

@@ -19,7 +19,7 @@ from pi_plugins.export_html.entries import render_entry, render_unreadable
 from pi_plugins.export_html.markup import escape
 
 APP_NAME = "pi"
-MAX_INDENT = 12  # deeper forks are drawn at this depth (the page stays readable)
+MAX_INDENT = 12  # deeper forks are drawn at this depth (the page stays readable); page.js has it too
 #: pi's tree filters: (mode, button, what it shows).
 FILTERS = [("default", "Default", "Hide settings entries"), ("no-tools", "No-tools", "Default minus tool results"),
            ("user-only", "User", "Only user messages"), ("labeled-only", "Labeled", "Only labeled entries"),

@@ -130,6 +130,9 @@ class InteractiveApp:
         from pi_plugins.interactive.appearance_reports import AppearanceReports
 
         self.appearance_reports = AppearanceReports(self)
+        from pi_plugins.interactive.keyboard_protocol import KeyboardProtocol
+
+        self.keyboard = KeyboardProtocol(self)  # kitty's protocol, pushed at start (terminal_colors)
         self.submission = Submission(self)
         self.actions = EditorActions(self)
         self.keys = ChatKeys(self)  # the lists' keys set, as keybindings.json says
@@ -199,6 +202,7 @@ class InteractiveApp:
             self.running = True
             self.events.status.report()  # idle: pi started
             self.appearance_reports.start()  # a light/dark switch of the terminal repaints (pi 1.6)
+            self.keyboard.start()  # kitty's protocol or modifyOtherKeys, decoded for prompt_toolkit
             self.files.refresh()
             self.flusher_task = self.spawn(self.scrollback.flusher())
             self.spawn(appearance.watch_theme(self))
@@ -229,6 +233,7 @@ class InteractiveApp:
             unsubscribe()
             self.events.status.clear()
             self.appearance_reports.stop()
+            self.keyboard.stop()
             for signum in (signal.SIGTERM, signal.SIGHUP):
                 try:
                     loop.remove_signal_handler(signum)

@@ -94,7 +94,7 @@ class ChatKeys:
         bind("app.clipboard.pasteImage", lambda event: tui.spawn(actions.paste_image()))
         bind("app.message.copy", lambda event: tui.spawn(copy_message(tui)))
         bind("app.editor.external", lambda event: open_external_editor(tui))
-        bind("app.suspend", lambda event: event.app.suspend_to_background())
+        bind("app.suspend", lambda event: _suspend(tui))
         bind("app.session.new", lambda event: tui.spawn(builtin.new(tui, "")))
         bind("app.session.tree", lambda event: tui.spawn(builtin.tree(tui, "")))
         bind("app.session.fork", lambda event: tui.spawn(builtin.fork(tui, "")))
@@ -201,3 +201,19 @@ async def _cycle_thinking(tui: InteractiveApp) -> None:
         tui.add_text("This model does not support thinking levels", "dim")
     else:
         tui.add_text(f"Thinking level: {level}", "dim")
+
+
+def _suspend(tui) -> None:
+    """Ctrl+Z: the process group stops (prompt_toolkit's ``suspend_to_background``), with
+    the keyboard protocols off meanwhile, so the shell gets legacy keys (pi 1.6 stops its
+    terminal the same way)."""
+    import os
+    import signal
+
+    from prompt_toolkit.application import run_in_terminal
+
+    def stop_here() -> None:
+        with tui.keyboard.suspended():
+            os.kill(0, signal.SIGTSTP)
+
+    run_in_terminal(stop_here)

@@ -340,6 +340,11 @@ async def session(tui: ChatPort, args: str) -> None:
         f"{format_tokens(tokens['cacheRead'])} cache read, {format_tokens(tokens['cacheWrite'])} cache write",
         f"Cost: ${stats['cost']:.4f}",
     ]
+    if stats["cost"] > 0:
+        from pi_plugins.interactive.cost_breakdown import cost_lines
+
+        model = tui.harness.model
+        lines += cost_lines(tui.harness.session.entries, f"{model.provider}/{model.id}" if model else "")
     from pi_plugins.cache_warming.status import session_lines  # (without the plugin: "unavailable")
 
     lines += ["Cache warming:", *(f"  {line}" for line in session_lines(tui.harness.ctx))]

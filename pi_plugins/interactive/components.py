@@ -202,8 +202,17 @@ class ComponentDialog(Dialog):
         from pi_plugins.interactive.component_mouse import MouseRouter
 
         #: the mouse over the component (fullscreen only: regular mode leaves it to the terminal)
-        self.mouse = MouseRouter(self.component, self._mouse_failed, tui.invalidate)
+        self.mouse = MouseRouter(self.component, self._mouse_failed, tui.invalidate, on_focus=self._focus)
         self.focus_target = self.container = component_window(self.component, self._key, on_mouse=self.mouse)
+
+    def _focus(self) -> None:
+        """A ``focus`` answer to the mouse: the component takes the keys."""
+        app = self._tui.app
+        if app is not None:
+            try:
+                app.layout.focus(self.focus_target)
+            except ValueError:  # not on screen (closed meanwhile)
+                pass
 
     def _mouse_failed(self, exc: Exception) -> None:
         self._tui.add_text(f"Error: a plugin's component failed on a mouse event: {exc}", "error")

@@ -52,7 +52,15 @@ def open_external_editor(tui: Any) -> Any:
     from prompt_toolkit.application import run_in_terminal
 
     async def run() -> None:
-        edited = await run_in_terminal(lambda: edit_text(buffer.text, command), in_executor=True)
+        keyboard = getattr(tui, "keyboard", None)
+
+        def edit() -> str | None:
+            if keyboard is None:
+                return edit_text(buffer.text, command)
+            with keyboard.suspended():  # the editor reads legacy keys, as pi 1.6 leaves them
+                return edit_text(buffer.text, command)
+
+        edited = await run_in_terminal(edit, in_executor=True)
         if edited is not None:
             buffer.text = edited
             buffer.cursor_position = len(edited)

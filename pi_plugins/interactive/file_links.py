@@ -2,8 +2,9 @@
 terminal opens on a click, where the terminal shows hyperlinks. ``PI_HYPERLINKS``
 (``1``, ``0``, ``auto``) or the setting ``terminal.hyperlinks`` (true, false, "auto")
 decide; "auto" trusts the terminals pi 1.6 knows to draw them (kitty, Ghostty, WezTerm,
-iTerm2, VS Code, Windows Terminal, Alacritty, Rex …) and not tmux or screen, which may
-not pass them on.
+iTerm2, VS Code, Windows Terminal, Alacritty, Rex …), not screen, and inside tmux only
+where tmux says its client passes them on (``hyperlinks`` among the attached client's
+``client_termfeatures``), as pi 1.6 asks it.
 
 The painted lines keep the link for the scrollback; the live area hands it to the
 terminal as a zero-width escape (prompt_toolkit would show OSC 8 as text).
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -35,12 +37,26 @@ def hyperlinks_wanted(settings: Any, env: Mapping[str, str] | None = None) -> bo
     setting = settings.get("terminal.hyperlinks", "auto") if settings is not None else "auto"
     if isinstance(setting, bool):
         return setting
-    if env.get("TMUX") or env.get("STY"):  # a multiplexer may drop them: text only
+    term = env.get("TERM", "").lower()
+    if env.get("TMUX") or term.startswith("tmux"):
+        return tmux_forwards_hyperlinks(env)
+    if env.get("STY") or term.startswith("screen"):  # screen drops them: text only
         return False
     program = env.get("TERM_PROGRAM", "").lower()
-    term = env.get("TERM", "").lower()
     return (program in _LINKING_PROGRAMS or term.startswith(_LINKING_TERMS) or "KITTY_WINDOW_ID" in env
             or "WT_SESSION" in env or "ALACRITTY_WINDOW_ID" in env)
+
+
+def tmux_forwards_hyperlinks(env: Mapping[str, str]) -> bool:
+    """Whether tmux re-emits OSC 8 to its client's terminal (it strips them otherwise):
+    ``tmux display-message -p '#{client_termfeatures}'`` lists ``hyperlinks``. No answer
+    within 250 ms, or any error, is a no (pi 1.6's ``probeTmuxHyperlinks``)."""
+    try:
+        answer = subprocess.run(["tmux", "display-message", "-p", "#{client_termfeatures}"], env=dict(env),
+                                capture_output=True, text=True, timeout=0.25, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return answer.returncode == 0 and "hyperlinks" in [f.strip() for f in answer.stdout.split(",")]
 
 
 def file_url(path: str, cwd: str) -> str:

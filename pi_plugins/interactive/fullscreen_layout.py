@@ -56,7 +56,10 @@ def make_fullscreen_application(layout: ChatLayout) -> Application:
     view: TranscriptView = tui.scrollback  # type: ignore[assignment]  # fullscreen's stand-in
     transcript = FloatContainer(Window(view.control()), floats=[view.search.float()])
     root = FloatContainer(HSplit([transcript, layout.bottom_area()]), floats=tui.overlays.floats)
-    keys = merge_key_bindings([DynamicKeyBindings(lambda: tui.keys.bindings), alt_screen_keys(tui, view)])
+    from pi_plugins.interactive.component_mouse import mouse_bindings
+
+    keys = merge_key_bindings([DynamicKeyBindings(lambda: tui.keys.bindings), alt_screen_keys(tui, view),
+                               mouse_bindings()])  # components hold their gestures, see screen cells
     return layout.application(root, full_screen=True, mouse_support=True, key_bindings=keys)
 
 

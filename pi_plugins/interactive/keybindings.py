@@ -9,6 +9,9 @@ read is reported and the defaults stay.
 from __future__ import annotations
 
 import json
+import os
+import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 #: pi 0.73.1's defaults (docs/keybindings.md), id -> keys.
@@ -106,6 +109,33 @@ DEFAULTS: dict[str, tuple[str, ...]] = {
     "app.message.copy": ("ctrl+x",),
 }
 
+#: pi 1.6's defaults where Windows and WSL differ (docs/keybindings.md; Windows Terminal
+#: takes Alt+Enter for fullscreen, Ctrl+Shift+F and the like for itself).
+WINDOWS_DEFAULTS: dict[str, tuple[str, ...]] = {
+    "app.model.cycleBackward": ("alt+p",),
+    "app.message.followUp": ("ctrl+q",),
+    "app.message.dequeue": ("alt+q",),
+    "app.clipboard.pasteImage": ("alt+v", "ctrl+v"),
+    "tui.editor.undo": ("ctrl+z",) if sys.platform == "win32" else ("alt+z",),
+    "tui.altScreen.previousPrompt": ("ctrl+up",),
+    "tui.altScreen.nextPrompt": ("ctrl+down",),
+    "tui.altScreen.search": ("ctrl+f",),
+    **({"app.suspend": ()} if sys.platform == "win32" else {}),  # no job control there
+}
+
+
+def windows_keybindings(env: Mapping[str, str] | None = None, platform: str = sys.platform) -> bool:
+    """pi 1.6's ``useWindowsKeybindings``: on Windows, and on Linux under WSL
+    (``WSL_DISTRO_NAME`` or ``WSL_INTEROP``), where the terminal is most likely Windows Terminal."""
+    env = os.environ if env is None else env
+    return platform == "win32" or (platform == "linux" and bool(env.get("WSL_DISTRO_NAME") or env.get("WSL_INTEROP")))
+
+
+def platform_defaults(env: Mapping[str, str] | None = None) -> dict[str, tuple[str, ...]]:
+    """The defaults that replace :data:`DEFAULTS` here (Windows and WSL's; none elsewhere)."""
+    return dict(WINDOWS_DEFAULTS) if windows_keybindings(env) else {}
+
+
 #: The ids of pi's configs from before the namespaced ones.
 LEGACY_IDS = {
     "cursorUp": "tui.editor.cursorUp", "cursorDown": "tui.editor.cursorDown",
@@ -148,14 +178,21 @@ class Keybindings:
         self.path = path
 
     @classmethod
-    def load(cls, agent_dir: str | Path) -> Keybindings:
+    def load(cls, agent_dir: str | Path, env: Mapping[str, str] | None = None) -> Keybindings:
+        """The file's keys over the platform's defaults (Windows and WSL differ, as in pi 1.6),
+        bound as if the file had named those."""
         path = Path(agent_dir) / "keybindings.json"
         user, problems = read_keybindings(path)
-        return cls(user, problems, path)
+        found = cls({**platform_defaults(env), **user}, problems, path)
+        found.env = env
+        return found
+
+    env: Mapping[str, str] | None = None
 
     def reload(self) -> None:
         if self.path is not None:
-            self.user, self.problems = read_keybindings(self.path)
+            user, self.problems = read_keybindings(self.path)
+            self.user = {**platform_defaults(self.env), **user}
 
     def keys(self, action: str) -> tuple[str, ...]:
         if action in self.user:

@@ -44,7 +44,7 @@ class Piece:
     """A stretch of a block that paints on its own."""
 
     __slots__ = ("block", "text", "style", "source", "lines", "plain", "estimate", "prompt", "_searchable",
-                 "unsplit")
+                 "unsplit", "images")
 
     def __init__(self, block: Block, text: str | None = None, style: str | None = None,
                  source: str | None = None, unsplit: bool = False) -> None:
@@ -58,6 +58,7 @@ class Piece:
         self.estimate = 1
         self.prompt = isinstance(block, UserBlock)  # where a user message starts (jumps)
         self._searchable: str | None = None
+        self.images: list[tuple[int, int, str]] = []  # (row, rows, sequence): :mod:`.fullscreen_images`
 
     @property
     def height(self) -> int:
@@ -207,6 +208,12 @@ class LazyLines:
         tui, width = self.tui, self._width
         if piece.text is None:
             lines = tui.paint(piece.block, width)
+            from pi_plugins.interactive.fullscreen_images import reserve
+
+            rows, places = reserve(tui, piece.block, width)  # room for its images, placed after each frame
+            if places:
+                piece.images = [(len(lines) + row, height, sequence) for row, height, sequence in places]
+                lines = lines + rows
         else:
             try:
                 lines = paint_paragraph(piece.text, piece.style or "none", tui.painter, width, tui.view)

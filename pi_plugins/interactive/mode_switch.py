@@ -61,4 +61,5 @@ def resumed(tui: InteractiveApp) -> None:
     tui.flusher_task = tui.spawn(tui.scrollback.flusher())
     tui.layout.refocus()
     tui.appearance_reports.start()  # the new application's input, if it has another
+    tui.keyboard.start()
     tui.add_text(f"TUI mode: {current_mode(tui)}", "dim")

@@ -71,10 +71,12 @@ def ask_terminal(fd: int | None = None, timeout: float = TIMEOUT_SECONDS) -> dic
         saved = termios.tcgetattr(fd)
     except (OSError, ValueError, termios.error):
         return {}
+    from pi_plugins.interactive import keyboard_protocol
+
     data = b""
-    query = QUERY
+    query = keyboard_protocol.PUSH + keyboard_protocol.QUERY + QUERY  # pi 1.6 asks these first
     if program_status.override() is None:  # answered before the device attributes, if at all
-        query = QUERY.replace(b"\x1b[c", program_status.QUERY + b"\x1b[c")
+        query = query.replace(b"\x1b[c", program_status.QUERY + b"\x1b[c")
     try:
         tty.setcbreak(fd, termios.TCSANOW)
         os.write(fd, query)
@@ -88,6 +90,7 @@ def ask_terminal(fd: int | None = None, timeout: float = TIMEOUT_SECONDS) -> dic
         pass
     finally:
         termios.tcsetattr(fd, termios.TCSANOW, saved)
+    keyboard_protocol.remember_reply(data)
     reported.clear()
     reported.update(parse_replies(data))
     reported_palette[:] = parse_palette(data)

@@ -3,8 +3,9 @@ Ghostty) or iTerm2's inline images (iTerm2, WezTerm). Settings: ``terminal.showI
 (default on) and ``terminal.imageWidthCells`` (default 60). Inside tmux the sequence is
 wrapped for tmux's passthrough (``set -g allow-passthrough on``).
 
-Images go only into the scrollback, after the message that holds them is final: the
-live part of the screen is redrawn by prompt_toolkit, which does not draw images.
+In the regular mode images go into the scrollback, after the message that holds them is
+final: the live part of the screen is redrawn by prompt_toolkit, which does not draw
+images. The fullscreen transcript places them itself (:mod:`.fullscreen_images`).
 """
 
 from __future__ import annotations
@@ -49,6 +50,30 @@ def image_size(data: bytes) -> tuple[int, int] | None:
 def image_line(data_b64: str, mime: str, columns: int, env=os.environ) -> str | None:
     """One line that draws the image ``columns`` cells wide (its rows from its aspect
     ratio, cells being about twice as tall as wide), or None when it cannot be drawn."""
+    drawn = image_sequence(data_b64, mime, columns, env)
+    return " " + drawn[0] if drawn is not None else None
+
+
+CELL_PIXELS = (9, 18)  # pi-tui's cell size until the terminal tells its own
+
+
+def pi16_cells(size: tuple[int, int], max_columns: int) -> tuple[int, int]:
+    """(columns, rows) pi 1.6 gives an image of ``size`` pixels at most ``max_columns``
+    wide and half as many rows' worth of pixels high (pi-tui's ``calculateImageCellSize``)."""
+    cell_w, cell_h = CELL_PIXELS
+    max_rows = max(1, math.ceil(max_columns * cell_w / cell_h))
+    width, height = max(1, size[0]), max(1, size[1])
+    scale = min(max_columns * cell_w / width, max_rows * cell_h / height)
+    columns = max(1, min(max_columns, math.ceil(width * scale / cell_w)))
+    rows = min(max_rows, max(1, math.ceil(height * scale / cell_h)))
+    return columns, rows
+
+
+def image_sequence(data_b64: str, mime: str, columns: int, env=os.environ, *,
+                   keep_cursor: bool = False) -> tuple[str, int] | None:
+    """(the sequence that draws the image, the rows it takes), or None. ``keep_cursor``:
+    kitty leaves the cursor where it was (``C=1``) and the size is pi 1.6's (:func:`pi16_cells`),
+    as 1.6 places fullscreen images."""
     kind = protocol(env)
     if kind is None:
         return None
@@ -58,7 +83,9 @@ def image_line(data_b64: str, mime: str, columns: int, env=os.environ) -> str | 
         return None
     size = image_size(raw)
     columns = max(int(columns), 1)
-    if size is not None and size[0] > 0:
+    if keep_cursor and size is not None and size[0] > 0 and size[1] > 0:
+        columns, rows = pi16_cells(size, columns)
+    elif size is not None and size[0] > 0:
         columns = min(columns, max(1, math.ceil(size[0] / 8)))  # small images are not blown up
         rows = max(1, math.ceil(columns * size[1] / size[0] / 2))
     else:
@@ -70,7 +97,8 @@ def image_line(data_b64: str, mime: str, columns: int, env=os.environ) -> str | 
         parts = []
         for index, chunk in enumerate(chunks):
             more = 1 if index < len(chunks) - 1 else 0
-            head = f"a=T,f=100,c={columns},r={rows},q=2,m={more}" if index == 0 else f"m={more}"
+            still = ",C=1" if keep_cursor else ""
+            head = f"a=T,f=100,q=2{still},c={columns},r={rows},m={more}" if index == 0 else f"m={more}"
             parts.append(f"\x1b_G{head};{chunk}\x1b\\")
         sequence = "".join(parts)
     else:
@@ -78,4 +106,4 @@ def image_line(data_b64: str, mime: str, columns: int, env=os.environ) -> str | 
                     f"preserveAspectRatio=1:{data_b64}\x07")
     if env.get("TMUX"):
         sequence = "\x1bPtmux;" + sequence.replace("\x1b", "\x1b\x1b") + "\x1b\\"
-    return " " + sequence
+    return sequence, rows

@@ -183,11 +183,30 @@ def palette_from(document: Any, source: str = "") -> tuple[Palette, list[str]]:
             styles["user.box"] = f"{text} {styles['user.box']}"
     accent = styles.get("accent", "")
     if accent and accent != "none":
-        prompt["dialog-prompt"] = accent
+        prompt["dialog-prompt"] = _prompt_toolkit_style(accent)
     warnings = [f"theme {name!r}{f' ({source})' if source else ''}: no colour for "
                 f"{', '.join(missing)}; the {base.name} theme's is used"] if missing and source else \
         [f"no colour for {', '.join(missing)}; the {base.name} theme's is used"] if missing else []
     return Palette(name.strip(), styles, thinking, bash, prompt, source), warnings
+
+
+_ANSI_NAMES = ["ansiblack", "ansired", "ansigreen", "ansiyellow", "ansiblue", "ansimagenta", "ansicyan", "ansigray",
+               "ansibrightblack", "ansibrightred", "ansibrightgreen", "ansibrightyellow", "ansibrightblue",
+               "ansibrightmagenta", "ansibrightcyan", "ansiwhite"]
+
+
+def _prompt_toolkit_style(style: str) -> str:
+    """A rich style for prompt_toolkit: ``color(N)`` as its ANSI name (0-15, drawn by the
+    terminal's theme) or the colour's hex (16-255), ``dim`` dropped."""
+    parts = []
+    for part in style.split():
+        if part.startswith("color("):
+            from rich.color import Color
+
+            number = Color.parse(part).number or 0
+            part = _ANSI_NAMES[number] if number < 16 else Color.parse(part).get_truecolor().hex
+        parts.append(part)
+    return " ".join(p for p in parts if p != "dim")
 
 
 def _fg(color: str, fallback: str) -> str:
@@ -324,19 +343,37 @@ def pick_named(themes: dict[str, Palette], wanted: str, env: Any = None,
 def system(env: Any = None) -> Palette:
     """pi 1.6's ``system`` theme (the default): its colours built from the terminal's
     reported background, foreground and 16 ANSI colours (:mod:`.system_theme`); where
-    the terminal reported no background, the built-in light or dark palette by
-    :func:`terminal_is_light` (1.6 then uses ANSI indices the terminal draws itself)."""
+    the terminal reported no background, as 1.6: the ANSI indices 0-15 and the default
+    colours, which the terminal draws in its own theme, neutral tokens faint (SGR 2), no
+    panel backgrounds (light or dark by :func:`terminal_is_light`, for what stays fixed)."""
+    from pi_plugins.interactive.system_theme import generate
     from pi_plugins.interactive.terminal_colors import reported, reported_palette
 
     background = reported.get("background")
-    if background is None:
-        palette = light() if terminal_is_light(env) else dark()
-    else:
-        from pi_plugins.interactive.system_theme import generate
-
-        colors, _, appearance = generate(background, reported.get("foreground"), reported_palette or None)
-        palette, _ = palette_from({"name": "terminal", "appearance": appearance, "colors": colors})
-        palette.source = "builtin"
+    hint = "light" if terminal_is_light(env) else "dark"
+    colors, faint, appearance = generate(background, reported.get("foreground"), reported_palette or None,
+                                         appearance_hint=hint)
+    palette, _ = palette_from({"name": "terminal", "appearance": appearance, "colors": colors})
+    for token in faint:  # the terminal's foreground, faint
+        for style, extra in TOKENS.get(token, []):
+            if extra != "bg":
+                palette.styles[style] = " ".join(p for p in (extra, "dim") if p)
+    if background is None:  # the editor's border, menu and placeholder in the terminal's colours too
+        ansi = lambda value: _ANSI_NAMES[value] if isinstance(value, int) and value < 16 else "ansibrightblack"
+        for token, level in THINKING_TOKENS.items():
+            palette.thinking[level] = ansi(colors.get(token))
+        palette.bash = ansi(colors.get("bashMode"))
+        palette.prompt.update({
+            "completion-menu": "bg:default default", "completion-menu.completion": "bg:default default",
+            "completion-menu.completion.current": "bg:default default reverse",
+            "completion-menu.meta.completion": "bg:default ansibrightblack",
+            "completion-menu.meta.completion.current": "bg:default default reverse",
+            "editor.placeholder": "ansibrightblack italic",
+            "completion-menu.completion fuzzymatch.outside": "ansibrightblack",
+            "completion-menu.completion.current fuzzymatch.outside": "",
+            "scrollbar.background": "bg:ansibrightblack", "scrollbar.button": "bg:ansigray",
+        })
+    palette.source = "builtin"
     palette.name = "system"
     return palette
 

@@ -57,6 +57,9 @@ class TranscriptView:
         self.tui = tui
         self._width: int | None = None
         self.lazy = LazyLines(tui, self._moved)  # the finished blocks, painted where shown
+        from pi_plugins.interactive.fullscreen_images import FullscreenImages
+
+        self.images = FullscreenImages(tui)
         self._stream: StreamedParagraphs | None = None  # the answer streaming, if any
         self._growing: dict[tuple[str, str, int], list[str]] = {}  # its last paragraph, painted
         self._live: list[str] = []
@@ -144,7 +147,7 @@ class TranscriptView:
         tui.overlays.lay_out(tui.width, tui.rows)
 
     def after_render(self, _app) -> None:
-        pass
+        self.images.after_render(self)  # images placed on their rows (kitty, iTerm2)
 
     def backdrop_room(self) -> int:
         return 0

@@ -13,6 +13,8 @@ after which it answers as if cancelled), ``set_status``, ``set_widget``, ``set_t
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from pi_plugins.interactive.dialogs import Dialog, InputDialog, Item, ListDialog
@@ -28,6 +30,21 @@ class InteractiveUI:
 
     def __init__(self, tui: InteractiveApp) -> None:
         self.tui = tui
+        self._signing_in: str | None = None  # "Log in to …" while a sign-in waits (pi 1.6's ``auth``)
+
+    @contextlib.contextmanager
+    def signing_in(self, provider_name: str) -> Iterator[None]:
+        """While a provider's sign-in waits for the user (a browser, a pasted code), the
+        terminal is told pi is ``blocked`` on ``auth``, "Log in to <provider>", as pi 1.6's
+        login dialog tells it; the sign-in's own questions keep that report."""
+        status = self.tui.events.status
+        self._signing_in = title = f"Log in to {provider_name}"
+        status.set_blocked(self, "auth", title)
+        try:
+            yield
+        finally:
+            self._signing_in = None
+            status.set_blocked(self)
 
     def notify(self, message: str, level: str = "info") -> None:
         prefix = {"error": "Error: ", "warning": "Warning: "}.get(level, "")
@@ -42,6 +59,30 @@ class InteractiveUI:
         items = [Item(str(option), option) for option in options]
         return await self._ask(lambda: ListDialog(self.tui.painter, title, items, search=len(items) > 10), timeout,
                                "question", title)
+
+    async def select_live(self, content: Callable[[], tuple[str, list[tuple[str, Any]]]],
+                          subscribe: Callable[[Callable[[], None]], Callable[[], None]]) -> Any:
+        """A select kept up to date, as pi 1.6's live dialogs (``/mcp``'s): ``content()``
+        gives the title and the (label, value) options, drawn again each time the callback
+        given to ``subscribe`` is called (it returns the unsubscribe); the highlight stays
+        on its value. Returns the chosen value, or None."""
+        title, options = content()
+        dialog = ListDialog(self.tui.painter, title, [Item(label, value) for label, value in options],
+                            search=len(options) > 10)
+
+        def redraw() -> None:
+            new_title, new_options = content()
+            current = dialog.current
+            dialog.title = new_title
+            dialog.set_items([Item(label, value) for label, value in new_options],
+                             current.value if current is not None else None)
+            self.tui.invalidate()
+
+        unsubscribe = subscribe(redraw)
+        try:
+            return await self._ask(lambda: dialog, None, "question", title)
+        finally:
+            unsubscribe()
 
     async def input(self, title: str, placeholder: str = "", *, timeout: float | None = None) -> str | None:
         return await self._ask(lambda: InputDialog(self.tui.painter, title, placeholder), timeout, "question", title)
@@ -60,6 +101,8 @@ class InteractiveUI:
             return None
         dialog: Dialog = make_dialog()
         status = self.tui.events.status
+        if self._signing_in is not None:  # a question of the sign-in: still "auth", as 1.6
+            kind, title = "auth", self._signing_in
         status.set_blocked(dialog, kind, title)
         try:
             if timeout is None:

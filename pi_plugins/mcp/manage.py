@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -31,8 +33,10 @@ EXPOSURE_DESCRIPTIONS = {
     "hidden": "unreachable",
 }
 BACK = "← back"
-#: How long a menu waits for connections under way before it is drawn.
+#: How long a menu drawn once waits for connections under way before it is drawn.
 SETTLE_WAIT_S = 10.0
+#: How often a live menu looks at the servers again.
+WATCH_S = 0.2
 
 
 def attention_rank(server: Server) -> int:
@@ -232,42 +236,82 @@ async def run_action(ctx: Any, servers: McpServers, server: Server, action: str)
 
 
 async def _settled(servers: McpServers, only: Server | None = None) -> None:
-    """Wait (a while) for connections under way, so a menu shows where they ended: the
-    chat's menus are drawn once, not kept up to date as pi 1.6's are."""
+    """Wait (a while) for connections under way, so a menu that is drawn once (where the
+    UI has no live select) shows where they ended."""
     pending = [s.ready for s in servers.servers if s.ready is not None and not s.ready.done()
                and (only is None or s is only)]
     if pending:
         await asyncio.wait([asyncio.shield(p) for p in pending], timeout=SETTLE_WAIT_S)
 
 
+Menu = Callable[[], tuple[str, list[tuple[str, Any]]]]
+
+
+def _watch(content: Menu) -> Callable[[Callable[[], None]], Callable[[], None]]:
+    """``subscribe`` for a live select: calls back whenever what ``content()`` gives
+    changes (servers connecting, failing, dropping, signing in), looked at every
+    :data:`WATCH_S`; returns the unsubscribe."""
+    def subscribe(changed: Callable[[], None]) -> Callable[[], None]:
+        async def watch() -> None:
+            last = content()
+            while True:
+                await asyncio.sleep(WATCH_S)
+                now = content()
+                if now != last:
+                    last = now
+                    changed()
+
+        task = asyncio.ensure_future(watch())
+
+        def unsubscribe() -> None:
+            task.cancel()
+
+        return unsubscribe
+
+    return subscribe
+
+
+async def _choose(ctx: Any, content: Menu, settle: Callable[[], Any]) -> Any:
+    """One menu: in the chat redrawn live as pi 1.6's; elsewhere drawn once after
+    ``settle()``. The chosen option's value, or None."""
+    live = getattr(ctx.ui, "select_live", None)
+    if live is not None:
+        return await live(content, _watch(content))
+    await settle()
+    title, options = content()
+    values = dict(options)
+    choice = await ctx.ui.select(title, list(values))
+    return values.get(choice) if choice is not None else None
+
+
+def _servers_menu(servers: McpServers) -> tuple[str, list[tuple[str, Any]]]:
+    ordered = sorted(servers.servers, key=lambda s: (attention_rank(s), s.entry.name))
+    notices = [f"config: {error}" for error in servers.config.errors]
+    return "\n".join(["MCP servers", *notices]), [(_server_label(s), s.entry.name) for s in ordered]
+
+
+def _server_menu(servers: McpServers, server: Server, message: str | None) -> tuple[str, list[tuple[str, Any]]]:
+    details = _details(server) + (f"\n{message}" if message else "")
+    return details, [*((label, value) for value, label in _actions(servers, server)), (BACK, BACK)]
+
+
 async def dialog(ctx: Any, servers: McpServers) -> None:
     """The servers menu, then one server's menu, until the user closes them."""
     while True:
-        await _settled(servers)
-        ordered = sorted(servers.servers, key=lambda s: (attention_rank(s), s.entry.name))
-        notices = [f"config: {error}" for error in servers.config.errors]
-        if not ordered:
+        if not servers.servers:
             ctx.ui.notify(f"No MCP servers configured. Add them to {user_config_path(ctx.agent_dir)} "
                           "or .pi/mcp.json.", "info")
             return
-        labels = {_server_label(s): s.entry.name for s in ordered}
-        title = "\n".join(["MCP servers", *notices])
-        choice = await ctx.ui.select(title, list(labels))
-        if choice is None:
+        name = await _choose(ctx, lambda: _servers_menu(servers), lambda: _settled(servers))
+        if name is None:
             return
-        name = labels[choice]
         message: str | None = None
-        while True:
-            server = servers.find(name)
-            if server is None:
-                break
-            actions = dict((label, value) for value, label in _actions(servers, server))
-            details = _details(server) + (f"\n{message}" if message else "")
-            picked = await ctx.ui.select(details, [*actions, BACK])
+        while (server := servers.find(name)) is not None:
+            picked = await _choose(ctx, functools.partial(_server_menu, servers, server, message),
+                                   functools.partial(_settled, servers, server))
             if picked is None or picked == BACK:
                 break
-            message = await run_action(ctx, servers, server, actions[picked])
-            await _settled(servers, server)
+            message = await run_action(ctx, servers, server, picked)
 
 
 # ---------------------------------------------------------------- the command

@@ -13,7 +13,6 @@ new section (one cache miss per change); we do both.
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from pi_plugins.mcp.config import namespace
@@ -79,11 +78,9 @@ def wrapped(body: str) -> str:
 
 def update_entry(body: str | None) -> Any:
     """pi 1.6's session record of the change: a ``system`` message with the section."""
-    from pi_core.protocol.messages import UnknownMessage
+    from pi_core import SystemMessage
 
-    return UnknownMessage({"role": "system", "content": "",
-                           "sections": {NAME: wrapped(body) if body is not None else None},
-                           "timestamp": int(time.time() * 1000)})
+    return SystemMessage(sections={NAME: wrapped(body) if body is not None else None})
 
 
 def update_text(body: str | None) -> str:

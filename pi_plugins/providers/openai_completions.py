@@ -173,9 +173,14 @@ def _image_url(block: ImageContent) -> dict:
 def convert_messages(model: Model, context: LlmContext, compat: dict) -> list[dict]:
     messages = transform_messages(context.messages, model, _tool_id_normalizer(model, compat))
     params: list[dict] = []
-    if context.system_prompt:
-        role = "developer" if model.reasoning and compat["supportsDeveloperRole"] else "system"
-        params.append({"role": role, "content": context.system_prompt})
+    prompt, updates = context.system_prompt, dict[int | None, list[str]]()
+    if compat.get("supportsMidConvoSystemMessages") and context.transcript:  # pi 1.6: changes in place
+        from pi_plugins.system_messages import mid_conversation
+
+        prompt, updates = mid_conversation(context.system_prompt, context.transcript)
+    role = "developer" if model.reasoning and compat["supportsDeveloperRole"] else "system"
+    if prompt:
+        params.append({"role": role, "content": prompt})
     bridge = compat["requiresAssistantAfterToolResult"]
     text_parts = compat["supportsTextContentParts"]
     assistant = _assistant_converter(model, compat)
@@ -183,6 +188,8 @@ def convert_messages(model: Model, context: LlmContext, compat: dict) -> list[di
     i = 0
     while i < len(messages):
         message = messages[i]
+        if updates and id(message) in updates:
+            params += [{"role": role, "content": text} for text in updates.pop(id(message))]
         if bridge and last_role == "toolResult" and isinstance(message, UserMessage):
             params.append({"role": "assistant", "content": TOOL_RESULT_BRIDGE})
         if type(message) is AssistantMessage:  # half of a long history: looked at first
@@ -238,6 +245,7 @@ def convert_messages(model: Model, context: LlmContext, compat: dict) -> list[di
             continue
         last_role = message.role
         i += 1
+    params += [{"role": role, "content": text} for texts in updates.values() for text in texts]
     return params
 
 

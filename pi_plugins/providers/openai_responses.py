@@ -97,9 +97,17 @@ def _input_image(block: ImageContent) -> dict:
 def convert_input(model: Model, context: LlmContext) -> list[dict]:
     messages = transform_messages(context.messages, model, _id_normalizer(model))
     items: list[dict] = []
-    if context.system_prompt:
-        items.append({"role": "developer" if model.reasoning else "system", "content": context.system_prompt})
+    prompt, updates = context.system_prompt, dict[int | None, list[str]]()
+    if (model.compat or {}).get("supportsMidConvoSystemMessages") and context.transcript:  # pi 1.6
+        from pi_plugins.system_messages import mid_conversation
+
+        prompt, updates = mid_conversation(context.system_prompt, context.transcript)
+    role = "developer" if model.reasoning else "system"
+    if prompt:
+        items.append({"role": role, "content": prompt})
     for index, message in enumerate(messages):
+        if updates and id(message) in updates:  # a later change, before the prompt it came with
+            items += [{"role": role, "content": text} for text in updates.pop(id(message))]
         if isinstance(message, UserMessage):
             if isinstance(message.content, str):
                 items.append({"role": "user", "content": [{"type": "input_text", "text": message.content}]})
@@ -149,7 +157,7 @@ def convert_input(model: Model, context: LlmContext) -> list[dict]:
                 output = text or IMAGE_ONLY_RESULT
             items.append({"type": "function_call_output", "call_id": message.tool_call_id.split("|")[0],
                           "output": output})
-    return items
+    return items + [{"role": role, "content": text} for texts in updates.values() for text in texts]
 
 
 def build_body(model: Model, context: LlmContext, options: StreamOptions) -> dict:

@@ -5,6 +5,7 @@ how (a subscription or an API key) and which provider, then the flow; the link i
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Iterable
 
 from pi_core.protocol.model import is_unknown
@@ -109,8 +110,10 @@ async def login(args: str, ctx) -> None:
                                progress=lambda message: ui.notify(message),
                                manual_code=manual_code if flow.uses_callback_server else None,
                                select=select, device_code=device_code)
+    waiting = getattr(ui, "signing_in", None)  # the chat reports pi 1.6's blocked ``auth`` meanwhile
     try:
-        await store.login(provider, callbacks, **login_options(provider, ctx.agent_dir))
+        with waiting(flow.name) if waiting is not None else contextlib.nullcontext():
+            await store.login(provider, callbacks, **login_options(provider, ctx.agent_dir))
     except asyncio.CancelledError:
         raise
     except Exception as exc:

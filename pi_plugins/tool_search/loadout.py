@@ -11,7 +11,6 @@ the direct tools are the command line's choice (``--tools``, ``defaultTools``).
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from pi_plugins.tool_search.tool import SEARCHABLE
@@ -19,17 +18,17 @@ from pi_plugins.tool_search.tool import SEARCHABLE
 
 def record(session: Any, tools: list) -> None:
     """Append pi 1.6's tool-change entry for ``tools``, now declared."""
-    from pi_core.protocol.messages import UnknownMessage
+    from pi_core import SystemMessage
+    from pi_plugins.system_messages import declaration
 
-    added = [{"name": t.name, "description": t.description, "parameters": t.schema} for t in tools]
-    session.append_message(UnknownMessage({"role": "system", "content": "",
-                                           "timestamp": int(time.time() * 1000), "toolsAdded": added}))
+    session.append_message(SystemMessage(tools_added=[declaration(t) for t in tools]))
 
 
 def _tool_changes(entry: Any) -> tuple[list[str], list[str]] | None:
     """(added, removed) names of a system message entry, or None for any other entry."""
-    message = getattr(entry, "message", None)
-    data = getattr(message, "data", None)
+    from pi_plugins.system_messages import system_data
+
+    data = system_data(getattr(entry, "message", None))
     if not isinstance(data, dict) or data.get("role") != "system":
         return None
 

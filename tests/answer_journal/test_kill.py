@@ -91,8 +91,11 @@ def kill_mid_answer(pi, server, prompt: str) -> tuple[str, Path]:
 
 
 def messages(path: Path) -> list:
+    """The conversation's messages on the session's path, pi 1.6's ``system`` declarations
+    left out (they are the prompt, not the conversation)."""
     with Session.open(path, read_only=True) as session:
-        return [entry.message for entry in session.path() if getattr(entry, "type", None) == "message"]
+        return [entry.message for entry in session.path()
+                if getattr(entry, "type", None) == "message" and entry.message.role != "system"]
 
 
 def test_the_answer_the_client_saw_is_in_the_session_after_kill_9(pi, server):

@@ -17,8 +17,10 @@ def test_print_mode_prints_the_final_answer_and_saves_the_session(pi, server):
     body = server.requests[0].body
     assert body["messages"][-1]["content"] in ("Say hello", [{"type": "text", "text": "Say hello"}])
     [session] = pi.sessions()
-    kinds = [json.loads(l)["type"] for l in session.read_text().splitlines()]
-    assert kinds == ["session", "model_change", "thinking_level_change", "message", "message"]
+    lines = [json.loads(l) for l in session.read_text().splitlines()]
+    kinds = [l["type"] + (":" + l["message"]["role"] if l["type"] == "message" else "") for l in lines]
+    assert kinds == ["session", "model_change", "thinking_level_change",  # pi 1.6's system message first
+                     "message:system", "message:user", "message:assistant"]
 
 
 def test_print_mode_runs_tools_and_prints_only_the_last_answer(pi, server):

@@ -37,8 +37,9 @@ def test_a_prompt_killed_before_the_first_answer_is_in_the_session(pi, server):
         proc.stderr.close()
     [path] = pi.sessions()
     with Session.open(path, read_only=True) as session:
-        (message,) = session.build_context().messages
-    assert message.role == "user"
+        messages = session.build_context().messages
+    assert [m.role for m in messages] == ["system", "user"]  # the prompt's declaration, then the prompt
+    message = messages[-1]
     content = message.content
     assert (content if isinstance(content, str) else content[0].text) == "remember the milk"
 

@@ -164,3 +164,20 @@ def test_models_has_no_classifier_or_image_models_and_a_run_says_so(tmp_path):
     assert classified.startswith("Script failed") and 'Unknown classifier model "no/such". List the classifier ' \
         'models you can use with models.getAvailableOfType("classifier").' in classified
     assert wrong.startswith("Script failed") and "Unknown model type 'poem'" in wrong
+
+
+def test_classify_and_generate_images_each_fail_in_one_line_that_says_what_is_missing(tmp_path):
+    """Issue 37 allows 'not supported here': a run names the model type it needs and how to
+    list those available (none, here), in one line, whether the model is unknown or a chat model."""
+    runs = ["models.classify({provider: 'no', id: 'such'}, {state: {}, questions: {}})",
+            "models.generateImages({provider: 'no', id: 'such'}, {input: []})",
+            "models.classify({provider: 'test', id: 'test-model'}, {state: {}, questions: {}})",
+            "models.generateImages({provider: 'test', id: 'test-model'}, {input: []})"]
+    texts = results(tmp_path, *(f"try {{ await {run} }} catch (e) {{ return e.message }}" for run in runs))
+    said = [output_of(text).removeprefix("Output:\n\n") for text in texts]
+    assert said[:2] == [
+        'Unknown classifier model "no/such". List the classifier models you can use with '
+        'models.getAvailableOfType("classifier").',
+        'Unknown image model "no/such". List the image models you can use with models.getAvailableOfType("image").']
+    assert all("\n" not in line for line in said)
+    assert all(line.endswith(("models.getAvailableOfType(\"classifier\").", "models.getAvailableOfType(\"image\").")) for line in said)

@@ -384,3 +384,14 @@ def test_a_key_stored_in_an_older_session_is_redacted_from_the_export(tmp_path, 
     html = export_html(session, tmp_path / "page.html").read_text(encoding="utf-8")
     assert "sk-legacy-0123456789" not in html and "[redacted: LEGACY_API_KEY]" in html
     assert "sk-legacy-0123456789" not in render_page(session)
+
+
+def test_a_system_message_is_shown_as_the_system_prompt_with_its_sections(tmp_path):
+    from pi_core import SystemMessage
+
+    session = Session.create("/work", tmp_path)
+    session.append_message(SystemMessage(sections={"preamble": "Be brief.", "cwd": "<cwd>\n/work\n</cwd>"},
+                                         tools_added=[{"name": "read", "description": "d", "parameters": {}}]))
+    session.append_message(UserMessage(content="hi"))
+    page = export_html(session, tmp_path / "p.html").read_text()
+    assert "System prompt" in page and "Be brief." in page and "preamble" in page

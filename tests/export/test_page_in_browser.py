@@ -206,3 +206,33 @@ def test_without_scripts_every_branch_is_readable(browser, pages):
         assert browser.evaluate("document.getElementById('toolbar').checkVisibility()") is False
     finally:
         browser.send("Emulation.setScriptExecutionDisabled", {"value": False}, session=browser.session)
+
+
+TREE_LINES = """Array.from(document.querySelectorAll('#tree li'))
+    .filter(li => !li.hidden).map(li => li.querySelector('a').textContent)"""
+
+
+def test_the_filtered_tree_draws_its_connectors_again_as_pis_page(browser, page):
+    """pi's page redraws the tree for what a filter shows: an entry hangs under its nearest
+    shown ancestor, a fork draws rails for its shown branches only, and shown roots stand
+    side by side without connectors; nothing is left hanging from a hidden line."""
+    page("tree")
+    everything = browser.evaluate(TREE_LINES)
+
+    def choose(mode: str) -> list[str]:
+        browser.evaluate(f"document.querySelector('#tree-filters button[data-filter=\"{mode}\"]').click()")
+        return browser.evaluate(TREE_LINES)
+
+    assert choose("user-only") == [
+        "user: Question one: what is in this directory?",
+        "├─ user: Try approach A: create a.txt",  # the fork (an answer) is hidden: its question forks
+        "│  user: Back on branch A: continue",
+        "│  assistant: Continuing on branch A. ●",
+        "└─ user: Try approach B instead: create b.txt",
+    ]
+    assert choose("labeled-only") == [  # two roots now: no rails at all
+        "assistant: Continuing on branch A. ●",
+        "approach-bbranch summary: The user explored a different conversation branch before returning here. "
+        "Summary of that …",
+    ]
+    assert choose("default") == everything  # as page.py drew it

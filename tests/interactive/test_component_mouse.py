@@ -69,3 +69,70 @@ def test_the_mouse_outside_the_component_still_reaches_the_transcript(pi_tui):
     term.send_raw(f"\x1b[<0;3;{_row_of(screen, 'CLICKY top row')}M")
     screen = term.wait_for("press:left@2,0")
     assert screen.count("press:") == 1  # the transcript's click was not the component's
+
+
+DRAGGY = '''
+from pi_core import Command, hookimpl
+
+
+class Draggy:
+    def __init__(self, tui, theme, keybindings, done):
+        self.keys, self.done = keybindings, done
+        self.seen = []
+
+    def render(self, width):
+        return ["DRAGGY top row", "DRAGGY seen: " + " ".join(self.seen[-5:]), "DRAGGY bottom row"]
+
+    def handle_input(self, data):
+        if self.keys.matches(data, "tui.select.cancel"):
+            self.done(None)
+
+    def handle_mouse(self, event):
+        if event.type == "move":
+            return {}
+        where = f"{event.type}@{event.x},{event.y}/{event.screen_x},{event.screen_y}"
+        if event.type == "click":
+            where = f"click{event.click_count}@{event.x},{event.y}"
+        self.seen.append(where)
+        return {"capture": True} if event.type == "press" else {"handled": True}
+
+
+async def draggy(args, ctx):
+    await ctx.ui.custom(lambda *parts: Draggy(*parts))
+    ctx.ui.notify("draggy closed")
+
+
+@hookimpl
+def register_commands():
+    return [Command("draggy", "Follow a drag", draggy)]
+'''
+
+
+def test_a_drag_leaving_the_component_is_followed_with_screen_cells(pi_tui):
+    """pi 1.6: the component that took the press (here with ``capture``) gets the drag and
+    the release wherever they happen, in its own cells (negative above it), with the
+    terminal's cells as ``screen_x``/``screen_y``."""
+    term = pi_tui(plugin=DRAGGY)
+    term.submit("/draggy")
+    screen = term.wait_for("DRAGGY bottom row")
+    top = _row_of(screen, "DRAGGY top row")  # 1-based, as the terminal counts
+    term.send_raw(f"\x1b[<0;5;{top + 1}M")  # press on column 5 of its 2nd row
+    term.send_raw(f"\x1b[<32;7;{top - 3}M")  # drag up into the transcript, 3 rows above its top
+    term.send_raw(f"\x1b[<0;7;{top - 3}m")  # and release there
+    screen = term.wait_for(f"release@6,-3/6,{top - 4}")
+    assert f"press@4,1/4,{top} drag@6,-3/6,{top - 4} release@6,-3/6,{top - 4}" in screen
+    assert "click" not in screen  # it moved: no click
+    term.press("Escape")
+
+
+def test_clicks_in_a_row_count_as_double_and_triple_clicks(pi_tui):
+    term = pi_tui(plugin=DRAGGY)
+    term.submit("/draggy")
+    screen = term.wait_for("DRAGGY bottom row")
+    top = _row_of(screen, "DRAGGY top row")
+    click = f"\x1b[<0;3;{top}M\x1b[<0;3;{top}m"
+    term.send_raw(click + click + click)  # within pi's 500 ms
+    screen = term.wait_for("click3@2,0")
+    assert "click1@2,0" in screen or "click2@2,0" in screen  # the row keeps the last five
+    assert screen.index("click2@2,0") < screen.index("click3@2,0")
+    term.press("Escape")

@@ -82,3 +82,56 @@ def test_a_server_that_needs_sign_in_comes_first_and_signs_in_from_the_dialog(pi
     screen = term.wait_for("Tools — 2 offered", timeout=30)
     assert "State: connected · 2 tools" in screen
     assert (term.agent_dir / "mcp-auth.json").is_file()
+
+
+@pytest.mark.requires("tmux")
+@pytest.mark.parametrize("program", ["ours", pytest.param("pi16", marks=pytest.mark.requires("pi16"))])
+def test_the_open_dialog_redraws_as_servers_connect_and_fail_as_pi16s_does(tmp_path, server, program):
+    """Opened while both servers are still starting, the servers menu shows them
+    connecting, then, with no key pressed, one failed and one connected. The servers wait
+    for a gate file, so the dialog is open before either is done."""
+    import os
+    import time
+
+    from support.programs import NODE22, require_real
+    from support.terminal import Terminal, TerminalTimeout
+
+    gate = tmp_path / "gate"
+    wait = f"import os, sys, time\nwhile not os.path.exists({str(gate)!r}): time.sleep(0.05)\n"
+    slow = wait + f"import runpy; runpy.run_path({str(SUPPORT / 'mcp_server.py')!r}, run_name='__main__')"
+    home = tmp_path / "home"
+    (home / "project").mkdir(parents=True)
+    (home / "agent").mkdir()
+    (home / "agent" / "models.json").write_text(json.dumps(server.models_json("local", apiKey="test-key")))
+    (home / "agent" / "mcp.json").write_text(json.dumps({"mcpServers": {
+        "slow": {"command": sys.executable, "args": ["-c", slow]},
+        "bad": {"command": sys.executable, "args": ["-c", wait + "sys.exit(1)"]}}}))
+    env = {"PATH": f"{os.path.dirname(sys.executable)}:/usr/bin:/bin", "HOME": str(home),
+           "PI_CODING_AGENT_DIR": str(home / "agent"), "TERM": "xterm-256color", "LANG": "C.UTF-8", "SHELL": "/bin/sh",
+           "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
+    argv = ([str(NODE22), str(require_real("pi16") / "dist" / "cli.js")] if program == "pi16"
+            else [sys.executable, "-m", "pi_plugins.cli"])
+    (tmp_path / program).mkdir()
+    with Terminal(tmp_path / program, [*argv, "--approve", "--model", "local/test-model"], env=env,
+                  cwd=home / "project") as term:
+        term.wait_for("test-model", timeout=60)
+        time.sleep(0.5)
+        term.type("/mcp")
+        time.sleep(0.3)
+        term.press("Enter")
+        try:
+            term.wait_for("MCP servers", timeout=3)
+        except TerminalTimeout:  # pi 1.6's first Enter takes the command from its completion list
+            term.press("Enter")
+        first = term.wait_for(lambda s: "MCP servers" in s and s.count("connecting…") == 2, timeout=20)
+
+        def row(screen: str, name: str) -> str:
+            menu = screen[screen.rindex("MCP servers"):]
+            return next(line for line in menu.splitlines() if line.strip().lstrip("→ ").startswith(name))
+
+        assert "connecting…" in row(first, "slow") and "connecting…" in row(first, "bad")
+        gate.write_text("go")
+        last = term.wait_for(lambda s: "connected · 10 tools" in s and "failed" in s, timeout=60)
+        assert "failed: MCP connection closed · codemode · global" in row(last, "bad")
+        assert "connected · 10 tools · resources · codemode · global" in row(last, "slow")
+        assert last.index("bad") < last.index("slow")  # the one that needs attention first

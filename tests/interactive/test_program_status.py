@@ -158,3 +158,30 @@ def test_the_status_is_cleared_when_the_chat_ends(pi_screen, server, monkeypatch
     term.wait_idle()
     term.close()  # the chat ends as /quit ends it
     assert reports("".join(term.terminal.written))[-1] == {"state": "clear"}  # no app: pi 1.6's clear
+
+
+def test_login_reports_blocked_auth_while_the_sign_in_waits(pi_screen, server, monkeypatch):
+    """pi 1.6's login dialog reports ``blocked`` (``auth``, "Log in to <provider>") until the
+    sign-in ends; the pasted-code question within it keeps that report."""
+    from pi_plugins.signin.flows import AnthropicSignIn
+    from support.signin_server import SignInServer
+
+    monkeypatch.setenv("PI_PROGRAM_STATUS", "1")
+    monkeypatch.setenv("BROWSER", "true")  # no browser opens: the link is shown instead
+    monkeypatch.setattr(AnthropicSignIn, "callback_port", 0)
+    with SignInServer() as signin:
+        monkeypatch.setenv("PI_PROVIDER_ORIGINS", signin.origins())
+        term = pi_screen()
+        term.submit("/login anthropic")
+        term.wait_for("Select authentication method")
+        term.press("Enter")  # an account
+        term.wait_for("Paste redirect URL")
+        assert _states(term)[-1] == ("blocked", "auth", "Log in to Anthropic (Claude Pro/Max)")
+        term.press("Escape")  # cancelled: the sign-in ends
+        term.wait_idle()
+        deadline = time.monotonic() + 5
+        while _states(term)[-1][0] != "idle" and time.monotonic() < deadline:
+            time.sleep(0.05)
+    states = _states(term)
+    assert ("blocked", "question", "Paste redirect URL below, or complete login in browser:") not in states
+    assert states[-1] == ("idle", None, None)

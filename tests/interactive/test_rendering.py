@@ -40,6 +40,11 @@ def painter():
     # rich keeps each parsed style's ANSI codes for the colour system it was first drawn
     # in, process-wide: after an in-process chat drew in 256 colours they would leak here
     Style.parse.cache_clear()
+    # these tests read the dark theme's colours; an in-process chat on a terminal that
+    # reported no background applied the system theme's ANSI colours (pi 1.6's)
+    from pi_plugins.interactive.themes import dark
+
+    dark().apply()
     return Painter("truecolor")
 
 

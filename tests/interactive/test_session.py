@@ -126,7 +126,7 @@ def test_name_new_and_resume_move_between_sessions(pi_screen, server):
     term.wait_for("Answer in the second session.")
     term.submit("/resume")
     picker = term.wait_for("Resume Session (Current Folder)")
-    assert "→ auth work" in picker and "2 messages" in picker
+    assert "→ auth work" in picker and "3 messages" in picker
     term.press("Enter")
     back = term.wait_drawn("Resumed ")
     assert "Answer in the first session." in back and "second session question" not in back

@@ -3,6 +3,7 @@ the same colours as 1.6's own generator (run with node on the same input) in all
 tiers (background and palette, background only, nothing), and the OSC 4 replies read."""
 
 import json
+import re
 import subprocess
 
 import pytest
@@ -73,3 +74,47 @@ def test_the_palettes_hues_colour_the_theme():
     greener[1] = (120, 200, 90)
     changed = generate((30, 30, 46), (205, 214, 244), greener)[0]
     assert changed["error"] != base["error"] and changed["mdLink"] == base["mdLink"]
+
+
+def _heading_codes(argv: list[str], tmp_path, server) -> set[str]:
+    """The SGR parameters right before an answer's heading, on a terminal that reports no
+    colours (it answers only the device-attributes request) but claims truecolor."""
+    import re
+    import time
+
+    from support.llm_server import Reply
+    from support.pty_terminal import PtyTerminal
+
+    home = tmp_path / argv[0].rsplit("/", 1)[-1]
+    (home / "project").mkdir(parents=True)
+    (home / "agent").mkdir()
+    (home / "agent" / "models.json").write_text(json.dumps(server.models_json("local", apiKey="test-key")))
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "PI_CODING_AGENT_DIR": str(home / "agent"),
+           "TERM": "xterm-256color", "COLORTERM": "truecolor", "LANG": "C.UTF-8", "PI_PROGRAM_STATUS": "0"}
+    server.push(Reply(text="# Heading\n\nBody text."))
+    with PtyTerminal([*argv, "--approve", "--model", "local/test-model"], env=env, cwd=home / "project") as term:
+        term.wait_for("(auto)")
+        term.type("hello")
+        term.write(b"\r")
+        term.wait_for("Heading")  # one word: the painter may skip blank cells inside a phrase
+        time.sleep(1.0)
+        written = term.text()
+    before = re.search(r"((?:\x1b\[[\d;]*m)+)Heading", written)
+    assert before, "the heading was drawn"
+    return {code for sgr in re.findall(r"\x1b\[([\d;]*)m", before.group(1)) for code in [sgr]}
+
+
+@pytest.mark.process
+def test_with_no_background_reported_the_system_theme_uses_ansi_colours_as_pi_16(tmp_path, server):
+    """1.6's third tier: nothing reported, so ANSI indices the terminal draws in its own
+    theme (a heading in palette colour 3), never a colour of pi's own, even on truecolor."""
+    import sys
+
+    from support.programs import NODE22, require_real
+
+    pi16 = _heading_codes([str(NODE22), str(require_real("pi16") / "dist" / "cli.js")], tmp_path, server)
+    ours = _heading_codes([sys.executable, "-m", "pi_plugins.cli"], tmp_path, server)
+    yellow = lambda codes: any(re.search(r"(^|;)(33|38;5;3)(;|$)", code) for code in codes)  # noqa: E731
+    pi_own = lambda codes: any(re.search(r"38;2;|38;5;(1[6-9]|[2-9]\d|\d{3})", code) for code in codes)  # noqa: E731
+    assert yellow(pi16) and not pi_own(pi16), pi16
+    assert yellow(ours) and not pi_own(ours), ours

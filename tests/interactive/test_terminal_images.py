@@ -38,3 +38,57 @@ def test_show_images_off_draws_none(pi_tui, server, tmp_path):
     written = _read_a_picture(pi_tui, server, tmp_path, {"KITTY_WINDOW_ID": "1"},
                               settings={"terminal": {"showImages": False}})
     assert "\x1b_G" not in written
+
+
+def _fullscreen_placement(argv: list[str], tmp_path, server, picture: bytes) -> tuple:
+    """Where and how a program places a read picture in the fullscreen transcript, on a
+    pseudo-terminal that says it is kitty (tmux passes no images on)."""
+    import json
+    import re
+    import time
+
+    from support.pty_terminal import PtyTerminal
+
+    home = tmp_path / argv[0].rsplit("/", 1)[-1]
+    (home / "project").mkdir(parents=True)
+    (home / "agent").mkdir()
+    (home / "project" / "pic.png").write_bytes(picture)
+    (home / "agent" / "models.json").write_text(json.dumps(server.models_json(
+        "local", models=[{"id": "test-model", "input": ["text", "image"]}], apiKey="test-key")))
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "PI_CODING_AGENT_DIR": str(home / "agent"),
+           "TERM": "xterm-kitty", "KITTY_WINDOW_ID": "1", "LANG": "C.UTF-8", "PI_PROGRAM_STATUS": "0"}
+    server.push(Reply(tool_calls=[("read", {"path": "pic.png"})]), Reply(text="A picture."))
+    with PtyTerminal([*argv, "--approve", "--model", "local/test-model"], env=env, cwd=home / "project") as term:
+        term.wait_for("(auto)")
+        time.sleep(0.5)  # the editor takes keys once the first frame is up
+        term.type("look at pic.png")
+        term.write(b"\r")
+        term.wait_for("\x1b_Ga=T")  # placed once the read's result is in (the text may be drawn in parts)
+        time.sleep(0.5)
+        written = term.text()
+    placed = re.search(r"\x1b\[(\d+);1H\x1b_Ga=T,f=100,q=2,C=1,c=(\d+),r=(\d+)[^;]*;([A-Za-z0-9+/=]+)", written)
+    assert placed, "a placement with the cursor kept"
+    deleted_first = written.rfind("\x1b_Ga=d,d=", 0, placed.start()) != -1
+    return placed.groups(), deleted_first
+
+
+def test_fullscreen_places_a_read_picture_as_pi_16_does(tmp_path, server):
+    """pi 1.6 on kitty: the picture's rows are left blank in the transcript and the image is
+    placed on them after the frame (cursor moved there, ``C=1``), its placements deleted first;
+    the same row, size and data here."""
+    import io
+    import sys
+
+    from PIL import Image
+
+    from support.programs import NODE22, require_real
+
+    buffer = io.BytesIO()
+    Image.new("RGB", (40, 20), (200, 30, 30)).save(buffer, "PNG")
+    picture = buffer.getvalue()
+    ours = _fullscreen_placement([sys.executable, "-m", "pi_plugins.cli"], tmp_path, server, picture)
+    pi16 = _fullscreen_placement([str(NODE22), str(require_real("pi16") / "dist" / "cli.js")], tmp_path, server,
+                                 picture)
+    assert ours == pi16
+    (row, columns, rows, data), deleted_first = ours
+    assert (columns, rows) == ("60", "15") and base64.b64decode(data) == picture and deleted_first

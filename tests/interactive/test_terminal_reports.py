@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 import time
 
+import pytest
+
 from support.llm_server import Reply
 
 ACTIVE, CLEAR = "\x1b]9;4;3\x07", "\x1b]9;4;0\x07"
@@ -66,8 +68,63 @@ def test_hyperlink_detection_follows_pi_16s_switches():
     assert hyperlinks_wanted(auto, {"TERM_PROGRAM": "WezTerm"})
     assert hyperlinks_wanted(auto, {"TERM": "xterm-kitty"})
     assert not hyperlinks_wanted(auto, {"TERM": "xterm-256color"})
-    assert not hyperlinks_wanted(auto, {"TERM_PROGRAM": "WezTerm", "TMUX": "/tmp/tmux-0/default,1,0"})
+    assert not hyperlinks_wanted(auto, {"TERM_PROGRAM": "WezTerm", "STY": "1234.pts-0.host"})  # screen
     assert hyperlinks_wanted(Settings({"terminal": {"hyperlinks": True}}), {"TERM": "dumb"})
     assert not hyperlinks_wanted(Settings({"terminal": {"hyperlinks": False}}), {"TERM_PROGRAM": "WezTerm"})
     assert hyperlinks_wanted(Settings({"terminal": {"hyperlinks": False}}), {"PI_HYPERLINKS": "1"})
     assert not hyperlinks_wanted(auto, {"PI_HYPERLINKS": "0", "TERM_PROGRAM": "WezTerm"})
+
+
+def _pi16_hyperlinks(env: dict) -> bool:
+    """pi 1.6's own answer (pi-tui's ``detectCapabilities``), run with node in ``env``."""
+    import json
+    import subprocess
+
+    from support.programs import NODE22, require_real
+
+    module = require_real("pi16").parent / "pi-tui" / "dist" / "terminal-image.js"
+    script = f"import({json.dumps(module.as_uri())}).then(m => console.log(m.detectCapabilities().hyperlinks))"
+    done = subprocess.run([str(NODE22), "-e", script], env=env, capture_output=True, text=True, timeout=30)
+    return done.stdout.strip() == "true"
+
+
+@pytest.mark.process
+def test_inside_tmux_links_follow_whether_tmux_passes_them_on(tmp_path):
+    """pi 1.6 asks tmux for its client's features and links only where ``hyperlinks`` is
+    one; the same answer here, side by side. This machine's tmux (3.3) has no such feature,
+    so a ``tmux`` on PATH that answers as tmux 3.4 does stands in for the yes."""
+    import os
+    import pty
+    import shutil
+    import subprocess
+
+    from pi_core.app.settings import Settings
+    from pi_plugins.interactive.file_links import hyperlinks_wanted
+
+    tmux = shutil.which("tmux")
+    assert tmux, "tmux runs the chat's tests"
+    socket = tmp_path / "tmux.sock"
+    base = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "TERM": "xterm-256color"}
+    subprocess.run([tmux, "-S", str(socket), "-f", "/dev/null", "new-session", "-d", "sleep 60"], env=base, check=True)
+    client, fd = pty.fork()
+    if client == 0:  # an attached client, whose features tmux reports
+        os.execve(tmux, [tmux, "-S", str(socket), "attach"], base)
+    try:
+        inside = {**base, "TMUX": f"{socket},1,0", "TERM": "screen-256color", "TERM_PROGRAM": "tmux"}
+        deadline = time.monotonic() + 10
+        while not subprocess.run([tmux, "display-message", "-p", "#{client_termfeatures}"], env=inside,
+                                 capture_output=True, text=True).stdout.strip() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert hyperlinks_wanted(Settings({}), inside) is _pi16_hyperlinks(inside) is False
+
+        fake = tmp_path / "bin"
+        fake.mkdir()
+        (fake / "tmux").write_text("#!/bin/sh\necho 'bpaste,clipboard,hyperlinks,title'\n")
+        (fake / "tmux").chmod(0o755)
+        forwarding = {**inside, "PATH": f"{fake}:{os.environ['PATH']}"}
+        assert hyperlinks_wanted(Settings({}), forwarding) is _pi16_hyperlinks(forwarding) is True
+    finally:
+        os.kill(client, 9)
+        os.waitpid(client, 0)
+        os.close(fd)
+        subprocess.run([tmux, "-S", str(socket), "kill-server"], env=base, capture_output=True)

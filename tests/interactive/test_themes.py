@@ -87,6 +87,7 @@ def test_the_settings_choose_the_theme_and_a_bad_name_falls_back_to_dark(tmp_pat
 
 
 def test_the_chosen_theme_paints_the_chat(tmp_path):
+    dark().apply()  # whatever an earlier in-process chat applied
     saved = dict(theme.STYLES)
     try:
         palette, _ = palette_from({"name": "mine", "vars": {"brand": "#00aaff"}, "colors": COLORS})

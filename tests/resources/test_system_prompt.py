@@ -171,7 +171,7 @@ def test_the_plugin_module_stays_light_to_import():
 
 
 def test_system_prompt_module_has_the_section_plugins_it_composes():
-    assert system_prompt.SECTION_PLUGINS == (context_files.__name__, skills.__name__)
+    assert list(system_prompt.SECTION_PLUGINS) == [context_files.__name__, skills.__name__]
 
 
 def test_add_section_goes_before_the_sections_named_as_later():

@@ -55,11 +55,11 @@ def test_get_entries_and_get_tree_give_the_file_as_pi16_does(rpc, server):
     rpc.event("agent_settled", after=rpc.position(rpc.event("agent_settled")) + 1)
     got = rpc.ok("get_entries")
     kinds = [e["type"] if e["type"] != "message" else e["message"]["role"] for e in got["entries"]]
-    assert kinds == ["model_change", "thinking_level_change", "user", "assistant", "user", "assistant"]
+    assert kinds == ["model_change", "thinking_level_change", "system", "user", "assistant", "user", "assistant"]
     assert got["leafId"] == got["entries"][-1]["id"]
-    third = got["entries"][2]["id"]
+    third = got["entries"][3]["id"]
     assert [e["id"] for e in rpc.ok("get_entries", since=third)["entries"]] == [
-        e["id"] for e in got["entries"][3:]]
+        e["id"] for e in got["entries"][4:]]
     missing = rpc.request("get_entries", since="nope1234")
     assert missing["success"] is False and missing["error"] == "Entry not found: nope1234"
     tree = rpc.ok("get_tree")
@@ -68,7 +68,7 @@ def test_get_entries_and_get_tree_give_the_file_as_pi16_does(rpc, server):
     while node["children"]:
         (node,) = node["children"]
         depth += 1
-    assert depth == 6 and node["entry"]["id"] == got["leafId"]
+    assert depth == 7 and node["entry"]["id"] == got["leafId"]
 
 
 def test_thinking_levels_include_max_only_where_the_model_names_it(start_rpc, pi):

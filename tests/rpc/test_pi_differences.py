@@ -65,7 +65,7 @@ def test_session_stats_count_the_whole_file_after_a_compaction_as_pi16_does(star
     exchange(rpc, server, "first " * 50, "First answer. " * 20)
     exchange(rpc, server, "second " * 50, "Second answer. " * 20)
     before = rpc.ok("get_session_stats")
-    assert (before["userMessages"], before["assistantMessages"], before["totalMessages"]) == (2, 2, 4)
+    assert (before["userMessages"], before["assistantMessages"], before["totalMessages"]) == (2, 2, 5)  # and pi 1.6's system message
     server.default = Reply(text="## Goal\nThe summary.")
     rpc.ok("compact")
     messages = rpc.ok("get_messages")["messages"]
@@ -73,7 +73,7 @@ def test_session_stats_count_the_whole_file_after_a_compaction_as_pi16_does(star
     roles = [m["role"] for m in messages]
     # pi 1.6 counts the session file (0.73.1 counted what the model sees): every message,
     # every answer's tokens and the summary request's, which the compaction entry holds
-    assert len(messages) < stats["totalMessages"] == 4 and "compactionSummary" in roles
+    assert len(messages) < stats["totalMessages"] == 5 and "compactionSummary" in roles
     assert (stats["userMessages"], stats["assistantMessages"]) == (2, 2)
     assert stats["tokens"]["total"] == sum(stats["tokens"][k] for k in ("input", "output", "cacheRead", "cacheWrite"))
     assert stats["tokens"]["input"] > before["tokens"]["input"]

@@ -82,7 +82,7 @@ def test_a_prompt_while_busy_needs_a_streaming_behavior(rpc, server):
     assert rpc.ok("get_state")["pendingMessageCount"] == 1
     streaming.set()
     end = rpc.event("agent_end")
-    assert [m["role"] for m in end["messages"]] == ["user", "assistant", "user", "assistant"]
+    assert [m["role"] for m in end["messages"]] == ["system", "user", "assistant", "user", "assistant"]
     assert user_texts(server.requests[1])[-1] == "queued for later"
     assert rpc.event("queue_update", followUp=[])["steering"] == []
     assert rpc.ok("get_state")["pendingMessageCount"] == 0
@@ -104,7 +104,7 @@ def test_a_steer_while_tools_run_arrives_before_the_next_request(rpc, server, ga
     assert steered["message"]["content"] == [{"type": "text", "text": "also say hello"}]
     assert rpc.position(tool_end) < rpc.position(steered)
     end = rpc.event("agent_end")
-    assert [m["role"] for m in end["messages"]] == ["user", "assistant", "toolResult", "user", "assistant"]
+    assert [m["role"] for m in end["messages"]] == ["system", "user", "assistant", "toolResult", "user", "assistant"]
     second = server.requests[1].body["messages"]
     assert [m["role"] for m in second[-3:]] == ["assistant", "tool", "user"]
     assert "tool-done" in json.dumps(second[-2]) and user_texts(server.requests[1])[-1] == "also say hello"
@@ -129,7 +129,7 @@ def test_a_follow_up_waits_until_the_agent_would_stop(rpc, server, gate):
     gate.open()
     end = rpc.event("agent_end")
     roles = [m["role"] for m in end["messages"]]
-    assert roles == ["user", "assistant", "toolResult", "assistant", "user", "assistant"]
+    assert roles == ["system", "user", "assistant", "toolResult", "assistant", "user", "assistant"]
     assert user_texts(server.requests[1]) == ["run the slow command"]
     assert user_texts(server.requests[2])[-1] == "and then summarise"
 

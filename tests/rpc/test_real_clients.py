@@ -41,11 +41,17 @@ def without_pi16_commands(results: dict) -> dict:
     return results
 
 
+#: pi 0.73.1 has no session ``system`` messages (pi 1.6's, ours): compared with it, ours runs
+#: without them (the pi 1.6 scenario below keeps them, as 1.6 has them)
+WITHOUT_SYSTEM_MESSAGES = {"extensions": ["-builtin:system_messages"]}
+
+
 def run_scenario(tmp_path, which: str, mode: str) -> dict:
     with LlmServer() as server:
         home = PiHome(tmp_path / which, server, which, models=MODELS,
                       configured=mode != "no-model",
-                      settings={"retry": {"baseDelayMs": 10}, "compaction": {"keepRecentTokens": 5}})
+                      settings={"retry": {"baseDelayMs": 10}, "compaction": {"keepRecentTokens": 5},
+                                **(WITHOUT_SYSTEM_MESSAGES if which == "ours" else {})})
         if mode != "no-model":
             script(server)
             prompts = home.cwd / ".pi" / "prompts"

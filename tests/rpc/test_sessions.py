@@ -36,7 +36,7 @@ def test_new_session_and_switch_session_move_between_files(rpc, server):
 
     assert rpc.ok("switch_session", sessionPath=first) == {"cancelled": False}
     assert rpc.ok("get_state")["sessionFile"] == first
-    assert [m["role"] for m in rpc.ok("get_messages")["messages"]] == ["user", "assistant"]
+    assert [m["role"] for m in rpc.ok("get_messages")["messages"]] == ["system", "user", "assistant"]
     exchange(rpc, server, "what number?", "42.")
     assert "I will remember 42." in json.dumps(server.requests[-1].body)
 
@@ -65,7 +65,7 @@ def test_fork_starts_a_new_session_before_a_user_message(rpc, server):
     assert rpc.ok("fork", entryId=forks[1]["entryId"]) == {"text": "second question", "cancelled": False}
     state = rpc.ok("get_state")
     assert state["sessionFile"] != original
-    assert [m["role"] for m in rpc.ok("get_messages")["messages"]] == ["user", "assistant"]
+    assert [m["role"] for m in rpc.ok("get_messages")["messages"]] == ["system", "user", "assistant"]
     exchange(rpc, server, "another second question", "Another answer.")
     sent = json.dumps(server.requests[-1].body)
     assert "First answer." in sent and "Second answer." not in sent
@@ -80,8 +80,8 @@ def test_clone_copies_the_branch_into_a_new_session(rpc, server):
     original = rpc.ok("get_state")["sessionFile"]
     assert rpc.ok("clone") == {"cancelled": False}
     state = rpc.ok("get_state")
-    assert state["sessionFile"] != original and state["messageCount"] == 2
-    assert [m["content"] for m in rpc.ok("get_messages")["messages"]][1] == [{"type": "text", "text": "Answer."}]
+    assert state["sessionFile"] != original and state["messageCount"] == 3
+    assert [m["content"] for m in rpc.ok("get_messages")["messages"]][2] == [{"type": "text", "text": "Answer."}]
 
 
 def test_set_session_name_names_the_session(rpc, server):
@@ -108,7 +108,7 @@ def test_get_session_stats_and_get_last_assistant_text(rpc, server):
     assert stats["sessionFile"] == state["sessionFile"] and stats["sessionId"] == state["sessionId"]
     assert {k: stats[k] for k in ("userMessages", "assistantMessages", "toolCalls", "toolResults",
                                   "totalMessages")} == {
-        "userMessages": 1, "assistantMessages": 2, "toolCalls": 1, "toolResults": 1, "totalMessages": 4}
+        "userMessages": 1, "assistantMessages": 2, "toolCalls": 1, "toolResults": 1, "totalMessages": 5}
     assert stats["tokens"] == {"input": 250, "output": 30, "cacheRead": 50, "cacheWrite": 0, "total": 330}
     assert stats["cost"] == 0
     assert stats["contextUsage"]["contextWindow"] == 128000 and stats["contextUsage"]["tokens"] > 0
@@ -134,7 +134,8 @@ def test_compact_summarises_the_branch(start_rpc, server, pi):
     assert end["reason"] == "manual" and end["aborted"] is False and end["willRetry"] is False
     assert end["result"]["summary"] == result["summary"]
     assert any("focus on answers" in json.dumps(r.body) for r in server.requests[before:])
-    assert rpc.ok("get_messages")["messages"][0]["role"] == "compactionSummary"
+    # pi 1.6: the compaction's system message (the prompt, never summarised) leads, then the summary
+    assert [m["role"] for m in rpc.ok("get_messages")["messages"]][:2] == ["system", "compactionSummary"]
     session_file = rpc.ok("get_state")["sessionFile"]
     assert entries(session_file)[-1]["type"] == "compaction"
 
@@ -147,7 +148,7 @@ def test_compact_summarises_a_session_shorter_than_keep_recent_tokens(rpc, serve
     result = rpc.ok("compact")
     assert "A short summary." in result["summary"]
     messages = rpc.ok("get_messages")["messages"]
-    assert [m["role"] for m in messages] == ["compactionSummary", "user", "assistant"]
+    assert [m["role"] for m in messages] == ["system", "compactionSummary", "user", "assistant"]  # as pi 1.6
     assert entries(rpc.ok("get_state")["sessionFile"])[-1]["type"] == "compaction"
     again = rpc.request("compact")
     assert again["success"] is False and "Already compacted" in again["error"]
@@ -163,4 +164,4 @@ def test_export_html_writes_the_page_or_says_why_it_cannot(rpc, server, pi):
         assert response["success"] is True
         page = Path(response["data"]["path"])
         assert page == pi.cwd / "page.html" and "Hi there." in page.read_text()
-    assert rpc.ok("get_state")["messageCount"] == 2, "the process goes on serving"
+    assert rpc.ok("get_state")["messageCount"] == 3, "the process goes on serving"

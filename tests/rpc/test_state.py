@@ -32,11 +32,11 @@ def test_get_state_and_get_messages_describe_the_session(rpc, server, pi):
     streaming.set()
     rpc.event("agent_end")
     state = rpc.ok("get_state")
-    assert state["isStreaming"] is False and state["messageCount"] == 2
+    assert state["isStreaming"] is False and state["messageCount"] == 3
     messages = rpc.ok("get_messages")["messages"]
-    assert [m["role"] for m in messages] == ["user", "assistant"]
-    assert messages[0]["content"] == [{"type": "text", "text": "hello"}]
-    assert messages[1]["stopReason"] == "stop" and messages[1]["usage"]["totalTokens"] == 15
+    assert [m["role"] for m in messages] == ["system", "user", "assistant"]
+    assert messages[1]["content"] == [{"type": "text", "text": "hello"}]
+    assert messages[2]["stopReason"] == "stop" and messages[2]["usage"]["totalTokens"] == 15
 
 
 def test_models_are_listed_set_and_cycled(start_rpc, server, pi):

@@ -66,14 +66,14 @@ def test_a_served_session_is_written_to_the_same_file_the_cli_continues(served, 
     client.ok("prompt", message="remember this")
     client.event("agent_end")
     rows = served.http.get("/api/sessions").json()["sessions"]
-    assert [(r["id"], r["messageCount"], r["live"]) for r in rows] == [(session, 2, True)]
+    assert [(r["id"], r["messageCount"], r["live"]) for r in rows] == [(session, 3, True)]
     assert served.http.delete(f"/api/sessions/{session}").status_code == 204
     rows = served.http.get("/api/sessions").json()["sessions"]
     assert [(r["id"], r["live"]) for r in rows] == [(session, False)]  # the file stays
     # `pi -c` continues it (the same lines a CLI session has)
     lines = [__import__("json").loads(l) for l in open(rows[0]["path"])]
     assert lines[0]["type"] == "session" and lines[0]["id"] == session
-    assert [l["message"]["role"] for l in lines if l["type"] == "message"] == ["user", "assistant"]
+    assert [l["message"]["role"] for l in lines if l["type"] == "message"] == ["system", "user", "assistant"]
 
 
 def test_an_existing_session_opens_live_by_id_or_path(served, server):
@@ -90,7 +90,7 @@ def test_an_existing_session_opens_live_by_id_or_path(served, server):
     by_path = served.http.post("/api/sessions", json={"cwd": served.cwd, "session": str(path)})
     assert by_path.json()["id"] == session
     messages = served.socket(session).ok("get_messages")["messages"]
-    assert [m["role"] for m in messages] == ["user", "assistant"]
+    assert [m["role"] for m in messages] == ["system", "user", "assistant"]
 
 
 def test_a_new_session_without_a_folder_is_in_the_folder_pi_serve_runs_in(served):

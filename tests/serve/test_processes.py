@@ -180,9 +180,9 @@ def test_pis_own_rpc_client_drives_a_served_session_through_connect(tmp_path, se
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result == {
         "state": {"model": "local/test-model", "sessionId": session, "isStreaming": False},
-        "events": ["agent_start", "turn_start", "message_start", "message_end", "message_start",
-                   "message_end", "turn_end", "agent_end"],
-        "seqs": True, "lastText": "Answer through the bridge.", "messages": ["user", "assistant"],
+        "events": ["agent_start", "turn_start", "message_start", "message_end",  # pi 1.6's system message
+                   "message_start", "message_end", "message_start", "message_end", "turn_end", "agent_end"],
+        "seqs": True, "lastText": "Answer through the bridge.", "messages": ["system", "user", "assistant"],
     }
     assert served.stop()[0] == 0
 
@@ -220,6 +220,7 @@ def test_an_editor_through_pi_acp_drives_a_served_session_beside_another_client(
             seen.append(json.loads(watcher.recv(timeout=10)))
     assert "".join(chunks).strip() == "Answer for the editor."
     ends = [f["message"] for f in seen if f["type"] == "message_end"]
-    assert [m["role"] for m in ends] == ["user", "assistant"]
-    assert ends[0]["content"][0]["text"] == "hello editor"
+    assert [m["role"] for m in ends] == ["system", "user", "assistant"]  # pi 1.6's system message first
+    [user] = [m for m in ends if m["role"] == "user"]
+    assert user["content"][0]["text"] == "hello editor"
     assert served.stop()[0] == 0

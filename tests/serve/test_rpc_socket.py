@@ -204,7 +204,7 @@ def test_a_long_run_lets_go_of_ended_messages_updates_first_and_keeps_every_othe
     message_end holds it whole); every other frame, and the streaming answer's deltas, stay."""
     from pi_plugins.serve import sessions
 
-    monkeypatch.setattr(sessions, "HELD_BYTES", 60_000)
+    monkeypatch.setattr(sessions, "HELD_BYTES", 75_000)  # the system message's frames hold ~20 KB
     words = "A long answer that outgrows the buffer. " * 20
     server.push(Reply(text=words, delta_size=8, tool_calls=[("bash", {"command": "echo between"})]),
                 Reply(text=words, delta_size=8))
@@ -218,8 +218,8 @@ def test_a_long_run_lets_go_of_ended_messages_updates_first_and_keeps_every_othe
     def size(frames):  # as the server writes them: compact JSON
         return sum(len(json.dumps(f, separators=(",", ":"), ensure_ascii=False)) for f in frames)
 
-    assert size(live.events()) > 60_000  # the run did outgrow the limit
-    assert size(held) < 60_000
+    assert size(live.events()) > 75_000  # the run did outgrow the limit
+    assert size(held) < 75_000
     others = [f for f in live.events() if f["type"] != "message_update"]
     assert [f for f in held if f["type"] != "message_update"] == others  # every other event kept
     updates = [f["seq"] for f in held if f["type"] == "message_update"]
@@ -314,5 +314,5 @@ def test_navigate_tree_to_a_prompt_goes_to_its_parent_and_gives_its_text_back(se
     moved = client.ok("navigate_tree", entryId=second["id"])
     assert moved == {"cancelled": False, "leafId": second["parentId"], "editorText": "second"}
     other.event("tree_navigated", leafId=second["parentId"])
-    texts = [m["content"][0]["text"] for m in other.ok("get_messages")["messages"]]
+    texts = [m["content"][0]["text"] for m in other.ok("get_messages")["messages"] if m["role"] != "system"]
     assert texts == ["first", "First answer."]

@@ -24,7 +24,8 @@ PROMPTS = ["first", "second " + "x" * 100, "third"]
 
 
 def _roles(session_dir) -> tuple[list[str], int]:
-    """Each message line's ``role:stopReason`` (or ``user:TEXT``) and the unreadable lines."""
+    """Each message line's ``role:stopReason`` (or ``user:TEXT``) and the unreadable lines;
+    pi 1.6's ``system`` messages (the prompt's declaration, not a prompt) left out."""
     (file,) = session_dir.glob("*.jsonl")
     roles, broken = [], 0
     for line in file.read_bytes().splitlines():
@@ -35,6 +36,8 @@ def _roles(session_dir) -> tuple[list[str], int]:
             continue
         if entry.get("type") == "message":
             message = entry["message"]
+            if message["role"] == "system":
+                continue
             if message["role"] == "user":
                 roles.append("user:" + message["content"][0]["text"][:6])
             else:

@@ -1,12 +1,14 @@
 """A program on a pseudo-terminal, every byte it writes kept: for what a terminal
 multiplexer would swallow (tmux drops OSC reports it does not know). It answers the
 device-attributes request, as every terminal does, and, when told to, the program status
-query (OSC 7501) before it."""
+query (OSC 7501) before it, and, when told to, keeps kitty's keyboard protocol's flags
+stack (``CSI > flags u`` pushes, ``CSI < u`` pops) and answers its query ``CSI ? u``."""
 
 from __future__ import annotations
 
 import os
 import pty
+import re
 import select
 import subprocess
 import threading
@@ -15,11 +17,16 @@ from pathlib import Path
 
 DEVICE_ATTRIBUTES = b"\x1b[c"
 STATUS_QUERY = b"\x1b]7501;?\x1b\\"
+_KITTY_KEYBOARD = re.compile(rb"\x1b\[([<>?])(\d*)u")
 
 
 class PtyTerminal:
-    def __init__(self, argv: list[str], *, env: dict[str, str], cwd: Path, answers_status: bool = False) -> None:
+    def __init__(self, argv: list[str], *, env: dict[str, str], cwd: Path, answers_status: bool = False,
+                 kitty_keyboard: bool = False) -> None:
         self.answers_status = answers_status
+        self.kitty_keyboard = kitty_keyboard
+        self.kitty_flags: list[int] = []  # the keyboard protocol's stack, top last
+        self._kitty_seen = self._attributes_seen = 0
         self.output = b""
         self._lock = threading.Lock()
         self._master, slave = pty.openpty()
@@ -48,12 +55,30 @@ class PtyTerminal:
             if not data:
                 return
             with self._lock:
-                seen = len(self.output)
                 self.output += data
-                asked = self.output[max(0, seen - 16):]
-            if DEVICE_ATTRIBUTES in asked:
+                asked = DEVICE_ATTRIBUTES in self.output[self._attributes_seen:]  # each request answered once
+                if asked:
+                    self._attributes_seen = self.output.rindex(DEVICE_ATTRIBUTES) + len(DEVICE_ATTRIBUTES)
+            kitty_reply = self._keyboard_protocol() if self.kitty_keyboard else b""
+            if asked:
                 reply = b"\x1b]7501;?\x1b\\" if self.answers_status and STATUS_QUERY in self.output else b""
-                self.write(reply + b"\x1b[?62;22c")
+                self.write(kitty_reply + reply + b"\x1b[?62;22c")
+            elif kitty_reply:
+                self.write(kitty_reply)
+
+    def _keyboard_protocol(self) -> bytes:
+        """Push and pop what the program asked since last time; its flags for each query."""
+        with self._lock:
+            written, self._kitty_seen = self.output[self._kitty_seen:], len(self.output)
+        replies = b""
+        for kind, number in _KITTY_KEYBOARD.findall(written):
+            if kind == b">":
+                self.kitty_flags.append(int(number or 0))
+            elif kind == b"<":
+                del self.kitty_flags[-max(1, int(number or 1)):]
+            else:
+                replies += b"\x1b[?%du" % (self.kitty_flags[-1] if self.kitty_flags else 0)
+        return replies
 
     def write(self, data: bytes) -> None:
         os.write(self._master, data)

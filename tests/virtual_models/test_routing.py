@@ -93,11 +93,11 @@ def test_the_session_keeps_the_selection_and_the_router_state_as_pi16_writes_the
     server.push(Reply(text="short answer"))
     _, entries = run(tmp_path, Router(server), ["hi"])
     kinds = [e["type"] if e["type"] != "message" else e["message"]["role"] for e in entries]
-    assert kinds == ["session", "model_change", "thinking_level_change", "user", "custom", "assistant"]
+    assert kinds == ["session", "model_change", "thinking_level_change", "system", "user", "custom", "assistant"]
     assert {k: entries[1][k] for k in ("provider", "modelId")} == {"provider": "router", "modelId": "auto"}
     assert entries[2]["thinkingLevel"] == "high"  # the selection's level
-    assert entries[4]["customType"] == "pi.virtual-model-state"
-    assert entries[4]["data"] == {"provider": "router", "modelId": "auto", "state": {"count": 1}}
+    assert entries[5]["customType"] == "pi.virtual-model-state"
+    assert entries[5]["data"] == {"provider": "router", "modelId": "auto", "state": {"count": 1}}
 
 
 def test_a_tool_follow_up_is_a_continuation_routed_again(tmp_path, server, agent_dir):
