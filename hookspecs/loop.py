@@ -79,6 +79,47 @@ def after_agent_run(event: AfterRunEvent, ctx: Ctx) -> RunDecision | None:
     """
 
 
+def settle_proposal(value: Any, previous: Any) -> Any:
+    """An ``agent_before_settle`` handler's result: the event, changed, or pi's
+    ``{"entries": [...], "continue": bool}`` (a field left out keeps the proposal's)."""
+    if isinstance(value, dict):
+        import attrs
+
+        entries = value.get("entries", previous.entries)
+        if not isinstance(entries, list):
+            raise TypeError("agent_before_settle's entries is a list of entry drafts")
+        return attrs.evolve(previous, entries=list(entries),
+                            continue_run=bool(value.get("continue", previous.continue_run)))
+    if type(value) is not type(previous):
+        raise TypeError(f"agent_before_settle returns the event (attrs.evolve(event, ...)) or "
+                        f"{{'entries': [...], 'continue': bool}}, not {type(value).__name__}")
+    return value
+
+
+@hookspec
+@chain("event", result="hookspecs.loop:settle_proposal")
+def agent_before_settle(event: Any, ctx: Ctx) -> Any:
+    """Kind: chain. pi 1.6: the last point where a prompt's work can go on, after
+    retries and queued messages, before ``agent_settled`` (not after an abort).
+    ``event`` holds ``messages`` (what the
+    prompt produced) and the proposal so far: ``entries``, drafts in pi's JSON shape
+    (``{"type": "custom_message", "customType", "content", "display"}``, ``custom``
+    with ``data``, ``context_edit`` with ``targetId`` and ``replacement``,
+    ``compaction``), and ``continue_run``. Return ``attrs.evolve(event, ...)`` to change
+    them. When every handler has run, the drafts are checked (one bad draft drops the
+    whole proposal, reported), appended in order, and ``continue_run`` sends one more
+    request from the context. Guard it: a handler that always continues never settles."""
+
+
+@hookspec
+@decide
+def system_prompt_options(ctx: Ctx) -> Any:
+    """Kind: decide. pi 1.6's ``ctx.getSystemPromptOptions()``: the inputs the system
+    prompt is built from (``await ctx.system_prompt_options()``). The built-in
+    ``system_prompt`` answers with its ``SystemPromptOptions`` (custom and appended
+    prompt, the tools and their snippets and guidelines, cwd, context files, skills)."""
+
+
 @hookspec
 @notify
 def agent_settled(event: Any, ctx: Ctx) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from hookspecs.markers import chain, collect, hookspec, notify
 
@@ -79,3 +79,12 @@ def before_provider_headers(headers: dict, model: Model, ctx: Ctx) -> dict | Non
 @notify
 def after_provider_response(event: ProviderResponseEvent, ctx: Ctx) -> None:
     """Kind: notify. The provider answered: ``event.status`` and ``event.headers``."""
+
+
+@hookspec
+@notify
+def provider_stream_event(data: Any, model: Model, ctx: Ctx) -> None:
+    """Kind: notify. pi 1.6: each parsed event of a streaming answer from ``model``,
+    before it becomes pi's events (``data``: the event's JSON as parsed, else its text).
+    Read it, never change it; handlers are awaited in stream order, so keep them quick.
+    Not stored. The HTTP providers (server-sent events) report it."""

@@ -99,6 +99,16 @@ def session_compact(event: SessionCompactEvent, ctx: Ctx) -> None:
 
 @hookspec
 @notify
+def session_compact_failed(event: Any, ctx: Ctx) -> None:
+    """Kind: notify. pi 1.6: a compaction ended without an entry, after its
+    ``compaction_end``: ``event.reason``, ``event.error_message`` (pi 1.6's words: "Compaction
+    failed: …", "Auto-compaction failed: …" or "Context overflow recovery failed: …"; None
+    when it was cancelled or aborted), ``event.aborted`` (a plugin cancelled it, or the user),
+    ``event.will_retry``, ``event.from_hook`` (a plugin's summary was being used)."""
+
+
+@hookspec
+@notify
 def session_info_changed(event: Any, ctx: Ctx) -> None:
     """Kind: notify. pi 1.6: the session's display name changed (``event.name``, None
     when cleared), by ``/name``, RPC ``set_session_name`` or ``ctx.set_session_name``."""

@@ -3,8 +3,7 @@
 One concrete class with every member of :class:`pi_core.protocol.ctx.Ctx` (pi's
 ``ExtensionContext`` / ``ExtensionAPI``; docs/plugins.md, "ctx", says what each does). A
 bare :class:`pi_core.loop.Agent` serves the loop's part; the session, sending, compaction,
-session control and processes go to the harness, and a member that needs one says so.
-"""
+session control and processes go to the harness, and a member that needs one says so."""
 
 from __future__ import annotations
 
@@ -12,8 +11,11 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
 from pi_core.bus import EventBus
 from pi_core.protocol.ctx import ExecResult, SessionControl
+from pi_core.protocol.messages import CustomMessage
 
 if TYPE_CHECKING:
     from pi_core.loop import Agent
@@ -36,8 +38,7 @@ class NullUI:
     def notify(self, message: str, level: str = "info") -> None:
         log.log(logging.WARNING if level in ("warning", "error") else logging.INFO, "%s", message)
 
-    # Dialogs answer with their defaults; status lines, widgets, the title and the editor
-    # exist only where there is a UI.
+    # Dialogs answer with their defaults; status, widgets, title and editor need a UI.
     async def confirm(self, title: str, message: str = "", *, timeout: float | None = None) -> bool: return False
     async def select(self, title: str, options: list[str], *, timeout: float | None = None) -> str | None: return None
     async def input(self, title: str, placeholder: str = "", *, timeout: float | None = None) -> str | None: return None
@@ -63,11 +64,8 @@ class Context:
         from pi_core.protocol.options import ResourceOptions
         from pi_core.protocol.shell import NoSettings
 
-        self.cwd = cwd
-        self.plugins = plugins
-        self.agent = agent
-        self._ui = ui or NullUI()
-        self.events = events or EventBus()
+        self.cwd, self.plugins, self.agent = cwd, plugins, agent
+        self._ui, self.events = ui or NullUI(), events or EventBus()
         self.agent_dir = Path(agent_dir) if agent_dir is not None else default_agent_dir()
         self.settings = settings if settings is not None else NoSettings()
         self.options = options or ResourceOptions()
@@ -96,6 +94,12 @@ class Context:
     def get_flag(self, name: str, default: Any = None) -> Any:
         return self.flags.get(name.lstrip("-"), default)
 
+    def is_project_trusted(self) -> bool:  # pi 1.6: the decision this run's settings carry
+        return getattr(self.settings, "project_trusted", False) is True
+
+    async def system_prompt_options(self) -> Any:  # the hook's answer (the built-in system_prompt's)
+        return await self.plugins.call("system_prompt_options", ctx=self)
+
     # ------------------------------------------------ the agent
 
     @property
@@ -106,8 +110,15 @@ class Context:
     def model_registry(self) -> Any:
         return self.harness.model_registry if self.harness is not None else None
 
+    @property
+    def scoped_models(self) -> list:
+        return list(self.harness.scoped_models) if self.harness is not None else []
+
     def is_idle(self) -> bool:
         return not (self.harness.is_running if self.harness is not None else self.agent and self.agent.is_running)
+
+    def has_pending_messages(self) -> bool:
+        return bool(self.agent and (self.agent.steering.messages or self.agent.follow_up_queue.messages))
 
     @property
     def signal(self) -> AbortSignal | None:  # pi 1.6's ctx.signal (see Ctx)
@@ -178,10 +189,6 @@ class Context:
 
     def send_message(self, message: Any, deliver_as: str = "steer", trigger_turn: bool = False,
                      display: bool | None = None) -> None:
-        import attrs
-
-        from pi_core.protocol.messages import CustomMessage
-
         if not isinstance(message, CustomMessage) and not hasattr(message, "role"):
             message = CustomMessage(custom_type="extension", content=str(message))
         if display is not None and isinstance(message, CustomMessage):

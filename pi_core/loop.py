@@ -15,8 +15,7 @@
 The loop never persists, renders or compacts by itself: it emits events (to the notify
 hooks of the same name, then to subscribers) and calls hooks. Abort cancels the stream or
 the running tools; the partial assistant message is kept with stop reason ``aborted``,
-every tool call still gets a result, and queued messages stay queued.
-"""
+every tool call still gets a result, and queued messages stay queued."""
 
 from __future__ import annotations
 
@@ -317,10 +316,10 @@ class Agent:
                 signal=signal, api_key=await self.api_key(model), thinking_level=request.thinking_level,
                 session_id=getattr(self.ctx, "session_id", None),
                 headers=dict(self.get_headers(model)) if self.get_headers else {},
-                env=dict(self.get_env(model)) if self.get_env else {},
+                env=dict(self.get_env(model)) if self.get_env else {}, on_response=self._on_response,
                 on_payload=self._chained("before_provider_request", "payload", model),
                 on_headers=self._chained("before_provider_headers", "headers", model),
-                on_response=self._on_response,
+                on_stream_event=self._chained("provider_stream_event", "data", model),
                 # a discovered local server gets no provider retries: the harness's are enough
                 max_retries=0 if model.discovered else self._count("retry.provider.maxRetries"),
                 max_retry_delay_ms=self._count("retry.provider.maxRetryDelayMs"),

@@ -142,14 +142,19 @@ def base_prompt(tools: list | None) -> str:
             parts.append("Tools you can call:\n" + "\n".join(lines))
         else:
             parts.append("You have no tools in this session: answer from the conversation alone.")
-    names = {t.name for t in tools} if tools else set()
-    rules = guidelines(names)
-    for tool in tools or ():  # a tool's own guidelines (prompt_guidelines), once each
+    parts.append("How to work:\n" + "\n".join(f"- {rule}" for rule in rules_for(tools)))
+    return "\n\n".join(parts)
+
+
+def rules_for(tools: list | None) -> list[str]:
+    """The "How to work" rules: ours for the tools at hand, then each tool's own
+    (``prompt_guidelines``, once each) before the last."""
+    rules = guidelines({t.name for t in tools} if tools else set())
+    for tool in tools or ():
         for rule in getattr(tool, "prompt_guidelines", None) or ():
             if rule and rule not in rules:
                 rules.insert(len(rules) - 1, rule)
-    parts.append("How to work:\n" + "\n".join(f"- {rule}" for rule in rules))
-    return "\n\n".join(parts)
+    return rules
 
 
 def _snippet(tool: Any) -> str:
@@ -255,3 +260,43 @@ async def named_parts(ctx: Any) -> list[tuple[str, str]]:
 @hookimpl(tryfirst=True)
 async def before_agent_start(event, ctx):
     return attrs.evolve(event, system_prompt=await build(ctx))
+
+
+# ---------------------------------------------------------------- ctx.system_prompt_options()
+
+
+@record
+class SystemPromptOptions:
+    """pi 1.6's ``BuildSystemPromptOptions``: what the prompt is built from this run."""
+
+    cwd: str
+    custom_prompt: str | None = None  # --system-prompt / SYSTEM.md
+    append_system_prompt: list[str] = field(factory=list)  # --append-system-prompt / APPEND_SYSTEM.md
+    selected_tools: list[str] = field(factory=list)  # the tools the model is offered
+    tool_snippets: dict[str, str] = field(factory=dict)  # each one's line in the tool list
+    prompt_guidelines: list[str] = field(factory=list)  # the "How to work" rules
+    context_files: list = field(factory=list)  # AGENTS.md and the like (``path``, ``content``)
+    skills: list = field(factory=list)  # the skills the prompt lists
+
+
+async def options_of(ctx: Any) -> SystemPromptOptions:
+    """This run's :class:`SystemPromptOptions` (the loaded section plugins' files and skills)."""
+    texts = await prompt_texts(ctx)
+    tools = active_tools(ctx) or []
+    loaded = {getattr(info.plugin, "__name__", None) for info in ctx.plugins.infos}
+    files: list = []
+    skills: list = []
+    if "pi_plugins.context_files" in loaded:
+        files = (await sys.modules["pi_plugins.context_files"].load(ctx)).files
+    if "pi_plugins.skills" in loaded:
+        skills = (await sys.modules["pi_plugins.skills"].load(ctx)).skills
+    return SystemPromptOptions(
+        cwd=str(cwd_of(ctx)), custom_prompt=texts.custom, append_system_prompt=list(texts.append),
+        selected_tools=[t.name for t in tools], tool_snippets={t.name: _snippet(t) for t in tools},
+        prompt_guidelines=rules_for(tools),
+        context_files=list(files), skills=list(skills))
+
+
+@hookimpl
+async def system_prompt_options(ctx):
+    return await options_of(ctx)

@@ -20,6 +20,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("pi.harness")
 
+#: How pi 1.6 words a failed compaction's error in ``session_compact_failed``, by reason.
+FAILED_PREFIX = {"manual": "Compaction failed: ", "threshold": "Auto-compaction failed: ",
+                 "overflow": "Context overflow recovery failed: "}
+
 
 class SummaryError(RuntimeError):
     """The model could not write a summary (its error is in the message); ``answer`` is
@@ -63,19 +67,39 @@ async def compact(harness: Harness, instructions: str | None = None, *, reason: 
     The result, or None when cancelled, failed or there was nothing to do."""
     await harness.emit(events.CompactionStart(reason=reason))
     harness.is_compacting = True
+    from_hook: list[bool] = []  # whether a plugin's summary was used (pi 1.6's fromExtension)
     with harness.abortable() as signal:
-        result, error = await _compaction(harness, harness.session.path(), reason, instructions, will_retry)
+        result, error = await _compaction(harness, harness.session.path(), reason, instructions, will_retry,
+                                          from_hook)
     harness.is_compacting = False
     if result is False:  # a plugin cancelled it
         await harness.emit(events.CompactionEnd(reason=reason, aborted=True))
+        await _failed(harness, reason, None, True, will_retry, from_hook)
         return None
     await harness.emit(events.CompactionEnd(reason=reason, result=result, aborted=signal.aborted,
                                   will_retry=will_retry and result is not None, error_message=error))
+    if result is None:
+        error = None if signal.aborted else error
+        await _failed(harness, reason, error, signal.aborted, will_retry, from_hook)
     return result
 
 
-async def _compaction(harness: Harness, entries: list, reason: CompactionReason, instructions: str | None, will_retry: bool):
-    """(result or None, error) of a compaction; (False, None) when a plugin cancelled it."""
+async def _failed(harness: Harness, reason: CompactionReason, error: str | None, aborted: bool,
+                  will_retry: bool, from_hook: list[bool]) -> None:
+    """pi 1.6's ``session_compact_failed``, to the plugins after ``compaction_end``, its
+    error worded as pi 1.6 words it for the reason."""
+    from pi_core.app.session_events import SessionCompactFailed
+
+    if error is not None:
+        error = FAILED_PREFIX.get(reason, "Compaction failed: ") + error
+    await harness.notify(SessionCompactFailed(reason=reason, error_message=error, aborted=aborted,
+                                              will_retry=will_retry, from_hook=any(from_hook)))
+
+
+async def _compaction(harness: Harness, entries: list, reason: CompactionReason, instructions: str | None,
+                      will_retry: bool, from_hook: list[bool]):
+    """(result or None, error) of a compaction; (False, None) when a plugin cancelled it.
+    ``from_hook`` gets True when the summary is a plugin's."""
     from pi_core.app.tokens import estimate_tokens
     from pi_core.protocol.results import compaction_result
 
@@ -91,6 +115,7 @@ async def _compaction(harness: Harness, entries: list, reason: CompactionReason,
         elif decision.cancel:
             return False, None
         else:
+            from_hook.append(bool(decision.from_hook))
             result = decision.result or (await decision.generate() if decision.generate else None)
         if result is not None:
             result = _complete(compaction_result(result), event.preparation)

@@ -25,6 +25,7 @@ from pi_core.app.plugin_commands import collect, handler_for, run_extension_comm
 from pi_core.app.plugin_sends import PluginSends
 from pi_core.app.session_events import AgentSettled, EntryAppended, SessionInfoChanged
 from pi_core.app.session_moves import SessionMoves
+from pi_core.app.settle_boundary import before_settle
 from pi_core.app.ui_prompts import PromptingUI
 from pi_core.context import Context
 from pi_core.loop import Agent, AgentBusyError, StopRun, user_message
@@ -118,6 +119,7 @@ class Harness:
         self.sends = PluginSends(self)
         self._started = False
         self._prompting = False
+        self.settling = False
         self.is_compacting = False
         #: The user's ``!cmd`` under way (its signal) and those waiting for the run to end.
         self.bash_signal: AbortSignal | None = None
@@ -222,7 +224,9 @@ class Harness:
         if text.startswith("/") and await run_extension_command(self, text):
             _call(on_accepted, "handled")
             return []
-        event = await self.plugins.call("input", event=InputEvent(text, list(images), source), ctx=self.ctx)
+        behavior = _behavior(streaming_behavior) if self.is_running else None
+        event = await self.plugins.call("input", ctx=self.ctx,
+                                        event=InputEvent(text, list(images), source, False, behavior))
         if event.handled:
             _call(on_accepted, "handled")
             return []
@@ -235,9 +239,10 @@ class Harness:
             return []
         return await self.run_prompt(event.text, event.images, on_accepted)
 
-    async def run_prompt(self, text: str, images: list, on_accepted=None) -> list[AgentMessage]:
-        """Start the run for an accepted prompt: the preflight, ``before_agent_start``,
-        then the loop."""
+    async def run_prompt(self, text: str, images: list, on_accepted=None, *,
+                         message: AgentMessage | None = None) -> list[AgentMessage]:
+        """Start the run for an accepted prompt (or a plugin's ``message`` that triggers a
+        turn, pi 1.6's custom trigger): the preflight, ``before_agent_start``, the loop."""
         self._prompting = True
         try:
             if self.preflight is not None:
@@ -245,10 +250,10 @@ class Harness:
             start = await self.plugins.call(
                 "before_agent_start", ctx=self.ctx,
                 event=BeforeAgentStartEvent(prompt=text, images=list(images),
-                                            system_prompt=self.base_system_prompt))
+                                            system_prompt=self.base_system_prompt, message=message))
             self.agent.system_prompt = start.system_prompt
-            prompts = [*start.before_prompt, user_message(start.prompt, start.images), *start.messages,
-                       *self.sends.take_next_turn()]
+            first = message if message is not None else user_message(start.prompt, start.images)
+            prompts = [*start.before_prompt, first, *start.messages, *self.sends.take_next_turn()]
             _call(on_accepted, "started")
             return await self.run(self.agent.prompt(prompts))
         finally:
@@ -263,7 +268,8 @@ class Harness:
             if await handler_for(self, name) is not None:
                 raise ValueError(f'Extension command "/{name}" cannot be queued. Use prompt '
                                  "or run the command when the agent is not streaming.")
-        event = await self.plugins.call("input", event=InputEvent(text, list(images), source), ctx=self.ctx)
+        event = await self.plugins.call("input", ctx=self.ctx, event=InputEvent(
+            text, list(images), source, False, _behavior(behavior) or "follow_up"))
         if event.handled:
             return "handled"
         self.enqueue(user_message(event.text, event.images), behavior)
@@ -297,8 +303,9 @@ class Harness:
                     if isinstance(last, AssistantMessage) and last.stop_reason == "error":
                         self.agent.messages.pop()
                     continued += 1
-                elif self.agent.steering.messages or self.agent.follow_up_queue.messages:
-                    continued = 0  # a turn for what was queued, not a retry
+                elif self.agent.steering.messages or self.agent.follow_up_queue.messages \
+                        or await before_settle(self, produced, signal):  # pi 1.6's agent_before_settle
+                    continued = 0  # a turn for what was queued or a plugin asked for, not a retry
                 else:
                     break
                 produced += await self.agent.continue_()
@@ -306,7 +313,12 @@ class Harness:
             self.run_signal = None
         user_shell.flush_user_commands(self)
         last = next((m for m in reversed(produced) if isinstance(m, AssistantMessage)), None)
-        await self.emit(AgentSettled(aborted=last is not None and last.stop_reason == "aborted"))
+        self.settling = True  # pi 1.6: what agent_settled's handlers send starts after them
+        try:
+            await self.emit(AgentSettled(aborted=last is not None and last.stop_reason == "aborted"))
+        finally:
+            self.settling = False
+            self.sends.send_deferred()
         return produced
 
     def abort(self) -> None:
@@ -550,6 +562,11 @@ def _soon(coroutine: Any) -> None:
         coroutine.close()
         return
     task.add_done_callback(lambda t: t.exception())
+
+
+def _behavior(value: str | None) -> str | None:
+    """pi's ``streamingBehavior`` in Python spelling: "steer" or "follow_up" (None: neither)."""
+    return {"steer": "steer", "followUp": "follow_up", "follow_up": "follow_up"}.get(value or "")
 
 
 def _call(callback: Callable[[str], Any] | None, disposition: str) -> None:

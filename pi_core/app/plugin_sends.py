@@ -25,6 +25,8 @@ class PluginSends:
         self._next_turn: list[AgentMessage] = []
         #: Runs plugins started while the agent was idle.
         self._background: set[asyncio.Future] = set()
+        #: What ``agent_settled`` handlers sent: sent once they have all run (pi 1.6).
+        self._deferred: list[tuple[Any, dict]] = []
 
     def take_next_turn(self) -> list[AgentMessage]:
         taken, self._next_turn = self._next_turn, []
@@ -45,6 +47,10 @@ class PluginSends:
         A user message goes through the ``input`` chain (``source="extension"``), as pi
         fires ``input`` for every plugin send, whether it starts a run or is queued."""
         h = self.harness
+        if h.settling:
+            self._deferred.append((message, {"deliver_as": deliver_as, "trigger_turn": trigger_turn,
+                                             "as_prompt": as_prompt}))
+            return
         deliver_as = {"followUp": "follow_up", "nextTurn": "next_turn"}.get(deliver_as, deliver_as)
         if deliver_as not in ("steer", "follow_up", "next_turn"):
             raise ValueError(f"deliver_as must be steer, follow_up or next_turn, not {deliver_as!r}")
@@ -69,12 +75,24 @@ class PluginSends:
         # with its message events so the chat shows it; trigger_turn answers it
         self._start(self._deliver_idle(message, trigger_turn))
 
+    def send_deferred(self) -> None:
+        """Send what ``agent_settled`` handlers sent, once the prompt that settled has let go
+        (a task: it runs after the harness is idle)."""
+        deferred, self._deferred = self._deferred, []
+        if deferred:
+            self._start(self._send_all(deferred))
+
+    async def _send_all(self, deferred: list[tuple[Any, dict]]) -> None:
+        for message, how in deferred:
+            self.send(message, **how)
+
     async def _send_prompt(self, message: UserMessage, deliver_as: str) -> None:
         """A plugin's user message sent while the agent runs, through ``input``; then
         queued, or (when the run ended meanwhile) the start of the next run."""
         h = self.harness
         text, images = _text_and_images(message)
-        event = await h.plugins.call("input", event=InputEvent(text, images, "extension"), ctx=h.ctx)
+        event = await h.plugins.call("input", event=InputEvent(text, images, "extension", False, deliver_as),
+                                     ctx=h.ctx)
         if event.handled:
             return
         if h.is_running:
@@ -84,9 +102,12 @@ class PluginSends:
 
     async def _deliver_idle(self, message: AgentMessage, trigger_turn: bool) -> None:
         h = self.harness
-        await h.agent.deliver(message)
-        if trigger_turn:
-            await h.continue_()
+        if trigger_turn and h.is_running:  # a prompt started meanwhile: the message joins its run
+            h.enqueue(message, "steer")
+        elif trigger_turn:  # a run of its own, through before_agent_start as pi 1.6's custom trigger
+            await h.run_prompt("", [], message=message)
+        else:
+            await h.agent.deliver(message)
 
     def _start(self, run) -> None:
         try:

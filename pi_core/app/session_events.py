@@ -50,3 +50,16 @@ class UiPromptStart:
 class UiPromptEnd:
     type: Literal["ui_prompt_end"] = field(default="ui_prompt_end", init=False)
     reason: str = "ui_prompt"
+
+
+@record
+class SessionCompactFailed:
+    """pi 1.6's ``session_compact_failed``: a compaction that wrote no entry (for the
+    plugins' hook). ``error_message`` is None when it was cancelled or aborted."""
+
+    type: Literal["session_compact_failed"] = field(default="session_compact_failed", init=False)
+    reason: str = "manual"
+    error_message: str | None = None
+    aborted: bool = False
+    will_retry: bool = False
+    from_hook: bool = False

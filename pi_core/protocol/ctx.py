@@ -79,13 +79,18 @@ class Ctx(Protocol):
     harness: Any  # the SDK's and the modes' handle; plugins use the members below
 
     def get_flag(self, name: str, default: Any = None) -> Any: ...
+    def is_project_trusted(self) -> bool: ...  # pi 1.6: this run's trust decision
+    async def system_prompt_options(self) -> Any: ...  # pi 1.6's getSystemPromptOptions()
 
     # ---- the agent
     @property
     def model(self) -> Model | None: ...
     @property
     def model_registry(self) -> Any: ...  # pi's ctx.modelRegistry: the models and their keys
+    @property
+    def scoped_models(self) -> list[tuple[Model, str | None]]: ...  # pi 1.6: --models / enabledModels
     def is_idle(self) -> bool: ...
+    def has_pending_messages(self) -> bool: ...  # pi 1.6: steering or follow-ups queued
     def abort(self) -> None: ...
     @property
     def signal(self) -> Any: ...  # pi 1.6's ctx.signal: the AbortSignal abort() sets for the work under way

@@ -1,7 +1,6 @@
 """Agent events (pi's AgentEvent) and the event and decision objects hooks receive and
 return (each hook's spec in ``hookspecs`` says what they mean). An agent event's ``type``
-names the notify hook it reaches; ``message_end`` alone is a chain that may replace it.
-"""
+names the notify hook it reaches; ``message_end`` alone is a chain that may replace it."""
 
 from __future__ import annotations
 
@@ -117,6 +116,7 @@ class InputEvent:
     images: list[ImageContent] = field(factory=list)
     source: str = "interactive"
     handled: bool = False
+    streaming_behavior: str | None = None  # pi 1.6: "steer" / "follow_up" while a run is under way
 
 
 @record
@@ -125,8 +125,8 @@ class BeforeAgentStartEvent:
     images: list[ImageContent] = field(factory=list)
     system_prompt: str = ""
     messages: list[AgentMessage] = field(factory=list)
-    #: Messages that go before the prompt (pi 1.6's system-prompt section updates).
-    before_prompt: list[AgentMessage] = field(factory=list)
+    before_prompt: list[AgentMessage] = field(factory=list)  # before it (pi 1.6's section updates)
+    message: AgentMessage | None = None  # a plugin's message that starts the run (prompt "")
 
 
 @record

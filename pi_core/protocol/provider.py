@@ -63,6 +63,7 @@ class StreamOptions:
     on_headers: Callable[[dict], Awaitable[dict]] | None = None
     #: Providers report the response status and headers here (``after_provider_response``).
     on_response: Callable[[int, dict], Awaitable[None]] | None = None
+    on_stream_event: Callable[[Any], Awaitable[Any]] | None = None  # each parsed event (provider_stream_event)
     #: How often the provider itself sends a request again after a transient failure
     #: (the setting ``retry.provider.maxRetries``); ``None``: the provider's default.
     max_retries: int | None = None

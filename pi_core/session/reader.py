@@ -387,14 +387,8 @@ class UnreadEntry:
 
     def __init__(self, entry_id: str, parent_id: str | None, kind: str | None, line: int,
                  offset: int, length: int, source: LineSource | None, raw: Any) -> None:
-        self.id = entry_id
-        self.parent_id = parent_id
-        self.type = kind
-        self.line = line
-        self.offset = offset
-        self.length = length
-        self.source = source
-        self.raw = raw
+        self.id, self.parent_id, self.type, self.line = entry_id, parent_id, kind, line
+        self.offset, self.length, self.source, self.raw = offset, length, source, raw
         self.position = -1  # index in the tree's entry list, set by the tree
 
     def value(self, raw: Any = None) -> dict:

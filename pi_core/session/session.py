@@ -82,17 +82,12 @@ class Session:
         read_only: bool = False,
         problems: list[Problem] | None = None,
     ) -> None:
-        self.header = header
-        self.cwd = cwd
-        self.file = file
-        self.sessions_dir = sessions_dir
-        self.read_only = read_only
+        self.header, self.cwd, self.file = header, cwd, file
+        self.sessions_dir, self.read_only = sessions_dir, read_only
         self._tree = tree
         if problems:
             tree.problems = problems
-        self._handle = handle
-        self._on_disk = on_disk
-        self._closed = False
+        self._handle, self._on_disk, self._closed = handle, on_disk, False
         # Lines a failed write left off the disk (the header first while the file has
         # none), in file order: written before the next entry.
         self._unsaved: list[tuple[Entry | SessionHeader, str]] = []

@@ -86,30 +86,32 @@ class ScriptedProvider:
         reply = given(context) if callable(given) else given
         signal = options.signal
 
-        async def pieces(text: str):
+        async def pieces(text: str, kind: str):
             for i in range(0, len(text), reply.chunk) or [0]:
                 if reply.delay:
                     await asyncio.sleep(reply.delay)
                 if signal.aborted:
                     raise _Aborted
+                if options.on_stream_event is not None:  # the "wire" event: provider_stream_event
+                    await options.on_stream_event({"type": kind, "delta": text[i : i + reply.chunk]})
                 yield text[i : i + reply.chunk]
 
         try:
             if reply.thinking is not None:
                 yield builder.thinking_start(signature="scripted-signature")
-                async for piece in pieces(reply.thinking):
+                async for piece in pieces(reply.thinking, "thinking_delta"):
                     yield builder.thinking_delta(piece)
                 yield builder.close()
             if reply.text is not None:
                 yield builder.text_start()
-                async for piece in pieces(reply.text):
+                async for piece in pieces(reply.text, "text_delta"):
                     yield builder.text_delta(piece)
                 yield builder.close()
             for name, arguments in reply.tool_calls:
                 self._calls += 1
                 raw = arguments if isinstance(arguments, str) else json.dumps(arguments)
                 yield builder.toolcall_start(f"call_{self._calls:04d}", name)
-                async for piece in pieces(raw):
+                async for piece in pieces(raw, "toolcall_delta"):
                     yield builder.toolcall_delta(piece)
                 yield builder.close()
         except _Aborted:

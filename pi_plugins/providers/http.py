@@ -117,6 +117,25 @@ def json_data(event: SseEvent) -> Any:
         ) from None
 
 
+async def report_stream_event(options: StreamOptions, event: Any) -> None:
+    """pi 1.6's ``provider_stream_event`` for one wire event; OpenAI's ``[DONE]`` end
+    marker is none (pi's SDK reads it as the end, not as an event)."""
+    if options.on_stream_event is not None and getattr(event, "data", None) != "[DONE]":
+        await options.on_stream_event(stream_event_data(event))
+
+
+def stream_event_data(event: Any) -> Any:
+    """What ``provider_stream_event`` gets for one wire event: its data as JSON, else its
+    text (a decoder's own object as it is)."""
+    data = getattr(event, "data", event)
+    if not isinstance(data, str):
+        return data
+    try:
+        return json.loads(data)
+    except ValueError:
+        return data
+
+
 def truncated(what: str) -> StreamError:
     return StreamError(f"Connection lost: the stream ended before {what}", Failure(kind="retryable"))
 
@@ -398,6 +417,7 @@ class SseProvider:
                     async for chunk in response.aiter_bytes():
                         watch.reading = False
                         for sse in decoder.feed(chunk):
+                            await report_stream_event(options, sse)
                             for event in reader.on_event(sse):
                                 if signal.aborted:
                                     raise asyncio.CancelledError
@@ -407,6 +427,7 @@ class SseProvider:
                         watch.reading = True
                     watch.reading = False
                     for sse in decoder.close():
+                        await report_stream_event(options, sse)
                         for event in reader.on_event(sse):
                             yield event
                     if signal.aborted:
