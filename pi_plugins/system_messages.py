@@ -22,6 +22,7 @@ from typing import Any
 import attrs
 
 from pi_core import SystemMessage, hookimpl
+from pi_core.protocol.records import record
 
 _WRAPPED = re.compile(r"\A<([A-Za-z_][\w-]*)>\n.*\n</\1>\Z", re.S)
 
@@ -36,7 +37,7 @@ def system_data(message: Any) -> dict | None:
     return data if isinstance(data, dict) and data.get("role") == "system" else None
 
 
-@attrs.define
+@record
 class Loadout:
     """The prompt and tools a run of system messages leaves declared."""
 

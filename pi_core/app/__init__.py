@@ -5,5 +5,4 @@ command line (:mod:`pi_plugins.cli`), the SDK (``sdk``), ``pi serve``, batch tas
 subagents share, plugin discovery and the built-ins' order (``discovery``, ``builtins``),
 settings, the model registry and auth store (``registry``, ``models_json``, ``auth``) and
 the ``/resume`` listing. Features are plugins (:mod:`pi_plugins`); the core proper
-(protocol, loop, session tree, ctx) needs none of this; importing this package loads nothing.
-"""
+(protocol, loop, session tree, ctx) needs none of this; importing this package loads nothing."""

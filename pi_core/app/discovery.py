@@ -3,13 +3,11 @@
 distribution, then name), the extensions folders (the agent dir's, then the project's),
 the settings' ``extensions`` lists, then ``-e`` paths. Settings (``plugins.enabled`` /
 ``disabled``, pi 1.6's ``±builtin:NAME``) choose what loads before anything is imported;
-what they leave out is in ``plugins.skipped``. docs/plugins.md ("Where plugins come from")
-says it for users.
+what they leave out is in ``plugins.skipped`` (docs/plugins.md, "Where plugins come from").
 
 A project's files load only when it is trusted: :func:`load_plugins` with ``if_trusted``
 imports only what the trusted settings would keep too, and :func:`load_project_plugins`
-loads the rest once trust is decided, so a plugin the project disables is never imported.
-"""
+loads the rest once trust is decided, so a plugin the project disables is never imported."""
 
 from __future__ import annotations
 
@@ -27,6 +25,7 @@ from pi_core.paths import agent_dir as default_agent_dir
 from pi_core.paths import project_dir
 from pi_core.plugins import NotRunnable, Plugins
 from pi_core.protocol.records import record
+from pi_core.session.reader import gc_paused
 
 GROUP = "pi.plugins"
 OWN_DISTRIBUTION = "pi-harness"
@@ -460,10 +459,12 @@ def load_plugins(
     loader = PluginLoader(plugins, cwd=cwd, agent_dir=home, extension_paths=extension_paths,
                           builtins=builtins, discover=discover)
     _LOADERS[plugins] = loader
-    return loader.load(settings, if_trusted=if_trusted)
+    with gc_paused():  # imports make many objects that live as long as the process
+        return loader.load(settings, if_trusted=if_trusted)
 
 
 def load_project_plugins(plugins: Plugins, *, settings: Any) -> None:
     """Once trust is decided: :func:`load_plugins`'s plugins under ``settings``, in the
-    order a single load would give; nothing is imported twice."""
-    _LOADERS[plugins].load(settings)
+    order a single load would give; nothing is imported twice; no collection meanwhile."""
+    with gc_paused():
+        _LOADERS[plugins].load(settings)

@@ -21,6 +21,7 @@ from typing import Any
 import attrs
 
 from pi_core import AbortSignal, UsageEntry
+from pi_core.protocol.records import record
 from pi_plugins.cache_warming import economics
 from pi_plugins.cache_warming.economics import (
     MAX_IDLE_AGE_MS,
@@ -40,7 +41,7 @@ def _now_ms() -> float:
     return time.monotonic() * 1000
 
 
-@attrs.define(eq=False)
+@record(eq=False)
 class SentRequest:
     """The loop's ``last_request``: a session request as it was handed to the provider,
     and the messages it was built from."""
@@ -55,7 +56,7 @@ class SentRequest:
         return cls(*sent)
 
 
-@attrs.define(eq=False)
+@record(eq=False)
 class Run:
     """The request being kept warm, and where its schedule stands."""
 

@@ -20,6 +20,7 @@ import orjson
 from pi_core import hookimpl
 from pi_core.paths import agent_dir
 from pi_core.protocol.model import Model, ModelCost
+from pi_core.session.reader import gc_paused
 from pi_plugins.models.models_json import image_resize
 
 CATALOGUE = Path(__file__).with_name("catalogue.json")
@@ -62,7 +63,8 @@ def _document(store: tuple[str, int | None, int | None]) -> dict:
 
 @lru_cache(maxsize=2)
 def _catalogue(store: tuple[str, int | None, int | None]) -> tuple[Model, ...]:
-    return tuple(_models(_document(store)))
+    with gc_paused():  # ~1,700 models at once, kept for the process: no collection meanwhile
+        return tuple(_models(_document(store)))
 
 
 def _models(document: dict) -> list[Model]:
