@@ -21,7 +21,6 @@ from pi_core import hookimpl
 from pi_core.paths import agent_dir
 from pi_core.protocol.model import Model, ModelCost
 from pi_core.session.reader import gc_paused
-from pi_plugins.models.models_json import image_resize
 
 CATALOGUE = Path(__file__).with_name("catalogue.json")
 #: pi 1.6's file of refreshed catalogues in the agent dir (:mod:`.models_store`).
@@ -89,7 +88,7 @@ def _models(document: dict) -> list[Model]:
                 compat={**shared, **(compat or {})} if shared else compat,
                 thinking_level_map=raw.get("thinkingLevelMap"), api_key_env=key_env,
                 api_key_envs=key_envs, bearer_env=bearer_env, prompt_cache=raw.get("promptCache"),
-                image_resize=image_resize(raw.get("inputLimits"))))
+                image_resize=((raw.get("inputLimits") or {}).get("images") or {}).get("resize")))
     return models
 
 

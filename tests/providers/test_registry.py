@@ -363,3 +363,20 @@ def test_a_bad_registration_is_refused_and_changes_nothing(tmp_path, config, rea
     with pytest.raises(ValueError, match=reason):
         reg.register_provider("brand-new", config)
     assert reg.models == before and reg.registered == {}
+
+
+
+def test_the_catalogues_image_limits_are_what_the_models_json_reader_makes_of_them():
+    """The catalogue takes ``inputLimits.images.resize`` as its data has it, skipping the
+    reader's checks on every start: this keeps that shortcut honest for every model."""
+    import orjson
+
+    from pi_plugins.models.models_json import image_resize
+    from pi_plugins.providers.catalogue import CATALOGUE
+
+    raw = {f"{name}/{m['id']}": m.get("inputLimits")
+           for name, provider in orjson.loads(CATALOGUE.read_bytes())["providers"].items()
+           for m in provider["models"]}
+    built = {m.key: m.image_resize for m in builtin_models()}
+    assert sum(v is not None for v in built.values()) > 1000
+    assert built == {key: image_resize(limits) for key, limits in raw.items()}
