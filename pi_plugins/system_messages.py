@@ -109,21 +109,34 @@ def transcript(system_prompt: str, messages: list, mid_conversation: bool) -> tu
     return first.prompt, updates
 
 
-def mid_conversation(system_prompt: str, messages: list) -> tuple[str, dict[int | None, list[str]]]:
-    """:func:`transcript` for a converter that walks only the LLM messages: each later
-    change keyed by ``id()`` of the LLM message it goes before (None: at the end). A
-    transcript that does not open with its system message (compacted, or older than
-    system messages) is folded, the composed prompt sent whole."""
+def placed_changes(system_prompt: str, messages: list) -> tuple[dict | None, str, dict[int | None, list[dict]]]:
+    """The leading system message, the prompt it declares and each later one (as pi's JSON)
+    keyed by ``id()`` of the LLM message it goes before (None: at the end), for a converter
+    that walks only the LLM messages. A transcript that does not open with its system
+    message (compacted, or older than system messages) is folded: ``(None, system_prompt, {})``."""
     from pi_core.protocol.messages import LLM_MESSAGE_TYPES
 
-    if not messages or system_data(messages[0]) is None:
-        return system_prompt, {}
-    prompt, updates = transcript(system_prompt, messages, True)
-    placed: dict[int | None, list[str]] = {}
-    for index, text in updates:
+    lead = system_data(messages[0]) if messages else None
+    if lead is None:
+        return None, system_prompt, {}
+    first = Loadout()
+    first.apply(lead)
+    placed: dict[int | None, list[dict]] = {}
+    for index, message in enumerate(messages[1:], start=1):
+        data = system_data(message)
+        if data is None:
+            continue
         anchor = next((m for m in messages[index + 1:] if isinstance(m, LLM_MESSAGE_TYPES)), None)
-        placed.setdefault(None if anchor is None else id(anchor), []).append(text)
-    return prompt, placed
+        placed.setdefault(None if anchor is None else id(anchor), []).append(data)
+    return lead, first.prompt if placed else system_prompt, placed
+
+
+def mid_conversation(system_prompt: str, messages: list) -> tuple[str, dict[int | None, list[str]]]:
+    """:func:`placed_changes` as text: each later change as a model that takes system
+    messages mid-conversation reads it (changes with nothing to say are left out)."""
+    _lead, prompt, placed = placed_changes(system_prompt, messages)
+    texts = {anchor: [t for d in found if (t := update_text(d))] for anchor, found in placed.items()}
+    return prompt, {anchor: found for anchor, found in texts.items() if found}
 
 
 # ---------------------------------------------------------------- what a prompt declares

@@ -214,3 +214,66 @@ def test_a_compaction_keeps_the_system_message_out_of_the_summary_and_on_its_ent
     assert shapes["ours"]["added"] == shapes["pi16"]["added"]
     assert shapes["ours"]["sections"] == [n for n in shapes["pi16"]["sections"] if n in shapes["ours"]["sections"]]
     assert set(shapes["ours"]["keys"]) == set(shapes["pi16"]["keys"])
+
+
+def _anthropic_run(pi, server, compat: dict) -> dict:
+    """Per program: the request after a resume that changed AGENTS.md and the tools, the
+    first answer having run a tool (so the change waits for the next assistant message)."""
+    (pi.agent_dir / "models.json").write_text(json.dumps(server.models_json(
+        "local", api="anthropic-messages", apiKey="test-key", models=[{"id": "test-model", "compat": compat}])))
+    pi.trust_project()
+    sent = {}
+    for who in ("pi16", "ours"):
+        (pi.cwd / "AGENTS.md").write_text("Project rules here.")
+        server.push(Reply(text="Running.", tool_calls=[("bash", {"command": "echo hi"})]), Reply(text="first"),
+                    Reply(text="second"))
+        _run(who, pi, "hi")
+        (pi.cwd / "AGENTS.md").write_text("Project rules changed.")
+        before = len(server.requests)
+        _run(who, pi, "--tools", "read,bash,grep", "-c", "again")
+        [request] = server.requests[before:]
+        sent[who] = request
+        [path] = pi.sessions()
+        path.unlink()
+    return sent
+
+
+def _blocks(message: dict) -> list[str]:
+    content = message["content"]
+    return ["text"] if isinstance(content, str) else [
+        b["type"] + (f":{b['tool'].get('name') or b['tool']['definition']['name']}" if "tool" in b else "")
+        for b in content]
+
+
+@pytest.mark.parametrize("tool_changes", [False, True])
+def test_anthropic_sends_a_later_change_as_a_system_message_before_the_next_assistant_message_as_pi16(
+        pi, server, tool_changes):
+    """Anthropic with ``supportsMidConvoSystemMessages``: ``system`` is the prompt as first
+    declared and the change goes inside ``messages`` as ``role: "system"`` text blocks,
+    held back past the new user message to the end; with ``supportsMidConvoToolChanges``
+    the request's tools stay the first ones plus pi's deferred placeholder, and the change
+    carries ``tool_removal``/``tool_addition`` blocks, under the inline-tools beta."""
+    compat = {"supportsMidConvoSystemMessages": True, **({"supportsMidConvoToolChanges": True} if tool_changes else {})}
+    sent = _anthropic_run(pi, server, compat)
+    shapes = {}
+    for who, request in sent.items():
+        body = request.body
+        assert "Project rules here." in body["system"][-1]["text"], who
+        roles = [m["role"] for m in body["messages"]]
+        assert roles == ["user", "assistant", "user", "assistant", "user", "system"], who
+        change = body["messages"][-1]
+        assert change["content"][0]["text"].startswith('Updated system prompt section "'), who
+        assert "Project rules changed." in change["content"][0]["text"], who
+        assert change["content"][-1].get("cache_control") == {"type": "ephemeral"}, who
+        beta = request.headers.get("anthropic-beta", "")
+        shapes[who] = {"blocks": [b for b in _blocks(change) if b != "text"],
+                       "tools": [t["name"] for t in body["tools"]],
+                       "placeholder": body["tools"][-1] if tool_changes else None,
+                       "inline_beta": "inline-tools-2026-09-15" in beta}
+    assert shapes["ours"] == shapes["pi16"]
+    if tool_changes:
+        assert shapes["ours"]["blocks"] == ["tool_removal:edit", "tool_removal:write", "tool_addition:grep"]
+        assert shapes["ours"]["tools"] == ["read", "bash", "edit", "write", "__pi_deferred_placeholder__"]
+        assert shapes["ours"]["inline_beta"]
+    else:
+        assert shapes["ours"]["blocks"] == [] and shapes["ours"]["tools"] == ["read", "bash", "grep"]
