@@ -139,6 +139,28 @@ def mid_conversation(system_prompt: str, messages: list) -> tuple[str, dict[int 
     return prompt, {anchor: found for anchor, found in texts.items() if found}
 
 
+def additions_fold(system_messages: list[dict]) -> tuple[int, list[dict]]:
+    """For a model that takes tools added mid-conversation but not removed
+    (``supportsMidConvoToolAdditions``, pi 1.6's "additions"): how many system messages
+    fold into the request's ``tools`` (the leading one, and up to the last that removes or
+    redeclares a tool, which an addition cannot say) and the tools they leave declared.
+    Later ones declare their additions in place."""
+    declared: set[str] = set()
+    last = -1
+    for n, data in enumerate(system_messages):
+        if data.get("toolsRemoved"):
+            last = n
+        for tool in data.get("toolsAdded") or []:
+            if tool.get("name") in declared:
+                last = n
+            declared.add(tool.get("name"))
+    folded = max(1, last + 1)
+    loadout = Loadout()
+    for data in system_messages[:folded]:
+        loadout.apply(data)
+    return folded, list(loadout.tools.values())
+
+
 # ---------------------------------------------------------------- what a prompt declares
 
 

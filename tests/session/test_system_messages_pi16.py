@@ -277,3 +277,44 @@ def test_anthropic_sends_a_later_change_as_a_system_message_before_the_next_assi
         assert shapes["ours"]["inline_beta"]
     else:
         assert shapes["ours"]["blocks"] == [] and shapes["ours"]["tools"] == ["read", "bash", "grep"]
+
+
+@pytest.mark.parametrize("removes", [False, True])
+def test_completions_tools_added_mid_conversation_go_in_place_and_a_removal_folds_as_pi16(pi, server, removes):
+    """Chat Completions with ``supportsMidConvoToolAdditions`` (Kimi K3's): a resume that
+    only adds tools keeps the request's ``tools`` the first ones and declares the new ones
+    in a ``{role: "system", tools}`` message where the change is; one that also removes a
+    tool cannot say so in place, so the request's tools become the current ones."""
+    compat = {"supportsMidConvoSystemMessages": True, "supportsMidConvoToolAdditions": True}
+    (pi.agent_dir / "models.json").write_text(json.dumps(
+        server.models_json("local", apiKey="test-key", models=[{"id": "test-model", "compat": compat}])))
+    pi.trust_project()
+    seen = {}
+    for who in ("pi16", "ours"):
+        server.push(Reply(text="first"), Reply(text="second"))
+        _run(who, pi, "--tools", "read,bash", "hi")
+        before = len(server.requests)
+        _run(who, pi, "--tools", "read,grep" if removes else "read,bash,grep", "-c", "again")
+        [request] = server.requests[before:]
+        body = request.body
+        seen[who] = {"tools": [t["function"]["name"] for t in body["tools"]],
+                     "messages": [m["role"] + ("+tools:" + ",".join(t["function"]["name"] for t in m["tools"])
+                                               if "tools" in m else "") for m in body["messages"]],
+                     "in_place": [m["tools"] for m in body["messages"] if "tools" in m],
+                     "request_keys": list(body["tools"][0]["function"])}
+        [path] = pi.sessions()
+        path.unlink()
+    ours, theirs = seen["ours"], seen["pi16"]
+    assert ours["tools"] == theirs["tools"]
+    assert [m for m in ours["messages"] if "+tools" in m] == [m for m in theirs["messages"] if "+tools" in m]
+    if removes:
+        assert ours["tools"] == ["read", "grep"] and not ours["in_place"]
+    else:
+        assert ours["tools"] == ["read", "bash"]
+        assert ours["messages"][:3] == ["system", "user", "assistant"]
+        assert "system+tools:grep" in ours["messages"]
+        assert ours["messages"][-1] == "user"
+        # each converts them as its request's tools (whether ``strict`` is sent is each
+        # program's detected supportsStrictMode: pi 1.6 assumes none for an unknown server)
+        for who, run in seen.items():
+            assert list(run["in_place"][0][0]["function"]) == run["request_keys"], who
