@@ -318,3 +318,51 @@ def test_completions_tools_added_mid_conversation_go_in_place_and_a_removal_fold
         # program's detected supportsStrictMode: pi 1.6 assumes none for an unknown server)
         for who, run in seen.items():
             assert list(run["in_place"][0][0]["function"]) == run["request_keys"], who
+
+
+def _item(item: dict) -> str:
+    """A Responses input item's shape: its type or role, tool names, notices by their opening."""
+    kind = item.get("type") if item.get("type") not in (None, "message") else item.get("role")
+    tools = item.get("tools")
+    if tools:
+        return f"{kind}:" + ",".join(t["name"] + ("(deferred)" if t.get("defer_loading") else "") for t in tools)
+    content = item.get("content")
+    if isinstance(content, str) and content.startswith(("This is an incremental", "The following tools")):
+        return f"{kind}:notice:{content.splitlines()[-1]}"
+    if isinstance(content, str) and "no longer available" in content:
+        return f"{kind}:removal:{content.splitlines()[-1]}"
+    return str(kind)
+
+
+@pytest.mark.parametrize("support", ["supportsAdditionalTools", "supportsToolSearch"])
+def test_responses_declares_tool_changes_in_place_as_pi16(pi, server, support):
+    """The Responses API with ``supportsMidConvoSystemMessages``: with
+    ``supportsAdditionalTools`` no request tools, each system message's tools in an
+    ``additional_tools`` item and a removal announced; with ``supportsToolSearch`` the
+    request's tools up to the last removal and later additions as completed client tool
+    searches. Two resumes: one that removes and adds, one that only adds."""
+    compat = {"supportsMidConvoSystemMessages": True, support: True}
+    (pi.agent_dir / "models.json").write_text(json.dumps(server.models_json(
+        "local", api="openai-responses", apiKey="test-key", models=[{"id": "test-model", "compat": compat}])))
+    pi.trust_project()
+    seen = {}
+    for who in ("pi16", "ours"):
+        server.push(Reply(text="first"), Reply(text="second"), Reply(text="third"))
+        _run(who, pi, "--tools", "read,bash", "hi")
+        _run(who, pi, "--tools", "read,grep", "-c", "again")
+        before = len(server.requests)
+        _run(who, pi, "--tools", "read,grep,find", "-c", "more")
+        [request] = server.requests[before:]
+        body = request.body
+        seen[who] = {"tools": [t["name"] for t in body.get("tools", [])],
+                     "input": [_item(i) for i in body["input"]],
+                     "call_ids": [i["call_id"] for i in body["input"] if i.get("type") == "tool_search_call"]}
+        [path] = pi.sessions()
+        path.unlink()
+    assert seen["ours"] == seen["pi16"]
+    if support == "supportsAdditionalTools":
+        assert seen["ours"]["tools"] == []
+        assert "additional_tools:read,bash" in seen["ours"]["input"]
+    else:
+        assert seen["ours"]["tools"] == ["read", "grep"]
+        assert "tool_search_output:find(deferred)" in seen["ours"]["input"]
