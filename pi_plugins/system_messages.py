@@ -128,7 +128,7 @@ def placed_changes(system_prompt: str, messages: list) -> tuple[dict | None, str
             continue
         anchor = next((m for m in messages[index + 1:] if isinstance(m, LLM_MESSAGE_TYPES)), None)
         placed.setdefault(None if anchor is None else id(anchor), []).append(data)
-    return lead, first.prompt if placed else system_prompt, placed
+    return lead, first.prompt, placed
 
 
 def mid_conversation(system_prompt: str, messages: list) -> tuple[str, dict[int | None, list[str]]]:
@@ -226,3 +226,52 @@ async def before_agent_start(event, ctx):
     if message is None:
         return None
     return attrs.evolve(event, before_prompt=[*event.before_prompt, message])
+
+
+# ---------------------------------------------------------------- the context hooks
+
+#: Per ctx, during one ``context`` chain: (the transcript given, its messages without
+#: the system ones as handed to the other handlers).
+_held: dict[int, tuple[list, list]] = {}
+
+
+def current_message(messages: list) -> SystemMessage | None:
+    """pi 1.6's ``getCurrentSystemMessage``: every system message replayed into one."""
+    found = [d for m in messages if (d := system_data(m)) is not None]
+    if not found:
+        return None
+    loadout = replay(messages)
+    return SystemMessage(content="\n\n".join(loadout.content), sections=dict(loadout.sections) or None,
+                         tools_added=list(loadout.tools.values()) or None, timestamp=found[0].get("timestamp") or 0)
+
+
+@hookimpl(tryfirst=True)
+def context(messages, ctx):
+    """The other ``context`` handlers see the conversation without system messages."""
+    if not any(system_data(m) is not None for m in messages):
+        return None
+    stripped = [m for m in messages if system_data(m) is None]
+    _held[id(ctx)] = (list(messages), list(stripped))
+    return stripped
+
+
+@hookimpl(specname="context", trylast=True)
+async def restore_and_offer(messages, ctx):
+    """Put the system messages back: in place when the handlers left the list as it was,
+    else the replayed one first (system messages a handler added stay after it); then
+    ``context_with_system``'s handlers see the whole transcript."""
+    original, stripped = _held.pop(id(ctx), (None, None))
+    if original is not None and stripped is not None:
+        unchanged = len(messages) == len(stripped) and all(a is b for a, b in zip(messages, stripped, strict=True))
+        head = current_message(original)
+        messages = original if unchanged else [*([head] if head else []), *messages]
+    plugins = getattr(ctx, "plugins", None)
+    if plugins is None or not plugins.impls("context_with_system"):
+        return messages
+    result = await plugins.call("context_with_system", messages=list(messages), ctx=ctx)
+    if messages and system_data(messages[0]) is not None and (not result or system_data(result[0]) is None):
+        plugins.report("system_messages", "context_with_system",
+                       ValueError("a context_with_system handler dropped the leading system message; "
+                                  "the transcript is sent as it was"))
+        return messages
+    return result
