@@ -95,11 +95,12 @@ def _input_image(block: ImageContent) -> dict:
     return {"type": "input_image", "detail": "auto", "image_url": f"data:{block.mime_type};base64,{block.data}"}
 
 
-def convert_input(model: Model, context: LlmContext, system: list | None = None) -> list[dict]:
-    """The request's ``input``; ``system`` receives the :class:`SystemItems` it used."""
+def convert_input(model: Model, context: LlmContext, system: list | None = None, head: bool = True) -> list[dict]:
+    """The request's ``input``; ``system`` receives the :class:`SystemItems` it used
+    (``head=False``: the caller leads with the prompt and tools)."""
     messages = transform_messages(context.messages, model, _id_normalizer(model))
     role = "developer" if model.reasoning else "system"
-    plan = SystemItems(model, context, role, messages)  # pi 1.6's system messages and tool changes
+    plan = SystemItems(model, context, role, messages, head)  # pi 1.6's system messages and tool changes
     if system is not None:
         system.append(plan)
     items: list[dict] = list(plan.head)

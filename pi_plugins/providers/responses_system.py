@@ -50,7 +50,9 @@ class SystemItems:
     prompt), ``placed`` (by ``id()`` of the message each goes before; None: the end) and
     ``request_tools`` (None: the current tools)."""
 
-    def __init__(self, model: Model, context: LlmContext, role: str, messages: list):
+    def __init__(self, model: Model, context: LlmContext, role: str, messages: list, head: bool = True):
+        """``head=False``: the caller leads with the prompt and tools itself (Codex's
+        request), so only later changes' texts are placed."""
         compat = model.compat or {}
         self.role = role
         self.head: list[dict] = [{"role": role, "content": context.system_prompt}] if context.system_prompt else []
@@ -61,8 +63,8 @@ class SystemItems:
         from pi_plugins.system_messages import additions_fold, placed_changes, update_text
 
         lead, prompt, placed = placed_changes(context.system_prompt, context.transcript)
-        self.head = [{"role": role, "content": prompt}] if prompt else []
-        self.support = tool_support(compat) if lead is not None else "none"
+        self.head = [{"role": role, "content": prompt}] if prompt and head else []
+        self.support = tool_support(compat) if lead is not None and head else "none"
         self.declared = False
         self.unavailable: dict[str, None] = {}
         later = [data for found in placed.values() for data in found]
