@@ -199,6 +199,23 @@ def context(messages: list[AgentMessage], ctx: Ctx) -> list[AgentMessage] | None
 
     Before each LLM call, after ``prepare_request``. ``messages`` is a copy of the agent
     messages about to be converted; return a new list to change them for this call only.
+    With the ``system_messages`` built-in (pi 1.6's), handlers see them without the
+    session's system messages; a changed list gets the replayed prompt and tools back as
+    one leading system message (an unchanged one keeps them in place).
+    """
+
+
+@hookspec
+@chain("messages")
+def context_with_system(messages: list[AgentMessage], ctx: Ctx) -> list[AgentMessage] | None:
+    """Kind: chain. pi 1.6's ``context_with_system``.
+
+    Before each LLM call, after every ``context`` handler: ``messages`` is the whole
+    transcript with its system messages (the leading one and any later prompt or tool
+    changes); what the chain returns is sent as it is, so a handler owns the prompt and
+    tool declarations of this request. Keep a system message first: a list without one
+    is reported as the handler's error and the transcript before the chain is sent. Run
+    by the ``system_messages`` built-in.
     """
 
 

@@ -110,21 +110,56 @@ def transcript(system_prompt: str, messages: list, mid_conversation: bool) -> tu
     return first.prompt, updates
 
 
-def mid_conversation(system_prompt: str, messages: list) -> tuple[str, dict[int | None, list[str]]]:
-    """:func:`transcript` for a converter that walks only the LLM messages: each later
-    change keyed by ``id()`` of the LLM message it goes before (None: at the end). A
-    transcript that does not open with its system message (compacted, or older than
-    system messages) is folded, the composed prompt sent whole."""
+def placed_changes(system_prompt: str, messages: list) -> tuple[dict | None, str, dict[int | None, list[dict]]]:
+    """The leading system message, the prompt it declares and each later one (as pi's JSON)
+    keyed by ``id()`` of the LLM message it goes before (None: at the end), for a converter
+    that walks only the LLM messages. A transcript that does not open with its system
+    message (compacted, or older than system messages) is folded: ``(None, system_prompt, {})``."""
     from pi_core.protocol.messages import LLM_MESSAGE_TYPES
 
-    if not messages or system_data(messages[0]) is None:
-        return system_prompt, {}
-    prompt, updates = transcript(system_prompt, messages, True)
-    placed: dict[int | None, list[str]] = {}
-    for index, text in updates:
+    lead = system_data(messages[0]) if messages else None
+    if lead is None:
+        return None, system_prompt, {}
+    first = Loadout()
+    first.apply(lead)
+    placed: dict[int | None, list[dict]] = {}
+    for index, message in enumerate(messages[1:], start=1):
+        data = system_data(message)
+        if data is None:
+            continue
         anchor = next((m for m in messages[index + 1:] if isinstance(m, LLM_MESSAGE_TYPES)), None)
-        placed.setdefault(None if anchor is None else id(anchor), []).append(text)
-    return prompt, placed
+        placed.setdefault(None if anchor is None else id(anchor), []).append(data)
+    return lead, first.prompt, placed
+
+
+def mid_conversation(system_prompt: str, messages: list) -> tuple[str, dict[int | None, list[str]]]:
+    """:func:`placed_changes` as text: each later change as a model that takes system
+    messages mid-conversation reads it (changes with nothing to say are left out)."""
+    _lead, prompt, placed = placed_changes(system_prompt, messages)
+    texts = {anchor: [t for d in found if (t := update_text(d))] for anchor, found in placed.items()}
+    return prompt, {anchor: found for anchor, found in texts.items() if found}
+
+
+def additions_fold(system_messages: list[dict]) -> tuple[int, list[dict]]:
+    """For a model that takes tools added mid-conversation but not removed
+    (``supportsMidConvoToolAdditions``, pi 1.6's "additions"): how many system messages
+    fold into the request's ``tools`` (the leading one, and up to the last that removes or
+    redeclares a tool, which an addition cannot say) and the tools they leave declared.
+    Later ones declare their additions in place."""
+    declared: set[str] = set()
+    last = -1
+    for n, data in enumerate(system_messages):
+        if data.get("toolsRemoved"):
+            last = n
+        for tool in data.get("toolsAdded") or []:
+            if tool.get("name") in declared:
+                last = n
+            declared.add(tool.get("name"))
+    folded = max(1, last + 1)
+    loadout = Loadout()
+    for data in system_messages[:folded]:
+        loadout.apply(data)
+    return folded, list(loadout.tools.values())
 
 
 # ---------------------------------------------------------------- what a prompt declares
@@ -192,3 +227,52 @@ async def before_agent_start(event, ctx):
     if message is None:
         return None
     return attrs.evolve(event, before_prompt=[*event.before_prompt, message])
+
+
+# ---------------------------------------------------------------- the context hooks
+
+#: Per ctx, during one ``context`` chain: (the transcript given, its messages without
+#: the system ones as handed to the other handlers).
+_held: dict[int, tuple[list, list]] = {}
+
+
+def current_message(messages: list) -> SystemMessage | None:
+    """pi 1.6's ``getCurrentSystemMessage``: every system message replayed into one."""
+    found = [d for m in messages if (d := system_data(m)) is not None]
+    if not found:
+        return None
+    loadout = replay(messages)
+    return SystemMessage(content="\n\n".join(loadout.content), sections=dict(loadout.sections) or None,
+                         tools_added=list(loadout.tools.values()) or None, timestamp=found[0].get("timestamp") or 0)
+
+
+@hookimpl(tryfirst=True)
+def context(messages, ctx):
+    """The other ``context`` handlers see the conversation without system messages."""
+    if not any(system_data(m) is not None for m in messages):
+        return None
+    stripped = [m for m in messages if system_data(m) is None]
+    _held[id(ctx)] = (list(messages), list(stripped))
+    return stripped
+
+
+@hookimpl(specname="context", trylast=True)
+async def restore_and_offer(messages, ctx):
+    """Put the system messages back: in place when the handlers left the list as it was,
+    else the replayed one first (system messages a handler added stay after it); then
+    ``context_with_system``'s handlers see the whole transcript."""
+    original, stripped = _held.pop(id(ctx), (None, None))
+    if original is not None and stripped is not None:
+        unchanged = len(messages) == len(stripped) and all(a is b for a, b in zip(messages, stripped, strict=True))
+        head = current_message(original)
+        messages = original if unchanged else [*([head] if head else []), *messages]
+    plugins = getattr(ctx, "plugins", None)
+    if plugins is None or not plugins.impls("context_with_system"):
+        return messages
+    result = await plugins.call("context_with_system", messages=list(messages), ctx=ctx)
+    if messages and system_data(messages[0]) is not None and (not result or system_data(result[0]) is None):
+        plugins.report("system_messages", "context_with_system",
+                       ValueError("a context_with_system handler dropped the leading system message; "
+                                  "the transcript is sent as it was"))
+        return messages
+    return result

@@ -41,6 +41,12 @@ class LoopTour:
         return messages  # a new list here changes this one call only
 
     @hookimpl
+    def context_with_system(self, messages, ctx):
+        # pi 1.6's: after every `context` handler, the whole transcript with the
+        # session's system messages (run by the system_messages built-in); sent as returned
+        return messages
+
+    @hookimpl
     def convert_to_llm(self, messages, ctx):
         # The built-in app_messages plugin maps custom messages; without it, do it here.
         return [UserMessage(content=[TextContent(m.content)]) if m.role == "custom" else m

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 
 from pi_plugins.interactive import tree_view
 from pi_plugins.interactive.dialogs import InputDialog, Item, ListDialog
-from pi_plugins.interactive.footer import format_tokens
 from pi_plugins.interactive.keys import UnbindableKey, key_sequences
 from pi_plugins.interactive.model_dialogs import model, thinking
+from pi_plugins.interactive.session_info import session
 
 if TYPE_CHECKING:
     from pi_plugins.interactive.port import ChatPort
@@ -325,30 +325,6 @@ async def name(tui: ChatPort, args: str) -> None:
     tui.harness.ctx.set_session_name(args)
     tui.add_text(f"Session name set: {args}", "dim")
     tui.invalidate()
-
-
-async def session(tui: ChatPort, args: str) -> None:
-    stats = tui.harness.stats()
-    tokens = stats["tokens"]
-    lines = [
-        f"Session: {tui.harness.session.name or '(unnamed)'}",
-        f"File: {stats['sessionFile'] or '(not saved)'}",
-        f"ID: {stats['sessionId']}",
-        f"Messages: {stats['userMessages']} user, {stats['assistantMessages']} assistant, "
-        f"{stats['toolCalls']} tool calls, {stats['toolResults']} tool results",
-        f"Tokens: {format_tokens(tokens['input'])} in, {format_tokens(tokens['output'])} out, "
-        f"{format_tokens(tokens['cacheRead'])} cache read, {format_tokens(tokens['cacheWrite'])} cache write",
-        f"Cost: ${stats['cost']:.4f}",
-    ]
-    if stats["cost"] > 0:
-        from pi_plugins.interactive.cost_breakdown import cost_lines
-
-        model = tui.harness.model
-        lines += cost_lines(tui.harness.session.entries, f"{model.provider}/{model.id}" if model else "")
-    from pi_plugins.cache_warming.status import session_lines  # (without the plugin: "unavailable")
-
-    lines += ["Cache warming:", *(f"  {line}" for line in session_lines(tui.harness.ctx))]
-    tui.add_text("\n".join(lines), "none")
 
 
 def path_argument(args: str) -> str | None:

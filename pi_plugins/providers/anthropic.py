@@ -28,6 +28,7 @@ from pi_core.protocol.messages import (
 from pi_core.protocol.model import Model, calculate_cost
 from pi_core.protocol.provider import LlmContext, StreamOptions
 from pi_core.protocol.stream import AssistantMessageEvent
+from pi_plugins.providers.anthropic_system import DEFERRED_TOOL_PLACEHOLDER, INLINE_TOOLS_BETA, SystemChanges
 from pi_plugins.providers.anthropic_threads import ThreadedMessages
 from pi_plugins.providers.cloudflare import gateway_headers, is_gateway
 from pi_plugins.providers.copilot import adapt as adapt_for_copilot
@@ -174,12 +175,17 @@ def _assistant_blocks(message: AssistantMessage, oauth: bool = False) -> list[di
     return blocks
 
 
-def convert_messages(model: Model, messages: list, cache: dict | None, oauth: bool = False) -> list[dict]:
+def convert_messages(model: Model, messages: list, cache: dict | None, oauth: bool = False,
+                     changes: SystemChanges | None = None) -> list[dict]:
     messages = transform_messages(messages, model, lambda id, *_: keep_id_chars(id, 64))
     params: list[dict] = []
+    convert = lambda tools: convert_tools(model, tools, None, oauth)  # noqa: E731
+    rename = (lambda name: claude_code_name(name) if oauth else name)  # noqa: E731
     i = 0
     while i < len(messages):
         message = messages[i]
+        if changes is not None and changes.placed:
+            changes.hold(message, convert, rename)
         if isinstance(message, UserMessage):
             if isinstance(message.content, str):
                 if message.content.strip():
@@ -195,6 +201,8 @@ def convert_messages(model: Model, messages: list, cache: dict | None, oauth: bo
         elif isinstance(message, AssistantMessage):
             blocks = _assistant_blocks(message, oauth)
             if blocks:
+                if changes is not None:
+                    changes.flush(params)  # held system messages go just before it
                 params.append({"role": "assistant", "content": blocks})
         elif isinstance(message, ToolResultMessage):
             results = []
@@ -208,13 +216,37 @@ def convert_messages(model: Model, messages: list, cache: dict | None, oauth: bo
             params.append({"role": "user", "content": results})
             continue
         i += 1
-    if cache and params and params[-1]["role"] == "user":
+    if changes is not None:
+        changes.hold(None, convert, rename)
+        changes.flush(params)
+    if cache and params and params[-1]["role"] in ("user", "system"):
         last = params[-1]
         if isinstance(last["content"], str):
             last["content"] = [{"type": "text", "text": last["content"], "cache_control": cache}]
-        elif last["content"] and last["content"][-1]["type"] in ("text", "image", "tool_result"):
+        elif last["content"] and last["content"][-1]["type"] in (
+                "text", "image", "tool_result", "tool_addition", "tool_removal"):
             last["content"][-1]["cache_control"] = cache
     return params
+
+
+def convert_tools(model: Model, tools: list, cache: dict | None, oauth: bool) -> list[dict]:
+    """Tool specs or declarations (``name``, ``description``, ``parameters``) as Anthropic
+    tools, the cache marker on the last."""
+    eager = _compat(model, "supportsEagerToolInputStreaming")
+    converted = []
+    for n, tool in enumerate(tools):
+        name, description, schema = ((str(tool.get("name")), tool.get("description"), tool.get("parameters"))
+                                     if isinstance(tool, dict) else (tool.name, tool.description, tool.parameters))
+        schema = schema or {}
+        item: dict[str, Any] = {"name": claude_code_name(name) if oauth else name, "description": description}
+        if eager:
+            item["eager_input_streaming"] = True
+        item["input_schema"] = {"type": "object", "properties": schema.get("properties") or {},
+                                "required": schema.get("required") or []}
+        if cache and n == len(tools) - 1:
+            item["cache_control"] = cache
+        converted.append(item)
+    return converted
 
 
 def build_body(model: Model, context: LlmContext, options: StreamOptions, oauth: bool = False) -> dict:
@@ -228,35 +260,25 @@ def build_body(model: Model, context: LlmContext, options: StreamOptions, oauth:
         assert level is not None  # thinking_on needs a level
         limit, budget = budget_for(level, limit, model.max_tokens, options.thinking_budgets)
         limit, budget = fit_budget_to_context(model, context, limit, budget)
+    changes = SystemChanges(model, context)
     body: dict[str, Any] = {
         "model": model.id,
-        "messages": convert_messages(model, context.messages, cache, oauth),
+        "messages": convert_messages(model, context.messages, cache, oauth, changes),
         "max_tokens": limit or model.max_tokens // 3,
         "stream": True,
     }
     marked = {"cache_control": cache} if cache else {}
     system = [{"type": "text", "text": CLAUDE_CODE_IDENTITY, **marked}] if oauth else []
-    if context.system_prompt:
-        system.append({"type": "text", "text": context.system_prompt, **marked})
+    if changes.prompt:
+        system.append({"type": "text", "text": changes.prompt, **marked})
     if system:
         body["system"] = system
     if options.temperature is not None and not thinking_on:
         body["temperature"] = options.temperature
-    if context.tools:
-        eager = _compat(model, "supportsEagerToolInputStreaming")
-        tools = []
-        for n, tool in enumerate(context.tools):
-            schema = tool.parameters or {}
-            item: dict[str, Any] = {"name": claude_code_name(tool.name) if oauth else tool.name,
-                                    "description": tool.description}
-            if eager:
-                item["eager_input_streaming"] = True
-            item["input_schema"] = {"type": "object", "properties": schema.get("properties") or {},
-                                    "required": schema.get("required") or []}
-            if cache and n == len(context.tools) - 1:
-                item["cache_control"] = cache
-            tools.append(item)
-        body["tools"] = tools
+    if changes.native_tools:  # the leading tools stay; later changes go inline
+        body["tools"] = [*convert_tools(model, changes.initial_tools, cache, oauth), DEFERRED_TOOL_PLACEHOLDER]
+    elif context.tools:
+        body["tools"] = convert_tools(model, context.tools, cache, oauth)
     if model.reasoning:
         if thinking_on and adaptive:
             body["thinking"] = {"type": "adaptive", "display": "summarized"}
@@ -405,9 +427,12 @@ class AnthropicProvider(ThreadedMessages, SseProvider):
             betas.append(FINE_GRAINED_TOOL_STREAMING_BETA)
         if interleaved_thinking(model, options):
             betas.append(INTERLEAVED_THINKING_BETA)
-        headers = {"anthropic-version": VERSION, "accept": "application/json", "content-type": "application/json"}
         copilot = is_copilot(model)
         oauth = not copilot and not is_gateway(model) and is_oauth_token(options.api_key)
+        body = build_body(model, context, options, oauth)
+        if DEFERRED_TOOL_PLACEHOLDER in body.get("tools", ()):  # tool changes go inline
+            betas.append(INLINE_TOOLS_BETA)
+        headers = {"anthropic-version": VERSION, "accept": "application/json", "content-type": "application/json"}
         if copilot:  # GitHub Copilot's Claude: its token as Bearer
             headers["anthropic-dangerous-direct-browser-access"] = "true"
             if options.api_key:
@@ -428,8 +453,7 @@ class AnthropicProvider(ThreadedMessages, SseProvider):
         if is_gateway(model):
             headers = gateway_headers(headers, options.api_key, ("x-api-key", "authorization"),
                                       model.headers, options.headers)
-        request = HttpRequest(join_url(model.base_url, "/v1/messages"), headers,
-                              build_body(model, context, options, oauth))
+        request = HttpRequest(join_url(model.base_url, "/v1/messages"), headers, body)
         if copilot:
             adapt_for_copilot(model, context, options, request)
         return request

@@ -100,7 +100,7 @@ def codex_input(model: Model, context: LlmContext) -> list[dict]:
     if context.system_prompt:
         role = "developer" if model.reasoning and compat.get("supportsDeveloperRole") is not False else "system"
         head.append({"role": role, "content": context.system_prompt})
-    return [*head, *convert_input(model, attrs.evolve(context, system_prompt=""))]
+    return [*head, *convert_input(model, attrs.evolve(context, system_prompt=""), head=False)]
 
 
 def tools_as_items(model: Model) -> bool:

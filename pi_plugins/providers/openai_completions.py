@@ -48,6 +48,7 @@ from pi_core.protocol.model import Model, calculate_cost
 from pi_core.protocol.provider import LlmContext, StreamOptions
 from pi_core.protocol.stream import AssistantMessageEvent
 from pi_plugins.providers.cloudflare import gateway_headers, is_gateway
+from pi_plugins.providers.completions_system import changes_in_place, function_tools, request_tools
 from pi_plugins.providers.completions_usage import estimate_usage, map_finish_reason, parse_usage
 from pi_plugins.providers.copilot import adapt as adapt_for_copilot
 from pi_plugins.providers.copilot import is_copilot
@@ -173,12 +174,8 @@ def _image_url(block: ImageContent) -> dict:
 def convert_messages(model: Model, context: LlmContext, compat: dict) -> list[dict]:
     messages = transform_messages(context.messages, model, _tool_id_normalizer(model, compat))
     params: list[dict] = []
-    prompt, updates = context.system_prompt, dict[int | None, list[str]]()
-    if compat.get("supportsMidConvoSystemMessages") and context.transcript:  # pi 1.6: changes in place
-        from pi_plugins.system_messages import mid_conversation
-
-        prompt, updates = mid_conversation(context.system_prompt, context.transcript)
     role = "developer" if model.reasoning and compat["supportsDeveloperRole"] else "system"
+    prompt, updates = changes_in_place(context, compat, role)
     if prompt:
         params.append({"role": role, "content": prompt})
     bridge = compat["requiresAssistantAfterToolResult"]
@@ -189,7 +186,7 @@ def convert_messages(model: Model, context: LlmContext, compat: dict) -> list[di
     while i < len(messages):
         message = messages[i]
         if updates and id(message) in updates:
-            params += [{"role": role, "content": text} for text in updates.pop(id(message))]
+            params += updates.pop(id(message))
         if bridge and last_role == "toolResult" and isinstance(message, UserMessage):
             params.append({"role": "assistant", "content": TOOL_RESULT_BRIDGE})
         if type(message) is AssistantMessage:  # half of a long history: looked at first
@@ -350,14 +347,8 @@ def build_body(model: Model, context: LlmContext, options: StreamOptions, compat
         body["temperature"] = options.temperature
     if compat["supportsTools"] is False:
         pass  # the server said this model takes no tools: a list would be refused
-    elif context.tools:
-        body["tools"] = [
-            {"type": "function", "function": {
-                "name": t.name, "description": t.description, "parameters": t.parameters,
-                **({"strict": False} if compat["supportsStrictMode"] is not False else {}),
-            }}
-            for t in context.tools
-        ]
+    elif tools := request_tools(context, compat):
+        body["tools"] = function_tools(tools, compat)
     elif compat.get("requiresToolsWithToolHistory") and _has_tool_history(context):
         body["tools"] = []  # some proxies in front of Anthropic need it (pi 1.6: only when asked)
     if compat.get("cacheControlFormat") == "anthropic":

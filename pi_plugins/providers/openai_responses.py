@@ -43,6 +43,7 @@ from pi_plugins.providers.http import (
 )
 from pi_plugins.providers.kit import parse_arguments
 from pi_plugins.providers.request_body import json_text
+from pi_plugins.providers.responses_system import SystemItems, responses_tools
 from pi_plugins.providers.thinking import level_value, max_tokens, reasoning_level, sampling_params
 from pi_plugins.providers.transform import short_hash, transform_messages
 
@@ -94,20 +95,19 @@ def _input_image(block: ImageContent) -> dict:
     return {"type": "input_image", "detail": "auto", "image_url": f"data:{block.mime_type};base64,{block.data}"}
 
 
-def convert_input(model: Model, context: LlmContext) -> list[dict]:
+def convert_input(model: Model, context: LlmContext, system: list | None = None, head: bool = True) -> list[dict]:
+    """The request's ``input``; ``system`` receives the :class:`SystemItems` it used
+    (``head=False``: the caller leads with the prompt and tools)."""
     messages = transform_messages(context.messages, model, _id_normalizer(model))
-    items: list[dict] = []
-    prompt, updates = context.system_prompt, dict[int | None, list[str]]()
-    if (model.compat or {}).get("supportsMidConvoSystemMessages") and context.transcript:  # pi 1.6
-        from pi_plugins.system_messages import mid_conversation
-
-        prompt, updates = mid_conversation(context.system_prompt, context.transcript)
     role = "developer" if model.reasoning else "system"
-    if prompt:
-        items.append({"role": role, "content": prompt})
+    plan = SystemItems(model, context, role, messages, head)  # pi 1.6's system messages and tool changes
+    if system is not None:
+        system.append(plan)
+    items: list[dict] = list(plan.head)
+    updates = plan.placed
     for index, message in enumerate(messages):
         if updates and id(message) in updates:  # a later change, before the prompt it came with
-            items += [{"role": role, "content": text} for text in updates.pop(id(message))]
+            items += updates.pop(id(message))
         if isinstance(message, UserMessage):
             if isinstance(message.content, str):
                 items.append({"role": "user", "content": [{"type": "input_text", "text": message.content}]})
@@ -157,12 +157,13 @@ def convert_input(model: Model, context: LlmContext) -> list[dict]:
                 output = text or IMAGE_ONLY_RESULT
             items.append({"type": "function_call_output", "call_id": message.tool_call_id.split("|")[0],
                           "output": output})
-    return items + [{"role": role, "content": text} for texts in updates.values() for text in texts]
+    return items + [item for found in updates.values() for item in found]
 
 
 def build_body(model: Model, context: LlmContext, options: StreamOptions) -> dict:
     retention = os.environ.get("PI_CACHE_RETENTION", "short")
-    body: dict[str, Any] = {"model": model.id, "input": convert_input(model, context), "stream": True}
+    system: list[SystemItems] = []
+    body: dict[str, Any] = {"model": model.id, "input": convert_input(model, context, system), "stream": True}
     if retention != "none" and options.session_id:
         body["prompt_cache_key"] = options.session_id
     if retention == "long" and (model.compat or {}).get("supportsLongCacheRetention", True) is not False:
@@ -173,9 +174,9 @@ def build_body(model: Model, context: LlmContext, options: StreamOptions) -> dic
         body["max_output_tokens"] = max(limit, MIN_OUTPUT_TOKENS)
     if options.temperature is not None:
         body["temperature"] = options.temperature
-    if context.tools:
-        body["tools"] = [{"type": "function", "name": t.name, "description": t.description,
-                          "parameters": t.parameters, "strict": False} for t in context.tools]
+    tools = context.tools if system[0].request_tools is None else system[0].request_tools
+    if tools:
+        body["tools"] = responses_tools(tools)
     if model.reasoning:
         level = reasoning_level(model, options)
         off = (model.thinking_level_map or {}).get("off", "none")

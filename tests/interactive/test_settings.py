@@ -56,7 +56,7 @@ def test_double_escape_action_none_opens_nothing(pi_tui):
     term.press("Escape")
     time.sleep(0.5)  # the second Esc stands alone (not Alt+/ with what is typed next)
     term.submit("/session")  # a dialog would have taken the keys
-    screen = term.wait_drawn("Session: (unnamed)")
+    screen = term.wait_drawn("Session Info")
     assert "Session tree" not in screen and "No entries in session" not in screen
 
 

@@ -214,3 +214,155 @@ def test_a_compaction_keeps_the_system_message_out_of_the_summary_and_on_its_ent
     assert shapes["ours"]["added"] == shapes["pi16"]["added"]
     assert shapes["ours"]["sections"] == [n for n in shapes["pi16"]["sections"] if n in shapes["ours"]["sections"]]
     assert set(shapes["ours"]["keys"]) == set(shapes["pi16"]["keys"])
+
+
+def _anthropic_run(pi, server, compat: dict) -> dict:
+    """Per program: the request after a resume that changed AGENTS.md and the tools, the
+    first answer having run a tool (so the change waits for the next assistant message)."""
+    (pi.agent_dir / "models.json").write_text(json.dumps(server.models_json(
+        "local", api="anthropic-messages", apiKey="test-key", models=[{"id": "test-model", "compat": compat}])))
+    pi.trust_project()
+    sent = {}
+    for who in ("pi16", "ours"):
+        (pi.cwd / "AGENTS.md").write_text("Project rules here.")
+        server.push(Reply(text="Running.", tool_calls=[("bash", {"command": "echo hi"})]), Reply(text="first"),
+                    Reply(text="second"))
+        _run(who, pi, "hi")
+        (pi.cwd / "AGENTS.md").write_text("Project rules changed.")
+        before = len(server.requests)
+        _run(who, pi, "--tools", "read,bash,grep", "-c", "again")
+        [request] = server.requests[before:]
+        sent[who] = request
+        [path] = pi.sessions()
+        path.unlink()
+    return sent
+
+
+def _blocks(message: dict) -> list[str]:
+    content = message["content"]
+    return ["text"] if isinstance(content, str) else [
+        b["type"] + (f":{b['tool'].get('name') or b['tool']['definition']['name']}" if "tool" in b else "")
+        for b in content]
+
+
+@pytest.mark.parametrize("tool_changes", [False, True])
+def test_anthropic_sends_a_later_change_as_a_system_message_before_the_next_assistant_message_as_pi16(
+        pi, server, tool_changes):
+    """Anthropic with ``supportsMidConvoSystemMessages``: ``system`` is the prompt as first
+    declared and the change goes inside ``messages`` as ``role: "system"`` text blocks,
+    held back past the new user message to the end; with ``supportsMidConvoToolChanges``
+    the request's tools stay the first ones plus pi's deferred placeholder, and the change
+    carries ``tool_removal``/``tool_addition`` blocks, under the inline-tools beta."""
+    compat = {"supportsMidConvoSystemMessages": True, **({"supportsMidConvoToolChanges": True} if tool_changes else {})}
+    sent = _anthropic_run(pi, server, compat)
+    shapes = {}
+    for who, request in sent.items():
+        body = request.body
+        assert "Project rules here." in body["system"][-1]["text"], who
+        roles = [m["role"] for m in body["messages"]]
+        assert roles == ["user", "assistant", "user", "assistant", "user", "system"], who
+        change = body["messages"][-1]
+        assert change["content"][0]["text"].startswith('Updated system prompt section "'), who
+        assert "Project rules changed." in change["content"][0]["text"], who
+        assert change["content"][-1].get("cache_control") == {"type": "ephemeral"}, who
+        beta = request.headers.get("anthropic-beta", "")
+        shapes[who] = {"blocks": [b for b in _blocks(change) if b != "text"],
+                       "tools": [t["name"] for t in body["tools"]],
+                       "placeholder": body["tools"][-1] if tool_changes else None,
+                       "inline_beta": "inline-tools-2026-09-15" in beta}
+    assert shapes["ours"] == shapes["pi16"]
+    if tool_changes:
+        assert shapes["ours"]["blocks"] == ["tool_removal:edit", "tool_removal:write", "tool_addition:grep"]
+        assert shapes["ours"]["tools"] == ["read", "bash", "edit", "write", "__pi_deferred_placeholder__"]
+        assert shapes["ours"]["inline_beta"]
+    else:
+        assert shapes["ours"]["blocks"] == [] and shapes["ours"]["tools"] == ["read", "bash", "grep"]
+
+
+@pytest.mark.parametrize("removes", [False, True])
+def test_completions_tools_added_mid_conversation_go_in_place_and_a_removal_folds_as_pi16(pi, server, removes):
+    """Chat Completions with ``supportsMidConvoToolAdditions`` (Kimi K3's): a resume that
+    only adds tools keeps the request's ``tools`` the first ones and declares the new ones
+    in a ``{role: "system", tools}`` message where the change is; one that also removes a
+    tool cannot say so in place, so the request's tools become the current ones."""
+    compat = {"supportsMidConvoSystemMessages": True, "supportsMidConvoToolAdditions": True}
+    (pi.agent_dir / "models.json").write_text(json.dumps(
+        server.models_json("local", apiKey="test-key", models=[{"id": "test-model", "compat": compat}])))
+    pi.trust_project()
+    seen = {}
+    for who in ("pi16", "ours"):
+        server.push(Reply(text="first"), Reply(text="second"))
+        _run(who, pi, "--tools", "read,bash", "hi")
+        before = len(server.requests)
+        _run(who, pi, "--tools", "read,grep" if removes else "read,bash,grep", "-c", "again")
+        [request] = server.requests[before:]
+        body = request.body
+        seen[who] = {"tools": [t["function"]["name"] for t in body["tools"]],
+                     "messages": [m["role"] + ("+tools:" + ",".join(t["function"]["name"] for t in m["tools"])
+                                               if "tools" in m else "") for m in body["messages"]],
+                     "in_place": [m["tools"] for m in body["messages"] if "tools" in m],
+                     "request_keys": list(body["tools"][0]["function"])}
+        [path] = pi.sessions()
+        path.unlink()
+    ours, theirs = seen["ours"], seen["pi16"]
+    assert ours["tools"] == theirs["tools"]
+    assert [m for m in ours["messages"] if "+tools" in m] == [m for m in theirs["messages"] if "+tools" in m]
+    if removes:
+        assert ours["tools"] == ["read", "grep"] and not ours["in_place"]
+    else:
+        assert ours["tools"] == ["read", "bash"]
+        assert ours["messages"][:3] == ["system", "user", "assistant"]
+        assert "system+tools:grep" in ours["messages"]
+        assert ours["messages"][-1] == "user"
+        # each converts them as its request's tools (whether ``strict`` is sent is each
+        # program's detected supportsStrictMode: pi 1.6 assumes none for an unknown server)
+        for who, run in seen.items():
+            assert list(run["in_place"][0][0]["function"]) == run["request_keys"], who
+
+
+def _item(item: dict) -> str:
+    """A Responses input item's shape: its type or role, tool names, notices by their opening."""
+    kind = item.get("type") if item.get("type") not in (None, "message") else item.get("role")
+    tools = item.get("tools")
+    if tools:
+        return f"{kind}:" + ",".join(t["name"] + ("(deferred)" if t.get("defer_loading") else "") for t in tools)
+    content = item.get("content")
+    if isinstance(content, str) and content.startswith(("This is an incremental", "The following tools")):
+        return f"{kind}:notice:{content.splitlines()[-1]}"
+    if isinstance(content, str) and "no longer available" in content:
+        return f"{kind}:removal:{content.splitlines()[-1]}"
+    return str(kind)
+
+
+@pytest.mark.parametrize("support", ["supportsAdditionalTools", "supportsToolSearch"])
+def test_responses_declares_tool_changes_in_place_as_pi16(pi, server, support):
+    """The Responses API with ``supportsMidConvoSystemMessages``: with
+    ``supportsAdditionalTools`` no request tools, each system message's tools in an
+    ``additional_tools`` item and a removal announced; with ``supportsToolSearch`` the
+    request's tools up to the last removal and later additions as completed client tool
+    searches. Two resumes: one that removes and adds, one that only adds."""
+    compat = {"supportsMidConvoSystemMessages": True, support: True}
+    (pi.agent_dir / "models.json").write_text(json.dumps(server.models_json(
+        "local", api="openai-responses", apiKey="test-key", models=[{"id": "test-model", "compat": compat}])))
+    pi.trust_project()
+    seen = {}
+    for who in ("pi16", "ours"):
+        server.push(Reply(text="first"), Reply(text="second"), Reply(text="third"))
+        _run(who, pi, "--tools", "read,bash", "hi")
+        _run(who, pi, "--tools", "read,grep", "-c", "again")
+        before = len(server.requests)
+        _run(who, pi, "--tools", "read,grep,find", "-c", "more")
+        [request] = server.requests[before:]
+        body = request.body
+        seen[who] = {"tools": [t["name"] for t in body.get("tools", [])],
+                     "input": [_item(i) for i in body["input"]],
+                     "call_ids": [i["call_id"] for i in body["input"] if i.get("type") == "tool_search_call"]}
+        [path] = pi.sessions()
+        path.unlink()
+    assert seen["ours"] == seen["pi16"]
+    if support == "supportsAdditionalTools":
+        assert seen["ours"]["tools"] == []
+        assert "additional_tools:read,bash" in seen["ours"]["input"]
+    else:
+        assert seen["ours"]["tools"] == ["read", "grep"]
+        assert "tool_search_output:find(deferred)" in seen["ours"]["input"]
