@@ -326,6 +326,22 @@ async def dialog(ctx: Any, servers: McpServers) -> None:
 # ---------------------------------------------------------------- the command
 
 
+def argument_completions(servers: McpServers | None, prefix: str) -> list[dict] | None:
+    """``/mcp``'s arguments as pi 1.6 completes them: the action, then the servers it
+    applies to (with their state)."""
+    action, *rest = prefix.lstrip().split(" ", 1) if prefix.strip() else [""]
+    if not rest:
+        return [{"value": f"{word} ", "label": word} for word in ("login", "logout", "reconnect")
+                if word.startswith(action)] or None
+    name = rest[0].strip()
+    if action not in ("login", "logout", "reconnect") or " " in name or servers is None:
+        return None
+    fits = (lambda s: s.connection is not None) if action == "reconnect" else _oauth
+    return [{"value": f"{action} {s.entry.name}", "label": s.entry.name, "description": describe_state(s)}
+            for s in servers.servers if fits(s) and s.entry.name.startswith(name)] or None
+
+
+
 def _pick(servers: McpServers, name: str | None, eligible: Any, preferred: Any, none: str, ctx: Any):
     async def pick() -> Server | None:
         if name:

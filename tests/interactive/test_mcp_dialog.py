@@ -155,7 +155,7 @@ def test_the_open_dialog_redraws_as_servers_connect_and_fail_as_pi16s_does(tmp_p
         term.press("Enter")
         try:
             term.wait_for("MCP servers", timeout=3)
-        except TerminalTimeout:  # pi 1.6's first Enter takes the command from its completion list
+        except TerminalTimeout:  # a first Enter lost while a loaded pi 1.6 draws
             term.press("Enter")
         first = term.wait_for(lambda s: "MCP servers" in s and s.count("connecting…") == 2, timeout=20)
 
