@@ -148,7 +148,7 @@ class KeyboardProtocol:
         parser = getattr(terminal_input, "vt100_parser", None)
         if parser is not None and not getattr(parser, "_keyboard_protocol", False):
             feed = parser.feed
-            parser.feed = lambda data: feed(decode(self._negotiated(data)))
+            parser.feed = lambda data: feed(decode(self._negotiated(self._cell_size(data))))
             parser._keyboard_protocol = True
         if pushed and not kitty_active() and not self.modify_other_keys:
             self.tui.write_to_terminal(MODIFY_OTHER_KEYS_ON)
@@ -195,6 +195,19 @@ class KeyboardProtocol:
             return ""
 
         return _NEGOTIATION.sub(answer, data)
+
+    def _cell_size(self, data: str) -> str:
+        """The terminal's cell size (asked at start where it draws images) taken out of
+        the input; a new one sizes the transcript's images again (pi 1.6's
+        ``consumeCellSizeResponse``)."""
+        from pi_plugins.interactive.terminal_images import read_cell_size
+
+        data, changed = read_cell_size(data)
+        if changed:
+            reprint = getattr(getattr(self.tui, "scrollback", None), "reprint", None)
+            if reprint is not None:
+                reprint()
+        return data
 
     def _modify_other_keys(self, on: bool) -> None:
         if on != self.modify_other_keys:
