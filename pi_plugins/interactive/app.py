@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import shutil
 import signal
 import sys
@@ -30,7 +31,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pi_core.loop import AgentBusyError
 from pi_core.protocol.model import is_unknown
 from pi_plugins.cli.run_args import UsageError
-from pi_plugins.interactive import appearance, markdown
+from pi_plugins.interactive import appearance, markdown, terminal_images
 from pi_plugins.interactive import commands as builtin
 from pi_plugins.interactive.blocks import Block, TextBlock, ToolBlock, View, blocks_for_messages, output_pad
 from pi_plugins.interactive.chat_keys import ChatKeys
@@ -203,6 +204,8 @@ class InteractiveApp:
             self.events.status.report()  # idle: pi started
             self.appearance_reports.start()  # a light/dark switch of the terminal repaints (pi 1.6)
             self.keyboard.start()  # kitty's protocol or modifyOtherKeys, decoded for prompt_toolkit
+            if terminal_images.protocol() and not os.environ.get("TMUX"):
+                self.write_to_terminal(terminal_images.CELL_SIZE_QUERY)  # pi 1.6 sizes images by it
             self.files.refresh()
             self.flusher_task = self.spawn(self.scrollback.flusher())
             self.spawn(appearance.watch_theme(self))

@@ -71,8 +71,12 @@ class ListDialog(Dialog):
                  search: bool = False, query: str = "", selected: int = 0, max_visible: int = 10,
                  hint: str | None = None, keys: dict[str, Callable[[ListDialog], None]] | None = None,
                  detail: Callable[[Item], str | None] | None = None,
-                 matcher: Callable[[str, list[Item]], list[Item]] | None = None) -> None:
+                 matcher: Callable[[str, list[Item]], list[Item]] | None = None,
+                 column: int | None = None) -> None:
         super().__init__()
+        #: With ``column``, labels are padded into a column that wide and descriptions
+        #: start after it, as pi-tui's SelectList lays out ``label``/``description``.
+        self.column = column
         #: ``matcher(query, items)``: the items to list for what is typed, in order.
         self.matcher = matcher
         self.painter = painter
@@ -186,9 +190,12 @@ class ListDialog(Dialog):
                 label = item.label if isinstance(item.label, Text) else Text(item.label)
                 chosen = index == self.selected
                 row = Text("→ " if chosen else "  ", style="accent")
+                if self.column is not None and item.description and width > 40:
+                    label = _in_column(label, min(self.column, width - 6))
                 row.append_text(label.copy() if not chosen else _emphasised(label))
                 if item.description:
-                    row.append("  " + item.description, style="muted")
+                    row.append(item.description if self.column is not None else "  " + item.description,
+                               style="muted")
                 row.truncate(max(width - 2, 1), overflow="ellipsis")
                 rows.append(row)
             if len(self.items) > shown:
@@ -201,6 +208,15 @@ class ListDialog(Dialog):
     def _foot_lines(self, width: int) -> list[str]:
         return self.painter.lines(_indented([Text(""), Text(self.hint, style="dim"), Text(""), _border(width)]),
                                   width)
+
+
+def _in_column(label: Text, column: int) -> Text:
+    """The label cut to leave a two-cell gap and padded to ``column`` cells (pi-tui's
+    primary column)."""
+    shown = label.copy()
+    shown.truncate(max(1, column - 2))
+    shown.pad_right(max(1, column - shown.cell_len))
+    return shown
 
 
 def _emphasised(label: Text) -> Text:

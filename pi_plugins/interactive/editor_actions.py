@@ -32,8 +32,10 @@ class EditorActions:
         if state is not None:
             completion = state.current_completion
             typed = buffer.text
-            if completion is None and typed.startswith("/") and " " not in typed and state.completions \
-                    and not self._is_command(typed[1:]):
+            # pi's menus always highlight an item (the first at the start), so Enter takes
+            # it: a command name, a command's argument, a file; a command typed whole runs.
+            whole_command = typed.startswith("/") and " " not in typed and self._is_command(typed[1:])
+            if completion is None and state.completions and not whole_command:
                 completion = state.completions[0]
             if completion is not None:
                 buffer.apply_completion(completion)

@@ -5,7 +5,11 @@ At start the chat pushes flags 7 (disambiguate, event types, alternate keys) and
 ``CSI ? u`` with the terminal's other start-up questions (:mod:`.terminal_colors`); a
 terminal that answers with flags is in the protocol, one that does not gets xterm's
 modifyOtherKeys (``CSI > 4;2 m``) instead. At exit the push is popped (``CSI < u``) and
-modifyOtherKeys reset, whatever the answer was, as 1.6 does.
+modifyOtherKeys reset, whatever the answer was, as 1.6 does. When the chat gets the
+terminal back (after the external editor or a Ctrl+Z suspend) it pushes and asks again,
+with the device-attributes request as the sentinel (``CSI c``), and reads the answers
+from its input while it runs: flags turn the protocol on (and modifyOtherKeys off), an
+answer to the sentinel alone turns modifyOtherKeys on, as 1.6's ``start()`` does.
 
 prompt_toolkit reads legacy bytes only, so what the protocols send is decoded first
 (:func:`decode`): a key legacy bytes can carry becomes those bytes (``CSI 99;5u`` is
@@ -25,6 +29,9 @@ QUERY = b"\x1b[?u"
 POP = "\x1b[<u"
 MODIFY_OTHER_KEYS_ON, MODIFY_OTHER_KEYS_OFF = "\x1b[>4;2m", "\x1b[>4;0m"
 REPLY = re.compile(rb"\x1b\[\?(\d+)u")
+DEVICE_ATTRIBUTES = "\x1b[c"
+#: The answers read from the input after a restart: kitty's flags, or device attributes.
+_NEGOTIATION = re.compile(r"\x1b\[\?(\d+)u|\x1b\[\?[\d;]*c")
 
 #: The flags the terminal answered at start (None: it did not answer: no kitty protocol).
 answered_flags: int | None = None
@@ -132,6 +139,8 @@ class KeyboardProtocol:
     def __init__(self, tui: Any) -> None:
         self.tui = tui
         self.modify_other_keys = False
+        #: Device-attributes answers owed to restarts (each ends one negotiation).
+        self.pending_answers = 0
 
     def start(self) -> None:
         terminal_input = getattr(self.tui.app, "input", None)
@@ -139,7 +148,7 @@ class KeyboardProtocol:
         parser = getattr(terminal_input, "vt100_parser", None)
         if parser is not None and not getattr(parser, "_keyboard_protocol", False):
             feed = parser.feed
-            parser.feed = lambda data: feed(decode(data))
+            parser.feed = lambda data: feed(decode(self._negotiated(self._cell_size(data))))
             parser._keyboard_protocol = True
         if pushed and not kitty_active() and not self.modify_other_keys:
             self.tui.write_to_terminal(MODIFY_OTHER_KEYS_ON)
@@ -157,11 +166,53 @@ class KeyboardProtocol:
             self._resume(was_pushed, was_modifying)
 
     def _resume(self, was_pushed: bool, was_modifying: bool) -> None:
-        global pushed
-        pushed, self.modify_other_keys = was_pushed, was_modifying
-        redo = (PUSH.decode() if was_pushed else "") + (MODIFY_OTHER_KEYS_ON if was_modifying else "")
-        if redo:
-            self.tui.write_to_terminal(redo)
+        """Push and ask again, as 1.6's ``start()``: the answers (read by
+        :meth:`_negotiated`) decide between the protocol and modifyOtherKeys."""
+        global pushed, answered_flags
+        if not (was_pushed or was_modifying):
+            return
+        pushed, answered_flags = True, None
+        self.pending_answers += 1
+        self.tui.write_to_terminal(PUSH.decode() + QUERY.decode() + DEVICE_ATTRIBUTES)
+
+    def _negotiated(self, data: str) -> str:
+        """The input without the answers to a restart's questions, acted on."""
+        if not self.pending_answers or "\x1b[?" not in data:
+            return data
+
+        def answer(match: re.Match) -> str:
+            global answered_flags
+            if not self.pending_answers:
+                return match.group(0)
+            flags = match.group(1)
+            if flags is None:  # the sentinel: this negotiation is over
+                self.pending_answers -= 1
+                if not kitty_active():
+                    self._modify_other_keys(True)
+            elif int(flags):
+                answered_flags = int(flags)
+                self._modify_other_keys(False)
+            return ""
+
+        return _NEGOTIATION.sub(answer, data)
+
+    def _cell_size(self, data: str) -> str:
+        """The terminal's cell size (asked at start where it draws images) taken out of
+        the input; a new one sizes the transcript's images again (pi 1.6's
+        ``consumeCellSizeResponse``)."""
+        from pi_plugins.interactive.terminal_images import read_cell_size
+
+        data, changed = read_cell_size(data)
+        if changed:
+            reprint = getattr(getattr(self.tui, "scrollback", None), "reprint", None)
+            if reprint is not None:
+                reprint()
+        return data
+
+    def _modify_other_keys(self, on: bool) -> None:
+        if on != self.modify_other_keys:
+            self.modify_other_keys = on
+            self.tui.write_to_terminal(MODIFY_OTHER_KEYS_ON if on else MODIFY_OTHER_KEYS_OFF)
 
     def stop(self) -> None:
         """The terminal as it was: the push popped, modifyOtherKeys off (1.6's order)."""

@@ -31,6 +31,7 @@ from prompt_toolkit.widgets import TextArea
 
 from pi_plugins.interactive import commands as builtin
 from pi_plugins.interactive.completion import EditorCompleter
+from pi_plugins.interactive.component_rows import ComponentRows
 from pi_plugins.interactive.controls import DrawnCursor, LinesControl
 from pi_plugins.interactive.theme import PROMPT_STYLE
 
@@ -116,8 +117,8 @@ class ChatLayout:
         self._bottom = HSplit([
             DynamicContainer(lambda: tui.dialogs.current.container if tui.dialogs.current else editor_area),
             ConditionalContainer(DynamicContainer(self._completions_menu), filter=has_completions & ~has_dialog),
-            Window(LinesControl(lambda width: tui.live.widget_lines(width, "belowEditor")), dont_extend_height=True),
-            Window(LinesControl(tui.live.footer_lines), dont_extend_height=True),
+            ComponentRows(tui, lambda width: tui.live.widget_parts(width, "belowEditor")).window,
+            ComponentRows(tui, tui.live.footer_parts).window,  # plugin components get the mouse
         ])
         return self._bottom
 

@@ -58,7 +58,7 @@ class Piece:
         self.estimate = 1
         self.prompt = isinstance(block, UserBlock)  # where a user message starts (jumps)
         self._searchable: str | None = None
-        self.images: list[tuple[int, int, str]] = []  # (row, rows, sequence): :mod:`.fullscreen_images`
+        self.images: list[tuple[int, int, str, int]] = []  # (row, rows, sequence, pixels): :mod:`.fullscreen_images`
 
     @property
     def height(self) -> int:
@@ -212,7 +212,7 @@ class LazyLines:
 
             rows, places = reserve(tui, piece.block, width)  # room for its images, placed after each frame
             if places:
-                piece.images = [(len(lines) + row, height, sequence) for row, height, sequence in places]
+                piece.images = [(len(lines) + row, rows_, sequence, pixels) for row, rows_, sequence, pixels in places]
                 lines = lines + rows
         else:
             try:
@@ -255,13 +255,14 @@ class LazyLines:
         a long answer not split yet whole (a third faster than by its paragraphs), and
         nothing is kept (the chat has ended)."""
         from pi_plugins.interactive.exit_painting import paint_all
+        from pi_plugins.interactive.fullscreen_images import without_reserved
 
         left = [piece for piece in self.pieces if piece.lines is None]
         painted = iter(paint_all([len(piece.source or "") + 100 for piece in left],
                                  lambda i: self._exit_piece_lines(left[i])))
         lines: list[str] = []
         for piece in self.pieces:
-            lines += piece.lines if piece.lines is not None else next(painted)
+            lines += without_reserved(piece.lines, piece.images) if piece.lines is not None else next(painted)
         return lines
 
     def _exit_piece_lines(self, piece: Piece) -> list[str]:

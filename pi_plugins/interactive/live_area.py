@@ -71,16 +71,25 @@ class LiveArea:
 
     def widget_lines(self, width: int, placement: str) -> list[str]:
         """Plugins' widgets (``ctx.ui.set_widget``) above or below the editor."""
+        return [line for _, lines in self.widget_parts(width, placement) for line in lines]
+
+    def widget_parts(self, width: int, placement: str) -> list[tuple[Any, list[str]]]:
+        """Each widget's lines, with the component that drew them (None for plain lines):
+        the mouse goes to the component under it (:mod:`.component_rows`)."""
         from pi_plugins.interactive.components import component_lines
 
-        lines: list[str] = []
+        parts: list[tuple[Any, list[str]]] = []
         for shown, where in self.tui.widgets.values():
             if where == placement and not isinstance(shown, list):
-                lines += component_lines(shown, width)
+                parts.append((shown, component_lines(shown, width)))
             elif where == placement:
                 text = Text("\n").join(Text.from_ansi(line, no_wrap=True, overflow="ellipsis") for line in shown)
-                lines += self.tui.painter.lines(Padding(text, (0, 1)), width)
-        return lines
+                parts.append((None, self.tui.painter.lines(Padding(text, (0, 1)), width)))
+        return parts
+
+    def footer_parts(self, width: int) -> list[tuple[Any, list[str]]]:
+        """The footer, with the plugin's component that draws it (if one does)."""
+        return [(self.tui.footer_component, self.footer_lines(width))]
 
     def footer_lines(self, width: int) -> list[str]:
         """The footer (a plugin's, or ours: painted again only when what it shows changed)."""

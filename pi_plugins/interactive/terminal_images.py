@@ -13,6 +13,8 @@ from __future__ import annotations
 import base64
 import math
 import os
+import random
+import re
 import struct
 
 KITTY_CHUNK = 4096
@@ -55,6 +57,34 @@ def image_line(data_b64: str, mime: str, columns: int, env=os.environ) -> str | 
 
 
 CELL_PIXELS = (9, 18)  # pi-tui's cell size until the terminal tells its own
+#: pi 1.6 asks the terminal for its cell size in pixels at start where it draws images;
+#: the answer is ``CSI 6 ; height ; width t``.
+CELL_SIZE_QUERY = "\x1b[16t"
+_CELL_SIZE_REPLY = re.compile(r"\x1b\[6;(\d+);(\d+)t")
+
+
+def read_cell_size(data: str) -> tuple[str, bool]:
+    """The input without the terminal's cell-size answer, and whether one changed
+    :data:`CELL_PIXELS` (images are then sized again, as 1.6 does)."""
+    global CELL_PIXELS
+    if "\x1b[6;" not in data:
+        return data, False
+    changed = False
+
+    def answer(match: re.Match) -> str:
+        nonlocal changed
+        global CELL_PIXELS
+        height, width = int(match.group(1)), int(match.group(2))
+        if height > 0 and width > 0 and (width, height) != CELL_PIXELS:
+            CELL_PIXELS, changed = (width, height), True
+        return ""
+
+    return _CELL_SIZE_REPLY.sub(answer, data), changed
+
+
+def new_image_id() -> int:
+    """A kitty image id as pi-tui allocates them: random in [1, 0xffffffff]."""
+    return random.randint(1, 0xFFFFFFFE)
 
 
 def pi16_cells(size: tuple[int, int], max_columns: int) -> tuple[int, int]:
@@ -70,10 +100,11 @@ def pi16_cells(size: tuple[int, int], max_columns: int) -> tuple[int, int]:
 
 
 def image_sequence(data_b64: str, mime: str, columns: int, env=os.environ, *,
-                   keep_cursor: bool = False) -> tuple[str, int] | None:
+                   keep_cursor: bool = False, image_id: int | None = None) -> tuple[str, int] | None:
     """(the sequence that draws the image, the rows it takes), or None. ``keep_cursor``:
     kitty leaves the cursor where it was (``C=1``) and the size is pi 1.6's (:func:`pi16_cells`),
-    as 1.6 places fullscreen images."""
+    as 1.6 places fullscreen images; ``image_id``: kitty's ``i=``. The header is pi-tui's:
+    ``a=T,f=100,q=2[,C=1],c=,r=[,i=]``, with ``m=`` only when the data comes in chunks."""
     kind = protocol(env)
     if kind is None:
         return None
@@ -95,10 +126,14 @@ def image_sequence(data_b64: str, mime: str, columns: int, env=os.environ, *,
             return None  # kitty decodes PNG itself; other formats would need converting
         chunks = [data_b64[i:i + KITTY_CHUNK] for i in range(0, len(data_b64), KITTY_CHUNK)] or [""]
         parts = []
+        first = ",".join(["a=T", "f=100", "q=2", *(["C=1"] if keep_cursor else []), f"c={columns}", f"r={rows}",
+                          *([f"i={image_id}"] if image_id else [])])
         for index, chunk in enumerate(chunks):
             more = 1 if index < len(chunks) - 1 else 0
-            still = ",C=1" if keep_cursor else ""
-            head = f"a=T,f=100,q=2{still},c={columns},r={rows},m={more}" if index == 0 else f"m={more}"
+            if len(chunks) == 1:
+                head = first
+            else:
+                head = f"{first},m={more}" if index == 0 else f"m={more}"
             parts.append(f"\x1b_G{head};{chunk}\x1b\\")
         sequence = "".join(parts)
     else:

@@ -72,16 +72,24 @@ def call_title(state: ToolState) -> Text:
     if space:
         title.append(" ")
         title.append(rest, style="accent" if state.tool is not None else "muted")
-        _link_file(title, state.args, len(head) + 1, rest)
+        _link_file(title, state.name, state.args, len(head) + 1, rest)
     return title
 
 
-def _link_file(title: Text, args: Any, start: int, rest: str) -> None:
-    """pi 1.6: the file a call names is an OSC 8 ``file://`` link (where links are on)."""
+#: The tools whose title links its path in pi 1.6 (its ``renderToolPath``); ls's
+#: missing path is the working folder. Nothing inside tool output is linked.
+LINKED_TOOLS = {"read": "", "edit": "", "write": "", "ls": "."}
+
+
+def _link_file(title: Text, tool: str, args: Any, start: int, rest: str) -> None:
+    """pi 1.6: the file a read, edit, write or ls names is an OSC 8 ``file://`` link
+    (where links are on)."""
     from pi_plugins.interactive import file_links
 
-    path = argument(args, "path", "file_path")
-    if file_links.links_from is None or not isinstance(path, str) or not path:
+    if file_links.links_from is None or tool not in LINKED_TOOLS:
+        return
+    path = argument(args, "path", "file_path") or LINKED_TOOLS[tool]
+    if not isinstance(path, str) or not path:
         return
     shown = short_path(path)
     if rest.startswith(shown):

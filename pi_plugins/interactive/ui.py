@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from pi_plugins.interactive.app import InteractiveApp
 
 _STYLES = {"error": "error", "warning": "warning", "success": "success"}
+#: pi-tui's SelectList primary column (label plus its two-cell gap), in cells.
+SELECT_COLUMN = 32
 
 
 class InteractiveUI:
@@ -60,22 +62,27 @@ class InteractiveUI:
         return await self._ask(lambda: ListDialog(self.tui.painter, title, items, search=len(items) > 10), timeout,
                                "question", title)
 
-    async def select_live(self, content: Callable[[], tuple[str, list[tuple[str, Any]]]],
+    async def select_live(self, content: Callable[[], tuple[str, list[tuple[Any, ...]]]],
                           subscribe: Callable[[Callable[[], None]], Callable[[], None]]) -> Any:
         """A select kept up to date, as pi 1.6's live dialogs (``/mcp``'s): ``content()``
-        gives the title and the (label, value) options, drawn again each time the callback
-        given to ``subscribe`` is called (it returns the unsubscribe); the highlight stays
-        on its value. Returns the chosen value, or None."""
+        gives the title and the options, each ``(label, value)`` or ``(label, value,
+        description)``, drawn again each time the callback given to ``subscribe`` is called
+        (it returns the unsubscribe); the highlight stays on its value. Descriptions start
+        in a second column, as pi-tui's SelectList draws them. Returns the chosen value,
+        or None."""
         title, options = content()
-        dialog = ListDialog(self.tui.painter, title, [Item(label, value) for label, value in options],
-                            search=len(options) > 10)
+
+        def items(options: list[tuple[Any, ...]]) -> list[Item]:
+            return [Item(option[0], option[1], *(option[2:3] or ("",))) for option in options]
+
+        dialog = ListDialog(self.tui.painter, title, items(options), search=len(options) > 10,
+                            column=SELECT_COLUMN)
 
         def redraw() -> None:
             new_title, new_options = content()
             current = dialog.current
             dialog.title = new_title
-            dialog.set_items([Item(label, value) for label, value in new_options],
-                             current.value if current is not None else None)
+            dialog.set_items(items(new_options), current.value if current is not None else None)
             self.tui.invalidate()
 
         unsubscribe = subscribe(redraw)

@@ -121,4 +121,12 @@ async def _mcp_command(args: str, ctx) -> str | None:
 @hookimpl
 def register_commands():
     return [Command(name="mcp", description="Manage MCP servers: sign in, reconnect, enable or disable, "
-                    "and change exposure", handler=_mcp_command, argument_hint="[login|logout|reconnect] [server]")]
+                    "and change exposure", handler=_mcp_command, argument_hint="[login|logout|reconnect] [server]",
+                    argument_completions=_mcp_arguments)]
+
+
+def _mcp_arguments(prefix: str) -> list[dict] | None:
+    """The completion has no ctx; a chat runs one session's servers."""
+    from pi_plugins.mcp.manage import argument_completions
+
+    return argument_completions(next(iter(_running.values()), None), prefix)

@@ -152,34 +152,36 @@ def set_exposure(servers: McpServers, server: Server, exposure: str) -> str | No
 # ---------------------------------------------------------------- the dialog
 
 
-def _server_label(server: Server) -> str:
-    return f"{server.entry.name} — {describe_state(server)} · {server.entry.exposure} · {_source(server)}"
+def _server_description(server: Server) -> str:
+    return f"{describe_state(server)} · {server.entry.exposure} · {_source(server)}"
 
 
-def _actions(servers: McpServers, server: Server) -> list[tuple[str, str]]:
-    """(value, label) of what fits the server's state, in pi 1.6's order and words."""
+def _actions(servers: McpServers, server: Server) -> list[tuple[str, str, str]]:
+    """(value, label, description) of what fits the server's state, in pi 1.6's order
+    and words."""
     entry, connection = server.entry, server.connection
     saved = "saved to the project mcp.json" if entry.override else f"saved to the {entry.scope} mcp.json"
     in_project = entry.scope == "global" and not entry.override and servers.config.project_config is not None
-    items: list[tuple[str, str]] = []
+    in_project_saved = "saved to the project mcp.json"
+    items: list[tuple[str, str, str]] = []
     if not entry.enabled:
-        items.append(("enable", f"Enable — {saved}"))
+        items.append(("enable", "Enable", saved))
         if in_project:
-            items.append(("enable-project", "Enable in this project — saved to the project mcp.json"))
+            items.append(("enable-project", "Enable in this project", in_project_saved))
         return items
     state = connection.state if connection is not None else None
     if state == "needs-auth":
-        items.append(("signin", "Sign in — opens the browser"))
+        items.append(("signin", "Sign in", "opens the browser"))
     if state == "connected" and connection is not None:
-        items.append(("tools", f"Tools — {len(connection.tools)} offered"))
+        items.append(("tools", "Tools", f"{len(connection.tools)} offered"))
     if state in ("failed", "disconnected", "connected", "needs-auth"):
-        items.append(("reconnect", "Reconnect"))
+        items.append(("reconnect", "Reconnect", ""))
     if state == "connected" and entry.uses_oauth:
-        items.append(("signout", "Sign out — deletes the stored credentials"))
-    items.append(("exposure", f"Exposure — {entry.exposure}"))
-    items.append(("disable", f"Disable — {saved}"))
+        items.append(("signout", "Sign out", "deletes the stored credentials"))
+    items.append(("exposure", "Exposure", entry.exposure))
+    items.append(("disable", "Disable", saved))
     if in_project:
-        items.append(("disable-project", "Disable in this project — saved to the project mcp.json"))
+        items.append(("disable-project", "Disable in this project", in_project_saved))
     return items
 
 
@@ -197,23 +199,27 @@ def _details(server: Server) -> str:
 
 async def _tools(ctx: Any, server: Server) -> None:
     exposure = server.entry.exposure
-    labels = []
+    rows: list[tuple[str, Any, str]] = []
     for tool in server.connection.tools if server.connection is not None else []:
         own = server.entry.tool_exposure(tool["name"])
         description = (tool.get("description") or "").strip().split("\n")[0]
-        labels.append(f"{tool['name']} — " + (description if own == exposure else f"[{own}] {description}"))
+        rows.append((tool["name"], tool["name"], description if own == exposure else f"[{own}] {description}"))
     title = f"Tools of {server.entry.name}\nExposure {exposure}: {EXPOSURE_DESCRIPTIONS[exposure]}"
-    await ctx.ui.select(title, labels or ["The server offers no tools."])
+    await _choose(ctx, lambda: (title, rows or [("The server offers no tools.", None, "")]), _nothing)
 
 
 async def _exposure(ctx: Any, servers: McpServers, server: Server) -> str | None:
     current = server.entry.exposure
     where = server.entry.override or server.entry.source
-    labels = {f"{'✓ ' if e == current else '  '}{e} — {EXPOSURE_DESCRIPTIONS[e]}": e for e in EXPOSURES}
-    choice = await ctx.ui.select(f"Exposure of {server.entry.name}\nSaved to {where}.", list(labels))
-    if choice is None or labels[choice] == current:
+    rows = [(f"{'✓ ' if e == current else '  '}{e}", e, EXPOSURE_DESCRIPTIONS[e]) for e in EXPOSURES]
+    choice = await _choose(ctx, lambda: (f"Exposure of {server.entry.name}\nSaved to {where}.", rows), _nothing)
+    if choice is None or choice == current:
         return None
-    return set_exposure(servers, server, labels[choice])
+    return set_exposure(servers, server, choice)
+
+
+async def _nothing() -> None:
+    """Nothing to wait for before a menu that does not change."""
 
 
 async def run_action(ctx: Any, servers: McpServers, server: Server, action: str) -> str | None:
@@ -244,7 +250,8 @@ async def _settled(servers: McpServers, only: Server | None = None) -> None:
         await asyncio.wait([asyncio.shield(p) for p in pending], timeout=SETTLE_WAIT_S)
 
 
-Menu = Callable[[], tuple[str, list[tuple[str, Any]]]]
+#: A menu's title and options: ``(label, value, description)``.
+Menu = Callable[[], tuple[str, list[tuple[str, Any, str]]]]
 
 
 def _watch(content: Menu) -> Callable[[Callable[[], None]], Callable[[], None]]:
@@ -279,20 +286,22 @@ async def _choose(ctx: Any, content: Menu, settle: Callable[[], Any]) -> Any:
         return await live(content, _watch(content))
     await settle()
     title, options = content()
-    values = dict(options)
+    values = {f"{label} — {description}" if description else label: value for label, value, description in options}
     choice = await ctx.ui.select(title, list(values))
     return values.get(choice) if choice is not None else None
 
 
-def _servers_menu(servers: McpServers) -> tuple[str, list[tuple[str, Any]]]:
+def _servers_menu(servers: McpServers) -> tuple[str, list[tuple[str, Any, str]]]:
     ordered = sorted(servers.servers, key=lambda s: (attention_rank(s), s.entry.name))
     notices = [f"config: {error}" for error in servers.config.errors]
-    return "\n".join(["MCP servers", *notices]), [(_server_label(s), s.entry.name) for s in ordered]
+    return "\n".join(["MCP servers", *notices]), [(s.entry.name, s.entry.name, _server_description(s))
+                                                   for s in ordered]
 
 
-def _server_menu(servers: McpServers, server: Server, message: str | None) -> tuple[str, list[tuple[str, Any]]]:
+def _server_menu(servers: McpServers, server: Server, message: str | None) -> tuple[str, list[tuple[str, Any, str]]]:
     details = _details(server) + (f"\n{message}" if message else "")
-    return details, [*((label, value) for value, label in _actions(servers, server)), (BACK, BACK)]
+    return details, [*((label, value, description) for value, label, description in _actions(servers, server)),
+                     (BACK, BACK, "")]
 
 
 async def dialog(ctx: Any, servers: McpServers) -> None:
@@ -315,6 +324,22 @@ async def dialog(ctx: Any, servers: McpServers) -> None:
 
 
 # ---------------------------------------------------------------- the command
+
+
+def argument_completions(servers: McpServers | None, prefix: str) -> list[dict] | None:
+    """``/mcp``'s arguments as pi 1.6 completes them: the action, then the servers it
+    applies to (with their state)."""
+    action, *rest = prefix.lstrip().split(" ", 1) if prefix.strip() else [""]
+    if not rest:
+        return [{"value": f"{word} ", "label": word} for word in ("login", "logout", "reconnect")
+                if word.startswith(action)] or None
+    name = rest[0].strip()
+    if action not in ("login", "logout", "reconnect") or " " in name or servers is None:
+        return None
+    fits = (lambda s: s.connection is not None) if action == "reconnect" else _oauth
+    return [{"value": f"{action} {s.entry.name}", "label": s.entry.name, "description": describe_state(s)}
+            for s in servers.servers if fits(s) and s.entry.name.startswith(name)] or None
+
 
 
 def _pick(servers: McpServers, name: str | None, eligible: Any, preferred: Any, none: str, ctx: Any):

@@ -136,3 +136,72 @@ def test_clicks_in_a_row_count_as_double_and_triple_clicks(pi_tui):
     assert "click1@2,0" in screen or "click2@2,0" in screen  # the row keeps the last five
     assert screen.index("click2@2,0") < screen.index("click3@2,0")
     term.press("Escape")
+
+
+WIDGETS = '''
+from pi_core import Command, hookimpl
+
+
+class Panel:
+    """A widget or footer that logs the mouse in its own cells and, clicked, asks for the keys."""
+
+    def __init__(self, name, tui):
+        self.name, self.tui, self.seen, self.typed = name, tui, [], ""
+
+    def render(self, width):
+        return [f"{self.name} first", f"{self.name} seen: {' '.join(self.seen[-3:])} typed: {self.typed}"]
+
+    def handle_mouse(self, event):
+        self.seen.append(f"{event.type}@{event.x},{event.y}")
+        return {"focus": True} if event.type == "click" else {"handled": True}
+
+    def handle_input(self, data):
+        self.typed += data
+
+
+async def panels(args, ctx):
+    ctx.ui.set_widget("panel", lambda tui, theme: Panel("WIDGET", tui), "belowEditor")
+    ctx.ui.set_footer(lambda tui, theme: Panel("FOOTER", tui))
+
+
+@hookimpl
+def register_commands():
+    return [Command("panels", "Show the panels", panels)]
+'''
+
+
+@pytest.mark.parametrize("name", ["WIDGET", "FOOTER"])
+def test_widgets_and_custom_footers_get_the_mouse_and_focus_gives_them_the_keys(pi_tui, name):
+    """As pi 1.6 routes the mouse to every component in fullscreen: a widget below the
+    editor and a plugin's footer get events in their own cells; a ``focus`` answer (here to
+    a click) gives the component the keys, and clicking the editor takes them back."""
+    term = pi_tui(plugin=WIDGETS)
+    term.submit("/panels")
+    screen = term.wait_for(f"{name} first")
+    row = _row_of(screen, f"{name} seen:")
+    term.send_raw(f"\x1b[<0;7;{row}M\x1b[<0;7;{row}m")  # press and release on column 7 of its 2nd row
+    term.wait_for(f"{name} seen: press@6,1 release@6,1 click@6,1")
+    term.type("hi")
+    screen = term.wait_for("typed: hi")
+    assert term.editor(screen) == ""  # the keys went to the component, not the editor
+    other = "FOOTER" if name == "WIDGET" else "WIDGET"
+    assert f"{other} seen:  typed:" in screen  # the other got nothing
+    editor_row = _row_of(screen, "─") + 1
+    term.send_raw(f"\x1b[<0;3;{editor_row}M\x1b[<0;3;{editor_row}m")  # a click in the editor
+    term.type("back")
+    screen = term.wait_for(lambda s: term.editor(s).startswith("back"))
+    assert "typed: hi" in screen and "typed: hiback" not in screen
+
+
+def test_a_focus_answer_gives_a_custom_component_the_keys(pi_tui):
+    """``ctx.ui.custom``'s component answering ``focus`` to a press takes the keys."""
+    term = pi_tui(plugin=WIDGETS.replace('ctx.ui.set_footer(lambda tui, theme: Panel("FOOTER", tui))', "")
+                  .replace('ctx.ui.set_widget("panel", lambda tui, theme: Panel("WIDGET", tui), "belowEditor")',
+                           'await ctx.ui.custom(lambda tui, theme, keys, done: Panel("CUSTOM", tui))'))
+    term.submit("/panels")
+    screen = term.wait_for("CUSTOM first")
+    row = _row_of(screen, "CUSTOM first")
+    term.send_raw(f"\x1b[<0;3;{row}M\x1b[<0;3;{row}m")
+    term.wait_for("CUSTOM seen: press@2,0 release@2,0 click@2,0")
+    term.type("xy")
+    term.wait_for("typed: xy")

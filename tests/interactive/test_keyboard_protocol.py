@@ -134,3 +134,36 @@ def test_the_external_editor_runs_with_the_protocol_popped(tmp_path, server):
         while term.kitty_flags != [7] and time.monotonic() < deadline:
             time.sleep(0.05)
         assert term.kitty_flags == [7]
+
+
+def _keyboard_bytes_around_the_editor(argv, env, cwd, kitty: bool) -> list[bytes]:
+    """What the program wrote to the keyboard protocols over a run with one trip to the
+    external editor (which writes "/quit" for the chat to send)."""
+    with PtyTerminal([*argv, "--model", "local/test-model"], env=env, cwd=cwd, kitty_keyboard=kitty) as term:
+        term.wait_for("(auto)")
+        time.sleep(0.5)
+        term.write(b"\x07")  # Ctrl+G
+        term.wait_for("EDITOR-DONE")
+        time.sleep(1.0)  # the answers to the questions asked again arrive and are read
+        term.write(b"\r")
+        term.process.wait(20)
+        time.sleep(0.2)
+        return _KEYBOARD.findall(term.output)
+
+
+@pytest.mark.parametrize("kitty", [True, False], ids=["kitty-terminal", "other-terminal"])
+def test_the_terminal_is_asked_again_after_the_external_editor_as_pi_16_does(tmp_path, server, kitty):
+    """Back from the editor, pi 1.6 pushes the protocol and asks ``CSI ? u`` again, and
+    chooses between the protocol and modifyOtherKeys by the answer, as at start."""
+    env, cwd = _place(tmp_path, server)
+    editor = tmp_path / "editor.sh"
+    editor.write_text("#!/bin/sh\nprintf /quit > \"$1\"\necho EDITOR-DONE\n")
+    editor.chmod(0o755)
+    env = {**env, "VISUAL": str(editor), "EDITOR": str(editor)}
+    pi16 = _keyboard_bytes_around_the_editor([str(NODE22), str(require_real("pi16") / "dist" / "cli.js")], env, cwd,
+                                             kitty)
+    ours = _keyboard_bytes_around_the_editor([sys.executable, "-m", "pi_plugins.cli"], env, cwd, kitty)
+    assert ours == pi16
+    once = [b"\x1b[>7u", b"\x1b[?u", b"\x1b[<u"] if kitty else \
+        [b"\x1b[>7u", b"\x1b[?u", b"\x1b[>4;2m", b"\x1b[<u", b"\x1b[>4;0m"]
+    assert ours == once + once

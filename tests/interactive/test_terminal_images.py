@@ -92,3 +92,103 @@ def test_fullscreen_places_a_read_picture_as_pi_16_does(tmp_path, server):
     assert ours == pi16
     (row, columns, rows, data), deleted_first = ours
     assert (columns, rows) == ("60", "15") and base64.b64decode(data) == picture and deleted_first
+
+
+def _kitty_run(argv: list[str], tmp_path, server, picture: bytes, answer: str, *, cell_pixels=None,
+               quit_after=False) -> str:
+    """Everything a program writes on a pseudo-terminal that says it is kitty (and answers
+    the cell-size request with ``cell_pixels``) while it reads a picture and answers."""
+    import json
+    import time
+
+    from support.pty_terminal import PtyTerminal
+
+    home = tmp_path / f"{argv[0].rsplit('/', 1)[-1]}-{len(list(tmp_path.iterdir()))}"
+    (home / "project").mkdir(parents=True)
+    (home / "agent").mkdir()
+    (home / "project" / "pic.png").write_bytes(picture)
+    (home / "agent" / "models.json").write_text(json.dumps(server.models_json(
+        "local", models=[{"id": "test-model", "input": ["text", "image"]}], apiKey="test-key")))
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "PI_CODING_AGENT_DIR": str(home / "agent"),
+           "TERM": "xterm-kitty", "KITTY_WINDOW_ID": "1", "LANG": "C.UTF-8", "PI_PROGRAM_STATUS": "0"}
+    server.push(Reply(tool_calls=[("read", {"path": "pic.png"})]), Reply(text=answer))
+    with PtyTerminal([*argv, "--approve", "--model", "local/test-model"], env=env, cwd=home / "project",
+                     cell_pixels=cell_pixels) as term:
+        term.wait_for("(auto)")
+        time.sleep(0.5)
+        term.type("look at pic.png")
+        term.write(b"\r")
+        term.wait_for(answer.split("\n")[-1])
+        time.sleep(1.0)  # the last frame's placements
+        if quit_after:
+            term.type("/quit")
+            term.write(b"\r")
+            term.process.wait(20)
+            time.sleep(0.2)
+        return term.text()
+
+
+def _placements(written: str) -> list[tuple[str, str]]:
+    """(row, kitty controls) of each image placement, in order."""
+    import re
+
+    return re.findall(r"\x1b\[(\d+);1H\x1b_G([^;\x1b]*)[;\x1b]", written)
+
+
+def _picture(width: int, height: int) -> bytes:
+    import io
+
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.new("RGB", (width, height), (200, 30, 30)).save(buffer, "PNG")
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize("paragraphs", [8, 14], ids=["scrolled-in-view", "partly-in-view"])
+def test_fullscreen_images_have_kitty_ids_the_terminals_cell_size_and_crops_as_pi_16s(tmp_path, server,
+                                                                                       paragraphs):
+    """Side by side with pi 1.6 on kitty: both ask ``CSI 16 t`` and size the picture by the
+    answer (10×25-pixel cells: 12 rows, not the 15 of 9×18; a loaded machine may draw a
+    frame before the answer); the image has an id (``i=``),
+    is placed again by it without its data (``a=p``) when the answer scrolls it up, and,
+    partly scrolled out, is cropped to the rows in view (``y=``, ``h=``, ``r=``)."""
+    import re
+    import sys
+
+    from support.programs import NODE22, require_real
+
+    picture = _picture(40, 20)
+    answer = "\n\n".join(f"line {i}" for i in range(paragraphs))
+    runs = {name: _kitty_run(argv, tmp_path, server, picture, answer, cell_pixels=(10, 25)) for name, argv in (
+        ("ours", [sys.executable, "-m", "pi_plugins.cli"]),
+        ("pi16", [str(NODE22), str(require_real("pi16") / "dist" / "cli.js")]))}
+    last = {}
+    for name, written in runs.items():
+        assert "\x1b[16t" in written, name
+        placed = _placements(written)
+        ids = {re.search(r"i=(\d+)", controls).group(1) for _, controls in placed}
+        assert len(ids) == 1 and 1 <= int(ids.pop()) <= 0xFFFFFFFF, name  # one image, one id
+        assert re.match(r"a=T,f=100,q=2,C=1,c=60,.*i=\d", placed[0][1]), name  # uploaded once, with its id
+        row, controls = placed[-1]
+        last[name] = (row, re.sub(r"i=\d+", "i=ID", re.sub(r"^a=[Tp],(f=100,)?", "", controls)))
+    assert last["ours"] == last["pi16"]
+    if paragraphs == 14:
+        assert last["ours"] == ("1", "q=2,C=1,c=60,i=ID,y=10,h=10,r=6")
+    else:
+        assert last["ours"] == ("7", "q=2,C=1,c=60,r=12,i=ID")
+    again = _placements(runs["ours"])[1:]  # none when the answer came before the first frame with the image
+    assert all(controls.startswith("a=p,") for _, controls in again)  # placed again by its id, no data
+
+
+def test_the_exit_transcript_leaves_out_the_rows_kept_for_images(tmp_path, server):
+    """The blank rows the view keeps under a picture for the image are not printed on exit."""
+    import re
+    import sys
+
+    written = _kitty_run([sys.executable, "-m", "pi_plugins.cli"], tmp_path, server, _picture(40, 20),
+                         "The last words.", quit_after=True)
+    after = written[written.rindex("\x1b[?1049l"):]  # what is printed once the screen is left
+    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07", "", after).replace("\r", "")
+    transcript = plain[plain.index("pic.png"):plain.index("The last words.")]
+    assert "\n" * 10 not in transcript  # 15 rows for the image (and its spacer) were left out

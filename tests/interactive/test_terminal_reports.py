@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import time
+from pathlib import Path
 
 import pytest
 
@@ -128,3 +129,49 @@ def test_inside_tmux_links_follow_whether_tmux_passes_them_on(tmp_path):
         os.waitpid(client, 0)
         os.close(fd)
         subprocess.run([tmux, "-S", str(socket), "kill-server"], env=base, capture_output=True)
+
+
+def _linked_paths(argv: list[str], home, server) -> set[str]:
+    """The file:// targets of the OSC 8 links a program writes while a model lists the
+    folder, greps and finds in ``src`` (whose output names src/notes.txt) and reads a file."""
+    import json
+    import time
+    from urllib.parse import unquote, urlparse
+
+    from support.pty_terminal import PtyTerminal
+
+    (home / "project" / "src").mkdir(parents=True)
+    (home / "project" / "src" / "notes.txt").write_text("hello there\n")
+    (home / "agent").mkdir()
+    (home / "agent" / "models.json").write_text(json.dumps(server.models_json("local", apiKey="test-key")))
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "PI_CODING_AGENT_DIR": str(home / "agent"),
+           "TERM": "xterm-256color", "LANG": "C.UTF-8", "PI_PROGRAM_STATUS": "0", "PI_HYPERLINKS": "1"}
+    server.push(Reply(tool_calls=[("ls", {}), ("grep", {"pattern": "hello", "path": "src"}),
+                                  ("find", {"pattern": "*.txt", "path": "src"}),
+                                  ("read", {"path": "src/notes.txt"})]), Reply(text="Looked around."))
+    argv = [*argv, "--approve", "--model", "local/test-model", "--tools", "read,ls,grep,find"]
+    with PtyTerminal(argv, env=env, cwd=home / "project") as term:
+        term.wait_for("(auto)")
+        time.sleep(0.5)
+        term.type("look around")
+        term.write(b"\r")
+        term.wait_for("Looked around.")
+        time.sleep(1.0)
+        written = term.text()
+    project = (home / "project").resolve()
+    return {str(Path(unquote(urlparse(url).path)).relative_to(project))
+            for url in re.findall(r"\x1b\]8;[^;\x1b\x07]*;(file://[^\x1b\x07]+)", written)}
+
+
+@pytest.mark.process
+def test_file_links_are_where_pi_16_puts_them(tmp_path, server):
+    """Side by side with pi 1.6: the titles of read, edit, write and ls link their path
+    (ls's missing one is the folder); grep's and find's titles and what tools print are
+    not linked."""
+    import sys
+
+    from support.programs import NODE22, require_real
+
+    ours = _linked_paths([sys.executable, "-m", "pi_plugins.cli"], tmp_path / "ours", server)
+    pi16 = _linked_paths([str(NODE22), str(require_real("pi16") / "dist" / "cli.js")], tmp_path / "pi16", server)
+    assert ours == pi16 == {".", "src/notes.txt"}

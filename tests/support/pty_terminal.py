@@ -17,13 +17,16 @@ from pathlib import Path
 
 DEVICE_ATTRIBUTES = b"\x1b[c"
 STATUS_QUERY = b"\x1b]7501;?\x1b\\"
+CELL_SIZE = b"\x1b[16t"
 _KITTY_KEYBOARD = re.compile(rb"\x1b\[([<>?])(\d*)u")
 
 
 class PtyTerminal:
     def __init__(self, argv: list[str], *, env: dict[str, str], cwd: Path, answers_status: bool = False,
-                 kitty_keyboard: bool = False) -> None:
+                 kitty_keyboard: bool = False, cell_pixels: tuple[int, int] | None = None) -> None:
         self.answers_status = answers_status
+        self.cell_pixels = cell_pixels
+        self._cell_size_seen = 0
         self.kitty_keyboard = kitty_keyboard
         self.kitty_flags: list[int] = []  # the keyboard protocol's stack, top last
         self._kitty_seen = self._attributes_seen = 0
@@ -60,6 +63,9 @@ class PtyTerminal:
                 if asked:
                     self._attributes_seen = self.output.rindex(DEVICE_ATTRIBUTES) + len(DEVICE_ATTRIBUTES)
             kitty_reply = self._keyboard_protocol() if self.kitty_keyboard else b""
+            if self.cell_pixels and CELL_SIZE in self.output[self._cell_size_seen:]:
+                self._cell_size_seen = self.output.rindex(CELL_SIZE) + len(CELL_SIZE)
+                self.write(b"\x1b[6;%d;%dt" % (self.cell_pixels[1], self.cell_pixels[0]))
             if asked:
                 reply = b"\x1b]7501;?\x1b\\" if self.answers_status and STATUS_QUERY in self.output else b""
                 self.write(kitty_reply + reply + b"\x1b[?62;22c")
