@@ -107,9 +107,11 @@ async def _mcp_command(args: str, ctx) -> str | None:
     if ctx.get_flag("no-mcp"):
         text = "MCP is disabled for this run (--no-mcp)."
     elif servers is None:
-        from pi_plugins.mcp.config import user_config_path
+        from pi_plugins.mcp.manage import without_servers
 
-        text = f"No MCP servers configured. Add them to {user_config_path(ctx.agent_dir)} or .pi/mcp.json."
+        text, level = without_servers(args, ctx.agent_dir)
+        ctx.ui.notify(text, level)
+        return text
     else:
         from pi_plugins.mcp.manage import command
 

@@ -364,6 +364,19 @@ def _pick(servers: McpServers, name: str | None, eligible: Any, preferred: Any, 
     return pick()
 
 
+def without_servers(args: str, agent_dir: Any) -> tuple[str, str]:
+    """What ``/mcp …`` says, and how loud, where no server is configured (pi 1.6's words:
+    each action finds no server it could act on)."""
+    words = args.split()
+    if not words:
+        return f"No MCP servers configured. Add them to {user_config_path(agent_dir)} or .pi/mcp.json.", "info"
+    if len(words) > 2 or words[0] not in ("login", "logout", "reconnect"):
+        return USAGE, "warning"
+    if len(words) == 2:
+        return f'No MCP server named "{words[1]}".', "error"
+    return ("No enabled MCP server to reconnect." if words[0] == "reconnect" else NO_OAUTH), "info"
+
+
 async def command(args: str, ctx: Any, servers: McpServers) -> str | None:
     """``/mcp [login|logout|reconnect [server]]``; the status text where one is shown."""
     words = args.split()
