@@ -40,7 +40,8 @@ def test_share_uploads_the_branch_to_radius_when_signed_in(pi_tui, server, apis)
     assert headers["Authorization"] == "Bearer rk-test" and headers["Content-Type"] == "application/x-ndjson"
     lines = [json.loads(line) for line in body.decode().splitlines()]
     assert lines[0]["type"] == "session"
-    assert [line["message"]["role"] for line in lines if line["type"] == "message"] == ["user", "assistant"]
+    roles = [line["message"]["role"] for line in lines if line["type"] == "message"]
+    assert roles == ["system", "user", "assistant"]  # the branch as the session has it: 1.6's system message first
     share = lines[-1]
     assert share["customType"] == "pi.share" and share["parentId"] == lines[-2]["id"]
     assert "read" in [tool["name"] for tool in share["data"]["tools"]] and share["data"]["systemPrompt"]
