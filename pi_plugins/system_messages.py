@@ -27,6 +27,13 @@ from pi_core.protocol.records import record
 _WRAPPED = re.compile(r"\A<([A-Za-z_][\w-]*)>\n.*\n</\1>\Z", re.S)
 
 
+def is_system(message: Any) -> bool:
+    """Whether ``message`` is a system message (also one held as an unknown message),
+    without building its JSON (the codec's converter is not loaded for a plain run)."""
+    data = getattr(message, "data", None)
+    return isinstance(message, SystemMessage) or isinstance(data, dict) and data.get("role") == "system"
+
+
 def system_data(message: Any) -> dict | None:
     """A system message as pi's JSON (also one held as an unknown message), else None."""
     if isinstance(message, SystemMessage):
@@ -249,9 +256,9 @@ def current_message(messages: list) -> SystemMessage | None:
 @hookimpl(tryfirst=True)
 def context(messages, ctx):
     """The other ``context`` handlers see the conversation without system messages."""
-    if not any(system_data(m) is not None for m in messages):
+    if not any(is_system(m) for m in messages):
         return None
-    stripped = [m for m in messages if system_data(m) is None]
+    stripped = [m for m in messages if not is_system(m)]
     _held[id(ctx)] = (list(messages), list(stripped))
     return stripped
 
@@ -264,13 +271,16 @@ async def restore_and_offer(messages, ctx):
     original, stripped = _held.pop(id(ctx), (None, None))
     if original is not None and stripped is not None:
         unchanged = len(messages) == len(stripped) and all(a is b for a, b in zip(messages, stripped, strict=True))
-        head = current_message(original)
-        messages = original if unchanged else [*([head] if head else []), *messages]
+        if unchanged:
+            messages = original
+        else:  # the replayed one first (built only here: it needs each message's JSON)
+            head = current_message(original)
+            messages = [*([head] if head else []), *messages]
     plugins = getattr(ctx, "plugins", None)
     if plugins is None or not plugins.impls("context_with_system"):
         return messages
     result = await plugins.call("context_with_system", messages=list(messages), ctx=ctx)
-    if messages and system_data(messages[0]) is not None and (not result or system_data(result[0]) is None):
+    if messages and is_system(messages[0]) and (not result or not is_system(result[0])):
         plugins.report("system_messages", "context_with_system",
                        ValueError("a context_with_system handler dropped the leading system message; "
                                   "the transcript is sent as it was"))
