@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit.layout.controls import UIContent, UIControl
@@ -121,10 +122,16 @@ class TranscriptView:
     def exit_lines(self) -> list[str]:
         """The whole transcript as the view shows it (at its width): the pieces painted
         while it ran, the rest painted now, then the blocks still live."""
+        return [line for lines in self.exit_line_runs() for line in lines]
+
+    def exit_line_runs(self) -> Iterator[list[str]]:
+        """:meth:`exit_lines` a piece at a time, each as soon as it is painted (the
+        exit prints the first while the rest are painted)."""
         width = self._width or self.view_width()
         self._take_ready(width)
-        return self.lazy.all_lines() + [line for block in self.tui.transcript.live
-                                        for line in self.tui.paint(block, width)]
+        yield from self.lazy.each_piece_lines()
+        for block in self.tui.transcript.live:
+            yield self.tui.paint(block, width)
 
     def finish(self) -> None:
         """The chat ends: ``fullscreenExitOutput`` says what stays in the terminal after
