@@ -35,6 +35,7 @@ from pi_plugins.interactive.lazy_lines import LazyLines
 from pi_plugins.interactive.paint import strip_ansi
 from pi_plugins.interactive.selection_copy import Selection
 from pi_plugins.interactive.streamed_paragraphs import StreamedParagraphs
+from pi_plugins.interactive.transcript_components import TranscriptComponents
 from pi_plugins.interactive.transcript_search import TranscriptSearch
 
 if TYPE_CHECKING:
@@ -75,6 +76,7 @@ class TranscriptView:
         self._wheel_streak = 0
         self.search = TranscriptSearch(self)
         self.selection = Selection(self)
+        self.components = TranscriptComponents(tui)  # widgets above the editor: their mouse
 
     # ---------------------------------------------------------------- Scrollback's methods
 
@@ -201,7 +203,7 @@ class TranscriptView:
         live = self.tui.transcript.live
         head = live[0] if live else None
         if not isinstance(head, AssistantBlock) or head.final:
-            return self.tui.live.content_lines(width)
+            return self._live_content([], width)
         if self._stream is None or self._stream.block is not head:
             if self._stream is not None:
                 self.lazy.drop_last(self._stream.block)
@@ -225,7 +227,16 @@ class TranscriptView:
                 used[key] = painted
                 lines += painted
         self._growing = used
-        return lines + self.tui.live.content_lines(width, skip_head=True)
+        return self._live_content(lines, width, skip_head=True)
+
+    def _live_content(self, before: list[str], width: int, skip_head: bool = False) -> list[str]:
+        """``before`` and then the live area's lines, noting where its components are
+        (widgets above the editor get the mouse there)."""
+        live = self.tui.live
+        lines = before + live.content_lines(width, skip_head=skip_head)
+        rows = getattr(live, "component_rows", [])
+        self.components.drawn([(component, len(before) + first, count) for component, first, count in rows])
+        return lines
 
     def _rows_in_view(self) -> tuple[int, int]:
         first = self.first_row()
@@ -394,6 +405,9 @@ class TranscriptControl(UIControl):
 
     def mouse_handler(self, mouse_event: MouseEvent) -> Any:
         view = self.view
+        live_row = view.first_row() + mouse_event.position.y - view.lazy.count
+        if live_row >= 0 and view.components.route(mouse_event, live_row, view.view_width()) is not NotImplemented:
+            return None  # a widget above the editor took it
         kind = mouse_event.event_type
         fast = MouseModifier.ALT in mouse_event.modifiers
         if kind == MouseEventType.SCROLL_UP:
