@@ -69,16 +69,22 @@ def paint_all(sizes: Sequence[int], paint: PaintOne) -> list[list[str]]:
 def paint_each(sizes: Sequence[int], paint: PaintOne) -> Generator[list[str], None, None]:
     """What :func:`paint_all` returns, one item at a time as soon as it is ready: the
     chat's own run as it paints it, each child's once it has handed it over, so that
-    the caller can print the first items while the rest are still being painted."""
+    the caller can print the first items while the rest are still being painted. The
+    children start here, before the caller starts any thread of its own (a child forked
+    while another thread holds a lock could wait on it for ever)."""
     count = workers() if hasattr(os, "fork") and sum(sizes) >= PARALLEL_FROM_CHARS else 1
     parts = runs(sizes, count)
     if len(parts) <= 1:
-        yield from (paint(i) for i in range(len(sizes)))
-        return
+        return (paint(i) for i in range(len(sizes)))
     children = [(_fork(part, paint), part) for part in parts[1:]]
+    return _in_order(parts[0], children, paint)
+
+
+def _in_order(own: range, children: list[tuple[tuple[int, int] | None, range]],
+              paint: PaintOne) -> Generator[list[str], None, None]:
     try:
         started = time.monotonic()
-        for i in parts[0]:
+        for i in own:
             yield paint(i)
         deadline = time.monotonic() + max(2 * (time.monotonic() - started), 1.0) + CHILD_GRACE_SECONDS
         while children:

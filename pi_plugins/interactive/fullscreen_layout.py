@@ -113,8 +113,9 @@ def exit_output(tui: InteractiveApp) -> None:
     except Exception:  # a plugin's footer or widget that fails must not cost the transcript
         log.debug("the editor and footer could not be painted on exit", exc_info=True)
         bottom = [""]
+    runs = view.exit_line_runs()  # other cores start painting before the writer's thread does
     with LineWriter(_out(tui)) as writer:  # printed while the rest is painted
-        for lines in view.exit_line_runs():
+        for lines in runs:
             writer.put(lines)
         writer.put(bottom)
 

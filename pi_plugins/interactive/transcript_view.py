@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit.layout.controls import UIContent, UIControl
@@ -128,10 +128,17 @@ class TranscriptView:
 
     def exit_line_runs(self) -> Iterator[list[str]]:
         """:meth:`exit_lines` a piece at a time, each as soon as it is painted (the
-        exit prints the first while the rest are painted)."""
+        exit prints the first while the rest are painted); what is left to paint is
+        handed to other cores here, at once."""
         width = self._width or self.view_width()
         self._take_ready(width)
-        yield from self.lazy.each_piece_lines()
+        return self._then_live(self.lazy.each_piece_lines(), width)
+
+    def _then_live(self, pieces: Generator[list[str], None, None], width: int) -> Iterator[list[str]]:
+        try:
+            yield from pieces
+        finally:
+            pieces.close()
         for block in self.tui.transcript.live:
             yield self.tui.paint(block, width)
 
