@@ -18,7 +18,7 @@ import pickle
 import select
 import signal
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
 
 log = logging.getLogger(__name__)
 
@@ -63,20 +63,40 @@ def runs(sizes: Sequence[int], count: int) -> list[range]:
 def paint_all(sizes: Sequence[int], paint: PaintOne) -> list[list[str]]:
     """``paint(i)`` for every ``i`` in ``range(len(sizes))``, in order, spread over the
     cores when there is enough to paint (``sizes``: each item's source length)."""
+    return list(paint_each(sizes, paint))
+
+
+def paint_each(sizes: Sequence[int], paint: PaintOne) -> Generator[list[str], None, None]:
+    """What :func:`paint_all` returns, one item at a time as soon as it is ready: the
+    chat's own run as it paints it, each child's once it has handed it over, so that
+    the caller can print the first items while the rest are still being painted. The
+    children start here, before the caller starts any thread of its own (a child forked
+    while another thread holds a lock could wait on it for ever)."""
     count = workers() if hasattr(os, "fork") and sum(sizes) >= PARALLEL_FROM_CHARS else 1
     parts = runs(sizes, count)
     if len(parts) <= 1:
-        return [paint(i) for i in range(len(sizes))]
+        return (paint(i) for i in range(len(sizes)))
     children = [(_fork(part, paint), part) for part in parts[1:]]
-    started = time.monotonic()
-    results = [paint(i) for i in parts[0]]
-    deadline = time.monotonic() + max(2 * (time.monotonic() - started), 1.0) + CHILD_GRACE_SECONDS
-    for child, part in children:
-        painted = _collect(child, deadline) if child is not None else None
-        if painted is None or len(painted) != len(part):
-            painted = [paint(i) for i in part]  # the child failed: its run painted here
-        results += painted
-    return results
+    return _in_order(parts[0], children, paint)
+
+
+def _in_order(own: range, children: list[tuple[tuple[int, int] | None, range]],
+              paint: PaintOne) -> Generator[list[str], None, None]:
+    try:
+        started = time.monotonic()
+        for i in own:
+            yield paint(i)
+        deadline = time.monotonic() + max(2 * (time.monotonic() - started), 1.0) + CHILD_GRACE_SECONDS
+        while children:
+            child, part = children.pop(0)
+            painted = _collect(child, deadline) if child is not None else None
+            if painted is None or len(painted) != len(part):
+                painted = [paint(i) for i in part]  # the child failed: its run painted here
+            yield from painted
+    finally:  # left before the end (the caller failed): no child outlives it
+        for child, _ in children:
+            if child is not None:
+                _end(child)
 
 
 def _fork(part: range, paint: PaintOne) -> tuple[int, int] | None:
@@ -129,3 +149,16 @@ def _collect(child: tuple[int, int], deadline: float) -> list[list[str]] | None:
     except Exception:
         return None
     return painted if isinstance(painted, list) else None
+
+
+def _end(child: tuple[int, int]) -> None:
+    pid, read = child
+    try:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    except OSError:
+        pass
+    try:
+        os.close(read)
+    except OSError:
+        pass

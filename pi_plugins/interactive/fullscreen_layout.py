@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 from prompt_toolkit.application import Application
 from prompt_toolkit.filters import Condition, has_completions
@@ -105,14 +105,19 @@ def exit_output(tui: InteractiveApp) -> None:
     the chat ran are reused (:meth:`.TranscriptView.exit_lines`)."""
     if tui.settings.get("fullscreenExitOutput", "transcript") == "resume-hint":
         return
+    from pi_plugins.interactive.exit_printing import LineWriter
+
     view: TranscriptView = tui.scrollback  # type: ignore[assignment]  # fullscreen's stand-in
-    transcript = view.exit_lines()
     try:
         bottom = bottom_lines(tui, tui.width)
     except Exception:  # a plugin's footer or widget that fails must not cost the transcript
         log.debug("the editor and footer could not be painted on exit", exc_info=True)
         bottom = [""]
-    print_lines(tui, transcript + bottom)
+    runs = view.exit_line_runs()  # other cores start painting before the writer's thread does
+    with LineWriter(_out(tui)) as writer:  # printed while the rest is painted
+        for lines in runs:
+            writer.put(lines)
+        writer.put(bottom)
 
 
 def bottom_lines(tui: InteractiveApp, width: int) -> list[str]:
@@ -135,10 +140,14 @@ def print_lines(tui: InteractiveApp, lines: list[str]) -> None:
     """Lines into the terminal's normal screen, once the chat has left the alternate one."""
     if not lines:
         return
-    output = tui.terminal_output
-    out = output.stdout if output is not None else sys.stdout
+    out = _out(tui)
     try:
         out.write("\n".join(lines) + "\n")
         out.flush()
     except (OSError, ValueError):  # the terminal is gone (a hang-up): nothing to print to
         pass
+
+
+def _out(tui: InteractiveApp) -> TextIO:
+    output = tui.terminal_output
+    return output.stdout if output is not None else sys.stdout

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 import time
 from bisect import bisect_right
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from itertools import accumulate
 from typing import TYPE_CHECKING
 
@@ -250,20 +250,22 @@ class LazyLines:
         return False
 
     def all_lines(self) -> list[str]:
-        """Every finished piece's lines, top to bottom (the exit's transcript): those
-        painted are reused; the rest are painted on every core (:mod:`.exit_painting`),
-        a long answer not split yet whole (a third faster than by its paragraphs), and
-        nothing is kept (the chat has ended)."""
-        from pi_plugins.interactive.exit_painting import paint_all
-        from pi_plugins.interactive.fullscreen_images import without_reserved
+        """Every finished piece's lines, top to bottom (the exit's transcript)."""
+        return [line for lines in self.each_piece_lines() for line in lines]
 
-        left = [piece for piece in self.pieces if piece.lines is None]
-        painted = iter(paint_all([len(piece.source or "") + 100 for piece in left],
-                                 lambda i: self._exit_piece_lines(left[i])))
-        lines: list[str] = []
-        for piece in self.pieces:
-            lines += without_reserved(piece.lines, piece.images) if piece.lines is not None else next(painted)
-        return lines
+    def each_piece_lines(self) -> Generator[list[str], None, None]:
+        """Every finished piece's lines, top to bottom, a piece at a time as soon as it
+        is ready (the exit prints them meanwhile): those painted are reused; the rest
+        are painted on every core (:mod:`.exit_painting`, whose children start now), a
+        long answer not split yet whole (a third faster than by its paragraphs), and
+        nothing is kept (the chat has ended)."""
+        from pi_plugins.interactive.exit_painting import paint_each
+
+        pieces = list(self.pieces)
+        left = [piece for piece in pieces if piece.lines is None]
+        painted = paint_each([len(piece.source or "") + 100 for piece in left],
+                             lambda i: self._exit_piece_lines(left[i]))
+        return _in_order(pieces, painted)
 
     def _exit_piece_lines(self, piece: Piece) -> list[str]:
         """A piece's lines, painted as the view would (split or not), leaving it as it is."""
@@ -287,6 +289,16 @@ class LazyLines:
             if piece is None:
                 return
             self.paint(piece)
+
+
+def _in_order(pieces: list[Piece], painted: Generator[list[str], None, None]) -> Generator[list[str], None, None]:
+    from pi_plugins.interactive.fullscreen_images import without_reserved
+
+    try:
+        for piece in pieces:
+            yield without_reserved(piece.lines, piece.images) if piece.lines is not None else next(painted)
+    finally:
+        painted.close()  # its children ended, should the caller stop early
 
 
 class _Broken(Block):

@@ -27,6 +27,9 @@ class LiveArea:
     def __init__(self, tui: InteractiveApp) -> None:
         self.tui = tui
         self._footer_cache: tuple[Any, list[str]] | None = None
+        #: (component, first row, rows) of the widgets above the editor in the last
+        #: :meth:`content_lines` (the fullscreen transcript routes the mouse by them).
+        self.component_rows: list[tuple[Any, int, int]] = []
 
     def lines(self, width: int) -> list[str]:
         """The live chat, as many lines as fit above the editor."""
@@ -44,9 +47,15 @@ class LiveArea:
         for block in tui.transcript.live[1 if skip_head else 0:]:
             lines += tui.paint(block, width, live=not block.final)
         lines += self._queue_lines(width)
-        above = self.widget_lines(width, "aboveEditor")
-        if above:
-            lines += ["", *above]
+        above = self.widget_parts(width, "aboveEditor")
+        rows: list[tuple[Any, int, int]] = []
+        if any(part for _, part in above):
+            lines.append("")
+            for component, part in above:
+                if component is not None and part:
+                    rows.append((component, len(lines), len(part)))
+                lines += part
+        self.component_rows = rows  # where each widget's component is in these lines: its mouse
         if tui.working and tui.working_visible:
             frames = tui.working_frames if tui.working_frames is not None else SPINNER
             frame = frames[int(time.monotonic() / tui.working_interval) % len(frames)] if frames else ""

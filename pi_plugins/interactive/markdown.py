@@ -5,6 +5,7 @@ the background of the box it sits in (a user message's code keeps the message's 
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.markdown import CodeBlock, Heading, ListItem, Markdown
 from rich.segment import Segment
@@ -56,18 +57,25 @@ class _CodeBlock(CodeBlock):
             color = console.get_style(box_style, default="none").bgcolor
             if color is not None:
                 background = color.name if not color.triplet else color.triplet.hex
-        syntax = Syntax(code, self.lexer_name, theme=self.theme, word_wrap=True,
+        indent = code_block_indent
+        width = max(options.max_width - len(indent), 1)
+        syntax = Syntax(code, self.lexer_name, theme=self.theme, word_wrap=not _fits(code, width),
                         background_color=background)
         yield Text("```" + language, style="markdown.fence")
-        indent = code_block_indent
         box = console.get_style(box_style, default="none") if box_style else None
-        lines = console.render_lines(syntax, options.update(width=max(options.max_width - len(indent), 1)),
-                                     style=box, pad=False)
+        lines = console.render_lines(syntax, options.update(width=width), style=box, pad=False)
         for line in lines:
             yield Segment(indent, box)
             yield from line
             yield Segment.line()
         yield Text("```", style="markdown.fence")
+
+
+def _fits(code: str, width: int) -> bool:
+    """Whether no line of ``code`` needs wrapping at ``width``: then rich paints the code
+    in one pass (``word_wrap=False``) to the same lines, instead of wrapping each line
+    on its own (a third of a code block's painting)."""
+    return "\t" not in code and all(cell_len(line) <= width for line in code.split("\n"))
 
 
 class _ListItem(ListItem):

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Generator, Iterator
 from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit.layout.controls import UIContent, UIControl
@@ -34,6 +35,7 @@ from pi_plugins.interactive.lazy_lines import LazyLines
 from pi_plugins.interactive.paint import strip_ansi
 from pi_plugins.interactive.selection_copy import Selection
 from pi_plugins.interactive.streamed_paragraphs import StreamedParagraphs
+from pi_plugins.interactive.transcript_components import TranscriptComponents
 from pi_plugins.interactive.transcript_search import TranscriptSearch
 
 if TYPE_CHECKING:
@@ -74,6 +76,7 @@ class TranscriptView:
         self._wheel_streak = 0
         self.search = TranscriptSearch(self)
         self.selection = Selection(self)
+        self.components = TranscriptComponents(tui)  # widgets above the editor: their mouse
 
     # ---------------------------------------------------------------- Scrollback's methods
 
@@ -121,10 +124,23 @@ class TranscriptView:
     def exit_lines(self) -> list[str]:
         """The whole transcript as the view shows it (at its width): the pieces painted
         while it ran, the rest painted now, then the blocks still live."""
+        return [line for lines in self.exit_line_runs() for line in lines]
+
+    def exit_line_runs(self) -> Iterator[list[str]]:
+        """:meth:`exit_lines` a piece at a time, each as soon as it is painted (the
+        exit prints the first while the rest are painted); what is left to paint is
+        handed to other cores here, at once."""
         width = self._width or self.view_width()
         self._take_ready(width)
-        return self.lazy.all_lines() + [line for block in self.tui.transcript.live
-                                        for line in self.tui.paint(block, width)]
+        return self._then_live(self.lazy.each_piece_lines(), width)
+
+    def _then_live(self, pieces: Generator[list[str], None, None], width: int) -> Iterator[list[str]]:
+        try:
+            yield from pieces
+        finally:
+            pieces.close()
+        for block in self.tui.transcript.live:
+            yield self.tui.paint(block, width)
 
     def finish(self) -> None:
         """The chat ends: ``fullscreenExitOutput`` says what stays in the terminal after
@@ -194,7 +210,7 @@ class TranscriptView:
         live = self.tui.transcript.live
         head = live[0] if live else None
         if not isinstance(head, AssistantBlock) or head.final:
-            return self.tui.live.content_lines(width)
+            return self._live_content([], width)
         if self._stream is None or self._stream.block is not head:
             if self._stream is not None:
                 self.lazy.drop_last(self._stream.block)
@@ -218,7 +234,16 @@ class TranscriptView:
                 used[key] = painted
                 lines += painted
         self._growing = used
-        return lines + self.tui.live.content_lines(width, skip_head=True)
+        return self._live_content(lines, width, skip_head=True)
+
+    def _live_content(self, before: list[str], width: int, skip_head: bool = False) -> list[str]:
+        """``before`` and then the live area's lines, noting where its components are
+        (widgets above the editor get the mouse there)."""
+        live = self.tui.live
+        lines = before + live.content_lines(width, skip_head=skip_head)
+        rows = getattr(live, "component_rows", [])
+        self.components.drawn([(component, len(before) + first, count) for component, first, count in rows])
+        return lines
 
     def _rows_in_view(self) -> tuple[int, int]:
         first = self.first_row()
@@ -387,6 +412,9 @@ class TranscriptControl(UIControl):
 
     def mouse_handler(self, mouse_event: MouseEvent) -> Any:
         view = self.view
+        live_row = view.first_row() + mouse_event.position.y - view.lazy.count
+        if live_row >= 0 and view.components.route(mouse_event, live_row, view.view_width()) is not NotImplemented:
+            return None  # a widget above the editor took it
         kind = mouse_event.event_type
         fast = MouseModifier.ALT in mouse_event.modifiers
         if kind == MouseEventType.SCROLL_UP:

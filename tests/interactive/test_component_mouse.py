@@ -205,3 +205,18 @@ def test_a_focus_answer_gives_a_custom_component_the_keys(pi_tui):
     term.wait_for("CUSTOM seen: press@2,0 release@2,0 click@2,0")
     term.type("xy")
     term.wait_for("typed: xy")
+
+
+def test_a_widget_above_the_editor_gets_the_mouse_in_its_own_cells(pi_tui):
+    """In fullscreen a widget above the editor is drawn at the end of the scrolling
+    transcript; the mouse on its rows reaches it in its own cells, as pi 1.6 routes it."""
+    term = pi_tui(plugin=WIDGETS.replace('ctx.ui.set_footer(lambda tui, theme: Panel("FOOTER", tui))', "")
+                  .replace('"belowEditor"', '"aboveEditor"'))
+    term.submit("/panels")
+    screen = term.wait_for("WIDGET first")
+    row = _row_of(screen, "WIDGET seen:")
+    assert row < _row_of(screen, "─")  # above the editor's border
+    term.send_raw(f"\x1b[<0;7;{row}M\x1b[<0;7;{row}m")  # press and release on column 7 of its 2nd row
+    screen = term.wait_for("WIDGET seen: press@6,1 release@6,1 click@6,1")
+    term.send_raw(f"\x1b[<0;4;{row - 1}M\x1b[<0;4;{row - 1}m")  # its first row
+    term.wait_for("release@3,0 click@3,0")

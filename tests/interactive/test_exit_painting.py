@@ -57,3 +57,23 @@ def test_a_child_that_hangs_is_stopped_and_its_run_painted_by_the_chat(two_worke
     started = time.monotonic()
     assert exit_painting.paint_all([100] * 4, paint) == [[f"line {i}"] for i in range(4)]
     assert time.monotonic() - started < 10
+
+
+def test_a_caller_that_stops_early_leaves_no_child_running(two_workers, monkeypatch):
+    import time
+
+    forked = []
+    fork = exit_painting._fork
+    monkeypatch.setattr(exit_painting, "_fork", lambda part, paint: forked.append(fork(part, paint)) or forked[-1])
+
+    def paint(i):
+        if i >= 2:
+            time.sleep(30)  # the child's run: still painting when the caller stops
+        return [f"line {i}"]
+
+    painted = exit_painting.paint_each([100] * 4, paint)
+    assert next(painted) == ["line 0"]
+    painted.close()
+    assert forked and forked[0] is not None
+    with pytest.raises(ChildProcessError):
+        os.waitpid(forked[0][0], os.WNOHANG)  # the child was ended and reaped

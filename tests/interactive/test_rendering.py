@@ -365,3 +365,26 @@ def test_output_pad_zero_takes_the_transcripts_side_columns_away(painter):
     for value, pad in ((0, 0), (1, 1), ("0", 1), (None, 1)):
         settings = Settings({"outputPad": value} if value is not None else {})
         assert output_pad(settings) == pad
+
+
+def test_code_that_fits_paints_the_same_lines_in_one_pass_as_wrapped_line_by_line(monkeypatch):
+    """Code whose lines all fit is painted by rich in one pass (a third of a block's
+    painting saved at exit); the lines are those of wrapping each line on its own."""
+    from rich.padding import Padding
+
+    from pi_plugins.interactive import markdown
+    from pi_plugins.interactive.markdown import PiMarkdown
+    from pi_plugins.interactive.paint import Painter
+
+    bodies = ["def f(x):\n    return x * 2\n", "", "  \n\n trailing   \n", "wide 漢字 😀\n", "x" * 35, "x" * 36,
+              "a b " * 9, "y" * 34 + "  ", "\x1b[31mred\x1b[0m"]
+    samples = [f"```{lang}\n{body}\n```\n\n- item\n\n  ```{lang}\n  {body}\n  ```\n"
+               for lang in ("python", "", "json", "nosuchlang") for body in bodies]
+
+    def painted() -> list[list[str]]:
+        return [Painter(depth).lines(Padding(PiMarkdown(text, box_style=box), (0, 1)), 40)
+                for depth in ("256", "truecolor") for box in (None, "user.box") for text in samples]
+
+    one_pass = painted()
+    monkeypatch.setattr(markdown, "_fits", lambda code, width: False)
+    assert one_pass == painted()

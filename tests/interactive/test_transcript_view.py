@@ -300,6 +300,40 @@ def test_the_exit_transcript_is_every_block_as_the_view_paints_it_in_order():
     assert view.exit_lines() == whole
 
 
+def test_the_exit_transcript_hands_over_its_first_pieces_before_the_last_is_painted():
+    """Quitting prints the transcript while the rest of it is still being painted."""
+    blocks = _long_conversation(answers=6)
+    chat = _Chat(blocks)
+    view = TranscriptView(chat)
+    _frame(view, 20)
+    chat.painted.clear()
+    runs = view.exit_line_runs()
+    first = next(runs)
+    assert any("question 0" in line for line in first)
+    assert blocks[-1] not in chat.painted and blocks[-2] not in chat.painted
+    assert first + [line for lines in runs for line in lines] == view.exit_lines()
+
+
+def test_the_exit_writer_prints_the_bytes_of_one_write_and_survives_a_gone_terminal():
+    import io
+
+    from pi_plugins.interactive.exit_printing import LineWriter
+
+    runs = [["a", "b"], [], ["c"], [""], ["d", ""]]
+    out = io.StringIO()
+    with LineWriter(out) as writer:
+        for lines in runs:
+            writer.put(lines)
+    assert out.getvalue() == "\n".join(line for lines in runs for line in lines) + "\n"
+
+    class Gone(io.StringIO):
+        def write(self, _text):
+            raise OSError("EIO")
+
+    with LineWriter(Gone()) as writer:  # nothing raised: the terminal hung up
+        writer.put(["lost"])
+
+
 def test_the_exit_transcript_painted_on_two_cores_is_the_one_painted_on_one(monkeypatch):
     """Quitting right after a resume paints most of it at exit, on every core."""
     from pi_plugins.interactive import exit_painting
