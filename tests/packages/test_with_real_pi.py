@@ -342,9 +342,16 @@ def test_pi_config_lists_the_users_and_the_projects_own_folders_as_pi16_does(sid
     assert "  Project (" in "\n".join(theirs) and "  User (~/.agents/) · inherited global" in theirs
 
 
-def _cached_versions(agent: Path, name: str) -> list[str]:
-    found = (agent / "tmp" / "extensions" / "npm").glob(f"*/node_modules/{name}/package.json")
-    return [json.loads(path.read_text())["version"] for path in found]
+def _cached_versions(agent: Path, name: str) -> list[str | None]:
+    """The versions in the shared cache; a package.json still being written (npm writes it
+    in place while the test polls) reads as not there yet."""
+    versions = []
+    for path in (agent / "tmp" / "extensions" / "npm").glob(f"*/node_modules/{name}/package.json"):
+        try:
+            versions.append(json.loads(path.read_text())["version"])
+        except (OSError, ValueError, KeyError):
+            versions.append(None)
+    return versions
 
 
 def _until(check, timeout: float, pump) -> bool:
