@@ -77,6 +77,7 @@ class Ctx(Protocol):
     events: EventBus  # plugin-to-plugin messages: ``on(name, fn)``, ``await emit(name, data)``
     flags: dict[str, Any]
     harness: Any  # the SDK's and the modes' handle; plugins use the members below
+    agent: Any  # the loop: model, messages, provider_for(model) (None for a bare Context)
 
     def get_flag(self, name: str, default: Any = None) -> Any: ...
     def is_project_trusted(self) -> bool: ...  # pi 1.6: this run's trust decision

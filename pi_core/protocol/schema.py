@@ -4,8 +4,7 @@ of what the model sends back both come from the same declaration.
 A declaration is either a JSON Schema dict or an attrs class (its fields become the
 schema's properties; a field's ``metadata={"description": ...}`` describes it). Like pi,
 validation first coerces scalars the model sent as strings ("5" for an integer), then
-checks the schema and reports every problem at once, so the model can fix its call.
-"""
+checks the schema and reports every problem at once, so the model can fix its call."""
 
 from __future__ import annotations
 

@@ -34,7 +34,7 @@ from pi_plugins.cache_warming.warmer import Warmer
 MODES = ("off", "streaming", "idle")
 DEFAULT_MODE = "idle"
 
-#: a ctx → its harness's warmer
+#: a ctx → its session's warmer
 _WARMERS: weakref.WeakKeyDictionary[Any, Warmer] = weakref.WeakKeyDictionary()
 
 
@@ -64,9 +64,9 @@ def chosen_action(result: Any, default: str) -> str:
 
 
 def warmer_of(ctx: Any) -> Warmer | None:
-    """The warmer of ``ctx``'s harness, made on first use (None without a harness)."""
+    """The warmer of ``ctx``'s session, made on first use (None without a session)."""
     warmer = _WARMERS.get(ctx)
-    if warmer is None and getattr(ctx, "harness", None) is not None:
+    if warmer is None and getattr(ctx, "session", None) is not None and getattr(ctx, "agent", None) is not None:
         async def decide(decision: Decision) -> str:
             event = CacheWarmingDecisionEvent(warm_cost=decision.warm_cost, miss_cost=decision.miss_cost,
                                               continuation_probability=decision.continuation_probability,
@@ -77,7 +77,7 @@ def warmer_of(ctx: Any) -> Warmer | None:
         async def warmed(entry: Any) -> None:
             await ctx.emit(EntryAppended(entry=entry))
 
-        warmer = _WARMERS[ctx] = Warmer(ctx.harness, lambda: warming_mode(ctx.settings), decide, warmed)
+        warmer = _WARMERS[ctx] = Warmer(ctx, lambda: warming_mode(ctx.settings), decide, warmed)
     return warmer
 
 

@@ -74,12 +74,12 @@ class Run:
 
 
 class Warmer:
-    """The schedule of one harness's refreshes (``mode`` and ``decide`` are read each time)."""
+    """The schedule of one session's refreshes (``mode`` and ``decide`` are read each time)."""
 
-    def __init__(self, harness: Any, mode: Callable[[], str],
+    def __init__(self, ctx: Any, mode: Callable[[], str],
                  decide: Callable[[Decision], Awaitable[str]], on_warmed: Callable[[UsageEntry], Awaitable[None]],
                  delay_for: Callable[[int], int | None] | None = None) -> None:
-        self.harness = harness
+        self.ctx = ctx  # its session and agent: what the refresh repeats and records
         self.mode, self.decide, self.on_warmed = mode, decide, on_warmed
         #: when a refresh is due, from the entry's lifetime (pi's rule unless given)
         self.delay_for = delay_for or (lambda ttl_ms: economics.warm_delay_ms(ttl_ms))
@@ -180,7 +180,7 @@ class Warmer:
         try:
             answer = await self._send(run)
             if self._valid(run) and answer is not None and answer.stop_reason not in ("error", "aborted"):
-                entry = self.harness.session.append(UsageEntry(
+                entry = self.ctx.session.append(UsageEntry(
                     kind="cache_warm", provider=answer.provider,
                     model=getattr(answer, "response_model", None) or answer.model, usage=answer.usage,
                     note="extension override" if override else None))
@@ -196,7 +196,7 @@ class Warmer:
         """The request again, as sent, capped at one output token, without retries and
         outside the conversation's provider thread; its final message."""
         request = run.request
-        provider = self.harness.agent.provider_for(request.model)
+        provider = self.ctx.agent.provider_for(request.model)
         if provider is None:
             return None
         options = attrs.evolve(request.options, max_tokens=1, disable_continuation=True, max_retries=0,
@@ -217,7 +217,7 @@ class Warmer:
     # ------------------------------------------------------------ checks
 
     def evaluate(self, run: Run) -> Decision:
-        return evaluate(run.request.model, last_prompt_tokens(self.harness.session.path()), run.phase)
+        return evaluate(run.request.model, last_prompt_tokens(self.ctx.session.path()), run.phase)
 
     def _valid(self, run: Run) -> bool:
         if self.run is not run:
@@ -234,7 +234,7 @@ class Warmer:
     def _current(self, run: Run) -> bool:
         """The selected model is still the request's and the conversation still begins
         with the messages the request was built from."""
-        agent, sent = self.harness.agent, run.request
+        agent, sent = self.ctx.agent, run.request
         if agent.model.provider != sent.model.provider or agent.model.id != sent.model.id:
             return False
         messages = agent.messages
