@@ -58,8 +58,7 @@ class EditorActions:
             return
         if tui.run_task is not None and not text.startswith("/"):
             self.take_text()
-            tui.spawn(tui.harness.queue(text, behavior="followUp"))  # templates expand
-            tui.invalidate()
+            tui.submission.queue(text, "followUp")
             return
         tui.submit(tui.editor.text)
 

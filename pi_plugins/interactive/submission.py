@@ -59,19 +59,31 @@ class Submission:
             return
         tui.actions.take_text()
         if tui.run_task is not None:
-            tui.spawn(tui.harness.queue(stripped, behavior="steer"))  # templates expand
-            tui.invalidate()
+            self.queue(stripped, "steer")
             return
         self.start_prompt(stripped, tui.actions.take_pasted_images(stripped))
 
-    def start_prompt(self, text: str, images: list | None = None) -> None:
-        self.tui.run_task = self.tui.spawn(self._run_prompt(text, images or []))
+    def queue(self, text: str, behavior: str) -> None:
+        """Queue a message while the agent works (templates expand on the way)."""
+        self.tui.spawn(self._queue(text, behavior))
+        self.tui.invalidate()
 
-    async def _run_prompt(self, text: str, images: list) -> None:
+    async def _queue(self, text: str, behavior: str) -> None:
+        tui = self.tui
+        await tui.harness.queue(text, behavior=behavior)
+        if tui.run_task is None and not tui.harness.is_running and (
+                tui.harness.agent.steering.messages or tui.harness.agent.follow_up_queue.messages):
+            # the run ended while the message went through the input chain: it runs now
+            tui.run_task = tui.spawn(self._run(tui.harness.continue_()))
+
+    def start_prompt(self, text: str, images: list | None = None) -> None:
+        self.tui.run_task = self.tui.spawn(self._run(self.tui.harness.prompt(text, images or [], source="interactive")))
+
+    async def _run(self, run) -> None:
         tui = self.tui
         try:
             self.set_working("Working... (esc to interrupt)")
-            await tui.harness.prompt(text, images, source="interactive")
+            await run
         finally:
             tui.run_task = None
             self.set_working(None)

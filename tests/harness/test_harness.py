@@ -393,3 +393,24 @@ def test_a_models_own_compaction_budgets_win_over_the_ordinary_ones(tmp_path):
         run(harness.prompt("two"))
         run(harness.compact())
     assert Budgets.seen == [(1000, 4000), (3000, 4000)]
+
+
+def test_a_message_queued_while_the_prompt_settles_runs_on_instead_of_waiting_in_the_queue(tmp_path):
+    """A user's steer that lands while ``agent_settled``'s handlers run (the chat still
+    shows the agent working, so it queues) starts another turn and settles again."""
+
+    class SettleSteer:
+        settled = 0
+
+        @hookimpl
+        async def agent_settled(self, event, ctx):
+            self.settled += 1
+            if self.settled == 1:
+                await harness.queue("two", behavior="steer")
+
+    watcher = SettleSteer()
+    harness, provider, _ = make(tmp_path, [Reply(text="First."), Reply(text="Second.")], watcher)
+    run(harness.prompt("one"))
+    assert [text_of(m.content) for m in harness.messages if m.role == "user"] == ["one", "two"]
+    assert harness.messages[-1].text == "Second." and len(provider.requests) == 2
+    assert watcher.settled == 2 and not harness.agent.steering.messages

@@ -76,3 +76,42 @@ def test_escape_aborts_the_answer_and_returns_queued_messages_to_the_editor(pi_s
     assert len(server.requests) == 1
     [assistant] = [e["message"] for e in term.entries() if e.get("message", {}).get("role") == "assistant"]
     assert assistant["stopReason"] == "aborted"
+
+
+SLOW_INPUT = '''
+import asyncio
+
+from pi_core import hookimpl
+
+SETTLED = asyncio.Event()
+
+
+@hookimpl
+def agent_settled(event, ctx):
+    SETTLED.set()
+
+
+@hookimpl
+async def input(event, ctx):
+    """Holds "two" in the input chain until the first prompt has wholly ended."""
+    if event.text == "two":
+        await SETTLED.wait()
+        while ctx.harness.is_running:
+            await asyncio.sleep(0.01)
+'''
+
+
+def test_a_message_typed_as_the_run_ends_is_sent_not_left_queued(pi_screen, server):
+    """Enter while the agent works queues the message; if the run ends while the message
+    is still on its way through the ``input`` chain, it starts the next turn."""
+    streaming = threading.Event()  # the first answer streams on once "two" is on its way
+    server.push(Reply(text="First. " * 10, delta_size=7, hold=streaming, hold_after=2), Reply(text="Second."))
+    term = pi_screen(plugin=SLOW_INPUT)
+    term.submit("one")
+    term.wait_for("First.")
+    term.submit("two")
+    term.wait_for(lambda screen: "two" not in term.editor(screen))
+    streaming.set()
+    term.wait_drawn("Second.")
+    assert "Steering:" not in term.wait_idle()
+    assert len(server.requests) == 2 and _last_user_text(server.requests[1]) == "two"
