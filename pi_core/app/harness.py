@@ -117,10 +117,7 @@ class Harness:
         self.plugin_loader = plugin_loader
         self.moves = SessionMoves(self)
         self.sends = PluginSends(self)
-        self._started = False
-        self._prompting = False
-        self.settling = False
-        self.is_compacting = False
+        self._started = self._prompting = self.settling = self.is_compacting = False
         #: The user's ``!cmd`` under way (its signal) and those waiting for the run to end.
         self.bash_signal: AbortSignal | None = None
         self.pending_commands: list = []
@@ -288,46 +285,40 @@ class Harness:
         """Await a run of the loop; then run on while an ``after_agent_run`` plugin asks
         (the failed answer left out of the context, as pi's retries do; it stays in the
         file) or messages were queued as it ended. Then the user's commands join and
-        ``agent_settled`` closes the prompt; what the user queued while it settled runs
-        on, so no message stays behind in a queue."""
-        produced: list[AgentMessage] = []
-        while True:
-            signal = self.run_signal = AbortSignal()
-            try:
-                produced += await run
-                continued = 0
-                while not signal.aborted:
-                    event = AfterRunEvent(messages=produced, continued=continued, signal=signal)
-                    decision = await self.plugins.call("after_agent_run", event=event, ctx=self.ctx)
-                    if signal.aborted:
-                        break
-                    if decision is not None and decision.run_again:
-                        last = self.agent.messages[-1] if self.agent.messages else None
-                        if isinstance(last, AssistantMessage) and last.stop_reason == "error":
-                            self.agent.messages.pop()
-                        continued += 1
-                    elif self._queued() or await before_settle(self, produced, signal):  # pi 1.6's agent_before_settle
-                        continued = 0  # a turn for what was queued or a plugin asked for, not a retry
-                    else:
-                        break
-                    produced += await self.agent.continue_()
-            finally:
-                self.run_signal = None
-            user_shell.flush_user_commands(self)
-            last = next((m for m in reversed(produced) if isinstance(m, AssistantMessage)), None)
-            aborted = last is not None and last.stop_reason == "aborted"
-            self.settling = True  # pi 1.6: what agent_settled's handlers send starts after them
-            try:
-                await self.emit(AgentSettled(aborted=aborted))
-            finally:
-                self.settling = False
-                self.sends.send_deferred()
-            if aborted or signal.aborted or not self._queued():
-                return produced
-            run = self.agent.continue_()
-
-    def _queued(self) -> bool:
-        return bool(self.agent.steering.messages or self.agent.follow_up_queue.messages)
+        ``agent_settled`` closes the prompt; what was queued as it settled runs on."""
+        signal = self.run_signal = AbortSignal()
+        try:
+            produced = list(await run)
+            continued = 0
+            while not signal.aborted:
+                event = AfterRunEvent(messages=produced, continued=continued, signal=signal)
+                decision = await self.plugins.call("after_agent_run", event=event, ctx=self.ctx)
+                if signal.aborted:
+                    break
+                if decision is not None and decision.run_again:
+                    last = self.agent.messages[-1] if self.agent.messages else None
+                    if isinstance(last, AssistantMessage) and last.stop_reason == "error":
+                        self.agent.messages.pop()
+                    continued += 1
+                elif self.ctx.has_pending_messages() or await before_settle(self, produced, signal):  # pi 1.6's agent_before_settle
+                    continued = 0  # a turn for what was queued or a plugin asked for, not a retry
+                else:
+                    break
+                produced += await self.agent.continue_()
+        finally:
+            self.run_signal = None
+        user_shell.flush_user_commands(self)
+        last = next((m for m in reversed(produced) if isinstance(m, AssistantMessage)), None)
+        aborted = last is not None and last.stop_reason == "aborted"
+        self.settling = True  # pi 1.6: what agent_settled's handlers send starts after them
+        try:
+            await self.emit(AgentSettled(aborted=aborted))
+        finally:
+            self.settling = False
+            self.sends.send_deferred()
+        if self.ctx.has_pending_messages() and not (aborted or signal.aborted):
+            produced += await self.run(self.agent.continue_())  # queued while it settled
+        return produced
 
     def abort(self) -> None:
         """Stop whatever runs: the stream, the tools, a retry's wait, a summary."""

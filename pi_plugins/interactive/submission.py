@@ -71,8 +71,7 @@ class Submission:
     async def _queue(self, text: str, behavior: str) -> None:
         tui = self.tui
         await tui.harness.queue(text, behavior=behavior)
-        if tui.run_task is None and not tui.harness.is_running and (
-                tui.harness.agent.steering.messages or tui.harness.agent.follow_up_queue.messages):
+        if tui.run_task is None and not tui.harness.is_running and tui.harness.ctx.has_pending_messages():
             # the run ended while the message went through the input chain: it runs now
             tui.run_task = tui.spawn(self._run(tui.harness.continue_()))
 
