@@ -13,7 +13,10 @@ from pi_plugins.system_prompt import INTRO, add_section
 
 from support.resources import RESOURCE_PLUGINS, system_prompt_of, tool, write, write_skill
 
-TODAY = datetime.date.today().isoformat()
+
+def today() -> str:
+    """Read when the prompt is checked, not when the module was collected (a run can pass midnight)."""
+    return datetime.date.today().isoformat()
 
 
 def positions(text, *needles):
@@ -34,11 +37,11 @@ def test_sections_come_in_order_base_appended_context_skills_date_cwd(make_ctx, 
     prompt = system_prompt_of(ctx)
     found = positions(
         prompt, INTRO, "Answer in French.", "# Project Context", "Run the tests with make test.",
-        "<available_skills>", "<name>pdf-tools</name>", f"Current date: {TODAY}",
+        "<available_skills>", "<name>pdf-tools</name>", f"Current date: {today()}",
         f"Current working directory: {project}",
     )
     assert found == sorted(found)
-    assert prompt.endswith(f"Current date: {TODAY}\nCurrent working directory: {project}")
+    assert prompt.endswith(f"Current date: {today()}\nCurrent working directory: {project}")
 
 
 @pytest.mark.parametrize("order", list(itertools.permutations(RESOURCE_PLUGINS)),
@@ -61,7 +64,7 @@ def test_system_prompt_option_replaces_the_base_and_keeps_context_skills_date_an
     prompt = system_prompt_of(ctx)
     assert prompt.startswith("You are a careful reviewer.\n\n# Project Context")
     assert INTRO not in prompt and "How to work:" not in prompt
-    assert "<name>pdf-tools</name>" in prompt and f"Current date: {TODAY}" in prompt
+    assert "<name>pdf-tools</name>" in prompt and f"Current date: {today()}" in prompt
 
 
 def test_system_prompt_option_naming_a_file_uses_the_file(make_ctx, project):
@@ -151,7 +154,7 @@ def test_a_failing_section_is_reported_and_the_rest_of_the_prompt_is_kept(make_c
 
 
 def test_add_section_goes_before_the_date_and_cwd_footer():
-    footer = f"Current date: {TODAY}\nCurrent working directory: /w"
+    footer = f"Current date: {today()}\nCurrent working directory: /w"
     assert add_section(f"Base.\n\n{footer}", "Section.") == f"Base.\n\nSection.\n\n{footer}"
     assert add_section("Base.", "Section.") == "Base.\n\nSection."
     assert add_section("", "Section.") == "Section."
