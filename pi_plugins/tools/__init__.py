@@ -38,4 +38,13 @@ def register_tools():
     return builtin_tools()
 
 
-__all__ = ["ALL_TOOLS", "DEFAULT_ACTIVE_TOOLS", "builtin_tools", "register_tools"]
+@hookimpl
+def session_start(event, ctx):
+    """On ``/reload``, the tools newly named in ``defaultTools`` come on, as in pi 1.6."""
+    if getattr(event, "reason", None) == "reload":
+        from pi_plugins.cli.tool_selection import enable_new_default_tools
+
+        enable_new_default_tools(ctx)
+
+
+__all__ = ["ALL_TOOLS", "DEFAULT_ACTIVE_TOOLS", "builtin_tools", "register_tools", "session_start"]
