@@ -160,6 +160,11 @@ class InteractiveApp:
         news = news_block(self)
         if news is not None:
             self.add(news)
+        from pi_plugins.interactive.package_changelogs import updates_block
+
+        updates = updates_block(self)  # pi 1.6's "Extension Updates", after the harness's own
+        if updates is not None:
+            self.add(updates)
         self.actions.populate_history()
         from pi_plugins.interactive.crash_log import announce
 
