@@ -145,6 +145,7 @@ class LateTools:
     selection: ToolSelection | None
     exclude: str | None
     no_tools: bool
+    no_builtin_tools: bool = False
 
     def decide(self, name: str, exposure: str = "direct") -> str | None:
         """``withdraw`` (not to be registered at all), ``off``, ``on``, or None (its default)."""
@@ -179,7 +180,8 @@ def apply_tool_flags(args, harness) -> None:
         return
     agent = harness.agent
     selection = parse_tools(args.tools)
-    _late[harness.ctx] = LateTools(selection, args.exclude_tools, bool(args.no_tools and selection is None))
+    _late[harness.ctx] = LateTools(selection, args.exclude_tools, bool(args.no_tools and selection is None),
+                                   bool(args.no_builtin_tools))
     for name in mcp_withdrawn([t.name for t in agent.tools or []], selection):
         agent.remove_tool(name)
     tools = agent.tools or []
@@ -200,11 +202,56 @@ def apply_tool_flags(args, harness) -> None:
         indirect={t.name for t in tools if getattr(t, "exposure", "direct") in ("codemode", "deferred")}))
 
 
+#: The ``defaultTools`` lists (user's, project's) a run last chose its tools by, per ctx.
+_layers_seen: weakref.WeakKeyDictionary[Any, list] = weakref.WeakKeyDictionary()
+
+
+def _layers(settings: Any) -> list:
+    return [getattr(settings, "global_data", {}).get("defaultTools"),
+            getattr(settings, "project_data", {}).get("defaultTools")]
+
+
+def enable_new_default_tools(ctx: Any) -> list[str]:
+    """pi 1.6's ``/reload``: the tools ``defaultTools`` (read again from the settings
+    files) newly names are switched on; the ones it no longer names stay on, and those
+    switched off in the session stay off unless newly named. ``--tools NAMES`` and
+    ``--no-tools`` keep the setting out; ``--tools +a,-b``, ``--exclude-tools`` and
+    ``--no-builtin-tools`` apply to it as at the start. The names switched on."""
+    from pi_core.app.settings import Settings
+
+    agent, settings = getattr(ctx, "agent", None), getattr(ctx, "settings", None)
+    if agent is None or settings is None or getattr(settings, "global_dir", None) is None:
+        return []
+    flags = _late.get(ctx) or LateTools(None, None, False)
+    if flags.no_tools or (flags.selection is not None and flags.selection.allow is not None):
+        return []
+    before = _layers_seen.get(ctx) or _layers(settings)
+    fresh = Settings.load(ctx.cwd, settings.global_dir, project_trusted=settings.project_trusted)
+    now = _layers_seen[ctx] = _layers(fresh)
+    tools = agent.tools or []
+    names = [t.name for t in tools]
+    builtin = {t.name for t in tools if _is_builtin(t)}
+    on = [t.name for t in tools if t.default_active]
+
+    def chosen(layers: list) -> list[str]:
+        default = default_tools(layers, [n for n in on if n in builtin], [n for n in on if n not in builtin])[0]
+        return select(names, [n for n in names if n in default], tools=flags.selection, exclude=flags.exclude,
+                      builtin=builtin, no_builtin_tools=flags.no_builtin_tools)
+
+    was = set(chosen(before))
+    added = [n for n in chosen(now) if n not in was]
+    if added:
+        active = [t.name for t in agent.active_tools()]
+        agent.set_active_tools([*active, *(n for n in added if n not in active)])
+    return added
+
+
 def _is_builtin(tool) -> bool:
     """A tool of the built-in tools plugin (not one a plugin registered under the same name)."""
     module = getattr(tool.function, "__module__", None) or type(tool).__module__
     return module.startswith("pi_plugins.tools")
 
 
-__all__ = ["LateTools", "ToolFlagError", "ToolSelection", "late_tools", "apply_tool_flags", "default_tools", "is_mcp_tool", "mcp_withdrawn",
+__all__ = ["LateTools", "ToolFlagError", "ToolSelection", "late_tools", "apply_tool_flags", "default_tools",
+           "enable_new_default_tools", "is_mcp_tool", "mcp_withdrawn",
            "parse_tools", "select", "unknown_names"]

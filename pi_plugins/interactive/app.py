@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pi_core.loop import AgentBusyError
 from pi_core.protocol.model import is_unknown
 from pi_plugins.cli.run_args import UsageError
-from pi_plugins.interactive import appearance, markdown, terminal_images
+from pi_plugins.interactive import appearance, markdown, terminal_capabilities, terminal_images
 from pi_plugins.interactive import commands as builtin
 from pi_plugins.interactive.blocks import Block, TextBlock, ToolBlock, View, blocks_for_messages, output_pad
 from pi_plugins.interactive.chat_keys import ChatKeys
@@ -46,7 +46,7 @@ from pi_plugins.interactive.keybindings import Keybindings
 from pi_plugins.interactive.layout import ChatLayout
 from pi_plugins.interactive.live_area import LiveArea
 from pi_plugins.interactive.overlays import OverlayOptions, OverlayStack
-from pi_plugins.interactive.paint import Painter, block_lines, detect_color_system
+from pi_plugins.interactive.paint import Painter, block_lines
 from pi_plugins.interactive.scrollback import Scrollback
 from pi_plugins.interactive.submission import Submission
 from pi_plugins.interactive.transcript import Transcript
@@ -77,9 +77,10 @@ class InteractiveApp:
 
             ask_terminal()
         self.themes, self.theme_problems = appearance.apply_theme(pi_app)
-        self.painter = Painter(detect_color_system())
         settings = self.harness.ctx.settings
         self.settings = settings
+        terminal_capabilities.settings = settings  # terminal.images and terminal.trueColor, as pi 1.6
+        self.painter = Painter(terminal_capabilities.color_system(settings))
         self.view = View(hide_thinking=bool(settings.get("hideThinkingBlock", False)),
                          pad=output_pad(settings))
         markdown.code_block_indent = str(settings.get("markdown.codeBlockIndent", "  "))
@@ -159,6 +160,11 @@ class InteractiveApp:
         news = news_block(self)
         if news is not None:
             self.add(news)
+        from pi_plugins.interactive.package_changelogs import updates_block
+
+        updates = updates_block(self)  # pi 1.6's "Extension Updates", after the harness's own
+        if updates is not None:
+            self.add(updates)
         self.actions.populate_history()
         from pi_plugins.interactive.crash_log import announce
 

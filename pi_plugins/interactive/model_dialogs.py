@@ -5,6 +5,7 @@ default for new sessions (``defaultProvider``/``defaultModel``,
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
@@ -21,6 +22,24 @@ LEVEL_DESCRIPTIONS = {
     "medium": "Moderate reasoning (~8k tokens)", "high": "Deep reasoning (~16k tokens)",
     "xhigh": "Extra-high reasoning (~32k tokens)", "max": "Maximum reasoning",
 }
+
+
+def _words(label: str) -> list[str]:
+    return [w for w in re.split(r"[\W_]+", label.lower()) if w]
+
+
+def distinct_name(model: Any) -> str | None:
+    """The model's name when it says something its id does not (a renamed ``modelOverrides``
+    entry, "MiniMax M3 [work proxy]"), else None: pi 1.6 shows such a name beside the id
+    in ``/model`` and ``/scoped-models``. A word is said by the id when it is one of the
+    id's words or, longer than one letter, part of the id with its separators dropped."""
+    name = (getattr(model, "name", None) or "").strip()
+    if not name:
+        return None
+    id_words = _words(model.id)
+    joined = "".join(id_words)
+    said = all(w in id_words or (len(w) > 1 and w in joined) for w in _words(name))
+    return None if said else name
 
 
 def _save_keys(tui: ChatPort, action: str) -> dict[str, Any]:
@@ -66,7 +85,8 @@ async def model(tui: ChatPort, args: str) -> None:
     current = harness.model.key
 
     def items_of(models: list) -> list[Item]:
-        return [Item(Text.assemble(m.id, (f" [{m.provider}]", "muted"), (" ✓" if m.key == current else "", "success")),
+        return [Item(Text.assemble(m.id, (f" ({distinct_name(m)})" if distinct_name(m) else "", "muted"),
+                                   (f" [{m.provider}]", "muted"), (" ✓" if m.key == current else "", "success")),
                      m, search_text=f"{m.provider}/{m.id} {m.name}") for m in models]
 
     items = items_of(models)

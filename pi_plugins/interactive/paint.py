@@ -3,14 +3,14 @@
 The interactive mode draws everything this way, like pi's components that render to
 lines: the same lines go to the terminal's scrollback when a message is done and into
 prompt_toolkit's live area (through its ANSI parser) while it streams. One colour system
-is chosen for both, from the environment (``COLORTERM``, ``TERM``, ``NO_COLOR``).
+is chosen for both (:mod:`.terminal_capabilities`: 24-bit or 256 colours, as pi 1.6).
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from typing import Literal, cast
+from typing import Literal
 
 from rich.console import Console
 from rich.theme import Theme
@@ -28,13 +28,6 @@ def strip_ansi(text: str) -> str:
 
 #: The colour systems rich paints in (its Console's ``color_system``).
 ColorSystem = Literal["auto", "standard", "256", "truecolor", "windows"]
-
-
-def detect_color_system() -> ColorSystem | None:
-    """rich's choice for this terminal: truecolor, 256, standard or None (no colour)."""
-    console = Console(force_terminal=True)
-    # rich names it as a str of those it takes (windows on legacy Windows consoles)
-    return None if console.no_color else cast("ColorSystem | None", console.color_system)
 
 
 class Painter:

@@ -13,6 +13,7 @@ from rich.text import Text
 
 from pi_plugins.interactive.dialogs import Item, ListDialog
 from pi_plugins.interactive.keys import UnbindableKey, key_sequences
+from pi_plugins.interactive.model_dialogs import distinct_name
 
 if TYPE_CHECKING:
     from pi_plugins.interactive.port import ChatPort
@@ -44,8 +45,9 @@ class ScopedModels:
         items = []
         for model_id in self.ordered():
             on = self.is_enabled(model_id)
-            label = Text.assemble(("✓ " if on else "  ", "success"), model_id)
             model = self.models[model_id]
+            name = distinct_name(model)
+            label = Text.assemble(("✓ " if on else "  ", "success"), model_id, (f" ({name})" if name else "", "muted"))
             items.append(Item(label, model_id, search_text=f"{model.id} {model.provider} {model.name}"))
         return items
 

@@ -1,5 +1,6 @@
 """Images shown in the terminal, where it can: the kitty graphics protocol (kitty,
-Ghostty) or iTerm2's inline images (iTerm2, WezTerm). Settings: ``terminal.showImages``
+Ghostty, WezTerm, Rex …) or iTerm2's inline images (iTerm2), chosen as pi 1.6 chooses
+(:mod:`.terminal_capabilities`). Settings: ``terminal.showImages``
 (default on) and ``terminal.imageWidthCells`` (default 60). Inside tmux the sequence is
 wrapped for tmux's passthrough (``set -g allow-passthrough on``).
 
@@ -21,13 +22,11 @@ KITTY_CHUNK = 4096
 
 
 def protocol(env=os.environ) -> str | None:
-    """``"kitty"``, ``"iterm2"`` or None: what this terminal draws images with."""
-    term, program = env.get("TERM", ""), env.get("TERM_PROGRAM", "")
-    if env.get("KITTY_WINDOW_ID") or term == "xterm-kitty" or program == "ghostty" or term == "xterm-ghostty":
-        return "kitty"
-    if program in ("iTerm.app", "WezTerm") or env.get("LC_TERMINAL") == "iTerm2":
-        return "iterm2"
-    return None
+    """``"kitty"``, ``"iterm2"`` or None: what this terminal draws images with
+    (:mod:`.terminal_capabilities`: detection, ``PI_IMAGE_PROTOCOL``, ``terminal.images``)."""
+    from pi_plugins.interactive.terminal_capabilities import image_protocol
+
+    return image_protocol(env)
 
 
 def image_size(data: bytes) -> tuple[int, int] | None:

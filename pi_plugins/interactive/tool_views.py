@@ -109,14 +109,18 @@ def _lines(text: str) -> list[str]:
     return lines
 
 
-def _head(text: str, expanded: bool, style: str) -> RenderableType | None:
+def _head(text: str, expanded: bool, style: str, path: object = None) -> RenderableType | None:
+    """The first lines of ``text`` (all, expanded), coloured as the language of ``path``
+    when it names a file of one (pi 1.6's read and write views)."""
+    from pi_plugins.interactive.code_languages import highlighted
+
     lines = _lines(text)
     if not lines:
         return None
-    if expanded or len(lines) <= HEAD_PREVIEW_LINES:
-        return Text("\n".join(lines), style=style)
-    shown = Text("\n".join(lines[:HEAD_PREVIEW_LINES]), style=style)
-    return Group(shown, _more(len(lines) - HEAD_PREVIEW_LINES, "more"))
+    more = 0 if expanded or len(lines) <= HEAD_PREVIEW_LINES else len(lines) - HEAD_PREVIEW_LINES
+    kept = "\n".join(lines[:len(lines) - more])
+    shown = highlighted(kept, path) or Text(kept, style=style)
+    return Group(shown, _more(more, "more")) if more else shown
 
 
 def _tail(text: str, expanded: bool, style: str) -> RenderableType | None:
@@ -140,10 +144,10 @@ def result_body(state: ToolState, expanded: bool) -> RenderableType | None:
     if name == "write" and not state.is_error:
         content = argument(state.args, "content")
         if isinstance(content, str) and content:
-            body = _head(content, expanded, "tool.output")
-            return body
+            return _head(content, expanded, "tool.output", argument(state.args, "path", "file_path"))
     if state.content is None:
         return None
     if name == "bash":
         return _tail(output, expanded, style)
-    return _head(output, expanded, style)
+    path = argument(state.args, "path", "file_path") if name == "read" and not state.is_error else None
+    return _head(output, expanded, style, path)

@@ -3,7 +3,9 @@ publishes its own (``schemas/`` in its npm package; ``$schema`` URLs under
 ``https://pi.dev/schemas/``), for editors to validate and complete the files.
 
 Each schema is made from this project's own definitions (the keybinding ids and their
-defaults here) by :func:`build`; the files beside this module are its output, and a test
+defaults, the theme tokens the chat paints with, the resize fields models.json takes, and
+the settings and models.json fields listed in :mod:`.settings_schema` and
+:mod:`.models_schema`) by :func:`build`; the files beside this module are its output, and a test
 keeps them the same. A file that names a schema in ``$schema`` is read as any other: the
 key is accepted and ignored.
 """
@@ -16,7 +18,7 @@ from typing import Any
 
 HERE = Path(__file__).parent
 #: pi 1.6's ``$schema`` URL for each file (what a user's file names).
-URLS = {"keybindings": "https://pi.dev/schemas/keybindings.schema.json"}
+URLS = {name: f"https://pi.dev/schemas/{name}.schema.json" for name in ("keybindings", "settings", "models", "theme")}
 
 
 def keybindings_schema() -> dict[str, Any]:
@@ -41,7 +43,25 @@ def keybindings_schema() -> dict[str, Any]:
     }
 
 
-BUILDERS = {"keybindings": keybindings_schema}
+def _settings() -> dict[str, Any]:
+    from pi_plugins.schemas.settings_schema import settings_schema
+
+    return settings_schema()
+
+
+def _models() -> dict[str, Any]:
+    from pi_plugins.schemas.models_schema import models_schema
+
+    return models_schema()
+
+
+def _theme() -> dict[str, Any]:
+    from pi_plugins.schemas.theme_schema import theme_schema
+
+    return theme_schema()
+
+
+BUILDERS = {"keybindings": keybindings_schema, "settings": _settings, "models": _models, "theme": _theme}
 
 
 def build(name: str) -> dict[str, Any]:

@@ -38,4 +38,53 @@ def register_tools():
     return builtin_tools()
 
 
-__all__ = ["ALL_TOOLS", "DEFAULT_ACTIVE_TOOLS", "builtin_tools", "register_tools"]
+@hookimpl(trylast=True)
+def before_agent_start(event, ctx):
+    """A prompt's images fitted to the model's limits (:mod:`.image_fitting`), once every
+    other handler has had the prompt (a model it chose decides the limits, as in pi 1.6)."""
+    from pi_plugins.tools.image_fitting import fit_images, with_notes
+
+    images, notes = fit_images(list(event.images), ctx)
+    if not notes and images == list(event.images):
+        return None
+    import attrs
+
+    return attrs.evolve(event, prompt=with_notes(event.prompt, notes), images=images)
+
+
+@hookimpl(trylast=True)
+def message_end(message, ctx):
+    """A user message's images fitted as it joins the conversation: a steering or
+    follow-up message's, as pi 1.6 fits them at delivery (a prompt's are fitted already)."""
+    if getattr(message, "role", None) != "user":
+        return None
+    from pi_plugins.tools.image_fitting import fit_message
+
+    fitted = fit_message(message, ctx)
+    return None if fitted is message else fitted
+
+
+@hookimpl(trylast=True)
+def after_tool_call(result, event, ctx):
+    """Any tool's result images fitted, after the other handlers changed the result."""
+    from pi_plugins.tools.image_fitting import fit_tool_images
+
+    content = fit_tool_images(list(result.content or []), ctx)
+    if content is None:
+        return None
+    import attrs
+
+    return attrs.evolve(result, content=content)
+
+
+@hookimpl
+def session_start(event, ctx):
+    """On ``/reload``, the tools newly named in ``defaultTools`` come on, as in pi 1.6."""
+    if getattr(event, "reason", None) == "reload":
+        from pi_plugins.cli.tool_selection import enable_new_default_tools
+
+        enable_new_default_tools(ctx)
+
+
+__all__ = ["ALL_TOOLS", "DEFAULT_ACTIVE_TOOLS", "after_tool_call", "before_agent_start", "builtin_tools", "message_end",
+           "register_tools", "session_start"]

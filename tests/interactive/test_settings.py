@@ -88,6 +88,14 @@ def test_show_hardware_cursor_shows_the_terminals_cursor(pi_tui):
     assert term.cursor_visible()
 
 
+def test_show_hardware_cursor_uses_only_the_terminals_cursor(pi_tui):
+    """pi 1.6: with ``showHardwareCursor`` the reverse-video cursor is no longer drawn too."""
+    term = pi_tui(settings={"showHardwareCursor": True})
+    term.type("abc")
+    term.wait_drawn(lambda s: term.editor(s) == "abc")
+    assert term.cursor_visible() and "\x1b[7m" not in term.screen(ansi=True)
+
+
 def test_code_block_indent(pi_tui, server):
     server.push(Reply(text="Run:\n\n```sh\nmake test\n```\n"))
     term = pi_tui(settings={"markdown": {"codeBlockIndent": "    "}})

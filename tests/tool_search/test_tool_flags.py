@@ -101,3 +101,43 @@ def test_default_tools_rules():
 def test_a_deferred_tool_named_exactly_is_declared(server, tmp_path):
     declared, _ = chosen(server, tmp_path, "--tools", "read,mcp__other__ping")
     assert declared == ["read", "mcp__other__ping"]
+
+
+def _reloaded(server, tmp_path, before: list, after: list, *flags, off=()):
+    """(tools on after start, tools on after ``/reload``) with ``defaultTools`` changed
+    from ``before`` to ``after`` in the user's settings.json, ``off`` switched off in between."""
+    import json
+
+    async def go():
+        agent_dir, cwd = tmp_path / "agent", tmp_path / "project"
+        agent_dir.mkdir(parents=True)
+        cwd.mkdir()
+        (agent_dir / "settings.json").write_text(json.dumps({"defaultTools": before}))
+        settings = Settings.load(cwd, agent_dir, project_trusted=True)
+        harness = await create_harness(McpLike(), model=server.model("openai-completions"), cwd=str(cwd),
+                                       builtins=True, settings=settings)
+        apply_tool_flags(parse_run_args(*flags), harness)
+        agent = harness.agent
+        agent.set_active_tools([t.name for t in agent.active_tools() if t.name not in off])
+        started = [t.name for t in agent.active_tools()]
+        (agent_dir / "settings.json").write_text(json.dumps({"defaultTools": after}))
+        await harness.reload()
+        return started, [t.name for t in agent.active_tools()]
+
+    return asyncio.run(go())
+
+
+def test_reload_enables_tools_newly_added_to_default_tools_as_pi16(server, tmp_path):
+    """pi 1.6: newly named tools come on; tools no longer named stay on; a tool switched
+    off in the session stays off unless the setting newly names it."""
+    started, now = _reloaded(server, tmp_path, ["+grep"], ["+grep", "+ls", "+find", "-edit"], off=("bash", "grep", "find"))
+    assert "grep" not in started and "ls" not in started
+    assert {"ls", "find", "edit"} <= set(now)  # newly named (find though it was off); edit stays
+    assert "bash" not in now and "grep" not in now  # switched off, not newly named
+
+
+def test_reload_keeps_the_tools_flags_over_the_setting(server, tmp_path):
+    _, now = _reloaded(server, tmp_path, [], ["+ls"], "--tools", "read,grep")
+    assert now == ["read", "grep"]
+    _, now = _reloaded(server, tmp_path / "x", [], ["+ls", "+grep"], "--exclude-tools", "ls")
+    assert "grep" in now and "ls" not in now
