@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Iterable
 from typing import Any
 
@@ -192,6 +193,18 @@ def build_body(model: Model, context: LlmContext, options: StreamOptions) -> dic
 # ---------------------------------------------------------------- response
 
 
+def reasoning_removals(transformations: Any) -> list[dict]:
+    """The reasoning items the server says it removed from the request's input (its
+    ``input_transformations``), as pi 1.6 keeps them in the answer's diagnostics (the chat's
+    "OpenAI dropped N reasoning items" notice). ``turn_boundary`` removals are left out: the
+    models that keep only the current turn's reasoning report every earlier one each time."""
+    if not isinstance(transformations, list):
+        return []
+    return [{k: t[k] for k in ("type", "id", "action", "reason") if k in t} for t in transformations
+            if isinstance(t, dict) and t.get("type") == "reasoning" and t.get("action") == "removed"
+            and t.get("reason") != "turn_boundary"]
+
+
 class ResponsesReader(StreamReader):
     def __init__(self, builder, model, context):
         super().__init__(builder, model, context)
@@ -299,6 +312,11 @@ class ResponsesReader(StreamReader):
     def _complete(self, response: dict) -> None:
         self.completed = True
         message = self.builder.message
+        removed = reasoning_removals(response.get("input_transformations"))
+        if removed:
+            message.extra["diagnostics"] = [*(message.extra.get("diagnostics") or []), {
+                "type": "openai_input_transformations", "timestamp": int(time.time() * 1000),
+                "details": {"transformations": removed}}]
         if response.get("id"):
             message.response_id = response["id"]
         usage = response.get("usage")
