@@ -15,7 +15,6 @@ over a WebSocket first and over these server-sent events when that fails, as pi'
 from __future__ import annotations
 
 import asyncio
-import platform
 from typing import Any
 
 import attrs
@@ -36,8 +35,8 @@ from pi_plugins.providers.http import (
     describe_exception,
     environment_url,
     json_data,
-    merged_headers,
     take_back_abort,
+    with_identity,
 )
 from pi_plugins.providers.kit import MessageBuilder
 from pi_plugins.providers.openai_responses import MIN_OUTPUT_TOKENS, ResponsesReader, convert_input
@@ -56,13 +55,6 @@ def codex_url(base_url: str | None) -> str:
     if base.endswith("/codex"):
         return base + "/responses"
     return base + "/codex/responses"
-
-
-def user_agent() -> str:
-    """pi's: ``pi (<platform> <release>; <arch>)`` with Node's names for them."""
-    system = {"Linux": "linux", "Darwin": "darwin", "Windows": "win32"}.get(platform.system(), platform.system().lower())
-    machine = {"x86_64": "x64", "AMD64": "x64", "aarch64": "arm64"}.get(platform.machine(), platform.machine())
-    return f"pi ({system} {platform.release()}; {machine})"
 
 
 def codex_tools(model: Model, tools: list) -> list[dict]:
@@ -212,8 +204,7 @@ class OpenAICodexProvider(SseProvider):
         try:
             body = await options.prepare_payload(request.body)
             headers = ws.websocket_headers(request.headers, session or ws.new_request_id())
-            if options.on_headers is not None:
-                headers = merged_headers(await options.on_headers(dict(headers)))
+            headers = await with_identity(model, headers, options)
         except Exception as exc:  # a hook that failed: the answer's error, as over SSE
             message, failure = describe_exception(exc)
             builder = MessageBuilder(api=model.api, provider=model.provider, model=model.id)
@@ -317,7 +308,6 @@ class OpenAICodexProvider(SseProvider):
             "Authorization": f"Bearer {token}",
             "chatgpt-account-id": account,
             "originator": "pi",
-            "User-Agent": user_agent(),
             "OpenAI-Beta": "responses=experimental",
             "accept": "text/event-stream",
             "content-type": "application/json",

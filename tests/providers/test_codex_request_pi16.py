@@ -79,6 +79,11 @@ def test_codex_request_has_pi16s_shape_with_the_tools_and_prompt_in_the_input(tm
         assert request.headers["content-encoding"] == "zstd"
         assert request.headers["session-id"] == request.headers["x-client-request-id"]
         assert "session_id" not in request.headers
+    # pi 1.6's detailed User-Agent, ours with our name, and its originator
+    assert sent["pi16"].headers["user-agent"].startswith("pi/1.6.")
+    assert sent["ours"].headers["user-agent"].startswith("pi-harness/")
+    assert sent["ours"].headers["user-agent"].split(" ", 1)[1].count(";") == 2
+    assert sent["ours"].headers["originator"] == sent["pi16"].headers["originator"] == "pi"
 
 
 def test_the_strict_schemas_are_pi16s_rule(tmp_path, llm_server):

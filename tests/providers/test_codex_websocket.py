@@ -81,7 +81,7 @@ def test_the_handshake_and_frame_are_pis(llm_server):
     assert headers["chatgpt-account-id"] == "acct-test" and headers["originator"] == "pi"
     assert headers["openai-beta"] == "responses_websockets=2026-02-06"
     assert headers["session-id"] == headers["x-client-request-id"] == "session-1"  # pi 1.6's name
-    assert headers["user-agent"].startswith("pi (")
+    assert headers["user-agent"].startswith("pi-harness/")  # pi 1.6's detailed form, our name
     assert "accept" not in headers and "content-type" not in headers
     [frame] = llm_server.requests
     assert frame.method == "WEBSOCKET" and frame.path == "/backend-api/codex/responses"
