@@ -35,6 +35,7 @@ from pi_plugins.providers.http import (
     describe_exception,
     environment_url,
     json_data,
+    report_stream_event,
     take_back_abort,
     with_identity,
 )
@@ -251,7 +252,9 @@ class OpenAICodexProvider(SseProvider):
                 if not started:
                     started = True
                     yield builder.start()
-                for event in reader.on_event(SseEvent(None, text)):
+                wire = SseEvent(None, text)
+                await report_stream_event(options, wire)  # as over server-sent events
+                for event in reader.on_event(wire):
                     if signal.aborted:
                         raise asyncio.CancelledError
                     yield event

@@ -408,3 +408,23 @@ def test_websocket_connect_timeout_ms_bounds_a_handshake_that_never_answers(monk
     assert events[-1].type == "error"
     silent.close()
     assert codex_websocket.connect_seconds(None) == 15 and codex_websocket.connect_seconds(0) is None
+
+
+def test_each_websocket_frame_is_reported_to_provider_stream_event_as_parsed_json(llm_server):
+    """pi 1.6 hands every Codex event to ``provider_stream_event``, over the socket too."""
+    llm_server.push(Reply(text="hello"))
+    heard = []
+
+    async def hear(data):
+        heard.append(data)
+
+    async def scenario():
+        provider = OpenAICodexProvider(Settings({"transport": "websocket"}))
+        options = StreamOptions(api_key=TOKEN, session_id="session-1", max_retries=0, on_stream_event=hear)
+        return [e async for e in provider.stream(MODEL, CONTEXT, options)]
+
+    assert final(asyncio.run(scenario())).text == "hello"
+    assert not posts(llm_server)  # over the socket, not server-sent events
+    kinds = [d["type"] for d in heard]
+    assert kinds[0] == "response.created" and kinds[-1] == "response.completed"
+    assert "response.output_text.delta" in kinds
