@@ -112,7 +112,7 @@ def detect_compat(model: Model) -> dict[str, Any]:
         "thinkingFormat": "deepseek" if deepseek else "zai" if zai else "openrouter" if openrouter else "openai",
         "openRouterRouting": {},
         "vercelGatewayRouting": {},
-        "supportsStrictMode": not (moonshot or cf_gateway or mistral),
+        "supportsStrictMode": False,  # pi 1.6: OpenAI compatibility is no promise of strict tools
         "cacheControlFormat": "anthropic" if provider == "openrouter" and model.id.startswith("anthropic/") else None,
         "sendSessionAffinityHeaders": openrouter,  # pi 1.6: OpenRouter's x-session-id
         "sessionAffinityFormat": "openrouter" if openrouter else "openai",
