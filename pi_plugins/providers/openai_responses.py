@@ -122,6 +122,7 @@ def convert_input(model: Model, context: LlmContext, system: list | None = None,
         elif isinstance(message, AssistantMessage):
             different_model = (message.model != model.id and message.provider == model.provider
                                and message.api == model.api)
+            texts = 0  # pi 1.6's fallback ids: msg_pi_<n> for the first text, msg_pi_<n>_<k> after
             for block in message.content:
                 if isinstance(block, ThinkingContent):
                     if block.thinking_signature:
@@ -132,9 +133,10 @@ def convert_input(model: Model, context: LlmContext, system: list | None = None,
                 elif isinstance(block, TextContent):
                     msg_id, phase = _text_signature(block.text_signature)
                     if not msg_id:
-                        msg_id = f"msg_{index}"
+                        msg_id = f"msg_pi_{index}" if texts == 0 else f"msg_pi_{index}_{texts}"
                     elif len(msg_id) > 64:
                         msg_id = f"msg_{short_hash(msg_id)}"
+                    texts += 1
                     item = {"type": "message", "role": "assistant",
                             "content": [{"type": "output_text", "text": block.text, "annotations": []}],
                             "status": "completed", "id": msg_id}
