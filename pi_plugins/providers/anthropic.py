@@ -273,12 +273,17 @@ def build_body(model: Model, context: LlmContext, options: StreamOptions, oauth:
         system.append({"type": "text", "text": changes.prompt, **marked})
     if system:
         body["system"] = system
-    if options.temperature is not None and not thinking_on:
+    compat = model.compat or {}
+    # pi 1.6: no temperature with thinking, for a mid-conversation-effort model, or where
+    # compat.supportsTemperature is false (Claude Opus 4.7 and later)
+    if options.temperature is not None and not thinking_on and compat.get("supportsMidConvoEffort") is not True \
+            and compat.get("supportsTemperature", True) is not False:
         body["temperature"] = options.temperature
+    tool_cache = cache if compat.get("supportsCacheControlOnTools", True) is not False else None
     if changes.native_tools:  # the leading tools stay; later changes go inline
-        body["tools"] = [*convert_tools(model, changes.initial_tools, cache, oauth), DEFERRED_TOOL_PLACEHOLDER]
+        body["tools"] = [*convert_tools(model, changes.initial_tools, tool_cache, oauth), DEFERRED_TOOL_PLACEHOLDER]
     elif context.tools:
-        body["tools"] = convert_tools(model, context.tools, cache, oauth)
+        body["tools"] = convert_tools(model, context.tools, tool_cache, oauth)
     if model.reasoning:
         if thinking_on and adaptive:
             body["thinking"] = {"type": "adaptive", "display": "summarized"}
