@@ -3,7 +3,8 @@ pi-ai 1.6's own request builder makes for the same model, conversation and optio
 Chat Completions' ``zaiToolStream`` (``tool_stream``), ``vllmPriority`` (``priority``),
 ``supportsThinkingTokenBudget`` / ``thinkingTokenBudgetField``, the ``chat-template``
 (``chatTemplateKwargs``) and ``baseten`` (``chatTemplateArgs``) thinking formats, and
-Anthropic's ``supportsTemperature`` and ``supportsCacheControlOnTools``."""
+Anthropic's ``supportsTemperature``, ``supportsCacheControlOnTools`` and ``supportsStrictTools``
+(pi's constrained tools strict where their schema has nothing Anthropic's strict mode refuses)."""
 
 import json
 import subprocess
@@ -16,6 +17,15 @@ from tests.providers.test_request_fields_pi16 import ANTHROPIC, CROSS, LOCAL, SI
 HERE = Path(__file__).parent
 TEMPLATE = {"enable_thinking": {"$var": "thinking.enabled"}, "budget": {"$var": "thinking.budget"},
             "effort": {"omitWhenOff": True}, "fixed": 3}
+PREFER = {"constrainedSampling": {"type": "json_schema", "strict": "prefer"}}  # as pi's read, bash, edit, write
+STRICT_TOOLS = {**SIMPLE, "tools": [
+    {"name": "read", "description": "Read a file", **PREFER, "parameters": {
+        "type": "object", "required": ["path"], "properties": {"path": {"type": "string"}, "limit": {"type": "number"}}}},
+    {"name": "edit", "description": "Edit a file", **PREFER, "parameters": {  # a keyword strict mode refuses
+        "type": "object", "required": ["path"], "properties": {"path": {"type": "string"},
+                                                                "count": {"type": "number", "minimum": 0}}}},
+    {"name": "other", "description": "Not one of pi's", "parameters": {
+        "type": "object", "required": [], "properties": {"x": {"type": "string"}}}}]}
 BASETEN = {"thinkingFormat": "baseten", "chatTemplateArgs": TEMPLATE, "supportsReasoningEffort": True}
 
 
@@ -41,6 +51,8 @@ CASES = {
     "anthropic_with_temperature": (ANTHROPIC, SIMPLE, {"temperature": 0.5}),
     "anthropic_no_cache_on_tools": ({**ANTHROPIC, "compat": {"supportsCacheControlOnTools": False}}, CROSS, {}),
     "anthropic_cache_on_tools": (ANTHROPIC, CROSS, {}),
+    "anthropic_strict_tools": ({**ANTHROPIC, "compat": {"supportsStrictTools": True}}, STRICT_TOOLS, {}),
+    "anthropic_no_strict_tools": (ANTHROPIC, STRICT_TOOLS, {}),
 }
 FIELDS = ("tool_stream", "priority", "thinking_token_budget", "max_thinking_tokens", "chat_template_kwargs",
           "chat_template_args", "reasoning_effort", "temperature")
@@ -48,8 +60,9 @@ FIELDS = ("tool_stream", "priority", "thinking_token_budget", "max_thinking_toke
 
 def decided(body: dict) -> dict:
     """The fields these compat settings decide, and whether any tool carries a cache marker."""
-    return {**{k: body[k] for k in FIELDS if k in body},
-            "tool_cache": [("cache_control" in t) for t in body.get("tools") or []]}
+    tools = body.get("tools") or []
+    return {**{k: body[k] for k in FIELDS if k in body}, "tool_cache": [("cache_control" in t) for t in tools],
+            "strict": [(t.get("name"), t.get("strict"), t.get("input_schema")) for t in tools if "input_schema" in t]}
 
 
 def test_the_fields_are_sent_as_the_compat_says(llm_server):
@@ -64,6 +77,10 @@ def test_the_fields_are_sent_as_the_compat_says(llm_server):
     assert "temperature" not in our_body(llm_server, *CASES["anthropic_without_temperature"])
     tools = our_body(llm_server, *CASES["anthropic_no_cache_on_tools"])["tools"]
     assert not any("cache_control" in t for t in tools)
+    strict = our_body(llm_server, *CASES["anthropic_strict_tools"])["tools"]
+    assert [t.get("strict") for t in strict] == [True, None, None]
+    assert strict[0]["input_schema"]["required"] == ["path", "limit"]
+    assert strict[0]["input_schema"]["additionalProperties"] is False
 
 
 @pytest.mark.process

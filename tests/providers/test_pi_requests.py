@@ -174,11 +174,15 @@ def without_fallback_ids(body: dict) -> dict:
 
 
 def without_strict(body: dict) -> dict:
-    """A Chat Completions body with no tool's ``strict`` field."""
+    """A Chat Completions body with no tool's ``strict`` field, and an Anthropic one with no
+    tool schema's ``additionalProperties`` (0.73.1 dropped it; pi 1.6 keeps it, as we do:
+    test_compat_fields_pi16.py)."""
     if not isinstance(body.get("tools"), list):
         return body
     tools = [{**t, "function": {k: v for k, v in t["function"].items() if k != "strict"}}
              if isinstance(t, dict) and isinstance(t.get("function"), dict) else t for t in body["tools"]]
+    tools = [{**t, "input_schema": {k: v for k, v in t["input_schema"].items() if k != "additionalProperties"}}
+             if isinstance(t, dict) and isinstance(t.get("input_schema"), dict) else t for t in tools]
     return {**body, "tools": tools}
 
 
