@@ -66,16 +66,6 @@ def merged_headers(headers: dict) -> dict:
     return merged
 
 
-async def with_identity(model: Model, headers: dict, options: StreamOptions) -> dict:
-    """The headers after pi 1.6's ``before_provider_headers`` handlers, with the client
-    identity (:mod:`pi_plugins.providers.identity`) beneath them, out of their sight."""
-    from pi_plugins.providers.identity import beneath, identity_headers
-
-    handled = await options.on_headers(dict(headers)) if options.on_headers is not None else None
-    merged = merged_headers(handled) if handled is not None else headers
-    return beneath(identity_headers(model.provider, model.base_url), merged, handled)
-
-
 class HttpRequest:
     __slots__ = ("url", "headers", "body")
 
@@ -385,6 +375,8 @@ class SseProvider:
             request = self.build_request(model, context, options)
             request.url = rewrite_origin(environment_url(request.url, options))  # PI_PROVIDER_ORIGINS
             body = await options.prepare_payload(request.body)
+            from pi_plugins.providers.identity import with_identity
+
             request.headers = await with_identity(model, request.headers, options)
             self.finalize(request, body)  # after the headers: a signature covers them
             if signal.aborted:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import platform
 import sys
+from typing import Any
 from urllib.parse import urlsplit
 
 from pi_core import __version__
@@ -70,3 +71,13 @@ def beneath(identity: dict[str, str], headers: dict, handled: dict | None = None
     ``handled``) names, ahead of them."""
     named = {k.lower() for k in headers} | {k.lower() for k in (handled or {})}
     return {**{k: v for k, v in identity.items() if k.lower() not in named}, **headers}
+
+
+async def with_identity(model: Any, headers: dict, options: Any) -> dict:
+    """The headers after pi 1.6's ``before_provider_headers`` handlers (``options.on_headers``),
+    with the client identity beneath them, out of their sight."""
+    from pi_plugins.providers.http import merged_headers
+
+    handled = await options.on_headers(dict(headers)) if options.on_headers is not None else None
+    merged = merged_headers(handled) if handled is not None else headers
+    return beneath(identity_headers(model.provider, model.base_url), merged, handled)

@@ -37,8 +37,8 @@ from pi_plugins.providers.http import (
     json_data,
     report_stream_event,
     take_back_abort,
-    with_identity,
 )
+from pi_plugins.providers.identity import with_identity
 from pi_plugins.providers.kit import MessageBuilder
 from pi_plugins.providers.openai_responses import MIN_OUTPUT_TOKENS, ResponsesReader, convert_input
 from pi_plugins.providers.origins import rewrite as rewrite_origin
