@@ -179,7 +179,7 @@ def build_body(model: Model, context: LlmContext, options: StreamOptions) -> dic
         body["temperature"] = options.temperature
     tools = context.tools if system[0].request_tools is None else system[0].request_tools
     if tools:
-        body["tools"] = responses_tools(tools)
+        body["tools"] = responses_tools(tools, model)
     if model.reasoning:
         level = reasoning_level(model, options)
         off = (model.thinking_level_map or {}).get("off", "none")

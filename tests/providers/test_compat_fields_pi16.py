@@ -4,7 +4,8 @@ Chat Completions' ``zaiToolStream`` (``tool_stream``), ``vllmPriority`` (``prior
 ``supportsThinkingTokenBudget`` / ``thinkingTokenBudgetField``, the ``chat-template``
 (``chatTemplateKwargs``) and ``baseten`` (``chatTemplateArgs``) thinking formats, and
 Anthropic's ``supportsTemperature``, ``supportsCacheControlOnTools`` and ``supportsStrictTools``
-(pi's constrained tools strict where their schema has nothing Anthropic's strict mode refuses)."""
+(pi's constrained tools strict where their schema has nothing Anthropic's strict mode refuses),
+and ``supportsStrictMode`` on the Responses API (off unless said; Azure on unless said)."""
 
 import json
 import subprocess
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.providers.test_request_fields_pi16 import ANTHROPIC, CROSS, LOCAL, SIMPLE, our_body
+from tests.providers.test_request_fields_pi16 import ANTHROPIC, CROSS, LOCAL, RESPONSES, SIMPLE, our_body
 
 HERE = Path(__file__).parent
 TEMPLATE = {"enable_thinking": {"$var": "thinking.enabled"}, "budget": {"$var": "thinking.budget"},
@@ -53,6 +54,8 @@ CASES = {
     "anthropic_cache_on_tools": (ANTHROPIC, CROSS, {}),
     "anthropic_strict_tools": ({**ANTHROPIC, "compat": {"supportsStrictTools": True}}, STRICT_TOOLS, {}),
     "anthropic_no_strict_tools": (ANTHROPIC, STRICT_TOOLS, {}),
+    "responses_unknown_server": (RESPONSES, STRICT_TOOLS, {}),
+    "responses_strict": ({**RESPONSES, "compat": {"supportsStrictMode": True}}, STRICT_TOOLS, {}),
 }
 FIELDS = ("tool_stream", "priority", "thinking_token_budget", "max_thinking_tokens", "chat_template_kwargs",
           "chat_template_args", "reasoning_effort", "temperature")
@@ -62,7 +65,8 @@ def decided(body: dict) -> dict:
     """The fields these compat settings decide, and whether any tool carries a cache marker."""
     tools = body.get("tools") or []
     return {**{k: body[k] for k in FIELDS if k in body}, "tool_cache": [("cache_control" in t) for t in tools],
-            "strict": [(t.get("name"), t.get("strict"), t.get("input_schema")) for t in tools if "input_schema" in t]}
+            "strict": [(t.get("name"), t.get("strict", "absent"), t.get("input_schema") or t.get("parameters"))
+                       for t in tools if "input_schema" in t or "parameters" in t]}
 
 
 def test_the_fields_are_sent_as_the_compat_says(llm_server):
@@ -81,6 +85,9 @@ def test_the_fields_are_sent_as_the_compat_says(llm_server):
     assert [t.get("strict") for t in strict] == [True, None, None]
     assert strict[0]["input_schema"]["required"] == ["path", "limit"]
     assert strict[0]["input_schema"]["additionalProperties"] is False
+    assert all("strict" not in t for t in our_body(llm_server, *CASES["responses_unknown_server"])["tools"])
+    responses = our_body(llm_server, *CASES["responses_strict"])["tools"]
+    assert [t["strict"] for t in responses] == [True, True, False]  # the Responses API takes edit's minimum
 
 
 @pytest.mark.process
