@@ -183,13 +183,27 @@ def build_body(model: Model, context: LlmContext, options: StreamOptions) -> dic
     if model.reasoning:
         level = reasoning_level(model, options)
         off = (model.thinking_level_map or {}).get("off", "none")
-        if level:
-            body["reasoning"] = {"effort": level_value(model, level), "summary": "auto"}
+        update = configuration_update_effort(model, options)
+        if level:  # with supportsMidConvoEffort pi 1.6 fixes the effort and says the level last
+            body["reasoning"] = {"effort": "medium" if update else level_value(model, level), "summary": "auto"}
             body["include"] = ["reasoning.encrypted_content"]
         elif model.provider != "github-copilot" and off is not None:
             body["reasoning"] = {"effort": off or "none"}
+        if update:
+            body["input"].append({"type": "configuration_update", "reasoning": {"effort": update}})
     body.update(sampling_params(model, options) or {})  # last: they win over the named fields (pi 1.6)
     return body
+
+
+def configuration_update_effort(model: Model, options: StreamOptions) -> str | None:
+    """pi 1.6's ``supportsMidConvoEffort``: the level a ``configuration_update`` item carries
+    (thinking on, and not Sign in with ChatGPT, which refuses the item), else None."""
+    level = reasoning_level(model, options) if model.reasoning else None
+    chatgpt = (model.provider == "openai" and model.base_url == "https://api.openai.com/v1"
+               and options.api_key is not None and not options.api_key.startswith("sk-"))
+    if not level or not (model.compat or {}).get("supportsMidConvoEffort") or chatgpt:
+        return None
+    return level_value(model, level)
 
 
 # ---------------------------------------------------------------- response
@@ -362,6 +376,14 @@ class OpenAIResponsesProvider(SseProvider):
         from pi_plugins.providers.error_text import responses_prefix
 
         return responses_prefix(provider)
+
+    async def stream(self, model: Model, context: LlmContext, options: StreamOptions):
+        level = configuration_update_effort(model, options)  # kept on the answer, as pi 1.6
+        async for event in super().stream(model, context, options):
+            message = getattr(event, "partial", None) or getattr(event, "message", None) or getattr(event, "error", None)
+            if level is not None and message is not None:
+                message.extra.setdefault("providerThinkingLevel", level)
+            yield event
 
     def build_request(self, model: Model, context: LlmContext, options: StreamOptions) -> HttpRequest:
         headers = {"accept": "application/json", "content-type": "application/json"}

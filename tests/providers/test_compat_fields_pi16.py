@@ -5,7 +5,8 @@ Chat Completions' ``zaiToolStream`` (``tool_stream``), ``vllmPriority`` (``prior
 (``chatTemplateKwargs``) and ``baseten`` (``chatTemplateArgs``) thinking formats, and
 Anthropic's ``supportsTemperature``, ``supportsCacheControlOnTools`` and ``supportsStrictTools``
 (pi's constrained tools strict where their schema has nothing Anthropic's strict mode refuses),
-and ``supportsStrictMode`` on the Responses API (off unless said; Azure on unless said)."""
+``supportsStrictMode`` on the Responses API (off unless said; Azure on unless said), and its
+``supportsMidConvoEffort`` (the level in a ``configuration_update`` item)."""
 
 import json
 import subprocess
@@ -56,6 +57,9 @@ CASES = {
     "anthropic_no_strict_tools": (ANTHROPIC, STRICT_TOOLS, {}),
     "responses_unknown_server": (RESPONSES, STRICT_TOOLS, {}),
     "responses_strict": ({**RESPONSES, "compat": {"supportsStrictMode": True}}, STRICT_TOOLS, {}),
+    "responses_mid_convo_effort": ({**RESPONSES, "compat": {"supportsMidConvoEffort": True}}, SIMPLE,
+                                   {"reasoning": "high"}),
+    "responses_mid_convo_effort_off": ({**RESPONSES, "compat": {"supportsMidConvoEffort": True}}, SIMPLE, {}),
 }
 FIELDS = ("tool_stream", "priority", "thinking_token_budget", "max_thinking_tokens", "chat_template_kwargs",
           "chat_template_args", "reasoning_effort", "temperature")
@@ -64,7 +68,9 @@ FIELDS = ("tool_stream", "priority", "thinking_token_budget", "max_thinking_toke
 def decided(body: dict) -> dict:
     """The fields these compat settings decide, and whether any tool carries a cache marker."""
     tools = body.get("tools") or []
-    return {**{k: body[k] for k in FIELDS if k in body}, "tool_cache": [("cache_control" in t) for t in tools],
+    updates = [i for i in body.get("input") or [] if isinstance(i, dict) and i.get("type") == "configuration_update"]
+    return {"updates": updates, "last_is_update": bool(updates) and body["input"][-1] == updates[-1],
+            **({"reasoning": body.get("reasoning")} if "input" in body else {}),**{k: body[k] for k in FIELDS if k in body}, "tool_cache": [("cache_control" in t) for t in tools],
             "strict": [(t.get("name"), t.get("strict", "absent"), t.get("input_schema") or t.get("parameters"))
                        for t in tools if "input_schema" in t or "parameters" in t]}
 
@@ -88,6 +94,9 @@ def test_the_fields_are_sent_as_the_compat_says(llm_server):
     assert all("strict" not in t for t in our_body(llm_server, *CASES["responses_unknown_server"])["tools"])
     responses = our_body(llm_server, *CASES["responses_strict"])["tools"]
     assert [t["strict"] for t in responses] == [True, True, False]  # the Responses API takes edit's minimum
+    effort = our_body(llm_server, *CASES["responses_mid_convo_effort"])
+    assert effort["input"][-1] == {"type": "configuration_update", "reasoning": {"effort": "high"}}
+    assert effort["reasoning"]["effort"] == "medium"
 
 
 @pytest.mark.process
@@ -107,3 +116,4 @@ def test_the_compat_fields_are_pi_16s(llm_server):
         assert decided(our_body(llm_server, model, context, options)) == decided(theirs[name]), name
     assert theirs["zai_tool_stream"]["tool_stream"] is True  # the cases show what they mean to
     assert "temperature" in theirs["anthropic_with_temperature"]
+    assert theirs["responses_mid_convo_effort"]["input"][-1]["type"] == "configuration_update"
