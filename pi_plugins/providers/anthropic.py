@@ -43,6 +43,7 @@ from pi_plugins.providers.http import (
     json_data,
     truncated,
 )
+from pi_plugins.providers.strict_schema import CONSTRAINED_TOOLS, NotStrict, strict_schema
 from pi_plugins.providers.thinking import budget_for, fit_budget_to_context, max_tokens
 from pi_plugins.providers.transform import keep_id_chars, transform_messages
 
@@ -229,6 +230,31 @@ def convert_messages(model: Model, messages: list, cache: dict | None, oauth: bo
     return params
 
 
+#: Keywords Anthropic's strict tool use refuses (pi 1.6's list), and the string formats it takes.
+STRICT_UNSUPPORTED = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
+                                "maxItems", "uniqueItems", "minContains", "maxContains", "minProperties",
+                                "maxProperties"})
+STRICT_FORMATS = frozenset({"date-time", "time", "date", "duration", "email", "hostname", "uri", "ipv4", "ipv6",
+                            "uuid"})
+
+
+def _strict_refuses(key: str, value: Any) -> bool:
+    if key in STRICT_UNSUPPORTED:
+        return True
+    if key == "minItems":
+        return value not in (0, 1)
+    return key == "format" and not (isinstance(value, str) and value in STRICT_FORMATS)
+
+
+def strict_tool_schema(schema: dict) -> dict | None:
+    """The strict schema Anthropic takes for a tool, or None where it has what strict mode
+    refuses (the tool goes as it is, as pi 1.6's ``strict: "prefer"``)."""
+    try:
+        return strict_schema(schema, _strict_refuses)
+    except NotStrict:
+        return None
+
+
 def convert_tools(model: Model, tools: list, cache: dict | None, oauth: bool) -> list[dict]:
     """Tool specs or declarations (``name``, ``description``, ``parameters``) as Anthropic
     tools, the cache marker on the last."""
@@ -241,8 +267,16 @@ def convert_tools(model: Model, tools: list, cache: dict | None, oauth: bool) ->
         item: dict[str, Any] = {"name": claude_code_name(name) if oauth else name, "description": description}
         if eager:
             item["eager_input_streaming"] = True
-        item["input_schema"] = {"type": "object", "properties": schema.get("properties") or {},
-                                "required": schema.get("required") or []}
+        strict = strict_tool_schema(schema) if (model.compat or {}).get("supportsStrictTools") is True \
+            and name in CONSTRAINED_TOOLS else None
+        if strict is not None:  # pi 1.6's compat.supportsStrictTools: pi's constrained tools go strict
+            item["strict"] = True
+            schema = strict
+        # pi 1.6 keeps additionalProperties and shared definitions (their $refs resolve), never
+        # the other root keywords (Anthropic refuses a root anyOf)
+        kept = {k: schema[k] for k in ("additionalProperties", "$defs", "definitions") if k in schema}
+        item["input_schema"] = {**(strict or {}), "type": "object", "properties": schema.get("properties") or {},
+                                "required": schema.get("required") or [], **kept}
         if cache and n == len(tools) - 1:
             item["cache_control"] = cache
         converted.append(item)
@@ -273,12 +307,17 @@ def build_body(model: Model, context: LlmContext, options: StreamOptions, oauth:
         system.append({"type": "text", "text": changes.prompt, **marked})
     if system:
         body["system"] = system
-    if options.temperature is not None and not thinking_on:
+    compat = model.compat or {}
+    # pi 1.6: no temperature with thinking, for a mid-conversation-effort model, or where
+    # compat.supportsTemperature is false (Claude Opus 4.7 and later)
+    if options.temperature is not None and not thinking_on and compat.get("supportsMidConvoEffort") is not True \
+            and compat.get("supportsTemperature", True) is not False:
         body["temperature"] = options.temperature
+    tool_cache = cache if compat.get("supportsCacheControlOnTools", True) is not False else None
     if changes.native_tools:  # the leading tools stay; later changes go inline
-        body["tools"] = [*convert_tools(model, changes.initial_tools, cache, oauth), DEFERRED_TOOL_PLACEHOLDER]
+        body["tools"] = [*convert_tools(model, changes.initial_tools, tool_cache, oauth), DEFERRED_TOOL_PLACEHOLDER]
     elif context.tools:
-        body["tools"] = convert_tools(model, context.tools, cache, oauth)
+        body["tools"] = convert_tools(model, context.tools, tool_cache, oauth)
     if model.reasoning:
         if thinking_on and adaptive:
             body["thinking"] = {"type": "adaptive", "display": "summarized"}

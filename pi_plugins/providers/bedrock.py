@@ -372,6 +372,17 @@ class BedrockProvider(SseProvider):
         botocore.auth.SigV4Auth(credentials.get_frozen_credentials(), "bedrock", request.region).add_auth(signed)
         request.headers = dict(signed.headers.items())
 
+    def stream_event_data(self, event: SseEvent) -> Any:
+        """As the AWS SDK yields it to pi 1.6: ``{"<event type>": payload}``; an exception
+        frame is none (the SDK raises it)."""
+        if event.event == "exception":
+            return None
+        try:
+            payload = json.loads(event.data) if event.data else {}
+        except ValueError:
+            payload = event.data
+        return {event.event: payload}
+
     def decoder(self) -> EventStreamDecoder:
         return EventStreamDecoder()
 

@@ -41,13 +41,26 @@ def changes_in_place(context: LlmContext, compat: dict, role: str) -> tuple[str,
 
 
 def function_tools(tools: list, compat: dict) -> list[dict]:
-    """Tool specs or declarations (``name``, ``description``, ``parameters``) as functions."""
-    strict = {"strict": False} if compat["supportsStrictMode"] is not False else {}
-    return [{"type": "function", "function": {"name": name, "description": description, "parameters": parameters,
-                                              **strict}}
-            for name, description, parameters in (
-                (t["name"], t.get("description"), t.get("parameters")) if isinstance(t, dict)
-                else (t.name, t.description, t.parameters) for t in tools)]
+    """Tool specs or declarations (``name``, ``description``, ``parameters``) as functions;
+    where the server takes strict mode (``supportsStrictMode``, off unless the catalogue or
+    models.json says so, as in pi 1.6) each says ``strict``: true with a strict schema for
+    pi's tools that ask for constrained arguments, false for the rest."""
+    from pi_plugins.providers.strict_schema import CONSTRAINED_TOOLS, NotStrict, strict_schema
+
+    out = []
+    for name, description, parameters in (
+            (t["name"], t.get("description"), t.get("parameters")) if isinstance(t, dict)
+            else (t.name, t.description, t.parameters) for t in tools):
+        function = {"name": name, "description": description, "parameters": parameters}
+        if compat.get("supportsStrictMode") is not False:
+            function["strict"] = False
+            if name in CONSTRAINED_TOOLS:
+                try:
+                    function.update(parameters=strict_schema(parameters), strict=True)
+                except NotStrict:
+                    pass  # pi 1.6's "prefer": sent as it is
+        out.append({"type": "function", "function": function})
+    return out
 
 
 def request_tools(context: LlmContext, compat: dict) -> list:

@@ -117,11 +117,6 @@ def json_data(event: SseEvent) -> Any:
         ) from None
 
 
-async def report_stream_event(options: StreamOptions, event: Any) -> None:
-    """pi 1.6's ``provider_stream_event`` for one wire event; OpenAI's ``[DONE]`` end
-    marker is none (pi's SDK reads it as the end, not as an event)."""
-    if options.on_stream_event is not None and getattr(event, "data", None) != "[DONE]":
-        await options.on_stream_event(stream_event_data(event))
 
 
 def stream_event_data(event: Any) -> Any:
@@ -134,6 +129,16 @@ def stream_event_data(event: Any) -> Any:
         return json.loads(data)
     except ValueError:
         return data
+
+
+async def report_stream_event(options: StreamOptions, event: Any, data: Any = stream_event_data) -> None:
+    """pi 1.6's ``provider_stream_event`` for one wire event (``data`` makes what the
+    handlers get of it); OpenAI's ``[DONE]`` end marker is none (pi's SDK reads it as the
+    end, not as an event)."""
+    if options.on_stream_event is not None and getattr(event, "data", None) != "[DONE]":
+        value = data(event)
+        if value is not None:
+            await options.on_stream_event(value)
 
 
 def truncated(what: str) -> StreamError:
@@ -286,6 +291,10 @@ class SseProvider:
         """The last word on a request, with the body as it will be sent (after the
         ``before_provider_request`` hooks): a provider that signs requests signs here."""
 
+    def stream_event_data(self, event: Any) -> Any:
+        """What ``provider_stream_event`` gets of one decoded event (None: nothing)."""
+        return stream_event_data(event)
+
     def content(self, body: Any, headers: dict[str, str]) -> tuple[Any, dict[str, str]]:
         """What a POST sends and with which headers: the body as JSON (Codex compresses it)."""
         return request_content(body, headers)
@@ -366,8 +375,9 @@ class SseProvider:
             request = self.build_request(model, context, options)
             request.url = rewrite_origin(environment_url(request.url, options))  # PI_PROVIDER_ORIGINS
             body = await options.prepare_payload(request.body)
-            if options.on_headers is not None:  # pi 1.6's before_provider_headers
-                request.headers = merged_headers(await options.on_headers(dict(request.headers)))
+            from pi_plugins.providers.identity import with_identity
+
+            request.headers = await with_identity(model, request.headers, options)
             self.finalize(request, body)  # after the headers: a signature covers them
             if signal.aborted:
                 raise asyncio.CancelledError
@@ -417,7 +427,7 @@ class SseProvider:
                     async for chunk in response.aiter_bytes():
                         watch.reading = False
                         for sse in decoder.feed(chunk):
-                            await report_stream_event(options, sse)
+                            await report_stream_event(options, sse, self.stream_event_data)
                             for event in reader.on_event(sse):
                                 if signal.aborted:
                                     raise asyncio.CancelledError
@@ -427,7 +437,7 @@ class SseProvider:
                         watch.reading = True
                     watch.reading = False
                     for sse in decoder.close():
-                        await report_stream_event(options, sse)
+                        await report_stream_event(options, sse, self.stream_event_data)
                         for event in reader.on_event(sse):
                             yield event
                     if signal.aborted:

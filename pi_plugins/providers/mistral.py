@@ -6,7 +6,9 @@ knows for Mistral (nine-character tool-call ids, ``max_tokens``, no ``store``, n
 developer role, usage without asking); what is Mistral's own: the path under ``/v1``,
 the session's ``x-affinity`` header, and deltas whose ``content`` is a list of parts,
 ``{"type": "thinking", "thinking": [{"type": "text", "text": ...}]}`` and
-``{"type": "text", "text": ...}``, read here as thinking and text.
+``{"type": "text", "text": ...}``, read here as thinking and text. Tools say ``strict``,
+true (with a strict schema) only for pi's constrained tools and only where the model's
+``compat.supportsStrictMode`` opts in, as pi 1.6 (strict tools stalled Mistral Large 4).
 """
 
 from __future__ import annotations
@@ -70,6 +72,9 @@ class MistralProvider(OpenAICompletionsProvider):
         mistral = attrs.evolve(model, compat={**MISTRAL_COMPAT, **(model.compat or {})})
         request = super().build_request(mistral, context, options)
         request.url = join_url(model.base_url, "/v1/chat/completions")
+        for tool in request.body.get("tools") or ():  # pi 1.6 says strict on every Mistral tool
+            if isinstance(tool, dict) and isinstance(tool.get("function"), dict):
+                tool["function"].setdefault("strict", False)
         if options.session_id and "x-affinity" not in request.headers:
             request.headers["x-affinity"] = options.session_id
         return request

@@ -15,7 +15,6 @@ over a WebSocket first and over these server-sent events when that fails, as pi'
 from __future__ import annotations
 
 import asyncio
-import platform
 from typing import Any
 
 import attrs
@@ -36,9 +35,10 @@ from pi_plugins.providers.http import (
     describe_exception,
     environment_url,
     json_data,
-    merged_headers,
+    report_stream_event,
     take_back_abort,
 )
+from pi_plugins.providers.identity import with_identity
 from pi_plugins.providers.kit import MessageBuilder
 from pi_plugins.providers.openai_responses import MIN_OUTPUT_TOKENS, ResponsesReader, convert_input
 from pi_plugins.providers.origins import rewrite as rewrite_origin
@@ -47,6 +47,8 @@ from pi_plugins.providers.thinking import level_value, max_tokens, reasoning_lev
 
 API = "openai-codex-responses"
 DEFAULT_BASE_URL = "https://chatgpt.com/backend-api"
+#: pi 1.6's fixed ``reasoning.effort`` while ``configuration_update`` items carry the level.
+CONFIGURATION_UPDATE_REQUEST_EFFORT = "medium"
 
 
 def codex_url(base_url: str | None) -> str:
@@ -56,13 +58,6 @@ def codex_url(base_url: str | None) -> str:
     if base.endswith("/codex"):
         return base + "/responses"
     return base + "/codex/responses"
-
-
-def user_agent() -> str:
-    """pi's: ``pi (<platform> <release>; <arch>)`` with Node's names for them."""
-    system = {"Linux": "linux", "Darwin": "darwin", "Windows": "win32"}.get(platform.system(), platform.system().lower())
-    machine = {"x86_64": "x64", "AMD64": "x64", "aarch64": "arm64"}.get(platform.machine(), platform.machine())
-    return f"pi ({system} {platform.release()}; {machine})"
 
 
 def codex_tools(model: Model, tools: list) -> list[dict]:
@@ -128,15 +123,33 @@ def build_body(model: Model, context: LlmContext, options: StreamOptions) -> dic
         body["temperature"] = options.temperature
     if context.tools and not tools_as_items(model):
         body["tools"] = codex_tools(model, context.tools)
-    level = reasoning_level(model, options) if model.reasoning else None
-    if level:
-        body["reasoning"] = {"effort": level_value(model, level), "summary": "auto"}
-    elif model.reasoning:  # off is sent as the model's "off" effort (pi 1.6: none), unless it has none
-        level_map = model.thinking_level_map or {}
-        off = level_map.get("off", "none") if "off" in level_map else "none"
-        if off is not None:
-            body["reasoning"] = {"effort": off, "summary": "auto"}
+    effort = reasoning_effort(model, options)
+    if effort is not None and (model.compat or {}).get("supportsMidConvoEffort"):
+        # pi 1.6: a fixed effort, the level in a configuration_update item at the end of the
+        # input, so a change of level leaves the cached prefix as it was
+        body["reasoning"] = {"effort": CONFIGURATION_UPDATE_REQUEST_EFFORT, "summary": "auto"}
+        body["input"].append({"type": "configuration_update", "reasoning": {"effort": effort}})
+    elif effort is not None:
+        body["reasoning"] = {"effort": effort, "summary": "auto"}
     return body
+
+
+def reasoning_effort(model: Model, options: StreamOptions) -> str | None:
+    """The effort a reasoning model is asked for: the level's (the model's value for it),
+    and with thinking off its ``off`` value (pi 1.6: ``none``); None: no reasoning field."""
+    if not model.reasoning:
+        return None
+    level = reasoning_level(model, options)
+    if level:
+        return level_value(model, level)
+    level_map = model.thinking_level_map or {}
+    return level_map.get("off", "none") if "off" in level_map else "none"
+
+
+def configuration_update_effort(model: Model, options: StreamOptions) -> str | None:
+    """The effort a ``configuration_update`` item carries (``supportsMidConvoEffort``), kept
+    on the answer as ``providerThinkingLevel`` as pi 1.6 keeps it."""
+    return reasoning_effort(model, options) if (model.compat or {}).get("supportsMidConvoEffort") else None
 
 
 class CodexReader(ResponsesReader):
@@ -196,6 +209,14 @@ class OpenAICodexProvider(SseProvider):
         return value if isinstance(value, str) and value else "auto"
 
     async def stream(self, model: Model, context: LlmContext, options: StreamOptions):
+        level = configuration_update_effort(model, options)
+        async for event in self._stream(model, context, options):
+            message = getattr(event, "partial", None) or getattr(event, "message", None) or getattr(event, "error", None)
+            if level is not None and message is not None and "providerThinkingLevel" not in message.extra:
+                message.extra["providerThinkingLevel"] = level
+            yield event
+
+    async def _stream(self, model: Model, context: LlmContext, options: StreamOptions):
         transport = self.transport()
         session = options.session_id
         if transport == "sse" or (session and session in ws.fallback_sessions) or options.signal.aborted:
@@ -212,8 +233,7 @@ class OpenAICodexProvider(SseProvider):
         try:
             body = await options.prepare_payload(request.body)
             headers = ws.websocket_headers(request.headers, session or ws.new_request_id())
-            if options.on_headers is not None:
-                headers = merged_headers(await options.on_headers(dict(headers)))
+            headers = await with_identity(model, headers, options)
         except Exception as exc:  # a hook that failed: the answer's error, as over SSE
             message, failure = describe_exception(exc)
             builder = MessageBuilder(api=model.api, provider=model.provider, model=model.id)
@@ -260,7 +280,9 @@ class OpenAICodexProvider(SseProvider):
                 if not started:
                     started = True
                     yield builder.start()
-                for event in reader.on_event(SseEvent(None, text)):
+                wire = SseEvent(None, text)
+                await report_stream_event(options, wire)  # as over server-sent events
+                for event in reader.on_event(wire):
                     if signal.aborted:
                         raise asyncio.CancelledError
                     yield event
@@ -317,7 +339,6 @@ class OpenAICodexProvider(SseProvider):
             "Authorization": f"Bearer {token}",
             "chatgpt-account-id": account,
             "originator": "pi",
-            "User-Agent": user_agent(),
             "OpenAI-Beta": "responses=experimental",
             "accept": "text/event-stream",
             "content-type": "application/json",

@@ -48,6 +48,7 @@ from pi_core.protocol.model import Model, calculate_cost
 from pi_core.protocol.provider import LlmContext, StreamOptions
 from pi_core.protocol.stream import AssistantMessageEvent
 from pi_plugins.providers.cloudflare import gateway_headers, is_gateway
+from pi_plugins.providers.completions_compat import compat_fields, template_thinking
 from pi_plugins.providers.completions_system import changes_in_place, function_tools, request_tools
 from pi_plugins.providers.completions_usage import estimate_usage, map_finish_reason, parse_usage
 from pi_plugins.providers.copilot import adapt as adapt_for_copilot
@@ -112,7 +113,7 @@ def detect_compat(model: Model) -> dict[str, Any]:
         "thinkingFormat": "deepseek" if deepseek else "zai" if zai else "openrouter" if openrouter else "openai",
         "openRouterRouting": {},
         "vercelGatewayRouting": {},
-        "supportsStrictMode": not (moonshot or cf_gateway or mistral),
+        "supportsStrictMode": False,  # pi 1.6: OpenAI compatibility is no promise of strict tools
         "cacheControlFormat": "anthropic" if provider == "openrouter" and model.id.startswith("anthropic/") else None,
         "sendSessionAffinityHeaders": openrouter,  # pi 1.6: OpenRouter's x-session-id
         "sessionAffinityFormat": "openrouter" if openrouter else "openai",
@@ -368,11 +369,14 @@ def build_body(model: Model, context: LlmContext, options: StreamOptions, compat
             body["reasoning"] = {"effort": level_value(model, level)}
         elif (model.thinking_level_map or {}).get("off", "none") is not None:
             body["reasoning"] = {"effort": (model.thinking_level_map or {}).get("off") or "none"}
+    elif model.reasoning and fmt in ("chat-template", "baseten"):
+        template_thinking(body, model, options, compat, level)
     elif model.reasoning and compat["supportsReasoningEffort"]:
         if level:
             body["reasoning_effort"] = level_value(model, level)
         elif isinstance((model.thinking_level_map or {}).get("off"), str):
             body["reasoning_effort"] = (model.thinking_level_map or {})["off"]
+    compat_fields(body, model, options, compat, level)  # tool_stream, priority, a thinking budget
     routing = (model.compat or {}).get("openRouterRouting")
     if "openrouter.ai" in model.base_url and routing:
         body["provider"] = routing

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Iterable
 from typing import Any
 
@@ -121,6 +122,7 @@ def convert_input(model: Model, context: LlmContext, system: list | None = None,
         elif isinstance(message, AssistantMessage):
             different_model = (message.model != model.id and message.provider == model.provider
                                and message.api == model.api)
+            texts = 0  # pi 1.6's fallback ids: msg_pi_<n> for the first text, msg_pi_<n>_<k> after
             for block in message.content:
                 if isinstance(block, ThinkingContent):
                     if block.thinking_signature:
@@ -131,9 +133,10 @@ def convert_input(model: Model, context: LlmContext, system: list | None = None,
                 elif isinstance(block, TextContent):
                     msg_id, phase = _text_signature(block.text_signature)
                     if not msg_id:
-                        msg_id = f"msg_{index}"
+                        msg_id = f"msg_pi_{index}" if texts == 0 else f"msg_pi_{index}_{texts}"
                     elif len(msg_id) > 64:
                         msg_id = f"msg_{short_hash(msg_id)}"
+                    texts += 1
                     item = {"type": "message", "role": "assistant",
                             "content": [{"type": "output_text", "text": block.text, "annotations": []}],
                             "status": "completed", "id": msg_id}
@@ -176,20 +179,46 @@ def build_body(model: Model, context: LlmContext, options: StreamOptions) -> dic
         body["temperature"] = options.temperature
     tools = context.tools if system[0].request_tools is None else system[0].request_tools
     if tools:
-        body["tools"] = responses_tools(tools)
+        body["tools"] = responses_tools(tools, model)
     if model.reasoning:
         level = reasoning_level(model, options)
         off = (model.thinking_level_map or {}).get("off", "none")
-        if level:
-            body["reasoning"] = {"effort": level_value(model, level), "summary": "auto"}
+        update = configuration_update_effort(model, options)
+        if level:  # with supportsMidConvoEffort pi 1.6 fixes the effort and says the level last
+            body["reasoning"] = {"effort": "medium" if update else level_value(model, level), "summary": "auto"}
             body["include"] = ["reasoning.encrypted_content"]
         elif model.provider != "github-copilot" and off is not None:
             body["reasoning"] = {"effort": off or "none"}
+        if update:
+            body["input"].append({"type": "configuration_update", "reasoning": {"effort": update}})
     body.update(sampling_params(model, options) or {})  # last: they win over the named fields (pi 1.6)
     return body
 
 
+def configuration_update_effort(model: Model, options: StreamOptions) -> str | None:
+    """pi 1.6's ``supportsMidConvoEffort``: the level a ``configuration_update`` item carries
+    (thinking on, and not Sign in with ChatGPT, which refuses the item), else None."""
+    level = reasoning_level(model, options) if model.reasoning else None
+    chatgpt = (model.provider == "openai" and model.base_url == "https://api.openai.com/v1"
+               and options.api_key is not None and not options.api_key.startswith("sk-"))
+    if not level or not (model.compat or {}).get("supportsMidConvoEffort") or chatgpt:
+        return None
+    return level_value(model, level)
+
+
 # ---------------------------------------------------------------- response
+
+
+def reasoning_removals(transformations: Any) -> list[dict]:
+    """The reasoning items the server says it removed from the request's input (its
+    ``input_transformations``), as pi 1.6 keeps them in the answer's diagnostics (the chat's
+    "OpenAI dropped N reasoning items" notice). ``turn_boundary`` removals are left out: the
+    models that keep only the current turn's reasoning report every earlier one each time."""
+    if not isinstance(transformations, list):
+        return []
+    return [{k: t[k] for k in ("type", "id", "action", "reason") if k in t} for t in transformations
+            if isinstance(t, dict) and t.get("type") == "reasoning" and t.get("action") == "removed"
+            and t.get("reason") != "turn_boundary"]
 
 
 class ResponsesReader(StreamReader):
@@ -299,6 +328,11 @@ class ResponsesReader(StreamReader):
     def _complete(self, response: dict) -> None:
         self.completed = True
         message = self.builder.message
+        removed = reasoning_removals(response.get("input_transformations"))
+        if removed:
+            message.extra["diagnostics"] = [*(message.extra.get("diagnostics") or []), {
+                "type": "openai_input_transformations", "timestamp": int(time.time() * 1000),
+                "details": {"transformations": removed}}]
         if response.get("id"):
             message.response_id = response["id"]
         usage = response.get("usage")
@@ -342,6 +376,14 @@ class OpenAIResponsesProvider(SseProvider):
         from pi_plugins.providers.error_text import responses_prefix
 
         return responses_prefix(provider)
+
+    async def stream(self, model: Model, context: LlmContext, options: StreamOptions):
+        level = configuration_update_effort(model, options)  # kept on the answer, as pi 1.6
+        async for event in super().stream(model, context, options):
+            message = getattr(event, "partial", None) or getattr(event, "message", None) or getattr(event, "error", None)
+            if level is not None and message is not None:
+                message.extra.setdefault("providerThinkingLevel", level)
+            yield event
 
     def build_request(self, model: Model, context: LlmContext, options: StreamOptions) -> HttpRequest:
         headers = {"accept": "application/json", "content-type": "application/json"}

@@ -34,14 +34,26 @@ def tool_support(compat: dict) -> str:
     return "additions" if compat.get("supportsToolSearch") else "none"
 
 
-def responses_tools(tools: list, defer: bool = False) -> list[dict]:
-    """Tool specs or declarations (``name``, ``description``, ``parameters``) as functions."""
+def responses_tools(tools: list, model: Model, defer: bool = False) -> list[dict]:
+    """Tool specs or declarations (``name``, ``description``, ``parameters``) as functions;
+    ``strict`` only where the model's compat says strict mode (pi 1.6: off unless said,
+    Azure on unless said), true with a strict schema for pi's constrained tools."""
+    from pi_plugins.providers.strict_schema import CONSTRAINED_TOOLS, NotStrict, strict_schema
+
+    said = (model.compat or {}).get("supportsStrictMode")
+    supported = model.api == "azure-openai-responses" if said is None else bool(said)
     out = []
     for tool in tools:
         name, description, parameters = ((tool["name"], tool.get("description"), tool.get("parameters"))
                                          if isinstance(tool, dict) else (tool.name, tool.description, tool.parameters))
+        strict = False
+        if supported and name in CONSTRAINED_TOOLS:
+            try:
+                parameters, strict = strict_schema(parameters), True
+            except NotStrict:
+                pass  # pi 1.6's "prefer": sent as it is
         out.append({"type": "function", "name": name, "description": description, "parameters": parameters,
-                    **({"defer_loading": True} if defer else {}), "strict": False})
+                    **({"defer_loading": True} if defer else {}), **({"strict": strict} if supported else {})})
     return out
 
 
@@ -54,6 +66,7 @@ class SystemItems:
         """``head=False``: the caller leads with the prompt and tools itself (Codex's
         request), so only later changes' texts are placed."""
         compat = model.compat or {}
+        self.model = model
         self.role = role
         self.head: list[dict] = [{"role": role, "content": context.system_prompt}] if context.system_prompt else []
         self.placed: dict[int | None, list[dict]] = {}
@@ -107,11 +120,12 @@ class SystemItems:
                 items.append({"role": self.role, "content": INCREMENTAL_TOOLS_NOTICE
                               + (f"\nStill unavailable: {still}." if still else "")})
             self.declared = True
-            return [*items, {"type": "additional_tools", "role": "developer", "tools": responses_tools(tools)}]
+            declared = responses_tools(tools, self.model)
+            return [*items, {"type": "additional_tools", "role": "developer", "tools": declared}]
         if self.support != "additions":
             return []
         names = [t.get("name") for t in tools]
         call_id = f"pi_tool_load_{short_hash(seed + ':' + ','.join(names))}"
         done = {"call_id": call_id, "execution": "client", "status": "completed"}
         return [{"type": "tool_search_call", **done, "arguments": {"query": " ".join(names), "limit": len(names)}},
-                {"type": "tool_search_output", **done, "tools": responses_tools(tools, defer=True)}]
+                {"type": "tool_search_output", **done, "tools": responses_tools(tools, self.model, defer=True)}]

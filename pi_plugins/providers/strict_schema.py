@@ -45,12 +45,15 @@ def _allows_null(node: Any) -> bool:
     return isinstance(node.get("anyOf"), list) and any(_allows_null(v) for v in node["anyOf"])
 
 
-def _tighten(node: Any) -> None:
+def _tighten(node: Any, unsupported: Any = None) -> None:
     if not isinstance(node, dict):
         raise NotStrict("boolean schemas are unsupported")
     for key in _UNSUPPORTED:
         if key in node:
             raise NotStrict(f"{key} schemas are unsupported")
+    for key, value in node.items() if unsupported is not None else ():
+        if unsupported(key, value):
+            raise NotStrict(f"{key}: {value!r} is unsupported")
     if "type" not in node and "anyOf" not in node and "enum" not in node:
         raise NotStrict("schemas without a type are unsupported")
     if "anyOf" in node:
@@ -60,11 +63,11 @@ def _tighten(node: Any) -> None:
         for variant in variants:
             if _structured(variant):
                 raise NotStrict("object and array unions are unsupported")
-            _tighten(variant)
+            _tighten(variant, unsupported)
     if "items" in node:
         if isinstance(node["items"], list):
             raise NotStrict("tuple schemas are unsupported")
-        _tighten(node["items"])
+        _tighten(node["items"], unsupported)
     if node.get("type") != "object":
         if "properties" in node:
             raise NotStrict("properties require type object")
@@ -80,17 +83,18 @@ def _tighten(node: Any) -> None:
     if any(k not in properties for k in required):
         raise NotStrict("required contains an unknown property")
     for key, value in properties.items():
-        _tighten(value)
+        _tighten(value, unsupported)
         if key not in required and not _allows_null(value):
             properties[key] = {"anyOf": [value, {"type": "null"}]}
     node["required"] = list(properties)
     node["additionalProperties"] = False
 
 
-def strict_schema(schema: Any) -> dict:
-    """A strict copy of ``schema`` (the original is left as it was), or :class:`NotStrict`."""
+def strict_schema(schema: Any, unsupported: Any = None) -> dict:
+    """A strict copy of ``schema`` (the original is left as it was), or :class:`NotStrict`;
+    ``unsupported(key, value)`` names more keywords a provider's strict mode refuses."""
     copied = copy.deepcopy(schema)
     if not isinstance(copied, dict) or copied.get("type") != "object":
         raise NotStrict("root schema must have type object")
-    _tighten(copied)
+    _tighten(copied, unsupported)
     return copied

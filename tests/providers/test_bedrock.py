@@ -159,3 +159,21 @@ def test_the_bedrock_request_matches_the_real_pis(tmp_path, llm_server):
     assert list(ours.body) == list(pi.body)
     assert sorted(t["toolSpec"]["name"] for t in ours.body["toolConfig"]["tools"]) == \
         sorted(t["toolSpec"]["name"] for t in pi.body["toolConfig"]["tools"])
+
+
+def test_each_event_stream_frame_is_reported_to_provider_stream_event_as_the_aws_sdk_yields_it(llm_server):
+    """pi 1.6 hands the SDK's items to ``provider_stream_event``: ``{"<event type>": payload}``."""
+    llm_server.push(Reply(text="Framed."))
+    heard = []
+
+    async def hear(data):
+        heard.append(data)
+
+    message = run(collect(llm_server.model("bedrock-converse-stream"), CONTEXT,
+                          StreamOptions(api_key="k", max_retries=0, on_stream_event=hear)))[1]
+    assert message.text == "Framed.", message.error_message
+    assert heard[0] == {"messageStart": {"role": "assistant"}}
+    assert all(len(item) == 1 for item in heard)
+    assert [next(iter(item)) for item in heard][-2:] == ["messageStop", "metadata"]
+    assert "".join(item["contentBlockDelta"]["delta"].get("text", "") for item in heard
+                   if "contentBlockDelta" in item) == "Framed."

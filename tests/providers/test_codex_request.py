@@ -116,3 +116,17 @@ def test_a_schema_strict_mode_cannot_express_is_refused_and_the_original_kept():
                 {"type": "object", "additionalProperties": True}, {"type": "object", "properties": {"x": {}}}):
         with pytest.raises(NotStrict):
             strict_schema(bad)
+
+
+def test_a_mid_conversation_effort_level_is_kept_on_the_answer_as_pi16s_provider_thinking_level(llm_server):
+    llm_server.push(Reply(text="ok"))
+    model = attrs.evolve(MODEL, compat={**COMPAT, "supportsMidConvoEffort": True})
+    options = StreamOptions(api_key=codex_token("k"), session_id="s-1", max_retries=0, thinking_level="low")
+
+    async def go():
+        return [e async for e in OpenAICodexProvider(Settings({"transport": "sse"})).stream(model, CONTEXT, options)]
+    done = asyncio.run(go())[-1]
+    assert done.type == "done" and done.message.extra["providerThinkingLevel"] == "low"
+    body = llm_server.requests[-1].body
+    assert body["input"][-1] == {"type": "configuration_update", "reasoning": {"effort": "low"}}
+    assert body["reasoning"]["effort"] == "medium"

@@ -79,6 +79,11 @@ def test_codex_request_has_pi16s_shape_with_the_tools_and_prompt_in_the_input(tm
         assert request.headers["content-encoding"] == "zstd"
         assert request.headers["session-id"] == request.headers["x-client-request-id"]
         assert "session_id" not in request.headers
+    # pi 1.6's detailed User-Agent, ours with our name, and its originator
+    assert sent["pi16"].headers["user-agent"].startswith("pi/1.6.")
+    assert sent["ours"].headers["user-agent"].startswith("pi-harness/")
+    assert sent["ours"].headers["user-agent"].split(" ", 1)[1].count(";") == 2
+    assert sent["ours"].headers["originator"] == sent["pi16"].headers["originator"] == "pi"
 
 
 def test_the_strict_schemas_are_pi16s_rule(tmp_path, llm_server):
@@ -106,3 +111,16 @@ def test_the_request_after_a_tool_call_is_pi16s(tmp_path, llm_server):
             item["id"] = item["id"][:7]  # the scripted server numbers its items across both runs
     assert inputs["ours"] == inputs["pi16"]
     assert [i.get("type") for i in inputs["ours"]] == [None, "function_call", "function_call_output"]
+
+
+@pytest.mark.parametrize("thinking", ["off", "high"])
+def test_a_model_with_mid_conversation_effort_says_its_level_in_a_configuration_update_as_pi16(
+        tmp_path, llm_server, thinking):
+    """``supportsMidConvoEffort`` (GPT-6 on Codex): a fixed ``reasoning.effort`` and the level
+    in a ``configuration_update`` item at the end of the input, so the cached prefix holds."""
+    sent = {who: _run(who, tmp_path, llm_server, model="openai-codex/gpt-6-luna", args=("--thinking", thinking)).body
+            for who in ("pi16", "ours")}
+    pi, ours = sent["pi16"], sent["ours"]
+    assert ours["reasoning"] == pi["reasoning"] == {"effort": "medium", "summary": "auto"}
+    assert ours["input"][-1] == pi["input"][-1] == {
+        "type": "configuration_update", "reasoning": {"effort": "none" if thinking == "off" else "high"}}

@@ -81,7 +81,7 @@ def test_the_handshake_and_frame_are_pis(llm_server):
     assert headers["chatgpt-account-id"] == "acct-test" and headers["originator"] == "pi"
     assert headers["openai-beta"] == "responses_websockets=2026-02-06"
     assert headers["session-id"] == headers["x-client-request-id"] == "session-1"  # pi 1.6's name
-    assert headers["user-agent"].startswith("pi (")
+    assert headers["user-agent"].startswith("pi-harness/")  # pi 1.6's detailed form, our name
     assert "accept" not in headers and "content-type" not in headers
     [frame] = llm_server.requests
     assert frame.method == "WEBSOCKET" and frame.path == "/backend-api/codex/responses"
@@ -408,3 +408,23 @@ def test_websocket_connect_timeout_ms_bounds_a_handshake_that_never_answers(monk
     assert events[-1].type == "error"
     silent.close()
     assert codex_websocket.connect_seconds(None) == 15 and codex_websocket.connect_seconds(0) is None
+
+
+def test_each_websocket_frame_is_reported_to_provider_stream_event_as_parsed_json(llm_server):
+    """pi 1.6 hands every Codex event to ``provider_stream_event``, over the socket too."""
+    llm_server.push(Reply(text="hello"))
+    heard = []
+
+    async def hear(data):
+        heard.append(data)
+
+    async def scenario():
+        provider = OpenAICodexProvider(Settings({"transport": "websocket"}))
+        options = StreamOptions(api_key=TOKEN, session_id="session-1", max_retries=0, on_stream_event=hear)
+        return [e async for e in provider.stream(MODEL, CONTEXT, options)]
+
+    assert final(asyncio.run(scenario())).text == "hello"
+    assert not posts(llm_server)  # over the socket, not server-sent events
+    kinds = [d["type"] for d in heard]
+    assert kinds[0] == "response.created" and kinds[-1] == "response.completed"
+    assert "response.output_text.delta" in kinds

@@ -130,7 +130,8 @@ def test_the_chatgpt_subscription_request_matches_the_real_pis(tmp_path, llm_ser
     pi, ours = requests["pi"], requests["ours"]
     assert ours.path == pi.path == "/backend-api/codex/responses"
     assert {h: ours.headers.get(h) for h in CODEX_HEADERS} == {h: pi.headers.get(h) for h in CODEX_HEADERS}
-    assert ours.headers["user-agent"].startswith("pi (") and pi.headers["user-agent"].startswith("pi (")
+    # pi 0.73.1's "pi (<os> <release>; <arch>)"; ours pi 1.6's detailed form with our name
+    assert ours.headers["user-agent"].startswith("pi-harness/") and pi.headers["user-agent"].startswith("pi (")
     # pi 1.6 (which ours follows; test_codex_request_pi16.py) sends the model's output
     # limit, and the prompt and the tools (strict where pi's tools ask) as developer items
     # of the input; 0.73.1 sent none, and instructions and tools fields
