@@ -77,3 +77,62 @@ def test_the_chat_asks_continue_fork_or_cancel_as_pi16(tmp_path, server, keys):
     assert seen["ours"] == seen["pi16"]
     assert seen["ours"]["asked"] == (f"{QUESTION} HOME/renamed-project Continue in HOME/project (asks again next "
                                      "time) Fork into HOME/project (new session ID, original kept) Cancel")
+
+
+def _resume_in_chat(tmp_path: Path, who: str, argv: list[str], keys: list[str], server) -> dict[str, object]:
+    from pi_core.session.locations import encode_cwd
+
+    home = tmp_path / who
+    project = home / "project"
+    project.mkdir(parents=True)
+    (home / "agent").mkdir()
+    (home / "agent" / "models.json").write_text(json.dumps(server.models_json("local", apiKey="test-key")))
+    gone = home / "renamed-project"
+    folder = home / "agent" / "sessions" / encode_cwd(project)
+    folder.mkdir(parents=True)
+    session = folder / "2026-11-01T00-00-00-000Z_0192f1a0-0000-7000-8000-000000000001.jsonl"
+    question = {"type": "message", "id": "u0000001", "parentId": None, "timestamp": "2026-11-01T00:00:01.000Z",
+                "message": {"role": "user", "content": [{"type": "text", "text": "an old question"}],
+                            "timestamp": 1793527200000}}
+    session.write_text(json.dumps({**HEADER, "cwd": str(gone)}) + "\n" + json.dumps(question) + "\n")
+    before = session.read_bytes()
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "PI_CODING_AGENT_DIR": str(home / "agent"),
+           "TERM": "xterm-256color", "LANG": "C.UTF-8", "SHELL": "/bin/sh", "PI_OFFLINE": "1"}
+    seen: dict[str, object] = {}
+    with Terminal(home, [*argv, "--model", "local/test-model"], env=env, cwd=project, width=160) as term:
+        term.wait_for("test-model", timeout=30)
+        term.type("/resume")
+        for _ in range(30):  # pi 1.6 keeps what is sent before its start is over in the editor
+            term.press("Enter")
+            try:
+                term.wait_for("an old question", timeout=3)
+                break
+            except TerminalTimeout:
+                pass
+        term.press("Enter")
+        screen = term.wait_for("Cancel", timeout=30)
+        seen["asked"] = QUESTION + " " + str(gone) in screen
+        term.press(*keys)
+        said = {"continue": f"Resumed session in {project}", "fork": "Forked into new session",
+                "cancel": "Resume cancelled"}[{1: "continue", 2: "fork", 3: "cancel"}[len(keys)]]
+        screen = term.wait_for(said, timeout=30)
+        seen["old question shown"] = "an old question" in screen.split(QUESTION)[-1]
+    seen["original kept as it was"] = session.read_bytes() == before
+    forks = [path for path in (home / "agent").rglob("*.jsonl") if path != session
+             and json.loads(path.read_text().splitlines()[0]).get("parentSession") == str(session)]
+    seen["forks"] = len(forks)
+    return seen
+
+
+@pytest.mark.parametrize("keys", [["Enter"], ["Down", "Enter"], ["Down", "Down", "Enter"]],
+                         ids=["continue", "fork", "cancel"])
+def test_resume_in_the_chat_asks_the_same_as_pi16(tmp_path, server, keys):
+    package = require_real("pi16")
+    seen = {who: _resume_in_chat(tmp_path, who, argv, keys, server) for who, argv in (
+        ("pi16", [str(NODE22), str(package / "dist" / "cli.js")]),
+        ("ours", [sys.executable, "-m", "pi_plugins.cli"]))}
+    assert seen["ours"] == seen["pi16"]
+    assert seen["ours"]["asked"] is True
+    assert seen["ours"]["original kept as it was"] is (len(keys) > 1)  # continued: written to (1.6 too)
+    assert seen["ours"]["forks"] == (1 if len(keys) == 2 else 0)
+    assert seen["ours"]["old question shown"] is (len(keys) < 3)  # resumed, or forked with it
