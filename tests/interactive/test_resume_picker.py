@@ -53,7 +53,7 @@ def test_resume_across_projects_finds_another_folders_session_renames_it_and_ope
     term.press("Enter")
     term.wait_for("Session cwd does not exist: /srv/other-app")  # its folder is not here: pi 1.6 asks
     term.press("Enter")  # continue here
-    screen = term.wait_drawn("Resumed session in ")
+    screen = term.wait_drawn("Resumed session in")
     assert "question from the other app" in screen and "Answer to question from the other app." in screen
 
 
