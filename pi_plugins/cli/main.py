@@ -184,8 +184,10 @@ def run_command(messages, print_, **flags) -> None:
 def _usage_failed(exc: Exception) -> int:
     """Say what was wrong with the request: in pi 1.6's words and exit code (1) where we
     match it, else ours (2)."""
-    from pi_plugins.cli.run_args import FlagError, PiRefusal
+    from pi_plugins.cli.run_args import FlagError, PiRefusal, QuietExit
 
+    if isinstance(exc, QuietExit):
+        return 0
     if isinstance(exc, PiRefusal):
         click.echo(str(exc), err=True)
         return 1

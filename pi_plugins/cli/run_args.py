@@ -19,6 +19,10 @@ class PiRefusal(UsageError):
     """A refusal printed exactly as pi 1.6 prints it (no ``Error:`` before it), exit code 1."""
 
 
+class QuietExit(UsageError):
+    """The user chose to stop before the run began (a Cancel): nothing said, exit code 0."""
+
+
 def check_flags(args: RunArgs) -> None:
     """What pi 1.6 refuses in its flags (docs/cli.md), in its words: the ``--tools``
     lists, the session id, the flags ``--fork`` and ``--session-id`` cannot be given with."""

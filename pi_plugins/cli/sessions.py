@@ -94,3 +94,22 @@ def missing_session_cwd(session, reason: str, cwd: str) -> str | None:
         return None
     where = f"\nSession file: {session.file}" if session.file else ""
     return f"Stored session working directory does not exist: {stored}{where}\nCurrent working directory: {cwd}"
+
+
+async def choose_for_missing_cwd(session, cwd: str, directory: Path | None, ui):
+    """pi 1.6's chat, resuming a session whose stored folder is gone: Continue here (the
+    file keeps its folder, so it asks again next time), Fork into here (a new session,
+    the original kept) or Cancel (:class:`QuietExit`), in its words."""
+    from pi_core.session.locations import session_dir_for
+    from pi_plugins.cli.run_args import QuietExit
+
+    options = [f"Continue in {cwd} (asks again next time)", f"Fork into {cwd} (new session ID, original kept)",
+               "Cancel"]
+    choice = await ui.select(f"Session cwd does not exist: {session.header.cwd}", options)
+    if choice == options[0]:
+        return session
+    source = session.file
+    session.close()
+    if choice == options[1]:
+        return fork_from(source, cwd, directory or session_dir_for(cwd))
+    raise QuietExit("")

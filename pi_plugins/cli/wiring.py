@@ -136,16 +136,23 @@ async def build_app(args: RunArgs, *, cwd: str | None = None, ui: Any = None,
     if args.api_key:
         registry.set_runtime_key(model.provider, args.api_key)
     from pi_core.session.reader import SessionError
-    from pi_plugins.cli.sessions import missing_session_cwd, open_session, sessions_dir
+    from pi_plugins.cli.sessions import (
+        choose_for_missing_cwd,
+        missing_session_cwd,
+        open_session,
+        sessions_dir,
+    )
 
     try:
         session, reason = open_session(args, cwd, sessions_dir(args, settings))
     except SessionError as exc:  # locked by another pi, not a session file…
         raise UsageError(str(exc)) from exc
-    gone = None if chat else missing_session_cwd(session, reason, cwd)
-    if gone:  # the chat offers Continue / Fork / Cancel instead (pi 1.6)
+    gone = missing_session_cwd(session, reason, cwd)
+    if gone and not chat:
         session.close()
         raise PiRefusal(gone)
+    if gone and trust_ui is not None:  # the chat offers Continue / Fork / Cancel (pi 1.6)
+        session = await choose_for_missing_cwd(session, cwd, sessions_dir(args, settings), trust_ui)
     if args.name is not None and args.name.strip():  # -n/--name, first as in pi
         session.append_session_info(args.name)
     options = ResourceOptions(

@@ -30,7 +30,7 @@ from pi_core.protocol.messages import (
     ToolCall,
     UserMessage,
 )
-from pi_plugins.interactive import mermaid, render_hooks
+from pi_plugins.interactive import mermaid, render_hooks, tool_views
 from pi_plugins.interactive.markdown import PiMarkdown
 from pi_plugins.interactive.paint import Painter, strip_ansi
 from pi_plugins.interactive.tool_views import BASH_PREVIEW_LINES, ToolState, call_title, result_body
@@ -406,8 +406,16 @@ class ToolBlock(Block):
             body = self._drawn("render_result", result, RenderOptions(view.expand_tools, not state.finished))
         if body is None:
             body = result_body(state, view.expand_tools)
+            if (timer := tool_views.timer_text(state) if state.content is not None else None) is not None:
+                body = Group(*([body, Text("")] if body is not None else []), Text(timer, style="muted"))
         inner = Group(title, Text(""), body) if body is not None else title
         return Padding(inner, (1, view.pad), style=box, expand=True)
+
+    def lines(self, painter: Painter, width: int, view: View, live: bool = False) -> list[str]:
+        if not self.state.finished and (shown := tool_views.timer_text(self.state)) != getattr(self, "_timer", None):
+            self._timer = shown  # a running row's timer counts on: drawn again when it moves
+            self.changed()
+        return super().lines(painter, width, view, live)
 
     def _drawn(self, slot: str, *args: Any) -> RenderableType | None:
         """A plugin's drawing of the call or result (see :mod:`render_hooks`), or None for ours."""
@@ -569,6 +577,7 @@ def blocks_for_messages(messages: list, renderers: dict[str, Renderer] | None = 
                 result = results.get(call.id)
                 if result is not None:
                     state.content, state.details, state.is_error = result.content, result.details, result.is_error
+                    state.duration_ms = result.duration_ms
                 elif message.stop_reason in ("aborted", "error"):
                     state.content = [TextContent(text=message.error_message or "Operation aborted")]
                     state.is_error = True

@@ -310,11 +310,16 @@ async def resume(tui: ChatPort, args: str) -> None:
     chosen = await SessionPicker(tui).pick()
     if chosen is None:
         return
-    if not await tui.harness.switch_session(str(chosen)):
+    from pi_plugins.interactive.missing_cwd import resume_where_gone
+
+    said = await resume_where_gone(tui, str(chosen))  # its folder gone: pi 1.6's question
+    if said == "":
+        return
+    if said is None and not await tui.harness.switch_session(str(chosen)):
         tui.add_text("Switch cancelled by a plugin", "dim")
         return
     tui.start_over()
-    tui.add_text(f"Resumed {os.path.basename(chosen)}", "dim")
+    tui.add_text(said or f"Resumed {os.path.basename(chosen)}", "dim")
 
 
 async def name(tui: ChatPort, args: str) -> None:

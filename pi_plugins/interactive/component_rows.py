@@ -1,12 +1,13 @@
-"""Plugin components in the chat's bottom area (widgets below the editor, a custom
-footer) get the mouse and, when they ask, the keys, as pi 1.6's fullscreen mode routes
-them to every component (docs/tui.md "Handle mouse input").
+"""Plugin components drawn in some rows of a chat window get the mouse and, when they ask,
+the keys, as pi 1.6's fullscreen mode routes them to every component (docs/tui.md "Handle
+mouse input"): widgets below the editor and a custom footer (:class:`ComponentRows`, a
+window of their own), and widgets above the editor, drawn at the end of the fullscreen
+transcript (:mod:`.transcript_view`).
 
-The area draws several things in one window, some of them components; the rows each
-component took in the last frame say which one is under the pointer, and the event
-reaches it in its own cells (:class:`.component_mouse.MouseRouter`: handled, capture,
-focus, render). A ``focus`` answer gives that component the keys (its ``handle_input``)
-until it is gone or the editor is clicked.
+The rows each component took in the last frame say which one is under the pointer, and
+the event reaches it in its own cells (:class:`.component_mouse.MouseRouter`: handled,
+capture, focus, render). A ``focus`` answer gives that component the keys (its
+``handle_input``), as pi-tui's ``setFocus``, until it is gone or the editor is clicked.
 """
 
 from __future__ import annotations
@@ -25,42 +26,39 @@ from pi_plugins.interactive.controls import LinesControl
 
 #: What the area shows: (the component, or None for plain lines, and its lines), in order.
 Parts = Callable[[int], list[tuple[Any, list[str]]]]
+#: (the component, its first row, its rows), as last drawn.
+Rows = list[tuple[Any, int, int]]
 
 
-class ComponentRows:
-    """One window of the bottom area; see the module's docstring."""
+class PlacedComponents:
+    """The components drawn in one window's rows. ``control`` is that window's control: it
+    takes the keys (``focusable`` set, :attr:`key_bindings` its bindings) while one of them
+    has the focus."""
 
-    def __init__(self, tui: Any, parts: Parts) -> None:
-        self.tui, self.parts = tui, parts
-        self._rows: list[tuple[Any, int, int]] = []  # (component, first row, rows) in the last frame
+    def __init__(self, tui: Any) -> None:
+        self.tui = tui
+        self.control: Any = None
+        self.rows: Rows = []
         self._routers: dict[int, MouseRouter] = {}
         self.focused: Any = None
-        keys = KeyBindings()
+        self.key_bindings = KeyBindings()
 
-        @keys.add(Keys.Any)
+        @self.key_bindings.add(Keys.Any)
         def _(event) -> None:
             self._key("".join(press.data for press in event.key_sequence))
 
-        self.control = LinesControl(self._lines, key_bindings=keys, on_mouse=self._mouse)
-        self.window = Window(self.control, dont_extend_height=True)
-
-    def _lines(self, width: int) -> list[str]:
-        lines: list[str] = []
-        rows: list[tuple[Any, int, int]] = []
-        for component, part in self.parts(width):
-            if component is not None and part:
-                rows.append((component, len(lines), len(part)))
-            lines += part
-        self._rows = rows
+    def drawn(self, rows: Rows) -> None:
+        """The components in this frame (routers of those gone dropped)."""
+        self.rows = rows
         shown = {id(component) for component, _, _ in rows}
         self._routers = {key: router for key, router in self._routers.items() if key in shown}
-        return lines
 
-    def _mouse(self, event: MouseEvent, width: int, height: int) -> Any:
-        y = event.position.y
-        for component, first, rows in self._rows:
-            if first <= y < first + rows:
-                inside = MouseEvent(Point(event.position.x, y - first), event.event_type, event.button,
+    def route(self, event: MouseEvent, row: int, width: int) -> Any:
+        """The event on ``row`` to the component drawn there; NotImplemented when none is
+        there or it does not take the mouse."""
+        for component, first, rows in self.rows:
+            if first <= row < first + rows:
+                inside = MouseEvent(Point(event.position.x, row - first), event.event_type, event.button,
                                     event.modifiers)
                 return self._router(component)(inside, width, rows)
         return NotImplemented
@@ -75,15 +73,20 @@ class ComponentRows:
 
     def _focus(self, component: Any) -> None:
         app = self.tui.app
-        if app is None:
+        if app is None or self.control is None:
             return
         self.focused, self.control.focusable = component, True
         try:
-            app.layout.focus(self.window)
+            app.layout.focus(self.control)
         except ValueError:  # not on screen
-            self.focused, self.control.focusable = None, False
+            self._unfocus()
             return
         self._editor_takes_clicks()
+
+    def _unfocus(self) -> None:
+        self.focused = None
+        if self.control is not None:
+            self.control.focusable = False
 
     def _editor_takes_clicks(self) -> None:
         """A click in the editor gives it the keys back (it never lost them otherwise)."""
@@ -97,8 +100,8 @@ class ComponentRows:
         from pi_plugins.interactive.components import handle_key
 
         component = self.focused
-        if component is None or not any(shown is component for shown, _, _ in self._rows):
-            self.focused, self.control.focusable = None, False
+        if component is None or not any(shown is component for shown, _, _ in self.rows):
+            self._unfocus()
             app = self.tui.app
             if app is not None:
                 app.layout.focus(self.tui.editor)  # the component went: the keys go back
@@ -111,3 +114,27 @@ class ComponentRows:
 
     def _failed(self, exc: Exception, what: str = "a mouse event") -> None:
         self.tui.add_text(f"Error: a plugin's component failed on {what}: {exc}", "error")
+
+
+class ComponentRows:
+    """One window of the bottom area drawing ``parts``, some of them components."""
+
+    def __init__(self, tui: Any, parts: Parts) -> None:
+        self.parts = parts
+        self.placed = PlacedComponents(tui)
+        self.control = LinesControl(self._lines, key_bindings=self.placed.key_bindings, on_mouse=self._mouse)
+        self.placed.control = self.control
+        self.window = Window(self.control, dont_extend_height=True)
+
+    def _lines(self, width: int) -> list[str]:
+        lines: list[str] = []
+        rows: Rows = []
+        for component, part in self.parts(width):
+            if component is not None and part:
+                rows.append((component, len(lines), len(part)))
+            lines += part
+        self.placed.drawn(rows)
+        return lines
+
+    def _mouse(self, event: MouseEvent, width: int, height: int) -> Any:
+        return self.placed.route(event, event.position.y, width)

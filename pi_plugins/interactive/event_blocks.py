@@ -6,6 +6,7 @@ line and the chat. One handler per event type.
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
 from pi_core.protocol.messages import TextContent
@@ -162,6 +163,7 @@ class EventBlocks:
             tool = self.tools[event.tool_call_id] = self._tool_block(event.tool_call_id, event.tool_name,
                                                                      event.args)
         tool.state.started = True
+        tool.state.started_at = time.monotonic()
         tool.changed()
         self.tui.invalidate()
 
@@ -180,6 +182,7 @@ class EventBlocks:
             tool.state.content = getattr(result, "content", None) or []
             tool.state.details = getattr(result, "details", None)
             tool.state.is_error = event.is_error
+            tool.state.duration_ms = event.duration_ms
             tool.state.finished = True
             tool.changed()
             self.tui.changed()

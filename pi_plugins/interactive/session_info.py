@@ -30,10 +30,13 @@ async def session(tui: ChatPort, args: str) -> None:
     from pi_plugins.cache_warming.status import session_lines  # (without the plugin: "unavailable")
 
     lines += ["", "Cache Warming", *session_lines(tui.harness.ctx)]
-    if stats["cost"] > 0:
-        from pi_plugins.interactive.cost_breakdown import cost_lines
+    from pi_plugins.interactive.cost_breakdown import cost_lines, rebilled_line
 
+    entries = tui.harness.session.entries
+    rebilled = rebilled_line(entries, getattr(tui.harness, "model_registry", None))
+    if stats["cost"] > 0 or rebilled is not None:
         model = tui.harness.model
         lines += ["", "Cost", f"Total: ${stats['cost']:.3f}",
-                  *cost_lines(tui.harness.session.entries, f"{model.provider}/{model.id}" if model else "")]
+                  *cost_lines(entries, f"{model.provider}/{model.id}" if model else ""),
+                  *([rebilled] if rebilled is not None else [])]
     tui.add_text("\n".join(lines), "none")

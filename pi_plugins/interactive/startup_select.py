@@ -33,8 +33,10 @@ def selector_lines(title: str, options: list[str], chosen: int, width: int) -> l
     for paragraph in rest.split("\n") if rest else []:
         lines += wrapped(paragraph, "text") if paragraph else [("", "")]
     lines.append(("", ""))
-    for index, option in enumerate(options):
-        lines += [("chosen", " → " + option)] if index == chosen else [("text", "   " + option)]
+    for index, option in enumerate(options):  # a long answer wraps under itself, as pi's
+        rows = textwrap.wrap(option, max(width - 3, 10), break_on_hyphens=False) or [""]
+        style, arrow = ("chosen", " → ") if index == chosen else ("text", "   ")
+        lines += [(style, (arrow if n == 0 else "   ") + row) for n, row in enumerate(rows)]
     lines += [("", ""), ("hint", " " + HINT), ("", ""), ("border", "─" * width)]
     return lines
 

@@ -36,6 +36,11 @@ class ToolState:
     is_error: bool = False
     #: The tool itself (for its own ``summarize``); None when it is not loaded.
     tool: Any = None
+    #: When it started and ended running (``time.monotonic()``), and how long the
+    #: harness says it ran (the result's ``durationMs``), for the timer line.
+    started_at: float | None = None
+    ended_at: float | None = None
+    duration_ms: int | None = None
 
     @property
     def output(self) -> str:
@@ -96,6 +101,39 @@ def _link_file(title: Text, tool: str, args: Any, start: int, rest: str) -> None
         from rich.style import Style
 
         title.stylize(Style(link=file_links.file_url(path, file_links.links_from)), start, start + len(shown))
+
+
+#: The rows with pi 1.6's timer line (its ``toolTimerText``): codemode and bash.
+TIMED_TOOLS = ("codemode", "bash")
+
+
+def format_duration(ms: float) -> str:
+    """pi 1.6's ``formatToolDuration``: ``4.2s``, ``3m 5s``, ``1h 2m 3s``."""
+    seconds = ms / 1000
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    whole = int(seconds)
+    minutes, rest = divmod(whole, 60)
+    if minutes < 60:
+        return f"{minutes}m {rest}s"
+    return f"{minutes // 60}h {minutes % 60}m {rest}s"
+
+
+def timer_text(state: ToolState) -> str | None:
+    """``Elapsed 4.2s`` while a codemode or bash call runs, ``Took 4.2s`` once it has
+    ended (the harness's duration first, else the chat's own clock), as pi 1.6's rows."""
+    import time
+
+    if state.name not in TIMED_TOOLS:
+        return None
+    if state.finished and state.duration_ms is not None:
+        return f"Took {format_duration(state.duration_ms)}"
+    if state.started_at is None:
+        return None
+    if state.finished or state.is_error:
+        state.ended_at = state.ended_at if state.ended_at is not None else time.monotonic()
+    end = state.ended_at if state.ended_at is not None else time.monotonic()
+    return f"{'Took' if state.finished else 'Elapsed'} {format_duration((end - state.started_at) * 1000)}"
 
 
 def _more(count: int, where: str) -> Text:

@@ -30,12 +30,12 @@ from pi_plugins.interactive.blocks import (
     split_paragraphs,
     stream_tail,
 )
+from pi_plugins.interactive.component_rows import PlacedComponents
 from pi_plugins.interactive.controls import fragments
 from pi_plugins.interactive.lazy_lines import LazyLines
 from pi_plugins.interactive.paint import strip_ansi
 from pi_plugins.interactive.selection_copy import Selection
 from pi_plugins.interactive.streamed_paragraphs import StreamedParagraphs
-from pi_plugins.interactive.transcript_components import TranscriptComponents
 from pi_plugins.interactive.transcript_search import TranscriptSearch
 
 if TYPE_CHECKING:
@@ -76,7 +76,7 @@ class TranscriptView:
         self._wheel_streak = 0
         self.search = TranscriptSearch(self)
         self.selection = Selection(self)
-        self.components = TranscriptComponents(tui)  # widgets above the editor: their mouse
+        self.components = PlacedComponents(tui)  # widgets above the editor: their mouse and keys
 
     # ---------------------------------------------------------------- Scrollback's methods
 
@@ -359,9 +359,14 @@ class TranscriptControl(UIControl):
 
     def __init__(self, view: TranscriptView) -> None:
         self.view = view
+        self.focusable = False  # only while a widget above the editor has the keys
+        view.components.control = self
 
     def is_focusable(self) -> bool:
-        return False
+        return self.focusable
+
+    def get_key_bindings(self) -> Any:
+        return self.view.components.key_bindings
 
     def preferred_height(self, width, max_available_height, wrap_lines, get_line_prefix) -> int | None:
         return max_available_height  # the transcript takes every row the editor leaves

@@ -220,3 +220,24 @@ def test_a_widget_above_the_editor_gets_the_mouse_in_its_own_cells(pi_tui):
     screen = term.wait_for("WIDGET seen: press@6,1 release@6,1 click@6,1")
     term.send_raw(f"\x1b[<0;4;{row - 1}M\x1b[<0;4;{row - 1}m")  # its first row
     term.wait_for("release@3,0 click@3,0")
+
+
+def test_a_focus_answer_gives_a_widget_above_the_editor_the_keys(pi_tui):
+    """As pi-tui's ``setFocus`` for any component answering ``focus``: a widget above the
+    editor (drawn in the fullscreen transcript) clicked takes the keys, and a click in the
+    editor takes them back."""
+    term = pi_tui(plugin=WIDGETS.replace('ctx.ui.set_footer(lambda tui, theme: Panel("FOOTER", tui))', "")
+                  .replace('"belowEditor"', '"aboveEditor"'))
+    term.submit("/panels")
+    screen = term.wait_for("WIDGET first")
+    row = _row_of(screen, "WIDGET seen:")
+    term.send_raw(f"\x1b[<0;7;{row}M\x1b[<0;7;{row}m")
+    term.wait_for("WIDGET seen: press@6,1 release@6,1 click@6,1")
+    term.type("hi")
+    screen = term.wait_for("typed: hi")
+    assert term.editor(screen) == ""  # the keys went to the widget, not the editor
+    editor_row = _row_of(screen, "─") + 1
+    term.send_raw(f"\x1b[<0;3;{editor_row}M\x1b[<0;3;{editor_row}m")  # a click in the editor
+    term.type("back")
+    screen = term.wait_for(lambda s: term.editor(s).startswith("back"))
+    assert "typed: hi" in screen and "typed: hiback" not in screen
