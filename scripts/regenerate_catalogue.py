@@ -44,6 +44,8 @@ CREDENTIALS_ENV = {
                        ["AWS_CONTAINER_CREDENTIALS_FULL_URI"], ["AWS_WEB_IDENTITY_TOKEN_FILE"]],
     "google-vertex": [["GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION"],
                       ["GOOGLE_APPLICATION_CREDENTIALS", "GCLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION"]],
+    # workload identity federation (pi_plugins.providers.anthropic_federation)
+    "anthropic": [["ANTHROPIC_FEDERATION_RULE_ID", "ANTHROPIC_ORGANIZATION_ID", "ANTHROPIC_IDENTITY_TOKEN_FILE"]],
 }
 
 #: Providers that read several key variables (pi 1.6's Anthropic: the first set of
