@@ -54,11 +54,14 @@ async def login(args: str, ctx) -> None:
         if how == RADIUS:
             provider = "radius"
         else:
+            from pi_plugins.signin.login_list import TITLE, rows
+
             known = known_providers(ctx.agent_dir)
             names = [p for p in known if p not in SUBSCRIPTION_ONLY] if use_key else \
                 [p for p in known if p in flows]
-            labels = names if use_key else [_choice_label(p, flows) for p in names]
-            provider = _from_label(await ui.select("Select provider:", labels))
+            labels = rows(names, "api_key" if use_key else "oauth", flows, ctx.agent_dir,
+                          getattr(ctx, "model_registry", None))
+            provider = labels.get(await ui.select(TITLE, list(labels)) or "")
         if provider is None:
             return
     elif provider not in flows:

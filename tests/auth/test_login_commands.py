@@ -48,12 +48,13 @@ def test_login_and_logout_are_the_chats_own_commands_and_auth_is_a_subcommand():
 
 
 def test_login_in_the_chat_stores_an_api_key_and_logout_removes_it(tmp_path):
-    ui = RecordingUI(selects=["Sign in with an API key", "openai"], inputs=["sk-chat-key"])
+    ui = RecordingUI(selects=["Sign in with an API key", "OpenAI • "], inputs=["sk-chat-key"])
     run(chat.login("", Ctx(tmp_path, ui)))
     assert auth_json(tmp_path) == {"openai": {"type": "api_key", "key": "sk-chat-key"}}
     assert [d.kind for d in ui.dialogs] == ["select", "select", "input"]
     offered = ui.dialogs[1].detail
-    assert "openai" in offered and "anthropic" in offered and "github-copilot" not in offered
+    assert "OpenAI • not configured" in offered and "Anthropic • not configured" in offered
+    assert not any(o.startswith("GitHub Copilot") for o in offered)
     ui = RecordingUI(selects=["openai"])
     run(chat.logout("", Ctx(tmp_path, ui)))
     assert auth_json(tmp_path) == {}
