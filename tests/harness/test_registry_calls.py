@@ -6,7 +6,6 @@ for the session's own requests."""
 import json
 
 import pytest
-
 from support.cli import PiRunner
 from support.llm_server import Reply
 

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import attrs
 import pytest
-
 from support.llm_server import Reply
 
 SHIM = Path(__file__).parents[1] / "support" / "node" / "provider_origins.mjs"
