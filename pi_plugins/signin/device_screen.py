@@ -2,8 +2,8 @@
 code: CODE" and "(enter to open browser and copy code)", then "Waiting for
 authentication...". Enter, once, opens the page in the browser (where there is one) and
 copies the code: to the clipboard tool and as OSC 52, the chat's ``/copy`` way; the hint
-row then says "Code copied to clipboard" (or "Copy code manually"). Escape cancels the
-sign-in."""
+row then says "Code copied to clipboard" (or "Copy code manually"). Escape (or Ctrl+C)
+cancels the sign-in."""
 
 from __future__ import annotations
 
@@ -14,15 +14,14 @@ from typing import Any
 
 from pi_plugins.signin.common import open_browser
 
-HINT = "(enter to open browser and copy code)"
-
 
 class DeviceCodeScreen:
-    def __init__(self, tui: Any, theme: Any, done: Callable[[Any], None], title: str, url: str, code: str,
-                 write: Callable[[str], None] | None) -> None:
-        self.tui, self.theme, self.done = tui, theme, done
+    def __init__(self, tui: Any, theme: Any, keys: Any, done: Callable[[Any], None], title: str, url: str,
+                 code: str, write: Callable[[str], None] | None) -> None:
+        self.tui, self.theme, self.keys, self.done = tui, theme, keys, done
         self.title, self.url, self.code, self.write = title, url, code, write
-        self.hint = HINT
+        self.action_hint = f"({self._keys('tui.select.confirm')} to open browser and copy code)"
+        self.hint = self.action_hint
         self.armed = True  # Enter acts once: one browser, one copy
         self.copying: asyncio.Task | None = None
 
@@ -34,14 +33,19 @@ class DeviceCodeScreen:
                  " " + fg("accent", self.url), " " + fg("dim", click), "",
                  " " + fg("warning", f"Enter code: {self.code}")]
         if self.hint:
-            lines.append(" " + (self.hint if self.hint == HINT else fg("dim", self.hint)))
-        lines += ["", " " + fg("dim", "Waiting for authentication..."), " (escape to cancel)", border]
+            lines.append(" " + (self.hint if self.hint == self.action_hint else fg("dim", self.hint)))
+        lines += ["", " " + fg("dim", "Waiting for authentication..."),
+                  f" ({self._keys('tui.select.cancel')} to cancel)", border]
         return lines
 
+    def _keys(self, action: str) -> str:
+        """The keys of ``action`` as pi 1.6's hints name them (``escape/ctrl+c``)."""
+        return "/".join(self.keys.get_keys(action))
+
     def handle_input(self, data: str) -> None:
-        if data == "\x1b":
+        if self.keys.matches(data, "tui.select.cancel"):
             self.done("cancel")
-        elif self.armed and data in ("\r", "\n"):
+        elif self.armed and self.keys.matches(data, "tui.select.confirm"):
             self.armed = False
             self.hint = "Copying code..."
             self.copying = asyncio.ensure_future(self._copy())  # the browser does not wait for it
@@ -70,7 +74,7 @@ def show(ui: Any, title: str, url: str, code: str, on_cancel: Callable[[], None]
     screens: list[DeviceCodeScreen] = []
 
     def factory(tui: Any, theme: Any, keybindings: Any, done: Callable[[Any], None]) -> DeviceCodeScreen:
-        screens.append(DeviceCodeScreen(tui, theme, done, title, url, code, write))
+        screens.append(DeviceCodeScreen(tui, theme, keybindings, done, title, url, code, write))
         return screens[-1]
 
     shown = asyncio.ensure_future(custom(factory))
