@@ -44,6 +44,8 @@ CREDENTIALS_ENV = {
                        ["AWS_CONTAINER_CREDENTIALS_FULL_URI"], ["AWS_WEB_IDENTITY_TOKEN_FILE"]],
     "google-vertex": [["GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION"],
                       ["GOOGLE_APPLICATION_CREDENTIALS", "GCLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION"]],
+    # workload identity federation (pi_plugins.providers.anthropic_federation)
+    "anthropic": [["ANTHROPIC_FEDERATION_RULE_ID", "ANTHROPIC_ORGANIZATION_ID", "ANTHROPIC_IDENTITY_TOKEN_FILE"]],
 }
 
 #: Providers that read several key variables (pi 1.6's Anthropic: the first set of
@@ -83,6 +85,9 @@ def pi_ai_folder(package: Path) -> Path:
     raise SystemExit(f"{package}: no @earendil-works/pi-ai with dist/providers/data here")
 
 
+_PROVIDER_NAME = re.compile(r'createProvider\(\{\s*id: "([^"]+)",\s*name: "([^"]+)"')
+
+
 def read_pi(package: Path) -> dict:
     data = pi_ai_folder(package) / "dist" / "providers" / "data"
     manifest = json.loads((data / ".manifest.json").read_text(encoding="utf-8"))
@@ -94,7 +99,12 @@ def read_pi(package: Path) -> dict:
     keys = {p: json.loads(v) if v.startswith("[") else [json.loads(v)] for p, v in _KEY_LINE.findall(source)}
     for provider, names in _SPECIAL_KEYS.findall(source):
         keys.setdefault(provider, re.findall(r'"([A-Z0-9_]+)"', names))
-    return {"models": providers, "keys": keys, "generatedAt": manifest["generatedAt"]}
+    names = {}  # each provider's display name (what /login lists), read as data
+    for path in sorted((pi_ai_folder(package) / "dist" / "providers").glob("*.js")):
+        found = _PROVIDER_NAME.search(path.read_text(encoding="utf-8"))
+        if found:
+            names[found[1]] = found[2]
+    return {"models": providers, "keys": keys, "names": names, "generatedAt": manifest["generatedAt"]}
 
 
 def catalogue(pi: dict) -> dict:
@@ -138,7 +148,8 @@ def catalogue(pi: dict) -> dict:
             rows.append(row)
         entry["models"] = rows
         providers[provider] = entry
-    return {"generatedAt": pi["generatedAt"], "providers": providers, "otherModels": others}
+    return {"generatedAt": pi["generatedAt"], "providers": providers, "otherModels": others,
+            "providerNames": dict(sorted(pi["names"].items()))}
 
 
 def dump(document: dict) -> str:
@@ -155,7 +166,8 @@ def dump(document: dict) -> str:
             lines.append("      " + json.dumps(model, ensure_ascii=False, separators=(",", ":")) + comma)
         lines.append("    ]}" + ("," if i < len(names) - 1 else ""))
     lines.append("  },")
-    lines.append('  "otherModels": ' + json.dumps(document["otherModels"], ensure_ascii=False, separators=(",", ":")))
+    lines.append('  "otherModels": ' + json.dumps(document["otherModels"], ensure_ascii=False, separators=(",", ":")) + ",")
+    lines.append('  "providerNames": ' + json.dumps(document["providerNames"], ensure_ascii=False, separators=(",", ":")))
     lines += ["}", ""]
     return "\n".join(lines)
 

@@ -1,9 +1,8 @@
-"""The model registry: the models plugins register (it knows no provider), the user's
-``models.json`` over them (:mod:`pi_plugins.models.models_json`), model patterns resolved, and
-the key for each request, looked up as pi does: ``--api-key``, auth.json, the
-environment (``api_key_env``, else ``<PROVIDER>_API_KEY``), models.json's ``apiKey``.
-Keys never appear in reprs, errors or logs.
-"""
+"""The model registry: the models plugins register, the user's ``models.json`` over them,
+model patterns resolved, and the key for each request, looked up as pi does: ``--api-key``,
+auth.json, the environment (``api_key_env``, else ``<PROVIDER>_API_KEY``), models.json's
+``apiKey``; calls to a model through the plugins' providers (:mod:`pi_plugins.models.calls`).
+Keys never appear in reprs, errors or logs."""
 
 from __future__ import annotations
 
@@ -22,6 +21,7 @@ from pi_core.protocol.model import Model
 from pi_core.protocol.provider import THINKING_LEVELS
 from pi_core.protocol.records import record
 from pi_plugins.models.auth import AuthStorage, resolve_config_value
+from pi_plugins.models.calls import ModelCalls
 from pi_plugins.models.models_json import ProviderConfig, load_models_json, models_from_config
 from pi_plugins.models.virtual import settle_virtual_models
 
@@ -56,7 +56,7 @@ def live_registries() -> list[Any]:
     return list(_live)
 
 
-class ModelRegistry:
+class ModelRegistry(ModelCalls):
     def __init__(
         self,
         models: Iterable[Model] = (),
@@ -96,6 +96,7 @@ class ModelRegistry:
             return {flow.id: flow for flow in await plugins.call("register_sign_ins", ctx=ctx)}
 
         registry.auth.sign_ins = sign_ins
+        registry.call_plugins = plugins  # its providers answer stream_simple and complete
         return registry
 
     async def discover(self, plugins: Any, settings: Any = None, ctx: Any = None) -> list[Model]:
@@ -126,8 +127,8 @@ class ModelRegistry:
 
     def unregister_provider(self, name: str) -> bool:
         """pi's ``unregisterProvider``: a registered provider goes (the models it replaced
-        come back); else the plugins' models of ``name`` leave, models.json's stay, as in
-        pi. False when there were none."""
+        come back); else the plugins' models of ``name`` leave, models.json's stay. False
+        when there were none."""
         if self.registered.pop(name, None) is not None:
             self.refresh()
             return True
@@ -140,10 +141,9 @@ class ModelRegistry:
         return True
 
     def register_virtual_model(self, model: Model) -> None:
-        """pi 1.6's ``registerVirtualModel`` while running (its SDK's ``modelRuntime``):
-        ``model`` (a ``pi_core.VirtualModel``) over any model of its key, until
-        :meth:`unregister_virtual_model`; ``unregister_provider`` leaves it, as in pi.
-        Raises ValueError for the key of a physical model."""
+        """pi 1.6's ``registerVirtualModel`` while running: ``model`` (a ``pi_core.VirtualModel``)
+        over any model of its key, until :meth:`unregister_virtual_model` (``unregister_provider``
+        leaves it, as in pi). Raises ValueError for the key of a physical model."""
         if any(m.key == model.key and m.api != "virtual" for m in self.models):
             raise ValueError(f"Virtual model {model.key} conflicts with a physical model.")  # pi 1.6's words
         self.virtual[model.key] = model

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
 from pi_core import hookimpl
@@ -28,6 +28,7 @@ from pi_core.protocol.messages import (
 from pi_core.protocol.model import Model, calculate_cost
 from pi_core.protocol.provider import LlmContext, StreamOptions
 from pi_core.protocol.stream import AssistantMessageEvent
+from pi_plugins.providers.anthropic_federation import TOKENS, FederationError
 from pi_plugins.providers.anthropic_system import DEFERRED_TOOL_PLACEHOLDER, INLINE_TOOLS_BETA, SystemChanges
 from pi_plugins.providers.anthropic_threads import ThreadedMessages
 from pi_plugins.providers.cloudflare import gateway_headers, is_gateway
@@ -44,6 +45,7 @@ from pi_plugins.providers.http import (
     truncated,
 )
 from pi_plugins.providers.strict_schema import CONSTRAINED_TOOLS, NotStrict, strict_schema
+from pi_plugins.providers.kit import MessageBuilder
 from pi_plugins.providers.thinking import budget_for, fit_budget_to_context, max_tokens
 from pi_plugins.providers.transform import keep_id_chars, transform_messages
 
@@ -460,6 +462,15 @@ class AnthropicProvider(ThreadedMessages, SseProvider):
 
         return sdk_error_text(status, parsed, message, inner=False, colon=False)
 
+    async def stream(self, model: Model, context: LlmContext, options: StreamOptions) -> AsyncIterator[Any]:
+        try:  # workload identity federation: a token first when the request needs one
+            await TOKENS.ensure(model, options)
+        except FederationError as exc:
+            yield MessageBuilder(api=model.api, provider=model.provider, model=model.id).error(str(exc))
+            return
+        async for event in super().stream(model, context, options):
+            yield event
+
     def build_request(self, model: Model, context: LlmContext, options: StreamOptions) -> HttpRequest:
         betas = []
         if context.tools and not _compat(model, "supportsEagerToolInputStreaming"):
@@ -489,6 +500,8 @@ class AnthropicProvider(ThreadedMessages, SseProvider):
             headers["anthropic-beta"] = ",".join(betas)
         headers.update(model.headers or {})
         headers.update(options.headers or {})
+        if not (copilot or oauth or is_gateway(model)):
+            TOKENS.headers(model, options, headers)
         if is_gateway(model):
             headers = gateway_headers(headers, options.api_key, ("x-api-key", "authorization"),
                                       model.headers, options.headers)

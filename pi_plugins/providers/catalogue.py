@@ -106,6 +106,11 @@ def other_model_kind(provider: str, model_id: str) -> str | None:
     return kinds.get(model_id)
 
 
+def provider_names() -> dict[str, str]:
+    """pi 1.6's display name of each built-in provider ("Anthropic", "xAI" …), as /login lists them."""
+    return dict(_document(_store_key()).get("providerNames") or {})
+
+
 def generated_at() -> str:
     """When pi generated the shipped catalogue (a pi.dev catalogue must be newer to count)."""
     return orjson.loads(CATALOGUE.read_bytes())["generatedAt"]

@@ -52,9 +52,37 @@ def wire_tool(tool: Any) -> dict:
     return spec
 
 
+def _declared(data: dict) -> dict:
+    """A system message as sent: its declared tools with their sampling, as ``wire_tool``'s."""
+    from pi_plugins.providers.strict_schema import CONSTRAINED_TOOLS
+
+    if not data.get("toolsAdded"):
+        return data
+    tools = [{**t, "constrainedSampling": dict(CONSTRAINED_SAMPLING)}
+             if t.get("name") in CONSTRAINED_TOOLS and "constrainedSampling" not in t else t
+             for t in data["toolsAdded"]]
+    return {**data, "toolsAdded": tools}
+
+
 def wire_context(context: LlmContext) -> dict:
-    """pi 1.6's ``Context``: the system prompt and tools as its leading ``system`` message
-    (``content`` adds instructions, ``toolsAdded`` declares the tools), then the messages."""
+    """pi 1.6's ``Context``: the transcript's system messages as they are, in place (the
+    leading one with ``content: ""`` and the prompt as named ``sections``, later ones
+    patching them), between the messages; a transcript that does not open with one
+    (compacted, or older than system messages) gets one carrying the whole prompt as its
+    ``content`` and the tools as ``toolsAdded``."""
+    from pi_core.protocol.messages import LLM_MESSAGE_TYPES
+    from pi_plugins.system_messages import system_data
+
+    transcript = context.transcript
+    if transcript and system_data(transcript[0]) is not None:
+        sent = []
+        for message in transcript:
+            data = system_data(message)
+            if data is not None:
+                sent.append(_declared(data))
+            elif isinstance(message, LLM_MESSAGE_TYPES):
+                sent.append(to_json(message))
+        return {"messages": sent}
     system: dict[str, Any] = {"role": "system", "content": context.system_prompt,
                               "timestamp": int(time.time() * 1000)}
     if context.tools:

@@ -54,11 +54,14 @@ async def login(args: str, ctx) -> None:
         if how == RADIUS:
             provider = "radius"
         else:
+            from pi_plugins.signin.login_list import TITLE, rows
+
             known = known_providers(ctx.agent_dir)
             names = [p for p in known if p not in SUBSCRIPTION_ONLY] if use_key else \
                 [p for p in known if p in flows]
-            labels = names if use_key else [_choice_label(p, flows) for p in names]
-            provider = _from_label(await ui.select("Select provider:", labels))
+            labels = rows(names, "api_key" if use_key else "oauth", flows, ctx.agent_dir,
+                          getattr(ctx, "model_registry", None))
+            provider = labels.get(await ui.select(TITLE, list(labels)) or "")
         if provider is None:
             return
     elif provider not in flows:
@@ -102,8 +105,23 @@ async def login(args: str, ctx) -> None:
         picked = await ui.select(message, labels)
         return next((key for key, label in options if label == picked), None)
 
+    closers: list = []
+    running: list[asyncio.Task] = []
+    gave_up: list[bool] = []
+
+    def cancel() -> None:  # Escape on the device-code screen
+        gave_up.append(True)
+        for task in running:
+            task.cancel()
+
     def device_code(url: str, code: str) -> None:
-        open_browser(url)
+        from pi_plugins.signin import device_screen
+        from pi_plugins.signin.login_list import provider_name
+
+        close = device_screen.show(ui, f"Login to {provider_name(provider, flows)}", url, code, cancel)
+        if close is not None:  # pi 1.6's screen: Enter opens the page and copies the code
+            closers.append(close)
+            return
         ui.notify(f"Open {url} and enter code: {code}\nWaiting for authentication...")
 
     callbacks = LoginCallbacks(on_auth=on_auth, prompt=prompt,
@@ -113,9 +131,18 @@ async def login(args: str, ctx) -> None:
     waiting = getattr(ui, "signing_in", None)  # the chat reports pi 1.6's blocked ``auth`` meanwhile
     try:
         with waiting(flow.name) if waiting is not None else contextlib.nullcontext():
-            await store.login(provider, callbacks, **login_options(provider, ctx.agent_dir))
+            running.append(asyncio.ensure_future(
+                store.login(provider, callbacks, **login_options(provider, ctx.agent_dir))))
+            try:
+                await running[0]
+            finally:
+                for close in closers:
+                    close()
     except asyncio.CancelledError:
-        raise
+        if not gave_up:
+            running[0].cancel()
+            raise
+        return  # Escape: "Login cancelled", as pi 1.6 says nothing more
     except Exception as exc:
         if str(exc) != "Login cancelled":
             ui.notify(f"Failed to login to {flow.name}: {exc}", "error")

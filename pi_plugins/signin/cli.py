@@ -67,7 +67,10 @@ async def _sign_in(provider: str, browser: bool) -> None:
             open_browser(url)
 
     async def prompt(message: str, placeholder: str | None, allow_empty: bool) -> str:
-        _say(message + (f" ({placeholder})" if placeholder and allow_empty else ""))
+        if allow_empty:
+            _say(message + (f" ({placeholder})" if placeholder else ""))
+        else:  # pi 1.6's question: "MESSAGE (PLACEHOLDER): "
+            _say(f"{message}{f' ({placeholder})' if placeholder else ''}: ")
         while True:
             line = (await lines.next()).strip()
             if line or allow_empty:

@@ -61,7 +61,14 @@ class AnthropicSignIn(SignIn):
     scopes = ("org:create_api_key user:profile user:inference user:sessions:claude_code "
               "user:mcp_servers user:file_upload")
 
+    #: pi 1.6's copy-code sign-in: Anthropic's page shows ``code#state`` to paste.
+    copy_code_redirect_uri = "https://platform.claude.com/oauth/code/callback"
+
     async def login(self, callbacks: LoginCallbacks, **options: Any) -> dict:
+        method = await callbacks.choose("Select Anthropic login method:", [
+            ("browser", "Browser login (default)"), ("copy_code", "Copy code login (headless)")])
+        if method == "copy_code":
+            return await self._copy_code(callbacks)
         verifier, challenge = pkce()
         server = CallbackServer(self.callback_port, self.callback_path, verifier, "Anthropic")
         try:
@@ -82,6 +89,28 @@ class AnthropicSignIn(SignIn):
         return await self._token({
             "grant_type": "authorization_code", "client_id": self.client_id, "code": code,
             "state": verifier, "redirect_uri": self.redirect_uri, "code_verifier": verifier,
+        }, "Token exchange")
+
+    async def _copy_code(self, callbacks: LoginCallbacks) -> dict:
+        """For a browser on another machine: Anthropic shows the code, the user pastes it."""
+        verifier, challenge = pkce()
+        query = urlencode({
+            "code": "true", "client_id": self.client_id, "response_type": "code",
+            "redirect_uri": self.copy_code_redirect_uri, "scope": self.scopes,
+            "code_challenge": challenge, "code_challenge_method": "S256", "state": verifier,
+        })
+        callbacks.on_auth(rewrite(f"{self.authorize_url}?{query}"),
+                          "Complete login in your browser, then copy the code Anthropic shows and paste it here.")
+        code, state = parse_authorization_input(
+            await callbacks.prompt("Paste the code Anthropic shows after you sign in:", "code#state", False))
+        if state and state != verifier:
+            raise SignInError("OAuth state mismatch")
+        if not code:
+            raise SignInError("Missing authorization code")
+        callbacks.progress("Exchanging authorization code for tokens...")
+        return await self._token({
+            "grant_type": "authorization_code", "client_id": self.client_id, "code": code,
+            "state": state or verifier, "redirect_uri": self.copy_code_redirect_uri, "code_verifier": verifier,
         }, "Token exchange")
 
     async def refresh(self, credentials: dict) -> dict:

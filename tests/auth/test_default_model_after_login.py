@@ -47,7 +47,7 @@ def login_in_a_fresh_chat(tmp_path, ui, args=""):
 
 
 def test_the_chat_starts_without_a_model_and_login_selects_the_providers_default(tmp_path):
-    ui = RecordingUI(selects=["Sign in with an API key", "anthropic"], inputs=["sk-ant-api03-chat"])
+    ui = RecordingUI(selects=["Sign in with an API key", "Anthropic • "], inputs=["sk-ant-api03-chat"])
     before, after, saved = login_in_a_fresh_chat(tmp_path, ui)
     assert is_unknown(before)
     assert after.key == "anthropic/claude-opus-5-5"
@@ -72,7 +72,7 @@ def test_without_a_default_to_take_the_sign_in_says_to_use_model_in_pis_words():
 
 def test_a_chat_that_has_a_model_keeps_it_after_login(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-openai")
-    ui = RecordingUI(selects=["Sign in with an API key", "anthropic"], inputs=["sk-ant-api03-chat"])
+    ui = RecordingUI(selects=["Sign in with an API key", "Anthropic • "], inputs=["sk-ant-api03-chat"])
     before, after, _ = login_in_a_fresh_chat(tmp_path, ui)
     assert before.key == after.key == "openai/gpt-6.2-sol"  # pi's default for openai, the one with a key
     assert any(n.startswith("Saved API key for anthropic. Credentials saved to ") for n in ui.messages())

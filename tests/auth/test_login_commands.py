@@ -8,13 +8,14 @@ import stat
 import subprocess
 import sys
 import urllib.error
+import urllib.parse
 import urllib.request
 
 import pytest
 from support.catalogue_server import Catalogues
 from support.signin_server import SignInServer
 
-from pi_core.testing.ui import RecordingUI
+from pi_core.testing.ui import Dialog, RecordingUI
 from pi_plugins import signin
 from pi_plugins.signin import chat
 
@@ -48,12 +49,13 @@ def test_login_and_logout_are_the_chats_own_commands_and_auth_is_a_subcommand():
 
 
 def test_login_in_the_chat_stores_an_api_key_and_logout_removes_it(tmp_path):
-    ui = RecordingUI(selects=["Sign in with an API key", "openai"], inputs=["sk-chat-key"])
+    ui = RecordingUI(selects=["Sign in with an API key", "OpenAI • "], inputs=["sk-chat-key"])
     run(chat.login("", Ctx(tmp_path, ui)))
     assert auth_json(tmp_path) == {"openai": {"type": "api_key", "key": "sk-chat-key"}}
     assert [d.kind for d in ui.dialogs] == ["select", "select", "input"]
     offered = ui.dialogs[1].detail
-    assert "openai" in offered and "anthropic" in offered and "github-copilot" not in offered
+    assert "OpenAI • not configured" in offered and "Anthropic • not configured" in offered
+    assert not any(o.startswith("GitHub Copilot") for o in offered)
     ui = RecordingUI(selects=["openai"])
     run(chat.logout("", Ctx(tmp_path, ui)))
     assert auth_json(tmp_path) == {}
@@ -66,7 +68,7 @@ def test_login_in_the_chat_signs_in_to_claude_with_the_pasted_redirect(tmp_path,
     monkeypatch.setattr(AnthropicSignIn, "callback_port", 0)
     with SignInServer() as server:
         monkeypatch.setenv("PI_PROVIDER_ORIGINS", server.origins())
-        ui = RecordingUI(selects=["Sign in with an account"])  # pi 1.6 asks: account or API key
+        ui = RecordingUI(selects=["Sign in with an account", "Browser login (default)"])  # pi 1.6 asks: account or API key, then how
         pasted = []
 
         async def paste(title, placeholder="", *, timeout=None):
@@ -82,6 +84,69 @@ def test_login_in_the_chat_signs_in_to_claude_with_the_pasted_redirect(tmp_path,
     entry = auth_json(tmp_path)["anthropic"]
     assert entry["type"] == "oauth" and entry["access"].startswith("sk-ant-oat01-")
     assert any("Logged in to Anthropic (Claude Pro/Max)" in n for n in ui.messages()), ui.notes
+
+
+def _copy_code_shown(link: str) -> str:
+    """What Anthropic's page shows after the sign-in, for the copy-code way: ``code#state``."""
+    try:
+        urllib.request.build_opener(NoRedirect).open(link, timeout=5)
+    except urllib.error.HTTPError as exc:
+        landing = urllib.parse.urlsplit(exc.headers["Location"])
+    assert f"{landing.scheme}://{landing.netloc}{landing.path}" == "https://platform.claude.com/oauth/code/callback"
+    query = urllib.parse.parse_qs(landing.query)
+    return f"{query['code'][0]}#{query['state'][0]}"
+
+
+def test_login_in_the_chat_signs_in_to_claude_by_the_code_anthropic_shows(tmp_path, monkeypatch):
+    """pi 1.6's copy-code sign-in, for a browser on another machine: the link with
+    Anthropic's own landing page, then the ``code#state`` it shows is pasted."""
+    monkeypatch.setenv("PI_NO_BROWSER", "1")
+    with SignInServer() as server:
+        monkeypatch.setenv("PI_PROVIDER_ORIGINS", server.origins())
+        ui = RecordingUI(selects=["Sign in with an account", "Copy code login (headless)"])
+
+        async def paste(title, placeholder="", *, timeout=None):
+            ui.dialogs.append(Dialog("input", title, placeholder))
+            link = re.search(r"(http://127\.0\.0\.1:\d+/oauth/authorize\S+)", "\n".join(ui.messages()))
+            return _copy_code_shown(link.group(1))
+
+        ui.input = paste
+        run(chat.login("anthropic", Ctx(tmp_path, ui)))
+    assert ui.dialogs[1].title == "Select Anthropic login method:"
+    assert ui.dialogs[1].detail == ["Browser login (default)", "Copy code login (headless)"]
+    assert ui.dialogs[2].title == "Paste the code Anthropic shows after you sign in:"
+    said = "\n".join(ui.messages())
+    assert "Complete login in your browser, then copy the code Anthropic shows and paste it here." in said
+    [exchange] = [r for r in server.of("/v1/oauth/token")]
+    assert exchange["body"]["redirect_uri"] == "https://platform.claude.com/oauth/code/callback"
+    assert auth_json(tmp_path)["anthropic"]["type"] == "oauth"
+    assert any("Logged in to Anthropic (Claude Pro/Max)" in n for n in ui.messages()), ui.notes
+
+
+@pytest.mark.process
+def test_pi_auth_login_without_a_browser_signs_in_to_claude_by_the_code_anthropic_shows(tmp_path, pi_dev):
+    with SignInServer() as server:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "pi_plugins.cli", "auth", "login", "anthropic", "--no-browser"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env={"PATH": os.environ["PATH"], "HOME": str(tmp_path / "home"),
+                 "PI_CODING_AGENT_DIR": str(tmp_path / "agent"), "PYTHONUNBUFFERED": "1",
+                 "PI_PROVIDER_ORIGINS": with_pi_dev(server.origins(), pi_dev)})
+        said = []
+        for line in process.stderr:
+            said.append(line)
+            if line.startswith("Paste the code"):
+                break
+        link = re.search(r"(http://127\.0\.0\.1:\d+/oauth/authorize\S+)", "".join(said)).group(1)
+        out, err = process.communicate(_copy_code_shown(link) + "\n", timeout=60)
+    assert process.returncode == 0, err
+    lines = [line.rstrip("\n") for line in said]
+    assert lines[0] == "Select Anthropic login method: Copy code login (headless)"
+    assert lines[1] == "Open this URL to sign in:" and lines[2].startswith("  http://127.0.0.1:")
+    assert lines[3] == "Complete login in your browser, then copy the code Anthropic shows and paste it here."
+    assert lines[4] == "Paste the code Anthropic shows after you sign in: (code#state): "
+    assert "Logged in to Anthropic (Claude Pro/Max)" in err
+    assert auth_json(tmp_path / "agent")["anthropic"]["type"] == "oauth"
 
 
 class NoRedirect(urllib.request.HTTPRedirectHandler):

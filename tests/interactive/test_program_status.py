@@ -175,6 +175,8 @@ def test_login_reports_blocked_auth_while_the_sign_in_waits(pi_screen, server, m
         term.submit("/login anthropic")
         term.wait_for("Select authentication method")
         term.press("Enter")  # an account
+        term.wait_for("Select Anthropic login method")
+        term.press("Enter")  # in the browser
         term.wait_for("Paste redirect URL")
         assert _states(term)[-1] == ("blocked", "auth", "Log in to Anthropic (Claude Pro/Max)")
         term.press("Escape")  # cancelled: the sign-in ends

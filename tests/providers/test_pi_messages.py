@@ -63,6 +63,27 @@ def test_the_request_is_pis_context_and_options_with_the_key_as_bearer(llm_serve
     assert user["role"] == "user" and user["content"] == [{"type": "text", "text": "Hi"}]
 
 
+def test_the_transcripts_system_messages_go_as_they_are_with_the_prompt_in_sections(llm_server):
+    """pi 1.6 sends its context as it is: the leading system message with ``content: ""``
+    and the prompt by named section, a later one patching a section in its place."""
+    from pi_core import SystemMessage
+
+    llm_server.push(Reply(raw=text_answer()))
+    read = {"name": "read", "description": "Read a file", "parameters": {"type": "object"}}
+    lead = SystemMessage(sections={"preamble": "Be brief.", "cwd": "<cwd>\n/p\n</cwd>"}, tools_added=[read])
+    first, later = UserMessage(content=[TextContent("Hi")]), UserMessage(content=[TextContent("Again")])
+    patch = SystemMessage(sections={"cwd": None})
+    _, answer = ask(llm_server, LlmContext(system_prompt="Be brief.", messages=[first]))
+    llm_server.push(Reply(raw=text_answer()))
+    transcript = [lead, first, answer, patch, later]
+    ask(llm_server, LlmContext(system_prompt="Be brief.", messages=[first, answer, later], transcript=transcript))
+    sent = llm_server.requests[-1].body["context"]["messages"]
+    assert [m["role"] for m in sent] == ["system", "user", "assistant", "system", "user"]
+    assert sent[0]["content"] == "" and sent[0]["sections"] == {"preamble": "Be brief.", "cwd": "<cwd>\n/p\n</cwd>"}
+    assert sent[0]["toolsAdded"] == [{**read, "constrainedSampling": {"type": "json_schema", "strict": "prefer"}}]
+    assert sent[3]["sections"] == {"cwd": None} and sent[3]["content"] == ""
+
+
 def test_thinking_off_sends_no_reasoning(llm_server):
     llm_server.push(Reply(raw=text_answer()))
     ask(llm_server, thinking_level="off")
@@ -180,3 +201,8 @@ def test_the_request_matches_pi_16s(tmp_path, llm_server):
     assert ([(t["name"], t.get("constrainedSampling")) for t in ours["context"]["messages"][0]["toolsAdded"]]
             == [(t["name"], t.get("constrainedSampling")) for t in pi["context"]["messages"][0]["toolsAdded"]])
     assert ours["context"]["messages"][1]["content"] == pi["context"]["messages"][1]["content"]
+    lead, their_lead = ours["context"]["messages"][0], pi["context"]["messages"][0]
+    assert sorted(lead) == sorted(their_lead) == ["content", "role", "sections", "timestamp", "toolsAdded"]
+    assert lead["content"] == their_lead["content"] == ""  # the prompt goes as named sections
+    assert list(lead["sections"])[0] == list(their_lead["sections"])[0] == "preamble"
+    assert list(lead["sections"])[-1] == list(their_lead["sections"])[-1] == "cwd"

@@ -90,7 +90,9 @@ def test_models_json_overrides_base_url_compat_and_single_model_fields(tmp_path)
     }})
     sonnet = reg.find("anthropic", "claude-sonnet-4-5")
     assert sonnet.base_url == "https://proxy.example/v1"
-    assert sonnet.compat == {"supportsStrictTools": True, "supportsEagerToolInputStreaming": False}
+    assert sonnet.compat == {"supportsStrictTools": True, "supportsEagerToolInputStreaming": False,
+                             "credentialsEnv": [["ANTHROPIC_FEDERATION_RULE_ID", "ANTHROPIC_ORGANIZATION_ID",
+                                                 "ANTHROPIC_IDENTITY_TOKEN_FILE"]]}  # workload identity federation
     assert (sonnet.name, sonnet.cost.input, sonnet.cost.output, sonnet.max_tokens) == ("Sonnet via proxy", 1, 15, 1000)
     assert reg.find("anthropic", "claude-opus-4-5").base_url == "https://proxy.example/v1"
     assert reg.find("openai", "gpt-5").name == "Mine" and reg.find("openai", "gpt-5").context_window == 5

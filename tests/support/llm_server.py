@@ -183,6 +183,9 @@ class LlmServer:
         self.websocket_closes: list[int] = []
         #: The connection number of each reply written whole over a WebSocket.
         self.websocket_answers: list[int] = []
+        #: {path: JSON body} answered to a POST there with 200 (a token endpoint beside
+        #: the model's, as Anthropic's ``/v1/oauth/token``); the request is recorded.
+        self.json_routes: dict[str, dict] = {}
 
     # ------------------------------------------------------------ lifecycle
 
@@ -652,6 +655,9 @@ class _Handler(BaseHTTPRequestHandler):
             owner._counter += 1
             number = owner._counter
             owner._changed.notify_all()
+        if parts.path in owner.json_routes:
+            self._json(200, owner.json_routes[parts.path])
+            return
         if api is None:
             self._json(404, {"error": {"message": f"no such endpoint: POST {parts.path}"}})
             return
