@@ -44,8 +44,8 @@ from pi_plugins.providers.http import (
     json_data,
     truncated,
 )
-from pi_plugins.providers.strict_schema import CONSTRAINED_TOOLS, NotStrict, strict_schema
 from pi_plugins.providers.kit import MessageBuilder
+from pi_plugins.providers.strict_schema import CONSTRAINED_TOOLS, NotStrict, strict_schema
 from pi_plugins.providers.thinking import budget_for, fit_budget_to_context, max_tokens
 from pi_plugins.providers.transform import keep_id_chars, transform_messages
 
