@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import stat
 import subprocess
 from pathlib import Path
 
@@ -92,3 +94,16 @@ def test_template_arguments_and_defaults_fill_in_as_pi16(text):
     theirs = pi16("template", TEMPLATE, text)
     assert parse_args(text) == theirs["args"]
     assert substitute(TEMPLATE, parse_args(text)) == theirs["expanded"]
+
+
+def test_a_truncated_commands_full_output_file_is_readable_only_by_the_user_as_pi16_makes_it(tmp_path):
+    theirs = pi16("bash", str(tmp_path), json.dumps({"command": "seq 1 100000"}))["details"]["fullOutputPath"]
+    ours = call("bash", {"command": "seq 1 100000"}, tmp_path).details["fullOutputPath"]
+    try:
+        for path in (theirs, ours):
+            assert re.fullmatch(r"pi-bash-[0-9a-f]{16}\.log", Path(path).name)
+        assert stat.S_IMODE(os.stat(ours).st_mode) == stat.S_IMODE(os.stat(theirs).st_mode) == 0o600
+        assert Path(ours).read_bytes() == Path(theirs).read_bytes()
+    finally:
+        for path in (theirs, ours):
+            os.unlink(path)
