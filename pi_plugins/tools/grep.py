@@ -265,7 +265,7 @@ async def _search_file(
     lines = [_line(line) for line in data.decode("utf-8", "replace").split("\n")]
     if lines and lines[-1] == "":
         lines.pop()
-    hits = []
+    hits: list[int] = []
     for number, line in enumerate(lines):
         if regex.search(line):
             if results.matches + len(hits) >= results.limit:
