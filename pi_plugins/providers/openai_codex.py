@@ -37,6 +37,7 @@ from pi_plugins.providers.http import (
     environment_url,
     json_data,
     merged_headers,
+    report_stream_event,
     take_back_abort,
 )
 from pi_plugins.providers.kit import MessageBuilder
@@ -260,7 +261,9 @@ class OpenAICodexProvider(SseProvider):
                 if not started:
                     started = True
                     yield builder.start()
-                for event in reader.on_event(SseEvent(None, text)):
+                frame_event = SseEvent(None, text)
+                await report_stream_event(options, frame_event)  # pi 1.6 reports a socket's events too
+                for event in reader.on_event(frame_event):
                     if signal.aborted:
                         raise asyncio.CancelledError
                     yield event
