@@ -79,6 +79,15 @@ def after_agent_run(event: AfterRunEvent, ctx: Ctx) -> RunDecision | None:
     """
 
 
+@hookspec
+@decide
+def run_settling(event: AfterRunEvent, ctx: Ctx) -> bool | None:
+    """Kind: decide. The prompt's runs are done: ``after_agent_run`` asked for none, nothing
+    is queued and ``event.signal`` was not aborted. Return ``True`` to send one more
+    request from the context as it now is. The built-in ``settle_boundary`` answers with
+    pi 1.6's ``agent_before_settle`` (below)."""
+
+
 def settle_proposal(value: Any, previous: Any) -> Any:
     """An ``agent_before_settle`` handler's result: the event, changed, or pi's
     ``{"entries": [...], "continue": bool}`` (a field left out keeps the proposal's)."""
@@ -108,7 +117,11 @@ def agent_before_settle(event: Any, ctx: Ctx) -> Any:
     ``compaction``), and ``continue_run``. Return ``attrs.evolve(event, ...)`` to change
     them. When every handler has run, the drafts are checked (one bad draft drops the
     whole proposal, reported), appended in order, and ``continue_run`` sends one more
-    request from the context. Guard it: a handler that always continues never settles."""
+    request from the context. ``event.context`` is pi's preview of that context with the
+    drafts so far applied (``context_messages``, ``llm_messages``, ``pending_messages``,
+    ``can_continue``), ``event.outcome`` how the last answer ended. Continuing from the
+    model's own last answer, with nothing after it, is reported and settles (as pi 1.6).
+    Guard it: a handler that always continues never settles."""
 
 
 @hookspec

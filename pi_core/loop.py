@@ -117,8 +117,8 @@ class Agent:
         by default every tool marked ``default_active``."""
         tools = self.tools or []
         if self._active is None:
-            return [t for t in tools if t.default_active]
-        return [t for t in tools if t.name in self._active]
+            return [t for t in tools if t.default_active and t.exposure != "hidden"]
+        return [t for t in tools if t.name in self._active and t.exposure != "hidden"]
 
     def set_active_tools(self, names: Iterable[str] | None) -> None:
         self._active = None if names is None else set(names)

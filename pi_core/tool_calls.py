@@ -147,19 +147,19 @@ async def execute(agent: Agent, prepared: PreparedCall, signal: AbortSignal, mes
 async def execute_nested(agent: Agent, name: str, arguments: Any, *, parent_tool_call_id: str,
                          signal: AbortSignal | None = None,
                          on_update: Callable[[ToolResult], None] | None = None) -> ToolResult:
-    """Run a registered tool as a nested call of the tool call ``parent_tool_call_id``
-    (pi 1.6's ``ctx.executeTool``): validated, through ``before_tool_call`` and
-    ``after_tool_call``, its events carrying the parent, its id ``<parent>/<n>``. Never
-    raises for the tool's failures (unknown, invalid, blocked, thrown): they come back
-    as error results. Cancelling the caller cancels the tool and says so in
-    ``tool_execution_end``. Nothing is added to the transcript."""
+    """Run a registered tool as a nested call of ``parent_tool_call_id`` (pi 1.6's
+    ``ctx.executeTool``): validated, through ``before_tool_call`` and ``after_tool_call``, its
+    events carrying the parent, its id ``<parent>/<n>``. Never raises for the tool's failures
+    (unknown or hidden, invalid, blocked, thrown): they are error results. Cancelling the caller
+    cancels the tool and says so in ``tool_execution_end``. Nothing is added to the transcript."""
     nested = agent.nested_calls.setdefault(parent_tool_call_id, NestedCalls())
     nested.counts[parent_tool_call_id] = number = nested.counts.get(parent_tool_call_id, 0) + 1
     call = ToolCall(id=f"{parent_tool_call_id}/{number}", name=name,
                     arguments=arguments if isinstance(arguments, dict) else {})
     agent.nested_calls[call.id], record = nested, nested.start(call)  # its own calls join the same record
     took: dict[str, int] = {}
-    prepared = await prepare(agent, call, {t.name: t for t in agent.tools or []}, None, parent_tool_call_id)
+    callable_ = {t.name: t for t in agent.tools or [] if t.exposure != "hidden"}
+    prepared = await prepare(agent, call, callable_, None, parent_tool_call_id)
     result, cancelled = prepared.immediate, None
     try:
         if result is None:

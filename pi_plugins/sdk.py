@@ -5,8 +5,8 @@
     await harness.prompt("hello")
 
 Plugins (modules or objects with ``@hookimpl`` functions) register in the order given,
-after the built-ins with ``builtins=True``; without them, ``local_environment`` and
-``retries`` still register first, so ``!cmd`` runs and rate limits are retried as pi
+after the built-ins with ``builtins=True``; without them, ``local_environment``,
+``retries`` and ``settle_boundary`` still register first, so ``!cmd`` runs and rate limits are retried as pi
 does. The session is in memory unless one is given. ``model`` is a :class:`Model`, a
 ``pi --model`` pattern, or ``None`` (the settings' or pi's default), resolved with the
 plugins' models and models.json, local servers looked for as ``pi`` does.
@@ -49,7 +49,7 @@ async def create_harness(
     if settings is None:
         settings = Settings.load(cwd)
     registry = load_plugins(cwd=cwd, discover=False, settings=settings) if builtins else Plugins()
-    for name in () if builtins else ("local_environment", "retries"):
+    for name in () if builtins else ("local_environment", "retries", "settle_boundary"):
         registry.register(import_module(f"pi_plugins.{name}"), name, source="builtin",
                           location=f"pi_plugins.{name}")
     for plugin in plugins:

@@ -35,10 +35,15 @@ class Pi16Tour:
         if self.reminded:  # guard it: an unconditional continuation never settles
             return None
         self.reminded = True
-        print(f"agent_before_settle: pending={ctx.has_pending_messages()}; one reminder, one more request")
+        print(f"agent_before_settle: {event.outcome}, can_continue={event.context.can_continue}; "
+              "one reminder, one more request")
         draft = {"type": "custom_message", "customType": "review-reminder",
                  "content": "Review the diff before replying.", "display": False}
         return attrs.evolve(event, entries=[*event.entries, draft], continue_run=True)
+
+    @hookimpl
+    def run_settling(self, event, ctx):  # None: no opinion (settle_boundary asks agent_before_settle)
+        print(f"run_settling: after {len(event.messages)} messages")
 
     @hookimpl
     def session_compact_failed(self, event, ctx):

@@ -32,6 +32,7 @@ BUILTINS: dict[str, str] = {
     "budget": "pi_plugins.budget",
     "compaction": "pi_plugins.compaction",
     "retries": "pi_plugins.retries",
+    "settle_boundary": "pi_plugins.settle_boundary",
     "checkpoints": "pi_plugins.checkpoints",
     "answer_journal": "pi_plugins.answer_journal",
     "cache_warming": "pi_plugins.cache_warming",

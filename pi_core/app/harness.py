@@ -25,7 +25,6 @@ from pi_core.app.plugin_commands import collect, handler_for, run_extension_comm
 from pi_core.app.plugin_sends import PluginSends
 from pi_core.app.session_events import AgentSettled, EntryAppended, SessionInfoChanged
 from pi_core.app.session_moves import SessionMoves
-from pi_core.app.settle_boundary import before_settle
 from pi_core.app.ui_prompts import PromptingUI
 from pi_core.context import Context
 from pi_core.loop import Agent, AgentBusyError, StopRun, user_message
@@ -300,7 +299,8 @@ class Harness:
                     if isinstance(last, AssistantMessage) and last.stop_reason == "error":
                         self.agent.messages.pop()
                     continued += 1
-                elif self.ctx.has_pending_messages() or await before_settle(self, produced, signal):  # pi 1.6's agent_before_settle
+                elif self.ctx.has_pending_messages() or await self.plugins.call("run_settling", event=AfterRunEvent(
+                        messages=produced, signal=signal), ctx=self.ctx):  # pi 1.6's agent_before_settle (settle_boundary)
                     continued = 0  # a turn for what was queued or a plugin asked for, not a retry
                 else:
                     break

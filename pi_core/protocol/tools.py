@@ -14,7 +14,7 @@ from pi_core.protocol.schema import Parameters
 from pi_core.protocol.signal import AbortSignal
 
 ExecutionMode = Literal["parallel", "sequential"]
-Exposure = Literal["direct", "model-only", "codemode", "deferred"]
+Exposure = Literal["direct", "model-only", "codemode", "deferred", "hidden"]
 
 
 @record
@@ -80,12 +80,11 @@ def _short(value: Any, limit: int = 60) -> str:
 @record(eq=False)
 class Tool:
     """A tool (docs/plugins.md, "Tools and their hooks"): give ``function`` (``async def
-    f(args, run)``) or override :meth:`execute`. ``render_call`` / ``render_result`` draw
-    it in the chat (pi's renderCall / renderResult); ``prepare_arguments`` turns an older
-    call's arguments into the current shape first. ``exposure`` is how the model reaches it
-    (pi 1.6's): ``direct``, ``model-only`` (not from scripts), ``codemode`` and ``deferred``
-    (declared once ``tool_search`` loads it; register those with ``default_active=False``).
-    ``namespace``, ``output_schema``, ``reaches_tools``: pi 1.6's, see docs/plugins.md."""
+    f(args, run)``) or override :meth:`execute`. ``render_call`` / ``render_result`` draw it
+    in the chat; ``prepare_arguments`` turns an older call's arguments into the current shape.
+    ``exposure`` (pi 1.6's): ``direct``, ``model-only`` (not from scripts), ``codemode`` and
+    ``deferred`` (declared once ``tool_search`` loads it), ``hidden`` (registered, unreachable).
+    ``namespace``, ``output_schema``, ``reaches_tools``, ``annotations``: pi 1.6's, docs/plugins.md."""
 
     name: str
     description: str = ""
@@ -105,6 +104,7 @@ class Tool:
     namespace: dict | None = None
     output_schema: dict | None = None
     reaches_tools: Callable[[Any], str | list[str]] | None = field(default=None, repr=False)
+    annotations: dict | None = None  # MCP's readOnlyHint, destructiveHint, idempotentHint, openWorldHint
     _compiled: Parameters | None = field(default=None, init=False, repr=False)
 
     def summarize(self, args: dict) -> str:

@@ -9,22 +9,19 @@ from __future__ import annotations
 
 import base64
 import math
-import secrets
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from pi_core import ImageContent, TextContent, ToolResult
+from pi_plugins.tools.output_files import write_output_file
 
 DEFAULT_MAX_OUTPUT_TOKENS = 10_000
 _SUFFIX = {"image/png": ".png", "image/jpeg": ".jpg", "image/gif": ".gif", "image/webp": ".webp"}
 
 
 def temp_file(suffix: str, data: bytes) -> Path:
-    """A new file named like pi's (``pi-codemode-<16 hex>``) in the temp folder."""
-    path = Path(tempfile.gettempdir()) / f"pi-codemode-{secrets.token_hex(8)}{suffix}"
-    path.write_bytes(data)
-    return path
+    """A new output file only the user may read, named like pi's (``pi-codemode-<16 hex>``)."""
+    return Path(write_output_file("pi-codemode", suffix, data))
 
 
 def _size(count: int) -> str:

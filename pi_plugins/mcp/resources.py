@@ -196,7 +196,8 @@ def resource_tools(connections: Connections, exposure: str) -> list[Tool]:
                 return ToolResult.error(str(exc))
 
         return Tool(name=name, description=DESCRIPTIONS[name], parameters=parameters, function=execute,
-                    label=name, default_active=exposure == "direct", exposure=exposure)  # type: ignore[arg-type]
+                    label=name, default_active=exposure == "direct", exposure=exposure,  # type: ignore[arg-type]
+                    annotations={"readOnlyHint": True})  # as pi 1.6 marks them
 
     async def run_list_resources(args: Any) -> ToolResult:
         return _json_result(LIST_RESOURCES_TOOL, _argument(args, "server"), await list_resources(args))

@@ -10,25 +10,18 @@ from __future__ import annotations
 
 import base64
 import json
-import os
-import secrets
-import tempfile
-from pathlib import Path
 from typing import Any
 
 from pi_core import ImageContent, TextContent, ToolResult
+from pi_plugins.tools.output_files import write_output_file
 
 MAX_OUTPUT_BYTES = 20 * 1024
 READ_RESOURCE_TOOL = "read_mcp_resource"
 
 
 def save_output(data: str | bytes, extension: str) -> str:
-    """A new file only the user may read, in the temp folder (pi's ``pi-mcp-<hex>`` names)."""
-    path = Path(tempfile.gettempdir()) / f"pi-mcp-{secrets.token_hex(8)}{extension}"
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "wb") as out:
-        out.write(data.encode() if isinstance(data, str) else data)
-    return str(path)
+    """A new output file only the user may read (pi's ``pi-mcp-<hex>`` names)."""
+    return write_output_file("pi-mcp", extension, data)
 
 
 def _size(n: int) -> str:

@@ -92,15 +92,22 @@ def server_namespace(server: Server) -> dict:
     return found
 
 
+#: The boolean hints of an MCP tool's annotations a pi 1.6 tool carries (``Tool.annotations``).
+ANNOTATION_HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
+
+
 def mcp_tool(server: Server, spec: dict, name: str, exposure: str) -> Tool:
     """The pi tool for one server tool, as pi 1.6 declares it (description, else title,
-    else a sentence naming it; the input schema as an object schema; label server/tool)."""
+    else a sentence naming it; the input schema as an object schema; label server/tool;
+    the annotations' boolean hints)."""
     remote = spec["name"]
     server_name = server.entry.name
     schema = dict(spec.get("inputSchema") or {})
     schema.setdefault("type", "object")
     schema.setdefault("properties", {})
-    title = spec.get("title") or (spec.get("annotations") or {}).get("title")
+    given: dict = spec["annotations"] if isinstance(spec.get("annotations"), dict) else {}
+    title = spec.get("title") or given.get("title")
+    hints = {hint: given[hint] for hint in ANNOTATION_HINTS if isinstance(given.get(hint), bool)}
     description = (spec.get("description") or "").strip() or title or f"MCP tool {remote} from server {server_name}"
 
     async def execute(args: Any, run: Any) -> ToolResult:
@@ -117,7 +124,8 @@ def mcp_tool(server: Server, spec: dict, name: str, exposure: str) -> Tool:
 
     return McpTool(name=name, description=description, parameters=schema, function=execute,
                    label=f"{server_name}/{remote}", default_active=exposure == "direct",
-                   exposure=exposure, namespace=server_namespace(server))  # type: ignore[arg-type]
+                   exposure=exposure, namespace=server_namespace(server),  # type: ignore[arg-type]
+                   annotations=hints or None)
 
 
 class McpServers:
@@ -276,8 +284,8 @@ class McpServers:
         return others.__contains__
 
     def _register(self, connection: ServerConnection) -> None:
-        """(Re-)register a server's tools from its current list; withdraw the ones it
-        dropped, and the hidden ones."""
+        """(Re-)register a server's tools from its current list (the hidden ones as
+        ``hidden``: listed, never declared or called); withdraw the ones it dropped."""
         server = self.find(connection.name)
         if server is None or server.connection is not connection or self.closed:
             return
@@ -288,11 +296,8 @@ class McpServers:
                 self._unregister(name)
         server.tool_names = {}
         for remote, name in names.items():
-            exposure = server.entry.tool_exposure(remote)
-            if exposure == "hidden":
-                self._unregister(name)
-                continue
-            choice = self._flags_choice(name, exposure)
+            exposure = server.entry.tool_exposure(remote)  # "hidden": registered, unreachable (pi 1.6)
+            choice = None if exposure == "hidden" else self._flags_choice(name, exposure)
             if choice == "withdraw":
                 self._unregister(name)
                 continue

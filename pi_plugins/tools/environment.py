@@ -185,10 +185,9 @@ class LocalEnvironment(ExecutionEnvironment):
 
 class LocalOutputFile(OutputSink):
     def __init__(self, prefix: str):
-        import tempfile
+        from pi_plugins.tools.output_files import open_output_file
 
-        fd, self.path = tempfile.mkstemp(prefix=f"{prefix}-", suffix=".log")
-        self._file = os.fdopen(fd, "wb")
+        self.path, self._file = open_output_file(prefix, ".log")
 
     def write(self, data: bytes) -> None:
         self._file.write(data)

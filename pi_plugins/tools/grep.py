@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from typing import TYPE_CHECKING, Any
 
 from pi_core.protocol.records import field, record
@@ -58,6 +59,7 @@ class _Results:
     limit: int
     rows: list[tuple[str, int, str, bool]] = field(factory=list)
     matches: int = 0
+    limit_reached: bool = False  # a match past the limit was seen (pi 1.6 says so only then)
     notes: list[str] = field(factory=list)
 
     @property
@@ -103,23 +105,20 @@ def _report(results: _Results) -> ToolResult:
     cut_lines = False
     lines = []
     for path, number, text, is_match in results.rows:
-        text, cut = truncate_line(text.replace("\r", ""))
+        text, cut = truncate_line(text)
         cut_lines = cut_lines or cut
         lines.append(f"{path}:{number}: {text}" if is_match else f"{path}-{number}- {text}")
     truncation = truncate_head("\n".join(lines), max_lines=len(lines) + 1)
     details: dict[str, Any] = {}
     notes = list(results.notes)
-    if results.full:
-        notes.append(
-            f"Stopped at {results.limit} matches; there may be more. Narrow the pattern or the "
-            f"path, or call grep with limit={results.limit * 2}"
-        )
+    if results.limit_reached:  # pi 1.6's notices, word for word
+        notes.append(f"{results.limit} matches limit reached. Use limit={results.limit * 2} for more, or refine pattern")
         details["matchLimitReached"] = results.limit
     if truncation.truncated:
-        notes.append(f"Output cut at the {format_size(MAX_BYTES)} budget; narrow the search to see the rest")
+        notes.append(f"{format_size(MAX_BYTES)} limit reached")
         details["truncation"] = truncation.as_details()
     if cut_lines:
-        notes.append(f"Lines longer than {GREP_MAX_LINE_CHARS} characters were cut; read the file to see them whole")
+        notes.append(f"Some lines truncated to {GREP_MAX_LINE_CHARS} chars. Use read tool to see full lines")
         details["linesTruncated"] = True
     text = truncation.content
     if notes:
@@ -128,6 +127,11 @@ def _report(results: _Results) -> ToolResult:
 
 
 # ---------------------------------------------------------------- ripgrep
+
+
+def _line(text: str) -> str:
+    """A line without its terminator; a carriage return inside it is content, as pi 1.6 keeps it."""
+    return text.removesuffix("\n").removesuffix("\r")
 
 
 def _text(value: dict | None) -> str:
@@ -144,22 +148,24 @@ async def _ripgrep(
     env: ExecutionEnvironment, rg: str, root: str, is_dir: bool, args: dict, context: int,
     results: _Results, run: ToolRun,
 ) -> None:
-    argv = [rg, "--json", "--line-number", "--color=never", "--hidden", "--no-require-git", "--glob", "!.git"]
+    argv = [rg, "--no-config", "--json", "--line-number", "--color=never", "--hidden", "--no-require-git", "--glob", "!.git"]
     if args.get("ignoreCase"):
         argv.append("--ignore-case")
     if args.get("literal"):
         argv.append("--fixed-strings")
     if context:
         argv += ["--context", str(context)]
-    if args.get("glob"):
-        argv += ["--glob", args["glob"]]
+    if args.get("glob"):  # ripgrep never matches a leading ./ ("!" negates)
+        argv += ["--glob", re.sub(r"^(!?)(?:\./)+", r"\1", args["glob"])]
     argv += ["--", args["pattern"], root]
     process = await env.spawn(argv, merge_stderr=False)
     stop_on_abort = run.signal.on_abort(process.kill)
     stopped = finished = False
     try:
         pending = b""
-        last: tuple[str, int] | None = None  # the final match, while its trailing context comes
+        # As pi 1.6: past the last allowed match only its trailing context is kept (a match
+        # there shown as context), and only one more match proves the limit cut results off.
+        window: tuple[str, int] | None = None  # the last allowed match's file and context end
         while not stopped:
             chunk = await process.read()
             if not chunk:
@@ -171,26 +177,24 @@ async def _ripgrep(
                 except ValueError:
                     continue
                 kind, data = event.get("type"), event.get("data") or {}
-                if kind not in ("match", "context"):
-                    if kind == "end" and last is not None:
-                        stopped = True
-                        break
+                path, number = _text(data.get("path")), data.get("line_number")
+                if kind not in ("match", "context") or not path or not isinstance(number, int):
                     continue
-                path = _text(data.get("path"))
-                number = data.get("line_number") or 0
-                text = _text(data.get("lines")).rstrip("\n")
-                if last is not None:
-                    if kind == "match" or path != last[0] or number > last[1] + context:
-                        stopped = True
-                        break
-                elif kind == "match":
-                    results.matches += 1
-                results.rows.append((_show_path(root, is_dir, path), number, text, kind == "match"))
-                if results.full and last is None:
-                    last = (path, number)
-                    if not context:
-                        stopped = True
-                        break
+                row = (_show_path(root, is_dir, path), number, _line(_text(data.get("lines"))))
+                if window is None:
+                    results.rows.append((*row, kind == "match"))
+                    if kind == "match":
+                        results.matches += 1
+                        if results.full:
+                            window = (path, number + context)
+                    continue
+                in_window = path == window[0] and number <= window[1]
+                if in_window:
+                    results.rows.append((*row, False))
+                results.limit_reached = results.limit_reached or kind == "match"
+                if results.limit_reached and not (in_window and number < window[1]):
+                    stopped = True
+                    break
         if stopped:
             process.kill()
         code = await process.wait()
@@ -221,8 +225,6 @@ async def _python(
     env: ExecutionEnvironment, root: str, is_dir: bool, args: dict, context: int,
     results: _Results, run: ToolRun,
 ) -> None:
-    import re
-
     from pi_plugins.tools.walk import glob_matcher, walk
 
     pattern = re.escape(args["pattern"]) if args.get("literal") else args["pattern"]
@@ -248,7 +250,7 @@ async def _python(
             await _search_file(env, found.full, found.path, regex, context, results)
         except OSError:
             skipped += 1
-        if results.full:
+        if results.limit_reached:
             break
     if skipped:
         results.notes.append(f"{skipped} file(s) could not be read and were skipped")
@@ -260,15 +262,16 @@ async def _search_file(
     data = await env.read_bytes(full)
     if b"\0" in data:
         return  # binary
-    lines = data.decode("utf-8", "replace").split("\n")
+    lines = [_line(line) for line in data.decode("utf-8", "replace").split("\n")]
     if lines and lines[-1] == "":
         lines.pop()
-    hits = []
+    hits: list[int] = []
     for number, line in enumerate(lines):
         if regex.search(line):
-            hits.append(number)
             if results.matches + len(hits) >= results.limit:
+                results.limit_reached = True  # one more match than the limit allows
                 break
+            hits.append(number)
     if not hits:
         return
     is_hit = set(hits)

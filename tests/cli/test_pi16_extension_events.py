@@ -165,3 +165,53 @@ def test_a_message_sent_from_agent_settled_with_trigger_turn_runs_through_before
     assert heard["ours"] == heard["pi16"] == [{"start": "hi"}, {"settled": True}, {"start": "ping"},
                                               {"settled": True}]
     assert sent["ours"] == sent["pi16"] == ["hi", "The build passed."]
+
+
+def _settle_both(pi, server, tmp_path, *handlers: str, requests: int = 2):
+    """Run pi 1.6 and ours with the agent_before_settle fixtures named: the requests each
+    sent, what each handler saw (event.context included) and what each printed."""
+    from support.programs import node_for, require_real
+
+    (pi.agent_dir / "models.json").write_text(json.dumps(server.models_json("local", apiKey="test-key")))
+    runs = {}
+    for who, command, ext in (("pi16", [node_for("pi16"), str(require_real("pi16") / "dist" / "cli.js")], "ts"),
+                              ("ours", [*pi.command()[:3]], "py")):
+        log = tmp_path / f"{who}-settle.jsonl"
+        log.touch()
+        first = len(server.requests)
+        server.push(*[Reply(text="Fixed it."), Reply(text="Tests checked.")][:requests])
+        extensions = [arg for name in handlers for arg in ("-e", str(FIXTURES / f"settle_{name}.{ext}"))]
+        done = subprocess.run([*command, *extensions, *pi.flags("--mode", "json", "-p", "fix the bug")],
+                              cwd=pi.cwd, env={**pi.env, "PI_OFFLINE": "1", "SETTLE_LOG": str(log)},
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        seen = [json.loads(line) for line in log.read_text().splitlines()]
+        runs[who] = (server.requests[first:], seen, done.stdout + done.stderr)
+    return runs
+
+
+def test_before_settle_handlers_see_the_context_rebuilt_from_the_entries_proposed_before_them_as_in_pi16(
+        pi, server, tmp_path):
+    runs = _settle_both(pi, server, tmp_path, "draft", "continue")
+    (their_requests, their_seen, _), (our_requests, our_seen, _) = runs["pi16"], runs["ours"]
+    assert our_seen == their_seen
+    assert their_seen[:2] == [
+        {"who": "draft", "outcome": "completed", "entries": 0, "continue": False, "canContinue": False,
+         "pending": 0, "llmRoles": ["user", "assistant"], "last": "Fixed it.",
+         "contextRoles": ["user", "assistant"]},
+        {"who": "continue", "outcome": "completed", "entries": 1, "continue": False, "canContinue": True,
+         "pending": 0, "llmRoles": ["user", "assistant", "user"], "last": "Check the tests too.",
+         "contextRoles": ["user", "assistant", "custom"]}]
+    assert len(our_requests) == len(their_requests) == 2
+    assert _text(our_requests[1].body["messages"][-1]) == _text(their_requests[1].body["messages"][-1]) == (
+        "Check the tests too.")
+
+
+def test_continue_with_nothing_after_the_models_answer_is_reported_and_settles_as_in_pi16(pi, server, tmp_path):
+    runs = _settle_both(pi, server, tmp_path, "continue", requests=1)
+    (their_requests, their_seen, their_output), (our_requests, our_seen, our_output) = runs["pi16"], runs["ours"]
+    assert our_seen == their_seen
+    assert their_seen[0]["canContinue"] is False
+    assert len(our_requests) == len(their_requests) == 1
+    reason = "agent_before_settle requested continuation without runnable model context"
+    assert reason in their_output and reason in our_output

@@ -5,6 +5,7 @@ trip, must match."""
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -171,3 +172,29 @@ def test_pi16_and_ours_declare_the_same_resource_tools_and_give_the_same_results
         assert mine == pi16, call
     listing = json.loads(our_results[0])
     assert [r["uri"] for r in listing["resources"]] == ["demo://readme", "demo://dot.png", "demo://data.bin"]
+
+
+def test_mcp_tools_carry_the_servers_annotations_and_hidden_ones_are_unreachable_as_in_pi16(tmp_path, server):
+    """pi 1.6's tool ``annotations``: an MCP tool carries the boolean hints its server
+    declares, the resource tools are read-only, and a plugin sees them (``getAllTools()``);
+    a ``hidden`` tool is listed so, and never declared."""
+    extension = Path(__file__).parents[1] / "fixtures" / "pi16_extension_events" / "tool_annotations"
+    seen = {}
+    for who in ("pi16", "ours"):
+        runner = PiRunner(tmp_path / who, server)
+        (runner.agent_dir / "models.json").write_text(json.dumps(server.models_json("local", apiKey="test-key")))
+        write_servers(runner.agent_dir / "mcp.json", {"demo-srv": {
+            "command": sys.executable, "args": [SERVER], "exposure": "direct", "resources": True,
+            "toolExposure": {"crash": "hidden"}}})
+        log = tmp_path / f"{who}-tools.json"
+        runner.env["TOOLS_LOG"] = str(log)
+        server.push(Reply(text="done"))
+        done = run(runner, who, "-e", f"{extension}.{'ts' if who == 'pi16' else 'py'}", "--no-session", "-p", "hi")
+        assert done.returncode == 0, f"{who}: {done.stderr[-2000:]}"
+        seen[who] = json.loads(log.read_text())
+        assert "mcp__demo_srv__crash" not in mcp_tools(server.requests[-1]), who
+    assert seen["ours"] == seen["pi16"]
+    assert seen["ours"]["mcp__demo_srv__add"]["annotations"] == {
+        "readOnlyHint": True, "idempotentHint": True, "openWorldHint": False}
+    assert seen["ours"]["list_mcp_resources"]["annotations"] == {"readOnlyHint": True}
+    assert seen["ours"]["mcp__demo_srv__crash"] == {"exposure": "hidden", "annotations": None}

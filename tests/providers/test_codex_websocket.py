@@ -428,3 +428,23 @@ def test_each_websocket_frame_is_reported_to_provider_stream_event_as_parsed_jso
     kinds = [d["type"] for d in heard]
     assert kinds[0] == "response.created" and kinds[-1] == "response.completed"
     assert "response.output_text.delta" in kinds
+def test_provider_stream_event_hears_a_sockets_events_as_it_hears_them_over_sse(llm_server):
+    """pi 1.6 reports each of the Codex backend's events, over the socket as over SSE."""
+    async def heard(transport):
+        events = []
+
+        async def hear(data):
+            events.append(data)
+
+        llm_server.push(Reply(text="hello there", delta_size=3))
+        provider = OpenAICodexProvider(Settings({"transport": transport}))
+        options = StreamOptions(api_key=TOKEN, session_id=f"heard-{transport}", max_retries=0,
+                                signal=AbortSignal(), on_stream_event=hear)
+        message = final([e async for e in provider.stream(MODEL, CONTEXT, options)])
+        assert message.text == "hello there"
+        return events
+
+    over_socket, over_sse = asyncio.run(heard("websocket")), asyncio.run(heard("sse"))
+    kinds = [event["type"] for event in over_socket]
+    assert "response.output_text.delta" in kinds and kinds[-1] == "response.completed"
+    assert kinds == [event["type"] for event in over_sse]

@@ -8,7 +8,7 @@ from pi_core.app.harness import Harness
 from pi_core.protocol.messages import text_of
 from pi_core.session import Session
 from pi_core.app.settings import Settings
-from pi_plugins import app_messages, budget, compaction, local_environment, retries
+from pi_plugins import app_messages, budget, compaction, local_environment, retries, settle_boundary
 from pi_core.testing import Reply, ScriptedProvider, scripted_model
 
 from support.agents import Recorder
@@ -56,6 +56,7 @@ def make(tmp_path, script, *plugins, settings=None, window=128_000, session=None
     registry.register(budget, "budget")
     registry.register(compaction, "compaction")
     registry.register(retries, "retries")
+    registry.register(settle_boundary, "settle_boundary")
     for plugin in plugins:
         registry.register(plugin)
     session = session or Session.create(tmp_path / "work", tmp_path / "sessions")

@@ -2,7 +2,7 @@
 (``MCPServer`` in mcp 2): ``python mcp_server.py`` speaks stdio, ``--http PORT`` streamable
 HTTP on 127.0.0.1. It writes its pid to ``$PID_FILE`` when that is set.
 
-Tools: ``add``, ``dot`` (a one-pixel PNG), ``fail`` (an error result), ``whoami`` (the
+Tools: ``add`` (annotated read-only, idempotent, closed world), ``dot`` (a one-pixel PNG), ``fail`` (an error result), ``whoami`` (the
 ``DEMO_TOKEN`` variable and the folder it runs in), ``crash`` (the process ends mid-call),
 ``big`` (N characters of text), ``get-tiny-image`` (a name with dashes), ``structured``
 (structuredContent), ``auth`` (the request's Authorization header, over HTTP) and
@@ -21,6 +21,7 @@ import sys
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.utilities.types import Image
+from mcp.types import ToolAnnotations
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 
@@ -29,7 +30,7 @@ if os.environ.get("PID_FILE"):
 server = MCPServer("demo", instructions="Demo tools for the tests.\nSecond line.")
 
 
-@server.tool()
+@server.tool(annotations=ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False))
 def add(a: int, b: int) -> int:
     """Add two whole numbers."""
     return a + b

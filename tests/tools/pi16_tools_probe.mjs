@@ -1,6 +1,6 @@
-// The real pi 1.6's find and edit tools and its template arguments, for side-by-side tests (Node 22).
-// Usage: node pi16_tools_probe.mjs find CWD ARGS_JSON | edit CWD ARGS_JSON | template CONTENT ARGS_TEXT
-//   find, edit: runs the tool in CWD, prints {text, details} (or {error});
+// The real pi 1.6's built-in tools and its template arguments, for side-by-side tests (Node 22).
+// Usage: node pi16_tools_probe.mjs TOOL CWD ARGS_JSON | template CONTENT ARGS_TEXT
+//   TOOL (find, edit, grep, bash, …): runs the tool in CWD, prints {text, details} (or {error});
 //   template: prints {args, expanded}: the arguments pi parses and the content it fills in.
 const base = process.env.PI16_PACKAGE;
 const [command, first, second] = process.argv.slice(2);
@@ -11,7 +11,7 @@ if (command === "template") {
   console.log(JSON.stringify({ args, expanded: substituteArgs(first, args) }));
 } else {
   const tools = await import(`${base}/dist/core/tools/${command}.js`);
-  const create = command === "find" ? tools.createFindTool : tools.createEditTool;
+  const create = tools[`create${command[0].toUpperCase()}${command.slice(1)}Tool`];
   const tool = create(first);
   try {
     const result = await tool.execute("call-1", JSON.parse(second), undefined, undefined);

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import stat
 import subprocess
 from pathlib import Path
 
@@ -92,3 +94,58 @@ def test_template_arguments_and_defaults_fill_in_as_pi16(text):
     theirs = pi16("template", TEMPLATE, text)
     assert parse_args(text) == theirs["args"]
     assert substitute(TEMPLATE, parse_args(text)) == theirs["expanded"]
+
+
+def test_a_truncated_commands_full_output_file_is_readable_only_by_the_user_as_pi16_makes_it(tmp_path):
+    theirs = pi16("bash", str(tmp_path), json.dumps({"command": "seq 1 100000"}))["details"]["fullOutputPath"]
+    ours = call("bash", {"command": "seq 1 100000"}, tmp_path).details["fullOutputPath"]
+    try:
+        for path in (theirs, ours):
+            assert re.fullmatch(r"pi-bash-[0-9a-f]{16}\.log", Path(path).name)
+        assert stat.S_IMODE(os.stat(ours).st_mode) == stat.S_IMODE(os.stat(theirs).st_mode) == 0o600
+        assert Path(ours).read_bytes() == Path(theirs).read_bytes()
+    finally:
+        for path in (theirs, ours):
+            os.unlink(path)
+
+
+GREP_FILES = {
+    "a.txt": "alpha\nbeta\ngamma needle\ndelta\nepsilon\nzeta\neta needle\ntheta\n",
+    "b.txt": "needle first\nsecond\nthird\n",
+    "c/close.txt": "one\nneedle two\nneedle three\nfour\nfive\nneedle six\n",
+    "crlf.txt": "first\r\nneedle\r\nlast with a \r inside\r\n",
+}
+GREP_CASES = {
+    "context across files": {"pattern": "needle", "context": 2},
+    "context larger than the file": {"pattern": "needle", "context": 9, "path": "b.txt"},
+    "a match inside the last match's trailing context": {"pattern": "needle", "context": 1, "limit": 1,
+                                                         "path": "c"},
+    "the limit met exactly": {"pattern": "needle", "limit": 3, "path": "c"},
+    "the limit with more beyond the context": {"pattern": "needle", "context": 1, "limit": 1, "path": "a.txt"},
+    "no context past the limit": {"pattern": "needle", "limit": 2, "path": "c"},
+    "carriage returns": {"pattern": "needle|inside", "context": 1, "path": "crlf.txt"},
+    "a ./ glob": {"pattern": "needle", "glob": "./*.txt"},
+}
+
+
+@pytest.mark.requires("rg")
+@pytest.mark.parametrize("case", sorted(GREP_CASES))
+def test_grep_context_lines_and_limits_read_as_pi16s(tree, case):
+    for name, content in GREP_FILES.items():
+        (tree / name).parent.mkdir(parents=True, exist_ok=True)
+        (tree / name).write_bytes(content.encode())
+    args = GREP_CASES[case]
+    theirs = pi16("grep", str(tree), json.dumps(args))
+    ours = call("grep", args, tree)
+    assert by_file(text_of(ours)) == by_file(theirs["text"])
+    assert ours.details == theirs["details"]
+
+
+def by_file(text: str) -> tuple[dict, str]:
+    """Each file's lines in order, and the notice: ripgrep searches files in parallel, so
+    the files come in any order."""
+    body, _, notice = text.partition("\n\n[")
+    files: dict[str, list[str]] = {}
+    for line in body.split("\n"):
+        files.setdefault(re.split(r"[:-]\d+[:-] ", line, maxsplit=1)[0], []).append(line)
+    return files, notice

@@ -91,6 +91,15 @@ def test_grep_stops_at_the_limit_and_says_how_to_get_more(grep, ws):
     assert result.details["matchLimitReached"] == 10
 
 
+def test_grep_shows_a_match_after_the_limit_as_context_and_says_so_only_if_one_was_cut(grep, ws):
+    (ws / "f.txt").write_text("one\nhit two\nhit three\nfour\n")
+    result = grep({"pattern": "hit", "context": 1, "limit": 1})
+    assert text_of(result).split("\n\n")[0].splitlines() == ["f.txt-1- one", "f.txt:2: hit two", "f.txt-3- hit three"]
+    assert result.details == {"matchLimitReached": 1}
+    exactly = grep({"pattern": "hit", "limit": 2})
+    assert text_of(exactly) == "f.txt:2: hit two\nf.txt:3: hit three" and exactly.details is None
+
+
 def test_grep_cuts_long_lines(grep, ws):
     (ws / "wide.txt").write_text("needle" + "x" * 1000 + "\n")
     result = grep({"pattern": "needle"})
