@@ -105,6 +105,13 @@ async def login(args: str, ctx) -> None:
         picked = await ui.select(message, labels)
         return next((key for key, label in options if label == picked), None)
 
+    async def paste_code(url: str, instructions: str | None, message: str) -> str | None:
+        from pi_plugins.signin import paste_dialog
+        from pi_plugins.signin.login_list import provider_name
+
+        open_browser(url)
+        return await paste_dialog.ask(ui, f"Login to {provider_name(provider, flows)}", url, instructions, message)
+
     closers: list = []
     running: list[asyncio.Task] = []
     gave_up: list[bool] = []
@@ -127,7 +134,7 @@ async def login(args: str, ctx) -> None:
     callbacks = LoginCallbacks(on_auth=on_auth, prompt=prompt,
                                progress=lambda message: ui.notify(message),
                                manual_code=manual_code if flow.uses_callback_server else None,
-                               select=select, device_code=device_code)
+                               select=select, device_code=device_code, paste_code=paste_code)
     waiting = getattr(ui, "signing_in", None)  # the chat reports pi 1.6's blocked ``auth`` meanwhile
     try:
         with waiting(flow.name) if waiting is not None else contextlib.nullcontext():

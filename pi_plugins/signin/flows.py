@@ -99,10 +99,10 @@ class AnthropicSignIn(SignIn):
             "redirect_uri": self.copy_code_redirect_uri, "scope": self.scopes,
             "code_challenge": challenge, "code_challenge_method": "S256", "state": verifier,
         })
-        callbacks.on_auth(rewrite(f"{self.authorize_url}?{query}"),
-                          "Complete login in your browser, then copy the code Anthropic shows and paste it here.")
-        code, state = parse_authorization_input(
-            await callbacks.prompt("Paste the code Anthropic shows after you sign in:", "code#state", False))
+        code, state = parse_authorization_input(await callbacks.ask_pasted_code(
+            rewrite(f"{self.authorize_url}?{query}"),
+            "Complete login in your browser, then copy the code Anthropic shows and paste it here.",
+            "Paste the code Anthropic shows after you sign in:", "code#state"))
         if state and state != verifier:
             raise SignInError("OAuth state mismatch")
         if not code:

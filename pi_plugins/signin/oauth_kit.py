@@ -45,7 +45,9 @@ class LoginCallbacks:
     ``progress(message)`` reports a step; ``cancelled()`` says the user gave up.
     ``select(message, [(id, label), ...])`` picks a sign-in method (pi 1.6's ``select``
     prompt; without it the first, the browser, is taken); ``device_code(url, code)`` shows
-    a device code to enter at ``url`` (without it, ``on_auth(url, "Enter code: CODE")``)."""
+    a device code to enter at ``url`` (without it, ``on_auth(url, "Enter code: CODE")``);
+    ``paste_code(url, instructions, message)`` shows the link and asks for the code the
+    page shows in one dialog, None when cancelled (without it, ``on_auth`` then ``prompt``)."""
 
     on_auth: Callable[[str, str | None], Any]
     prompt: Callable[[str, str | None, bool], Awaitable[str]]
@@ -54,6 +56,7 @@ class LoginCallbacks:
     cancelled: Callable[[], bool] = lambda: False
     select: Callable[[str, list[tuple[str, str]]], Awaitable[str | None]] | None = None
     device_code: Callable[[str, str], Any] | None = None
+    paste_code: Callable[[str, str | None, str], Awaitable[str | None]] | None = None
 
     async def choose(self, message: str, options: list[tuple[str, str]]) -> str:
         """The id of the method picked; :class:`LoginCancelled` when none is."""
@@ -63,6 +66,16 @@ class LoginCallbacks:
         if picked is None:
             raise LoginCancelled()
         return picked
+
+    async def ask_pasted_code(self, url: str, instructions: str | None, message: str, placeholder: str) -> str:
+        """The code pasted after signing in at ``url``; :class:`LoginCancelled` when none is."""
+        if self.paste_code is None:
+            self.on_auth(url, instructions)
+            return await self.prompt(message, placeholder, False)
+        answer = await self.paste_code(url, instructions, message)
+        if answer is None:
+            raise LoginCancelled()
+        return answer
 
     def show_device_code(self, url: str, code: str) -> None:
         if self.device_code is not None:
