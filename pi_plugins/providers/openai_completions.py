@@ -377,11 +377,12 @@ def build_body(model: Model, context: LlmContext, options: StreamOptions, compat
         elif isinstance((model.thinking_level_map or {}).get("off"), str):
             body["reasoning_effort"] = (model.thinking_level_map or {})["off"]
     compat_fields(body, model, options, compat, level)  # tool_stream, priority, a thinking budget
+    # pi 1.6 sends the routing wherever the compat sets it (0.73 only to their hosts)
     routing = (model.compat or {}).get("openRouterRouting")
-    if "openrouter.ai" in model.base_url and routing:
+    if isinstance(routing, dict):  # as written, zdr and all
         body["provider"] = routing
     gateway = (model.compat or {}).get("vercelGatewayRouting") or {}
-    if "ai-gateway.vercel.sh" in model.base_url and (gateway.get("only") or gateway.get("order")):
+    if gateway.get("only") or gateway.get("order"):
         body["providerOptions"] = {"gateway": {k: gateway[k] for k in ("only", "order") if gateway.get(k)}}
     body.update(sampling_params(model, options) or {})  # last: they win over the named fields (pi 1.6)
     return body

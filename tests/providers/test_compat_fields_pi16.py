@@ -83,6 +83,8 @@ CASES = {
     "responses_mid_convo_effort": ({**RESPONSES, "compat": {"supportsMidConvoEffort": True}}, SIMPLE,
                                    {"reasoning": "high"}),
     "responses_mid_convo_effort_off": ({**RESPONSES, "compat": {"supportsMidConvoEffort": True}}, SIMPLE, {}),
+    "openrouter_routing_zdr": (_local(openRouterRouting={"zdr": True, "only": ["a"]}), SIMPLE, {}),
+    "vercel_routing": (_local(vercelGatewayRouting={"order": ["b"]}), SIMPLE, {}),
     "anthropic_fallbacks": ({**ANTHROPIC, "compat": {"allowedFallbackModels": FALLBACKS}}, SIMPLE, {}),
     "anthropic_empty_signature": ({**ANTHROPIC, "compat": {"allowEmptySignature": True}}, UNSIGNED, {}),
     "anthropic_unsigned_as_text": (ANTHROPIC, UNSIGNED, {}),
@@ -93,7 +95,7 @@ CASES = {
 }
 FIELDS = ("tool_stream", "priority", "thinking_token_budget", "max_thinking_tokens", "chat_template_kwargs",
           "chat_template_args", "reasoning_effort", "temperature",
-          "fallbacks", "prompt_cache_options", "prompt_cache_retention")
+          "fallbacks", "prompt_cache_options", "prompt_cache_retention", "provider", "providerOptions")
 
 
 def ours(server, model: dict, context: dict, options: dict) -> dict:
@@ -144,6 +146,11 @@ def test_the_fields_are_sent_as_the_compat_says(llm_server):
     effort = our_body(llm_server, *CASES["responses_mid_convo_effort"])
     assert effort["input"][-1] == {"type": "configuration_update", "reasoning": {"effort": "high"}}
     assert effort["reasoning"]["effort"] == "medium"
+
+
+def test_provider_routing_is_sent_as_written_wherever_the_compat_sets_it(llm_server):
+    assert ours(llm_server, *CASES["openrouter_routing_zdr"])["provider"] == {"zdr": True, "only": ["a"]}
+    assert ours(llm_server, *CASES["vercel_routing"])["providerOptions"] == {"gateway": {"order": ["b"]}}
 
 
 def test_anthropic_sends_the_allowed_fallbacks_and_replays_unsigned_thinking_where_allowed(llm_server):
@@ -209,3 +216,4 @@ def test_the_compat_fields_are_pi_16s(llm_server):
     assert theirs["anthropic_fallbacks"]["fallbacks"] == [{"model": "claude-fallback-1"}]
     assert theirs["responses_explicit_cache_long"]["prompt_cache_options"] == {"ttl": "30m"}
     assert theirs["responses_cache_long"]["prompt_cache_retention"] == "24h"
+    assert theirs["openrouter_routing_zdr"]["provider"]["zdr"] is True
