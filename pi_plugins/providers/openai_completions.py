@@ -37,6 +37,7 @@ from pi_core import hookimpl
 from pi_core.app.tokens import usage_tokens
 from pi_core.protocol.messages import (
     AssistantMessage,
+    Failure,
     ImageContent,
     TextContent,
     ThinkingContent,
@@ -431,6 +432,8 @@ class CompletionsReader(StreamReader):
         compat = resolve_compat(model)
         #: A discovered local server: ``[DONE]`` alone may end an answer it dropped.
         self.needs_finish_reason = bool(compat.get("requiresFinishReason"))
+        #: pi 1.6's ``supportsFinishReason`` (on unless said): an answer without one is broken
+        self.expects_finish_reason = compat.get("supportsFinishReason", True) is not False
         self.estimate_usage = bool(compat.get("estimateMissingUsage"))
         self.saw_finish = self.saw_usage = False
 
@@ -523,6 +526,8 @@ class CompletionsReader(StreamReader):
     def end(self) -> Iterable:
         if not self.finished:
             raise truncated("the response was complete")
+        if self.expects_finish_reason and not self.saw_finish:
+            raise StreamError("Stream ended without finish_reason", Failure(kind="retryable"))
         events = self.builder.close_all()
         if self.stop_reason == "error":
             raise StreamError(self.error_message or "Provider returned an error stop reason")

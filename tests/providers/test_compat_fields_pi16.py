@@ -187,6 +187,19 @@ def test_a_reply_from_an_allowed_fallback_costs_that_models_prices(llm_server):
     assert costs == [(10, 20), (1, 2), (1, 2)]  # the fallback's prices, else the model's own
 
 
+NO_FINISH = ('data: {"id":"c1","object":"chat.completion.chunk","choices":'
+             '[{"index":0,"delta":{"content":"Hel"},"finish_reason":null}]}\n\ndata: [DONE]\n\n')
+
+
+def test_a_completions_stream_without_a_finish_reason_fails_unless_the_compat_says_it_has_none(llm_server):
+    outcomes = []
+    for compat in ({}, {"supportsFinishReason": False}):
+        llm_server.push(Reply(raw=NO_FINISH))
+        events, message = run(collect(our_model({**LOCAL, "compat": compat}, llm_server), context_from_json(SIMPLE)))
+        outcomes.append((events[-1].type, message.stop_reason, (message.error_message or "").split(": ")[-1]))
+    assert outcomes == [("error", "error", "Stream ended without finish_reason"), ("done", "stop", "")]
+
+
 def test_the_responses_api_asks_for_explicit_prompt_caching_where_the_compat_says(llm_server):
     long = ours(llm_server, *CASES["responses_explicit_cache_long"])
     assert (long["prompt_cache_options"], "prompt_cache_retention" in long) == ({"ttl": "30m"}, False)
