@@ -15,6 +15,8 @@ import os
 from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
+from attrs import evolve
+
 from pi_core import hookimpl
 from pi_core.protocol.messages import (
     AssistantMessage,
@@ -25,7 +27,7 @@ from pi_core.protocol.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from pi_core.protocol.model import Model, calculate_cost
+from pi_core.protocol.model import Model, ModelCost, calculate_cost
 from pi_core.protocol.provider import LlmContext, StreamOptions
 from pi_core.protocol.stream import AssistantMessageEvent
 from pi_plugins.providers.anthropic_federation import TOKENS, FederationError
@@ -53,6 +55,7 @@ API = "anthropic-messages"
 VERSION = "2023-06-01"
 FINE_GRAINED_TOOL_STREAMING_BETA = "fine-grained-tool-streaming-2025-05-14"
 INTERLEAVED_THINKING_BETA = "interleaved-thinking-2025-05-14"
+SERVER_SIDE_FALLBACK_BETA = "server-side-fallback-2026-07-01"
 IMAGE_ONLY_RESULT = "(see attached image)"
 #: A Claude Pro/Max sign-in's requests (pi's): Bearer token, these betas and headers,
 #: Claude Code's identity first in the system prompt, its tools under Claude Code's names.
@@ -157,7 +160,7 @@ def _result_content(content: list) -> str | list:
     return blocks
 
 
-def _assistant_blocks(message: AssistantMessage, oauth: bool = False) -> list[dict]:
+def _assistant_blocks(message: AssistantMessage, oauth: bool = False, empty_signature: bool = False) -> list[dict]:
     blocks: list[dict] = []
     for block in message.content:
         if isinstance(block, TextContent):
@@ -168,8 +171,9 @@ def _assistant_blocks(message: AssistantMessage, oauth: bool = False) -> list[di
                 blocks.append({"type": "redacted_thinking", "data": block.thinking_signature})
             elif not block.thinking.strip():
                 continue
-            elif not (block.thinking_signature or "").strip():
-                blocks.append({"type": "text", "text": block.thinking})  # unsigned (aborted)
+            elif not (block.thinking_signature or "").strip():  # unsigned (aborted): text, or as
+                blocks.append({"type": "thinking", "thinking": block.thinking, "signature": ""}  # compat says
+                              if empty_signature else {"type": "text", "text": block.thinking})
             else:
                 blocks.append({"type": "thinking", "thinking": block.thinking, "signature": block.thinking_signature})
         elif isinstance(block, ToolCall):
@@ -202,7 +206,7 @@ def convert_messages(model: Model, messages: list, cache: dict | None, oauth: bo
                 if blocks:
                     params.append({"role": "user", "content": blocks})
         elif isinstance(message, AssistantMessage):
-            blocks = _assistant_blocks(message, oauth)
+            blocks = _assistant_blocks(message, oauth, (model.compat or {}).get("allowEmptySignature") is True)
             if blocks:
                 if changes is not None:
                     changes.flush(params)  # held system messages go just before it
@@ -329,10 +333,22 @@ def build_body(model: Model, context: LlmContext, options: StreamOptions, oauth:
             body["thinking"] = {"type": "enabled", "budget_tokens": budget or 1024, "display": "summarized"}
         else:
             body["thinking"] = {"type": "disabled"}
+    if compat.get("allowedFallbackModels"):  # Anthropic's refusal fallbacks, by model id
+        body["fallbacks"] = [{"model": fallback["model"]} for fallback in compat["allowedFallbackModels"]]
     return body
 
 
 # ---------------------------------------------------------------- response
+
+
+def fallback_priced(model: Model, answered: str | None) -> Model:
+    """pi 1.6: a reply from one of ``compat.allowedFallbackModels`` costs that model's prices."""
+    for fallback in (model.compat or {}).get("allowedFallbackModels") or ():
+        cost = fallback.get("cost") if answered != model.id else None
+        if cost and answered and fallback.get("provider") == model.provider and fallback.get("model") == answered:
+            return evolve(model, id=answered, cost=ModelCost(cost.get("input", 0), cost.get("output", 0),
+                                                            cost.get("cacheRead", 0), cost.get("cacheWrite", 0)))
+    return model
 
 
 class MessagesReader(StreamReader):
@@ -341,6 +357,7 @@ class MessagesReader(StreamReader):
         self.blocks: dict[int | None, int] = {}  # Anthropic's block index -> our content index
         self.started = False
         self.stopped = False
+        self.priced = model  # the model whose prices count: a refusal fallback's where it answered
 
     def _usage(self, raw: dict, start: bool = False) -> None:
         usage = self.builder.message.usage
@@ -354,7 +371,7 @@ class MessagesReader(StreamReader):
         if start or long_writes is not None:
             usage.extra["cacheWrite1h"] = long_writes or 0
         usage.total_tokens = usage.input + usage.output + usage.cache_read + usage.cache_write
-        calculate_cost(self.model, usage)
+        calculate_cost(self.priced, usage)
 
     def on_event(self, event) -> Iterable:
         if event.event == "error":
@@ -370,6 +387,7 @@ class MessagesReader(StreamReader):
             self.started = True
             message = data.get("message") or {}
             builder.message.response_id = message.get("id")
+            self.priced = fallback_priced(self.model, message.get("model"))
             self._usage(message.get("usage") or {}, start=True)
         elif kind == "content_block_start":
             block = data.get("content_block") or {}
@@ -477,6 +495,8 @@ class AnthropicProvider(ThreadedMessages, SseProvider):
             betas.append(FINE_GRAINED_TOOL_STREAMING_BETA)
         if interleaved_thinking(model, options):
             betas.append(INTERLEAVED_THINKING_BETA)
+        if (model.compat or {}).get("allowedFallbackModels"):
+            betas.append(SERVER_SIDE_FALLBACK_BETA)
         copilot = is_copilot(model)
         oauth = not copilot and not is_gateway(model) and is_oauth_token(options.api_key)
         body = build_body(model, context, options, oauth)

@@ -37,6 +37,7 @@ from pi_core import hookimpl
 from pi_core.app.tokens import usage_tokens
 from pi_core.protocol.messages import (
     AssistantMessage,
+    Failure,
     ImageContent,
     TextContent,
     ThinkingContent,
@@ -377,11 +378,12 @@ def build_body(model: Model, context: LlmContext, options: StreamOptions, compat
         elif isinstance((model.thinking_level_map or {}).get("off"), str):
             body["reasoning_effort"] = (model.thinking_level_map or {})["off"]
     compat_fields(body, model, options, compat, level)  # tool_stream, priority, a thinking budget
+    # pi 1.6 sends the routing wherever the compat sets it (0.73 only to their hosts)
     routing = (model.compat or {}).get("openRouterRouting")
-    if "openrouter.ai" in model.base_url and routing:
+    if isinstance(routing, dict):  # as written, zdr and all
         body["provider"] = routing
     gateway = (model.compat or {}).get("vercelGatewayRouting") or {}
-    if "ai-gateway.vercel.sh" in model.base_url and (gateway.get("only") or gateway.get("order")):
+    if gateway.get("only") or gateway.get("order"):
         body["providerOptions"] = {"gateway": {k: gateway[k] for k in ("only", "order") if gateway.get(k)}}
     body.update(sampling_params(model, options) or {})  # last: they win over the named fields (pi 1.6)
     return body
@@ -430,6 +432,8 @@ class CompletionsReader(StreamReader):
         compat = resolve_compat(model)
         #: A discovered local server: ``[DONE]`` alone may end an answer it dropped.
         self.needs_finish_reason = bool(compat.get("requiresFinishReason"))
+        #: pi 1.6's ``supportsFinishReason`` (on unless said): an answer without one is broken
+        self.expects_finish_reason = compat.get("supportsFinishReason", True) is not False
         self.estimate_usage = bool(compat.get("estimateMissingUsage"))
         self.saw_finish = self.saw_usage = False
 
@@ -522,6 +526,8 @@ class CompletionsReader(StreamReader):
     def end(self) -> Iterable:
         if not self.finished:
             raise truncated("the response was complete")
+        if self.expects_finish_reason and not self.saw_finish:
+            raise StreamError("Stream ended without finish_reason", Failure(kind="retryable"))
         events = self.builder.close_all()
         if self.stop_reason == "error":
             raise StreamError(self.error_message or "Provider returned an error stop reason")

@@ -169,7 +169,12 @@ def build_body(model: Model, context: LlmContext, options: StreamOptions) -> dic
     body: dict[str, Any] = {"model": model.id, "input": convert_input(model, context, system), "stream": True}
     if retention != "none" and options.session_id:
         body["prompt_cache_key"] = options.session_id
-    if retention == "long" and (model.compat or {}).get("supportsLongCacheRetention", True) is not False:
+    compat = model.compat or {}
+    long_kept = retention == "long" and compat.get("supportsLongCacheRetention", True) is not False
+    if compat.get("supportsExplicitPromptCacheMode") is True:  # pi 1.6: prompt_cache_options instead
+        if retention == "none" or long_kept:
+            body["prompt_cache_options"] = {"mode": "explicit"} if retention == "none" else {"ttl": "30m"}
+    elif long_kept:
         body["prompt_cache_retention"] = "24h"
     body["store"] = False
     limit = max_tokens(model, options, context)

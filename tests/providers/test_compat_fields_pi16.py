@@ -6,15 +6,33 @@ Chat Completions' ``zaiToolStream`` (``tool_stream``), ``vllmPriority`` (``prior
 Anthropic's ``supportsTemperature``, ``supportsCacheControlOnTools`` and ``supportsStrictTools``
 (pi's constrained tools strict where their schema has nothing Anthropic's strict mode refuses),
 ``supportsStrictMode`` on the Responses API (off unless said; Azure on unless said), and its
-``supportsMidConvoEffort`` (the level in a ``configuration_update`` item)."""
+``supportsMidConvoEffort`` (the level in a ``configuration_update`` item) and
+``supportsExplicitPromptCacheMode`` (``prompt_cache_options``); Anthropic's
+``allowedFallbackModels`` (``fallbacks``) and ``allowEmptySignature`` (unsigned thinking
+replayed as thinking, not text)."""
 
+import copy
 import json
+import os
 import subprocess
 from pathlib import Path
 
+import attrs
 import pytest
+from support.llm_server import Reply
+from support.provider_streams import collect, run
 
-from tests.providers.test_request_fields_pi16 import ANTHROPIC, CROSS, LOCAL, RESPONSES, SIMPLE, our_body
+from pi_core.protocol.model import ModelCost
+from tests.providers.test_request_fields_pi16 import (
+    ANTHROPIC,
+    CROSS,
+    LOCAL,
+    RESPONSES,
+    SIMPLE,
+    context_from_json,
+    our_body,
+    our_model,
+)
 
 HERE = Path(__file__).parent
 TEMPLATE = {"enable_thinking": {"$var": "thinking.enabled"}, "budget": {"$var": "thinking.budget"},
@@ -28,6 +46,11 @@ STRICT_TOOLS = {**SIMPLE, "tools": [
                                                                 "count": {"type": "number", "minimum": 0}}}},
     {"name": "other", "description": "Not one of pi's", "parameters": {
         "type": "object", "required": [], "properties": {"x": {"type": "string"}}}}]}
+UNSIGNED = copy.deepcopy(CROSS)  # the first thinking block unsigned, as an aborted stream leaves it
+next(m for m in UNSIGNED["messages"] if m["role"] == "assistant")["content"][0]["thinkingSignature"] = ""
+FALLBACKS = [{"provider": "anthropic", "model": "claude-fallback-1",
+              "cost": {"input": 10, "output": 20, "cacheRead": 1, "cacheWrite": 12}}]
+EXPLICIT = {**RESPONSES, "compat": {"supportsExplicitPromptCacheMode": True}}
 BASETEN = {"thinkingFormat": "baseten", "chatTemplateArgs": TEMPLATE, "supportsReasoningEffort": True}
 
 
@@ -60,9 +83,32 @@ CASES = {
     "responses_mid_convo_effort": ({**RESPONSES, "compat": {"supportsMidConvoEffort": True}}, SIMPLE,
                                    {"reasoning": "high"}),
     "responses_mid_convo_effort_off": ({**RESPONSES, "compat": {"supportsMidConvoEffort": True}}, SIMPLE, {}),
+    "openrouter_routing_zdr": (_local(openRouterRouting={"zdr": True, "only": ["a"]}), SIMPLE, {}),
+    "vercel_routing": (_local(vercelGatewayRouting={"order": ["b"]}), SIMPLE, {}),
+    "anthropic_fallbacks": ({**ANTHROPIC, "compat": {"allowedFallbackModels": FALLBACKS}}, SIMPLE, {}),
+    "anthropic_empty_signature": ({**ANTHROPIC, "compat": {"allowEmptySignature": True}}, UNSIGNED, {}),
+    "anthropic_unsigned_as_text": (ANTHROPIC, UNSIGNED, {}),
+    "responses_explicit_cache_long": (EXPLICIT, SIMPLE, {"cacheRetention": "long"}),
+    "responses_explicit_cache_none": (EXPLICIT, SIMPLE, {"cacheRetention": "none"}),
+    "responses_explicit_cache_short": (EXPLICIT, SIMPLE, {}),
+    "responses_cache_long": (RESPONSES, SIMPLE, {"cacheRetention": "long"}),
 }
 FIELDS = ("tool_stream", "priority", "thinking_token_budget", "max_thinking_tokens", "chat_template_kwargs",
-          "chat_template_args", "reasoning_effort", "temperature")
+          "chat_template_args", "reasoning_effort", "temperature",
+          "fallbacks", "prompt_cache_options", "prompt_cache_retention", "provider", "providerOptions")
+
+
+def ours(server, model: dict, context: dict, options: dict) -> dict:
+    """Our body for a case; pi's ``cacheRetention`` option is our ``PI_CACHE_RETENTION``."""
+    saved = os.environ.pop("PI_CACHE_RETENTION", None)
+    if options.get("cacheRetention"):
+        os.environ["PI_CACHE_RETENTION"] = options["cacheRetention"]
+    try:
+        return our_body(server, model, context, options)
+    finally:
+        os.environ.pop("PI_CACHE_RETENTION", None)
+        if saved is not None:
+            os.environ["PI_CACHE_RETENTION"] = saved
 
 
 def decided(body: dict) -> dict:
@@ -71,6 +117,9 @@ def decided(body: dict) -> dict:
     updates = [i for i in body.get("input") or [] if isinstance(i, dict) and i.get("type") == "configuration_update"]
     return {"updates": updates, "last_is_update": bool(updates) and body["input"][-1] == updates[-1],
             **({"reasoning": body.get("reasoning")} if "input" in body else {}),**{k: body[k] for k in FIELDS if k in body}, "tool_cache": [("cache_control" in t) for t in tools],
+            "replayed": [b for m in body.get("messages") or [] if m.get("role") == "assistant"
+                         and isinstance(m.get("content"), list) for b in m["content"]
+                         if b.get("type") in ("thinking", "text")],
             "strict": [(t.get("name"), t.get("strict", "absent"), t.get("input_schema") or t.get("parameters"))
                        for t in tools if "input_schema" in t or "parameters" in t]}
 
@@ -99,6 +148,66 @@ def test_the_fields_are_sent_as_the_compat_says(llm_server):
     assert effort["reasoning"]["effort"] == "medium"
 
 
+def test_provider_routing_is_sent_as_written_wherever_the_compat_sets_it(llm_server):
+    assert ours(llm_server, *CASES["openrouter_routing_zdr"])["provider"] == {"zdr": True, "only": ["a"]}
+    assert ours(llm_server, *CASES["vercel_routing"])["providerOptions"] == {"gateway": {"order": ["b"]}}
+
+
+def test_anthropic_sends_the_allowed_fallbacks_and_replays_unsigned_thinking_where_allowed(llm_server):
+    body = ours(llm_server, *CASES["anthropic_fallbacks"])
+    assert body["fallbacks"] == [{"model": "claude-fallback-1"}]
+    assert "server-side-fallback-2026-07-01" in llm_server.requests[-1].headers["anthropic-beta"]
+    assert "fallbacks" not in ours(llm_server, *CASES["anthropic_unsigned_as_text"])
+    replayed = decided(ours(llm_server, *CASES["anthropic_empty_signature"]))["replayed"]
+    assert replayed[0] == {"type": "thinking", "thinking": "I should list files.", "signature": ""}
+    assert decided(ours(llm_server, *CASES["anthropic_unsigned_as_text"]))["replayed"][0] == \
+        {"type": "text", "text": "I should list files."}
+
+
+def _answered_by(model_id: str) -> str:
+    events = [{"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant",
+                                                    "content": [], "model": model_id,
+                                                    "usage": {"input_tokens": 1_000_000, "output_tokens": 0}}},
+              {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+              {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "ok"}},
+              {"type": "content_block_stop", "index": 0},
+              {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 1_000_000}},
+              {"type": "message_stop"}]
+    return "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events)
+
+
+def test_a_reply_from_an_allowed_fallback_costs_that_models_prices(llm_server):
+    model = attrs.evolve(our_model({**ANTHROPIC, "compat": {"allowedFallbackModels": FALLBACKS}}, llm_server),
+                         cost=ModelCost(input=1, output=2))
+    costs = []
+    for answered in ("claude-fallback-1", ANTHROPIC["id"], "claude-unlisted"):
+        llm_server.push(Reply(raw=_answered_by(answered)))
+        _, message = run(collect(model, context_from_json(SIMPLE)))
+        costs.append((message.usage.cost.input, message.usage.cost.output))
+    assert costs == [(10, 20), (1, 2), (1, 2)]  # the fallback's prices, else the model's own
+
+
+NO_FINISH = ('data: {"id":"c1","object":"chat.completion.chunk","choices":'
+             '[{"index":0,"delta":{"content":"Hel"},"finish_reason":null}]}\n\ndata: [DONE]\n\n')
+
+
+def test_a_completions_stream_without_a_finish_reason_fails_unless_the_compat_says_it_has_none(llm_server):
+    outcomes = []
+    for compat in ({}, {"supportsFinishReason": False}):
+        llm_server.push(Reply(raw=NO_FINISH))
+        events, message = run(collect(our_model({**LOCAL, "compat": compat}, llm_server), context_from_json(SIMPLE)))
+        outcomes.append((events[-1].type, message.stop_reason, (message.error_message or "").split(": ")[-1]))
+    assert outcomes == [("error", "error", "Stream ended without finish_reason"), ("done", "stop", "")]
+
+
+def test_the_responses_api_asks_for_explicit_prompt_caching_where_the_compat_says(llm_server):
+    long = ours(llm_server, *CASES["responses_explicit_cache_long"])
+    assert (long["prompt_cache_options"], "prompt_cache_retention" in long) == ({"ttl": "30m"}, False)
+    assert ours(llm_server, *CASES["responses_explicit_cache_none"])["prompt_cache_options"] == {"mode": "explicit"}
+    assert "prompt_cache_options" not in ours(llm_server, *CASES["responses_explicit_cache_short"])
+    assert "prompt_cache_options" not in ours(llm_server, *CASES["responses_cache_long"])
+
+
 @pytest.mark.process
 @pytest.mark.requires("pi16")
 def test_the_compat_fields_are_pi_16s(llm_server):
@@ -113,7 +222,11 @@ def test_the_compat_fields_are_pi_16s(llm_server):
     assert done.returncode == 0, done.stderr
     theirs = json.loads(done.stdout)
     for name, (model, context, options) in CASES.items():
-        assert decided(our_body(llm_server, model, context, options)) == decided(theirs[name]), name
+        assert decided(ours(llm_server, model, context, options)) == decided(theirs[name]), name
     assert theirs["zai_tool_stream"]["tool_stream"] is True  # the cases show what they mean to
     assert "temperature" in theirs["anthropic_with_temperature"]
     assert theirs["responses_mid_convo_effort"]["input"][-1]["type"] == "configuration_update"
+    assert theirs["anthropic_fallbacks"]["fallbacks"] == [{"model": "claude-fallback-1"}]
+    assert theirs["responses_explicit_cache_long"]["prompt_cache_options"] == {"ttl": "30m"}
+    assert theirs["responses_cache_long"]["prompt_cache_retention"] == "24h"
+    assert theirs["openrouter_routing_zdr"]["provider"]["zdr"] is True
