@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import os
 import sys
+import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -27,15 +28,19 @@ NOT_OAUTH = 'MCP server "{name}" does not use OAuth. Only HTTP servers without a
 
 def open_browser(url: str) -> None:
     """Open ``url`` where there is a graphical session (never a terminal browser); the URL
-    is printed either way."""
+    is printed either way. Off the event loop: a ``BROWSER`` command is waited for, and
+    the sign-in's own callback server must answer it meanwhile."""
     if os.environ.get("PI_NO_BROWSER"):
         return
     if sys.platform not in ("darwin", "win32") and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
         return
     import webbrowser
 
-    with contextlib.suppress(Exception):
-        webbrowser.open(url)
+    def run() -> None:
+        with contextlib.suppress(Exception):
+            webbrowser.open(url)
+
+    threading.Thread(target=run, name="open-browser", daemon=True).start()
 
 
 async def sign_in(entry: ServerEntry, cwd: str, agent_dir: Path, *, show_url: Callable[[str], Any],
