@@ -30,6 +30,7 @@ from pi_core.protocol.messages import (
 from pi_core.protocol.model import Model, ModelCost, calculate_cost
 from pi_core.protocol.provider import LlmContext, StreamOptions
 from pi_core.protocol.stream import AssistantMessageEvent
+from pi_plugins.providers import anthropic_effort
 from pi_plugins.providers.anthropic_federation import TOKENS, FederationError
 from pi_plugins.providers.anthropic_system import DEFERRED_TOOL_PLACEHOLDER, INLINE_TOOLS_BETA, SystemChanges
 from pi_plugins.providers.anthropic_threads import ThreadedMessages
@@ -134,6 +135,13 @@ def cache_control(model: Model) -> dict | None:
     return {"type": "ephemeral"}
 
 
+def active_effort(model: Model, options: StreamOptions) -> str:
+    """The effort this request asks for: its level's where the model thinks by effort,
+    else "high" (pi 1.6's default)."""
+    level = options.thinking_level
+    return effort(model, level) if level not in (None, "off") and thinks_adaptively(model) else "high"
+
+
 def effort(model: Model, level: str) -> str:
     mapped = (model.thinking_level_map or {}).get(level)
     if isinstance(mapped, str):
@@ -183,7 +191,9 @@ def _assistant_blocks(message: AssistantMessage, oauth: bool = False, empty_sign
 
 
 def convert_messages(model: Model, messages: list, cache: dict | None, oauth: bool = False,
-                     changes: SystemChanges | None = None) -> list[dict]:
+                     changes: SystemChanges | None = None, levels: dict[int, str] | None = None) -> list[dict]:
+    """The messages as Anthropic takes them; ``levels``, where given, gets the index of
+    each reply that kept its thinking level (:mod:`.anthropic_effort`)."""
     messages = transform_messages(messages, model, lambda id, *_: keep_id_chars(id, 64))
     params: list[dict] = []
     convert = lambda tools: convert_tools(model, tools, None, oauth)  # noqa: E731
@@ -210,6 +220,9 @@ def convert_messages(model: Model, messages: list, cache: dict | None, oauth: bo
             if blocks:
                 if changes is not None:
                     changes.flush(params)  # held system messages go just before it
+                level = anthropic_effort.recorded_level(model, message) if levels is not None else None
+                if level is not None:
+                    levels[len(params)] = level
                 params.append({"role": "assistant", "content": blocks})
         elif isinstance(message, ToolResultMessage):
             results = []
@@ -301,9 +314,13 @@ def build_body(model: Model, context: LlmContext, options: StreamOptions, oauth:
         limit, budget = budget_for(level, limit, model.max_tokens, options.thinking_budgets)
         limit, budget = fit_budget_to_context(model, context, limit, budget)
     changes = SystemChanges(model, context)
+    levels: dict[int, str] | None = {} if anthropic_effort.says_levels(model, options) else None
+    messages = convert_messages(model, context.messages, cache, oauth, changes, levels)
+    if levels is not None:  # pi 1.6's supportsMidConvoEffort: the level in messages
+        messages = anthropic_effort.with_levels(messages, levels, active_effort(model, options))
     body: dict[str, Any] = {
         "model": model.id,
-        "messages": convert_messages(model, context.messages, cache, oauth, changes),
+        "messages": messages,
         "max_tokens": limit or model.max_tokens // 3,
         "stream": True,
     }
@@ -324,7 +341,10 @@ def build_body(model: Model, context: LlmContext, options: StreamOptions, oauth:
         body["tools"] = [*convert_tools(model, changes.initial_tools, tool_cache, oauth), DEFERRED_TOOL_PLACEHOLDER]
     elif context.tools:
         body["tools"] = convert_tools(model, context.tools, tool_cache, oauth)
-    if model.reasoning:
+    if levels is not None:  # fixed, for the cached prefix: the level is in the messages
+        body["thinking"] = dict(anthropic_effort.THINKING)
+        body["output_config"] = dict(anthropic_effort.OUTPUT_CONFIG)
+    elif model.reasoning:
         if thinking_on and adaptive:
             body["thinking"] = {"type": "adaptive", "display": "summarized"}
             assert level is not None  # thinking_on needs a level
@@ -486,7 +506,11 @@ class AnthropicProvider(ThreadedMessages, SseProvider):
         except FederationError as exc:
             yield MessageBuilder(api=model.api, provider=model.provider, model=model.id).error(str(exc))
             return
+        level = active_effort(model, options) if anthropic_effort.says_levels(model, options) else None
         async for event in super().stream(model, context, options):
+            message = getattr(event, "partial", None) or getattr(event, "message", None) or getattr(event, "error", None)
+            if level is not None and message is not None:  # kept on the answer, as pi 1.6 keeps it
+                message.extra.setdefault("providerThinkingLevel", level)
             yield event
 
     def build_request(self, model: Model, context: LlmContext, options: StreamOptions) -> HttpRequest:
@@ -497,6 +521,7 @@ class AnthropicProvider(ThreadedMessages, SseProvider):
             betas.append(INTERLEAVED_THINKING_BETA)
         if (model.compat or {}).get("allowedFallbackModels"):
             betas.append(SERVER_SIDE_FALLBACK_BETA)
+        betas += anthropic_effort.betas(model)
         copilot = is_copilot(model)
         oauth = not copilot and not is_gateway(model) and is_oauth_token(options.api_key)
         body = build_body(model, context, options, oauth)

@@ -22,7 +22,9 @@ import pytest
 from support.llm_server import Reply
 from support.provider_streams import collect, run
 
+from pi_core.protocol.messages import UserMessage
 from pi_core.protocol.model import ModelCost
+from pi_core.protocol.provider import StreamOptions
 from tests.providers.test_request_fields_pi16 import (
     ANTHROPIC,
     CROSS,
@@ -48,6 +50,9 @@ STRICT_TOOLS = {**SIMPLE, "tools": [
         "type": "object", "required": [], "properties": {"x": {"type": "string"}}}}]}
 UNSIGNED = copy.deepcopy(CROSS)  # the first thinking block unsigned, as an aborted stream leaves it
 next(m for m in UNSIGNED["messages"] if m["role"] == "assistant")["content"][0]["thinkingSignature"] = ""
+LEVELLED = copy.deepcopy(CROSS)  # Claude's reply kept the level it was given
+next(m for m in LEVELLED["messages"] if m["role"] == "assistant")["providerThinkingLevel"] = "low"
+MID_EFFORT = {**ANTHROPIC, "compat": {"supportsMidConvoEffort": True, "forceAdaptiveThinking": True}}
 FALLBACKS = [{"provider": "anthropic", "model": "claude-fallback-1",
               "cost": {"input": 10, "output": 20, "cacheRead": 1, "cacheWrite": 12}}]
 EXPLICIT = {**RESPONSES, "compat": {"supportsExplicitPromptCacheMode": True}}
@@ -78,6 +83,11 @@ CASES = {
     "anthropic_cache_on_tools": (ANTHROPIC, CROSS, {}),
     "anthropic_strict_tools": ({**ANTHROPIC, "compat": {"supportsStrictTools": True}}, STRICT_TOOLS, {}),
     "anthropic_no_strict_tools": (ANTHROPIC, STRICT_TOOLS, {}),
+    "anthropic_mid_convo_effort": (MID_EFFORT, LEVELLED, {"reasoning": "medium"}),
+    "anthropic_mid_convo_effort_off": (MID_EFFORT, LEVELLED, {}),
+    "anthropic_mid_convo_effort_on_a_budget": ({**ANTHROPIC, "compat": {"supportsMidConvoEffort": True}}, LEVELLED,
+                                               {"reasoning": "low"}),
+    "anthropic_mid_convo_effort_unsupported": (ANTHROPIC, LEVELLED, {"reasoning": "low"}),
     "responses_unknown_server": (RESPONSES, STRICT_TOOLS, {}),
     "responses_strict": ({**RESPONSES, "compat": {"supportsStrictMode": True}}, STRICT_TOOLS, {}),
     "responses_mid_convo_effort": ({**RESPONSES, "compat": {"supportsMidConvoEffort": True}}, SIMPLE,
@@ -95,7 +105,7 @@ CASES = {
 }
 FIELDS = ("tool_stream", "priority", "thinking_token_budget", "max_thinking_tokens", "chat_template_kwargs",
           "chat_template_args", "reasoning_effort", "temperature",
-          "fallbacks", "prompt_cache_options", "prompt_cache_retention", "provider", "providerOptions")
+          "fallbacks", "thinking", "output_config", "prompt_cache_options", "prompt_cache_retention", "provider", "providerOptions")
 
 
 def ours(server, model: dict, context: dict, options: dict) -> dict:
@@ -117,6 +127,8 @@ def decided(body: dict) -> dict:
     updates = [i for i in body.get("input") or [] if isinstance(i, dict) and i.get("type") == "configuration_update"]
     return {"updates": updates, "last_is_update": bool(updates) and body["input"][-1] == updates[-1],
             **({"reasoning": body.get("reasoning")} if "input" in body else {}),**{k: body[k] for k in FIELDS if k in body}, "tool_cache": [("cache_control" in t) for t in tools],
+            "levels": [(n, m["output_config"]) for n, m in enumerate(body.get("messages") or [])
+                       if m.get("role") == "system" and "output_config" in m],
             "replayed": [b for m in body.get("messages") or [] if m.get("role") == "assistant"
                          and isinstance(m.get("content"), list) for b in m["content"]
                          if b.get("type") in ("thinking", "text")],
@@ -162,6 +174,35 @@ def test_anthropic_sends_the_allowed_fallbacks_and_replays_unsigned_thinking_whe
     assert replayed[0] == {"type": "thinking", "thinking": "I should list files.", "signature": ""}
     assert decided(ours(llm_server, *CASES["anthropic_unsigned_as_text"]))["replayed"][0] == \
         {"type": "text", "text": "I should list files."}
+
+
+def _betas(server) -> list[str]:
+    return [b for b in server.requests[-1].headers.get("anthropic-beta", "").split(",") if b]
+
+
+def test_claude_says_a_changed_thinking_level_in_messages_and_keeps_the_one_it_answered_at(llm_server):
+    """``supportsMidConvoEffort`` on the Anthropic API: the fixed fields stay (adaptive,
+    ``output_config`` low), the level goes in a system message last, and the answer keeps
+    it, so the next request says it again before that answer."""
+    model = our_model(MID_EFFORT, llm_server)
+    asked = context_from_json(SIMPLE)
+    llm_server.push(Reply(text="Hello."))
+    _, answer = run(collect(model, asked, StreamOptions(api_key="test-key", thinking_level="medium")))
+    first = llm_server.requests[-1].body
+    assert (first["thinking"]["type"], first["output_config"], first["messages"][-1]) == (
+        "adaptive", {"effort": "low"}, {"role": "system", "content": [], "output_config": {"effort": "medium"}})
+    assert "mid-conversation-output-config-2026-07-01" in _betas(llm_server)
+    assert answer.extra["providerThinkingLevel"] == "medium"
+    later = attrs.evolve(asked, messages=[*asked.messages, answer, UserMessage(content="More", timestamp=2)])
+    llm_server.push(Reply(text="More."))
+    run(collect(model, later, StreamOptions(api_key="test-key", thinking_level="high")))
+    said = [(m["role"], m.get("output_config")) for m in llm_server.requests[-1].body["messages"]]
+    assert said == [("user", None), ("system", {"effort": "medium"}), ("assistant", None), ("user", None),
+                    ("system", {"effort": "high"})]
+    llm_server.push(Reply(text="Off."))
+    run(collect(model, later, StreamOptions(api_key="test-key", thinking_level="off")))
+    off = llm_server.requests[-1].body
+    assert off["thinking"] == {"type": "disabled"} and all(m["role"] != "system" for m in off["messages"])
 
 
 def _answered_by(model_id: str) -> str:
@@ -223,6 +264,11 @@ def test_the_compat_fields_are_pi_16s(llm_server):
     theirs = json.loads(done.stdout)
     for name, (model, context, options) in CASES.items():
         assert decided(ours(llm_server, model, context, options)) == decided(theirs[name]), name
+    for name in ("anthropic_mid_convo_effort", "anthropic_mid_convo_effort_on_a_budget",
+                 "anthropic_mid_convo_effort_unsupported"):
+        ours(llm_server, *CASES[name])
+        assert sorted(_betas(llm_server)) == sorted(theirs[name].get("betas", [])), name
+    assert theirs["anthropic_mid_convo_effort"]["messages"][-1]["output_config"] == {"effort": "medium"}
     assert theirs["zai_tool_stream"]["tool_stream"] is True  # the cases show what they mean to
     assert "temperature" in theirs["anthropic_with_temperature"]
     assert theirs["responses_mid_convo_effort"]["input"][-1]["type"] == "configuration_update"
