@@ -32,6 +32,7 @@ from pi_core.protocol.provider import LlmContext, StreamOptions
 from pi_core.protocol.stream import AssistantMessageEvent
 from pi_plugins.providers import anthropic_effort
 from pi_plugins.providers.anthropic_federation import TOKENS, FederationError
+from pi_plugins.providers.anthropic_strict import StrictToolLimits
 from pi_plugins.providers.anthropic_system import DEFERRED_TOOL_PLACEHOLDER, INLINE_TOOLS_BETA, SystemChanges
 from pi_plugins.providers.anthropic_threads import ThreadedMessages
 from pi_plugins.providers.cloudflare import gateway_headers, is_gateway
@@ -191,12 +192,14 @@ def _assistant_blocks(message: AssistantMessage, oauth: bool = False, empty_sign
 
 
 def convert_messages(model: Model, messages: list, cache: dict | None, oauth: bool = False,
-                     changes: SystemChanges | None = None, levels: dict[int, str] | None = None) -> list[dict]:
+                     changes: SystemChanges | None = None, levels: dict[int, str] | None = None,
+                     relaxed: bool = False) -> list[dict]:
     """The messages as Anthropic takes them; ``levels``, where given, gets the index of
-    each reply that kept its thinking level (:mod:`.anthropic_effort`)."""
+    each reply that kept its thinking level (:mod:`.anthropic_effort`); ``relaxed``: no
+    strict tools (:mod:`.anthropic_strict`)."""
     messages = transform_messages(messages, model, lambda id, *_: keep_id_chars(id, 64))
     params: list[dict] = []
-    convert = lambda tools: convert_tools(model, tools, None, oauth)  # noqa: E731
+    convert = lambda tools: convert_tools(model, tools, None, oauth, relaxed)  # noqa: E731
     rename = (lambda name: claude_code_name(name) if oauth else name)  # noqa: E731
     i = 0
     while i < len(messages):
@@ -274,9 +277,9 @@ def strict_tool_schema(schema: dict) -> dict | None:
         return None
 
 
-def convert_tools(model: Model, tools: list, cache: dict | None, oauth: bool) -> list[dict]:
+def convert_tools(model: Model, tools: list, cache: dict | None, oauth: bool, relaxed: bool = False) -> list[dict]:
     """Tool specs or declarations (``name``, ``description``, ``parameters``) as Anthropic
-    tools, the cache marker on the last."""
+    tools, the cache marker on the last; ``relaxed``: none strict (past Claude's limits)."""
     eager = _compat(model, "supportsEagerToolInputStreaming")
     converted = []
     for n, tool in enumerate(tools):
@@ -287,7 +290,7 @@ def convert_tools(model: Model, tools: list, cache: dict | None, oauth: bool) ->
         if eager:
             item["eager_input_streaming"] = True
         strict = strict_tool_schema(schema) if (model.compat or {}).get("supportsStrictTools") is True \
-            and name in CONSTRAINED_TOOLS else None
+            and name in CONSTRAINED_TOOLS and not relaxed else None
         if strict is not None:  # pi 1.6's compat.supportsStrictTools: pi's constrained tools go strict
             item["strict"] = True
             schema = strict
@@ -302,7 +305,8 @@ def convert_tools(model: Model, tools: list, cache: dict | None, oauth: bool) ->
     return converted
 
 
-def build_body(model: Model, context: LlmContext, options: StreamOptions, oauth: bool = False) -> dict:
+def build_body(model: Model, context: LlmContext, options: StreamOptions, oauth: bool = False,
+               relaxed: bool = False) -> dict:
     cache = cache_control(model)
     level = options.thinking_level if options.thinking_level not in (None, "off") else None
     thinking_on = bool(model.reasoning and level)
@@ -315,7 +319,7 @@ def build_body(model: Model, context: LlmContext, options: StreamOptions, oauth:
         limit, budget = fit_budget_to_context(model, context, limit, budget)
     changes = SystemChanges(model, context)
     levels: dict[int, str] | None = {} if anthropic_effort.says_levels(model, options) else None
-    messages = convert_messages(model, context.messages, cache, oauth, changes, levels)
+    messages = convert_messages(model, context.messages, cache, oauth, changes, levels, relaxed)
     if levels is not None:  # pi 1.6's supportsMidConvoEffort: the level in messages
         messages = anthropic_effort.with_levels(messages, levels, active_effort(model, options))
     body: dict[str, Any] = {
@@ -338,9 +342,10 @@ def build_body(model: Model, context: LlmContext, options: StreamOptions, oauth:
         body["temperature"] = options.temperature
     tool_cache = cache if compat.get("supportsCacheControlOnTools", True) is not False else None
     if changes.native_tools:  # the leading tools stay; later changes go inline
-        body["tools"] = [*convert_tools(model, changes.initial_tools, tool_cache, oauth), DEFERRED_TOOL_PLACEHOLDER]
+        body["tools"] = [*convert_tools(model, changes.initial_tools, tool_cache, oauth, relaxed),
+                         DEFERRED_TOOL_PLACEHOLDER]
     elif context.tools:
-        body["tools"] = convert_tools(model, context.tools, tool_cache, oauth)
+        body["tools"] = convert_tools(model, context.tools, tool_cache, oauth, relaxed)
     if levels is not None:  # fixed, for the cached prefix: the level is in the messages
         body["thinking"] = dict(anthropic_effort.THINKING)
         body["output_config"] = dict(anthropic_effort.OUTPUT_CONFIG)
@@ -490,7 +495,7 @@ def _stream_error(data: str) -> StreamError:
     return StreamError(data, failure, as_said=True)  # pi 1.6 shows the event's data as it came
 
 
-class AnthropicProvider(ThreadedMessages, SseProvider):
+class AnthropicProvider(StrictToolLimits, ThreadedMessages, SseProvider):
     api = API
 
     def http_error_text(self, where: str, status: int, reason: str, message: str, parsed: Any,
@@ -524,7 +529,8 @@ class AnthropicProvider(ThreadedMessages, SseProvider):
         betas += anthropic_effort.betas(model)
         copilot = is_copilot(model)
         oauth = not copilot and not is_gateway(model) and is_oauth_token(options.api_key)
-        body = build_body(model, context, options, oauth)
+        body = build_body(model, context, options, oauth, self.relaxed(options))
+        self.sent_strict(options, body)
         if DEFERRED_TOOL_PLACEHOLDER in body.get("tools", ()):  # tool changes go inline
             betas.append(INLINE_TOOLS_BETA)
         headers = {"anthropic-version": VERSION, "accept": "application/json", "content-type": "application/json"}
@@ -571,4 +577,5 @@ def session_shutdown(ctx):
     session_id = getattr(ctx, "session_id", None)
     if session_id:
         AnthropicProvider.threads.forget(session_id)
+        AnthropicProvider.over_limits.forget(session_id)
 

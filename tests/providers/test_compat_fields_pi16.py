@@ -276,3 +276,73 @@ def test_the_compat_fields_are_pi_16s(llm_server):
     assert theirs["responses_explicit_cache_long"]["prompt_cache_options"] == {"ttl": "30m"}
     assert theirs["responses_cache_long"]["prompt_cache_retention"] == "24h"
     assert theirs["openrouter_routing_zdr"]["provider"]["zdr"] is True
+
+
+STRICT_CLAUDE = {**ANTHROPIC, "compat": {"supportsStrictTools": True}}
+TOO_MANY = "Too many strict tools (21). The maximum number of strict tools is 20."
+
+
+def _strict_sent(server, first: int = 0) -> list[list]:
+    return [[t.get("strict", False) for t in r.body["tools"]] for r in server.requests[first:]]
+
+
+def _answer(model: dict, server, session: str | None):
+    options = StreamOptions(api_key="test-key", session_id=session, max_retries=0)
+    return run(collect(our_model(model, server), context_from_json(STRICT_TOOLS), options))[1]
+
+
+def test_claude_refusing_strict_tools_past_its_limits_gets_them_again_not_strict_for_the_session(llm_server):
+    """The refusal is sent again at once without strict tools, the answer says why, and
+    the session's later requests send them not strict from the start; another session
+    and any other refusal are left as they are."""
+    llm_server.push(Reply(status=400, error=TOO_MANY, error_type="invalid_request_error"), Reply(text="ok"))
+    answer = _answer(STRICT_CLAUDE, llm_server, "session-a")
+    assert (answer.stop_reason, answer.content[0].text) == ("stop", "ok")
+    assert _strict_sent(llm_server) == [[True, False, False], [False, False, False]]
+    assert llm_server.requests[1].body["tools"][0]["input_schema"]["required"] == ["path"]  # as declared
+    [note] = answer.extra["diagnostics"]
+    assert (note["type"], note["details"], note["error"]["message"].startswith("400 {")) == (
+        "anthropic_strict_tools_fallback", {"reason": "strict_tool_limits_exceeded"}, True)
+    assert TOO_MANY in note["error"]["message"]
+    llm_server.push(Reply(text="again"), Reply(text="elsewhere"))
+    _answer(STRICT_CLAUDE, llm_server, "session-a")
+    _answer(STRICT_CLAUDE, llm_server, "session-b")
+    assert _strict_sent(llm_server, 2) == [[False, False, False], [True, False, False]]
+    llm_server.push(Reply(status=400, error="prompt is too long", error_type="invalid_request_error"))
+    refused = _answer(STRICT_CLAUDE, llm_server, "session-c")
+    assert (refused.stop_reason, len(llm_server.requests)) == ("error", 5)
+
+
+def test_a_refusal_for_strict_tools_is_not_sent_again_when_none_went_strict(llm_server):
+    llm_server.push(Reply(status=400, error=TOO_MANY, error_type="invalid_request_error"))
+    refused = _answer(ANTHROPIC, llm_server, "session-d")
+    assert (refused.stop_reason, len(llm_server.requests), "diagnostics" in refused.extra) == ("error", 1, False)
+
+
+@pytest.mark.process
+@pytest.mark.requires("pi16")
+def test_claude_past_its_strict_tool_limits_is_answered_as_pi_16_answers(llm_server):
+    """The same scripted refusal, to pi-ai 1.6 and to us: the same requests (strict, then
+    not, then not for the session's next request) and the same diagnostic."""
+    from support.programs import PI16, node_for, require_real
+
+    require_real("pi16")
+    script = [Reply(status=400, error=TOO_MANY, error_type="invalid_request_error"), Reply(text="ok"),
+              Reply(text="again")]
+    model = {**STRICT_CLAUDE, "baseUrl": llm_server.url}
+    requests = [{"model": model, "context": STRICT_TOOLS, "options": {"sessionId": "pi16-limits"}}] * 2
+    llm_server.push(*script)
+    done = subprocess.run([node_for("pi16"), str(HERE / "pi16_answers.mjs"), str(PI16.parent / "pi-ai")],
+                          input=json.dumps(requests), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    theirs = json.loads(done.stdout)
+    their_requests = [decided(r.body)["strict"] for r in llm_server.requests]
+    llm_server.push(*script)
+    answers = [_answer(STRICT_CLAUDE, llm_server, "our-limits") for _ in range(2)]
+    assert [decided(r.body)["strict"] for r in llm_server.requests[3:]] == their_requests
+    assert [t[1] for t in their_requests[0]] == [True, "absent", "absent"]
+    ours_said = [[{k: d[k] for k in ("type", "details")} for d in a.extra.get("diagnostics", [])] for a in answers]
+    theirs_said = [[{k: d[k] for k in ("type", "details")} for d in a.get("diagnostics", [])] for a in theirs]
+    assert ours_said == theirs_said == [[{"type": "anthropic_strict_tools_fallback",
+                                          "details": {"reason": "strict_tool_limits_exceeded"}}], []]
+    assert answers[0].extra["diagnostics"][0]["error"] == theirs[0]["diagnostics"][0]["error"]
