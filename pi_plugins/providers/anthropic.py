@@ -224,7 +224,7 @@ def convert_messages(model: Model, messages: list, cache: dict | None, oauth: bo
                 if changes is not None:
                     changes.flush(params)  # held system messages go just before it
                 level = anthropic_effort.recorded_level(model, message) if levels is not None else None
-                if level is not None:
+                if levels is not None and level is not None:
                     levels[len(params)] = level
                 params.append({"role": "assistant", "content": blocks})
         elif isinstance(message, ToolResultMessage):

@@ -64,11 +64,16 @@ def codex_tools(model: Model, tools: list) -> list[dict]:
     """The tools as pi 1.6 declares them to Codex: strict schemas for the built-in tools
     that ask for constrained arguments (:data:`CONSTRAINED_TOOLS`), ``strict: null``
     for the rest, no ``strict`` at all where the model's compat says strict mode is off."""
+    from pi_plugins.providers.grammar_tools import custom_tool
     from pi_plugins.providers.strict_schema import CONSTRAINED_TOOLS, NotStrict, strict_schema
 
     supports_strict = (model.compat or {}).get("supportsStrictMode", True) is not False
     specs = []
     for tool in tools:
+        custom = custom_tool(tool, model.compat or {}, nested=False)  # a grammar tool, where it takes one
+        if custom is not None:
+            specs.append(custom)
+            continue
         parameters, strict = tool.parameters, None
         if supports_strict and tool.name in CONSTRAINED_TOOLS:
             try:

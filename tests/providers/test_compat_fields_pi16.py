@@ -11,6 +11,7 @@ Anthropic's ``supportsTemperature``, ``supportsCacheControlOnTools`` and ``suppo
 ``allowedFallbackModels`` (``fallbacks``) and ``allowEmptySignature`` (unsigned thinking
 replayed as thinking, not text)."""
 
+import contextlib
 import copy
 import json
 import os
@@ -25,6 +26,7 @@ from support.provider_streams import collect, run
 from pi_core.protocol.messages import UserMessage
 from pi_core.protocol.model import ModelCost
 from pi_core.protocol.provider import StreamOptions
+from pi_plugins.providers import grammar_tools
 from tests.providers.test_request_fields_pi16 import (
     ANTHROPIC,
     CROSS,
@@ -53,6 +55,33 @@ next(m for m in UNSIGNED["messages"] if m["role"] == "assistant")["content"][0][
 LEVELLED = copy.deepcopy(CROSS)  # Claude's reply kept the level it was given
 next(m for m in LEVELLED["messages"] if m["role"] == "assistant")["providerThinkingLevel"] = "low"
 MID_EFFORT = {**ANTHROPIC, "compat": {"supportsMidConvoEffort": True, "forceAdaptiveThinking": True}}
+LARK = 'start: "*** Begin" NEWLINE BODY\nNEWLINE: /\\n/\nBODY: /[\\s\\S]+/\n'
+PATCH_TOOL = {"name": "apply_patch", "description": "Apply a patch",
+              "constrainedSampling": {"type": "grammar", "variants": {"openai_lark": LARK}},
+              "parameters": {"type": "object", "required": ["patch"], "properties": {"patch": {"type": "string"}}}}
+FIND_TOOL = {"name": "find", "description": "Find files by pattern",
+             "constrainedSampling": {"type": "grammar", "variants": {"openai_regex": "[a-z*./]+"}},
+             "parameters": {"type": "object", "required": ["glob"], "properties": {"glob": {"type": "string"}}}}
+
+
+def _turn(api: str, provider: str, model: str, call_id: str) -> list[dict]:
+    """An earlier turn in which the model called the patch tool, and its result."""
+    return [{"role": "assistant", "api": api, "provider": provider, "model": model, "stopReason": "toolUse",
+             "content": [{"type": "toolCall", "id": call_id, "name": "apply_patch",
+                          "arguments": {"patch": "*** Begin\n+\"quoted\" line\n"}}],
+             "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2,
+                       "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}},
+             "timestamp": 2},
+            {"role": "toolResult", "toolCallId": call_id, "toolName": "apply_patch", "isError": False,
+             "content": [{"type": "text", "text": "patched"}], "timestamp": 3},
+            {"role": "user", "content": "Thanks", "timestamp": 4}]
+
+
+GRAMMAR_TOOLS = {**SIMPLE, "tools": [PATCH_TOOL, FIND_TOOL, STRICT_TOOLS["tools"][0]]}
+PATCHED_HERE = {**GRAMMAR_TOOLS, "messages": [*SIMPLE["messages"], *_turn(
+    "openai-responses", "openai", RESPONSES["id"], "call_1|ctc_1")]}
+PATCHED_LOCALLY = {**GRAMMAR_TOOLS, "messages": [*SIMPLE["messages"], *_turn(
+    "openai-completions", "local", LOCAL["id"], "call_1")]}
 FALLBACKS = [{"provider": "anthropic", "model": "claude-fallback-1",
               "cost": {"input": 10, "output": 20, "cacheRead": 1, "cacheWrite": 12}}]
 EXPLICIT = {**RESPONSES, "compat": {"supportsExplicitPromptCacheMode": True}}
@@ -88,6 +117,10 @@ CASES = {
     "anthropic_mid_convo_effort_on_a_budget": ({**ANTHROPIC, "compat": {"supportsMidConvoEffort": True}}, LEVELLED,
                                                {"reasoning": "low"}),
     "anthropic_mid_convo_effort_unsupported": (ANTHROPIC, LEVELLED, {"reasoning": "low"}),
+    "completions_grammar_tools": (_local(supportsOpenAIGrammarTools=True), PATCHED_LOCALLY, {}),
+    "completions_grammar_tools_unsupported": (_local(), PATCHED_LOCALLY, {}),
+    "responses_grammar_tools": ({**RESPONSES, "compat": {"supportsOpenAIGrammarTools": True}}, PATCHED_HERE, {}),
+    "responses_grammar_tools_unsupported": (RESPONSES, PATCHED_HERE, {}),
     "responses_unknown_server": (RESPONSES, STRICT_TOOLS, {}),
     "responses_strict": ({**RESPONSES, "compat": {"supportsStrictMode": True}}, STRICT_TOOLS, {}),
     "responses_mid_convo_effort": ({**RESPONSES, "compat": {"supportsMidConvoEffort": True}}, SIMPLE,
@@ -108,13 +141,28 @@ FIELDS = ("tool_stream", "priority", "thinking_token_budget", "max_thinking_toke
           "fallbacks", "thinking", "output_config", "prompt_cache_options", "prompt_cache_retention", "provider", "providerOptions")
 
 
+@contextlib.contextmanager
+def grammars_of(context: dict):
+    """The context's grammar tools declared (pi's tools carry ``constrainedSampling``; ours
+    are declared by name), for as long as the block runs."""
+    tools = [t for t in context.get("tools") or [] if (t.get("constrainedSampling") or {}).get("type") == "grammar"]
+    for tool in tools:
+        grammar_tools.declare(tool["name"], tool["constrainedSampling"])
+    try:
+        yield
+    finally:
+        for tool in tools:
+            grammar_tools.declare(tool["name"], None)
+
+
 def ours(server, model: dict, context: dict, options: dict) -> dict:
     """Our body for a case; pi's ``cacheRetention`` option is our ``PI_CACHE_RETENTION``."""
     saved = os.environ.pop("PI_CACHE_RETENTION", None)
     if options.get("cacheRetention"):
         os.environ["PI_CACHE_RETENTION"] = options["cacheRetention"]
     try:
-        return our_body(server, model, context, options)
+        with grammars_of(context):
+            return our_body(server, model, context, options)
     finally:
         os.environ.pop("PI_CACHE_RETENTION", None)
         if saved is not None:
@@ -127,6 +175,10 @@ def decided(body: dict) -> dict:
     updates = [i for i in body.get("input") or [] if isinstance(i, dict) and i.get("type") == "configuration_update"]
     return {"updates": updates, "last_is_update": bool(updates) and body["input"][-1] == updates[-1],
             **({"reasoning": body.get("reasoning")} if "input" in body else {}),**{k: body[k] for k in FIELDS if k in body}, "tool_cache": [("cache_control" in t) for t in tools],
+            "custom_tools": [t for t in tools if t.get("type") == "custom"],
+            "patch_calls": [c for m in body.get("messages") or [] for c in m.get("tool_calls") or []
+                            if "apply_patch" in (c.get("custom") or c["function"])["name"]]
+            + [i for i in body.get("input") or [] if isinstance(i, dict) and i.get("call_id") == "call_1"],
             "levels": [(n, m["output_config"]) for n, m in enumerate(body.get("messages") or [])
                        if m.get("role") == "system" and "output_config" in m],
             "replayed": [b for m in body.get("messages") or [] if m.get("role") == "assistant"
@@ -158,6 +210,28 @@ def test_the_fields_are_sent_as_the_compat_says(llm_server):
     effort = our_body(llm_server, *CASES["responses_mid_convo_effort"])
     assert effort["input"][-1] == {"type": "configuration_update", "reasoning": {"effort": "high"}}
     assert effort["reasoning"]["effort"] == "medium"
+
+
+def test_grammar_tools_go_as_custom_tools_and_their_calls_come_back_as_custom_where_the_model_takes_them(
+        llm_server):
+    chat = decided(ours(llm_server, *CASES["completions_grammar_tools"]))
+    assert [(t["custom"]["name"], t["custom"]["format"]["grammar"]["syntax"]) for t in chat["custom_tools"]] == [
+        ("apply_patch", "lark"), ("find", "regex")]
+    assert chat["patch_calls"] == [{"id": "call_1", "type": "custom", "custom": {
+        "name": "apply_patch", "input": "*** Begin\n+\"quoted\" line\n"}}]
+    responses = decided(ours(llm_server, *CASES["responses_grammar_tools"]))
+    assert responses["custom_tools"][0]["format"] == {"type": "grammar", "syntax": "lark", "definition": LARK}
+    assert [(i["type"], i.get("id")) for i in responses["patch_calls"]] == [
+        ("custom_tool_call", "ctc_1"), ("custom_tool_call_output", None)]
+    for name in ("completions_grammar_tools_unsupported", "responses_grammar_tools_unsupported"):
+        assert [t["type"] for t in ours(llm_server, *CASES[name])["tools"]] == ["function"] * 3
+    broken = {**PATCH_TOOL, "constrainedSampling": {"type": "grammar", "variants": {}}}
+    sent = len(llm_server.requests)
+    with grammars_of({"tools": [broken]}):
+        _, failed = run(collect(our_model(CASES["completions_grammar_tools"][0], llm_server),
+                                context_from_json({**SIMPLE, "tools": [broken]})))
+    assert failed.stop_reason == "error" and "no supported grammar variant" in failed.error_message
+    assert len(llm_server.requests) == sent  # nothing was sent
 
 
 def test_provider_routing_is_sent_as_written_wherever_the_compat_sets_it(llm_server):
@@ -346,3 +420,78 @@ def test_claude_past_its_strict_tool_limits_is_answered_as_pi_16_answers(llm_ser
     assert ours_said == theirs_said == [[{"type": "anthropic_strict_tools_fallback",
                                           "details": {"reason": "strict_tool_limits_exceeded"}}], []]
     assert answers[0].extra["diagnostics"][0]["error"] == theirs[0]["diagnostics"][0]["error"]
+
+
+def _sse(*events: dict, named: bool = False) -> str:
+    frames = [(f"event: {e['type']}\n" if named else "") + f"data: {json.dumps(e)}\n\n" for e in events]
+    return "".join(frames) + ("" if named else "data: [DONE]\n\n")
+
+
+PATCH = '*** Begin\n+"quoted" line\n'
+
+
+def _chunk(delta: dict, finish: str | None = None) -> dict:
+    return {"id": "c1", "object": "chat.completion.chunk", "model": LOCAL["id"],
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+
+#: The model calls the grammar tool with raw text, in pieces, on each API.
+CUSTOM_CALLS = {
+    "openai-completions": _sse(
+        _chunk({"role": "assistant", "tool_calls": [{"index": 0, "id": "call_9", "type": "custom",
+                                                      "custom": {"name": "apply_patch", "input": ""}}]}),
+        _chunk({"tool_calls": [{"index": 0, "custom": {"input": PATCH[:10]}}]}),
+        _chunk({"tool_calls": [{"index": 0, "custom": {"input": PATCH[10:]}}]}),
+        _chunk({}, "tool_calls")),
+    "openai-responses": _sse(
+        {"type": "response.created", "response": {"id": "resp_9", "status": "in_progress"}},
+        {"type": "response.output_item.added", "output_index": 0, "item": {
+            "type": "custom_tool_call", "id": "ctc_9", "call_id": "call_9", "name": "apply_patch", "input": ""}},
+        {"type": "response.custom_tool_call_input.delta", "output_index": 0, "item_id": "ctc_9", "delta": PATCH[:10]},
+        {"type": "response.custom_tool_call_input.delta", "output_index": 0, "item_id": "ctc_9", "delta": PATCH[10:]},
+        {"type": "response.custom_tool_call_input.done", "output_index": 0, "item_id": "ctc_9", "input": PATCH},
+        {"type": "response.output_item.done", "output_index": 0, "item": {
+            "type": "custom_tool_call", "id": "ctc_9", "call_id": "call_9", "name": "apply_patch", "input": PATCH,
+            "status": "completed"}},
+        {"type": "response.completed", "response": {"id": "resp_9", "status": "completed", "usage": {
+            "input_tokens": 5, "output_tokens": 7, "total_tokens": 12}}}, named=True),
+}
+GRAMMAR_MODELS = {"openai-completions": _local(supportsOpenAIGrammarTools=True),
+                  "openai-responses": {**RESPONSES, "compat": {"supportsOpenAIGrammarTools": True}}}
+
+
+def _our_custom_call(llm_server, api: str):
+    llm_server.push(Reply(raw=CUSTOM_CALLS[api]))
+    with grammars_of(GRAMMAR_TOOLS):
+        events, answer = run(collect(our_model(GRAMMAR_MODELS[api], llm_server), context_from_json(GRAMMAR_TOOLS)))
+    return events, answer
+
+
+@pytest.mark.parametrize("api", list(CUSTOM_CALLS))
+def test_a_grammar_tools_raw_input_is_parsed_into_the_calls_one_argument(llm_server, api):
+    events, answer = _our_custom_call(llm_server, api)
+    [call] = answer.tool_calls
+    assert (answer.stop_reason, call.name, call.arguments) == ("toolUse", "apply_patch", {"patch": PATCH})
+    assert call.id == ("call_9|ctc_9" if api == "openai-responses" else "call_9")
+    streamed = "".join(e.delta for e in events if e.type == "toolcall_delta")
+    assert json.loads(streamed) == {"patch": PATCH}  # the deltas are the arguments' JSON text
+
+
+@pytest.mark.process
+@pytest.mark.requires("pi16")
+def test_a_grammar_tools_call_is_parsed_as_pi_16_parses_it(llm_server):
+    from support.programs import PI16, node_for, require_real
+
+    require_real("pi16")
+    requests = [{"model": {**GRAMMAR_MODELS[api], "baseUrl": llm_server.base_url(api)}, "context": GRAMMAR_TOOLS,
+                 "options": {}} for api in CUSTOM_CALLS]
+    llm_server.push(*(Reply(raw=raw) for raw in CUSTOM_CALLS.values()))
+    done = subprocess.run([node_for("pi16"), str(HERE / "pi16_answers.mjs"), str(PI16.parent / "pi-ai")],
+                          input=json.dumps(requests), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    theirs = json.loads(done.stdout)
+    for api, their in zip(CUSTOM_CALLS, theirs, strict=True):
+        _, answer = _our_custom_call(llm_server, api)
+        [call] = [b for b in their["content"] if b["type"] == "toolCall"]
+        assert (answer.stop_reason, [(c.id, c.name, c.arguments) for c in answer.tool_calls]) == (
+            their["stopReason"], [(call["id"], call["name"], call["arguments"])]), api
