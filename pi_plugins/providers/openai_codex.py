@@ -87,7 +87,7 @@ def codex_tools(model: Model, tools: list) -> list[dict]:
     return specs
 
 
-def codex_input(model: Model, context: LlmContext) -> list[dict]:
+def codex_input(model: Model, context: LlmContext, levels: bool = False) -> list[dict]:
     """pi 1.6's input: the tools in a leading developer ``additional_tools`` item where the
     model takes them mid-conversation (its compat's ``supportsAdditionalTools`` and
     ``supportsMidConvoSystemMessages``, every catalogue Codex model), then the system
@@ -100,7 +100,7 @@ def codex_input(model: Model, context: LlmContext) -> list[dict]:
     if context.system_prompt:
         role = "developer" if model.reasoning and compat.get("supportsDeveloperRole") is not False else "system"
         head.append({"role": role, "content": context.system_prompt})
-    return [*head, *convert_input(model, attrs.evolve(context, system_prompt=""), head=False)]
+    return [*head, *convert_input(model, attrs.evolve(context, system_prompt=""), head=False, levels=levels)]
 
 
 def tools_as_items(model: Model) -> bool:
@@ -113,7 +113,8 @@ def build_body(model: Model, context: LlmContext, options: StreamOptions) -> dic
         "model": model.id,
         "store": False,
         "stream": True,
-        "input": codex_input(model, context),
+        "input": codex_input(model, context, levels=reasoning_effort(model, options) is not None
+                             and bool((model.compat or {}).get("supportsMidConvoEffort"))),
         "text": {"verbosity": "low"},
         "include": ["reasoning.encrypted_content"],
     }

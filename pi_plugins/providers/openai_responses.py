@@ -97,9 +97,12 @@ def _input_image(block: ImageContent) -> dict:
     return {"type": "input_image", "detail": "auto", "image_url": f"data:{block.mime_type};base64,{block.data}"}
 
 
-def convert_input(model: Model, context: LlmContext, system: list | None = None, head: bool = True) -> list[dict]:
+def convert_input(model: Model, context: LlmContext, system: list | None = None, head: bool = True,
+                  levels: bool = False) -> list[dict]:
     """The request's ``input``; ``system`` receives the :class:`SystemItems` it used
-    (``head=False``: the caller leads with the prompt and tools)."""
+    (``head=False``: the caller leads with the prompt and tools); ``levels``: the request
+    says its level in a ``configuration_update`` (``supportsMidConvoEffort``), so each
+    earlier answer of this model that kept its level has one before it, as pi 1.6."""
     messages = transform_messages(context.messages, model, _id_normalizer(model))
     role = "developer" if model.reasoning else "system"
     plan = SystemItems(model, context, role, messages, head)  # pi 1.6's system messages and tool changes
@@ -124,6 +127,9 @@ def convert_input(model: Model, context: LlmContext, system: list | None = None,
         elif isinstance(message, AssistantMessage):
             different_model = (message.model != model.id and message.provider == model.provider
                                and message.api == model.api)
+            level = message.extra.get("providerThinkingLevel") if levels else None
+            said_at = len(items) if level is not None and message.provider == model.provider \
+                and message.api == model.api and not different_model else None
             texts = 0  # pi 1.6's fallback ids: msg_pi_<n> for the first text, msg_pi_<n>_<k> after
             for block in message.content:
                 if isinstance(block, ThinkingContent):
@@ -161,6 +167,8 @@ def convert_input(model: Model, context: LlmContext, system: list | None = None,
                     item.update({"call_id": call_id, "name": block.name,
                                  "arguments": json_text(block.arguments)})
                     items.append(item)
+            if said_at is not None and len(items) > said_at:
+                items.insert(said_at, {"type": "configuration_update", "reasoning": {"effort": level}})
         elif isinstance(message, ToolResultMessage):
             text = "\n".join(b.text for b in message.content if isinstance(b, TextContent))
             images = [b for b in message.content if isinstance(b, ImageContent)]
@@ -176,7 +184,9 @@ def convert_input(model: Model, context: LlmContext, system: list | None = None,
 def build_body(model: Model, context: LlmContext, options: StreamOptions) -> dict:
     retention = os.environ.get("PI_CACHE_RETENTION", "short")
     system: list[SystemItems] = []
-    body: dict[str, Any] = {"model": model.id, "input": convert_input(model, context, system), "stream": True}
+    update = configuration_update_effort(model, options) if model.reasoning else None
+    body: dict[str, Any] = {"model": model.id, "input": convert_input(model, context, system, levels=update is not None),
+                            "stream": True}
     if retention != "none" and options.session_id:
         body["prompt_cache_key"] = options.session_id
     compat = model.compat or {}
@@ -198,7 +208,6 @@ def build_body(model: Model, context: LlmContext, options: StreamOptions) -> dic
     if model.reasoning:
         level = reasoning_level(model, options)
         off = (model.thinking_level_map or {}).get("off", "none")
-        update = configuration_update_effort(model, options)
         if level:  # with supportsMidConvoEffort pi 1.6 fixes the effort and says the level last
             body["reasoning"] = {"effort": "medium" if update else level_value(model, level), "summary": "auto"}
             body["include"] = ["reasoning.encrypted_content"]

@@ -82,6 +82,9 @@ PATCHED_HERE = {**GRAMMAR_TOOLS, "messages": [*SIMPLE["messages"], *_turn(
     "openai-responses", "openai", RESPONSES["id"], "call_1|ctc_1")]}
 PATCHED_LOCALLY = {**GRAMMAR_TOOLS, "messages": [*SIMPLE["messages"], *_turn(
     "openai-completions", "local", LOCAL["id"], "call_1")]}
+ANSWERED_AT_LOW = {**SIMPLE, "messages": [*SIMPLE["messages"], *_turn(
+    "openai-responses", "openai", RESPONSES["id"], "call_1|fc_1")]}
+ANSWERED_AT_LOW["messages"][1] = {**ANSWERED_AT_LOW["messages"][1], "providerThinkingLevel": "low"}
 FALLBACKS = [{"provider": "anthropic", "model": "claude-fallback-1",
               "cost": {"input": 10, "output": 20, "cacheRead": 1, "cacheWrite": 12}}]
 EXPLICIT = {**RESPONSES, "compat": {"supportsExplicitPromptCacheMode": True}}
@@ -125,6 +128,8 @@ CASES = {
     "responses_strict": ({**RESPONSES, "compat": {"supportsStrictMode": True}}, STRICT_TOOLS, {}),
     "responses_mid_convo_effort": ({**RESPONSES, "compat": {"supportsMidConvoEffort": True}}, SIMPLE,
                                    {"reasoning": "high"}),
+    "responses_mid_convo_effort_after_a_change": ({**RESPONSES, "compat": {"supportsMidConvoEffort": True}},
+                                                   ANSWERED_AT_LOW, {"reasoning": "high"}),
     "responses_mid_convo_effort_off": ({**RESPONSES, "compat": {"supportsMidConvoEffort": True}}, SIMPLE, {}),
     "openrouter_routing_zdr": (_local(openRouterRouting={"zdr": True, "only": ["a"]}), SIMPLE, {}),
     "vercel_routing": (_local(vercelGatewayRouting={"order": ["b"]}), SIMPLE, {}),
@@ -172,8 +177,9 @@ def ours(server, model: dict, context: dict, options: dict) -> dict:
 def decided(body: dict) -> dict:
     """The fields these compat settings decide, and whether any tool carries a cache marker."""
     tools = body.get("tools") or []
-    updates = [i for i in body.get("input") or [] if isinstance(i, dict) and i.get("type") == "configuration_update"]
-    return {"updates": updates, "last_is_update": bool(updates) and body["input"][-1] == updates[-1],
+    updates = [(n, i) for n, i in enumerate(body.get("input") or [])
+               if isinstance(i, dict) and i.get("type") == "configuration_update"]
+    return {"updates": updates, "last_is_update": bool(updates) and updates[-1][0] == len(body["input"]) - 1,
             **({"reasoning": body.get("reasoning")} if "input" in body else {}),**{k: body[k] for k in FIELDS if k in body}, "tool_cache": [("cache_control" in t) for t in tools],
             "custom_tools": [t for t in tools if t.get("type") == "custom"],
             "patch_calls": [c for m in body.get("messages") or [] for c in m.get("tool_calls") or []
@@ -210,6 +216,10 @@ def test_the_fields_are_sent_as_the_compat_says(llm_server):
     effort = our_body(llm_server, *CASES["responses_mid_convo_effort"])
     assert effort["input"][-1] == {"type": "configuration_update", "reasoning": {"effort": "high"}}
     assert effort["reasoning"]["effort"] == "medium"
+    changed = our_body(llm_server, *CASES["responses_mid_convo_effort_after_a_change"])["input"]
+    said = [(i.get("type"), i.get("reasoning")) for i in changed if i.get("type") != "function_call_output"]
+    assert said[1:] == [(None, None), ("configuration_update", {"effort": "low"}), ("function_call", None),
+                        (None, None), ("configuration_update", {"effort": "high"})]  # before the answer at low
 
 
 def test_grammar_tools_go_as_custom_tools_and_their_calls_come_back_as_custom_where_the_model_takes_them(
