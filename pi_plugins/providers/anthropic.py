@@ -49,7 +49,6 @@ from pi_plugins.providers.http import (
     truncated,
 )
 from pi_plugins.providers.kit import MessageBuilder
-from pi_plugins.providers.strict_schema import CONSTRAINED_TOOLS, NotStrict, strict_schema
 from pi_plugins.providers.thinking import budget_for, fit_budget_to_context, max_tokens
 from pi_plugins.providers.transform import keep_id_chars, transform_messages
 
@@ -271,6 +270,8 @@ def _strict_refuses(key: str, value: Any) -> bool:
 def strict_tool_schema(schema: dict) -> dict | None:
     """The strict schema Anthropic takes for a tool, or None where it has what strict mode
     refuses (the tool goes as it is, as pi 1.6's ``strict: "prefer"``)."""
+    from pi_plugins.providers.strict_schema import NotStrict, strict_schema
+
     try:
         return strict_schema(schema, _strict_refuses)
     except NotStrict:
@@ -280,6 +281,8 @@ def strict_tool_schema(schema: dict) -> dict | None:
 def convert_tools(model: Model, tools: list, cache: dict | None, oauth: bool, relaxed: bool = False) -> list[dict]:
     """Tool specs or declarations (``name``, ``description``, ``parameters``) as Anthropic
     tools, the cache marker on the last; ``relaxed``: none strict (past Claude's limits)."""
+    from pi_plugins.providers.strict_schema import CONSTRAINED_TOOLS
+
     eager = _compat(model, "supportsEagerToolInputStreaming")
     converted = []
     for n, tool in enumerate(tools):

@@ -47,7 +47,6 @@ def function_tools(tools: list, compat: dict) -> list[dict]:
     pi's tools that ask for constrained arguments, false for the rest; a grammar tool goes
     as a ``custom`` one where the model takes them (:mod:`.grammar_tools`)."""
     from pi_plugins.providers.grammar_tools import custom_tool
-    from pi_plugins.providers.strict_schema import CONSTRAINED_TOOLS, NotStrict, strict_schema
 
     out = []
     for tool in tools:
@@ -59,6 +58,8 @@ def function_tools(tools: list, compat: dict) -> list[dict]:
                                          if isinstance(tool, dict) else (tool.name, tool.description, tool.parameters))
         function = {"name": name, "description": description, "parameters": parameters}
         if compat.get("supportsStrictMode") is not False:
+            from pi_plugins.providers.strict_schema import CONSTRAINED_TOOLS, NotStrict, strict_schema
+
             function["strict"] = False
             if name in CONSTRAINED_TOOLS:
                 try:
