@@ -6,15 +6,12 @@ is our own words for the script's shape (an optional options line, then the code
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import lark
 import pytest
-from support.llm_server import LlmServer, Reply
-from support.programs import NODE22, PI16
+from support.codemode_scripts import print_run_side_by_side
+from support.llm_server import Reply
 
 from pi_plugins.codemode.options import GRAMMAR
 from tests.codemode.test_with_pi16 import without_wall_time
@@ -47,25 +44,11 @@ def _custom_call(code: str) -> str:
 
 def _run(which: str, tmp_path: Path) -> tuple[dict, str]:
     """(codemode as declared, the script's result text) from ``which`` program."""
-    home = tmp_path / which
-    agent, project = home / "agent", home / "project"
-    agent.mkdir(parents=True)
-    project.mkdir()
-    (project / "a.txt").write_text("alpha\n")
-    with LlmServer() as server:
-        server.push(Reply(raw=_custom_call(SCRIPT)), Reply(text="done"))
-        models = server.models_json("local", apiKey="unused", models=[
-            {"id": "test-model", "compat": {"supportsOpenAIGrammarTools": True}}])
-        (agent / "models.json").write_text(json.dumps(models))
-        program = ([str(NODE22), str(PI16 / "dist" / "cli.js")] if which == "pi16"
-                   else [sys.executable, "-m", "pi_plugins.cli"])
-        done = subprocess.run([*program, "--model", "local/test-model", "--tools", "read,codemode", "--no-session",
-                               "-p", "go"], cwd=project, capture_output=True, text=True, timeout=180,
-                              env={**os.environ, "PI_CODING_AGENT_DIR": str(agent), "PI_OFFLINE": "1",
-                                   "HOME": str(home)})
-        assert done.returncode == 0, done.stderr
-        [declared] = [t for t in server.requests[0].body["tools"] if t["type"] == "custom"]
-        [result] = [m for m in server.requests[-1].body["messages"] if m["role"] == "tool"]
+    _, _, requests = print_run_side_by_side(
+        which, tmp_path, [Reply(raw=_custom_call(SCRIPT)), Reply(text="done")], "--tools", "read,codemode",
+        "--no-session", model={"id": "test-model", "compat": {"supportsOpenAIGrammarTools": True}})
+    [declared] = [t for t in requests[0].body["tools"] if t["type"] == "custom"]
+    [result] = [m for m in requests[-1].body["messages"] if m["role"] == "tool"]
     text = result["content"] if isinstance(result["content"], str) else result["content"][0]["text"]
     return declared, without_wall_time(text)
 
