@@ -85,9 +85,11 @@ def test_manual_compaction_writes_notes_without_asking_the_model(make):
     assert entry[0]["details"]["generator"] == "pi-compact-notes"
     assert entry[0]["details"]["modifiedFiles"] == ["parser.py"]
 
-    # The rebuilt context starts with the notes, then what was kept; the model sees them.
-    assert isinstance(harness.messages[0], CompactionSummaryMessage)
-    assert harness.messages[0].summary == summary
+    # The rebuilt context starts with the notes (after pi 1.6's system message, which
+    # compaction keeps), then what was kept; the model sees them.
+    conversation = [m for m in harness.messages if m.role != "system"]
+    assert isinstance(conversation[0], CompactionSummaryMessage)
+    assert conversation[0].summary == summary
     first_sent = text_of(provider.requests[-1].messages[0].content)
     assert "condensed into the summary below" in first_sent and "# Session notes" in first_sent
     sent_users = [text_of(m.content) for m in provider.requests[-1].messages if isinstance(m, UserMessage)]
