@@ -217,9 +217,9 @@ def change(before: Loadout, sections: dict[str, str], tools: dict[str, dict]) ->
 
 
 def _history(ctx: Any) -> list:
-    session = getattr(ctx, "session", None)
-    if session is not None:
-        return [getattr(entry, "message", None) for entry in session.path()]
+    """The conversation the next prompt continues, as pi 1.6 replays it: the agent's
+    messages (after a compaction, the replayed system message leads them), never the
+    whole branch, which a resume leaves unread past the last compaction."""
     agent = getattr(ctx, "agent", None)
     return list(getattr(agent, "messages", None) or [])
 

@@ -67,7 +67,10 @@ def sync(ctx: Any, restored: set[str]) -> set[str]:
     session = getattr(ctx, "session", None)
     if session is None:
         return set()
-    wanted = [n for n in loaded_on_branch(session) if n in searchable_names(ctx)]
+    searchable = searchable_names(ctx)
+    if not searchable and not restored:  # nothing here is tool_search's: no need to read the branch
+        return set()
+    wanted = [n for n in loaded_on_branch(session) if n in searchable]
     active = ctx.get_active_tools()
     keep = [n for n in active if n not in restored or n in wanted]
     now = {n for n in wanted if n not in keep} | (restored & set(wanted))

@@ -207,3 +207,36 @@ def test_a_resumed_file_deleted_while_open_is_written_again_whole(tmp_path):
     assert lines[0]["type"] == "session" and lines[0]["id"] == session.id
     assert [line["id"] for line in lines[1:]] == [*expected, added.id]
     assert Session.open(session.file).problems == []
+
+
+def test_a_harness_with_every_built_in_resumes_a_compacted_session_and_prompts_reading_only_the_lines_it_keeps(
+        tmp_path, monkeypatch, server):
+    """The built-in plugins' session_start and before_agent_start must not read the branch
+    a compaction summarised (tool_search and the system messages once did, and a 128 MB
+    resume read all of it)."""
+    import asyncio
+
+    from pi_plugins.sdk import create_harness
+    from support.llm_server import Reply
+
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
+    monkeypatch.setenv("PI_OFFLINE", "1")
+    file = long_session(tmp_path).file
+    read_session_file(file).source.close()  # the index is written
+    model = server.model("openai-completions", id="m", provider="local", context_window=1_000_000)
+    server.push(Reply(text="Answered."))
+
+    async def resume() -> tuple[int, int, int]:
+        session = Session.open(file)
+        harness = await create_harness(model=model, session=session, cwd=str(tmp_path), builtins=True)
+        try:
+            started, total = session._tree.unread, len(session)
+            await harness.prompt("one more")
+            return started, session._tree.unread, total
+        finally:
+            await harness.close()
+
+    started, prompted, total = asyncio.run(resume())
+    assert started >= total / 2  # what the compaction summarised stays unread
+    assert prompted >= started - 5  # and the prompt reads only its own few entries
+    assert [r.body["messages"][-1]["content"][0]["text"] for r in server.requests] == ["one more"]
