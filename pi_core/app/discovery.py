@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib.machinery
 import importlib.util
+import os
 import sys
 import weakref
 from collections.abc import Iterable
@@ -122,6 +123,8 @@ def plugin_entry_points() -> list[Found]:
     """The installed packages' ``pi.plugins`` entry points in stable order. The built-ins
     are not among them (:data:`pi_core.app.builtins.BUILTINS`; an install of pi-harness
     from before they were listed there still declares them, and they are left out)."""
+    if not _declared_anywhere():
+        return []
     from importlib import metadata
 
     from pi_core.app.builtins import BUILTINS
@@ -141,6 +144,41 @@ def plugin_entry_points() -> list[Found]:
         found.append(Found(ep.name, "entry point", ep.value, None, dist or None, version, ep))
     found.sort(key=lambda f: (_normalise(f.distribution or ""), f.name))
     return found
+
+
+def _declared_anywhere() -> bool:
+    """Whether any installed distribution may declare a ``pi.plugins`` entry point: the
+    ``entry_points.txt`` files importlib.metadata would read (those of the ``.dist-info``
+    and ``.egg-info`` folders on ``sys.path``), looked at as plain text. Most installs have
+    none, and then importlib.metadata (its import and its parse of every distribution's
+    entry points, a twentieth of a ``pi -p``) is spared. Where it might find others (a zip
+    on ``sys.path``, another finder of distributions), or a file is unreadable, it is asked."""
+    for finder in sys.meta_path:
+        if getattr(finder, "find_distributions", None) is not None \
+                and finder is not importlib.machinery.PathFinder:
+            return True
+    for root in sys.path:
+        if not isinstance(root, str):
+            return True
+        try:
+            names = os.listdir(root or ".")
+        except OSError:
+            if os.path.isfile(root):  # a zip file, which importlib.metadata reads too
+                return True
+            continue
+        egg = root.endswith(".egg")
+        for name in names:
+            low = name.lower()
+            if low.endswith((".dist-info", ".egg-info")) or (egg and low == "egg-info"):
+                try:
+                    with open(os.path.join(root, name, "entry_points.txt"), encoding="utf-8") as f:
+                        if GROUP in f.read():
+                            return True
+                except (NotADirectoryError, FileNotFoundError):
+                    continue
+                except (OSError, ValueError):
+                    return True
+    return False
 
 
 @record
