@@ -47,7 +47,6 @@ from pi_plugins.providers.http import (
     truncated,
 )
 from pi_plugins.providers.kit import MessageBuilder
-from pi_plugins.providers.strict_schema import CONSTRAINED_TOOLS, NotStrict, strict_schema
 from pi_plugins.providers.thinking import budget_for, fit_budget_to_context, max_tokens
 from pi_plugins.providers.transform import keep_id_chars, transform_messages
 
@@ -255,10 +254,18 @@ def _strict_refuses(key: str, value: Any) -> bool:
 def strict_tool_schema(schema: dict) -> dict | None:
     """The strict schema Anthropic takes for a tool, or None where it has what strict mode
     refuses (the tool goes as it is, as pi 1.6's ``strict: "prefer"``)."""
+    from pi_plugins.providers.strict_schema import NotStrict, strict_schema
+
     try:
         return strict_schema(schema, _strict_refuses)
     except NotStrict:
         return None
+
+
+def _constrained_tools() -> frozenset[str]:
+    from pi_plugins.providers.strict_schema import CONSTRAINED_TOOLS
+
+    return CONSTRAINED_TOOLS
 
 
 def convert_tools(model: Model, tools: list, cache: dict | None, oauth: bool) -> list[dict]:
@@ -274,7 +281,7 @@ def convert_tools(model: Model, tools: list, cache: dict | None, oauth: bool) ->
         if eager:
             item["eager_input_streaming"] = True
         strict = strict_tool_schema(schema) if (model.compat or {}).get("supportsStrictTools") is True \
-            and name in CONSTRAINED_TOOLS else None
+            and name in _constrained_tools() else None
         if strict is not None:  # pi 1.6's compat.supportsStrictTools: pi's constrained tools go strict
             item["strict"] = True
             schema = strict

@@ -45,14 +45,14 @@ def function_tools(tools: list, compat: dict) -> list[dict]:
     where the server takes strict mode (``supportsStrictMode``, off unless the catalogue or
     models.json says so, as in pi 1.6) each says ``strict``: true with a strict schema for
     pi's tools that ask for constrained arguments, false for the rest."""
-    from pi_plugins.providers.strict_schema import CONSTRAINED_TOOLS, NotStrict, strict_schema
-
     out = []
     for name, description, parameters in (
             (t["name"], t.get("description"), t.get("parameters")) if isinstance(t, dict)
             else (t.name, t.description, t.parameters) for t in tools):
         function = {"name": name, "description": description, "parameters": parameters}
         if compat.get("supportsStrictMode") is not False:
+            from pi_plugins.providers.strict_schema import CONSTRAINED_TOOLS, NotStrict, strict_schema
+
             function["strict"] = False
             if name in CONSTRAINED_TOOLS:
                 try:
