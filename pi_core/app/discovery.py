@@ -497,12 +497,20 @@ def load_plugins(
     loader = PluginLoader(plugins, cwd=cwd, agent_dir=home, extension_paths=extension_paths,
                           builtins=builtins, discover=discover)
     _LOADERS[plugins] = loader
-    with gc_paused():  # imports make many objects that live as long as the process
-        return loader.load(settings, if_trusted=if_trusted)
+    return _importing(loader, settings, if_trusted)
 
 
 def load_project_plugins(plugins: Plugins, *, settings: Any) -> None:
     """Once trust is decided: :func:`load_plugins`'s plugins under ``settings``, in the
     order a single load would give; nothing is imported twice; no collection meanwhile."""
-    with gc_paused():
-        _LOADERS[plugins].load(settings)
+    _importing(_LOADERS[plugins], settings, None)
+
+
+def _importing(loader: PluginLoader, settings: Any, if_trusted: Any) -> Plugins:
+    """A load with no collection meanwhile: imports make many objects that live as long
+    as the process. Where it imported a module, what is tracked then is frozen
+    (``gc.freeze``), so that no later collection walks it again (a start's collections
+    went over the imported plugins again and again, and found nothing to free there)."""
+    imported = len(sys.modules)
+    with gc_paused(kept=lambda: len(sys.modules) > imported):
+        return loader.load(settings, if_trusted=if_trusted)

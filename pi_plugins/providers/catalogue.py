@@ -62,7 +62,7 @@ def _document(store: tuple[str, int | None, int | None]) -> dict:
 
 @lru_cache(maxsize=2)
 def _catalogue(store: tuple[str, int | None, int | None]) -> tuple[Model, ...]:
-    with gc_paused():  # ~1,700 models at once, kept for the process: no collection meanwhile
+    with gc_paused(kept=True):  # ~1,700 models at once, kept for the process: no collection meanwhile
         return tuple(_models(_document(store)))
 
 
