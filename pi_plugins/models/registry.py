@@ -179,7 +179,8 @@ class ModelRegistry(ModelCalls):
             models, extra = _apply_registration(name, config, models, self.env)
             settings.update(extra)
         models = settle_virtual_models(models, self.errors)
-        self.models = [m for m in models if m.key not in self.virtual] + list(self.virtual.values())
+        self.models = ([m for m in models if m.key not in self.virtual] + list(self.virtual.values())
+                       if self.virtual else models)
         self._settings = settings
 
     # ------------------------------------------------------------ lookup
