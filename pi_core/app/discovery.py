@@ -11,6 +11,7 @@ loads the rest once trust is decided, so a plugin the project disables is never 
 
 from __future__ import annotations
 
+import gc
 import importlib.machinery
 import importlib.util
 import os
@@ -147,12 +148,9 @@ def plugin_entry_points() -> list[Found]:
 
 
 def _declared_anywhere() -> bool:
-    """Whether any installed distribution may declare a ``pi.plugins`` entry point: the
-    ``entry_points.txt`` files importlib.metadata would read (those of the ``.dist-info``
-    and ``.egg-info`` folders on ``sys.path``), looked at as plain text. Most installs have
-    none, and then importlib.metadata (its import and its parse of every distribution's
-    entry points, a twentieth of a ``pi -p``) is spared. Where it might find others (a zip
-    on ``sys.path``, another finder of distributions), or a file is unreadable, it is asked."""
+    """Whether an installed distribution may declare a ``pi.plugins`` entry point, by a
+    plain look at the ``entry_points.txt`` files importlib.metadata would read (most
+    installs have none: its import and parse of them all are spared); unsure: True."""
     for finder in sys.meta_path:
         if getattr(finder, "find_distributions", None) is not None \
                 and finder is not importlib.machinery.PathFinder:
@@ -507,10 +505,11 @@ def load_project_plugins(plugins: Plugins, *, settings: Any) -> None:
 
 
 def _importing(loader: PluginLoader, settings: Any, if_trusted: Any) -> Plugins:
-    """A load with no collection meanwhile: imports make many objects that live as long
-    as the process. Where it imported a module, what is tracked then is frozen
-    (``gc.freeze``), so that no later collection walks it again (a start's collections
-    went over the imported plugins again and again, and found nothing to free there)."""
+    """A load with no collection meanwhile; what its imports made lives as long as the
+    process, and is frozen (``gc.freeze``): no later collection walks it again."""
     imported = len(sys.modules)
-    with gc_paused(kept=lambda: len(sys.modules) > imported):
-        return loader.load(settings, if_trusted=if_trusted)
+    with gc_paused():
+        loaded = loader.load(settings, if_trusted=if_trusted)
+        if len(sys.modules) > imported:
+            gc.freeze()
+        return loaded

@@ -69,8 +69,7 @@ def _content_chars(content: Any) -> tuple[str, int]:
 
 
 def _text_of(message: Any) -> tuple[str, int] | None:
-    """What a message's estimate counts: its text and the chars its images stand for
-    (``None``: a message that counts nothing)."""
+    """The text a message's estimate counts and its images' chars (``None``: nothing)."""
     role = getattr(message, "role", "")
     extra = 0
     if role in ("user", "custom", "toolResult"):
@@ -104,8 +103,7 @@ def estimate_tokens(message: Any) -> int:
 
 
 def _tokens_at_most(message: Any) -> int:
-    """A bound :func:`estimate_tokens` never exceeds, whichever estimate is in use: a
-    token is at least a byte of UTF-8 (at most 4 a char), chars / 4 less still."""
+    """A bound no estimate exceeds: a token is at least a byte of UTF-8, at most 4 a char."""
     found = _text_of(message)
     if found is None:
         return 0
@@ -124,9 +122,8 @@ def _reported(message: Any) -> Usage | None:
 
 
 def context_tokens(messages: list, *, at_most: bool = False) -> int:
-    """Tokens of a context: the last reported usage plus estimates for what follows.
-    ``at_most``: a bound the estimate never exceeds, known without the tokenizer (a
-    context that fits by it fits by the estimate, which need not be made)."""
+    """Tokens of a context: the last reported usage plus estimates for what follows;
+    ``at_most``: a bound no estimate exceeds, known without the tokenizer."""
     estimate = _tokens_at_most if at_most else estimate_tokens
     for index in range(len(messages) - 1, -1, -1):
         usage = _reported(messages[index])

@@ -18,7 +18,7 @@ from __future__ import annotations
 import gc
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from io import FileIO
 from typing import Any, final
@@ -72,17 +72,12 @@ class FileContents:
 
 
 @contextmanager
-def gc_paused(*, kept: Callable[[], bool] | bool = False) -> Iterator[None]:
-    """No collection while many objects are made at once. ``kept`` (or its answer at the
-    end): they live as long as the process (imported plugins, the model catalogue), and
-    what is tracked then is frozen (``gc.freeze``): no later collection walks it again."""
+def gc_paused() -> Iterator[None]:
     enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
-        if kept is True or (callable(kept) and kept()):
-            gc.freeze()
         if enabled:
             gc.enable()
 

@@ -12,6 +12,7 @@ what this plugin registers.
 
 from __future__ import annotations
 
+import gc
 from functools import lru_cache
 from pathlib import Path
 
@@ -62,8 +63,10 @@ def _document(store: tuple[str, int | None, int | None]) -> dict:
 
 @lru_cache(maxsize=2)
 def _catalogue(store: tuple[str, int | None, int | None]) -> tuple[Model, ...]:
-    with gc_paused(kept=True):  # ~1,700 models at once, kept for the process: no collection meanwhile
-        return tuple(_models(_document(store)))
+    with gc_paused():  # ~1,700 models at once, kept for the process: no collection meanwhile
+        models = tuple(_models(_document(store)))
+        gc.freeze()  # nor one that walks them again later
+        return models
 
 
 def _models(document: dict) -> list[Model]:
