@@ -16,8 +16,8 @@ from __future__ import annotations
 from typing import Any
 
 from pi_core import hookimpl
+from pi_core.app import session_events
 from pi_core.app.context_edits import append_context_edit
-from pi_core.app.session_events import EntryAppended
 from pi_core.protocol.events import AfterRunEvent
 from pi_core.protocol.records import field, record
 from pi_core.session import Session
@@ -139,7 +139,7 @@ async def run_settling(event: AfterRunEvent, ctx: Any) -> bool | None:
                        ValueError("the proposal was dropped: " + "; ".join(wrong)))
         return False
     for draft in proposal.entries:
-        await ctx.emit(EntryAppended(entry=append(session, draft)))
+        await ctx.emit(session_events.EntryAppended(entry=append(session, draft)))
     if proposal.entries:
         ctx.agent.messages = list(session.build_context().messages)
     if event.signal is not None and event.signal.aborted:
