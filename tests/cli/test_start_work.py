@@ -12,12 +12,14 @@ PROBE = ("import sys; sys.argv = ['pi'] + sys.argv[1:]; from pi_plugins.cli.entr
          "file=sys.stderr)); sys.exit(main())")
 
 #: Each loaded only where it is used: rarely used events and decisions, the session file's
-#: JSON (no file with --no-session), the session events a plain prompt never emits, the chat, the web page, MCP's SDK, the HTTP client's
-#: command-line tool; importlib.metadata, when no installed distribution declares a plugin;
-#: hashlib (OpenSSL's bindings: a tokenizer's cache key, an Anthropic thread's hash).
+#: JSON (no file with --no-session), the session events a plain prompt never emits, the
+#: chat, the web page, MCP's SDK, the HTTP client's command-line tool; importlib.metadata,
+#: when no installed distribution declares a plugin; hashlib (OpenSSL's bindings: a
+#: tokenizer's cache key, an Anthropic thread's hash); MCP's configuration, with no
+#: mcp.json to read.
 NOT_LOADED = ("pi_core.protocol.rare_events", "cattrs", "prompt_toolkit", "rich", "pi_plugins.serve.app",
               "mcp", "httpx", "pi_plugins.providers.strict_schema", "importlib.metadata", "hashlib",
-              "pi_core.app.rare_session_events")
+              "pi_core.app.rare_session_events", "pi_plugins.mcp.config")
 
 
 @pytest.mark.process
