@@ -13,7 +13,7 @@ import json
 import os
 import time
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pi_core import hookimpl
 from pi_core.protocol.messages import (
@@ -44,9 +44,11 @@ from pi_plugins.providers.http import (
 )
 from pi_plugins.providers.kit import parse_arguments
 from pi_plugins.providers.request_body import json_text
-from pi_plugins.providers.responses_system import SystemItems, responses_tools
 from pi_plugins.providers.thinking import level_value, max_tokens, reasoning_level, sampling_params
 from pi_plugins.providers.transform import short_hash, transform_messages
+
+if TYPE_CHECKING:
+    from pi_plugins.providers.responses_system import SystemItems
 
 API = "openai-responses"
 #: Providers whose tool-call ids carry a Responses item id worth keeping.
@@ -99,6 +101,8 @@ def _input_image(block: ImageContent) -> dict:
 def convert_input(model: Model, context: LlmContext, system: list | None = None, head: bool = True) -> list[dict]:
     """The request's ``input``; ``system`` receives the :class:`SystemItems` it used
     (``head=False``: the caller leads with the prompt and tools)."""
+    from pi_plugins.providers.responses_system import SystemItems  # (where a request is built)
+
     messages = transform_messages(context.messages, model, _id_normalizer(model))
     role = "developer" if model.reasoning else "system"
     plan = SystemItems(model, context, role, messages, head)  # pi 1.6's system messages and tool changes
@@ -184,6 +188,8 @@ def build_body(model: Model, context: LlmContext, options: StreamOptions) -> dic
         body["temperature"] = options.temperature
     tools = context.tools if system[0].request_tools is None else system[0].request_tools
     if tools:
+        from pi_plugins.providers.responses_system import responses_tools
+
         body["tools"] = responses_tools(tools, model)
     if model.reasoning:
         level = reasoning_level(model, options)
