@@ -13,6 +13,7 @@ what this plugin registers.
 from __future__ import annotations
 
 import gc
+import sys
 from functools import lru_cache
 from pathlib import Path
 
@@ -149,7 +150,6 @@ def session_start(event, ctx):
 async def session_shutdown(event, ctx):
     """A refresh still under way when the process leaves is dropped (nothing half-written:
     the store is replaced whole)."""
-    if event.reason == "quit":
-        from pi_plugins.providers.background_refresh import stop
-
-        await stop(ctx.model_registry)
+    refreshing = sys.modules.get("pi_plugins.providers.background_refresh")  # none began without it
+    if event.reason == "quit" and refreshing is not None:
+        await refreshing.stop(ctx.model_registry)
