@@ -113,9 +113,9 @@ class _Manager(pluggy.PluginManager):
         self._registering: str | None = None
 
     def parse_hookimpl_opts(self, plugin: Any, name: str):
-        if type(plugin) is types.ModuleType and not isinstance(plugin.__dict__.get(name), _HOOKABLE):
-            return None  # what pluggy's static lookup would find is not a function (the
-            # most of a module's names, imports included: its lookup is 3 ms of a start)
+        if type(plugin) is types.ModuleType and not (isinstance(value := plugin.__dict__.get(name), _HOOKABLE) and (
+                type(value) is not types.FunctionType or getattr(value, f"{self.project_name}_impl", None) is not None)):
+            return None  # not a function (imports…) or not one pluggy's marker marked (helpers): no lookup
         opts = super().parse_hookimpl_opts(plugin, name)
         if opts is None:
             return None
