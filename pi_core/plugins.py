@@ -1,13 +1,12 @@
 """The plugin manager: pluggy's registry plus load order, awaiting and four dispatch kinds.
 
-pluggy gives the registry, spec validation and markers; this module calls the handlers
-itself, in load order (``tryfirst``/``trylast`` move one to the front or back), awaits
-``async def`` ones, and reports a handler that raises or returns what its spec's coercion
-refuses, then skips it. The marker on a hook's spec gives its kind (docs/plugins.md, "How
-hooks are called"); a hook without a spec is notified. Guards fail closed: a guarding
-decide hook that raises blocks the action (:class:`GuardFailure`), so a permission plugin
-with a bug does not open the door. Each hook's handlers are cached: firing a hook nobody
-implements costs a dict lookup (``message_update`` fires for every streamed token)."""
+pluggy gives the registry, spec validation and markers; this module calls the handlers itself, in load order
+(``tryfirst``/``trylast`` move one to the front or back), awaits ``async def`` ones, and reports a handler
+that raises or returns what its spec's coercion refuses, then skips it. The marker on a hook's spec gives
+its kind (docs/plugins.md, "How hooks are called"); a hook without a spec is notified. Guards fail closed: a
+guarding decide hook that raises blocks the action (:class:`GuardFailure`), so a permission plugin with a
+bug does not open the door. Each hook's handlers are cached: firing a hook nobody implements costs a dict
+lookup (``message_update`` fires for every streamed token)."""
 
 from __future__ import annotations
 
@@ -103,14 +102,17 @@ _HOOKABLE = (types.FunctionType, staticmethod, classmethod, types.MethodType)
 
 
 class _Manager(pluggy.PluginManager):
-    """pluggy's manager, checking each implementation against its spec on its own: a
-    wrong argument name or an unsupported ``wrapper`` drops that one hook (reported
-    with the plugin's name), not the whole plugin."""
+    """pluggy's manager, checking each implementation against its spec on its own: a wrong argument name
+    or an unsupported ``wrapper`` drops that one hook (reported with the plugin's name), not the whole plugin."""
 
     def __init__(self, project: str, owner: Plugins) -> None:
         super().__init__(project)
         self._owner = owner
         self._registering: str | None = None
+
+    def parse_hookspec_opts(self, module_or_class: Any, name: str):  # (no lookup of what is no function)
+        return None if type(module_or_class) is types.ModuleType and not isinstance(
+            module_or_class.__dict__.get(name), _HOOKABLE) else super().parse_hookspec_opts(module_or_class, name)
 
     def parse_hookimpl_opts(self, plugin: Any, name: str):
         if type(plugin) is types.ModuleType and not (isinstance(value := plugin.__dict__.get(name), _HOOKABLE) and (
