@@ -109,6 +109,7 @@ class _Manager(pluggy.PluginManager):
         super().__init__(project)
         self._owner = owner
         self._registering: str | None = None
+        self.unspecified: list[str] = []  # the hooks with no spec that the plugin being registered has
 
     def parse_hookspec_opts(self, module_or_class: Any, name: str):  # (no lookup of what is no function)
         return None if type(module_or_class) is types.ModuleType and not isinstance(
@@ -129,6 +130,8 @@ class _Manager(pluggy.PluginManager):
                 "@hookimpl(wrapper=True) / hookwrapper is not supported: pi calls hooks itself "
                 "(by their kind); drop the option and return a result instead"))
             return None
+        if getattr(getattr(self.hook, hookname := opts.get("specname") or name, None), "spec", None) is None:
+            self.unspecified.append(hookname)  # (pluggy registers it under its specname, if it has one)
         if spec is not None:
             try:
                 function = getattr(plugin, name)
@@ -194,7 +197,7 @@ class Plugins:
         name = name or getattr(plugin, "__name__", None) or type(plugin).__name__
         if name in self._infos:
             name = f"{name}@{location or id(plugin)}"
-        self.pm._registering = name
+        self.pm._registering, self.pm.unspecified = name, []
         try:
             self.pm.register(plugin, name)
         except Exception as exc:
@@ -207,7 +210,7 @@ class Plugins:
             distribution=distribution, version=version,
         )
         self._cache.clear()
-        unknown = [h.name for h in self.pm.get_hookcallers(plugin) or () if h.spec is None]
+        unknown = self.pm.unspecified
         for hook in unknown:
             self.report(name, hook, LookupError(f"no hook named {hook!r}; is it misspelled?"))
         return name
