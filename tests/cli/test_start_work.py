@@ -35,14 +35,13 @@ def test_a_plain_print_run_loads_none_of_the_rarely_used_modules(pi, server):
     assert done.stderr.strip().splitlines()[-1] == "[]"
 
 
-#: Counts the collections while the app is built, and says whether collections are on
-#: at the end.
+#: Counts the collections from the command's start until its app is built, and says
+#: whether collections are on at the end.
 START_PROBE = (
     "import gc, sys; sys.argv = ['pi'] + sys.argv[1:]; from pi_plugins.cli.entry import main; "
     "import pi_plugins.cli.wiring as wiring; seen = []; build = wiring.build_app\n"
     "async def built(*a, **k):\n"
-    "    before = len(collections); app = await build(*a, **k)\n"
-    "    seen.append(len(collections) - before); return app\n"
+    "    app = await build(*a, **k); seen.append(len(collections)); return app\n"
     "wiring.build_app = built; collections = []\n"
     "gc.callbacks.append(lambda phase, info: collections.append(info) if phase == 'start' else None)\n"
     "import atexit; atexit.register(lambda: print(seen, gc.isenabled(), file=sys.stderr))\n"
@@ -50,10 +49,10 @@ START_PROBE = (
 
 
 @pytest.mark.process
-def test_no_collection_runs_while_a_print_runs_app_is_built_and_they_resume_after(pi, server):
-    """What a start imports and builds lives as long as the process: no collection walks
-    it while the app is built (they found nothing to free); it is frozen then, and the
-    run's collections resume."""
+def test_no_collection_runs_while_a_print_run_starts_and_they_resume_once_its_app_is_built(pi, server):
+    """What a start imports (click, the commands) and builds (the app) lives as long as the
+    process: no collection walks it meanwhile (they found nothing to free); it is frozen,
+    and the run's collections resume."""
     server.push(Reply(text="Hello."))
     done = subprocess.run([sys.executable, "-c", START_PROBE, *pi.flags("--no-session", "-p", "hi")],
                           cwd=pi.cwd, env=pi.env, capture_output=True, text=True, timeout=60)
