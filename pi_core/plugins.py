@@ -140,8 +140,8 @@ class _Manager(pluggy.PluginManager):
                 if code is not None and not function.__dict__.keys() & {"__wrapped__", "__signature__"}:
                     argnames = code.co_varnames[:code.co_argcount - len(function.__defaults__ or ())]
                 else:
-                    argnames = [p.name for p in inspect.signature(function).parameters.values()
-                                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty]
+                    argnames = tuple(p.name for p in inspect.signature(function).parameters.values()
+                                     if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty)
             except Exception:  # let pluggy say what is wrong
                 return opts
             unknown = [a for a in argnames if a not in spec.argnames]
