@@ -2,7 +2,8 @@
 whose input is JavaScript run in a QuickJS sandbox, calling the other tools.
 
 - ``register_tools``: the ``codemode`` tool, off until asked for (``--tools +codemode``,
-  ``"defaultTools": ["+codemode"]``);
+  ``"defaultTools": ["+codemode"]``), its script written under a grammar by a model that
+  takes grammar tools (:mod:`pi_plugins.providers.grammar_tools`);
 - ``prepare_request``: while it is declared, ``codemode.mode`` decides how the other
   tools are shown: ``on`` (default) keeps them declared with a note on calling them
   from scripts; ``only`` hides them from the model and lists them in codemode's
@@ -49,6 +50,11 @@ def _as(tool: Tool, description: str) -> Tool:
 
 @hookimpl
 def register_tools():
+    from pi_plugins.codemode.options import GRAMMAR
+    from pi_plugins.providers import grammar_tools
+
+    # a model that takes grammar tools writes the script as raw text, not a JSON string (pi 1.6)
+    grammar_tools.declare(NAME, {"type": "grammar", "variants": {"openai_lark": GRAMMAR}})
     return [TOOL]
 
 

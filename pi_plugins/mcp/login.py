@@ -11,36 +11,18 @@ them.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import os
 import sys
 import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from pi_plugins.browser import open_browser
 from pi_plugins.mcp.config import ServerEntry
 from pi_plugins.mcp.connection import McpCallError, ServerConnection
 
 DEFAULT_TIMEOUT_S = 300
 NOT_OAUTH = 'MCP server "{name}" does not use OAuth. Only HTTP servers without an Authorization header do.'
-
-
-def open_browser(url: str) -> None:
-    """Open ``url`` where there is a graphical session (never a terminal browser); the URL
-    is printed either way. Off the event loop: a ``BROWSER`` command is waited for, and
-    the sign-in's own callback server must answer it meanwhile."""
-    if os.environ.get("PI_NO_BROWSER"):
-        return
-    if sys.platform not in ("darwin", "win32") and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
-        return
-    import webbrowser
-
-    def run() -> None:
-        with contextlib.suppress(Exception):
-            webbrowser.open(url)
-
-    threading.Thread(target=run, name="open-browser", daemon=True).start()
 
 
 async def sign_in(entry: ServerEntry, cwd: str, agent_dir: Path, *, show_url: Callable[[str], Any],
@@ -91,7 +73,7 @@ def sign_out(entry: ServerEntry, agent_dir: Path) -> bool:
 
 
 async def login_command(entry: ServerEntry, cwd: str, agent_dir: Path, timeout: float, out: Callable[[str], None],
-                        err: Callable[[str], None], open_url: Callable[[str], None] = open_browser,
+                        err: Callable[[str], None], open_url: Callable[[str], Any] = open_browser,
                         paste: Callable[[Callable[[str], None]], Awaitable[None]] | None = None) -> int:
     """``pi mcp login <server>``: its lines and exit status, as pi 1.6's."""
     from pi_plugins.mcp.log import ServerLog
@@ -145,7 +127,6 @@ async def paste_from_terminal(deliver: Callable[[str], None]) -> None:
     that the browser finished does not wait for a line."""
     if not sys.stdin.isatty():
         return
-    import threading
 
     loop = asyncio.get_running_loop()
     line: asyncio.Future[str] = loop.create_future()

@@ -75,7 +75,7 @@ async def reconnect(servers: McpServers, server: Server) -> str | None:
 
 async def sign_in(servers: McpServers, server: Server, ctx: Any) -> str | None:
     """The browser sign-in, then a reconnect; an error message, or None."""
-    from pi_plugins.mcp.login import open_browser
+    from pi_plugins.browser import open_browser
     from pi_plugins.mcp.login import sign_in as run_sign_in
 
     name = server.entry.name

@@ -30,6 +30,8 @@ from pi_core.protocol.messages import (
 from pi_core.protocol.model import Model, ModelCost, calculate_cost
 from pi_core.protocol.provider import LlmContext, StreamOptions
 from pi_core.protocol.stream import AssistantMessageEvent
+from pi_plugins.providers import anthropic_effort
+from pi_plugins.providers.anthropic_strict import StrictToolLimits
 from pi_plugins.providers.anthropic_threads import ThreadedMessages
 from pi_plugins.providers.cloudflare import gateway_headers, is_gateway
 from pi_plugins.providers.copilot import adapt as adapt_for_copilot
@@ -134,6 +136,13 @@ def cache_control(model: Model) -> dict | None:
     return {"type": "ephemeral"}
 
 
+def active_effort(model: Model, options: StreamOptions) -> str:
+    """The effort this request asks for: its level's where the model thinks by effort,
+    else "high" (pi 1.6's default)."""
+    level = options.thinking_level
+    return effort(model, level) if level not in (None, "off") and thinks_adaptively(model) else "high"
+
+
 def effort(model: Model, level: str) -> str:
     mapped = (model.thinking_level_map or {}).get(level)
     if isinstance(mapped, str):
@@ -183,10 +192,14 @@ def _assistant_blocks(message: AssistantMessage, oauth: bool = False, empty_sign
 
 
 def convert_messages(model: Model, messages: list, cache: dict | None, oauth: bool = False,
-                     changes: SystemChanges | None = None) -> list[dict]:
+                     changes: SystemChanges | None = None, levels: dict[int, str] | None = None,
+                     relaxed: bool = False) -> list[dict]:
+    """The messages as Anthropic takes them; ``levels``, where given, gets the index of
+    each reply that kept its thinking level (:mod:`.anthropic_effort`); ``relaxed``: no
+    strict tools (:mod:`.anthropic_strict`)."""
     messages = transform_messages(messages, model, lambda id, *_: keep_id_chars(id, 64))
     params: list[dict] = []
-    convert = lambda tools: convert_tools(model, tools, None, oauth)  # noqa: E731
+    convert = lambda tools: convert_tools(model, tools, None, oauth, relaxed)  # noqa: E731
     rename = (lambda name: claude_code_name(name) if oauth else name)  # noqa: E731
     i = 0
     while i < len(messages):
@@ -210,6 +223,9 @@ def convert_messages(model: Model, messages: list, cache: dict | None, oauth: bo
             if blocks:
                 if changes is not None:
                     changes.flush(params)  # held system messages go just before it
+                level = anthropic_effort.recorded_level(model, message) if levels is not None else None
+                if levels is not None and level is not None:
+                    levels[len(params)] = level
                 params.append({"role": "assistant", "content": blocks})
         elif isinstance(message, ToolResultMessage):
             results = []
@@ -263,15 +279,11 @@ def strict_tool_schema(schema: dict) -> dict | None:
         return None
 
 
-def _constrained_tools() -> frozenset[str]:
+def convert_tools(model: Model, tools: list, cache: dict | None, oauth: bool, relaxed: bool = False) -> list[dict]:
+    """Tool specs or declarations (``name``, ``description``, ``parameters``) as Anthropic
+    tools, the cache marker on the last; ``relaxed``: none strict (past Claude's limits)."""
     from pi_plugins.providers.strict_schema import CONSTRAINED_TOOLS
 
-    return CONSTRAINED_TOOLS
-
-
-def convert_tools(model: Model, tools: list, cache: dict | None, oauth: bool) -> list[dict]:
-    """Tool specs or declarations (``name``, ``description``, ``parameters``) as Anthropic
-    tools, the cache marker on the last."""
     eager = _compat(model, "supportsEagerToolInputStreaming")
     converted = []
     for n, tool in enumerate(tools):
@@ -282,7 +294,7 @@ def convert_tools(model: Model, tools: list, cache: dict | None, oauth: bool) ->
         if eager:
             item["eager_input_streaming"] = True
         strict = strict_tool_schema(schema) if (model.compat or {}).get("supportsStrictTools") is True \
-            and name in _constrained_tools() else None
+            and name in CONSTRAINED_TOOLS and not relaxed else None
         if strict is not None:  # pi 1.6's compat.supportsStrictTools: pi's constrained tools go strict
             item["strict"] = True
             schema = strict
@@ -297,7 +309,8 @@ def convert_tools(model: Model, tools: list, cache: dict | None, oauth: bool) ->
     return converted
 
 
-def build_body(model: Model, context: LlmContext, options: StreamOptions, oauth: bool = False) -> dict:
+def build_body(model: Model, context: LlmContext, options: StreamOptions, oauth: bool = False,
+               relaxed: bool = False) -> dict:
     cache = cache_control(model)
     level = options.thinking_level if options.thinking_level not in (None, "off") else None
     thinking_on = bool(model.reasoning and level)
@@ -311,9 +324,13 @@ def build_body(model: Model, context: LlmContext, options: StreamOptions, oauth:
     from pi_plugins.providers.anthropic_system import DEFERRED_TOOL_PLACEHOLDER, SystemChanges
 
     changes = SystemChanges(model, context)
+    levels: dict[int, str] | None = {} if anthropic_effort.says_levels(model, options) else None
+    messages = convert_messages(model, context.messages, cache, oauth, changes, levels, relaxed)
+    if levels is not None:  # pi 1.6's supportsMidConvoEffort: the level in messages
+        messages = anthropic_effort.with_levels(messages, levels, active_effort(model, options))
     body: dict[str, Any] = {
         "model": model.id,
-        "messages": convert_messages(model, context.messages, cache, oauth, changes),
+        "messages": messages,
         "max_tokens": limit or model.max_tokens // 3,
         "stream": True,
     }
@@ -331,10 +348,14 @@ def build_body(model: Model, context: LlmContext, options: StreamOptions, oauth:
         body["temperature"] = options.temperature
     tool_cache = cache if compat.get("supportsCacheControlOnTools", True) is not False else None
     if changes.native_tools:  # the leading tools stay; later changes go inline
-        body["tools"] = [*convert_tools(model, changes.initial_tools, tool_cache, oauth), DEFERRED_TOOL_PLACEHOLDER]
+        body["tools"] = [*convert_tools(model, changes.initial_tools, tool_cache, oauth, relaxed),
+                         DEFERRED_TOOL_PLACEHOLDER]
     elif context.tools:
-        body["tools"] = convert_tools(model, context.tools, tool_cache, oauth)
-    if model.reasoning:
+        body["tools"] = convert_tools(model, context.tools, tool_cache, oauth, relaxed)
+    if levels is not None:  # fixed, for the cached prefix: the level is in the messages
+        body["thinking"] = dict(anthropic_effort.THINKING)
+        body["output_config"] = dict(anthropic_effort.OUTPUT_CONFIG)
+    elif model.reasoning:
         if thinking_on and adaptive:
             body["thinking"] = {"type": "adaptive", "display": "summarized"}
             assert level is not None  # thinking_on needs a level
@@ -480,7 +501,7 @@ def _stream_error(data: str) -> StreamError:
     return StreamError(data, failure, as_said=True)  # pi 1.6 shows the event's data as it came
 
 
-class AnthropicProvider(ThreadedMessages, SseProvider):
+class AnthropicProvider(StrictToolLimits, ThreadedMessages, SseProvider):
     api = API
 
     def http_error_text(self, where: str, status: int, reason: str, message: str, parsed: Any,
@@ -498,7 +519,11 @@ class AnthropicProvider(ThreadedMessages, SseProvider):
         except FederationError as exc:
             yield MessageBuilder(api=model.api, provider=model.provider, model=model.id).error(str(exc))
             return
+        level = active_effort(model, options) if anthropic_effort.says_levels(model, options) else None
         async for event in super().stream(model, context, options):
+            message = getattr(event, "partial", None) or getattr(event, "message", None) or getattr(event, "error", None)
+            if level is not None and message is not None:  # kept on the answer, as pi 1.6 keeps it
+                message.extra.setdefault("providerThinkingLevel", level)
             yield event
 
     def build_request(self, model: Model, context: LlmContext, options: StreamOptions) -> HttpRequest:
@@ -512,9 +537,11 @@ class AnthropicProvider(ThreadedMessages, SseProvider):
             betas.append(INTERLEAVED_THINKING_BETA)
         if (model.compat or {}).get("allowedFallbackModels"):
             betas.append(SERVER_SIDE_FALLBACK_BETA)
+        betas += anthropic_effort.betas(model)
         copilot = is_copilot(model)
         oauth = not copilot and not is_gateway(model) and is_oauth_token(options.api_key)
-        body = build_body(model, context, options, oauth)
+        body = build_body(model, context, options, oauth, self.relaxed(options))
+        self.sent_strict(options, body)
         if DEFERRED_TOOL_PLACEHOLDER in body.get("tools", ()):  # tool changes go inline
             betas.append(INLINE_TOOLS_BETA)
         headers = {"anthropic-version": VERSION, "accept": "application/json", "content-type": "application/json"}
@@ -561,4 +588,5 @@ def session_shutdown(ctx):
     session_id = getattr(ctx, "session_id", None)
     if session_id:
         AnthropicProvider.threads.forget(session_id)
+        AnthropicProvider.over_limits.forget(session_id)
 

@@ -44,11 +44,18 @@ def function_tools(tools: list, compat: dict) -> list[dict]:
     """Tool specs or declarations (``name``, ``description``, ``parameters``) as functions;
     where the server takes strict mode (``supportsStrictMode``, off unless the catalogue or
     models.json says so, as in pi 1.6) each says ``strict``: true with a strict schema for
-    pi's tools that ask for constrained arguments, false for the rest."""
+    pi's tools that ask for constrained arguments, false for the rest; a grammar tool goes
+    as a ``custom`` one where the model takes them (:mod:`.grammar_tools`)."""
+    from pi_plugins.providers.grammar_tools import custom_tool
+
     out = []
-    for name, description, parameters in (
-            (t["name"], t.get("description"), t.get("parameters")) if isinstance(t, dict)
-            else (t.name, t.description, t.parameters) for t in tools):
+    for tool in tools:
+        custom = custom_tool(tool, compat, nested=True)  # a grammar tool, where the model takes one
+        if custom is not None:
+            out.append(custom)
+            continue
+        name, description, parameters = ((tool["name"], tool.get("description"), tool.get("parameters"))
+                                         if isinstance(tool, dict) else (tool.name, tool.description, tool.parameters))
         function = {"name": name, "description": description, "parameters": parameters}
         if compat.get("supportsStrictMode") is not False:
             from pi_plugins.providers.strict_schema import CONSTRAINED_TOOLS, NotStrict, strict_schema

@@ -64,11 +64,16 @@ def codex_tools(model: Model, tools: list) -> list[dict]:
     """The tools as pi 1.6 declares them to Codex: strict schemas for the built-in tools
     that ask for constrained arguments (:data:`CONSTRAINED_TOOLS`), ``strict: null``
     for the rest, no ``strict`` at all where the model's compat says strict mode is off."""
+    from pi_plugins.providers.grammar_tools import custom_tool
     from pi_plugins.providers.strict_schema import CONSTRAINED_TOOLS, NotStrict, strict_schema
 
     supports_strict = (model.compat or {}).get("supportsStrictMode", True) is not False
     specs = []
     for tool in tools:
+        custom = custom_tool(tool, model.compat or {}, nested=False)  # a grammar tool, where it takes one
+        if custom is not None:
+            specs.append(custom)
+            continue
         parameters, strict = tool.parameters, None
         if supports_strict and tool.name in CONSTRAINED_TOOLS:
             try:
@@ -82,7 +87,7 @@ def codex_tools(model: Model, tools: list) -> list[dict]:
     return specs
 
 
-def codex_input(model: Model, context: LlmContext) -> list[dict]:
+def codex_input(model: Model, context: LlmContext, levels: bool = False) -> list[dict]:
     """pi 1.6's input: the tools in a leading developer ``additional_tools`` item where the
     model takes them mid-conversation (its compat's ``supportsAdditionalTools`` and
     ``supportsMidConvoSystemMessages``, every catalogue Codex model), then the system
@@ -95,7 +100,7 @@ def codex_input(model: Model, context: LlmContext) -> list[dict]:
     if context.system_prompt:
         role = "developer" if model.reasoning and compat.get("supportsDeveloperRole") is not False else "system"
         head.append({"role": role, "content": context.system_prompt})
-    return [*head, *convert_input(model, attrs.evolve(context, system_prompt=""), head=False)]
+    return [*head, *convert_input(model, attrs.evolve(context, system_prompt=""), head=False, levels=levels)]
 
 
 def tools_as_items(model: Model) -> bool:
@@ -108,7 +113,8 @@ def build_body(model: Model, context: LlmContext, options: StreamOptions) -> dic
         "model": model.id,
         "store": False,
         "stream": True,
-        "input": codex_input(model, context),
+        "input": codex_input(model, context, levels=reasoning_effort(model, options) is not None
+                             and bool((model.compat or {}).get("supportsMidConvoEffort"))),
         "text": {"verbosity": "low"},
         "include": ["reasoning.encrypted_content"],
     }

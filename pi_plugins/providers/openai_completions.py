@@ -55,6 +55,7 @@ from pi_plugins.providers.completions_usage import estimate_usage, map_finish_re
 from pi_plugins.providers.copilot import adapt as adapt_for_copilot
 from pi_plugins.providers.copilot import is_copilot
 from pi_plugins.providers.failures import classify
+from pi_plugins.providers.grammar_tools import RawInput, call_input, input_properties
 from pi_plugins.providers.http import (
     HttpRequest,
     SseProvider,
@@ -182,7 +183,7 @@ def convert_messages(model: Model, context: LlmContext, compat: dict) -> list[di
         params.append({"role": role, "content": prompt})
     bridge = compat["requiresAssistantAfterToolResult"]
     text_parts = compat["supportsTextContentParts"]
-    assistant = _assistant_converter(model, compat)
+    assistant = _assistant_converter(model, compat, input_properties(context.tools, compat))
     last_role = None
     i = 0
     while i < len(messages):
@@ -248,9 +249,10 @@ def convert_messages(model: Model, context: LlmContext, compat: dict) -> list[di
     return params
 
 
-def _assistant_converter(model: Model, compat: dict):
+def _assistant_converter(model: Model, compat: dict, grammar_inputs: dict[str, str] | None = None):
     """The converter of assistant messages for ``model``, its settings read once (a
-    resumed history has thousands of these messages)."""
+    resumed history has thousands of these messages); ``grammar_inputs``: the grammar
+    tools' input properties, whose calls go back as ``custom`` ones."""
     empty = None if (compat["supportsNullAssistantContent"] and not compat["requiresAssistantAfterToolResult"]
                      and not compat.get("requiresNonNullAssistantContent")) else ""
     thinking_as_text = compat["requiresThinkingAsText"]
@@ -281,6 +283,8 @@ def _assistant_converter(model: Model, compat: dict):
                 converted[signature] = "\n".join(b.thinking for b in thinking)
         if calls:
             converted["tool_calls"] = [
+                {"id": c.id, "type": "custom", "custom": {"name": c.name, "input": call_input(c, grammar_inputs[c.name])}}
+                if grammar_inputs and c.name in grammar_inputs else
                 {"id": c.id, "type": "function",
                  "function": {"name": c.name, "arguments": json_text(c.arguments)}}
                 for c in calls
@@ -436,6 +440,9 @@ class CompletionsReader(StreamReader):
         self.expects_finish_reason = compat.get("supportsFinishReason", True) is not False
         self.estimate_usage = bool(compat.get("estimateMissingUsage"))
         self.saw_finish = self.saw_usage = False
+        #: grammar tools' input properties, and the raw input of each custom call (by content index)
+        self.grammar_inputs = input_properties(context.tools, compat)
+        self.raw: dict[int, RawInput] = {}
 
     def on_event(self, event) -> Iterable:
         if event.data.strip() == "[DONE]":
@@ -501,10 +508,12 @@ class CompletionsReader(StreamReader):
             arguments = function.get("arguments")
             return [builder.toolcall_delta(arguments, index)] if isinstance(arguments, str) and arguments else []
         events: list[AssistantMessageEvent] = []
+        custom = call.get("custom") if isinstance(call.get("custom"), dict) and not function else None
+        name = function.get("name") or (custom or {}).get("name") or ""
         if index is None and call.get("id"):
             index = self.calls_by_id.get(call["id"])
         if index is None:
-            events.append(builder.toolcall_start(call.get("id") or "", function.get("name") or ""))
+            events.append(builder.toolcall_start(call.get("id") or "", name))
             index = len(builder.message.content) - 1
             if isinstance(position, int):
                 self.calls_by_index[position] = index
@@ -514,8 +523,12 @@ class CompletionsReader(StreamReader):
             self.calls_by_id[call["id"]] = index
             if not block.id:
                 block.id = call["id"]
-        if not block.name and function.get("name"):
-            block.name = function["name"]
+        if not block.name and name:
+            block.name = name
+        if custom is not None:  # a grammar tool's call: its raw input is the one argument
+            raw = self.raw.setdefault(index, RawInput(self.grammar_inputs.get(block.name, "input")))
+            piece = raw.add(custom["input"]) if isinstance(custom.get("input"), str) else None
+            return [*events, builder.toolcall_delta(piece, index)] if piece else events
         arguments = function.get("arguments")
         if isinstance(arguments, str) and arguments:
             events.append(builder.toolcall_delta(arguments, index))
@@ -528,7 +541,9 @@ class CompletionsReader(StreamReader):
             raise truncated("the response was complete")
         if self.expects_finish_reason and not self.saw_finish:
             raise StreamError("Stream ended without finish_reason", Failure(kind="retryable"))
-        events = self.builder.close_all()
+        events: list = [self.builder.toolcall_delta(piece, index) for index, raw in self.raw.items()
+                        if (piece := raw.close()) is not None]
+        events += self.builder.close_all()
         if self.stop_reason == "error":
             raise StreamError(self.error_message or "Provider returned an error stop reason")
         if self.stop_reason in (None, "stop") and self.builder.message.tool_calls:

@@ -33,6 +33,7 @@ from pi_plugins.providers.cloudflare import gateway_headers, is_gateway
 from pi_plugins.providers.copilot import adapt as adapt_for_copilot
 from pi_plugins.providers.copilot import is_copilot
 from pi_plugins.providers.failures import classify
+from pi_plugins.providers.grammar_tools import RawInput, call_input, input_properties
 from pi_plugins.providers.http import (
     HttpRequest,
     SseProvider,
@@ -98,9 +99,12 @@ def _input_image(block: ImageContent) -> dict:
     return {"type": "input_image", "detail": "auto", "image_url": f"data:{block.mime_type};base64,{block.data}"}
 
 
-def convert_input(model: Model, context: LlmContext, system: list | None = None, head: bool = True) -> list[dict]:
+def convert_input(model: Model, context: LlmContext, system: list | None = None, head: bool = True,
+                  levels: bool = False) -> list[dict]:
     """The request's ``input``; ``system`` receives the :class:`SystemItems` it used
-    (``head=False``: the caller leads with the prompt and tools)."""
+    (``head=False``: the caller leads with the prompt and tools); ``levels``: the request
+    says its level in a ``configuration_update`` (``supportsMidConvoEffort``), so each
+    earlier answer of this model that kept its level has one before it, as pi 1.6."""
     from pi_plugins.providers.responses_system import SystemItems  # (where a request is built)
 
     messages = transform_messages(context.messages, model, _id_normalizer(model))
@@ -110,6 +114,7 @@ def convert_input(model: Model, context: LlmContext, system: list | None = None,
         system.append(plan)
     items: list[dict] = list(plan.head)
     updates = plan.placed
+    grammar_inputs = input_properties(context.tools, model.compat or {})  # their calls go as custom ones
     for index, message in enumerate(messages):
         if updates and id(message) in updates:  # a later change, before the prompt it came with
             items += updates.pop(id(message))
@@ -126,6 +131,9 @@ def convert_input(model: Model, context: LlmContext, system: list | None = None,
         elif isinstance(message, AssistantMessage):
             different_model = (message.model != model.id and message.provider == model.provider
                                and message.api == model.api)
+            level = message.extra.get("providerThinkingLevel") if levels else None
+            said_at = len(items) if level is not None and message.provider == model.provider \
+                and message.api == model.api and not different_model else None
             texts = 0  # pi 1.6's fallback ids: msg_pi_<n> for the first text, msg_pi_<n>_<k> after
             for block in message.content:
                 if isinstance(block, ThinkingContent):
@@ -147,14 +155,24 @@ def convert_input(model: Model, context: LlmContext, system: list | None = None,
                     if phase:
                         item["phase"] = phase
                     items.append(item)
+                elif isinstance(block, ToolCall) and block.name in grammar_inputs:
+                    call_id, _, item_id = block.id.partition("|")
+                    item = {"type": "custom_tool_call"}
+                    if item_id.startswith("ctc_") and not different_model:
+                        item["id"] = item_id
+                    item.update({"call_id": call_id, "name": block.name,
+                                 "input": call_input(block, grammar_inputs[block.name])})
+                    items.append(item)
                 elif isinstance(block, ToolCall):
                     call_id, _, item_id = block.id.partition("|")
                     item = {"type": "function_call"}
-                    if item_id and not (different_model and item_id.startswith("fc_")):
+                    if item_id.startswith("fc_") and not different_model:  # a custom call's ctc_ id would be refused
                         item["id"] = item_id
                     item.update({"call_id": call_id, "name": block.name,
                                  "arguments": json_text(block.arguments)})
                     items.append(item)
+            if said_at is not None and len(items) > said_at:
+                items.insert(said_at, {"type": "configuration_update", "reasoning": {"effort": level}})
         elif isinstance(message, ToolResultMessage):
             text = "\n".join(b.text for b in message.content if isinstance(b, TextContent))
             images = [b for b in message.content if isinstance(b, ImageContent)]
@@ -162,15 +180,17 @@ def convert_input(model: Model, context: LlmContext, system: list | None = None,
                 output: Any = ([{"type": "input_text", "text": text}] if text else []) + [_input_image(b) for b in images]
             else:
                 output = text or IMAGE_ONLY_RESULT
-            items.append({"type": "function_call_output", "call_id": message.tool_call_id.split("|")[0],
-                          "output": output})
+            kind = "custom_tool_call_output" if message.tool_name in grammar_inputs else "function_call_output"
+            items.append({"type": kind, "call_id": message.tool_call_id.split("|")[0], "output": output})
     return items + [item for found in updates.values() for item in found]
 
 
 def build_body(model: Model, context: LlmContext, options: StreamOptions) -> dict:
     retention = os.environ.get("PI_CACHE_RETENTION", "short")
     system: list[SystemItems] = []
-    body: dict[str, Any] = {"model": model.id, "input": convert_input(model, context, system), "stream": True}
+    update = configuration_update_effort(model, options) if model.reasoning else None
+    body: dict[str, Any] = {"model": model.id, "input": convert_input(model, context, system, levels=update is not None),
+                            "stream": True}
     if retention != "none" and options.session_id:
         body["prompt_cache_key"] = options.session_id
     compat = model.compat or {}
@@ -194,7 +214,6 @@ def build_body(model: Model, context: LlmContext, options: StreamOptions) -> dic
     if model.reasoning:
         level = reasoning_level(model, options)
         off = (model.thinking_level_map or {}).get("off", "none")
-        update = configuration_update_effort(model, options)
         if level:  # with supportsMidConvoEffort pi 1.6 fixes the effort and says the level last
             body["reasoning"] = {"effort": "medium" if update else level_value(model, level), "summary": "auto"}
             body["include"] = ["reasoning.encrypted_content"]
@@ -238,6 +257,8 @@ class ResponsesReader(StreamReader):
         self.current: tuple[str, int] | None = None  # (item type, content index)
         self.final_arguments: str | None = None
         self.completed = False
+        self.grammar_inputs = input_properties(context.tools, model.compat or {})
+        self.raw: RawInput | None = None  # the raw input of the custom tool call being streamed
 
     def on_event(self, event) -> Iterable:
         data = json_data(event)
@@ -265,6 +286,12 @@ class ResponsesReader(StreamReader):
                 self.final_arguments = None
                 if item.get("arguments"):
                     event_out.append(builder.toolcall_delta(item["arguments"]))
+            elif itype == "custom_tool_call":  # a grammar tool's call: its raw input is the one argument
+                event_out = [builder.toolcall_start(f"{item.get('call_id')}|{item.get('id')}", item.get("name", ""))]
+                self.raw = RawInput(self.grammar_inputs.get(item.get("name", ""), "input"))
+                piece = self.raw.add(item.get("input") or "")
+                if piece:
+                    event_out.append(builder.toolcall_delta(piece))
             else:
                 return ()
             self.current = (itype, len(builder.message.content) - 1)
@@ -280,6 +307,11 @@ class ResponsesReader(StreamReader):
         elif kind in ("response.output_text.delta", "response.refusal.delta"):
             if current[0] == "message":
                 return [builder.text_delta(data.get("delta", ""), current[1])]
+        elif kind in ("response.custom_tool_call_input.delta", "response.custom_tool_call_input.done"):
+            if current[0] == "custom_tool_call" and self.raw is not None:
+                delta = data.get("delta") if kind.endswith("delta") else None
+                piece = self.raw.add(delta or "") if kind.endswith("delta") else self.raw.close(data.get("input"))
+                return [builder.toolcall_delta(piece, current[1])] if piece else ()
         elif kind == "response.function_call_arguments.done":
             if current[0] == "function_call" and isinstance(data.get("arguments"), str):
                 self.final_arguments = data["arguments"]
@@ -312,6 +344,8 @@ class ResponsesReader(StreamReader):
         index = current[1]
         block = builder.message.content[index]
         self.current = None
+        closing = self.raw.close(item.get("input")) if itype == "custom_tool_call" and self.raw is not None else None
+        before = [builder.toolcall_delta(closing, index)] if closing else []
         if itype == "reasoning":
             assert isinstance(block, ThinkingContent)  # current names the block the item opened
             summary = "\n\n".join(s.get("text", "") for s in item.get("summary") or [])
@@ -334,7 +368,7 @@ class ResponsesReader(StreamReader):
             if isinstance(final, str) and final.strip():
                 assert isinstance(block, ToolCall)
                 block.arguments = parse_arguments(final, block)
-        return [end]
+        return [*before, end]
 
     def _complete(self, response: dict) -> None:
         self.completed = True

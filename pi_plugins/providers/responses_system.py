@@ -37,13 +37,19 @@ def tool_support(compat: dict) -> str:
 def responses_tools(tools: list, model: Model, defer: bool = False) -> list[dict]:
     """Tool specs or declarations (``name``, ``description``, ``parameters``) as functions;
     ``strict`` only where the model's compat says strict mode (pi 1.6: off unless said,
-    Azure on unless said), true with a strict schema for pi's constrained tools."""
+    Azure on unless said), true with a strict schema for pi's constrained tools; a grammar
+    tool as a ``custom`` one where the model takes them (:mod:`.grammar_tools`)."""
+    from pi_plugins.providers.grammar_tools import custom_tool
     from pi_plugins.providers.strict_schema import CONSTRAINED_TOOLS, NotStrict, strict_schema
 
     said = (model.compat or {}).get("supportsStrictMode")
     supported = model.api == "azure-openai-responses" if said is None else bool(said)
     out = []
     for tool in tools:
+        custom = custom_tool(tool, model.compat or {}, nested=False)
+        if custom is not None:
+            out.append({**custom, **({"defer_loading": True} if defer else {})})
+            continue
         name, description, parameters = ((tool["name"], tool.get("description"), tool.get("parameters"))
                                          if isinstance(tool, dict) else (tool.name, tool.description, tool.parameters))
         strict = False

@@ -9,6 +9,7 @@ import contextlib
 from collections.abc import Iterable
 
 from pi_core.protocol.model import is_unknown
+from pi_plugins.browser import open_browser
 from pi_plugins.models.default_models import DEFAULT_MODEL_PER_PROVIDER
 from pi_plugins.signin.common import (
     auth_storage,
@@ -16,7 +17,6 @@ from pi_plugins.signin.common import (
     known_providers,
     login_options,
     method_labels,
-    open_browser,
     sign_ins,
 )
 from pi_plugins.signin.flows import LoginCallbacks, SignInError

@@ -13,13 +13,13 @@ import threading
 
 import click
 
+from pi_plugins.browser import open_browser
 from pi_plugins.signin.chat import SUBSCRIPTION_ONLY
 from pi_plugins.signin.common import (
     auth_storage,
     display_name,
     known_providers,
     login_options,
-    open_browser,
     sign_ins,
 )
 from pi_plugins.signin.flows import LoginCallbacks, SignInError

@@ -4,7 +4,6 @@ auth.json is, and opening the browser where there is one."""
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 from pi_plugins.models.auth import AuthStorage
@@ -86,24 +85,3 @@ def method_labels(provider: str, agent_dir: Path | None = None) -> tuple[str, st
     with an account") and "Sign in with an API key"."""
     flow = sign_ins(agent_dir).get(provider)
     return (getattr(flow, "login_label", None) or "Sign in with an account", "Sign in with an API key")
-
-
-def can_open_browser() -> bool:
-    """A graphical session to open a browser in: never over SSH without a display, nor in
-    a terminal browser (webbrowser would start lynx in the user's terminal)."""
-    if os.environ.get("PI_NO_BROWSER"):
-        return False
-    if sys.platform in ("darwin", "win32"):
-        return True
-    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
-
-
-def open_browser(url: str) -> bool:
-    if not can_open_browser():
-        return False
-    import webbrowser
-
-    try:
-        return webbrowser.open(url)
-    except Exception:
-        return False

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from pi_plugins.signin.common import open_browser
+from pi_plugins.browser import open_browser
 
 
 class DeviceCodeScreen:

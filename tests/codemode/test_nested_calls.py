@@ -125,32 +125,15 @@ def test_an_html_export_lists_the_nested_calls_as_pi16s_does(tmp_path):
 
 @pytest.mark.requires("pi16")
 def test_pi16_and_we_record_a_scripts_calls_alike(tmp_path):
-    import os
-    import subprocess
-    import sys
-
-    from support.llm_server import LlmServer, Reply
-    from support.programs import NODE22, PI16
+    from support.codemode_scripts import print_run_side_by_side
+    from support.llm_server import Reply
 
     script = ("await tools.read({path: 'a.txt'});\nawait tools.read({path: 'missing.txt'}).catch(() => 0);\n"
               "await tools.read({path: 'y'.repeat(9000)}).catch(() => 0);\nreturn 'ok'")
 
     def record(which: str) -> dict:
-        home = tmp_path / which
-        agent, project = home / "agent", home / "project"
-        agent.mkdir(parents=True)
-        project.mkdir()
-        (project / "a.txt").write_text("alpha\n")
-        with LlmServer() as server:
-            server.push(Reply(tool_calls=[("codemode", {"code": script}, "call_0")]), Reply(text="done"))
-            (agent / "models.json").write_text(json.dumps(server.models_json("local", apiKey="unused")))
-            program = ([str(NODE22), str(PI16 / "dist" / "cli.js")] if which == "pi16"
-                       else [sys.executable, "-m", "pi_plugins.cli"])
-            done = subprocess.run([*program, "--model", "local/test-model", "--tools", "+codemode", "-p", "go"],
-                                  cwd=project, capture_output=True, text=True, timeout=180,
-                                  env={**os.environ, "PI_CODING_AGENT_DIR": str(agent), "PI_OFFLINE": "1",
-                                       "HOME": str(home)})
-            assert done.returncode == 0, done.stderr
+        replies = [Reply(tool_calls=[("codemode", {"code": script}, "call_0")]), Reply(text="done")]
+        _, agent, _ = print_run_side_by_side(which, tmp_path, replies, "--tools", "+codemode")
         session_file = next((agent / "sessions").rglob("*.jsonl"))
         lines = [json.loads(line) for line in session_file.read_text().splitlines()]
         (stored,) = [e["message"] for e in lines if e.get("type") == "message" and e["message"]["role"] == "toolResult"]

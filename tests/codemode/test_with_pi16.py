@@ -5,16 +5,12 @@ program's own words: compared are the schema, and the globals and options line t
 
 from __future__ import annotations
 
-import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from support.llm_server import LlmServer, Reply
-from support.programs import NODE22, PI16
+from support.codemode_scripts import print_run_side_by_side
+from support.llm_server import Reply
 
 pytestmark = [pytest.mark.requires("pi16"), pytest.mark.process]
 
@@ -34,27 +30,12 @@ SCRIPTS = [
 
 
 def run(which: str, tmp_path: Path) -> tuple[dict, list[str]]:
-    home = tmp_path / which
-    agent, project = home / "agent", home / "project"
-    agent.mkdir(parents=True)
-    project.mkdir()
-    (project / "a.txt").write_text("alpha\n")
-    (project / "b.txt").write_text("beta\n")
-    with LlmServer() as server:
-        server.push(*[Reply(tool_calls=[("codemode", {"code": code}, f"call_{i}")]) for i, code in enumerate(SCRIPTS)],
-                    Reply(text="done"))
-        (agent / "models.json").write_text(json.dumps(server.models_json("local", apiKey="unused")))
-        program = ([str(NODE22), str(PI16 / "dist" / "cli.js")] if which == "pi16"
-                   else [sys.executable, "-m", "pi_plugins.cli"])
-        done = subprocess.run([*program, "--model", "local/test-model", "--tools", "+codemode", "--no-session",
-                               "-p", "go"], cwd=project, capture_output=True, text=True, timeout=180,
-                              env={**os.environ, "PI_CODING_AGENT_DIR": str(agent), "PI_OFFLINE": "1",
-                                   "HOME": str(home)})
-        assert done.returncode == 0, done.stderr
-        declared = {t["function"]["name"]: t["function"] for t in server.requests[0].body["tools"]}
-        last = server.requests[-1].body["messages"]
+    replies = [*[Reply(tool_calls=[("codemode", {"code": code}, f"call_{i}")]) for i, code in enumerate(SCRIPTS)],
+               Reply(text="done")]
+    _, _, requests = print_run_side_by_side(which, tmp_path, replies, "--tools", "+codemode", "--no-session")
+    declared = {t["function"]["name"]: t["function"] for t in requests[0].body["tools"]}
     texts = [m["content"] if isinstance(m["content"], str) else m["content"][0]["text"]
-             for m in last if m["role"] == "tool"]
+             for m in requests[-1].body["messages"] if m["role"] == "tool"]
     return declared, texts
 
 

@@ -157,7 +157,8 @@ def test_pi_plugins_shows_disabled_plugins_as_disabled(tmp_path):
     assert "warning: settings name a plugin that is not installed: typo" in out.stderr
     rows = {r["name"]: r for r in json.loads(pi(tmp_path, "plugins", "--json").stdout)["plugins"]}
     assert (rows["compaction"]["enabled"], rows["compaction"]["hooks"]) == (False, None)
-    assert (rows["tools"]["enabled"], rows["tools"]["hooks"]) == (True, ["register_tools"])
+    assert rows["tools"]["enabled"] is True  # an enabled plugin lists the hooks it implements
+    assert {"register_tools", "session_start"} <= set(rows["tools"]["hooks"])
 
 
 @pytest.mark.process

@@ -130,3 +130,26 @@ def test_a_mid_conversation_effort_level_is_kept_on_the_answer_as_pi16s_provider
     body = llm_server.requests[-1].body
     assert body["input"][-1] == {"type": "configuration_update", "reasoning": {"effort": "low"}}
     assert body["reasoning"]["effort"] == "medium"
+
+
+def test_a_grammar_tool_goes_to_codex_as_a_custom_tool_and_its_raw_call_is_parsed(llm_server):
+    """``supportsOpenAIGrammarTools`` on Codex: the grammar tool among the developer
+    item's tools as a flat ``custom`` tool; the model's ``custom_tool_call`` streams raw
+    text, which becomes the call's one argument."""
+    from tests.providers.test_compat_fields_pi16 import CUSTOM_CALLS, PATCH, PATCH_TOOL, grammars_of
+
+    patch = ToolSpec(PATCH_TOOL["name"], PATCH_TOOL["description"], PATCH_TOOL["parameters"])
+    context = attrs.evolve(CONTEXT, tools=[READ, patch])
+    model = attrs.evolve(MODEL, compat={**COMPAT, "supportsOpenAIGrammarTools": True})
+    llm_server.push(Reply(raw=CUSTOM_CALLS["openai-responses"]))
+    options = StreamOptions(api_key=codex_token("k"), session_id="s-1", max_retries=0)
+
+    async def go():
+        return [e async for e in OpenAICodexProvider(Settings({"transport": "sse"})).stream(model, context, options)]
+    with grammars_of({"tools": [PATCH_TOOL]}):
+        done = asyncio.run(go())[-1]
+    tools = llm_server.requests[-1].body["input"][0]["tools"]
+    assert [(t["type"], t["name"]) for t in tools] == [("function", "read"), ("custom", "apply_patch")]
+    assert tools[1]["format"]["type"] == "grammar" and tools[1]["format"]["syntax"] == "lark"
+    assert done.type == "done" and [(c.name, c.arguments) for c in done.message.tool_calls] == [
+        ("apply_patch", {"patch": PATCH})]

@@ -36,7 +36,8 @@ def _run(who, tmp_path, llm_server, model="openai-codex/gpt-5.6-luna", args=(), 
                            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}}]}}}))
     (agent / "settings.json").write_text(json.dumps({"transport": "sse"}))
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path / who / "home"), "PI_OFFLINE": "1",
-           "PI_CODING_AGENT_DIR": str(agent)}
+           "PI_CODING_AGENT_DIR": str(agent),
+           **{k: os.environ[k] for k in ("PYTHONPATH",) if k in os.environ}}  # the code under test
     command = ([node_for("pi16"), str(Path(require_real("pi16")) / "dist" / "cli.js")] if who == "pi16"
                else [sys.executable, "-m", "pi_plugins.cli"])
     llm_server.push(answer or Reply(text="ok"))
@@ -124,3 +125,19 @@ def test_a_model_with_mid_conversation_effort_says_its_level_in_a_configuration_
     assert ours["reasoning"] == pi["reasoning"] == {"effort": "medium", "summary": "auto"}
     assert ours["input"][-1] == pi["input"][-1] == {
         "type": "configuration_update", "reasoning": {"effort": "none" if thinking == "off" else "high"}}
+
+
+def test_an_answer_given_at_a_level_says_it_again_before_it_on_the_next_request_as_pi16(tmp_path, llm_server):
+    """``supportsMidConvoEffort``: the answer keeps the level it was asked at, and the
+    request after its tool call has that level in a ``configuration_update`` just before
+    the answer's items, then the level asked now at the end."""
+    shapes = {}
+    for who in ("pi16", "ours"):
+        (tmp_path / who / "project").mkdir(parents=True)
+        (tmp_path / who / "project" / "a.txt").write_text("hello\n")
+        llm_server.push(Reply(tool_calls=[("read", {"path": "a.txt"}, "call_1")]))
+        body = _run(who, tmp_path, llm_server, model="openai-codex/gpt-6-luna", args=("--thinking", "low")).body
+        shapes[who] = [(i.get("type"), i.get("reasoning")) for i in body["input"][2:]]
+    assert shapes["ours"] == shapes["pi16"] == [
+        (None, None), ("configuration_update", {"effort": "low"}), ("function_call", None),
+        ("function_call_output", None), ("configuration_update", {"effort": "low"})]

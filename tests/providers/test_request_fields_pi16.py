@@ -218,4 +218,6 @@ def test_the_catalogues_newer_claude_models_think_by_effort(llm_server):
                                                         "context_window")}, "base_url": llm_server.base_url("anthropic-messages")})
     run(collect(opus, LlmContext(messages=[]), StreamOptions(api_key="k", thinking_level="high")))
     body = llm_server.requests[-1].body
-    assert body["thinking"]["type"] == "adaptive" and body["output_config"] == {"effort": "high"}
+    # the catalogue says its level can change mid conversation: the level goes last, in a message
+    assert body["thinking"]["type"] == "adaptive" and body["output_config"] == {"effort": "low"}
+    assert body["messages"][-1]["output_config"] == {"effort": "high"}

@@ -42,3 +42,37 @@ def results(tmp_path: Path, *scripts: str, **options: Any) -> list[str]:
 def output_of(text: str) -> str:
     """The result without its first two lines (the status and the wall time, which varies)."""
     return text.split("\n", 2)[2]
+
+
+def print_run_side_by_side(which: str, tmp_path: Path, replies: list, *args: str,
+                           model: dict | None = None) -> tuple[Any, Path, list]:
+    """``pi ... -p go`` of ``which`` program (``"pi16"`` on Node 22, or ``"ours"``) in a
+    home of its own (a project with ``a.txt``), against a scripted server answering
+    ``replies`` with the local ``test-model`` (or ``model``): (the finished process, the
+    agent dir, the requests the server got)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from support.llm_server import LlmServer
+    from support.programs import NODE22, PI16
+
+    home = tmp_path / which
+    agent, project = home / "agent", home / "project"
+    agent.mkdir(parents=True)
+    project.mkdir()
+    (project / "a.txt").write_text("alpha\n")
+    (project / "b.txt").write_text("beta\n")
+    with LlmServer() as server:
+        server.push(*replies)
+        models = server.models_json("local", apiKey="unused", models=[model] if model else None)
+        (agent / "models.json").write_text(json.dumps(models))
+        program = ([str(NODE22), str(PI16 / "dist" / "cli.js")] if which == "pi16"
+                   else [sys.executable, "-m", "pi_plugins.cli"])
+        done = subprocess.run([*program, "--model", "local/test-model", *args, "-p", "go"], cwd=project,
+                              capture_output=True, text=True, timeout=180,
+                              env={**os.environ, "PI_CODING_AGENT_DIR": str(agent), "PI_OFFLINE": "1",
+                                   "HOME": str(home)})
+        assert done.returncode == 0, done.stderr
+        return done, agent, list(server.requests)
