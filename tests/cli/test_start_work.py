@@ -19,13 +19,14 @@ PROBE = ("import sys; sys.argv = ['pi'] + sys.argv[1:]; from pi_plugins.cli.entr
 #: mcp.json to read; at the end, what stops commands and catalogue refreshes where none
 #: began; the images' fitting, with no image; the settle proposals' types and checks, with no
 #: agent_before_settle handler; the trust question's answers, with nothing to ask; the
-#: answer journal's writer and reader, with no session file.
+#: answer journal's writer and reader, with no session file; codemode's script options
+#: (and output files), with no script run.
 NOT_LOADED = ("pi_core.protocol.rare_events", "cattrs", "prompt_toolkit", "rich", "pi_plugins.serve.app",
               "mcp", "httpx", "pi_plugins.providers.strict_schema", "importlib.metadata", "hashlib",
               "pi_core.app.rare_session_events", "pi_plugins.mcp.config", "pi_plugins.tools.processes",
               "pi_plugins.providers.background_refresh", "pi_plugins.tools.image_fitting",
               "pi_plugins.settle_boundary.proposal", "pi_plugins.trust.asking",
-              "pi_plugins.answer_journal.journal")
+              "pi_plugins.answer_journal.journal", "pi_plugins.codemode.options")
 
 
 @pytest.mark.process
