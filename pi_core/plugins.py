@@ -1,13 +1,12 @@
 """The plugin manager: pluggy's registry plus load order, awaiting and four dispatch kinds.
 
-pluggy gives the registry, spec validation and markers; this module calls the handlers
-itself, in load order (``tryfirst``/``trylast`` move one to the front or back), awaits
-``async def`` ones, and reports a handler that raises or returns what its spec's coercion
-refuses, then skips it. The marker on a hook's spec gives its kind (docs/plugins.md, "How
-hooks are called"); a hook without a spec is notified. Guards fail closed: a guarding
-decide hook that raises blocks the action (:class:`GuardFailure`), so a permission plugin
-with a bug does not open the door. Each hook's handlers are cached: firing a hook nobody
-implements costs a dict lookup (``message_update`` fires for every streamed token)."""
+pluggy gives the registry, spec validation and markers; this module calls the handlers itself, in load order
+(``tryfirst``/``trylast`` move one to the front or back), awaits ``async def`` ones, and reports a handler
+that raises or returns what its spec's coercion refuses, then skips it. The marker on a hook's spec gives
+its kind (docs/plugins.md, "How hooks are called"); a hook without a spec is notified. Guards fail closed: a
+guarding decide hook that raises blocks the action (:class:`GuardFailure`), so a permission plugin with a
+bug does not open the door. Each hook's handlers are cached: firing a hook nobody implements costs a dict
+lookup (``message_update`` fires for every streamed token)."""
 
 from __future__ import annotations
 
@@ -103,19 +102,23 @@ _HOOKABLE = (types.FunctionType, staticmethod, classmethod, types.MethodType)
 
 
 class _Manager(pluggy.PluginManager):
-    """pluggy's manager, checking each implementation against its spec on its own: a
-    wrong argument name or an unsupported ``wrapper`` drops that one hook (reported
-    with the plugin's name), not the whole plugin."""
+    """pluggy's manager, checking each implementation against its spec on its own: a wrong argument name
+    or an unsupported ``wrapper`` drops that one hook (reported with the plugin's name), not the whole plugin."""
 
     def __init__(self, project: str, owner: Plugins) -> None:
         super().__init__(project)
         self._owner = owner
         self._registering: str | None = None
+        self.unspecified: list[str] = []  # the hooks with no spec that the plugin being registered has
+
+    def parse_hookspec_opts(self, module_or_class: Any, name: str):  # (no lookup of what is no function)
+        return None if type(module_or_class) is types.ModuleType and not isinstance(
+            module_or_class.__dict__.get(name), _HOOKABLE) else super().parse_hookspec_opts(module_or_class, name)
 
     def parse_hookimpl_opts(self, plugin: Any, name: str):
-        if type(plugin) is types.ModuleType and not isinstance(plugin.__dict__.get(name), _HOOKABLE):
-            return None  # what pluggy's static lookup would find is not a function (the
-            # most of a module's names, imports included: its lookup is 3 ms of a start)
+        if type(plugin) is types.ModuleType and not (isinstance(value := plugin.__dict__.get(name), _HOOKABLE) and (
+                type(value) is not types.FunctionType or getattr(value, f"{self.project_name}_impl", None) is not None)):
+            return None  # not a function (imports…) or not one pluggy's marker marked (helpers): no lookup
         opts = super().parse_hookimpl_opts(plugin, name)
         if opts is None:
             return None
@@ -127,13 +130,18 @@ class _Manager(pluggy.PluginManager):
                 "@hookimpl(wrapper=True) / hookwrapper is not supported: pi calls hooks itself "
                 "(by their kind); drop the option and return a result instead"))
             return None
+        if getattr(getattr(self.hook, hookname := opts.get("specname") or name, None), "spec", None) is None:
+            self.unspecified.append(hookname)  # (pluggy registers it under its specname, if it has one)
         if spec is not None:
             try:
                 function = getattr(plugin, name)
-                # the arguments pluggy passes: those without a default (``self`` is bound)
-                argnames = [p.name for p in inspect.signature(function).parameters.values()
-                            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-                            and p.default is p.empty]
+                # the arguments pluggy passes: those without a default (``self`` is bound), a function's by its code
+                code = function.__code__ if type(function) is types.FunctionType else None
+                if code is not None and not function.__dict__.keys() & {"__wrapped__", "__signature__"}:
+                    argnames = code.co_varnames[:code.co_argcount - len(function.__defaults__ or ())]
+                else:
+                    argnames = tuple(p.name for p in inspect.signature(function).parameters.values()
+                                     if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty)
             except Exception:  # let pluggy say what is wrong
                 return opts
             unknown = [a for a in argnames if a not in spec.argnames]
@@ -189,7 +197,7 @@ class Plugins:
         name = name or getattr(plugin, "__name__", None) or type(plugin).__name__
         if name in self._infos:
             name = f"{name}@{location or id(plugin)}"
-        self.pm._registering = name
+        self.pm._registering, self.pm.unspecified = name, []
         try:
             self.pm.register(plugin, name)
         except Exception as exc:
@@ -202,7 +210,7 @@ class Plugins:
             distribution=distribution, version=version,
         )
         self._cache.clear()
-        unknown = [h.name for h in self.pm.get_hookcallers(plugin) or () if h.spec is None]
+        unknown = self.pm.unspecified
         for hook in unknown:
             self.report(name, hook, LookupError(f"no hook named {hook!r}; is it misspelled?"))
         return name

@@ -9,6 +9,8 @@ dev server started with ``&``) is stopped.
 
 from __future__ import annotations
 
+import sys
+
 from pi_core import hookimpl
 
 
@@ -21,6 +23,6 @@ def execution_environment(ctx):
 
 @hookimpl
 def session_shutdown(ctx):
-    from pi_plugins.tools import processes
-
-    processes.stop_commands(owner=ctx)
+    processes = sys.modules.get("pi_plugins.tools.processes")  # none ran without it
+    if processes is not None:
+        processes.stop_commands(owner=ctx)

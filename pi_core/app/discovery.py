@@ -11,8 +11,10 @@ loads the rest once trust is decided, so a plugin the project disables is never 
 
 from __future__ import annotations
 
+import gc
 import importlib.machinery
 import importlib.util
+import os
 import sys
 import weakref
 from collections.abc import Iterable
@@ -122,6 +124,8 @@ def plugin_entry_points() -> list[Found]:
     """The installed packages' ``pi.plugins`` entry points in stable order. The built-ins
     are not among them (:data:`pi_core.app.builtins.BUILTINS`; an install of pi-harness
     from before they were listed there still declares them, and they are left out)."""
+    if not _declared_anywhere():
+        return []
     from importlib import metadata
 
     from pi_core.app.builtins import BUILTINS
@@ -141,6 +145,38 @@ def plugin_entry_points() -> list[Found]:
         found.append(Found(ep.name, "entry point", ep.value, None, dist or None, version, ep))
     found.sort(key=lambda f: (_normalise(f.distribution or ""), f.name))
     return found
+
+
+def _declared_anywhere() -> bool:
+    """Whether an installed distribution may declare a ``pi.plugins`` entry point, by a
+    plain look at the ``entry_points.txt`` files importlib.metadata would read (most
+    installs have none: its import and parse of them all are spared); unsure: True."""
+    for finder in sys.meta_path:
+        if getattr(finder, "find_distributions", None) is not None \
+                and finder is not importlib.machinery.PathFinder:
+            return True
+    for root in sys.path:
+        if not isinstance(root, str):
+            return True
+        try:
+            names = os.listdir(root or ".")
+        except OSError:
+            if os.path.isfile(root):  # a zip file, which importlib.metadata reads too
+                return True
+            continue
+        egg = root.endswith(".egg")
+        for name in names:
+            low = name.lower()
+            if low.endswith((".dist-info", ".egg-info")) or (egg and low == "egg-info"):
+                try:
+                    with open(os.path.join(root, name, "entry_points.txt"), encoding="utf-8") as f:
+                        if GROUP in f.read():
+                            return True
+                except (NotADirectoryError, FileNotFoundError):
+                    continue
+                except (OSError, ValueError):
+                    return True
+    return False
 
 
 @record
@@ -459,12 +495,21 @@ def load_plugins(
     loader = PluginLoader(plugins, cwd=cwd, agent_dir=home, extension_paths=extension_paths,
                           builtins=builtins, discover=discover)
     _LOADERS[plugins] = loader
-    with gc_paused():  # imports make many objects that live as long as the process
-        return loader.load(settings, if_trusted=if_trusted)
+    return _importing(loader, settings, if_trusted)
 
 
 def load_project_plugins(plugins: Plugins, *, settings: Any) -> None:
     """Once trust is decided: :func:`load_plugins`'s plugins under ``settings``, in the
     order a single load would give; nothing is imported twice; no collection meanwhile."""
+    _importing(_LOADERS[plugins], settings, None)
+
+
+def _importing(loader: PluginLoader, settings: Any, if_trusted: Any) -> Plugins:
+    """A load with no collection meanwhile; what its imports made lives as long as the
+    process, and is frozen (``gc.freeze``): no later collection walks it again."""
+    imported = len(sys.modules)
     with gc_paused():
-        _LOADERS[plugins].load(settings)
+        loaded = loader.load(settings, if_trusted=if_trusted)
+        if len(sys.modules) > imported:
+            gc.freeze()
+        return loaded

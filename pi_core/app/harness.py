@@ -17,13 +17,13 @@ import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from typing import Any
 
-from pi_core.app import session_stats, user_shell
+from pi_core.app import session_events, session_stats, user_shell
 from pi_core.app.compacting import compact, summarize
 from pi_core.app.context_edits import append_context_edit
 from pi_core.app.model_choice import ModelChoice, model_default_level
 from pi_core.app.plugin_commands import collect, handler_for, run_extension_command
 from pi_core.app.plugin_sends import PluginSends
-from pi_core.app.session_events import AgentSettled, EntryAppended, SessionInfoChanged
+from pi_core.app.session_events import AgentSettled
 from pi_core.app.session_moves import SessionMoves
 from pi_core.app.ui_prompts import PromptingUI
 from pi_core.context import Context
@@ -413,7 +413,7 @@ class Harness:
         the context rebuilt with it, then ``entry_appended`` soon after (pi 1.6)."""
         entry = append_context_edit(self.session, target_id, replacement)
         self.agent.messages = list(self.session.build_context().messages)
-        _soon(self.emit(EntryAppended(entry=entry)))
+        _soon(self.emit(session_events.EntryAppended(entry=entry)))
         return entry
 
     # ------------------------------------------------------------ leaving, the tree, reload
@@ -501,19 +501,19 @@ class Harness:
         """Name the session (``/name``, RPC ``set_session_name``) and say so:
         ``session_info_changed`` to the plugins and the event stream (pi 1.6)."""
         self.session.append_session_info(name)
-        await self.emit(SessionInfoChanged(name=self.session.name))
+        await self.emit(session_events.SessionInfoChanged(name=self.session.name))
 
     def name_session(self, name: str) -> None:
         """:meth:`set_session_name` from outside a coroutine (``ctx.set_session_name``):
         the event follows soon, where an event loop runs (without one, nobody listens)."""
         self.session.append_session_info(name)
-        _soon(self.emit(SessionInfoChanged(name=self.session.name)))
+        _soon(self.emit(session_events.SessionInfoChanged(name=self.session.name)))
 
     def append_entry(self, custom_type: str, data: Any = None) -> Any:
         """A plugin's custom entry (``ctx.append_entry``), then ``entry_appended`` on the
         event stream soon after (pi 1.6), where an event loop runs."""
         entry = self.session.append_custom(custom_type, data)
-        _soon(self.emit(EntryAppended(entry=entry)))
+        _soon(self.emit(session_events.EntryAppended(entry=entry)))
         return entry
 
     def stats(self) -> dict:

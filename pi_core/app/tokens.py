@@ -68,8 +68,8 @@ def _content_chars(content: Any) -> tuple[str, int]:
     return "".join(text), extra
 
 
-def estimate_tokens(message: Any) -> int:
-    """A conservative token estimate for one agent message."""
+def _text_of(message: Any) -> tuple[str, int] | None:
+    """The text a message's estimate counts and its images' chars (``None``: nothing)."""
     role = getattr(message, "role", "")
     extra = 0
     if role in ("user", "custom", "toolResult"):
@@ -89,8 +89,26 @@ def estimate_tokens(message: Any) -> int:
     elif role in ("branchSummary", "compactionSummary"):
         text = message.summary
     else:
+        return None
+    return text, extra
+
+
+def estimate_tokens(message: Any) -> int:
+    """A conservative token estimate for one agent message."""
+    found = _text_of(message)
+    if found is None:
         return 0
+    text, extra = found
     return _counter()[1](text) + -(-extra // 4)
+
+
+def _tokens_at_most(message: Any) -> int:
+    """A bound no estimate exceeds: a token is at least a byte of UTF-8, at most 4 a char."""
+    found = _text_of(message)
+    if found is None:
+        return 0
+    text, extra = found
+    return 4 * len(text) + -(-extra // 4)
 
 
 def usage_tokens(usage: Usage) -> int:
@@ -103,13 +121,15 @@ def _reported(message: Any) -> Usage | None:
     return None
 
 
-def context_tokens(messages: list) -> int:
-    """Tokens of a context: the last reported usage plus estimates for what follows."""
+def context_tokens(messages: list, *, at_most: bool = False) -> int:
+    """Tokens of a context: the last reported usage plus estimates for what follows;
+    ``at_most``: a bound no estimate exceeds, known without the tokenizer."""
+    estimate = _tokens_at_most if at_most else estimate_tokens
     for index in range(len(messages) - 1, -1, -1):
         usage = _reported(messages[index])
         if usage is not None and usage_tokens(usage):
-            return usage_tokens(usage) + sum(estimate_tokens(m) for m in messages[index + 1 :])
-    return sum(estimate_tokens(m) for m in messages)
+            return usage_tokens(usage) + sum(estimate(m) for m in messages[index + 1 :])
+    return sum(estimate(m) for m in messages)
 
 
 def estimate_text_tokens(text: str) -> int:

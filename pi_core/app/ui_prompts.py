@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from pi_core.app.session_events import UiPromptEnd, UiPromptStart
+from pi_core.app import session_events
 
 DIALOGS = ("select", "confirm", "input", "editor", "custom")
 
@@ -27,13 +27,13 @@ class PromptingUI:
         async def dialog(title: Any = None, *args: Any, **kwargs: Any) -> Any:
             self._open += 1
             if self._open == 1:
-                await self._plugins.call("ui_prompt_start", ctx=self._ctx, event=UiPromptStart(
+                await self._plugins.call("ui_prompt_start", ctx=self._ctx, event=session_events.UiPromptStart(
                     kind=name, title=title if isinstance(title, str) else None))
             try:
                 return await value(title, *args, **kwargs)
             finally:
                 self._open -= 1
                 if not self._open:
-                    await self._plugins.call("ui_prompt_end", ctx=self._ctx, event=UiPromptEnd())
+                    await self._plugins.call("ui_prompt_end", ctx=self._ctx, event=session_events.UiPromptEnd())
 
         return dialog

@@ -1,10 +1,9 @@
-"""What plugins give the interactive UI: slash commands (``register_commands``, which
-the UI also completes), key shortcuts and renderers for their own messages.
+"""What plugins give the interactive UI: slash commands (``register_commands``, which the UI also completes),
+key shortcuts and renderers for their own messages.
 
-A command with a ``handler`` runs it when the user types ``/name args``. A command
-without one only names text the ``input`` chain understands (a prompt template, a
-``/skill:name``): the UI offers it for completion and sends what the user typed as a
-prompt, where the input hooks expand it."""
+A command with a ``handler`` runs it when the user types ``/name args``. A command without one only names
+text the ``input`` chain understands (a prompt template, a ``/skill:name``): the UI offers it for completion
+and sends what the user typed as a prompt, where the input hooks expand it."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""``Ctx``: the typed shape of the ``ctx`` every hook receives, so a plugin can annotate
-``ctx: Ctx``; at run time it is a :class:`pi_core.context.Context` (a test checks that
-the context has every member listed here)."""
+"""``Ctx``: the typed shape of the ``ctx`` every hook receives, so a plugin can annotate ``ctx: Ctx``; at run
+time it is a :class:`pi_core.context.Context` (a test checks that the context has every member listed here)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
-"""The shape of the execution environment, the one door through which the tools reach
-files and processes (:mod:`pi_plugins.tools.environment` holds the concrete base). Errors
-are the :class:`OSError` family whatever the environment, so every tool turns them into
-the same advice for the model."""
+"""The shape of the execution environment, the one door through which the tools reach files and processes
+(:mod:`pi_plugins.tools.environment` holds the concrete base). Errors are the :class:`OSError` family
+whatever the environment, so every tool turns them into the same advice for the model."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""``record``: attrs' ``define`` with one shared ``__repr__``, ``__eq__`` and (frozen)
-``__hash__``, each what attrs' own does: compiling them per class was most of a class's
-cost on every start. ``field`` is attrs'."""
+"""``record``: attrs' ``define`` with one shared ``__repr__``, ``__eq__`` and (frozen) ``__hash__``, each what
+attrs' own does: compiling them per class was most of a class's cost on every start. ``field`` is attrs'."""
 
 from __future__ import annotations
 

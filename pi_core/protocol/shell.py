@@ -1,6 +1,5 @@
-"""What the hook specs name of the application around the core (output modes, ``pi``
-subcommands, settings, checkpoints): only their shape; the shell and plugins implement them.
-"""
+"""What the hook specs name of the application around the core (output modes, ``pi`` subcommands, settings,
+checkpoints): only their shape; the shell and plugins implement them."""
 
 from __future__ import annotations
 

@@ -1,9 +1,8 @@
 """Where session files live and how they are named, exactly as pi names them.
 
-``<agent dir>/sessions/--<cwd encoded>--/<header timestamp>_<session id>.jsonl``: the
-cwd loses its leading separator and has ``/``, ``\\`` and ``:`` turned into ``-``; the
-timestamp has ``:`` and ``.`` turned into ``-``. Same names as pi, so ``pi -r`` and
-``/resume`` on either side see the other's sessions.
+``<agent dir>/sessions/--<cwd encoded>--/<header timestamp>_<session id>.jsonl``: the cwd loses its leading
+separator and has ``/``, ``\\`` and ``:`` turned into ``-``; the timestamp has ``:`` and ``.`` turned into
+``-``. Same names as pi, so ``pi -r`` and ``/resume`` on either side see the other's sessions.
 """
 
 from __future__ import annotations

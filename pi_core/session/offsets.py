@@ -1,14 +1,13 @@
-"""The offset index of a long session file: where each entry's line is, so a resume
-reads the file's tail and the lines its context needs, not the whole file.
+"""The offset index of a long session file: where each entry's line is, so a resume reads the file's tail and
+the lines its context needs, not the whole file.
 
-The index lives in the cache folder (:func:`pi_core.paths.session_side_file`), never
-beside the session (an old ``<name>.jsonl.idx`` there is ignored). It holds what the
-reader found in the file's first ``length`` bytes (each entry's offset, length, line, id,
-parent and type; the problems and mendable lines), with the header line and a hash of the
-bytes just before ``length`` to tell whether it still describes the file. Session files
-only grow, so a matching index covers the start and only the rest is scanned; any other
-is ignored and written again. The JSONL file stays the source of truth: the index is a
-cache, written after a scan of at least :data:`INDEX_AT` bytes, where a cache folder can be.
+The index lives in the cache folder (:func:`pi_core.paths.session_side_file`), never beside the session (an
+old ``<name>.jsonl.idx`` there is ignored). It holds what the reader found in the file's first ``length``
+bytes (each entry's offset, length, line, id, parent and type; the problems and mendable lines), with the
+header line and a hash of the bytes just before ``length`` to tell whether it still describes the file.
+Session files only grow, so a matching index covers the start and only the rest is scanned; any other is
+ignored and written again. The JSONL file stays the source of truth: the index is a cache, written after a
+scan of at least :data:`INDEX_AT` bytes, where a cache folder can be.
 """
 
 from __future__ import annotations

@@ -1,10 +1,9 @@
 """The entries of one session as a tree: who is whose parent, where the leaf is, labels.
 
-Entries keep the ``parent_id`` they were written with; the tree keeps its own view of
-each entry's parent, which differs only where the file is damaged: an entry whose parent
-is missing, or that closes a parent cycle, is treated as a root (and reported), so every
-walk towards the root ends. The leaf is the current position: appending hangs the new
-entry under it; branching moves it.
+Entries keep the ``parent_id`` they were written with; the tree keeps its own view of each entry's parent,
+which differs only where the file is damaged: an entry whose parent is missing, or that closes a parent
+cycle, is treated as a root (and reported), so every walk towards the root ends. The leaf is the current
+position: appending hangs the new entry under it; branching moves it.
 """
 
 from __future__ import annotations

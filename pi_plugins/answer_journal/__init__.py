@@ -25,16 +25,13 @@ import asyncio
 import logging
 import os
 import weakref
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pi_core import AssistantMessage, MessageEntry, hookimpl
 from pi_core.paths import session_side_file
-from pi_plugins.answer_journal.journal import (
-    JournalError,
-    JournalWriter,
-    read_journal,
-    remove_journal,
-)
+
+if TYPE_CHECKING:  # (imported where there is a journal to write or read: not without a session file)
+    from pi_plugins.answer_journal.journal import JournalWriter
 
 log = logging.getLogger("pi.answer_journal")
 
@@ -85,6 +82,8 @@ def _writer(ctx, message: AssistantMessage) -> JournalWriter | None:
     path = journal_path(session)
     if path is None:
         return None
+    from pi_plugins.answer_journal.journal import JournalWriter
+
     return JournalWriter(path, message, session.leaf_id, session.id)
 
 
@@ -142,11 +141,15 @@ async def session_start(event, ctx):
         if not _in_session(session, message.timestamp):
             log.warning("the answer recovered from %s could not be saved; the journal is kept", path)
             return
+    from pi_plugins.answer_journal.journal import remove_journal
+
     remove_journal(path)
 
 
 def _left_behind(path: str, session: Any) -> AssistantMessage | None:
     """The answer a killed pi left in ``path``, if the session lacks it."""
+    from pi_plugins.answer_journal.journal import JournalError, read_journal
+
     try:
         header, message, problem = read_journal(path)
     except (OSError, JournalError) as exc:

@@ -26,7 +26,7 @@ import weakref
 from typing import Any, Literal
 
 from pi_core import hookimpl
-from pi_core.app.session_events import EntryAppended
+from pi_core.app import session_events
 from pi_core.protocol.records import field, record
 from pi_plugins.cache_warming.economics import Decision
 from pi_plugins.cache_warming.warmer import Warmer
@@ -75,7 +75,7 @@ def warmer_of(ctx: Any) -> Warmer | None:
             return chosen_action(result, decision.action)
 
         async def warmed(entry: Any) -> None:
-            await ctx.emit(EntryAppended(entry=entry))
+            await ctx.emit(session_events.EntryAppended(entry=entry))
 
         warmer = _WARMERS[ctx] = Warmer(ctx, lambda: warming_mode(ctx.settings), decide, warmed)
     return warmer

@@ -1,6 +1,6 @@
 """``python -m pi_plugins.cli``: the click command line, as the ``pi`` script runs it
 for anything but ``--help`` and ``--version`` alone."""
 
-from pi_plugins.cli.main import main
+from pi_plugins.cli.entry import command_line
 
-main()
+command_line()()

@@ -40,9 +40,24 @@ def main() -> int:
     # What a run built lives until the end: frozen at exit, the interpreter's last
     # collections have nothing to walk (5% of a ``pi -p``); everything is still closed.
     atexit.register(gc.freeze)
-    from pi_plugins.cli.main import main as cli
+    return command_line()()
 
-    return cli()
+
+def command_line():
+    """The click command line (:mod:`pi_plugins.cli.main`), imported with no collection
+    meanwhile: what it imports (click, its commands) lives as long as the process, so it
+    is frozen then (``gc.freeze``) and no later collection walks it again."""
+    import gc
+
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        from pi_plugins.cli.main import main
+    finally:
+        if collecting:
+            gc.freeze()
+            gc.enable()
+    return main
 
 
 def print_version() -> None:

@@ -159,6 +159,36 @@ def _flag(*names: str, **kwargs):
 def run_command(messages, print_, **flags) -> None:
     """pi: a minimal, self-extensible coding agent. Chats in the terminal, or answers
     once with -p; --mode json and --mode rpc serve programs."""
+    import gc
+
+    global _starting
+    _starting = gc.isenabled()  # no collection until the app is built (_started)
+    gc.disable()
+    try:
+        _run_command(messages, print_, flags)
+    finally:
+        _started()
+
+
+#: Whether collections wait for the app to be built (:func:`_started`).
+_starting = False
+
+
+def _started() -> None:
+    """The app is built (or the command ends): what the start imported and built lives
+    as long as the process, so it is frozen (``gc.freeze``) and collections resume; no
+    collection walked it meanwhile, nor will one later (a tenth of a ``pi -p`` went to
+    collections that found nothing to free)."""
+    import gc
+
+    global _starting
+    if _starting:
+        _starting = False
+        gc.freeze()
+        gc.enable()
+
+
+def _run_command(messages, print_, flags) -> None:
     import asyncio
 
     from pi_plugins.cli.run_args import FlagError, RunArgs, check_flags
@@ -217,6 +247,8 @@ async def _run(args, stdin=None, stdout=None) -> int:
         app = await build_app(args, trust_ui=trust_ui, chat=chat)
     except UsageError as exc:
         return _usage_failed(exc)
+    finally:
+        _started()
     app.stdin = stdin or app.stdin
     app.stdout = stdout or app.stdout
     # as in pi: without -p the chat runs, unless stdin is not a terminal (then print mode)

@@ -50,11 +50,10 @@ def _as(tool: Tool, description: str) -> Tool:
 
 @hookimpl
 def register_tools():
-    from pi_plugins.codemode.options import GRAMMAR
     from pi_plugins.providers import grammar_tools
 
     # a model that takes grammar tools writes the script as raw text, not a JSON string (pi 1.6)
-    grammar_tools.declare(NAME, {"type": "grammar", "variants": {"openai_lark": GRAMMAR}})
+    grammar_tools.declare(NAME, {"type": "grammar", "variants": {"openai_lark": declarations.GRAMMAR}})
     return [TOOL]
 
 

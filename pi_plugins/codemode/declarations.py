@@ -14,6 +14,19 @@ NAME = "codemode"
 PARAMETERS = {"type": "object", "required": ["code"],
               "properties": {"code": {"type": "string", "description": "Raw JavaScript source."}}}
 
+#: The script's shape as a Lark grammar, for models that write a grammar tool's input as
+#: raw text (``supportsOpenAIGrammarTools``): an optional options line, then the code. It
+#: fixes no more than that; :func:`.options.parse_options` and the sandbox judge the rest.
+GRAMMAR = r"""
+start: options? code
+options: OPTIONS_LINE LINE_END
+code: ANY_TEXT
+
+OPTIONS_LINE: /[ \t]*\/\/[ \t]*@options:[^\r\n]*/
+LINE_END: /\r?\n/
+ANY_TEXT: /[\s\S]+/
+"""
+
 _NOT_IDENTIFIER = re.compile(r"[^A-Za-z0-9_$]")
 
 #: What a call resolves to, for the tools whose results codemode reshapes (see values.py).

@@ -9,22 +9,10 @@ import re
 
 from attrs import define
 
+from pi_plugins.codemode.declarations import GRAMMAR as GRAMMAR  # (declared with the tool)
 from pi_plugins.codemode.output import DEFAULT_MAX_OUTPUT_TOKENS
 
 _OPTIONS = re.compile(r"^\s*//\s*@options:(.*)$")
-
-#: The script's shape as a Lark grammar, for models that write a grammar tool's input as
-#: raw text (``supportsOpenAIGrammarTools``): an optional options line, then the code. It
-#: fixes no more than that; :func:`parse_options` and the sandbox judge the rest.
-GRAMMAR = r"""
-start: options? code
-options: OPTIONS_LINE LINE_END
-code: ANY_TEXT
-
-OPTIONS_LINE: /[ \t]*\/\/[ \t]*@options:[^\r\n]*/
-LINE_END: /\r?\n/
-ANY_TEXT: /[\s\S]+/
-"""
 
 _FIELDS = ("max_output_tokens", "timeout_ms")
 _LARGEST = 2_147_483_647

@@ -82,8 +82,9 @@ def configuration_problems(ctx):
 async def prepare_request(request, ctx):
     if not ctx.settings.get("compaction.enabled", True) or request.stop or ctx.session is None:
         return None
-    window = request.model.context_window
-    if context_tokens(request.messages) <= window - _budget(ctx, "compaction.reserveTokens", 16384):
+    limit = request.model.context_window - _budget(ctx, "compaction.reserveTokens", 16384)
+    # a context that fits by the bound fits by the estimate: the tokenizer is not loaded
+    if context_tokens(request.messages, at_most=True) <= limit or context_tokens(request.messages) <= limit:
         return None
     if await ctx.compact(reason="threshold") is None:
         return None

@@ -24,11 +24,20 @@ servers pays nothing for it. ``-builtin:mcp`` drops it all.
 from __future__ import annotations
 
 import weakref
+from pathlib import Path
 from typing import Any
 
 from pi_core import CliCommand, Command, Flag, hookimpl
 
 _running: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+
+
+def user_config_path(agent_dir: str | Path) -> Path:
+    return Path(agent_dir) / "mcp.json"
+
+
+def project_config_path(cwd: str | Path) -> Path:
+    return Path(cwd) / ".pi" / "mcp.json"
 
 
 def servers_of(ctx: Any) -> Any:
@@ -49,12 +58,14 @@ def register_cli_commands():
 
 @hookimpl
 async def session_start(event, ctx):
-    from pi_core import project_allowed
-    from pi_plugins.mcp.config import load
-
     await _stop(ctx)
     if ctx.get_flag("no-mcp"):
         return
+    if not user_config_path(ctx.agent_dir).is_file() and not project_config_path(ctx.cwd).is_file():
+        return  # no servers: the configuration's reader is not even imported
+    from pi_core import project_allowed
+    from pi_plugins.mcp.config import load
+
     config = load(ctx.agent_dir, ctx.cwd,
                   project_trusted=project_allowed(getattr(ctx, "settings", None), ctx.cwd, ctx.agent_dir))
     if not config.servers and not config.errors:

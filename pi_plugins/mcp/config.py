@@ -19,6 +19,7 @@ from urllib.parse import urlparse
 import attrs
 
 from pi_core.protocol.records import record
+from pi_plugins.mcp import project_config_path, user_config_path
 
 EXPOSURES = ("codemode", "deferred", "direct", "hidden")
 EXPOSURE_ALIASES = {"codemode-deferred": "codemode"}
@@ -106,14 +107,6 @@ def name_pattern(pattern: str) -> re.Pattern:
 def namespace(server: str) -> str:
     """``mcp__<server>`` with ``-`` as ``_``: names that differ only there clash."""
     return "mcp__" + server.replace("-", "_")
-
-
-def user_config_path(agent_dir: str | Path) -> Path:
-    return Path(agent_dir) / "mcp.json"
-
-
-def project_config_path(cwd: str | Path) -> Path:
-    return Path(cwd) / ".pi" / "mcp.json"
 
 
 def is_override(entry: dict) -> bool:

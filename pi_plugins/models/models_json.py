@@ -83,11 +83,15 @@ def models_from_config(
     Raises :class:`ValueError` saying why the document does not fit the schema."""
     _validate(config)
     models = list(builtin)
-    by_provider: dict[str, list[Model]] = {}
+    given = list(models)  # as they came, before the changes below
+    # Of the providers the document names only (a catalogue has ~1,700 models of others):
+    by_provider: dict[str, list[int]] = {}  # provider -> its models' indexes
     where: dict[tuple[str, str], int] = {}  # (provider, id) -> the first such model's index
+    named = config["providers"]
     for i, model in enumerate(models):
-        by_provider.setdefault(model.provider, []).append(model)
-        where.setdefault((model.provider, model.id), i)
+        if model.provider in named:
+            by_provider.setdefault(model.provider, []).append(i)
+            where.setdefault((model.provider, model.id), i)
     settings: dict[str, ProviderConfig] = {}
     for name, provider in config["providers"].items():
         defs = provider.get("models") or []
@@ -101,10 +105,8 @@ def models_from_config(
         settings[name] = ProviderConfig(api_key=provider.get("apiKey"), headers=headers or None,
                                         auth_header=bool(provider.get("authHeader")), custom=bool(defs) and not known)
         overrides = provider.get("modelOverrides") or {}
-        for i, model in enumerate(models):
-            if model.provider != name:
-                continue
-            changed = model
+        for i in by_provider.get(name, ()):
+            model = changed = models[i]
             if provider.get("baseUrl") or provider.get("compat") or headers:
                 changed = attrs.evolve(
                     changed, base_url=(None if provider.get("oauth") == "radius"  # that baseUrl is the gateway's
@@ -116,7 +118,7 @@ def models_from_config(
             if isinstance(override, dict):
                 changed = _apply_override(changed, override, env)
             models[i] = changed
-        defaults = by_provider.get(name, [None])[0]
+        defaults = given[by_provider[name][0]] if known else None
         for raw in defs:
             api = raw.get("api") or provider.get("api") or (defaults.api if defaults else "")
             _check(bool(api), f'provider {name}, model {raw["id"]}: no "api" (set it on the provider or the model)')

@@ -178,8 +178,8 @@ class ModelRegistry(ModelCalls):
         for name, config in self.registered.items():
             models, extra = _apply_registration(name, config, models, self.env)
             settings.update(extra)
-        models = settle_virtual_models(models, self.errors)
-        self.models = [m for m in models if m.key not in self.virtual] + list(self.virtual.values())
+        models, virtual = settle_virtual_models(models, self.errors), self.virtual  # (none: no key to compare)
+        self.models = [m for m in models if m.key not in virtual] + list(virtual.values()) if virtual else models
         self._settings = settings
 
     # ------------------------------------------------------------ lookup

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import AsyncIterator, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attrs import evolve
 
@@ -31,9 +31,7 @@ from pi_core.protocol.model import Model, ModelCost, calculate_cost
 from pi_core.protocol.provider import LlmContext, StreamOptions
 from pi_core.protocol.stream import AssistantMessageEvent
 from pi_plugins.providers import anthropic_effort
-from pi_plugins.providers.anthropic_federation import TOKENS, FederationError
 from pi_plugins.providers.anthropic_strict import StrictToolLimits
-from pi_plugins.providers.anthropic_system import DEFERRED_TOOL_PLACEHOLDER, INLINE_TOOLS_BETA, SystemChanges
 from pi_plugins.providers.anthropic_threads import ThreadedMessages
 from pi_plugins.providers.cloudflare import gateway_headers, is_gateway
 from pi_plugins.providers.copilot import adapt as adapt_for_copilot
@@ -51,6 +49,9 @@ from pi_plugins.providers.http import (
 from pi_plugins.providers.kit import MessageBuilder
 from pi_plugins.providers.thinking import budget_for, fit_budget_to_context, max_tokens
 from pi_plugins.providers.transform import keep_id_chars, transform_messages
+
+if TYPE_CHECKING:  # (imported where a request is built: not by a start that sends none)
+    from pi_plugins.providers.anthropic_system import SystemChanges
 
 API = "anthropic-messages"
 VERSION = "2023-06-01"
@@ -320,6 +321,8 @@ def build_body(model: Model, context: LlmContext, options: StreamOptions, oauth:
         assert level is not None  # thinking_on needs a level
         limit, budget = budget_for(level, limit, model.max_tokens, options.thinking_budgets)
         limit, budget = fit_budget_to_context(model, context, limit, budget)
+    from pi_plugins.providers.anthropic_system import DEFERRED_TOOL_PLACEHOLDER, SystemChanges
+
     changes = SystemChanges(model, context)
     levels: dict[int, str] | None = {} if anthropic_effort.says_levels(model, options) else None
     messages = convert_messages(model, context.messages, cache, oauth, changes, levels, relaxed)
@@ -509,6 +512,8 @@ class AnthropicProvider(StrictToolLimits, ThreadedMessages, SseProvider):
         return sdk_error_text(status, parsed, message, inner=False, colon=False)
 
     async def stream(self, model: Model, context: LlmContext, options: StreamOptions) -> AsyncIterator[Any]:
+        from pi_plugins.providers.anthropic_federation import TOKENS, FederationError
+
         try:  # workload identity federation: a token first when the request needs one
             await TOKENS.ensure(model, options)
         except FederationError as exc:
@@ -522,6 +527,9 @@ class AnthropicProvider(StrictToolLimits, ThreadedMessages, SseProvider):
             yield event
 
     def build_request(self, model: Model, context: LlmContext, options: StreamOptions) -> HttpRequest:
+        from pi_plugins.providers.anthropic_federation import TOKENS
+        from pi_plugins.providers.anthropic_system import DEFERRED_TOOL_PLACEHOLDER, INLINE_TOOLS_BETA
+
         betas = []
         if context.tools and not _compat(model, "supportsEagerToolInputStreaming"):
             betas.append(FINE_GRAINED_TOOL_STREAMING_BETA)

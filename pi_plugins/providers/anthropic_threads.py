@@ -26,7 +26,6 @@ leaves the session's thread as it was; a session that ends forgets its thread (p
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections import OrderedDict
@@ -79,6 +78,8 @@ def _normal(value: Any) -> Any:
 def prefix_hash(model: Model, body: dict, messages: list) -> str:
     settings = [model.provider, model.base_url, body.get("model"), *(body.get(key) for key in _FIXED)]
     text = json.dumps([settings, _normal(messages)], sort_keys=True, separators=(",", ":"))
+    import hashlib  # (with OpenSSL's bindings, 6M instructions: not for a start that sends no Anthropic request)
+
     return hashlib.sha256(text.encode()).hexdigest()
 
 

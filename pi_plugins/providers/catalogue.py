@@ -12,6 +12,8 @@ what this plugin registers.
 
 from __future__ import annotations
 
+import gc
+import sys
 from functools import lru_cache
 from pathlib import Path
 
@@ -63,13 +65,19 @@ def _document(store: tuple[str, int | None, int | None]) -> dict:
 @lru_cache(maxsize=2)
 def _catalogue(store: tuple[str, int | None, int | None]) -> tuple[Model, ...]:
     with gc_paused():  # ~1,700 models at once, kept for the process: no collection meanwhile
-        return tuple(_models(_document(store)))
+        models = tuple(_models(_document(store)))
+        gc.freeze()  # nor one that walks them again later
+        return models
 
 
 def _models(document: dict) -> list[Model]:
     """The catalogue's models, built directly: the data is ours and checked by the tests,
     so models.json's validation and merging (a third of the time, on every start) is
-    not done again. What models.json's reader would make of it, field for field."""
+    not done again. What models.json's reader would make of it, field for field.
+
+    Each made with its fields in order, not by keyword: ~1,700 keyword calls (their
+    names matched to the fields one call at a time) cost as much as the models
+    themselves. :data:`_FIELDS` is that order, which a test holds to ``Model``'s."""
     models = []
     for name, provider in document["providers"].items():
         api, key_env = provider["api"], provider.get("apiKeyEnv")
@@ -78,18 +86,22 @@ def _models(document: dict) -> list[Model]:
         for raw in provider["models"]:
             cost, compat = raw.get("cost") or {}, raw.get("compat")
             models.append(Model(
-                id=raw["id"], provider=name, api=raw.get("api") or api, name=raw.get("name") or raw["id"],
-                base_url=raw.get("baseUrl") or base, reasoning=bool(raw.get("reasoning")),
-                input=raw.get("input") or ["text"],
-                cost=ModelCost(cost.get("input", 0), cost.get("output", 0), cost.get("cacheRead", 0),
-                               cost.get("cacheWrite", 0)),
-                context_window=int(raw.get("contextWindow") or 128_000),
-                max_tokens=int(raw.get("maxTokens") or 16_384), headers=raw.get("headers") or None,
-                compat={**shared, **(compat or {})} if shared else compat,
-                thinking_level_map=raw.get("thinkingLevelMap"), api_key_env=key_env,
-                api_key_envs=key_envs, bearer_env=bearer_env, prompt_cache=raw.get("promptCache"),
-                image_resize=((raw.get("inputLimits") or {}).get("images") or {}).get("resize")))
+                raw["id"], name, raw.get("api") or api, raw.get("name") or raw["id"],
+                raw.get("baseUrl") or base, bool(raw.get("reasoning")), raw.get("input") or ["text"],
+                ModelCost(cost.get("input", 0), cost.get("output", 0), cost.get("cacheRead", 0),
+                          cost.get("cacheWrite", 0)),
+                int(raw.get("contextWindow") or 128_000), int(raw.get("maxTokens") or 16_384),
+                raw.get("headers") or None, {**shared, **(compat or {})} if shared else compat,
+                raw.get("thinkingLevelMap"), key_env, key_envs, bearer_env, False, None, None,
+                raw.get("promptCache"), ((raw.get("inputLimits") or {}).get("images") or {}).get("resize")))
     return models
+
+
+#: ``Model``'s fields in the order :func:`_models` gives them.
+_FIELDS = ("id", "provider", "api", "name", "base_url", "reasoning", "input", "cost", "context_window",
+           "max_tokens", "headers", "compat", "thinking_level_map", "api_key_env", "api_key_envs",
+           "bearer_env", "discovered", "sampling_params", "sampling_params_by_thinking_level",
+           "prompt_cache", "image_resize")
 
 
 def builtin_models() -> list[Model]:
@@ -138,7 +150,6 @@ def session_start(event, ctx):
 async def session_shutdown(event, ctx):
     """A refresh still under way when the process leaves is dropped (nothing half-written:
     the store is replaced whole)."""
-    if event.reason == "quit":
-        from pi_plugins.providers.background_refresh import stop
-
-        await stop(ctx.model_registry)
+    refreshing = sys.modules.get("pi_plugins.providers.background_refresh")  # none began without it
+    if event.reason == "quit" and refreshing is not None:
+        await refreshing.stop(ctx.model_registry)

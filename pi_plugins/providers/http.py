@@ -28,7 +28,7 @@ from pi_plugins.providers import slots
 from pi_plugins.providers.failures import classify, redact, retry_after_ms, server_message
 from pi_plugins.providers.kit import MessageBuilder
 from pi_plugins.providers.origins import rewrite as rewrite_origin
-from pi_plugins.providers.pool import ClientPool, pool_for
+from pi_plugins.providers.pool import ClientPool, pool_for, transport
 from pi_plugins.providers.request_body import request_content
 from pi_plugins.providers.sse import SseDecoder, SseEvent
 from pi_plugins.retries.policy import (
@@ -181,7 +181,7 @@ def _pool(url: str) -> ClientPool:
     tls: list = []  # the TLS context, made once and shared by every shard of the pool
 
     def make_client(connections: int):
-        from pi_plugins.providers.transport import Client, ssl_context
+        Client, ssl_context = transport()
 
         if secure and not tls:
             tls.append(ssl_context())

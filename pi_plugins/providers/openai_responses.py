@@ -13,7 +13,7 @@ import json
 import os
 import time
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pi_core import hookimpl
 from pi_core.protocol.messages import (
@@ -45,9 +45,11 @@ from pi_plugins.providers.http import (
 )
 from pi_plugins.providers.kit import parse_arguments
 from pi_plugins.providers.request_body import json_text
-from pi_plugins.providers.responses_system import SystemItems, responses_tools
 from pi_plugins.providers.thinking import level_value, max_tokens, reasoning_level, sampling_params
 from pi_plugins.providers.transform import short_hash, transform_messages
+
+if TYPE_CHECKING:
+    from pi_plugins.providers.responses_system import SystemItems
 
 API = "openai-responses"
 #: Providers whose tool-call ids carry a Responses item id worth keeping.
@@ -103,6 +105,8 @@ def convert_input(model: Model, context: LlmContext, system: list | None = None,
     (``head=False``: the caller leads with the prompt and tools); ``levels``: the request
     says its level in a ``configuration_update`` (``supportsMidConvoEffort``), so each
     earlier answer of this model that kept its level has one before it, as pi 1.6."""
+    from pi_plugins.providers.responses_system import SystemItems  # (where a request is built)
+
     messages = transform_messages(context.messages, model, _id_normalizer(model))
     role = "developer" if model.reasoning else "system"
     plan = SystemItems(model, context, role, messages, head)  # pi 1.6's system messages and tool changes
@@ -204,6 +208,8 @@ def build_body(model: Model, context: LlmContext, options: StreamOptions) -> dic
         body["temperature"] = options.temperature
     tools = context.tools if system[0].request_tools is None else system[0].request_tools
     if tools:
+        from pi_plugins.providers.responses_system import responses_tools
+
         body["tools"] = responses_tools(tools, model)
     if model.reasoning:
         level = reasoning_level(model, options)

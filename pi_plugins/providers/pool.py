@@ -15,6 +15,7 @@ the first shard, with its connections kept alive between requests.
 from __future__ import annotations
 
 import asyncio
+import sys
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -86,3 +87,21 @@ async def _keep_until_shutdown(client: Any):
         await asyncio.Event().wait()  # resumed only by the loop's shutdown (aclose)
     finally:
         await client.aclose()
+
+
+def transport() -> tuple:
+    """The HTTP transport's client class and TLS context maker. Its first import (httpcore,
+    h11, the CA bundle's modules) makes what lives as long as the process: no collection
+    meanwhile, and it is frozen then (``gc.freeze``), so no later collection walks it."""
+    import gc
+
+    collecting = "pi_plugins.providers.transport" not in sys.modules and gc.isenabled()
+    if collecting:
+        gc.disable()
+    try:
+        from pi_plugins.providers.transport import Client, ssl_context
+    finally:
+        if collecting:
+            gc.freeze()
+            gc.enable()
+    return Client, ssl_context

@@ -42,6 +42,8 @@ def register_tools():
 def before_agent_start(event, ctx):
     """A prompt's images fitted to the model's limits (:mod:`.image_fitting`), once every
     other handler has had the prompt (a model it chose decides the limits, as in pi 1.6)."""
+    if not event.images:
+        return None
     from pi_plugins.tools.image_fitting import fit_images, with_notes
 
     images, notes = fit_images(list(event.images), ctx)
@@ -56,8 +58,10 @@ def before_agent_start(event, ctx):
 def message_end(message, ctx):
     """A user message's images fitted as it joins the conversation: a steering or
     follow-up message's, as pi 1.6 fits them at delivery (a prompt's are fitted already)."""
-    if getattr(message, "role", None) != "user":
-        return None
+    content = getattr(message, "content", None)
+    if getattr(message, "role", None) != "user" or not isinstance(content, list) \
+            or not any(getattr(block, "type", None) == "image" for block in content):
+        return None  # no image to fit
     from pi_plugins.tools.image_fitting import fit_message
 
     fitted = fit_message(message, ctx)

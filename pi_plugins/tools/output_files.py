@@ -9,7 +9,6 @@ user (0600), since output can carry private data.
 from __future__ import annotations
 
 import os
-import secrets
 import tempfile
 from typing import BinaryIO
 
@@ -18,6 +17,8 @@ MODE = 0o600
 
 def open_output_file(prefix: str, extension: str) -> tuple[str, BinaryIO]:
     """A new output file open for writing, and its path."""
+    import secrets  # (with hmac and OpenSSL's hashlib: where a file is written, not on import)
+
     path = os.path.join(tempfile.gettempdir(), f"{prefix}-{secrets.token_hex(8)}{extension}")
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), MODE)
     return path, os.fdopen(fd, "wb")

@@ -12,7 +12,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from pi_core.app.settings import project_allowed
-from pi_plugins.trust.policy import TrustStore, TrustStoreError, canonical, trust_options
+from pi_plugins.trust.asking import trust_options
+from pi_plugins.trust.policy import TrustStore, TrustStoreError, canonical
 
 
 def _saved(found: tuple[str, bool] | None, here: str) -> str:

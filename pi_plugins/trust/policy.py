@@ -177,45 +177,10 @@ class TrustStore:
 # ---------------------------------------------------------------- the choices
 
 
-@record(frozen=True)
-class TrustOption:
-    """One answer of the trust question: its label, whether it trusts, what it saves."""
-
-    label: str
-    trusted: bool
-    updates: tuple = ()
-
-
-def trust_options(cwd: str | os.PathLike, *, session_only: bool = True) -> list[TrustOption]:
-    """pi's answers, in pi's order and words (the chat's question and ``/trust``)."""
-    here = canonical(cwd)
-    parent = os.path.dirname(here)
-    options = [TrustOption("Trust", True, ((here, True),))]
-    if parent != here:
-        options.append(TrustOption(f"Trust parent folder ({parent})", True, ((parent, True), (here, None))))
-    if session_only:
-        options.append(TrustOption("Trust (this session only)", True))
-    options.append(TrustOption("Do not trust", False, ((here, False),)))
-    if session_only:
-        options.append(TrustOption("Do not trust (this session only)", False))
-    return options
-
-
-def question(cwd: str | os.PathLike) -> str:
-    """pi 1.6's question, word for word (its ``formatProjectTrustPrompt``)."""
-    return (f"Trust project folder?\n{canonical(cwd)}\n\nThis allows pi to load .pi settings and "
-            "resources, install missing project packages, and execute project extensions.")
+# (pi's answers and its question: :mod:`.asking`, imported where the user is asked)
 
 
 # ---------------------------------------------------------------- the decision
-
-
-@record
-class ProjectTrustEvent:
-    """What ``project_trust`` handlers receive: the folder being decided."""
-
-    cwd: str
-    type: str = "project_trust"
 
 
 @record
@@ -293,6 +258,8 @@ async def decide(cwd: str | os.PathLike, agent_dir: str | os.PathLike, *,
     problems: list[str] = []
     store = TrustStore(agent_dir)
     if plugins is not None and plugins.has("project_trust"):
+        from pi_plugins.trust.asking import ProjectTrustEvent
+
         answers = await plugins.call("project_trust", event=ProjectTrustEvent(canonical(cwd)), ctx=ctx)
         for answer in answers:
             trusted, remember = _answer(answer)
@@ -308,6 +275,8 @@ async def decide(cwd: str | os.PathLike, agent_dir: str | os.PathLike, *,
     found.problems[:0] = problems
     if found.source != "unasked" or ui is None:
         return found
+    from pi_plugins.trust.asking import question, trust_options
+
     labels = trust_options(cwd)
     chosen = await ui.select(question(cwd), [o.label for o in labels])
     option = next((o for o in labels if o.label == chosen), None)

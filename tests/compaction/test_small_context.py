@@ -32,3 +32,21 @@ def test_an_8k_model_compacts_a_long_conversation_and_keeps_going(tmp_path):
 def test_budgets_are_held_to_a_quarter_of_the_window():
     assert fit(16384, 8192) == 2048 and fit(20000, 8192) == 2048
     assert fit(16384, 200_000) == 16384  # large windows keep pi's defaults
+
+
+def test_a_context_that_fits_by_the_bound_is_sent_without_asking_the_tokenizer(tmp_path, monkeypatch):
+    """At most 4 tokens a char (a token is at least a byte of UTF-8), which no estimate
+    exceeds: a context that fits by that bound needs no count (tiktoken, where its
+    encoding is cached, is not loaded), and one near the window still gets one."""
+    from pi_core.app import tokens
+
+    asked = []
+    monkeypatch.setattr(tokens, "_counter", lambda: asked.append(1) or ("chars/4", lambda t: -(-len(t) // 4)))
+    harness, provider, events = make(tmp_path, [Reply(text="hello wörld 😀")], window=8192)
+    run(harness.prompt("hi"))
+    assert len(provider.requests) == 1 and not asked
+    messages = harness.messages
+    assert tokens.context_tokens(messages, at_most=True) >= tokens.context_tokens(messages)
+    harness, provider, events = make(tmp_path / "near", [Reply(text="ok")], window=8192)
+    run(harness.prompt("x" * 3000))  # 12,000 by the bound: over the 8k window's budget
+    assert asked

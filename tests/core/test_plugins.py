@@ -265,6 +265,24 @@ def test_builtins_load_in_the_order_their_one_list_gives():
     assert loaded == list(BUILTINS.items())
 
 
+@pytest.mark.process
+def test_what_loading_plugins_imported_is_left_out_of_later_collections(tmp_path):
+    """Imported plugins live as long as the process: frozen (``gc.freeze``) once a load
+    has imported them, so that no collection afterwards walks them again; a load that
+    imports nothing new freezes nothing (a server's later sessions)."""
+    script = ("import gc\n"
+              "from pi_core.app.discovery import load_plugins\n"
+              "load_plugins(discover=False)\n"
+              "first = gc.get_freeze_count()\n"
+              "gc.unfreeze()\n"
+              "load_plugins(discover=False)\n"
+              "print(first > 1000, gc.get_freeze_count())\n")
+    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True,
+                          env={"PI_CODING_AGENT_DIR": str(tmp_path / "agent"), "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "0"]
+
+
 def test_an_older_install_declaring_the_builtins_as_entry_points_loads_none_twice(tmp_path, monkeypatch):
     """pi-harness's metadata from before the one list (its built-ins as entry points, in
     name order) adds nothing; an entry point of its own that the list lacks still loads."""

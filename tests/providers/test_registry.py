@@ -368,6 +368,21 @@ def test_a_bad_registration_is_refused_and_changes_nothing(tmp_path, config, rea
 
 
 
+def test_the_catalogue_gives_every_field_of_a_model_in_the_models_order():
+    """The catalogue builds its ~1,700 models by position (keyword calls cost a start as
+    much as the models): the order it gives is ``Model``'s, all of it, and the fields it
+    leaves to their defaults come out as the defaults."""
+    import attrs
+
+    from pi_core.protocol.model import Model
+    from pi_plugins.providers.catalogue import _FIELDS
+
+    assert tuple(a.name for a in attrs.fields(Model)) == _FIELDS
+    model = next(m for m in builtin_models() if m.provider == "anthropic")
+    assert (model.discovered, model.sampling_params, model.sampling_params_by_thinking_level) == (False, None, None)
+    assert model.api == "anthropic-messages" and model.api_key_envs and model.bearer_env == "ANTHROPIC_AUTH_TOKEN"
+
+
 def test_the_catalogues_image_limits_are_what_the_models_json_reader_makes_of_them():
     """The catalogue takes ``inputLimits.images.resize`` as its data has it, skipping the
     reader's checks on every start: this keeps that shortcut honest for every model."""
