@@ -9,7 +9,6 @@ import re
 
 from attrs import define
 
-from pi_plugins.codemode.declarations import GRAMMAR as GRAMMAR  # (declared with the tool)
 from pi_plugins.codemode.output import DEFAULT_MAX_OUTPUT_TOKENS
 
 _OPTIONS = re.compile(r"^\s*//\s*@options:(.*)$")

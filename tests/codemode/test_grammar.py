@@ -13,7 +13,7 @@ import pytest
 from support.codemode_scripts import print_run_side_by_side
 from support.llm_server import Reply
 
-from pi_plugins.codemode.options import GRAMMAR
+from pi_plugins.codemode.declarations import GRAMMAR
 from tests.codemode.test_with_pi16 import without_wall_time
 
 SCRIPT = '// @options: {"timeout_ms": 5000}\nconst a = await tools.read({path: "a.txt"});\nreturn a.trim() + "!"'
