@@ -47,16 +47,10 @@ def command_line():
     """The click command line (:mod:`pi_plugins.cli.main`), imported with no collection
     meanwhile: what it imports (click, its commands) lives as long as the process, so it
     is frozen then (``gc.freeze``) and no later collection walks it again."""
-    import gc
+    from pi_plugins.lasting import lasting
 
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with lasting():
         from pi_plugins.cli.main import main
-    finally:
-        if collecting:
-            gc.freeze()
-            gc.enable()
     return main
 
 

@@ -93,15 +93,11 @@ def transport() -> tuple:
     """The HTTP transport's client class and TLS context maker. Its first import (httpcore,
     h11, the CA bundle's modules) makes what lives as long as the process: no collection
     meanwhile, and it is frozen then (``gc.freeze``), so no later collection walks it."""
-    import gc
-
-    collecting = "pi_plugins.providers.transport" not in sys.modules and gc.isenabled()
-    if collecting:
-        gc.disable()
-    try:
+    if "pi_plugins.providers.transport" in sys.modules:
         from pi_plugins.providers.transport import Client, ssl_context
-    finally:
-        if collecting:
-            gc.freeze()
-            gc.enable()
+    else:
+        from pi_plugins.lasting import lasting
+
+        with lasting():
+            from pi_plugins.providers.transport import Client, ssl_context
     return Client, ssl_context
