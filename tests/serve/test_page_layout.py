@@ -63,6 +63,27 @@ def test_on_a_phone_the_session_list_is_a_drawer_and_nothing_scrolls_sideways(pa
     expect(sidebar).to_be_hidden()
 
 
+def test_a_drawer_opened_while_the_list_loads_stays_open_when_the_page_rejoins_its_session(pages, served):
+    """On reload the page rejoins the live session it had; a drawer the user opened
+    before the list came back is theirs, and stays open."""
+    from playwright.sync_api import expect
+
+    session_id = served.open()
+    page = pages.open("phone")
+    row = page.locator(f'#sessions li[data-id="{session_id}"]')
+    expect(row).to_have_class("current")  # the live session joined at once
+    held = []
+    page.route("**/api/sessions", lambda route: held.append(route))
+    with page.expect_request("**/api/sessions"):
+        page.reload()
+    page.get_by_test_id("sessions-toggle").click()
+    page.wait_for_function("() => document.getElementById('sidebar').getBoundingClientRect().x === 0")
+    held[0].continue_()
+    expect(row).to_have_class("current")  # rejoined
+    expect(page.get_by_test_id("sessions-toggle")).to_have_attribute("aria-expanded", "true")
+    expect(page.locator("#sidebar")).to_be_in_viewport()
+
+
 def test_on_a_desktop_the_session_list_stays_beside_the_chat(pages):
     from playwright.sync_api import expect
 

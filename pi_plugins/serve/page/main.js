@@ -63,6 +63,12 @@ async function loadSessions() {
 
 async function openRow(row) {
   setDrawer(false);
+  return reopen(row);
+}
+
+/** Attach to a row without touching the drawer: the start-up reopening must not close
+ * a drawer the user opened while the list was loading. */
+async function reopen(row) {
   try {
     const opened = row.live ? row : await api("POST", "/api/sessions", { cwd: row.cwd, session: row.path });
     return attach(opened.id);
@@ -454,7 +460,7 @@ function start() {
     const remembered = sessionStorage.getItem("pi-session");
     const rows = getRows();
     const row = rows.find((r) => r.id === remembered) || rows.find((r) => r.live);
-    if (row) openRow(row);
+    if (row) reopen(row);
     else setOnline(true);
   });
 }
