@@ -116,9 +116,10 @@ class _Manager(pluggy.PluginManager):
             module_or_class.__dict__.get(name), _HOOKABLE) else super().parse_hookspec_opts(module_or_class, name)
 
     def parse_hookimpl_opts(self, plugin: Any, name: str):
-        if type(plugin) is types.ModuleType and not (isinstance(value := plugin.__dict__.get(name), _HOOKABLE) and (
-                type(value) is not types.FunctionType or getattr(value, f"{self.project_name}_impl", None) is not None)):
-            return None  # not a function (imports…) or not one pluggy's marker marked (helpers): no lookup
+        if name[:2] == "__" == name[-2:] or type(plugin) is types.ModuleType and not (isinstance(
+                value := plugin.__dict__.get(name), _HOOKABLE) and (type(value) is not types.FunctionType or
+                                                                    getattr(value, f"{self.project_name}_impl", None) is not None)):
+            return None  # a dunder, not a function (imports…) or not one the marker marked (helpers): no lookup
         opts = super().parse_hookimpl_opts(plugin, name)
         if opts is None:
             return None

@@ -1,6 +1,6 @@
-"""The built-in plugins, in load order: the name ``pi plugins`` shows (and
-``-builtin:NAME`` takes) and the module to import. Not entry points, whose metadata
-sorts them by name and loses the order; names only, the shell imports no plugin.
+"""The built-in plugins, in load order: the name ``pi plugins`` shows (and ``-builtin:NAME``
+takes) and the module to import, or ``module:attr`` as an entry point names one. Not entry points,
+whose metadata sorts them by name and loses the order; names only, the shell imports no plugin.
 """
 
 BUILTINS: dict[str, str] = {
@@ -12,16 +12,16 @@ BUILTINS: dict[str, str] = {
     "subagents": "pi_plugins.subagents",
     "codemode": "pi_plugins.codemode",
     "tool-search": "pi_plugins.tool_search",
-    "openai_completions": "pi_plugins.providers.openai_completions",
-    "openai_responses": "pi_plugins.providers.openai_responses",
-    "anthropic_messages": "pi_plugins.providers.anthropic",
-    "google_generative_ai": "pi_plugins.providers.google",
-    "openai_codex_responses": "pi_plugins.providers.openai_codex",
-    "mistral_conversations": "pi_plugins.providers.mistral",
-    "azure_openai_responses": "pi_plugins.providers.azure_openai",
-    "google_vertex": "pi_plugins.providers.google_vertex",
-    "bedrock_converse_stream": "pi_plugins.providers.bedrock",
-    "pi_messages": "pi_plugins.providers.pi_messages",
+    "openai_completions": "pi_plugins.providers.builtin:OpenAICompletions",
+    "openai_responses": "pi_plugins.providers.builtin:OpenAIResponses",
+    "anthropic_messages": "pi_plugins.providers.builtin:AnthropicMessages",
+    "google_generative_ai": "pi_plugins.providers.builtin:GoogleGenerativeAI",
+    "openai_codex_responses": "pi_plugins.providers.builtin:OpenAICodexResponses",
+    "mistral_conversations": "pi_plugins.providers.builtin:MistralConversations",
+    "azure_openai_responses": "pi_plugins.providers.builtin:AzureOpenAIResponses",
+    "google_vertex": "pi_plugins.providers.builtin:GoogleVertex",
+    "bedrock_converse_stream": "pi_plugins.providers.builtin:BedrockConverseStream",
+    "pi_messages": "pi_plugins.providers.builtin:PiMessages",
     "model_catalogue": "pi_plugins.providers.catalogue",
     "local_models": "pi_plugins.providers.local",
     "virtual_models": "pi_plugins.virtual_models",

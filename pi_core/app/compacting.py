@@ -138,8 +138,7 @@ async def _compaction(harness: Harness, entries: list, reason: CompactionReason,
 def current_system_message(messages: list) -> SystemMessage | None:
     """The system messages among ``messages`` replayed into one, as pi 1.6 keeps it on a
     compaction entry (so a compaction never summarises or cuts them): contents joined,
-    sections patched by name (None removes one), tools removed then added; None when
-    there is none."""
+    sections patched by name (None removes one), tools removed then added; None when there is none."""
     from pi_core.protocol.codec import to_json
 
     content: list[str] = []

@@ -199,8 +199,10 @@ class Found:
             try:
                 if self.entry_point is not None:
                     plugin = self.entry_point.load()
-                else:
-                    plugin = importlib.import_module(self.location)
+                else:  # a module, or ``module:attr`` (as an entry point names one)
+                    module, _, attr = self.location.partition(":")
+                    plugin = importlib.import_module(module)
+                    plugin = getattr(plugin, attr) if attr else plugin
                 if isinstance(plugin, type):
                     plugin = plugin()
             except Exception as exc:

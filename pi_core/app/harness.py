@@ -213,8 +213,7 @@ class Harness:
         """Run a prompt to its end, as pi does: a plugin's ``/command`` at once, else
         the ``input`` chain, then the run; while the agent runs, ``streaming_behavior``
         ("steer" or "followUp") queues it, and without one it is refused. ``on_accepted``
-        hears pi 1.6's disposition ("handled", "queued", "started") before the run's
-        first event."""
+        hears pi 1.6's disposition ("handled", "queued", "started") before the run's first event."""
         if not self._started:
             await self.start()
         if text.startswith("/") and await run_extension_command(self, text):
@@ -523,8 +522,7 @@ class Harness:
     # ------------------------------------------------------------ what every message gets
 
     def _stamp(self, event: Any) -> None:
-        """pi 1.6's ``durationMs`` (from the first event) and ``thinkingLevel`` on a
-        finished answer."""
+        """pi 1.6's ``durationMs`` (from the first event) and ``thinkingLevel`` on a finished answer."""
         message = getattr(event, "message", None)
         if not isinstance(message, AssistantMessage):
             return

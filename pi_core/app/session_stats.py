@@ -17,8 +17,7 @@ if TYPE_CHECKING:
 
 
 def usage_totals(entries: Iterable) -> dict[str, float]:
-    """Tokens (``input``, ``output``, ``cacheRead``, ``cacheWrite``) and ``cost`` spent
-    over ``entries``."""
+    """Tokens (``input``, ``output``, ``cacheRead``, ``cacheWrite``) and ``cost`` spent over ``entries``."""
     totals = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "cost": 0.0}
     for entry in entries:
         if isinstance(entry, MessageEntry):

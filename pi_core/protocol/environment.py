@@ -109,8 +109,7 @@ class ExecutionEnvironment(Protocol):
         :meth:`Process.kill` reaches every process it starts."""
 
     async def open_output_file(self, prefix: str) -> OutputSink:
-        """A new temporary file for output too long for the model, readable later with
-        the ``read`` tool."""
+        """A new temporary file for output too long for the model, readable later with the ``read`` tool."""
 
     async def run(self, command: str | list[str], *, shell: str | None = None, cwd: str | None = None,
                   signal: Any = None, timeout: float | None = None, merge_stderr: bool = True,

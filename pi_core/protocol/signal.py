@@ -27,8 +27,7 @@ class AbortSignal:
             callback()
 
     def on_abort(self, callback: Callable[[], None]) -> Callable[[], None]:
-        """Run ``callback`` when aborted (now, if already); returns a function that
-        removes it."""
+        """Run ``callback`` when aborted (now, if already); returns a function that removes it."""
         if self.aborted:
             callback()
             return lambda: None

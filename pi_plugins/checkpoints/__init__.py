@@ -20,7 +20,6 @@ files out. Snapshots live under ``<agent dir>/checkpoints``; see :mod:`.store`.
 from __future__ import annotations
 
 import logging
-import shutil
 import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -60,11 +59,13 @@ def enabled(ctx) -> tuple[bool, str]:
     setting = ctx.settings.get("checkpoints.enabled")
     if setting is False:
         return False, "checkpoints are off (settings checkpoints.enabled is false)"
-    if shutil.which("git") is None:
-        return False, "checkpoints need git, which is not installed"
-    if setting is None and not _in_git_work_tree(ctx.cwd):
+    if setting is None and not _in_git_work_tree(ctx.cwd):  # (before git is looked for: most runs stop here)
         return False, ("checkpoints are off outside a git work tree "
                        "(set checkpoints.enabled to true to use them here)")
+    import shutil  # (with its archive modules: only where checkpoints may run)
+
+    if shutil.which("git") is None:
+        return False, "checkpoints need git, which is not installed"
     return True, ""
 
 

@@ -49,7 +49,7 @@ def _budget(ctx, key: str, default: int) -> int:
 def _context_window(ctx) -> int:
     """The model's window; for a virtual model (pi 1.6's docs/virtual-models.md), the
     window of the real model that gave the latest answer, else the one it declares."""
-    from pi_plugins.models.virtual import is_virtual
+    from pi_plugins.virtual_models import is_virtual
 
     model = ctx.model
     registry = ctx.model_registry

@@ -6,6 +6,7 @@ Keys never appear in reprs, errors or logs."""
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import os
 import re
@@ -23,7 +24,6 @@ from pi_core.protocol.records import record
 from pi_plugins.models.auth import AuthStorage, resolve_config_value
 from pi_plugins.models.calls import ModelCalls
 from pi_plugins.models.models_json import ProviderConfig, load_models_json, models_from_config
-from pi_plugins.models.virtual import settle_virtual_models
 
 
 class ModelNotFoundError(LookupError):
@@ -178,9 +178,10 @@ class ModelRegistry(ModelCalls):
         for name, config in self.registered.items():
             models, extra = _apply_registration(name, config, models, self.env)
             settings.update(extra)
-        models, virtual = settle_virtual_models(models, self.errors), self.virtual  # (none: no key to compare)
+        if any(m.api == "virtual" for m in models):  # (none on most starts: no key to compare)
+            models = importlib.import_module("pi_plugins.models.virtual").settle_virtual_models(models, self.errors)
+        virtual, self._settings = self.virtual, settings
         self.models = [m for m in models if m.key not in virtual] + list(virtual.values()) if virtual else models
-        self._settings = settings
 
     # ------------------------------------------------------------ lookup
 
@@ -189,10 +190,7 @@ class ModelRegistry(ModelCalls):
         return list(dict.fromkeys(m.provider for m in self.models))
 
     def find(self, provider: str, model_id: str) -> Model | None:
-        for model in self.models:
-            if model.provider == provider and model.id == model_id:
-                return model
-        return None
+        return next((m for m in self.models if m.provider == provider and m.id == model_id), None)
 
     def available(self) -> list[Model]:
         """Models that can be used now: a key is configured, or none is needed (a

@@ -123,8 +123,6 @@ def settle_virtual_models(models: list, errors: list[str]) -> list:
     """The plugins' virtual models as pi 1.6's registry takes them: one on a physical
     model's key is refused (in 1.6's words, added to ``errors``); the same key twice keeps
     the later."""
-    if not any(m.api == "virtual" for m in models):  # most starts: no key to compare
-        return list(models)
     physical = {m.key for m in models if m.api != "virtual"}
     for key in dict.fromkeys(m.key for m in models if m.api == "virtual" and m.key in physical):
         errors.append(f"Virtual model {key} conflicts with a physical model.")

@@ -21,6 +21,7 @@ Drop it with ``-builtin:virtual_models``: virtual models are then listed but can
 from __future__ import annotations
 
 import json
+import sys
 import weakref
 
 from pi_core import hookimpl
@@ -34,15 +35,25 @@ _dispatched: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 @hookimpl
 def register_providers(ctx):
-    from pi_plugins.virtual_models.provider import VirtualProvider
+    from pi_plugins.providers.builtin import Deferred
 
-    return [VirtualProvider(ctx)]
+    def make():
+        from pi_plugins.virtual_models.provider import VirtualProvider
+
+        return VirtualProvider(ctx)
+
+    return [Deferred("virtual", make)]
+
+
+def is_virtual(model) -> bool:
+    """Whether ``model`` is a virtual model, without importing the module that defines
+    them: no virtual model exists before it is imported."""
+    virtual = sys.modules.get("pi_plugins.models.virtual")
+    return virtual is not None and virtual.is_virtual(model)
 
 
 @hookimpl
 async def prepare_request(request, ctx):
-    from pi_plugins.models.virtual import is_virtual
-
     if not is_virtual(request.model):
         return None
     from pi_plugins.virtual_models.provider import ROUTE_ERROR

@@ -17,7 +17,7 @@ ALIASES = {"uninstall"}
 def builtin_subcommands() -> set[str]:
     names = set()
     for module in BUILTINS.values():
-        register = getattr(importlib.import_module(module), "register_cli_commands", None)
+        register = getattr(importlib.import_module(module.partition(":")[0]), "register_cli_commands", None)
         if register is not None:
             names |= {command.name for command in register()}
     return names - ALIASES

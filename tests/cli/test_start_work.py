@@ -20,13 +20,18 @@ PROBE = ("import sys; sys.argv = ['pi'] + sys.argv[1:]; from pi_plugins.cli.entr
 #: began; the images' fitting, with no image; the settle proposals' types and checks, with no
 #: agent_before_settle handler; the trust question's answers, with nothing to ask; the
 #: answer journal's writer and reader, with no session file; codemode's script options
-#: (and output files), with no script run.
+#: (and output files), with no script run; the providers of the wire APIs not sent to, and the
+#: virtual models' types and router, with no virtual model.
 NOT_LOADED = ("pi_core.protocol.rare_events", "cattrs", "prompt_toolkit", "rich", "pi_plugins.serve.app",
               "mcp", "httpx", "pi_plugins.providers.strict_schema", "importlib.metadata", "hashlib",
               "pi_core.app.rare_session_events", "pi_plugins.mcp.config", "pi_plugins.tools.processes",
               "pi_plugins.providers.background_refresh", "pi_plugins.tools.image_fitting",
               "pi_plugins.settle_boundary.proposal", "pi_plugins.trust.asking",
-              "pi_plugins.answer_journal.journal", "pi_plugins.codemode.options")
+              "pi_plugins.answer_journal.journal", "pi_plugins.codemode.options",
+              "pi_plugins.providers.anthropic", "pi_plugins.providers.openai_responses",
+              "pi_plugins.providers.google", "pi_plugins.providers.openai_codex", "pi_plugins.providers.bedrock",
+              "pi_plugins.providers.mistral", "pi_plugins.providers.pi_messages", "pi_plugins.models.virtual",
+              "pi_plugins.virtual_models.provider")
 
 
 @pytest.mark.process

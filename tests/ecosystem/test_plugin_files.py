@@ -159,6 +159,9 @@ def test_the_built_ins_are_declared_once_in_load_order_and_not_as_entry_points()
 
     pyproject = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
     assert "pi.plugins" not in pyproject["project"].get("entry-points", {})
-    assert all(importlib.util.find_spec(module) for module in BUILTINS.values())
+    for location in BUILTINS.values():  # a module, or ``module:attr``
+        module, _, attr = location.partition(":")
+        assert importlib.util.find_spec(module), location
+        assert not attr or f"class {attr}(" in Path(importlib.util.find_spec(module).origin).read_text(), location
 
 
