@@ -1,5 +1,5 @@
 """The built-in providers as plugins, one per wire API (``pi_core.app.builtins`` names
-each ``pi_plugins.providers.builtin:Class``): each registers its provider by its api, and
+each ``pi_plugins.providers.builtin:NAME``): each registers its provider by its api, and
 the module that speaks that api is imported on the provider's first use. A start imports
 only the providers it sends to, not all ten (a fifth of ``pi -p``'s plugin imports).
 
@@ -10,6 +10,7 @@ an SDK user who registers one directly.
 from __future__ import annotations
 
 import importlib
+import inspect
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -37,73 +38,41 @@ class Deferred:
         return f"<provider {self.api}{'' if self._provider is not None else ' (not imported yet)'}>"
 
 
-class _Builtin:
-    """One built-in provider: ``api``, spoken by ``Class`` in ``module``."""
+class Builtin:
+    """The plugin of one built-in provider: ``api``, spoken by class ``provider`` of
+    ``module``; a session that is left is forgotten there, if it was ever imported."""
 
-    api = ""
-    module = ""
-    provider = ""
+    def __init__(self, api: str, module: str, provider: str, *, settings: bool = False) -> None:
+        self.api, self.module, self.provider, self.settings = api, module, provider, settings
 
     def make(self, ctx: Any) -> Any:
-        return getattr(importlib.import_module(self.module), self.provider)()
+        made = getattr(importlib.import_module(self.module), self.provider)
+        return made(getattr(ctx, "settings", None)) if self.settings else made()
 
     @hookimpl
     def register_providers(self, ctx):
         return [Deferred(self.api, lambda: self.make(ctx))]
 
-
-class OpenAICompletions(_Builtin):
-    api, module, provider = "openai-completions", "pi_plugins.providers.openai_completions", "OpenAICompletionsProvider"
-
-
-class OpenAIResponses(_Builtin):
-    api, module, provider = "openai-responses", "pi_plugins.providers.openai_responses", "OpenAIResponsesProvider"
-
-
-class AnthropicMessages(_Builtin):
-    api, module, provider = "anthropic-messages", "pi_plugins.providers.anthropic", "AnthropicProvider"
-
-    @hookimpl
-    def session_shutdown(self, ctx):
-        """As the module's own: a left session's thread and strict-tool state are forgotten."""
-        module = sys.modules.get(self.module)  # nothing to forget before its first request
-        if module is not None:
-            module.session_shutdown(ctx)
-
-
-class GoogleGenerativeAI(_Builtin):
-    api, module, provider = "google-generative-ai", "pi_plugins.providers.google", "GoogleProvider"
-
-
-class OpenAICodexResponses(_Builtin):
-    api, module, provider = "openai-codex-responses", "pi_plugins.providers.openai_codex", "OpenAICodexProvider"
-
-    def make(self, ctx: Any) -> Any:
-        return importlib.import_module(self.module).OpenAICodexProvider(getattr(ctx, "settings", None))
-
     @hookimpl
     async def session_shutdown(self, ctx):
-        """As the module's own: a left session's kept WebSocket is closed."""
-        module = sys.modules.get(self.module)  # no socket before its first request
-        if module is not None:
-            await module.session_shutdown(ctx)
+        """The module's own ``session_shutdown`` (Anthropic's threads, Codex's sockets):
+        nothing to forget before its first request."""
+        module = sys.modules.get(self.module)
+        forget = getattr(module, "session_shutdown", None)
+        if forget is not None and inspect.isawaitable(done := forget(ctx)):
+            await done
 
 
-class MistralConversations(_Builtin):
-    api, module, provider = "mistral-conversations", "pi_plugins.providers.mistral", "MistralProvider"
-
-
-class AzureOpenAIResponses(_Builtin):
-    api, module, provider = "azure-openai-responses", "pi_plugins.providers.azure_openai", "AzureOpenAIProvider"
-
-
-class GoogleVertex(_Builtin):
-    api, module, provider = "google-vertex", "pi_plugins.providers.google_vertex", "GoogleVertexProvider"
-
-
-class BedrockConverseStream(_Builtin):
-    api, module, provider = "bedrock-converse-stream", "pi_plugins.providers.bedrock", "BedrockProvider"
-
-
-class PiMessages(_Builtin):
-    api, module, provider = "pi-messages", "pi_plugins.providers.pi_messages", "PiMessagesProvider"
+openai_completions = Builtin("openai-completions", "pi_plugins.providers.openai_completions",
+                             "OpenAICompletionsProvider")
+openai_responses = Builtin("openai-responses", "pi_plugins.providers.openai_responses", "OpenAIResponsesProvider")
+anthropic_messages = Builtin("anthropic-messages", "pi_plugins.providers.anthropic", "AnthropicProvider")
+google_generative_ai = Builtin("google-generative-ai", "pi_plugins.providers.google", "GoogleProvider")
+openai_codex_responses = Builtin("openai-codex-responses", "pi_plugins.providers.openai_codex",
+                                 "OpenAICodexProvider", settings=True)
+mistral_conversations = Builtin("mistral-conversations", "pi_plugins.providers.mistral", "MistralProvider")
+azure_openai_responses = Builtin("azure-openai-responses", "pi_plugins.providers.azure_openai",
+                                 "AzureOpenAIProvider")
+google_vertex = Builtin("google-vertex", "pi_plugins.providers.google_vertex", "GoogleVertexProvider")
+bedrock_converse_stream = Builtin("bedrock-converse-stream", "pi_plugins.providers.bedrock", "BedrockProvider")
+pi_messages = Builtin("pi-messages", "pi_plugins.providers.pi_messages", "PiMessagesProvider")

@@ -18,7 +18,7 @@ def test_every_wire_api_has_a_built_in_provider_plugin():
 
 @pytest.mark.parametrize("name", sorted(PROVIDER_PLUGINS))
 def test_a_built_in_provider_plugin_names_the_api_its_provider_speaks(name):
-    plugin = getattr(builtin, PROVIDER_PLUGINS[name])()
+    plugin = getattr(builtin, PROVIDER_PLUGINS[name])
     [provider] = plugin.register_providers(ctx=None)
     assert callable(provider.stream)  # the first use: the module is imported, the provider made
     assert plugin.module in sys.modules
