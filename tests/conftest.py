@@ -13,6 +13,8 @@ mark that starts one fails (``support.process_guard``).
 from __future__ import annotations
 
 import os
+import signal
+import threading
 
 import pytest
 
@@ -37,6 +39,16 @@ def pytest_configure(config):
 def _process_marker_is_honest(request, monkeypatch):
     if request.node.get_closest_marker("process") is None:
         forbid_slow_programs(monkeypatch)
+
+
+@pytest.fixture(autouse=True)
+def _ctrl_c_as_python_sets_it():
+    """Every test starts with Python's own Ctrl+C handling, so the processes it starts
+    do too: a test run started as a shell's background job has SIGINT ignored, every
+    child inherits that, and a ``pi batch`` started so rightly ignores Ctrl+C (as Python
+    itself does), which a test that sends it SIGINT would take for a hang."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="session", autouse=True)
