@@ -16,6 +16,7 @@ import base64
 import os
 import shutil
 import sys
+from collections.abc import Callable
 
 #: Terminals drop longer OSC 52 payloads (pi's limit too).
 MAX_OSC52 = 100_000
@@ -66,6 +67,16 @@ async def copy_with_tools(text: str) -> str | None:
         except (TimeoutError, OSError, BrokenPipeError, ConnectionResetError):
             continue
     return None
+
+
+async def copy_to_clipboard(text: str, write: Callable[[str], None] | None) -> tuple[str | None, bool]:
+    """The chat's ``/copy`` way: ``text`` to a clipboard tool and, through ``write``, to
+    the terminal as OSC 52; (the tool that took it or None, whether OSC 52 was sent)."""
+    tool = await copy_with_tools(text)
+    sequence = osc52(text)
+    if sequence is not None and write is not None:
+        write(sequence)
+    return tool, sequence is not None and write is not None
 
 
 async def _read(command: list[str]) -> bytes | None:

@@ -428,17 +428,14 @@ def last_answer(tui: ChatPort) -> str | None:
 
 async def copy(tui: ChatPort, args: str) -> None:
     """``/copy``: the last answer to the system clipboard and, as OSC 52, the terminal's."""
-    from pi_plugins.interactive.clipboard import copy_with_tools, osc52
+    from pi_plugins.interactive.clipboard import copy_to_clipboard
 
     text = last_answer(tui)
     if text is None:
         tui.add_text("No agent messages to copy yet.", "error")
         return
-    tool = await copy_with_tools(text)
-    sequence = osc52(text)
-    if sequence is not None:
-        tui.write_to_terminal(sequence)
-    if tool is None and sequence is None:
+    tool, sent = await copy_to_clipboard(text, tui.write_to_terminal)
+    if tool is None and not sent:
         tui.add_text("Could not copy: no clipboard tool, and the text is too long for OSC 52", "error")
         return
     tui.add_text("Copied last agent message to clipboard", "dim")

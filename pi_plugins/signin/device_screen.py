@@ -53,13 +53,10 @@ class DeviceCodeScreen:
             self.tui.request_render()
 
     async def _copy(self) -> None:
-        from pi_plugins.interactive.clipboard import copy_with_tools, osc52
+        from pi_plugins.interactive.clipboard import copy_to_clipboard
 
-        tool = await copy_with_tools(self.code)
-        sequence = osc52(self.code)
-        if sequence is not None and self.write is not None:
-            self.write(sequence)
-        self.hint = "Code copied to clipboard" if tool or (sequence and self.write) else "Copy code manually"
+        tool, sent = await copy_to_clipboard(self.code, self.write)
+        self.hint = "Code copied to clipboard" if tool or sent else "Copy code manually"
         self.tui.request_render()
 
 

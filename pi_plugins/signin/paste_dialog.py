@@ -56,14 +56,10 @@ class PasteCodeDialog:
         self.tui.request_render()
 
     async def _copy(self) -> None:
-        from pi_plugins.interactive.clipboard import copy_with_tools, osc52
+        from pi_plugins.interactive.clipboard import copy_to_clipboard
 
-        tool = await copy_with_tools(self.url)
-        sequence = osc52(self.url)
-        if sequence is not None and self.write is not None:
-            self.write(sequence)
-        copied = tool or (sequence and self.write)
-        self.copy_hint = self.theme.fg("success", "Copied URL to clipboard") if copied else \
+        tool, sent = await copy_to_clipboard(self.url, self.write)
+        self.copy_hint = self.theme.fg("success", "Copied URL to clipboard") if tool or sent else \
             self.theme.fg("error", "No clipboard available")
         self.tui.request_render()
 
